@@ -1,0 +1,337 @@
+//! Facts about the external "8004" agent registry and its reputation engine.
+//!
+//! These programs are not part of trust-gate: the gate reads their accounts and calls them by
+//! CPI. Every id, seed, discriminator and offset here must match the deployed programs; the
+//! local stand-in (crate `trust-gate-localnet`) is built from the same constants so that the
+//! gate's reads and CPIs are exercised against the real byte layouts.
+
+use anchor_lang::prelude::*;
+
+/// Program ids. Build-time feature `mainnet` selects the mainnet ids; the default is devnet
+/// (which the embedded localnet also uses, with a local stand-in at those addresses).
+pub mod ids {
+    use anchor_lang::prelude::{pubkey, Pubkey};
+
+    #[cfg(not(feature = "mainnet"))]
+    pub const AGENT_REGISTRY: Pubkey = pubkey!("8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C");
+    #[cfg(not(feature = "mainnet"))]
+    pub const REPUTATION_ENGINE: Pubkey = pubkey!("AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF");
+
+    #[cfg(feature = "mainnet")]
+    pub const AGENT_REGISTRY: Pubkey = pubkey!("8oo4dC4JvBLwy5tGgiH3WwK4B9PWxL9Z4XjA2jzkQMbQ");
+    #[cfg(feature = "mainnet")]
+    pub const REPUTATION_ENGINE: Pubkey = pubkey!("AToMw53aiPQ8j7iHVb4fGt6nzUNxUhcPc3tbPBZuzVVb");
+
+    /// MPL Core, the program that owns agent assets (same id on every cluster).
+    pub const MPL_CORE: Pubkey = pubkey!("CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d");
+}
+
+/// PDA seed prefixes of the registry and the engine.
+pub mod seeds {
+    pub const ROOT_CONFIG: &[u8] = b"root_config";
+    pub const REGISTRY_CONFIG: &[u8] = b"registry_config";
+    pub const AGENT: &[u8] = b"agent";
+    pub const ATOM_CPI_AUTHORITY: &[u8] = b"atom_cpi_authority";
+    pub const ATOM_CONFIG: &[u8] = b"atom_config";
+    pub const ATOM_STATS: &[u8] = b"atom_stats";
+}
+
+/// Anchor discriminators: accounts = sha256("account:<Name>")[..8], instructions =
+/// sha256("global:<name>")[..8].
+pub mod discriminators {
+    pub const AGENT_ACCOUNT: [u8; 8] = [241, 119, 69, 140, 233, 9, 112, 50];
+    pub const ATOM_STATS: [u8; 8] = [190, 187, 50, 59, 203, 39, 136, 244];
+    pub const REGISTER_WITH_OPTIONS: [u8; 8] = [177, 175, 96, 41, 59, 166, 13, 6];
+    pub const INITIALIZE_STATS: [u8; 8] = [144, 201, 117, 76, 127, 118, 176, 16];
+    pub const GIVE_FEEDBACK: [u8; 8] = [145, 136, 123, 3, 215, 165, 98, 41];
+}
+
+pub fn root_config_pda() -> (Pubkey, u8) {
+    Pubkey::find_program_address(&[seeds::ROOT_CONFIG], &ids::AGENT_REGISTRY)
+}
+
+pub fn registry_config_pda(collection: &Pubkey) -> (Pubkey, u8) {
+    Pubkey::find_program_address(
+        &[seeds::REGISTRY_CONFIG, collection.as_ref()],
+        &ids::AGENT_REGISTRY,
+    )
+}
+
+pub fn agent_account_pda(asset: &Pubkey) -> (Pubkey, u8) {
+    Pubkey::find_program_address(&[seeds::AGENT, asset.as_ref()], &ids::AGENT_REGISTRY)
+}
+
+pub fn registry_cpi_authority_pda() -> (Pubkey, u8) {
+    Pubkey::find_program_address(&[seeds::ATOM_CPI_AUTHORITY], &ids::AGENT_REGISTRY)
+}
+
+pub fn atom_config_pda() -> (Pubkey, u8) {
+    Pubkey::find_program_address(&[seeds::ATOM_CONFIG], &ids::REPUTATION_ENGINE)
+}
+
+pub fn atom_stats_pda(asset: &Pubkey) -> (Pubkey, u8) {
+    Pubkey::find_program_address(&[seeds::ATOM_STATS, asset.as_ref()], &ids::REPUTATION_ENGINE)
+}
+
+/// The engine's per-agent `AtomStats` account (561 bytes).
+pub mod atom_stats {
+    use super::{discriminators, ids};
+    use anchor_lang::prelude::Pubkey;
+
+    pub const LEN: usize = 561;
+    pub const COLLECTION: usize = 8;
+    pub const ASSET: usize = 40;
+    pub const RISK_SCORE: usize = 549;
+    pub const TIER_IMMEDIATE: usize = 551;
+    pub const TIER_CONFIRMED: usize = 555;
+    pub const CONFIDENCE: usize = 557;
+    pub const SCHEMA_VERSION: usize = 560;
+    /// The only schema version the gate understands (a canary against layout changes).
+    pub const SUPPORTED_SCHEMA: u8 = 1;
+    pub const MAX_TIER: u8 = 4;
+
+    /// The fields of an agent's reputation that policies look at.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Stats {
+        pub tier_immediate: u8,
+        pub tier_confirmed: u8,
+        /// 0..=255, lower is better.
+        pub risk_score: u8,
+        /// Basis points, 0..=10000.
+        pub confidence: u16,
+    }
+
+    /// What reading an agent's stats account yielded.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Reputation {
+        /// No account, zero lamports or empty data: the agent has no rating yet.
+        Unrated,
+        /// The account is not owned by the reputation engine.
+        WrongOwner,
+        /// Wrong size, discriminator, schema canary, or a tier out of range.
+        SchemaMismatch,
+        Rated(Stats),
+    }
+
+    /// Reads a stats account as the gate sees it. Never fails: every malformed input maps to a
+    /// variant so that a simulation always yields a decision.
+    pub fn read(owner: &Pubkey, lamports: u64, data: &[u8]) -> Reputation {
+        if lamports == 0 || data.is_empty() {
+            return Reputation::Unrated;
+        }
+        if *owner != ids::REPUTATION_ENGINE {
+            return Reputation::WrongOwner;
+        }
+        if data.len() != LEN
+            || data[..8] != discriminators::ATOM_STATS
+            || data[SCHEMA_VERSION] != SUPPORTED_SCHEMA
+        {
+            return Reputation::SchemaMismatch;
+        }
+        let tier_immediate = data[TIER_IMMEDIATE];
+        let tier_confirmed = data[TIER_CONFIRMED];
+        if tier_immediate > MAX_TIER || tier_confirmed > MAX_TIER {
+            return Reputation::SchemaMismatch;
+        }
+        Reputation::Rated(Stats {
+            tier_immediate,
+            tier_confirmed,
+            risk_score: data[RISK_SCORE],
+            confidence: u16::from_le_bytes([data[CONFIDENCE], data[CONFIDENCE + 1]]),
+        })
+    }
+}
+
+/// The registry's per-agent `AgentAccount` (up to 748 bytes).
+pub mod agent_account {
+    use super::discriminators;
+    use anchor_lang::prelude::Pubkey;
+
+    pub const MAX_LEN: usize = 748;
+    pub const COLLECTION: usize = 8;
+    pub const CREATOR: usize = 40;
+    /// The asset's owner as cached by the registry.
+    pub const OWNER: usize = 72;
+    pub const ASSET: usize = 104;
+    pub const BUMP: usize = 136;
+    pub const REPUTATION_ENABLED: usize = 137;
+    /// Borsh `Option<Pubkey>`: one tag byte, then the 32-byte agent wallet when the tag is 1.
+    pub const AGENT_WALLET: usize = 138;
+    /// The shortest account that holds every field the gate reads (wallet tag included).
+    pub const MIN_LEN: usize = AGENT_WALLET + 1;
+
+    /// The fields of an AgentAccount that trust-gate uses.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct AgentView {
+        pub collection: Pubkey,
+        pub owner: Pubkey,
+        pub asset: Pubkey,
+        pub reputation_enabled: bool,
+        pub agent_wallet: Option<Pubkey>,
+    }
+
+    impl AgentView {
+        /// Where payments to this agent must go: its agent wallet when set, else its owner.
+        pub fn recipient(&self) -> Pubkey {
+            self.agent_wallet.unwrap_or(self.owner)
+        }
+    }
+
+    fn key_at(data: &[u8], offset: usize) -> Option<Pubkey> {
+        let bytes: [u8; 32] = data.get(offset..offset + 32)?.try_into().ok()?;
+        Some(Pubkey::new_from_array(bytes))
+    }
+
+    /// Parses the account data; `None` when it is not an AgentAccount. The caller checks the
+    /// owning program and the PDA.
+    pub fn read(data: &[u8]) -> Option<AgentView> {
+        if data.len() < MIN_LEN || data[..8] != discriminators::AGENT_ACCOUNT {
+            return None;
+        }
+        let agent_wallet = match data[AGENT_WALLET] {
+            0 => None,
+            1 => Some(key_at(data, AGENT_WALLET + 1)?),
+            _ => return None,
+        };
+        Some(AgentView {
+            collection: key_at(data, COLLECTION)?,
+            owner: key_at(data, OWNER)?,
+            asset: key_at(data, ASSET)?,
+            reputation_enabled: data[REPUTATION_ENABLED] != 0,
+            agent_wallet,
+        })
+    }
+}
+
+/// Instruction data of the registry and engine instructions trust-gate calls (Anchor layout:
+/// discriminator, then the Borsh-encoded arguments in order).
+pub mod instructions {
+    use super::discriminators;
+    use anchor_lang::prelude::*;
+
+    /// Bounds the registry enforces on `give_feedback`.
+    pub const MAX_TAG_LEN: usize = 32;
+    pub const MAX_URI_LEN: usize = 250;
+    pub const MAX_VALUE_DECIMALS: u8 = 18;
+    pub const MAX_SCORE: u8 = 100;
+
+    /// Arguments of the registry's `give_feedback`, in wire order.
+    #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+    pub struct GiveFeedbackArgs {
+        pub value: i128,
+        pub value_decimals: u8,
+        pub score: Option<u8>,
+        pub feedback_file_hash: Option<[u8; 32]>,
+        pub tag1: String,
+        pub tag2: String,
+        pub endpoint: String,
+        pub feedback_uri: String,
+    }
+
+    /// Arguments of the registry's `register_with_options`, in wire order.
+    #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+    pub struct RegisterWithOptionsArgs {
+        pub agent_uri: String,
+        pub atom_enabled: bool,
+    }
+
+    fn with_discriminator(discriminator: [u8; 8], args: &impl AnchorSerialize) -> Vec<u8> {
+        let mut data = discriminator.to_vec();
+        // Writing into a Vec cannot fail.
+        args.serialize(&mut data).expect("serialize into Vec");
+        data
+    }
+
+    pub fn give_feedback_data(args: &GiveFeedbackArgs) -> Vec<u8> {
+        with_discriminator(discriminators::GIVE_FEEDBACK, args)
+    }
+
+    pub fn register_with_options_data(args: &RegisterWithOptionsArgs) -> Vec<u8> {
+        with_discriminator(discriminators::REGISTER_WITH_OPTIONS, args)
+    }
+
+    pub fn initialize_stats_data() -> Vec<u8> {
+        discriminators::INITIALIZE_STATS.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::atom_stats::{self, Reputation, Stats};
+    use super::*;
+
+    fn stats_bytes(tier_i: u8, tier_c: u8, risk: u8, conf: u16) -> Vec<u8> {
+        let mut d = vec![0u8; atom_stats::LEN];
+        d[..8].copy_from_slice(&discriminators::ATOM_STATS);
+        d[atom_stats::TIER_IMMEDIATE] = tier_i;
+        d[atom_stats::TIER_CONFIRMED] = tier_c;
+        d[atom_stats::RISK_SCORE] = risk;
+        d[atom_stats::CONFIDENCE..atom_stats::CONFIDENCE + 2].copy_from_slice(&conf.to_le_bytes());
+        d[atom_stats::SCHEMA_VERSION] = 1;
+        d
+    }
+
+    #[test]
+    fn reads_rated_stats_at_the_documented_offsets() {
+        let d = stats_bytes(3, 2, 17, 7_500);
+        assert_eq!(
+            atom_stats::read(&ids::REPUTATION_ENGINE, 1, &d),
+            Reputation::Rated(Stats {
+                tier_immediate: 3,
+                tier_confirmed: 2,
+                risk_score: 17,
+                confidence: 7_500
+            })
+        );
+    }
+
+    #[test]
+    fn unrated_wrong_owner_and_schema_mismatch() {
+        let d = stats_bytes(1, 1, 0, 0);
+        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 0, &d), Reputation::Unrated);
+        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &[]), Reputation::Unrated);
+        assert_eq!(atom_stats::read(&Pubkey::default(), 5, &d), Reputation::WrongOwner);
+        let mut bad = d.clone();
+        bad[atom_stats::SCHEMA_VERSION] = 2;
+        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &bad), Reputation::SchemaMismatch);
+        let mut short = d.clone();
+        short.pop();
+        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &short), Reputation::SchemaMismatch);
+        for (i, c) in [(5, 0), (0, 5)] {
+            let t = stats_bytes(i, c, 0, 0);
+            assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &t), Reputation::SchemaMismatch);
+        }
+        let mut disc = d;
+        disc[0] ^= 1;
+        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &disc), Reputation::SchemaMismatch);
+    }
+
+    #[test]
+    fn agent_account_reader_and_recipient() {
+        let owner = Pubkey::new_unique();
+        let wallet = Pubkey::new_unique();
+        let mut d = vec![0u8; agent_account::AGENT_WALLET + 33];
+        d[..8].copy_from_slice(&discriminators::AGENT_ACCOUNT);
+        d[agent_account::OWNER..agent_account::OWNER + 32].copy_from_slice(owner.as_ref());
+        let view = agent_account::read(&d).unwrap();
+        assert_eq!(view.recipient(), owner);
+        d[agent_account::AGENT_WALLET] = 1;
+        d[agent_account::AGENT_WALLET + 1..].copy_from_slice(wallet.as_ref());
+        assert_eq!(agent_account::read(&d).unwrap().recipient(), wallet);
+        d[agent_account::AGENT_WALLET] = 7;
+        assert!(agent_account::read(&d).is_none());
+        d[0] ^= 1;
+        assert!(agent_account::read(&d).is_none());
+    }
+
+    #[test]
+    fn discriminators_match_their_names() {
+        use sha2::{Digest, Sha256};
+        let d = |s: &str| -> [u8; 8] { Sha256::digest(s.as_bytes())[..8].try_into().unwrap() };
+        assert_eq!(discriminators::AGENT_ACCOUNT, d("account:AgentAccount"));
+        assert_eq!(discriminators::ATOM_STATS, d("account:AtomStats"));
+        assert_eq!(discriminators::REGISTER_WITH_OPTIONS, d("global:register_with_options"));
+        assert_eq!(discriminators::INITIALIZE_STATS, d("global:initialize_stats"));
+        assert_eq!(discriminators::GIVE_FEEDBACK, d("global:give_feedback"));
+    }
+}

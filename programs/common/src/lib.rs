@@ -1,0 +1,9 @@
+//! Pieces shared by the three trust-gate programs.
+//!
+//! - [`external`]: facts about the external agent registry and reputation engine (program ids,
+//!   PDA seeds, discriminators, byte offsets) and pure readers of their accounts.
+//! - [`runtime`]: return data, logs and events that behave the same when a program runs
+//!   natively (solana-program-test `processor!`, the embedded localnet) and as SBF.
+
+pub mod external;
+pub mod runtime;

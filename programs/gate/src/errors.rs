@@ -1,0 +1,93 @@
+use anchor_lang::prelude::*;
+
+/// Gate errors. The offset makes the first fifteen codes line up with the deny reasons:
+/// `code - 6000` is the reason code (6001 KillSwitchEngaged ... 6015 UnratedTreatmentDeny),
+/// which is what `gate_payment_strict` fails with on a Deny. Append new variants at the end.
+#[error_code(offset = 6001)]
+pub enum GateError {
+    #[msg("Deny 1: the payer's kill switch is engaged")]
+    KillSwitchEngaged,
+    #[msg("Deny 2: amount exceeds the per-transaction cap")]
+    SpendingPerTxExceeded,
+    #[msg("Deny 3: the daily cap would be exceeded")]
+    SpendingDailyExceeded,
+    #[msg("Deny 4: the weekly cap would be exceeded")]
+    SpendingWeeklyExceeded,
+    #[msg("Deny 5: the velocity window cap would be exceeded")]
+    VelocityWindowExceeded,
+    #[msg("Deny 6: counterparty tier below the minimum")]
+    CounterpartyTierBelowMin,
+    #[msg("Deny 7: counterparty risk above the maximum")]
+    CounterpartyRiskAboveMax,
+    #[msg("Deny 8: counterparty confidence below the minimum")]
+    CounterpartyConfidenceBelow,
+    #[msg("Deny 9: reputation account has the wrong owner")]
+    AtomStatsWrongOwner,
+    #[msg("Deny 10: reputation account layout or schema mismatch")]
+    AtomStatsSchemaMismatch,
+    #[msg("Deny 11: the attestation is for another subject or capability")]
+    AttestationMissing,
+    #[msg("Deny 12: the attestation has expired")]
+    AttestationExpired,
+    #[msg("Deny 13: the attestation was revoked")]
+    AttestationRevoked,
+    #[msg("Deny 14: the attestation's attestor is not accepted")]
+    AttestationAttestorRejected,
+    #[msg("Deny 15: unrated counterparty denied by the policy")]
+    UnratedTreatmentDeny,
+    // 6016..
+    #[msg("RequireValidation: an attestation of the required capability is needed")]
+    ValidationRequired,
+    #[msg("policy_vault returned no decision")]
+    DecisionMissing,
+    #[msg("settlement must be exactly [gate_payment_strict, TransferChecked, emit_feedback] with the gate first")]
+    SettlementLayoutInvalid,
+    #[msg("instruction 2 is not a TransferChecked of SPL Token or Token-2022")]
+    TransferMissing,
+    #[msg("the transfer's amount differs from the gated amount")]
+    TransferAmountMismatch,
+    #[msg("the transfer's mint differs from the gated mint")]
+    TransferMintMismatch,
+    #[msg("the transfer's destination is not the destination_token account")]
+    TransferDestinationMismatch,
+    #[msg("the transfer's authority is not payer_signer")]
+    TransferAuthorityMismatch,
+    #[msg("instruction 3 is not gate::emit_feedback")]
+    FeedbackMissing,
+    #[msg("emit_feedback is for another payee")]
+    FeedbackPayeeMismatch,
+    #[msg("destination_token is not a token account of the mint owned by the payee's recipient")]
+    RecipientMismatch,
+    #[msg("agent account is not the registry's AgentAccount for the asset")]
+    AgentAccountInvalid,
+    #[msg("payer_signer is neither the payer agent's owner nor its agent wallet")]
+    PayerSignerMismatch,
+    #[msg("facilitator must equal the signing facilitator")]
+    FacilitatorMismatch,
+    #[msg("score must be 0..=100")]
+    ScoreOutOfRange,
+    #[msg("value_decimals must be 0..=18")]
+    ValueDecimalsOutOfRange,
+    #[msg("tag1 is longer than 32 bytes")]
+    Tag1TooLong,
+    #[msg("tag2 is longer than 32 bytes")]
+    Tag2TooLong,
+    #[msg("endpoint is longer than 250 bytes")]
+    EndpointTooLong,
+    #[msg("feedback_uri is longer than 250 bytes")]
+    FeedbackUriTooLong,
+    #[msg("metadata_uri is longer than 250 bytes")]
+    MetadataUriTooLong,
+    #[msg("asset account does not match the asset argument")]
+    AssetMismatch,
+    #[msg("collection is not the agent's collection")]
+    CollectionMismatch,
+    #[msg("dispute_reason_hash must be non-zero")]
+    DisputeReasonMissing,
+    #[msg("only a payment settled atomically can be disputed")]
+    PaymentNotSettled,
+    #[msg("the feedback log is for another payee")]
+    FeedbackLogPayeeMismatch,
+    #[msg("counter overflow")]
+    CounterOverflow,
+}

@@ -1,0 +1,53 @@
+//! Events, one per state change and one per decision. Emitted through
+//! `trust_gate_program_common::runtime::emit` so they also appear natively.
+
+use anchor_lang::prelude::*;
+
+/// A gate decision. `kind`/`reason_code`/`subject`/`capability` follow the 35-byte decision
+/// wire format (`policy_vault::engine::Decision::to_wire`).
+#[event]
+pub struct GateDecision {
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub amount: u64,
+    pub mint: Pubkey,
+    pub policy_id: u32,
+    pub kind: u8,
+    pub reason_code: u8,
+    pub subject: u8,
+    pub capability: [u8; 32],
+    /// True for gate_payment_strict (counters committed on Allow).
+    pub strict: bool,
+}
+
+#[event]
+pub struct GateAuthorityInitialized {
+    pub facilitator: Pubkey,
+    pub gate_authority: Pubkey,
+}
+
+#[event]
+pub struct FeedbackEmitted {
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    pub payee_asset: Pubkey,
+    pub payer_asset: Pubkey,
+    pub amount: u64,
+    pub score: u8,
+    pub settled_atomically: bool,
+}
+
+#[event]
+pub struct PaymentDisputed {
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    pub payee_asset: Pubkey,
+    pub reason_hash: [u8; 32],
+}
+
+#[event]
+pub struct AgentRegistered {
+    pub asset: Pubkey,
+    pub owner: Pubkey,
+    pub agent_account: Pubkey,
+}

@@ -1,0 +1,91 @@
+use super::feedback_cpi::*;
+use crate::errors::GateError;
+use crate::events::PaymentDisputed;
+use crate::state::{seeds, DisputeRecord, FeedbackEmissionLog, GateAuthority};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
+use trust_gate_program_common::runtime;
+
+/// The score a dispute records in the registry.
+pub const DISPUTE_SCORE: u8 = 0;
+pub const DISPUTE_TAG: &str = "dispute";
+
+#[derive(Accounts)]
+#[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
+pub struct DisputePayment<'info> {
+    #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
+    pub facilitator_signer: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [seeds::GATE_AUTHORITY, facilitator.as_ref()],
+        bump = gate_authority.bump,
+    )]
+    pub gate_authority: Account<'info, GateAuthority>,
+    /// The facilitator's own receipt of the payment; must exist and be settled.
+    #[account(
+        seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
+        bump = feedback_log.bump,
+    )]
+    pub feedback_log: Account<'info, FeedbackEmissionLog>,
+    /// The dispute (init-only: a payment is disputed once).
+    #[account(
+        init,
+        payer = facilitator_signer,
+        space = 8 + DisputeRecord::INIT_SPACE,
+        seeds = [seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash],
+        bump,
+    )]
+    pub dispute: Account<'info, DisputeRecord>,
+    pub target: FeedbackTarget<'info>,
+    pub system_program: Program<'info, System>,
+}
+
+/// Disputes a settled payment: records the dispute and a low-score "dispute" feedback.
+pub fn dispute_payment(
+    ctx: Context<DisputePayment>,
+    payment_id_hash: [u8; 32],
+    facilitator: Pubkey,
+    payee_asset: Pubkey,
+    dispute_reason_hash: [u8; 32],
+    feedback_uri: String,
+) -> Result<()> {
+    require!(dispute_reason_hash != [0u8; 32], GateError::DisputeReasonMissing);
+    validate_feedback_fields(DISPUTE_SCORE, 0, DISPUTE_TAG, "", "", &feedback_uri)?;
+    let log = &ctx.accounts.feedback_log;
+    require!(log.settled_atomically, GateError::PaymentNotSettled);
+    require_keys_eq!(log.payee_asset, payee_asset, GateError::FeedbackLogPayeeMismatch);
+
+    ctx.accounts.target.give_feedback(
+        &ctx.accounts.gate_authority,
+        &ctx.accounts.system_program.to_account_info(),
+        &GiveFeedbackArgs {
+            value: 0,
+            value_decimals: 0,
+            score: Some(DISPUTE_SCORE),
+            feedback_file_hash: None,
+            tag1: DISPUTE_TAG.to_string(),
+            tag2: String::new(),
+            endpoint: String::new(),
+            feedback_uri,
+        },
+    )?;
+
+    let auth = &mut ctx.accounts.gate_authority;
+    auth.dispute_count = auth.dispute_count.checked_add(1).ok_or(GateError::CounterOverflow)?;
+    let clock = Clock::get()?;
+    let d = &mut ctx.accounts.dispute;
+    d.facilitator = facilitator;
+    d.payment_id_hash = payment_id_hash;
+    d.payee_asset = payee_asset;
+    d.reason_hash = dispute_reason_hash;
+    d.slot = clock.slot;
+    d.created_at = clock.unix_timestamp;
+    d.bump = ctx.bumps.dispute;
+    runtime::emit(&PaymentDisputed {
+        facilitator,
+        payment_id_hash,
+        payee_asset,
+        reason_hash: dispute_reason_hash,
+    });
+    Ok(())
+}

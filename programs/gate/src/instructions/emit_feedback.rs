@@ -1,0 +1,115 @@
+use super::feedback_cpi::*;
+use super::introspection::{instruction_at, position, INSTRUCTIONS_SYSVAR_ID};
+use crate::errors::GateError;
+use crate::events::FeedbackEmitted;
+use crate::settlement;
+use crate::state::{seeds, FeedbackEmissionLog, GateAuthority};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
+use trust_gate_program_common::runtime;
+
+#[derive(Accounts)]
+#[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
+pub struct EmitFeedback<'info> {
+    /// The facilitator; pays for the log. Only it can write logs under its key, so nobody can
+    /// front-run a payment's feedback log.
+    #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
+    pub facilitator_signer: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [seeds::GATE_AUTHORITY, facilitator.as_ref()],
+        bump = gate_authority.bump,
+    )]
+    pub gate_authority: Account<'info, GateAuthority>,
+    /// The payment's receipt (init-only: one emission per payment).
+    #[account(
+        init,
+        payer = facilitator_signer,
+        space = 8 + FeedbackEmissionLog::INIT_SPACE,
+        seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
+        bump,
+    )]
+    pub feedback_log: Account<'info, FeedbackEmissionLog>,
+    pub target: FeedbackTarget<'info>,
+    /// CHECK: the instructions sysvar (address enforced).
+    #[account(address = INSTRUCTIONS_SYSVAR_ID)]
+    pub instructions: UncheckedAccount<'info>,
+    pub system_program: Program<'info, System>,
+}
+
+/// Records the payment's feedback in the registry and its receipt here. Marked settled only
+/// as the third instruction of a settlement for the same payee.
+pub fn emit_feedback(
+    ctx: Context<EmitFeedback>,
+    payment_id_hash: [u8; 32],
+    facilitator: Pubkey,
+    payee_asset: Pubkey,
+    score: u8,
+    value: u64,
+    value_decimals: u8,
+    tag1: String,
+    tag2: String,
+    endpoint: String,
+    feedback_uri: String,
+) -> Result<()> {
+    validate_feedback_fields(score, value_decimals, &tag1, &tag2, &endpoint, &feedback_uri)?;
+
+    let sysvar = ctx.accounts.instructions.to_account_info();
+    let (current, count) = position(&sysvar)?;
+    let settled = settlement::settled_payment(
+        current,
+        count,
+        instruction_at(&sysvar, settlement::GATE_INDEX).as_ref(),
+        instruction_at(&sysvar, settlement::TRANSFER_INDEX).as_ref(),
+        &payee_asset,
+    );
+
+    ctx.accounts.target.give_feedback(
+        &ctx.accounts.gate_authority,
+        &ctx.accounts.system_program.to_account_info(),
+        &GiveFeedbackArgs {
+            value: i128::from(value),
+            value_decimals,
+            score: Some(score),
+            feedback_file_hash: None,
+            tag1,
+            tag2,
+            endpoint,
+            feedback_uri,
+        },
+    )?;
+
+    let clock = Clock::get()?;
+    let auth = &mut ctx.accounts.gate_authority;
+    auth.feedback_count = auth.feedback_count.checked_add(1).ok_or(GateError::CounterOverflow)?;
+    if settled.is_some() {
+        auth.settled_count = auth.settled_count.checked_add(1).ok_or(GateError::CounterOverflow)?;
+    }
+
+    let log = &mut ctx.accounts.feedback_log;
+    log.facilitator = facilitator;
+    log.payment_id_hash = payment_id_hash;
+    log.payee_asset = payee_asset;
+    if let Some(p) = settled {
+        log.payer_asset = p.payer_asset;
+        log.mint = p.mint;
+        log.amount = p.amount;
+    }
+    log.score = score;
+    log.value = value;
+    log.value_decimals = value_decimals;
+    log.slot = clock.slot;
+    log.created_at = clock.unix_timestamp;
+    log.settled_atomically = settled.is_some();
+    log.bump = ctx.bumps.feedback_log;
+    runtime::emit(&FeedbackEmitted {
+        facilitator,
+        payment_id_hash,
+        payee_asset,
+        payer_asset: log.payer_asset,
+        amount: log.amount,
+        score,
+        settled_atomically: log.settled_atomically,
+    });
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! The accounts and CPI shared by gate_payment and gate_payment_strict.
+
+use crate::errors::GateError;
+use crate::events::GateDecision;
+use crate::settlement::PaymentArgs;
+use crate::state::seeds;
+use anchor_lang::prelude::*;
+use policy_vault::engine::Decision;
+use policy_vault::instructions::EvaluateArgs;
+use policy_vault::program::PolicyVault;
+use trust_gate_program_common::runtime;
+
+/// What policy_vault::evaluate needs. policy_vault constrains every account (seeds of the
+/// payer's policy, ledger and kill switch; the engine's stats PDAs; the payee's acceptance
+/// PDA; owner checks), so they pass through unchecked here.
+#[derive(Accounts)]
+pub struct EvaluationAccounts<'info> {
+    /// CHECK: the gate's data-less `["evaluate_signer"]` PDA; signs the CPI.
+    #[account(seeds = [seeds::EVALUATE_SIGNER], bump)]
+    pub evaluate_signer: UncheckedAccount<'info>,
+    /// CHECK: the payer's PolicyAccount (checked by policy_vault).
+    #[account(mut)]
+    pub policy: UncheckedAccount<'info>,
+    /// CHECK: the payer's VelocityLedger (checked by policy_vault).
+    #[account(mut)]
+    pub velocity_ledger: UncheckedAccount<'info>,
+    /// CHECK: the payer's KillSwitchState (checked by policy_vault).
+    pub killswitch: UncheckedAccount<'info>,
+    /// CHECK: the payer's AtomStats PDA (checked by policy_vault).
+    pub payer_stats: UncheckedAccount<'info>,
+    /// CHECK: the payee's AtomStats PDA (checked by policy_vault).
+    pub payee_stats: UncheckedAccount<'info>,
+    /// CHECK: the payee's AcceptancePolicy PDA, existing or not (checked by policy_vault).
+    pub payee_acceptance: UncheckedAccount<'info>,
+    /// CHECK: an attestation about the payer (checked by policy_vault).
+    pub payer_attestation: Option<UncheckedAccount<'info>>,
+    /// CHECK: an attestation about the payee (checked by policy_vault).
+    pub payee_attestation: Option<UncheckedAccount<'info>>,
+    pub policy_vault_program: Program<'info, PolicyVault>,
+}
+
+impl<'info> EvaluationAccounts<'info> {
+    /// Runs policy_vault::evaluate and returns its decision; sets it as this instruction's
+    /// return data and emits a [`GateDecision`] event.
+    pub fn evaluate(&self, signer_bump: u8, args: &PaymentArgs, commit: bool) -> Result<Decision> {
+        let bump = [signer_bump];
+        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &bump];
+        let signers = [signer];
+        let accounts = policy_vault::cpi::accounts::Evaluate {
+            gate_signer: self.evaluate_signer.to_account_info(),
+            policy: self.policy.to_account_info(),
+            velocity: self.velocity_ledger.to_account_info(),
+            killswitch: self.killswitch.to_account_info(),
+            payer_stats: self.payer_stats.to_account_info(),
+            payee_stats: self.payee_stats.to_account_info(),
+            payee_acceptance: self.payee_acceptance.to_account_info(),
+            payer_attestation: self.payer_attestation.as_ref().map(|a| a.to_account_info()),
+            payee_attestation: self.payee_attestation.as_ref().map(|a| a.to_account_info()),
+        };
+        policy_vault::cpi::evaluate(
+            CpiContext::new_with_signer(policy_vault::ID, accounts, &signers),
+            EvaluateArgs {
+                payer_asset: args.payer_asset,
+                payee_asset: args.payee_asset,
+                amount: args.amount,
+                mint: args.mint,
+                policy_id: args.policy_id,
+                commit,
+            },
+        )?;
+        let (program, data) = runtime::get_return_data().ok_or(GateError::DecisionMissing)?;
+        require_keys_eq!(program, policy_vault::ID, GateError::DecisionMissing);
+        let decision = Decision::from_wire(&data).ok_or(GateError::DecisionMissing)?;
+
+        let wire = decision.to_wire();
+        runtime::emit(&GateDecision {
+            payer_asset: args.payer_asset,
+            payee_asset: args.payee_asset,
+            amount: args.amount,
+            mint: args.mint,
+            policy_id: args.policy_id,
+            kind: wire[0],
+            reason_code: wire[1],
+            subject: wire[2],
+            capability: wire[3..].try_into().unwrap_or_default(),
+            strict: commit,
+        });
+        runtime::set_return_data(&wire);
+        Ok(decision)
+    }
+}

@@ -1,0 +1,128 @@
+//! The registry `give_feedback` CPI shared by emit_feedback and dispute_payment.
+
+use crate::errors::GateError;
+use crate::state::{seeds, GateAuthority};
+use anchor_lang::prelude::*;
+use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
+use anchor_lang::solana_program::program::invoke_signed;
+use trust_gate_program_common::external::instructions::{
+    give_feedback_data, GiveFeedbackArgs, MAX_TAG_LEN, MAX_URI_LEN, MAX_VALUE_DECIMALS,
+};
+use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+
+/// The payee's registry and engine accounts. Every one is tied to `payee_asset`.
+#[derive(Accounts)]
+#[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
+pub struct FeedbackTarget<'info> {
+    /// CHECK: the payee's AgentAccount (PDA and owner enforced); the registry updates it.
+    #[account(
+        mut,
+        seeds = [ext_seeds::AGENT, payee_asset.as_ref()],
+        bump,
+        seeds::program = ids::AGENT_REGISTRY,
+        owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
+    )]
+    pub agent_account: UncheckedAccount<'info>,
+    /// CHECK: the payee's asset (address enforced).
+    #[account(address = payee_asset @ GateError::AssetMismatch)]
+    pub asset: UncheckedAccount<'info>,
+    /// CHECK: the agent's collection (compared with the AgentAccount in the handler).
+    pub collection: UncheckedAccount<'info>,
+    /// CHECK: the engine's AtomConfig PDA (address enforced).
+    #[account(seeds = [ext_seeds::ATOM_CONFIG], bump, seeds::program = ids::REPUTATION_ENGINE)]
+    pub atom_config: UncheckedAccount<'info>,
+    /// CHECK: the payee's AtomStats PDA (address enforced); may not exist yet.
+    #[account(
+        mut,
+        seeds = [ext_seeds::ATOM_STATS, payee_asset.as_ref()],
+        bump,
+        seeds::program = ids::REPUTATION_ENGINE,
+    )]
+    pub atom_stats: UncheckedAccount<'info>,
+    /// CHECK: the registry's CPI authority PDA (address enforced).
+    #[account(seeds = [ext_seeds::ATOM_CPI_AUTHORITY], bump, seeds::program = ids::AGENT_REGISTRY)]
+    pub registry_cpi_authority: UncheckedAccount<'info>,
+    /// CHECK: the agent registry program (address enforced).
+    #[account(address = ids::AGENT_REGISTRY)]
+    pub registry_program: UncheckedAccount<'info>,
+    /// CHECK: the reputation engine program (address enforced).
+    #[account(address = ids::REPUTATION_ENGINE)]
+    pub engine_program: UncheckedAccount<'info>,
+}
+
+/// Validates the feedback strings and numbers against the registry's bounds, naming the field.
+pub fn validate_feedback_fields(
+    score: u8,
+    value_decimals: u8,
+    tag1: &str,
+    tag2: &str,
+    endpoint: &str,
+    feedback_uri: &str,
+) -> Result<()> {
+    require!(score <= 100, GateError::ScoreOutOfRange);
+    require!(value_decimals <= MAX_VALUE_DECIMALS, GateError::ValueDecimalsOutOfRange);
+    require!(tag1.len() <= MAX_TAG_LEN, GateError::Tag1TooLong);
+    require!(tag2.len() <= MAX_TAG_LEN, GateError::Tag2TooLong);
+    require!(endpoint.len() <= MAX_URI_LEN, GateError::EndpointTooLong);
+    require!(feedback_uri.len() <= MAX_URI_LEN, GateError::FeedbackUriTooLong);
+    Ok(())
+}
+
+impl<'info> FeedbackTarget<'info> {
+    /// Calls the registry's give_feedback with the GateAuthority PDA as the signing client.
+    /// The engine accounts are passed when the payee is reputation-enabled and its stats
+    /// exist, so the registry updates the engine in the same transaction.
+    pub fn give_feedback(
+        &self,
+        gate_authority: &Account<'info, GateAuthority>,
+        system_program: &AccountInfo<'info>,
+        args: &GiveFeedbackArgs,
+    ) -> Result<()> {
+        let view = {
+            let data = self.agent_account.try_borrow_data()?;
+            agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?
+        };
+        require_keys_eq!(view.asset, self.asset.key(), GateError::AgentAccountInvalid);
+        require_keys_eq!(view.collection, self.collection.key(), GateError::CollectionMismatch);
+
+        let client = gate_authority.to_account_info();
+        let mut metas = vec![
+            AccountMeta::new(client.key(), true),
+            AccountMeta::new(self.agent_account.key(), false),
+            AccountMeta::new_readonly(self.asset.key(), false),
+            AccountMeta::new_readonly(self.collection.key(), false),
+            AccountMeta::new_readonly(system_program.key(), false),
+        ];
+        let mut infos = vec![
+            client,
+            self.agent_account.to_account_info(),
+            self.asset.to_account_info(),
+            self.collection.to_account_info(),
+            system_program.clone(),
+        ];
+        if view.reputation_enabled && self.atom_stats.lamports() > 0 {
+            metas.extend([
+                AccountMeta::new_readonly(self.atom_config.key(), false),
+                AccountMeta::new(self.atom_stats.key(), false),
+                AccountMeta::new_readonly(self.engine_program.key(), false),
+                AccountMeta::new_readonly(self.registry_cpi_authority.key(), false),
+            ]);
+            infos.extend([
+                self.atom_config.to_account_info(),
+                self.atom_stats.to_account_info(),
+                self.engine_program.to_account_info(),
+                self.registry_cpi_authority.to_account_info(),
+            ]);
+        }
+        infos.push(self.registry_program.to_account_info());
+        let ix = Instruction {
+            program_id: ids::AGENT_REGISTRY,
+            accounts: metas,
+            data: give_feedback_data(args),
+        };
+        let bump = [gate_authority.bump];
+        let signer: &[&[u8]] = &[seeds::GATE_AUTHORITY, gate_authority.facilitator.as_ref(), &bump];
+        invoke_signed(&ix, &infos, &[signer])?;
+        Ok(())
+    }
+}

@@ -1,0 +1,15 @@
+use super::evaluation::*;
+use crate::settlement::PaymentArgs;
+use anchor_lang::prelude::*;
+
+#[derive(Accounts)]
+pub struct GatePayment<'info> {
+    pub evaluation: EvaluationAccounts<'info>,
+}
+
+/// Read-only decision: never fails on a Deny; the decision is the return data and an event.
+pub fn gate_payment(ctx: Context<GatePayment>, args: PaymentArgs) -> Result<()> {
+    let bump = ctx.bumps.evaluation.evaluate_signer;
+    ctx.accounts.evaluation.evaluate(bump, &args, false)?;
+    Ok(())
+}

@@ -1,0 +1,125 @@
+use super::evaluation::*;
+use super::introspection::{instruction_at, position, INSTRUCTIONS_SYSVAR_ID};
+use crate::errors::GateError;
+use crate::settlement::{self, Expected, PaymentArgs};
+use anchor_lang::prelude::*;
+use policy_vault::engine::{Decision, DenyReason};
+use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+
+#[derive(Accounts)]
+#[instruction(payer_asset: Pubkey, payee_asset: Pubkey)]
+pub struct GatePaymentStrict<'info> {
+    pub evaluation: EvaluationAccounts<'info>,
+    /// The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
+    /// else can spend an agent's budget.
+    pub payer_signer: Signer<'info>,
+    /// CHECK: the registry's AgentAccount of the payer (PDA and owner enforced; content read
+    /// in the handler).
+    #[account(
+        seeds = [ext_seeds::AGENT, payer_asset.as_ref()],
+        bump,
+        seeds::program = ids::AGENT_REGISTRY,
+        owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
+    )]
+    pub payer_agent: UncheckedAccount<'info>,
+    /// CHECK: the registry's AgentAccount of the payee: names the payee's recipient wallet.
+    #[account(
+        seeds = [ext_seeds::AGENT, payee_asset.as_ref()],
+        bump,
+        seeds::program = ids::AGENT_REGISTRY,
+        owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
+    )]
+    pub payee_agent: UncheckedAccount<'info>,
+    /// CHECK: the transfer's destination; must be a token account of the mint owned by the
+    /// payee's recipient (checked in the handler).
+    pub destination_token: UncheckedAccount<'info>,
+    /// CHECK: the instructions sysvar (address enforced).
+    #[account(address = INSTRUCTIONS_SYSVAR_ID)]
+    pub instructions: UncheckedAccount<'info>,
+}
+
+fn agent(info: &AccountInfo, asset: &Pubkey) -> Result<agent_account::AgentView> {
+    let data = info.try_borrow_data()?;
+    let view = agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?;
+    require_keys_eq!(view.asset, *asset, GateError::AgentAccountInvalid);
+    Ok(view)
+}
+
+/// Mint and owner of an SPL Token / Token-2022 account (same base layout in both programs).
+fn token_account_mint_and_owner(info: &AccountInfo) -> Result<(Pubkey, Pubkey)> {
+    require!(
+        settlement::is_token_program(info.owner),
+        GateError::RecipientMismatch
+    );
+    let data = info.try_borrow_data()?;
+    require!(data.len() >= 165, GateError::RecipientMismatch);
+    let key = |range: std::ops::Range<usize>| -> Result<Pubkey> {
+        let bytes: [u8; 32] = data[range]
+            .try_into()
+            .map_err(|_| error!(GateError::RecipientMismatch))?;
+        Ok(Pubkey::new_from_array(bytes))
+    };
+    Ok((key(0..32)?, key(32..64)?))
+}
+
+/// The Anchor error for a deny reason: `code - 6000 == reason code`.
+pub fn deny_error(reason: DenyReason) -> GateError {
+    match reason {
+        DenyReason::KillSwitchEngaged => GateError::KillSwitchEngaged,
+        DenyReason::SpendingPerTxExceeded => GateError::SpendingPerTxExceeded,
+        DenyReason::SpendingDailyExceeded => GateError::SpendingDailyExceeded,
+        DenyReason::SpendingWeeklyExceeded => GateError::SpendingWeeklyExceeded,
+        DenyReason::VelocityWindowExceeded => GateError::VelocityWindowExceeded,
+        DenyReason::CounterpartyTierBelowMin => GateError::CounterpartyTierBelowMin,
+        DenyReason::CounterpartyRiskAboveMax => GateError::CounterpartyRiskAboveMax,
+        DenyReason::CounterpartyConfidenceBelow => GateError::CounterpartyConfidenceBelow,
+        DenyReason::AtomStatsWrongOwner => GateError::AtomStatsWrongOwner,
+        DenyReason::AtomStatsSchemaMismatch => GateError::AtomStatsSchemaMismatch,
+        DenyReason::AttestationMissing => GateError::AttestationMissing,
+        DenyReason::AttestationExpired => GateError::AttestationExpired,
+        DenyReason::AttestationRevoked => GateError::AttestationRevoked,
+        DenyReason::AttestationAttestorRejected => GateError::AttestationAttestorRejected,
+        DenyReason::UnratedTreatmentDeny => GateError::UnratedTreatmentDeny,
+    }
+}
+
+/// The committing gate of a settlement. Fails unless the transaction is exactly
+/// [this, TransferChecked of the same amount and mint from `payer_signer` to the payee's
+/// recipient, emit_feedback for the same payee]; then commits the counters on Allow and
+/// fails on anything else, so the counters move only together with the money.
+pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -> Result<()> {
+    let a = &ctx.accounts;
+    let payer = agent(&a.payer_agent, &args.payer_asset)?;
+    let signer = a.payer_signer.key();
+    require!(
+        signer == payer.owner || Some(signer) == payer.agent_wallet,
+        GateError::PayerSignerMismatch
+    );
+    let payee = agent(&a.payee_agent, &args.payee_asset)?;
+    let (dest_mint, dest_owner) = token_account_mint_and_owner(&a.destination_token)?;
+    require_keys_eq!(dest_mint, args.mint, GateError::RecipientMismatch);
+    require_keys_eq!(dest_owner, payee.recipient(), GateError::RecipientMismatch);
+
+    let sysvar = a.instructions.to_account_info();
+    let (current, count) = position(&sysvar)?;
+    settlement::check_strict_bundle(
+        current,
+        count,
+        instruction_at(&sysvar, settlement::TRANSFER_INDEX).as_ref(),
+        instruction_at(&sysvar, settlement::FEEDBACK_INDEX).as_ref(),
+        &Expected {
+            amount: args.amount,
+            mint: args.mint,
+            destination: a.destination_token.key(),
+            authority: signer,
+            payee_asset: args.payee_asset,
+        },
+    )?;
+
+    let bump = ctx.bumps.evaluation.evaluate_signer;
+    match ctx.accounts.evaluation.evaluate(bump, &args, true)? {
+        Decision::Allow => Ok(()),
+        Decision::Deny(reason) => Err(deny_error(reason).into()),
+        Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),
+    }
+}

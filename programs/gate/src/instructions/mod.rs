@@ -1,0 +1,20 @@
+pub mod dispute_payment;
+pub mod emit_feedback;
+pub mod evaluation;
+pub mod feedback_cpi;
+pub mod gate_payment;
+pub mod gate_payment_strict;
+pub mod init_authority;
+pub mod init_killswitch;
+pub mod introspection;
+pub mod register_agent_via_cpi;
+
+pub use dispute_payment::*;
+pub use emit_feedback::*;
+pub use evaluation::*;
+pub use feedback_cpi::*;
+pub use gate_payment::*;
+pub use gate_payment_strict::*;
+pub use init_authority::*;
+pub use init_killswitch::*;
+pub use register_agent_via_cpi::*;

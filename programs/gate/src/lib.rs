@@ -1,0 +1,122 @@
+//! gate: decides agent-to-agent payments (through policy_vault) and guards their atomic
+//! settlement: [gate_payment_strict, TransferChecked, emit_feedback] in one transaction.
+//! See [`settlement`] for the rule and why it exists.
+
+#![deny(arithmetic_overflow)]
+// Anchor's macros expand to cfgs and patterns this lint set does not know about.
+#![allow(unexpected_cfgs)]
+#![allow(clippy::too_many_arguments)]
+
+use anchor_lang::prelude::*;
+
+pub mod errors;
+pub mod events;
+pub mod instructions;
+pub mod settlement;
+pub mod state;
+
+use instructions::*;
+use settlement::PaymentArgs;
+
+declare_id!("616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g");
+
+#[program]
+pub mod gate {
+    use super::*;
+
+    /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the
+    /// 35-byte decision; also emitted as a `GateDecision` event.
+    pub fn gate_payment(
+        ctx: Context<GatePayment>,
+        payer_asset: Pubkey,
+        payee_asset: Pubkey,
+        amount: u64,
+        mint: Pubkey,
+        policy_id: u32,
+    ) -> Result<()> {
+        instructions::gate_payment(ctx, PaymentArgs { payer_asset, payee_asset, amount, mint, policy_id })
+    }
+
+    /// The committing gate of a settlement: enforces the three-instruction layout, commits the
+    /// counters on Allow, fails with the reason (code 6000 + reason) on Deny and with
+    /// `ValidationRequired` on RequireValidation.
+    pub fn gate_payment_strict(
+        ctx: Context<GatePaymentStrict>,
+        payer_asset: Pubkey,
+        payee_asset: Pubkey,
+        amount: u64,
+        mint: Pubkey,
+        policy_id: u32,
+    ) -> Result<()> {
+        instructions::gate_payment_strict(
+            ctx,
+            PaymentArgs { payer_asset, payee_asset, amount, mint, policy_id },
+        )
+    }
+
+    /// Records a payment's feedback in the registry (GateAuthority PDA as the client) and its
+    /// receipt (FeedbackEmissionLog); settled only inside an atomic settlement.
+    pub fn emit_feedback(
+        ctx: Context<EmitFeedback>,
+        payment_id_hash: [u8; 32],
+        facilitator: Pubkey,
+        payee_asset: Pubkey,
+        score: u8,
+        value: u64,
+        value_decimals: u8,
+        tag1: String,
+        tag2: String,
+        endpoint: String,
+        feedback_uri: String,
+    ) -> Result<()> {
+        instructions::emit_feedback(
+            ctx,
+            payment_id_hash,
+            facilitator,
+            payee_asset,
+            score,
+            value,
+            value_decimals,
+            tag1,
+            tag2,
+            endpoint,
+            feedback_uri,
+        )
+    }
+
+    /// Disputes a settled payment of this facilitator (once): a DisputeRecord and a
+    /// low-score "dispute" feedback.
+    pub fn dispute_payment(
+        ctx: Context<DisputePayment>,
+        payment_id_hash: [u8; 32],
+        facilitator: Pubkey,
+        payee_asset: Pubkey,
+        dispute_reason_hash: [u8; 32],
+        feedback_uri: String,
+    ) -> Result<()> {
+        instructions::dispute_payment(
+            ctx,
+            payment_id_hash,
+            facilitator,
+            payee_asset,
+            dispute_reason_hash,
+            feedback_uri,
+        )
+    }
+
+    /// Registers a reputation-enabled agent in the external registry and initializes its
+    /// engine stats; the new asset keypair and the owner sign.
+    pub fn register_agent_via_cpi(ctx: Context<RegisterAgentViaCpi>, metadata_uri: String) -> Result<()> {
+        instructions::register_agent_via_cpi(ctx, metadata_uri)
+    }
+
+    /// Creates the facilitator's GateAuthority; the facilitator signs.
+    pub fn init_authority(ctx: Context<InitAuthority>, facilitator: Pubkey) -> Result<()> {
+        instructions::init_authority(ctx, facilitator)
+    }
+
+    /// Creates an agent's kill switch through policy_vault.
+    pub fn init_killswitch(ctx: Context<InitKillSwitch>, asset: Pubkey) -> Result<()> {
+        instructions::init_killswitch(ctx, asset)
+    }
+}

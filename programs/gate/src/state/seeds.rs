@@ -1,0 +1,10 @@
+//! PDA seed prefixes (the SDK derives the same addresses).
+
+/// `["gate_authority", facilitator]` -> [`crate::state::GateAuthority`]
+pub const GATE_AUTHORITY: &[u8] = b"gate_authority";
+/// `["feedback_log", facilitator, payment_id_hash]` -> [`crate::state::FeedbackEmissionLog`]
+pub const FEEDBACK_LOG: &[u8] = b"feedback_log";
+/// `["dispute", facilitator, payment_id_hash]` -> [`crate::state::DisputeRecord`]
+pub const DISPUTE: &[u8] = b"dispute";
+/// `["evaluate_signer"]`: the data-less PDA the gate signs policy_vault::evaluate with.
+pub const EVALUATE_SIGNER: &[u8] = policy_vault::state::seeds::GATE_EVALUATE_SIGNER;

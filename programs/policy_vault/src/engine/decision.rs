@@ -1,0 +1,198 @@
+//! Decisions and the stable deny reason codes.
+
+/// Why a payment was denied. The numeric code is the public contract (1..=15); the names
+/// are the strings clients see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DenyReason {
+    KillSwitchEngaged = 1,
+    SpendingPerTxExceeded = 2,
+    SpendingDailyExceeded = 3,
+    SpendingWeeklyExceeded = 4,
+    VelocityWindowExceeded = 5,
+    CounterpartyTierBelowMin = 6,
+    CounterpartyRiskAboveMax = 7,
+    CounterpartyConfidenceBelow = 8,
+    AtomStatsWrongOwner = 9,
+    AtomStatsSchemaMismatch = 10,
+    AttestationMissing = 11,
+    AttestationExpired = 12,
+    AttestationRevoked = 13,
+    AttestationAttestorRejected = 14,
+    UnratedTreatmentDeny = 15,
+}
+
+impl DenyReason {
+    pub const ALL: [DenyReason; 15] = [
+        DenyReason::KillSwitchEngaged,
+        DenyReason::SpendingPerTxExceeded,
+        DenyReason::SpendingDailyExceeded,
+        DenyReason::SpendingWeeklyExceeded,
+        DenyReason::VelocityWindowExceeded,
+        DenyReason::CounterpartyTierBelowMin,
+        DenyReason::CounterpartyRiskAboveMax,
+        DenyReason::CounterpartyConfidenceBelow,
+        DenyReason::AtomStatsWrongOwner,
+        DenyReason::AtomStatsSchemaMismatch,
+        DenyReason::AttestationMissing,
+        DenyReason::AttestationExpired,
+        DenyReason::AttestationRevoked,
+        DenyReason::AttestationAttestorRejected,
+        DenyReason::UnratedTreatmentDeny,
+    ];
+
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(code).checked_sub(1)?).copied()
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DenyReason::KillSwitchEngaged => "KillSwitchEngaged",
+            DenyReason::SpendingPerTxExceeded => "SpendingPerTxExceeded",
+            DenyReason::SpendingDailyExceeded => "SpendingDailyExceeded",
+            DenyReason::SpendingWeeklyExceeded => "SpendingWeeklyExceeded",
+            DenyReason::VelocityWindowExceeded => "VelocityWindowExceeded",
+            DenyReason::CounterpartyTierBelowMin => "CounterpartyTierBelowMin",
+            DenyReason::CounterpartyRiskAboveMax => "CounterpartyRiskAboveMax",
+            DenyReason::CounterpartyConfidenceBelow => "CounterpartyConfidenceBelow",
+            DenyReason::AtomStatsWrongOwner => "AtomStatsWrongOwner",
+            DenyReason::AtomStatsSchemaMismatch => "AtomStatsSchemaMismatch",
+            DenyReason::AttestationMissing => "AttestationMissing",
+            DenyReason::AttestationExpired => "AttestationExpired",
+            DenyReason::AttestationRevoked => "AttestationRevoked",
+            DenyReason::AttestationAttestorRejected => "AttestationAttestorRejected",
+            DenyReason::UnratedTreatmentDeny => "UnratedTreatmentDeny",
+        }
+    }
+}
+
+/// Whose attestation a RequireValidation asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Subject {
+    /// The payer must be attested (asked by the payee's AcceptancePolicy).
+    Payer = 0,
+    /// The payee must be attested (asked by the payer's policy).
+    Payee = 1,
+}
+
+impl Subject {
+    pub fn name(self) -> &'static str {
+        match self {
+            Subject::Payer => "payer",
+            Subject::Payee => "payee",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    Allow,
+    Deny(DenyReason),
+    /// An attestation of `capability` (sha256 of the namespace name) about `subject` is needed.
+    RequireValidation {
+        capability: [u8; 32],
+        subject: Subject,
+    },
+}
+
+/// The fixed 35-byte wire form of a decision (return data of `evaluate` and of
+/// `gate::gate_payment`, and the body of the decision events):
+///
+/// | byte | field |
+/// |---|---|
+/// | 0 | kind: 0 Allow, 1 Deny, 2 RequireValidation |
+/// | 1 | deny reason code 1..=15 (0 unless Deny) |
+/// | 2 | subject: 0 payer, 1 payee (0 unless RequireValidation) |
+/// | 3..35 | capability hash (zero unless RequireValidation) |
+pub const DECISION_WIRE_LEN: usize = 35;
+
+impl Decision {
+    pub const KIND_ALLOW: u8 = 0;
+    pub const KIND_DENY: u8 = 1;
+    pub const KIND_REQUIRE_VALIDATION: u8 = 2;
+
+    pub fn is_allow(&self) -> bool {
+        matches!(self, Decision::Allow)
+    }
+
+    pub fn to_wire(&self) -> [u8; DECISION_WIRE_LEN] {
+        let mut out = [0u8; DECISION_WIRE_LEN];
+        match self {
+            Decision::Allow => out[0] = Self::KIND_ALLOW,
+            Decision::Deny(reason) => {
+                out[0] = Self::KIND_DENY;
+                out[1] = reason.code();
+            }
+            Decision::RequireValidation {
+                capability,
+                subject,
+            } => {
+                out[0] = Self::KIND_REQUIRE_VALIDATION;
+                out[2] = *subject as u8;
+                out[3..].copy_from_slice(capability);
+            }
+        }
+        out
+    }
+
+    /// Parses the wire form; `None` for anything malformed.
+    pub fn from_wire(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() != DECISION_WIRE_LEN {
+            return None;
+        }
+        match bytes[0] {
+            Self::KIND_ALLOW => Some(Decision::Allow),
+            Self::KIND_DENY => DenyReason::from_code(bytes[1]).map(Decision::Deny),
+            Self::KIND_REQUIRE_VALIDATION => Some(Decision::RequireValidation {
+                capability: bytes[3..].try_into().ok()?,
+                subject: match bytes[2] {
+                    0 => Subject::Payer,
+                    1 => Subject::Payee,
+                    _ => return None,
+                },
+            }),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_stable_and_round_trip() {
+        for (i, r) in DenyReason::ALL.iter().enumerate() {
+            assert_eq!(usize::from(r.code()), i + 1);
+            assert_eq!(DenyReason::from_code(r.code()), Some(*r));
+        }
+        assert_eq!(DenyReason::from_code(0), None);
+        assert_eq!(DenyReason::from_code(16), None);
+        assert_eq!(DenyReason::CounterpartyTierBelowMin.code(), 6);
+        assert_eq!(DenyReason::SpendingPerTxExceeded.name(), "SpendingPerTxExceeded");
+    }
+
+    #[test]
+    fn wire_round_trip() {
+        let cases = [
+            Decision::Allow,
+            Decision::Deny(DenyReason::UnratedTreatmentDeny),
+            Decision::RequireValidation {
+                capability: [7; 32],
+                subject: Subject::Payer,
+            },
+        ];
+        for d in cases {
+            assert_eq!(Decision::from_wire(&d.to_wire()), Some(d));
+        }
+        assert_eq!(Decision::from_wire(&[1, 0, 0]), None);
+        let mut bad = Decision::Deny(DenyReason::KillSwitchEngaged).to_wire();
+        bad[1] = 99;
+        assert_eq!(Decision::from_wire(&bad), None);
+    }
+}

@@ -1,0 +1,60 @@
+use anchor_lang::prelude::*;
+
+/// policy_vault errors. Codes are Anchor's 6000 + declaration index and are stable: append
+/// new variants at the end.
+#[error_code]
+pub enum PolicyVaultError {
+    // 6000..: policy fields
+    #[msg("kinds: unknown bits set (allowed: 0x01 0x02 0x04 0x08 0x10)")]
+    UnknownKindBits,
+    #[msg("per_tx_cap, daily_cap and weekly_cap must be > 0 when Spending is enabled")]
+    SpendingCapZero,
+    #[msg("velocity_window_secs must be > 0 when Velocity is enabled")]
+    VelocityWindowZero,
+    #[msg("velocity_max_in_window must be > 0 when Velocity is enabled")]
+    VelocityMaxZero,
+    #[msg("tier0_decay_bps must be 0..=10000")]
+    DecayOutOfRange,
+    #[msg("min tier must be 0..=4")]
+    MinTierOutOfRange,
+    #[msg("min confidence must be 0..=10000 basis points")]
+    MinConfidenceOutOfRange,
+    #[msg("required_capability must be set when RequireValidation is enabled")]
+    RequiredCapabilityMissing,
+    #[msg("unrated_treatment RequireValidation needs a non-zero required_capability")]
+    UnratedValidationWithoutCapability,
+    #[msg("accepted_attestors: at most 2")]
+    TooManyAttestors,
+    #[msg("accepted_attestors: the two entries are the same key")]
+    DuplicateAttestor,
+    #[msg("gate_mode must be 0 (immediate) or 1 (confirmed)")]
+    InvalidGateMode,
+    #[msg("unrated_treatment must be 0 (Deny), 1 (Allow) or 2 (RequireValidation)")]
+    InvalidUnratedTreatment,
+    // 6013..: authority
+    #[msg("members: at least one member is required")]
+    NoMembers,
+    #[msg("members: at most 7")]
+    TooManyMembers,
+    #[msg("members: duplicate key")]
+    DuplicateMember,
+    #[msg("threshold must be 1..=number of members")]
+    ThresholdOutOfRange,
+    #[msg("agent_account is not the registry's AgentAccount for this asset")]
+    AgentAccountInvalid,
+    #[msg("signer is not the agent's owner recorded by the registry")]
+    NotAgentOwner,
+    #[msg("signer is not a member of the policy authority")]
+    NotAuthorityMember,
+    #[msg("fewer distinct member signatures than the authority's threshold")]
+    InsufficientSigners,
+    // 6021..: evaluation
+    #[msg("mint: the policy is for another mint")]
+    PolicyMintMismatch,
+    #[msg("attestation is not the registry PDA for its subject, capability and attestor")]
+    AttestationAddressMismatch,
+    #[msg("acceptance account holds no AcceptancePolicy")]
+    AcceptancePolicyInvalid,
+    #[msg("policy_id: the policy account belongs to another asset or id")]
+    PolicyAccountMismatch,
+}

@@ -1,0 +1,67 @@
+//! Events, one per state change (and one per evaluation). Emitted through
+//! `trust_gate_program_common::runtime::emit` so they also appear natively.
+
+use anchor_lang::prelude::*;
+
+#[event]
+pub struct AuthorityInitialized {
+    pub asset: Pubkey,
+    pub members: Vec<Pubkey>,
+    pub threshold: u8,
+    pub initialized_by: Pubkey,
+}
+
+#[event]
+pub struct AuthorityRotated {
+    pub asset: Pubkey,
+    pub members: Vec<Pubkey>,
+    pub threshold: u8,
+    pub signers: u8,
+}
+
+#[event]
+pub struct KillSwitchInitialized {
+    pub asset: Pubkey,
+}
+
+#[event]
+pub struct KillSwitchSet {
+    pub asset: Pubkey,
+    pub paused: bool,
+    pub by: Pubkey,
+    pub at: i64,
+    pub signers: u8,
+}
+
+#[event]
+pub struct PolicyCreated {
+    pub asset: Pubkey,
+    pub policy_id: u32,
+    pub kinds: u8,
+    pub mint: Pubkey,
+    pub created_by: Pubkey,
+}
+
+#[event]
+pub struct AcceptancePolicySet {
+    pub asset: Pubkey,
+    pub min_payer_tier: u8,
+    pub required_capability: [u8; 32],
+    pub replaced: bool,
+}
+
+/// The outcome of `evaluate`; `kind`, `reason_code`, `subject` and `capability` follow the
+/// decision wire format of `engine::Decision::to_wire`.
+#[event]
+pub struct PaymentEvaluated {
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub policy_id: u32,
+    pub amount: u64,
+    pub mint: Pubkey,
+    pub kind: u8,
+    pub reason_code: u8,
+    pub subject: u8,
+    pub capability: [u8; 32],
+    pub committed: bool,
+}

@@ -1,0 +1,171 @@
+use crate::engine::{self, AttestationView, EvalInput, Party};
+use crate::errors::PolicyVaultError;
+use crate::events::PaymentEvaluated;
+use crate::state::{seeds, AcceptancePolicy, KillSwitchState, PolicyAccount, VelocityLedger};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::external::{atom_stats, ids, seeds as ext_seeds};
+use trust_gate_program_common::runtime;
+use validation_registry::state::{seeds as vr_seeds, ValidationAttestation};
+
+/// What the gate asks policy_vault to evaluate.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EvaluateArgs {
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub amount: u64,
+    pub mint: Pubkey,
+    pub policy_id: u32,
+    /// Apply the spending and velocity deltas when the decision is Allow.
+    pub commit: bool,
+}
+
+#[derive(Accounts)]
+#[instruction(args: EvaluateArgs)]
+pub struct Evaluate<'info> {
+    /// The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only the
+    /// gate can evaluate (and commit).
+    #[account(
+        seeds = [seeds::GATE_EVALUATE_SIGNER],
+        bump,
+        seeds::program = seeds::GATE_PROGRAM_ID,
+    )]
+    pub gate_signer: Signer<'info>,
+    /// The payer's policy.
+    #[account(
+        mut,
+        seeds = [seeds::POLICY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
+        bump = policy.bump,
+    )]
+    pub policy: Account<'info, PolicyAccount>,
+    #[account(
+        mut,
+        seeds = [seeds::VELOCITY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
+        bump = velocity.bump,
+    )]
+    pub velocity: Account<'info, VelocityLedger>,
+    /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012).
+    #[account(seeds = [seeds::KILLSWITCH, args.payer_asset.as_ref()], bump = killswitch.bump)]
+    pub killswitch: Account<'info, KillSwitchState>,
+    /// CHECK: the engine's AtomStats PDA of the payer (address enforced); read by
+    /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
+    #[account(
+        seeds = [ext_seeds::ATOM_STATS, args.payer_asset.as_ref()],
+        bump,
+        seeds::program = ids::REPUTATION_ENGINE,
+    )]
+    pub payer_stats: UncheckedAccount<'info>,
+    /// CHECK: as `payer_stats`, for the payee.
+    #[account(
+        seeds = [ext_seeds::ATOM_STATS, args.payee_asset.as_ref()],
+        bump,
+        seeds::program = ids::REPUTATION_ENGINE,
+    )]
+    pub payee_stats: UncheckedAccount<'info>,
+    /// CHECK: the payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
+    /// omitted); when it holds no account the payee accepts any payer.
+    #[account(seeds = [seeds::ACCEPTANCE, args.payee_asset.as_ref()], bump)]
+    pub payee_acceptance: UncheckedAccount<'info>,
+    /// An attestation about the payer (for the payee's acceptance policy), when the payer has one.
+    pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
+    /// An attestation about the payee (for the payer's policy), when the payee has one.
+    pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
+}
+
+fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
+    let data = account.try_borrow_data()?;
+    Ok(atom_stats::read(account.owner, account.lamports(), &data))
+}
+
+/// Views an attestation after checking it sits at the registry PDA of its own fields (an
+/// owner-checked account always does; this keeps the invariant explicit and cheap).
+fn attestation(a: &Option<Account<ValidationAttestation>>) -> Result<Option<AttestationView>> {
+    let Some(a) = a else { return Ok(None) };
+    let expected = Pubkey::create_program_address(
+        &[
+            vr_seeds::ATTESTATION,
+            a.subject.as_ref(),
+            &a.capability,
+            a.attestor.as_ref(),
+            &[a.bump],
+        ],
+        &validation_registry::ID,
+    )
+    .map_err(|_| error!(PolicyVaultError::AttestationAddressMismatch))?;
+    require_keys_eq!(expected, a.key(), PolicyVaultError::AttestationAddressMismatch);
+    Ok(Some(AttestationView {
+        subject: a.subject,
+        capability: a.capability,
+        attestor: a.attestor,
+        revoked: a.revoked,
+        expires_at: a.expires_at,
+    }))
+}
+
+fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
+    if account.owner != &crate::ID || account.data_is_empty() {
+        return Ok(None);
+    }
+    let data = account.try_borrow_data()?;
+    AcceptancePolicy::try_deserialize(&mut &data[..])
+        .map(Some)
+        .map_err(|_| error!(PolicyVaultError::AcceptancePolicyInvalid))
+}
+
+/// Decides a payment; commits the deltas on Allow when asked. Returns the 35-byte decision
+/// wire form as return data.
+pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
+    let a = &ctx.accounts;
+    let params = &a.policy.params;
+    require!(
+        params.mint == Pubkey::default() || params.mint == args.mint,
+        PolicyVaultError::PolicyMintMismatch
+    );
+    let policy = params.to_config()?;
+    let acceptance_account = acceptance(&a.payee_acceptance)?;
+    let acceptance = acceptance_account
+        .as_ref()
+        .map(|acc| acc.params.to_config())
+        .transpose()?;
+    let now = Clock::get()?.unix_timestamp;
+
+    let evaluation = engine::evaluate(&EvalInput {
+        policy: &policy,
+        acceptance: acceptance.as_ref(),
+        paused: a.killswitch.paused,
+        spending: a.policy.counters(),
+        velocity: a.velocity.state(),
+        payer: Party {
+            asset: args.payer_asset,
+            reputation: stats(&a.payer_stats)?,
+            attestation: attestation(&a.payer_attestation)?,
+        },
+        payee: Party {
+            asset: args.payee_asset,
+            reputation: stats(&a.payee_stats)?,
+            attestation: attestation(&a.payee_attestation)?,
+        },
+        amount: args.amount,
+        now,
+    });
+
+    let committed = args.commit && evaluation.decision.is_allow();
+    if committed {
+        ctx.accounts.policy.store_counters(evaluation.spending);
+        ctx.accounts.velocity.store(evaluation.velocity);
+    }
+    let wire = evaluation.decision.to_wire();
+    runtime::emit(&PaymentEvaluated {
+        payer_asset: args.payer_asset,
+        payee_asset: args.payee_asset,
+        policy_id: args.policy_id,
+        amount: args.amount,
+        mint: args.mint,
+        kind: wire[0],
+        reason_code: wire[1],
+        subject: wire[2],
+        capability: wire[3..].try_into().unwrap_or_default(),
+        committed,
+    });
+    runtime::set_return_data(&wire);
+    Ok(())
+}

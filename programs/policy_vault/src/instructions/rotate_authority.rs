@@ -1,0 +1,46 @@
+use crate::errors::PolicyVaultError;
+use crate::events::AuthorityRotated;
+use crate::state::{seeds, validate_members, PolicyAuthority};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::runtime;
+
+#[derive(Accounts)]
+#[instruction(asset: Pubkey)]
+pub struct RotateAuthority<'info> {
+    /// A current member; further member signers follow as remaining accounts.
+    pub member: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()],
+        bump = authority.bump,
+    )]
+    pub authority: Account<'info, PolicyAuthority>,
+}
+
+/// Replaces the member list and threshold; needs `threshold` distinct current members.
+pub fn rotate_authority(
+    ctx: Context<RotateAuthority>,
+    asset: Pubkey,
+    members: Vec<Pubkey>,
+    threshold: u8,
+) -> Result<()> {
+    validate_members(&members, threshold)?;
+    let authority = &mut ctx.accounts.authority;
+    let lead = ctx.accounts.member.key();
+    require!(authority.is_member(&lead), PolicyVaultError::NotAuthorityMember);
+    let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
+    require!(
+        signers >= usize::from(authority.threshold),
+        PolicyVaultError::InsufficientSigners
+    );
+    authority.members = members.clone();
+    authority.threshold = threshold;
+    runtime::emit(&AuthorityRotated {
+        asset,
+        members,
+        threshold,
+        // At most 7 + the lead, so it fits.
+        signers: signers as u8,
+    });
+    Ok(())
+}

@@ -1,0 +1,45 @@
+use crate::errors::PolicyVaultError;
+use crate::events::KillSwitchSet;
+use crate::state::{seeds, KillSwitchState, PolicyAuthority};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::runtime;
+
+#[derive(Accounts)]
+#[instruction(asset: Pubkey)]
+pub struct SetKillSwitch<'info> {
+    /// A member; further member signers follow as remaining accounts.
+    pub member: Signer<'info>,
+    #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
+    pub authority: Account<'info, PolicyAuthority>,
+    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump = killswitch.bump)]
+    pub killswitch: Account<'info, KillSwitchState>,
+}
+
+/// Pauses or resumes every payment of the agent; needs `threshold` distinct members.
+pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
+    let authority = &ctx.accounts.authority;
+    let lead = ctx.accounts.member.key();
+    require!(authority.is_member(&lead), PolicyVaultError::NotAuthorityMember);
+    let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
+    require!(
+        signers >= usize::from(authority.threshold),
+        PolicyVaultError::InsufficientSigners
+    );
+    let now = Clock::get()?.unix_timestamp;
+    let ks = &mut ctx.accounts.killswitch;
+    ks.paused = paused;
+    if paused {
+        ks.paused_at = now;
+        ks.paused_by = lead;
+    } else {
+        ks.unpaused_at = now;
+    }
+    runtime::emit(&KillSwitchSet {
+        asset,
+        paused,
+        by: lead,
+        at: now,
+        signers: signers as u8,
+    });
+    Ok(())
+}

@@ -1,0 +1,84 @@
+//! policy_vault: per-agent spending policies, velocity ledger, kill switch and policy
+//! authority. The decision logic lives in the pure [`engine`] module; the instructions are
+//! thin glue that read accounts, call it and store its results. Only the gate program can
+//! run [`policy_vault::evaluate`].
+
+#![deny(arithmetic_overflow)]
+// Anchor's macros expand to cfgs and patterns this lint set does not know about.
+#![allow(unexpected_cfgs)]
+#![allow(clippy::too_many_arguments)]
+
+use anchor_lang::prelude::*;
+
+pub mod engine;
+pub mod errors;
+pub mod events;
+pub mod instructions;
+pub mod state;
+
+use instructions::*;
+use state::{AcceptanceParams, PolicyParams};
+
+declare_id!("P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3");
+
+#[program]
+pub mod policy_vault {
+    use super::*;
+
+    /// Creates the agent's policy authority. The signer must be the asset's owner recorded in
+    /// the registry's AgentAccount.
+    pub fn init_authority(
+        ctx: Context<InitAuthority>,
+        asset: Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Result<()> {
+        instructions::init_authority(ctx, asset, members, threshold)
+    }
+
+    /// Replaces the authority's members and threshold; needs `threshold` current members.
+    pub fn rotate_authority(
+        ctx: Context<RotateAuthority>,
+        asset: Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Result<()> {
+        instructions::rotate_authority(ctx, asset, members, threshold)
+    }
+
+    /// Creates the agent's kill switch (not paused); any member.
+    pub fn init_killswitch(ctx: Context<InitKillSwitch>, asset: Pubkey) -> Result<()> {
+        instructions::init_killswitch(ctx, asset)
+    }
+
+    /// Pauses or resumes all of the agent's payments; needs `threshold` members.
+    pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
+        instructions::set_killswitch(ctx, asset, paused)
+    }
+
+    /// Creates an immutable spending policy, its velocity ledger and (if missing) the kill
+    /// switch; any member.
+    pub fn init_policy(
+        ctx: Context<InitPolicy>,
+        asset: Pubkey,
+        policy_id: u32,
+        params: PolicyParams,
+    ) -> Result<()> {
+        instructions::init_policy(ctx, asset, policy_id, params)
+    }
+
+    /// Creates or replaces the agent's acceptance policy (who may pay it); needs `threshold`.
+    pub fn set_acceptance_policy(
+        ctx: Context<SetAcceptancePolicy>,
+        asset: Pubkey,
+        params: AcceptanceParams,
+    ) -> Result<()> {
+        instructions::set_acceptance_policy(ctx, asset, params)
+    }
+
+    /// Evaluates a payment (CPI from the gate only); on Allow with `commit` applies the
+    /// spending and velocity deltas. Return data: the 35-byte decision.
+    pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
+        instructions::evaluate(ctx, args)
+    }
+}

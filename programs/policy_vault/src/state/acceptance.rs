@@ -1,0 +1,57 @@
+use super::policy::{attestor_list, config_error, gate_mode, unrated_treatment};
+use crate::engine::{self, AcceptanceConfig, TrustRequirement, ValidationRule};
+use anchor_lang::prelude::*;
+
+/// The rules an agent applies to who may PAY it.
+#[derive(AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Debug, PartialEq, Eq)]
+pub struct AcceptanceParams {
+    /// 0..=4.
+    pub min_payer_tier: u8,
+    /// Which payer tier is compared: 0 immediate, 1 confirmed.
+    pub gate_mode: u8,
+    /// 0..=255, 255 = off.
+    pub max_payer_risk: u8,
+    /// 0..=10000 bps, 0 = off.
+    pub min_payer_confidence: u16,
+    /// 0 Deny, 1 Allow, 2 RequireValidation.
+    pub unrated_treatment: u8,
+    /// sha256 of the capability namespace the payer must hold; zero = none.
+    pub required_capability: [u8; 32],
+    /// Up to two accepted attestors; default keys are empty slots; none = any attestor.
+    pub accepted_attestors: [Pubkey; 2],
+}
+
+impl AcceptanceParams {
+    pub fn to_config(&self) -> Result<AcceptanceConfig> {
+        Ok(AcceptanceConfig {
+            payer: TrustRequirement {
+                min_tier: self.min_payer_tier,
+                gate_mode: gate_mode(self.gate_mode)?,
+                max_risk: self.max_payer_risk,
+                min_confidence: self.min_payer_confidence,
+                unrated: unrated_treatment(self.unrated_treatment)?,
+            },
+            validation: ValidationRule {
+                capability: self.required_capability,
+                attestors: attestor_list(&self.accepted_attestors),
+            },
+        })
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        engine::validate_acceptance(&self.to_config()?).map_err(config_error)
+    }
+}
+
+/// A payee's acceptance policy (one per agent, replaceable by the authority's threshold).
+///
+/// Offsets: 8 asset, 40 params (min tier 40, gate_mode 41, max risk 42, min confidence 43,
+/// unrated 45, capability 46..78, attestors 78..142), 142 updated_at, 150 bump.
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct AcceptancePolicy {
+    pub asset: Pubkey,
+    pub params: AcceptanceParams,
+    pub updated_at: i64,
+    pub bump: u8,
+}

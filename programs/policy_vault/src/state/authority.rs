@@ -1,0 +1,59 @@
+use anchor_lang::prelude::*;
+
+pub const MAX_MEMBERS: usize = 7;
+
+/// Who may configure an agent's policies: `threshold` of `members` must sign changes that
+/// need the full authority (rotation, kill switch, acceptance policy); any one member may
+/// create policies.
+///
+/// Offsets: 8 asset, 40 threshold, 41 bump, 42 members (Borsh Vec, at most 7; the account is
+/// allocated for 7 so rotation never reallocates).
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct PolicyAuthority {
+    /// The agent asset this authority governs.
+    pub asset: Pubkey,
+    pub threshold: u8,
+    pub bump: u8,
+    #[max_len(MAX_MEMBERS)]
+    pub members: Vec<Pubkey>,
+}
+
+impl PolicyAuthority {
+    pub fn is_member(&self, key: &Pubkey) -> bool {
+        self.members.contains(key)
+    }
+
+    /// Counts distinct members among the signers `lead` and `others` (non-signers and
+    /// non-members are ignored, duplicates count once).
+    pub fn count_member_signers(&self, lead: &Pubkey, others: &[AccountInfo]) -> usize {
+        let mut seen: Vec<Pubkey> = Vec::with_capacity(MAX_MEMBERS);
+        let candidates = std::iter::once(*lead).chain(
+            others
+                .iter()
+                .filter(|a| a.is_signer)
+                .map(|a| *a.key),
+        );
+        for key in candidates {
+            if self.is_member(&key) && !seen.contains(&key) {
+                seen.push(key);
+            }
+        }
+        seen.len()
+    }
+}
+
+/// Validates a member list and threshold (used by init and rotation).
+pub fn validate_members(members: &[Pubkey], threshold: u8) -> Result<()> {
+    use crate::errors::PolicyVaultError as E;
+    require!(!members.is_empty(), E::NoMembers);
+    require!(members.len() <= MAX_MEMBERS, E::TooManyMembers);
+    for (i, m) in members.iter().enumerate() {
+        require!(!members[..i].contains(m), E::DuplicateMember);
+    }
+    require!(
+        threshold >= 1 && usize::from(threshold) <= members.len(),
+        E::ThresholdOutOfRange
+    );
+    Ok(())
+}

@@ -1,0 +1,19 @@
+use anchor_lang::prelude::*;
+
+/// An agent's emergency stop. While `paused`, every payment of the agent is denied with
+/// reason 1 (KillSwitchEngaged), whatever its policies say.
+///
+/// Offsets: 8 asset, 40 paused, 41 paused_at, 49 paused_by, 81 unpaused_at, 89 bump.
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct KillSwitchState {
+    pub asset: Pubkey,
+    pub paused: bool,
+    /// Unix time of the latest pause (0 = never paused).
+    pub paused_at: i64,
+    /// The member that led the latest pause.
+    pub paused_by: Pubkey,
+    /// Unix time of the latest unpause (0 = never).
+    pub unpaused_at: i64,
+    pub bump: u8,
+}

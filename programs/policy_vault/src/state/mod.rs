@@ -1,0 +1,16 @@
+//! Accounts owned by policy_vault. Each is Borsh after the 8-byte Anchor discriminator, in
+//! field order; fixed-size fields come first so that the documented offsets hold and
+//! `getProgramAccounts` memcmp filters work.
+
+pub mod acceptance;
+pub mod authority;
+pub mod killswitch;
+pub mod policy;
+pub mod seeds;
+pub mod velocity;
+
+pub use acceptance::*;
+pub use authority::*;
+pub use killswitch::*;
+pub use policy::*;
+pub use velocity::*;

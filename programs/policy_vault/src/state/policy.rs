@@ -1,0 +1,149 @@
+use crate::engine::{
+    self, ConfigError, GateMode, PolicyConfig, SpendingCaps, SpendingCounters, TrustRequirement,
+    UnratedTreatment, ValidationRule, VelocityRule,
+};
+use crate::errors::PolicyVaultError;
+use anchor_lang::prelude::*;
+
+/// A spending policy as given to `init_policy` and stored, immutable, in the PolicyAccount.
+/// All amounts are in the smallest units of `mint`.
+#[derive(AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Debug, PartialEq, Eq)]
+pub struct PolicyParams {
+    /// Enabled rule kinds: 0x01 KillSwitch, 0x02 Spending, 0x04 Velocity,
+    /// 0x08 CounterpartyTier, 0x10 RequireValidation.
+    pub kinds: u8,
+    /// Which tier CounterpartyTier compares: 0 immediate, 1 confirmed.
+    pub gate_mode: u8,
+    /// The policy's token; the default key (all zero) accepts any mint.
+    pub mint: Pubkey,
+    pub per_tx_cap: u64,
+    /// Per UTC day.
+    pub daily_cap: u64,
+    /// Per week starting Monday 00:00 UTC.
+    pub weekly_cap: u64,
+    pub velocity_window_secs: u64,
+    pub velocity_max_in_window: u64,
+    /// Share of the velocity cap for a payer of immediate tier 0 or unrated, 0..=10000 bps.
+    pub tier0_decay_bps: u16,
+    /// 0..=4.
+    pub min_counterparty_tier: u8,
+    /// 0..=255, 255 = off.
+    pub max_counterparty_risk: u8,
+    /// 0..=10000 bps, 0 = off.
+    pub min_counterparty_confidence: u16,
+    /// 0 Deny, 1 Allow, 2 RequireValidation.
+    pub unrated_treatment: u8,
+    /// sha256 of the capability namespace the payee must hold; zero = none.
+    pub required_capability: [u8; 32],
+    /// Up to two accepted attestors; default keys are empty slots; none = any attestor.
+    pub accepted_attestors: [Pubkey; 2],
+}
+
+pub(crate) fn attestor_list(slots: &[Pubkey; 2]) -> Vec<Pubkey> {
+    slots.iter().copied().filter(|k| *k != Pubkey::default()).collect()
+}
+
+pub(crate) fn gate_mode(v: u8) -> Result<GateMode> {
+    GateMode::from_u8(v).ok_or_else(|| error!(PolicyVaultError::InvalidGateMode))
+}
+
+pub(crate) fn unrated_treatment(v: u8) -> Result<UnratedTreatment> {
+    UnratedTreatment::from_u8(v).ok_or_else(|| error!(PolicyVaultError::InvalidUnratedTreatment))
+}
+
+impl PolicyParams {
+    /// The engine's view of these parameters; fails on enum bytes out of range.
+    pub fn to_config(&self) -> Result<PolicyConfig> {
+        Ok(PolicyConfig {
+            kinds: self.kinds,
+            spending: SpendingCaps {
+                per_tx: self.per_tx_cap,
+                daily: self.daily_cap,
+                weekly: self.weekly_cap,
+            },
+            velocity: VelocityRule {
+                window_secs: self.velocity_window_secs,
+                max_in_window: self.velocity_max_in_window,
+                tier0_decay_bps: self.tier0_decay_bps,
+            },
+            counterparty: TrustRequirement {
+                min_tier: self.min_counterparty_tier,
+                gate_mode: gate_mode(self.gate_mode)?,
+                max_risk: self.max_counterparty_risk,
+                min_confidence: self.min_counterparty_confidence,
+                unrated: unrated_treatment(self.unrated_treatment)?,
+            },
+            validation: ValidationRule {
+                capability: self.required_capability,
+                attestors: attestor_list(&self.accepted_attestors),
+            },
+        })
+    }
+
+    /// Validates every field; the error names the field.
+    pub fn validate(&self) -> Result<()> {
+        let config = self.to_config()?;
+        engine::validate_policy(&config).map_err(config_error)
+    }
+}
+
+/// Maps the engine's configuration errors 1:1 to program errors.
+pub(crate) fn config_error(e: ConfigError) -> Error {
+    let code = match e {
+        ConfigError::UnknownKindBits => PolicyVaultError::UnknownKindBits,
+        ConfigError::SpendingCapZero => PolicyVaultError::SpendingCapZero,
+        ConfigError::VelocityWindowZero => PolicyVaultError::VelocityWindowZero,
+        ConfigError::VelocityMaxZero => PolicyVaultError::VelocityMaxZero,
+        ConfigError::DecayOutOfRange => PolicyVaultError::DecayOutOfRange,
+        ConfigError::MinTierOutOfRange => PolicyVaultError::MinTierOutOfRange,
+        ConfigError::MinConfidenceOutOfRange => PolicyVaultError::MinConfidenceOutOfRange,
+        ConfigError::RequiredCapabilityMissing => PolicyVaultError::RequiredCapabilityMissing,
+        ConfigError::UnratedValidationWithoutCapability => {
+            PolicyVaultError::UnratedValidationWithoutCapability
+        }
+        ConfigError::TooManyAttestors => PolicyVaultError::TooManyAttestors,
+        ConfigError::DuplicateAttestor => PolicyVaultError::DuplicateAttestor,
+    };
+    error!(code)
+}
+
+/// One spending policy of an agent: immutable configuration plus the spending counters.
+///
+/// Offsets: 8 asset, 40 policy_id (u32 LE), 44 params (kinds 44, gate_mode 45, mint 46..78,
+/// per_tx 78, daily 86, weekly 94, window 102, max_in_window 110, decay 118, min tier 120,
+/// max risk 121, min confidence 122, unrated 124, capability 125..157, attestors 157..221),
+/// 221 day_index, 229 day_spent, 237 week_index, 245 week_spent, 253 created_at, 261 bump.
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct PolicyAccount {
+    /// The paying agent's asset.
+    pub asset: Pubkey,
+    pub policy_id: u32,
+    pub params: PolicyParams,
+    /// Days since the epoch (UTC) that `day_spent` counts.
+    pub day_index: i64,
+    pub day_spent: u64,
+    /// Monday-based week index that `week_spent` counts.
+    pub week_index: i64,
+    pub week_spent: u64,
+    pub created_at: i64,
+    pub bump: u8,
+}
+
+impl PolicyAccount {
+    pub fn counters(&self) -> SpendingCounters {
+        SpendingCounters {
+            day_index: self.day_index,
+            day_spent: self.day_spent,
+            week_index: self.week_index,
+            week_spent: self.week_spent,
+        }
+    }
+
+    pub fn store_counters(&mut self, c: SpendingCounters) {
+        self.day_index = c.day_index;
+        self.day_spent = c.day_spent;
+        self.week_index = c.week_index;
+        self.week_spent = c.week_spent;
+    }
+}
