@@ -56,6 +56,7 @@ pub fn dispute_payment(
     require_keys_eq!(log.payee_asset, payee_asset, GateError::FeedbackLogPayeeMismatch);
 
     ctx.accounts.target.give_feedback(
+        &payee_asset,
         &ctx.accounts.gate_authority,
         &ctx.accounts.system_program.to_account_info(),
         &GiveFeedbackArgs {

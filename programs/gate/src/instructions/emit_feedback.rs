@@ -65,6 +65,7 @@ pub fn emit_feedback(
     );
 
     ctx.accounts.target.give_feedback(
+        &payee_asset,
         &ctx.accounts.gate_authority,
         &ctx.accounts.system_program.to_account_info(),
         &GiveFeedbackArgs {

@@ -58,7 +58,10 @@ impl<'info> EvaluationAccounts<'info> {
             payee_attestation: self.payee_attestation.as_ref().map(|a| a.to_account_info()),
         };
         policy_vault::cpi::evaluate(
-            CpiContext::new_with_signer(policy_vault::ID, accounts, &signers),
+            // The program's own account travels along: absent optional accounts are encoded
+            // as the callee's program id, and every meta of a CPI needs its AccountInfo.
+            CpiContext::new_with_signer(policy_vault::ID, accounts, &signers)
+                .with_remaining_accounts(vec![self.policy_vault_program.to_account_info()]),
             EvaluateArgs {
                 payer_asset: args.payer_asset,
                 payee_asset: args.payee_asset,

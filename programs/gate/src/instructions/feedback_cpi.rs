@@ -10,21 +10,21 @@ use trust_gate_program_common::external::instructions::{
 };
 use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
 
-/// The payee's registry and engine accounts. Every one is tied to `payee_asset`.
+/// The payee's registry and engine accounts, all derived from `asset`; the handler ties
+/// `asset` to the `payee_asset` argument (a nested Accounts struct cannot read instruction
+/// arguments reliably, so the link is checked in [`FeedbackTarget::give_feedback`]).
 #[derive(Accounts)]
-#[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
 pub struct FeedbackTarget<'info> {
     /// CHECK: the payee's AgentAccount (PDA and owner enforced); the registry updates it.
     #[account(
         mut,
-        seeds = [ext_seeds::AGENT, payee_asset.as_ref()],
+        seeds = [ext_seeds::AGENT, asset.key().as_ref()],
         bump,
         seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
     )]
     pub agent_account: UncheckedAccount<'info>,
-    /// CHECK: the payee's asset (address enforced).
-    #[account(address = payee_asset @ GateError::AssetMismatch)]
+    /// CHECK: the payee's asset (must equal the `payee_asset` argument, checked in the handler).
     pub asset: UncheckedAccount<'info>,
     /// CHECK: the agent's collection (compared with the AgentAccount in the handler).
     pub collection: UncheckedAccount<'info>,
@@ -34,7 +34,7 @@ pub struct FeedbackTarget<'info> {
     /// CHECK: the payee's AtomStats PDA (address enforced); may not exist yet.
     #[account(
         mut,
-        seeds = [ext_seeds::ATOM_STATS, payee_asset.as_ref()],
+        seeds = [ext_seeds::ATOM_STATS, asset.key().as_ref()],
         bump,
         seeds::program = ids::REPUTATION_ENGINE,
     )]
@@ -74,10 +74,12 @@ impl<'info> FeedbackTarget<'info> {
     /// exist, so the registry updates the engine in the same transaction.
     pub fn give_feedback(
         &self,
+        payee_asset: &Pubkey,
         gate_authority: &Account<'info, GateAuthority>,
         system_program: &AccountInfo<'info>,
         args: &GiveFeedbackArgs,
     ) -> Result<()> {
+        require_keys_eq!(self.asset.key(), *payee_asset, GateError::AssetMismatch);
         let view = {
             let data = self.agent_account.try_borrow_data()?;
             agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?

@@ -1,0 +1,168 @@
+//! Fixtures shared by the program integration suites (`tests/programs/`).
+//!
+//! Every suite runs real transactions against a solana-program-test bank holding our three
+//! programs natively, the registry/engine stand-in at the external ids, and SPL Token,
+//! Token-2022 and the Associated Token Account program.
+
+use anchor_lang::solana_program::system_instruction;
+use anchor_lang::{prelude::Pubkey, AccountDeserialize};
+use solana_program_test::{BanksClientError, ProgramTestContext};
+use solana_sdk::{
+    account::Account,
+    clock::Clock,
+    instruction::{Instruction, InstructionError},
+    signature::{Keypair, Signer},
+
+    transaction::{Transaction, TransactionError},
+};
+
+pub mod hook;
+pub mod world;
+
+/// Starts a bank with every program trust-gate touches.
+pub async fn start() -> ProgramTestContext {
+    trust_gate_localnet::native::program_test()
+        .start_with_context()
+        .await
+}
+
+/// Sends one transaction paid by the context's payer, signed by it and `signers`.
+pub async fn send(
+    ctx: &mut ProgramTestContext,
+    ixs: &[Instruction],
+    signers: &[&Keypair],
+) -> Result<(), BanksClientError> {
+    let tx = transaction(ctx, ixs, signers).await;
+    ctx.banks_client.process_transaction(tx).await
+}
+
+/// Builds and signs a transaction paid by the context's payer with a recent blockhash.
+pub async fn transaction(
+    ctx: &mut ProgramTestContext,
+    ixs: &[Instruction],
+    signers: &[&Keypair],
+) -> Transaction {
+    let blockhash = ctx.banks_client.get_latest_blockhash().await.unwrap();
+    let mut all: Vec<&Keypair> = vec![&ctx.payer];
+    all.extend(signers.iter().copied().filter(|k| k.pubkey() != ctx.payer.pubkey()));
+    Transaction::new_signed_with_payer(ixs, Some(&ctx.payer.pubkey()), &all, blockhash)
+}
+
+/// Sends one transaction paid by `fee_payer` and signed by it and `signers`.
+pub async fn send_tx(
+    ctx: &mut ProgramTestContext,
+    ixs: &[Instruction],
+    fee_payer: &Keypair,
+    signers: &[&Keypair],
+) -> Result<(), BanksClientError> {
+    let blockhash = ctx.banks_client.get_latest_blockhash().await.unwrap();
+    let mut all: Vec<&Keypair> = vec![fee_payer];
+    all.extend(signers.iter().copied().filter(|k| k.pubkey() != fee_payer.pubkey()));
+    let tx = Transaction::new_signed_with_payer(ixs, Some(&fee_payer.pubkey()), &all, blockhash);
+    ctx.banks_client.process_transaction(tx).await
+}
+
+/// A fresh 32-byte payment id hash.
+pub fn payment_id() -> [u8; 32] {
+    Pubkey::new_unique().to_bytes()
+}
+
+/// The custom program error code a failed transaction carries, if any.
+pub fn custom_code(err: &BanksClientError) -> Option<u32> {
+    match err {
+        BanksClientError::TransactionError(TransactionError::InstructionError(
+            _,
+            InstructionError::Custom(code),
+        ))
+        | BanksClientError::SimulationError {
+            err: TransactionError::InstructionError(_, InstructionError::Custom(code)),
+            ..
+        } => Some(*code),
+        _ => None,
+    }
+}
+
+/// The instruction error a failed transaction carries, if any.
+pub fn instruction_error(err: &BanksClientError) -> Option<InstructionError> {
+    match err {
+        BanksClientError::TransactionError(TransactionError::InstructionError(_, e))
+        | BanksClientError::SimulationError {
+            err: TransactionError::InstructionError(_, e),
+            ..
+        } => Some(e.clone()),
+        _ => None,
+    }
+}
+
+/// Asserts that `result` failed with Anchor error/custom code `code`.
+#[track_caller]
+pub fn assert_code<T: std::fmt::Debug>(result: Result<T, BanksClientError>, code: u32) {
+    match result {
+        Ok(v) => panic!("expected error code {code}, got success {v:?}"),
+        Err(e) => assert_eq!(custom_code(&e), Some(code), "unexpected error: {e:?}"),
+    }
+}
+
+/// Asserts that creating an account that already exists was refused by the system program.
+/// Anchor 1.2 (re)initializes a funded address with `CreateAccountAllowPrefund`, which the
+/// 3.1 runtime does not know (InvalidInstructionData); other paths answer AccountAlreadyInUse (0).
+#[track_caller]
+pub fn assert_already_in_use<T: std::fmt::Debug>(result: Result<T, BanksClientError>) {
+    match result {
+        Ok(v) => panic!("re-initialization succeeded: {v:?}"),
+        Err(e) => assert!(
+            matches!(
+                instruction_error(&e),
+                Some(InstructionError::Custom(0)) | Some(InstructionError::InvalidInstructionData)
+            ),
+            "unexpected error: {e:?}"
+        ),
+    }
+}
+
+/// Transfers lamports from the payer to `to`.
+pub async fn fund(ctx: &mut ProgramTestContext, to: &Pubkey, lamports: u64) {
+    let ix = system_instruction::transfer(&ctx.payer.pubkey(), to, lamports);
+    send(ctx, &[ix], &[]).await.unwrap();
+}
+
+/// A new keypair with 10 SOL.
+pub async fn funded_keypair(ctx: &mut ProgramTestContext) -> Keypair {
+    let k = Keypair::new();
+    fund(ctx, &k.pubkey(), 10_000_000_000).await;
+    k
+}
+
+pub async fn raw_account(ctx: &mut ProgramTestContext, address: &Pubkey) -> Option<Account> {
+    ctx.banks_client.get_account(*address).await.unwrap()
+}
+
+/// Fetches and decodes an Anchor account; `None` when it does not exist.
+pub async fn fetch<T: AccountDeserialize>(ctx: &mut ProgramTestContext, address: &Pubkey) -> Option<T> {
+    let account = raw_account(ctx, address).await?;
+    Some(T::try_deserialize(&mut account.data.as_slice()).expect("account decodes"))
+}
+
+pub async fn clock(ctx: &mut ProgramTestContext) -> Clock {
+    ctx.banks_client.get_sysvar::<Clock>().await.unwrap()
+}
+
+/// Moves the bank's unix time forward by `seconds` (slots untouched).
+pub async fn advance_time(ctx: &mut ProgramTestContext, seconds: i64) {
+    let mut c = clock(ctx).await;
+    c.unix_timestamp += seconds;
+    ctx.set_sysvar(&c);
+}
+
+/// Sets the bank's unix time.
+pub async fn set_time(ctx: &mut ProgramTestContext, unix_timestamp: i64) {
+    let mut c = clock(ctx).await;
+    c.unix_timestamp = unix_timestamp;
+    ctx.set_sysvar(&c);
+}
+
+/// Moves the bank forward by `slots` slots.
+pub async fn advance_slots(ctx: &mut ProgramTestContext, slots: u64) {
+    let slot = clock(ctx).await.slot;
+    ctx.warp_to_slot(slot + slots).unwrap();
+}

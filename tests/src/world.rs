@@ -1,0 +1,649 @@
+//! A test world: the registry/engine stand-in initialized, a facilitator with its
+//! GateAuthority, a 6-decimal SPL mint, and helpers to register agents, give them tiers,
+//! policies and token accounts, and to build gate instructions and settlement bundles.
+
+use crate::{send, send_tx, transaction};
+use anchor_lang::solana_program::system_instruction;
+use anchor_lang::{prelude::Pubkey, InstructionData, ToAccountMetas};
+use anchor_spl::associated_token::{
+    get_associated_token_address_with_program_id,
+    spl_associated_token_account::instruction::create_associated_token_account_idempotent,
+};
+use anchor_spl::token::spl_token;
+use gate::settlement::TOKEN_PROGRAM_ID;
+use policy_vault::engine::Decision;
+use policy_vault::state::{seeds as pv_seeds, AcceptanceParams, PolicyParams};
+use solana_program_test::{BanksClientError, ProgramTestContext};
+use solana_sdk::{
+    instruction::Instruction,
+    program_pack::Pack,
+    signature::{Keypair, Signer},
+
+};
+use trust_gate_localnet::standin::client as standin;
+use trust_gate_program_common::external::{self as ext, atom_stats::Stats};
+
+pub const DECIMALS: u8 = 6;
+
+/// An agent registered in the (stand-in) registry: its owner wallet and asset.
+pub struct Agent {
+    pub owner: Keypair,
+    pub asset: Keypair,
+}
+
+impl Agent {
+    pub fn asset(&self) -> Pubkey {
+        self.asset.pubkey()
+    }
+}
+
+pub struct World {
+    pub ctx: ProgramTestContext,
+    pub collection: Keypair,
+    pub engine_authority: Keypair,
+    pub facilitator: Keypair,
+    pub mint: Pubkey,
+    pub mint_authority: Keypair,
+}
+
+/// Every PDA trust-gate derives, in one place.
+pub mod pda {
+    use super::*;
+
+    pub fn find(seeds: &[&[u8]], program: &Pubkey) -> Pubkey {
+        Pubkey::find_program_address(seeds, program).0
+    }
+    pub fn policy_authority(asset: &Pubkey) -> Pubkey {
+        find(&[pv_seeds::POLICY_AUTHORITY, asset.as_ref()], &policy_vault::ID)
+    }
+    pub fn policy(asset: &Pubkey, id: u32) -> Pubkey {
+        find(&[pv_seeds::POLICY, asset.as_ref(), &id.to_le_bytes()], &policy_vault::ID)
+    }
+    pub fn velocity(asset: &Pubkey, id: u32) -> Pubkey {
+        find(&[pv_seeds::VELOCITY, asset.as_ref(), &id.to_le_bytes()], &policy_vault::ID)
+    }
+    pub fn killswitch(asset: &Pubkey) -> Pubkey {
+        find(&[pv_seeds::KILLSWITCH, asset.as_ref()], &policy_vault::ID)
+    }
+    pub fn acceptance(asset: &Pubkey) -> Pubkey {
+        find(&[pv_seeds::ACCEPTANCE, asset.as_ref()], &policy_vault::ID)
+    }
+    pub fn evaluate_signer() -> Pubkey {
+        find(&[gate::state::seeds::EVALUATE_SIGNER], &gate::ID)
+    }
+    pub fn gate_authority(facilitator: &Pubkey) -> Pubkey {
+        find(&[gate::state::seeds::GATE_AUTHORITY, facilitator.as_ref()], &gate::ID)
+    }
+    pub fn feedback_log(facilitator: &Pubkey, payment: &[u8; 32]) -> Pubkey {
+        find(&[gate::state::seeds::FEEDBACK_LOG, facilitator.as_ref(), payment], &gate::ID)
+    }
+    pub fn dispute(facilitator: &Pubkey, payment: &[u8; 32]) -> Pubkey {
+        find(&[gate::state::seeds::DISPUTE, facilitator.as_ref(), payment], &gate::ID)
+    }
+    pub fn attestation(subject: &Pubkey, capability: &[u8; 32], attestor: &Pubkey) -> Pubkey {
+        use validation_registry::state::seeds;
+        find(
+            &[seeds::ATTESTATION, subject.as_ref(), capability, attestor.as_ref()],
+            &validation_registry::ID,
+        )
+    }
+    pub fn stats(asset: &Pubkey) -> Pubkey {
+        ext::atom_stats_pda(asset).0
+    }
+    pub fn agent(asset: &Pubkey) -> Pubkey {
+        ext::agent_account_pda(asset).0
+    }
+}
+
+/// A policy with every rule off, for tests to switch on what they exercise.
+pub fn open_policy(mint: Pubkey) -> PolicyParams {
+    PolicyParams {
+        kinds: 0,
+        gate_mode: 0,
+        mint,
+        per_tx_cap: 0,
+        daily_cap: 0,
+        weekly_cap: 0,
+        velocity_window_secs: 0,
+        velocity_max_in_window: 0,
+        tier0_decay_bps: 10_000,
+        min_counterparty_tier: 0,
+        max_counterparty_risk: 255,
+        min_counterparty_confidence: 0,
+        unrated_treatment: 1,
+        required_capability: [0; 32],
+        accepted_attestors: [Pubkey::default(); 2],
+    }
+}
+
+/// The demo payer policy: spending caps, velocity and the kill switch.
+pub fn demo_policy(mint: Pubkey) -> PolicyParams {
+    PolicyParams {
+        kinds: 0x01 | 0x02 | 0x04,
+        per_tx_cap: 5_000_000,
+        daily_cap: 20_000_000,
+        weekly_cap: 50_000_000,
+        velocity_window_secs: 3_600,
+        velocity_max_in_window: 10_000_000,
+        tier0_decay_bps: 5_000,
+        ..open_policy(mint)
+    }
+}
+
+/// An acceptance policy that asks payers for `min_tier`.
+pub fn min_tier_acceptance(min_tier: u8) -> AcceptanceParams {
+    AcceptanceParams {
+        min_payer_tier: min_tier,
+        gate_mode: 0,
+        max_payer_risk: 255,
+        min_payer_confidence: 0,
+        unrated_treatment: 0,
+        required_capability: [0; 32],
+        accepted_attestors: [Pubkey::default(); 2],
+    }
+}
+
+pub fn tier(t: u8) -> Stats {
+    Stats {
+        tier_immediate: t,
+        tier_confirmed: t,
+        risk_score: 0,
+        confidence: 5_000,
+    }
+}
+
+/// Optional attestations passed to a gate evaluation.
+#[derive(Default, Clone, Copy)]
+pub struct Attestations {
+    pub payer: Option<Pubkey>,
+    pub payee: Option<Pubkey>,
+}
+
+impl World {
+    pub async fn new() -> World {
+        World::from_context(crate::start().await).await
+    }
+
+    /// A world on a bank started from `pt` (for tests that add programs of their own).
+    pub async fn with_program_test(pt: solana_program_test::ProgramTest) -> World {
+        World::from_context(pt.start_with_context().await).await
+    }
+
+    async fn from_context(mut ctx: ProgramTestContext) -> World {
+        let collection = Keypair::new();
+        let engine_authority = Keypair::new();
+        let facilitator = Keypair::new();
+        let mint_authority = Keypair::new();
+        let mint = Keypair::new();
+        let payer = ctx.payer.pubkey();
+        crate::fund(&mut ctx, &facilitator.pubkey(), 10_000_000_000).await;
+
+        let rent = ctx.banks_client.get_rent().await.unwrap();
+        let mint_ixs = [
+            system_instruction::create_account(
+                &payer,
+                &mint.pubkey(),
+                rent.minimum_balance(spl_token::state::Mint::LEN),
+                spl_token::state::Mint::LEN as u64,
+                &TOKEN_PROGRAM_ID,
+            ),
+            spl_token::instruction::initialize_mint2(
+                &TOKEN_PROGRAM_ID,
+                &mint.pubkey(),
+                &mint_authority.pubkey(),
+                None,
+                DECIMALS,
+            )
+            .unwrap(),
+        ];
+        send(&mut ctx, &mint_ixs, &[&mint]).await.unwrap();
+        send(
+            &mut ctx,
+            &[
+                standin::initialize_registry(&payer, &collection.pubkey()),
+                standin::initialize_engine(&payer, &engine_authority.pubkey()),
+            ],
+            &[&collection],
+        )
+        .await
+        .unwrap();
+        let f = facilitator.pubkey();
+        let init = Instruction {
+            program_id: gate::ID,
+            accounts: gate::accounts::InitAuthority {
+                facilitator_signer: f,
+                gate_authority: pda::gate_authority(&f),
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: gate::instruction::InitAuthority { facilitator: f }.data(),
+        };
+        send(&mut ctx, &[init], &[&facilitator]).await.unwrap();
+        World {
+            ctx,
+            collection,
+            engine_authority,
+            facilitator,
+            mint: mint.pubkey(),
+            mint_authority,
+        }
+    }
+
+    /// Sends one transaction paid by the context's payer (see [`crate::send`]).
+    pub async fn send(&mut self, ixs: &[Instruction], signers: &[&Keypair]) -> Result<(), BanksClientError> {
+        send(&mut self.ctx, ixs, signers).await
+    }
+
+    /// Registers an agent (reputation-enabled, stats initialized at tier 0).
+    pub async fn register_agent(&mut self) -> Agent {
+        let owner = crate::funded_keypair(&mut self.ctx).await;
+        let asset = Keypair::new();
+        let c = self.collection.pubkey();
+        let ixs = [
+            standin::register_with_options(&owner.pubkey(), &asset.pubkey(), &c, "ipfs://agent", true),
+            standin::initialize_stats(&owner.pubkey(), &asset.pubkey(), &c),
+        ];
+        send(&mut self.ctx, &ixs, &[&owner, &asset]).await.unwrap();
+        Agent { owner, asset }
+    }
+
+    pub async fn set_stats(&mut self, agent: &Pubkey, stats: Stats) {
+        let ix = standin::set_stats(&self.engine_authority.pubkey(), agent, &stats);
+        let authority = self.engine_authority.insecure_clone();
+        send(&mut self.ctx, &[ix], &[&authority]).await.unwrap();
+    }
+
+    /// An agent with tier `t`, an authority (owner, threshold 1), and policy 1 = `policy`.
+    pub async fn payer_with_policy(&mut self, t: u8, policy: PolicyParams) -> Agent {
+        let agent = self.register_agent().await;
+        self.set_stats(&agent.asset(), tier(t)).await;
+        self.init_authority(&agent).await;
+        self.init_policy(&agent, 1, policy).await.unwrap();
+        agent
+    }
+
+    pub fn init_authority_ix(&self, signer: &Pubkey, asset: &Pubkey, members: Vec<Pubkey>, threshold: u8) -> Instruction {
+        Instruction {
+            program_id: policy_vault::ID,
+            accounts: policy_vault::accounts::InitAuthority {
+                owner: *signer,
+                agent_account: pda::agent(asset),
+                authority: pda::policy_authority(asset),
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: policy_vault::instruction::InitAuthority {
+                asset: *asset,
+                members,
+                threshold,
+            }
+            .data(),
+        }
+    }
+
+    pub async fn init_authority(&mut self, agent: &Agent) {
+        let ix = self.init_authority_ix(&agent.owner.pubkey(), &agent.asset(), vec![agent.owner.pubkey()], 1);
+        send(&mut self.ctx, &[ix], &[&agent.owner]).await.unwrap();
+    }
+
+    pub fn init_policy_ix(&self, member: &Pubkey, asset: &Pubkey, policy_id: u32, params: PolicyParams) -> Instruction {
+        Instruction {
+            program_id: policy_vault::ID,
+            accounts: policy_vault::accounts::InitPolicy {
+                member: *member,
+                authority: pda::policy_authority(asset),
+                policy: pda::policy(asset, policy_id),
+                velocity: pda::velocity(asset, policy_id),
+                killswitch: pda::killswitch(asset),
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: policy_vault::instruction::InitPolicy {
+                asset: *asset,
+                policy_id,
+                params,
+            }
+            .data(),
+        }
+    }
+
+    pub async fn init_policy(&mut self, agent: &Agent, policy_id: u32, params: PolicyParams) -> Result<(), BanksClientError> {
+        let ix = self.init_policy_ix(&agent.owner.pubkey(), &agent.asset(), policy_id, params);
+        send(&mut self.ctx, &[ix], &[&agent.owner]).await
+    }
+
+    /// `set_acceptance_policy` led by `lead`, with `others` as extra member signers.
+    pub fn set_acceptance_ix(&self, lead: &Pubkey, others: &[Pubkey], asset: &Pubkey, params: AcceptanceParams) -> Instruction {
+        let mut accounts = policy_vault::accounts::SetAcceptancePolicy {
+            member: *lead,
+            authority: pda::policy_authority(asset),
+            acceptance: pda::acceptance(asset),
+            system_program: anchor_lang::system_program::ID,
+        }
+        .to_account_metas(None);
+        accounts.extend(others.iter().map(|k| solana_sdk::instruction::AccountMeta::new_readonly(*k, true)));
+        Instruction {
+            program_id: policy_vault::ID,
+            accounts,
+            data: policy_vault::instruction::SetAcceptancePolicy { asset: *asset, params }.data(),
+        }
+    }
+
+    /// A payee agent with tier `t`, an authority and (optionally) an acceptance policy.
+    pub async fn payee(&mut self, t: u8, acceptance: Option<AcceptanceParams>) -> Agent {
+        let agent = self.register_agent().await;
+        self.set_stats(&agent.asset(), tier(t)).await;
+        self.init_authority(&agent).await;
+        if let Some(params) = acceptance {
+            let ix = self.set_acceptance_ix(&agent.owner.pubkey(), &[], &agent.asset(), params);
+            send(&mut self.ctx, &[ix], &[&agent.owner]).await.unwrap();
+        }
+        agent
+    }
+
+    /// The associated token account of `owner` for the world's mint (created if missing),
+    /// funded with `amount` when non-zero.
+    pub async fn token_account(&mut self, owner: &Pubkey, amount: u64) -> Pubkey {
+        let ata = get_associated_token_address_with_program_id(owner, &self.mint, &TOKEN_PROGRAM_ID);
+        let payer = self.ctx.payer.pubkey();
+        let create = create_associated_token_account_idempotent(&payer, owner, &self.mint, &TOKEN_PROGRAM_ID);
+        if amount == 0 {
+            send(&mut self.ctx, &[create], &[]).await.unwrap();
+        } else {
+            let mint_to =
+                spl_token::instruction::mint_to(&TOKEN_PROGRAM_ID, &self.mint, &ata, &self.mint_authority.pubkey(), &[], amount)
+                    .unwrap();
+            let auth = self.mint_authority.insecure_clone();
+            send(&mut self.ctx, &[create, mint_to], &[&auth]).await.unwrap();
+        }
+        ata
+    }
+
+    pub async fn token_balance(&mut self, account: &Pubkey) -> u64 {
+        let acc = crate::raw_account(&mut self.ctx, account).await.unwrap();
+        spl_token::state::Account::unpack(&acc.data[..spl_token::state::Account::LEN]).unwrap().amount
+    }
+
+    pub fn evaluation_accounts(&self, payer: &Pubkey, payee: &Pubkey, policy_id: u32, att: Attestations) -> gate::accounts::EvaluationAccounts {
+        gate::accounts::EvaluationAccounts {
+            evaluate_signer: pda::evaluate_signer(),
+            policy: pda::policy(payer, policy_id),
+            velocity_ledger: pda::velocity(payer, policy_id),
+            killswitch: pda::killswitch(payer),
+            payer_stats: pda::stats(payer),
+            payee_stats: pda::stats(payee),
+            payee_acceptance: pda::acceptance(payee),
+            payer_attestation: att.payer,
+            payee_attestation: att.payee,
+            policy_vault_program: policy_vault::ID,
+        }
+    }
+
+    pub fn gate_payment_ix(&self, payer: &Pubkey, payee: &Pubkey, amount: u64, mint: Pubkey, policy_id: u32, att: Attestations) -> Instruction {
+        Instruction {
+            program_id: gate::ID,
+            accounts: gate::accounts::GatePayment {
+                evaluation: self.evaluation_accounts(payer, payee, policy_id, att),
+            }
+            .to_account_metas(None),
+            data: gate::instruction::GatePayment {
+                payer_asset: *payer,
+                payee_asset: *payee,
+                amount,
+                mint,
+                policy_id,
+            }
+            .data(),
+        }
+    }
+
+    /// Simulates gate_payment and decodes the decision from the return data.
+    pub async fn decide(&mut self, payer: &Agent, payee: &Agent, amount: u64, att: Attestations) -> Decision {
+        let ix = self.gate_payment_ix(&payer.asset(), &payee.asset(), amount, self.mint, 1, att);
+        self.simulate_decision(ix).await
+    }
+
+    pub async fn simulate_decision(&mut self, ix: Instruction) -> Decision {
+        let tx = transaction(&mut self.ctx, &[ix], &[]).await;
+        let sim = self.ctx.banks_client.simulate_transaction(tx).await.unwrap();
+        let details = sim.simulation_details.expect("simulation details");
+        if let Some(Err(e)) = sim.result {
+            panic!("simulation failed: {e:?}\n{:#?}", details.logs);
+        }
+        let rd = details.return_data.expect("gate_payment sets return data");
+        assert_eq!(rd.program_id, gate::ID);
+        Decision::from_wire(&rd.data).expect("a decision")
+    }
+
+    pub fn strict_ix(&self, payer: &Agent, payee: &Agent, amount: u64, destination: Pubkey, att: Attestations) -> Instruction {
+        self.strict_ix_for_mint(self.mint, payer, payee, amount, destination, att)
+    }
+
+    pub fn strict_ix_for_mint(&self, mint: Pubkey, payer: &Agent, payee: &Agent, amount: u64, destination: Pubkey, att: Attestations) -> Instruction {
+        let (p, q) = (payer.asset(), payee.asset());
+        Instruction {
+            program_id: gate::ID,
+            accounts: gate::accounts::GatePaymentStrict {
+                evaluation: self.evaluation_accounts(&p, &q, 1, att),
+                payer_signer: payer.owner.pubkey(),
+                payer_agent: pda::agent(&p),
+                payee_agent: pda::agent(&q),
+                destination_token: destination,
+                instructions: solana_sdk::sysvar::instructions::ID,
+            }
+            .to_account_metas(None),
+            data: gate::instruction::GatePaymentStrict {
+                payer_asset: p,
+                payee_asset: q,
+                amount,
+                mint,
+                policy_id: 1,
+            }
+            .data(),
+        }
+    }
+
+    pub fn transfer_ix(&self, source: &Pubkey, destination: &Pubkey, authority: &Pubkey, amount: u64) -> Instruction {
+        spl_token::instruction::transfer_checked(
+            &TOKEN_PROGRAM_ID,
+            source,
+            &self.mint,
+            destination,
+            authority,
+            &[],
+            amount,
+            DECIMALS,
+        )
+        .unwrap()
+    }
+
+    pub fn feedback_target(&self, payee: &Pubkey) -> gate::accounts::FeedbackTarget {
+        gate::accounts::FeedbackTarget {
+            agent_account: pda::agent(payee),
+            asset: *payee,
+            collection: self.collection.pubkey(),
+            atom_config: ext::atom_config_pda().0,
+            atom_stats: pda::stats(payee),
+            registry_cpi_authority: ext::registry_cpi_authority_pda().0,
+            registry_program: ext::ids::AGENT_REGISTRY,
+            engine_program: ext::ids::REPUTATION_ENGINE,
+        }
+    }
+
+    pub fn emit_feedback_ix(&self, payment: [u8; 32], payee: &Pubkey, score: u8, value: u64) -> Instruction {
+        let f = self.facilitator.pubkey();
+        Instruction {
+            program_id: gate::ID,
+            accounts: gate::accounts::EmitFeedback {
+                facilitator_signer: f,
+                gate_authority: pda::gate_authority(&f),
+                feedback_log: pda::feedback_log(&f, &payment),
+                target: self.feedback_target(payee),
+                instructions: solana_sdk::sysvar::instructions::ID,
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: gate::instruction::EmitFeedback {
+                payment_id_hash: payment,
+                facilitator: f,
+                payee_asset: *payee,
+                score,
+                value,
+                value_decimals: DECIMALS,
+                tag1: "x402".into(),
+                tag2: String::new(),
+                endpoint: "https://demo.example/protected".into(),
+                feedback_uri: String::new(),
+            }
+            .data(),
+        }
+    }
+
+    pub fn dispute_ix(&self, payment: [u8; 32], payee: &Pubkey, reason: [u8; 32]) -> Instruction {
+        let f = self.facilitator.pubkey();
+        Instruction {
+            program_id: gate::ID,
+            accounts: gate::accounts::DisputePayment {
+                facilitator_signer: f,
+                gate_authority: pda::gate_authority(&f),
+                feedback_log: pda::feedback_log(&f, &payment),
+                dispute: pda::dispute(&f, &payment),
+                target: self.feedback_target(payee),
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: gate::instruction::DisputePayment {
+                payment_id_hash: payment,
+                facilitator: f,
+                payee_asset: *payee,
+                dispute_reason_hash: reason,
+                feedback_uri: "ipfs://dispute".into(),
+            }
+            .data(),
+        }
+    }
+
+    /// The settlement bundle [gate_payment_strict, TransferChecked, emit_feedback] paying
+    /// `amount` from the payer owner's token account to the payee owner's.
+    pub async fn settlement(&mut self, payer: &Agent, payee: &Agent, amount: u64, payment: [u8; 32]) -> [Instruction; 3] {
+        let source = self.token_account(&payer.owner.pubkey(), 0).await;
+        let destination = self.token_account(&payee.owner.pubkey(), 0).await;
+        [
+            self.strict_ix(payer, payee, amount, destination, Attestations::default()),
+            self.transfer_ix(&source, &destination, &payer.owner.pubkey(), amount),
+            self.emit_feedback_ix(payment, &payee.asset(), 90, amount),
+        ]
+    }
+
+    /// Sends a bundle signed by the facilitator (fee payer) and the payer's owner.
+    pub async fn send_settlement(&mut self, payer: &Agent, ixs: &[Instruction]) -> Result<(), BanksClientError> {
+        let facilitator = self.facilitator.insecure_clone();
+        send_tx(&mut self.ctx, ixs, &facilitator, &[&payer.owner]).await
+    }
+}
+
+/// sha256 of a capability namespace name.
+pub fn capability_hash(name: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(name.as_bytes()).into()
+}
+
+impl World {
+    /// Registers an agent without engine stats: unrated.
+    pub async fn register_unrated_agent(&mut self) -> Agent {
+        let owner = crate::funded_keypair(&mut self.ctx).await;
+        let asset = Keypair::new();
+        let ix = standin::register_with_options(&owner.pubkey(), &asset.pubkey(), &self.collection.pubkey(), "ipfs://agent", true);
+        send(&mut self.ctx, &[ix], &[&owner, &asset]).await.unwrap();
+        Agent { owner, asset }
+    }
+
+    /// Registers the namespace `name` (idempotent for tests: ignores "already exists").
+    pub async fn register_namespace(&mut self, name: &str) -> [u8; 32] {
+        let hash = capability_hash(name);
+        let payer = self.ctx.payer.pubkey();
+        let ix = Instruction {
+            program_id: validation_registry::ID,
+            accounts: validation_registry::accounts::RegisterNamespace {
+                registrant: payer,
+                namespace: validation_registry::utils::pda::namespace(&hash).0,
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: validation_registry::instruction::RegisterNamespace {
+                name: name.into(),
+                version: "1".into(),
+                schema_uri: String::new(),
+            }
+            .data(),
+        };
+        if crate::raw_account(&mut self.ctx, &validation_registry::utils::pda::namespace(&hash).0).await.is_none() {
+            send(&mut self.ctx, &[ix], &[]).await.unwrap();
+        }
+        hash
+    }
+
+    /// A funded attestor with a profile.
+    pub async fn attestor(&mut self) -> Keypair {
+        let attestor = crate::funded_keypair(&mut self.ctx).await;
+        let ix = Instruction {
+            program_id: validation_registry::ID,
+            accounts: validation_registry::accounts::RegisterAttestor {
+                attestor: attestor.pubkey(),
+                attestor_profile: validation_registry::utils::pda::attestor_profile(&attestor.pubkey()).0,
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: validation_registry::instruction::RegisterAttestor { display_name_uri: "ipfs://attestor".into() }.data(),
+        };
+        send(&mut self.ctx, &[ix], &[&attestor]).await.unwrap();
+        attestor
+    }
+
+    /// `attestor` attests that `subject` holds `capability` until `expires_at_slot`;
+    /// returns the attestation's address.
+    pub async fn attest(&mut self, attestor: &Keypair, subject: &Pubkey, capability: [u8; 32], expires_at_slot: u64) -> Pubkey {
+        let address = pda::attestation(subject, &capability, &attestor.pubkey());
+        let ix = Instruction {
+            program_id: validation_registry::ID,
+            accounts: validation_registry::accounts::RespondToValidation {
+                attestor: attestor.pubkey(),
+                attestor_profile: validation_registry::utils::pda::attestor_profile(&attestor.pubkey()).0,
+                namespace: validation_registry::utils::pda::namespace(&capability).0,
+                attestation: address,
+                instructions: solana_sdk::sysvar::instructions::ID,
+                system_program: anchor_lang::system_program::ID,
+            }
+            .to_account_metas(None),
+            data: validation_registry::instruction::RespondToValidation {
+                subject_asset: *subject,
+                capability_hash: capability,
+                claim_payload_hash: [1; 32],
+                claim_uri_hash: [2; 32],
+                expires_at_slot,
+            }
+            .data(),
+        };
+        send(&mut self.ctx, &[ix], &[attestor]).await.unwrap();
+        address
+    }
+
+    pub async fn revoke(&mut self, attestor: &Keypair, subject: &Pubkey, capability: [u8; 32]) {
+        let ix = Instruction {
+            program_id: validation_registry::ID,
+            accounts: validation_registry::accounts::RevokeValidation {
+                attestor: attestor.pubkey(),
+                attestor_profile: validation_registry::utils::pda::attestor_profile(&attestor.pubkey()).0,
+                attestation: pda::attestation(subject, &capability, &attestor.pubkey()),
+            }
+            .to_account_metas(None),
+            data: validation_registry::instruction::RevokeValidation {
+                subject_asset: *subject,
+                capability_hash: capability,
+                reason_hash: [7; 32],
+            }
+            .data(),
+        };
+        send(&mut self.ctx, &[ix], &[attestor]).await.unwrap();
+    }
+}

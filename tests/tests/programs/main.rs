@@ -1,0 +1,9 @@
+//! The program integration suite: one test binary, one module per area. Every test runs
+//! real transactions in a solana-program-test bank (see `trust_gate_program_tests`).
+
+mod adversarial;
+mod decisions;
+mod engine_standin;
+mod settlement;
+mod validation_registry;
+mod vault;
