@@ -2,7 +2,9 @@
 //! wires it in. Used to prove that a reverted transfer leaves the gate's counters untouched.
 
 use anchor_lang::prelude::Pubkey;
-use anchor_lang::solana_program::{account_info::AccountInfo, entrypoint::ProgramResult, program_error::ProgramError};
+use anchor_lang::solana_program::{
+    account_info::AccountInfo, entrypoint::ProgramResult, program_error::ProgramError,
+};
 use sha2::{Digest, Sha256};
 
 /// The hook's program id in tests.
@@ -11,7 +13,11 @@ pub const REJECTING_HOOK_ID: Pubkey = Pubkey::new_from_array([0xB1; 32]);
 pub const HOOK_REJECTION: u32 = 0xB10C;
 
 /// Fails every call, Execute included: the transfer it guards is refused.
-pub fn reject_transfer(_program_id: &Pubkey, _accounts: &[AccountInfo], _data: &[u8]) -> ProgramResult {
+pub fn reject_transfer(
+    _program_id: &Pubkey,
+    _accounts: &[AccountInfo],
+    _data: &[u8],
+) -> ProgramResult {
     Err(ProgramError::Custom(HOOK_REJECTION))
 }
 

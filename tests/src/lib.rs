@@ -12,7 +12,6 @@ use solana_sdk::{
     clock::Clock,
     instruction::{Instruction, InstructionError},
     signature::{Keypair, Signer},
-
     transaction::{Transaction, TransactionError},
 };
 
@@ -44,7 +43,12 @@ pub async fn transaction(
 ) -> Transaction {
     let blockhash = ctx.banks_client.get_latest_blockhash().await.unwrap();
     let mut all: Vec<&Keypair> = vec![&ctx.payer];
-    all.extend(signers.iter().copied().filter(|k| k.pubkey() != ctx.payer.pubkey()));
+    all.extend(
+        signers
+            .iter()
+            .copied()
+            .filter(|k| k.pubkey() != ctx.payer.pubkey()),
+    );
     Transaction::new_signed_with_payer(ixs, Some(&ctx.payer.pubkey()), &all, blockhash)
 }
 
@@ -57,7 +61,12 @@ pub async fn send_tx(
 ) -> Result<(), BanksClientError> {
     let blockhash = ctx.banks_client.get_latest_blockhash().await.unwrap();
     let mut all: Vec<&Keypair> = vec![fee_payer];
-    all.extend(signers.iter().copied().filter(|k| k.pubkey() != fee_payer.pubkey()));
+    all.extend(
+        signers
+            .iter()
+            .copied()
+            .filter(|k| k.pubkey() != fee_payer.pubkey()),
+    );
     let tx = Transaction::new_signed_with_payer(ixs, Some(&fee_payer.pubkey()), &all, blockhash);
     ctx.banks_client.process_transaction(tx).await
 }
@@ -138,7 +147,10 @@ pub async fn raw_account(ctx: &mut ProgramTestContext, address: &Pubkey) -> Opti
 }
 
 /// Fetches and decodes an Anchor account; `None` when it does not exist.
-pub async fn fetch<T: AccountDeserialize>(ctx: &mut ProgramTestContext, address: &Pubkey) -> Option<T> {
+pub async fn fetch<T: AccountDeserialize>(
+    ctx: &mut ProgramTestContext,
+    address: &Pubkey,
+) -> Option<T> {
     let account = raw_account(ctx, address).await?;
     Some(T::try_deserialize(&mut account.data.as_slice()).expect("account decodes"))
 }

@@ -18,7 +18,6 @@ use solana_sdk::{
     instruction::Instruction,
     program_pack::Pack,
     signature::{Keypair, Signer},
-
 };
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_common::external::{self as ext, atom_stats::Stats};
@@ -54,13 +53,22 @@ pub mod pda {
         Pubkey::find_program_address(seeds, program).0
     }
     pub fn policy_authority(asset: &Pubkey) -> Pubkey {
-        find(&[pv_seeds::POLICY_AUTHORITY, asset.as_ref()], &policy_vault::ID)
+        find(
+            &[pv_seeds::POLICY_AUTHORITY, asset.as_ref()],
+            &policy_vault::ID,
+        )
     }
     pub fn policy(asset: &Pubkey, id: u32) -> Pubkey {
-        find(&[pv_seeds::POLICY, asset.as_ref(), &id.to_le_bytes()], &policy_vault::ID)
+        find(
+            &[pv_seeds::POLICY, asset.as_ref(), &id.to_le_bytes()],
+            &policy_vault::ID,
+        )
     }
     pub fn velocity(asset: &Pubkey, id: u32) -> Pubkey {
-        find(&[pv_seeds::VELOCITY, asset.as_ref(), &id.to_le_bytes()], &policy_vault::ID)
+        find(
+            &[pv_seeds::VELOCITY, asset.as_ref(), &id.to_le_bytes()],
+            &policy_vault::ID,
+        )
     }
     pub fn killswitch(asset: &Pubkey) -> Pubkey {
         find(&[pv_seeds::KILLSWITCH, asset.as_ref()], &policy_vault::ID)
@@ -72,18 +80,36 @@ pub mod pda {
         find(&[gate::state::seeds::EVALUATE_SIGNER], &gate::ID)
     }
     pub fn gate_authority(facilitator: &Pubkey) -> Pubkey {
-        find(&[gate::state::seeds::GATE_AUTHORITY, facilitator.as_ref()], &gate::ID)
+        find(
+            &[gate::state::seeds::GATE_AUTHORITY, facilitator.as_ref()],
+            &gate::ID,
+        )
     }
     pub fn feedback_log(facilitator: &Pubkey, payment: &[u8; 32]) -> Pubkey {
-        find(&[gate::state::seeds::FEEDBACK_LOG, facilitator.as_ref(), payment], &gate::ID)
+        find(
+            &[
+                gate::state::seeds::FEEDBACK_LOG,
+                facilitator.as_ref(),
+                payment,
+            ],
+            &gate::ID,
+        )
     }
     pub fn dispute(facilitator: &Pubkey, payment: &[u8; 32]) -> Pubkey {
-        find(&[gate::state::seeds::DISPUTE, facilitator.as_ref(), payment], &gate::ID)
+        find(
+            &[gate::state::seeds::DISPUTE, facilitator.as_ref(), payment],
+            &gate::ID,
+        )
     }
     pub fn attestation(subject: &Pubkey, capability: &[u8; 32], attestor: &Pubkey) -> Pubkey {
         use validation_registry::state::seeds;
         find(
-            &[seeds::ATTESTATION, subject.as_ref(), capability, attestor.as_ref()],
+            &[
+                seeds::ATTESTATION,
+                subject.as_ref(),
+                capability,
+                attestor.as_ref(),
+            ],
             &validation_registry::ID,
         )
     }
@@ -230,7 +256,11 @@ impl World {
     }
 
     /// Sends one transaction paid by the context's payer (see [`crate::send`]).
-    pub async fn send(&mut self, ixs: &[Instruction], signers: &[&Keypair]) -> Result<(), BanksClientError> {
+    pub async fn send(
+        &mut self,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<(), BanksClientError> {
         send(&mut self.ctx, ixs, signers).await
     }
 
@@ -240,7 +270,13 @@ impl World {
         let asset = Keypair::new();
         let c = self.collection.pubkey();
         let ixs = [
-            standin::register_with_options(&owner.pubkey(), &asset.pubkey(), &c, "ipfs://agent", true),
+            standin::register_with_options(
+                &owner.pubkey(),
+                &asset.pubkey(),
+                &c,
+                "ipfs://agent",
+                true,
+            ),
             standin::initialize_stats(&owner.pubkey(), &asset.pubkey(), &c),
         ];
         send(&mut self.ctx, &ixs, &[&owner, &asset]).await.unwrap();
@@ -262,7 +298,13 @@ impl World {
         agent
     }
 
-    pub fn init_authority_ix(&self, signer: &Pubkey, asset: &Pubkey, members: Vec<Pubkey>, threshold: u8) -> Instruction {
+    pub fn init_authority_ix(
+        &self,
+        signer: &Pubkey,
+        asset: &Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Instruction {
         Instruction {
             program_id: policy_vault::ID,
             accounts: policy_vault::accounts::InitAuthority {
@@ -282,11 +324,22 @@ impl World {
     }
 
     pub async fn init_authority(&mut self, agent: &Agent) {
-        let ix = self.init_authority_ix(&agent.owner.pubkey(), &agent.asset(), vec![agent.owner.pubkey()], 1);
+        let ix = self.init_authority_ix(
+            &agent.owner.pubkey(),
+            &agent.asset(),
+            vec![agent.owner.pubkey()],
+            1,
+        );
         send(&mut self.ctx, &[ix], &[&agent.owner]).await.unwrap();
     }
 
-    pub fn init_policy_ix(&self, member: &Pubkey, asset: &Pubkey, policy_id: u32, params: PolicyParams) -> Instruction {
+    pub fn init_policy_ix(
+        &self,
+        member: &Pubkey,
+        asset: &Pubkey,
+        policy_id: u32,
+        params: PolicyParams,
+    ) -> Instruction {
         Instruction {
             program_id: policy_vault::ID,
             accounts: policy_vault::accounts::InitPolicy {
@@ -307,13 +360,24 @@ impl World {
         }
     }
 
-    pub async fn init_policy(&mut self, agent: &Agent, policy_id: u32, params: PolicyParams) -> Result<(), BanksClientError> {
+    pub async fn init_policy(
+        &mut self,
+        agent: &Agent,
+        policy_id: u32,
+        params: PolicyParams,
+    ) -> Result<(), BanksClientError> {
         let ix = self.init_policy_ix(&agent.owner.pubkey(), &agent.asset(), policy_id, params);
         send(&mut self.ctx, &[ix], &[&agent.owner]).await
     }
 
     /// `set_acceptance_policy` led by `lead`, with `others` as extra member signers.
-    pub fn set_acceptance_ix(&self, lead: &Pubkey, others: &[Pubkey], asset: &Pubkey, params: AcceptanceParams) -> Instruction {
+    pub fn set_acceptance_ix(
+        &self,
+        lead: &Pubkey,
+        others: &[Pubkey],
+        asset: &Pubkey,
+        params: AcceptanceParams,
+    ) -> Instruction {
         let mut accounts = policy_vault::accounts::SetAcceptancePolicy {
             member: *lead,
             authority: pda::policy_authority(asset),
@@ -321,11 +385,19 @@ impl World {
             system_program: anchor_lang::system_program::ID,
         }
         .to_account_metas(None);
-        accounts.extend(others.iter().map(|k| solana_sdk::instruction::AccountMeta::new_readonly(*k, true)));
+        accounts.extend(
+            others
+                .iter()
+                .map(|k| solana_sdk::instruction::AccountMeta::new_readonly(*k, true)),
+        );
         Instruction {
             program_id: policy_vault::ID,
             accounts,
-            data: policy_vault::instruction::SetAcceptancePolicy { asset: *asset, params }.data(),
+            data: policy_vault::instruction::SetAcceptancePolicy {
+                asset: *asset,
+                params,
+            }
+            .data(),
         }
     }
 
@@ -344,27 +416,49 @@ impl World {
     /// The associated token account of `owner` for the world's mint (created if missing),
     /// funded with `amount` when non-zero.
     pub async fn token_account(&mut self, owner: &Pubkey, amount: u64) -> Pubkey {
-        let ata = get_associated_token_address_with_program_id(owner, &self.mint, &TOKEN_PROGRAM_ID);
+        let ata =
+            get_associated_token_address_with_program_id(owner, &self.mint, &TOKEN_PROGRAM_ID);
         let payer = self.ctx.payer.pubkey();
-        let create = create_associated_token_account_idempotent(&payer, owner, &self.mint, &TOKEN_PROGRAM_ID);
+        let create = create_associated_token_account_idempotent(
+            &payer,
+            owner,
+            &self.mint,
+            &TOKEN_PROGRAM_ID,
+        );
         if amount == 0 {
             send(&mut self.ctx, &[create], &[]).await.unwrap();
         } else {
-            let mint_to =
-                spl_token::instruction::mint_to(&TOKEN_PROGRAM_ID, &self.mint, &ata, &self.mint_authority.pubkey(), &[], amount)
-                    .unwrap();
+            let mint_to = spl_token::instruction::mint_to(
+                &TOKEN_PROGRAM_ID,
+                &self.mint,
+                &ata,
+                &self.mint_authority.pubkey(),
+                &[],
+                amount,
+            )
+            .unwrap();
             let auth = self.mint_authority.insecure_clone();
-            send(&mut self.ctx, &[create, mint_to], &[&auth]).await.unwrap();
+            send(&mut self.ctx, &[create, mint_to], &[&auth])
+                .await
+                .unwrap();
         }
         ata
     }
 
     pub async fn token_balance(&mut self, account: &Pubkey) -> u64 {
         let acc = crate::raw_account(&mut self.ctx, account).await.unwrap();
-        spl_token::state::Account::unpack(&acc.data[..spl_token::state::Account::LEN]).unwrap().amount
+        spl_token::state::Account::unpack(&acc.data[..spl_token::state::Account::LEN])
+            .unwrap()
+            .amount
     }
 
-    pub fn evaluation_accounts(&self, payer: &Pubkey, payee: &Pubkey, policy_id: u32, att: Attestations) -> gate::accounts::EvaluationAccounts {
+    pub fn evaluation_accounts(
+        &self,
+        payer: &Pubkey,
+        payee: &Pubkey,
+        policy_id: u32,
+        att: Attestations,
+    ) -> gate::accounts::EvaluationAccounts {
         gate::accounts::EvaluationAccounts {
             evaluate_signer: pda::evaluate_signer(),
             policy: pda::policy(payer, policy_id),
@@ -379,7 +473,15 @@ impl World {
         }
     }
 
-    pub fn gate_payment_ix(&self, payer: &Pubkey, payee: &Pubkey, amount: u64, mint: Pubkey, policy_id: u32, att: Attestations) -> Instruction {
+    pub fn gate_payment_ix(
+        &self,
+        payer: &Pubkey,
+        payee: &Pubkey,
+        amount: u64,
+        mint: Pubkey,
+        policy_id: u32,
+        att: Attestations,
+    ) -> Instruction {
         Instruction {
             program_id: gate::ID,
             accounts: gate::accounts::GatePayment {
@@ -398,14 +500,25 @@ impl World {
     }
 
     /// Simulates gate_payment and decodes the decision from the return data.
-    pub async fn decide(&mut self, payer: &Agent, payee: &Agent, amount: u64, att: Attestations) -> Decision {
+    pub async fn decide(
+        &mut self,
+        payer: &Agent,
+        payee: &Agent,
+        amount: u64,
+        att: Attestations,
+    ) -> Decision {
         let ix = self.gate_payment_ix(&payer.asset(), &payee.asset(), amount, self.mint, 1, att);
         self.simulate_decision(ix).await
     }
 
     pub async fn simulate_decision(&mut self, ix: Instruction) -> Decision {
         let tx = transaction(&mut self.ctx, &[ix], &[]).await;
-        let sim = self.ctx.banks_client.simulate_transaction(tx).await.unwrap();
+        let sim = self
+            .ctx
+            .banks_client
+            .simulate_transaction(tx)
+            .await
+            .unwrap();
         let details = sim.simulation_details.expect("simulation details");
         if let Some(Err(e)) = sim.result {
             panic!("simulation failed: {e:?}\n{:#?}", details.logs);
@@ -415,11 +528,26 @@ impl World {
         Decision::from_wire(&rd.data).expect("a decision")
     }
 
-    pub fn strict_ix(&self, payer: &Agent, payee: &Agent, amount: u64, destination: Pubkey, att: Attestations) -> Instruction {
+    pub fn strict_ix(
+        &self,
+        payer: &Agent,
+        payee: &Agent,
+        amount: u64,
+        destination: Pubkey,
+        att: Attestations,
+    ) -> Instruction {
         self.strict_ix_for_mint(self.mint, payer, payee, amount, destination, att)
     }
 
-    pub fn strict_ix_for_mint(&self, mint: Pubkey, payer: &Agent, payee: &Agent, amount: u64, destination: Pubkey, att: Attestations) -> Instruction {
+    pub fn strict_ix_for_mint(
+        &self,
+        mint: Pubkey,
+        payer: &Agent,
+        payee: &Agent,
+        amount: u64,
+        destination: Pubkey,
+        att: Attestations,
+    ) -> Instruction {
         let (p, q) = (payer.asset(), payee.asset());
         Instruction {
             program_id: gate::ID,
@@ -443,7 +571,13 @@ impl World {
         }
     }
 
-    pub fn transfer_ix(&self, source: &Pubkey, destination: &Pubkey, authority: &Pubkey, amount: u64) -> Instruction {
+    pub fn transfer_ix(
+        &self,
+        source: &Pubkey,
+        destination: &Pubkey,
+        authority: &Pubkey,
+        amount: u64,
+    ) -> Instruction {
         spl_token::instruction::transfer_checked(
             &TOKEN_PROGRAM_ID,
             source,
@@ -470,7 +604,13 @@ impl World {
         }
     }
 
-    pub fn emit_feedback_ix(&self, payment: [u8; 32], payee: &Pubkey, score: u8, value: u64) -> Instruction {
+    pub fn emit_feedback_ix(
+        &self,
+        payment: [u8; 32],
+        payee: &Pubkey,
+        score: u8,
+        value: u64,
+    ) -> Instruction {
         let f = self.facilitator.pubkey();
         Instruction {
             program_id: gate::ID,
@@ -525,7 +665,13 @@ impl World {
 
     /// The settlement bundle [gate_payment_strict, TransferChecked, emit_feedback] paying
     /// `amount` from the payer owner's token account to the payee owner's.
-    pub async fn settlement(&mut self, payer: &Agent, payee: &Agent, amount: u64, payment: [u8; 32]) -> [Instruction; 3] {
+    pub async fn settlement(
+        &mut self,
+        payer: &Agent,
+        payee: &Agent,
+        amount: u64,
+        payment: [u8; 32],
+    ) -> [Instruction; 3] {
         let source = self.token_account(&payer.owner.pubkey(), 0).await;
         let destination = self.token_account(&payee.owner.pubkey(), 0).await;
         [
@@ -536,7 +682,11 @@ impl World {
     }
 
     /// Sends a bundle signed by the facilitator (fee payer) and the payer's owner.
-    pub async fn send_settlement(&mut self, payer: &Agent, ixs: &[Instruction]) -> Result<(), BanksClientError> {
+    pub async fn send_settlement(
+        &mut self,
+        payer: &Agent,
+        ixs: &[Instruction],
+    ) -> Result<(), BanksClientError> {
         let facilitator = self.facilitator.insecure_clone();
         send_tx(&mut self.ctx, ixs, &facilitator, &[&payer.owner]).await
     }
@@ -553,7 +703,13 @@ impl World {
     pub async fn register_unrated_agent(&mut self) -> Agent {
         let owner = crate::funded_keypair(&mut self.ctx).await;
         let asset = Keypair::new();
-        let ix = standin::register_with_options(&owner.pubkey(), &asset.pubkey(), &self.collection.pubkey(), "ipfs://agent", true);
+        let ix = standin::register_with_options(
+            &owner.pubkey(),
+            &asset.pubkey(),
+            &self.collection.pubkey(),
+            "ipfs://agent",
+            true,
+        );
         send(&mut self.ctx, &[ix], &[&owner, &asset]).await.unwrap();
         Agent { owner, asset }
     }
@@ -577,7 +733,13 @@ impl World {
             }
             .data(),
         };
-        if crate::raw_account(&mut self.ctx, &validation_registry::utils::pda::namespace(&hash).0).await.is_none() {
+        if crate::raw_account(
+            &mut self.ctx,
+            &validation_registry::utils::pda::namespace(&hash).0,
+        )
+        .await
+        .is_none()
+        {
             send(&mut self.ctx, &[ix], &[]).await.unwrap();
         }
         hash
@@ -590,11 +752,17 @@ impl World {
             program_id: validation_registry::ID,
             accounts: validation_registry::accounts::RegisterAttestor {
                 attestor: attestor.pubkey(),
-                attestor_profile: validation_registry::utils::pda::attestor_profile(&attestor.pubkey()).0,
+                attestor_profile: validation_registry::utils::pda::attestor_profile(
+                    &attestor.pubkey(),
+                )
+                .0,
                 system_program: anchor_lang::system_program::ID,
             }
             .to_account_metas(None),
-            data: validation_registry::instruction::RegisterAttestor { display_name_uri: "ipfs://attestor".into() }.data(),
+            data: validation_registry::instruction::RegisterAttestor {
+                display_name_uri: "ipfs://attestor".into(),
+            }
+            .data(),
         };
         send(&mut self.ctx, &[ix], &[&attestor]).await.unwrap();
         attestor
@@ -602,13 +770,22 @@ impl World {
 
     /// `attestor` attests that `subject` holds `capability` until `expires_at_slot`;
     /// returns the attestation's address.
-    pub async fn attest(&mut self, attestor: &Keypair, subject: &Pubkey, capability: [u8; 32], expires_at_slot: u64) -> Pubkey {
+    pub async fn attest(
+        &mut self,
+        attestor: &Keypair,
+        subject: &Pubkey,
+        capability: [u8; 32],
+        expires_at_slot: u64,
+    ) -> Pubkey {
         let address = pda::attestation(subject, &capability, &attestor.pubkey());
         let ix = Instruction {
             program_id: validation_registry::ID,
             accounts: validation_registry::accounts::RespondToValidation {
                 attestor: attestor.pubkey(),
-                attestor_profile: validation_registry::utils::pda::attestor_profile(&attestor.pubkey()).0,
+                attestor_profile: validation_registry::utils::pda::attestor_profile(
+                    &attestor.pubkey(),
+                )
+                .0,
                 namespace: validation_registry::utils::pda::namespace(&capability).0,
                 attestation: address,
                 instructions: solana_sdk::sysvar::instructions::ID,
@@ -633,7 +810,10 @@ impl World {
             program_id: validation_registry::ID,
             accounts: validation_registry::accounts::RevokeValidation {
                 attestor: attestor.pubkey(),
-                attestor_profile: validation_registry::utils::pda::attestor_profile(&attestor.pubkey()).0,
+                attestor_profile: validation_registry::utils::pda::attestor_profile(
+                    &attestor.pubkey(),
+                )
+                .0,
                 attestation: pda::attestation(subject, &capability, &attestor.pubkey()),
             }
             .to_account_metas(None),

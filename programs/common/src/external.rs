@@ -70,7 +70,10 @@ pub fn atom_config_pda() -> (Pubkey, u8) {
 }
 
 pub fn atom_stats_pda(asset: &Pubkey) -> (Pubkey, u8) {
-    Pubkey::find_program_address(&[seeds::ATOM_STATS, asset.as_ref()], &ids::REPUTATION_ENGINE)
+    Pubkey::find_program_address(
+        &[seeds::ATOM_STATS, asset.as_ref()],
+        &ids::REPUTATION_ENGINE,
+    )
 }
 
 /// The engine's per-agent `AtomStats` account (561 bytes).
@@ -288,22 +291,43 @@ mod tests {
     #[test]
     fn unrated_wrong_owner_and_schema_mismatch() {
         let d = stats_bytes(1, 1, 0, 0);
-        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 0, &d), Reputation::Unrated);
-        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &[]), Reputation::Unrated);
-        assert_eq!(atom_stats::read(&Pubkey::default(), 5, &d), Reputation::WrongOwner);
+        assert_eq!(
+            atom_stats::read(&ids::REPUTATION_ENGINE, 0, &d),
+            Reputation::Unrated
+        );
+        assert_eq!(
+            atom_stats::read(&ids::REPUTATION_ENGINE, 5, &[]),
+            Reputation::Unrated
+        );
+        assert_eq!(
+            atom_stats::read(&Pubkey::default(), 5, &d),
+            Reputation::WrongOwner
+        );
         let mut bad = d.clone();
         bad[atom_stats::SCHEMA_VERSION] = 2;
-        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &bad), Reputation::SchemaMismatch);
+        assert_eq!(
+            atom_stats::read(&ids::REPUTATION_ENGINE, 5, &bad),
+            Reputation::SchemaMismatch
+        );
         let mut short = d.clone();
         short.pop();
-        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &short), Reputation::SchemaMismatch);
+        assert_eq!(
+            atom_stats::read(&ids::REPUTATION_ENGINE, 5, &short),
+            Reputation::SchemaMismatch
+        );
         for (i, c) in [(5, 0), (0, 5)] {
             let t = stats_bytes(i, c, 0, 0);
-            assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &t), Reputation::SchemaMismatch);
+            assert_eq!(
+                atom_stats::read(&ids::REPUTATION_ENGINE, 5, &t),
+                Reputation::SchemaMismatch
+            );
         }
         let mut disc = d;
         disc[0] ^= 1;
-        assert_eq!(atom_stats::read(&ids::REPUTATION_ENGINE, 5, &disc), Reputation::SchemaMismatch);
+        assert_eq!(
+            atom_stats::read(&ids::REPUTATION_ENGINE, 5, &disc),
+            Reputation::SchemaMismatch
+        );
     }
 
     #[test]
@@ -330,8 +354,14 @@ mod tests {
         let d = |s: &str| -> [u8; 8] { Sha256::digest(s.as_bytes())[..8].try_into().unwrap() };
         assert_eq!(discriminators::AGENT_ACCOUNT, d("account:AgentAccount"));
         assert_eq!(discriminators::ATOM_STATS, d("account:AtomStats"));
-        assert_eq!(discriminators::REGISTER_WITH_OPTIONS, d("global:register_with_options"));
-        assert_eq!(discriminators::INITIALIZE_STATS, d("global:initialize_stats"));
+        assert_eq!(
+            discriminators::REGISTER_WITH_OPTIONS,
+            d("global:register_with_options")
+        );
+        assert_eq!(
+            discriminators::INITIALIZE_STATS,
+            d("global:initialize_stats")
+        );
         assert_eq!(discriminators::GIVE_FEEDBACK, d("global:give_feedback"));
     }
 }

@@ -34,7 +34,16 @@ pub mod gate {
         mint: Pubkey,
         policy_id: u32,
     ) -> Result<()> {
-        instructions::gate_payment(ctx, PaymentArgs { payer_asset, payee_asset, amount, mint, policy_id })
+        instructions::gate_payment(
+            ctx,
+            PaymentArgs {
+                payer_asset,
+                payee_asset,
+                amount,
+                mint,
+                policy_id,
+            },
+        )
     }
 
     /// The committing gate of a settlement: enforces the three-instruction layout, commits the
@@ -50,7 +59,13 @@ pub mod gate {
     ) -> Result<()> {
         instructions::gate_payment_strict(
             ctx,
-            PaymentArgs { payer_asset, payee_asset, amount, mint, policy_id },
+            PaymentArgs {
+                payer_asset,
+                payee_asset,
+                amount,
+                mint,
+                policy_id,
+            },
         )
     }
 
@@ -106,7 +121,10 @@ pub mod gate {
 
     /// Registers a reputation-enabled agent in the external registry and initializes its
     /// engine stats; the new asset keypair and the owner sign.
-    pub fn register_agent_via_cpi(ctx: Context<RegisterAgentViaCpi>, metadata_uri: String) -> Result<()> {
+    pub fn register_agent_via_cpi(
+        ctx: Context<RegisterAgentViaCpi>,
+        metadata_uri: String,
+    ) -> Result<()> {
         instructions::register_agent_via_cpi(ctx, metadata_uri)
     }
 

@@ -108,14 +108,29 @@ pub fn check_strict_bundle(
     let t = transfer
         .and_then(parse_transfer_checked)
         .ok_or(GateError::TransferMissing)?;
-    require!(t.amount == expected.amount, GateError::TransferAmountMismatch);
+    require!(
+        t.amount == expected.amount,
+        GateError::TransferAmountMismatch
+    );
     require_keys_eq!(t.mint, expected.mint, GateError::TransferMintMismatch);
-    require_keys_eq!(t.destination, expected.destination, GateError::TransferDestinationMismatch);
-    require_keys_eq!(t.authority, expected.authority, GateError::TransferAuthorityMismatch);
+    require_keys_eq!(
+        t.destination,
+        expected.destination,
+        GateError::TransferDestinationMismatch
+    );
+    require_keys_eq!(
+        t.authority,
+        expected.authority,
+        GateError::TransferAuthorityMismatch
+    );
     let payee = feedback
         .and_then(parse_feedback_payee)
         .ok_or(GateError::FeedbackMissing)?;
-    require_keys_eq!(payee, expected.payee_asset, GateError::FeedbackPayeeMismatch);
+    require_keys_eq!(
+        payee,
+        expected.payee_asset,
+        GateError::FeedbackPayeeMismatch
+    );
     Ok(())
 }
 

@@ -55,6 +55,4 @@ pub enum PolicyVaultError {
     AttestationAddressMismatch,
     #[msg("acceptance account holds no AcceptancePolicy")]
     AcceptancePolicyInvalid,
-    #[msg("policy_id: the policy account belongs to another asset or id")]
-    PolicyAccountMismatch,
 }

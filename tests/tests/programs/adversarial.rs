@@ -17,7 +17,9 @@ use policy_vault::state::{PolicyAccount, PolicyParams, VelocityLedger};
 use solana_sdk::account::AccountSharedData;
 use solana_sdk::signature::Signer;
 use trust_gate_program_tests::world::{demo_policy, open_policy, pda, Agent, Attestations, World};
-use trust_gate_program_tests::{assert_code, fetch, funded_keypair, payment_id, raw_account, send, send_tx};
+use trust_gate_program_tests::{
+    assert_code, fetch, funded_keypair, payment_id, raw_account, send, send_tx,
+};
 
 fn g(e: G) -> u32 {
     u32::from(e)
@@ -31,7 +33,9 @@ async fn parties(w: &mut World) -> (Agent, Agent) {
 }
 
 async fn cumulative(w: &mut World, payer: &Agent) -> u64 {
-    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1)).await.unwrap();
+    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1))
+        .await
+        .unwrap();
     v.cumulative
 }
 
@@ -46,7 +50,11 @@ async fn a_stranger_cannot_exhaust_someone_elses_budget() {
     let victim_as = |w: &World, signer: &anchor_lang::prelude::Pubkey| {
         let mut strict = w.strict_ix(&victim, &payee, 5_000_000, dest, Attestations::default());
         // payer_signer is the first account after the nested evaluation accounts.
-        let pos = strict.accounts.iter().position(|m| m.pubkey == victim.owner.pubkey()).unwrap();
+        let pos = strict
+            .accounts
+            .iter()
+            .position(|m| m.pubkey == victim.owner.pubkey())
+            .unwrap();
         strict.accounts[pos].pubkey = *signer;
         strict
     };
@@ -57,17 +65,27 @@ async fn a_stranger_cannot_exhaust_someone_elses_budget() {
         w.emit_feedback_ix(pay, &payee.asset(), 90, 5_000_000),
     ];
     let facilitator = w.facilitator.insecure_clone();
-    assert_code(send_tx(&mut w.ctx, &ixs, &facilitator, &[&stranger]).await, g(G::PayerSignerMismatch));
+    assert_code(
+        send_tx(&mut w.ctx, &ixs, &facilitator, &[&stranger]).await,
+        g(G::PayerSignerMismatch),
+    );
     // Naming the victim's owner as payer_signer needs the victim's signature.
     let mut ixs2 = ixs.clone();
     ixs2[0] = w.strict_ix(&victim, &payee, 5_000_000, dest, Attestations::default());
-    let mut tx = solana_sdk::transaction::Transaction::new_with_payer(&ixs2, Some(&facilitator.pubkey()));
+    let mut tx =
+        solana_sdk::transaction::Transaction::new_with_payer(&ixs2, Some(&facilitator.pubkey()));
     let blockhash = w.ctx.banks_client.get_latest_blockhash().await.unwrap();
     let signed = tx.try_partial_sign(&[&facilitator, &stranger], blockhash);
     assert!(signed.is_ok());
-    assert!(w.ctx.banks_client.process_transaction(tx).await.is_err(), "unsigned victim key must not pass");
+    assert!(
+        w.ctx.banks_client.process_transaction(tx).await.is_err(),
+        "unsigned victim key must not pass"
+    );
     // Even if the victim's owner signs the gate, the transfer must be authorized by it too.
-    assert_code(send_tx(&mut w.ctx, &ixs2, &facilitator, &[&stranger, &victim.owner]).await, g(G::TransferAuthorityMismatch));
+    assert_code(
+        send_tx(&mut w.ctx, &ixs2, &facilitator, &[&stranger, &victim.owner]).await,
+        g(G::TransferAuthorityMismatch),
+    );
     assert_eq!(cumulative(&mut w, &victim).await, 0);
 }
 
@@ -77,13 +95,30 @@ async fn a_substituted_reputation_account_is_a_hard_error() {
     let (payer, payee) = parties(&mut w).await;
     let platinum = w.payee(4, None).await;
     // Pass a tier-4 agent's stats as the payee's.
-    let mut ix = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations::default());
-    let pos = ix.accounts.iter().position(|m| m.pubkey == pda::stats(&payee.asset())).unwrap();
+    let mut ix = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    let pos = ix
+        .accounts
+        .iter()
+        .position(|m| m.pubkey == pda::stats(&payee.asset()))
+        .unwrap();
     ix.accounts[pos].pubkey = pda::stats(&platinum.asset());
-    assert_code(send(&mut w.ctx, &[ix.clone()], &[]).await, Anchor::ConstraintSeeds as u32);
+    assert_code(
+        send(&mut w.ctx, &[ix.clone()], &[]).await,
+        Anchor::ConstraintSeeds as u32,
+    );
     // Or the payer's own stats twice (duplicate accounts).
     ix.accounts[pos].pubkey = pda::stats(&payer.asset());
-    assert_code(send(&mut w.ctx, &[ix], &[]).await, Anchor::ConstraintSeeds as u32);
+    assert_code(
+        send(&mut w.ctx, &[ix], &[]).await,
+        Anchor::ConstraintSeeds as u32,
+    );
 }
 
 #[tokio::test]
@@ -91,20 +126,49 @@ async fn a_foreign_policy_or_ledger_pda_is_rejected() {
     let mut w = World::new().await;
     let (payer, payee) = parties(&mut w).await;
     let other = w.payer_with_policy(3, open_policy(w.mint)).await;
-    for swap in [pda::policy(&other.asset(), 1), pda::velocity(&other.asset(), 1), pda::killswitch(&other.asset())] {
+    for swap in [
+        pda::policy(&other.asset(), 1),
+        pda::velocity(&other.asset(), 1),
+        pda::killswitch(&other.asset()),
+    ] {
         let original = match swap {
             k if k == pda::policy(&other.asset(), 1) => pda::policy(&payer.asset(), 1),
             k if k == pda::velocity(&other.asset(), 1) => pda::velocity(&payer.asset(), 1),
             _ => pda::killswitch(&payer.asset()),
         };
-        let mut ix = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations::default());
-        let pos = ix.accounts.iter().position(|m| m.pubkey == original).unwrap();
+        let mut ix = w.gate_payment_ix(
+            &payer.asset(),
+            &payee.asset(),
+            1,
+            w.mint,
+            1,
+            Attestations::default(),
+        );
+        let pos = ix
+            .accounts
+            .iter()
+            .position(|m| m.pubkey == original)
+            .unwrap();
         ix.accounts[pos].pubkey = swap;
-        assert_code(send(&mut w.ctx, &[ix], &[]).await, Anchor::ConstraintSeeds as u32);
+        assert_code(
+            send(&mut w.ctx, &[ix], &[]).await,
+            Anchor::ConstraintSeeds as u32,
+        );
     }
     // The policy passed as the ledger (same owner, other type): wrong discriminator or seeds.
-    let mut ix = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations::default());
-    let pos = ix.accounts.iter().position(|m| m.pubkey == pda::velocity(&payer.asset(), 1)).unwrap();
+    let mut ix = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    let pos = ix
+        .accounts
+        .iter()
+        .position(|m| m.pubkey == pda::velocity(&payer.asset(), 1))
+        .unwrap();
     ix.accounts[pos].pubkey = pda::policy(&payer.asset(), 1);
     assert!(send(&mut w.ctx, &[ix], &[]).await.is_err());
 }
@@ -114,36 +178,76 @@ async fn an_account_with_the_wrong_owner_is_rejected() {
     let mut w = World::new().await;
     let (payer, payee) = parties(&mut w).await;
     // Copy the real policy's bytes into an account owned by another program at the same address.
-    let real = raw_account(&mut w.ctx, &pda::policy(&payer.asset(), 1)).await.unwrap();
-    let mut forged = AccountSharedData::new(real.lamports, real.data.len(), &anchor_lang::prelude::Pubkey::new_unique());
+    let real = raw_account(&mut w.ctx, &pda::policy(&payer.asset(), 1))
+        .await
+        .unwrap();
+    let mut forged = AccountSharedData::new(
+        real.lamports,
+        real.data.len(),
+        &anchor_lang::prelude::Pubkey::new_unique(),
+    );
     forged.set_data_from_slice(&real.data);
     w.ctx.set_account(&pda::policy(&payer.asset(), 1), &forged);
-    let ix = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations::default());
-    assert_code(send(&mut w.ctx, &[ix], &[]).await, Anchor::AccountOwnedByWrongProgram as u32);
+    let ix = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    assert_code(
+        send(&mut w.ctx, &[ix], &[]).await,
+        Anchor::AccountOwnedByWrongProgram as u32,
+    );
 }
 
 #[tokio::test]
 async fn the_acceptance_policy_cannot_be_omitted_or_swapped() {
     let mut w = World::new().await;
     let payer = w.payer_with_policy(1, open_policy(w.mint)).await;
-    let strict_payee = w.payee(3, Some(trust_gate_program_tests::world::min_tier_acceptance(2))).await;
+    let strict_payee = w
+        .payee(
+            3,
+            Some(trust_gate_program_tests::world::min_tier_acceptance(2)),
+        )
+        .await;
     let lax_payee = w.payee(3, None).await;
     assert_eq!(
-        w.decide(&payer, &strict_payee, 1, Attestations::default()).await,
+        w.decide(&payer, &strict_payee, 1, Attestations::default())
+            .await,
         Decision::Deny(DenyReason::CounterpartyTierBelowMin)
     );
     // Passing the address of an agent that has no acceptance policy instead.
-    let mut ix = w.gate_payment_ix(&payer.asset(), &strict_payee.asset(), 1, w.mint, 1, Attestations::default());
-    let pos = ix.accounts.iter().position(|m| m.pubkey == pda::acceptance(&strict_payee.asset())).unwrap();
+    let mut ix = w.gate_payment_ix(
+        &payer.asset(),
+        &strict_payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    let pos = ix
+        .accounts
+        .iter()
+        .position(|m| m.pubkey == pda::acceptance(&strict_payee.asset()))
+        .unwrap();
     ix.accounts[pos].pubkey = pda::acceptance(&lax_payee.asset());
-    assert_code(send(&mut w.ctx, &[ix], &[]).await, Anchor::ConstraintSeeds as u32);
+    assert_code(
+        send(&mut w.ctx, &[ix], &[]).await,
+        Anchor::ConstraintSeeds as u32,
+    );
 }
 
 #[tokio::test]
 async fn omitting_an_attestation_never_allows() {
     let mut w = World::new().await;
     let cap = w.register_namespace("kyc.tier-1.v1").await;
-    let p = PolicyParams { kinds: 0x10, required_capability: cap, ..open_policy(w.mint) };
+    let p = PolicyParams {
+        kinds: 0x10,
+        required_capability: cap,
+        ..open_policy(w.mint)
+    };
     let payer = w.payer_with_policy(3, p).await;
     let payee = w.payee(3, None).await;
     assert!(matches!(
@@ -153,10 +257,26 @@ async fn omitting_an_attestation_never_allows() {
     // A strict settlement without the attestation fails with ValidationRequired.
     w.token_account(&payer.owner.pubkey(), 10_000_000).await;
     let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
-    assert_code(w.send_settlement(&payer, &ixs).await, g(G::ValidationRequired));
+    assert_code(
+        w.send_settlement(&payer, &ixs).await,
+        g(G::ValidationRequired),
+    );
     // An account that is not a registry attestation (e.g. the payee's stats) is refused.
-    let ix = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations { payer: None, payee: Some(pda::stats(&payee.asset())) });
-    assert_code(send(&mut w.ctx, &[ix], &[]).await, Anchor::AccountOwnedByWrongProgram as u32);
+    let ix = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations {
+            payer: None,
+            payee: Some(pda::stats(&payee.asset())),
+        },
+    );
+    assert_code(
+        send(&mut w.ctx, &[ix], &[]).await,
+        Anchor::AccountOwnedByWrongProgram as u32,
+    );
 }
 
 #[tokio::test]
@@ -170,19 +290,39 @@ async fn feedback_cannot_claim_settlement_for_a_payment_that_never_happened() {
     // The read-only gate in first position mimics the layout without committing anything.
     let pay = payment_id();
     let fake = [
-        w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations::default()),
+        w.gate_payment_ix(
+            &payer.asset(),
+            &payee.asset(),
+            1,
+            w.mint,
+            1,
+            Attestations::default(),
+        ),
         w.transfer_ix(&src, &dest, &payer.owner.pubkey(), 1),
         w.emit_feedback_ix(pay, &payee.asset(), 100, 1_000_000_000),
     ];
-    send_tx(&mut w.ctx, &fake, &facilitator, &[&payer.owner]).await.unwrap();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay)).await.unwrap();
+    send_tx(&mut w.ctx, &fake, &facilitator, &[&payer.owner])
+        .await
+        .unwrap();
+    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .unwrap();
     assert!(!log.settled_atomically, "not a settlement");
     // Without any transfer: [emit_feedback] alone is standalone, too.
     let pay2 = payment_id();
-    w.send(&[w.emit_feedback_ix(pay2, &payee.asset(), 100, 1)], &[&facilitator]).await.unwrap();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay2)).await.unwrap();
+    w.send(
+        &[w.emit_feedback_ix(pay2, &payee.asset(), 100, 1)],
+        &[&facilitator],
+    )
+    .await
+    .unwrap();
+    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay2))
+        .await
+        .unwrap();
     assert!(!log.settled_atomically);
-    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1)).await.unwrap();
+    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
+        .await
+        .unwrap();
     assert_eq!(p.day_spent, 0);
 }
 
@@ -195,15 +335,26 @@ async fn nobody_can_front_run_a_facilitators_feedback_log() {
     // The stranger signs in the facilitator's place for the facilitator's log address.
     let mut ix = w.emit_feedback_ix(pay, &payee.asset(), 100, 1);
     ix.accounts[0].pubkey = stranger.pubkey();
-    assert_code(send(&mut w.ctx, &[ix], &[&stranger]).await, g(G::FacilitatorMismatch));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&stranger]).await,
+        g(G::FacilitatorMismatch),
+    );
     // The facilitator's key without its signature.
     let mut ix = w.emit_feedback_ix(pay, &payee.asset(), 100, 1);
     ix.accounts[0].is_signer = false;
     let payer = w.ctx.payer.insecure_clone();
-    assert_code(send_tx(&mut w.ctx, &[ix], &payer, &[]).await, Anchor::AccountNotSigner as u32);
+    assert_code(
+        send_tx(&mut w.ctx, &[ix], &payer, &[]).await,
+        Anchor::AccountNotSigner as u32,
+    );
     // The real facilitator still records it.
     let facilitator = w.facilitator.insecure_clone();
-    w.send(&[w.emit_feedback_ix(pay, &payee.asset(), 100, 1)], &[&facilitator]).await.unwrap();
+    w.send(
+        &[w.emit_feedback_ix(pay, &payee.asset(), 100, 1)],
+        &[&facilitator],
+    )
+    .await
+    .unwrap();
 }
 
 #[tokio::test]
@@ -212,10 +363,11 @@ async fn feedback_accounts_must_belong_to_the_payee() {
     let payee = w.payee(3, None).await;
     let other = w.payee(3, None).await;
     let facilitator = w.facilitator.insecure_clone();
-    let swap = |ix: &mut solana_sdk::instruction::Instruction, from: anchor_lang::prelude::Pubkey, to| {
-        let pos = ix.accounts.iter().position(|m| m.pubkey == from).unwrap();
-        ix.accounts[pos].pubkey = to;
-    };
+    let swap =
+        |ix: &mut solana_sdk::instruction::Instruction, from: anchor_lang::prelude::Pubkey, to| {
+            let pos = ix.accounts.iter().position(|m| m.pubkey == from).unwrap();
+            ix.accounts[pos].pubkey = to;
+        };
     // One account of another agent among the payee's: the PDA constraints refuse it.
     for (from, to) in [
         (pda::agent(&payee.asset()), pda::agent(&other.asset())),
@@ -224,14 +376,28 @@ async fn feedback_accounts_must_belong_to_the_payee() {
     ] {
         let mut ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
         swap(&mut ix, from, to);
-        assert_code(send(&mut w.ctx, &[ix], &[&facilitator]).await, Anchor::ConstraintSeeds as u32);
+        assert_code(
+            send(&mut w.ctx, &[ix], &[&facilitator]).await,
+            Anchor::ConstraintSeeds as u32,
+        );
     }
     // All of another agent's accounts while the arguments name the payee.
     let mut ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
-    swap(&mut ix, pda::agent(&payee.asset()), pda::agent(&other.asset()));
+    swap(
+        &mut ix,
+        pda::agent(&payee.asset()),
+        pda::agent(&other.asset()),
+    );
     swap(&mut ix, payee.asset(), other.asset());
-    swap(&mut ix, pda::stats(&payee.asset()), pda::stats(&other.asset()));
-    assert_code(send(&mut w.ctx, &[ix], &[&facilitator]).await, g(G::AssetMismatch));
+    swap(
+        &mut ix,
+        pda::stats(&payee.asset()),
+        pda::stats(&other.asset()),
+    );
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&facilitator]).await,
+        g(G::AssetMismatch),
+    );
 }
 
 #[tokio::test]
@@ -249,13 +415,18 @@ async fn overflow_sized_payments_deny_instead_of_wrapping() {
     };
     let payer = w.payer_with_policy(3, p).await;
     let payee = w.payee(3, None).await;
-    assert_eq!(w.decide(&payer, &payee, u64::MAX, Attestations::default()).await, Decision::Allow);
+    assert_eq!(
+        w.decide(&payer, &payee, u64::MAX, Attestations::default())
+            .await,
+        Decision::Allow
+    );
     // Commit one unit, then u64::MAX more would overflow the day counter: denied.
     w.token_account(&payer.owner.pubkey(), 10).await;
     let ixs = w.settlement(&payer, &payee, 1, payment_id()).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
     assert_eq!(
-        w.decide(&payer, &payee, u64::MAX, Attestations::default()).await,
+        w.decide(&payer, &payee, u64::MAX, Attestations::default())
+            .await,
         Decision::Deny(DenyReason::SpendingDailyExceeded)
     );
 }

@@ -5,5 +5,6 @@ mod adversarial;
 mod decisions;
 mod engine_standin;
 mod settlement;
+mod transaction_size;
 mod validation_registry;
 mod vault;

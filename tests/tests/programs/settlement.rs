@@ -16,8 +16,12 @@ use solana_sdk::account::AccountSharedData;
 use solana_sdk::instruction::{AccountMeta, InstructionError};
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::hook::{self, REJECTING_HOOK_ID};
-use trust_gate_program_tests::world::{demo_policy, min_tier_acceptance, pda, Agent, Attestations, World, DECIMALS};
-use trust_gate_program_tests::{assert_already_in_use, assert_code, fetch, instruction_error, payment_id, raw_account, send};
+use trust_gate_program_tests::world::{
+    demo_policy, min_tier_acceptance, pda, Agent, Attestations, World, DECIMALS,
+};
+use trust_gate_program_tests::{
+    assert_already_in_use, assert_code, fetch, instruction_error, payment_id, raw_account, send,
+};
 
 fn g(e: G) -> u32 {
     u32::from(e)
@@ -33,8 +37,12 @@ async fn parties(w: &mut World) -> (Agent, Agent) {
 }
 
 async fn counters(w: &mut World, payer: &Agent) -> (u64, u64, u64) {
-    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1)).await.unwrap();
-    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1)).await.unwrap();
+    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
+        .await
+        .unwrap();
+    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1))
+        .await
+        .unwrap();
     (p.day_spent, p.week_spent, v.cumulative)
 }
 
@@ -45,20 +53,34 @@ async fn a_settlement_moves_money_counters_and_feedback_together() {
     let pay = payment_id();
     let ixs = w.settlement(&payer, &payee, 2_000_000, pay).await;
     let dest = ixs[1].accounts[2].pubkey;
-    let stats_before = raw_account(&mut w.ctx, &pda::stats(&payee.asset())).await.unwrap().data;
+    let stats_before = raw_account(&mut w.ctx, &pda::stats(&payee.asset()))
+        .await
+        .unwrap()
+        .data;
     w.send_settlement(&payer, &ixs).await.unwrap();
 
     assert_eq!(w.token_balance(&dest).await, 2_000_000);
-    assert_eq!(counters(&mut w, &payer).await, (2_000_000, 2_000_000, 2_000_000));
+    assert_eq!(
+        counters(&mut w, &payer).await,
+        (2_000_000, 2_000_000, 2_000_000)
+    );
     let f = w.facilitator.pubkey();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay)).await.unwrap();
+    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .unwrap();
     assert!(log.settled_atomically);
-    assert_eq!((log.payer_asset, log.payee_asset, log.mint, log.amount), (payer.asset(), payee.asset(), w.mint, 2_000_000));
+    assert_eq!(
+        (log.payer_asset, log.payee_asset, log.mint, log.amount),
+        (payer.asset(), payee.asset(), w.mint, 2_000_000)
+    );
     assert_eq!((log.score, log.value), (90, 2_000_000));
     let auth: GateAuthority = fetch(&mut w.ctx, &pda::gate_authority(&f)).await.unwrap();
     assert_eq!((auth.feedback_count, auth.settled_count), (1, 1));
     // The registry passed the feedback on to the engine: the payee's stats changed.
-    let stats_after = raw_account(&mut w.ctx, &pda::stats(&payee.asset())).await.unwrap().data;
+    let stats_after = raw_account(&mut w.ctx, &pda::stats(&payee.asset()))
+        .await
+        .unwrap()
+        .data;
     assert_ne!(stats_before, stats_after);
 }
 
@@ -72,10 +94,16 @@ async fn a_failing_transfer_rolls_the_counters_back() {
     let ixs = w.settlement(&payer, &payee, 2_000_000, pay).await;
     let err = w.send_settlement(&payer, &ixs).await.unwrap_err();
     // The token program's InsufficientFunds (1) in instruction 1, after the gate had committed.
-    assert_eq!(instruction_error(&err), Some(InstructionError::Custom(1)), "{err:?}");
+    assert_eq!(
+        instruction_error(&err),
+        Some(InstructionError::Custom(1)),
+        "{err:?}"
+    );
     assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
     let f = w.facilitator.pubkey();
-    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay)).await.is_none());
+    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .is_none());
 }
 
 #[tokio::test]
@@ -83,13 +111,30 @@ async fn the_strict_gate_alone_is_rejected() {
     let mut w = World::new().await;
     let (payer, payee) = parties(&mut w).await;
     let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
-    assert_code(w.send_settlement(&payer, &ixs[..1]).await, g(G::SettlementLayoutInvalid));
-    assert_code(w.send_settlement(&payer, &ixs[..2]).await, g(G::SettlementLayoutInvalid));
+    assert_code(
+        w.send_settlement(&payer, &ixs[..1]).await,
+        g(G::SettlementLayoutInvalid),
+    );
+    assert_code(
+        w.send_settlement(&payer, &ixs[..2]).await,
+        g(G::SettlementLayoutInvalid),
+    );
     // Gate second, or an extra instruction: also refused.
     let swapped = [ixs[1].clone(), ixs[0].clone(), ixs[2].clone()];
-    assert_code(w.send_settlement(&payer, &swapped).await, g(G::SettlementLayoutInvalid));
-    let extra = [ixs[0].clone(), ixs[1].clone(), ixs[2].clone(), ixs[1].clone()];
-    assert_code(w.send_settlement(&payer, &extra).await, g(G::SettlementLayoutInvalid));
+    assert_code(
+        w.send_settlement(&payer, &swapped).await,
+        g(G::SettlementLayoutInvalid),
+    );
+    let extra = [
+        ixs[0].clone(),
+        ixs[1].clone(),
+        ixs[2].clone(),
+        ixs[1].clone(),
+    ];
+    assert_code(
+        w.send_settlement(&payer, &extra).await,
+        g(G::SettlementLayoutInvalid),
+    );
     assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
 }
 
@@ -106,45 +151,87 @@ async fn bundles_with_another_amount_mint_recipient_or_payee_are_rejected() {
 
     let mut amount = base.clone();
     amount[1] = w.transfer_ix(&source, &dest, &owner, 999_999);
-    assert_code(w.send_settlement(&payer, &amount).await, g(G::TransferAmountMismatch));
+    assert_code(
+        w.send_settlement(&payer, &amount).await,
+        g(G::TransferAmountMismatch),
+    );
 
     // A transfer of another mint (same accounts otherwise).
     let mut mint = base.clone();
     mint[1].accounts[1].pubkey = anchor_lang::prelude::Pubkey::new_unique();
-    assert_code(w.send_settlement(&payer, &mint).await, g(G::TransferMintMismatch));
+    assert_code(
+        w.send_settlement(&payer, &mint).await,
+        g(G::TransferMintMismatch),
+    );
 
     // Money to someone else's account while the gate is shown the payee's.
     let mut elsewhere = base.clone();
     elsewhere[1] = w.transfer_ix(&source, &other_dest, &owner, 1_000_000);
-    assert_code(w.send_settlement(&payer, &elsewhere).await, g(G::TransferDestinationMismatch));
+    assert_code(
+        w.send_settlement(&payer, &elsewhere).await,
+        g(G::TransferDestinationMismatch),
+    );
 
     // Gate and transfer agree, but the destination is not the payee's recipient.
     let mut wrong_recipient = base.clone();
-    wrong_recipient[0] = w.strict_ix(&payer, &payee, 1_000_000, other_dest, Attestations::default());
+    wrong_recipient[0] = w.strict_ix(
+        &payer,
+        &payee,
+        1_000_000,
+        other_dest,
+        Attestations::default(),
+    );
     wrong_recipient[1] = w.transfer_ix(&source, &other_dest, &owner, 1_000_000);
-    assert_code(w.send_settlement(&payer, &wrong_recipient).await, g(G::RecipientMismatch));
+    assert_code(
+        w.send_settlement(&payer, &wrong_recipient).await,
+        g(G::RecipientMismatch),
+    );
 
     // Feedback for another payee.
     let mut feedback = base.clone();
     feedback[2] = w.emit_feedback_ix(payment_id(), &other.asset(), 90, 1_000_000);
-    assert_code(w.send_settlement(&payer, &feedback).await, g(G::FeedbackPayeeMismatch));
+    assert_code(
+        w.send_settlement(&payer, &feedback).await,
+        g(G::FeedbackPayeeMismatch),
+    );
 
     // Something other than a TransferChecked in the middle.
     let mut no_transfer = base.clone();
     no_transfer[1] = anchor_spl::token::spl_token::instruction::transfer(
-        &gate::settlement::TOKEN_PROGRAM_ID, &source, &dest, &owner, &[], 1_000_000,
+        &gate::settlement::TOKEN_PROGRAM_ID,
+        &source,
+        &dest,
+        &owner,
+        &[],
+        1_000_000,
     )
     .unwrap();
-    assert_code(w.send_settlement(&payer, &no_transfer).await, g(G::TransferMissing));
+    assert_code(
+        w.send_settlement(&payer, &no_transfer).await,
+        g(G::TransferMissing),
+    );
 
     // Something other than emit_feedback last.
     let mut no_feedback = base.clone();
-    no_feedback[2] = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1, w.mint, 1, Attestations::default());
-    assert_code(w.send_settlement(&payer, &no_feedback).await, g(G::FeedbackMissing));
+    no_feedback[2] = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    assert_code(
+        w.send_settlement(&payer, &no_feedback).await,
+        g(G::FeedbackMissing),
+    );
 
     assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
     w.send_settlement(&payer, &base).await.unwrap();
-    assert_eq!(counters(&mut w, &payer).await, (1_000_000, 1_000_000, 1_000_000));
+    assert_eq!(
+        counters(&mut w, &payer).await,
+        (1_000_000, 1_000_000, 1_000_000)
+    );
 }
 
 #[tokio::test]
@@ -173,38 +260,72 @@ async fn repeated_settlements_hit_the_caps() {
     }
     let ixs = w.settlement(&payer, &payee, 1, payment_id()).await;
     assert_code(w.send_settlement(&payer, &ixs).await, 6005);
-    assert_eq!(counters(&mut w, &payer).await, (10_000_000, 10_000_000, 10_000_000));
+    assert_eq!(
+        counters(&mut w, &payer).await,
+        (10_000_000, 10_000_000, 10_000_000)
+    );
 }
 
 #[tokio::test]
 async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
     let mut pt = trust_gate_localnet::native::program_test();
-    pt.add_program("rejecting_hook", REJECTING_HOOK_ID, processor!(hook::reject_transfer));
+    pt.add_program(
+        "rejecting_hook",
+        REJECTING_HOOK_ID,
+        processor!(hook::reject_transfer),
+    );
     let mut w = World::with_program_test(pt).await;
 
     // A Token-2022 mint whose transfers go through the rejecting hook.
     let mint = Keypair::new();
     let auth = w.mint_authority.insecure_clone();
     let payer_key = w.ctx.payer.pubkey();
-    let space = ExtensionType::try_calculate_account_len::<Mint>(&[ExtensionType::TransferHook]).unwrap();
+    let space =
+        ExtensionType::try_calculate_account_len::<Mint>(&[ExtensionType::TransferHook]).unwrap();
     let rent = w.ctx.banks_client.get_rent().await.unwrap();
     let setup = [
         anchor_lang::solana_program::system_instruction::create_account(
-            &payer_key, &mint.pubkey(), rent.minimum_balance(space), space as u64, &TOKEN_2022_PROGRAM_ID,
+            &payer_key,
+            &mint.pubkey(),
+            rent.minimum_balance(space),
+            space as u64,
+            &TOKEN_2022_PROGRAM_ID,
         ),
-        transfer_hook::instruction::initialize(&TOKEN_2022_PROGRAM_ID, &mint.pubkey(), Some(auth.pubkey()), Some(REJECTING_HOOK_ID)).unwrap(),
-        spl_token_2022::instruction::initialize_mint2(&TOKEN_2022_PROGRAM_ID, &mint.pubkey(), &auth.pubkey(), None, DECIMALS).unwrap(),
+        transfer_hook::instruction::initialize(
+            &TOKEN_2022_PROGRAM_ID,
+            &mint.pubkey(),
+            Some(auth.pubkey()),
+            Some(REJECTING_HOOK_ID),
+        )
+        .unwrap(),
+        spl_token_2022::instruction::initialize_mint2(
+            &TOKEN_2022_PROGRAM_ID,
+            &mint.pubkey(),
+            &auth.pubkey(),
+            None,
+            DECIMALS,
+        )
+        .unwrap(),
     ];
     send(&mut w.ctx, &setup, &[&mint]).await.unwrap();
     let metas = hook::empty_extra_account_metas();
-    let mut account = AccountSharedData::new(rent.minimum_balance(metas.len()), metas.len(), &REJECTING_HOOK_ID);
+    let mut account = AccountSharedData::new(
+        rent.minimum_balance(metas.len()),
+        metas.len(),
+        &REJECTING_HOOK_ID,
+    );
     account.set_data_from_slice(&metas);
-    w.ctx.set_account(&hook::extra_account_metas_address(&mint.pubkey()), &account);
+    w.ctx
+        .set_account(&hook::extra_account_metas_address(&mint.pubkey()), &account);
 
     let payer = w.payer_with_policy(3, demo_policy(mint.pubkey())).await;
     let payee = w.payee(3, None).await;
     let ata = |owner: &anchor_lang::prelude::Pubkey| {
-        anchor_spl::associated_token::get_associated_token_address_with_program_id(owner, &mint.pubkey(), &TOKEN_2022_PROGRAM_ID)
+        anchor_spl::associated_token::get_associated_token_address_with_program_id(
+            owner,
+            &mint.pubkey(),
+            &TOKEN_2022_PROGRAM_ID,
+        )
     };
     let (source, dest) = (ata(&payer.owner.pubkey()), ata(&payee.owner.pubkey()));
     let create = |owner: &anchor_lang::prelude::Pubkey| {
@@ -212,30 +333,83 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
             &payer_key, owner, &mint.pubkey(), &TOKEN_2022_PROGRAM_ID,
         )
     };
-    let fund = spl_token_2022::instruction::mint_to(&TOKEN_2022_PROGRAM_ID, &mint.pubkey(), &source, &auth.pubkey(), &[], 10_000_000).unwrap();
-    send(&mut w.ctx, &[create(&payer.owner.pubkey()), create(&payee.owner.pubkey()), fund], &[&auth]).await.unwrap();
-
-    // The gate alone would allow this payment.
-    let ix = w.gate_payment_ix(&payer.asset(), &payee.asset(), 1_000_000, mint.pubkey(), 1, Attestations::default());
-    assert_eq!(w.simulate_decision(ix).await, policy_vault::engine::Decision::Allow);
-
-    let mut transfer = spl_token_2022::instruction::transfer_checked(
-        &TOKEN_2022_PROGRAM_ID, &source, &mint.pubkey(), &dest, &payer.owner.pubkey(), &[], 1_000_000, DECIMALS,
+    let fund = spl_token_2022::instruction::mint_to(
+        &TOKEN_2022_PROGRAM_ID,
+        &mint.pubkey(),
+        &source,
+        &auth.pubkey(),
+        &[],
+        10_000_000,
     )
     .unwrap();
-    transfer.accounts.push(AccountMeta::new_readonly(REJECTING_HOOK_ID, false));
-    transfer.accounts.push(AccountMeta::new_readonly(hook::extra_account_metas_address(&mint.pubkey()), false));
+    send(
+        &mut w.ctx,
+        &[
+            create(&payer.owner.pubkey()),
+            create(&payee.owner.pubkey()),
+            fund,
+        ],
+        &[&auth],
+    )
+    .await
+    .unwrap();
+
+    // The gate alone would allow this payment.
+    let ix = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1_000_000,
+        mint.pubkey(),
+        1,
+        Attestations::default(),
+    );
+    assert_eq!(
+        w.simulate_decision(ix).await,
+        policy_vault::engine::Decision::Allow
+    );
+
+    let mut transfer = spl_token_2022::instruction::transfer_checked(
+        &TOKEN_2022_PROGRAM_ID,
+        &source,
+        &mint.pubkey(),
+        &dest,
+        &payer.owner.pubkey(),
+        &[],
+        1_000_000,
+        DECIMALS,
+    )
+    .unwrap();
+    transfer
+        .accounts
+        .push(AccountMeta::new_readonly(REJECTING_HOOK_ID, false));
+    transfer.accounts.push(AccountMeta::new_readonly(
+        hook::extra_account_metas_address(&mint.pubkey()),
+        false,
+    ));
     let pay = payment_id();
     let bundle = [
-        w.strict_ix_for_mint(mint.pubkey(), &payer, &payee, 1_000_000, dest, Attestations::default()),
+        w.strict_ix_for_mint(
+            mint.pubkey(),
+            &payer,
+            &payee,
+            1_000_000,
+            dest,
+            Attestations::default(),
+        ),
         transfer,
         w.emit_feedback_ix(pay, &payee.asset(), 90, 1_000_000),
     ];
     let err = w.send_settlement(&payer, &bundle).await.unwrap_err();
-    assert_eq!(instruction_error(&err), Some(InstructionError::Custom(hook::HOOK_REJECTION)), "{err:?}");
+    assert_eq!(
+        instruction_error(&err),
+        Some(InstructionError::Custom(hook::HOOK_REJECTION)),
+        "{err:?}"
+    );
     assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
     let f = w.facilitator.pubkey();
-    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay)).await.is_none());
+    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .is_none());
 }
 
 #[tokio::test]
@@ -245,11 +419,18 @@ async fn standalone_feedback_is_recorded_as_not_settled_once() {
     let pay = payment_id();
     let facilitator = w.facilitator.insecure_clone();
     let ix = w.emit_feedback_ix(pay, &payee.asset(), 80, 5);
-    send(&mut w.ctx, &[ix.clone()], &[&facilitator]).await.unwrap();
+    send(&mut w.ctx, std::slice::from_ref(&ix), &[&facilitator])
+        .await
+        .unwrap();
     let f = facilitator.pubkey();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay)).await.unwrap();
+    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .unwrap();
     assert!(!log.settled_atomically);
-    assert_eq!((log.amount, log.payer_asset), (0, anchor_lang::prelude::Pubkey::default()));
+    assert_eq!(
+        (log.amount, log.payer_asset),
+        (0, anchor_lang::prelude::Pubkey::default())
+    );
     w.ctx.get_new_latest_blockhash().await.unwrap();
     assert_already_in_use(send(&mut w.ctx, &[ix], &[&facilitator]).await);
 }
@@ -280,13 +461,23 @@ async fn emit_feedback_validates_its_arguments() {
         ix.data = args.data();
         ix
     };
-    let cases: Vec<(Box<dyn Fn(&mut gate::instruction::EmitFeedback)>, G)> = vec![
+    type Edit = Box<dyn Fn(&mut gate::instruction::EmitFeedback)>;
+    let cases: Vec<(Edit, G)> = vec![
         (Box::new(|a| a.score = 101), G::ScoreOutOfRange),
-        (Box::new(|a| a.value_decimals = 19), G::ValueDecimalsOutOfRange),
+        (
+            Box::new(|a| a.value_decimals = 19),
+            G::ValueDecimalsOutOfRange,
+        ),
         (Box::new(|a| a.tag1 = "t".repeat(33)), G::Tag1TooLong),
         (Box::new(|a| a.tag2 = "t".repeat(33)), G::Tag2TooLong),
-        (Box::new(|a| a.endpoint = "e".repeat(251)), G::EndpointTooLong),
-        (Box::new(|a| a.feedback_uri = "u".repeat(251)), G::FeedbackUriTooLong),
+        (
+            Box::new(|a| a.endpoint = "e".repeat(251)),
+            G::EndpointTooLong,
+        ),
+        (
+            Box::new(|a| a.feedback_uri = "u".repeat(251)),
+            G::FeedbackUriTooLong,
+        ),
     ];
     for (edit, err) in cases {
         let ix = build(&w, &*edit);
@@ -294,9 +485,16 @@ async fn emit_feedback_validates_its_arguments() {
     }
     // Wrong collection for the payee.
     let mut ix = build(&w, &|_| {});
-    let pos = ix.accounts.iter().position(|m| m.pubkey == w.collection.pubkey()).unwrap();
+    let pos = ix
+        .accounts
+        .iter()
+        .position(|m| m.pubkey == w.collection.pubkey())
+        .unwrap();
     ix.accounts[pos].pubkey = anchor_lang::prelude::Pubkey::new_unique();
-    assert_code(send(&mut w.ctx, &[ix], &[&facilitator]).await, g(G::CollectionMismatch));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&facilitator]).await,
+        g(G::CollectionMismatch),
+    );
     // Accepted bounds: 100, 18, 32, 250.
     let ix = build(&w, &|a| {
         a.score = 100;
@@ -316,25 +514,49 @@ async fn dispute_needs_a_settled_payment_and_happens_once() {
     let q = payee.asset();
     // No log at all.
     let never = payment_id();
-    assert_code(w.send(&[w.dispute_ix(never, &q, [9; 32])], &[&facilitator]).await, anchor_lang::error::ErrorCode::AccountNotInitialized as u32);
+    assert_code(
+        w.send(&[w.dispute_ix(never, &q, [9; 32])], &[&facilitator])
+            .await,
+        anchor_lang::error::ErrorCode::AccountNotInitialized as u32,
+    );
     // A standalone (unsettled) emission cannot be disputed.
     let standalone = payment_id();
-    w.send(&[w.emit_feedback_ix(standalone, &q, 80, 1)], &[&facilitator]).await.unwrap();
-    assert_code(w.send(&[w.dispute_ix(standalone, &q, [9; 32])], &[&facilitator]).await, g(G::PaymentNotSettled));
+    w.send(
+        &[w.emit_feedback_ix(standalone, &q, 80, 1)],
+        &[&facilitator],
+    )
+    .await
+    .unwrap();
+    assert_code(
+        w.send(&[w.dispute_ix(standalone, &q, [9; 32])], &[&facilitator])
+            .await,
+        g(G::PaymentNotSettled),
+    );
     // A settled one can, once, with a reason.
     let pay = payment_id();
     let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
-    assert_code(w.send(&[w.dispute_ix(pay, &q, [0; 32])], &[&facilitator]).await, g(G::DisputeReasonMissing));
+    assert_code(
+        w.send(&[w.dispute_ix(pay, &q, [0; 32])], &[&facilitator])
+            .await,
+        g(G::DisputeReasonMissing),
+    );
     let other = w.payee(3, None).await;
     let wrong_payee = w.dispute_ix(pay, &other.asset(), [9; 32]);
-    assert_code(send(&mut w.ctx, &[wrong_payee], &[&facilitator]).await, g(G::FeedbackLogPayeeMismatch));
-    w.send(&[w.dispute_ix(pay, &q, [9; 32])], &[&facilitator]).await.unwrap();
+    assert_code(
+        send(&mut w.ctx, &[wrong_payee], &[&facilitator]).await,
+        g(G::FeedbackLogPayeeMismatch),
+    );
+    w.send(&[w.dispute_ix(pay, &q, [9; 32])], &[&facilitator])
+        .await
+        .unwrap();
     let d: gate::state::DisputeRecord = fetch(&mut w.ctx, &pda::dispute(&f, &pay)).await.unwrap();
     assert_eq!((d.payee_asset, d.reason_hash), (q, [9; 32]));
     let auth: GateAuthority = fetch(&mut w.ctx, &pda::gate_authority(&f)).await.unwrap();
     assert_eq!(auth.dispute_count, 1);
     w.ctx.get_new_latest_blockhash().await.unwrap();
-    assert_already_in_use(w.send(&[w.dispute_ix(pay, &q, [9; 32])], &[&facilitator]).await);
+    assert_already_in_use(
+        w.send(&[w.dispute_ix(pay, &q, [9; 32])], &[&facilitator])
+            .await,
+    );
 }
-

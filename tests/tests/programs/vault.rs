@@ -3,10 +3,14 @@
 use anchor_lang::error::ErrorCode as Anchor;
 use anchor_lang::{InstructionData, ToAccountMetas};
 use policy_vault::errors::PolicyVaultError as E;
-use policy_vault::state::{AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger};
+use policy_vault::state::{
+    AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,
+};
 use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::signature::{Keypair, Signer};
-use trust_gate_program_tests::world::{demo_policy, min_tier_acceptance, open_policy, pda, Agent, World};
+use trust_gate_program_tests::world::{
+    demo_policy, min_tier_acceptance, open_policy, pda, Agent, World,
+};
 use trust_gate_program_tests::{assert_already_in_use, assert_code, fetch, funded_keypair, send};
 
 fn code(e: E) -> u32 {
@@ -17,32 +21,60 @@ fn anchor(e: Anchor) -> u32 {
     e as u32
 }
 
-fn rotate_ix(lead: &Keypair, others: &[&Keypair], asset: &anchor_lang::prelude::Pubkey, members: Vec<anchor_lang::prelude::Pubkey>, threshold: u8) -> Instruction {
+fn rotate_ix(
+    lead: &Keypair,
+    others: &[&Keypair],
+    asset: &anchor_lang::prelude::Pubkey,
+    members: Vec<anchor_lang::prelude::Pubkey>,
+    threshold: u8,
+) -> Instruction {
     let mut accounts = policy_vault::accounts::RotateAuthority {
         member: lead.pubkey(),
         authority: pda::policy_authority(asset),
     }
     .to_account_metas(None);
-    accounts.extend(others.iter().map(|k| AccountMeta::new_readonly(k.pubkey(), true)));
+    accounts.extend(
+        others
+            .iter()
+            .map(|k| AccountMeta::new_readonly(k.pubkey(), true)),
+    );
     Instruction {
         program_id: policy_vault::ID,
         accounts,
-        data: policy_vault::instruction::RotateAuthority { asset: *asset, members, threshold }.data(),
+        data: policy_vault::instruction::RotateAuthority {
+            asset: *asset,
+            members,
+            threshold,
+        }
+        .data(),
     }
 }
 
-pub fn set_killswitch_ix(lead: &Keypair, others: &[&Keypair], asset: &anchor_lang::prelude::Pubkey, paused: bool) -> Instruction {
+pub fn set_killswitch_ix(
+    lead: &Keypair,
+    others: &[&Keypair],
+    asset: &anchor_lang::prelude::Pubkey,
+    paused: bool,
+) -> Instruction {
     let mut accounts = policy_vault::accounts::SetKillSwitch {
         member: lead.pubkey(),
         authority: pda::policy_authority(asset),
         killswitch: pda::killswitch(asset),
     }
     .to_account_metas(None);
-    accounts.extend(others.iter().map(|k| AccountMeta::new_readonly(k.pubkey(), true)));
+    accounts.extend(
+        others
+            .iter()
+            .map(|k| AccountMeta::new_readonly(k.pubkey(), true)),
+    );
     Instruction {
         program_id: policy_vault::ID,
         accounts,
-        data: policy_vault::instruction::SetKillswitch { asset: *asset, paused }.data(),
+        data: policy_vault::instruction::SetKillswitch {
+            asset: *asset,
+            paused,
+        }
+        .data(),
     }
 }
 
@@ -63,10 +95,15 @@ async fn agent_with_members(w: &mut World, n: usize, threshold: u8) -> (Agent, V
 async fn init_authority_by_the_owner() {
     let mut w = World::new().await;
     let (agent, members) = agent_with_members(&mut w, 3, 2).await;
-    let a: PolicyAuthority = fetch(&mut w.ctx, &pda::policy_authority(&agent.asset())).await.unwrap();
+    let a: PolicyAuthority = fetch(&mut w.ctx, &pda::policy_authority(&agent.asset()))
+        .await
+        .unwrap();
     assert_eq!(a.asset, agent.asset());
     assert_eq!(a.threshold, 2);
-    assert_eq!(a.members, members.iter().map(|k| k.pubkey()).collect::<Vec<_>>());
+    assert_eq!(
+        a.members,
+        members.iter().map(|k| k.pubkey()).collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test]
@@ -74,8 +111,16 @@ async fn init_authority_rejects_a_stranger_squatting_the_agent() {
     let mut w = World::new().await;
     let agent = w.register_agent().await;
     let stranger = funded_keypair(&mut w.ctx).await;
-    let ix = w.init_authority_ix(&stranger.pubkey(), &agent.asset(), vec![stranger.pubkey()], 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&stranger]).await, code(E::NotAgentOwner));
+    let ix = w.init_authority_ix(
+        &stranger.pubkey(),
+        &agent.asset(),
+        vec![stranger.pubkey()],
+        1,
+    );
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&stranger]).await,
+        code(E::NotAgentOwner),
+    );
     // The real owner can still claim it.
     w.init_authority(&agent).await;
 }
@@ -88,7 +133,14 @@ async fn init_authority_validates_members_and_threshold() {
     let x = solana_sdk::pubkey::Pubkey::new_unique();
     let cases = [
         (vec![], 1, E::NoMembers),
-        (vec![o; 1].into_iter().chain((0..7).map(|_| solana_sdk::pubkey::Pubkey::new_unique())).collect(), 1, E::TooManyMembers),
+        (
+            vec![o; 1]
+                .into_iter()
+                .chain((0..7).map(|_| solana_sdk::pubkey::Pubkey::new_unique()))
+                .collect(),
+            1,
+            E::TooManyMembers,
+        ),
         (vec![o, x, o], 1, E::DuplicateMember),
         (vec![o, x], 0, E::ThresholdOutOfRange),
         (vec![o, x], 3, E::ThresholdOutOfRange),
@@ -105,15 +157,31 @@ async fn init_authority_needs_the_registry_agent_account() {
     let agent = w.register_agent().await;
     let other = w.register_agent().await;
     // The AgentAccount of another asset: the seeds constraint rejects it.
-    let mut ix = w.init_authority_ix(&agent.owner.pubkey(), &agent.asset(), vec![agent.owner.pubkey()], 1);
+    let mut ix = w.init_authority_ix(
+        &agent.owner.pubkey(),
+        &agent.asset(),
+        vec![agent.owner.pubkey()],
+        1,
+    );
     ix.accounts[1].pubkey = pda::agent(&other.asset());
-    assert_code(send(&mut w.ctx, &[ix], &[&agent.owner]).await, anchor(Anchor::ConstraintSeeds));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&agent.owner]).await,
+        anchor(Anchor::ConstraintSeeds),
+    );
     // An asset that was never registered: no registry-owned account there.
     let ghost = solana_sdk::pubkey::Pubkey::new_unique();
     let ix = w.init_authority_ix(&agent.owner.pubkey(), &ghost, vec![agent.owner.pubkey()], 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&agent.owner]).await, code(E::AgentAccountInvalid));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&agent.owner]).await,
+        code(E::AgentAccountInvalid),
+    );
     // Missing signature: the owner's key is in the instruction but it did not sign.
-    let mut ix = w.init_authority_ix(&agent.owner.pubkey(), &agent.asset(), vec![agent.owner.pubkey()], 1);
+    let mut ix = w.init_authority_ix(
+        &agent.owner.pubkey(),
+        &agent.asset(),
+        vec![agent.owner.pubkey()],
+        1,
+    );
     ix.accounts[0].is_signer = false;
     ix.accounts[0].pubkey = agent.owner.pubkey();
     let payer = w.ctx.payer.insecure_clone();
@@ -127,7 +195,12 @@ async fn init_authority_twice_fails() {
     let agent = w.register_agent().await;
     w.init_authority(&agent).await;
     w.ctx.get_new_latest_blockhash().await.unwrap();
-    let ix = w.init_authority_ix(&agent.owner.pubkey(), &agent.asset(), vec![agent.owner.pubkey()], 1);
+    let ix = w.init_authority_ix(
+        &agent.owner.pubkey(),
+        &agent.asset(),
+        vec![agent.owner.pubkey()],
+        1,
+    );
     // The system program refuses to create an account that exists (AccountAlreadyInUse = 0).
     assert_already_in_use(send(&mut w.ctx, &[ix], &[&agent.owner]).await);
 }
@@ -140,26 +213,46 @@ async fn rotate_authority_needs_threshold_distinct_members() {
     let new_members = vec![m[1].pubkey(), m[2].pubkey()];
     // One member, or the same member twice, is not two.
     let ix = rotate_ix(&m[0], &[], &asset, new_members.clone(), 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0]]).await, code(E::InsufficientSigners));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0]]).await,
+        code(E::InsufficientSigners),
+    );
     let ix = rotate_ix(&m[0], &[&m[0]], &asset, new_members.clone(), 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0]]).await, code(E::InsufficientSigners));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0]]).await,
+        code(E::InsufficientSigners),
+    );
     // A stranger's signature does not count.
     let stranger = funded_keypair(&mut w.ctx).await;
     let ix = rotate_ix(&m[0], &[&stranger], &asset, new_members.clone(), 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0], &stranger]).await, code(E::InsufficientSigners));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0], &stranger]).await,
+        code(E::InsufficientSigners),
+    );
     let ix = rotate_ix(&stranger, &[&m[0], &m[1]], &asset, new_members.clone(), 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&stranger, &m[0], &m[1]]).await, code(E::NotAuthorityMember));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&stranger, &m[0], &m[1]]).await,
+        code(E::NotAuthorityMember),
+    );
     // Invalid new lists are refused like at init.
     let ix = rotate_ix(&m[0], &[&m[1]], &asset, vec![], 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await, code(E::NoMembers));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await,
+        code(E::NoMembers),
+    );
     let ix = rotate_ix(&m[0], &[&m[1]], &asset, new_members.clone(), 1);
     send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await.unwrap();
-    let a: PolicyAuthority = fetch(&mut w.ctx, &pda::policy_authority(&asset)).await.unwrap();
+    let a: PolicyAuthority = fetch(&mut w.ctx, &pda::policy_authority(&asset))
+        .await
+        .unwrap();
     assert_eq!(a.members, new_members);
     assert_eq!(a.threshold, 1);
     // The old owner is no longer a member.
     let ix = rotate_ix(&m[0], &[], &asset, vec![m[0].pubkey()], 1);
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0]]).await, code(E::NotAuthorityMember));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0]]).await,
+        code(E::NotAuthorityMember),
+    );
 }
 
 #[tokio::test]
@@ -204,8 +297,14 @@ async fn init_policy_validates_every_field() {
         (|p| p.velocity_max_in_window = 0, E::VelocityMaxZero),
         (|p| p.tier0_decay_bps = 10_001, E::DecayOutOfRange),
         (|p| p.min_counterparty_tier = 5, E::MinTierOutOfRange),
-        (|p| p.min_counterparty_confidence = 10_001, E::MinConfidenceOutOfRange),
-        (|p| p.required_capability = [0; 32], E::RequiredCapabilityMissing),
+        (
+            |p| p.min_counterparty_confidence = 10_001,
+            E::MinConfidenceOutOfRange,
+        ),
+        (
+            |p| p.required_capability = [0; 32],
+            E::RequiredCapabilityMissing,
+        ),
         (
             |p| {
                 p.kinds = 0x08;
@@ -214,7 +313,10 @@ async fn init_policy_validates_every_field() {
             },
             E::UnratedValidationWithoutCapability,
         ),
-        (|p| p.accepted_attestors = [solana_sdk::pubkey::Pubkey::new_from_array([3; 32]); 2], E::DuplicateAttestor),
+        (
+            |p| p.accepted_attestors = [solana_sdk::pubkey::Pubkey::new_from_array([3; 32]); 2],
+            E::DuplicateAttestor,
+        ),
         (|p| p.gate_mode = 2, E::InvalidGateMode),
         (|p| p.unrated_treatment = 3, E::InvalidUnratedTreatment),
     ];
@@ -240,10 +342,16 @@ async fn init_policy_only_by_a_member() {
     w.init_authority(&agent).await;
     let stranger = funded_keypair(&mut w.ctx).await;
     let ix = w.init_policy_ix(&stranger.pubkey(), &agent.asset(), 1, open_policy(w.mint));
-    assert_code(send(&mut w.ctx, &[ix], &[&stranger]).await, code(E::NotAuthorityMember));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&stranger]).await,
+        code(E::NotAuthorityMember),
+    );
     // Without an authority there is nothing to be a member of.
     let lone = w.register_agent().await;
-    assert_code(w.init_policy(&lone, 1, open_policy(w.mint)).await, anchor(Anchor::AccountNotInitialized));
+    assert_code(
+        w.init_policy(&lone, 1, open_policy(w.mint)).await,
+        anchor(Anchor::AccountNotInitialized),
+    );
 }
 
 #[tokio::test]
@@ -255,7 +363,10 @@ async fn killswitch_threshold_and_state() {
     send(&mut w.ctx, &[ix], &[&m[1]]).await.unwrap();
     // Threshold 2 signed by one member: refused.
     let ix = set_killswitch_ix(&m[0], &[], &asset, true);
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0]]).await, code(E::InsufficientSigners));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0]]).await,
+        code(E::InsufficientSigners),
+    );
     let ix = set_killswitch_ix(&m[0], &[&m[2]], &asset, true);
     send(&mut w.ctx, &[ix], &[&m[0], &m[2]]).await.unwrap();
     let k: KillSwitchState = fetch(&mut w.ctx, &pda::killswitch(&asset)).await.unwrap();
@@ -287,8 +398,13 @@ async fn init_killswitch_directly_and_twice() {
         data: policy_vault::instruction::InitKillswitch { asset }.data(),
     };
     let stranger = funded_keypair(&mut w.ctx).await;
-    assert_code(send(&mut w.ctx, &[ix(&stranger)], &[&stranger]).await, code(E::NotAuthorityMember));
-    send(&mut w.ctx, &[ix(&agent.owner)], &[&agent.owner]).await.unwrap();
+    assert_code(
+        send(&mut w.ctx, &[ix(&stranger)], &[&stranger]).await,
+        code(E::NotAuthorityMember),
+    );
+    send(&mut w.ctx, &[ix(&agent.owner)], &[&agent.owner])
+        .await
+        .unwrap();
     let k: KillSwitchState = fetch(&mut w.ctx, &pda::killswitch(&asset)).await.unwrap();
     assert_eq!((k.asset, k.paused), (asset, false));
     w.ctx.get_new_latest_blockhash().await.unwrap();
@@ -301,18 +417,34 @@ async fn acceptance_policy_create_replace_and_threshold() {
     let (agent, m) = agent_with_members(&mut w, 2, 2).await;
     let asset = agent.asset();
     let ix = w.set_acceptance_ix(&m[0].pubkey(), &[], &asset, min_tier_acceptance(2));
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0]]).await, code(E::InsufficientSigners));
-    let ix = w.set_acceptance_ix(&m[0].pubkey(), &[m[1].pubkey()], &asset, min_tier_acceptance(2));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0]]).await,
+        code(E::InsufficientSigners),
+    );
+    let ix = w.set_acceptance_ix(
+        &m[0].pubkey(),
+        &[m[1].pubkey()],
+        &asset,
+        min_tier_acceptance(2),
+    );
     send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await.unwrap();
     let a: AcceptancePolicy = fetch(&mut w.ctx, &pda::acceptance(&asset)).await.unwrap();
     assert_eq!(a.params.min_payer_tier, 2);
-    let ix = w.set_acceptance_ix(&m[1].pubkey(), &[m[0].pubkey()], &asset, min_tier_acceptance(4));
+    let ix = w.set_acceptance_ix(
+        &m[1].pubkey(),
+        &[m[0].pubkey()],
+        &asset,
+        min_tier_acceptance(4),
+    );
     send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await.unwrap();
     let a: AcceptancePolicy = fetch(&mut w.ctx, &pda::acceptance(&asset)).await.unwrap();
     assert_eq!(a.params.min_payer_tier, 4);
     let mut bad = min_tier_acceptance(5);
     let ix = w.set_acceptance_ix(&m[0].pubkey(), &[m[1].pubkey()], &asset, bad.clone());
-    assert_code(send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await, code(E::MinTierOutOfRange));
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await,
+        code(E::MinTierOutOfRange),
+    );
     bad.min_payer_tier = 0;
     bad.unrated_treatment = 2;
     let ix = w.set_acceptance_ix(&m[0].pubkey(), &[m[1].pubkey()], &asset, bad);
@@ -349,13 +481,29 @@ async fn evaluate_cannot_be_called_by_a_stranger() {
     }
     .to_account_metas(None);
     let data = policy_vault::instruction::Evaluate { args }.data();
-    let ix = Instruction { program_id: policy_vault::ID, accounts: accounts.clone(), data: data.clone() };
-    assert_code(send(&mut w.ctx, &[ix], &[&stranger]).await, anchor(Anchor::ConstraintSeeds));
+    let ix = Instruction {
+        program_id: policy_vault::ID,
+        accounts: accounts.clone(),
+        data: data.clone(),
+    };
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&stranger]).await,
+        anchor(Anchor::ConstraintSeeds),
+    );
     // The gate's signer PDA without its signature (nobody but the gate can sign for it).
     accounts[0] = AccountMeta::new_readonly(pda::evaluate_signer(), false);
-    let ix = Instruction { program_id: policy_vault::ID, accounts, data };
-    assert_code(send(&mut w.ctx, &[ix], &[]).await, anchor(Anchor::AccountNotSigner));
-    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1)).await.unwrap();
+    let ix = Instruction {
+        program_id: policy_vault::ID,
+        accounts,
+        data,
+    };
+    assert_code(
+        send(&mut w.ctx, &[ix], &[]).await,
+        anchor(Anchor::AccountNotSigner),
+    );
+    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1))
+        .await
+        .unwrap();
     assert_eq!(v.cumulative, 0);
 }
 

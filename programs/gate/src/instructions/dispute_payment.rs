@@ -49,11 +49,18 @@ pub fn dispute_payment(
     dispute_reason_hash: [u8; 32],
     feedback_uri: String,
 ) -> Result<()> {
-    require!(dispute_reason_hash != [0u8; 32], GateError::DisputeReasonMissing);
+    require!(
+        dispute_reason_hash != [0u8; 32],
+        GateError::DisputeReasonMissing
+    );
     validate_feedback_fields(DISPUTE_SCORE, 0, DISPUTE_TAG, "", "", &feedback_uri)?;
     let log = &ctx.accounts.feedback_log;
     require!(log.settled_atomically, GateError::PaymentNotSettled);
-    require_keys_eq!(log.payee_asset, payee_asset, GateError::FeedbackLogPayeeMismatch);
+    require_keys_eq!(
+        log.payee_asset,
+        payee_asset,
+        GateError::FeedbackLogPayeeMismatch
+    );
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -72,7 +79,10 @@ pub fn dispute_payment(
     )?;
 
     let auth = &mut ctx.accounts.gate_authority;
-    auth.dispute_count = auth.dispute_count.checked_add(1).ok_or(GateError::CounterOverflow)?;
+    auth.dispute_count = auth
+        .dispute_count
+        .checked_add(1)
+        .ok_or(GateError::CounterOverflow)?;
     let clock = Clock::get()?;
     let d = &mut ctx.accounts.dispute;
     d.facilitator = facilitator;

@@ -52,7 +52,14 @@ pub fn emit_feedback(
     endpoint: String,
     feedback_uri: String,
 ) -> Result<()> {
-    validate_feedback_fields(score, value_decimals, &tag1, &tag2, &endpoint, &feedback_uri)?;
+    validate_feedback_fields(
+        score,
+        value_decimals,
+        &tag1,
+        &tag2,
+        &endpoint,
+        &feedback_uri,
+    )?;
 
     let sysvar = ctx.accounts.instructions.to_account_info();
     let (current, count) = position(&sysvar)?;
@@ -82,9 +89,15 @@ pub fn emit_feedback(
 
     let clock = Clock::get()?;
     let auth = &mut ctx.accounts.gate_authority;
-    auth.feedback_count = auth.feedback_count.checked_add(1).ok_or(GateError::CounterOverflow)?;
+    auth.feedback_count = auth
+        .feedback_count
+        .checked_add(1)
+        .ok_or(GateError::CounterOverflow)?;
     if settled.is_some() {
-        auth.settled_count = auth.settled_count.checked_add(1).ok_or(GateError::CounterOverflow)?;
+        auth.settled_count = auth
+            .settled_count
+            .checked_add(1)
+            .ok_or(GateError::CounterOverflow)?;
     }
 
     let log = &mut ctx.accounts.feedback_log;

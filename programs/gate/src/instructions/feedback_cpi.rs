@@ -60,11 +60,17 @@ pub fn validate_feedback_fields(
     feedback_uri: &str,
 ) -> Result<()> {
     require!(score <= 100, GateError::ScoreOutOfRange);
-    require!(value_decimals <= MAX_VALUE_DECIMALS, GateError::ValueDecimalsOutOfRange);
+    require!(
+        value_decimals <= MAX_VALUE_DECIMALS,
+        GateError::ValueDecimalsOutOfRange
+    );
     require!(tag1.len() <= MAX_TAG_LEN, GateError::Tag1TooLong);
     require!(tag2.len() <= MAX_TAG_LEN, GateError::Tag2TooLong);
     require!(endpoint.len() <= MAX_URI_LEN, GateError::EndpointTooLong);
-    require!(feedback_uri.len() <= MAX_URI_LEN, GateError::FeedbackUriTooLong);
+    require!(
+        feedback_uri.len() <= MAX_URI_LEN,
+        GateError::FeedbackUriTooLong
+    );
     Ok(())
 }
 
@@ -85,7 +91,11 @@ impl<'info> FeedbackTarget<'info> {
             agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?
         };
         require_keys_eq!(view.asset, self.asset.key(), GateError::AgentAccountInvalid);
-        require_keys_eq!(view.collection, self.collection.key(), GateError::CollectionMismatch);
+        require_keys_eq!(
+            view.collection,
+            self.collection.key(),
+            GateError::CollectionMismatch
+        );
 
         let client = gate_authority.to_account_info();
         let mut metas = vec![
@@ -123,7 +133,11 @@ impl<'info> FeedbackTarget<'info> {
             data: give_feedback_data(args),
         };
         let bump = [gate_authority.bump];
-        let signer: &[&[u8]] = &[seeds::GATE_AUTHORITY, gate_authority.facilitator.as_ref(), &bump];
+        let signer: &[&[u8]] = &[
+            seeds::GATE_AUTHORITY,
+            gate_authority.facilitator.as_ref(),
+            &bump,
+        ];
         invoke_signed(&ix, &infos, &[signer])?;
         Ok(())
     }

@@ -62,8 +62,14 @@ pub struct RegisterAgentViaCpi<'info> {
 }
 
 /// Registers a new reputation-enabled agent for `owner` and initializes its engine stats.
-pub fn register_agent_via_cpi(ctx: Context<RegisterAgentViaCpi>, metadata_uri: String) -> Result<()> {
-    require!(metadata_uri.len() <= MAX_URI_LEN, GateError::MetadataUriTooLong);
+pub fn register_agent_via_cpi(
+    ctx: Context<RegisterAgentViaCpi>,
+    metadata_uri: String,
+) -> Result<()> {
+    require!(
+        metadata_uri.len() <= MAX_URI_LEN,
+        GateError::MetadataUriTooLong
+    );
     let a = &ctx.accounts;
     let register = Instruction {
         program_id: ids::AGENT_REGISTRY,

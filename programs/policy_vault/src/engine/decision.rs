@@ -174,7 +174,10 @@ mod tests {
         assert_eq!(DenyReason::from_code(0), None);
         assert_eq!(DenyReason::from_code(16), None);
         assert_eq!(DenyReason::CounterpartyTierBelowMin.code(), 6);
-        assert_eq!(DenyReason::SpendingPerTxExceeded.name(), "SpendingPerTxExceeded");
+        assert_eq!(
+            DenyReason::SpendingPerTxExceeded.name(),
+            "SpendingPerTxExceeded"
+        );
     }
 
     #[test]

@@ -90,7 +90,11 @@ fn check_spending(
     let day = day_index(now);
     let week = week_index(now);
     let day_spent = if c.day_index == day { c.day_spent } else { 0 };
-    let week_spent = if c.week_index == week { c.week_spent } else { 0 };
+    let week_spent = if c.week_index == week {
+        c.week_spent
+    } else {
+        0
+    };
     if enforce {
         if amount > caps.per_tx {
             return Err(DenyReason::SpendingPerTxExceeded);
@@ -173,7 +177,12 @@ fn check_trust(req: &TrustRequirement, rep: &Reputation) -> Result<bool, DenyRea
 }
 
 /// Checks the attestation supplied for `party` against `rule`.
-fn check_attestation(rule: &ValidationRule, party: &Party, subject: Subject, now: i64) -> Option<Decision> {
+fn check_attestation(
+    rule: &ValidationRule,
+    party: &Party,
+    subject: Subject,
+    now: i64,
+) -> Option<Decision> {
     let Some(a) = party.attestation else {
         return Some(Decision::RequireValidation {
             capability: rule.capability,
@@ -284,5 +293,4 @@ pub fn evaluate(input: &EvalInput) -> Evaluation {
 }
 
 #[cfg(test)]
-#[path = "evaluate_tests.rs"]
 mod tests;

@@ -29,9 +29,15 @@ mod tests {
     fn weeks_start_on_monday_utc() {
         // 2026-11-16 00:00:00 UTC is a Monday.
         let monday = 1_794_787_200;
-        assert_eq!(week_index(monday), week_index(monday + 7 * SECONDS_PER_DAY - 1));
+        assert_eq!(
+            week_index(monday),
+            week_index(monday + 7 * SECONDS_PER_DAY - 1)
+        );
         assert_eq!(week_index(monday - 1) + 1, week_index(monday));
-        assert_eq!(week_index(monday + 7 * SECONDS_PER_DAY), week_index(monday) + 1);
+        assert_eq!(
+            week_index(monday + 7 * SECONDS_PER_DAY),
+            week_index(monday) + 1
+        );
         // 1970-01-05 was the first Monday.
         assert_eq!(week_index(4 * SECONDS_PER_DAY - 1), 0);
         assert_eq!(week_index(4 * SECONDS_PER_DAY), 1);

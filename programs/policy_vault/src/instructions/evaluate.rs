@@ -91,7 +91,11 @@ fn attestation(a: &Option<Account<ValidationAttestation>>) -> Result<Option<Atte
         &validation_registry::ID,
     )
     .map_err(|_| error!(PolicyVaultError::AttestationAddressMismatch))?;
-    require_keys_eq!(expected, a.key(), PolicyVaultError::AttestationAddressMismatch);
+    require_keys_eq!(
+        expected,
+        a.key(),
+        PolicyVaultError::AttestationAddressMismatch
+    );
     Ok(Some(AttestationView {
         subject: a.subject,
         capability: a.capability,

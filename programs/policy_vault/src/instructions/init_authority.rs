@@ -46,7 +46,11 @@ pub fn init_authority(
         agent_account::read(&data).ok_or(PolicyVaultError::AgentAccountInvalid)?
     };
     require_keys_eq!(view.asset, asset, PolicyVaultError::AgentAccountInvalid);
-    require_keys_eq!(view.owner, ctx.accounts.owner.key(), PolicyVaultError::NotAgentOwner);
+    require_keys_eq!(
+        view.owner,
+        ctx.accounts.owner.key(),
+        PolicyVaultError::NotAgentOwner
+    );
 
     let authority = &mut ctx.accounts.authority;
     authority.asset = asset;

@@ -1,6 +1,8 @@
 use crate::errors::PolicyVaultError;
 use crate::events::{KillSwitchInitialized, PolicyCreated};
-use crate::state::{seeds, KillSwitchState, PolicyAccount, PolicyAuthority, PolicyParams, VelocityLedger};
+use crate::state::{
+    seeds, KillSwitchState, PolicyAccount, PolicyAuthority, PolicyParams, VelocityLedger,
+};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::runtime;
 

@@ -27,7 +27,10 @@ pub fn rotate_authority(
     validate_members(&members, threshold)?;
     let authority = &mut ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    require!(authority.is_member(&lead), PolicyVaultError::NotAuthorityMember);
+    require!(
+        authority.is_member(&lead),
+        PolicyVaultError::NotAuthorityMember
+    );
     let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
     require!(
         signers >= usize::from(authority.threshold),

@@ -33,7 +33,10 @@ pub fn set_acceptance_policy(
     params.validate()?;
     let authority = &ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    require!(authority.is_member(&lead), PolicyVaultError::NotAuthorityMember);
+    require!(
+        authority.is_member(&lead),
+        PolicyVaultError::NotAuthorityMember
+    );
     let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
     require!(
         signers >= usize::from(authority.threshold),

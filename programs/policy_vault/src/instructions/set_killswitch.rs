@@ -19,7 +19,10 @@ pub struct SetKillSwitch<'info> {
 pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
     let authority = &ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    require!(authority.is_member(&lead), PolicyVaultError::NotAuthorityMember);
+    require!(
+        authority.is_member(&lead),
+        PolicyVaultError::NotAuthorityMember
+    );
     let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
     require!(
         signers >= usize::from(authority.threshold),

@@ -28,12 +28,8 @@ impl PolicyAuthority {
     /// non-members are ignored, duplicates count once).
     pub fn count_member_signers(&self, lead: &Pubkey, others: &[AccountInfo]) -> usize {
         let mut seen: Vec<Pubkey> = Vec::with_capacity(MAX_MEMBERS);
-        let candidates = std::iter::once(*lead).chain(
-            others
-                .iter()
-                .filter(|a| a.is_signer)
-                .map(|a| *a.key),
-        );
+        let candidates =
+            std::iter::once(*lead).chain(others.iter().filter(|a| a.is_signer).map(|a| *a.key));
         for key in candidates {
             if self.is_member(&key) && !seen.contains(&key) {
                 seen.push(key);

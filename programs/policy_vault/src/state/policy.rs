@@ -40,7 +40,11 @@ pub struct PolicyParams {
 }
 
 pub(crate) fn attestor_list(slots: &[Pubkey; 2]) -> Vec<Pubkey> {
-    slots.iter().copied().filter(|k| *k != Pubkey::default()).collect()
+    slots
+        .iter()
+        .copied()
+        .filter(|k| *k != Pubkey::default())
+        .collect()
 }
 
 pub(crate) fn gate_mode(v: u8) -> Result<GateMode> {

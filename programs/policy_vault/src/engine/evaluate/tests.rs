@@ -107,7 +107,10 @@ fn kill_switch_denies_every_payment_whatever_the_bits() {
 fn per_tx_boundary() {
     let p = policy(kinds::SPENDING);
     assert_eq!(decision(&input(&p, 100)), Decision::Allow);
-    assert_eq!(decision(&input(&p, 101)), deny(DenyReason::SpendingPerTxExceeded));
+    assert_eq!(
+        decision(&input(&p, 101)),
+        deny(DenyReason::SpendingPerTxExceeded)
+    );
 }
 
 #[test]
@@ -179,12 +182,21 @@ fn velocity_cap_full_for_tier_one_and_decayed_for_tier_zero() {
     assert_eq!(decision(&i), Decision::Allow);
     i.amount = 201;
     assert_eq!(decision(&i), deny(DenyReason::VelocityWindowExceeded));
-    for rep in [rated(0), Reputation::Unrated, Reputation::WrongOwner, Reputation::SchemaMismatch] {
+    for rep in [
+        rated(0),
+        Reputation::Unrated,
+        Reputation::WrongOwner,
+        Reputation::SchemaMismatch,
+    ] {
         i.payer.reputation = rep;
         i.amount = 100; // 200 * 50%
         assert_eq!(decision(&i), Decision::Allow, "{rep:?}");
         i.amount = 101;
-        assert_eq!(decision(&i), deny(DenyReason::VelocityWindowExceeded), "{rep:?}");
+        assert_eq!(
+            decision(&i),
+            deny(DenyReason::VelocityWindowExceeded),
+            "{rep:?}"
+        );
     }
 }
 
@@ -318,17 +330,35 @@ fn require_validation_outcomes() {
     i.payee.attestation = Some(good);
     assert_eq!(decision(&i), Decision::Allow);
 
-    i.payee.attestation = Some(AttestationView { subject: i.payer.asset, ..good });
+    i.payee.attestation = Some(AttestationView {
+        subject: i.payer.asset,
+        ..good
+    });
     assert_eq!(decision(&i), deny(DenyReason::AttestationMissing));
-    i.payee.attestation = Some(AttestationView { capability: [1; 32], ..good });
+    i.payee.attestation = Some(AttestationView {
+        capability: [1; 32],
+        ..good
+    });
     assert_eq!(decision(&i), deny(DenyReason::AttestationMissing));
-    i.payee.attestation = Some(AttestationView { revoked: true, ..good });
+    i.payee.attestation = Some(AttestationView {
+        revoked: true,
+        ..good
+    });
     assert_eq!(decision(&i), deny(DenyReason::AttestationRevoked));
-    i.payee.attestation = Some(AttestationView { expires_at: NOW, ..good });
+    i.payee.attestation = Some(AttestationView {
+        expires_at: NOW,
+        ..good
+    });
     assert_eq!(decision(&i), deny(DenyReason::AttestationExpired));
-    i.payee.attestation = Some(AttestationView { expires_at: NOW + 1, ..good });
+    i.payee.attestation = Some(AttestationView {
+        expires_at: NOW + 1,
+        ..good
+    });
     assert_eq!(decision(&i), Decision::Allow);
-    i.payee.attestation = Some(AttestationView { expires_at: 0, ..good });
+    i.payee.attestation = Some(AttestationView {
+        expires_at: 0,
+        ..good
+    });
     assert_eq!(decision(&i), Decision::Allow, "0 never expires");
 }
 
@@ -429,9 +459,19 @@ fn evaluation_order_first_failure_wins() {
     i.velocity = VelocityState::default();
     assert_eq!(decision(&i), deny(DenyReason::CounterpartyTierBelowMin));
     i.payee.reputation = rated(3);
-    assert!(matches!(decision(&i), Decision::RequireValidation { subject: Subject::Payee, .. }));
+    assert!(matches!(
+        decision(&i),
+        Decision::RequireValidation {
+            subject: Subject::Payee,
+            ..
+        }
+    ));
     i.payee.attestation = Some(attestation(&i.payee));
-    assert_eq!(decision(&i), deny(DenyReason::CounterpartyTierBelowMin), "payer tier 3 < 4");
+    assert_eq!(
+        decision(&i),
+        deny(DenyReason::CounterpartyTierBelowMin),
+        "payer tier 3 < 4"
+    );
     i.payer.reputation = rated(4);
     assert_eq!(decision(&i), Decision::Allow);
 }
@@ -449,12 +489,30 @@ fn config_validation_names_each_field() {
     check(&|p| p.spending.per_tx = 0, ConfigError::SpendingCapZero);
     check(&|p| p.spending.daily = 0, ConfigError::SpendingCapZero);
     check(&|p| p.spending.weekly = 0, ConfigError::SpendingCapZero);
-    check(&|p| p.velocity.window_secs = 0, ConfigError::VelocityWindowZero);
-    check(&|p| p.velocity.max_in_window = 0, ConfigError::VelocityMaxZero);
-    check(&|p| p.velocity.tier0_decay_bps = 10_001, ConfigError::DecayOutOfRange);
-    check(&|p| p.counterparty.min_tier = 5, ConfigError::MinTierOutOfRange);
-    check(&|p| p.counterparty.min_confidence = 10_001, ConfigError::MinConfidenceOutOfRange);
-    check(&|p| p.validation.capability = [0; 32], ConfigError::RequiredCapabilityMissing);
+    check(
+        &|p| p.velocity.window_secs = 0,
+        ConfigError::VelocityWindowZero,
+    );
+    check(
+        &|p| p.velocity.max_in_window = 0,
+        ConfigError::VelocityMaxZero,
+    );
+    check(
+        &|p| p.velocity.tier0_decay_bps = 10_001,
+        ConfigError::DecayOutOfRange,
+    );
+    check(
+        &|p| p.counterparty.min_tier = 5,
+        ConfigError::MinTierOutOfRange,
+    );
+    check(
+        &|p| p.counterparty.min_confidence = 10_001,
+        ConfigError::MinConfidenceOutOfRange,
+    );
+    check(
+        &|p| p.validation.capability = [0; 32],
+        ConfigError::RequiredCapabilityMissing,
+    );
     check(
         &|p| {
             p.kinds = kinds::COUNTERPARTY_TIER;
@@ -463,19 +521,38 @@ fn config_validation_names_each_field() {
         },
         ConfigError::UnratedValidationWithoutCapability,
     );
-    check(&|p| p.validation.attestors = vec![Pubkey::new_unique(); 3], ConfigError::TooManyAttestors);
-    check(&|p| p.validation.attestors = vec![Pubkey::new_from_array([1; 32]); 2], ConfigError::DuplicateAttestor);
+    check(
+        &|p| p.validation.attestors = vec![Pubkey::new_unique(); 3],
+        ConfigError::TooManyAttestors,
+    );
+    check(
+        &|p| p.validation.attestors = vec![Pubkey::new_from_array([1; 32]); 2],
+        ConfigError::DuplicateAttestor,
+    );
     // Rules that are off need no values.
     let mut off = policy(0);
-    off.spending = SpendingCaps { per_tx: 0, daily: 0, weekly: 0 };
+    off.spending = SpendingCaps {
+        per_tx: 0,
+        daily: 0,
+        weekly: 0,
+    };
     off.velocity.window_secs = 0;
     off.validation.capability = [0; 32];
     assert_eq!(validate_policy(&off), Ok(()));
     let bad_acceptance = AcceptanceConfig {
-        payer: TrustRequirement { min_tier: 5, ..TrustRequirement::NONE },
-        validation: ValidationRule { capability: [0; 32], attestors: vec![] },
+        payer: TrustRequirement {
+            min_tier: 5,
+            ..TrustRequirement::NONE
+        },
+        validation: ValidationRule {
+            capability: [0; 32],
+            attestors: vec![],
+        },
     };
-    assert_eq!(validate_acceptance(&bad_acceptance), Err(ConfigError::MinTierOutOfRange));
+    assert_eq!(
+        validate_acceptance(&bad_acceptance),
+        Err(ConfigError::MinTierOutOfRange)
+    );
 }
 
 // ---- properties ----
@@ -500,7 +577,11 @@ fn any_trust() -> impl Strategy<Value = TrustRequirement> {
     (0u8..=4, any::<bool>(), any::<u8>(), 0u16..=10_000, 0u8..=2).prop_map(|(t, m, r, c, u)| {
         TrustRequirement {
             min_tier: t,
-            gate_mode: if m { GateMode::Confirmed } else { GateMode::Immediate },
+            gate_mode: if m {
+                GateMode::Confirmed
+            } else {
+                GateMode::Immediate
+            },
             max_risk: r,
             min_confidence: c,
             unrated: UnratedTreatment::from_u8(u).unwrap(),
@@ -517,17 +598,32 @@ fn any_policy() -> impl Strategy<Value = PolicyConfig> {
     )
         .prop_map(|(k, (t, d, w), (ws, m, decay), trust)| PolicyConfig {
             kinds: k,
-            spending: SpendingCaps { per_tx: t, daily: d, weekly: w },
-            velocity: VelocityRule { window_secs: ws, max_in_window: m, tier0_decay_bps: decay },
+            spending: SpendingCaps {
+                per_tx: t,
+                daily: d,
+                weekly: w,
+            },
+            velocity: VelocityRule {
+                window_secs: ws,
+                max_in_window: m,
+                tier0_decay_bps: decay,
+            },
             counterparty: trust,
-            validation: ValidationRule { capability: CAP, attestors: vec![] },
+            validation: ValidationRule {
+                capability: CAP,
+                attestors: vec![],
+            },
         })
 }
 
 fn any_attestation(asset: Pubkey) -> impl Strategy<Value = Option<AttestationView>> {
     proptest::option::of((any::<bool>(), -100i64..100, any::<bool>()).prop_map(
         move |(revoked, dt, right_subject)| AttestationView {
-            subject: if right_subject { asset } else { Pubkey::new_from_array([3; 32]) },
+            subject: if right_subject {
+                asset
+            } else {
+                Pubkey::new_from_array([3; 32])
+            },
             capability: CAP,
             attestor: Pubkey::new_from_array([77; 32]),
             revoked,
@@ -580,13 +676,26 @@ fn any_case() -> impl Strategy<Value = Case> {
         0i64..(14 * SECONDS_PER_DAY),
     )
         .prop_map(
-            move |(policy, acc, paused, (ds, ws, shift), (cum, start), (pr, pa), (er, ea), amount, dt)| {
+            move |(
+                policy,
+                acc,
+                paused,
+                (ds, ws, shift),
+                (cum, start),
+                (pr, pa),
+                (er, ea),
+                amount,
+                dt,
+            )| {
                 let now = NOW + dt;
                 Case {
                     policy,
                     acceptance: acc.map(|payer| AcceptanceConfig {
                         payer,
-                        validation: ValidationRule { capability: CAP, attestors: vec![] },
+                        validation: ValidationRule {
+                            capability: CAP,
+                            attestors: vec![],
+                        },
                     }),
                     paused,
                     spending: SpendingCounters {
@@ -600,8 +709,16 @@ fn any_case() -> impl Strategy<Value = Case> {
                         window_start: now + start,
                         last_commit: 0,
                     },
-                    payer: Party { asset: payer_asset, reputation: pr, attestation: pa },
-                    payee: Party { asset: payee_asset, reputation: er, attestation: ea },
+                    payer: Party {
+                        asset: payer_asset,
+                        reputation: pr,
+                        attestation: pa,
+                    },
+                    payee: Party {
+                        asset: payee_asset,
+                        reputation: er,
+                        attestation: ea,
+                    },
                     amount,
                     now,
                 }

@@ -1,0 +1,582 @@
+//! The agent registry stand-in (loaded at `ids::AGENT_REGISTRY`). Not the real registry: see
+//! the [module docs of `standin`](super).
+//!
+//! Instructions (Anchor layout: 8-byte discriminator, then Borsh arguments):
+//!
+//! | instruction | discriminator | accounts |
+//! |---|---|---|
+//! | `initialize(base_collection: Pubkey)` (localnet-only) | `global:initialize` | payer (S,W), root_config (W), registry_config (W), collection (S,W), system_program |
+//! | `register_with_options(agent_uri: String ≤ 250, atom_enabled: bool)` | `global:register_with_options` | root_config, registry_config, agent_account (W), asset (S,W), collection (W), owner (S,W), system_program, mpl_core_program |
+//! | `set_agent_wallet(wallet: Option<Pubkey>)` (localnet-only) | `global:set_agent_wallet` | owner (S), agent_account (W), asset |
+//! | `give_feedback(GiveFeedbackArgs)` | `global:give_feedback` | client (S,W), agent_account (W), asset, collection, system_program, [atom_config, atom_stats (W), engine program, registry CPI authority] |
+//!
+//! Accounts:
+//! - `RootConfig` (`account:RootConfig`, [`super::layout::root_config`]): 8..40 base
+//!   collection, 40..72 authority, 72 bump;
+//! - `RegistryConfig` (`account:RegistryConfig`, [`super::layout::registry_config`]): 8..40
+//!   collection, 40..72 authority, 72 bump;
+//! - the collection ([`super::layout::collection`]) and asset ([`super::layout::asset`])
+//!   accounts, owned by this program because the localnet has no MPL Core (the
+//!   `mpl_core_program` account must still be MPL Core's id but is never invoked);
+//! - `AgentAccount` (`account:AgentAccount`), 748 bytes: the offsets of
+//!   `external::agent_account`, then the tail of [`super::layout::agent_tail`] (feedback
+//!   count, agent URI).
+//!
+//! `give_feedback` forwards the score to the engine (`update_stats(keccak256(client), score)`,
+//! signed by the `["atom_cpi_authority"]` PDA) only when the agent is reputation-enabled, the
+//! four optional accounts are passed, the stats account exists and a score is given; otherwise
+//! the feedback is only counted on the agent.
+
+use super::layout::{
+    self, agent_tail, args, asset, collection, discriminators, registry_config, root_config,
+};
+use super::{
+    create_account, decode_args, fail, key_at, require_signer, require_writable,
+    split_discriminator, Accounts, StandinError,
+};
+use anchor_lang::prelude::*;
+// The prelude's `Result` is Anchor's single-parameter alias; the programs return `ProgramError`.
+use anchor_lang::solana_program::entrypoint::ProgramResult;
+use anchor_lang::solana_program::{
+    instruction::Instruction, program::invoke_signed, system_program,
+};
+use std::result::Result;
+use trust_gate_program_common::external::{
+    self, agent_account, agent_account_pda, atom_config_pda, atom_stats_pda, ids,
+    instructions::{self as ext_ix, GiveFeedbackArgs, RegisterWithOptionsArgs},
+    registry_config_pda, registry_cpi_authority_pda, root_config_pda, seeds,
+};
+use trust_gate_program_common::runtime::log;
+
+/// The registry stand-in's errors, returned as `ProgramError::Custom(code)`. The numbering is
+/// stable: tests and clients match on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum RegistryError {
+    /// 6000: unknown discriminator, or arguments that do not decode (trailing bytes included).
+    InvalidInstructionData = 6000,
+    /// 6001: fewer accounts than the instruction needs, or only some of `give_feedback`'s four
+    /// optional engine accounts.
+    NotEnoughAccounts = 6001,
+    /// 6002: an account that must sign did not.
+    MissingSigner = 6002,
+    /// 6003: an account the instruction writes was passed read-only.
+    AccountNotWritable = 6003,
+    /// 6004: an account is not at its expected address (a PDA, the system program, MPL Core,
+    /// the engine program or one of the engine's PDAs).
+    InvalidAddress = 6004,
+    /// 6005: an account the instruction creates already exists.
+    AlreadyInitialized = 6005,
+    /// 6006: an account is not the registry-owned account of the expected kind (owner,
+    /// discriminator or length), e.g. an `AgentAccount` that was never registered.
+    InvalidAccountData = 6006,
+    /// 6007: the collection is not the root config's base collection (`register_with_options`)
+    /// or not the agent's collection (`give_feedback`).
+    CollectionMismatch = 6007,
+    /// 6008: `agent_uri`, `endpoint` or `feedback_uri` longer than 250 bytes.
+    UriTooLong = 6008,
+    /// 6009: `tag1` or `tag2` longer than 32 bytes.
+    TagTooLong = 6009,
+    /// 6010: `value_decimals` above 18.
+    InvalidValueDecimals = 6010,
+    /// 6011: `score` above 100.
+    InvalidScore = 6011,
+    /// 6012: the client giving feedback is the agent's recorded owner.
+    SelfFeedbackNotAllowed = 6012,
+    /// 6013: `set_agent_wallet` signed by someone other than the agent's recorded owner.
+    NotAgentOwner = 6013,
+    /// 6014: a counter would overflow.
+    Overflow = 6014,
+}
+
+impl StandinError for RegistryError {
+    const PROGRAM: &'static str = "registry";
+    const NOT_ENOUGH_ACCOUNTS: Self = Self::NotEnoughAccounts;
+    const MISSING_SIGNER: Self = Self::MissingSigner;
+    const NOT_WRITABLE: Self = Self::AccountNotWritable;
+    const ALREADY_INITIALIZED: Self = Self::AlreadyInitialized;
+    const INVALID_INSTRUCTION_DATA: Self = Self::InvalidInstructionData;
+    fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+impl From<RegistryError> for ProgramError {
+    fn from(err: RegistryError) -> Self {
+        ProgramError::Custom(err as u32)
+    }
+}
+
+type E = RegistryError;
+
+/// The registry stand-in's entrypoint.
+pub fn process_instruction(
+    _program_id: &Pubkey,
+    accounts: &[AccountInfo],
+    data: &[u8],
+) -> ProgramResult {
+    let (discriminator, rest) = split_discriminator::<E>(data)?;
+    match discriminator {
+        discriminators::INITIALIZE => {
+            initialize(accounts, decode_args::<E, _>(rest, "initialize")?)
+        }
+        external::discriminators::REGISTER_WITH_OPTIONS => register_with_options(
+            accounts,
+            decode_args::<E, _>(rest, "register_with_options")?,
+        ),
+        discriminators::SET_AGENT_WALLET => {
+            set_agent_wallet(accounts, decode_args::<E, _>(rest, "set_agent_wallet")?)
+        }
+        external::discriminators::GIVE_FEEDBACK => {
+            give_feedback(accounts, decode_args::<E, _>(rest, "give_feedback")?)
+        }
+        _ => Err(fail(
+            E::InvalidInstructionData,
+            "unknown instruction discriminator",
+        )),
+    }
+}
+
+fn require_address(account: &AccountInfo, expected: &Pubkey, name: &str) -> ProgramResult {
+    if account.key == expected {
+        Ok(())
+    } else {
+        Err(fail(
+            E::InvalidAddress,
+            &format!("`{name}` is not at {expected}"),
+        ))
+    }
+}
+
+/// Checks that `account` is a registry-owned account of at least `min_len` bytes starting
+/// with `discriminator`.
+fn require_registry_account(
+    account: &AccountInfo,
+    discriminator: &[u8; 8],
+    min_len: usize,
+    name: &str,
+) -> ProgramResult {
+    let data = account.try_borrow_data()?;
+    if *account.owner != ids::AGENT_REGISTRY
+        || data.len() < min_len
+        || data.get(..8) != Some(&discriminator[..])
+    {
+        return Err(fail(
+            E::InvalidAccountData,
+            &format!("`{name}` is not an initialized registry account"),
+        ));
+    }
+    Ok(())
+}
+
+fn initialize(accounts: &[AccountInfo], args: args::InitializeArgs) -> ProgramResult {
+    let mut it = Accounts::new(accounts);
+    let payer = it.next::<E>("payer")?;
+    let root = it.next::<E>("root_config")?;
+    let registry_config = it.next::<E>("registry_config")?;
+    let collection_account = it.next::<E>("collection")?;
+    let system = it.next::<E>("system_program")?;
+
+    require_signer::<E>(payer, "payer")?;
+    require_writable::<E>(payer, "payer")?;
+    require_signer::<E>(collection_account, "collection")?;
+    require_writable::<E>(collection_account, "collection")?;
+    require_writable::<E>(root, "root_config")?;
+    require_writable::<E>(registry_config, "registry_config")?;
+    if *collection_account.key != args.base_collection {
+        return Err(fail(
+            E::CollectionMismatch,
+            "the collection account is not `base_collection`",
+        ));
+    }
+    let (root_key, root_bump) = root_config_pda();
+    require_address(root, &root_key, "root_config")?;
+    let (config_key, config_bump) = registry_config_pda(collection_account.key);
+    require_address(registry_config, &config_key, "registry_config")?;
+    require_address(system, &system_program::ID, "system_program")?;
+
+    create_account::<E>(
+        payer,
+        root,
+        system,
+        root_config::LEN,
+        &ids::AGENT_REGISTRY,
+        &[seeds::ROOT_CONFIG, &[root_bump]],
+        "root_config",
+    )?;
+    create_account::<E>(
+        payer,
+        registry_config,
+        system,
+        registry_config::LEN,
+        &ids::AGENT_REGISTRY,
+        &[
+            seeds::REGISTRY_CONFIG,
+            collection_account.key.as_ref(),
+            &[config_bump],
+        ],
+        "registry_config",
+    )?;
+    create_account::<E>(
+        payer,
+        collection_account,
+        system,
+        collection::LEN,
+        &ids::AGENT_REGISTRY,
+        &[],
+        "collection",
+    )?;
+
+    {
+        let mut d = root.try_borrow_mut_data()?;
+        d[..8].copy_from_slice(&discriminators::ROOT_CONFIG);
+        d[root_config::BASE_COLLECTION..root_config::BASE_COLLECTION + 32]
+            .copy_from_slice(args.base_collection.as_ref());
+        d[root_config::AUTHORITY..root_config::AUTHORITY + 32].copy_from_slice(payer.key.as_ref());
+        d[root_config::BUMP] = root_bump;
+    }
+    {
+        let mut d = registry_config.try_borrow_mut_data()?;
+        d[..8].copy_from_slice(&discriminators::REGISTRY_CONFIG);
+        d[registry_config::COLLECTION..registry_config::COLLECTION + 32]
+            .copy_from_slice(collection_account.key.as_ref());
+        d[registry_config::AUTHORITY..registry_config::AUTHORITY + 32]
+            .copy_from_slice(payer.key.as_ref());
+        d[registry_config::BUMP] = config_bump;
+    }
+    {
+        let mut d = collection_account.try_borrow_mut_data()?;
+        d[collection::KEY] = collection::KEY_COLLECTION_V1;
+        d[collection::UPDATE_AUTHORITY..collection::UPDATE_AUTHORITY + 32]
+            .copy_from_slice(payer.key.as_ref());
+    }
+    log(&format!(
+        "registry stand-in: initialized, base collection {}",
+        args.base_collection
+    ));
+    Ok(())
+}
+
+fn register_with_options(accounts: &[AccountInfo], args: RegisterWithOptionsArgs) -> ProgramResult {
+    let mut it = Accounts::new(accounts);
+    let root = it.next::<E>("root_config")?;
+    let registry_config = it.next::<E>("registry_config")?;
+    let agent = it.next::<E>("agent_account")?;
+    let asset_account = it.next::<E>("asset")?;
+    let collection_account = it.next::<E>("collection")?;
+    let owner = it.next::<E>("owner")?;
+    let system = it.next::<E>("system_program")?;
+    let mpl_core = it.next::<E>("mpl_core_program")?;
+
+    if args.agent_uri.len() > ext_ix::MAX_URI_LEN {
+        return Err(fail(E::UriTooLong, "agent_uri is longer than 250 bytes"));
+    }
+    require_signer::<E>(asset_account, "asset")?;
+    require_signer::<E>(owner, "owner")?;
+    for (account, name) in [
+        (agent, "agent_account"),
+        (asset_account, "asset"),
+        (collection_account, "collection"),
+        (owner, "owner"),
+    ] {
+        require_writable::<E>(account, name)?;
+    }
+    require_address(root, &root_config_pda().0, "root_config")?;
+    require_registry_account(
+        root,
+        &discriminators::ROOT_CONFIG,
+        root_config::LEN,
+        "root_config",
+    )?;
+    let base_collection = key_at(&root.try_borrow_data()?, root_config::BASE_COLLECTION)
+        .ok_or_else(|| fail(E::InvalidAccountData, "root_config too short"))?;
+    if *collection_account.key != base_collection {
+        return Err(fail(
+            E::CollectionMismatch,
+            "the collection is not the base collection",
+        ));
+    }
+    {
+        let d = collection_account.try_borrow_data()?;
+        if *collection_account.owner != ids::AGENT_REGISTRY
+            || d.len() != collection::LEN
+            || d[collection::KEY] != collection::KEY_COLLECTION_V1
+        {
+            return Err(fail(
+                E::InvalidAccountData,
+                "`collection` is not a stand-in collection",
+            ));
+        }
+    }
+    require_address(
+        registry_config,
+        &registry_config_pda(collection_account.key).0,
+        "registry_config",
+    )?;
+    require_registry_account(
+        registry_config,
+        &discriminators::REGISTRY_CONFIG,
+        registry_config::LEN,
+        "registry_config",
+    )?;
+    let (agent_key, agent_bump) = agent_account_pda(asset_account.key);
+    require_address(agent, &agent_key, "agent_account")?;
+    require_address(system, &system_program::ID, "system_program")?;
+    require_address(mpl_core, &ids::MPL_CORE, "mpl_core_program")?;
+
+    // The asset first: a reused asset keypair fails here, before the agent PDA is touched.
+    create_account::<E>(
+        owner,
+        asset_account,
+        system,
+        asset::LEN,
+        &ids::AGENT_REGISTRY,
+        &[],
+        "asset",
+    )?;
+    create_account::<E>(
+        owner,
+        agent,
+        system,
+        agent_account::MAX_LEN,
+        &ids::AGENT_REGISTRY,
+        &[seeds::AGENT, asset_account.key.as_ref(), &[agent_bump]],
+        "agent_account",
+    )?;
+    {
+        let mut d = collection_account.try_borrow_mut_data()?;
+        let at = collection::AGENT_COUNT;
+        let count = u64::from_le_bytes(
+            d[at..at + 8]
+                .try_into()
+                .map_err(|_| fail(E::InvalidAccountData, "collection too short"))?,
+        );
+        let count = count
+            .checked_add(1)
+            .ok_or_else(|| fail(E::Overflow, "collection agent count"))?;
+        d[at..at + 8].copy_from_slice(&count.to_le_bytes());
+    }
+    {
+        let mut d = asset_account.try_borrow_mut_data()?;
+        d[asset::KEY] = asset::KEY_ASSET_V1;
+        d[asset::OWNER..asset::OWNER + 32].copy_from_slice(owner.key.as_ref());
+        d[asset::UPDATE_AUTHORITY_KIND] = asset::UPDATE_AUTHORITY_COLLECTION;
+        d[asset::COLLECTION..asset::COLLECTION + 32]
+            .copy_from_slice(collection_account.key.as_ref());
+    }
+    {
+        let mut d = agent.try_borrow_mut_data()?;
+        d[..8].copy_from_slice(&external::discriminators::AGENT_ACCOUNT);
+        d[agent_account::COLLECTION..agent_account::COLLECTION + 32]
+            .copy_from_slice(collection_account.key.as_ref());
+        d[agent_account::CREATOR..agent_account::CREATOR + 32].copy_from_slice(owner.key.as_ref());
+        d[agent_account::OWNER..agent_account::OWNER + 32].copy_from_slice(owner.key.as_ref());
+        d[agent_account::ASSET..agent_account::ASSET + 32]
+            .copy_from_slice(asset_account.key.as_ref());
+        d[agent_account::BUMP] = agent_bump;
+        d[agent_account::REPUTATION_ENABLED] = u8::from(args.atom_enabled);
+        write_tail(&mut d, None, 0, &args.agent_uri)?;
+    }
+    log(&format!(
+        "registry stand-in: registered agent {} (asset {}, owner {}, atom {})",
+        agent.key, asset_account.key, owner.key, args.atom_enabled
+    ));
+    Ok(())
+}
+
+/// Rewrites everything from the wallet option on: the option, the feedback count, the URI,
+/// and zeros up to the end (a shorter option would otherwise leave stale bytes behind).
+fn write_tail(
+    d: &mut [u8],
+    wallet: Option<Pubkey>,
+    feedback_count: u64,
+    uri: &str,
+) -> ProgramResult {
+    let mut tail = Vec::with_capacity(33 + 8 + 4 + uri.len());
+    wallet
+        .serialize(&mut tail)
+        .and_then(|_| feedback_count.serialize(&mut tail))
+        .and_then(|_| uri.serialize(&mut tail))
+        .map_err(|_| fail(E::InvalidAccountData, "cannot encode the agent tail"))?;
+    let start = agent_account::AGENT_WALLET;
+    let region = d
+        .get_mut(start..)
+        .filter(|r| r.len() >= tail.len())
+        .ok_or_else(|| {
+            fail(
+                E::InvalidAccountData,
+                "agent_account too short for its fields",
+            )
+        })?;
+    region.fill(0);
+    region[..tail.len()].copy_from_slice(&tail);
+    Ok(())
+}
+
+/// The tail fields after the wallet: (wallet, feedback count, agent URI).
+fn read_tail(d: &[u8]) -> Result<(Option<Pubkey>, u64, String), ProgramError> {
+    let corrupt = || fail(E::InvalidAccountData, "agent_account fields do not decode");
+    let view = agent_account::read(d).ok_or_else(corrupt)?;
+    let count = agent_tail::feedback_count(d).ok_or_else(corrupt)?;
+    let uri = agent_tail::agent_uri(d).ok_or_else(corrupt)?;
+    Ok((view.agent_wallet, count, uri))
+}
+
+/// Checks that `agent` is the registered AgentAccount of `asset` and returns its data's view.
+fn load_agent(
+    agent: &AccountInfo,
+    asset_key: &Pubkey,
+) -> Result<agent_account::AgentView, ProgramError> {
+    require_address(agent, &agent_account_pda(asset_key).0, "agent_account")?;
+    require_registry_account(
+        agent,
+        &external::discriminators::AGENT_ACCOUNT,
+        agent_account::MIN_LEN,
+        "agent_account",
+    )?;
+    let d = agent.try_borrow_data()?;
+    agent_account::read(&d)
+        .ok_or_else(|| fail(E::InvalidAccountData, "agent_account does not decode"))
+}
+
+fn set_agent_wallet(accounts: &[AccountInfo], args: args::SetAgentWalletArgs) -> ProgramResult {
+    let mut it = Accounts::new(accounts);
+    let owner = it.next::<E>("owner")?;
+    let agent = it.next::<E>("agent_account")?;
+    let asset_account = it.next::<E>("asset")?;
+
+    require_signer::<E>(owner, "owner")?;
+    require_writable::<E>(agent, "agent_account")?;
+    let view = load_agent(agent, asset_account.key)?;
+    if view.owner != *owner.key {
+        return Err(fail(
+            E::NotAgentOwner,
+            "only the agent's owner may set its wallet",
+        ));
+    }
+    let mut d = agent.try_borrow_mut_data()?;
+    let (_, count, uri) = read_tail(&d)?;
+    write_tail(&mut d, args.wallet, count, &uri)?;
+    log(&format!(
+        "registry stand-in: agent wallet of {} set to {:?}",
+        asset_account.key, args.wallet
+    ));
+    Ok(())
+}
+
+fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramResult {
+    let mut it = Accounts::new(accounts);
+    let client = it.next::<E>("client")?;
+    let agent = it.next::<E>("agent_account")?;
+    let asset_account = it.next::<E>("asset")?;
+    let collection_account = it.next::<E>("collection")?;
+    let system = it.next::<E>("system_program")?;
+    // The engine accounts come as a block of four or not at all (Anchor would treat them as
+    // optional accounts; a partial block is a client bug worth reporting).
+    let engine_accounts = match it.rest() {
+        [] => None,
+        [config, stats, engine, authority, ..] => Some((config, stats, engine, authority)),
+        _ => {
+            return Err(fail(
+                E::NotEnoughAccounts,
+                "the engine accounts come as all four or none",
+            ));
+        }
+    };
+
+    if args.value_decimals > ext_ix::MAX_VALUE_DECIMALS {
+        return Err(fail(E::InvalidValueDecimals, "value_decimals above 18"));
+    }
+    if args.score.is_some_and(|s| s > ext_ix::MAX_SCORE) {
+        return Err(fail(E::InvalidScore, "score above 100"));
+    }
+    if args.tag1.len() > ext_ix::MAX_TAG_LEN || args.tag2.len() > ext_ix::MAX_TAG_LEN {
+        return Err(fail(E::TagTooLong, "tag longer than 32 bytes"));
+    }
+    if args.endpoint.len() > ext_ix::MAX_URI_LEN || args.feedback_uri.len() > ext_ix::MAX_URI_LEN {
+        return Err(fail(
+            E::UriTooLong,
+            "endpoint or feedback_uri longer than 250 bytes",
+        ));
+    }
+    require_signer::<E>(client, "client")?;
+    require_writable::<E>(client, "client")?;
+    require_writable::<E>(agent, "agent_account")?;
+    let view = load_agent(agent, asset_account.key)?;
+    if view.collection != *collection_account.key {
+        return Err(fail(
+            E::CollectionMismatch,
+            "the collection is not the agent's collection",
+        ));
+    }
+    require_address(system, &system_program::ID, "system_program")?;
+    if view.owner == *client.key {
+        return Err(fail(
+            E::SelfFeedbackNotAllowed,
+            "an agent's owner cannot give it feedback",
+        ));
+    }
+    if let Some((config, stats, engine, authority)) = engine_accounts {
+        require_address(config, &atom_config_pda().0, "atom_config")?;
+        require_address(stats, &atom_stats_pda(asset_account.key).0, "atom_stats")?;
+        require_writable::<E>(stats, "atom_stats")?;
+        require_address(engine, &ids::REPUTATION_ENGINE, "engine program")?;
+        require_address(
+            authority,
+            &registry_cpi_authority_pda().0,
+            "registry CPI authority",
+        )?;
+    }
+
+    let count = {
+        let mut d = agent.try_borrow_mut_data()?;
+        let (wallet, count, uri) = read_tail(&d)?;
+        let count = count
+            .checked_add(1)
+            .ok_or_else(|| fail(E::Overflow, "agent feedback count"))?;
+        write_tail(&mut d, wallet, count, &uri)?;
+        count
+    };
+    log(&format!(
+        "registry stand-in: feedback #{count} for asset {} from {}",
+        asset_account.key, client.key
+    ));
+
+    let Some((config, stats, engine, authority)) = engine_accounts else {
+        return Ok(());
+    };
+    let Some(score) = args.score else {
+        return Ok(());
+    };
+    let stats_exist =
+        *stats.owner == ids::REPUTATION_ENGINE && stats.lamports() > 0 && !stats.data_is_empty();
+    if !view.reputation_enabled || !stats_exist {
+        log("registry stand-in: no engine update (reputation disabled or no stats account)");
+        return Ok(());
+    }
+    let client_hash = super::client::client_hash(client.key);
+    let mut data = layout::discriminators::UPDATE_STATS.to_vec();
+    args::UpdateStatsArgs { client_hash, score }
+        .serialize(&mut data)
+        .map_err(|_| fail(E::InvalidInstructionData, "cannot encode update_stats"))?;
+    let ix = Instruction {
+        program_id: ids::REPUTATION_ENGINE,
+        accounts: vec![
+            AccountMeta::new_readonly(*authority.key, true),
+            AccountMeta::new_readonly(*config.key, false),
+            AccountMeta::new(*stats.key, false),
+        ],
+        data,
+    };
+    let bump = registry_cpi_authority_pda().1;
+    invoke_signed(
+        &ix,
+        &[
+            authority.clone(),
+            config.clone(),
+            stats.clone(),
+            engine.clone(),
+        ],
+        &[&[seeds::ATOM_CPI_AUTHORITY, &[bump]]],
+    )
+}

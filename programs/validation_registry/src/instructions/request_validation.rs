@@ -1,0 +1,85 @@
+use anchor_lang::prelude::*;
+use trust_gate_program_common::runtime;
+
+use crate::constants::MAX_DEADLINE_SLOTS;
+use crate::errors::ValidationRegistryError;
+use crate::events::ValidationRequested;
+use crate::state::{seeds, CapabilityNamespace, ValidationRequest};
+
+#[derive(Accounts)]
+#[instruction(subject_asset: Pubkey, capability_hash: [u8; 32])]
+pub struct RequestValidation<'info> {
+    /// Asks for the validation and pays for the request account.
+    #[account(mut)]
+    pub requester: Signer<'info>,
+    /// The capability's namespace, which must already be registered.
+    #[account(
+        seeds = [seeds::CAPABILITY, capability_hash.as_ref()],
+        bump = namespace.bump,
+    )]
+    pub namespace: Account<'info, CapabilityNamespace>,
+    /// The new request at `["request", subject, capability, requester]`.
+    #[account(
+        init,
+        payer = requester,
+        space = 8 + ValidationRequest::INIT_SPACE,
+        seeds = [
+            seeds::REQUEST,
+            subject_asset.as_ref(),
+            capability_hash.as_ref(),
+            requester.key().as_ref(),
+        ],
+        bump,
+    )]
+    pub request: Account<'info, ValidationRequest>,
+    /// Creates the request account.
+    pub system_program: Program<'info, System>,
+}
+
+impl RequestValidation<'_> {
+    fn validate(current_slot: u64, deadline_slot: u64) -> Result<()> {
+        let ahead = deadline_slot
+            .checked_sub(current_slot)
+            .filter(|ahead| *ahead > 0)
+            .ok_or(ValidationRegistryError::DeadlineInPast)?;
+        require!(
+            ahead <= MAX_DEADLINE_SLOTS,
+            ValidationRegistryError::DeadlineTooFar
+        );
+        Ok(())
+    }
+
+    pub fn handler(
+        ctx: Context<Self>,
+        subject_asset: Pubkey,
+        capability_hash: [u8; 32],
+        claim_uri_hash: [u8; 32],
+        deadline_slot: u64,
+    ) -> Result<()> {
+        let slot = Clock::get()?.slot;
+        Self::validate(slot, deadline_slot)?;
+        let requester = ctx.accounts.requester.key();
+
+        let request = &mut ctx.accounts.request;
+        request.set_inner(ValidationRequest {
+            subject: subject_asset,
+            capability: capability_hash,
+            requester,
+            claim_uri_hash,
+            deadline_slot,
+            created_slot: slot,
+            bump: ctx.bumps.request,
+        });
+
+        runtime::emit(&ValidationRequested {
+            request: request.key(),
+            subject: subject_asset,
+            capability: capability_hash,
+            requester,
+            claim_uri_hash,
+            deadline_slot,
+            slot,
+        });
+        Ok(())
+    }
+}

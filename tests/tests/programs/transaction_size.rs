@@ -1,0 +1,121 @@
+//! The settlement transaction must fit in one packet (1232 bytes). The largest bundle (both
+//! stats accounts, the acceptance policy, both attestations) is sent as a v0 transaction that
+//! loads the static accounts from an address lookup table, on chain.
+
+use gate::state::FeedbackEmissionLog;
+use policy_vault::state::PolicyParams;
+use solana_address_lookup_table_interface::instruction::{
+    create_lookup_table, extend_lookup_table,
+};
+use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
+use solana_sdk::signature::Signer;
+use solana_sdk::transaction::{Transaction, VersionedTransaction};
+use trust_gate_program_common::external as ext;
+use trust_gate_program_tests::world::{min_tier_acceptance, open_policy, pda, Attestations, World};
+use trust_gate_program_tests::{advance_slots, clock, fetch, payment_id, send};
+
+/// Solana's packet limit for a serialized transaction.
+const PACKET_LIMIT: usize = 1232;
+
+#[tokio::test]
+async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
+    let mut w = World::new().await;
+    let payee_cap = w.register_namespace("audit.smart-contract.v1").await;
+    let payer_cap = w.register_namespace("kyc.tier-1.v1").await;
+    let attestor = w.attestor().await;
+    let policy = PolicyParams {
+        kinds: 0x1f,
+        per_tx_cap: 10_000_000,
+        daily_cap: 10_000_000,
+        weekly_cap: 10_000_000,
+        velocity_window_secs: 60,
+        velocity_max_in_window: 10_000_000,
+        min_counterparty_tier: 2,
+        required_capability: payee_cap,
+        ..open_policy(w.mint)
+    };
+    let payer = w.payer_with_policy(3, policy).await;
+    let mut acceptance = min_tier_acceptance(2);
+    acceptance.required_capability = payer_cap;
+    let payee = w.payee(3, Some(acceptance)).await;
+    let slot = clock(&mut w.ctx).await.slot;
+    let att = Attestations {
+        payer: Some(
+            w.attest(&attestor, &payer.asset(), payer_cap, slot + 10_000)
+                .await,
+        ),
+        payee: Some(
+            w.attest(&attestor, &payee.asset(), payee_cap, slot + 10_000)
+                .await,
+        ),
+    };
+    let source = w.token_account(&payer.owner.pubkey(), 10_000_000).await;
+    let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let pay = payment_id();
+    let bundle = [
+        w.strict_ix(&payer, &payee, 1_000_000, destination, att),
+        w.transfer_ix(&source, &destination, &payer.owner.pubkey(), 1_000_000),
+        w.emit_feedback_ix(pay, &payee.asset(), 90, 1_000_000),
+    ];
+    let facilitator = w.facilitator.insecure_clone();
+
+    // The static accounts a facilitator keeps in its lookup table.
+    let statics = vec![
+        policy_vault::ID,
+        ext::ids::AGENT_REGISTRY,
+        ext::ids::REPUTATION_ENGINE,
+        anchor_lang::system_program::ID,
+        solana_sdk::sysvar::instructions::ID,
+        w.mint,
+        w.collection.pubkey(),
+        ext::atom_config_pda().0,
+        ext::registry_cpi_authority_pda().0,
+        pda::evaluate_signer(),
+        pda::gate_authority(&facilitator.pubkey()),
+    ];
+    advance_slots(&mut w.ctx, 2).await;
+    let recent = clock(&mut w.ctx).await.slot - 1;
+    let (create, table) = create_lookup_table(facilitator.pubkey(), facilitator.pubkey(), recent);
+    let extend = extend_lookup_table(
+        table,
+        facilitator.pubkey(),
+        Some(facilitator.pubkey()),
+        statics.clone(),
+    );
+    send(&mut w.ctx, &[create, extend], &[&facilitator])
+        .await
+        .unwrap();
+    // A table is usable from the slot after its last extension.
+    advance_slots(&mut w.ctx, 2).await;
+
+    let legacy = Transaction::new_with_payer(&bundle, Some(&facilitator.pubkey()));
+    let legacy_size = bincode::serialize(&legacy).unwrap().len();
+    let blockhash = w.ctx.banks_client.get_latest_blockhash().await.unwrap();
+    let message = v0::Message::try_compile(
+        &facilitator.pubkey(),
+        &bundle,
+        &[AddressLookupTableAccount {
+            key: table,
+            addresses: statics,
+        }],
+        blockhash,
+    )
+    .unwrap();
+    let tx =
+        VersionedTransaction::try_new(VersionedMessage::V0(message), &[&facilitator, &payer.owner])
+            .unwrap();
+    let size = bincode::serialize(&tx).unwrap().len();
+    println!("largest settlement: legacy {legacy_size} bytes, v0 + lookup table {size} bytes (limit {PACKET_LIMIT})");
+    assert!(
+        legacy_size > PACKET_LIMIT,
+        "the reason for the lookup table: {legacy_size}"
+    );
+    assert!(size <= PACKET_LIMIT, "v0 settlement is {size} bytes");
+
+    w.ctx.banks_client.process_transaction(tx).await.unwrap();
+    let log: FeedbackEmissionLog =
+        fetch(&mut w.ctx, &pda::feedback_log(&facilitator.pubkey(), &pay))
+            .await
+            .unwrap();
+    assert!(log.settled_atomically);
+}
