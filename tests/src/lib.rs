@@ -112,18 +112,15 @@ pub fn assert_code<T: std::fmt::Debug>(result: Result<T, BanksClientError>, code
     }
 }
 
-/// Asserts that creating an account that already exists was refused by the system program.
-/// Anchor 1.2 (re)initializes a funded address with `CreateAccountAllowPrefund`, which the
-/// 3.1 runtime does not know (InvalidInstructionData); other paths answer AccountAlreadyInUse (0).
+/// Asserts that creating an account that already exists was refused
+/// (`pda_account::create_pda` answers `AccountAlreadyInitialized`).
 #[track_caller]
 pub fn assert_already_in_use<T: std::fmt::Debug>(result: Result<T, BanksClientError>) {
     match result {
         Ok(v) => panic!("re-initialization succeeded: {v:?}"),
-        Err(e) => assert!(
-            matches!(
-                instruction_error(&e),
-                Some(InstructionError::Custom(0)) | Some(InstructionError::InvalidInstructionData)
-            ),
+        Err(e) => assert_eq!(
+            instruction_error(&e),
+            Some(InstructionError::AccountAlreadyInitialized),
             "unexpected error: {e:?}"
         ),
     }

@@ -714,7 +714,7 @@ impl World {
         Agent { owner, asset }
     }
 
-    /// Registers the namespace `name` (idempotent for tests: ignores "already exists").
+    /// Registers the namespace `name` unless it is registered already.
     pub async fn register_namespace(&mut self, name: &str) -> [u8; 32] {
         let hash = capability_hash(name);
         let payer = self.ctx.payer.pubkey();
@@ -733,13 +733,9 @@ impl World {
             }
             .data(),
         };
-        if crate::raw_account(
-            &mut self.ctx,
-            &validation_registry::utils::pda::namespace(&hash).0,
-        )
-        .await
-        .is_none()
-        {
+        let address = validation_registry::utils::pda::namespace(&hash).0;
+        let existing = crate::raw_account(&mut self.ctx, &address).await;
+        if existing.is_none_or(|a| a.owner != validation_registry::ID) {
             send(&mut self.ctx, &[ix], &[]).await.unwrap();
         }
         hash

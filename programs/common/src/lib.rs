@@ -4,6 +4,8 @@
 //!   PDA seeds, discriminators, byte offsets) and pure readers of their accounts.
 //! - [`runtime`]: return data, logs and events that behave the same when a program runs
 //!   natively (solana-program-test `processor!`, the embedded localnet) and as SBF.
+//! - [`pda_account`]: creating PDA accounts so that pre-funding their address cannot block it.
 
 pub mod external;
+pub mod pda_account;
 pub mod runtime;

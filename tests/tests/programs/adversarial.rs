@@ -430,3 +430,47 @@ async fn overflow_sized_payments_deny_instead_of_wrapping() {
         Decision::Deny(DenyReason::SpendingDailyExceeded)
     );
 }
+
+#[tokio::test]
+async fn lamports_sent_to_a_pda_in_advance_cannot_block_its_creation() {
+    let mut w = World::new().await;
+    let agent = w.register_agent().await;
+    let payee = w.payee(3, None).await;
+    let pay = payment_id();
+    let f = w.facilitator.pubkey();
+    let cap = trust_gate_program_tests::world::capability_hash("kyc.tier-1.v1");
+    // A griefer funds the addresses an agent's authority, policy, kill switch, a payment's
+    // feedback log and a namespace will live at.
+    for address in [
+        pda::policy_authority(&agent.asset()),
+        pda::policy(&agent.asset(), 1),
+        pda::killswitch(&agent.asset()),
+        pda::feedback_log(&f, &pay),
+        validation_registry::utils::pda::namespace(&cap).0,
+    ] {
+        trust_gate_program_tests::fund(&mut w.ctx, &address, 1_000_000).await;
+    }
+    w.init_authority(&agent).await;
+    w.init_policy(&agent, 1, open_policy(w.mint)).await.unwrap();
+    let facilitator = w.facilitator.insecure_clone();
+    w.send(
+        &[w.emit_feedback_ix(pay, &payee.asset(), 90, 1)],
+        &[&facilitator],
+    )
+    .await
+    .unwrap();
+    assert_eq!(w.register_namespace("kyc.tier-1.v1").await, cap);
+    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .unwrap();
+    assert_eq!(log.payee_asset, payee.asset());
+    let policy: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&agent.asset(), 1))
+        .await
+        .unwrap();
+    assert_eq!(policy.asset, agent.asset());
+    // The griefer's lamports stay in the account (it is simply rent-exempt sooner).
+    let account = raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .unwrap();
+    assert!(account.lamports >= 1_000_000);
+}

@@ -11,13 +11,13 @@ use sha2::{Digest, Sha256};
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     account::AccountSharedData,
-    instruction::{Instruction, InstructionError},
+    instruction::Instruction,
     pubkey::Pubkey,
     signature::{Keypair, Signer},
     sysvar,
 };
 use trust_gate_program_tests::{
-    advance_slots, assert_code, clock, fetch, funded_keypair, instruction_error, raw_account,
+    advance_slots, assert_already_in_use, assert_code, clock, fetch, funded_keypair, raw_account,
     set_time, start, transaction,
 };
 use validation_registry::{
@@ -275,19 +275,6 @@ fn event<T: Event + AnchorDeserialize + Discriminator>(logs: &[String]) -> T {
     let mut found = events::<T>(logs);
     assert_eq!(found.len(), 1, "expected one event in {logs:#?}");
     found.remove(0)
-}
-
-/// Asserts that `init` of an account that already exists failed. Anchor 1.2 creates an
-/// account that already holds lamports with the system program's `CreateAccountAllowPrefund`
-/// (SIMD-0312), which this runtime (3.1) rejects as `InvalidInstructionData`; a runtime with
-/// the feature active rejects the non-system-owned account as `AccountAlreadyInUse` (0).
-#[track_caller]
-fn assert_reinit_rejected<T: std::fmt::Debug>(result: Result<T, BanksClientError>) {
-    let err = result.expect_err("re-initialisation must fail");
-    match instruction_error(&err) {
-        Some(InstructionError::InvalidInstructionData) | Some(InstructionError::Custom(0)) => {}
-        other => panic!("unexpected error {other:?}: {err:?}"),
-    }
 }
 
 /// Overwrites an Anchor account of ours in the bank with `value` (same size).
@@ -569,7 +556,7 @@ async fn register_namespace_is_first_come_and_permanent() {
     // Re-initialisation by anyone, with any fields, fails and changes nothing.
     for (who, version) in [(&second, "2"), (&first, "3")] {
         let ix = register_namespace_ix(&who.pubkey(), NAME, version, "b");
-        assert_reinit_rejected(send_logged(&mut ctx, &[ix], &[who]).await);
+        assert_already_in_use(send_logged(&mut ctx, &[ix], &[who]).await);
     }
     let ns: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&sha256(NAME.as_bytes())).0)
         .await
@@ -640,7 +627,7 @@ async fn register_attestor_rejects_a_long_uri_reinit_and_a_foreign_pda() {
     .await
     .unwrap();
     let ix = register_attestor_ix(&a.pubkey(), "second");
-    assert_reinit_rejected(send_logged(&mut ctx, &[ix], &[&a]).await);
+    assert_already_in_use(send_logged(&mut ctx, &[ix], &[&a]).await);
     let p: AttestorProfile = fetch(&mut ctx, &pda::attestor_profile(&a.pubkey()).0)
         .await
         .unwrap();
@@ -741,7 +728,7 @@ async fn request_validation_rejects_bad_deadlines_unknown_namespaces_and_duplica
     let ix = request_ix(&me, &w.subject, &w.capability, [1; 32], slot + 100);
     send_logged(&mut w.ctx, &[ix], &[&requester]).await.unwrap();
     let ix = request_ix(&me, &w.subject, &w.capability, [2; 32], slot + 200);
-    assert_reinit_rejected(send_logged(&mut w.ctx, &[ix], &[&requester]).await);
+    assert_already_in_use(send_logged(&mut w.ctx, &[ix], &[&requester]).await);
     let r: ValidationRequest = fetch(&mut w.ctx, &pda::request(&w.subject, &w.capability, &me).0)
         .await
         .unwrap();

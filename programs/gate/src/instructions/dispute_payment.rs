@@ -4,7 +4,7 @@ use crate::events::PaymentDisputed;
 use crate::state::{seeds, DisputeRecord, FeedbackEmissionLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 /// The score a dispute records in the registry.
 pub const DISPUTE_SCORE: u8 = 0;
@@ -27,15 +27,10 @@ pub struct DisputePayment<'info> {
         bump = feedback_log.bump,
     )]
     pub feedback_log: Account<'info, FeedbackEmissionLog>,
-    /// The dispute (init-only: a payment is disputed once).
-    #[account(
-        init,
-        payer = facilitator_signer,
-        space = 8 + DisputeRecord::INIT_SPACE,
-        seeds = [seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash],
-        bump,
-    )]
-    pub dispute: Account<'info, DisputeRecord>,
+    /// CHECK: the DisputeRecord PDA (seeds enforced), created by the handler: a payment is
+    /// disputed once, and pre-funding the address cannot block it.
+    #[account(mut, seeds = [seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash], bump)]
+    pub dispute: UncheckedAccount<'info>,
     pub target: FeedbackTarget<'info>,
     pub system_program: Program<'info, System>,
 }
@@ -84,14 +79,27 @@ pub fn dispute_payment(
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
     let clock = Clock::get()?;
-    let d = &mut ctx.accounts.dispute;
-    d.facilitator = facilitator;
-    d.payment_id_hash = payment_id_hash;
-    d.payee_asset = payee_asset;
-    d.reason_hash = dispute_reason_hash;
-    d.slot = clock.slot;
-    d.created_at = clock.unix_timestamp;
-    d.bump = ctx.bumps.dispute;
+    let bump = ctx.bumps.dispute;
+    pda_account::init(
+        &ctx.accounts.facilitator_signer,
+        &ctx.accounts.dispute,
+        8 + DisputeRecord::INIT_SPACE,
+        &[
+            seeds::DISPUTE,
+            facilitator.as_ref(),
+            &payment_id_hash,
+            &[bump],
+        ],
+        &DisputeRecord {
+            facilitator,
+            payment_id_hash,
+            payee_asset,
+            reason_hash: dispute_reason_hash,
+            slot: clock.slot,
+            created_at: clock.unix_timestamp,
+            bump,
+        },
+    )?;
     runtime::emit(&PaymentDisputed {
         facilitator,
         payment_id_hash,

@@ -6,7 +6,7 @@ use crate::settlement;
 use crate::state::{seeds, FeedbackEmissionLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 #[derive(Accounts)]
 #[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
@@ -21,15 +21,10 @@ pub struct EmitFeedback<'info> {
         bump = gate_authority.bump,
     )]
     pub gate_authority: Account<'info, GateAuthority>,
-    /// The payment's receipt (init-only: one emission per payment).
-    #[account(
-        init,
-        payer = facilitator_signer,
-        space = 8 + FeedbackEmissionLog::INIT_SPACE,
-        seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
-        bump,
-    )]
-    pub feedback_log: Account<'info, FeedbackEmissionLog>,
+    /// CHECK: the payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
+    /// one emission per payment, and pre-funding the address cannot block it.
+    #[account(mut, seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash], bump)]
+    pub feedback_log: UncheckedAccount<'info>,
     pub target: FeedbackTarget<'info>,
     /// CHECK: the instructions sysvar (address enforced).
     #[account(address = INSTRUCTIONS_SYSVAR_ID)]
@@ -100,22 +95,34 @@ pub fn emit_feedback(
             .ok_or(GateError::CounterOverflow)?;
     }
 
-    let log = &mut ctx.accounts.feedback_log;
-    log.facilitator = facilitator;
-    log.payment_id_hash = payment_id_hash;
-    log.payee_asset = payee_asset;
-    if let Some(p) = settled {
-        log.payer_asset = p.payer_asset;
-        log.mint = p.mint;
-        log.amount = p.amount;
-    }
-    log.score = score;
-    log.value = value;
-    log.value_decimals = value_decimals;
-    log.slot = clock.slot;
-    log.created_at = clock.unix_timestamp;
-    log.settled_atomically = settled.is_some();
-    log.bump = ctx.bumps.feedback_log;
+    let bump = ctx.bumps.feedback_log;
+    let log = FeedbackEmissionLog {
+        facilitator,
+        payment_id_hash,
+        payee_asset,
+        payer_asset: settled.map(|p| p.payer_asset).unwrap_or_default(),
+        mint: settled.map(|p| p.mint).unwrap_or_default(),
+        amount: settled.map(|p| p.amount).unwrap_or_default(),
+        score,
+        value,
+        value_decimals,
+        slot: clock.slot,
+        created_at: clock.unix_timestamp,
+        settled_atomically: settled.is_some(),
+        bump,
+    };
+    pda_account::init(
+        &ctx.accounts.facilitator_signer,
+        &ctx.accounts.feedback_log,
+        8 + FeedbackEmissionLog::INIT_SPACE,
+        &[
+            seeds::FEEDBACK_LOG,
+            facilitator.as_ref(),
+            &payment_id_hash,
+            &[bump],
+        ],
+        &log,
+    )?;
     runtime::emit(&FeedbackEmitted {
         facilitator,
         payment_id_hash,

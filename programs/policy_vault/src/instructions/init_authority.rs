@@ -3,7 +3,7 @@ use crate::events::AuthorityInitialized;
 use crate::state::{seeds, validate_members, PolicyAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 #[derive(Accounts)]
 #[instruction(asset: Pubkey)]
@@ -20,15 +20,10 @@ pub struct InitAuthority<'info> {
         owner = ids::AGENT_REGISTRY @ PolicyVaultError::AgentAccountInvalid,
     )]
     pub agent_account: UncheckedAccount<'info>,
-    /// The new authority.
-    #[account(
-        init,
-        payer = owner,
-        space = 8 + PolicyAuthority::INIT_SPACE,
-        seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()],
-        bump,
-    )]
-    pub authority: Account<'info, PolicyAuthority>,
+    /// CHECK: the new PolicyAuthority's PDA (seeds enforced); created by the handler so that
+    /// lamports sent to the address in advance cannot block it (see `pda_account`).
+    #[account(mut, seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump)]
+    pub authority: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -52,11 +47,19 @@ pub fn init_authority(
         PolicyVaultError::NotAgentOwner
     );
 
-    let authority = &mut ctx.accounts.authority;
-    authority.asset = asset;
-    authority.threshold = threshold;
-    authority.bump = ctx.bumps.authority;
-    authority.members = members.clone();
+    let bump = ctx.bumps.authority;
+    pda_account::init(
+        &ctx.accounts.owner,
+        &ctx.accounts.authority,
+        8 + PolicyAuthority::INIT_SPACE,
+        &[seeds::POLICY_AUTHORITY, asset.as_ref(), &[bump]],
+        &PolicyAuthority {
+            asset,
+            threshold,
+            bump,
+            members: members.clone(),
+        },
+    )?;
     runtime::emit(&AuthorityInitialized {
         asset,
         members,

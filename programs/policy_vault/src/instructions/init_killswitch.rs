@@ -2,7 +2,7 @@ use crate::errors::PolicyVaultError;
 use crate::events::KillSwitchInitialized;
 use crate::state::{seeds, KillSwitchState, PolicyAuthority};
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 #[derive(Accounts)]
 #[instruction(asset: Pubkey)]
@@ -12,22 +12,21 @@ pub struct InitKillSwitch<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// The new kill switch (not paused).
-    #[account(
-        init,
-        payer = member,
-        space = 8 + KillSwitchState::INIT_SPACE,
-        seeds = [seeds::KILLSWITCH, asset.as_ref()],
-        bump,
-    )]
-    pub killswitch: Account<'info, KillSwitchState>,
+    /// CHECK: the new KillSwitchState's PDA (seeds enforced), created by the handler.
+    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
+    pub killswitch: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
 pub fn init_killswitch(ctx: Context<InitKillSwitch>, asset: Pubkey) -> Result<()> {
-    let ks = &mut ctx.accounts.killswitch;
-    ks.asset = asset;
-    ks.bump = ctx.bumps.killswitch;
+    let bump = ctx.bumps.killswitch;
+    pda_account::init(
+        &ctx.accounts.member,
+        &ctx.accounts.killswitch,
+        8 + KillSwitchState::INIT_SPACE,
+        &[seeds::KILLSWITCH, asset.as_ref(), &[bump]],
+        &KillSwitchState::new(asset, bump),
+    )?;
     runtime::emit(&KillSwitchInitialized { asset });
     Ok(())
 }

@@ -4,7 +4,7 @@ use crate::state::{
     seeds, KillSwitchState, PolicyAccount, PolicyAuthority, PolicyParams, VelocityLedger,
 };
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 #[derive(Accounts)]
 #[instruction(asset: Pubkey, policy_id: u32)]
@@ -14,33 +14,17 @@ pub struct InitPolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// The new policy (immutable once created).
-    #[account(
-        init,
-        payer = member,
-        space = 8 + PolicyAccount::INIT_SPACE,
-        seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()],
-        bump,
-    )]
-    pub policy: Account<'info, PolicyAccount>,
-    /// The policy's velocity ledger.
-    #[account(
-        init,
-        payer = member,
-        space = 8 + VelocityLedger::INIT_SPACE,
-        seeds = [seeds::VELOCITY, asset.as_ref(), &policy_id.to_le_bytes()],
-        bump,
-    )]
-    pub velocity: Account<'info, VelocityLedger>,
-    /// The agent's kill switch, created here when missing: every payer with a policy has one.
-    #[account(
-        init_if_needed,
-        payer = member,
-        space = 8 + KillSwitchState::INIT_SPACE,
-        seeds = [seeds::KILLSWITCH, asset.as_ref()],
-        bump,
-    )]
-    pub killswitch: Account<'info, KillSwitchState>,
+    /// CHECK: the new PolicyAccount's PDA (seeds enforced), created by the handler; policies
+    /// are immutable once created.
+    #[account(mut, seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
+    pub policy: UncheckedAccount<'info>,
+    /// CHECK: the policy's VelocityLedger PDA (seeds enforced), created by the handler.
+    #[account(mut, seeds = [seeds::VELOCITY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
+    pub velocity: UncheckedAccount<'info>,
+    /// CHECK: the agent's KillSwitchState PDA (seeds enforced), created here when missing:
+    /// every payer with a policy has one.
+    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
+    pub killswitch: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -52,32 +36,61 @@ pub fn init_policy(
 ) -> Result<()> {
     params.validate()?;
     let now = Clock::get()?.unix_timestamp;
+    let a = &ctx.accounts;
+    let id = policy_id.to_le_bytes();
 
-    let ks = &mut ctx.accounts.killswitch;
-    if ks.asset == Pubkey::default() {
-        ks.asset = asset;
-        ks.bump = ctx.bumps.killswitch;
+    if pda_account::load::<KillSwitchState>(&a.killswitch)?.is_none() {
+        let bump = ctx.bumps.killswitch;
+        pda_account::init(
+            &a.member,
+            &a.killswitch,
+            8 + KillSwitchState::INIT_SPACE,
+            &[seeds::KILLSWITCH, asset.as_ref(), &[bump]],
+            &KillSwitchState::new(asset, bump),
+        )?;
         runtime::emit(&KillSwitchInitialized { asset });
     }
 
-    let v = &mut ctx.accounts.velocity;
-    v.asset = asset;
-    v.policy_id = policy_id;
-    v.window_start = now;
-    v.bump = ctx.bumps.velocity;
+    let bump = ctx.bumps.velocity;
+    pda_account::init(
+        &a.member,
+        &a.velocity,
+        8 + VelocityLedger::INIT_SPACE,
+        &[seeds::VELOCITY, asset.as_ref(), &id, &[bump]],
+        &VelocityLedger {
+            asset,
+            policy_id,
+            cumulative: 0,
+            window_start: now,
+            last_commit: 0,
+            bump,
+        },
+    )?;
 
-    let p = &mut ctx.accounts.policy;
-    p.asset = asset;
-    p.policy_id = policy_id;
-    p.created_at = now;
-    p.bump = ctx.bumps.policy;
     runtime::emit(&PolicyCreated {
         asset,
         policy_id,
         kinds: params.kinds,
         mint: params.mint,
-        created_by: ctx.accounts.member.key(),
+        created_by: a.member.key(),
     });
-    p.params = params;
+    let bump = ctx.bumps.policy;
+    pda_account::init(
+        &a.member,
+        &a.policy,
+        8 + PolicyAccount::INIT_SPACE,
+        &[seeds::POLICY, asset.as_ref(), &id, &[bump]],
+        &PolicyAccount {
+            asset,
+            policy_id,
+            params,
+            day_index: 0,
+            day_spent: 0,
+            week_index: 0,
+            week_spent: 0,
+            created_at: now,
+            bump,
+        },
+    )?;
     Ok(())
 }

@@ -2,7 +2,7 @@ use crate::errors::PolicyVaultError;
 use crate::events::AcceptancePolicySet;
 use crate::state::{seeds, AcceptanceParams, AcceptancePolicy, PolicyAuthority};
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 #[derive(Accounts)]
 #[instruction(asset: Pubkey)]
@@ -13,14 +13,10 @@ pub struct SetAcceptancePolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    #[account(
-        init_if_needed,
-        payer = member,
-        space = 8 + AcceptancePolicy::INIT_SPACE,
-        seeds = [seeds::ACCEPTANCE, asset.as_ref()],
-        bump,
-    )]
-    pub acceptance: Account<'info, AcceptancePolicy>,
+    /// CHECK: the agent's AcceptancePolicy PDA (seeds enforced); created by the handler when
+    /// missing, else replaced.
+    #[account(mut, seeds = [seeds::ACCEPTANCE, asset.as_ref()], bump)]
+    pub acceptance: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
 }
 
@@ -42,17 +38,31 @@ pub fn set_acceptance_policy(
         signers >= usize::from(authority.threshold),
         PolicyVaultError::InsufficientSigners
     );
-    let acc = &mut ctx.accounts.acceptance;
-    let replaced = acc.asset != Pubkey::default();
-    acc.asset = asset;
-    acc.updated_at = Clock::get()?.unix_timestamp;
-    acc.bump = ctx.bumps.acceptance;
+    let a = &ctx.accounts;
+    let bump = ctx.bumps.acceptance;
+    let replaced = pda_account::load::<AcceptancePolicy>(&a.acceptance)?.is_some();
     runtime::emit(&AcceptancePolicySet {
         asset,
         min_payer_tier: params.min_payer_tier,
         required_capability: params.required_capability,
         replaced,
     });
-    acc.params = params;
+    let value = AcceptancePolicy {
+        asset,
+        params,
+        updated_at: Clock::get()?.unix_timestamp,
+        bump,
+    };
+    if replaced {
+        pda_account::store(&a.acceptance, &value)?;
+    } else {
+        pda_account::init(
+            &a.member,
+            &a.acceptance,
+            8 + AcceptancePolicy::INIT_SPACE,
+            &[seeds::ACCEPTANCE, asset.as_ref(), &[bump]],
+            &value,
+        )?;
+    }
     Ok(())
 }

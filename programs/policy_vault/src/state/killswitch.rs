@@ -17,3 +17,17 @@ pub struct KillSwitchState {
     pub unpaused_at: i64,
     pub bump: u8,
 }
+
+impl KillSwitchState {
+    /// A new, unpaused kill switch.
+    pub fn new(asset: Pubkey, bump: u8) -> Self {
+        KillSwitchState {
+            asset,
+            paused: false,
+            paused_at: 0,
+            paused_by: Pubkey::default(),
+            unpaused_at: 0,
+            bump,
+        }
+    }
+}

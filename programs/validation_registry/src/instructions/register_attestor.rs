@@ -1,5 +1,5 @@
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 use crate::errors::ValidationRegistryError;
 use crate::events::AttestorRegistered;
@@ -11,14 +11,10 @@ pub struct RegisterAttestor<'info> {
     #[account(mut)]
     pub attestor: Signer<'info>,
     /// The new profile at `["attestor", attestor]`; `init` rejects a second registration.
-    #[account(
-        init,
-        payer = attestor,
-        space = 8 + AttestorProfile::INIT_SPACE,
-        seeds = [seeds::ATTESTOR, attestor.key().as_ref()],
-        bump,
-    )]
-    pub attestor_profile: Account<'info, AttestorProfile>,
+    /// CHECK: created by the handler (not `init`), so lamports sent to the address in
+    /// advance cannot block it; see `trust_gate_program_common::pda_account`.
+    #[account(mut, seeds = [seeds::ATTESTOR, attestor.key().as_ref()], bump)]
+    pub attestor_profile: UncheckedAccount<'info>,
     /// Creates the profile account.
     pub system_program: Program<'info, System>,
 }
@@ -37,15 +33,22 @@ impl RegisterAttestor<'_> {
         let slot = Clock::get()?.slot;
         let attestor = ctx.accounts.attestor.key();
 
-        let profile = &mut ctx.accounts.attestor_profile;
-        profile.set_inner(AttestorProfile {
-            attestor,
-            display_name_uri: display_name_uri.clone(),
-            attestations_issued: 0,
-            revocations: 0,
-            created_slot: slot,
-            bump: ctx.bumps.attestor_profile,
-        });
+        let bump = ctx.bumps.attestor_profile;
+        let profile = &ctx.accounts.attestor_profile;
+        pda_account::init(
+            &ctx.accounts.attestor,
+            profile,
+            8 + AttestorProfile::INIT_SPACE,
+            &[seeds::ATTESTOR, attestor.as_ref(), &[bump]],
+            &AttestorProfile {
+                attestor,
+                display_name_uri: display_name_uri.clone(),
+                attestations_issued: 0,
+                revocations: 0,
+                created_slot: slot,
+                bump,
+            },
+        )?;
 
         runtime::emit(&AttestorRegistered {
             profile: profile.key(),

@@ -1,5 +1,5 @@
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 use crate::errors::ValidationRegistryError;
 use crate::events::NamespaceRegistered;
@@ -14,16 +14,16 @@ pub struct RegisterNamespace<'info> {
     #[account(mut)]
     pub registrant: Signer<'info>,
     /// The new namespace at `["capability", sha256(name)]`; the hash is computed here from
-    /// `name`, so the address of any other hash fails the seeds check. `init` makes the first
-    /// registration permanent.
+    /// `name`, so the address of any other hash fails the seeds check. Creating it once makes the
+    /// first registration permanent.
+    /// CHECK: created by the handler (not `init`), so lamports sent to the address in
+    /// advance cannot block the registration; see `trust_gate_program_common::pda_account`.
     #[account(
-        init,
-        payer = registrant,
-        space = 8 + CapabilityNamespace::INIT_SPACE,
+        mut,
         seeds = [seeds::CAPABILITY, &CapabilityNamespace::hash_name(&name)],
         bump,
     )]
-    pub namespace: Account<'info, CapabilityNamespace>,
+    pub namespace: UncheckedAccount<'info>,
     /// Creates the namespace account.
     pub system_program: Program<'info, System>,
 }
@@ -64,16 +64,23 @@ impl RegisterNamespace<'_> {
         let hash = CapabilityNamespace::hash_name(&name);
         let registrant = ctx.accounts.registrant.key();
 
-        let namespace = &mut ctx.accounts.namespace;
-        namespace.set_inner(CapabilityNamespace {
-            hash,
-            name: name.clone(),
-            version: version.clone(),
-            schema_uri: schema_uri.clone(),
-            registrant,
-            created_slot: slot,
-            bump: ctx.bumps.namespace,
-        });
+        let bump = ctx.bumps.namespace;
+        let namespace = &ctx.accounts.namespace;
+        pda_account::init(
+            &ctx.accounts.registrant,
+            namespace,
+            8 + CapabilityNamespace::INIT_SPACE,
+            &[seeds::CAPABILITY, &hash, &[bump]],
+            &CapabilityNamespace {
+                hash,
+                name: name.clone(),
+                version: version.clone(),
+                schema_uri: schema_uri.clone(),
+                registrant,
+                created_slot: slot,
+                bump,
+            },
+        )?;
 
         runtime::emit(&NamespaceRegistered {
             namespace: namespace.key(),

@@ -1,5 +1,5 @@
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 use crate::constants::MAX_DEADLINE_SLOTS;
 use crate::errors::ValidationRegistryError;
@@ -19,10 +19,10 @@ pub struct RequestValidation<'info> {
     )]
     pub namespace: Account<'info, CapabilityNamespace>,
     /// The new request at `["request", subject, capability, requester]`.
+    /// CHECK: created by the handler (not `init`), so lamports sent to the address in
+    /// advance cannot block it; see `trust_gate_program_common::pda_account`.
     #[account(
-        init,
-        payer = requester,
-        space = 8 + ValidationRequest::INIT_SPACE,
+        mut,
         seeds = [
             seeds::REQUEST,
             subject_asset.as_ref(),
@@ -31,7 +31,7 @@ pub struct RequestValidation<'info> {
         ],
         bump,
     )]
-    pub request: Account<'info, ValidationRequest>,
+    pub request: UncheckedAccount<'info>,
     /// Creates the request account.
     pub system_program: Program<'info, System>,
 }
@@ -60,16 +60,29 @@ impl RequestValidation<'_> {
         Self::validate(slot, deadline_slot)?;
         let requester = ctx.accounts.requester.key();
 
-        let request = &mut ctx.accounts.request;
-        request.set_inner(ValidationRequest {
-            subject: subject_asset,
-            capability: capability_hash,
-            requester,
-            claim_uri_hash,
-            deadline_slot,
-            created_slot: slot,
-            bump: ctx.bumps.request,
-        });
+        let bump = ctx.bumps.request;
+        let request = &ctx.accounts.request;
+        pda_account::init(
+            &ctx.accounts.requester,
+            request,
+            8 + ValidationRequest::INIT_SPACE,
+            &[
+                seeds::REQUEST,
+                subject_asset.as_ref(),
+                capability_hash.as_ref(),
+                requester.as_ref(),
+                &[bump],
+            ],
+            &ValidationRequest {
+                subject: subject_asset,
+                capability: capability_hash,
+                requester,
+                claim_uri_hash,
+                deadline_slot,
+                created_slot: slot,
+                bump,
+            },
+        )?;
 
         runtime::emit(&ValidationRequested {
             request: request.key(),

@@ -2,7 +2,7 @@ use anchor_lang::compat::solana_instructions_sysvar::{
     self as instructions_sysvar, load_current_index_checked, load_instruction_at_checked,
 };
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{pda_account, runtime};
 
 use crate::constants::SLOT_DURATION_MS;
 use crate::errors::ValidationRegistryError;
@@ -34,10 +34,10 @@ pub struct RespondToValidation<'info> {
     /// The attestation at `["attestation", subject, capability, attestor]`, created on the
     /// first response and renewed by later ones. The signer is part of the seeds, so an
     /// attestor can only ever write its own attestation.
+    /// CHECK: created by the handler on first issue (not `init_if_needed`, so lamports sent
+    /// to the address in advance cannot block it; see `trust_gate_program_common::pda_account`).
     #[account(
-        init_if_needed,
-        payer = attestor,
-        space = 8 + ValidationAttestation::INIT_SPACE,
+        mut,
         seeds = [
             seeds::ATTESTATION,
             subject_asset.as_ref(),
@@ -46,7 +46,7 @@ pub struct RespondToValidation<'info> {
         ],
         bump,
     )]
-    pub attestation: Account<'info, ValidationAttestation>,
+    pub attestation: UncheckedAccount<'info>,
     /// CHECK: the instructions sysvar, pinned by address; read only through the checked
     /// loaders to find an Ed25519 instruction right before this one.
     #[account(address = instructions_sysvar::ID)]
@@ -129,19 +129,18 @@ impl RespondToValidation<'_> {
             .checked_add(1)
             .ok_or(ValidationRegistryError::CounterOverflow)?;
 
-        let attestation = &mut ctx.accounts.attestation;
-        // A fresh account is all zeros; a signer can never be the all-zero key.
-        let renewal = attestation.attestor != Pubkey::default();
-        let cleared_revocation = renewal && attestation.revoked;
-        let renewals = if renewal {
-            attestation
+        let existing = pda_account::load::<ValidationAttestation>(&ctx.accounts.attestation)?;
+        let renewal = existing.is_some();
+        let cleared_revocation = existing.as_ref().is_some_and(|a| a.revoked);
+        let renewals = match &existing {
+            Some(a) => a
                 .renewals
                 .checked_add(1)
-                .ok_or(ValidationRegistryError::CounterOverflow)?
-        } else {
-            0
+                .ok_or(ValidationRegistryError::CounterOverflow)?,
+            None => 0,
         };
-        attestation.set_inner(ValidationAttestation {
+        let bump = ctx.bumps.attestation;
+        let value = ValidationAttestation {
             subject: subject_asset,
             capability: capability_hash,
             attestor,
@@ -156,8 +155,26 @@ impl RespondToValidation<'_> {
             revocation_reason_hash: [0; 32],
             renewals,
             signature_verified,
-            bump: ctx.bumps.attestation,
-        });
+            bump,
+        };
+        let attestation = &ctx.accounts.attestation;
+        if renewal {
+            pda_account::store(attestation, &value)?;
+        } else {
+            pda_account::init(
+                &ctx.accounts.attestor,
+                attestation,
+                8 + ValidationAttestation::INIT_SPACE,
+                &[
+                    seeds::ATTESTATION,
+                    subject_asset.as_ref(),
+                    capability_hash.as_ref(),
+                    attestor.as_ref(),
+                    &[bump],
+                ],
+                &value,
+            )?;
+        }
 
         runtime::emit(&ValidationResponded {
             attestation: attestation.key(),

@@ -1,0 +1,106 @@
+//! Creating program accounts at PDAs without Anchor's `init`.
+//!
+//! Anchor 1.2's `init` creates an address that already holds lamports with the system
+//! program's `CreateAccountAllowPrefund`, which runtimes without that feature reject. Anyone
+//! can send lamports to a predictable PDA, so with `init` a stranger could block an account's
+//! creation for good: a payment's feedback log (its address is derived from the payment id),
+//! an agent's policy authority, a capability namespace. These helpers top the account up,
+//! allocate and assign it instead, which works on every runtime.
+
+use anchor_lang::prelude::*;
+use anchor_lang::system_program::{self, Allocate, Assign, CreateAccount, Transfer};
+use anchor_lang::{AccountDeserialize, AccountSerialize};
+
+/// Creates the account `target` (a PDA signed for by `signer_seeds`) with `space` bytes owned
+/// by `owner`, paid by `payer`. Fails with `AccountAlreadyInitialized` when the address
+/// already holds an account (data, or an owner other than the system program).
+pub fn create_pda<'info>(
+    payer: &AccountInfo<'info>,
+    target: &AccountInfo<'info>,
+    owner: &Pubkey,
+    space: usize,
+    signer_seeds: &[&[u8]],
+) -> Result<()> {
+    if target.owner != &system_program::ID || !target.data_is_empty() {
+        return Err(ProgramError::AccountAlreadyInitialized.into());
+    }
+    let required = Rent::get()?.minimum_balance(space);
+    let signers = [signer_seeds];
+    let current = target.lamports();
+    if current == 0 {
+        return system_program::create_account(
+            CpiContext::new_with_signer(
+                system_program::ID,
+                CreateAccount {
+                    from: payer.clone(),
+                    to: target.clone(),
+                },
+                &signers,
+            ),
+            required,
+            space as u64,
+            owner,
+        );
+    }
+    // Pre-funded by someone: keep their lamports, add what rent exemption still needs.
+    let top_up = required.saturating_sub(current);
+    if top_up > 0 {
+        system_program::transfer(
+            CpiContext::new(
+                system_program::ID,
+                Transfer {
+                    from: payer.clone(),
+                    to: target.clone(),
+                },
+            ),
+            top_up,
+        )?;
+    }
+    system_program::allocate(
+        CpiContext::new_with_signer(
+            system_program::ID,
+            Allocate {
+                account_to_allocate: target.clone(),
+            },
+            &signers,
+        ),
+        space as u64,
+    )?;
+    system_program::assign(
+        CpiContext::new_with_signer(
+            system_program::ID,
+            Assign {
+                account_to_assign: target.clone(),
+            },
+            &signers,
+        ),
+        owner,
+    )
+}
+
+/// Writes `value` (discriminator + Borsh) into `target`'s data.
+pub fn store<T: AccountSerialize>(target: &AccountInfo, value: &T) -> Result<()> {
+    let mut data = target.try_borrow_mut_data()?;
+    value.try_serialize(&mut &mut data[..])
+}
+
+/// Creates `target` for `value` (owned by `T`'s program) and stores it.
+pub fn init<'info, T: AccountSerialize + Owner>(
+    payer: &AccountInfo<'info>,
+    target: &AccountInfo<'info>,
+    space: usize,
+    signer_seeds: &[&[u8]],
+    value: &T,
+) -> Result<()> {
+    create_pda(payer, target, &T::owner(), space, signer_seeds)?;
+    store(target, value)
+}
+
+/// The account stored at `target` when it exists (owned by `T`'s program), else `None`.
+pub fn load<T: AccountDeserialize + Owner>(target: &AccountInfo) -> Result<Option<T>> {
+    if target.owner != &T::owner() {
+        return Ok(None);
+    }
+    let data = target.try_borrow_data()?;
+    T::try_deserialize(&mut &data[..]).map(Some)
+}
