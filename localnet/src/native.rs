@@ -33,6 +33,9 @@ native_entry!(validation_registry_entry, validation_registry::entry);
 /// Associated Token Account program.
 pub fn program_test() -> ProgramTest {
     let mut pt = ProgramTest::default();
+    // ProgramTest::default() turns on debug logs of every instruction; keep a run quiet unless
+    // RUST_LOG asks for more.
+    agave_logger::setup_with_default("error");
     pt.prefer_bpf(false);
     pt.add_program(
         "policy_vault",

@@ -560,3 +560,90 @@ async fn dispute_needs_a_settled_payment_and_happens_once() {
             .await,
     );
 }
+
+#[test]
+fn every_deny_reason_fails_strict_with_6000_plus_its_code() {
+    for reason in policy_vault::engine::DenyReason::ALL {
+        let err = gate::instructions::deny_error(reason);
+        assert_eq!(
+            u32::from(err),
+            6000 + u32::from(reason.code()),
+            "{reason:?}"
+        );
+        assert_eq!(format!("{err:?}"), reason.name());
+    }
+}
+
+#[tokio::test]
+async fn payments_go_to_the_payees_agent_wallet_when_it_has_one() {
+    let mut w = World::new().await;
+    let (payer, payee) = parties(&mut w).await;
+    let wallet = Keypair::new();
+    let set = trust_gate_localnet::standin::client::set_agent_wallet(
+        &payee.owner.pubkey(),
+        &payee.asset(),
+        Some(wallet.pubkey()),
+    );
+    w.send(&[set], &[&payee.owner]).await.unwrap();
+    // Paying the owner is no longer paying the payee.
+    let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
+    assert_code(
+        w.send_settlement(&payer, &ixs).await,
+        g(G::RecipientMismatch),
+    );
+    let source = w.token_account(&payer.owner.pubkey(), 0).await;
+    let to_wallet = w.token_account(&wallet.pubkey(), 0).await;
+    let bundle = [
+        w.strict_ix(
+            &payer,
+            &payee,
+            1_000_000,
+            to_wallet,
+            Attestations::default(),
+        ),
+        w.transfer_ix(&source, &to_wallet, &payer.owner.pubkey(), 1_000_000),
+        w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1_000_000),
+    ];
+    w.send_settlement(&payer, &bundle).await.unwrap();
+    assert_eq!(w.token_balance(&to_wallet).await, 1_000_000);
+}
+
+#[tokio::test]
+async fn a_payer_agent_account_that_is_not_an_agent_account_is_refused() {
+    let mut w = World::new().await;
+    let (payer, payee) = parties(&mut w).await;
+    let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
+    // Corrupt the registry-owned AgentAccount's discriminator.
+    let address = pda::agent(&payer.asset());
+    let mut account = raw_account(&mut w.ctx, &address).await.unwrap();
+    account.data[0] ^= 0xff;
+    w.ctx
+        .set_account(&address, &AccountSharedData::from(account));
+    assert_code(
+        w.send_settlement(&payer, &ixs).await,
+        g(G::AgentAccountInvalid),
+    );
+}
+
+#[tokio::test]
+async fn feedback_counters_do_not_wrap() {
+    let mut w = World::new().await;
+    let payee = w.payee(3, None).await;
+    let f = w.facilitator.pubkey();
+    let address = pda::gate_authority(&f);
+    let mut auth: GateAuthority = fetch(&mut w.ctx, &address).await.unwrap();
+    auth.feedback_count = u64::MAX;
+    let mut account = raw_account(&mut w.ctx, &address).await.unwrap();
+    anchor_lang::AccountSerialize::try_serialize(&auth, &mut &mut account.data[..]).unwrap();
+    w.ctx
+        .set_account(&address, &AccountSharedData::from(account));
+    let facilitator = w.facilitator.insecure_clone();
+    assert_code(
+        w.send(
+            &[w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1)],
+            &[&facilitator],
+        )
+        .await,
+        g(G::CounterOverflow),
+    );
+}
