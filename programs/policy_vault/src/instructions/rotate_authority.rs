@@ -1,4 +1,3 @@
-use crate::errors::PolicyVaultError;
 use crate::events::AuthorityRotated;
 use crate::state::{seeds, validate_members, PolicyAuthority};
 use anchor_lang::prelude::*;
@@ -27,23 +26,14 @@ pub fn rotate_authority(
     validate_members(&members, threshold)?;
     let authority = &mut ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    require!(
-        authority.is_member(&lead),
-        PolicyVaultError::NotAuthorityMember
-    );
-    let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
-    require!(
-        signers >= usize::from(authority.threshold),
-        PolicyVaultError::InsufficientSigners
-    );
+    let signers = authority.require_threshold(&lead, ctx.remaining_accounts)?;
     authority.members = members.clone();
     authority.threshold = threshold;
     runtime::emit(&AuthorityRotated {
         asset,
         members,
         threshold,
-        // At most 7 + the lead, so it fits.
-        signers: signers as u8,
+        signers,
     });
     Ok(())
 }

@@ -1,4 +1,3 @@
-use crate::errors::PolicyVaultError;
 use crate::events::AcceptancePolicySet;
 use crate::state::{seeds, AcceptanceParams, AcceptancePolicy, PolicyAuthority};
 use anchor_lang::prelude::*;
@@ -29,15 +28,7 @@ pub fn set_acceptance_policy(
     params.validate()?;
     let authority = &ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    require!(
-        authority.is_member(&lead),
-        PolicyVaultError::NotAuthorityMember
-    );
-    let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
-    require!(
-        signers >= usize::from(authority.threshold),
-        PolicyVaultError::InsufficientSigners
-    );
+    authority.require_threshold(&lead, ctx.remaining_accounts)?;
     let a = &ctx.accounts;
     let bump = ctx.bumps.acceptance;
     let replaced = pda_account::load::<AcceptancePolicy>(&a.acceptance)?.is_some();

@@ -1,4 +1,3 @@
-use crate::errors::PolicyVaultError;
 use crate::events::KillSwitchSet;
 use crate::state::{seeds, KillSwitchState, PolicyAuthority};
 use anchor_lang::prelude::*;
@@ -19,15 +18,7 @@ pub struct SetKillSwitch<'info> {
 pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
     let authority = &ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    require!(
-        authority.is_member(&lead),
-        PolicyVaultError::NotAuthorityMember
-    );
-    let signers = authority.count_member_signers(&lead, ctx.remaining_accounts);
-    require!(
-        signers >= usize::from(authority.threshold),
-        PolicyVaultError::InsufficientSigners
-    );
+    let signers = authority.require_threshold(&lead, ctx.remaining_accounts)?;
     let now = Clock::get()?.unix_timestamp;
     let ks = &mut ctx.accounts.killswitch;
     ks.paused = paused;
@@ -42,7 +33,7 @@ pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) 
         paused,
         by: lead,
         at: now,
-        signers: signers as u8,
+        signers,
     });
     Ok(())
 }

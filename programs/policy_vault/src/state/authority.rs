@@ -24,6 +24,20 @@ impl PolicyAuthority {
         self.members.contains(key)
     }
 
+    /// Requires `lead` to be a member and `threshold` distinct members among the signers
+    /// `lead` and `others`; returns how many signed.
+    pub fn require_threshold(&self, lead: &Pubkey, others: &[AccountInfo]) -> Result<u8> {
+        use crate::errors::PolicyVaultError as E;
+        require!(self.is_member(lead), E::NotAuthorityMember);
+        let signers = self.count_member_signers(lead, others);
+        require!(
+            signers >= usize::from(self.threshold),
+            E::InsufficientSigners
+        );
+        // At most MAX_MEMBERS distinct members can count.
+        Ok(signers as u8)
+    }
+
     /// Counts distinct members among the signers `lead` and `others` (non-signers and
     /// non-members are ignored, duplicates count once).
     pub fn count_member_signers(&self, lead: &Pubkey, others: &[AccountInfo]) -> usize {
