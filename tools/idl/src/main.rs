@@ -19,9 +19,22 @@ fn generate(root: &Path, program: &str) -> Result<String, String> {
     Ok(json)
 }
 
+/// The nearest directory at or above the current one that holds `Anchor.toml`.
+fn workspace_root() -> Option<PathBuf> {
+    let cwd = std::env::current_dir().ok()?;
+    cwd.ancestors()
+        .find(|dir| dir.join("Anchor.toml").is_file())
+        .map(Path::to_path_buf)
+}
+
 fn main() -> ExitCode {
     let check = std::env::args().any(|a| a == "--check");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // Found at run time (not baked in at compile time): a binary built from another checkout
+    // into a shared target directory must still read and write this one.
+    let Some(root) = workspace_root() else {
+        eprintln!("idl: run from inside the trust-gate workspace (no Anchor.toml above here)");
+        return ExitCode::FAILURE;
+    };
     // The builder recompiles the programs with `idl-build` and `-A warnings`; a target
     // directory of its own keeps that from invalidating the main build's artifacts.
     let target = std::env::var_os("CARGO_TARGET_DIR")

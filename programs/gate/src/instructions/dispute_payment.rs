@@ -27,8 +27,9 @@ pub struct DisputePayment<'info> {
         bump = feedback_log.bump,
     )]
     pub feedback_log: Account<'info, FeedbackEmissionLog>,
-    /// CHECK: the DisputeRecord PDA (seeds enforced), created by the handler: a payment is
+    /// The DisputeRecord PDA (seeds enforced), created by the handler: a payment is
     /// disputed once, and pre-funding the address cannot block it.
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash], bump)]
     pub dispute: UncheckedAccount<'info>,
     pub target: FeedbackTarget<'info>,

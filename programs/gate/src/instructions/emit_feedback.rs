@@ -21,8 +21,9 @@ pub struct EmitFeedback<'info> {
         bump = gate_authority.bump,
     )]
     pub gate_authority: Account<'info, GateAuthority>,
-    /// CHECK: the payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
+    /// The payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
     /// one emission per payment, and pre-funding the address cannot block it.
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash], bump)]
     pub feedback_log: UncheckedAccount<'info>,
     pub target: FeedbackTarget<'info>,

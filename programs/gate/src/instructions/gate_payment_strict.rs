@@ -13,8 +13,9 @@ pub struct GatePaymentStrict<'info> {
     /// The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
     /// else can spend an agent's budget.
     pub payer_signer: Signer<'info>,
-    /// CHECK: the registry's AgentAccount of the payer (PDA and owner enforced; content read
+    /// The registry's AgentAccount of the payer (PDA and owner enforced; content read
     /// in the handler).
+    /// CHECK: verified as described above.
     #[account(
         seeds = [ext_seeds::AGENT, payer_asset.as_ref()],
         bump,
@@ -30,8 +31,9 @@ pub struct GatePaymentStrict<'info> {
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
     )]
     pub payee_agent: UncheckedAccount<'info>,
-    /// CHECK: the transfer's destination; must be a token account of the mint owned by the
+    /// The transfer's destination; must be a token account of the mint owned by the
     /// payee's recipient (checked in the handler).
+    /// CHECK: verified as described above.
     pub destination_token: UncheckedAccount<'info>,
     /// CHECK: the instructions sysvar (address enforced).
     #[account(address = INSTRUCTIONS_SYSVAR_ID)]

@@ -9,8 +9,9 @@ use trust_gate_program_common::{pda_account, runtime};
 pub struct InitAuthority<'info> {
     #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
     pub facilitator_signer: Signer<'info>,
-    /// CHECK: the new GateAuthority's PDA (seeds enforced), created by the handler so that
+    /// The new GateAuthority's PDA (seeds enforced), created by the handler so that
     /// lamports sent to the address in advance cannot block it (see `pda_account`).
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::GATE_AUTHORITY, facilitator.as_ref()], bump)]
     pub gate_authority: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,

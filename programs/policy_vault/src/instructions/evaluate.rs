@@ -46,8 +46,9 @@ pub struct Evaluate<'info> {
     /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012).
     #[account(seeds = [seeds::KILLSWITCH, args.payer_asset.as_ref()], bump = killswitch.bump)]
     pub killswitch: Account<'info, KillSwitchState>,
-    /// CHECK: the engine's AtomStats PDA of the payer (address enforced); read by
+    /// The engine's AtomStats PDA of the payer (address enforced); read by
     /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
+    /// CHECK: verified as described above.
     #[account(
         seeds = [ext_seeds::ATOM_STATS, args.payer_asset.as_ref()],
         bump,
@@ -61,8 +62,9 @@ pub struct Evaluate<'info> {
         seeds::program = ids::REPUTATION_ENGINE,
     )]
     pub payee_stats: UncheckedAccount<'info>,
-    /// CHECK: the payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
+    /// The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
     /// omitted); when it holds no account the payee accepts any payer.
+    /// CHECK: verified as described above.
     #[account(seeds = [seeds::ACCEPTANCE, args.payee_asset.as_ref()], bump)]
     pub payee_acceptance: UncheckedAccount<'info>,
     /// An attestation about the payer (for the payee's acceptance policy), when the payer has one.

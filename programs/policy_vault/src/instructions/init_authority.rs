@@ -11,8 +11,9 @@ pub struct InitAuthority<'info> {
     /// The agent's owner as recorded in the registry's AgentAccount; pays for the account.
     #[account(mut)]
     pub owner: Signer<'info>,
-    /// CHECK: the registry's AgentAccount of `asset`: PDA under the registry and owned by it
+    /// The registry's AgentAccount of `asset`: PDA under the registry and owned by it
     /// (constraints); discriminator, asset and owner fields are checked in the handler.
+    /// CHECK: verified as described above.
     #[account(
         seeds = [ext_seeds::AGENT, asset.as_ref()],
         bump,
@@ -20,8 +21,9 @@ pub struct InitAuthority<'info> {
         owner = ids::AGENT_REGISTRY @ PolicyVaultError::AgentAccountInvalid,
     )]
     pub agent_account: UncheckedAccount<'info>,
-    /// CHECK: the new PolicyAuthority's PDA (seeds enforced); created by the handler so that
+    /// The new PolicyAuthority's PDA (seeds enforced); created by the handler so that
     /// lamports sent to the address in advance cannot block it (see `pda_account`).
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump)]
     pub authority: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,

@@ -14,15 +14,17 @@ pub struct InitPolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// CHECK: the new PolicyAccount's PDA (seeds enforced), created by the handler; policies
+    /// The new PolicyAccount's PDA (seeds enforced), created by the handler; policies
     /// are immutable once created.
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
     pub policy: UncheckedAccount<'info>,
     /// CHECK: the policy's VelocityLedger PDA (seeds enforced), created by the handler.
     #[account(mut, seeds = [seeds::VELOCITY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
     pub velocity: UncheckedAccount<'info>,
-    /// CHECK: the agent's KillSwitchState PDA (seeds enforced), created here when missing:
+    /// The agent's KillSwitchState PDA (seeds enforced), created here when missing:
     /// every payer with a policy has one.
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
     pub killswitch: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,

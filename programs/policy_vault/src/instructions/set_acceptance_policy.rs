@@ -12,8 +12,9 @@ pub struct SetAcceptancePolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// CHECK: the agent's AcceptancePolicy PDA (seeds enforced); created by the handler when
+    /// The agent's AcceptancePolicy PDA (seeds enforced); created by the handler when
     /// missing, else replaced.
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::ACCEPTANCE, asset.as_ref()], bump)]
     pub acceptance: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,

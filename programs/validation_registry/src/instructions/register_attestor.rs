@@ -11,8 +11,9 @@ pub struct RegisterAttestor<'info> {
     #[account(mut)]
     pub attestor: Signer<'info>,
     /// The new profile at `["attestor", attestor]`; `init` rejects a second registration.
-    /// CHECK: created by the handler (not `init`), so lamports sent to the address in
+    /// Created by the handler (not `init`), so lamports sent to the address in
     /// advance cannot block it; see `trust_gate_program_common::pda_account`.
+    /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::ATTESTOR, attestor.key().as_ref()], bump)]
     pub attestor_profile: UncheckedAccount<'info>,
     /// Creates the profile account.

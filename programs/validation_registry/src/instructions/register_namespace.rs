@@ -16,8 +16,9 @@ pub struct RegisterNamespace<'info> {
     /// The new namespace at `["capability", sha256(name)]`; the hash is computed here from
     /// `name`, so the address of any other hash fails the seeds check. Creating it once makes the
     /// first registration permanent.
-    /// CHECK: created by the handler (not `init`), so lamports sent to the address in
+    /// Created by the handler (not `init`), so lamports sent to the address in
     /// advance cannot block the registration; see `trust_gate_program_common::pda_account`.
+    /// CHECK: verified as described above.
     #[account(
         mut,
         seeds = [seeds::CAPABILITY, &CapabilityNamespace::hash_name(&name)],

@@ -19,8 +19,9 @@ pub struct RequestValidation<'info> {
     )]
     pub namespace: Account<'info, CapabilityNamespace>,
     /// The new request at `["request", subject, capability, requester]`.
-    /// CHECK: created by the handler (not `init`), so lamports sent to the address in
+    /// Created by the handler (not `init`), so lamports sent to the address in
     /// advance cannot block it; see `trust_gate_program_common::pda_account`.
+    /// CHECK: verified as described above.
     #[account(
         mut,
         seeds = [

@@ -34,8 +34,9 @@ pub struct RespondToValidation<'info> {
     /// The attestation at `["attestation", subject, capability, attestor]`, created on the
     /// first response and renewed by later ones. The signer is part of the seeds, so an
     /// attestor can only ever write its own attestation.
-    /// CHECK: created by the handler on first issue (not `init_if_needed`, so lamports sent
+    /// Created by the handler on first issue (not `init_if_needed`, so lamports sent
     /// to the address in advance cannot block it; see `trust_gate_program_common::pda_account`).
+    /// CHECK: verified as described above.
     #[account(
         mut,
         seeds = [
@@ -47,8 +48,9 @@ pub struct RespondToValidation<'info> {
         bump,
     )]
     pub attestation: UncheckedAccount<'info>,
-    /// CHECK: the instructions sysvar, pinned by address; read only through the checked
+    /// The instructions sysvar, pinned by address; read only through the checked
     /// loaders to find an Ed25519 instruction right before this one.
+    /// CHECK: verified as described above.
     #[account(address = instructions_sysvar::ID)]
     pub instructions: UncheckedAccount<'info>,
     /// Creates the attestation account on first issue.
