@@ -27,10 +27,9 @@ pub fn set_acceptance_policy(
     params: AcceptanceParams,
 ) -> Result<()> {
     params.validate()?;
-    let authority = &ctx.accounts.authority;
-    let lead = ctx.accounts.member.key();
-    authority.require_threshold(&lead, ctx.remaining_accounts)?;
     let a = &ctx.accounts;
+    a.authority
+        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
     let bump = ctx.bumps.acceptance;
     let replaced = pda_account::load::<AcceptancePolicy>(&a.acceptance)?.is_some();
     runtime::emit(&AcceptancePolicySet {
