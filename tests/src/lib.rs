@@ -71,6 +71,17 @@ pub async fn send_tx(
     ctx.banks_client.process_transaction(tx).await
 }
 
+/// Substitutes `to` for the account `from` in `ix` (what an attacker swapping accounts does).
+#[track_caller]
+pub fn replace_account(ix: &mut Instruction, from: &Pubkey, to: Pubkey) {
+    let meta = ix
+        .accounts
+        .iter_mut()
+        .find(|m| m.pubkey == *from)
+        .unwrap_or_else(|| panic!("{from} is not an account of the instruction"));
+    meta.pubkey = to;
+}
+
 /// A fresh 32-byte payment id hash.
 pub fn payment_id() -> [u8; 32] {
     Pubkey::new_unique().to_bytes()

@@ -18,7 +18,7 @@ use solana_sdk::account::AccountSharedData;
 use solana_sdk::signature::Signer;
 use trust_gate_program_tests::world::{demo_policy, open_policy, pda, Agent, Attestations, World};
 use trust_gate_program_tests::{
-    assert_code, fetch, funded_keypair, payment_id, raw_account, send, send_tx,
+    assert_code, fetch, funded_keypair, payment_id, raw_account, replace_account, send, send_tx,
 };
 
 fn g(e: G) -> u32 {
@@ -50,12 +50,7 @@ async fn a_stranger_cannot_exhaust_someone_elses_budget() {
     let victim_as = |w: &World, signer: &anchor_lang::prelude::Pubkey| {
         let mut strict = w.strict_ix(&victim, &payee, 5_000_000, dest, Attestations::default());
         // payer_signer is the first account after the nested evaluation accounts.
-        let pos = strict
-            .accounts
-            .iter()
-            .position(|m| m.pubkey == victim.owner.pubkey())
-            .unwrap();
-        strict.accounts[pos].pubkey = *signer;
+        replace_account(&mut strict, &victim.owner.pubkey(), *signer);
         strict
     };
     // The stranger pays with its own tokens but names the victim's policy.
@@ -103,18 +98,21 @@ async fn a_substituted_reputation_account_is_a_hard_error() {
         1,
         Attestations::default(),
     );
-    let pos = ix
-        .accounts
-        .iter()
-        .position(|m| m.pubkey == pda::stats(&payee.asset()))
-        .unwrap();
-    ix.accounts[pos].pubkey = pda::stats(&platinum.asset());
+    replace_account(
+        &mut ix,
+        &pda::stats(&payee.asset()),
+        pda::stats(&platinum.asset()),
+    );
     assert_code(
         send(&mut w.ctx, &[ix.clone()], &[]).await,
         Anchor::ConstraintSeeds as u32,
     );
     // Or the payer's own stats twice (duplicate accounts).
-    ix.accounts[pos].pubkey = pda::stats(&payer.asset());
+    replace_account(
+        &mut ix,
+        &pda::stats(&platinum.asset()),
+        pda::stats(&payer.asset()),
+    );
     assert_code(
         send(&mut w.ctx, &[ix], &[]).await,
         Anchor::ConstraintSeeds as u32,
@@ -144,12 +142,7 @@ async fn a_foreign_policy_or_ledger_pda_is_rejected() {
             1,
             Attestations::default(),
         );
-        let pos = ix
-            .accounts
-            .iter()
-            .position(|m| m.pubkey == original)
-            .unwrap();
-        ix.accounts[pos].pubkey = swap;
+        replace_account(&mut ix, &original, swap);
         assert_code(
             send(&mut w.ctx, &[ix], &[]).await,
             Anchor::ConstraintSeeds as u32,
@@ -164,12 +157,11 @@ async fn a_foreign_policy_or_ledger_pda_is_rejected() {
         1,
         Attestations::default(),
     );
-    let pos = ix
-        .accounts
-        .iter()
-        .position(|m| m.pubkey == pda::velocity(&payer.asset(), 1))
-        .unwrap();
-    ix.accounts[pos].pubkey = pda::policy(&payer.asset(), 1);
+    replace_account(
+        &mut ix,
+        &pda::velocity(&payer.asset(), 1),
+        pda::policy(&payer.asset(), 1),
+    );
     assert!(send(&mut w.ctx, &[ix], &[]).await.is_err());
 }
 
@@ -227,12 +219,11 @@ async fn the_acceptance_policy_cannot_be_omitted_or_swapped() {
         1,
         Attestations::default(),
     );
-    let pos = ix
-        .accounts
-        .iter()
-        .position(|m| m.pubkey == pda::acceptance(&strict_payee.asset()))
-        .unwrap();
-    ix.accounts[pos].pubkey = pda::acceptance(&lax_payee.asset());
+    replace_account(
+        &mut ix,
+        &pda::acceptance(&strict_payee.asset()),
+        pda::acceptance(&lax_payee.asset()),
+    );
     assert_code(
         send(&mut w.ctx, &[ix], &[]).await,
         Anchor::ConstraintSeeds as u32,
@@ -363,11 +354,6 @@ async fn feedback_accounts_must_belong_to_the_payee() {
     let payee = w.payee(3, None).await;
     let other = w.payee(3, None).await;
     let facilitator = w.facilitator.insecure_clone();
-    let swap =
-        |ix: &mut solana_sdk::instruction::Instruction, from: anchor_lang::prelude::Pubkey, to| {
-            let pos = ix.accounts.iter().position(|m| m.pubkey == from).unwrap();
-            ix.accounts[pos].pubkey = to;
-        };
     // One account of another agent among the payee's: the PDA constraints refuse it.
     for (from, to) in [
         (pda::agent(&payee.asset()), pda::agent(&other.asset())),
@@ -375,7 +361,7 @@ async fn feedback_accounts_must_belong_to_the_payee() {
         (pda::stats(&payee.asset()), pda::stats(&other.asset())),
     ] {
         let mut ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
-        swap(&mut ix, from, to);
+        replace_account(&mut ix, &from, to);
         assert_code(
             send(&mut w.ctx, &[ix], &[&facilitator]).await,
             Anchor::ConstraintSeeds as u32,
@@ -383,15 +369,15 @@ async fn feedback_accounts_must_belong_to_the_payee() {
     }
     // All of another agent's accounts while the arguments name the payee.
     let mut ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
-    swap(
+    replace_account(
         &mut ix,
-        pda::agent(&payee.asset()),
+        &pda::agent(&payee.asset()),
         pda::agent(&other.asset()),
     );
-    swap(&mut ix, payee.asset(), other.asset());
-    swap(
+    replace_account(&mut ix, &payee.asset(), other.asset());
+    replace_account(
         &mut ix,
-        pda::stats(&payee.asset()),
+        &pda::stats(&payee.asset()),
         pda::stats(&other.asset()),
     );
     assert_code(

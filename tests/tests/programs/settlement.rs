@@ -20,7 +20,8 @@ use trust_gate_program_tests::world::{
     demo_policy, min_tier_acceptance, pda, Agent, Attestations, World, DECIMALS,
 };
 use trust_gate_program_tests::{
-    assert_already_in_use, assert_code, fetch, instruction_error, payment_id, raw_account, send,
+    assert_already_in_use, assert_code, fetch, instruction_error, payment_id, raw_account,
+    replace_account, send,
 };
 
 fn g(e: G) -> u32 {
@@ -485,12 +486,11 @@ async fn emit_feedback_validates_its_arguments() {
     }
     // Wrong collection for the payee.
     let mut ix = build(&w, &|_| {});
-    let pos = ix
-        .accounts
-        .iter()
-        .position(|m| m.pubkey == w.collection.pubkey())
-        .unwrap();
-    ix.accounts[pos].pubkey = anchor_lang::prelude::Pubkey::new_unique();
+    replace_account(
+        &mut ix,
+        &w.collection.pubkey(),
+        anchor_lang::prelude::Pubkey::new_unique(),
+    );
     assert_code(
         send(&mut w.ctx, &[ix], &[&facilitator]).await,
         g(G::CollectionMismatch),
