@@ -16,6 +16,7 @@ use solana_sdk::{
 };
 
 pub mod hook;
+pub mod registry;
 pub mod world;
 
 /// Starts a bank with every program trust-gate touches.

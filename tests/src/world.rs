@@ -2,6 +2,7 @@
 //! GateAuthority, a 6-decimal SPL mint, and helpers to register agents, give them tiers,
 //! policies and token accounts, and to build gate instructions and settlement bundles.
 
+use crate::registry;
 use crate::{send, send_tx, transaction};
 use anchor_lang::solana_program::system_instruction;
 use anchor_lang::{prelude::Pubkey, InstructionData, ToAccountMetas};
@@ -692,11 +693,7 @@ impl World {
     }
 }
 
-/// sha256 of a capability namespace name.
-pub fn capability_hash(name: &str) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(name.as_bytes()).into()
-}
+pub use crate::registry::capability_hash;
 
 impl World {
     /// Registers an agent without engine stats: unrated.
@@ -717,25 +714,11 @@ impl World {
     /// Registers the namespace `name` unless it is registered already.
     pub async fn register_namespace(&mut self, name: &str) -> [u8; 32] {
         let hash = capability_hash(name);
-        let payer = self.ctx.payer.pubkey();
-        let ix = Instruction {
-            program_id: validation_registry::ID,
-            accounts: validation_registry::accounts::RegisterNamespace {
-                registrant: payer,
-                namespace: validation_registry::utils::pda::namespace(&hash).0,
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: validation_registry::instruction::RegisterNamespace {
-                name: name.into(),
-                version: "1".into(),
-                schema_uri: String::new(),
-            }
-            .data(),
-        };
-        let address = validation_registry::utils::pda::namespace(&hash).0;
+        let address = validation_registry::pda::namespace(&hash).0;
         let existing = crate::raw_account(&mut self.ctx, &address).await;
         if existing.is_none_or(|a| a.owner != validation_registry::ID) {
+            let payer = self.ctx.payer.pubkey();
+            let ix = registry::register_namespace_ix(&payer, name, "1", "");
             send(&mut self.ctx, &[ix], &[]).await.unwrap();
         }
         hash
@@ -744,22 +727,7 @@ impl World {
     /// A funded attestor with a profile.
     pub async fn attestor(&mut self) -> Keypair {
         let attestor = crate::funded_keypair(&mut self.ctx).await;
-        let ix = Instruction {
-            program_id: validation_registry::ID,
-            accounts: validation_registry::accounts::RegisterAttestor {
-                attestor: attestor.pubkey(),
-                attestor_profile: validation_registry::utils::pda::attestor_profile(
-                    &attestor.pubkey(),
-                )
-                .0,
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: validation_registry::instruction::RegisterAttestor {
-                display_name_uri: "ipfs://attestor".into(),
-            }
-            .data(),
-        };
+        let ix = registry::register_attestor_ix(&attestor.pubkey(), "ipfs://attestor");
         send(&mut self.ctx, &[ix], &[&attestor]).await.unwrap();
         attestor
     }
@@ -773,53 +741,20 @@ impl World {
         capability: [u8; 32],
         expires_at_slot: u64,
     ) -> Pubkey {
-        let address = pda::attestation(subject, &capability, &attestor.pubkey());
-        let ix = Instruction {
-            program_id: validation_registry::ID,
-            accounts: validation_registry::accounts::RespondToValidation {
-                attestor: attestor.pubkey(),
-                attestor_profile: validation_registry::utils::pda::attestor_profile(
-                    &attestor.pubkey(),
-                )
-                .0,
-                namespace: validation_registry::utils::pda::namespace(&capability).0,
-                attestation: address,
-                instructions: solana_sdk::sysvar::instructions::ID,
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: validation_registry::instruction::RespondToValidation {
-                subject_asset: *subject,
-                capability_hash: capability,
-                claim_payload_hash: [1; 32],
-                claim_uri_hash: [2; 32],
-                expires_at_slot,
-            }
-            .data(),
+        let claim = registry::Claim {
+            subject: *subject,
+            capability,
+            payload: [1; 32],
+            uri: [2; 32],
+            expires_at_slot,
         };
+        let ix = registry::respond_ix(&attestor.pubkey(), &claim);
         send(&mut self.ctx, &[ix], &[attestor]).await.unwrap();
-        address
+        pda::attestation(subject, &capability, &attestor.pubkey())
     }
 
     pub async fn revoke(&mut self, attestor: &Keypair, subject: &Pubkey, capability: [u8; 32]) {
-        let ix = Instruction {
-            program_id: validation_registry::ID,
-            accounts: validation_registry::accounts::RevokeValidation {
-                attestor: attestor.pubkey(),
-                attestor_profile: validation_registry::utils::pda::attestor_profile(
-                    &attestor.pubkey(),
-                )
-                .0,
-                attestation: pda::attestation(subject, &capability, &attestor.pubkey()),
-            }
-            .to_account_metas(None),
-            data: validation_registry::instruction::RevokeValidation {
-                subject_asset: *subject,
-                capability_hash: capability,
-                reason_hash: [7; 32],
-            }
-            .data(),
-        };
+        let ix = registry::revoke_ix(&attestor.pubkey(), subject, &capability, [7; 32]);
         send(&mut self.ctx, &[ix], &[attestor]).await.unwrap();
     }
 }

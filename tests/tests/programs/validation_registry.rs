@@ -4,25 +4,22 @@
 // ProgramTestContext and the solana-sdk re-exports are marked deprecated (Agave unstable API).
 #![allow(deprecated)]
 
-use anchor_lang::{
-    AccountSerialize, AnchorDeserialize, Discriminator, Event, InstructionData, ToAccountMetas,
-};
-use sha2::{Digest, Sha256};
+use anchor_lang::{AccountSerialize, AnchorDeserialize, Discriminator, Event};
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     account::AccountSharedData,
     instruction::Instruction,
     pubkey::Pubkey,
     signature::{Keypair, Signer},
-    sysvar,
 };
+use trust_gate_program_tests::registry::*;
 use trust_gate_program_tests::{
     advance_slots, assert_already_in_use, assert_code, clock, fetch, funded_keypair, raw_account,
     set_time, start, transaction,
 };
 use validation_registry::{
-    accounts, attestation_message, errors::ValidationRegistryError as E, events::*, instruction,
-    pda, state::*, utils::ed25519::ED25519_PROGRAM_ID, MAX_DEADLINE_SLOTS,
+    attestation_message, errors::ValidationRegistryError as E, events::*, instruction, pda,
+    state::*, utils::ed25519::ED25519_PROGRAM_ID, MAX_DEADLINE_SLOTS,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -43,161 +40,6 @@ const NAME: &str = "kyc.tier-1.v1";
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-fn sha256(bytes: &[u8]) -> [u8; 32] {
-    Sha256::digest(bytes).into()
-}
-
-fn instruction(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
-    Instruction {
-        program_id: validation_registry::ID,
-        accounts: accounts.to_account_metas(None),
-        data: data.data(),
-    }
-}
-
-fn register_namespace_accounts(registrant: &Pubkey, name: &str) -> accounts::RegisterNamespace {
-    accounts::RegisterNamespace {
-        registrant: *registrant,
-        namespace: pda::namespace(&sha256(name.as_bytes())).0,
-        system_program: anchor_lang::system_program::ID,
-    }
-}
-
-fn register_namespace_ix(
-    registrant: &Pubkey,
-    name: &str,
-    version: &str,
-    schema_uri: &str,
-) -> Instruction {
-    instruction(
-        register_namespace_accounts(registrant, name),
-        instruction::RegisterNamespace {
-            name: name.into(),
-            version: version.into(),
-            schema_uri: schema_uri.into(),
-        },
-    )
-}
-
-fn register_attestor_ix(attestor: &Pubkey, display_name_uri: &str) -> Instruction {
-    instruction(
-        accounts::RegisterAttestor {
-            attestor: *attestor,
-            attestor_profile: pda::attestor_profile(attestor).0,
-            system_program: anchor_lang::system_program::ID,
-        },
-        instruction::RegisterAttestor {
-            display_name_uri: display_name_uri.into(),
-        },
-    )
-}
-
-fn request_accounts(
-    requester: &Pubkey,
-    subject: &Pubkey,
-    capability: &[u8; 32],
-) -> accounts::RequestValidation {
-    accounts::RequestValidation {
-        requester: *requester,
-        namespace: pda::namespace(capability).0,
-        request: pda::request(subject, capability, requester).0,
-        system_program: anchor_lang::system_program::ID,
-    }
-}
-
-fn request_ix(
-    requester: &Pubkey,
-    subject: &Pubkey,
-    capability: &[u8; 32],
-    claim_uri_hash: [u8; 32],
-    deadline_slot: u64,
-) -> Instruction {
-    instruction(
-        request_accounts(requester, subject, capability),
-        instruction::RequestValidation {
-            subject_asset: *subject,
-            capability_hash: *capability,
-            claim_uri_hash,
-            deadline_slot,
-        },
-    )
-}
-
-/// The claim an attestor answers with.
-#[derive(Clone, Copy)]
-struct Claim {
-    subject: Pubkey,
-    capability: [u8; 32],
-    payload: [u8; 32],
-    uri: [u8; 32],
-    expires_at_slot: u64,
-}
-
-impl Claim {
-    fn message(&self) -> Vec<u8> {
-        attestation_message(
-            &self.subject,
-            &self.capability,
-            &self.payload,
-            &self.uri,
-            self.expires_at_slot,
-        )
-    }
-
-    fn data(&self) -> instruction::RespondToValidation {
-        instruction::RespondToValidation {
-            subject_asset: self.subject,
-            capability_hash: self.capability,
-            claim_payload_hash: self.payload,
-            claim_uri_hash: self.uri,
-            expires_at_slot: self.expires_at_slot,
-        }
-    }
-}
-
-fn respond_accounts(attestor: &Pubkey, claim: &Claim) -> accounts::RespondToValidation {
-    accounts::RespondToValidation {
-        attestor: *attestor,
-        attestor_profile: pda::attestor_profile(attestor).0,
-        namespace: pda::namespace(&claim.capability).0,
-        attestation: pda::attestation(&claim.subject, &claim.capability, attestor).0,
-        instructions: sysvar::instructions::ID,
-        system_program: anchor_lang::system_program::ID,
-    }
-}
-
-fn respond_ix(attestor: &Pubkey, claim: &Claim) -> Instruction {
-    instruction(respond_accounts(attestor, claim), claim.data())
-}
-
-fn revoke_accounts(
-    attestor: &Pubkey,
-    subject: &Pubkey,
-    capability: &[u8; 32],
-) -> accounts::RevokeValidation {
-    accounts::RevokeValidation {
-        attestor: *attestor,
-        attestor_profile: pda::attestor_profile(attestor).0,
-        attestation: pda::attestation(subject, capability, attestor).0,
-    }
-}
-
-fn revoke_ix(
-    attestor: &Pubkey,
-    subject: &Pubkey,
-    capability: &[u8; 32],
-    reason: [u8; 32],
-) -> Instruction {
-    instruction(
-        revoke_accounts(attestor, subject, capability),
-        instruction::RevokeValidation {
-            subject_asset: *subject,
-            capability_hash: *capability,
-            reason_hash: reason,
-        },
-    )
-}
 
 /// An Ed25519 precompile instruction with one signature whose public key, signature and
 /// message live at the given instruction indices (`u16::MAX` = inline).
@@ -322,7 +164,7 @@ impl World {
         .unwrap();
         World {
             ctx,
-            capability: sha256(NAME.as_bytes()),
+            capability: capability_hash(NAME),
             attestor,
             subject: Pubkey::new_unique(),
         }
@@ -393,10 +235,7 @@ fn error_codes_are_stable() {
 
 #[test]
 fn namespace_hash_is_sha256_of_the_name_and_ed25519_id_is_the_precompile() {
-    assert_eq!(
-        CapabilityNamespace::hash_name(NAME),
-        sha256(NAME.as_bytes())
-    );
+    assert_eq!(CapabilityNamespace::hash_name(NAME), capability_hash(NAME));
     assert_eq!(ED25519_PROGRAM_ID, solana_sdk::ed25519_program::ID);
 }
 
@@ -435,7 +274,7 @@ async fn register_namespace_stores_the_on_chain_hash_and_emits() {
     )
     .await
     .unwrap();
-    let hash = sha256(NAME.as_bytes());
+    let hash = capability_hash(NAME);
     let (address, bump) = pda::namespace(&hash);
     let ns: CapabilityNamespace = fetch(&mut ctx, &address).await.unwrap();
     let slot = clock(&mut ctx).await.slot;
@@ -468,12 +307,12 @@ async fn register_namespace_accepts_the_bounds_and_empty_optionals() {
         register_namespace_ix(&r.pubkey(), &longest, &"v".repeat(16), &"s".repeat(160)),
     ];
     send_logged(&mut ctx, &ixs, &[&r]).await.unwrap();
-    let ns: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&sha256(longest.as_bytes())).0)
+    let ns: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&capability_hash(&longest)).0)
         .await
         .unwrap();
     assert_eq!(ns.name, longest);
     assert_eq!(ns.schema_uri.len(), 160);
-    let short: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&sha256(b"abc")).0)
+    let short: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&capability_hash("abc")).0)
         .await
         .unwrap();
     assert_eq!(
@@ -504,7 +343,7 @@ async fn register_namespace_rejects_each_invalid_field() {
         let ix = register_namespace_ix(&r.pubkey(), name, &version, &schema);
         assert_code(send_logged(&mut ctx, &[ix], &[&r]).await, code(err));
         assert!(
-            raw_account(&mut ctx, &pda::namespace(&sha256(name.as_bytes())).0)
+            raw_account(&mut ctx, &pda::namespace(&capability_hash(name)).0)
                 .await
                 .is_none()
         );
@@ -518,7 +357,7 @@ async fn register_namespace_rejects_a_hash_that_does_not_match_the_name() {
     // The client claims the name "kyc.tier-1.v1" but passes the PDA of another name's hash
     // (e.g. to squat a capability hash under a misleading name).
     let mut accounts = register_namespace_accounts(&r.pubkey(), NAME);
-    accounts.namespace = pda::namespace(&sha256(b"audit.smart-contract.v1")).0;
+    accounts.namespace = pda::namespace(&capability_hash("audit.smart-contract.v1")).0;
     let ix = instruction(
         accounts,
         instruction::RegisterNamespace {
@@ -558,7 +397,7 @@ async fn register_namespace_is_first_come_and_permanent() {
         let ix = register_namespace_ix(&who.pubkey(), NAME, version, "b");
         assert_already_in_use(send_logged(&mut ctx, &[ix], &[who]).await);
     }
-    let ns: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&sha256(NAME.as_bytes())).0)
+    let ns: CapabilityNamespace = fetch(&mut ctx, &pda::namespace(&capability_hash(NAME)).0)
         .await
         .unwrap();
     assert_eq!(
@@ -701,7 +540,7 @@ async fn request_validation_rejects_bad_deadlines_unknown_namespaces_and_duplica
         );
     }
     // A capability nobody registered.
-    let unknown = sha256(b"never.registered");
+    let unknown = capability_hash("never.registered");
     let ix = request_ix(&me, &w.subject, &unknown, [0; 32], slot + 100);
     assert_code(
         send_logged(&mut w.ctx, &[ix], &[&requester]).await,
@@ -853,7 +692,7 @@ async fn respond_requires_an_attestor_profile_a_namespace_and_the_real_sysvar() 
 
     // An unregistered capability.
     let mut unknown = claim;
-    unknown.capability = sha256(b"never.registered");
+    unknown.capability = capability_hash("never.registered");
     let ix = respond_ix(&w.attestor.pubkey(), &unknown);
     assert_code(
         send_logged(&mut w.ctx, &[ix], &[&w.attestor]).await,
