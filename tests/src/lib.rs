@@ -6,13 +6,14 @@
 
 use anchor_lang::solana_program::system_instruction;
 use anchor_lang::{prelude::Pubkey, AccountDeserialize};
+use solana_banks_interface::TransactionMetadata;
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     account::Account,
     clock::Clock,
     instruction::{Instruction, InstructionError},
     signature::{Keypair, Signer},
-    transaction::{Transaction, TransactionError},
+    transaction::{Transaction, TransactionError, VersionedTransaction},
 };
 
 pub mod hook;
@@ -33,7 +34,42 @@ pub async fn send(
     signers: &[&Keypair],
 ) -> Result<(), BanksClientError> {
     let tx = transaction(ctx, ixs, signers).await;
-    ctx.banks_client.process_transaction(tx).await
+    process(ctx, tx).await
+}
+
+/// Executes `tx` on the working bank and returns once its account locks are released.
+///
+/// Every test transaction goes through this path. `BanksClient::process_transaction`
+/// hands the transaction to a background thread that publishes the signature status
+/// before it unlocks the accounts, so a transaction executed right after one sent that
+/// way could fail with `AccountInUse`. The direct path does not check signatures, so this
+/// does first, as a validator would.
+pub async fn execute(
+    ctx: &mut ProgramTestContext,
+    tx: impl Into<VersionedTransaction>,
+) -> Result<TransactionMetadata, BanksClientError> {
+    let tx: VersionedTransaction = tx.into();
+    if tx.verify_with_results().iter().any(|ok| !ok) {
+        return Err(BanksClientError::TransactionError(
+            TransactionError::SignatureFailure,
+        ));
+    }
+    let outcome = ctx
+        .banks_client
+        .process_transaction_with_metadata(tx)
+        .await?;
+    outcome.result.map_err(BanksClientError::TransactionError)?;
+    Ok(outcome
+        .metadata
+        .expect("an executed transaction has metadata"))
+}
+
+/// [`execute`] without the metadata.
+pub async fn process(
+    ctx: &mut ProgramTestContext,
+    tx: impl Into<VersionedTransaction>,
+) -> Result<(), BanksClientError> {
+    execute(ctx, tx).await.map(|_| ())
 }
 
 /// Builds and signs a transaction paid by the context's payer with a recent blockhash.
@@ -69,7 +105,7 @@ pub async fn send_tx(
             .filter(|k| k.pubkey() != fee_payer.pubkey()),
     );
     let tx = Transaction::new_signed_with_payer(ixs, Some(&fee_payer.pubkey()), &all, blockhash);
-    ctx.banks_client.process_transaction(tx).await
+    process(ctx, tx).await
 }
 
 /// Substitutes `to` for the account `from` in `ix` (what an attacker swapping accounts does).

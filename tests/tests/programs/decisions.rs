@@ -58,14 +58,10 @@ async fn gate_payment_is_read_only_even_when_sent() {
         Attestations::default(),
     );
     let tx = trust_gate_program_tests::transaction(&mut w.ctx, &[ix], &[]).await;
-    let meta = w
-        .ctx
-        .banks_client
-        .process_transaction_with_metadata(tx)
+    let logs = trust_gate_program_tests::execute(&mut w.ctx, tx)
         .await
-        .unwrap();
-    meta.result.unwrap();
-    let logs = meta.metadata.unwrap().log_messages;
+        .unwrap()
+        .log_messages;
     assert!(
         logs.iter().any(|l| l.contains("Program data: ")),
         "decision event logged: {logs:#?}"

@@ -112,7 +112,9 @@ async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
     );
     assert!(size <= PACKET_LIMIT, "v0 settlement is {size} bytes");
 
-    w.ctx.banks_client.process_transaction(tx).await.unwrap();
+    trust_gate_program_tests::process(&mut w.ctx, tx)
+        .await
+        .unwrap();
     let log: FeedbackEmissionLog =
         fetch(&mut w.ctx, &pda::feedback_log(&facilitator.pubkey(), &pay))
             .await

@@ -88,12 +88,9 @@ async fn send_logged(
     signers: &[&Keypair],
 ) -> Result<Vec<String>, BanksClientError> {
     let tx = transaction(ctx, ixs, signers).await;
-    let outcome = ctx
-        .banks_client
-        .process_transaction_with_metadata(tx)
-        .await?;
-    outcome.result.map_err(BanksClientError::TransactionError)?;
-    Ok(outcome.metadata.expect("metadata").log_messages)
+    Ok(trust_gate_program_tests::execute(ctx, tx)
+        .await?
+        .log_messages)
 }
 
 /// The events of type `T` in the logs (natively the line reads
