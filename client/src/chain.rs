@@ -1,0 +1,192 @@
+//! Reading the chain over JSON-RPC: accounts of ours, the registry's base collection and
+//! agent accounts, engine reputation, and attestation lookup.
+
+use crate::decode::{self, EngineReputation, ReputationError, ValidationAttestation};
+use crate::error::ClientError;
+use crate::ids::ProgramIds;
+use crate::pda::Pdas;
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::{AccountDeserialize, Discriminator};
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConfig};
+use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
+use solana_sdk::account::Account;
+use trust_gate_program_common::external::agent_account::{self, AgentView};
+
+/// Several accounts in one `getMultipleAccounts` call (chunks of 100, the RPC limit).
+pub async fn accounts(
+    rpc: &RpcClient,
+    keys: &[Pubkey],
+) -> Result<Vec<Option<Account>>, ClientError> {
+    let mut out = Vec::with_capacity(keys.len());
+    for chunk in keys.chunks(100) {
+        out.extend(rpc.get_multiple_accounts(chunk).await?);
+    }
+    Ok(out)
+}
+
+/// One account; `None` when it does not exist.
+pub async fn account(rpc: &RpcClient, key: &Pubkey) -> Result<Option<Account>, ClientError> {
+    Ok(accounts(rpc, std::slice::from_ref(key)).await?.remove(0))
+}
+
+/// One of our Anchor accounts, decoded; `None` when it does not exist.
+pub async fn anchor_account<T: AccountDeserialize>(
+    rpc: &RpcClient,
+    what: &str,
+    key: &Pubkey,
+) -> Result<Option<T>, ClientError> {
+    match account(rpc, key).await? {
+        None => Ok(None),
+        Some(a) => decode::account::<T>(what, &a.data).map(Some),
+    }
+}
+
+/// The registry's base collection, read from its RootConfig (data 8..40).
+pub async fn base_collection(rpc: &RpcClient, ids: &ProgramIds) -> Result<Pubkey, ClientError> {
+    let root = Pdas::new(*ids).root_config();
+    let acc = account(rpc, &root)
+        .await?
+        .ok_or(ClientError::AccountNotFound {
+            what: "registry RootConfig",
+            address: root.to_string(),
+        })?;
+    let bytes: [u8; 32] = acc
+        .data
+        .get(8..40)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| ClientError::Decode {
+            what: "registry RootConfig".into(),
+            reason: format!("{} bytes, expected at least 40", acc.data.len()),
+        })?;
+    Ok(Pubkey::new_from_array(bytes))
+}
+
+/// The registry's view of an agent (owner, agent wallet, ...).
+pub async fn agent(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+) -> Result<AgentView, ClientError> {
+    let key = Pdas::new(*ids).agent_account(asset);
+    let acc = account(rpc, &key)
+        .await?
+        .ok_or(ClientError::AccountNotFound {
+            what: "registry AgentAccount",
+            address: key.to_string(),
+        })?;
+    if acc.owner != ids.agent_registry {
+        return Err(ClientError::Decode {
+            what: "registry AgentAccount".into(),
+            reason: format!("owned by {}, not the registry", acc.owner),
+        });
+    }
+    agent_account::read(&acc.data).ok_or_else(|| ClientError::Decode {
+        what: "registry AgentAccount".into(),
+        reason: "not an AgentAccount".into(),
+    })
+}
+
+/// The engine's reputation block of `asset`; the outer error is an RPC failure, the inner
+/// one what the canary/size/tier checks found.
+pub async fn engine_reputation(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+) -> Result<Result<EngineReputation, ReputationError>, ClientError> {
+    let key = Pdas::new(*ids).atom_stats(asset);
+    Ok(match account(rpc, &key).await? {
+        None => Err(ReputationError::Unrated),
+        Some(a) => decode::engine_reputation(&ids.reputation_engine, &a.owner, a.lamports, &a.data),
+    })
+}
+
+/// The best attestation of `capability` about `subject`: from `attestors` when the rule
+/// names them (their PDAs), else any attestor's (a `getProgramAccounts` scan with memcmp
+/// filters on subject and capability). A valid one (not revoked, not expired at `now`) is
+/// preferred; otherwise any, so that the gate reports why it does not count.
+pub async fn find_attestation(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    subject: &Pubkey,
+    capability: &[u8; 32],
+    attestors: &[Pubkey],
+    now: i64,
+) -> Result<Option<Pubkey>, ClientError> {
+    let named: Vec<Pubkey> = attestors
+        .iter()
+        .filter(|a| **a != Pubkey::default())
+        .copied()
+        .collect();
+    let mut found: Vec<(Pubkey, ValidationAttestation)> = Vec::new();
+    if named.is_empty() {
+        for (key, acc) in attestations_about(rpc, ids, subject, Some(capability)).await? {
+            found.push((key, acc));
+        }
+    } else {
+        let pdas = Pdas::new(*ids);
+        let keys: Vec<Pubkey> = named
+            .iter()
+            .map(|a| pdas.attestation(subject, capability, a))
+            .collect();
+        for (key, acc) in keys.iter().zip(accounts(rpc, &keys).await?) {
+            if let Some(acc) = acc.filter(|a| a.owner == ids.validation_registry) {
+                if let Ok(att) =
+                    decode::account::<ValidationAttestation>("ValidationAttestation", &acc.data)
+                {
+                    found.push((*key, att));
+                }
+            }
+        }
+    }
+    let valid = found
+        .iter()
+        .find(|(_, a)| !a.revoked && !a.is_expired(now))
+        .or(found.first());
+    Ok(valid.map(|(k, _)| *k))
+}
+
+/// Every attestation about `subject` (of `capability` when given), by `getProgramAccounts`
+/// with a size filter and memcmp filters on the subject (offset 8) and capability (40).
+pub async fn attestations_about(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    subject: &Pubkey,
+    capability: Option<&[u8; 32]>,
+) -> Result<Vec<(Pubkey, ValidationAttestation)>, ClientError> {
+    use anchor_lang::Space;
+    let mut filters = vec![
+        RpcFilterType::DataSize((8 + ValidationAttestation::INIT_SPACE) as u64),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+            0,
+            ValidationAttestation::DISCRIMINATOR.to_vec(),
+        )),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(8, subject.to_bytes().to_vec())),
+    ];
+    if let Some(c) = capability {
+        filters.push(RpcFilterType::Memcmp(Memcmp::new_raw_bytes(40, c.to_vec())));
+    }
+    let config = RpcProgramAccountsConfig {
+        filters: Some(filters),
+        account_config: RpcAccountInfoConfig {
+            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
+            ..RpcAccountInfoConfig::default()
+        },
+        ..RpcProgramAccountsConfig::default()
+    };
+    let raw = rpc
+        .get_program_ui_accounts_with_config(&ids.validation_registry, config)
+        .await?;
+    let mut out = Vec::new();
+    for (key, ui) in raw {
+        let Some(acc) = ui.decode::<Account>() else {
+            continue;
+        };
+        if let Ok(att) =
+            decode::account::<ValidationAttestation>("ValidationAttestation", &acc.data)
+        {
+            out.push((key, att));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,81 @@
+//! The SDK's error type.
+
+use crate::ids::Network;
+use solana_sdk::transaction::TransactionError;
+
+/// Everything the SDK can fail with. Variants carry what a caller needs to act: the field
+/// that was wrong, the program id variable to set, the log summary of a failed simulation.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("invalid {field}: {reason}")]
+    InvalidInput { field: String, reason: String },
+
+    #[error("program {program} has no id on {network}: set {variable} to your deployment's id")]
+    ProgramNotConfigured {
+        program: &'static str,
+        network: Network,
+        variable: &'static str,
+    },
+
+    #[error("RPC request failed: {0}")]
+    Rpc(String),
+
+    #[error("{what} {address} does not exist")]
+    AccountNotFound { what: &'static str, address: String },
+
+    #[error("cannot decode {what}: {reason}")]
+    Decode { what: String, reason: String },
+
+    /// A gate simulation that produced no decision. `logs` is a ~400-character summary.
+    #[error("gate simulation returned no decision ({}); logs: {logs}", err.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no error".into()))]
+    SimulationFailed {
+        err: Option<TransactionError>,
+        logs: String,
+    },
+
+    /// A transaction (or its preflight simulation) failed on chain.
+    #[error("transaction failed: {err}{}; logs: {logs}", code_text(*code))]
+    Transaction {
+        err: TransactionError,
+        /// The custom program error code, when there is one.
+        code: Option<u32>,
+        logs: String,
+    },
+
+    #[error(transparent)]
+    AtomicityNotEnforced(#[from] crate::settle::AtomicityNotEnforcedError),
+
+    #[error("no IDL for {program}: {remediation}")]
+    IdlMissing {
+        program: String,
+        remediation: String,
+    },
+
+    #[error("{0}")]
+    Config(String),
+}
+
+fn code_text(code: Option<u32>) -> String {
+    match code {
+        Some(c) => match crate::errors::error_name(c) {
+            Some(name) => format!(" (custom error {c} {name})"),
+            None => format!(" (custom error {c})"),
+        },
+        None => String::new(),
+    }
+}
+
+impl From<solana_rpc_client_api::client_error::Error> for ClientError {
+    fn from(e: solana_rpc_client_api::client_error::Error) -> Self {
+        ClientError::Rpc(e.to_string())
+    }
+}
+
+impl ClientError {
+    pub(crate) fn input(field: &str, reason: impl Into<String>) -> Self {
+        ClientError::InvalidInput {
+            field: field.into(),
+            reason: reason.into(),
+        }
+    }
+}

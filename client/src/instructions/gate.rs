@@ -1,0 +1,286 @@
+//! gate: decisions, the strict gate, feedback, disputes, registration, authority, kill switch.
+
+use super::Builder;
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::system_program;
+use gate::{accounts, instruction};
+use solana_sdk::instruction::Instruction;
+use solana_sdk::sysvar;
+
+/// Attestation accounts passed to an evaluation (an absent one is `None`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Attestations {
+    /// An attestation about the payer (asked by the payee's AcceptancePolicy).
+    pub payer: Option<Pubkey>,
+    /// An attestation about the payee (asked by the payer's policy).
+    pub payee: Option<Pubkey>,
+}
+
+/// The arguments of `emit_feedback` besides the facilitator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FeedbackArgs {
+    pub payment_id_hash: [u8; 32],
+    pub payee_asset: Pubkey,
+    /// 0..=100.
+    pub score: u8,
+    /// The paid amount in the mint's base units.
+    pub value: u64,
+    pub value_decimals: u8,
+    pub tag1: String,
+    pub tag2: String,
+    pub endpoint: String,
+    pub feedback_uri: String,
+}
+
+/// The accounts the registry's inner registration (`register_with_options` and the engine's
+/// `initialize_stats`) needs, derived for one new asset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegistrationAccounts {
+    pub root_config: Pubkey,
+    pub registry_config: Pubkey,
+    pub agent_account: Pubkey,
+    pub atom_config: Pubkey,
+    pub atom_stats: Pubkey,
+}
+
+impl Builder {
+    /// Replaces Anchor's placeholder for absent optional accounts (the gate crate's
+    /// compiled-in id) with the configured gate id.
+    fn gate_ix(
+        &self,
+        accounts: impl anchor_lang::ToAccountMetas,
+        data: impl anchor_lang::InstructionData,
+    ) -> Instruction {
+        let mut ix = self.ix(self.ids.gate, accounts, data);
+        for meta in ix.accounts.iter_mut() {
+            if meta.pubkey == gate::ID {
+                meta.pubkey = self.ids.gate;
+            }
+        }
+        ix
+    }
+
+    fn evaluation(
+        &self,
+        payer: &Pubkey,
+        payee: &Pubkey,
+        policy_id: u32,
+        att: Attestations,
+    ) -> accounts::EvaluationAccounts {
+        accounts::EvaluationAccounts {
+            evaluate_signer: self.pda.evaluate_signer(),
+            policy: self.pda.policy(payer, policy_id),
+            velocity_ledger: self.pda.velocity(payer, policy_id),
+            killswitch: self.pda.killswitch(payer),
+            payer_stats: self.pda.atom_stats(payer),
+            payee_stats: self.pda.atom_stats(payee),
+            payee_acceptance: self.pda.acceptance(payee),
+            payer_attestation: att.payer,
+            payee_attestation: att.payee,
+            policy_vault_program: self.ids.policy_vault,
+        }
+    }
+
+    /// The read-only decision (simulate it; see [`crate::simulate::gate_payment`]).
+    pub fn gate_payment(
+        &self,
+        payer_asset: &Pubkey,
+        payee_asset: &Pubkey,
+        amount: u64,
+        mint: &Pubkey,
+        policy_id: u32,
+        att: Attestations,
+    ) -> Instruction {
+        self.gate_ix(
+            accounts::GatePayment {
+                evaluation: self.evaluation(payer_asset, payee_asset, policy_id, att),
+            },
+            instruction::GatePayment {
+                payer_asset: *payer_asset,
+                payee_asset: *payee_asset,
+                amount,
+                mint: *mint,
+                policy_id,
+            },
+        )
+    }
+
+    /// The committing gate; only valid as instruction 0 of a settlement (see
+    /// [`crate::settle::compose`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gate_payment_strict(
+        &self,
+        payer_signer: &Pubkey,
+        payer_asset: &Pubkey,
+        payee_asset: &Pubkey,
+        amount: u64,
+        mint: &Pubkey,
+        policy_id: u32,
+        destination_token: &Pubkey,
+        att: Attestations,
+    ) -> Instruction {
+        self.gate_ix(
+            accounts::GatePaymentStrict {
+                evaluation: self.evaluation(payer_asset, payee_asset, policy_id, att),
+                payer_signer: *payer_signer,
+                payer_agent: self.pda.agent_account(payer_asset),
+                payee_agent: self.pda.agent_account(payee_asset),
+                destination_token: *destination_token,
+                instructions: sysvar::instructions::ID,
+            },
+            instruction::GatePaymentStrict {
+                payer_asset: *payer_asset,
+                payee_asset: *payee_asset,
+                amount,
+                mint: *mint,
+                policy_id,
+            },
+        )
+    }
+
+    fn feedback_target(&self, payee: &Pubkey, collection: &Pubkey) -> accounts::FeedbackTarget {
+        accounts::FeedbackTarget {
+            agent_account: self.pda.agent_account(payee),
+            asset: *payee,
+            collection: *collection,
+            atom_config: self.pda.atom_config(),
+            atom_stats: self.pda.atom_stats(payee),
+            registry_cpi_authority: self.pda.registry_cpi_authority(),
+            registry_program: self.ids.agent_registry,
+            engine_program: self.ids.reputation_engine,
+        }
+    }
+
+    /// Records feedback for a payment (settled only as instruction 2 of a settlement).
+    /// `collection` is the registry's base collection (see [`crate::registry::base_collection`]).
+    pub fn emit_feedback(
+        &self,
+        facilitator: &Pubkey,
+        collection: &Pubkey,
+        args: FeedbackArgs,
+    ) -> Instruction {
+        self.gate_ix(
+            accounts::EmitFeedback {
+                facilitator_signer: *facilitator,
+                gate_authority: self.pda.gate_authority(facilitator),
+                feedback_log: self.pda.feedback_log(facilitator, &args.payment_id_hash),
+                target: self.feedback_target(&args.payee_asset, collection),
+                instructions: sysvar::instructions::ID,
+                system_program: system_program::ID,
+            },
+            instruction::EmitFeedback {
+                payment_id_hash: args.payment_id_hash,
+                facilitator: *facilitator,
+                payee_asset: args.payee_asset,
+                score: args.score,
+                value: args.value,
+                value_decimals: args.value_decimals,
+                tag1: args.tag1,
+                tag2: args.tag2,
+                endpoint: args.endpoint,
+                feedback_uri: args.feedback_uri,
+            },
+        )
+    }
+
+    /// Disputes a settled payment of `facilitator` (once).
+    pub fn dispute_payment(
+        &self,
+        facilitator: &Pubkey,
+        collection: &Pubkey,
+        payment_id_hash: [u8; 32],
+        payee_asset: &Pubkey,
+        dispute_reason_hash: [u8; 32],
+        feedback_uri: String,
+    ) -> Instruction {
+        self.gate_ix(
+            accounts::DisputePayment {
+                facilitator_signer: *facilitator,
+                gate_authority: self.pda.gate_authority(facilitator),
+                feedback_log: self.pda.feedback_log(facilitator, &payment_id_hash),
+                dispute: self.pda.dispute(facilitator, &payment_id_hash),
+                target: self.feedback_target(payee_asset, collection),
+                system_program: system_program::ID,
+            },
+            instruction::DisputePayment {
+                payment_id_hash,
+                facilitator: *facilitator,
+                payee_asset: *payee_asset,
+                dispute_reason_hash,
+                feedback_uri,
+            },
+        )
+    }
+
+    /// The accounts the registry's inner registration of `asset` needs.
+    pub fn registration_accounts(
+        &self,
+        collection: &Pubkey,
+        asset: &Pubkey,
+    ) -> RegistrationAccounts {
+        RegistrationAccounts {
+            root_config: self.pda.root_config(),
+            registry_config: self.pda.registry_config(collection),
+            agent_account: self.pda.agent_account(asset),
+            atom_config: self.pda.atom_config(),
+            atom_stats: self.pda.atom_stats(asset),
+        }
+    }
+
+    /// Registers a reputation-enabled agent through the gate; `owner` and the fresh `asset`
+    /// keypair sign.
+    pub fn register_agent_via_cpi(
+        &self,
+        owner: &Pubkey,
+        asset: &Pubkey,
+        collection: &Pubkey,
+        metadata_uri: String,
+    ) -> Instruction {
+        let r = self.registration_accounts(collection, asset);
+        self.gate_ix(
+            accounts::RegisterAgentViaCpi {
+                owner: *owner,
+                asset: *asset,
+                agent_account: r.agent_account,
+                root_config: r.root_config,
+                registry_config: r.registry_config,
+                collection: *collection,
+                atom_config: r.atom_config,
+                atom_stats: r.atom_stats,
+                mpl_core_program: self.ids.mpl_core,
+                registry_program: self.ids.agent_registry,
+                engine_program: self.ids.reputation_engine,
+                system_program: system_program::ID,
+            },
+            instruction::RegisterAgentViaCpi { metadata_uri },
+        )
+    }
+
+    /// Creates the facilitator's GateAuthority (the facilitator signs).
+    pub fn init_gate_authority(&self, facilitator: &Pubkey) -> Instruction {
+        self.gate_ix(
+            accounts::InitAuthority {
+                facilitator_signer: *facilitator,
+                gate_authority: self.pda.gate_authority(facilitator),
+                system_program: system_program::ID,
+            },
+            instruction::InitAuthority {
+                facilitator: *facilitator,
+            },
+        )
+    }
+
+    /// Creates an agent's kill switch through the gate (a member of its authority signs).
+    pub fn init_killswitch(&self, member: &Pubkey, asset: &Pubkey) -> Instruction {
+        self.gate_ix(
+            accounts::InitKillSwitch {
+                member: *member,
+                authority: self.pda.policy_authority(asset),
+                killswitch: self.pda.killswitch(asset),
+                policy_vault_program: self.ids.policy_vault,
+                system_program: system_program::ID,
+            },
+            instruction::InitKillswitch { asset: *asset },
+        )
+    }
+}

@@ -1,0 +1,188 @@
+//! policy_vault: authority, kill switch, policies, acceptance policy, evaluate.
+
+use super::{with_cosigners, Builder};
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::system_program;
+use policy_vault::instructions::EvaluateArgs;
+use policy_vault::state::{AcceptanceParams, PolicyParams};
+use policy_vault::{accounts, instruction};
+use solana_sdk::instruction::Instruction;
+
+impl Builder {
+    /// Creates the agent's PolicyAuthority; `owner` must be the owner recorded in the
+    /// registry's AgentAccount.
+    pub fn init_authority(
+        &self,
+        owner: &Pubkey,
+        asset: &Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::InitAuthority {
+                owner: *owner,
+                agent_account: self.pda.agent_account(asset),
+                authority: self.pda.policy_authority(asset),
+                system_program: system_program::ID,
+            },
+            instruction::InitAuthority {
+                asset: *asset,
+                members,
+                threshold,
+            },
+        )
+    }
+
+    /// Replaces the authority's members and threshold; `member` and `cosigners` sign.
+    pub fn rotate_authority(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::RotateAuthority {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                },
+                instruction::RotateAuthority {
+                    asset: *asset,
+                    members,
+                    threshold,
+                },
+            ),
+            cosigners,
+        )
+    }
+
+    /// Creates the agent's kill switch directly in policy_vault (a member signs).
+    pub fn init_killswitch_direct(&self, member: &Pubkey, asset: &Pubkey) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::InitKillSwitch {
+                member: *member,
+                authority: self.pda.policy_authority(asset),
+                killswitch: self.pda.killswitch(asset),
+                system_program: system_program::ID,
+            },
+            instruction::InitKillswitch { asset: *asset },
+        )
+    }
+
+    /// Engages or releases the kill switch; `member` and `cosigners` reach the threshold.
+    pub fn set_killswitch(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        paused: bool,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::SetKillSwitch {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    killswitch: self.pda.killswitch(asset),
+                },
+                instruction::SetKillswitch {
+                    asset: *asset,
+                    paused,
+                },
+            ),
+            cosigners,
+        )
+    }
+
+    /// Creates policy `policy_id` (immutable) with its velocity ledger, and the kill switch
+    /// when missing.
+    pub fn init_policy(
+        &self,
+        member: &Pubkey,
+        asset: &Pubkey,
+        policy_id: u32,
+        params: PolicyParams,
+    ) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::InitPolicy {
+                member: *member,
+                authority: self.pda.policy_authority(asset),
+                policy: self.pda.policy(asset, policy_id),
+                velocity: self.pda.velocity(asset, policy_id),
+                killswitch: self.pda.killswitch(asset),
+                system_program: system_program::ID,
+            },
+            instruction::InitPolicy {
+                asset: *asset,
+                policy_id,
+                params,
+            },
+        )
+    }
+
+    /// Creates or replaces the agent's AcceptancePolicy (what it asks of its payers).
+    pub fn set_acceptance_policy(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        params: AcceptanceParams,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::SetAcceptancePolicy {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    acceptance: self.pda.acceptance(asset),
+                    system_program: system_program::ID,
+                },
+                instruction::SetAcceptancePolicy {
+                    asset: *asset,
+                    params,
+                },
+            ),
+            cosigners,
+        )
+    }
+
+    /// policy_vault's `evaluate`. It is CPI-only: sent directly it fails, because
+    /// `gate_signer` must be the gate's `["evaluate_signer"]` PDA signing through the gate.
+    /// Use [`Builder::gate_payment`]; this exists for completeness and for tests of that rule.
+    pub fn evaluate(
+        &self,
+        gate_signer: &Pubkey,
+        args: EvaluateArgs,
+        attestations: super::Attestations,
+    ) -> Instruction {
+        let (payer, payee, id) = (args.payer_asset, args.payee_asset, args.policy_id);
+        let mut ix = self.ix(
+            self.ids.policy_vault,
+            accounts::Evaluate {
+                gate_signer: *gate_signer,
+                policy: self.pda.policy(&payer, id),
+                velocity: self.pda.velocity(&payer, id),
+                killswitch: self.pda.killswitch(&payer),
+                payer_stats: self.pda.atom_stats(&payer),
+                payee_stats: self.pda.atom_stats(&payee),
+                payee_acceptance: self.pda.acceptance(&payee),
+                payer_attestation: attestations.payer,
+                payee_attestation: attestations.payee,
+            },
+            instruction::Evaluate { args },
+        );
+        // Anchor encodes an absent optional account as the program's own id.
+        for meta in ix.accounts.iter_mut() {
+            if meta.pubkey == policy_vault::ID {
+                meta.pubkey = self.ids.policy_vault;
+            }
+        }
+        ix
+    }
+}

@@ -1,0 +1,36 @@
+//! trust-gate client SDK.
+//!
+//! - [`ids`]: program ids per network (the mainnet sentinel rule), overrides.
+//! - [`pda`]: every account address of the three programs and the external registry/engine.
+//! - [`instructions`]: a [`Builder`] for every instruction.
+//! - [`simulate::gate_payment`]: the decision a real gate would make.
+//! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
+//! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
+//! - [`chain`]: reads over JSON-RPC.
+//! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
+//! - [`idl`]: IDL loaders (explicit, on chain, bundled).
+//! - [`errors`]: names of on-chain error codes.
+//!
+//! Everything talks to the chain through Solana JSON-RPC, so the same code runs against the
+//! embedded localnet, devnet or mainnet.
+
+pub mod chain;
+pub mod decode;
+pub mod error;
+pub mod errors;
+pub mod idl;
+pub mod ids;
+pub mod instructions;
+pub mod pda;
+pub mod settle;
+pub mod simulate;
+pub mod x402;
+
+pub use error::ClientError;
+pub use ids::{Network, Program, ProgramIds};
+pub use instructions::Builder;
+pub use settle::{AtomicityEnforced, AtomicityNotEnforcedError};
+pub use simulate::{gate_payment, Caller, PaymentQuery};
+
+/// Re-exported so users need no direct dependency to name these types.
+pub use solana_rpc_client::nonblocking::rpc_client::RpcClient;

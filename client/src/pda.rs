@@ -1,0 +1,217 @@
+//! Derivers for every account of the three programs and of the external registry/engine.
+//!
+//! Seeds come from the programs' own `seeds` modules, so a seed change cannot leave the SDK
+//! behind.
+
+use crate::ids::ProgramIds;
+use anchor_lang::prelude::Pubkey;
+use gate::state::seeds as gate_seeds;
+use policy_vault::state::seeds as pv_seeds;
+use trust_gate_program_common::external::seeds as ext_seeds;
+use validation_registry::state::seeds as vr_seeds;
+
+/// PDAs under a given set of program ids.
+#[derive(Clone, Copy, Debug)]
+pub struct Pdas {
+    pub ids: ProgramIds,
+}
+
+fn find(seeds: &[&[u8]], program: &Pubkey) -> Pubkey {
+    Pubkey::find_program_address(seeds, program).0
+}
+
+impl Pdas {
+    pub fn new(ids: ProgramIds) -> Self {
+        Pdas { ids }
+    }
+
+    // policy_vault
+
+    /// `["policy_authority", asset]`
+    pub fn policy_authority(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[pv_seeds::POLICY_AUTHORITY, asset.as_ref()],
+            &self.ids.policy_vault,
+        )
+    }
+    /// `["policy", asset, policy_id LE]`
+    pub fn policy(&self, asset: &Pubkey, policy_id: u32) -> Pubkey {
+        find(
+            &[pv_seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()],
+            &self.ids.policy_vault,
+        )
+    }
+    /// `["velocity", asset, policy_id LE]`
+    pub fn velocity(&self, asset: &Pubkey, policy_id: u32) -> Pubkey {
+        find(
+            &[pv_seeds::VELOCITY, asset.as_ref(), &policy_id.to_le_bytes()],
+            &self.ids.policy_vault,
+        )
+    }
+    /// `["killswitch", asset]`
+    pub fn killswitch(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[pv_seeds::KILLSWITCH, asset.as_ref()],
+            &self.ids.policy_vault,
+        )
+    }
+    /// `["acceptance", asset]`
+    pub fn acceptance(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[pv_seeds::ACCEPTANCE, asset.as_ref()],
+            &self.ids.policy_vault,
+        )
+    }
+
+    // gate
+
+    /// `["evaluate_signer"]`: the gate's CPI signer towards policy_vault.
+    pub fn evaluate_signer(&self) -> Pubkey {
+        find(&[gate_seeds::EVALUATE_SIGNER], &self.ids.gate)
+    }
+    /// `["gate_authority", facilitator]`
+    pub fn gate_authority(&self, facilitator: &Pubkey) -> Pubkey {
+        find(
+            &[gate_seeds::GATE_AUTHORITY, facilitator.as_ref()],
+            &self.ids.gate,
+        )
+    }
+    /// `["feedback_log", facilitator, payment_id_hash]`
+    pub fn feedback_log(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> Pubkey {
+        find(
+            &[
+                gate_seeds::FEEDBACK_LOG,
+                facilitator.as_ref(),
+                payment_id_hash,
+            ],
+            &self.ids.gate,
+        )
+    }
+    /// `["dispute", facilitator, payment_id_hash]`
+    pub fn dispute(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> Pubkey {
+        find(
+            &[gate_seeds::DISPUTE, facilitator.as_ref(), payment_id_hash],
+            &self.ids.gate,
+        )
+    }
+
+    // validation_registry
+
+    /// `["capability", sha256(name)]`
+    pub fn namespace(&self, capability_hash: &[u8; 32]) -> Pubkey {
+        find(
+            &[vr_seeds::CAPABILITY, capability_hash],
+            &self.ids.validation_registry,
+        )
+    }
+    /// `["attestor", attestor]`
+    pub fn attestor_profile(&self, attestor: &Pubkey) -> Pubkey {
+        find(
+            &[vr_seeds::ATTESTOR, attestor.as_ref()],
+            &self.ids.validation_registry,
+        )
+    }
+    /// `["request", subject, capability_hash, requester]`
+    pub fn validation_request(
+        &self,
+        subject: &Pubkey,
+        capability_hash: &[u8; 32],
+        requester: &Pubkey,
+    ) -> Pubkey {
+        find(
+            &[
+                vr_seeds::REQUEST,
+                subject.as_ref(),
+                capability_hash,
+                requester.as_ref(),
+            ],
+            &self.ids.validation_registry,
+        )
+    }
+    /// `["attestation", subject, capability_hash, attestor]`
+    pub fn attestation(
+        &self,
+        subject: &Pubkey,
+        capability_hash: &[u8; 32],
+        attestor: &Pubkey,
+    ) -> Pubkey {
+        find(
+            &[
+                vr_seeds::ATTESTATION,
+                subject.as_ref(),
+                capability_hash,
+                attestor.as_ref(),
+            ],
+            &self.ids.validation_registry,
+        )
+    }
+
+    // external registry and engine
+
+    /// Registry `["root_config"]` (its data holds the base collection at 8..40).
+    pub fn root_config(&self) -> Pubkey {
+        find(&[ext_seeds::ROOT_CONFIG], &self.ids.agent_registry)
+    }
+    /// Registry `["registry_config", collection]`
+    pub fn registry_config(&self, collection: &Pubkey) -> Pubkey {
+        find(
+            &[ext_seeds::REGISTRY_CONFIG, collection.as_ref()],
+            &self.ids.agent_registry,
+        )
+    }
+    /// Registry `["agent", asset]`
+    pub fn agent_account(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[ext_seeds::AGENT, asset.as_ref()],
+            &self.ids.agent_registry,
+        )
+    }
+    /// Registry `["atom_cpi_authority"]`
+    pub fn registry_cpi_authority(&self) -> Pubkey {
+        find(&[ext_seeds::ATOM_CPI_AUTHORITY], &self.ids.agent_registry)
+    }
+    /// Engine `["atom_config"]`
+    pub fn atom_config(&self) -> Pubkey {
+        find(&[ext_seeds::ATOM_CONFIG], &self.ids.reputation_engine)
+    }
+    /// Engine `["atom_stats", asset]`
+    pub fn atom_stats(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[ext_seeds::ATOM_STATS, asset.as_ref()],
+            &self.ids.reputation_engine,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::Network;
+    use trust_gate_program_common::external as ext;
+
+    #[test]
+    fn external_pdas_agree_with_the_programs() {
+        let p = Pdas::new(ProgramIds::for_network(Network::Devnet));
+        let asset = Pubkey::new_unique();
+        assert_eq!(p.atom_stats(&asset), ext::atom_stats_pda(&asset).0);
+        assert_eq!(p.agent_account(&asset), ext::agent_account_pda(&asset).0);
+        assert_eq!(p.root_config(), ext::root_config_pda().0);
+        assert_eq!(p.atom_config(), ext::atom_config_pda().0);
+        assert_eq!(
+            p.registry_cpi_authority(),
+            ext::registry_cpi_authority_pda().0
+        );
+    }
+
+    #[test]
+    fn overridden_ids_move_the_pdas() {
+        let ids = ProgramIds::for_network(Network::Devnet);
+        let mut other = ids;
+        other.policy_vault = Pubkey::new_unique();
+        let asset = Pubkey::new_unique();
+        assert_ne!(
+            Pdas::new(ids).policy(&asset, 1),
+            Pdas::new(other).policy(&asset, 1)
+        );
+    }
+}

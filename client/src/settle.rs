@@ -1,0 +1,379 @@
+//! The atomic settlement: exactly [gate_payment_strict, TransferChecked, emit_feedback] in
+//! one transaction, the atomicity guard, and the `settle` / `dispute` helpers.
+
+use crate::error::ClientError;
+use crate::errors::{self, summarize_logs};
+use crate::instructions::{Attestations, Builder, FeedbackArgs};
+use anchor_lang::prelude::Pubkey;
+use anchor_spl::token::spl_token;
+use anchor_spl::token_2022::spl_token_2022;
+use solana_commitment_config::CommitmentConfig;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::client_error::ErrorKind;
+use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
+use solana_sdk::hash::Hash;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
+use solana_sdk::signature::{Keypair, Signature};
+use solana_sdk::signer::Signer;
+use solana_sdk::transaction::VersionedTransaction;
+
+/// Proof that settlement is atomic. It has exactly one value, so atomicity cannot be switched
+/// off in Rust code; configuration read from JSON or the environment goes through
+/// [`AtomicityEnforced::from_json`] / [`AtomicityEnforced::from_env_value`], which accept only
+/// the boolean `true`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AtomicityEnforced;
+
+/// Configuration tried to turn atomic settlement off (or spelled "on" as anything but the
+/// boolean `true`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("atomicityEnforced must be the boolean true, got {got}: trust-gate never settles a payment outside one transaction of [gate_payment_strict, TransferChecked, emit_feedback]")]
+pub struct AtomicityNotEnforcedError {
+    /// What the configuration held, as JSON.
+    pub got: String,
+}
+
+impl AtomicityEnforced {
+    pub const TRUE: AtomicityEnforced = AtomicityEnforced;
+
+    /// Always `true`.
+    pub fn get(self) -> bool {
+        true
+    }
+
+    /// Accepts only the JSON boolean `true` (not `"true"`, not `1`).
+    pub fn from_json(v: &serde_json::Value) -> Result<Self, AtomicityNotEnforcedError> {
+        match v {
+            serde_json::Value::Bool(true) => Ok(AtomicityEnforced),
+            other => Err(AtomicityNotEnforcedError {
+                got: other.to_string(),
+            }),
+        }
+    }
+
+    /// An environment variable's value: it must read `true` (environment values are
+    /// strings; `1`, `yes` or `TRUE` are refused so that every source spells it one way).
+    pub fn from_env_value(v: &str) -> Result<Self, AtomicityNotEnforcedError> {
+        if v == "true" {
+            Ok(AtomicityEnforced)
+        } else {
+            Err(AtomicityNotEnforcedError {
+                got: format!("{v:?}"),
+            })
+        }
+    }
+}
+
+impl serde::Serialize for AtomicityEnforced {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AtomicityEnforced {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = serde_json::Value::deserialize(d)?;
+        AtomicityEnforced::from_json(&v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The token program that owns a mint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenProgram {
+    SplToken,
+    Token2022,
+}
+
+impl TokenProgram {
+    pub fn id(self) -> Pubkey {
+        match self {
+            TokenProgram::SplToken => spl_token::ID,
+            TokenProgram::Token2022 => spl_token_2022::ID,
+        }
+    }
+
+    /// The token program owning an account (a mint), or an error naming `field`.
+    pub fn of_owner(owner: &Pubkey, field: &str) -> Result<Self, ClientError> {
+        if *owner == spl_token::ID {
+            Ok(TokenProgram::SplToken)
+        } else if *owner == spl_token_2022::ID {
+            Ok(TokenProgram::Token2022)
+        } else {
+            Err(ClientError::input(
+                field,
+                format!("owned by {owner}, which is neither SPL Token nor Token-2022"),
+            ))
+        }
+    }
+
+    /// The associated token account of `owner` for `mint` under this program.
+    pub fn associated_account(self, owner: &Pubkey, mint: &Pubkey) -> Pubkey {
+        anchor_spl::associated_token::get_associated_token_address_with_program_id(
+            owner,
+            mint,
+            &self.id(),
+        )
+    }
+}
+
+/// Everything a settlement needs.
+#[derive(Clone, Debug)]
+pub struct Settlement {
+    /// The facilitator: fee payer and signer of emit_feedback.
+    pub facilitator: Pubkey,
+    /// The payer agent's owner (or agent wallet): authority of the transfer.
+    pub payer_signer: Pubkey,
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub policy_id: u32,
+    pub mint: Pubkey,
+    pub decimals: u8,
+    pub token_program: TokenProgram,
+    pub amount: u64,
+    pub source_token: Pubkey,
+    /// The token account of the payee's recipient (agent wallet, else owner).
+    pub destination_token: Pubkey,
+    /// The registry's base collection.
+    pub collection: Pubkey,
+    pub attestations: Attestations,
+    /// Feedback fields; `payee_asset` and `value` are taken from the settlement.
+    pub feedback: Feedback,
+}
+
+/// The feedback recorded with a settlement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Feedback {
+    pub payment_id_hash: [u8; 32],
+    pub score: u8,
+    pub tag1: String,
+    pub tag2: String,
+    pub endpoint: String,
+    pub feedback_uri: String,
+}
+
+/// The three instructions of a settlement, in the only order the strict gate accepts.
+pub fn compose(
+    b: &Builder,
+    s: &Settlement,
+    _atomic: AtomicityEnforced,
+) -> Result<[Instruction; 3], ClientError> {
+    if s.amount == 0 {
+        return Err(ClientError::input("amount", "must be greater than 0"));
+    }
+    let gate = b.gate_payment_strict(
+        &s.payer_signer,
+        &s.payer_asset,
+        &s.payee_asset,
+        s.amount,
+        &s.mint,
+        s.policy_id,
+        &s.destination_token,
+        s.attestations,
+    );
+    let transfer = match s.token_program {
+        TokenProgram::SplToken => spl_token::instruction::transfer_checked(
+            &spl_token::ID,
+            &s.source_token,
+            &s.mint,
+            &s.destination_token,
+            &s.payer_signer,
+            &[],
+            s.amount,
+            s.decimals,
+        ),
+        TokenProgram::Token2022 => spl_token_2022::instruction::transfer_checked(
+            &spl_token_2022::ID,
+            &s.source_token,
+            &s.mint,
+            &s.destination_token,
+            &s.payer_signer,
+            &[],
+            s.amount,
+            s.decimals,
+        ),
+    }
+    .map_err(|e| ClientError::input("transfer", e.to_string()))?;
+    let feedback = b.emit_feedback(
+        &s.facilitator,
+        &s.collection,
+        FeedbackArgs {
+            payment_id_hash: s.feedback.payment_id_hash,
+            payee_asset: s.payee_asset,
+            score: s.feedback.score,
+            value: s.amount,
+            value_decimals: s.decimals,
+            tag1: s.feedback.tag1.clone(),
+            tag2: s.feedback.tag2.clone(),
+            endpoint: s.feedback.endpoint.clone(),
+            feedback_uri: s.feedback.feedback_uri.clone(),
+        },
+    );
+    Ok([gate, transfer, feedback])
+}
+
+/// A v0 transaction of `ixs` paid by `fee_payer`, loading accounts from `tables`, signed by
+/// whichever of `signers` it needs (the others' slots stay empty for them to fill).
+pub fn transaction(
+    fee_payer: &Pubkey,
+    ixs: &[Instruction],
+    tables: &[AddressLookupTableAccount],
+    blockhash: Hash,
+    signers: &[&Keypair],
+) -> Result<VersionedTransaction, ClientError> {
+    let message = v0::Message::try_compile(fee_payer, ixs, tables, blockhash)
+        .map_err(|e| ClientError::input("transaction", e.to_string()))?;
+    let message = VersionedMessage::V0(message);
+    let keys = message.static_account_keys();
+    let required = usize::from(message.header().num_required_signatures);
+    let bytes = message.serialize();
+    let mut signatures = vec![Signature::default(); required];
+    for signer in signers {
+        let pk = signer.pubkey();
+        if let Some(i) = keys[..required].iter().position(|k| *k == pk) {
+            signatures[i] = signer.sign_message(&bytes);
+        }
+    }
+    Ok(VersionedTransaction {
+        signatures,
+        message,
+    })
+}
+
+/// Sends a fully signed transaction and waits until it is confirmed. A failure is
+/// [`ClientError::Transaction`] with the custom code named and the logs summarized.
+pub async fn send(rpc: &RpcClient, tx: &VersionedTransaction) -> Result<Signature, ClientError> {
+    match rpc
+        .send_and_confirm_transaction_with_spinner_and_commitment(tx, CommitmentConfig::confirmed())
+        .await
+    {
+        Ok(sig) => Ok(sig),
+        Err(e) => Err(transaction_error(e)),
+    }
+}
+
+/// Turns an RPC error into [`ClientError::Transaction`] when it is a transaction failure
+/// (preflight or on chain), keeping the logs.
+pub fn transaction_error(e: solana_rpc_client_api::client_error::Error) -> ClientError {
+    if let ErrorKind::RpcError(RpcError::RpcResponseError {
+        data: RpcResponseErrorData::SendTransactionPreflightFailure(sim),
+        ..
+    }) = e.kind()
+    {
+        if let Some(err) = sim.err.clone() {
+            let err: solana_sdk::transaction::TransactionError = err.into();
+            let logs = sim.logs.clone().unwrap_or_default();
+            let code = errors::custom_code(&err);
+            return ClientError::Transaction {
+                err,
+                code,
+                logs: summarize_logs(&logs, 400),
+            };
+        }
+    }
+    if let Some(err) = e.get_transaction_error() {
+        let code = errors::custom_code(&err);
+        return ClientError::Transaction {
+            err,
+            code,
+            logs: String::new(),
+        };
+    }
+    ClientError::from(e)
+}
+
+/// Settles: composes the three instructions, signs as payer and facilitator, sends, confirms.
+pub async fn settle(
+    rpc: &RpcClient,
+    b: &Builder,
+    s: &Settlement,
+    payer: &Keypair,
+    facilitator: &Keypair,
+    tables: &[AddressLookupTableAccount],
+    atomic: AtomicityEnforced,
+) -> Result<Signature, ClientError> {
+    let ixs = compose(b, s, atomic)?;
+    let blockhash = rpc.get_latest_blockhash().await?;
+    let tx = transaction(
+        &facilitator.pubkey(),
+        &ixs,
+        tables,
+        blockhash,
+        &[facilitator, payer],
+    )?;
+    send(rpc, &tx).await
+}
+
+/// Disputes a settled payment as `facilitator`.
+pub async fn dispute(
+    rpc: &RpcClient,
+    b: &Builder,
+    facilitator: &Keypair,
+    collection: &Pubkey,
+    payment_id_hash: [u8; 32],
+    payee_asset: &Pubkey,
+    reason_hash: [u8; 32],
+    feedback_uri: String,
+) -> Result<Signature, ClientError> {
+    let ix = b.dispute_payment(
+        &facilitator.pubkey(),
+        collection,
+        payment_id_hash,
+        payee_asset,
+        reason_hash,
+        feedback_uri,
+    );
+    let blockhash = rpc.get_latest_blockhash().await?;
+    let tx = transaction(&facilitator.pubkey(), &[ix], &[], blockhash, &[facilitator])?;
+    send(rpc, &tx).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_guard_accepts_only_boolean_true() {
+        assert!(AtomicityEnforced::from_json(&json!(true)).is_ok());
+        for bad in [
+            json!(false),
+            json!("true"),
+            json!(1),
+            json!(null),
+            json!({}),
+        ] {
+            let err = AtomicityEnforced::from_json(&bad).unwrap_err();
+            assert!(err.to_string().contains("boolean true"), "{err}");
+        }
+        assert!(AtomicityEnforced::from_env_value("true").is_ok());
+        for bad in ["false", "1", "TRUE", "yes", ""] {
+            assert!(AtomicityEnforced::from_env_value(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn config_structs_cannot_deserialize_a_false_guard() {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        #[allow(dead_code)]
+        struct Config {
+            atomicity_enforced: AtomicityEnforced,
+        }
+        assert!(serde_json::from_value::<Config>(json!({"atomicityEnforced": true})).is_ok());
+        for bad in [json!(false), json!("true"), json!(1)] {
+            let err = serde_json::from_value::<Config>(json!({ "atomicityEnforced": bad }))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                err.contains("atomicityEnforced must be the boolean true"),
+                "{err}"
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(AtomicityEnforced::TRUE).unwrap(),
+            json!(true)
+        );
+    }
+}

@@ -1,0 +1,204 @@
+//! `gate_payment`: the decision a real gate would make, by simulation.
+
+use crate::chain;
+use crate::decode::{self, AcceptancePolicy, Decision, PolicyAccount};
+use crate::error::ClientError;
+use crate::errors::summarize_logs;
+use crate::instructions::{Attestations, Builder};
+use anchor_lang::prelude::Pubkey;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use solana_commitment_config::CommitmentConfig;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
+use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::Transaction;
+
+/// Who asks: a keypair, or only a public key (simulation needs no signature).
+pub enum Caller<'a> {
+    Keypair(&'a Keypair),
+    Pubkey(Pubkey),
+}
+
+impl Caller<'_> {
+    pub fn pubkey(&self) -> Pubkey {
+        match self {
+            Caller::Keypair(k) => k.pubkey(),
+            Caller::Pubkey(p) => *p,
+        }
+    }
+}
+
+impl<'a> From<&'a Keypair> for Caller<'a> {
+    fn from(k: &'a Keypair) -> Self {
+        Caller::Keypair(k)
+    }
+}
+
+impl From<Pubkey> for Caller<'_> {
+    fn from(p: Pubkey) -> Self {
+        Caller::Pubkey(p)
+    }
+}
+
+/// One payment to decide.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PaymentQuery {
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub amount: u64,
+    pub mint: Pubkey,
+    pub policy_id: u32,
+}
+
+/// The attestation accounts a real gate would see for `q`: the payee's, when the payer's
+/// policy requires a capability; the payer's, when the payee's acceptance policy does.
+pub async fn attestations_for(
+    rpc: &RpcClient,
+    b: &Builder,
+    q: &PaymentQuery,
+    now: i64,
+) -> Result<Attestations, ClientError> {
+    let keys = [
+        b.pda.policy(&q.payer_asset, q.policy_id),
+        b.pda.acceptance(&q.payee_asset),
+    ];
+    let accs = chain::accounts(rpc, &keys).await?;
+    let mut att = Attestations::default();
+    if let Some(p) = accs[0].as_ref().filter(|a| a.owner == b.ids.policy_vault) {
+        let policy: PolicyAccount = decode::account("PolicyAccount", &p.data)?;
+        let cap = policy.params.required_capability;
+        if cap != [0; 32] {
+            att.payee = chain::find_attestation(
+                rpc,
+                &b.ids,
+                &q.payee_asset,
+                &cap,
+                &policy.params.accepted_attestors,
+                now,
+            )
+            .await?;
+        }
+    }
+    if let Some(a) = accs[1].as_ref().filter(|a| a.owner == b.ids.policy_vault) {
+        let acceptance: AcceptancePolicy = decode::account("AcceptancePolicy", &a.data)?;
+        let cap = acceptance.params.required_capability;
+        if cap != [0; 32] {
+            att.payer = chain::find_attestation(
+                rpc,
+                &b.ids,
+                &q.payer_asset,
+                &cap,
+                &acceptance.params.accepted_attestors,
+                now,
+            )
+            .await?;
+        }
+    }
+    Ok(att)
+}
+
+/// The minimum balance a simulation's fee payer needs (one signature's fee).
+const FEE_PAYER_MIN_LAMPORTS: u64 = 5_000;
+
+/// Picks a fee payer for a signature-less simulation: the caller when it can pay the fee,
+/// else the payer agent's owner or the payee agent's owner (registered agents' owners paid
+/// rent, so they hold lamports). Simulation never charges anyone.
+async fn simulation_fee_payer(
+    rpc: &RpcClient,
+    b: &Builder,
+    caller: Pubkey,
+    q: &PaymentQuery,
+) -> Result<Pubkey, ClientError> {
+    let mut candidates = vec![caller];
+    for asset in [q.payer_asset, q.payee_asset] {
+        if let Ok(view) = chain::agent(rpc, &b.ids, &asset).await {
+            candidates.push(view.owner);
+        }
+    }
+    let accs = chain::accounts(rpc, &candidates).await?;
+    Ok(candidates
+        .iter()
+        .zip(accs)
+        .find(|(_, a)| {
+            a.as_ref().is_some_and(|a| {
+                a.owner == anchor_lang::system_program::ID && a.lamports >= FEE_PAYER_MIN_LAMPORTS
+            })
+        })
+        .map(|(k, _)| *k)
+        .unwrap_or(caller))
+}
+
+/// The gate's decision for a payment, by simulating `gate::gate_payment` with every account
+/// the strict gate would see. Nothing is written and no fee is paid; `caller` may be a
+/// public key only.
+///
+/// A simulation that yields no decision (a missing policy, say) is
+/// [`ClientError::SimulationFailed`] with a ~400-character summary of the logs.
+pub async fn gate_payment(
+    rpc: &RpcClient,
+    b: &Builder,
+    caller: Caller<'_>,
+    q: PaymentQuery,
+) -> Result<Decision, ClientError> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default();
+    let att = attestations_for(rpc, b, &q, now).await?;
+    let ix = b.gate_payment(
+        &q.payer_asset,
+        &q.payee_asset,
+        q.amount,
+        &q.mint,
+        q.policy_id,
+        att,
+    );
+    let fee_payer = match &caller {
+        Caller::Keypair(k) => k.pubkey(),
+        Caller::Pubkey(p) => simulation_fee_payer(rpc, b, *p, &q).await?,
+    };
+    let mut tx = Transaction::new_with_payer(&[ix], Some(&fee_payer));
+    let sig_verify = match &caller {
+        Caller::Keypair(k) => {
+            let blockhash = rpc.get_latest_blockhash().await?;
+            tx.try_sign(&[*k], blockhash)
+                .map_err(|e| ClientError::input("caller", e.to_string()))?;
+            true
+        }
+        Caller::Pubkey(_) => false,
+    };
+    let sim = rpc
+        .simulate_transaction_with_config(
+            &tx,
+            RpcSimulateTransactionConfig {
+                sig_verify,
+                // An unsigned transaction gets the cluster's latest blockhash.
+                replace_recent_blockhash: !sig_verify,
+                commitment: Some(CommitmentConfig::confirmed()),
+                ..RpcSimulateTransactionConfig::default()
+            },
+        )
+        .await?
+        .value;
+    let logs = sim.logs.unwrap_or_default();
+    let Some(rd) = sim.return_data.filter(|r| !r.data.0.is_empty()) else {
+        return Err(ClientError::SimulationFailed {
+            err: sim.err.map(Into::into),
+            logs: summarize_logs(&logs, 400),
+        });
+    };
+    let program = rd
+        .program_id
+        .parse::<Pubkey>()
+        .map_err(|e| ClientError::Decode {
+            what: "return data program id".into(),
+            reason: e.to_string(),
+        })?;
+    let data = STANDARD
+        .decode(&rd.data.0)
+        .map_err(|e| ClientError::Decode {
+            what: "return data".into(),
+            reason: e.to_string(),
+        })?;
+    decode::decision_from_return_data(&b.ids.gate, &program, &data)
+}

@@ -1,0 +1,320 @@
+//! x402 v2 wire types, header names, the `gate` extension of `extra`, and the payment id
+//! hash derived from a memo.
+//!
+//! Field names follow the x402 v2 specification (camelCase); headers carry standard base64
+//! (with padding) of the UTF-8 JSON.
+
+use crate::error::ClientError;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+/// Response header of a 402: the base64 `PaymentRequired`.
+pub const PAYMENT_REQUIRED: &str = "PAYMENT-REQUIRED";
+/// Request header of a paid retry: the base64 `PaymentPayload`.
+pub const PAYMENT_SIGNATURE: &str = "PAYMENT-SIGNATURE";
+/// Response header after settlement: the base64 `SettlementResponse`.
+pub const PAYMENT_RESPONSE: &str = "PAYMENT-RESPONSE";
+/// trust-gate's decision headers.
+pub const X_GATE_DECISION: &str = "X-Gate-Decision";
+pub const X_PAYMENT_REQUIRED: &str = "X-Payment-Required";
+pub const X_PAYMENT_REASON_CODE: &str = "X-Payment-Reason-Code";
+pub const X_PAYMENT_REASON_NAME: &str = "X-Payment-Reason-Name";
+pub const X_CAPABILITY_REQUIRED: &str = "X-Capability-Required";
+pub const X_CAPABILITY_SUBJECT: &str = "X-Capability-Subject";
+pub const X_PAYMENT_NETWORK: &str = "X-Payment-Network";
+pub const X_PAYMENT_RECEIPT: &str = "X-Payment-Receipt";
+
+pub const X402_VERSION: u8 = 2;
+pub const SCHEME_EXACT: &str = "exact";
+/// The extension key trust-gate adds to `extra` and lists in `/supported`.
+pub const GATE_EXTENSION: &str = "gate";
+
+/// `resource` of a PaymentRequired.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+/// One entry of `accepts`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentRequirements {
+    pub scheme: String,
+    /// CAIP-2 (`solana:<genesis prefix>`).
+    pub network: String,
+    /// Atomic units, decimal digits.
+    pub amount: String,
+    /// The mint.
+    pub asset: String,
+    /// The recipient wallet (not its token account).
+    pub pay_to: String,
+    pub max_timeout_seconds: u64,
+    #[serde(default)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The decoded `PAYMENT-REQUIRED` header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentRequired {
+    pub x402_version: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub resource: ResourceInfo,
+    pub accepts: Vec<PaymentRequirements>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The scheme payload of the exact scheme on Solana.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExactSvmPayload {
+    /// Base64 of the serialized, partially signed transaction.
+    pub transaction: String,
+}
+
+/// The decoded `PAYMENT-SIGNATURE` header.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentPayload {
+    pub x402_version: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<ResourceInfo>,
+    pub accepted: PaymentRequirements,
+    pub payload: ExactSvmPayload,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The decoded `PAYMENT-RESPONSE` header and the `/settle` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SettlementResponse {
+    pub success: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payer: Option<String>,
+    /// The transaction signature; `""` on failure (clients require the field).
+    pub transaction: String,
+    pub network: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<serde_json::Value>,
+}
+
+/// The `/verify` body.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerifyResponse {
+    pub is_valid: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payer: Option<String>,
+}
+
+/// A facilitator request (`/verify`, `/settle`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FacilitatorRequest {
+    pub x402_version: u8,
+    pub payment_payload: PaymentPayload,
+    pub payment_requirements: PaymentRequirements,
+}
+
+/// `extra.gate`: the payment's trust context, signed by the service that issued the
+/// challenge.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GateExtension {
+    pub payer_agent_asset: String,
+    pub payee_agent_asset: String,
+    /// The wallet that receives the payment; must equal `payTo`.
+    pub payee_recipient: String,
+    pub policy_id: u32,
+    /// Unix seconds.
+    pub issued_at: i64,
+    /// Base58 Ed25519 signature of the service key over [`challenge_message`].
+    pub service_signature: String,
+}
+
+impl GateExtension {
+    /// Reads `extra.gate` of a requirement.
+    pub fn from_requirements(r: &PaymentRequirements) -> Result<Self, ClientError> {
+        let v = r
+            .extra
+            .get(GATE_EXTENSION)
+            .ok_or_else(|| ClientError::input("extra.gate", "missing"))?;
+        serde_json::from_value(v.clone())
+            .map_err(|e| ClientError::input("extra.gate", e.to_string()))
+    }
+}
+
+/// The canonical bytes a service signs: every requirement field and every gate field except
+/// the signature, one `name=value` line each, in a fixed order.
+pub fn challenge_message(
+    r: &PaymentRequirements,
+    resource_url: &str,
+    g: &GateExtension,
+) -> Vec<u8> {
+    let memo = r
+        .extra
+        .get("memo")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default();
+    let fee_payer = r
+        .extra
+        .get("feePayer")
+        .and_then(|m| m.as_str())
+        .unwrap_or_default();
+    let lines = [
+        ("x402", "trust-gate-challenge-v1".to_string()),
+        ("scheme", r.scheme.clone()),
+        ("network", r.network.clone()),
+        ("amount", r.amount.clone()),
+        ("asset", r.asset.clone()),
+        ("payTo", r.pay_to.clone()),
+        ("maxTimeoutSeconds", r.max_timeout_seconds.to_string()),
+        ("resource", resource_url.to_string()),
+        ("memo", memo.to_string()),
+        ("feePayer", fee_payer.to_string()),
+        ("payerAgentAsset", g.payer_agent_asset.clone()),
+        ("payeeAgentAsset", g.payee_agent_asset.clone()),
+        ("payeeRecipient", g.payee_recipient.clone()),
+        ("policyId", g.policy_id.to_string()),
+        ("issuedAt", g.issued_at.to_string()),
+    ];
+    let mut out = Vec::new();
+    for (k, v) in lines {
+        out.extend_from_slice(k.as_bytes());
+        out.push(b'=');
+        out.extend_from_slice(v.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The payment id hash of a memo: the bytes themselves when the memo is 64 hex characters,
+/// else sha256 of its UTF-8 bytes.
+pub fn payment_id_hash(memo: &str) -> [u8; 32] {
+    if let Ok(h) = crate::decode::parse_hex32("memo", memo) {
+        if memo.len() == 64 {
+            return h;
+        }
+    }
+    Sha256::digest(memo.as_bytes()).into()
+}
+
+/// Standard base64 of the JSON of `v` (header encoding).
+pub fn encode_header<T: Serialize>(v: &T) -> Result<String, ClientError> {
+    let json = serde_json::to_vec(v).map_err(|e| ClientError::input("header", e.to_string()))?;
+    Ok(STANDARD.encode(json))
+}
+
+/// Decodes a base64 JSON header; `header` names it in the error.
+pub fn decode_header<T: serde::de::DeserializeOwned>(
+    header: &str,
+    value: &str,
+) -> Result<T, ClientError> {
+    let bytes = STANDARD
+        .decode(value.trim())
+        .map_err(|e| ClientError::input(header, format!("not standard base64: {e}")))?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| ClientError::input(header, format!("not the expected JSON: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn requirements() -> PaymentRequirements {
+        serde_json::from_value(json!({
+            "scheme": "exact",
+            "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
+            "amount": "1000",
+            "asset": "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",
+            "payTo": "9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+            "maxTimeoutSeconds": 300,
+            "extra": {"feePayer": "F1", "memo": "order-7", "gate": {
+                "payerAgentAsset": "A", "payeeAgentAsset": "B", "payeeRecipient": "C",
+                "policyId": 1, "issuedAt": 1700000000, "serviceSignature": "S"}}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_spec_example_round_trips() {
+        let pr = json!({"x402Version":2,"error":"Payment required",
+            "resource":{"url":"https://api.example.com/paid","description":"Paid data","mimeType":"application/json"},
+            "accepts":[{"scheme":"exact","network":"solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1","amount":"1000",
+              "asset":"4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU","payTo":"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+              "maxTimeoutSeconds":300,"extra":{"feePayer":"9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin"}}]});
+        let typed: PaymentRequired = serde_json::from_value(pr.clone()).unwrap();
+        assert_eq!(serde_json::to_value(&typed).unwrap(), pr);
+        let header = encode_header(&typed).unwrap();
+        assert!(header
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c)));
+        let back: PaymentRequired = decode_header(PAYMENT_REQUIRED, &header).unwrap();
+        assert_eq!(back, typed);
+    }
+
+    #[test]
+    fn a_failed_settlement_still_carries_an_empty_transaction() {
+        let r = SettlementResponse {
+            success: false,
+            error_reason: Some("gate_instructions_missing".into()),
+            payer: None,
+            transaction: String::new(),
+            network: "solana:x".into(),
+            receipt: None,
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(v["transaction"], "");
+        assert_eq!(v["errorReason"], "gate_instructions_missing");
+    }
+
+    #[test]
+    fn the_gate_extension_is_read_and_every_field_is_signed() {
+        let r = requirements();
+        let g = GateExtension::from_requirements(&r).unwrap();
+        assert_eq!(g.policy_id, 1);
+        let base = challenge_message(&r, "https://x/protected", &g);
+        let mut changed = r.clone();
+        changed.amount = "1001".into();
+        assert_ne!(challenge_message(&changed, "https://x/protected", &g), base);
+        let mut g2 = g.clone();
+        g2.issued_at += 1;
+        assert_ne!(challenge_message(&r, "https://x/protected", &g2), base);
+        assert_ne!(challenge_message(&r, "https://x/other", &g), base);
+        let mut no_gate = r.clone();
+        no_gate.extra.remove("gate");
+        let err = GateExtension::from_requirements(&no_gate)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("extra.gate"), "{err}");
+    }
+
+    #[test]
+    fn payment_id_hash_from_memo() {
+        let hex = "ab".repeat(32);
+        assert_eq!(payment_id_hash(&hex), [0xab; 32]);
+        let h = payment_id_hash("order-7");
+        assert_eq!(h, <[u8; 32]>::from(Sha256::digest(b"order-7")));
+        assert_ne!(payment_id_hash("order-8"), h);
+    }
+
+    #[test]
+    fn bad_headers_name_themselves() {
+        let err = decode_header::<PaymentPayload>(PAYMENT_SIGNATURE, "***").unwrap_err();
+        assert!(err.to_string().contains("PAYMENT-SIGNATURE"));
+    }
+}
