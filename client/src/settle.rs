@@ -7,7 +7,6 @@ use crate::instructions::{Attestations, Builder, FeedbackArgs};
 use anchor_lang::prelude::Pubkey;
 use anchor_spl::token::spl_token;
 use anchor_spl::token_2022::spl_token_2022;
-use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::client_error::ErrorKind;
 use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
@@ -240,13 +239,10 @@ pub fn transaction(
     })
 }
 
-/// Sends a fully signed transaction and waits until it is confirmed. A failure is
+/// Sends a fully signed transaction and waits until it reaches the client's commitment. A failure is
 /// [`ClientError::Transaction`] with the custom code named and the logs summarized.
 pub async fn send(rpc: &RpcClient, tx: &VersionedTransaction) -> Result<Signature, ClientError> {
-    match rpc
-        .send_and_confirm_transaction_with_spinner_and_commitment(tx, CommitmentConfig::confirmed())
-        .await
-    {
+    match rpc.send_and_confirm_transaction(tx).await {
         Ok(sig) => Ok(sig),
         Err(e) => Err(transaction_error(e)),
     }

@@ -5,6 +5,15 @@
 //! - [`standin`]: the local stand-in for the external agent registry and reputation engine.
 //!   It is NOT the real registry: it implements, byte for byte, the account layouts and
 //!   instructions that trust-gate reads and calls, so that those reads and CPIs are real.
+//! - [`chain`]: the bank with a wall-clock slot timer, and [`index`] of what it executed.
+//! - [`rpc`]: Solana JSON-RPC over HTTP on loopback.
+//! - [`Localnet`]: all of it started, with the stand-in initialized and IDLs on chain.
 
+pub mod chain;
+pub mod index;
 pub mod native;
+pub mod rpc;
 pub mod standin;
+mod start;
+
+pub use start::{deterministic_keypair, Localnet, LocalnetConfig, DEFAULT_RPC_ADDR};

@@ -1,0 +1,353 @@
+//! The in-process chain behind the JSON-RPC server: a solana-program-test bank with a
+//! wall-clock slot timer, plus the index of accounts and transactions that BanksClient
+//! cannot answer (getProgramAccounts, getTransaction).
+
+// program-test 3.1 flags its whole API as "to become unstable in 4.0"; we pin =3.1.12.
+#![allow(deprecated)]
+
+use crate::index::{Index, TxRecord};
+use anchor_lang::prelude::Pubkey;
+use solana_address_lookup_table_interface::state::AddressLookupTable;
+use solana_program_test::{BanksClient, BanksClientError, ProgramTestContext};
+use solana_sdk::account::{Account, AccountSharedData};
+use solana_sdk::clock::Clock;
+use solana_sdk::hash::Hash;
+use solana_sdk::message::VersionedMessage;
+use solana_sdk::signature::{Keypair, Signature};
+use solana_sdk::transaction::{TransactionError, VersionedTransaction};
+use solana_transaction_status_client_types::TransactionStatusMeta;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::Mutex;
+
+/// A slot lasts this long on the localnet, as on a cluster.
+pub const SLOT_DURATION: Duration = Duration::from_millis(400);
+
+/// Why a transaction was not executed at all (no fee, no record).
+#[derive(Debug, thiserror::Error)]
+pub enum SubmitError {
+    #[error("{0}")]
+    Rejected(TransactionError),
+    #[error("bank: {0}")]
+    Bank(String),
+}
+
+/// What simulating a transaction yielded.
+pub struct Simulation {
+    pub result: Result<(), TransactionError>,
+    pub logs: Vec<String>,
+    pub units_consumed: u64,
+    pub return_data: Option<solana_transaction_context::TransactionReturnData>,
+    pub loaded_accounts_data_size: u32,
+}
+
+/// The chain. Writes (transactions, slot warps, time) go through one lock, so a transaction's
+/// pre- and post-balances are its own; reads use a cloned BanksClient concurrently.
+pub struct Chain {
+    ctx: Mutex<ProgramTestContext>,
+    banks: BanksClient,
+    index: RwLock<Index>,
+    genesis_hash: Hash,
+    faucet: Keypair,
+    slot: AtomicU64,
+    /// Seconds added to wall time (tests warp the clock forward).
+    time_offset: AtomicU64,
+}
+
+fn now_unix() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+/// Program-test prefixes natively logged lines with "Program log: "; clients expect event
+/// lines exactly as a cluster prints them.
+pub fn normalize_logs(logs: Vec<String>) -> Vec<String> {
+    logs.into_iter()
+        .map(|l| match l.strip_prefix("Program log: Program data: ") {
+            Some(rest) => format!("Program data: {rest}"),
+            None => l,
+        })
+        .collect()
+}
+
+impl Chain {
+    /// Wraps a started context; the genesis accounts given are indexed.
+    pub fn new(
+        ctx: ProgramTestContext,
+        genesis_accounts: impl IntoIterator<Item = Pubkey>,
+    ) -> Arc<Self> {
+        let banks = ctx.banks_client.clone();
+        let genesis_hash = ctx.genesis_config().hash();
+        let faucet = ctx.payer.insecure_clone();
+        let mut index = Index::default();
+        index.note_accounts(genesis_accounts);
+        index.note_accounts([faucet_pubkey(&faucet)]);
+        Arc::new(Chain {
+            ctx: Mutex::new(ctx),
+            banks,
+            index: RwLock::new(index),
+            genesis_hash,
+            faucet,
+            slot: AtomicU64::new(0),
+            time_offset: AtomicU64::new(0),
+        })
+    }
+
+    pub fn genesis_hash(&self) -> Hash {
+        self.genesis_hash
+    }
+
+    /// The funded genesis key: pays for airdrops and the seeding of the demo world.
+    pub fn faucet(&self) -> &Keypair {
+        &self.faucet
+    }
+
+    pub fn banks(&self) -> BanksClient {
+        self.banks.clone()
+    }
+
+    pub fn slot(&self) -> u64 {
+        self.slot.load(Ordering::Relaxed)
+    }
+
+    /// The unix time the Clock sysvar shows.
+    pub fn unix_time(&self) -> i64 {
+        now_unix() + self.time_offset.load(Ordering::Relaxed) as i64
+    }
+
+    pub fn index(&self) -> std::sync::RwLockReadGuard<'_, Index> {
+        self.index.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn index_mut(&self) -> std::sync::RwLockWriteGuard<'_, Index> {
+        self.index.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Advances one slot and sets the Clock to wall time (plus any warp offset).
+    pub async fn tick(&self) -> Result<(), String> {
+        let mut ctx = self.ctx.lock().await;
+        let current = ctx
+            .banks_client
+            .get_root_slot()
+            .await
+            .map_err(|e| e.to_string())?;
+        let next = current.max(self.slot()) + 1;
+        ctx.warp_to_slot(next).map_err(|e| format!("{e:?}"))?;
+        let mut clock: Clock = ctx
+            .banks_client
+            .get_sysvar()
+            .await
+            .map_err(|e| e.to_string())?;
+        clock.unix_timestamp = self.unix_time();
+        ctx.set_sysvar(&clock);
+        self.slot.store(next, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Test-only time travel: moves the clock `seconds` ahead of wall time and advances the
+    /// slot by the matching number of slots, so time windows and expiries elapse.
+    pub async fn warp(&self, seconds: u64) -> Result<(), String> {
+        self.time_offset.fetch_add(seconds, Ordering::Relaxed);
+        let slots = (seconds * 1000)
+            .div_ceil(SLOT_DURATION.as_millis() as u64)
+            .max(1);
+        {
+            let mut ctx = self.ctx.lock().await;
+            let target = self.slot() + slots;
+            ctx.warp_to_slot(target).map_err(|e| format!("{e:?}"))?;
+            self.slot.store(target, Ordering::Relaxed);
+        }
+        // Sets the clock's unix time at the new slot.
+        self.tick().await
+    }
+
+    /// Runs the slot timer until the chain is dropped.
+    pub fn spawn_clock(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let weak = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut interval = tokio::time::interval(SLOT_DURATION);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                interval.tick().await;
+                let Some(chain) = weak.upgrade() else { break };
+                if let Err(e) = chain.tick().await {
+                    tracing::warn!("localnet slot timer: {e}");
+                }
+            }
+        })
+    }
+
+    pub async fn account(&self, key: &Pubkey) -> Result<Option<Account>, BanksClientError> {
+        self.banks.get_account(*key).await
+    }
+
+    pub async fn latest_blockhash(&self) -> Result<Hash, BanksClientError> {
+        self.banks.get_latest_blockhash().await
+    }
+
+    /// Writes an account directly (genesis set-up, tests).
+    pub async fn set_account(&self, key: &Pubkey, account: Account) {
+        let mut ctx = self.ctx.lock().await;
+        ctx.set_account(key, &AccountSharedData::from(account));
+        drop(ctx);
+        self.index_mut().note_accounts([*key]);
+    }
+
+    /// Every account key a transaction touches: the static keys and the ones it loads from
+    /// address lookup tables (read from the tables as they are now).
+    pub async fn account_keys(&self, tx: &VersionedTransaction) -> Vec<Pubkey> {
+        let mut keys: Vec<Pubkey> = tx.message.static_account_keys().to_vec();
+        if let VersionedMessage::V0(m) = &tx.message {
+            let (mut writable, mut readonly) = (Vec::new(), Vec::new());
+            for lookup in &m.address_table_lookups {
+                let Ok(Some(table)) = self.account(&lookup.account_key).await else {
+                    continue;
+                };
+                let Ok(table) = AddressLookupTable::deserialize(&table.data) else {
+                    continue;
+                };
+                let at = |i: &u8| table.addresses.get(usize::from(*i)).copied();
+                writable.extend(lookup.writable_indexes.iter().filter_map(at));
+                readonly.extend(lookup.readonly_indexes.iter().filter_map(at));
+            }
+            keys.extend(writable);
+            keys.extend(readonly);
+        }
+        keys
+    }
+
+    /// Simulates without signature checks (the RPC layer checks them when asked).
+    pub async fn simulate(&self, tx: VersionedTransaction) -> Result<Simulation, BanksClientError> {
+        let out = self.banks.simulate_transaction(tx).await?;
+        let result = out.result.unwrap_or(Ok(()));
+        let details = out.simulation_details;
+        Ok(Simulation {
+            result,
+            logs: normalize_logs(details.as_ref().map(|d| d.logs.clone()).unwrap_or_default()),
+            units_consumed: details
+                .as_ref()
+                .map(|d| d.units_consumed)
+                .unwrap_or_default(),
+            return_data: details.as_ref().and_then(|d| d.return_data.clone()),
+            loaded_accounts_data_size: details
+                .as_ref()
+                .map(|d| d.loaded_accounts_data_size)
+                .unwrap_or_default(),
+        })
+    }
+
+    /// Executes a transaction whose signatures the caller verified, records it, and returns
+    /// its signature. A transaction that fails during execution is recorded with its error
+    /// (it paid its fee, as on a cluster); one rejected before execution is not.
+    pub async fn submit(&self, tx: VersionedTransaction) -> Result<Signature, SubmitError> {
+        let signature = tx.signatures.first().copied().unwrap_or_default();
+        if self.index().transaction(&signature).is_some() {
+            return Ok(signature);
+        }
+        let _guard = self.ctx.lock().await;
+        let keys = self.account_keys(&tx).await;
+        let pre = self.balances(&keys).await?;
+        let fee = self
+            .fee(
+                *tx.message.recent_blockhash(),
+                tx.message.header().num_required_signatures,
+            )
+            .await
+            .map_err(|e| SubmitError::Bank(e.to_string()))?
+            .unwrap_or_default();
+        let outcome = self
+            .banks
+            .process_transaction_with_metadata(tx.clone())
+            .await
+            .map_err(|e| SubmitError::Bank(e.to_string()))?;
+        let Some(meta) = outcome.metadata else {
+            return Err(match outcome.result {
+                Err(e) => SubmitError::Rejected(e),
+                Ok(()) => SubmitError::Bank("executed without metadata".into()),
+            });
+        };
+        let post = self.balances(&keys).await?;
+        let slot = self.slot();
+        let record = TxRecord {
+            slot,
+            block_time: self.unix_time(),
+            transaction: tx,
+            meta: TransactionStatusMeta {
+                status: outcome.result,
+                fee,
+                pre_balances: pre,
+                post_balances: post,
+                log_messages: Some(normalize_logs(meta.log_messages)),
+                return_data: meta.return_data,
+                compute_units_consumed: Some(meta.compute_units_consumed),
+                ..TransactionStatusMeta::default()
+            },
+        };
+        let mut index = self.index_mut();
+        index.note_accounts(keys);
+        index.record(signature, record);
+        Ok(signature)
+    }
+
+    /// The fee of a message with `signatures` signatures and `blockhash`; `None` when the
+    /// blockhash is no longer valid. (BanksClient prices legacy messages only; the fee
+    /// depends on nothing else here, as no priority fee is charged.)
+    pub async fn fee(
+        &self,
+        blockhash: Hash,
+        signatures: u8,
+    ) -> Result<Option<u64>, BanksClientError> {
+        let keys: Vec<Pubkey> = (0..signatures.max(1))
+            .map(|_| Pubkey::new_unique())
+            .collect();
+        let message = solana_sdk::message::Message {
+            header: solana_sdk::message::MessageHeader {
+                num_required_signatures: signatures.max(1),
+                num_readonly_signed_accounts: 0,
+                num_readonly_unsigned_accounts: 0,
+            },
+            account_keys: keys,
+            recent_blockhash: blockhash,
+            instructions: vec![],
+        };
+        let fee = self.banks.get_fee_for_message(message).await?;
+        Ok(if signatures == 0 { fee.map(|_| 0) } else { fee })
+    }
+
+    async fn balances(&self, keys: &[Pubkey]) -> Result<Vec<u64>, SubmitError> {
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            out.push(
+                self.banks
+                    .get_balance(*k)
+                    .await
+                    .map_err(|e| SubmitError::Bank(e.to_string()))?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Every indexed account owned by `owner`, with its data.
+    pub async fn program_accounts(
+        &self,
+        owner: &Pubkey,
+    ) -> Result<Vec<(Pubkey, Account)>, BanksClientError> {
+        let keys = self.index().accounts();
+        let mut out = Vec::new();
+        for key in keys {
+            if let Some(acc) = self.account(&key).await? {
+                if acc.owner == *owner && acc.lamports > 0 {
+                    out.push((key, acc));
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn faucet_pubkey(k: &Keypair) -> Pubkey {
+    solana_sdk::signer::Signer::pubkey(k)
+}

@@ -1,0 +1,469 @@
+//! The JSON-RPC methods, one function each.
+
+use super::encoding::{
+    config, decode_message, decode_transaction, encode_transaction, param, pubkey, ui_account,
+};
+use super::{RpcError, RpcResult, SOLANA_VERSION};
+use crate::chain::{Chain, SubmitError};
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::system_instruction;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use solana_rpc_client_types::config::{
+    RpcAccountInfoConfig, RpcProgramAccountsConfig, RpcSendTransactionConfig,
+    RpcSignatureStatusConfig, RpcSimulateTransactionConfig, RpcTransactionConfig,
+};
+use solana_rpc_client_types::filter::RpcFilterType;
+use solana_rpc_client_types::response::{
+    RpcBlockhash, RpcKeyedAccount, RpcSimulateTransactionResult,
+};
+use solana_sdk::account::Account;
+use solana_sdk::epoch_schedule::EpochSchedule;
+use solana_sdk::hash::Hash;
+use solana_sdk::message::VersionedMessage;
+use solana_sdk::signature::Signature;
+use solana_sdk::transaction::{Transaction, TransactionError, VersionedTransaction};
+use solana_transaction_status_client_types::{
+    EncodedConfirmedTransactionWithStatusMeta, EncodedTransactionWithStatusMeta,
+    TransactionConfirmationStatus, TransactionStatus, UiTransactionEncoding,
+    UiTransactionReturnData, UiTransactionStatusMeta,
+};
+use std::str::FromStr;
+use std::sync::Arc;
+
+/// Calls `method`.
+pub async fn dispatch(chain: &Arc<Chain>, method: &str, p: &[Value]) -> RpcResult {
+    match method {
+        "getAccountInfo" => get_account_info(chain, p).await,
+        "getMultipleAccounts" => get_multiple_accounts(chain, p).await,
+        "getProgramAccounts" => get_program_accounts(chain, p).await,
+        "getBalance" => get_balance(chain, p).await,
+        "getLatestBlockhash" => get_latest_blockhash(chain).await,
+        "isBlockhashValid" => is_blockhash_valid(chain, p).await,
+        "getSlot" => Ok(json!(chain.slot())),
+        "getBlockHeight" => get_block_height(chain).await,
+        "getEpochInfo" => get_epoch_info(chain).await,
+        "getGenesisHash" => Ok(json!(chain.genesis_hash().to_string())),
+        "getVersion" => Ok(json!({"solana-core": SOLANA_VERSION, "feature-set": 0})),
+        "getHealth" => Ok(json!("ok")),
+        "getMinimumBalanceForRentExemption" => get_minimum_balance(chain, p).await,
+        "getFeeForMessage" => get_fee_for_message(chain, p).await,
+        "simulateTransaction" => simulate_transaction(chain, p).await,
+        "sendTransaction" => send_transaction(chain, p).await,
+        "getSignatureStatuses" => get_signature_statuses(chain, p).await,
+        "getTransaction" => get_transaction(chain, p).await,
+        "requestAirdrop" => request_airdrop(chain, p).await,
+        other => Err(RpcError {
+            code: -32601,
+            message: format!("Method not found: {other}"),
+            data: None,
+        }),
+    }
+}
+
+fn bank_error(e: impl std::fmt::Display) -> RpcError {
+    RpcError::internal(format!("bank: {e}"))
+}
+
+/// `{"context":{"slot","apiVersion"},"value":...}`
+fn with_context(chain: &Chain, value: impl serde::Serialize) -> RpcResult {
+    Ok(json!({
+        "context": {"slot": chain.slot(), "apiVersion": SOLANA_VERSION},
+        "value": value,
+    }))
+}
+
+async fn get_account_info(chain: &Chain, p: &[Value]) -> RpcResult {
+    let key = pubkey(p, 0, "account address")?;
+    let cfg: RpcAccountInfoConfig = config(p, 1)?;
+    let value = match chain.account(&key).await.map_err(bank_error)? {
+        Some(acc) if acc.lamports > 0 => {
+            Some(ui_account(&key, &acc, cfg.encoding, cfg.data_slice)?)
+        }
+        _ => None,
+    };
+    with_context(chain, value)
+}
+
+async fn get_multiple_accounts(chain: &Chain, p: &[Value]) -> RpcResult {
+    let keys: Vec<String> = param(p, 0, "account addresses")?;
+    if keys.len() > 100 {
+        return Err(RpcError::invalid_params(
+            "Too many inputs provided; max 100",
+        ));
+    }
+    let cfg: RpcAccountInfoConfig = config(p, 1)?;
+    let mut out = Vec::with_capacity(keys.len());
+    for k in keys {
+        let key = Pubkey::from_str(&k).map_err(|_| {
+            RpcError::invalid_params(format!("Invalid param: {k} is not a base58 public key"))
+        })?;
+        out.push(match chain.account(&key).await.map_err(bank_error)? {
+            Some(acc) if acc.lamports > 0 => {
+                Some(ui_account(&key, &acc, cfg.encoding, cfg.data_slice)?)
+            }
+            _ => None,
+        });
+    }
+    with_context(chain, out)
+}
+
+fn filter_allows(f: &RpcFilterType, acc: &Account) -> Result<bool, RpcError> {
+    Ok(match f {
+        RpcFilterType::DataSize(n) => acc.data.len() as u64 == *n,
+        RpcFilterType::Memcmp(m) => m.bytes_match(&acc.data),
+        RpcFilterType::TokenAccountState => {
+            return Err(RpcError::invalid_params(
+                "the tokenAccountState filter is not supported by the localnet",
+            ))
+        }
+    })
+}
+
+async fn get_program_accounts(chain: &Chain, p: &[Value]) -> RpcResult {
+    let program = pubkey(p, 0, "program id")?;
+    let cfg: RpcProgramAccountsConfig = config(p, 1)?;
+    let filters = cfg.filters.unwrap_or_default();
+    for f in &filters {
+        f.verify()
+            .map_err(|e| RpcError::invalid_params(format!("invalid filter: {e}")))?;
+    }
+    let mut out = Vec::new();
+    for (key, acc) in chain.program_accounts(&program).await.map_err(bank_error)? {
+        let mut keep = true;
+        for f in &filters {
+            keep &= filter_allows(f, &acc)?;
+        }
+        if keep {
+            out.push(RpcKeyedAccount {
+                pubkey: key.to_string(),
+                account: ui_account(
+                    &key,
+                    &acc,
+                    cfg.account_config.encoding,
+                    cfg.account_config.data_slice,
+                )?,
+            });
+        }
+    }
+    if cfg.with_context.unwrap_or(false) {
+        with_context(chain, out)
+    } else {
+        Ok(json!(out))
+    }
+}
+
+async fn get_balance(chain: &Chain, p: &[Value]) -> RpcResult {
+    let key = pubkey(p, 0, "account address")?;
+    let lamports = chain
+        .account(&key)
+        .await
+        .map_err(bank_error)?
+        .map(|a| a.lamports)
+        .unwrap_or(0);
+    with_context(chain, lamports)
+}
+
+async fn get_latest_blockhash(chain: &Chain) -> RpcResult {
+    let banks = chain.banks();
+    let (hash, last_valid) = banks
+        .get_latest_blockhash_with_commitment(Default::default())
+        .await
+        .map_err(bank_error)?
+        .ok_or_else(|| RpcError::internal("no blockhash"))?;
+    with_context(
+        chain,
+        RpcBlockhash {
+            blockhash: hash.to_string(),
+            last_valid_block_height: last_valid,
+        },
+    )
+}
+
+/// A blockhash is valid while the bank can price a message that uses it.
+async fn blockhash_is_valid(chain: &Chain, hash: Hash) -> Result<bool, RpcError> {
+    Ok(chain.fee(hash, 1).await.map_err(bank_error)?.is_some())
+}
+
+async fn is_blockhash_valid(chain: &Chain, p: &[Value]) -> RpcResult {
+    let s: String = param(p, 0, "blockhash")?;
+    let hash =
+        Hash::from_str(&s).map_err(|_| RpcError::invalid_params("Invalid param: blockhash"))?;
+    let valid = blockhash_is_valid(chain, hash).await?;
+    with_context(chain, valid)
+}
+
+async fn get_block_height(chain: &Chain) -> RpcResult {
+    let h = chain
+        .banks()
+        .get_root_block_height()
+        .await
+        .map_err(bank_error)?;
+    Ok(json!(h))
+}
+
+async fn get_epoch_info(chain: &Chain) -> RpcResult {
+    let banks = chain.banks();
+    let schedule: EpochSchedule = banks.get_sysvar().await.map_err(bank_error)?;
+    let slot = chain.slot();
+    let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
+    let height = banks.get_root_block_height().await.map_err(bank_error)?;
+    Ok(json!({
+        "absoluteSlot": slot,
+        "blockHeight": height,
+        "epoch": epoch,
+        "slotIndex": slot_index,
+        "slotsInEpoch": schedule.get_slots_in_epoch(epoch),
+        "transactionCount": chain.index().transaction_count(),
+    }))
+}
+
+async fn get_minimum_balance(chain: &Chain, p: &[Value]) -> RpcResult {
+    let len: usize = param(p, 0, "data length")?;
+    let rent = chain.banks().get_rent().await.map_err(bank_error)?;
+    Ok(json!(rent.minimum_balance(len)))
+}
+
+async fn get_fee_for_message(chain: &Chain, p: &[Value]) -> RpcResult {
+    let s: String = param(p, 0, "message")?;
+    let message = decode_message(&s)?;
+    let fee = chain
+        .fee(
+            *message.recent_blockhash(),
+            message.header().num_required_signatures,
+        )
+        .await
+        .map_err(bank_error)?;
+    with_context(chain, fee)
+}
+
+fn simulation_json(
+    sim: &crate::chain::Simulation,
+    replacement: Option<(Hash, u64)>,
+) -> RpcSimulateTransactionResult {
+    RpcSimulateTransactionResult {
+        err: sim.result.clone().err().map(Into::into),
+        logs: Some(sim.logs.clone()),
+        accounts: None,
+        units_consumed: Some(sim.units_consumed),
+        loaded_accounts_data_size: Some(sim.loaded_accounts_data_size),
+        return_data: sim.return_data.clone().map(UiTransactionReturnData::from),
+        inner_instructions: None,
+        replacement_blockhash: replacement.map(|(h, v)| RpcBlockhash {
+            blockhash: h.to_string(),
+            last_valid_block_height: v,
+        }),
+        fee: None,
+        pre_balances: None,
+        post_balances: None,
+        pre_token_balances: None,
+        post_token_balances: None,
+        loaded_addresses: None,
+    }
+}
+
+fn signatures_verify(tx: &VersionedTransaction) -> bool {
+    tx.verify_with_results().iter().all(|ok| *ok)
+}
+
+fn signature_failure() -> RpcError {
+    RpcError {
+        code: -32003,
+        message: "Transaction signature verification failure".into(),
+        data: None,
+    }
+}
+
+async fn simulate_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
+    let data: String = param(p, 0, "transaction")?;
+    let cfg: RpcSimulateTransactionConfig = config(p, 1)?;
+    if cfg.accounts.is_some() {
+        return Err(RpcError::invalid_params(
+            "the accounts option of simulateTransaction is not supported by the localnet",
+        ));
+    }
+    if cfg.sig_verify && cfg.replace_recent_blockhash {
+        return Err(RpcError::invalid_params(
+            "sigVerify may not be used with replaceRecentBlockhash",
+        ));
+    }
+    let mut tx = decode_transaction(&data, cfg.encoding)?;
+    if cfg.sig_verify && !signatures_verify(&tx) {
+        return Err(signature_failure());
+    }
+    let mut replacement = None;
+    if cfg.replace_recent_blockhash {
+        let latest = chain
+            .banks()
+            .get_latest_blockhash_with_commitment(Default::default())
+            .await
+            .map_err(bank_error)?
+            .ok_or_else(|| RpcError::internal("no blockhash"))?;
+        tx.message.set_recent_blockhash(latest.0);
+        replacement = Some(latest);
+    }
+    let sim = chain.simulate(tx).await.map_err(bank_error)?;
+    with_context(chain, simulation_json(&sim, replacement))
+}
+
+fn preflight_failure(sim: &crate::chain::Simulation, err: &TransactionError) -> RpcError {
+    RpcError {
+        code: -32002,
+        message: format!("Transaction simulation failed: {err}"),
+        data: serde_json::to_value(simulation_json(sim, None)).ok(),
+    }
+}
+
+async fn send_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
+    let data: String = param(p, 0, "transaction")?;
+    let cfg: RpcSendTransactionConfig = config(p, 1)?;
+    let tx = decode_transaction(&data, cfg.encoding)?;
+    if !signatures_verify(&tx) {
+        return Err(signature_failure());
+    }
+    if !cfg.skip_preflight {
+        let sim = chain.simulate(tx.clone()).await.map_err(bank_error)?;
+        if let Err(err) = &sim.result {
+            return Err(preflight_failure(&sim, err));
+        }
+    }
+    match chain.submit(tx).await {
+        Ok(sig) => Ok(json!(sig.to_string())),
+        Err(SubmitError::Rejected(err)) => Err(RpcError {
+            code: -32002,
+            message: format!("Transaction simulation failed: {err}"),
+            data: Some(
+                json!({"err": serde_json::to_value(solana_transaction_status_client_types::UiTransactionError::from(err)).unwrap_or(Value::Null), "logs": []}),
+            ),
+        }),
+        Err(SubmitError::Bank(e)) => Err(RpcError::internal(e)),
+    }
+}
+
+fn parse_signature(s: &str) -> Result<Signature, RpcError> {
+    Signature::from_str(s)
+        .map_err(|_| RpcError::invalid_params(format!("Invalid param: {s} is not a signature")))
+}
+
+async fn get_signature_statuses(chain: &Chain, p: &[Value]) -> RpcResult {
+    let sigs: Vec<String> = param(p, 0, "signatures")?;
+    if sigs.len() > 256 {
+        return Err(RpcError::invalid_params(
+            "Too many inputs provided; max 256",
+        ));
+    }
+    let _cfg: Option<RpcSignatureStatusConfig> = config(p, 1)?;
+    let index = chain.index();
+    let mut out = Vec::with_capacity(sigs.len());
+    for s in &sigs {
+        let sig = parse_signature(s)?;
+        out.push(index.transaction(&sig).map(|r| TransactionStatus {
+            slot: r.slot,
+            // The localnet roots every slot at once: report finalized.
+            confirmations: None,
+            status: r.meta.status.clone(),
+            err: r.meta.status.clone().err(),
+            confirmation_status: Some(TransactionConfirmationStatus::Finalized),
+        }));
+    }
+    drop(index);
+    with_context(chain, out)
+}
+
+/// getTransaction's second parameter: a config object or, in the legacy form, an encoding.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TransactionParam {
+    Encoding(UiTransactionEncoding),
+    Config(RpcTransactionConfig),
+}
+
+async fn get_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
+    let s: String = param(p, 0, "signature")?;
+    let sig = parse_signature(&s)?;
+    let cfg = match p.get(1) {
+        None | Some(Value::Null) => RpcTransactionConfig::default(),
+        Some(v) => match serde_json::from_value::<TransactionParam>(v.clone())
+            .map_err(|e| RpcError::invalid_params(format!("invalid config: {e}")))?
+        {
+            TransactionParam::Encoding(e) => RpcTransactionConfig {
+                encoding: Some(e),
+                ..RpcTransactionConfig::default()
+            },
+            TransactionParam::Config(c) => c,
+        },
+    };
+    let Some(record) = chain.index().transaction(&sig).cloned() else {
+        return Ok(Value::Null);
+    };
+    let is_v0 = matches!(record.transaction.message, VersionedMessage::V0(_));
+    let version = match (is_v0, cfg.max_supported_transaction_version) {
+        (true, None) => {
+            return Err(RpcError {
+                code: -32015,
+                message: "Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: \"maxSupportedTransactionVersion\": 0".into(),
+                data: None,
+            })
+        }
+        (true, Some(_)) => Some(solana_sdk::transaction::TransactionVersion::Number(0)),
+        (false, Some(_)) => Some(solana_sdk::transaction::TransactionVersion::LEGACY),
+        (false, None) => None,
+    };
+    let mut meta = record.meta.clone();
+    if is_v0 {
+        meta.loaded_addresses = loaded_addresses(chain, &record.transaction).await;
+    }
+    let encoding = cfg.encoding.unwrap_or(UiTransactionEncoding::Json);
+    let encoded = EncodedConfirmedTransactionWithStatusMeta {
+        slot: record.slot,
+        transaction: EncodedTransactionWithStatusMeta {
+            transaction: encode_transaction(&record.transaction, encoding)?,
+            meta: Some(UiTransactionStatusMeta::from(meta)),
+            version,
+        },
+        block_time: Some(record.block_time),
+    };
+    serde_json::to_value(encoded).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// The addresses a v0 transaction loaded from lookup tables, writable first.
+async fn loaded_addresses(
+    chain: &Chain,
+    tx: &VersionedTransaction,
+) -> solana_sdk::message::v0::LoadedAddresses {
+    let statics = tx.message.static_account_keys().len();
+    let keys = chain.account_keys(tx).await;
+    let mut loaded = solana_sdk::message::v0::LoadedAddresses::default();
+    if let VersionedMessage::V0(m) = &tx.message {
+        let writable: usize = m
+            .address_table_lookups
+            .iter()
+            .map(|l| l.writable_indexes.len())
+            .sum();
+        let dynamic = keys.get(statics..).unwrap_or_default();
+        loaded.writable = dynamic.iter().take(writable).copied().collect();
+        loaded.readonly = dynamic.iter().skip(writable).copied().collect();
+    }
+    loaded
+}
+
+async fn request_airdrop(chain: &Chain, p: &[Value]) -> RpcResult {
+    let to = pubkey(p, 0, "recipient")?;
+    let lamports: u64 = param(p, 1, "lamports")?;
+    if lamports == 0 {
+        return Err(RpcError::invalid_params("lamports must be greater than 0"));
+    }
+    let faucet = chain.faucet();
+    let blockhash = chain.latest_blockhash().await.map_err(bank_error)?;
+    let from = solana_sdk::signer::Signer::pubkey(faucet);
+    let tx = Transaction::new_signed_with_payer(
+        &[system_instruction::transfer(&from, &to, lamports)],
+        Some(&from),
+        &[faucet],
+        blockhash,
+    );
+    match chain.submit(tx.into()).await {
+        Ok(sig) => Ok(json!(sig.to_string())),
+        Err(e) => Err(RpcError::internal(format!("airdrop failed: {e}"))),
+    }
+}

@@ -1,0 +1,168 @@
+// program-test 3.1 flags its whole API as "to become unstable in 4.0"; we pin =3.1.12.
+#![allow(deprecated)]
+
+//! Starting the whole localnet: bank, stand-in initialization, IDL accounts, slot timer,
+//! JSON-RPC server.
+
+use crate::chain::Chain;
+use crate::standin::client as standin;
+use anchor_lang::prelude::Pubkey;
+use sha2::{Digest, Sha256};
+use solana_sdk::account::Account;
+use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::Transaction;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use trust_gate_client::{idl, Program, ProgramIds};
+
+/// The default RPC address, as a local validator's.
+pub const DEFAULT_RPC_ADDR: &str = "127.0.0.1:8899";
+
+/// A keypair derived from a label, the same on every machine (the localnet's registry
+/// collection, the demo world's agents, ...). Never use such keys on a real cluster.
+pub fn deterministic_keypair(label: &str) -> Keypair {
+    let seed: [u8; 32] = Sha256::digest(format!("trust-gate localnet/{label}").as_bytes()).into();
+    Keypair::new_from_array(seed)
+}
+
+pub struct LocalnetConfig {
+    /// Where JSON-RPC listens (port 0 picks a free port).
+    pub rpc_addr: SocketAddr,
+    /// Run the wall-clock slot timer (tests may turn it off and drive time themselves).
+    pub clock: bool,
+}
+
+impl Default for LocalnetConfig {
+    fn default() -> Self {
+        LocalnetConfig {
+            rpc_addr: DEFAULT_RPC_ADDR.parse().expect("valid address"),
+            clock: true,
+        }
+    }
+}
+
+impl LocalnetConfig {
+    /// Loopback, a free port, the clock running: what tests want.
+    pub fn ephemeral() -> Self {
+        LocalnetConfig {
+            rpc_addr: "127.0.0.1:0".parse().expect("valid address"),
+            clock: true,
+        }
+    }
+}
+
+/// A running localnet. Dropping it stops the RPC server and the clock.
+pub struct Localnet {
+    pub chain: Arc<Chain>,
+    pub rpc_addr: SocketAddr,
+    /// The registry's base collection (the stand-in's RootConfig points at it).
+    pub collection: Pubkey,
+    /// The stand-in engine's admin (signs `set_stats`).
+    pub engine_authority: Keypair,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Drop for Localnet {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+impl Localnet {
+    pub async fn start(config: LocalnetConfig) -> Result<Localnet, String> {
+        let ctx = crate::native::program_test().start_with_context().await;
+        let ids = ProgramIds::for_network(trust_gate_client::Network::Localnet);
+        let genesis: Vec<Pubkey> = vec![
+            ids.policy_vault,
+            ids.gate,
+            ids.validation_registry,
+            ids.agent_registry,
+            ids.reputation_engine,
+        ];
+        let chain = Chain::new(ctx, genesis);
+        let collection = deterministic_keypair("registry-collection");
+        let engine_authority = deterministic_keypair("engine-authority");
+        init_standin(&chain, &collection, &engine_authority).await?;
+        publish_idls(&chain, &ids).await?;
+
+        let mut tasks = Vec::new();
+        if config.clock {
+            chain.tick().await?;
+            tasks.push(chain.spawn_clock());
+        }
+        let (rpc_addr, server) = crate::rpc::serve(chain.clone(), config.rpc_addr)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.rpc_addr))?;
+        tasks.push(server);
+        Ok(Localnet {
+            chain,
+            rpc_addr,
+            collection: collection.pubkey(),
+            engine_authority,
+            tasks,
+        })
+    }
+
+    pub fn rpc_url(&self) -> String {
+        format!("http://{}", self.rpc_addr)
+    }
+
+    /// The funded genesis key (pays airdrops and set-up).
+    pub fn faucet(&self) -> &Keypair {
+        self.chain.faucet()
+    }
+
+    /// Test-only: moves the clock `seconds` ahead (and the slot with it).
+    pub async fn warp(&self, seconds: u64) -> Result<(), String> {
+        self.chain.warp(seconds).await
+    }
+}
+
+/// Creates the stand-in registry's RootConfig/collection and the engine's config.
+async fn init_standin(
+    chain: &Chain,
+    collection: &Keypair,
+    engine_authority: &Keypair,
+) -> Result<(), String> {
+    let faucet = chain.faucet();
+    let payer = faucet.pubkey();
+    let blockhash = chain.latest_blockhash().await.map_err(|e| e.to_string())?;
+    let tx = Transaction::new_signed_with_payer(
+        &[
+            standin::initialize_registry(&payer, &collection.pubkey()),
+            standin::initialize_engine(&payer, &engine_authority.pubkey()),
+        ],
+        Some(&payer),
+        &[faucet, collection],
+        blockhash,
+    );
+    chain
+        .submit(tx.into())
+        .await
+        .map_err(|e| format!("initializing the registry stand-in: {e}"))?;
+    Ok(())
+}
+
+/// Writes each program's IDL account (the layout `anchor idl init` creates), so IDL loaders
+/// find the IDLs on chain as on a cluster where they were published.
+async fn publish_idls(chain: &Chain, ids: &ProgramIds) -> Result<(), String> {
+    let rent = chain.banks().get_rent().await.map_err(|e| e.to_string())?;
+    let authority = chain.faucet().pubkey();
+    for program in Program::ALL {
+        let id = ids.get(program);
+        let doc = idl::bundled(program).map_err(|e| e.to_string())?;
+        let data = idl::encode_idl_account(&authority, &doc);
+        let account = Account {
+            lamports: rent.minimum_balance(data.len()),
+            data,
+            owner: id,
+            executable: false,
+            rent_epoch: 0,
+        };
+        chain.set_account(&idl::idl_address(&id), account).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,186 @@
+//! The demo world: who is in it and what they are configured with. All keys are derived
+//! from fixed labels, so docs, tests and the demo services name the same accounts.
+
+use anchor_lang::prelude::Pubkey;
+use policy_vault::state::{AcceptanceParams, PolicyParams};
+use serde::Serialize;
+use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_localnet::deterministic_keypair;
+
+/// Decimals of the demo stablecoin.
+pub const DECIMALS: u8 = 6;
+/// The demo's payment: 0.10 of the stablecoin.
+pub const PRICE: u64 = 100_000;
+/// The policy every demo payer has.
+pub const POLICY_ID: u32 = 1;
+/// Tokens each demo payer holds after seeding (100.00).
+pub const PAYER_BALANCE: u64 = 100_000_000;
+/// The payer tier the demo service asks for.
+pub const SERVICE_MIN_PAYER_TIER: u8 = 2;
+/// Capability namespaces registered by the migrations (name, version, schema URI).
+pub const NAMESPACES: [(&str, &str, &str); 2] = [
+    (
+        "kyc.tier-1.v1",
+        "1.0.0",
+        "https://schemas.trust-gate.dev/kyc.tier-1.v1.json",
+    ),
+    (
+        "audit.smart-contract.v1",
+        "1.0.0",
+        "https://schemas.trust-gate.dev/audit.smart-contract.v1.json",
+    ),
+];
+
+/// A registered agent: the owner wallet and the asset key.
+pub struct DemoAgent {
+    pub name: &'static str,
+    pub tier: u8,
+    pub owner: Keypair,
+    pub asset: Keypair,
+}
+
+impl DemoAgent {
+    fn new(name: &'static str, tier: u8) -> Self {
+        DemoAgent {
+            name,
+            tier,
+            owner: deterministic_keypair(&format!("demo/{name}/owner")),
+            asset: deterministic_keypair(&format!("demo/{name}/asset")),
+        }
+    }
+    pub fn asset(&self) -> Pubkey {
+        self.asset.pubkey()
+    }
+}
+
+/// Every key of the demo world.
+pub struct DemoWorld {
+    pub facilitator: Keypair,
+    /// The service that signs x402 challenges (not the facilitator).
+    pub service_key: Keypair,
+    pub mint: Keypair,
+    pub mint_authority: Keypair,
+    /// The demo service agent (payee).
+    pub service: DemoAgent,
+    /// Payer agents with engine tiers 0, 1 and 3.
+    pub payers: [DemoAgent; 3],
+    pub attestor: Keypair,
+}
+
+impl Default for DemoWorld {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DemoWorld {
+    pub fn new() -> Self {
+        DemoWorld {
+            facilitator: deterministic_keypair("demo/facilitator"),
+            service_key: deterministic_keypair("demo/service-key"),
+            mint: deterministic_keypair("demo/mint"),
+            mint_authority: deterministic_keypair("demo/mint-authority"),
+            service: DemoAgent::new("service", 3),
+            payers: [
+                DemoAgent::new("payer-tier-0", 0),
+                DemoAgent::new("payer-tier-1", 1),
+                DemoAgent::new("payer-tier-3", 3),
+            ],
+            attestor: deterministic_keypair("demo/attestor"),
+        }
+    }
+
+    pub fn mint(&self) -> Pubkey {
+        self.mint.pubkey()
+    }
+
+    /// The payer agent with engine tier `tier`.
+    pub fn payer(&self, tier: u8) -> Option<&DemoAgent> {
+        self.payers.iter().find(|a| a.tier == tier)
+    }
+
+    /// The demo payers' spending policy: caps, velocity and the kill switch.
+    pub fn payer_policy(&self) -> PolicyParams {
+        PolicyParams {
+            kinds: 0x01 | 0x02 | 0x04,
+            gate_mode: 0,
+            mint: self.mint(),
+            per_tx_cap: 5_000_000,
+            daily_cap: 20_000_000,
+            weekly_cap: 50_000_000,
+            velocity_window_secs: 3_600,
+            velocity_max_in_window: 10_000_000,
+            tier0_decay_bps: 5_000,
+            min_counterparty_tier: 0,
+            max_counterparty_risk: 255,
+            min_counterparty_confidence: 0,
+            unrated_treatment: 1,
+            required_capability: [0; 32],
+            accepted_attestors: [Pubkey::default(); 2],
+        }
+    }
+
+    /// What the demo service asks of its payers: tier ≥ 2.
+    pub fn service_acceptance(&self) -> AcceptanceParams {
+        AcceptanceParams {
+            min_payer_tier: SERVICE_MIN_PAYER_TIER,
+            gate_mode: 0,
+            max_payer_risk: 255,
+            min_payer_confidence: 0,
+            unrated_treatment: 0,
+            required_capability: [0; 32],
+            accepted_attestors: [Pubkey::default(); 2],
+        }
+    }
+
+    /// A summary for printing and for tools (public keys only).
+    pub fn summary(&self) -> DemoSummary {
+        DemoSummary {
+            facilitator: self.facilitator.pubkey().to_string(),
+            service_key: self.service_key.pubkey().to_string(),
+            mint: self.mint().to_string(),
+            decimals: DECIMALS,
+            price: PRICE,
+            policy_id: POLICY_ID,
+            service: AgentSummary::of(&self.service),
+            payers: self.payers.iter().map(AgentSummary::of).collect(),
+            attestor: self.attestor.pubkey().to_string(),
+            namespaces: NAMESPACES.iter().map(|n| n.0.to_string()).collect(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSummary {
+    pub name: String,
+    pub tier: u8,
+    pub asset: String,
+    pub owner: String,
+}
+
+impl AgentSummary {
+    fn of(a: &DemoAgent) -> Self {
+        AgentSummary {
+            name: a.name.to_string(),
+            tier: a.tier,
+            asset: a.asset().to_string(),
+            owner: a.owner.pubkey().to_string(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DemoSummary {
+    pub facilitator: String,
+    pub service_key: String,
+    pub mint: String,
+    pub decimals: u8,
+    pub price: u64,
+    pub policy_id: u32,
+    pub service: AgentSummary,
+    pub payers: Vec<AgentSummary>,
+    pub attestor: String,
+    pub namespaces: Vec<String>,
+}

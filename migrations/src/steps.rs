@@ -1,0 +1,378 @@
+//! The migration steps. Each one looks at the chain first and sends a transaction only when
+//! something is missing, so running them again (on any cluster) changes nothing.
+
+use crate::demo::{self, DemoAgent, DemoWorld};
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::solana_program::system_instruction;
+use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
+use anchor_spl::token::spl_token;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::program_pack::Pack;
+use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::decode::AcceptancePolicy;
+use trust_gate_client::instructions::capability_hash;
+use trust_gate_client::settle::{self, TokenProgram};
+use trust_gate_client::{chain, Builder, ClientError};
+use trust_gate_localnet::standin::client as standin;
+use trust_gate_program_common::external::atom_stats::Stats;
+
+/// SOL (lamports) each demo key is topped up to.
+const KEY_FLOOR: u64 = 2_000_000_000;
+
+/// How the migrations may act on the cluster.
+pub struct Migration<'a> {
+    pub rpc: &'a RpcClient,
+    pub builder: Builder,
+    /// Pays for everything and funds the demo keys.
+    pub funder: &'a Keypair,
+    /// The localnet stand-in engine's admin: when present, demo tiers are set with
+    /// `set_stats`. On a real cluster tiers are earned, not set, and this is `None`.
+    pub engine_admin: Option<&'a Keypair>,
+    /// Progress lines go here.
+    pub log: &'a (dyn Fn(&str) + Send + Sync),
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub created: Vec<String>,
+    pub present: Vec<String>,
+}
+
+impl Migration<'_> {
+    async fn send(
+        &self,
+        what: &str,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<(), ClientError> {
+        let blockhash = self.rpc.get_latest_blockhash().await?;
+        let mut all = vec![self.funder];
+        all.extend(signers.iter().copied());
+        let tx = settle::transaction(&self.funder.pubkey(), ixs, &[], blockhash, &all)?;
+        settle::send(self.rpc, &tx).await.map_err(|e| match e {
+            ClientError::Transaction { err, code, logs } => ClientError::Transaction {
+                err,
+                code,
+                logs: format!("{what}: {logs}"),
+            },
+            other => other,
+        })?;
+        Ok(())
+    }
+
+    fn note(&self, report: &mut Report, created: bool, what: String) {
+        (self.log)(&format!("  {} {what}", if created { "+" } else { "=" }));
+        if created {
+            report.created.push(what);
+        } else {
+            report.present.push(what);
+        }
+    }
+
+    async fn exists(&self, key: &Pubkey) -> Result<bool, ClientError> {
+        Ok(chain::account(self.rpc, key)
+            .await?
+            .is_some_and(|a| a.lamports > 0))
+    }
+
+    /// Tops up keys that sign or pay to [`KEY_FLOOR`] lamports.
+    async fn fund(&self, keys: &[Pubkey], report: &mut Report) -> Result<(), ClientError> {
+        let accounts = chain::accounts(self.rpc, keys).await?;
+        let ixs: Vec<Instruction> = keys
+            .iter()
+            .zip(accounts)
+            .filter_map(|(k, a)| {
+                let have = a.map(|a| a.lamports).unwrap_or(0);
+                (have < KEY_FLOOR / 2).then(|| {
+                    system_instruction::transfer(&self.funder.pubkey(), k, KEY_FLOOR - have)
+                })
+            })
+            .collect();
+        let n = ixs.len();
+        for chunk in ixs.chunks(8) {
+            self.send("funding demo keys", chunk, &[]).await?;
+        }
+        self.note(
+            report,
+            n > 0,
+            format!("SOL for {} demo keys ({n} topped up)", keys.len()),
+        );
+        Ok(())
+    }
+
+    /// Capability namespaces (and the demo attestor).
+    pub async fn namespaces(
+        &self,
+        world: &DemoWorld,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        for (name, version, schema) in demo::NAMESPACES {
+            let key = self.builder.pda.namespace(&capability_hash(name));
+            let created = !self.exists(&key).await?;
+            if created {
+                let ix =
+                    self.builder
+                        .register_namespace(&self.funder.pubkey(), name, version, schema);
+                self.send("register_namespace", &[ix], &[]).await?;
+            }
+            self.note(report, created, format!("namespace {name}"));
+        }
+        let profile = self.builder.pda.attestor_profile(&world.attestor.pubkey());
+        let created = !self.exists(&profile).await?;
+        if created {
+            let ix = self
+                .builder
+                .register_attestor(&world.attestor.pubkey(), "https://attestor.trust-gate.dev");
+            self.send("register_attestor", &[ix], &[&world.attestor])
+                .await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("attestor {}", world.attestor.pubkey()),
+        );
+        Ok(())
+    }
+
+    async fn mint(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
+        let mint = world.mint();
+        let created = !self.exists(&mint).await?;
+        if created {
+            let len = spl_token::state::Mint::LEN;
+            let rent = self.rpc.get_minimum_balance_for_rent_exemption(len).await?;
+            let ixs = [
+                system_instruction::create_account(
+                    &self.funder.pubkey(),
+                    &mint,
+                    rent,
+                    len as u64,
+                    &spl_token::ID,
+                ),
+                spl_token::instruction::initialize_mint2(
+                    &spl_token::ID,
+                    &mint,
+                    &world.mint_authority.pubkey(),
+                    None,
+                    demo::DECIMALS,
+                )
+                .map_err(|e| ClientError::Config(e.to_string()))?,
+            ];
+            self.send("create the demo mint", &ixs, &[&world.mint])
+                .await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("mint {mint} ({} decimals)", demo::DECIMALS),
+        );
+        Ok(())
+    }
+
+    async fn facilitator(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
+        let f = world.facilitator.pubkey();
+        let key = self.builder.pda.gate_authority(&f);
+        let created = !self.exists(&key).await?;
+        if created {
+            let ix = self.builder.init_gate_authority(&f);
+            self.send("gate init_authority", &[ix], &[&world.facilitator])
+                .await?;
+        }
+        self.note(report, created, format!("facilitator {f} GateAuthority"));
+        Ok(())
+    }
+
+    async fn agent(
+        &self,
+        agent: &DemoAgent,
+        collection: &Pubkey,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let (owner, asset) = (agent.owner.pubkey(), agent.asset());
+        let created = !self.exists(&self.builder.pda.agent_account(&asset)).await?;
+        if created {
+            let ix = self.builder.register_agent_via_cpi(
+                &owner,
+                &asset,
+                collection,
+                format!("https://agents.trust-gate.dev/{}", agent.name),
+            );
+            self.send(
+                "register_agent_via_cpi",
+                &[ix],
+                &[&agent.owner, &agent.asset],
+            )
+            .await?;
+        }
+        self.note(report, created, format!("agent {} {asset}", agent.name));
+
+        if let Some(admin) = self.engine_admin {
+            let want = Stats {
+                tier_immediate: agent.tier,
+                tier_confirmed: agent.tier,
+                risk_score: 0,
+                confidence: 5_000,
+            };
+            let current = chain::engine_reputation(self.rpc, &self.builder.ids, &asset).await?;
+            let matches = current.as_ref().is_ok_and(|r| {
+                r.tier_immediate == want.tier_immediate && r.tier_confirmed == want.tier_confirmed
+            });
+            if !matches {
+                let ix = standin::set_stats(&admin.pubkey(), &asset, &want);
+                self.send("set_stats", &[ix], &[admin]).await?;
+            }
+            self.note(
+                report,
+                !matches,
+                format!("agent {} engine tier {}", agent.name, agent.tier),
+            );
+        }
+
+        let authority = self.builder.pda.policy_authority(&asset);
+        let created = !self.exists(&authority).await?;
+        if created {
+            let ix = self.builder.init_authority(&owner, &asset, vec![owner], 1);
+            self.send("init_authority", &[ix], &[&agent.owner]).await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("agent {} PolicyAuthority", agent.name),
+        );
+        Ok(())
+    }
+
+    async fn payer_policy(
+        &self,
+        world: &DemoWorld,
+        agent: &DemoAgent,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let asset = agent.asset();
+        let key = self.builder.pda.policy(&asset, demo::POLICY_ID);
+        let created = !self.exists(&key).await?;
+        if created {
+            let ix = self.builder.init_policy(
+                &agent.owner.pubkey(),
+                &asset,
+                demo::POLICY_ID,
+                world.payer_policy(),
+            );
+            self.send("init_policy", &[ix], &[&agent.owner]).await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("agent {} policy {}", agent.name, demo::POLICY_ID),
+        );
+        Ok(())
+    }
+
+    async fn acceptance(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
+        let agent = &world.service;
+        let key = self.builder.pda.acceptance(&agent.asset());
+        let want = world.service_acceptance();
+        let current =
+            chain::anchor_account::<AcceptancePolicy>(self.rpc, "AcceptancePolicy", &key).await?;
+        let created = current.is_none_or(|c| c.params != want);
+        if created {
+            let ix = self.builder.set_acceptance_policy(
+                &agent.owner.pubkey(),
+                &[],
+                &agent.asset(),
+                want,
+            );
+            self.send("set_acceptance_policy", &[ix], &[&agent.owner])
+                .await?;
+        }
+        self.note(
+            report,
+            created,
+            format!(
+                "service acceptance policy: payer tier >= {}",
+                demo::SERVICE_MIN_PAYER_TIER
+            ),
+        );
+        Ok(())
+    }
+
+    /// Token accounts of the service and the payers; payers are topped up to
+    /// [`demo::PAYER_BALANCE`].
+    async fn tokens(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
+        let mint = world.mint();
+        let program = TokenProgram::SplToken;
+        let mut holders: Vec<(&DemoAgent, u64)> = vec![(&world.service, 0)];
+        holders.extend(world.payers.iter().map(|p| (p, demo::PAYER_BALANCE)));
+        for (agent, target) in holders {
+            let owner = agent.owner.pubkey();
+            let ata = program.associated_account(&owner, &mint);
+            let balance = match chain::account(self.rpc, &ata).await? {
+                Some(a) => spl_token::state::Account::unpack(&a.data)
+                    .map(|t| t.amount)
+                    .map_err(|e| ClientError::Decode {
+                        what: "token account".into(),
+                        reason: e.to_string(),
+                    })?,
+                None => {
+                    let ix = create_associated_token_account_idempotent(
+                        &self.funder.pubkey(),
+                        &owner,
+                        &mint,
+                        &program.id(),
+                    );
+                    self.send("create token account", &[ix], &[]).await?;
+                    0
+                }
+            };
+            let created = balance < target;
+            if created {
+                let ix = spl_token::instruction::mint_to(
+                    &spl_token::ID,
+                    &mint,
+                    &ata,
+                    &world.mint_authority.pubkey(),
+                    &[],
+                    target - balance,
+                )
+                .map_err(|e| ClientError::Config(e.to_string()))?;
+                self.send("mint_to", &[ix], &[&world.mint_authority])
+                    .await?;
+            }
+            self.note(
+                report,
+                created,
+                format!("agent {} token account {ata}", agent.name),
+            );
+        }
+        Ok(())
+    }
+
+    /// Every step, in order.
+    pub async fn demo_world(&self, world: &DemoWorld) -> Result<Report, ClientError> {
+        let mut report = Report::default();
+        let mut keys = vec![world.facilitator.pubkey(), world.attestor.pubkey()];
+        keys.push(world.service.owner.pubkey());
+        keys.extend(world.payers.iter().map(|p| p.owner.pubkey()));
+        self.fund(&keys, &mut report).await?;
+        self.namespaces(world, &mut report).await?;
+        self.mint(world, &mut report).await?;
+        self.facilitator(world, &mut report).await?;
+        let collection = chain::base_collection(self.rpc, &self.builder.ids).await?;
+        self.agent(&world.service, &collection, &mut report).await?;
+        self.acceptance(world, &mut report).await?;
+        for payer in &world.payers {
+            self.agent(payer, &collection, &mut report).await?;
+            self.payer_policy(world, payer, &mut report).await?;
+        }
+        self.tokens(world, &mut report).await?;
+        Ok(report)
+    }
+}
+
+/// Decodes a token account's balance (used by tests and tools).
+pub fn token_amount(data: &[u8]) -> Option<u64> {
+    spl_token::state::Account::unpack(data)
+        .ok()
+        .map(|a| a.amount)
+}

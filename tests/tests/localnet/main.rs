@@ -1,0 +1,7 @@
+//! The SDK against the embedded localnet over real JSON-RPC on loopback: every builder lands
+//! a transaction, every decoder reads what the programs wrote, the settlement composer
+//! passes the on-chain introspection, and the RPC answers with a cluster's shapes.
+
+mod fixture;
+mod rpc;
+mod sdk;

@@ -1,0 +1,1 @@
+//! The JSON-RPC surface: methods, shapes, errors.
