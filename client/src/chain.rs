@@ -7,10 +7,12 @@ use crate::ids::ProgramIds;
 use crate::pda::Pdas;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{AccountDeserialize, Discriminator};
+use solana_address_lookup_table_interface::state::AddressLookupTable;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConfig};
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
 use solana_sdk::account::Account;
+use solana_sdk::message::AddressLookupTableAccount;
 use trust_gate_program_common::external::agent_account::{self, AgentView};
 
 /// Several accounts in one `getMultipleAccounts` call (chunks of 100, the RPC limit).
@@ -186,6 +188,46 @@ pub async fn attestations_about(
             decode::account::<ValidationAttestation>("ValidationAttestation", &acc.data)
         {
             out.push((key, att));
+        }
+    }
+    Ok(out)
+}
+
+/// The address lookup tables whose authority is `authority` (a facilitator's), by
+/// `getProgramAccounts` with a memcmp filter on the authority (offset 22 of the table's
+/// metadata: type u32, deactivation slot u64, last extended slot u64, start index u8,
+/// authority option tag u8).
+pub async fn lookup_tables(
+    rpc: &RpcClient,
+    authority: &Pubkey,
+) -> Result<Vec<AddressLookupTableAccount>, ClientError> {
+    let config = RpcProgramAccountsConfig {
+        filters: Some(vec![
+            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(21, vec![1])),
+            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(22, authority.to_bytes().to_vec())),
+        ]),
+        account_config: RpcAccountInfoConfig {
+            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
+            ..RpcAccountInfoConfig::default()
+        },
+        ..RpcProgramAccountsConfig::default()
+    };
+    let program = solana_address_lookup_table_interface::program::ID;
+    let raw = rpc
+        .get_program_ui_accounts_with_config(&program, config)
+        .await?;
+    let mut out = Vec::new();
+    for (key, ui) in raw {
+        let Some(acc) = ui.decode::<Account>() else {
+            continue;
+        };
+        if let Ok(table) = AddressLookupTable::deserialize(&acc.data) {
+            if table.meta.deactivation_slot == u64::MAX {
+                out.push(AddressLookupTableAccount {
+                    key,
+                    addresses: table.addresses.to_vec(),
+                });
+            }
         }
     }
     Ok(out)

@@ -7,11 +7,21 @@ use anchor_lang::{AccountDeserialize, AnchorDeserialize, Discriminator, Event};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use serde::Serialize;
 
-pub use gate::events::GateDecision;
+pub use gate::events::{
+    AgentRegistered, FeedbackEmitted, GateAuthorityInitialized, GateDecision, PaymentDisputed,
+};
 pub use gate::state::{DisputeRecord, FeedbackEmissionLog, GateAuthority};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
+pub use policy_vault::events::{
+    AcceptancePolicySet, AuthorityInitialized, AuthorityRotated, KillSwitchInitialized,
+    KillSwitchSet, PaymentEvaluated, PolicyCreated,
+};
 pub use policy_vault::state::{
     AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,
+};
+pub use validation_registry::events::{
+    AttestorRegistered, NamespaceRegistered, ValidationRequested, ValidationResponded,
+    ValidationRevoked,
 };
 pub use validation_registry::state::{
     AttestorProfile, CapabilityNamespace, ValidationAttestation, ValidationRequest,

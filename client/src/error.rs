@@ -1,5 +1,6 @@
 //! The SDK's error type.
 
+use crate::errors::NamedError;
 use crate::ids::Network;
 use solana_sdk::transaction::TransactionError;
 
@@ -27,18 +28,20 @@ pub enum ClientError {
     Decode { what: String, reason: String },
 
     /// A gate simulation that produced no decision. `logs` is a ~400-character summary.
-    #[error("gate simulation returned no decision ({}); logs: {logs}", err.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no error".into()))]
+    #[error("gate simulation returned no decision ({}{}); logs: {logs}", err.as_ref().map(|e| e.to_string()).unwrap_or_else(|| "no error".into()), named_text(named))]
     SimulationFailed {
         err: Option<TransactionError>,
+        /// The custom program error, named, when there is one.
+        named: Option<NamedError>,
         logs: String,
     },
 
     /// A transaction (or its preflight simulation) failed on chain.
-    #[error("transaction failed: {err}{}; logs: {logs}", code_text(*code))]
+    #[error("transaction failed: {err}{}; logs: {logs}", named_text(named))]
     Transaction {
         err: TransactionError,
-        /// The custom program error code, when there is one.
-        code: Option<u32>,
+        /// The custom program error, named from the failing program's IDL when known.
+        named: Option<NamedError>,
         logs: String,
     },
 
@@ -55,12 +58,9 @@ pub enum ClientError {
     Config(String),
 }
 
-fn code_text(code: Option<u32>) -> String {
-    match code {
-        Some(c) => match crate::errors::error_name(c) {
-            Some(name) => format!(" (custom error {c} {name})"),
-            None => format!(" (custom error {c})"),
-        },
+fn named_text(named: &Option<NamedError>) -> String {
+    match named {
+        Some(n) => format!(" (error {} {})", n.code, n.name),
         None => String::new(),
     }
 }
@@ -72,6 +72,14 @@ impl From<solana_rpc_client_api::client_error::Error> for ClientError {
 }
 
 impl ClientError {
+    /// The custom error code of a failed transaction.
+    pub fn code(&self) -> Option<u32> {
+        match self {
+            ClientError::Transaction { named, .. } => named.as_ref().map(|n| n.code),
+            _ => None,
+        }
+    }
+
     pub(crate) fn input(field: &str, reason: impl Into<String>) -> Self {
         ClientError::InvalidInput {
             field: field.into(),

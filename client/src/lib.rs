@@ -27,7 +27,7 @@ pub mod simulate;
 pub mod x402;
 
 pub use error::ClientError;
-pub use ids::{Network, Program, ProgramIds};
+pub use ids::{Network, Overrides, Program, ProgramIds};
 pub use instructions::Builder;
 pub use settle::{AtomicityEnforced, AtomicityNotEnforcedError};
 pub use simulate::{gate_payment, Caller, PaymentQuery};

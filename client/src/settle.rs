@@ -211,6 +211,37 @@ pub fn compose(
     Ok([gate, transfer, feedback])
 }
 
+/// The accounts of a settlement that are the same for every payment a facilitator settles
+/// for one payee and mint: what its address lookup table holds so that a settlement fits in
+/// one packet (program ids must stay static and are not included).
+pub fn lookup_table_addresses(
+    b: &Builder,
+    facilitator: &Pubkey,
+    collection: &Pubkey,
+    mint: &Pubkey,
+    payee_asset: &Pubkey,
+    destination_token: &Pubkey,
+) -> Vec<Pubkey> {
+    vec![
+        b.ids.policy_vault,
+        b.ids.agent_registry,
+        b.ids.reputation_engine,
+        anchor_lang::system_program::ID,
+        solana_sdk::sysvar::instructions::ID,
+        *mint,
+        *collection,
+        b.pda.atom_config(),
+        b.pda.registry_cpi_authority(),
+        b.pda.evaluate_signer(),
+        b.pda.gate_authority(facilitator),
+        b.pda.agent_account(payee_asset),
+        *payee_asset,
+        b.pda.atom_stats(payee_asset),
+        b.pda.acceptance(payee_asset),
+        *destination_token,
+    ]
+}
+
 /// A v0 transaction of `ixs` paid by `fee_payer`, loading accounts from `tables`, signed by
 /// whichever of `signers` it needs (the others' slots stay empty for them to fill).
 pub fn transaction(
@@ -259,19 +290,17 @@ pub fn transaction_error(e: solana_rpc_client_api::client_error::Error) -> Clien
         if let Some(err) = sim.err.clone() {
             let err: solana_sdk::transaction::TransactionError = err.into();
             let logs = sim.logs.clone().unwrap_or_default();
-            let code = errors::custom_code(&err);
             return ClientError::Transaction {
+                named: errors::explain(&err, &logs),
                 err,
-                code,
                 logs: summarize_logs(&logs, 400),
             };
         }
     }
     if let Some(err) = e.get_transaction_error() {
-        let code = errors::custom_code(&err);
         return ClientError::Transaction {
+            named: errors::explain(&err, &[]),
             err,
-            code,
             logs: String::new(),
         };
     }

@@ -182,8 +182,10 @@ pub async fn gate_payment(
         .value;
     let logs = sim.logs.unwrap_or_default();
     let Some(rd) = sim.return_data.filter(|r| !r.data.0.is_empty()) else {
+        let err: Option<solana_sdk::transaction::TransactionError> = sim.err.map(Into::into);
         return Err(ClientError::SimulationFailed {
-            err: sim.err.map(Into::into),
+            named: err.as_ref().and_then(|e| crate::errors::explain(e, &logs)),
+            err,
             logs: summarize_logs(&logs, 400),
         });
     };

@@ -17,9 +17,10 @@ use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use solana_transaction_status_client_types::TransactionStatusMeta;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::Mutex;
+use tokio::sync::{RwLock, RwLockReadGuard};
 
 /// A slot lasts this long on the localnet, as on a cluster.
 pub const SLOT_DURATION: Duration = Duration::from_millis(400);
@@ -42,12 +43,15 @@ pub struct Simulation {
     pub loaded_accounts_data_size: u32,
 }
 
-/// The chain. Writes (transactions, slot warps, time) go through one lock, so a transaction's
-/// pre- and post-balances are its own; reads use a cloned BanksClient concurrently.
+/// The chain. Writes (transactions, slot warps, time) hold `gate` exclusively, so a
+/// transaction's pre- and post-balances are its own; reads share it. Every bank access goes
+/// through `gate`: a simulation running while the slot timer freezes the bank deadlocks
+/// inside the runtime (a re-entrant read lock behind a waiting writer).
 pub struct Chain {
+    gate: RwLock<()>,
     ctx: Mutex<ProgramTestContext>,
     banks: BanksClient,
-    index: RwLock<Index>,
+    index: std::sync::RwLock<Index>,
     genesis_hash: Hash,
     faucet: Keypair,
     slot: AtomicU64,
@@ -86,9 +90,10 @@ impl Chain {
         index.note_accounts(genesis_accounts);
         index.note_accounts([faucet_pubkey(&faucet)]);
         Arc::new(Chain {
+            gate: RwLock::new(()),
             ctx: Mutex::new(ctx),
             banks,
-            index: RwLock::new(index),
+            index: std::sync::RwLock::new(index),
             genesis_hash,
             faucet,
             slot: AtomicU64::new(0),
@@ -105,8 +110,12 @@ impl Chain {
         &self.faucet
     }
 
-    pub fn banks(&self) -> BanksClient {
-        self.banks.clone()
+    /// A BanksClient for reads, with the shared side of the bank lock held while it lives.
+    pub async fn banks(&self) -> ReadBanks<'_> {
+        ReadBanks {
+            _guard: self.gate.read().await,
+            client: self.banks.clone(),
+        }
     }
 
     pub fn slot(&self) -> u64 {
@@ -128,6 +137,7 @@ impl Chain {
 
     /// Advances one slot and sets the Clock to wall time (plus any warp offset).
     pub async fn tick(&self) -> Result<(), String> {
+        let _exclusive = self.gate.write().await;
         let mut ctx = self.ctx.lock().await;
         let current = ctx
             .banks_client
@@ -155,6 +165,7 @@ impl Chain {
             .div_ceil(SLOT_DURATION.as_millis() as u64)
             .max(1);
         {
+            let _exclusive = self.gate.write().await;
             let mut ctx = self.ctx.lock().await;
             let target = self.slot() + slots;
             ctx.warp_to_slot(target).map_err(|e| format!("{e:?}"))?;
@@ -181,15 +192,18 @@ impl Chain {
     }
 
     pub async fn account(&self, key: &Pubkey) -> Result<Option<Account>, BanksClientError> {
+        let _shared = self.gate.read().await;
         self.banks.get_account(*key).await
     }
 
     pub async fn latest_blockhash(&self) -> Result<Hash, BanksClientError> {
+        let _shared = self.gate.read().await;
         self.banks.get_latest_blockhash().await
     }
 
     /// Writes an account directly (genesis set-up, tests).
     pub async fn set_account(&self, key: &Pubkey, account: Account) {
+        let _exclusive = self.gate.write().await;
         let mut ctx = self.ctx.lock().await;
         ctx.set_account(key, &AccountSharedData::from(account));
         drop(ctx);
@@ -199,11 +213,16 @@ impl Chain {
     /// Every account key a transaction touches: the static keys and the ones it loads from
     /// address lookup tables (read from the tables as they are now).
     pub async fn account_keys(&self, tx: &VersionedTransaction) -> Vec<Pubkey> {
+        let _shared = self.gate.read().await;
+        self.account_keys_unlocked(tx).await
+    }
+
+    async fn account_keys_unlocked(&self, tx: &VersionedTransaction) -> Vec<Pubkey> {
         let mut keys: Vec<Pubkey> = tx.message.static_account_keys().to_vec();
         if let VersionedMessage::V0(m) = &tx.message {
             let (mut writable, mut readonly) = (Vec::new(), Vec::new());
             for lookup in &m.address_table_lookups {
-                let Ok(Some(table)) = self.account(&lookup.account_key).await else {
+                let Ok(Some(table)) = self.banks.get_account(lookup.account_key).await else {
                     continue;
                 };
                 let Ok(table) = AddressLookupTable::deserialize(&table.data) else {
@@ -221,6 +240,7 @@ impl Chain {
 
     /// Simulates without signature checks (the RPC layer checks them when asked).
     pub async fn simulate(&self, tx: VersionedTransaction) -> Result<Simulation, BanksClientError> {
+        let _shared = self.gate.read().await;
         let out = self.banks.simulate_transaction(tx).await?;
         let result = out.result.unwrap_or(Ok(()));
         let details = out.simulation_details;
@@ -247,11 +267,11 @@ impl Chain {
         if self.index().transaction(&signature).is_some() {
             return Ok(signature);
         }
-        let _guard = self.ctx.lock().await;
-        let keys = self.account_keys(&tx).await;
+        let _exclusive = self.gate.write().await;
+        let keys = self.account_keys_unlocked(&tx).await;
         let pre = self.balances(&keys).await?;
         let fee = self
-            .fee(
+            .fee_unlocked(
                 *tx.message.recent_blockhash(),
                 tx.message.header().num_required_signatures,
             )
@@ -300,6 +320,15 @@ impl Chain {
         blockhash: Hash,
         signatures: u8,
     ) -> Result<Option<u64>, BanksClientError> {
+        let _shared = self.gate.read().await;
+        self.fee_unlocked(blockhash, signatures).await
+    }
+
+    async fn fee_unlocked(
+        &self,
+        blockhash: Hash,
+        signatures: u8,
+    ) -> Result<Option<u64>, BanksClientError> {
         let keys: Vec<Pubkey> = (0..signatures.max(1))
             .map(|_| Pubkey::new_unique())
             .collect();
@@ -336,15 +365,30 @@ impl Chain {
         owner: &Pubkey,
     ) -> Result<Vec<(Pubkey, Account)>, BanksClientError> {
         let keys = self.index().accounts();
+        // One consistent view: no transaction lands halfway through the scan.
+        let _shared = self.gate.read().await;
         let mut out = Vec::new();
         for key in keys {
-            if let Some(acc) = self.account(&key).await? {
+            if let Some(acc) = self.banks.get_account(key).await? {
                 if acc.owner == *owner && acc.lamports > 0 {
                     out.push((key, acc));
                 }
             }
         }
         Ok(out)
+    }
+}
+
+/// A BanksClient used under the shared side of the bank lock.
+pub struct ReadBanks<'a> {
+    _guard: RwLockReadGuard<'a, ()>,
+    client: BanksClient,
+}
+
+impl std::ops::Deref for ReadBanks<'_> {
+    type Target = BanksClient;
+    fn deref(&self) -> &BanksClient {
+        &self.client
     }
 }
 

@@ -149,7 +149,12 @@ async fn init_standin(
 /// Writes each program's IDL account (the layout `anchor idl init` creates), so IDL loaders
 /// find the IDLs on chain as on a cluster where they were published.
 async fn publish_idls(chain: &Chain, ids: &ProgramIds) -> Result<(), String> {
-    let rent = chain.banks().get_rent().await.map_err(|e| e.to_string())?;
+    let rent = chain
+        .banks()
+        .await
+        .get_rent()
+        .await
+        .map_err(|e| e.to_string())?;
     let authority = chain.faucet().pubkey();
     for program in Program::ALL {
         let id = ids.get(program);

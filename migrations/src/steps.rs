@@ -6,6 +6,9 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
 use anchor_spl::token::spl_token;
+use solana_address_lookup_table_interface::instruction::{
+    create_lookup_table, extend_lookup_table,
+};
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::program_pack::Pack;
@@ -52,9 +55,9 @@ impl Migration<'_> {
         all.extend(signers.iter().copied());
         let tx = settle::transaction(&self.funder.pubkey(), ixs, &[], blockhash, &all)?;
         settle::send(self.rpc, &tx).await.map_err(|e| match e {
-            ClientError::Transaction { err, code, logs } => ClientError::Transaction {
+            ClientError::Transaction { err, named, logs } => ClientError::Transaction {
                 err,
-                code,
+                named,
                 logs: format!("{what}: {logs}"),
             },
             other => other,
@@ -308,12 +311,10 @@ impl Migration<'_> {
             let owner = agent.owner.pubkey();
             let ata = program.associated_account(&owner, &mint);
             let balance = match chain::account(self.rpc, &ata).await? {
-                Some(a) => spl_token::state::Account::unpack(&a.data)
-                    .map(|t| t.amount)
-                    .map_err(|e| ClientError::Decode {
-                        what: "token account".into(),
-                        reason: e.to_string(),
-                    })?,
+                Some(a) => token_amount(&a.data).ok_or_else(|| ClientError::Decode {
+                    what: "token account".into(),
+                    reason: format!("{} bytes, not a token account", a.data.len()),
+                })?,
                 None => {
                     let ix = create_associated_token_account_idempotent(
                         &self.funder.pubkey(),
@@ -348,6 +349,50 @@ impl Migration<'_> {
         Ok(())
     }
 
+    /// The facilitator's address lookup table with the demo service's settlement accounts,
+    /// so that a settlement fits in one packet.
+    async fn lookup_table(
+        &self,
+        world: &DemoWorld,
+        collection: &Pubkey,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let f = world.facilitator.pubkey();
+        let destination =
+            TokenProgram::SplToken.associated_account(&world.service.owner.pubkey(), &world.mint());
+        let wanted = settle::lookup_table_addresses(
+            &self.builder,
+            &f,
+            collection,
+            &world.mint(),
+            &world.service.asset(),
+            &destination,
+        );
+        let tables = chain::lookup_tables(self.rpc, &f).await?;
+        let present = tables
+            .iter()
+            .any(|t| wanted.iter().all(|a| t.addresses.contains(a)));
+        if !present {
+            // A table's address derives from a recent slot, which must be in SlotHashes.
+            let recent = self.rpc.get_slot().await?.saturating_sub(1);
+            let (create, table) = create_lookup_table(f, self.funder.pubkey(), recent);
+            let extend = extend_lookup_table(table, f, Some(self.funder.pubkey()), wanted);
+            self.send(
+                "create the facilitator's lookup table",
+                &[create, extend],
+                &[&world.facilitator],
+            )
+            .await?;
+            // A table is usable from the slot after its last extension.
+            let extended = self.rpc.get_slot().await?;
+            while self.rpc.get_slot().await? <= extended {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+        }
+        self.note(report, !present, format!("facilitator {f} lookup table"));
+        Ok(())
+    }
+
     /// Every step, in order.
     pub async fn demo_world(&self, world: &DemoWorld) -> Result<Report, ClientError> {
         let mut report = Report::default();
@@ -366,13 +411,16 @@ impl Migration<'_> {
             self.payer_policy(world, payer, &mut report).await?;
         }
         self.tokens(world, &mut report).await?;
+        self.lookup_table(world, &collection, &mut report).await?;
         Ok(report)
     }
 }
 
-/// Decodes a token account's balance (used by tests and tools).
+/// A token account's balance, SPL Token or Token-2022 (both keep the amount at 64..72 of
+/// the base layout; Token-2022 appends extensions after it).
 pub fn token_amount(data: &[u8]) -> Option<u64> {
-    spl_token::state::Account::unpack(data)
-        .ok()
-        .map(|a| a.amount)
+    if data.len() < spl_token::state::Account::LEN {
+        return None;
+    }
+    Some(u64::from_le_bytes(data[64..72].try_into().ok()?))
 }

@@ -60,6 +60,14 @@ pub fn decode_transaction(
             )))
         }
     };
+    // A cluster refuses what does not fit in one packet.
+    const PACKET_DATA_SIZE: usize = 1232;
+    if bytes.len() > PACKET_DATA_SIZE {
+        return Err(RpcError::invalid_params(format!(
+            "transaction too large: {} bytes (max: raw {PACKET_DATA_SIZE})",
+            bytes.len()
+        )));
+    }
     let tx: VersionedTransaction = bincode::deserialize(&bytes).map_err(|e| {
         RpcError::invalid_params(format!("failed to deserialize VersionedTransaction: {e}"))
     })?;

@@ -165,8 +165,9 @@ async fn get_balance(chain: &Chain, p: &[Value]) -> RpcResult {
 }
 
 async fn get_latest_blockhash(chain: &Chain) -> RpcResult {
-    let banks = chain.banks();
-    let (hash, last_valid) = banks
+    let (hash, last_valid) = chain
+        .banks()
+        .await
         .get_latest_blockhash_with_commitment(Default::default())
         .await
         .map_err(bank_error)?
@@ -196,6 +197,7 @@ async fn is_blockhash_valid(chain: &Chain, p: &[Value]) -> RpcResult {
 async fn get_block_height(chain: &Chain) -> RpcResult {
     let h = chain
         .banks()
+        .await
         .get_root_block_height()
         .await
         .map_err(bank_error)?;
@@ -203,7 +205,7 @@ async fn get_block_height(chain: &Chain) -> RpcResult {
 }
 
 async fn get_epoch_info(chain: &Chain) -> RpcResult {
-    let banks = chain.banks();
+    let banks = chain.banks().await;
     let schedule: EpochSchedule = banks.get_sysvar().await.map_err(bank_error)?;
     let slot = chain.slot();
     let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
@@ -220,7 +222,7 @@ async fn get_epoch_info(chain: &Chain) -> RpcResult {
 
 async fn get_minimum_balance(chain: &Chain, p: &[Value]) -> RpcResult {
     let len: usize = param(p, 0, "data length")?;
-    let rent = chain.banks().get_rent().await.map_err(bank_error)?;
+    let rent = chain.banks().await.get_rent().await.map_err(bank_error)?;
     Ok(json!(rent.minimum_balance(len)))
 }
 
@@ -295,6 +297,7 @@ async fn simulate_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
     if cfg.replace_recent_blockhash {
         let latest = chain
             .banks()
+            .await
             .get_latest_blockhash_with_commitment(Default::default())
             .await
             .map_err(bank_error)?

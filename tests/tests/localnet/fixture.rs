@@ -1,15 +1,21 @@
-//! A started localnet with the demo world seeded through the migrations.
+//! A started localnet with the demo world seeded through the migrations, and helpers that
+//! send through the SDK over JSON-RPC.
 
+use anchor_lang::prelude::Pubkey;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
-use trust_gate_client::{Builder, Network, ProgramIds};
+use solana_sdk::instruction::Instruction;
+use solana_sdk::signature::{Keypair, Signature, Signer};
+use trust_gate_client::settle::{self, Feedback, Settlement, TokenProgram};
+use trust_gate_client::{chain, Builder, ClientError, Network, ProgramIds};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
-use trust_gate_migrations::DemoWorld;
+use trust_gate_migrations::{demo, DemoWorld};
 
 pub struct Env {
     pub localnet: Localnet,
     pub rpc: RpcClient,
     pub b: Builder,
     pub world: DemoWorld,
+    pub collection: Pubkey,
 }
 
 /// A fresh localnet on a free loopback port with the demo world seeded.
@@ -21,10 +27,104 @@ pub async fn seeded() -> Env {
     assert!(!report.created.is_empty());
     let rpc = trust_gate_migrations::rpc(&localnet.rpc_url());
     let b = Builder::new(ProgramIds::for_network(Network::Localnet)).unwrap();
+    let collection = chain::base_collection(&rpc, &b.ids).await.unwrap();
     Env {
         localnet,
         rpc,
         b,
         world,
+        collection,
     }
+}
+
+impl Env {
+    /// Sends `ixs` paid by the localnet's faucet and signed by `signers`.
+    pub async fn send(
+        &self,
+        ixs: &[Instruction],
+        signers: &[&Keypair],
+    ) -> Result<Signature, ClientError> {
+        let blockhash = self.rpc.get_latest_blockhash().await?;
+        let mut all = vec![self.localnet.faucet()];
+        all.extend(signers.iter().copied());
+        let tx = settle::transaction(&self.localnet.faucet().pubkey(), ixs, &[], blockhash, &all)?;
+        settle::send(&self.rpc, &tx).await
+    }
+
+    /// A new key with 10 SOL (requestAirdrop).
+    pub async fn funded(&self) -> Keypair {
+        let k = Keypair::new();
+        self.rpc
+            .request_airdrop(&k.pubkey(), 10_000_000_000)
+            .await
+            .unwrap();
+        k
+    }
+
+    /// Registers a new agent through the gate; returns (owner, asset).
+    pub async fn new_agent(&self) -> (Keypair, Keypair) {
+        let owner = self.funded().await;
+        let asset = Keypair::new();
+        let ix = self.b.register_agent_via_cpi(
+            &owner.pubkey(),
+            &asset.pubkey(),
+            &self.collection,
+            "https://agent.example".into(),
+        );
+        self.send(&[ix], &[&owner, &asset]).await.unwrap();
+        (owner, asset)
+    }
+
+    /// The demo settlement of `amount` from the payer of `tier` to the demo service.
+    pub fn settlement(&self, tier: u8, amount: u64, payment_id_hash: [u8; 32]) -> Settlement {
+        let w = &self.world;
+        let payer = w.payer(tier).unwrap();
+        let program = TokenProgram::SplToken;
+        Settlement {
+            facilitator: w.facilitator.pubkey(),
+            payer_signer: payer.owner.pubkey(),
+            payer_asset: payer.asset(),
+            payee_asset: w.service.asset(),
+            policy_id: demo::POLICY_ID,
+            mint: w.mint(),
+            decimals: demo::DECIMALS,
+            token_program: program,
+            amount,
+            source_token: program.associated_account(&payer.owner.pubkey(), &w.mint()),
+            destination_token: program.associated_account(&w.service.owner.pubkey(), &w.mint()),
+            collection: self.collection,
+            attestations: Default::default(),
+            feedback: Feedback {
+                payment_id_hash,
+                score: 90,
+                tag1: "x402".into(),
+                tag2: String::new(),
+                endpoint: "https://demo.example/protected".into(),
+                feedback_uri: String::new(),
+            },
+        }
+    }
+
+    /// The demo facilitator's address lookup tables.
+    pub async fn tables(&self) -> Vec<solana_sdk::message::AddressLookupTableAccount> {
+        let t = chain::lookup_tables(&self.rpc, &self.world.facilitator.pubkey())
+            .await
+            .unwrap();
+        assert!(
+            !t.is_empty(),
+            "the migrations create the facilitator's lookup table"
+        );
+        t
+    }
+
+    pub async fn token_balance(&self, account: &Pubkey) -> u64 {
+        let acc = chain::account(&self.rpc, account).await.unwrap().unwrap();
+        trust_gate_migrations::steps::token_amount(&acc.data)
+            .unwrap_or_else(|| panic!("{account}: {} bytes owned by {}", acc.data.len(), acc.owner))
+    }
+}
+
+/// A payment id hash unique to this call.
+pub fn payment_id() -> [u8; 32] {
+    Pubkey::new_unique().to_bytes()
 }

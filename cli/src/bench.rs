@@ -1,0 +1,225 @@
+//! `trust-gate bench localnet`: simulateTransaction and sendTransaction throughput and
+//! latency of the embedded localnet over its JSON-RPC, on this machine.
+
+use clap::{Args, Subcommand};
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::Transaction;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use trust_gate_client::{Builder, Network, ProgramIds};
+use trust_gate_localnet::{Localnet, LocalnetConfig};
+use trust_gate_migrations::demo;
+
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// The localnet's own floor: simulateTransaction of a gate decision and
+    /// sendTransaction of transfers, over JSON-RPC on loopback.
+    Localnet(LocalnetBench),
+}
+
+#[derive(Args)]
+pub struct LocalnetBench {
+    /// Seconds to drive each method (at most 60).
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 4)]
+    concurrency: usize,
+}
+
+pub async fn run(cmd: BenchCommand) -> Result<(), String> {
+    match cmd {
+        BenchCommand::Localnet(a) => localnet(a).await,
+    }
+}
+
+/// Latencies of one method, summarized.
+struct Summary {
+    count: usize,
+    errors: usize,
+    elapsed: Duration,
+    p50: Duration,
+    p99: Duration,
+}
+
+impl Summary {
+    fn of(mut latencies: Vec<Duration>, errors: usize, elapsed: Duration) -> Self {
+        latencies.sort();
+        let pick = |q: f64| {
+            if latencies.is_empty() {
+                Duration::ZERO
+            } else {
+                let i =
+                    ((latencies.len() as f64 * q).ceil() as usize).clamp(1, latencies.len()) - 1;
+                latencies[i]
+            }
+        };
+        Summary {
+            count: latencies.len(),
+            errors,
+            elapsed,
+            p50: pick(0.50),
+            p99: pick(0.99),
+        }
+    }
+
+    fn print(&self, name: &str) {
+        println!(
+            "{name:<20} {:>7} ok {:>4} err  {:>8.1} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms",
+            self.count,
+            self.errors,
+            self.count as f64 / self.elapsed.as_secs_f64(),
+            self.p50.as_secs_f64() * 1e3,
+            self.p99.as_secs_f64() * 1e3,
+        );
+    }
+}
+
+/// Runs `concurrency` clients calling `call(client_index, n)` until `duration` passes.
+async fn drive<F, Fut>(concurrency: usize, duration: Duration, call: F) -> Summary
+where
+    F: Fn(usize, u64) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = bool> + Send,
+{
+    let call = Arc::new(call);
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for c in 0..concurrency {
+        let call = call.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut lat, mut errors, mut n) = (Vec::new(), 0usize, 0u64);
+            while start.elapsed() < duration {
+                let t = Instant::now();
+                if call(c, n).await {
+                    lat.push(t.elapsed());
+                } else {
+                    errors += 1;
+                }
+                n += 1;
+            }
+            (lat, errors)
+        }));
+    }
+    let (mut all, mut errors) = (Vec::new(), 0);
+    for t in tasks {
+        if let Ok((lat, e)) = t.await {
+            all.extend(lat);
+            errors += e;
+        }
+    }
+    Summary::of(all, errors, start.elapsed())
+}
+
+async fn localnet(a: LocalnetBench) -> Result<(), String> {
+    if a.seconds == 0 || a.seconds > 60 {
+        return Err("--seconds must be between 1 and 60".into());
+    }
+    if a.concurrency == 0 || a.concurrency > 64 {
+        return Err("--concurrency must be between 1 and 64".into());
+    }
+    let duration = Duration::from_secs(a.seconds);
+    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
+    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
+    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = localnet.rpc_url();
+    let b = Builder::new(ProgramIds::for_network(Network::Localnet)).map_err(|e| e.to_string())?;
+
+    // simulateTransaction: the gate decision /verify asks for (tier-3 payer, Allow).
+    let payer = world.payer(3).ok_or("no tier-3 demo payer")?;
+    let ix = b.gate_payment(
+        &payer.asset(),
+        &world.service.asset(),
+        demo::PRICE,
+        &world.mint(),
+        demo::POLICY_ID,
+        Default::default(),
+    );
+    let sim_tx = Arc::new(Transaction::new_with_payer(
+        &[ix],
+        Some(&payer.owner.pubkey()),
+    ));
+    eprintln!(
+        "simulateTransaction: {} s, {} clients ...",
+        a.seconds, a.concurrency
+    );
+    let clients: Arc<Vec<RpcClient>> = Arc::new(
+        (0..a.concurrency)
+            .map(|_| trust_gate_migrations::rpc(&url))
+            .collect(),
+    );
+    let c2 = clients.clone();
+    let simulate = drive(a.concurrency, duration, move |c, _| {
+        let (clients, tx) = (c2.clone(), sim_tx.clone());
+        async move {
+            let config = RpcSimulateTransactionConfig {
+                sig_verify: false,
+                replace_recent_blockhash: true,
+                ..Default::default()
+            };
+            matches!(clients[c].simulate_transaction_with_config(&*tx, config).await,
+                Ok(r) if r.value.err.is_none())
+        }
+    })
+    .await;
+
+    // sendTransaction: transfers from one funded key per client (preflight on, as clients do).
+    let senders: Vec<Keypair> = (0..a.concurrency).map(|_| Keypair::new()).collect();
+    for s in &senders {
+        clients[0]
+            .request_airdrop(&s.pubkey(), 100_000_000_000)
+            .await
+            .map_err(|e| format!("funding a sender: {e}"))?;
+    }
+    let senders = Arc::new(senders);
+    // One blockhash for the whole phase (valid for 300 slots, 120 s), so that only
+    // sendTransaction is timed.
+    let blockhash = clients[0]
+        .get_latest_blockhash()
+        .await
+        .map_err(|e| e.to_string())?;
+    eprintln!(
+        "sendTransaction: {} s, {} clients ...",
+        a.seconds, a.concurrency
+    );
+    let c3 = clients.clone();
+    let send = drive(a.concurrency, duration, move |c, n| {
+        let (clients, senders) = (c3.clone(), senders.clone());
+        async move {
+            let rpc = &clients[c];
+            let from = &senders[c];
+            // Each transfer is unique (amount), so no two share a signature.
+            let ix = anchor_lang::solana_program::system_instruction::transfer(
+                &from.pubkey(),
+                &Pubkey::new_unique(),
+                1_000_000 + n,
+            );
+            let tx =
+                Transaction::new_signed_with_payer(&[ix], Some(&from.pubkey()), &[from], blockhash);
+            rpc.send_transaction_with_config(&tx, RpcSendTransactionConfig::default())
+                .await
+                .is_ok()
+        }
+    })
+    .await;
+
+    println!();
+    println!(
+        "localnet JSON-RPC on this machine ({} cores), {} s per method, {} concurrent clients:",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        a.seconds,
+        a.concurrency
+    );
+    simulate.print("simulateTransaction");
+    send.print("sendTransaction");
+    println!(
+        "(sendTransaction runs the preflight simulation, executes, and records the transaction)"
+    );
+    Ok(())
+}
