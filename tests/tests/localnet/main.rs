@@ -3,5 +3,6 @@
 //! passes the on-chain introspection, and the RPC answers with a cluster's shapes.
 
 mod fixture;
+mod node;
 mod rpc;
 mod sdk;

@@ -1,1 +1,451 @@
-//! The JSON-RPC surface: methods, shapes, errors.
+//! The JSON-RPC surface with raw HTTP: methods, shapes, errors, the wall clock, and a client
+//! we did not write (@solana/web3.js).
+
+use crate::fixture::{seeded, Env};
+use anchor_lang::prelude::Pubkey;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use serde_json::{json, Value};
+use solana_sdk::clock::Clock;
+use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::Transaction;
+use trust_gate_client::Program;
+
+async fn call(env: &Env, method: &str, params: Value) -> Value {
+    reqwest::Client::new()
+        .post(env.localnet.rpc_url())
+        .json(&json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn result(env: &Env, method: &str, params: Value) -> Value {
+    let r = call(env, method, params).await;
+    assert_eq!(r["id"], 7);
+    assert!(r.get("error").is_none(), "{method}: {r}");
+    r["result"].clone()
+}
+
+async fn clock(env: &Env) -> Clock {
+    let r = result(
+        env,
+        "getAccountInfo",
+        json!([solana_sdk::sysvar::clock::ID.to_string(), {"encoding": "base64"}]),
+    )
+    .await;
+    let data = STANDARD
+        .decode(r["value"]["data"][0].as_str().unwrap())
+        .unwrap();
+    bincode::deserialize(&data).unwrap()
+}
+
+fn transfer(from: &Keypair, to: &Pubkey, lamports: u64, blockhash: &str) -> Transaction {
+    Transaction::new_signed_with_payer(
+        &[anchor_lang::solana_program::system_instruction::transfer(
+            &from.pubkey(),
+            to,
+            lamports,
+        )],
+        Some(&from.pubkey()),
+        &[from],
+        blockhash.parse().unwrap(),
+    )
+}
+
+fn b64(tx: &Transaction) -> String {
+    STANDARD.encode(bincode::serialize(tx).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_methods_answer_with_cluster_shapes() {
+    let env = seeded().await;
+    assert_eq!(result(&env, "getHealth", json!([])).await, "ok");
+    assert!(result(&env, "getVersion", json!([])).await["solana-core"].is_string());
+    let genesis = result(&env, "getGenesisHash", json!([])).await;
+    assert_eq!(
+        genesis.as_str().unwrap(),
+        env.localnet.chain.genesis_hash().to_string()
+    );
+    let epoch = result(&env, "getEpochInfo", json!([])).await;
+    for field in [
+        "absoluteSlot",
+        "blockHeight",
+        "epoch",
+        "slotIndex",
+        "slotsInEpoch",
+        "transactionCount",
+    ] {
+        assert!(epoch[field].is_u64(), "{field}: {epoch}");
+    }
+    assert!(result(&env, "getBlockHeight", json!([])).await.is_u64());
+    let rent = result(&env, "getMinimumBalanceForRentExemption", json!([165])).await;
+    assert_eq!(rent, 2_039_280);
+
+    let latest = result(
+        &env,
+        "getLatestBlockhash",
+        json!([{"commitment": "confirmed"}]),
+    )
+    .await;
+    let hash = latest["value"]["blockhash"].as_str().unwrap().to_string();
+    assert!(latest["value"]["lastValidBlockHeight"].is_u64());
+    assert!(latest["context"]["slot"].is_u64());
+    assert_eq!(
+        result(&env, "isBlockhashValid", json!([hash])).await["value"],
+        true
+    );
+    let never = solana_sdk::hash::Hash::new_unique().to_string();
+    assert_eq!(
+        result(&env, "isBlockhashValid", json!([never])).await["value"],
+        false
+    );
+
+    // Accounts, base64 and base58, and a missing one.
+    let payer = env.world.payer(3).unwrap().owner.pubkey().to_string();
+    let one = result(
+        &env,
+        "getAccountInfo",
+        json!([payer, {"encoding": "base64"}]),
+    )
+    .await;
+    assert_eq!(one["value"]["owner"], "11111111111111111111111111111111");
+    assert!(one["value"]["lamports"].as_u64().unwrap() > 0);
+    let b58 = result(&env, "getAccountInfo", json!([payer])).await;
+    assert_eq!(b58["value"]["data"], "");
+    let missing = Pubkey::new_unique().to_string();
+    assert!(result(&env, "getAccountInfo", json!([missing])).await["value"].is_null());
+    let many = result(
+        &env,
+        "getMultipleAccounts",
+        json!([[payer, missing], {"encoding": "base64"}]),
+    )
+    .await;
+    assert!(many["value"][0].is_object() && many["value"][1].is_null());
+    assert!(
+        result(&env, "getBalance", json!([payer])).await["value"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    // Fees: 5000 lamports per signature.
+    let from = Keypair::new();
+    let tx = transfer(&from, &Pubkey::new_unique(), 1, &hash);
+    let message = STANDARD.encode(tx.message.serialize());
+    assert_eq!(
+        result(&env, "getFeeForMessage", json!([message])).await["value"],
+        5_000
+    );
+
+    // Errors: unknown method, bad parameters, a batch.
+    let unknown = call(&env, "getBlockProduction", json!([])).await;
+    assert_eq!(unknown["error"]["code"], -32601);
+    let bad = call(&env, "getBalance", json!(["not-a-key"])).await;
+    assert_eq!(bad["error"]["code"], -32602);
+    let batch: Value = reqwest::Client::new()
+        .post(env.localnet.rpc_url())
+        .json(&json!([{"jsonrpc":"2.0","id":1,"method":"getSlot"},{"jsonrpc":"2.0","id":2,"method":"getHealth"}]))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (batch[0]["id"].clone(), batch[1]["result"].clone()),
+        (json!(1), json!("ok"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_simulate_statuses_and_transactions() {
+    let env = seeded().await;
+    let from = env.funded().await;
+    let to = Pubkey::new_unique();
+    let hash = result(&env, "getLatestBlockhash", json!([])).await["value"]["blockhash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // simulateTransaction: sigVerify, replaceRecentBlockhash, logs, unitsConsumed.
+    let tx = transfer(&from, &to, 1_000_000, &hash);
+    let sim = result(
+        &env,
+        "simulateTransaction",
+        json!([b64(&tx), {"encoding": "base64", "sigVerify": true}]),
+    )
+    .await;
+    assert!(sim["value"]["err"].is_null(), "{sim}");
+    assert!(sim["value"]["logs"].as_array().unwrap().iter().any(|l| l
+        .as_str()
+        .unwrap()
+        .contains("11111111111111111111111111111111 success")));
+    assert!(sim["value"]["unitsConsumed"].is_u64());
+    let mut forged = tx.clone();
+    forged.signatures[0] = solana_sdk::signature::Signature::default();
+    let refused = call(
+        &env,
+        "simulateTransaction",
+        json!([b64(&forged), {"encoding": "base64", "sigVerify": true}]),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32003);
+    let replaced = result(
+        &env,
+        "simulateTransaction",
+        json!([b64(&forged), {"encoding": "base64", "replaceRecentBlockhash": true}]),
+    )
+    .await;
+    assert!(replaced["value"]["replacementBlockhash"]["blockhash"].is_string());
+
+    // sendTransaction (base58 by default), then its status and the transaction itself.
+    let wire = bs58::encode(bincode::serialize(&tx).unwrap()).into_string();
+    let sig = result(&env, "sendTransaction", json!([wire])).await;
+    let statuses = result(
+        &env,
+        "getSignatureStatuses",
+        json!([[sig, solana_sdk::signature::Signature::default().to_string()]]),
+    )
+    .await;
+    assert_eq!(statuses["value"][0]["confirmationStatus"], "finalized");
+    assert!(statuses["value"][0]["err"].is_null());
+    assert!(statuses["value"][1].is_null());
+    for encoding in ["json", "base64"] {
+        let got = result(&env, "getTransaction", json!([sig, {"encoding": encoding}])).await;
+        assert!(got["slot"].is_u64() && got["blockTime"].is_i64(), "{got}");
+        assert_eq!(got["meta"]["fee"], 5_000);
+        let pre = got["meta"]["preBalances"][0].as_u64().unwrap();
+        let post = got["meta"]["postBalances"][0].as_u64().unwrap();
+        assert_eq!(pre - post, 1_000_000 + 5_000);
+        if encoding == "json" {
+            assert_eq!(got["transaction"]["signatures"][0], sig);
+            assert_eq!(
+                got["transaction"]["message"]["accountKeys"][1],
+                to.to_string()
+            );
+        } else {
+            assert_eq!(got["transaction"][1], "base64");
+        }
+    }
+    assert!(result(
+        &env,
+        "getTransaction",
+        json!([solana_sdk::signature::Signature::default().to_string()])
+    )
+    .await
+    .is_null());
+
+    // A failing transaction: preflight refuses it with the simulation's logs; sent anyway,
+    // it lands with its error and pays its fee.
+    let broke = Keypair::new();
+    env.rpc
+        .request_airdrop(&broke.pubkey(), 1_000_000)
+        .await
+        .unwrap();
+    let poor = transfer(&broke, &to, 10_000_000, &hash);
+    let pre = call(
+        &env,
+        "sendTransaction",
+        json!([b64(&poor), {"encoding": "base64"}]),
+    )
+    .await;
+    assert_eq!(pre["error"]["code"], -32002, "{pre}");
+    assert!(pre["error"]["data"]["logs"].is_array(), "{pre}");
+    let sig = result(
+        &env,
+        "sendTransaction",
+        json!([b64(&poor), {"encoding": "base64", "skipPreflight": true}]),
+    )
+    .await;
+    let status = result(&env, "getSignatureStatuses", json!([[sig]])).await;
+    assert!(status["value"][0]["err"].is_object(), "{status}");
+
+    // A v0 transaction needs maxSupportedTransactionVersion, as on a cluster.
+    let pay = crate::fixture::payment_id();
+    let s = env.settlement(3, 1_000, pay);
+    let v0 = trust_gate_client::settle::settle(
+        &env.rpc,
+        &env.b,
+        &s,
+        &env.world.payer(3).unwrap().owner,
+        &env.world.facilitator,
+        &env.tables().await,
+        trust_gate_client::AtomicityEnforced::TRUE,
+    )
+    .await
+    .unwrap()
+    .to_string();
+    let refused = call(&env, "getTransaction", json!([v0, {"encoding": "json"}])).await;
+    assert_eq!(refused["error"]["code"], -32015);
+    let got = result(
+        &env,
+        "getTransaction",
+        json!([v0, {"encoding": "json", "maxSupportedTransactionVersion": 0}]),
+    )
+    .await;
+    assert_eq!(got["version"], 0);
+    assert_eq!(
+        got["transaction"]["message"]["instructions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert!(!got["meta"]["loadedAddresses"]["readonly"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let logs = got["meta"]["logMessages"].as_array().unwrap();
+    assert!(
+        logs.iter()
+            .any(|l| l.as_str().unwrap().starts_with("Program data: ")),
+        "{logs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_program_accounts_filters_by_owner_size_and_memcmp() {
+    let env = seeded().await;
+    use anchor_lang::Discriminator;
+    let pv = Program::PolicyVault;
+    let id = env.b.ids.get(pv).to_string();
+    let disc = bs58::encode(policy_vault::state::PolicyAccount::DISCRIMINATOR).into_string();
+    let policies = result(
+        &env,
+        "getProgramAccounts",
+        json!([id, {"encoding": "base64", "filters": [{"memcmp": {"offset": 0, "bytes": disc}}]}]),
+    )
+    .await;
+    let policies = policies.as_array().unwrap();
+    assert_eq!(policies.len(), 3, "one policy per demo payer");
+    let mut expected: Vec<String> = env
+        .world
+        .payers
+        .iter()
+        .map(|p| env.b.pda.policy(&p.asset(), 1).to_string())
+        .collect();
+    let mut got: Vec<String> = policies
+        .iter()
+        .map(|p| p["pubkey"].as_str().unwrap().to_string())
+        .collect();
+    expected.sort();
+    got.sort();
+    assert_eq!(got, expected);
+
+    // memcmp on the asset (offset 8) narrows to one payer's accounts.
+    let asset = env.world.payer(1).unwrap().asset();
+    let one = result(
+        &env,
+        "getProgramAccounts",
+        json!([id, {"encoding": "base64", "withContext": true, "filters": [
+            {"memcmp": {"offset": 0, "bytes": disc}},
+            {"memcmp": {"offset": 8, "bytes": asset.to_string()}}
+        ]}]),
+    )
+    .await;
+    assert!(one["context"]["slot"].is_u64());
+    assert_eq!(one["value"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        one["value"][0]["pubkey"],
+        env.b.pda.policy(&asset, 1).to_string()
+    );
+
+    // dataSize: kill switches are the only policy_vault accounts of their size.
+    let ks = env.b.pda.killswitch(&asset);
+    let size = env.rpc.get_account(&ks).await.unwrap().data.len();
+    let sized = result(
+        &env,
+        "getProgramAccounts",
+        json!([id, {"encoding": "base64", "filters": [{"dataSize": size}]}]),
+    )
+    .await;
+    assert_eq!(sized.as_array().unwrap().len(), 3);
+    let none = result(
+        &env,
+        "getProgramAccounts",
+        json!([Pubkey::new_unique().to_string()]),
+    )
+    .await;
+    assert_eq!(none, json!([]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clock_follows_wall_time_and_tests_can_warp_it() {
+    let env = seeded().await;
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64
+    };
+    let c1 = clock(&env).await;
+    assert!(
+        (c1.unix_timestamp - now()).abs() <= 2,
+        "clock {} vs wall {}",
+        c1.unix_timestamp,
+        now()
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1_300)).await;
+    let c2 = clock(&env).await;
+    assert!(
+        c2.slot >= c1.slot + 2,
+        "slots advance about every 400 ms: {} -> {}",
+        c1.slot,
+        c2.slot
+    );
+    let slot = result(&env, "getSlot", json!([])).await.as_u64().unwrap();
+    assert!(slot >= c2.slot);
+
+    env.localnet.warp(7_200).await.unwrap();
+    let c3 = clock(&env).await;
+    assert!(
+        c3.unix_timestamp >= now() + 7_190,
+        "warped clock {}",
+        c3.unix_timestamp
+    );
+    assert!(c3.slot >= c2.slot + 18_000);
+    // Transactions still land after the warp (fresh blockhashes).
+    env.funded().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_we_did_not_write_reads_simulates_and_sends() {
+    let env = seeded().await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("web3");
+    crate::node::install(&dir);
+    let payer = env.funded().await;
+    let out = std::process::Command::new("node")
+        .arg(dir.join("check.mjs"))
+        .env("RPC_URL", env.localnet.rpc_url())
+        .env("PAYER_SECRET", bs58::encode(payer.to_bytes()).into_string())
+        .env(
+            "READ_ACCOUNT",
+            env.b
+                .pda
+                .policy(&env.world.payer(3).unwrap().asset(), 1)
+                .to_string(),
+        )
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "web3.js check failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        report["account"]["owner"],
+        env.b.ids.policy_vault.to_string()
+    );
+    assert!(report["blockhash"].as_str().unwrap().len() > 30);
+    assert!(report["simulation"]["err"].is_null(), "{report}");
+    let sig = report["signature"].as_str().unwrap();
+    let status = result(&env, "getSignatureStatuses", json!([[sig]])).await;
+    assert!(status["value"][0]["err"].is_null(), "{status}");
+    let to: Pubkey = report["recipient"].as_str().unwrap().parse().unwrap();
+    assert_eq!(env.rpc.get_balance(&to).await.unwrap(), 1_234_567);
+}
