@@ -200,9 +200,16 @@ async fn localnet(a: LocalnetBench) -> Result<(), String> {
             );
             let tx =
                 Transaction::new_signed_with_payer(&[ix], Some(&from.pubkey()), &[from], blockhash);
-            rpc.send_transaction_with_config(&tx, RpcSendTransactionConfig::default())
+            match rpc
+                .send_transaction_with_config(&tx, RpcSendTransactionConfig::default())
                 .await
-                .is_ok()
+            {
+                Ok(_) => true,
+                Err(e) => {
+                    tracing::debug!("sendTransaction: {e}");
+                    false
+                }
+            }
         }
     })
     .await;

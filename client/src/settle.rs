@@ -329,24 +329,32 @@ pub async fn settle(
     send(rpc, &tx).await
 }
 
-/// Disputes a settled payment as `facilitator`.
+/// A dispute of a settled payment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dispute {
+    /// The registry's base collection.
+    pub collection: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    pub payee_asset: Pubkey,
+    /// sha256 of the reason text (or any 32-byte reference).
+    pub reason_hash: [u8; 32],
+    pub feedback_uri: String,
+}
+
+/// Disputes a settled payment as `facilitator` (once; a second dispute fails).
 pub async fn dispute(
     rpc: &RpcClient,
     b: &Builder,
     facilitator: &Keypair,
-    collection: &Pubkey,
-    payment_id_hash: [u8; 32],
-    payee_asset: &Pubkey,
-    reason_hash: [u8; 32],
-    feedback_uri: String,
+    d: &Dispute,
 ) -> Result<Signature, ClientError> {
     let ix = b.dispute_payment(
         &facilitator.pubkey(),
-        collection,
-        payment_id_hash,
-        payee_asset,
-        reason_hash,
-        feedback_uri,
+        &d.collection,
+        d.payment_id_hash,
+        &d.payee_asset,
+        d.reason_hash,
+        d.feedback_uri.clone(),
     );
     let blockhash = rpc.get_latest_blockhash().await?;
     let tx = transaction(&facilitator.pubkey(), &[ix], &[], blockhash, &[facilitator])?;

@@ -57,6 +57,50 @@ pub struct Chain {
     slot: AtomicU64,
     /// Seconds added to wall time (tests warp the clock forward).
     time_offset: AtomicU64,
+    /// The cluster's blockhashes, one per slot (see [`Blockhashes`]).
+    blockhashes: std::sync::Mutex<Blockhashes>,
+}
+
+/// How many slots a blockhash stays usable, as on a cluster (150 slots, about 60 s).
+pub const MAX_BLOCKHASH_AGE: u64 = 150;
+
+/// The blockhashes clients see: one per slot of the localnet, usable for
+/// [`MAX_BLOCKHASH_AGE`] slots.
+///
+/// The bank underneath (solana-program-test) registers a fresh blockhash every 6.4 ms, so
+/// its own ones expire after about a second. The localnet therefore keeps the cluster-like
+/// queue here: a transaction's blockhash is checked against it, then replaced by the bank's
+/// current one for execution (exactly what `replaceRecentBlockhash` does in a simulation).
+/// Signatures are verified over the message as the client signed it, before the swap, and
+/// replays are refused by signature, so the blockhash still does its two jobs: expiry and
+/// uniqueness.
+#[derive(Default)]
+pub struct Blockhashes {
+    /// (blockhash, the block height it was issued at), newest last.
+    queue: std::collections::VecDeque<(Hash, u64)>,
+}
+
+impl Blockhashes {
+    fn push(&mut self, hash: Hash, height: u64) {
+        if self.queue.back().is_some_and(|(h, _)| *h == hash) {
+            return;
+        }
+        self.queue.push_back((hash, height));
+        while self.queue.len() as u64 > MAX_BLOCKHASH_AGE {
+            self.queue.pop_front();
+        }
+    }
+
+    /// The newest blockhash and the last block height at which it is valid.
+    pub fn latest(&self) -> Option<(Hash, u64)> {
+        self.queue
+            .back()
+            .map(|(h, height)| (*h, height + MAX_BLOCKHASH_AGE))
+    }
+
+    pub fn is_valid(&self, hash: &Hash) -> bool {
+        self.queue.iter().any(|(h, _)| h == hash)
+    }
 }
 
 fn now_unix() -> i64 {
@@ -89,7 +133,10 @@ impl Chain {
         let mut index = Index::default();
         index.note_accounts(genesis_accounts);
         index.note_accounts([faucet_pubkey(&faucet)]);
+        let mut blockhashes = Blockhashes::default();
+        blockhashes.push(ctx.last_blockhash, 0);
         Arc::new(Chain {
+            blockhashes: std::sync::Mutex::new(blockhashes),
             gate: RwLock::new(()),
             ctx: Mutex::new(ctx),
             banks,
@@ -154,7 +201,45 @@ impl Chain {
         clock.unix_timestamp = self.unix_time();
         ctx.set_sysvar(&clock);
         self.slot.store(next, Ordering::Relaxed);
+        self.blockhashes().push(ctx.last_blockhash, next);
         Ok(())
+    }
+
+    fn blockhashes(&self) -> std::sync::MutexGuard<'_, Blockhashes> {
+        self.blockhashes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The newest client-facing blockhash and its last valid block height.
+    pub fn latest_blockhash_info(&self) -> (Hash, u64) {
+        self.blockhashes()
+            .latest()
+            .expect("the queue starts with the genesis blockhash")
+    }
+
+    /// Whether a client-facing blockhash is still usable.
+    pub fn is_blockhash_valid(&self, hash: &Hash) -> bool {
+        self.blockhashes().is_valid(hash)
+    }
+
+    /// The block height: one block per slot (the localnet skips no slot).
+    pub fn block_height(&self) -> u64 {
+        self.slot()
+    }
+
+    /// `tx` with its blockhash checked against the client-facing queue and replaced by the
+    /// bank's current one (or replaced unchecked when `replace` is asked, as
+    /// `replaceRecentBlockhash` does).
+    async fn for_bank(&self, mut tx: VersionedTransaction, check: bool) -> Result<VersionedTransaction, TransactionError> {
+        if check && !self.is_blockhash_valid(tx.message.recent_blockhash()) {
+            return Err(TransactionError::BlockhashNotFound);
+        }
+        let bank_hash = self
+            .banks
+            .get_latest_blockhash()
+            .await
+            .map_err(|_| TransactionError::ClusterMaintenance)?;
+        tx.message.set_recent_blockhash(bank_hash);
+        Ok(tx)
     }
 
     /// Test-only time travel: moves the clock `seconds` ahead of wall time and advances the
@@ -196,9 +281,9 @@ impl Chain {
         self.banks.get_account(*key).await
     }
 
-    pub async fn latest_blockhash(&self) -> Result<Hash, BanksClientError> {
-        let _shared = self.gate.read().await;
-        self.banks.get_latest_blockhash().await
+    /// The newest client-facing blockhash.
+    pub fn latest_blockhash(&self) -> Hash {
+        self.latest_blockhash_info().0
     }
 
     /// Writes an account directly (genesis set-up, tests).
@@ -239,8 +324,25 @@ impl Chain {
     }
 
     /// Simulates without signature checks (the RPC layer checks them when asked).
-    pub async fn simulate(&self, tx: VersionedTransaction) -> Result<Simulation, BanksClientError> {
+    /// Simulates `tx` (its blockhash must be a client-facing one unless `replace_blockhash`).
+    pub async fn simulate(
+        &self,
+        tx: VersionedTransaction,
+        replace_blockhash: bool,
+    ) -> Result<Simulation, BanksClientError> {
         let _shared = self.gate.read().await;
+        let tx = match self.for_bank(tx, !replace_blockhash).await {
+            Ok(tx) => tx,
+            Err(e) => {
+                return Ok(Simulation {
+                    result: Err(e),
+                    logs: vec![],
+                    units_consumed: 0,
+                    return_data: None,
+                    loaded_accounts_data_size: 0,
+                })
+            }
+        };
         let out = self.banks.simulate_transaction(tx).await?;
         let result = out.result.unwrap_or(Ok(()));
         let details = out.simulation_details;
@@ -268,6 +370,11 @@ impl Chain {
             return Ok(signature);
         }
         let _exclusive = self.gate.write().await;
+        let original = tx;
+        let tx = self
+            .for_bank(original.clone(), true)
+            .await
+            .map_err(SubmitError::Rejected)?;
         let keys = self.account_keys_unlocked(&tx).await;
         let pre = self.balances(&keys).await?;
         let fee = self
@@ -294,7 +401,7 @@ impl Chain {
         let record = TxRecord {
             slot,
             block_time: self.unix_time(),
-            transaction: tx,
+            transaction: original,
             meta: TransactionStatusMeta {
                 status: outcome.result,
                 fee,
@@ -320,8 +427,12 @@ impl Chain {
         blockhash: Hash,
         signatures: u8,
     ) -> Result<Option<u64>, BanksClientError> {
+        if !self.is_blockhash_valid(&blockhash) {
+            return Ok(None);
+        }
         let _shared = self.gate.read().await;
-        self.fee_unlocked(blockhash, signatures).await
+        let bank_hash = self.banks.get_latest_blockhash().await?;
+        self.fee_unlocked(bank_hash, signatures).await
     }
 
     async fn fee_unlocked(

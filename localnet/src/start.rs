@@ -129,7 +129,7 @@ async fn init_standin(
 ) -> Result<(), String> {
     let faucet = chain.faucet();
     let payer = faucet.pubkey();
-    let blockhash = chain.latest_blockhash().await.map_err(|e| e.to_string())?;
+    let blockhash = chain.latest_blockhash();
     let tx = Transaction::new_signed_with_payer(
         &[
             standin::initialize_registry(&payer, &collection.pubkey()),

@@ -165,13 +165,7 @@ async fn get_balance(chain: &Chain, p: &[Value]) -> RpcResult {
 }
 
 async fn get_latest_blockhash(chain: &Chain) -> RpcResult {
-    let (hash, last_valid) = chain
-        .banks()
-        .await
-        .get_latest_blockhash_with_commitment(Default::default())
-        .await
-        .map_err(bank_error)?
-        .ok_or_else(|| RpcError::internal("no blockhash"))?;
+    let (hash, last_valid) = chain.latest_blockhash_info();
     with_context(
         chain,
         RpcBlockhash {
@@ -181,27 +175,16 @@ async fn get_latest_blockhash(chain: &Chain) -> RpcResult {
     )
 }
 
-/// A blockhash is valid while the bank can price a message that uses it.
-async fn blockhash_is_valid(chain: &Chain, hash: Hash) -> Result<bool, RpcError> {
-    Ok(chain.fee(hash, 1).await.map_err(bank_error)?.is_some())
-}
-
 async fn is_blockhash_valid(chain: &Chain, p: &[Value]) -> RpcResult {
     let s: String = param(p, 0, "blockhash")?;
     let hash =
         Hash::from_str(&s).map_err(|_| RpcError::invalid_params("Invalid param: blockhash"))?;
-    let valid = blockhash_is_valid(chain, hash).await?;
+    let valid = chain.is_blockhash_valid(&hash);
     with_context(chain, valid)
 }
 
 async fn get_block_height(chain: &Chain) -> RpcResult {
-    let h = chain
-        .banks()
-        .await
-        .get_root_block_height()
-        .await
-        .map_err(bank_error)?;
-    Ok(json!(h))
+    Ok(json!(chain.block_height()))
 }
 
 async fn get_epoch_info(chain: &Chain) -> RpcResult {
@@ -209,7 +192,7 @@ async fn get_epoch_info(chain: &Chain) -> RpcResult {
     let schedule: EpochSchedule = banks.get_sysvar().await.map_err(bank_error)?;
     let slot = chain.slot();
     let (epoch, slot_index) = schedule.get_epoch_and_slot_index(slot);
-    let height = banks.get_root_block_height().await.map_err(bank_error)?;
+    let height = chain.block_height();
     Ok(json!({
         "absoluteSlot": slot,
         "blockHeight": height,
@@ -295,17 +278,14 @@ async fn simulate_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
     }
     let mut replacement = None;
     if cfg.replace_recent_blockhash {
-        let latest = chain
-            .banks()
-            .await
-            .get_latest_blockhash_with_commitment(Default::default())
-            .await
-            .map_err(bank_error)?
-            .ok_or_else(|| RpcError::internal("no blockhash"))?;
+        let latest = chain.latest_blockhash_info();
         tx.message.set_recent_blockhash(latest.0);
         replacement = Some(latest);
     }
-    let sim = chain.simulate(tx).await.map_err(bank_error)?;
+    let sim = chain
+        .simulate(tx, cfg.replace_recent_blockhash)
+        .await
+        .map_err(bank_error)?;
     with_context(chain, simulation_json(&sim, replacement))
 }
 
@@ -325,7 +305,7 @@ async fn send_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         return Err(signature_failure());
     }
     if !cfg.skip_preflight {
-        let sim = chain.simulate(tx.clone()).await.map_err(bank_error)?;
+        let sim = chain.simulate(tx.clone(), false).await.map_err(bank_error)?;
         if let Err(err) = &sim.result {
             return Err(preflight_failure(&sim, err));
         }
@@ -457,7 +437,7 @@ async fn request_airdrop(chain: &Chain, p: &[Value]) -> RpcResult {
         return Err(RpcError::invalid_params("lamports must be greater than 0"));
     }
     let faucet = chain.faucet();
-    let blockhash = chain.latest_blockhash().await.map_err(bank_error)?;
+    let blockhash = chain.latest_blockhash();
     let from = solana_sdk::signer::Signer::pubkey(faucet);
     let tx = Transaction::new_signed_with_payer(
         &[system_instruction::transfer(&from, &to, lamports)],

@@ -181,33 +181,20 @@ async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions(
     );
 
     // The dispute helper, once.
-    let reason = capability_hash("late delivery");
-    settle::dispute(
-        &env.rpc,
-        &env.b,
-        &w.facilitator,
-        &env.collection,
-        pay,
-        &w.service.asset(),
-        reason,
-        "ipfs://d".into(),
-    )
-    .await
-    .unwrap();
+    let dispute = settle::Dispute {
+        collection: env.collection,
+        payment_id_hash: pay,
+        payee_asset: w.service.asset(),
+        reason_hash: capability_hash("late delivery"),
+        feedback_uri: "ipfs://d".into(),
+    };
+    settle::dispute(&env.rpc, &env.b, &w.facilitator, &dispute)
+        .await
+        .unwrap();
     let record: DisputeRecord =
         decode_at(&env, &env.b.pda.dispute(&w.facilitator.pubkey(), &pay)).await;
-    assert_eq!(record.reason_hash, reason);
-    let again = settle::dispute(
-        &env.rpc,
-        &env.b,
-        &w.facilitator,
-        &env.collection,
-        pay,
-        &w.service.asset(),
-        reason,
-        "ipfs://d".into(),
-    )
-    .await;
+    assert_eq!(record.reason_hash, dispute.reason_hash);
+    let again = settle::dispute(&env.rpc, &env.b, &w.facilitator, &dispute).await;
     assert!(
         matches!(again, Err(ClientError::Transaction { .. })),
         "{again:?}"
