@@ -229,7 +229,11 @@ impl Chain {
     /// `tx` with its blockhash checked against the client-facing queue and replaced by the
     /// bank's current one (or replaced unchecked when `replace` is asked, as
     /// `replaceRecentBlockhash` does).
-    async fn for_bank(&self, mut tx: VersionedTransaction, check: bool) -> Result<VersionedTransaction, TransactionError> {
+    async fn for_bank(
+        &self,
+        mut tx: VersionedTransaction,
+        check: bool,
+    ) -> Result<VersionedTransaction, TransactionError> {
         if check && !self.is_blockhash_valid(tx.message.recent_blockhash()) {
             return Err(TransactionError::BlockhashNotFound);
         }

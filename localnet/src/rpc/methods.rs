@@ -305,7 +305,10 @@ async fn send_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         return Err(signature_failure());
     }
     if !cfg.skip_preflight {
-        let sim = chain.simulate(tx.clone(), false).await.map_err(bank_error)?;
+        let sim = chain
+            .simulate(tx.clone(), false)
+            .await
+            .map_err(bank_error)?;
         if let Err(err) = &sim.result {
             return Err(preflight_failure(&sim, err));
         }
