@@ -170,28 +170,21 @@ pub fn compose(
         &s.destination_token,
         s.attestations,
     );
-    let transfer = match s.token_program {
-        TokenProgram::SplToken => spl_token::instruction::transfer_checked(
-            &spl_token::ID,
-            &s.source_token,
-            &s.mint,
-            &s.destination_token,
-            &s.payer_signer,
-            &[],
-            s.amount,
-            s.decimals,
-        ),
-        TokenProgram::Token2022 => spl_token_2022::instruction::transfer_checked(
-            &spl_token_2022::ID,
-            &s.source_token,
-            &s.mint,
-            &s.destination_token,
-            &s.payer_signer,
-            &[],
-            s.amount,
-            s.decimals,
-        ),
-    }
+    // Both token programs encode TransferChecked the same way; the program id differs.
+    let transfer_checked = match s.token_program {
+        TokenProgram::SplToken => spl_token::instruction::transfer_checked,
+        TokenProgram::Token2022 => spl_token_2022::instruction::transfer_checked,
+    };
+    let transfer = transfer_checked(
+        &s.token_program.id(),
+        &s.source_token,
+        &s.mint,
+        &s.destination_token,
+        &s.payer_signer,
+        &[],
+        s.amount,
+        s.decimals,
+    )
     .map_err(|e| ClientError::input("transfer", e.to_string()))?;
     let feedback = b.emit_feedback(
         &s.facilitator,

@@ -31,6 +31,42 @@ pub const NAMESPACES: [(&str, &str, &str); 2] = [
     ),
 ];
 
+/// The demo payers' spending policy for `mint`: per-transaction, daily and weekly caps, a
+/// one-hour velocity window and the kill switch.
+pub fn payer_policy(mint: Pubkey) -> PolicyParams {
+    PolicyParams {
+        kinds: 0x01 | 0x02 | 0x04,
+        gate_mode: 0,
+        mint,
+        per_tx_cap: 5_000_000,
+        daily_cap: 20_000_000,
+        weekly_cap: 50_000_000,
+        velocity_window_secs: 3_600,
+        velocity_max_in_window: 10_000_000,
+        tier0_decay_bps: 5_000,
+        min_counterparty_tier: 0,
+        max_counterparty_risk: 255,
+        min_counterparty_confidence: 0,
+        unrated_treatment: 1,
+        required_capability: [0; 32],
+        accepted_attestors: [Pubkey::default(); 2],
+    }
+}
+
+/// What the demo service asks of its payers: tier ≥ [`SERVICE_MIN_PAYER_TIER`]; unrated
+/// payers are denied.
+pub fn service_acceptance() -> AcceptanceParams {
+    AcceptanceParams {
+        min_payer_tier: SERVICE_MIN_PAYER_TIER,
+        gate_mode: 0,
+        max_payer_risk: 255,
+        min_payer_confidence: 0,
+        unrated_treatment: 0,
+        required_capability: [0; 32],
+        accepted_attestors: [Pubkey::default(); 2],
+    }
+}
+
 /// A registered agent: the owner wallet and the asset key.
 pub struct DemoAgent {
     pub name: &'static str,
@@ -99,38 +135,14 @@ impl DemoWorld {
         self.payers.iter().find(|a| a.tier == tier)
     }
 
-    /// The demo payers' spending policy: caps, velocity and the kill switch.
+    /// The demo payers' spending policy (see [`payer_policy`]).
     pub fn payer_policy(&self) -> PolicyParams {
-        PolicyParams {
-            kinds: 0x01 | 0x02 | 0x04,
-            gate_mode: 0,
-            mint: self.mint(),
-            per_tx_cap: 5_000_000,
-            daily_cap: 20_000_000,
-            weekly_cap: 50_000_000,
-            velocity_window_secs: 3_600,
-            velocity_max_in_window: 10_000_000,
-            tier0_decay_bps: 5_000,
-            min_counterparty_tier: 0,
-            max_counterparty_risk: 255,
-            min_counterparty_confidence: 0,
-            unrated_treatment: 1,
-            required_capability: [0; 32],
-            accepted_attestors: [Pubkey::default(); 2],
-        }
+        payer_policy(self.mint())
     }
 
-    /// What the demo service asks of its payers: tier ≥ 2.
+    /// What the demo service asks of its payers (see [`service_acceptance`]).
     pub fn service_acceptance(&self) -> AcceptanceParams {
-        AcceptanceParams {
-            min_payer_tier: SERVICE_MIN_PAYER_TIER,
-            gate_mode: 0,
-            max_payer_risk: 255,
-            min_payer_confidence: 0,
-            unrated_treatment: 0,
-            required_capability: [0; 32],
-            accepted_attestors: [Pubkey::default(); 2],
-        }
+        service_acceptance()
     }
 
     /// A summary for printing and for tools (public keys only).

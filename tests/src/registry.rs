@@ -1,13 +1,15 @@
-//! Instruction builders for validation_registry, shared by its suite and the test world.
+//! validation_registry instructions for its suite and the test world: the SDK's builders,
+//! plus the Anchor account structs the attack tests tamper with.
 
 use anchor_lang::{prelude::Pubkey, InstructionData, ToAccountMetas};
 use solana_sdk::{instruction::Instruction, sysvar};
-use validation_registry::{accounts, attestation_message, instruction, pda};
+pub use trust_gate_client::instructions::{capability_hash, Claim};
+use trust_gate_client::{Builder, Network, ProgramIds};
+use validation_registry::{accounts, instruction, pda};
 
-/// sha256 of a capability namespace name: the capability hash.
-pub fn capability_hash(name: &str) -> [u8; 32] {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(name.as_bytes()).into()
+/// The SDK's builder at the ids the programs were built with.
+pub fn builder() -> Builder {
+    Builder::new(ProgramIds::for_network(Network::Devnet)).expect("devnet ids are configured")
 }
 
 pub fn instruction(accounts: impl ToAccountMetas, data: impl InstructionData) -> Instruction {
@@ -32,27 +34,11 @@ pub fn register_namespace_ix(
     version: &str,
     schema_uri: &str,
 ) -> Instruction {
-    instruction(
-        register_namespace_accounts(registrant, name),
-        instruction::RegisterNamespace {
-            name: name.into(),
-            version: version.into(),
-            schema_uri: schema_uri.into(),
-        },
-    )
+    builder().register_namespace(registrant, name, version, schema_uri)
 }
 
 pub fn register_attestor_ix(attestor: &Pubkey, display_name_uri: &str) -> Instruction {
-    instruction(
-        accounts::RegisterAttestor {
-            attestor: *attestor,
-            attestor_profile: pda::attestor_profile(attestor).0,
-            system_program: anchor_lang::system_program::ID,
-        },
-        instruction::RegisterAttestor {
-            display_name_uri: display_name_uri.into(),
-        },
-    )
+    builder().register_attestor(attestor, display_name_uri)
 }
 
 pub fn request_accounts(
@@ -75,46 +61,23 @@ pub fn request_ix(
     claim_uri_hash: [u8; 32],
     deadline_slot: u64,
 ) -> Instruction {
-    instruction(
-        request_accounts(requester, subject, capability),
-        instruction::RequestValidation {
-            subject_asset: *subject,
-            capability_hash: *capability,
-            claim_uri_hash,
-            deadline_slot,
-        },
+    builder().request_validation(
+        requester,
+        subject,
+        capability,
+        claim_uri_hash,
+        deadline_slot,
     )
 }
 
-/// The claim an attestor answers with.
-#[derive(Clone, Copy)]
-pub struct Claim {
-    pub subject: Pubkey,
-    pub capability: [u8; 32],
-    pub payload: [u8; 32],
-    pub uri: [u8; 32],
-    pub expires_at_slot: u64,
-}
-
-impl Claim {
-    pub fn message(&self) -> Vec<u8> {
-        attestation_message(
-            &self.subject,
-            &self.capability,
-            &self.payload,
-            &self.uri,
-            self.expires_at_slot,
-        )
-    }
-
-    pub fn data(&self) -> instruction::RespondToValidation {
-        instruction::RespondToValidation {
-            subject_asset: self.subject,
-            capability_hash: self.capability,
-            claim_payload_hash: self.payload,
-            claim_uri_hash: self.uri,
-            expires_at_slot: self.expires_at_slot,
-        }
+/// The instruction data of a response to `claim`.
+pub fn respond_data(claim: &Claim) -> instruction::RespondToValidation {
+    instruction::RespondToValidation {
+        subject_asset: claim.subject,
+        capability_hash: claim.capability,
+        claim_payload_hash: claim.payload_hash,
+        claim_uri_hash: claim.uri_hash,
+        expires_at_slot: claim.expires_at_slot,
     }
 }
 
@@ -130,7 +93,7 @@ pub fn respond_accounts(attestor: &Pubkey, claim: &Claim) -> accounts::RespondTo
 }
 
 pub fn respond_ix(attestor: &Pubkey, claim: &Claim) -> Instruction {
-    instruction(respond_accounts(attestor, claim), claim.data())
+    builder().respond_to_validation(attestor, claim)
 }
 
 pub fn revoke_accounts(
@@ -151,12 +114,5 @@ pub fn revoke_ix(
     capability: &[u8; 32],
     reason: [u8; 32],
 ) -> Instruction {
-    instruction(
-        revoke_accounts(attestor, subject, capability),
-        instruction::RevokeValidation {
-            subject_asset: *subject,
-            capability_hash: *capability,
-            reason_hash: reason,
-        },
-    )
+    builder().revoke_validation(attestor, subject, capability, reason)
 }

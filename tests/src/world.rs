@@ -4,8 +4,8 @@
 
 use crate::registry;
 use crate::{send, send_tx, transaction};
+use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
-use anchor_lang::{prelude::Pubkey, InstructionData, ToAccountMetas};
 use anchor_spl::associated_token::{
     get_associated_token_address_with_program_id,
     spl_associated_token_account::instruction::create_associated_token_account_idempotent,
@@ -20,10 +20,16 @@ use solana_sdk::{
     program_pack::Pack,
     signature::{Keypair, Signer},
 };
+use trust_gate_client::instructions::{Builder, FeedbackArgs};
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_common::external::{self as ext, atom_stats::Stats};
 
 pub const DECIMALS: u8 = 6;
+
+/// The SDK's instruction builder, at the ids the programs were built with.
+pub fn sdk() -> Builder {
+    crate::registry::builder()
+}
 
 /// An agent registered in the (stand-in) registry: its owner wallet and asset.
 pub struct Agent {
@@ -145,28 +151,14 @@ pub fn open_policy(mint: Pubkey) -> PolicyParams {
 
 /// The demo payer policy: spending caps, velocity and the kill switch.
 pub fn demo_policy(mint: Pubkey) -> PolicyParams {
-    PolicyParams {
-        kinds: 0x01 | 0x02 | 0x04,
-        per_tx_cap: 5_000_000,
-        daily_cap: 20_000_000,
-        weekly_cap: 50_000_000,
-        velocity_window_secs: 3_600,
-        velocity_max_in_window: 10_000_000,
-        tier0_decay_bps: 5_000,
-        ..open_policy(mint)
-    }
+    trust_gate_migrations::demo::payer_policy(mint)
 }
 
-/// An acceptance policy that asks payers for `min_tier`.
+/// An acceptance policy that asks payers for `min_tier` (the demo service's, otherwise).
 pub fn min_tier_acceptance(min_tier: u8) -> AcceptanceParams {
     AcceptanceParams {
         min_payer_tier: min_tier,
-        gate_mode: 0,
-        max_payer_risk: 255,
-        min_payer_confidence: 0,
-        unrated_treatment: 0,
-        required_capability: [0; 32],
-        accepted_attestors: [Pubkey::default(); 2],
+        ..trust_gate_migrations::demo::service_acceptance()
     }
 }
 
@@ -179,12 +171,7 @@ pub fn tier(t: u8) -> Stats {
     }
 }
 
-/// Optional attestations passed to a gate evaluation.
-#[derive(Default, Clone, Copy)]
-pub struct Attestations {
-    pub payer: Option<Pubkey>,
-    pub payee: Option<Pubkey>,
-}
+pub use trust_gate_client::instructions::Attestations;
 
 impl World {
     pub async fn new() -> World {
@@ -235,16 +222,7 @@ impl World {
         .await
         .unwrap();
         let f = facilitator.pubkey();
-        let init = Instruction {
-            program_id: gate::ID,
-            accounts: gate::accounts::InitAuthority {
-                facilitator_signer: f,
-                gate_authority: pda::gate_authority(&f),
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: gate::instruction::InitAuthority { facilitator: f }.data(),
-        };
+        let init = sdk().init_gate_authority(&f);
         send(&mut ctx, &[init], &[&facilitator]).await.unwrap();
         World {
             ctx,
@@ -306,22 +284,7 @@ impl World {
         members: Vec<Pubkey>,
         threshold: u8,
     ) -> Instruction {
-        Instruction {
-            program_id: policy_vault::ID,
-            accounts: policy_vault::accounts::InitAuthority {
-                owner: *signer,
-                agent_account: pda::agent(asset),
-                authority: pda::policy_authority(asset),
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: policy_vault::instruction::InitAuthority {
-                asset: *asset,
-                members,
-                threshold,
-            }
-            .data(),
-        }
+        sdk().init_authority(signer, asset, members, threshold)
     }
 
     pub async fn init_authority(&mut self, agent: &Agent) {
@@ -341,24 +304,7 @@ impl World {
         policy_id: u32,
         params: PolicyParams,
     ) -> Instruction {
-        Instruction {
-            program_id: policy_vault::ID,
-            accounts: policy_vault::accounts::InitPolicy {
-                member: *member,
-                authority: pda::policy_authority(asset),
-                policy: pda::policy(asset, policy_id),
-                velocity: pda::velocity(asset, policy_id),
-                killswitch: pda::killswitch(asset),
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: policy_vault::instruction::InitPolicy {
-                asset: *asset,
-                policy_id,
-                params,
-            }
-            .data(),
-        }
+        sdk().init_policy(member, asset, policy_id, params)
     }
 
     pub async fn init_policy(
@@ -379,27 +325,7 @@ impl World {
         asset: &Pubkey,
         params: AcceptanceParams,
     ) -> Instruction {
-        let mut accounts = policy_vault::accounts::SetAcceptancePolicy {
-            member: *lead,
-            authority: pda::policy_authority(asset),
-            acceptance: pda::acceptance(asset),
-            system_program: anchor_lang::system_program::ID,
-        }
-        .to_account_metas(None);
-        accounts.extend(
-            others
-                .iter()
-                .map(|k| solana_sdk::instruction::AccountMeta::new_readonly(*k, true)),
-        );
-        Instruction {
-            program_id: policy_vault::ID,
-            accounts,
-            data: policy_vault::instruction::SetAcceptancePolicy {
-                asset: *asset,
-                params,
-            }
-            .data(),
-        }
+        sdk().set_acceptance_policy(lead, others, asset, params)
     }
 
     /// A payee agent with tier `t`, an authority and (optionally) an acceptance policy.
@@ -453,27 +379,6 @@ impl World {
             .amount
     }
 
-    pub fn evaluation_accounts(
-        &self,
-        payer: &Pubkey,
-        payee: &Pubkey,
-        policy_id: u32,
-        att: Attestations,
-    ) -> gate::accounts::EvaluationAccounts {
-        gate::accounts::EvaluationAccounts {
-            evaluate_signer: pda::evaluate_signer(),
-            policy: pda::policy(payer, policy_id),
-            velocity_ledger: pda::velocity(payer, policy_id),
-            killswitch: pda::killswitch(payer),
-            payer_stats: pda::stats(payer),
-            payee_stats: pda::stats(payee),
-            payee_acceptance: pda::acceptance(payee),
-            payer_attestation: att.payer,
-            payee_attestation: att.payee,
-            policy_vault_program: policy_vault::ID,
-        }
-    }
-
     pub fn gate_payment_ix(
         &self,
         payer: &Pubkey,
@@ -483,21 +388,7 @@ impl World {
         policy_id: u32,
         att: Attestations,
     ) -> Instruction {
-        Instruction {
-            program_id: gate::ID,
-            accounts: gate::accounts::GatePayment {
-                evaluation: self.evaluation_accounts(payer, payee, policy_id, att),
-            }
-            .to_account_metas(None),
-            data: gate::instruction::GatePayment {
-                payer_asset: *payer,
-                payee_asset: *payee,
-                amount,
-                mint,
-                policy_id,
-            }
-            .data(),
-        }
+        sdk().gate_payment(payer, payee, amount, &mint, policy_id, att)
     }
 
     /// Simulates gate_payment and decodes the decision from the return data.
@@ -549,27 +440,16 @@ impl World {
         destination: Pubkey,
         att: Attestations,
     ) -> Instruction {
-        let (p, q) = (payer.asset(), payee.asset());
-        Instruction {
-            program_id: gate::ID,
-            accounts: gate::accounts::GatePaymentStrict {
-                evaluation: self.evaluation_accounts(&p, &q, 1, att),
-                payer_signer: payer.owner.pubkey(),
-                payer_agent: pda::agent(&p),
-                payee_agent: pda::agent(&q),
-                destination_token: destination,
-                instructions: solana_sdk::sysvar::instructions::ID,
-            }
-            .to_account_metas(None),
-            data: gate::instruction::GatePaymentStrict {
-                payer_asset: p,
-                payee_asset: q,
-                amount,
-                mint,
-                policy_id: 1,
-            }
-            .data(),
-        }
+        sdk().gate_payment_strict(
+            &payer.owner.pubkey(),
+            &payer.asset(),
+            &payee.asset(),
+            amount,
+            &mint,
+            1,
+            &destination,
+            att,
+        )
     }
 
     pub fn transfer_ix(
@@ -592,19 +472,6 @@ impl World {
         .unwrap()
     }
 
-    pub fn feedback_target(&self, payee: &Pubkey) -> gate::accounts::FeedbackTarget {
-        gate::accounts::FeedbackTarget {
-            agent_account: pda::agent(payee),
-            asset: *payee,
-            collection: self.collection.pubkey(),
-            atom_config: ext::atom_config_pda().0,
-            atom_stats: pda::stats(payee),
-            registry_cpi_authority: ext::registry_cpi_authority_pda().0,
-            registry_program: ext::ids::AGENT_REGISTRY,
-            engine_program: ext::ids::REPUTATION_ENGINE,
-        }
-    }
-
     pub fn emit_feedback_ix(
         &self,
         payment: [u8; 32],
@@ -612,21 +479,11 @@ impl World {
         score: u8,
         value: u64,
     ) -> Instruction {
-        let f = self.facilitator.pubkey();
-        Instruction {
-            program_id: gate::ID,
-            accounts: gate::accounts::EmitFeedback {
-                facilitator_signer: f,
-                gate_authority: pda::gate_authority(&f),
-                feedback_log: pda::feedback_log(&f, &payment),
-                target: self.feedback_target(payee),
-                instructions: solana_sdk::sysvar::instructions::ID,
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: gate::instruction::EmitFeedback {
+        sdk().emit_feedback(
+            &self.facilitator.pubkey(),
+            &self.collection.pubkey(),
+            FeedbackArgs {
                 payment_id_hash: payment,
-                facilitator: f,
                 payee_asset: *payee,
                 score,
                 value,
@@ -635,33 +492,19 @@ impl World {
                 tag2: String::new(),
                 endpoint: "https://demo.example/protected".into(),
                 feedback_uri: String::new(),
-            }
-            .data(),
-        }
+            },
+        )
     }
 
     pub fn dispute_ix(&self, payment: [u8; 32], payee: &Pubkey, reason: [u8; 32]) -> Instruction {
-        let f = self.facilitator.pubkey();
-        Instruction {
-            program_id: gate::ID,
-            accounts: gate::accounts::DisputePayment {
-                facilitator_signer: f,
-                gate_authority: pda::gate_authority(&f),
-                feedback_log: pda::feedback_log(&f, &payment),
-                dispute: pda::dispute(&f, &payment),
-                target: self.feedback_target(payee),
-                system_program: anchor_lang::system_program::ID,
-            }
-            .to_account_metas(None),
-            data: gate::instruction::DisputePayment {
-                payment_id_hash: payment,
-                facilitator: f,
-                payee_asset: *payee,
-                dispute_reason_hash: reason,
-                feedback_uri: "ipfs://dispute".into(),
-            }
-            .data(),
-        }
+        sdk().dispute_payment(
+            &self.facilitator.pubkey(),
+            &self.collection.pubkey(),
+            payment,
+            payee,
+            reason,
+            "ipfs://dispute".into(),
+        )
     }
 
     /// The settlement bundle [gate_payment_strict, TransferChecked, emit_feedback] paying
@@ -744,8 +587,8 @@ impl World {
         let claim = registry::Claim {
             subject: *subject,
             capability,
-            payload: [1; 32],
-            uri: [2; 32],
+            payload_hash: [1; 32],
+            uri_hash: [2; 32],
             expires_at_slot,
         };
         let ix = registry::respond_ix(&attestor.pubkey(), &claim);

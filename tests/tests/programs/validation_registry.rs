@@ -172,8 +172,8 @@ impl World {
         Claim {
             subject: self.subject,
             capability: self.capability,
-            payload: [0xAB; 32],
-            uri: [0xCD; 32],
+            payload_hash: [0xAB; 32],
+            uri_hash: [0xCD; 32],
             expires_at_slot: slot + slots_ahead,
         }
     }
@@ -601,8 +601,8 @@ async fn respond_issues_an_attestation_with_both_expiry_clocks() {
     assert_eq!(a.subject, w.subject);
     assert_eq!(a.capability, w.capability);
     assert_eq!(a.attestor, w.attestor.pubkey());
-    assert_eq!(a.claim_payload_hash, claim.payload);
-    assert_eq!(a.claim_uri_hash, claim.uri);
+    assert_eq!(a.claim_payload_hash, claim.payload_hash);
+    assert_eq!(a.claim_uri_hash, claim.uri_hash);
     assert_eq!((a.issued_slot, a.issued_at), (now.slot, now.unix_timestamp));
     assert_eq!(
         (a.expires_at_slot, a.expires_at),
@@ -627,7 +627,7 @@ async fn respond_issues_an_attestation_with_both_expiry_clocks() {
     );
     assert_eq!(
         (ev.claim_payload_hash, ev.claim_uri_hash),
-        (claim.payload, claim.uri)
+        (claim.payload_hash, claim.uri_hash)
     );
     assert_eq!(
         (ev.expires_at_slot, ev.expires_at),
@@ -681,7 +681,7 @@ async fn respond_requires_an_attestor_profile_a_namespace_and_the_real_sysvar() 
     // ... nor by borrowing a registered attestor's profile.
     let mut accounts = respond_accounts(&stranger.pubkey(), &claim);
     accounts.attestor_profile = pda::attestor_profile(&w.attestor.pubkey()).0;
-    let ix = instruction(accounts, claim.data());
+    let ix = instruction(accounts, respond_data(&claim));
     assert_code(
         send_logged(&mut w.ctx, &[ix], &[&stranger]).await,
         CONSTRAINT_SEEDS,
@@ -698,7 +698,7 @@ async fn respond_requires_an_attestor_profile_a_namespace_and_the_real_sysvar() 
     // A registered namespace passed for another capability.
     let mut accounts = respond_accounts(&w.attestor.pubkey(), &unknown);
     accounts.namespace = pda::namespace(&w.capability).0;
-    let ix = instruction(accounts, unknown.data());
+    let ix = instruction(accounts, respond_data(&unknown));
     assert_code(
         send_logged(&mut w.ctx, &[ix], &[&w.attestor]).await,
         CONSTRAINT_SEEDS,
@@ -707,7 +707,7 @@ async fn respond_requires_an_attestor_profile_a_namespace_and_the_real_sysvar() 
     // A fake instructions sysvar.
     let mut accounts = respond_accounts(&w.attestor.pubkey(), &claim);
     accounts.instructions = Pubkey::new_unique();
-    let ix = instruction(accounts, claim.data());
+    let ix = instruction(accounts, respond_data(&claim));
     assert_code(
         send_logged(&mut w.ctx, &[ix], &[&w.attestor]).await,
         CONSTRAINT_ADDRESS,
@@ -742,13 +742,13 @@ async fn respond_cannot_write_another_attestors_attestation() {
     let mut accounts = respond_accounts(&rival.pubkey(), &claim);
     accounts.attestation = w.attestation_address();
     let mut forged = claim;
-    forged.payload = [0xEE; 32];
-    let ix = instruction(accounts, forged.data());
+    forged.payload_hash = [0xEE; 32];
+    let ix = instruction(accounts, respond_data(&forged));
     assert_code(
         send_logged(&mut w.ctx, &[ix], &[&rival]).await,
         CONSTRAINT_SEEDS,
     );
-    assert_eq!(w.attestation().await.claim_payload_hash, claim.payload);
+    assert_eq!(w.attestation().await.claim_payload_hash, claim.payload_hash);
 
     // The rival's own response lands in its own PDA and leaves the original alone.
     let ix = respond_ix(&rival.pubkey(), &forged);
@@ -766,7 +766,7 @@ async fn respond_cannot_write_another_attestors_attestation() {
     let mine = w.attestation().await;
     assert_eq!(
         (mine.attestor, mine.claim_payload_hash),
-        (w.attestor.pubkey(), claim.payload)
+        (w.attestor.pubkey(), claim.payload_hash)
     );
 }
 
@@ -778,7 +778,7 @@ async fn renewal_refreshes_the_claim_and_counts() {
     advance_slots(&mut w.ctx, 50).await;
     let now = clock(&mut w.ctx).await;
     let mut second = w.claim(2_000).await;
-    second.payload = [0x11; 32];
+    second.payload_hash = [0x11; 32];
     let logs = w.respond(&second).await.unwrap();
     let a = w.attestation().await;
     assert_eq!(a.renewals, 1);
@@ -813,7 +813,7 @@ async fn expired_attestation_is_expired_and_renewal_revives_it() {
 
     // The old expiry can no longer be used...
     let mut stale = claim;
-    stale.payload = [0x99; 32];
+    stale.payload_hash = [0x99; 32];
     assert_code(w.respond(&stale).await, code(E::ExpiryInPast));
     // ... a new one renews the attestation.
     let renewed = w.claim(100).await;
@@ -937,7 +937,7 @@ async fn an_ed25519_signature_by_another_key_or_over_another_message_fails() {
     let mut longer = claim;
     longer.expires_at_slot += 1;
     let mut other_payload = claim;
-    other_payload.payload = [0; 32];
+    other_payload.payload_hash = [0; 32];
     for signed in [longer, other_payload] {
         let ixs = [
             ed25519_ix(&attestor, &signed.message()),
@@ -1063,7 +1063,7 @@ async fn revoke_marks_the_attestation_and_emits() {
     assert_eq!(a.revoked_at, now.unix_timestamp);
     assert_eq!(a.revocation_reason_hash, [0x42; 32]);
     assert_eq!(
-        a.claim_payload_hash, claim.payload,
+        a.claim_payload_hash, claim.payload_hash,
         "the claim itself is kept"
     );
     assert_eq!(w.profile().await.revocations, 1);
