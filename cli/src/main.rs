@@ -37,7 +37,7 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tarpc=warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tarpc=error")),
         )
         .init();
     let cli = Cli::parse();

@@ -374,6 +374,10 @@ impl Chain {
             return Ok(signature);
         }
         let _exclusive = self.gate.write().await;
+        // The same transaction may have landed while this one waited for the lock.
+        if self.index().transaction(&signature).is_some() {
+            return Ok(signature);
+        }
         let original = tx;
         let tx = self
             .for_bank(original.clone(), true)
