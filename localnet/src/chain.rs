@@ -12,7 +12,7 @@ use solana_program_test::{BanksClient, BanksClientError, ProgramTestContext};
 use solana_sdk::account::{Account, AccountSharedData};
 use solana_sdk::clock::Clock;
 use solana_sdk::hash::Hash;
-use solana_sdk::message::VersionedMessage;
+use solana_sdk::message::{v0::LoadedAddresses, VersionedMessage};
 use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use solana_transaction_status_client_types::TransactionStatusMeta;
@@ -299,17 +299,12 @@ impl Chain {
         self.index_mut().note_accounts([*key]);
     }
 
-    /// Every account key a transaction touches: the static keys and the ones it loads from
-    /// address lookup tables (read from the tables as they are now).
-    pub async fn account_keys(&self, tx: &VersionedTransaction) -> Vec<Pubkey> {
-        let _shared = self.gate.read().await;
-        self.account_keys_unlocked(tx).await
-    }
-
-    async fn account_keys_unlocked(&self, tx: &VersionedTransaction) -> Vec<Pubkey> {
-        let mut keys: Vec<Pubkey> = tx.message.static_account_keys().to_vec();
+    /// The addresses a v0 transaction loads from lookup tables, writable first, read from
+    /// the tables as they are when it executes (the record keeps them: a table may be
+    /// extended later).
+    async fn loaded_addresses_unlocked(&self, tx: &VersionedTransaction) -> LoadedAddresses {
+        let mut loaded = LoadedAddresses::default();
         if let VersionedMessage::V0(m) = &tx.message {
-            let (mut writable, mut readonly) = (Vec::new(), Vec::new());
             for lookup in &m.address_table_lookups {
                 let Ok(Some(table)) = self.banks.get_account(lookup.account_key).await else {
                     continue;
@@ -318,16 +313,17 @@ impl Chain {
                     continue;
                 };
                 let at = |i: &u8| table.addresses.get(usize::from(*i)).copied();
-                writable.extend(lookup.writable_indexes.iter().filter_map(at));
-                readonly.extend(lookup.readonly_indexes.iter().filter_map(at));
+                loaded
+                    .writable
+                    .extend(lookup.writable_indexes.iter().filter_map(at));
+                loaded
+                    .readonly
+                    .extend(lookup.readonly_indexes.iter().filter_map(at));
             }
-            keys.extend(writable);
-            keys.extend(readonly);
         }
-        keys
+        loaded
     }
 
-    /// Simulates without signature checks (the RPC layer checks them when asked).
     /// Simulates `tx` (its blockhash must be a client-facing one unless `replace_blockhash`).
     pub async fn simulate(
         &self,
@@ -383,7 +379,15 @@ impl Chain {
             .for_bank(original.clone(), true)
             .await
             .map_err(SubmitError::Rejected)?;
-        let keys = self.account_keys_unlocked(&tx).await;
+        let loaded = self.loaded_addresses_unlocked(&tx).await;
+        let keys: Vec<Pubkey> = tx
+            .message
+            .static_account_keys()
+            .iter()
+            .chain(&loaded.writable)
+            .chain(&loaded.readonly)
+            .copied()
+            .collect();
         let pre = self.balances(&keys).await?;
         let fee = self
             .fee_unlocked(
@@ -417,6 +421,7 @@ impl Chain {
                 post_balances: post,
                 log_messages: Some(normalize_logs(meta.log_messages)),
                 return_data: meta.return_data,
+                loaded_addresses: loaded,
                 compute_units_consumed: Some(meta.compute_units_consumed),
                 ..TransactionStatusMeta::default()
             },

@@ -395,10 +395,7 @@ async fn get_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         (false, Some(_)) => Some(solana_sdk::transaction::TransactionVersion::LEGACY),
         (false, None) => None,
     };
-    let mut meta = record.meta.clone();
-    if is_v0 {
-        meta.loaded_addresses = loaded_addresses(chain, &record.transaction).await;
-    }
+    let meta = record.meta.clone();
     let encoding = cfg.encoding.unwrap_or(UiTransactionEncoding::Json);
     let encoded = EncodedConfirmedTransactionWithStatusMeta {
         slot: record.slot,
@@ -410,27 +407,6 @@ async fn get_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         block_time: Some(record.block_time),
     };
     serde_json::to_value(encoded).map_err(|e| RpcError::internal(e.to_string()))
-}
-
-/// The addresses a v0 transaction loaded from lookup tables, writable first.
-async fn loaded_addresses(
-    chain: &Chain,
-    tx: &VersionedTransaction,
-) -> solana_sdk::message::v0::LoadedAddresses {
-    let statics = tx.message.static_account_keys().len();
-    let keys = chain.account_keys(tx).await;
-    let mut loaded = solana_sdk::message::v0::LoadedAddresses::default();
-    if let VersionedMessage::V0(m) = &tx.message {
-        let writable: usize = m
-            .address_table_lookups
-            .iter()
-            .map(|l| l.writable_indexes.len())
-            .sum();
-        let dynamic = keys.get(statics..).unwrap_or_default();
-        loaded.writable = dynamic.iter().take(writable).copied().collect();
-        loaded.readonly = dynamic.iter().skip(writable).copied().collect();
-    }
-    loaded
 }
 
 async fn request_airdrop(chain: &Chain, p: &[Value]) -> RpcResult {
