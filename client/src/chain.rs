@@ -44,15 +44,24 @@ pub async fn anchor_account<T: AccountDeserialize>(
     }
 }
 
+/// One account that must exist; `what` names it in the error.
+async fn required_account(
+    rpc: &RpcClient,
+    key: &Pubkey,
+    what: &'static str,
+) -> Result<Account, ClientError> {
+    account(rpc, key)
+        .await?
+        .ok_or(ClientError::AccountNotFound {
+            what,
+            address: key.to_string(),
+        })
+}
+
 /// The registry's base collection, read from its RootConfig (data 8..40).
 pub async fn base_collection(rpc: &RpcClient, ids: &ProgramIds) -> Result<Pubkey, ClientError> {
     let root = Pdas::new(*ids).root_config();
-    let acc = account(rpc, &root)
-        .await?
-        .ok_or(ClientError::AccountNotFound {
-            what: "registry RootConfig",
-            address: root.to_string(),
-        })?;
+    let acc = required_account(rpc, &root, "registry RootConfig").await?;
     let bytes: [u8; 32] = acc
         .data
         .get(8..40)
@@ -71,12 +80,7 @@ pub async fn agent(
     asset: &Pubkey,
 ) -> Result<AgentView, ClientError> {
     let key = Pdas::new(*ids).agent_account(asset);
-    let acc = account(rpc, &key)
-        .await?
-        .ok_or(ClientError::AccountNotFound {
-            what: "registry AgentAccount",
-            address: key.to_string(),
-        })?;
+    let acc = required_account(rpc, &key, "registry AgentAccount").await?;
     if acc.owner != ids.agent_registry {
         return Err(ClientError::Decode {
             what: "registry AgentAccount".into(),

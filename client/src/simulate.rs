@@ -63,38 +63,42 @@ pub async fn attestations_for(
         b.pda.acceptance(&q.payee_asset),
     ];
     let accs = chain::accounts(rpc, &keys).await?;
+    let ours = |i: usize| accs[i].as_ref().filter(|a| a.owner == b.ids.policy_vault);
     let mut att = Attestations::default();
-    if let Some(p) = accs[0].as_ref().filter(|a| a.owner == b.ids.policy_vault) {
+    // The payer's policy may ask an attestation of the payee; the payee's acceptance policy
+    // one of the payer.
+    if let Some(p) = ours(0) {
         let policy: PolicyAccount = decode::account("PolicyAccount", &p.data)?;
-        let cap = policy.params.required_capability;
-        if cap != [0; 32] {
-            att.payee = chain::find_attestation(
-                rpc,
-                &b.ids,
-                &q.payee_asset,
-                &cap,
-                &policy.params.accepted_attestors,
-                now,
-            )
-            .await?;
-        }
+        let rule = (
+            policy.params.required_capability,
+            policy.params.accepted_attestors,
+        );
+        att.payee = required_attestation(rpc, b, &q.payee_asset, rule, now).await?;
     }
-    if let Some(a) = accs[1].as_ref().filter(|a| a.owner == b.ids.policy_vault) {
+    if let Some(a) = ours(1) {
         let acceptance: AcceptancePolicy = decode::account("AcceptancePolicy", &a.data)?;
-        let cap = acceptance.params.required_capability;
-        if cap != [0; 32] {
-            att.payer = chain::find_attestation(
-                rpc,
-                &b.ids,
-                &q.payer_asset,
-                &cap,
-                &acceptance.params.accepted_attestors,
-                now,
-            )
-            .await?;
-        }
+        let rule = (
+            acceptance.params.required_capability,
+            acceptance.params.accepted_attestors,
+        );
+        att.payer = required_attestation(rpc, b, &q.payer_asset, rule, now).await?;
     }
     Ok(att)
+}
+
+/// The attestation about `subject` a rule (capability, accepted attestors) needs; none when
+/// the rule asks for no capability.
+async fn required_attestation(
+    rpc: &RpcClient,
+    b: &Builder,
+    subject: &Pubkey,
+    (capability, attestors): ([u8; 32], [Pubkey; 2]),
+    now: i64,
+) -> Result<Option<Pubkey>, ClientError> {
+    if capability == [0; 32] {
+        return Ok(None);
+    }
+    chain::find_attestation(rpc, &b.ids, subject, &capability, &attestors, now).await
 }
 
 /// The minimum balance a simulation's fee payer needs (one signature's fee).

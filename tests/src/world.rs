@@ -13,7 +13,7 @@ use anchor_spl::associated_token::{
 use anchor_spl::token::spl_token;
 use gate::settlement::TOKEN_PROGRAM_ID;
 use policy_vault::engine::Decision;
-use policy_vault::state::{seeds as pv_seeds, AcceptanceParams, PolicyParams};
+use policy_vault::state::{AcceptanceParams, PolicyParams};
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     instruction::Instruction,
@@ -22,7 +22,7 @@ use solana_sdk::{
 };
 use trust_gate_client::instructions::{Builder, FeedbackArgs};
 use trust_gate_localnet::standin::client as standin;
-use trust_gate_program_common::external::{self as ext, atom_stats::Stats};
+use trust_gate_program_common::external::atom_stats::Stats;
 
 pub const DECIMALS: u8 = 6;
 
@@ -52,79 +52,49 @@ pub struct World {
     pub mint_authority: Keypair,
 }
 
-/// Every PDA trust-gate derives, in one place.
+/// The PDAs the tests name, from the SDK's derivers.
 pub mod pda {
     use super::*;
+    use trust_gate_client::pda::Pdas;
 
-    pub fn find(seeds: &[&[u8]], program: &Pubkey) -> Pubkey {
-        Pubkey::find_program_address(seeds, program).0
+    fn pdas() -> Pdas {
+        sdk().pda
     }
     pub fn policy_authority(asset: &Pubkey) -> Pubkey {
-        find(
-            &[pv_seeds::POLICY_AUTHORITY, asset.as_ref()],
-            &policy_vault::ID,
-        )
+        pdas().policy_authority(asset)
     }
     pub fn policy(asset: &Pubkey, id: u32) -> Pubkey {
-        find(
-            &[pv_seeds::POLICY, asset.as_ref(), &id.to_le_bytes()],
-            &policy_vault::ID,
-        )
+        pdas().policy(asset, id)
     }
     pub fn velocity(asset: &Pubkey, id: u32) -> Pubkey {
-        find(
-            &[pv_seeds::VELOCITY, asset.as_ref(), &id.to_le_bytes()],
-            &policy_vault::ID,
-        )
+        pdas().velocity(asset, id)
     }
     pub fn killswitch(asset: &Pubkey) -> Pubkey {
-        find(&[pv_seeds::KILLSWITCH, asset.as_ref()], &policy_vault::ID)
+        pdas().killswitch(asset)
     }
     pub fn acceptance(asset: &Pubkey) -> Pubkey {
-        find(&[pv_seeds::ACCEPTANCE, asset.as_ref()], &policy_vault::ID)
+        pdas().acceptance(asset)
     }
     pub fn evaluate_signer() -> Pubkey {
-        find(&[gate::state::seeds::EVALUATE_SIGNER], &gate::ID)
+        pdas().evaluate_signer()
     }
     pub fn gate_authority(facilitator: &Pubkey) -> Pubkey {
-        find(
-            &[gate::state::seeds::GATE_AUTHORITY, facilitator.as_ref()],
-            &gate::ID,
-        )
+        pdas().gate_authority(facilitator)
     }
     pub fn feedback_log(facilitator: &Pubkey, payment: &[u8; 32]) -> Pubkey {
-        find(
-            &[
-                gate::state::seeds::FEEDBACK_LOG,
-                facilitator.as_ref(),
-                payment,
-            ],
-            &gate::ID,
-        )
+        pdas().feedback_log(facilitator, payment)
     }
     pub fn dispute(facilitator: &Pubkey, payment: &[u8; 32]) -> Pubkey {
-        find(
-            &[gate::state::seeds::DISPUTE, facilitator.as_ref(), payment],
-            &gate::ID,
-        )
+        pdas().dispute(facilitator, payment)
     }
     pub fn attestation(subject: &Pubkey, capability: &[u8; 32], attestor: &Pubkey) -> Pubkey {
-        use validation_registry::state::seeds;
-        find(
-            &[
-                seeds::ATTESTATION,
-                subject.as_ref(),
-                capability,
-                attestor.as_ref(),
-            ],
-            &validation_registry::ID,
-        )
+        pdas().attestation(subject, capability, attestor)
     }
     pub fn stats(asset: &Pubkey) -> Pubkey {
-        ext::atom_stats_pda(asset).0
+        pdas().atom_stats(asset)
     }
     pub fn agent(asset: &Pubkey) -> Pubkey {
-        ext::agent_account_pda(asset).0
+        pdas().agent_account(asset)
     }
 }
 
