@@ -2,6 +2,8 @@
 
 mod bench;
 mod migrate;
+mod pay;
+mod services;
 mod simulate;
 mod up;
 
@@ -20,8 +22,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the embedded localnet (Solana JSON-RPC) with the demo world, until Ctrl-C.
+    /// Run everything on loopback until Ctrl-C: the embedded localnet (Solana JSON-RPC)
+    /// with the demo world, the facilitator and the demo resource.
     Up(up::UpArgs),
+    /// Run the x402 facilitator alone against any RPC URL.
+    Facilitator(services::FacilitatorArgs),
+    /// Run the demo resource server alone (its facilitator must be up).
+    Demo(services::DemoArgs),
+    /// Pay an x402 resource protected by trust-gate (the demo's /protected, say).
+    Pay(pay::PayArgs),
     /// Set up a cluster: capability namespaces, the facilitator's authority and the demo
     /// world. Idempotent.
     Migrate(migrate::MigrateArgs),
@@ -54,6 +63,9 @@ fn main() -> std::process::ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Up(a) => up::run(a).await,
+            Command::Facilitator(a) => services::facilitator(a).await,
+            Command::Demo(a) => services::demo(a).await,
+            Command::Pay(a) => pay::run(a).await,
             Command::Migrate(a) => migrate::run(a).await,
             Command::Simulate(a) => simulate::run(a).await,
             Command::Bench(c) => bench::run(c).await,

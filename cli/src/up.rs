@@ -1,6 +1,8 @@
 //! `trust-gate up`: the embedded localnet with the demo world, on loopback, until Ctrl-C.
 
+use crate::services::{start_demo, start_facilitator, DemoArgs, FacilitatorArgs};
 use clap::Args;
+use solana_sdk::signer::Signer;
 use std::net::{IpAddr, SocketAddr};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 
@@ -19,11 +21,59 @@ pub struct UpArgs {
     /// Do not seed the demo world into the localnet.
     #[arg(long)]
     no_seed: bool,
+    /// Port of the x402 facilitator.
+    #[arg(long, default_value_t = trust_gate_facilitator::DEFAULT_PORT, env = "FACILITATOR_PORT")]
+    facilitator_port: u16,
+    /// Port of the demo resource server.
+    #[arg(long, default_value_t = trust_gate_demo::DEFAULT_PORT, env = "DEMO_PORT")]
+    demo_port: u16,
+    /// Run only the chain: no facilitator, no demo.
+    #[arg(long)]
+    no_services: bool,
+}
+
+/// The facilitator and demo on `host`, against `rpc_url`, with the demo world's keys.
+async fn start_services(
+    args: &UpArgs,
+    rpc_url: &str,
+    network: &str,
+) -> Result<(trust_gate_facilitator::Server, trust_gate_demo::Server), String> {
+    let world = trust_gate_migrations::DemoWorld::new();
+    // The demo facilitator's key is public (deterministic): only a localnet uses it; a real
+    // cluster needs FACILITATOR_KEYPAIR.
+    let keypair = if network == "solana-localnet" {
+        Some(world.facilitator.to_base58_string())
+    } else {
+        std::env::var("FACILITATOR_KEYPAIR").ok()
+    };
+    let fa = FacilitatorArgs {
+        host: args.host,
+        port: args.facilitator_port,
+        rpc_url: rpc_url.to_string(),
+        network: network.to_string(),
+        keypair,
+        trusted_service_keys: Some(world.service_key.pubkey().to_string()),
+        default_policy_id: Some(trust_gate_migrations::demo::POLICY_ID.to_string()),
+        atomicity_enforced: None,
+    };
+    let facilitator = start_facilitator(&fa)
+        .await
+        .map_err(|e| format!("facilitator: {e} (try --facilitator-port)"))?;
+    let da = DemoArgs {
+        host: args.host,
+        port: args.demo_port,
+        facilitator_url: facilitator.url(),
+        public_url: None,
+    };
+    let demo = start_demo(&da)
+        .await
+        .map_err(|e| format!("demo: {e} (try --demo-port)"))?;
+    Ok((facilitator, demo))
 }
 
 pub async fn run(args: UpArgs) -> Result<(), String> {
-    if let Some(url) = args.rpc_url {
-        return external_cluster(&url).await;
+    if let Some(url) = args.rpc_url.clone() {
+        return external_cluster(&args, &url).await;
     }
     let addr = SocketAddr::new(args.host, args.rpc_port);
     tracing::info!("starting the localnet");
@@ -51,19 +101,46 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
         );
         print_world(&world);
     }
+    let services = if args.no_services {
+        None
+    } else {
+        Some(start_services(&args, &rpc_url, "solana-localnet").await?)
+    };
     println!();
     println!("trust-gate is up:");
     println!("  localnet RPC  {rpc_url}   (Solana JSON-RPC; the programs and a local stand-in of the agent registry)");
-    println!();
-    println!("Try it:");
-    println!("  1. curl -s {rpc_url} -H 'content-type: application/json' -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getHealth\"}}'");
-    println!("  2. cargo run --release -- simulate --demo-payer-tier 1   (Deny 6: the service asks for tier >= 2)");
-    println!("  3. cargo run --release -- simulate --demo-payer-tier 3   (Allow)");
+    match &services {
+        Some((facilitator, demo)) => {
+            let (f, d) = (facilitator.url(), demo.url());
+            println!(
+                "  facilitator   {f}   (/verify /settle /dispute /receipt /supported /healthz)"
+            );
+            println!("  demo          {d}   (/protected /health)");
+            println!();
+            println!("Try it:");
+            println!("  1. curl -si {d}/protected   (402: a signed x402 v2 challenge for the tier-3 agent)");
+            println!("  2. cargo run --release -- pay {d}/protected   (pays 0.10 in one transaction; prints the receipt)");
+            if let Some(tier1) = trust_gate_migrations::DemoWorld::new().payer(1) {
+                println!(
+                    "  3. curl -si {d}/protected -H 'X-Demo-Payer-Agent: {}'   (402 Deny 6 CounterpartyTierBelowMin)",
+                    tier1.asset()
+                );
+            }
+        }
+        None => {
+            println!();
+            println!("Try it:");
+            println!("  1. curl -s {rpc_url} -H 'content-type: application/json' -d '{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getHealth\"}}'");
+            println!("  2. cargo run --release -- simulate --demo-payer-tier 1   (Deny 6: the service asks for tier >= 2)");
+            println!("  3. cargo run --release -- simulate --demo-payer-tier 3   (Allow)");
+        }
+    }
     println!();
     println!("Ctrl-C stops everything.");
 
     shutdown_signal().await;
     tracing::info!("stopping");
+    drop(services);
     drop(localnet);
     Ok(())
 }
@@ -95,7 +172,7 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
     );
 }
 
-async fn external_cluster(url: &str) -> Result<(), String> {
+async fn external_cluster(args: &UpArgs, url: &str) -> Result<(), String> {
     let rpc = trust_gate_migrations::rpc(url);
     let version = rpc
         .get_version()
@@ -105,8 +182,19 @@ async fn external_cluster(url: &str) -> Result<(), String> {
         "Using the cluster at {url} (solana-core {}).",
         version.solana_core
     );
-    println!("No service runs against an external cluster yet; Ctrl-C to stop.");
+    let network = std::env::var("NETWORK").unwrap_or_else(|_| "solana-devnet".into());
+    let services = if args.no_services {
+        None
+    } else {
+        Some(start_services(args, url, &network).await?)
+    };
+    if let Some((f, d)) = &services {
+        println!("  facilitator   {}", f.url());
+        println!("  demo          {}", d.url());
+    }
+    println!("The demo world must exist there (`trust-gate migrate`). Ctrl-C stops.");
     shutdown_signal().await;
+    drop(services);
     Ok(())
 }
 

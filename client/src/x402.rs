@@ -105,6 +105,9 @@ pub struct SettlementResponse {
     /// The transaction signature; `""` on failure (clients require the field).
     pub transaction: String,
     pub network: String,
+    /// Free text that explains `errorReason`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt: Option<serde_json::Value>,
 }
@@ -116,6 +119,8 @@ pub struct VerifyResponse {
     pub is_valid: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invalid_reason: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_message: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub payer: Option<String>,
 }
@@ -201,6 +206,32 @@ pub fn challenge_message(
     out
 }
 
+/// Signs a challenge as the service: fills `gate.service_signature` with the base58
+/// signature of `service` over [`challenge_message`] (the field itself is not signed).
+pub fn sign_challenge(
+    service: &solana_sdk::signature::Keypair,
+    r: &PaymentRequirements,
+    resource_url: &str,
+    g: &mut GateExtension,
+) {
+    use solana_sdk::signer::Signer;
+    g.service_signature = service
+        .sign_message(&challenge_message(r, resource_url, g))
+        .to_string();
+}
+
+/// Checks `gate.service_signature` against `service`.
+pub fn challenge_signed_by(
+    service: &solana_sdk::pubkey::Pubkey,
+    r: &PaymentRequirements,
+    resource_url: &str,
+    g: &GateExtension,
+) -> bool {
+    g.service_signature
+        .parse::<solana_sdk::signature::Signature>()
+        .is_ok_and(|sig| sig.verify(service.as_ref(), &challenge_message(r, resource_url, g)))
+}
+
 /// The payment id hash of a memo: the bytes themselves when the memo is 64 hex characters,
 /// else sha256 of its UTF-8 bytes.
 pub fn payment_id_hash(memo: &str) -> [u8; 32] {
@@ -275,6 +306,7 @@ mod tests {
             payer: None,
             transaction: String::new(),
             network: "solana:x".into(),
+            error_message: None,
             receipt: None,
         };
         let v = serde_json::to_value(&r).unwrap();

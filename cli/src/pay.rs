@@ -1,0 +1,130 @@
+//! `trust-gate pay <url>`: pay an x402 resource protected by trust-gate.
+
+use anchor_lang::prelude::Pubkey;
+use clap::Args;
+use solana_sdk::signature::{read_keypair_file, Keypair};
+use solana_sdk::signer::Signer;
+use std::str::FromStr;
+use trust_gate_client::Overrides;
+use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_migrations::DemoWorld;
+
+#[derive(Args)]
+pub struct PayArgs {
+    /// The protected resource, e.g. http://127.0.0.1:4021/protected.
+    url: String,
+    /// The payer agent (asset key), sent as X-Demo-Payer-Agent. Default: the resource's
+    /// default (the demo's tier-3 agent).
+    #[arg(long)]
+    payer_agent: Option<String>,
+    /// The payer's wallet keypair (JSON file). On the localnet the demo agents' keys are
+    /// used when omitted.
+    #[arg(long, env = "PAYER_KEYPAIR")]
+    keypair: Option<String>,
+    #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8899")]
+    rpc_url: String,
+    /// Where the receipt can be looked up.
+    #[arg(long, env = "FACILITATOR_URL", default_value = "http://127.0.0.1:4020")]
+    facilitator_url: String,
+}
+
+/// The signer: `--keypair`, else the demo agent's owner (the tier-3 agent by default).
+fn signer(a: &PayArgs, agent: Option<Pubkey>) -> Result<Keypair, String> {
+    if let Some(path) = &a.keypair {
+        return read_keypair_file(path)
+            .map_err(|e| format!("--keypair {path}: cannot read a keypair: {e}"));
+    }
+    let world = DemoWorld::new();
+    let demo = match agent {
+        Some(asset) => world.payers.iter().find(|p| p.asset() == asset),
+        None => world.payer(3),
+    };
+    demo.map(|p| p.owner.insecure_clone()).ok_or_else(|| {
+        "--keypair is required: the payer agent is not one of the demo agents".to_string()
+    })
+}
+
+pub async fn run(a: PayArgs) -> Result<(), String> {
+    let agent = a
+        .payer_agent
+        .as_deref()
+        .map(|s| {
+            Pubkey::from_str(s)
+                .map_err(|_| format!("--payer-agent: {s:?} is not a base58 public key"))
+        })
+        .transpose()?;
+    let signer = signer(&a, agent)?;
+    let rpc = trust_gate_migrations::rpc(&a.rpc_url);
+    let http = reqwest::Client::new();
+    let overrides = Overrides::from_env().map_err(|e| e.to_string())?;
+    println!("Paying {} as {}", a.url, signer.pubkey());
+    let outcome = pay::pay(
+        &http,
+        &rpc,
+        &PayOptions {
+            url: a.url.clone(),
+            payer_agent: agent,
+            signer: &signer,
+            overrides,
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    match outcome {
+        PayOutcome::NotRequired { status, body } => {
+            println!("No payment asked: HTTP {status}");
+            println!("{body}");
+            Ok(())
+        }
+        PayOutcome::Refused {
+            status,
+            decision,
+            reason_code,
+            reason_name,
+            capability,
+            body,
+        } => {
+            println!("Decision: {decision} (HTTP {status})");
+            if let (Some(code), Some(name)) = (reason_code, reason_name) {
+                println!("  reason {code} {name}");
+            }
+            if let Some(c) = capability {
+                println!("  capability required: {c}");
+            }
+            Err(format!("the gate refused the payment: {body}"))
+        }
+        PayOutcome::Paid {
+            receipt,
+            payment_id_hash,
+            response,
+            body,
+        } => {
+            println!("Decision: Allow");
+            println!("Paid and settled in one transaction: {receipt}");
+            println!("  payer {}", response.payer.unwrap_or_default());
+            println!("  network {}", response.network);
+            println!(
+                "  receipt: {}/receipt/{payment_id_hash}",
+                a.facilitator_url.trim_end_matches('/')
+            );
+            println!("Resource: {body}");
+            Ok(())
+        }
+        PayOutcome::Failed {
+            status,
+            response,
+            body,
+        } => {
+            let why = response
+                .map(|r| {
+                    format!(
+                        "{}: {}",
+                        r.error_reason.unwrap_or_default(),
+                        r.error_message.unwrap_or_default()
+                    )
+                })
+                .unwrap_or_else(|| body.to_string());
+            Err(format!("payment not accepted (HTTP {status}): {why}"))
+        }
+    }
+}

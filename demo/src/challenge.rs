@@ -1,0 +1,67 @@
+//! Fresh x402 v2 challenges: one `exact` offer with `extra.feePayer`, a unique `extra.memo`
+//! (the payment's id) and `extra.gate`, signed by the service key over every field.
+
+use crate::config::DemoConfig;
+use rand::RngCore;
+use solana_sdk::pubkey::Pubkey;
+use trust_gate_client::decode::hex;
+use trust_gate_client::x402::{
+    self, GateExtension, PaymentRequired, PaymentRequirements, ResourceInfo, GATE_EXTENSION,
+    SCHEME_EXACT, X402_VERSION,
+};
+
+/// A signed challenge for `payer_asset` paying the demo service, issued at `now` (unix s).
+pub fn issue(
+    c: &DemoConfig,
+    network: &str,
+    fee_payer: &Pubkey,
+    payer_asset: &Pubkey,
+    now: i64,
+) -> PaymentRequired {
+    let mut memo = [0u8; 32];
+    rand::thread_rng().fill_bytes(&mut memo);
+    let mut extra = serde_json::Map::new();
+    extra.insert("feePayer".into(), fee_payer.to_string().into());
+    extra.insert("memo".into(), hex(&memo).into());
+    let mut r = PaymentRequirements {
+        scheme: SCHEME_EXACT.into(),
+        network: network.into(),
+        amount: c.price.to_string(),
+        asset: c.mint.to_string(),
+        pay_to: c.pay_to.to_string(),
+        max_timeout_seconds: c.max_timeout_seconds,
+        extra,
+    };
+    let mut gate = GateExtension {
+        payer_agent_asset: payer_asset.to_string(),
+        payee_agent_asset: c.payee_asset.to_string(),
+        payee_recipient: c.pay_to.to_string(),
+        policy_id: c.policy_id,
+        issued_at: now,
+        service_signature: String::new(),
+    };
+    let url = c.resource_url();
+    x402::sign_challenge(&c.service_key, &r, &url, &mut gate);
+    r.extra.insert(
+        GATE_EXTENSION.into(),
+        serde_json::to_value(&gate).unwrap_or_default(),
+    );
+    PaymentRequired {
+        x402_version: X402_VERSION,
+        error: Some("Payment required".into()),
+        resource: ResourceInfo {
+            url,
+            description: Some("trust-gate demo: a report priced per request".into()),
+            mime_type: Some("application/json".into()),
+        },
+        accepts: vec![r],
+        extensions: None,
+    }
+}
+
+/// Whether `r` is a challenge this service issued (its signature over every field).
+pub fn is_ours(c: &DemoConfig, r: &PaymentRequirements) -> bool {
+    use solana_sdk::signer::Signer;
+    GateExtension::from_requirements(r)
+        .is_ok_and(|g| x402::challenge_signed_by(&c.service_key.pubkey(), r, &c.resource_url(), &g))
+}

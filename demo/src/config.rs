@@ -1,0 +1,58 @@
+//! The demo service's configuration: who it is (service key, payee agent, recipient), what
+//! it charges, and where its facilitator is.
+
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Keypair;
+use solana_sdk::signer::Signer;
+use std::sync::Arc;
+use trust_gate_migrations::{demo, DemoWorld};
+
+#[derive(Clone, Debug)]
+pub struct DemoConfig {
+    /// The facilitator's base URL (its /verify and /settle).
+    pub facilitator_url: String,
+    /// The URL clients reach this server at (signed into every challenge).
+    pub public_url: String,
+    /// Signs challenges; the facilitator must trust its public key.
+    pub service_key: Arc<Keypair>,
+    /// The payee agent.
+    pub payee_asset: Pubkey,
+    /// The wallet paid (`payTo`): the payee agent's recipient.
+    pub pay_to: Pubkey,
+    pub mint: Pubkey,
+    /// Atomic units of `mint` per request.
+    pub price: u64,
+    pub policy_id: u32,
+    /// How long a challenge stays payable.
+    pub max_timeout_seconds: u64,
+    /// The demo payers (tier, asset), shown by /health; the default payer is the last.
+    pub counterparties: Vec<(u8, Pubkey)>,
+}
+
+impl DemoConfig {
+    /// The demo world's service (deterministic keys; see `trust-gate up`).
+    pub fn demo_world(facilitator_url: &str, public_url: &str) -> Self {
+        let w = DemoWorld::new();
+        DemoConfig {
+            facilitator_url: facilitator_url.trim_end_matches('/').to_string(),
+            public_url: public_url.trim_end_matches('/').to_string(),
+            service_key: Arc::new(w.service_key.insecure_clone()),
+            payee_asset: w.service.asset(),
+            pay_to: w.service.owner.pubkey(),
+            mint: w.mint(),
+            price: demo::PRICE,
+            policy_id: demo::POLICY_ID,
+            max_timeout_seconds: 300,
+            counterparties: w.payers.iter().map(|p| (p.tier, p.asset())).collect(),
+        }
+    }
+
+    pub fn resource_url(&self) -> String {
+        format!("{}/protected", self.public_url)
+    }
+
+    /// The payer used when a request names none: the highest-tier demo agent.
+    pub fn default_payer(&self) -> Option<Pubkey> {
+        self.counterparties.iter().max_by_key(|c| c.0).map(|c| c.1)
+    }
+}

@@ -1,0 +1,128 @@
+//! The resource server's side of the facilitator API: POST /verify with a verify context,
+//! POST /settle with the client's payment, GET /supported for the fee payer and network.
+
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use solana_sdk::pubkey::Pubkey;
+use std::str::FromStr;
+use trust_gate_client::x402::{FacilitatorRequest, SettlementResponse};
+
+#[derive(Clone, Debug)]
+pub struct FacilitatorClient {
+    pub http: reqwest::Client,
+    pub url: String,
+}
+
+/// A facilitator answer: status, headers and JSON body.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+/// What /supported says about the exact scheme.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Kind {
+    pub network: String,
+    pub fee_payer: Pubkey,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FacilitatorError {
+    #[error("the facilitator at {url} did not answer: {reason}")]
+    Unreachable { url: String, reason: String },
+    #[error("the facilitator at {url} answered {what}")]
+    Unexpected { url: String, what: String },
+}
+
+impl FacilitatorClient {
+    pub fn new(http: reqwest::Client, url: &str) -> Self {
+        FacilitatorClient {
+            http,
+            url: url.trim_end_matches('/').to_string(),
+        }
+    }
+
+    async fn call(&self, req: reqwest::RequestBuilder) -> Result<Answer, FacilitatorError> {
+        let unreachable = |e: reqwest::Error| FacilitatorError::Unreachable {
+            url: self.url.clone(),
+            reason: e.to_string(),
+        };
+        let res = req.send().await.map_err(unreachable)?;
+        let status = res.status();
+        let headers = res.headers().clone();
+        let text = res.text().await.map_err(unreachable)?;
+        let body = serde_json::from_str(&text).map_err(|_| FacilitatorError::Unexpected {
+            url: self.url.clone(),
+            what: format!("{status} with a body that is not JSON"),
+        })?;
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// The gate's decision for a payment (verify context).
+    pub async fn verify(
+        &self,
+        payer: &Pubkey,
+        payee: &Pubkey,
+        amount: u64,
+        mint: &Pubkey,
+        policy_id: u32,
+    ) -> Result<Answer, FacilitatorError> {
+        let body = json!({
+            "payerAgentAsset": payer.to_string(),
+            "payeeAgentAsset": payee.to_string(),
+            "amount": amount.to_string(),
+            "mint": mint.to_string(),
+            "policyId": policy_id,
+        });
+        self.call(self.http.post(format!("{}/verify", self.url)).json(&body))
+            .await
+    }
+
+    /// Settles a payment; the body is always a SettlementResponse (success or not).
+    pub async fn settle(
+        &self,
+        req: &FacilitatorRequest,
+    ) -> Result<(Answer, SettlementResponse), FacilitatorError> {
+        let a = self
+            .call(self.http.post(format!("{}/settle", self.url)).json(req))
+            .await?;
+        let s =
+            serde_json::from_value(a.body.clone()).map_err(|e| FacilitatorError::Unexpected {
+                url: self.url.clone(),
+                what: format!(
+                    "{} with a body that is not a SettlementResponse: {e}",
+                    a.status
+                ),
+            })?;
+        Ok((a, s))
+    }
+
+    /// The fee payer and network of the facilitator's exact-scheme kind.
+    pub async fn supported(&self) -> Result<Kind, FacilitatorError> {
+        let a = self
+            .call(self.http.get(format!("{}/supported", self.url)))
+            .await?;
+        let kind = &a.body["kinds"][0];
+        let network = kind["network"].as_str();
+        let fee_payer = kind["extra"]["feePayer"]
+            .as_str()
+            .and_then(|s| Pubkey::from_str(s).ok());
+        match (network, fee_payer) {
+            (Some(n), Some(f)) => Ok(Kind {
+                network: n.to_string(),
+                fee_payer: f,
+            }),
+            _ => Err(FacilitatorError::Unexpected {
+                url: self.url.clone(),
+                what: format!("/supported without an exact kind and fee payer: {}", a.body),
+            }),
+        }
+    }
+}

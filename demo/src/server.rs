@@ -1,0 +1,276 @@
+//! The demo resource server: GET /protected (x402 v2 with the gate) and GET /health.
+
+use crate::challenge;
+use crate::config::DemoConfig;
+use crate::facilitator_client::{FacilitatorClient, Kind};
+use crate::X_DEMO_PAYER_AGENT;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use solana_sdk::pubkey::Pubkey;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::sync::Arc;
+use trust_gate_client::x402::{
+    self, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
+};
+use trust_gate_facilitator::settle::now_unix;
+
+pub struct DemoState {
+    pub config: DemoConfig,
+    pub facilitator: FacilitatorClient,
+    /// The facilitator's network and fee payer (from its /supported, read at start).
+    pub kind: Kind,
+}
+
+type App = State<Arc<DemoState>>;
+
+pub fn router(state: Arc<DemoState>) -> Router {
+    let r = Router::new()
+        .route("/protected", get(protected))
+        .route("/health", get(health))
+        .with_state(state);
+    trust_gate_facilitator::routes::http_layers(r)
+}
+
+/// A running demo server; dropping it stops the server.
+pub struct Server {
+    pub addr: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Reads the facilitator's /supported (it must be up), binds `addr` and serves.
+pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, String> {
+    let facilitator = FacilitatorClient::new(reqwest::Client::new(), &config.facilitator_url);
+    let kind = facilitator
+        .supported()
+        .await
+        .map_err(|e| format!("FACILITATOR_URL: {e}"))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let app = router(Arc::new(DemoState {
+        config,
+        facilitator,
+        kind,
+    }));
+    let task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!("demo server stopped: {e}");
+        }
+    });
+    Ok(Server { addr, task })
+}
+
+fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
+    (
+        status,
+        Json(json!({"error": code, "message": message.into()})),
+    )
+        .into_response()
+}
+
+fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
+    Some((
+        HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).ok()?,
+        HeaderValue::from_str(value).ok()?,
+    ))
+}
+
+/// The facilitator's decision headers, passed through.
+fn decision_headers(from: &reqwest::header::HeaderMap) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (k, v) in from {
+        if k.as_str().starts_with("x-gate-")
+            || k.as_str().starts_with("x-payment-")
+            || k.as_str().starts_with("x-capability-")
+        {
+            if let Some((k, v)) = v.to_str().ok().and_then(|v| header(k.as_str(), v)) {
+                h.insert(k, v);
+            }
+        }
+    }
+    h
+}
+
+/// 402 with a fresh signed challenge in `PAYMENT-REQUIRED` (and, for people reading with
+/// curl, in the body).
+fn challenge_response(s: &DemoState, payer: &Pubkey, refusal: Option<&str>) -> Response {
+    let mut pr: PaymentRequired = challenge::issue(
+        &s.config,
+        &s.kind.network,
+        &s.kind.fee_payer,
+        payer,
+        now_unix(),
+    );
+    if let Some(e) = refusal {
+        pr.error = Some(e.to_string());
+    }
+    let Ok(encoded) = x402::encode_header(&pr) else {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "cannot encode the challenge",
+        );
+    };
+    let mut h = HeaderMap::new();
+    h.extend(header(x402::PAYMENT_REQUIRED, &encoded));
+    h.extend(header("cache-control", "no-store"));
+    (StatusCode::PAYMENT_REQUIRED, h, Json(pr)).into_response()
+}
+
+async fn protected(State(s): App, headers: HeaderMap) -> Response {
+    match headers.get(x402::PAYMENT_SIGNATURE) {
+        None => unpaid(&s, &headers).await,
+        Some(v) => paid(&s, v.to_str().unwrap_or_default()).await,
+    }
+}
+
+/// No payment yet: the gate decides for the chosen payer; Allow gets a challenge.
+async fn unpaid(s: &DemoState, headers: &HeaderMap) -> Response {
+    let payer = match headers.get(X_DEMO_PAYER_AGENT) {
+        Some(v) => match v
+            .to_str()
+            .ok()
+            .and_then(|v| Pubkey::from_str(v.trim()).ok())
+        {
+            Some(p) => p,
+            None => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    "input_invalid",
+                    format!("{X_DEMO_PAYER_AGENT}: not a base58 public key"),
+                )
+            }
+        },
+        None => match s.config.default_payer() {
+            Some(p) => p,
+            None => {
+                return error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "no demo payer configured",
+                )
+            }
+        },
+    };
+    let c = &s.config;
+    let answer = match s
+        .facilitator
+        .verify(&payer, &c.payee_asset, c.price, &c.mint, c.policy_id)
+        .await
+    {
+        Ok(a) => a,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_GATEWAY,
+                "facilitator_unavailable",
+                e.to_string(),
+            )
+        }
+    };
+    match answer.status.as_u16() {
+        200 => challenge_response(s, &payer, None),
+        // Deny or RequireValidation: no challenge, the decision headers say why.
+        402 => (
+            StatusCode::PAYMENT_REQUIRED,
+            decision_headers(&answer.headers),
+            Json(answer.body),
+        )
+            .into_response(),
+        status => (
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY),
+            Json(answer.body),
+        )
+            .into_response(),
+    }
+}
+
+/// A payment: it must answer one of our challenges; the facilitator settles it.
+async fn paid(s: &DemoState, header_value: &str) -> Response {
+    let mut payload: PaymentPayload =
+        match x402::decode_header(x402::PAYMENT_SIGNATURE, header_value) {
+            Ok(p) => p,
+            Err(e) => return error(StatusCode::BAD_REQUEST, "invalid_payment", e.to_string()),
+        };
+    let accepted = payload.accepted.clone();
+    if payload.x402_version != X402_VERSION || !challenge::is_ours(&s.config, &accepted) {
+        let payer = trust_gate_client::x402::GateExtension::from_requirements(&accepted)
+            .ok()
+            .and_then(|g| Pubkey::from_str(&g.payer_agent_asset).ok())
+            .or_else(|| s.config.default_payer())
+            .unwrap_or_default();
+        return challenge_response(s, &payer, Some("No matching payment requirements"));
+    }
+    // The resource is ours, whatever the client copied.
+    payload.resource = Some(x402::ResourceInfo {
+        url: s.config.resource_url(),
+        description: None,
+        mime_type: None,
+    });
+    let req = FacilitatorRequest {
+        x402_version: X402_VERSION,
+        payment_payload: payload,
+        payment_requirements: accepted,
+    };
+    let (answer, settlement) = match s.facilitator.settle(&req).await {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_GATEWAY,
+                "facilitator_unavailable",
+                e.to_string(),
+            )
+        }
+    };
+    let mut h = decision_headers(&answer.headers);
+    if let Ok(encoded) = x402::encode_header(&settlement) {
+        h.extend(header(x402::PAYMENT_RESPONSE, &encoded));
+    }
+    if !settlement.success {
+        return (StatusCode::PAYMENT_REQUIRED, h, Json(answer.body)).into_response();
+    }
+    h.extend(header(x402::X_PAYMENT_RECEIPT, &settlement.transaction));
+    h.extend(header("cache-control", "private"));
+    let receipt = settlement.receipt.clone().unwrap_or(Value::Null);
+    let body = json!({
+        "report": "trust-gate demo report: the gate allowed this payment and settled it in one transaction",
+        "paidBy": settlement.payer,
+        "transaction": settlement.transaction,
+        "receipt": receipt,
+    });
+    (StatusCode::OK, h, Json(body)).into_response()
+}
+
+async fn health(State(s): App) -> Json<Value> {
+    let c = &s.config;
+    Json(json!({
+        "ok": true,
+        "service": "trust-gate-demo",
+        "version": env!("CARGO_PKG_VERSION"),
+        "network": s.kind.network,
+        "facilitator": c.facilitator_url,
+        "feePayer": s.kind.fee_payer.to_string(),
+        "serviceKey": solana_sdk::signer::Signer::pubkey(c.service_key.as_ref()).to_string(),
+        "payee": c.payee_asset.to_string(),
+        "payTo": c.pay_to.to_string(),
+        "price": {"amount": c.price.to_string(), "mint": c.mint.to_string()},
+        "counterparties": c.counterparties.iter().map(|(tier, asset)| json!({"tier": tier, "asset": asset.to_string()})).collect::<Vec<_>>(),
+    }))
+}

@@ -1,0 +1,304 @@
+//! Configuration: the typed config of the mountable router and of the facilitator server,
+//! and its validation from flags or environment variables with errors that name the
+//! variable.
+
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::{read_keypair_file, Keypair};
+use solana_sdk::signer::Signer;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use trust_gate_client::{AtomicityEnforced, Network, Overrides};
+
+/// The facilitator's key: a keypair (settle, dispute), or only a public key for read-only
+/// and simulation use (/verify, /receipt).
+#[derive(Clone, Debug)]
+pub enum FacilitatorKey {
+    Keypair(Arc<Keypair>),
+    Pubkey(Pubkey),
+}
+
+impl FacilitatorKey {
+    pub fn pubkey(&self) -> Pubkey {
+        match self {
+            FacilitatorKey::Keypair(k) => k.pubkey(),
+            FacilitatorKey::Pubkey(p) => *p,
+        }
+    }
+
+    pub fn keypair(&self) -> Option<&Keypair> {
+        match self {
+            FacilitatorKey::Keypair(k) => Some(k),
+            FacilitatorKey::Pubkey(_) => None,
+        }
+    }
+}
+
+/// What [`crate::mount`] needs (the seed's Express mount options).
+#[derive(Clone, Debug)]
+pub struct MountConfig {
+    pub rpc_url: String,
+    pub facilitator: FacilitatorKey,
+    pub network: Network,
+    /// Has only one value: settlement is never split (see [`AtomicityEnforced`]).
+    pub atomicity_enforced: AtomicityEnforced,
+    /// Used by /verify when a request has no `policyId`.
+    pub default_policy_id: Option<u32>,
+}
+
+/// The facilitator server's configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub mount: MountConfig,
+    /// Service keys whose challenges (`extra.gate.serviceSignature`) this facilitator
+    /// accepts.
+    pub trusted_services: Vec<Pubkey>,
+    /// Program id overrides (`*_PROGRAM_ID`); required on mainnet.
+    pub overrides: Overrides,
+    /// Clock skew tolerated when checking a challenge's expiry.
+    pub clock_skew: Duration,
+    /// How long /settle waits for confirmation.
+    pub confirm_timeout: Duration,
+}
+
+impl Config {
+    pub fn new(mount: MountConfig) -> Self {
+        Config {
+            mount,
+            trusted_services: Vec::new(),
+            overrides: Overrides::default(),
+            clock_skew: Duration::from_secs(30),
+            confirm_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A configuration value that cannot be used; `variable` is the environment variable (or
+/// flag) to fix.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{variable}: {reason}")]
+pub struct ConfigError {
+    pub variable: &'static str,
+    pub reason: String,
+}
+
+impl ConfigError {
+    pub fn new(variable: &'static str, reason: impl Into<String>) -> Self {
+        ConfigError {
+            variable,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// The raw settings, as strings from flags or the environment, before validation.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// `RPC_URL`.
+    pub rpc_url: String,
+    /// `FACILITATOR_KEYPAIR`: a JSON keypair file, or the base58 64-byte secret key.
+    pub keypair: Option<String>,
+    /// `NETWORK`: solana-localnet | solana-devnet | solana-mainnet (or the short names).
+    pub network: String,
+    /// `ATOMICITY_ENFORCED`: must read `true` when set.
+    pub atomicity_enforced: Option<String>,
+    /// `DEFAULT_POLICY_ID`.
+    pub default_policy_id: Option<String>,
+    /// `TRUSTED_SERVICE_KEYS`: comma-separated base58 public keys.
+    pub trusted_services: Option<String>,
+}
+
+impl Settings {
+    /// Validates every value; the first bad one is named.
+    pub fn validate(&self) -> Result<Config, ConfigError> {
+        let rpc_url = validate_url("RPC_URL", &self.rpc_url)?;
+        let network = Network::from_str(&self.network)
+            .map_err(|e| ConfigError::new("NETWORK", e.to_string()))?;
+        let keypair = self
+            .keypair
+            .as_deref()
+            .ok_or_else(|| {
+                ConfigError::new(
+                    "FACILITATOR_KEYPAIR",
+                    "required: the facilitator pays fees and signs settlements (a JSON keypair file or a base58 secret key)",
+                )
+            })
+            .and_then(|k| parse_keypair("FACILITATOR_KEYPAIR", k))?;
+        let atomicity_enforced = match self.atomicity_enforced.as_deref() {
+            None => AtomicityEnforced::TRUE,
+            Some(v) => AtomicityEnforced::from_env_value(v)
+                .map_err(|e| ConfigError::new("ATOMICITY_ENFORCED", e.to_string()))?,
+        };
+        let default_policy_id = self
+            .default_policy_id
+            .as_deref()
+            .map(|v| {
+                v.parse::<u32>().map_err(|_| {
+                    ConfigError::new(
+                        "DEFAULT_POLICY_ID",
+                        format!("{v:?} is not an integer 0..={}", u32::MAX),
+                    )
+                })
+            })
+            .transpose()?;
+        let trusted_services = match self.trusted_services.as_deref() {
+            None => Vec::new(),
+            Some(list) => parse_pubkeys("TRUSTED_SERVICE_KEYS", list)?,
+        };
+        let overrides =
+            Overrides::from_env().map_err(|e| ConfigError::new("*_PROGRAM_ID", e.to_string()))?;
+        let mut config = Config::new(MountConfig {
+            rpc_url,
+            facilitator: FacilitatorKey::Keypair(Arc::new(keypair)),
+            network,
+            atomicity_enforced,
+            default_policy_id,
+        });
+        config.trusted_services = trusted_services;
+        config.overrides = overrides;
+        Ok(config)
+    }
+}
+
+/// An http(s) URL with a host.
+pub fn validate_url(variable: &'static str, v: &str) -> Result<String, ConfigError> {
+    let v = v.trim();
+    let rest = v
+        .strip_prefix("http://")
+        .or_else(|| v.strip_prefix("https://"))
+        .ok_or_else(|| {
+            ConfigError::new(variable, format!("{v:?} is not an http:// or https:// URL"))
+        })?;
+    if rest.is_empty() || rest.starts_with('/') || rest.contains(char::is_whitespace) {
+        return Err(ConfigError::new(variable, format!("{v:?} has no host")));
+    }
+    Ok(v.trim_end_matches('/').to_string())
+}
+
+/// A keypair from a JSON file (the Solana CLI format) or a base58 64-byte secret key.
+pub fn parse_keypair(variable: &'static str, v: &str) -> Result<Keypair, ConfigError> {
+    let path = std::path::Path::new(v);
+    if path.exists() {
+        return read_keypair_file(path).map_err(|e| {
+            ConfigError::new(variable, format!("cannot read a keypair from {v}: {e}"))
+        });
+    }
+    let bytes = bs58::decode(v.trim()).into_vec().map_err(|_| {
+        ConfigError::new(
+            variable,
+            "neither an existing keypair file nor a base58 secret key",
+        )
+    })?;
+    if bytes.len() != 64 {
+        return Err(ConfigError::new(
+            variable,
+            format!(
+                "a base58 secret key must decode to 64 bytes (secret and public key), got {}",
+                bytes.len()
+            ),
+        ));
+    }
+    Keypair::try_from(bytes.as_slice()).map_err(|e| ConfigError::new(variable, e.to_string()))
+}
+
+/// Comma-separated base58 public keys.
+pub fn parse_pubkeys(variable: &'static str, list: &str) -> Result<Vec<Pubkey>, ConfigError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            Pubkey::from_str(s).map_err(|_| {
+                ConfigError::new(variable, format!("{s:?} is not a base58 public key"))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        Settings {
+            rpc_url: "http://127.0.0.1:8899".into(),
+            keypair: Some(Keypair::new().to_base58_string()),
+            network: "localnet".into(),
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn a_good_configuration_validates() {
+        let c = settings().validate().unwrap();
+        assert_eq!(c.mount.rpc_url, "http://127.0.0.1:8899");
+        assert_eq!(c.mount.network, Network::Localnet);
+        assert!(c.mount.atomicity_enforced.get());
+    }
+
+    #[test]
+    fn each_bad_value_names_its_variable() {
+        let cases: Vec<(Settings, &str, &str)> = vec![
+            (
+                Settings {
+                    rpc_url: "localhost:8899".into(),
+                    ..settings()
+                },
+                "RPC_URL",
+                "not an http",
+            ),
+            (
+                Settings {
+                    network: "solana-moon".into(),
+                    ..settings()
+                },
+                "NETWORK",
+                "solana-moon",
+            ),
+            (
+                Settings {
+                    keypair: None,
+                    ..settings()
+                },
+                "FACILITATOR_KEYPAIR",
+                "required",
+            ),
+            (
+                Settings {
+                    keypair: Some(bs58::encode([7u8; 32]).into_string()),
+                    ..settings()
+                },
+                "FACILITATOR_KEYPAIR",
+                "got 32",
+            ),
+            (
+                Settings {
+                    atomicity_enforced: Some("false".into()),
+                    ..settings()
+                },
+                "ATOMICITY_ENFORCED",
+                "boolean true",
+            ),
+            (
+                Settings {
+                    default_policy_id: Some("-1".into()),
+                    ..settings()
+                },
+                "DEFAULT_POLICY_ID",
+                "not an integer",
+            ),
+            (
+                Settings {
+                    trusted_services: Some("abc,0OIl".into()),
+                    ..settings()
+                },
+                "TRUSTED_SERVICE_KEYS",
+                "base58",
+            ),
+        ];
+        for (s, var, text) in cases {
+            let err = s.validate().unwrap_err();
+            assert_eq!(err.variable, var, "{err}");
+            assert!(err.to_string().contains(text), "{err}");
+        }
+    }
+}

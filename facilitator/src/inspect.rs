@@ -1,0 +1,581 @@
+//! The settle verifier: what a client-built transaction must be before the facilitator
+//! co-signs it. Pure (no RPC): the caller passes the facilitator's lookup tables and the
+//! mint's token program and decimals.
+//!
+//! The transaction must be exactly [gate_payment_strict, TransferChecked, emit_feedback]
+//! for the authenticated context, paid by this facilitator, loading accounts only from its
+//! own lookup tables, and signed by the payer. Each deviation has its own reason; anything
+//! the named checks do not cover is caught by comparing every instruction with the one the
+//! SDK composes for the same payment.
+
+use crate::adapter::GateContext;
+use crate::reject::Rejection;
+use anchor_lang::{AnchorDeserialize, Discriminator};
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use solana_sdk::instruction::Instruction;
+use solana_sdk::message::{AddressLookupTableAccount, VersionedMessage};
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Signature;
+use solana_sdk::transaction::VersionedTransaction;
+use trust_gate_client::instructions::Attestations;
+use trust_gate_client::settle::{self, Feedback, Settlement, TokenProgram};
+use trust_gate_client::{AtomicityEnforced, Builder};
+
+/// The largest transaction Solana accepts.
+pub const PACKET_LIMIT: usize = 1232;
+/// TransferChecked's instruction tag in both token programs.
+const TRANSFER_CHECKED: u8 = 12;
+
+/// What the transaction is checked against.
+#[derive(Clone, Copy, Debug)]
+pub struct Expected<'a> {
+    pub builder: &'a Builder,
+    pub ctx: &'a GateContext,
+    pub facilitator: &'a Pubkey,
+    /// The registry's base collection (an account of emit_feedback).
+    pub collection: &'a Pubkey,
+    pub token_program: TokenProgram,
+    pub decimals: u8,
+    /// The facilitator's own address lookup tables.
+    pub tables: &'a [AddressLookupTableAccount],
+}
+
+/// A transaction that passed every check.
+#[derive(Clone, Debug)]
+pub struct Verified {
+    pub tx: VersionedTransaction,
+    /// The transfer authority: the payer's wallet.
+    pub payer: Pubkey,
+    pub settlement: Settlement,
+}
+
+/// Base64 → a versioned transaction (legacy or v0).
+pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
+    let bytes = STANDARD.decode(b64.trim()).map_err(|e| {
+        Rejection::bad(
+            "invalid_transaction_encoding",
+            format!("paymentPayload.payload.transaction is not standard base64: {e}"),
+        )
+    })?;
+    if bytes.len() > PACKET_LIMIT {
+        return Err(Rejection::bad(
+            "transaction_too_large",
+            format!(
+                "the transaction has {} bytes; Solana's limit is {PACKET_LIMIT}",
+                bytes.len()
+            ),
+        ));
+    }
+    bincode::deserialize::<VersionedTransaction>(&bytes).map_err(|e| {
+        Rejection::bad(
+            "invalid_transaction_encoding",
+            format!("paymentPayload.payload.transaction is not a serialized transaction: {e}"),
+        )
+    })
+}
+
+/// One instruction with its accounts resolved and their privileges in the message.
+#[derive(Clone, Debug)]
+struct Resolved {
+    program_id: Pubkey,
+    accounts: Vec<Pubkey>,
+    data: Vec<u8>,
+}
+
+/// The message's account keys (static, then loaded writable, then loaded readonly) with
+/// (signer, writable) flags, after checking the lookups use only the facilitator's tables.
+fn account_keys(
+    message: &VersionedMessage,
+    tables: &[AddressLookupTableAccount],
+) -> Result<Vec<(Pubkey, bool, bool)>, Rejection> {
+    let header = message.header();
+    let statics = message.static_account_keys();
+    let signers = usize::from(header.num_required_signatures);
+    let readonly_signed = usize::from(header.num_readonly_signed_accounts);
+    let readonly_unsigned = usize::from(header.num_readonly_unsigned_accounts);
+    let mut keys: Vec<(Pubkey, bool, bool)> = statics
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let signer = i < signers;
+            let writable = if signer {
+                i < signers.saturating_sub(readonly_signed)
+            } else {
+                i < statics.len().saturating_sub(readonly_unsigned)
+            };
+            (*k, signer, writable)
+        })
+        .collect();
+    let lookups = message.address_table_lookups().unwrap_or_default();
+    let mut readonly = Vec::new();
+    for l in lookups {
+        let table = tables.iter().find(|t| t.key == l.account_key).ok_or_else(|| {
+            Rejection::bad(
+                "lookup_table_not_allowed",
+                format!(
+                    "the transaction loads accounts from {}, which is not one of this facilitator's lookup tables",
+                    l.account_key
+                ),
+            )
+            .hint("use only the table advertised in /supported (extra.gate.lookupTables)")
+        })?;
+        let at = |i: &u8| {
+            table
+                .addresses
+                .get(usize::from(*i))
+                .copied()
+                .ok_or_else(|| {
+                    Rejection::bad(
+                        "invalid_transaction",
+                        format!("lookup index {i} is outside table {}", table.key),
+                    )
+                })
+        };
+        for i in &l.writable_indexes {
+            keys.push((at(i)?, false, true));
+        }
+        for i in &l.readonly_indexes {
+            readonly.push((at(i)?, false, false));
+        }
+    }
+    keys.extend(readonly);
+    Ok(keys)
+}
+
+fn resolve(
+    message: &VersionedMessage,
+    keys: &[(Pubkey, bool, bool)],
+) -> Result<Vec<Resolved>, Rejection> {
+    let key = |i: u8| {
+        keys.get(usize::from(i)).map(|k| k.0).ok_or_else(|| {
+            Rejection::bad(
+                "invalid_transaction",
+                format!(
+                    "account index {i} is outside the message's {} keys",
+                    keys.len()
+                ),
+            )
+        })
+    };
+    message
+        .instructions()
+        .iter()
+        .map(|ix| {
+            Ok(Resolved {
+                program_id: key(ix.program_id_index)?,
+                accounts: ix
+                    .accounts
+                    .iter()
+                    .map(|i| key(*i))
+                    .collect::<Result<_, _>>()?,
+                data: ix.data.clone(),
+            })
+        })
+        .collect()
+}
+
+fn is_gate_ix<T: Discriminator>(b: &Builder, ix: &Resolved) -> bool {
+    ix.program_id == b.ids.gate && ix.data.starts_with(T::DISCRIMINATOR)
+}
+
+fn args<T: AnchorDeserialize + Discriminator>(ix: &Resolved, what: &str) -> Result<T, Rejection> {
+    T::deserialize(&mut &ix.data[T::DISCRIMINATOR.len()..]).map_err(|e| {
+        Rejection::bad(
+            "invalid_transaction",
+            format!("cannot decode the {what} arguments: {e}"),
+        )
+    })
+}
+
+fn mismatch(
+    reason: &str,
+    what: &str,
+    got: impl std::fmt::Display,
+    want: impl std::fmt::Display,
+) -> Rejection {
+    Rejection::bad(
+        reason,
+        format!("{what} is {got}; the requirements say {want}"),
+    )
+}
+
+/// Runs every check; on success returns the payer and the settlement the transaction is.
+pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rejection> {
+    use gate::instruction::{EmitFeedback, GatePaymentStrict};
+    let b = e.builder;
+    let ctx = e.ctx;
+    let keys = account_keys(&tx.message, e.tables)?;
+    let ixs = resolve(&tx.message, &keys)?;
+
+    // Layout first: a transfer without the gate is the most common wrong client.
+    let has_gate = ixs.iter().any(|ix| is_gate_ix::<GatePaymentStrict>(b, ix));
+    let has_feedback = ixs.iter().any(|ix| is_gate_ix::<EmitFeedback>(b, ix));
+    if !has_gate || !has_feedback {
+        return Err(Rejection::bad(
+            "gate_instructions_missing",
+            format!(
+                "the transaction has no {}: trust-gate settles only [gate_payment_strict, TransferChecked, emit_feedback] in one transaction",
+                if has_gate { "emit_feedback" } else { "gate_payment_strict" }
+            ),
+        )
+        .hint("a plain exact-scheme transfer is never settled here; compose the settlement with the trust-gate SDK (settle::compose) or `trust-gate pay`"));
+    }
+    if ixs.len() > 3 {
+        let extra = ixs
+            .iter()
+            .enumerate()
+            .find(|(i, ix)| {
+                !(*i == 0 && is_gate_ix::<GatePaymentStrict>(b, ix)
+                    || *i == 2 && is_gate_ix::<EmitFeedback>(b, ix)
+                    || *i == 1)
+            })
+            .map(|(i, ix)| format!("instruction {i} (program {})", ix.program_id))
+            .unwrap_or_else(|| format!("instruction {}", ixs.len() - 1));
+        return Err(Rejection::bad(
+            "unexpected_instruction",
+            format!(
+                "the transaction has {} instructions; {extra} is not part of a settlement",
+                ixs.len()
+            ),
+        ));
+    }
+    if ixs.len() != 3
+        || !is_gate_ix::<GatePaymentStrict>(b, &ixs[0])
+        || !is_gate_ix::<EmitFeedback>(b, &ixs[2])
+    {
+        return Err(Rejection::bad(
+            "settlement_layout_invalid",
+            "the instructions must be exactly [gate_payment_strict, TransferChecked, emit_feedback] in this order",
+        ));
+    }
+
+    // Fee payer isolation.
+    let fee_payer = keys.first().map(|k| k.0).unwrap_or_default();
+    if fee_payer != *e.facilitator {
+        return Err(Rejection::bad(
+            "fee_payer_mismatch",
+            format!(
+                "the fee payer is {fee_payer}, not this facilitator ({})",
+                e.facilitator
+            ),
+        )
+        .hint("use extra.feePayer of the requirements as the transaction's fee payer"));
+    }
+    for (i, ix) in ixs[..2].iter().enumerate() {
+        if ix.accounts.contains(e.facilitator) {
+            return Err(Rejection::bad(
+                "fee_payer_not_isolated",
+                format!("instruction {i} uses the facilitator's account; the fee payer may only sign emit_feedback"),
+            ));
+        }
+    }
+
+    // The transfer.
+    let transfer = &ixs[1];
+    if transfer.program_id != e.token_program.id() {
+        return Err(mismatch(
+            "token_program_mismatch",
+            "the transfer's program",
+            transfer.program_id,
+            e.token_program.id(),
+        ));
+    }
+    if transfer.data.len() != 10
+        || transfer.data[0] != TRANSFER_CHECKED
+        || transfer.accounts.len() < 4
+    {
+        return Err(Rejection::bad(
+            "transfer_missing",
+            "instruction 1 is not a TransferChecked",
+        ));
+    }
+    let amount = u64::from_le_bytes(transfer.data[1..9].try_into().unwrap_or_default());
+    let decimals = transfer.data[9];
+    let [source, mint, destination, payer] = [0, 1, 2, 3].map(|i| transfer.accounts[i]);
+    if mint != ctx.mint {
+        return Err(mismatch(
+            "mint_mismatch",
+            "the transfer's mint",
+            mint,
+            ctx.mint,
+        ));
+    }
+    let want_destination = e.token_program.associated_account(&ctx.pay_to, &ctx.mint);
+    if destination != want_destination {
+        return Err(mismatch(
+            "recipient_mismatch",
+            "the transfer's destination",
+            destination,
+            format!(
+                "{want_destination} (the token account of payTo {})",
+                ctx.pay_to
+            ),
+        ));
+    }
+    if amount != ctx.amount {
+        return Err(mismatch(
+            "amount_mismatch",
+            "the transfer's amount",
+            amount,
+            ctx.amount,
+        ));
+    }
+    if decimals != e.decimals {
+        return Err(mismatch(
+            "decimals_mismatch",
+            "the transfer's decimals",
+            decimals,
+            e.decimals,
+        ));
+    }
+
+    // The gate's arguments.
+    let g: GatePaymentStrict = args(&ixs[0], "gate_payment_strict")?;
+    if g.amount != ctx.amount {
+        return Err(mismatch(
+            "amount_mismatch",
+            "the gate's amount",
+            g.amount,
+            ctx.amount,
+        ));
+    }
+    if g.mint != ctx.mint {
+        return Err(mismatch(
+            "mint_mismatch",
+            "the gate's mint",
+            g.mint,
+            ctx.mint,
+        ));
+    }
+    if g.payer_asset != ctx.payer_asset {
+        return Err(mismatch(
+            "payer_mismatch",
+            "the gate's payer agent",
+            g.payer_asset,
+            ctx.payer_asset,
+        ));
+    }
+    if g.payee_asset != ctx.payee_asset {
+        return Err(mismatch(
+            "payee_mismatch",
+            "the gate's payee agent",
+            g.payee_asset,
+            ctx.payee_asset,
+        ));
+    }
+    if g.policy_id != ctx.policy_id {
+        return Err(mismatch(
+            "policy_mismatch",
+            "the gate's policy id",
+            g.policy_id,
+            ctx.policy_id,
+        ));
+    }
+
+    // The feedback.
+    let f: EmitFeedback = args(&ixs[2], "emit_feedback")?;
+    if f.payment_id_hash != ctx.payment_id_hash {
+        return Err(Rejection::bad(
+            "payment_id_mismatch",
+            "emit_feedback's payment id hash is not the one derived from extra.memo",
+        ));
+    }
+    if f.payee_asset != ctx.payee_asset {
+        return Err(mismatch(
+            "payee_mismatch",
+            "the feedback's payee agent",
+            f.payee_asset,
+            ctx.payee_asset,
+        ));
+    }
+    if f.value != ctx.amount {
+        return Err(mismatch(
+            "amount_mismatch",
+            "the feedback's value",
+            f.value,
+            ctx.amount,
+        ));
+    }
+    if f.facilitator != *e.facilitator {
+        return Err(mismatch(
+            "fee_payer_mismatch",
+            "the feedback's facilitator",
+            f.facilitator,
+            e.facilitator,
+        ));
+    }
+
+    // Everything else: the instructions must be the ones the SDK composes for this payment.
+    let settlement = Settlement {
+        facilitator: *e.facilitator,
+        payer_signer: payer,
+        payer_asset: ctx.payer_asset,
+        payee_asset: ctx.payee_asset,
+        policy_id: ctx.policy_id,
+        mint: ctx.mint,
+        decimals: e.decimals,
+        token_program: e.token_program,
+        amount: ctx.amount,
+        source_token: source,
+        destination_token: destination,
+        collection: *e.collection,
+        attestations: attestations(b, &ixs[0]),
+        feedback: Feedback {
+            payment_id_hash: f.payment_id_hash,
+            score: f.score,
+            tag1: f.tag1,
+            tag2: f.tag2,
+            endpoint: f.endpoint,
+            feedback_uri: f.feedback_uri,
+        },
+    };
+    if f.value_decimals != e.decimals {
+        return Err(mismatch(
+            "decimals_mismatch",
+            "the feedback's decimals",
+            f.value_decimals,
+            e.decimals,
+        ));
+    }
+    let expected = settle::compose(b, &settlement, AtomicityEnforced::TRUE)
+        .map_err(|err| Rejection::bad("invalid_transaction", err.to_string()))?;
+    for (i, (got, want)) in ixs.iter().zip(expected.iter()).enumerate() {
+        compare(i, got, want, &keys)?;
+    }
+
+    check_signatures(&tx, &keys, e.facilitator, &payer)?;
+    Ok(Verified {
+        tx,
+        payer,
+        settlement,
+    })
+}
+
+/// The optional attestation accounts of the gate instruction: the slots where an
+/// attestation-less gate has the placeholder (the gate's own id).
+fn attestations(b: &Builder, gate_ix: &Resolved) -> Attestations {
+    let placeholder = b.gate_payment_strict(
+        &Pubkey::default(),
+        &Pubkey::default(),
+        &Pubkey::default(),
+        0,
+        &Pubkey::default(),
+        0,
+        &Pubkey::default(),
+        Attestations::default(),
+    );
+    let slots: Vec<usize> = placeholder
+        .accounts
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.pubkey == b.ids.gate)
+        .map(|(i, _)| i)
+        .collect();
+    let at = |n: usize| {
+        slots
+            .get(n)
+            .and_then(|i| gate_ix.accounts.get(*i))
+            .copied()
+            .filter(|k| *k != b.ids.gate)
+    };
+    Attestations {
+        payer: at(0),
+        payee: at(1),
+    }
+}
+
+const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];
+
+fn compare(
+    i: usize,
+    got: &Resolved,
+    want: &Instruction,
+    keys: &[(Pubkey, bool, bool)],
+) -> Result<(), Rejection> {
+    let name = NAMES[i];
+    if got.data != want.data {
+        return Err(Rejection::bad(
+            "settlement_layout_invalid",
+            format!("{name}'s data is not the composed settlement's"),
+        ));
+    }
+    if got.accounts.len() != want.accounts.len() {
+        return Err(Rejection::bad(
+            "gate_accounts_mismatch",
+            format!(
+                "{name} has {} accounts; a settlement has {}",
+                got.accounts.len(),
+                want.accounts.len()
+            ),
+        ));
+    }
+    for (j, (g, w)) in got.accounts.iter().zip(&want.accounts).enumerate() {
+        if *g != w.pubkey {
+            return Err(Rejection::bad(
+                "gate_accounts_mismatch",
+                format!(
+                    "{name} account {j} is {g}; the settlement needs {}",
+                    w.pubkey
+                ),
+            ));
+        }
+        // Privileges may be wider in the message (an account shared with another
+        // instruction) but never narrower than the instruction needs.
+        let (_, signer, writable) = keys.iter().find(|k| k.0 == *g).copied().unwrap_or_default();
+        if (w.is_signer && !signer) || (w.is_writable && !writable) {
+            return Err(Rejection::bad(
+                "gate_accounts_mismatch",
+                format!("{name} account {j} ({g}) lacks the signer or writable flag it needs"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The signers must be exactly the facilitator (slot 0, still empty or ours) and the payer,
+/// whose signature must verify over the message.
+fn check_signatures(
+    tx: &VersionedTransaction,
+    keys: &[(Pubkey, bool, bool)],
+    facilitator: &Pubkey,
+    payer: &Pubkey,
+) -> Result<(), Rejection> {
+    let signers: Vec<Pubkey> = keys.iter().filter(|k| k.1).map(|k| k.0).collect();
+    if tx.signatures.len() != signers.len() {
+        return Err(Rejection::bad(
+            "invalid_transaction",
+            format!(
+                "{} signatures for {} required signers",
+                tx.signatures.len(),
+                signers.len()
+            ),
+        ));
+    }
+    if let Some(other) = signers.iter().find(|k| *k != facilitator && *k != payer) {
+        return Err(Rejection::bad(
+            "unexpected_signer",
+            format!(
+                "{other} must not sign a settlement; only the facilitator and the payer {payer} do"
+            ),
+        ));
+    }
+    let message = tx.message.serialize();
+    for (sig, key) in tx.signatures.iter().zip(&signers) {
+        if key == facilitator {
+            continue;
+        }
+        if *sig == Signature::default() {
+            return Err(Rejection::bad(
+                "missing_client_signature",
+                format!("the payer {key} has not signed the transaction"),
+            ));
+        }
+        if !sig.verify(key.as_ref(), &message) {
+            return Err(Rejection::bad(
+                "invalid_client_signature",
+                format!("the signature of {key} does not verify against the message"),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! trust-gate's x402 v2 facilitator.
+//!
+//! - POST /verify: the gate's decision for a verify context or an x402 request, by
+//!   simulation (nothing is written).
+//! - POST /settle: the atomic settlement of a client-signed
+//!   [gate_payment_strict, TransferChecked, emit_feedback] transaction, co-signed as fee payer.
+//! - POST /dispute, GET /receipt/{paymentIdHashHex}: the payment's on-chain records.
+//! - GET /supported, GET /healthz.
+//!
+//! [`mount`] gives only /verify and /receipt, for embedding in another axum app.
+//!
+//! Modules: [`config`] (typed config and its validation), [`adapter`] (the pay adapter:
+//! `extra.gate`, service signature, memo, expiry), [`inspect`] (the settle transaction
+//! verifier), [`service`] (state and chain reads), `settle`, `verify`, `records` (the
+//! operations), [`routes`] (HTTP), [`reject`] and [`error`] (answers).
+
+pub mod adapter;
+pub mod config;
+pub mod error;
+pub mod inspect;
+pub mod records;
+pub mod reject;
+pub mod routes;
+pub mod service;
+pub mod settle;
+pub mod verify;
+
+pub use config::{Config, ConfigError, FacilitatorKey, MountConfig, Settings};
+pub use service::Facilitator;
+
+use axum::Router;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Default port of the facilitator.
+pub const DEFAULT_PORT: u16 = 4020;
+
+/// The mountable router: POST /verify and GET /receipt only. `config.atomicity_enforced`
+/// can only be `true` (its type has no other value).
+pub fn mount(config: MountConfig) -> Result<Router, ConfigError> {
+    let f = Facilitator::new(Config::new(config))?;
+    Ok(routes::mount_routes(f))
+}
+
+/// Every route, with the HTTP layers (body limit, timeout, CORS).
+pub fn router(f: Arc<Facilitator>) -> Router {
+    routes::http_layers(routes::all_routes(f))
+}
+
+/// A running facilitator server. Dropping it stops the server.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub facilitator: Arc<Facilitator>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Why the server did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+}
+
+/// Validates `config` against the cluster (RPC reachable, network, lookup tables), binds
+/// `addr` and serves until the returned [`Server`] is dropped.
+pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartError> {
+    let f = Facilitator::new(config)?;
+    f.check().await?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| StartError::Bind { addr, source })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|source| StartError::Bind { addr, source })?;
+    let app = router(f.clone());
+    let task = tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!("facilitator server stopped: {e}");
+        }
+    });
+    Ok(Server {
+        addr,
+        facilitator: f,
+        task,
+    })
+}

@@ -1,0 +1,84 @@
+//! Why a payment is refused: an x402 reason string (`invalidReason` / `errorReason`), a
+//! message that says exactly what was wrong, and the status to answer with.
+
+use axum::http::StatusCode;
+use trust_gate_client::decode::Decision;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rejection {
+    pub status: StatusCode,
+    /// Stable reason code (see the README's table).
+    pub reason: String,
+    pub message: String,
+    pub hint: Option<String>,
+    /// The gate's decision when the refusal is a Deny or RequireValidation (the response
+    /// then carries the decision headers).
+    pub decision: Option<Decision>,
+}
+
+impl Rejection {
+    /// 400: a malformed or mismatched request or transaction.
+    pub fn bad(reason: &str, message: impl Into<String>) -> Self {
+        Rejection::new(StatusCode::BAD_REQUEST, reason, message)
+    }
+
+    pub fn new(status: StatusCode, reason: &str, message: impl Into<String>) -> Self {
+        Rejection {
+            status,
+            reason: reason.to_string(),
+            message: message.into(),
+            hint: None,
+            decision: None,
+        }
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// 402: the gate denied the payment or asks for a validation.
+    pub fn decision(d: Decision) -> Self {
+        let view = trust_gate_client::decode::DecisionView::from(&d);
+        let (reason, message) = match &view {
+            trust_gate_client::decode::DecisionView::Deny {
+                reason_code,
+                reason_name,
+            } => (
+                reason_name.clone(),
+                format!("the gate denied the payment: reason {reason_code} {reason_name}"),
+            ),
+            trust_gate_client::decode::DecisionView::RequireValidation {
+                capability_hash,
+                subject,
+            } => (
+                "RequireValidation".to_string(),
+                format!(
+                    "the {subject} needs an attestation of capability {capability_hash} from an accepted attestor"
+                ),
+            ),
+            trust_gate_client::decode::DecisionView::Allow => {
+                ("Allow".to_string(), "allowed".to_string())
+            }
+        };
+        Rejection {
+            status: StatusCode::PAYMENT_REQUIRED,
+            reason,
+            message,
+            hint: None,
+            decision: Some(d),
+        }
+    }
+}
+
+impl From<crate::error::ApiError> for Rejection {
+    fn from(e: crate::error::ApiError) -> Self {
+        Rejection {
+            status: e.status,
+            reason: e.code.to_string(),
+            message: e.message,
+            hint: e.hint,
+            decision: None,
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
+//! (status, decision headers, x402 bodies).
+
+use crate::error::ApiError;
+use crate::records::{parse_receipt_hash, DisputeRequest};
+use crate::reject::Rejection;
+use crate::service::Facilitator;
+use crate::settle::Settled;
+use crate::verify::{self, VerifyBody};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
+use trust_gate_client::decode::{hex, Decision, DecisionView};
+use trust_gate_client::x402::{self, SettlementResponse};
+
+type App = State<Arc<Facilitator>>;
+
+/// Request bodies above this are refused with 413.
+pub const BODY_LIMIT: usize = 64 * 1024;
+/// No request runs longer (settlement waits for confirmation within it).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// POST /verify and GET /receipt only (the mountable part).
+pub fn mount_routes(f: Arc<Facilitator>) -> Router {
+    Router::new()
+        .route("/verify", post(verify))
+        .route("/receipt/{hash}", get(receipt))
+        .with_state(f)
+}
+
+/// Every route of the facilitator server.
+pub fn all_routes(f: Arc<Facilitator>) -> Router {
+    Router::new()
+        .route("/settle", post(settle))
+        .route("/dispute", post(dispute))
+        .route("/supported", get(supported))
+        .route("/healthz", get(healthz))
+        .with_state(f.clone())
+        .merge(mount_routes(f))
+}
+
+/// Body limit, timeout and CORS for any origin, exposing the payment headers.
+pub fn http_layers(router: Router) -> Router {
+    let exposed = [
+        x402::PAYMENT_REQUIRED,
+        x402::PAYMENT_RESPONSE,
+        x402::X_GATE_DECISION,
+        x402::X_PAYMENT_REQUIRED,
+        x402::X_PAYMENT_REASON_CODE,
+        x402::X_PAYMENT_REASON_NAME,
+        x402::X_CAPABILITY_REQUIRED,
+        x402::X_CAPABILITY_SUBJECT,
+        x402::X_PAYMENT_NETWORK,
+        x402::X_PAYMENT_RECEIPT,
+    ]
+    .map(|h| HeaderName::from_bytes(h.to_ascii_lowercase().as_bytes()).expect("valid header name"));
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
+        .allow_headers(Any)
+        .expose_headers(exposed);
+    router
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            REQUEST_TIMEOUT,
+        ))
+        .layer(cors)
+}
+
+/// The decision headers of the seed: X-Gate-Decision, and the reason or capability.
+pub fn decision_headers(d: &Decision, network: &str) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    let mut put = |k: &'static str, v: String| {
+        if let Ok(v) = HeaderValue::from_str(&v) {
+            h.insert(k, v);
+        }
+    };
+    match DecisionView::from(d) {
+        DecisionView::Allow => put(x402::X_GATE_DECISION, "Allow".into()),
+        DecisionView::Deny {
+            reason_code,
+            reason_name,
+        } => {
+            put(x402::X_GATE_DECISION, "Deny".into());
+            put(x402::X_PAYMENT_REQUIRED, "denied".into());
+            put(x402::X_PAYMENT_REASON_CODE, reason_code.to_string());
+            put(x402::X_PAYMENT_REASON_NAME, reason_name);
+        }
+        DecisionView::RequireValidation {
+            capability_hash,
+            subject,
+        } => {
+            put(x402::X_GATE_DECISION, "RequireValidation".into());
+            put(x402::X_PAYMENT_REQUIRED, "validation".into());
+            put(x402::X_CAPABILITY_REQUIRED, capability_hash);
+            put(x402::X_CAPABILITY_SUBJECT, subject);
+        }
+    }
+    put(x402::X_PAYMENT_NETWORK, network.into());
+    h
+}
+
+/// A /verify answer for a decision: 200 Allow, 402 otherwise.
+fn decision_response(f: &Facilitator, d: &Decision, payer: Option<String>) -> Response {
+    let view = DecisionView::from(d);
+    let mut body = json!({"isValid": *d == Decision::Allow, "decision": view});
+    match &view {
+        DecisionView::Allow => {}
+        DecisionView::Deny { reason_name, .. } => {
+            body["invalidReason"] = reason_name.clone().into()
+        }
+        DecisionView::RequireValidation { .. } => {
+            body["invalidReason"] = "RequireValidation".into()
+        }
+    }
+    if let Some(p) = payer {
+        body["payer"] = p.into();
+    }
+    let status = if *d == Decision::Allow {
+        StatusCode::OK
+    } else {
+        StatusCode::PAYMENT_REQUIRED
+    };
+    (status, decision_headers(d, f.network.name()), Json(body)).into_response()
+}
+
+/// An x402 /verify refusal: the x402 fields and the error envelope in one body.
+fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
+    if let Some(d) = &r.decision {
+        return decision_response(f, d, None);
+    }
+    let mut body = json!({
+        "isValid": false,
+        "invalidReason": r.reason,
+        "invalidMessage": r.message,
+        "error": r.reason,
+        "message": r.message,
+    });
+    if let Some(h) = &r.hint {
+        body["hint"] = h.clone().into();
+    }
+    (r.status, Json(body)).into_response()
+}
+
+async fn verify(State(f): App, body: Bytes) -> Response {
+    match verify::parse_body(&body, f.default_policy_id) {
+        Err(e) => e.into_response(),
+        Ok(VerifyBody::Context(q)) => match f.decide(q).await {
+            Ok(d) => decision_response(&f, &d, None),
+            Err(e) => e.into_response(),
+        },
+        Ok(VerifyBody::X402(req)) => match f.verify_x402(&req).await {
+            Ok(v) => decision_response(&f, &v.decision, v.payer.map(|p| p.to_string())),
+            Err(r) => verify_rejection(&f, r),
+        },
+    }
+}
+
+async fn settle(State(f): App, body: Bytes) -> Response {
+    let network = f.caip2().await.unwrap_or_default();
+    let req = serde_json::from_slice::<Value>(&body)
+        .map_err(|e| ApiError::input("body", format!("not JSON: {e}")))
+        .and_then(verify::parse_x402);
+    let req = match req {
+        Ok(r) => r,
+        Err(e) => {
+            let r = Rejection::bad("invalid_payload", e.message);
+            return settle_failure(&f, r, network);
+        }
+    };
+    match f.settle(&req).await {
+        Ok(s) => settle_success(s, network),
+        Err(r) => settle_failure(&f, r, network),
+    }
+}
+
+fn settle_success(s: Settled, network: String) -> Response {
+    let body = SettlementResponse {
+        success: true,
+        error_reason: None,
+        payer: Some(s.payer.to_string()),
+        transaction: s.signature.to_string(),
+        network,
+        error_message: None,
+        receipt: Some(json!({
+            "paymentIdHash": hex(&s.payment_id_hash),
+            "feedbackLog": s.feedback_log.to_string(),
+            "replayed": s.replayed,
+        })),
+    };
+    (StatusCode::OK, Json(body)).into_response()
+}
+
+fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
+    tracing::info!(reason = %r.reason, message = %r.message, "settlement refused");
+    let headers = r
+        .decision
+        .as_ref()
+        .map(|d| decision_headers(d, f.network.name()))
+        .unwrap_or_default();
+    let mut body = serde_json::to_value(SettlementResponse {
+        success: false,
+        error_reason: Some(r.reason),
+        payer: None,
+        transaction: String::new(),
+        network,
+        error_message: Some(r.message),
+        receipt: None,
+    })
+    .unwrap_or_default();
+    if let Some(h) = r.hint {
+        body["hint"] = h.into();
+    }
+    if let Some(d) = &r.decision {
+        body["decision"] = serde_json::to_value(DecisionView::from(d)).unwrap_or_default();
+    }
+    (r.status, headers, Json(body)).into_response()
+}
+
+async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, ApiError> {
+    let d = DisputeRequest::parse(&body)?;
+    Ok(Json(f.dispute(d).await?))
+}
+
+async fn receipt(State(f): App, Path(hash): Path<String>) -> Result<Json<Value>, ApiError> {
+    let hash = parse_receipt_hash(&hash)?;
+    Ok(Json(f.receipt(hash).await?))
+}
+
+async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
+    let network = f.caip2().await?;
+    let fac = f.facilitator().to_string();
+    let ids = &f.builder.ids;
+    let tables: Vec<String> = f.tables().await.iter().map(|t| t.key.to_string()).collect();
+    Ok(Json(json!({
+        "kinds": [{
+            "x402Version": 2,
+            "scheme": x402::SCHEME_EXACT,
+            "network": network,
+            "extra": {
+                "feePayer": fac,
+                "gate": {
+                    "gateProgram": ids.gate.to_string(),
+                    "policyVaultProgram": ids.policy_vault.to_string(),
+                    "validationRegistryProgram": ids.validation_registry.to_string(),
+                    "lookupTable": tables.first(),
+                    "lookupTables": tables,
+                    "settlement": ["gate_payment_strict", "TransferChecked", "emit_feedback"],
+                }
+            }
+        }],
+        "extensions": [x402::GATE_EXTENSION],
+        "signers": {"solana:*": [fac]},
+    })))
+}
+
+async fn healthz(State(f): App) -> Json<Value> {
+    Json(json!({
+        "ok": true,
+        "service": "trust-gate-facilitator",
+        "version": env!("CARGO_PKG_VERSION"),
+        "network": f.network.name(),
+        "caip2": f.caip2().await.ok(),
+        "rpcUrl": f.rpc_url,
+        "facilitator": f.facilitator().to_string(),
+        "signing": f.key.keypair().is_some(),
+        "uptimeSeconds": f.uptime().as_secs(),
+    }))
+}

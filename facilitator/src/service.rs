@@ -1,0 +1,255 @@
+//! The facilitator's state and its chain-facing work: connecting, deciding, the mint and
+//! lookup-table caches. The HTTP routes (`routes`) and the settle flow (`settle`) are built
+//! on it.
+
+use crate::config::{Config, ConfigError, FacilitatorKey, MountConfig};
+use crate::error::ApiError;
+use axum::http::StatusCode;
+use solana_commitment_config::CommitmentConfig;
+use solana_sdk::message::AddressLookupTableAccount;
+use solana_sdk::pubkey::Pubkey;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{OnceCell, RwLock};
+use trust_gate_client::decode::{Decision, PolicyAccount};
+use trust_gate_client::ids::caip2_from_genesis;
+use trust_gate_client::settle::TokenProgram;
+use trust_gate_client::simulate::{self, Caller, PaymentQuery};
+use trust_gate_client::{chain, decode, Builder, ClientError, Network, ProgramIds, RpcClient};
+
+/// Everything the routes share.
+pub struct Facilitator {
+    pub rpc: RpcClient,
+    pub rpc_url: String,
+    pub builder: Builder,
+    pub key: FacilitatorKey,
+    pub network: Network,
+    pub default_policy_id: Option<u32>,
+    pub trusted_services: Vec<Pubkey>,
+    pub clock_skew: Duration,
+    pub confirm_timeout: Duration,
+    started: Instant,
+    caip2: OnceCell<String>,
+    collection: OnceCell<Pubkey>,
+    tables: RwLock<Vec<AddressLookupTableAccount>>,
+    mints: RwLock<HashMap<Pubkey, (TokenProgram, u8)>>,
+}
+
+impl Facilitator {
+    /// Builds the state without touching the network (see [`Facilitator::check`]).
+    pub fn new(config: Config) -> Result<Arc<Self>, ConfigError> {
+        let MountConfig {
+            rpc_url,
+            facilitator,
+            network,
+            atomicity_enforced: _,
+            default_policy_id,
+        } = config.mount;
+        let ids = ProgramIds::for_network(network).with_overrides(config.overrides);
+        let builder = Builder::new(ids).map_err(|e| match e {
+            ClientError::ProgramNotConfigured { variable, .. } => {
+                ConfigError::new(variable, e.to_string())
+            }
+            other => ConfigError::new("NETWORK", other.to_string()),
+        })?;
+        let rpc_url = crate::config::validate_url("RPC_URL", &rpc_url)?;
+        Ok(Arc::new(Facilitator {
+            rpc: RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed()),
+            rpc_url,
+            builder,
+            key: facilitator,
+            network,
+            default_policy_id,
+            trusted_services: config.trusted_services,
+            clock_skew: config.clock_skew,
+            confirm_timeout: config.confirm_timeout,
+            started: Instant::now(),
+            caip2: OnceCell::new(),
+            collection: OnceCell::new(),
+            tables: RwLock::new(Vec::new()),
+            mints: RwLock::new(HashMap::new()),
+        }))
+    }
+
+    /// Boot check: the RPC answers, its genesis is the configured network's, and the
+    /// facilitator's lookup tables are loaded.
+    pub async fn check(&self) -> Result<(), ConfigError> {
+        let genesis = self.rpc.get_genesis_hash().await.map_err(|e| {
+            ConfigError::new("RPC_URL", format!("{} does not answer: {e}", self.rpc_url))
+        })?;
+        let cluster = caip2_from_genesis(&genesis.to_string());
+        if self.network != Network::Localnet && cluster != self.network.caip2(None) {
+            return Err(ConfigError::new(
+                "NETWORK",
+                format!(
+                    "{} is {}, but the cluster at RPC_URL is {cluster}",
+                    self.network.name(),
+                    self.network.caip2(None)
+                ),
+            ));
+        }
+        self.refresh_tables()
+            .await
+            .map_err(|e| ConfigError::new("RPC_URL", e.message))?;
+        Ok(())
+    }
+
+    /// The CAIP-2 id of the network (a localnet's from its genesis hash, read once).
+    pub async fn caip2(&self) -> Result<String, ApiError> {
+        self.caip2
+            .get_or_try_init(|| async {
+                if self.network != Network::Localnet {
+                    return Ok(self.network.caip2(None));
+                }
+                let g = self.rpc.get_genesis_hash().await.map_err(ApiError::rpc)?;
+                Ok(caip2_from_genesis(&g.to_string()))
+            })
+            .await
+            .cloned()
+    }
+
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn facilitator(&self) -> Pubkey {
+        self.key.pubkey()
+    }
+
+    /// The registry's base collection (read once).
+    pub async fn collection(&self) -> Result<Pubkey, ApiError> {
+        self.collection
+            .get_or_try_init(|| async {
+                chain::base_collection(&self.rpc, &self.builder.ids)
+                    .await
+                    .map_err(ApiError::from)
+            })
+            .await
+            .copied()
+    }
+
+    pub async fn tables(&self) -> Vec<AddressLookupTableAccount> {
+        self.tables.read().await.clone()
+    }
+
+    /// Re-reads the lookup tables whose authority is the facilitator.
+    pub async fn refresh_tables(&self) -> Result<(), ApiError> {
+        let t = chain::lookup_tables(&self.rpc, &self.facilitator()).await?;
+        *self.tables.write().await = t;
+        Ok(())
+    }
+
+    /// The token program and decimals of a mint (cached: neither changes).
+    pub async fn mint(&self, mint: &Pubkey) -> Result<(TokenProgram, u8), ApiError> {
+        if let Some(m) = self.mints.read().await.get(mint) {
+            return Ok(*m);
+        }
+        let acc = chain::account(&self.rpc, mint).await?.ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_payment_requirements",
+                format!("asset {mint} does not exist on this cluster"),
+            )
+        })?;
+        let program = TokenProgram::of_owner(&acc.owner, "asset")?;
+        // `decimals` is byte 44 of a mint in both token programs.
+        let decimals = *acc
+            .data
+            .get(44)
+            .ok_or_else(|| ApiError::input("asset", format!("{mint} is not a mint")))?;
+        self.mints.write().await.insert(*mint, (program, decimals));
+        Ok((program, decimals))
+    }
+
+    /// The decision the strict gate would make for `q`, by simulating `gate_payment`.
+    /// A missing policy or kill switch is 404 naming the account; a mint other than the
+    /// policy's is 422; an RPC failure is 502.
+    pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, ApiError> {
+        match simulate::gate_payment(
+            &self.rpc,
+            &self.builder,
+            Caller::Pubkey(self.facilitator()),
+            q,
+        )
+        .await
+        {
+            Ok(d) => Ok(d),
+            Err(ClientError::SimulationFailed { named: Some(n), .. }) if n.code == 3012 => {
+                Err(self.missing_account(&q, n.code, &n.name).await)
+            }
+            Err(ClientError::SimulationFailed { named: Some(n), .. })
+                if n.name == "PolicyMintMismatch" =>
+            {
+                Err(self.mint_mismatch(&q).await)
+            }
+            Err(e @ ClientError::SimulationFailed { .. }) => Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "simulation_failed",
+                e.to_string(),
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Which of the gate's required accounts is missing.
+    async fn missing_account(&self, q: &PaymentQuery, code: u32, name: &str) -> ApiError {
+        let pda = &self.builder.pda;
+        let candidates = [
+            (
+                pda.policy(&q.payer_asset, q.policy_id),
+                format!("policy {} of payer agent {}", q.policy_id, q.payer_asset),
+                "create it with policy_vault::init_policy (the payer's policy authority signs)",
+            ),
+            (
+                pda.killswitch(&q.payer_asset),
+                format!("kill switch of payer agent {}", q.payer_asset),
+                "create it with gate::init_killswitch or policy_vault::init_killswitch",
+            ),
+            (
+                pda.velocity(&q.payer_asset, q.policy_id),
+                format!(
+                    "velocity ledger of policy {} of payer agent {}",
+                    q.policy_id, q.payer_asset
+                ),
+                "it is created with the policy by policy_vault::init_policy",
+            ),
+        ];
+        let keys: Vec<Pubkey> = candidates.iter().map(|c| c.0).collect();
+        match chain::accounts(&self.rpc, &keys).await {
+            Ok(accs) => {
+                for (acc, (key, what, hint)) in accs.iter().zip(&candidates) {
+                    if acc.is_none() {
+                        return ApiError::not_found(format!(
+                            "no {what}: account {key} does not exist (Anchor {code} {name})"
+                        ))
+                        .with_hint(*hint);
+                    }
+                }
+                ApiError::not_found(format!(
+                    "an account the gate needs does not exist (Anchor {code} {name})"
+                ))
+            }
+            Err(e) => e.into(),
+        }
+    }
+
+    async fn mint_mismatch(&self, q: &PaymentQuery) -> ApiError {
+        let key = self.builder.pda.policy(&q.payer_asset, q.policy_id);
+        let policy_mint = match chain::account(&self.rpc, &key).await {
+            Ok(Some(acc)) => decode::account::<PolicyAccount>("PolicyAccount", &acc.data)
+                .map(|p| p.params.mint.to_string())
+                .unwrap_or_else(|_| "another mint".into()),
+            _ => "another mint".into(),
+        };
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "policy_mismatch",
+            format!(
+                "mint {} is not the mint of policy {} ({policy_mint}); PolicyMintMismatch",
+                q.mint, q.policy_id
+            ),
+        )
+        .with_hint("pay in the policy's mint, or use a policy for this mint")
+    }
+}

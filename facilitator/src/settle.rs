@@ -1,0 +1,283 @@
+//! POST /settle: authenticate the challenge, verify the transaction, co-sign, simulate,
+//! send, confirm. A replay of a settled transaction returns the first signature.
+//!
+//! Replays need no cache: Ed25519 signatures are deterministic, so co-signing the same
+//! message again gives the same transaction signature, whose status the cluster knows.
+
+use crate::adapter::{self, Expectations, GateContext};
+use crate::inspect::{self, Expected, Verified};
+use crate::reject::Rejection;
+use crate::service::Facilitator;
+use axum::http::StatusCode;
+use solana_commitment_config::CommitmentConfig;
+use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Signature;
+use solana_sdk::signer::Signer;
+use solana_sdk::transaction::{TransactionError, VersionedTransaction};
+use std::time::{Duration, Instant};
+use trust_gate_client::errors::{self, summarize_logs};
+use trust_gate_client::simulate::PaymentQuery;
+use trust_gate_client::x402::FacilitatorRequest;
+
+/// A settled payment.
+#[derive(Clone, Debug)]
+pub struct Settled {
+    pub signature: Signature,
+    /// The payer's wallet (the transfer authority).
+    pub payer: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    pub feedback_log: Pubkey,
+    /// True when this request replayed an already settled transaction.
+    pub replayed: bool,
+}
+
+/// Gate errors 6001..=6015 are Deny reasons 1..=15; 6016 asks for a validation.
+const GATE_DENY_FIRST: u32 = 6001;
+const GATE_VALIDATION_REQUIRED: u32 = 6016;
+
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
+impl Facilitator {
+    /// The pay adapter with this facilitator's expectations.
+    pub async fn context(&self, req: &FacilitatorRequest) -> Result<GateContext, Rejection> {
+        let network = self.caip2().await?;
+        let facilitator = self.facilitator();
+        adapter::read(
+            req,
+            Expectations {
+                facilitator: &facilitator,
+                network: &network,
+                trusted_services: &self.trusted_services,
+                now: now_unix(),
+                skew: self.clock_skew.as_secs() as i64,
+            },
+        )
+    }
+
+    /// Decodes and verifies the payment's transaction against `ctx` (no RPC writes).
+    pub async fn inspect(
+        &self,
+        req: &FacilitatorRequest,
+        ctx: &GateContext,
+    ) -> Result<Verified, Rejection> {
+        let tx = inspect::decode(&req.payment_payload.payload.transaction)?;
+        let (token_program, decimals) = self.mint(&ctx.mint).await?;
+        let collection = self.collection().await?;
+        let facilitator = self.facilitator();
+        let run = |tables: &[solana_sdk::message::AddressLookupTableAccount]| {
+            inspect::verify(
+                tx.clone(),
+                Expected {
+                    builder: &self.builder,
+                    ctx,
+                    facilitator: &facilitator,
+                    collection: &collection,
+                    token_program,
+                    decimals,
+                    tables,
+                },
+            )
+        };
+        match run(&self.tables().await) {
+            // A table created after boot: read the tables again once.
+            Err(r) if r.reason == "lookup_table_not_allowed" => {
+                self.refresh_tables().await?;
+                run(&self.tables().await)
+            }
+            other => other,
+        }
+    }
+
+    /// The whole settlement.
+    pub async fn settle(&self, req: &FacilitatorRequest) -> Result<Settled, Rejection> {
+        let Some(keypair) = self.key.keypair() else {
+            return Err(Rejection::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "facilitator_not_signing",
+                "this facilitator is configured with a public key only and cannot settle",
+            ));
+        };
+        let ctx = self.context(req).await?;
+        let Verified { mut tx, payer, .. } = self.inspect(req, &ctx).await?;
+        let signature = keypair.sign_message(&tx.message.serialize());
+        tx.signatures[0] = signature;
+        let feedback_log = self
+            .builder
+            .pda
+            .feedback_log(&self.facilitator(), &ctx.payment_id_hash);
+        let settled = |replayed| Settled {
+            signature,
+            payer,
+            payment_id_hash: ctx.payment_id_hash,
+            feedback_log,
+            replayed,
+        };
+
+        if let Some(done) = self.landed(&signature).await? {
+            tracing::info!(%signature, "replayed settlement");
+            return done.map(|()| settled(true));
+        }
+        if self
+            .rpc
+            .get_account_with_commitment(&feedback_log, CommitmentConfig::confirmed())
+            .await
+            .map_err(|e| rpc_rejection(e.to_string()))?
+            .value
+            .is_some()
+        {
+            return Err(Rejection::new(
+                StatusCode::CONFLICT,
+                "payment_already_settled",
+                format!(
+                    "payment {} was already settled by another transaction (feedback log {feedback_log})",
+                    trust_gate_client::decode::hex(&ctx.payment_id_hash)
+                ),
+            )
+            .hint("request a fresh challenge: every payment needs its own memo"));
+        }
+
+        self.simulate(&tx, &ctx).await?;
+        let sent = self
+            .rpc
+            .send_transaction_with_config(
+                &tx,
+                RpcSendTransactionConfig {
+                    skip_preflight: true,
+                    ..RpcSendTransactionConfig::default()
+                },
+            )
+            .await;
+        if let Err(e) = sent {
+            // A concurrent request may have sent the same transaction first.
+            if let Some(done) = self.landed(&signature).await? {
+                return done.map(|()| settled(true));
+            }
+            return Err(rpc_rejection(e.to_string()));
+        }
+        self.confirm(&signature).await?;
+        tracing::info!(%signature, %payer, "settled");
+        Ok(settled(false))
+    }
+
+    /// `Some(Ok)` when `signature` has landed, `Some(Err)` when it landed and failed.
+    async fn landed(
+        &self,
+        signature: &Signature,
+    ) -> Result<Option<Result<(), Rejection>>, Rejection> {
+        let statuses = self
+            .rpc
+            .get_signature_statuses(&[*signature])
+            .await
+            .map_err(|e| rpc_rejection(e.to_string()))?
+            .value;
+        Ok(statuses.into_iter().flatten().next().map(|s| match s.err {
+            None => Ok(()),
+            Some(err) => Err(Rejection::new(
+                StatusCode::PAYMENT_REQUIRED,
+                "transaction_failed",
+                format!("the settlement transaction {signature} failed on chain: {err}"),
+            )),
+        }))
+    }
+
+    async fn confirm(&self, signature: &Signature) -> Result<(), Rejection> {
+        let start = Instant::now();
+        loop {
+            if let Some(done) = self.landed(signature).await? {
+                return done;
+            }
+            if start.elapsed() > self.confirm_timeout {
+                return Err(Rejection::new(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    "confirmation_timeout",
+                    format!(
+                        "{signature} was sent but not confirmed within {} s",
+                        self.confirm_timeout.as_secs()
+                    ),
+                )
+                .hint("look the signature up later; a replay of the same payment returns it once it lands"));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Simulates the co-signed transaction; a gate refusal becomes the decision itself.
+    async fn simulate(
+        &self,
+        tx: &VersionedTransaction,
+        ctx: &GateContext,
+    ) -> Result<(), Rejection> {
+        let sim = self
+            .rpc
+            .simulate_transaction_with_config(
+                tx,
+                RpcSimulateTransactionConfig {
+                    sig_verify: true,
+                    replace_recent_blockhash: false,
+                    commitment: Some(CommitmentConfig::confirmed()),
+                    ..RpcSimulateTransactionConfig::default()
+                },
+            )
+            .await
+            .map_err(|e| rpc_rejection(e.to_string()))?
+            .value;
+        let Some(err) = sim.err else {
+            return Ok(());
+        };
+        let err: TransactionError = err.into();
+        let logs = sim.logs.unwrap_or_default();
+        if err == TransactionError::BlockhashNotFound {
+            return Err(Rejection::bad(
+                "blockhash_expired",
+                "the transaction's recent blockhash is no longer valid",
+            )
+            .hint("build the transaction again with a fresh blockhash"));
+        }
+        let named = errors::explain(&err, &logs);
+        let gate_code = named
+            .as_ref()
+            .filter(|n| n.program.as_deref() == Some(self.builder.ids.gate.to_string().as_str()))
+            .map(|n| n.code)
+            .filter(|c| (GATE_DENY_FIRST..=GATE_VALIDATION_REQUIRED).contains(c));
+        if gate_code.is_some() {
+            // The read-only gate gives the full decision (reason, or capability and subject).
+            let q = PaymentQuery {
+                payer_asset: ctx.payer_asset,
+                payee_asset: ctx.payee_asset,
+                amount: ctx.amount,
+                mint: ctx.mint,
+                policy_id: ctx.policy_id,
+            };
+            if let Ok(d) = self.decide(q).await {
+                if d != trust_gate_client::decode::Decision::Allow {
+                    return Err(Rejection::decision(d));
+                }
+            }
+        }
+        let what = named
+            .map(|n| format!("error {} {}", n.code, n.name))
+            .unwrap_or_else(|| err.to_string());
+        Err(Rejection::new(
+            StatusCode::PAYMENT_REQUIRED,
+            "transaction_simulation_failed",
+            format!(
+                "the settlement would fail: {what}; {}",
+                summarize_logs(&logs, 400)
+            ),
+        ))
+    }
+}
+
+fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
+    Rejection::new(
+        StatusCode::BAD_GATEWAY,
+        "rpc_failure",
+        format!("the Solana RPC backend failed: {e}"),
+    )
+}

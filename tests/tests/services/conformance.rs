@@ -1,0 +1,99 @@
+//! A third-party x402 check: the `x402-conformance` tool (PyPI) grades the demo's 402
+//! answer (`x402conf resource`) and the facilitator's /supported (`x402conf live`) from
+//! its JSON report, check by check.
+//! The tool is installed by the project (`tests/x402/requirements.txt`, into
+//! `tests/x402/.venv`) when missing.
+
+use crate::services;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn x402conf() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("x402");
+    let venv = dir.join(".venv");
+    let bin = venv.join("bin/x402conf");
+    if !bin.exists() {
+        let ok = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .status()
+            .unwrap_or_else(|e| panic!("python3 is needed for the x402-conformance check: {e}"))
+            .success();
+        assert!(ok, "python3 -m venv failed");
+        let ok = Command::new(venv.join("bin/pip"))
+            .args(["install", "--quiet", "-r"])
+            .arg(dir.join("requirements.txt"))
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "pip install -r tests/x402/requirements.txt failed");
+    }
+    bin
+}
+
+/// Runs the tool and returns its JSON report.
+fn run(args: &[&str]) -> serde_json::Value {
+    let out = Command::new(x402conf()).args(args).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "x402conf {args:?} printed no JSON report ({e}):\n{text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Every check of the report: (check name, pass, detail).
+fn checks(report: &serde_json::Value) -> Vec<(String, bool, serde_json::Value)> {
+    let results = report["results"].as_array().expect("results");
+    assert!(!results.is_empty(), "{report}");
+    results
+        .iter()
+        .flat_map(|r| r["checks"].as_array().expect("checks").clone())
+        .map(|c| {
+            (
+                c["check"].as_str().unwrap_or_default().to_string(),
+                c["pass"].as_bool().expect("pass is a boolean"),
+                c["detail"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn x402_conformance_on_the_demo_and_the_facilitator() {
+    let s = services::start().await;
+    let resource = s.d("/protected");
+    let facilitator = s.facilitator.url();
+    let (resource_report, live_report) = tokio::task::spawn_blocking(move || {
+        (run(&["resource", &resource]), run(&["live", &facilitator]))
+    })
+    .await
+    .unwrap();
+
+    // P1-P7 on the demo's 402: all pass.
+    let p = checks(&resource_report);
+    assert!(p.len() >= 7, "{resource_report}");
+    for (name, pass, detail) in &p {
+        assert!(pass, "{name}: {detail}");
+    }
+
+    // S0-S4 on /supported: all pass except S3, which recognises only the published
+    // mainnet and devnet CAIP-2 ids; a localnet's id (from its own genesis hash) cannot be
+    // one of them, and the check must name exactly that id and nothing else.
+    let caip2 = s.facilitator.facilitator.caip2().await.unwrap();
+    let live = checks(&live_report);
+    assert!(live.len() >= 4, "{live_report}");
+    for (name, pass, detail) in &live {
+        if name.starts_with("S3 ") {
+            assert_eq!(
+                detail["unrecognised_solana_ids"],
+                serde_json::json!([caip2]),
+                "{detail}"
+            );
+            assert_eq!(detail["v1_names_in_v2"], serde_json::json!([]), "{detail}");
+        } else {
+            assert!(pass, "{name}: {detail}");
+        }
+    }
+}

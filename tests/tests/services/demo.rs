@@ -1,0 +1,244 @@
+//! The demo resource: tier 0 and 1 are denied (6 CounterpartyTierBelowMin), tier 3 gets a
+//! signed challenge, pays with the paying client and is served with a receipt.
+
+use crate::services::{self, header};
+use serde_json::Value;
+use solana_sdk::signature::Signature;
+use solana_sdk::signer::Signer;
+use trust_gate_client::x402::{self, GateExtension, PaymentRequired, SettlementResponse};
+use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_migrations::demo;
+
+#[tokio::test]
+async fn tiers_challenges_payment_and_receipt() {
+    let s = services::start().await;
+    let w = &s.env.world;
+
+    // /health names the three counterparties and the price.
+    let h: Value = s
+        .http
+        .get(s.d("/health"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(h["ok"], true);
+    assert_eq!(h["price"]["amount"], demo::PRICE.to_string());
+    assert_eq!(h["price"]["mint"], w.mint().to_string());
+    assert_eq!(h["facilitator"], s.facilitator.url());
+    let tiers: Vec<(u64, String)> = h["counterparties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["tier"].as_u64().unwrap(),
+                c["asset"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(u64, String)> = w
+        .payers
+        .iter()
+        .map(|p| (u64::from(p.tier), p.asset().to_string()))
+        .collect();
+    assert_eq!(tiers, want);
+
+    // Tiers 0 and 1: 402 Deny, no challenge.
+    for tier in [0, 1] {
+        let r = s
+            .http
+            .get(s.d("/protected"))
+            .header(
+                "X-Demo-Payer-Agent",
+                w.payer(tier).unwrap().asset().to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 402);
+        assert_eq!(header(&r, "X-Gate-Decision"), "Deny");
+        assert_eq!(header(&r, "X-Payment-Reason-Code"), "6");
+        assert_eq!(
+            header(&r, "X-Payment-Reason-Name"),
+            "CounterpartyTierBelowMin"
+        );
+        assert_eq!(header(&r, "PAYMENT-REQUIRED"), "");
+        let outcome = pay::pay(
+            &s.http,
+            &s.env.rpc,
+            &PayOptions {
+                url: s.d("/protected"),
+                payer_agent: Some(w.payer(tier).unwrap().asset()),
+                signer: &w.payer(tier).unwrap().owner,
+                overrides: Default::default(),
+            },
+        )
+        .await
+        .unwrap();
+        match outcome {
+            PayOutcome::Refused {
+                status,
+                reason_code,
+                reason_name,
+                ..
+            } => {
+                assert_eq!((status, reason_code), (402, Some(6)));
+                assert_eq!(reason_name.as_deref(), Some("CounterpartyTierBelowMin"));
+            }
+            other => panic!("tier {tier}: {other:?}"),
+        }
+    }
+    let r = s
+        .http
+        .get(s.d("/protected"))
+        .header("X-Demo-Payer-Agent", "nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+
+    // Tier 3 (the default): a fresh signed challenge each time, in standard base64.
+    let mut memos = Vec::new();
+    for _ in 0..2 {
+        let r = s.http.get(s.d("/protected")).send().await.unwrap();
+        assert_eq!(r.status(), 402);
+        assert_eq!(header(&r, "cache-control"), "no-store");
+        let encoded = header(&r, "PAYMENT-REQUIRED");
+        assert!(encoded
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+/=".contains(c)));
+        let pr: PaymentRequired = x402::decode_header(x402::PAYMENT_REQUIRED, &encoded).unwrap();
+        assert_eq!(pr.x402_version, 2);
+        let r0 = &pr.accepts[0];
+        assert_eq!(
+            (r0.scheme.as_str(), r0.amount.clone()),
+            ("exact", demo::PRICE.to_string())
+        );
+        assert_eq!(r0.pay_to, w.service.owner.pubkey().to_string());
+        assert_eq!(r0.extra["feePayer"], w.facilitator.pubkey().to_string());
+        let g = GateExtension::from_requirements(r0).unwrap();
+        assert_eq!(g.payer_agent_asset, w.payer(3).unwrap().asset().to_string());
+        assert!(x402::challenge_signed_by(
+            &w.service_key.pubkey(),
+            r0,
+            &pr.resource.url,
+            &g
+        ));
+        memos.push(r0.extra["memo"].as_str().unwrap().to_string());
+    }
+    assert_ne!(memos[0], memos[1], "a unique memo per challenge");
+
+    // Paid by the paying client: 200 with X-Payment-Receipt and PAYMENT-RESPONSE.
+    let payer = w.payer(3).unwrap();
+    let outcome = pay::pay(
+        &s.http,
+        &s.env.rpc,
+        &PayOptions {
+            url: s.d("/protected"),
+            payer_agent: None,
+            signer: &payer.owner,
+            overrides: Default::default(),
+        },
+    )
+    .await
+    .unwrap();
+    let PayOutcome::Paid {
+        receipt,
+        payment_id_hash,
+        response,
+        body,
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert!(response.success);
+    assert_eq!(response.transaction, receipt);
+    assert_eq!(
+        response.payer.as_deref(),
+        Some(payer.owner.pubkey().to_string().as_str())
+    );
+    assert_eq!(body["transaction"], receipt);
+    let sig: Signature = receipt.parse().unwrap();
+    let status = s
+        .env
+        .rpc
+        .get_signature_statuses(&[sig])
+        .await
+        .unwrap()
+        .value[0]
+        .clone()
+        .unwrap();
+    assert!(status.err.is_none());
+    let r: Value = s
+        .http
+        .get(s.f(&format!("/receipt/{payment_id_hash}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (r["exists"].as_bool(), r["settledAtomically"].as_bool()),
+        (Some(true), Some(true))
+    );
+
+    // A payment the facilitator refuses: 402 with PAYMENT-RESPONSE success:false.
+    let r = s.http.get(s.d("/protected")).send().await.unwrap();
+    let pr: PaymentRequired =
+        x402::decode_header(x402::PAYMENT_REQUIRED, &header(&r, "PAYMENT-REQUIRED")).unwrap();
+    let p = pay::prepare(&s.env.rpc, &pr, &payer.owner.pubkey(), Default::default())
+        .await
+        .unwrap();
+    let mut tx = p
+        .transaction(&s.env.rpc, &p.instructions().unwrap(), &payer.owner)
+        .await
+        .unwrap();
+    tx.signatures[1] = Signature::default();
+    let payload = p.payload(&tx).unwrap();
+    let r = s
+        .http
+        .get(s.d("/protected"))
+        .header("PAYMENT-SIGNATURE", x402::encode_header(&payload).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 402);
+    let failed: SettlementResponse =
+        x402::decode_header(x402::PAYMENT_RESPONSE, &header(&r, "PAYMENT-RESPONSE")).unwrap();
+    assert!(!failed.success);
+    assert_eq!(
+        failed.error_reason.as_deref(),
+        Some("missing_client_signature")
+    );
+    assert_eq!(header(&r, "X-Payment-Receipt"), "");
+
+    // A payment for requirements the demo never issued: a fresh challenge instead.
+    let mut forged = payload.clone();
+    forged.accepted.amount = "1".into();
+    let r = s
+        .http
+        .get(s.d("/protected"))
+        .header("PAYMENT-SIGNATURE", x402::encode_header(&forged).unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 402);
+    let pr: PaymentRequired =
+        x402::decode_header(x402::PAYMENT_REQUIRED, &header(&r, "PAYMENT-REQUIRED")).unwrap();
+    assert_eq!(
+        pr.error.as_deref(),
+        Some("No matching payment requirements")
+    );
+    let r = s
+        .http
+        .get(s.d("/protected"))
+        .header("PAYMENT-SIGNATURE", "***")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+}

@@ -1,0 +1,84 @@
+//! A seeded localnet with the facilitator and the demo running on loopback.
+
+use crate::fixture::{self, Env};
+use reqwest::{Client, Response};
+use serde_json::Value;
+use solana_sdk::signer::Signer;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use trust_gate_client::{AtomicityEnforced, Network};
+use trust_gate_facilitator::{Config, FacilitatorKey, MountConfig};
+
+pub struct Services {
+    pub env: Env,
+    pub facilitator: trust_gate_facilitator::Server,
+    pub demo: trust_gate_demo::Server,
+    pub http: Client,
+}
+
+pub fn loopback() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// The demo facilitator's configuration against `rpc_url`.
+pub fn config(env: &Env, rpc_url: &str) -> Config {
+    let mut c = Config::new(MountConfig {
+        rpc_url: rpc_url.into(),
+        facilitator: FacilitatorKey::Keypair(Arc::new(env.world.facilitator.insecure_clone())),
+        network: Network::Localnet,
+        atomicity_enforced: AtomicityEnforced::TRUE,
+        default_policy_id: None,
+    });
+    c.trusted_services = vec![env.world.service_key.pubkey()];
+    c
+}
+
+pub async fn start() -> Services {
+    let env = fixture::seeded().await;
+    let facilitator =
+        trust_gate_facilitator::start(config(&env, &env.localnet.rpc_url()), loopback())
+            .await
+            .unwrap();
+    // The demo signs its own URL into challenges: bind first, then tell it where it is.
+    let listener = std::net::TcpListener::bind(loopback()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let demo_config =
+        trust_gate_demo::DemoConfig::demo_world(&facilitator.url(), &format!("http://{addr}"));
+    let demo = trust_gate_demo::start(demo_config, addr).await.unwrap();
+    Services {
+        env,
+        facilitator,
+        demo,
+        http: Client::new(),
+    }
+}
+
+impl Services {
+    pub fn f(&self, path: &str) -> String {
+        format!("{}{path}", self.facilitator.url())
+    }
+
+    pub fn d(&self, path: &str) -> String {
+        format!("{}{path}", self.demo.url())
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> (u16, Response) {
+        let r = self
+            .http
+            .post(self.f(path))
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r)
+    }
+}
+
+/// A header's value, or "" when absent.
+pub fn header(r: &Response, name: &str) -> String {
+    r.headers()
+        .get(name)
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default()
+}

@@ -1,0 +1,413 @@
+//! POST /settle: every tampered transaction is refused with its reason and moves nothing;
+//! a real payment lands as ONE transaction of exactly three instructions; a replay returns
+//! the first signature without counting twice. Then /receipt and /dispute.
+
+use crate::services::{self, header, Services};
+use anchor_lang::prelude::Pubkey;
+use base64::Engine as _;
+use serde_json::{json, Value};
+use solana_rpc_client_api::config::RpcTransactionConfig;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::signature::{Keypair, Signature};
+use solana_sdk::signer::Signer;
+use solana_sdk::transaction::VersionedTransaction;
+use solana_transaction_status_client_types::{
+    EncodedTransaction, UiMessage, UiTransactionEncoding,
+};
+use std::str::FromStr;
+use trust_gate_client::decode::{self, hex, VelocityLedger};
+use trust_gate_client::settle;
+use trust_gate_client::x402::{self, FacilitatorRequest, GateExtension, PaymentRequired};
+use trust_gate_demo::pay::{self, Prepared};
+use trust_gate_migrations::demo;
+
+/// A fresh challenge from the demo for the tier-3 payer, prepared for payment.
+async fn prepared(s: &Services) -> Prepared {
+    let r = s.http.get(s.d("/protected")).send().await.unwrap();
+    assert_eq!(r.status(), 402);
+    let required: PaymentRequired =
+        x402::decode_header(x402::PAYMENT_REQUIRED, &header(&r, "PAYMENT-REQUIRED")).unwrap();
+    let signer = s.env.world.payer(3).unwrap().owner.pubkey();
+    pay::prepare(&s.env.rpc, &required, &signer, Default::default())
+        .await
+        .unwrap()
+}
+
+fn payer(s: &Services) -> &Keypair {
+    &s.env.world.payer(3).unwrap().owner
+}
+
+fn request(p: &Prepared, tx: &VersionedTransaction) -> Value {
+    let req = FacilitatorRequest {
+        x402_version: 2,
+        payment_payload: p.payload(tx).unwrap(),
+        payment_requirements: p.requirements.clone(),
+    };
+    serde_json::to_value(req).unwrap()
+}
+
+async fn signed(s: &Services, p: &Prepared, ixs: &[Instruction]) -> VersionedTransaction {
+    p.transaction(&s.env.rpc, ixs, payer(s)).await.unwrap()
+}
+
+/// POSTs /settle; returns (status, body).
+async fn settle_body(s: &Services, body: &Value) -> (u16, Value) {
+    let (status, r) = s.post("/settle", body).await;
+    (status, r.json().await.unwrap())
+}
+
+async fn refused(s: &Services, body: &Value, reason: &str) {
+    let (status, b) = settle_body(s, body).await;
+    assert_eq!(b["success"], false, "{reason}: {b}");
+    assert_eq!(b["errorReason"], reason, "{b}");
+    assert_eq!(b["transaction"], "");
+    assert!(!b["errorMessage"].as_str().unwrap().is_empty());
+    assert!(
+        status == 400 || status == 402 || status == 409,
+        "{reason}: {status}"
+    );
+}
+
+fn resign_challenge(s: &Services, p: &Prepared, edit: impl FnOnce(&mut GateExtension)) -> Prepared {
+    let mut r = p.requirements.clone();
+    let mut g = GateExtension::from_requirements(&r).unwrap();
+    edit(&mut g);
+    if !g.service_signature.is_empty() {
+        x402::sign_challenge(&s.env.world.service_key, &r, &p.resource.url, &mut g);
+    }
+    r.extra
+        .insert("gate".into(), serde_json::to_value(&g).unwrap());
+    Prepared {
+        builder: p.builder,
+        requirements: r,
+        resource: p.resource.clone(),
+        fee_payer: p.fee_payer,
+        tables: p.tables.clone(),
+        settlement: p.settlement.clone(),
+    }
+}
+
+async fn ledger(s: &Services) -> u64 {
+    let key = s
+        .env
+        .b
+        .pda
+        .velocity(&s.env.world.payer(3).unwrap().asset(), demo::POLICY_ID);
+    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
+        .await
+        .unwrap()
+        .unwrap();
+    decode::account::<VelocityLedger>("VelocityLedger", &acc.data)
+        .unwrap()
+        .cumulative
+}
+
+#[tokio::test]
+async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
+    let s = services::start().await;
+    let p = prepared(&s).await;
+    let source = p.settlement.source_token;
+    let balance = s.env.token_balance(&source).await;
+    let counted = ledger(&s).await;
+
+    // Amount, mint, destination, payment id: each changed in the composed settlement.
+    let tamper = |edit: &dyn Fn(&mut settle::Settlement)| {
+        let mut t = p.settlement.clone();
+        edit(&mut t);
+        settle::compose(&p.builder, &t, trust_gate_client::AtomicityEnforced::TRUE).unwrap()
+    };
+    let stranger = Keypair::new();
+    let cases: Vec<(Vec<Instruction>, &str)> = vec![
+        (tamper(&|t| t.amount += 1).to_vec(), "amount_mismatch"),
+        (
+            tamper(&|t| t.mint = Pubkey::new_unique()).to_vec(),
+            "mint_mismatch",
+        ),
+        (
+            tamper(&|t| {
+                t.destination_token = t
+                    .token_program
+                    .associated_account(&stranger.pubkey(), &t.mint)
+            })
+            .to_vec(),
+            "recipient_mismatch",
+        ),
+        (
+            tamper(&|t| t.feedback.payment_id_hash = [9; 32]).to_vec(),
+            "payment_id_mismatch",
+        ),
+    ];
+    let honest = p.instructions().unwrap();
+    let mut extra = honest.to_vec();
+    extra.push(Instruction::new_with_bytes(
+        Pubkey::from_str("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr").unwrap(),
+        b"extra",
+        vec![],
+    ));
+    let cases = cases.into_iter().chain([
+        (extra, "unexpected_instruction"),
+        (honest[1..].to_vec(), "gate_instructions_missing"),
+        (
+            vec![honest[0].clone(), honest[1].clone()],
+            "gate_instructions_missing",
+        ),
+        (
+            vec![honest[1].clone(), honest[0].clone(), honest[2].clone()],
+            "settlement_layout_invalid",
+        ),
+    ]);
+    for (ixs, reason) in cases {
+        let tx = signed(&s, &p, &ixs).await;
+        refused(&s, &request(&p, &tx), reason).await;
+    }
+
+    // A plain exact-scheme transfer (compute budget, TransferChecked, memo), as a generic
+    // x402 client builds it: never settled, with a hint.
+    let memo = p.requirements.extra["memo"].as_str().unwrap();
+    let plain = vec![
+        Instruction::new_with_bytes(
+            Pubkey::from_str("ComputeBudget111111111111111111111111111111").unwrap(),
+            &[2, 0x20, 0x4e, 0, 0],
+            vec![],
+        ),
+        honest[1].clone(),
+        Instruction::new_with_bytes(
+            Pubkey::from_str("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr").unwrap(),
+            memo.as_bytes(),
+            vec![],
+        ),
+    ];
+    let tx = signed(&s, &p, &plain).await;
+    let (status, b) = settle_body(&s, &request(&p, &tx)).await;
+    assert_eq!(
+        (status, b["errorReason"].as_str()),
+        (400, Some("gate_instructions_missing"))
+    );
+    assert!(
+        b["hint"].as_str().unwrap().contains("settle::compose"),
+        "{b}"
+    );
+
+    // The fee payer must be the facilitator.
+    let blockhash = s.env.rpc.get_latest_blockhash().await.unwrap();
+    let tx = settle::transaction(
+        &payer(&s).pubkey(),
+        &honest,
+        &p.tables,
+        blockhash,
+        &[payer(&s)],
+    )
+    .unwrap();
+    refused(&s, &request(&p, &tx), "fee_payer_mismatch").await;
+
+    // Client signatures: forged, and missing.
+    let mut forged = signed(&s, &p, &honest).await;
+    forged.signatures[1] = stranger.sign_message(&forged.message.serialize());
+    refused(&s, &request(&p, &forged), "invalid_client_signature").await;
+    let mut unsigned = signed(&s, &p, &honest).await;
+    unsigned.signatures[1] = Signature::default();
+    refused(&s, &request(&p, &unsigned), "missing_client_signature").await;
+
+    // The challenge: expired, unsigned, altered after signing.
+    let tx = signed(&s, &p, &honest).await;
+    let now = trust_gate_facilitator::settle::now_unix();
+    let expired = resign_challenge(&s, &p, |g| g.issued_at = now - 3_600);
+    refused(&s, &request(&expired, &tx), "challenge_expired").await;
+    let unsigned = resign_challenge(&s, &p, |g| g.service_signature = String::new());
+    refused(&s, &request(&unsigned, &tx), "challenge_unsigned").await;
+    let mut altered = request(&p, &tx);
+    for part in ["paymentRequirements", "paymentPayload"] {
+        let target = if part == "paymentPayload" {
+            &mut altered[part]["accepted"]
+        } else {
+            &mut altered[part]
+        };
+        target["amount"] = json!("1");
+    }
+    refused(&s, &altered, "challenge_signature_invalid").await;
+
+    // Not JSON at all.
+    let r = s
+        .http
+        .post(s.f("/settle"))
+        .body("nope")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["errorReason"],
+        "invalid_payload"
+    );
+
+    assert_eq!(
+        s.env.token_balance(&source).await,
+        balance,
+        "no refused payment moved tokens"
+    );
+    assert_eq!(ledger(&s).await, counted, "no refused payment counted");
+
+    // The honest payment, verified first (x402 /verify with the transaction), then settled.
+    let tx = signed(&s, &p, &honest).await;
+    let body = request(&p, &tx);
+    let (status, r) = s.post("/verify", &body).await;
+    assert_eq!(status, 200);
+    let v: Value = r.json().await.unwrap();
+    assert_eq!(v["isValid"], true);
+    assert_eq!(v["payer"], payer(&s).pubkey().to_string());
+
+    let payment_id = hex(&p.settlement.feedback.payment_id_hash);
+    let r = s
+        .http
+        .get(s.f(&format!("/receipt/{payment_id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.json::<Value>().await.unwrap(),
+        json!({"paymentIdHash": payment_id, "exists": false})
+    );
+    let dispute = json!({"paymentIdHash": payment_id, "payeeAgentAsset": s.env.world.service.asset().to_string(), "reason": "not delivered"});
+    let (status, r) = s.post("/dispute", &dispute).await;
+    assert_eq!(status, 404, "{}", r.text().await.unwrap());
+
+    let (status, b) = settle_body(&s, &body).await;
+    assert_eq!(status, 200, "{b}");
+    assert_eq!(b["success"], true);
+    assert_eq!(b["payer"], payer(&s).pubkey().to_string());
+    assert_eq!(
+        b["network"],
+        s.facilitator.facilitator.caip2().await.unwrap()
+    );
+    assert_eq!(b["receipt"]["paymentIdHash"], payment_id);
+    assert_eq!(b["receipt"]["replayed"], false);
+    let sig = Signature::from_str(b["transaction"].as_str().unwrap()).unwrap();
+    assert_eq!(s.env.token_balance(&source).await, balance - demo::PRICE);
+    assert_eq!(ledger(&s).await, counted + demo::PRICE, "counted once");
+
+    // ONE transaction of exactly [gate_payment_strict, TransferChecked, emit_feedback].
+    let got = s
+        .env
+        .rpc
+        .get_transaction_with_config(
+            &sig,
+            RpcTransactionConfig {
+                encoding: Some(UiTransactionEncoding::Base64),
+                max_supported_transaction_version: Some(0),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(got.transaction.meta.as_ref().unwrap().err.is_none());
+    let EncodedTransaction::Binary(b64, _) = &got.transaction.transaction else {
+        panic!("base64")
+    };
+    let landed: VersionedTransaction = bincode::deserialize(
+        &base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap(),
+    )
+    .unwrap();
+    let keys = landed.message.static_account_keys();
+    let programs: Vec<Pubkey> = landed
+        .message
+        .instructions()
+        .iter()
+        .map(|ix| keys[usize::from(ix.program_id_index)])
+        .collect();
+    assert_eq!(
+        programs,
+        vec![
+            s.env.b.ids.gate,
+            anchor_spl::token::spl_token::ID,
+            s.env.b.ids.gate
+        ]
+    );
+    let data: Vec<&[u8]> = landed
+        .message
+        .instructions()
+        .iter()
+        .map(|ix| ix.data.as_slice())
+        .collect();
+    use anchor_lang::Discriminator;
+    assert!(data[0].starts_with(gate::instruction::GatePaymentStrict::DISCRIMINATOR));
+    assert_eq!(data[1][0], 12, "TransferChecked");
+    assert!(data[2].starts_with(gate::instruction::EmitFeedback::DISCRIMINATOR));
+    assert_eq!(
+        keys[0],
+        s.env.world.facilitator.pubkey(),
+        "the facilitator paid the fee"
+    );
+    let _ = UiMessage::Raw; // (the json encoding is covered by the localnet suite)
+
+    // A replay returns the first signature and counts nothing.
+    let (status, again) = settle_body(&s, &body).await;
+    assert_eq!(status, 200, "{again}");
+    assert_eq!(again["transaction"], sig.to_string());
+    assert_eq!(again["receipt"]["replayed"], true);
+    assert_eq!(
+        ledger(&s).await,
+        counted + demo::PRICE,
+        "still counted once"
+    );
+    assert_eq!(s.env.token_balance(&source).await, balance - demo::PRICE);
+    // Another transaction for the same payment id is a conflict.
+    let mut other = p.settlement.clone();
+    other.feedback.score = 50;
+    let ixs = settle::compose(
+        &p.builder,
+        &other,
+        trust_gate_client::AtomicityEnforced::TRUE,
+    )
+    .unwrap();
+    let tx = signed(&s, &p, &ixs).await;
+    let (status, b) = settle_body(&s, &request(&p, &tx)).await;
+    assert_eq!(
+        (status, b["errorReason"].as_str()),
+        (409, Some("payment_already_settled")),
+        "{b}"
+    );
+
+    // The receipt, then disputes: once 200, twice 409.
+    let r: Value = s
+        .http
+        .get(s.f(&format!("/receipt/{payment_id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["exists"], true);
+    assert_eq!(r["value"], demo::PRICE.to_string());
+    assert_eq!(r["mint"], s.env.world.mint().to_string());
+    assert_eq!(r["payee"], s.env.world.service.asset().to_string());
+    assert_eq!(r["settledAtomically"], true);
+    assert_eq!(r["disputed"], false);
+    assert_eq!(r["score"], 100);
+    assert!(r["emittedAtSlot"].as_u64().unwrap() > 0);
+    let (status, r) = s.post("/dispute", &dispute).await;
+    let d: Value = r.json().await.unwrap();
+    assert_eq!(status, 200, "{d}");
+    assert_eq!(d["success"], true);
+    assert_eq!(d["disputeRecord"]["paymentIdHash"], payment_id);
+    let (status, r) = s.post("/dispute", &dispute).await;
+    assert_eq!(status, 409);
+    assert_eq!(
+        r.json::<Value>().await.unwrap()["error"],
+        "already_disputed"
+    );
+    let r: Value = s
+        .http
+        .get(s.f(&format!("/receipt/{payment_id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(r["disputed"], true);
+    let r = s.http.get(s.f("/receipt/abc")).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+}
