@@ -18,26 +18,42 @@ pub enum BenchCommand {
     /// The localnet's own floor: simulateTransaction of a gate decision and
     /// sendTransaction of transfers, over JSON-RPC on loopback.
     Localnet(LocalnetBench),
+    /// The facilitator over HTTP on loopback: POST /verify and POST /settle, each next to
+    /// its floor on the same localnet (simulateTransaction, sendTransaction).
+    Facilitator(LocalnetBench),
 }
 
 #[derive(Args)]
 pub struct LocalnetBench {
     /// Seconds to drive each method (at most 60).
     #[arg(long, default_value_t = 10)]
-    seconds: u64,
+    pub seconds: u64,
     /// Concurrent clients.
     #[arg(long, default_value_t = 4)]
-    concurrency: usize,
+    pub concurrency: usize,
+}
+
+impl LocalnetBench {
+    pub fn validate(&self) -> Result<Duration, String> {
+        if self.seconds == 0 || self.seconds > 60 {
+            return Err("--seconds must be between 1 and 60".into());
+        }
+        if self.concurrency == 0 || self.concurrency > 64 {
+            return Err("--concurrency must be between 1 and 64".into());
+        }
+        Ok(Duration::from_secs(self.seconds))
+    }
 }
 
 pub async fn run(cmd: BenchCommand) -> Result<(), String> {
     match cmd {
         BenchCommand::Localnet(a) => localnet(a).await,
+        BenchCommand::Facilitator(a) => crate::bench_facilitator::run(a).await,
     }
 }
 
 /// Latencies of one method, summarized.
-struct Summary {
+pub struct Summary {
     count: usize,
     errors: usize,
     elapsed: Duration,
@@ -66,12 +82,16 @@ impl Summary {
         }
     }
 
-    fn print(&self, name: &str) {
+    pub fn rate(&self) -> f64 {
+        self.count as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn print(&self, name: &str) {
         println!(
             "{name:<20} {:>7} ok {:>4} err  {:>8.1} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms",
             self.count,
             self.errors,
-            self.count as f64 / self.elapsed.as_secs_f64(),
+            self.rate(),
             self.p50.as_secs_f64() * 1e3,
             self.p99.as_secs_f64() * 1e3,
         );
@@ -79,7 +99,7 @@ impl Summary {
 }
 
 /// Runs `concurrency` clients calling `call(client_index, n)` until `duration` passes.
-async fn drive<F, Fut>(concurrency: usize, duration: Duration, call: F) -> Summary
+pub async fn drive<F, Fut>(concurrency: usize, duration: Duration, call: F) -> Summary
 where
     F: Fn(usize, u64) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = bool> + Send,
@@ -114,18 +134,42 @@ where
 }
 
 async fn localnet(a: LocalnetBench) -> Result<(), String> {
-    if a.seconds == 0 || a.seconds > 60 {
-        return Err("--seconds must be between 1 and 60".into());
-    }
-    if a.concurrency == 0 || a.concurrency > 64 {
-        return Err("--concurrency must be between 1 and 64".into());
-    }
-    let duration = Duration::from_secs(a.seconds);
+    a.validate()?;
     eprintln!("starting a localnet on a free loopback port and seeding the demo world");
     let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
     let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
         .await
         .map_err(|e| e.to_string())?;
+    let (simulate, send) = floor(&localnet, &world, &a).await?;
+    println!();
+    println!(
+        "localnet JSON-RPC on this machine ({} cores), {} s per method, {} concurrent clients:",
+        cores(),
+        a.seconds,
+        a.concurrency
+    );
+    simulate.print("simulateTransaction");
+    send.print("sendTransaction");
+    println!(
+        "(sendTransaction runs the preflight simulation, executes, and records the transaction)"
+    );
+    Ok(())
+}
+
+pub fn cores() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+}
+
+/// The localnet's floor: simulateTransaction of the gate decision /verify asks for, and
+/// sendTransaction of transfers.
+pub async fn floor(
+    localnet: &Localnet,
+    world: &trust_gate_migrations::DemoWorld,
+    a: &LocalnetBench,
+) -> Result<(Summary, Summary), String> {
+    let duration = a.validate()?;
     let url = localnet.rpc_url();
     let b = Builder::new(ProgramIds::for_network(Network::Localnet)).map_err(|e| e.to_string())?;
 
@@ -213,20 +257,5 @@ async fn localnet(a: LocalnetBench) -> Result<(), String> {
         }
     })
     .await;
-
-    println!();
-    println!(
-        "localnet JSON-RPC on this machine ({} cores), {} s per method, {} concurrent clients:",
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1),
-        a.seconds,
-        a.concurrency
-    );
-    simulate.print("simulateTransaction");
-    send.print("sendTransaction");
-    println!(
-        "(sendTransaction runs the preflight simulation, executes, and records the transaction)"
-    );
-    Ok(())
+    Ok((simulate, send))
 }

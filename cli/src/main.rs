@@ -1,6 +1,7 @@
 //! `trust-gate`: the one command users run.
 
 mod bench;
+mod bench_facilitator;
 mod migrate;
 mod pay;
 mod services;

@@ -66,6 +66,7 @@ pub enum PayOutcome {
 }
 
 /// Everything needed to pay one challenge.
+#[derive(Clone)]
 pub struct Prepared {
     pub builder: Builder,
     pub requirements: PaymentRequirements,

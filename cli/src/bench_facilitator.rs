@@ -1,0 +1,197 @@
+//! `trust-gate bench facilitator`: POST /verify and POST /settle over HTTP on loopback
+//! against an in-process localnet, next to the localnet's own floor
+//! (simulateTransaction, sendTransaction) measured on the same machine in the same run.
+
+use crate::bench::{cores, drive, floor, LocalnetBench};
+use serde_json::json;
+use solana_sdk::signer::Signer;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use trust_gate_client::x402::{self, FacilitatorRequest};
+use trust_gate_client::{AtomicityEnforced, Network};
+use trust_gate_demo::{challenge, pay, DemoConfig};
+use trust_gate_facilitator::{Config, FacilitatorKey, MountConfig};
+use trust_gate_localnet::{Localnet, LocalnetConfig};
+use trust_gate_migrations::demo;
+
+/// Each benchmarked payment moves this many base units, so the payer's caps (velocity 10.00
+/// per hour) allow millions of them.
+const BENCH_AMOUNT: u64 = 1;
+
+pub async fn run(a: LocalnetBench) -> Result<(), String> {
+    let duration = a.validate()?;
+    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
+    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
+    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut config = Config::new(MountConfig {
+        rpc_url: localnet.rpc_url(),
+        facilitator: FacilitatorKey::Keypair(Arc::new(world.facilitator.insecure_clone())),
+        network: Network::Localnet,
+        atomicity_enforced: AtomicityEnforced::TRUE,
+        default_policy_id: None,
+    });
+    config.trusted_services = vec![world.service_key.pubkey()];
+    let loopback: SocketAddr = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
+    let server = trust_gate_facilitator::start(config, loopback)
+        .await
+        .map_err(|e| e.to_string())?;
+    let url = server.url();
+    let http = reqwest::Client::new();
+
+    let (simulate, send) = floor(&localnet, &world, &a).await?;
+
+    // POST /verify: the tier-3 payer's decision (Allow).
+    let payer = world.payer(3).ok_or("no tier-3 demo payer")?;
+    let body = Arc::new(json!({
+        "payerAgentAsset": payer.asset().to_string(),
+        "payeeAgentAsset": world.service.asset().to_string(),
+        "amount": demo::PRICE.to_string(),
+        "mint": world.mint().to_string(),
+        "policyId": demo::POLICY_ID,
+    }));
+    eprintln!(
+        "POST /verify: {} s, {} clients ...",
+        a.seconds, a.concurrency
+    );
+    let (h, u) = (http.clone(), url.clone());
+    let verify = drive(a.concurrency, duration, move |_, _| {
+        let (http, url, body) = (h.clone(), u.clone(), body.clone());
+        async move {
+            matches!(http.post(format!("{url}/verify")).json(&*body).send().await,
+                Ok(r) if r.status() == 200)
+        }
+    })
+    .await;
+
+    // POST /settle: a fresh signed challenge and a payer-signed settlement per payment
+    // (built outside the timed call); the call verifies, simulates, co-signs, sends and
+    // waits for confirmation.
+    let rpc = trust_gate_migrations::rpc(&localnet.rpc_url());
+    let caip2 = server
+        .facilitator
+        .caip2()
+        .await
+        .map_err(|e| e.message.clone())?;
+    let mut demo_config = DemoConfig::demo_world(&url, "http://127.0.0.1:4021");
+    demo_config.price = BENCH_AMOUNT;
+    let fee_payer = world.facilitator.pubkey();
+    let first = challenge::issue(&demo_config, &caip2, &fee_payer, &payer.asset(), 0);
+    let template = pay::prepare(&rpc, &first, &payer.owner.pubkey(), Default::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    // Every settlement creates a FeedbackEmissionLog whose rent (about 0.0023 SOL) the
+    // facilitator pays: fund it for tens of thousands of them.
+    let before = rpc
+        .get_balance(&fee_payer)
+        .await
+        .map_err(|e| e.to_string())?;
+    rpc.request_airdrop(&fee_payer, 100_000_000_000)
+        .await
+        .map_err(|e| format!("funding the facilitator: {e}"))?;
+    if rpc
+        .get_balance(&fee_payer)
+        .await
+        .map_err(|e| e.to_string())?
+        <= before
+    {
+        return Err("funding the facilitator: the airdrop did not land".into());
+    }
+    let blockhash = rpc
+        .get_latest_blockhash()
+        .await
+        .map_err(|e| e.to_string())?;
+    let shared = Arc::new((demo_config, template.clone(), payer.owner.insecure_clone()));
+    let settle_seconds = a.seconds.min(30);
+    eprintln!(
+        "POST /settle: {settle_seconds} s, {} clients ...",
+        a.concurrency
+    );
+    let (h, u) = (http.clone(), url.clone());
+    let settle = drive(
+        a.concurrency,
+        std::time::Duration::from_secs(settle_seconds),
+        move |_, _| {
+            let (http, url, shared, caip2) = (h.clone(), u.clone(), shared.clone(), caip2.clone());
+            async move {
+                let (cfg, template, signer) = &*shared;
+                let now = trust_gate_facilitator::settle::now_unix();
+                let pr = challenge::issue(
+                    cfg,
+                    &caip2,
+                    &fee_payer,
+                    &template.settlement.payer_asset,
+                    now,
+                );
+                let Some(r) = pr.accepts.into_iter().next() else {
+                    return false;
+                };
+                let memo = r.extra["memo"].as_str().unwrap_or_default().to_string();
+                let mut settlement = template.settlement.clone();
+                settlement.feedback.payment_id_hash = x402::payment_id_hash(&memo);
+                let Ok(ixs) = trust_gate_client::settle::compose(
+                    &template.builder,
+                    &settlement,
+                    AtomicityEnforced::TRUE,
+                ) else {
+                    return false;
+                };
+                let Ok(tx) = trust_gate_client::settle::transaction(
+                    &fee_payer,
+                    &ixs,
+                    &template.tables,
+                    blockhash,
+                    &[signer],
+                ) else {
+                    return false;
+                };
+                let prepared = pay::Prepared {
+                    builder: template.builder,
+                    requirements: r.clone(),
+                    resource: pr.resource.clone(),
+                    fee_payer,
+                    tables: template.tables.clone(),
+                    settlement,
+                };
+                let Ok(payload) = prepared.payload(&tx) else {
+                    return false;
+                };
+                let req = FacilitatorRequest {
+                    x402_version: 2,
+                    payment_payload: payload,
+                    payment_requirements: r,
+                };
+                match http.post(format!("{url}/settle")).json(&req).send().await {
+                    Ok(res) if res.status() == 200 => true,
+                    Ok(res) => {
+                        tracing::debug!("settle: {}", res.text().await.unwrap_or_default());
+                        false
+                    }
+                    Err(_) => false,
+                }
+            }
+        },
+    )
+    .await;
+
+    println!();
+    println!(
+        "facilitator over HTTP on loopback, localnet in process, this machine ({} cores), {} concurrent clients:",
+        cores(),
+        a.concurrency
+    );
+    simulate.print("simulateTransaction");
+    verify.print("POST /verify");
+    send.print("sendTransaction");
+    settle.print("POST /settle");
+    let ratio = |x: f64, floor: f64| if floor > 0.0 { x / floor } else { 0.0 };
+    println!();
+    println!(
+        "/verify: {:.2} x the simulateTransaction floor (req/s); /settle: {:.2} x the sendTransaction floor",
+        ratio(verify.rate(), simulate.rate()),
+        ratio(settle.rate(), send.rate())
+    );
+    println!("(/settle checks the challenge and the transaction, simulates, co-signs, sends and waits for confirmation)");
+    Ok(())
+}
