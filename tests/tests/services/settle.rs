@@ -11,9 +11,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
-use solana_transaction_status_client_types::{
-    EncodedTransaction, UiMessage, UiTransactionEncoding,
-};
+use solana_transaction_status_client_types::{EncodedTransaction, UiTransactionEncoding};
 use std::str::FromStr;
 use trust_gate_client::decode::{self, hex, VelocityLedger};
 use trust_gate_client::settle;
@@ -339,7 +337,6 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
         s.env.world.facilitator.pubkey(),
         "the facilitator paid the fee"
     );
-    let _ = UiMessage::Raw; // (the json encoding is covered by the localnet suite)
 
     // A replay returns the first signature and counts nothing.
     let (status, again) = settle_body(&s, &body).await;
