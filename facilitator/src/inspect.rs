@@ -199,6 +199,20 @@ fn mismatch(
     )
 }
 
+/// `got == want`, else the mismatch named `reason`.
+fn same<T: PartialEq + std::fmt::Display>(
+    reason: &str,
+    what: &str,
+    got: T,
+    want: T,
+) -> Result<(), Rejection> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(mismatch(reason, what, got, want))
+    }
+}
+
 /// Runs every check; on success returns the payer and the settlement the transaction is.
 pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rejection> {
     use gate::instruction::{EmitFeedback, GatePaymentStrict};
@@ -272,14 +286,12 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
 
     // The transfer.
     let transfer = &ixs[1];
-    if transfer.program_id != e.token_program.id() {
-        return Err(mismatch(
-            "token_program_mismatch",
-            "the transfer's program",
-            transfer.program_id,
-            e.token_program.id(),
-        ));
-    }
+    same(
+        "token_program_mismatch",
+        "the transfer's program",
+        transfer.program_id,
+        e.token_program.id(),
+    )?;
     if transfer.data.len() != 10
         || transfer.data[0] != TRANSFER_CHECKED
         || transfer.accounts.len() < 4
@@ -292,14 +304,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     let amount = u64::from_le_bytes(transfer.data[1..9].try_into().unwrap_or_default());
     let decimals = transfer.data[9];
     let [source, mint, destination, payer] = [0, 1, 2, 3].map(|i| transfer.accounts[i]);
-    if mint != ctx.mint {
-        return Err(mismatch(
-            "mint_mismatch",
-            "the transfer's mint",
-            mint,
-            ctx.mint,
-        ));
-    }
+    same("mint_mismatch", "the transfer's mint", mint, ctx.mint)?;
     let want_destination = e.token_program.associated_account(&ctx.pay_to, &ctx.mint);
     if destination != want_destination {
         return Err(mismatch(
@@ -312,65 +317,41 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             ),
         ));
     }
-    if amount != ctx.amount {
-        return Err(mismatch(
-            "amount_mismatch",
-            "the transfer's amount",
-            amount,
-            ctx.amount,
-        ));
-    }
-    if decimals != e.decimals {
-        return Err(mismatch(
-            "decimals_mismatch",
-            "the transfer's decimals",
-            decimals,
-            e.decimals,
-        ));
-    }
+    same(
+        "amount_mismatch",
+        "the transfer's amount",
+        amount,
+        ctx.amount,
+    )?;
+    same(
+        "decimals_mismatch",
+        "the transfer's decimals",
+        decimals,
+        e.decimals,
+    )?;
 
     // The gate's arguments.
     let g: GatePaymentStrict = args(&ixs[0], "gate_payment_strict")?;
-    if g.amount != ctx.amount {
-        return Err(mismatch(
-            "amount_mismatch",
-            "the gate's amount",
-            g.amount,
-            ctx.amount,
-        ));
-    }
-    if g.mint != ctx.mint {
-        return Err(mismatch(
-            "mint_mismatch",
-            "the gate's mint",
-            g.mint,
-            ctx.mint,
-        ));
-    }
-    if g.payer_asset != ctx.payer_asset {
-        return Err(mismatch(
-            "payer_mismatch",
-            "the gate's payer agent",
-            g.payer_asset,
-            ctx.payer_asset,
-        ));
-    }
-    if g.payee_asset != ctx.payee_asset {
-        return Err(mismatch(
-            "payee_mismatch",
-            "the gate's payee agent",
-            g.payee_asset,
-            ctx.payee_asset,
-        ));
-    }
-    if g.policy_id != ctx.policy_id {
-        return Err(mismatch(
-            "policy_mismatch",
-            "the gate's policy id",
-            g.policy_id,
-            ctx.policy_id,
-        ));
-    }
+    same("amount_mismatch", "the gate's amount", g.amount, ctx.amount)?;
+    same("mint_mismatch", "the gate's mint", g.mint, ctx.mint)?;
+    same(
+        "payer_mismatch",
+        "the gate's payer agent",
+        g.payer_asset,
+        ctx.payer_asset,
+    )?;
+    same(
+        "payee_mismatch",
+        "the gate's payee agent",
+        g.payee_asset,
+        ctx.payee_asset,
+    )?;
+    same(
+        "policy_mismatch",
+        "the gate's policy id",
+        g.policy_id,
+        ctx.policy_id,
+    )?;
 
     // The feedback.
     let f: EmitFeedback = args(&ixs[2], "emit_feedback")?;
@@ -380,30 +361,24 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             "emit_feedback's payment id hash is not the one derived from extra.memo",
         ));
     }
-    if f.payee_asset != ctx.payee_asset {
-        return Err(mismatch(
-            "payee_mismatch",
-            "the feedback's payee agent",
-            f.payee_asset,
-            ctx.payee_asset,
-        ));
-    }
-    if f.value != ctx.amount {
-        return Err(mismatch(
-            "amount_mismatch",
-            "the feedback's value",
-            f.value,
-            ctx.amount,
-        ));
-    }
-    if f.facilitator != *e.facilitator {
-        return Err(mismatch(
-            "fee_payer_mismatch",
-            "the feedback's facilitator",
-            f.facilitator,
-            e.facilitator,
-        ));
-    }
+    same(
+        "payee_mismatch",
+        "the feedback's payee agent",
+        f.payee_asset,
+        ctx.payee_asset,
+    )?;
+    same(
+        "amount_mismatch",
+        "the feedback's value",
+        f.value,
+        ctx.amount,
+    )?;
+    same(
+        "fee_payer_mismatch",
+        "the feedback's facilitator",
+        f.facilitator,
+        *e.facilitator,
+    )?;
 
     // Everything else: the instructions must be the ones the SDK composes for this payment.
     let settlement = Settlement {
@@ -429,14 +404,12 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             feedback_uri: f.feedback_uri,
         },
     };
-    if f.value_decimals != e.decimals {
-        return Err(mismatch(
-            "decimals_mismatch",
-            "the feedback's decimals",
-            f.value_decimals,
-            e.decimals,
-        ));
-    }
+    same(
+        "decimals_mismatch",
+        "the feedback's decimals",
+        f.value_decimals,
+        e.decimals,
+    )?;
     let expected = settle::compose(b, &settlement, AtomicityEnforced::TRUE)
         .map_err(|err| Rejection::bad("invalid_transaction", err.to_string()))?;
     for (i, (got, want)) in ixs.iter().zip(expected.iter()).enumerate() {

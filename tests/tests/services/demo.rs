@@ -172,15 +172,7 @@ async fn tiers_challenges_payment_and_receipt() {
         .clone()
         .unwrap();
     assert!(status.err.is_none());
-    let r: Value = s
-        .http
-        .get(s.f(&format!("/receipt/{payment_id_hash}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let r = s.receipt(&payment_id_hash).await;
     assert_eq!(
         (r["exists"].as_bool(), r["settledAtomically"].as_bool()),
         (Some(true), Some(true))

@@ -63,6 +63,24 @@ impl Services {
         format!("{}{path}", self.demo.url())
     }
 
+    /// GET `url` and its JSON body.
+    pub async fn get_json(&self, url: String) -> Value {
+        self.http
+            .get(url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// The facilitator's receipt of a payment id hash (hex).
+    pub async fn receipt(&self, payment_id_hex: &str) -> Value {
+        self.get_json(self.f(&format!("/receipt/{payment_id_hex}")))
+            .await
+    }
+
     pub async fn post(&self, path: &str, body: &Value) -> (u16, Response) {
         let r = self
             .http

@@ -367,15 +367,7 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
     );
 
     // The receipt, then disputes: once 200, twice 409.
-    let r: Value = s
-        .http
-        .get(s.f(&format!("/receipt/{payment_id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let r = s.receipt(&payment_id).await;
     assert_eq!(r["exists"], true);
     assert_eq!(r["value"], demo::PRICE.to_string());
     assert_eq!(r["mint"], s.env.world.mint().to_string());
@@ -395,15 +387,7 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
         r.json::<Value>().await.unwrap()["error"],
         "already_disputed"
     );
-    let r: Value = s
-        .http
-        .get(s.f(&format!("/receipt/{payment_id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let r = s.receipt(&payment_id).await;
     assert_eq!(r["disputed"], true);
     let r = s.http.get(s.f("/receipt/abc")).send().await.unwrap();
     assert_eq!(r.status(), 400);
