@@ -5,12 +5,10 @@
 use crate::bench::{cores, drive, floor, LocalnetBench};
 use serde_json::json;
 use solana_sdk::signer::Signer;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use trust_gate_client::x402::{self, FacilitatorRequest};
-use trust_gate_client::{AtomicityEnforced, Network};
+use trust_gate_client::AtomicityEnforced;
 use trust_gate_demo::{challenge, pay, DemoConfig};
-use trust_gate_facilitator::{Config, FacilitatorKey, MountConfig};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::demo;
 
@@ -25,18 +23,14 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
         .await
         .map_err(|e| e.to_string())?;
-    let mut config = Config::new(MountConfig {
-        rpc_url: localnet.rpc_url(),
-        facilitator: FacilitatorKey::Keypair(Arc::new(world.facilitator.insecure_clone())),
-        network: Network::Localnet,
-        atomicity_enforced: AtomicityEnforced::TRUE,
-        default_policy_id: None,
-    });
-    config.trusted_services = vec![world.service_key.pubkey()];
-    let loopback: SocketAddr = "127.0.0.1:0".parse().map_err(|e| format!("{e}"))?;
-    let server = trust_gate_facilitator::start(config, loopback)
-        .await
-        .map_err(|e| e.to_string())?;
+    let loopback = std::net::Ipv4Addr::LOCALHOST.into();
+    let server = crate::services::start_facilitator(&crate::services::FacilitatorArgs::for_demo(
+        loopback,
+        0,
+        &localnet.rpc_url(),
+        "solana-localnet",
+    ))
+    .await?;
     let url = server.url();
     let http = reqwest::Client::new();
 
@@ -116,7 +110,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
             let (http, url, shared, caip2) = (h.clone(), u.clone(), shared.clone(), caip2.clone());
             async move {
                 let (cfg, template, signer) = &*shared;
-                let now = trust_gate_facilitator::settle::now_unix();
+                let now = trust_gate_client::simulate::now_unix();
                 let pr = challenge::issue(
                     cfg,
                     &caip2,

@@ -37,6 +37,27 @@ pub struct FacilitatorArgs {
 }
 
 impl FacilitatorArgs {
+    /// The facilitator that serves the demo world's service on `rpc_url`: the demo
+    /// facilitator's key on a localnet (its key is public, being deterministic), else
+    /// `FACILITATOR_KEYPAIR`; the demo service trusted; demo policy 1 by default.
+    pub fn for_demo(host: IpAddr, port: u16, rpc_url: &str, network: &str) -> Self {
+        let keypair = if network == "solana-localnet" {
+            None
+        } else {
+            std::env::var("FACILITATOR_KEYPAIR").ok()
+        };
+        FacilitatorArgs {
+            host,
+            port,
+            rpc_url: rpc_url.to_string(),
+            network: network.to_string(),
+            keypair,
+            trusted_service_keys: Some(DemoWorld::new().service_key.pubkey().to_string()),
+            default_policy_id: Some(trust_gate_migrations::demo::POLICY_ID.to_string()),
+            atomicity_enforced: None,
+        }
+    }
+
     /// The settings, with the demo world's keys as localnet defaults.
     pub fn settings(&self) -> Settings {
         let localnet = self

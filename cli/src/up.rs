@@ -2,7 +2,6 @@
 
 use crate::services::{start_demo, start_facilitator, DemoArgs, FacilitatorArgs};
 use clap::Args;
-use solana_sdk::signer::Signer;
 use std::net::{IpAddr, SocketAddr};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 
@@ -38,24 +37,7 @@ async fn start_services(
     rpc_url: &str,
     network: &str,
 ) -> Result<(trust_gate_facilitator::Server, trust_gate_demo::Server), String> {
-    let world = trust_gate_migrations::DemoWorld::new();
-    // The demo facilitator's key is public (deterministic): only a localnet uses it; a real
-    // cluster needs FACILITATOR_KEYPAIR.
-    let keypair = if network == "solana-localnet" {
-        Some(world.facilitator.to_base58_string())
-    } else {
-        std::env::var("FACILITATOR_KEYPAIR").ok()
-    };
-    let fa = FacilitatorArgs {
-        host: args.host,
-        port: args.facilitator_port,
-        rpc_url: rpc_url.to_string(),
-        network: network.to_string(),
-        keypair,
-        trusted_service_keys: Some(world.service_key.pubkey().to_string()),
-        default_policy_id: Some(trust_gate_migrations::demo::POLICY_ID.to_string()),
-        atomicity_enforced: None,
-    };
+    let fa = FacilitatorArgs::for_demo(args.host, args.facilitator_port, rpc_url, network);
     let facilitator = start_facilitator(&fa)
         .await
         .map_err(|e| format!("facilitator: {e} (try --facilitator-port)"))?;

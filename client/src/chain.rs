@@ -197,6 +197,25 @@ pub async fn attestations_about(
     Ok(out)
 }
 
+/// A mint's token program and decimals; `None` when the account does not exist. `field`
+/// names the mint in errors (owned by neither token program, too short to be a mint).
+pub async fn mint(
+    rpc: &RpcClient,
+    field: &str,
+    mint: &Pubkey,
+) -> Result<Option<(crate::settle::TokenProgram, u8)>, ClientError> {
+    let Some(acc) = account(rpc, mint).await? else {
+        return Ok(None);
+    };
+    let program = crate::settle::TokenProgram::of_owner(&acc.owner, field)?;
+    // `decimals` is byte 44 of a mint in both token programs.
+    let decimals = *acc
+        .data
+        .get(44)
+        .ok_or_else(|| ClientError::input(field, format!("{mint} is not a mint")))?;
+    Ok(Some((program, decimals)))
+}
+
 /// The address lookup tables whose authority is `authority` (a facilitator's), by
 /// `getProgramAccounts` with a memcmp filter on the authority (offset 22 of the table's
 /// metadata: type u32, deactivation slot u64, last extended slot u64, start index u8,

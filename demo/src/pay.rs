@@ -15,7 +15,7 @@ use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
 use std::str::FromStr;
 use trust_gate_client::ids::{CAIP2_DEVNET, CAIP2_MAINNET};
-use trust_gate_client::settle::{self, Feedback, Settlement, TokenProgram};
+use trust_gate_client::settle::{self, Feedback, Settlement};
 use trust_gate_client::x402::{
     self, ExactSvmPayload, GateExtension, PaymentPayload, PaymentRequired, PaymentRequirements,
     SettlementResponse, GATE_EXTENSION, SCHEME_EXACT, X402_VERSION,
@@ -135,14 +135,9 @@ pub async fn prepare(
 
     let ids = ProgramIds::for_network(network_of(&r.network)).with_overrides(overrides);
     let b = Builder::new(ids)?;
-    let mint_acc = chain::account(rpc, &mint).await?.ok_or_else(|| {
+    let (token_program, decimals) = chain::mint(rpc, "asset", &mint).await?.ok_or_else(|| {
         challenge_err(url, format!("asset {mint} does not exist on this cluster"))
     })?;
-    let token_program = TokenProgram::of_owner(&mint_acc.owner, "asset")?;
-    let decimals = *mint_acc
-        .data
-        .get(44)
-        .ok_or_else(|| challenge_err(url, format!("asset {mint} is not a mint")))?;
     let query = simulate::PaymentQuery {
         payer_asset,
         payee_asset,
@@ -150,11 +145,7 @@ pub async fn prepare(
         mint,
         policy_id: gate.policy_id,
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default();
-    let attestations = simulate::attestations_for(rpc, &b, &query, now).await?;
+    let attestations = simulate::attestations_for(rpc, &b, &query, simulate::now_unix()).await?;
     let settlement = Settlement {
         facilitator: fee_payer,
         payer_signer: *signer,

@@ -14,10 +14,11 @@ use solana_sdk::pubkey::Pubkey;
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::sync::Arc;
+use trust_gate_client::simulate::now_unix;
 use trust_gate_client::x402::{
     self, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
 };
-use trust_gate_facilitator::settle::now_unix;
+use trust_gate_facilitator::error::ApiError;
 
 pub struct DemoState {
     pub config: DemoConfig,
@@ -78,12 +79,9 @@ pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, Strin
     Ok(Server { addr, task })
 }
 
-fn error(status: StatusCode, code: &str, message: impl Into<String>) -> Response {
-    (
-        status,
-        Json(json!({"error": code, "message": message.into()})),
-    )
-        .into_response()
+/// The facilitator's error envelope (`{"error","message"}`), so both services answer alike.
+fn error(status: StatusCode, code: &'static str, message: impl Into<String>) -> Response {
+    ApiError::new(status, code, message).into_response()
 }
 
 fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {

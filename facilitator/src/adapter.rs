@@ -220,14 +220,20 @@ pub fn parse_amount(s: &str) -> Result<u64, Rejection> {
             format!("paymentRequirements.amount {s:?} {why}"),
         )
     };
-    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(bad("is not decimal digits"));
-    }
-    let v: u64 = s.parse().map_err(|_| bad("does not fit in u64"))?;
+    let v = decimal_u64(s).map_err(bad)?;
     if v == 0 {
         return Err(bad("must be greater than 0"));
     }
     Ok(v)
+}
+
+/// Decimal digits (no sign, no exponent) that fit in u64; the error says why not. Amounts
+/// travel as strings because u64 exceeds JSON's safe integers.
+pub fn decimal_u64(s: &str) -> Result<u64, &'static str> {
+    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+        return Err("is not decimal digits");
+    }
+    s.parse().map_err(|_| "does not fit in u64")
 }
 
 fn pubkey(field: &str, s: &str) -> Result<Pubkey, Rejection> {

@@ -145,19 +145,16 @@ impl Facilitator {
         if let Some(m) = self.mints.read().await.get(mint) {
             return Ok(*m);
         }
-        let acc = chain::account(&self.rpc, mint).await?.ok_or_else(|| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_payment_requirements",
-                format!("asset {mint} does not exist on this cluster"),
-            )
-        })?;
-        let program = TokenProgram::of_owner(&acc.owner, "asset")?;
-        // `decimals` is byte 44 of a mint in both token programs.
-        let decimals = *acc
-            .data
-            .get(44)
-            .ok_or_else(|| ApiError::input("asset", format!("{mint} is not a mint")))?;
+        let (program, decimals) =
+            chain::mint(&self.rpc, "asset", mint)
+                .await?
+                .ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "invalid_payment_requirements",
+                        format!("asset {mint} does not exist on this cluster"),
+                    )
+                })?;
         self.mints.write().await.insert(*mint, (program, decimals));
         Ok((program, decimals))
     }

@@ -17,7 +17,7 @@ use solana_sdk::signer::Signer;
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use std::time::{Duration, Instant};
 use trust_gate_client::errors::{self, summarize_logs};
-use trust_gate_client::simulate::PaymentQuery;
+use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::x402::FacilitatorRequest;
 
 /// A settled payment.
@@ -35,13 +35,6 @@ pub struct Settled {
 /// Gate errors 6001..=6015 are Deny reasons 1..=15; 6016 asks for a validation.
 const GATE_DENY_FIRST: u32 = 6001;
 const GATE_VALIDATION_REQUIRED: u32 = 6016;
-
-pub fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or_default()
-}
 
 impl Facilitator {
     /// The pay adapter with this facilitator's expectations.

@@ -101,21 +101,10 @@ fn pubkey(map: &Map<String, Value>, field: &str) -> Result<Pubkey, ApiError> {
         .map_err(|_| ApiError::input(field, format!("{s:?} is not a base58 public key")))
 }
 
-/// Decimal digits that fit in u64 (a JSON string, since u64 exceeds JSON's safe integers).
+/// The amount: a JSON string of decimal digits that fit in u64.
 fn amount(map: &Map<String, Value>) -> Result<u64, ApiError> {
     let s = string(map, "amount")?;
-    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(ApiError::input(
-            "amount",
-            format!("{s:?} is not decimal digits"),
-        ));
-    }
-    s.parse().map_err(|_| {
-        ApiError::input(
-            "amount",
-            format!("{s} exceeds the u64 maximum {}", u64::MAX),
-        )
-    })
+    crate::adapter::decimal_u64(s).map_err(|why| ApiError::input("amount", format!("{s:?} {why}")))
 }
 
 /// The outcome of an x402 /verify.

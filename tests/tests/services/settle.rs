@@ -208,7 +208,7 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
 
     // The challenge: expired, unsigned, altered after signing.
     let tx = signed(&s, &p, &honest).await;
-    let now = trust_gate_facilitator::settle::now_unix();
+    let now = trust_gate_client::simulate::now_unix();
     let expired = resign_challenge(&s, &p, |g| g.issued_at = now - 3_600);
     refused(&s, &request(&expired, &tx), "challenge_expired").await;
     let unsigned = resign_challenge(&s, &p, |g| g.service_signature = String::new());
