@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_facilitator;
+mod mcp;
 mod migrate;
 mod pay;
 mod services;
@@ -37,6 +38,10 @@ enum Command {
     Migrate(migrate::MigrateArgs),
     /// The gate's decision for a payment, by simulation (nothing is written).
     Simulate(simulate::SimulateArgs),
+    /// Serve the MCP tool server: stdio by default, streamable HTTP with MCP_TRANSPORT=http.
+    /// Configured by environment variables (RPC_URL, NETWORK, KEYPAIR_B58, KEYPAIR_PATH,
+    /// MCP_HTTP_HOST, MCP_HTTP_PORT, ...; see docs/mcp.md).
+    Mcp,
     /// Measure throughput and latency.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -69,6 +74,7 @@ fn main() -> std::process::ExitCode {
             Command::Pay(a) => pay::run(a).await,
             Command::Migrate(a) => migrate::run(a).await,
             Command::Simulate(a) => simulate::run(a).await,
+            Command::Mcp => mcp::run().await,
             Command::Bench(c) => bench::run(c).await,
         }
     });

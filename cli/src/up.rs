@@ -26,17 +26,24 @@ pub struct UpArgs {
     /// Port of the demo resource server.
     #[arg(long, default_value_t = trust_gate_demo::DEFAULT_PORT, env = "DEMO_PORT")]
     demo_port: u16,
-    /// Run only the chain: no facilitator, no demo.
+    /// Port of the MCP tool server (streamable HTTP).
+    #[arg(long, default_value_t = trust_gate_mcp::config::DEFAULT_HTTP_PORT, env = "MCP_HTTP_PORT")]
+    mcp_port: u16,
+    /// Run only the chain: no facilitator, no demo, no MCP server.
     #[arg(long)]
     no_services: bool,
 }
 
-/// The facilitator and demo on `host`, against `rpc_url`, with the demo world's keys.
-async fn start_services(
-    args: &UpArgs,
-    rpc_url: &str,
-    network: &str,
-) -> Result<(trust_gate_facilitator::Server, trust_gate_demo::Server), String> {
+/// The services `up` runs besides the chain.
+pub struct Services {
+    facilitator: trust_gate_facilitator::Server,
+    demo: trust_gate_demo::Server,
+    mcp: trust_gate_mcp::HttpServer,
+}
+
+/// The facilitator, demo and MCP server on `host`, against `rpc_url`, with the demo world's
+/// keys.
+async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<Services, String> {
     let fa = FacilitatorArgs::for_demo(args.host, args.facilitator_port, rpc_url, network);
     let facilitator = start_facilitator(&fa)
         .await
@@ -50,7 +57,21 @@ async fn start_services(
     let demo = start_demo(&da)
         .await
         .map_err(|e| format!("demo: {e} (try --demo-port)"))?;
-    Ok((facilitator, demo))
+    let mcp = crate::mcp::start_for_up(
+        args.host,
+        args.mcp_port,
+        rpc_url,
+        network,
+        &facilitator.url(),
+        &demo.url(),
+    )
+    .await
+    .map_err(|e| format!("MCP server: {e} (try --mcp-port)"))?;
+    Ok(Services {
+        facilitator,
+        demo,
+        mcp,
+    })
 }
 
 pub async fn run(args: UpArgs) -> Result<(), String> {
@@ -92,12 +113,20 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     println!("trust-gate is up:");
     println!("  localnet RPC  {rpc_url}   (Solana JSON-RPC; the programs and a local stand-in of the agent registry)");
     match &services {
-        Some((facilitator, demo)) => {
+        Some(Services {
+            facilitator,
+            demo,
+            mcp,
+        }) => {
             let (f, d) = (facilitator.url(), demo.url());
             println!(
                 "  facilitator   {f}   (/verify /settle /dispute /receipt /supported /healthz)"
             );
             println!("  demo          {d}   (/protected /health)");
+            println!(
+                "  MCP server    http://{}/   (streamable HTTP, 23 tools; /healthz)",
+                mcp.addr
+            );
             println!();
             println!("Try it:");
             println!("  1. curl -si {d}/protected   (402: a signed x402 v2 challenge for the tier-3 agent)");
@@ -170,9 +199,10 @@ async fn external_cluster(args: &UpArgs, url: &str) -> Result<(), String> {
     } else {
         Some(start_services(args, url, &network).await?)
     };
-    if let Some((f, d)) = &services {
-        println!("  facilitator   {}", f.url());
-        println!("  demo          {}", d.url());
+    if let Some(s) = &services {
+        println!("  facilitator   {}", s.facilitator.url());
+        println!("  demo          {}", s.demo.url());
+        println!("  MCP server    http://{}/", s.mcp.addr);
     }
     println!("The demo world must exist there (`trust-gate migrate`). Ctrl-C stops.");
     shutdown_signal().await;

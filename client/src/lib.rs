@@ -10,12 +10,14 @@
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
 //! - [`errors`]: names of on-chain error codes.
+//! - [`env`]: configuration values from the environment, with errors naming the variable.
 //!
 //! Everything talks to the chain through Solana JSON-RPC, so the same code runs against the
 //! embedded localnet, devnet or mainnet.
 
 pub mod chain;
 pub mod decode;
+pub mod env;
 pub mod error;
 pub mod errors;
 pub mod idl;

@@ -3,12 +3,14 @@
 //! variable.
 
 use solana_sdk::pubkey::Pubkey;
-use solana_sdk::signature::{read_keypair_file, Keypair};
+use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use trust_gate_client::{AtomicityEnforced, Network, Overrides};
+
+pub use trust_gate_client::env::{parse_keypair, parse_pubkeys, validate_url, ConfigError};
 
 /// The facilitator's key: a keypair (settle, dispute), or only a public key for read-only
 /// and simulation use (/verify, /receipt).
@@ -69,24 +71,6 @@ impl Config {
             overrides: Overrides::default(),
             clock_skew: Duration::from_secs(30),
             confirm_timeout: Duration::from_secs(30),
-        }
-    }
-}
-
-/// A configuration value that cannot be used; `variable` is the environment variable (or
-/// flag) to fix.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{variable}: {reason}")]
-pub struct ConfigError {
-    pub variable: &'static str,
-    pub reason: String,
-}
-
-impl ConfigError {
-    pub fn new(variable: &'static str, reason: impl Into<String>) -> Self {
-        ConfigError {
-            variable,
-            reason: reason.into(),
         }
     }
 }
@@ -158,60 +142,6 @@ impl Settings {
         config.overrides = overrides;
         Ok(config)
     }
-}
-
-/// An http(s) URL with a host.
-pub fn validate_url(variable: &'static str, v: &str) -> Result<String, ConfigError> {
-    let v = v.trim();
-    let rest = v
-        .strip_prefix("http://")
-        .or_else(|| v.strip_prefix("https://"))
-        .ok_or_else(|| {
-            ConfigError::new(variable, format!("{v:?} is not an http:// or https:// URL"))
-        })?;
-    if rest.is_empty() || rest.starts_with('/') || rest.contains(char::is_whitespace) {
-        return Err(ConfigError::new(variable, format!("{v:?} has no host")));
-    }
-    Ok(v.trim_end_matches('/').to_string())
-}
-
-/// A keypair from a JSON file (the Solana CLI format) or a base58 64-byte secret key.
-pub fn parse_keypair(variable: &'static str, v: &str) -> Result<Keypair, ConfigError> {
-    let path = std::path::Path::new(v);
-    if path.exists() {
-        return read_keypair_file(path).map_err(|e| {
-            ConfigError::new(variable, format!("cannot read a keypair from {v}: {e}"))
-        });
-    }
-    let bytes = bs58::decode(v.trim()).into_vec().map_err(|_| {
-        ConfigError::new(
-            variable,
-            "neither an existing keypair file nor a base58 secret key",
-        )
-    })?;
-    if bytes.len() != 64 {
-        return Err(ConfigError::new(
-            variable,
-            format!(
-                "a base58 secret key must decode to 64 bytes (secret and public key), got {}",
-                bytes.len()
-            ),
-        ));
-    }
-    Keypair::try_from(bytes.as_slice()).map_err(|e| ConfigError::new(variable, e.to_string()))
-}
-
-/// Comma-separated base58 public keys.
-pub fn parse_pubkeys(variable: &'static str, list: &str) -> Result<Vec<Pubkey>, ConfigError> {
-    list.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            Pubkey::from_str(s).map_err(|_| {
-                ConfigError::new(variable, format!("{s:?} is not a base58 public key"))
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -1,0 +1,76 @@
+//! An MCP client we did not write: the official inspector CLI (npm
+//! `@modelcontextprotocol/inspector-cli`, installed by `npm ci --prefix tests/mcp-inspector`)
+//! lists the tools of `trust-gate mcp` over stdio and calls one against the localnet.
+
+use crate::harness::{self, binary};
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn inspector_build_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/mcp-inspector/node_modules/@modelcontextprotocol/inspector-cli/build");
+    assert!(
+        dir.join("cli.js").exists(),
+        "the inspector is not installed: run `npm ci --prefix tests/mcp-inspector` ({})",
+        dir.display()
+    );
+    dir
+}
+
+async fn inspector(w: &harness::World, method_args: &[&str]) -> Value {
+    let dir = inspector_build_dir();
+    let mut cmd = tokio::process::Command::new("node");
+    // Run from the package's build directory: the CLI reads its own package.json relative to
+    // the working directory.
+    cmd.current_dir(&dir)
+        .arg("cli.js")
+        .arg("--cli")
+        .args(["-e", &format!("RPC_URL={}", w.rpc_url())])
+        .args(["-e", "NETWORK=solana-localnet"])
+        .args(["-e", &format!("HOME={}", w.home.display())])
+        .arg(binary())
+        .arg("mcp")
+        .args(method_args);
+    let out = cmd.output().await.expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "inspector failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json_start = stdout.find('{').expect("JSON output");
+    serde_json::from_str(&stdout[json_start..]).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_inspector_lists_and_calls_tools() {
+    let w = harness::world("inspector").await;
+    let list = inspector(&w, &["--method", "tools/list"]).await;
+    let names: Vec<&str> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 23, "{names:?}");
+    assert!(names.contains(&"gate_get_engine_reputation"));
+    let asset = w.env.world.payer(3).unwrap().asset().to_string();
+    let arg = format!("agent_asset={asset}");
+    let r = inspector(
+        &w,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "gate_get_engine_reputation",
+            "--tool-arg",
+            &arg,
+        ],
+    )
+    .await;
+    assert_eq!(r["isError"], false, "{r:#}");
+    assert_eq!(
+        r["structuredContent"]["reputation"]["tierImmediate"], 3,
+        "{r:#}"
+    );
+}

@@ -1,0 +1,184 @@
+//! The server's configuration from environment variables (the table in the crate docs),
+//! validated at boot with errors that name the variable.
+
+use crate::signer::{self, SignerSource};
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Keypair;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use trust_gate_client::env::{validate_url, ConfigError, DEVNET_RPC_URL};
+use trust_gate_client::{Network, Overrides, ProgramIds};
+
+/// The default port of the streamable HTTP transport.
+pub const DEFAULT_HTTP_PORT: u16 = 8765;
+/// Sessions idle this long are evicted.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+}
+
+/// Everything the server needs, validated.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub rpc_url: String,
+    pub network: Network,
+    /// trust-gate's program ids (the system program as a sentinel on mainnet without
+    /// overrides) and the registry/engine ids of the network.
+    pub ids: ProgramIds,
+    /// The one boot warning for mainnet without overrides.
+    pub warning: Option<String>,
+    /// The signer of write tools, when one was found, and where it came from.
+    pub signer: Option<(Arc<Keypair>, SignerSource)>,
+    pub transport: Transport,
+    pub http_host: IpAddr,
+    pub http_port: u16,
+    /// `MCP_DEFAULT_FACILITATOR`: the facilitator whose feedback logs reads default to.
+    pub default_facilitator: Option<Pubkey>,
+    /// `MCP_DOCS_DIR`: a docs corpus on disk instead of the bundled one.
+    pub docs_dir: Option<PathBuf>,
+    /// `DEMO_STATE_FILE`: a demo state JSON file instead of the bundled demo world.
+    pub demo_state_file: Option<PathBuf>,
+    /// `MCP_SESSION_IDLE_SECS`: idle HTTP sessions are evicted after this long.
+    pub session_idle: Duration,
+    /// The public URLs of a running facilitator and demo (set by `trust-gate up`), shown by
+    /// `gate_demo_state`.
+    pub facilitator_url: Option<String>,
+    pub demo_url: Option<String>,
+}
+
+impl Config {
+    /// Reads the process environment; `home` is where the Solana CLI's default keypair is
+    /// looked for (`~/.config/solana/id.json`).
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Self::from_vars(
+            |k| std::env::var(k).ok(),
+            std::env::var_os("HOME").map(PathBuf::from),
+        )
+    }
+
+    /// Reads the configuration through `var` (tests pass a map).
+    pub fn from_vars(
+        var: impl Fn(&str) -> Option<String>,
+        home: Option<PathBuf>,
+    ) -> Result<Config, ConfigError> {
+        let get = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+        let rpc_url = validate_url(
+            "RPC_URL",
+            &get("RPC_URL").unwrap_or_else(|| DEVNET_RPC_URL.into()),
+        )?;
+        let network = Network::from_str(&get("NETWORK").unwrap_or_else(|| "solana-devnet".into()))
+            .map_err(|e| ConfigError::new("NETWORK", e.to_string()))?;
+        let overrides = Overrides::from_env_with(get)
+            .map_err(|e| ConfigError::new(override_var(&e), e.to_string()))?;
+        let ids = ProgramIds::for_network(network).with_overrides(overrides);
+        let warning = (network == Network::Mainnet && !ids.all_configured()).then(|| {
+            "trust-gate's programs have no mainnet deployment: policy_vault, gate and \
+             validation_registry are set to the system program as a sentinel, so tools that \
+             need them answer config_error; reputation reads use the mainnet engine. Set \
+             POLICY_VAULT_PROGRAM_ID, GATE_PROGRAM_ID and VALIDATION_REGISTRY_PROGRAM_ID to \
+             use your own deployment."
+                .to_string()
+        });
+        let signer = signer::resolve(&get, home.as_deref())?;
+        let transport = match get("MCP_TRANSPORT").as_deref().map(str::trim) {
+            None | Some("stdio") => Transport::Stdio,
+            Some("http") => Transport::Http,
+            Some(other) => {
+                return Err(ConfigError::new(
+                    "MCP_TRANSPORT",
+                    format!("{other:?}: expected stdio or http"),
+                ))
+            }
+        };
+        let http_host = parse_or(
+            "MCP_HTTP_HOST",
+            get("MCP_HTTP_HOST"),
+            IpAddr::from([127, 0, 0, 1]),
+        )?;
+        let http_port = parse_or("MCP_HTTP_PORT", get("MCP_HTTP_PORT"), DEFAULT_HTTP_PORT)?;
+        let default_facilitator = get("MCP_DEFAULT_FACILITATOR")
+            .map(|v| {
+                Pubkey::from_str(v.trim()).map_err(|_| {
+                    ConfigError::new(
+                        "MCP_DEFAULT_FACILITATOR",
+                        format!("{v:?} is not a base58 public key"),
+                    )
+                })
+            })
+            .transpose()?;
+        let docs_dir = get("MCP_DOCS_DIR").map(PathBuf::from);
+        let demo_state_file = get("DEMO_STATE_FILE").map(PathBuf::from);
+        let idle_secs: u64 = parse_or(
+            "MCP_SESSION_IDLE_SECS",
+            get("MCP_SESSION_IDLE_SECS"),
+            DEFAULT_SESSION_IDLE.as_secs(),
+        )?;
+        if idle_secs == 0 {
+            return Err(ConfigError::new(
+                "MCP_SESSION_IDLE_SECS",
+                "must be at least 1",
+            ));
+        }
+        Ok(Config {
+            rpc_url,
+            network,
+            ids,
+            warning,
+            signer,
+            transport,
+            http_host,
+            http_port,
+            default_facilitator,
+            docs_dir,
+            demo_state_file,
+            session_idle: Duration::from_secs(idle_secs),
+            facilitator_url: None,
+            demo_url: None,
+        })
+    }
+}
+
+fn override_var(e: &trust_gate_client::ClientError) -> &'static str {
+    match e {
+        trust_gate_client::ClientError::InvalidInput { field, .. } => {
+            trust_gate_client::Program::ALL
+                .iter()
+                .map(|p| p.override_var())
+                .find(|v| v == field)
+                .unwrap_or("POLICY_VAULT_PROGRAM_ID")
+        }
+        _ => "POLICY_VAULT_PROGRAM_ID",
+    }
+}
+
+fn parse_or<T: FromStr>(
+    variable: &'static str,
+    value: Option<String>,
+    default: T,
+) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    match value {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map_err(|e| ConfigError::new(variable, format!("{v:?}: {e}"))),
+    }
+}

@@ -1,0 +1,175 @@
+//! Deny reason codes 1..15 explained: name, category, meaning and a remediation that holds for
+//! this implementation (see docs/deny-codes.md).
+
+/// One deny reason explained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Explanation {
+    pub code: u8,
+    pub name: &'static str,
+    /// kill_switch | spending | velocity | counterparty | reputation_integrity | validation | unrated
+    pub category: &'static str,
+    /// One line: what the gate found.
+    pub meaning: &'static str,
+    /// What the payer or payee can do, true for this implementation.
+    pub remediation: &'static str,
+}
+
+pub const EXPLANATIONS: [Explanation; 15] = [
+    Explanation {
+        code: 1,
+        name: "KillSwitchEngaged",
+        category: "kill_switch",
+        meaning: "The payer agent's kill switch is paused, so every payment it makes is denied whatever its policies say.",
+        remediation: "Members of the payer's policy authority reaching its threshold release it with set_killswitch paused=false, all signatures in one transaction (gate_set_killswitch does it only when the threshold is 1). gate_get_killswitch shows the state.",
+    },
+    Explanation {
+        code: 2,
+        name: "SpendingPerTxExceeded",
+        category: "spending",
+        meaning: "The amount is larger than the per_tx_cap of the payer's policy.",
+        remediation: "Waiting does not help and policies are immutable: pay a smaller amount, or create a policy with a higher per_tx_cap under another policy_id (gate_init_policy) and pay under that id. gate_get_policy shows the caps.",
+    },
+    Explanation {
+        code: 3,
+        name: "SpendingDailyExceeded",
+        category: "spending",
+        meaning: "The amount settled under this policy today (UTC day) plus this payment would exceed its daily_cap.",
+        remediation: "The daily counter restarts at 00:00 UTC; otherwise create a policy with a higher daily_cap under another policy_id (gate_init_policy), since policies are immutable. gate_get_policy shows day_spent.",
+    },
+    Explanation {
+        code: 4,
+        name: "SpendingWeeklyExceeded",
+        category: "spending",
+        meaning: "The amount settled under this policy this week (from Monday 00:00 UTC) plus this payment would exceed its weekly_cap.",
+        remediation: "The weekly counter restarts on Monday 00:00 UTC; otherwise create a policy with a higher weekly_cap under another policy_id (gate_init_policy), since policies are immutable.",
+    },
+    Explanation {
+        code: 5,
+        name: "VelocityWindowExceeded",
+        category: "velocity",
+        meaning: "The amount committed in the current velocity window plus this payment would exceed the window cap, which is scaled by tier0_decay_bps for a payer of immediate tier 0, unrated or with unreadable stats.",
+        remediation: "Wait until window_start + velocity_window_secs (gate_get_velocity_ledger shows both); the next payment then starts a new window. A payer whose immediate tier reaches 1 gets the full cap, and another cap needs a new policy_id.",
+    },
+    Explanation {
+        code: 6,
+        name: "CounterpartyTierBelowMin",
+        category: "counterparty",
+        meaning: "The counterparty's reputation tier is below the minimum: the payee's under the payer's policy, or the payer's under the payee's AcceptancePolicy.",
+        remediation: "Tiers are read from the reputation engine, immediate or confirmed per the rule's gate_mode (gate_get_engine_reputation shows them), and only the engine raises them. Otherwise pay another counterparty, or the rule's owner lowers the minimum (a new payer policy_id, or set_acceptance_policy).",
+    },
+    Explanation {
+        code: 7,
+        name: "CounterpartyRiskAboveMax",
+        category: "counterparty",
+        meaning: "The counterparty's engine risk score is above the rule's maximum (max_counterparty_risk or max_payer_risk; 255 turns the check off).",
+        remediation: "trust-gate reads the risk score (gate_get_engine_reputation) and cannot change it. Deal with another counterparty, or the rule's owner relaxes it (a new payer policy_id, or set_acceptance_policy).",
+    },
+    Explanation {
+        code: 8,
+        name: "CounterpartyConfidenceBelow",
+        category: "counterparty",
+        meaning: "The counterparty's engine confidence (basis points) is below the rule's minimum (min_counterparty_confidence or min_payer_confidence; 0 turns the check off).",
+        remediation: "trust-gate reads the confidence (gate_get_engine_reputation) and cannot change it. Deal with another counterparty, or the rule's owner relaxes it (a new payer policy_id, or set_acceptance_policy).",
+    },
+    Explanation {
+        code: 9,
+        name: "AtomStatsWrongOwner",
+        category: "reputation_integrity",
+        meaning: "The counterparty's reputation account at the engine's address holds data but is not owned by the reputation engine.",
+        remediation: "This is an integrity canary that no setting fixes: treat the counterparty as untrusted and do not pay it. gate_get_engine_reputation reports errorCode wrong_owner.",
+    },
+    Explanation {
+        code: 10,
+        name: "AtomStatsSchemaMismatch",
+        category: "reputation_integrity",
+        meaning: "The counterparty's reputation account has the wrong size, discriminator or schema version, or a tier above 4.",
+        remediation: "It signals a changed or malformed engine account, not a policy problem. gate_get_engine_reputation reports errorCode size_mismatch or schema_mismatch.",
+    },
+    Explanation {
+        code: 11,
+        name: "AttestationMissing",
+        category: "validation",
+        meaning: "The attestation supplied for the party is about another subject or another capability than the rule requires.",
+        remediation: "Supply the attestation of the required capability about that party (gate_get_validation_attestation finds it); if none exists, ask for it with gate_request_validation and have an accepted attestor issue it with gate_respond_to_validation.",
+    },
+    Explanation {
+        code: 12,
+        name: "AttestationExpired",
+        category: "validation",
+        meaning: "The supplied attestation's expiry (expires_at, converted from the attestor's expiry slot) has passed.",
+        remediation: "The attestor renews it by responding again with a later expires_at_slot (gate_respond_to_validation). gate_get_validation_attestation shows the expiry.",
+    },
+    Explanation {
+        code: 13,
+        name: "AttestationRevoked",
+        category: "validation",
+        meaning: "The supplied attestation was revoked by its attestor.",
+        remediation: "Only that attestor can reinstate it, by responding again (gate_respond_to_validation clears the revocation); otherwise obtain an attestation from another accepted attestor.",
+    },
+    Explanation {
+        code: 14,
+        name: "AttestationAttestorRejected",
+        category: "validation",
+        meaning: "The rule names accepted attestors and the supplied attestation comes from another attestor.",
+        remediation: "Get an attestation of the capability from one of the accepted attestors (gate_get_policy lists them for a payer policy); a rule without accepted attestors takes any registered attestor.",
+    },
+    Explanation {
+        code: 15,
+        name: "UnratedTreatmentDeny",
+        category: "unrated",
+        meaning: "The counterparty has no reputation account in the engine and the rule's unrated_treatment is Deny (0).",
+        remediation: "Agents registered through register_agent_via_cpi get engine stats at registration, so they are not unrated. Otherwise the rule's owner accepts unrated counterparties (unrated_treatment 1, or 2 with a required capability) in a new payer policy_id or with set_acceptance_policy.",
+    },
+];
+
+/// The explanation of `code`, or None outside 1..=15.
+pub fn explain(code: u8) -> Option<&'static Explanation> {
+    EXPLANATIONS.get(usize::from(code).checked_sub(1)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy_vault::engine::DenyReason;
+
+    const CATEGORIES: [&str; 7] = [
+        "kill_switch",
+        "spending",
+        "velocity",
+        "counterparty",
+        "reputation_integrity",
+        "validation",
+        "unrated",
+    ];
+
+    #[test]
+    fn codes_are_one_to_fifteen_in_order() {
+        for (i, e) in EXPLANATIONS.iter().enumerate() {
+            assert_eq!(usize::from(e.code), i + 1, "{}", e.name);
+            assert_eq!(explain(e.code), Some(e));
+        }
+        assert_eq!(explain(0), None);
+        assert_eq!(explain(16), None);
+    }
+
+    #[test]
+    fn names_are_the_engine_names() {
+        for e in EXPLANATIONS.iter() {
+            assert_eq!(e.name, DenyReason::from_code(e.code).unwrap().name());
+        }
+    }
+
+    #[test]
+    fn every_entry_is_filled_in() {
+        for e in EXPLANATIONS.iter() {
+            assert!(
+                CATEGORIES.contains(&e.category),
+                "{}: {}",
+                e.name,
+                e.category
+            );
+            assert!(!e.meaning.is_empty(), "{}", e.name);
+            assert!(!e.remediation.is_empty(), "{}", e.name);
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The streamable HTTP transport: JSON-RPC by POST to `/`, server messages over SSE, one
+//! session (and one transport) per `Mcp-Session-Id`, idle sessions evicted; `/healthz`; CORS
+//! for any origin with `Mcp-Session-Id` exposed.
+
+use crate::config::{Config, Transport};
+use crate::context::Ctx;
+use crate::server::SERVICE_NAME;
+use crate::tools::GateServer;
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderName, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+
+#[derive(Clone)]
+struct AppState {
+    ctx: Arc<Ctx>,
+    sessions: Arc<LocalSessionManager>,
+    tool_count: usize,
+}
+
+/// A running HTTP server.
+pub struct HttpServer {
+    pub addr: SocketAddr,
+    sessions: Arc<LocalSessionManager>,
+    cancel: CancellationToken,
+    task: Option<JoinHandle<()>>,
+}
+
+impl HttpServer {
+    /// Sessions currently held.
+    pub async fn active_sessions(&self) -> usize {
+        self.sessions.sessions.read().await.len()
+    }
+
+    /// Stops accepting requests and ends every session.
+    pub async fn shutdown(mut self) {
+        self.cancel.cancel();
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+
+    /// Waits until the server stops (it runs until shut down or dropped elsewhere).
+    pub async fn wait(mut self) {
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
+/// Binds `addr` (port 0 picks one) and serves `config` over HTTP until shut down.
+pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<HttpServer> {
+    // Whatever MCP_TRANSPORT said, this server speaks HTTP (the auth_required hint depends on it).
+    config.transport = Transport::Http;
+    let ctx = Arc::new(Ctx::new(config));
+    let cancel = CancellationToken::new();
+    let mut manager = LocalSessionManager::default();
+    // The worker of a session quits after this long without a message; the service then
+    // closes the session, which removes it from the map.
+    manager.session_config.keep_alive = Some(ctx.config.session_idle);
+    let sessions = Arc::new(manager);
+    let mut config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(cancel.child_token())
+        .with_legacy_session_mode(true);
+    if !addr.ip().is_loopback() {
+        // A hosted deploy answers to its own host names; DNS rebinding protection is for
+        // servers on a user's machine, which bind loopback.
+        config = config.disable_allowed_hosts();
+    }
+    let factory_ctx = ctx.clone();
+    let service = StreamableHttpService::new(
+        move || Ok(GateServer::new(factory_ctx.clone())),
+        sessions.clone(),
+        config,
+    );
+    let tool_count = GateServer::new(ctx.clone()).tool_router.list_all().len();
+    let state = AppState {
+        ctx,
+        sessions: sessions.clone(),
+        tool_count,
+    };
+    let mcp = Router::new()
+        .route_service("/", service)
+        .layer(middleware::from_fn_with_state(state.clone(), known_session));
+    let app = Router::new()
+        .route("/healthz", get(healthz))
+        .with_state(state)
+        .merge(mcp)
+        .layer(cors());
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let stop = cancel.clone();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await;
+    });
+    Ok(HttpServer {
+        addr,
+        sessions,
+        cancel,
+        task: Some(task),
+    })
+}
+
+async fn healthz(State(s): State<AppState>) -> Json<serde_json::Value> {
+    let c = &s.ctx.config;
+    Json(json!({
+        "ok": true,
+        "service": SERVICE_NAME,
+        "version": env!("CARGO_PKG_VERSION"),
+        "network": c.network.name(),
+        "rpcUrl": c.rpc_url,
+        "uptimeSeconds": s.ctx.started.elapsed().as_secs(),
+        "activeSessions": s.sessions.sessions.read().await.len(),
+        "toolCount": s.tool_count,
+        "signer": c.signer.as_ref().map(|(k, _)| solana_sdk::signer::Signer::pubkey(k.as_ref()).to_string()),
+    }))
+}
+
+/// A request naming a session this server does not hold (never created, closed or evicted)
+/// gets 404 with a JSON-RPC error that says what to do, instead of a bare status.
+async fn known_session(State(s): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(id) = req
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+    else {
+        return next.run(req).await;
+    };
+    if req.method() == Method::OPTIONS
+        || s.sessions
+            .has_session(&id.clone().into())
+            .await
+            .unwrap_or(false)
+    {
+        return next.run(req).await;
+    }
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32001,
+            "message": format!(
+                "Session not found: {id}. It expired after {} s idle, was closed, or never \
+                 existed; send initialize without Mcp-Session-Id to start a new session",
+                s.ctx.config.session_idle.as_secs()
+            ),
+        },
+    });
+    (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+fn cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::any())
+        .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
+        .allow_headers(AllowHeaders::list([
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            header::AUTHORIZATION,
+            HeaderName::from_static(SESSION_HEADER),
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("last-event-id"),
+        ]))
+        .expose_headers([HeaderName::from_static(SESSION_HEADER)])
+        .max_age(std::time::Duration::from_secs(600))
+}

@@ -1,0 +1,321 @@
+//! `gate_init_policy`'s arguments → the program's `PolicyParams`, checked the way the program
+//! checks them (the engine's `validate_policy`), with errors that name the argument.
+//!
+//! Defaults: unspecified spending caps take the largest specified cap; velocity is never
+//! defaulted (required whenever the Velocity kind is on); counterparty settings default to
+//! "no requirement" (tier 0, risk check off, confidence off, unrated allowed, confirmed tier).
+
+use crate::args::{digits, pubkey};
+use crate::envelope::ToolError;
+use policy_vault::engine::config::{kinds, validate_policy, ConfigError};
+use policy_vault::state::PolicyParams;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use solana_sdk::pubkey::Pubkey;
+use trust_gate_client::instructions::capability_hash;
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct SpendingInput {
+    /// Cap per payment, in the mint's smallest units (decimal digits).
+    pub per_tx: Option<String>,
+    /// Cap per UTC day (decimal digits).
+    pub daily: Option<String>,
+    /// Cap per week starting Monday 00:00 UTC (decimal digits).
+    pub weekly: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct VelocityInput {
+    /// The rolling window, in seconds (at least 1).
+    #[schemars(range(min = 1))]
+    pub window_secs: u64,
+    /// Most that may be paid within one window, in the mint's smallest units (decimal digits).
+    pub max_in_window: String,
+    /// Share of `max_in_window` allowed to a payer of immediate tier 0 (or unrated), in
+    /// basis points 0..10000.
+    #[schemars(range(max = 10000))]
+    pub tier0_decay_bps: u16,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct CounterpartyInput {
+    /// Minimum reputation tier of the payee, 0..4 (default 0).
+    #[schemars(range(max = 4))]
+    pub min_tier: Option<u8>,
+    /// Which tier to compare: "immediate" or "confirmed" (default "confirmed").
+    pub gate_mode: Option<String>,
+    /// Maximum risk score 0..255; 255 turns the check off (default 255).
+    pub max_risk: Option<u8>,
+    /// Minimum confidence in basis points 0..10000; 0 turns the check off (default 0).
+    #[schemars(range(max = 10000))]
+    pub min_confidence_bps: Option<u16>,
+    /// A payee without a rating: "deny", "allow" or "require_validation" (default "allow").
+    pub unrated_treatment: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ValidationInput {
+    /// The capability the payee must be attested for, by namespace name.
+    pub capability_name: Option<String>,
+    /// The same as a capability hash (64 hex characters), when no name is given.
+    pub capability_hash: Option<String>,
+    /// Up to two accepted attestors (base58); none = any registered attestor.
+    pub accepted_attestors: Option<Vec<String>>,
+}
+
+/// The policy part of `gate_init_policy`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PolicyInput {
+    /// Enabled rules, a bit set: 1 KillSwitch, 2 Spending, 4 Velocity, 8 CounterpartyTier,
+    /// 16 RequireValidation (for example 7 = kill switch + spending + velocity).
+    #[schemars(range(max = 31))]
+    pub kinds: u8,
+    /// Spending caps; required with the Spending kind. Unspecified caps default to the
+    /// largest specified one.
+    pub spending: Option<SpendingInput>,
+    /// Velocity rule; required with the Velocity kind, never defaulted.
+    pub velocity: Option<VelocityInput>,
+    /// What the payee must have (CounterpartyTier kind).
+    pub counterparty: Option<CounterpartyInput>,
+    /// A capability the payee must be attested for (RequireValidation kind).
+    pub validation: Option<ValidationInput>,
+    /// The policy's token mint (base58); omitted = any mint.
+    pub mint: Option<String>,
+}
+
+/// The program's parameters for `input`, with the spending defaults applied.
+pub fn params(input: &PolicyInput) -> Result<PolicyParams, ToolError> {
+    let spending = input.spending.as_ref();
+    let caps = spending_caps(spending)?;
+    if input.kinds & kinds::SPENDING != 0 && caps.is_none() {
+        return Err(ToolError::input(
+            "spending",
+            "required when kinds includes Spending (2): give at least one of per_tx, daily, weekly",
+        ));
+    }
+    let (per_tx, daily, weekly) = caps.unwrap_or((0, 0, 0));
+    let velocity = match (&input.velocity, input.kinds & kinds::VELOCITY != 0) {
+        (Some(v), _) => (
+            v.window_secs,
+            digits("velocity.max_in_window", &v.max_in_window)?,
+            v.tier0_decay_bps,
+        ),
+        (None, true) => {
+            return Err(ToolError::input(
+                "velocity",
+                "required when kinds includes Velocity (4): window_secs, max_in_window and \
+                 tier0_decay_bps are never defaulted",
+            ))
+        }
+        (None, false) => (0, 0, 0),
+    };
+    let c = input.counterparty.as_ref();
+    let gate_mode = match c
+        .and_then(|c| c.gate_mode.as_deref())
+        .unwrap_or("confirmed")
+    {
+        "immediate" => 0,
+        "confirmed" => 1,
+        other => {
+            return Err(ToolError::input(
+                "counterparty.gate_mode",
+                format!("{other:?}: expected \"immediate\" or \"confirmed\""),
+            ))
+        }
+    };
+    let unrated = match c
+        .and_then(|c| c.unrated_treatment.as_deref())
+        .unwrap_or("allow")
+    {
+        "deny" => 0,
+        "allow" => 1,
+        "require_validation" => 2,
+        other => {
+            return Err(ToolError::input(
+                "counterparty.unrated_treatment",
+                format!("{other:?}: expected \"deny\", \"allow\" or \"require_validation\""),
+            ))
+        }
+    };
+    let v = input.validation.as_ref();
+    let required_capability = match v {
+        Some(v) => match (v.capability_name.as_deref(), v.capability_hash.as_deref()) {
+            (Some(n), _) if !n.trim().is_empty() => capability_hash(n.trim()),
+            (_, Some(h)) => crate::args::hex32("validation.capability_hash", h)?,
+            _ => [0u8; 32],
+        },
+        None => [0u8; 32],
+    };
+    let attestors = v.and_then(|v| v.accepted_attestors.as_ref());
+    let mut accepted = [Pubkey::default(); 2];
+    if let Some(list) = attestors {
+        if list.len() > 2 {
+            return Err(ToolError::input(
+                "validation.accepted_attestors",
+                format!("at most 2 attestors, got {}", list.len()),
+            ));
+        }
+        for (slot, a) in accepted.iter_mut().zip(list) {
+            *slot = pubkey("validation.accepted_attestors", a)?;
+        }
+    }
+    let mint = match &input.mint {
+        Some(m) => pubkey("mint", m)?,
+        None => Pubkey::default(),
+    };
+    let p = PolicyParams {
+        kinds: input.kinds,
+        gate_mode,
+        mint,
+        per_tx_cap: per_tx,
+        daily_cap: daily,
+        weekly_cap: weekly,
+        velocity_window_secs: velocity.0,
+        velocity_max_in_window: velocity.1,
+        tier0_decay_bps: velocity.2,
+        min_counterparty_tier: c.and_then(|c| c.min_tier).unwrap_or(0),
+        max_counterparty_risk: c.and_then(|c| c.max_risk).unwrap_or(u8::MAX),
+        min_counterparty_confidence: c.and_then(|c| c.min_confidence_bps).unwrap_or(0),
+        unrated_treatment: unrated,
+        required_capability,
+        accepted_attestors: accepted,
+    };
+    let config = p
+        .to_config()
+        .map_err(|e| ToolError::input("policy", e.to_string()))?;
+    validate_policy(&config).map_err(config_error)?;
+    Ok(p)
+}
+
+/// The three caps with the default rule applied; `None` when none is given.
+fn spending_caps(s: Option<&SpendingInput>) -> Result<Option<(u64, u64, u64)>, ToolError> {
+    let Some(s) = s else { return Ok(None) };
+    let parse =
+        |field: &str, v: &Option<String>| v.as_deref().map(|v| digits(field, v)).transpose();
+    let given = [
+        parse("spending.per_tx", &s.per_tx)?,
+        parse("spending.daily", &s.daily)?,
+        parse("spending.weekly", &s.weekly)?,
+    ];
+    let Some(max) = given.iter().flatten().max().copied() else {
+        return Ok(None);
+    };
+    let [a, b, c] = given.map(|v| v.unwrap_or(max));
+    Ok(Some((a, b, c)))
+}
+
+/// The engine's validation error, named after the tool argument.
+fn config_error(e: ConfigError) -> ToolError {
+    let (field, reason) = match e {
+        ConfigError::UnknownKindBits => ("kinds", "only bits 1, 2, 4, 8 and 16 exist"),
+        ConfigError::SpendingCapZero => ("spending", "caps must be above 0 with the Spending kind"),
+        ConfigError::VelocityWindowZero => ("velocity.window_secs", "must be at least 1"),
+        ConfigError::VelocityMaxZero => ("velocity.max_in_window", "must be above 0"),
+        ConfigError::DecayOutOfRange => ("velocity.tier0_decay_bps", "must be 0..10000"),
+        ConfigError::MinTierOutOfRange => ("counterparty.min_tier", "must be 0..4"),
+        ConfigError::MinConfidenceOutOfRange => {
+            ("counterparty.min_confidence_bps", "must be 0..10000")
+        }
+        ConfigError::RequiredCapabilityMissing => (
+            "validation",
+            "the RequireValidation kind (16) needs a capability_name or capability_hash",
+        ),
+        ConfigError::UnratedValidationWithoutCapability => (
+            "counterparty.unrated_treatment",
+            "require_validation needs validation.capability_name or capability_hash",
+        ),
+        ConfigError::TooManyAttestors => ("validation.accepted_attestors", "at most 2"),
+        ConfigError::DuplicateAttestor => (
+            "validation.accepted_attestors",
+            "the two attestors are the same",
+        ),
+    };
+    ToolError::input(field, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn input(v: serde_json::Value) -> PolicyInput {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn unspecified_caps_take_the_largest_specified_cap() {
+        let p = params(&input(
+            json!({"kinds": 2, "spending": {"per_tx": "5", "weekly": "90"}}),
+        ))
+        .unwrap();
+        assert_eq!((p.per_tx_cap, p.daily_cap, p.weekly_cap), (5, 90, 90));
+        let p = params(&input(json!({"kinds": 2, "spending": {"daily": "7"}}))).unwrap();
+        assert_eq!((p.per_tx_cap, p.daily_cap, p.weekly_cap), (7, 7, 7));
+        let e = params(&input(json!({"kinds": 2, "spending": {}}))).unwrap_err();
+        assert!(e.message.starts_with("invalid spending:"), "{}", e.message);
+        let e = params(&input(json!({"kinds": 2, "spending": {"daily": "x"}}))).unwrap_err();
+        assert!(
+            e.message.starts_with("invalid spending.daily:"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn velocity_is_never_defaulted() {
+        let e = params(&input(json!({"kinds": 4}))).unwrap_err();
+        assert!(e.message.starts_with("invalid velocity:"), "{}", e.message);
+        let p = params(&input(json!({"kinds": 4, "velocity": {"window_secs": 60, "max_in_window": "10", "tier0_decay_bps": 5000}}))).unwrap();
+        assert_eq!(
+            (
+                p.velocity_window_secs,
+                p.velocity_max_in_window,
+                p.tier0_decay_bps
+            ),
+            (60, 10, 5000)
+        );
+        let e = params(&input(json!({"kinds": 4, "velocity": {"window_secs": 0, "max_in_window": "10", "tier0_decay_bps": 0}}))).unwrap_err();
+        assert!(
+            e.message.starts_with("invalid velocity.window_secs:"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
+    fn engine_rules_are_named_after_the_argument() {
+        let e = params(&input(json!({"kinds": 64}))).unwrap_err();
+        assert!(e.message.starts_with("invalid kinds:"), "{}", e.message);
+        let e = params(&input(json!({"kinds": 16}))).unwrap_err();
+        assert!(
+            e.message.starts_with("invalid validation:"),
+            "{}",
+            e.message
+        );
+        let e = params(&input(json!({"kinds": 8, "counterparty": {"min_tier": 5}}))).unwrap_err();
+        assert!(
+            e.message.starts_with("invalid counterparty.min_tier:"),
+            "{}",
+            e.message
+        );
+        let e = params(&input(
+            json!({"kinds": 8, "counterparty": {"gate_mode": "fast"}}),
+        ))
+        .unwrap_err();
+        assert!(
+            e.message.starts_with("invalid counterparty.gate_mode:"),
+            "{}",
+            e.message
+        );
+        let p = params(&input(json!({"kinds": 24, "counterparty": {"min_tier": 2}, "validation": {"capability_name": "kyc"}}))).unwrap();
+        assert_eq!(p.required_capability, capability_hash("kyc"));
+        assert_eq!(
+            (
+                p.min_counterparty_tier,
+                p.gate_mode,
+                p.max_counterparty_risk
+            ),
+            (2, 1, 255)
+        );
+    }
+}

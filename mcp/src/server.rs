@@ -1,0 +1,117 @@
+//! The MCP handler: tools through the router (a bad argument becomes the `input_invalid`
+//! envelope instead of a protocol error), resources and prompts.
+
+use crate::args::INVALID_ARGUMENT;
+use crate::envelope::{call_result, codes, ToolError};
+use crate::tools::GateServer;
+use crate::{prompts, resources};
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+/// The name in `serverInfo` and `/healthz`.
+pub const SERVICE_NAME: &str = "trust-gate-mcp";
+
+impl ServerHandler for GateServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
+        )
+        .with_server_info(Implementation::new(SERVICE_NAME, env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "trust-gate: a payment policy gate for agent-to-agent payments on Solana. Read \
+             tools and discovery tools need no signer; write tools sign with the server's key. \
+             Start with gate_demo_state, gate_docs or the gate_setup_agent prompt.",
+        )
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let tcc = ToolCallContext::new(self, request, context);
+        match self.tool_router.call(tcc).await {
+            // Arguments that fail their schema are the tool's error, named, not a protocol one.
+            Err(e)
+                if e.code == ErrorCode::INVALID_PARAMS
+                    && e.message.starts_with(INVALID_ARGUMENT) =>
+            {
+                Ok(call_result(Err(ToolError::new(
+                    codes::INPUT_INVALID,
+                    e.message.to_string(),
+                )
+                .hint(format!("see the input schema of {name} in tools/list"))))
+                .into())
+            }
+            other => other,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(resources::list(
+            &self.ctx,
+        )))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        resources::read(&self.ctx, &request.uri).map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        prompts::get(&request.name, request.arguments.unwrap_or_default()).map(Into::into)
+    }
+}

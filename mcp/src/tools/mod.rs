@@ -1,0 +1,248 @@
+//! The 23 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! work is in [`read`], [`write`] and [`discovery`], and [`call_result`] shapes the reply.
+
+pub mod discovery;
+pub mod read;
+pub mod write;
+
+use crate::args::Parameters;
+use crate::context::Ctx;
+use crate::envelope::call_result;
+use discovery::{DocsArgs, Empty, WalkthroughArgs};
+use read::*;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
+use std::sync::Arc;
+use write::*;
+
+/// The MCP server: one per session (cheap to clone; the context is shared).
+#[derive(Clone)]
+pub struct GateServer {
+    pub ctx: Arc<Ctx>,
+    pub tool_router: ToolRouter<GateServer>,
+}
+
+impl GateServer {
+    pub fn new(ctx: Arc<Ctx>) -> Self {
+        GateServer {
+            ctx,
+            tool_router: Self::read_tools() + Self::write_tools() + Self::discovery_tools(),
+        }
+    }
+}
+
+#[tool_router(router = read_tools, vis = "pub")]
+impl GateServer {
+    /// Read a spending policy (PolicyAccount) of an agent: kinds, caps, velocity,
+    /// counterparty and validation rules, and what was spent today and this week.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_policy(&self, Parameters(a): Parameters<PolicyArgs>) -> CallToolResult {
+        call_result(get_policy(&self.ctx, a).await)
+    }
+
+    /// Read the velocity ledger of an agent's policy: what was paid in the current window.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_velocity_ledger(
+        &self,
+        Parameters(a): Parameters<PolicyArgs>,
+    ) -> CallToolResult {
+        call_result(get_velocity_ledger(&self.ctx, a).await)
+    }
+
+    /// Read an agent's kill switch: paused or not, when and by whom.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_killswitch(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
+        call_result(get_killswitch(&self.ctx, a).await)
+    }
+
+    /// Read an agent's policy authority: its members and the signature threshold.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_authority(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
+        call_result(get_authority(&self.ctx, a).await)
+    }
+
+    /// Read the feedback emission log of a payment (exists once feedback was emitted;
+    /// settledAtomically tells whether it came with a settlement).
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_feedback_log(
+        &self,
+        Parameters(a): Parameters<FeedbackLogArgs>,
+    ) -> CallToolResult {
+        call_result(get_feedback_log(&self.ctx, a).await)
+    }
+
+    /// Read a capability namespace by name or hash.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_capability_namespace(
+        &self,
+        Parameters(a): Parameters<NamespaceArgs>,
+    ) -> CallToolResult {
+        call_result(get_capability_namespace(&self.ctx, a).await)
+    }
+
+    /// Read an attestor's profile: attestations issued and revoked.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_attestor_profile(
+        &self,
+        Parameters(a): Parameters<AttestorArgs>,
+    ) -> CallToolResult {
+        call_result(get_attestor_profile(&self.ctx, a).await)
+    }
+
+    /// Read a validation request (subject, capability, requester).
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_validation_request(
+        &self,
+        Parameters(a): Parameters<RequestArgs>,
+    ) -> CallToolResult {
+        call_result(get_validation_request(&self.ctx, a).await)
+    }
+
+    /// Read the attestations of a capability about an agent (one attestor's, or every
+    /// attestor's), valid ones first.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_validation_attestation(
+        &self,
+        Parameters(a): Parameters<AttestationArgs>,
+    ) -> CallToolResult {
+        call_result(get_validation_attestation(&self.ctx, a).await)
+    }
+
+    /// Decide a payment the way the gate would, by simulation: {"kind":"Allow"}, a Deny
+    /// with its decoded reason, or RequireValidation with the capability hash. Needs no
+    /// signer and no SOL.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_simulate_payment(
+        &self,
+        Parameters(a): Parameters<SimulateArgs>,
+    ) -> CallToolResult {
+        call_result(simulate_payment(&self.ctx, a).await)
+    }
+
+    /// Read the reputation engine's block of an agent: tierImmediate, tierConfirmed,
+    /// riskScore, confidence, schemaVersion; or an error field when the account fails the
+    /// owner, size or schema checks.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_engine_reputation(
+        &self,
+        Parameters(a): Parameters<AgentArgs>,
+    ) -> CallToolResult {
+        call_result(get_engine_reputation(&self.ctx, a).await)
+    }
+
+    /// Explain a deny reason code 1..15: name, category, meaning and what to do about it.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_explain_decision(
+        &self,
+        Parameters(a): Parameters<ExplainArgs>,
+    ) -> CallToolResult {
+        call_result(explain_decision(a))
+    }
+}
+
+#[tool_router(router = write_tools, vis = "pub")]
+impl GateServer {
+    /// Create an agent's policy authority (members and threshold). Idempotent: an existing
+    /// authority is returned with its members and threshold.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_init_authority(
+        &self,
+        Parameters(a): Parameters<InitAuthorityArgs>,
+    ) -> CallToolResult {
+        call_result(init_authority(&self.ctx, a).await)
+    }
+
+    /// Create a spending policy. Missing prerequisites are created in the same transaction
+    /// (register_agent_via_cpi when agent_asset is omitted, init_authority, init_killswitch)
+    /// and reported in selfHealed/healedSteps. Idempotent: an existing policy is returned.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_init_policy(&self, Parameters(a): Parameters<InitPolicyArgs>) -> CallToolResult {
+        call_result(init_policy(&self.ctx, a).await)
+    }
+
+    /// Engage (paused=true) or release the kill switch of an agent whose authority needs one
+    /// signature. A threshold above 1 is refused: see the multisig-killswitch walkthrough.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_set_killswitch(
+        &self,
+        Parameters(a): Parameters<SetKillswitchArgs>,
+    ) -> CallToolResult {
+        call_result(set_killswitch(&self.ctx, a).await)
+    }
+
+    /// Register a capability namespace (its hash is sha256 of the name). Idempotent.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_register_namespace(
+        &self,
+        Parameters(a): Parameters<RegisterNamespaceArgs>,
+    ) -> CallToolResult {
+        call_result(register_namespace(&self.ctx, a).await)
+    }
+
+    /// Register the signer as an attestor. Idempotent.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_register_attestor(
+        &self,
+        Parameters(a): Parameters<RegisterAttestorArgs>,
+    ) -> CallToolResult {
+        call_result(register_attestor(&self.ctx, a).await)
+    }
+
+    /// Ask for an attestation of a capability about an agent. Idempotent.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_request_validation(
+        &self,
+        Parameters(a): Parameters<RequestValidationArgs>,
+    ) -> CallToolResult {
+        call_result(request_validation(&self.ctx, a).await)
+    }
+
+    /// As an attestor (the signer), attest a capability about an agent until a slot; renews
+    /// an existing attestation. Signature-verified through an Ed25519 instruction.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_respond_to_validation(
+        &self,
+        Parameters(a): Parameters<RespondArgs>,
+    ) -> CallToolResult {
+        call_result(respond_to_validation(&self.ctx, a).await)
+    }
+
+    /// Emit reputation feedback for a payment as the facilitator (the signer), through the
+    /// gate into the agent registry (whose program is among the instruction accounts).
+    /// Idempotent per payment id hash.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_emit_feedback(
+        &self,
+        Parameters(a): Parameters<EmitFeedbackArgs>,
+    ) -> CallToolResult {
+        call_result(emit_feedback(&self.ctx, a).await)
+    }
+}
+
+#[tool_router(router = discovery_tools, vis = "pub")]
+impl GateServer {
+    /// The demo world: agents and their tiers, the payers' policy, the mint, the facilitator
+    /// and the service URLs.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_demo_state(&self, Parameters(_): Parameters<Empty>) -> CallToolResult {
+        call_result(discovery::demo_state(&self.ctx))
+    }
+
+    /// Search the bundled documentation (architecture, policies, deny codes, settlement,
+    /// validation, walkthroughs).
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_docs(&self, Parameters(a): Parameters<DocsArgs>) -> CallToolResult {
+        call_result(discovery::docs(&self.ctx, a))
+    }
+
+    /// A step-by-step integration guide by name (facilitator-x402, mount-verify,
+    /// multisig-killswitch, agent-setup, validation-flow).
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_facilitator_walkthrough(
+        &self,
+        Parameters(a): Parameters<WalkthroughArgs>,
+    ) -> CallToolResult {
+        call_result(discovery::walkthrough(&self.ctx, a))
+    }
+}

@@ -1,0 +1,535 @@
+//! The 8 write tools. Each reads first and is idempotent: what already exists is returned,
+//! not created again. Each needs the signer (`auth_required` otherwise).
+
+use crate::args::{hex32, pubkey};
+use crate::context::Ctx;
+use crate::envelope::{ToolError, ToolResult};
+use crate::policy_input::{self, PolicyInput};
+use crate::tools::read::capability;
+use crate::views;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::chain;
+use trust_gate_client::decode::{
+    AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, GateAuthority, KillSwitchState,
+    PolicyAccount, PolicyAuthority, ValidationRequest,
+};
+use trust_gate_client::instructions::{ed25519_verify, Claim, FeedbackArgs};
+
+/// Decimals assumed for feedback `value` when omitted: the common stablecoin's.
+pub const DEFAULT_VALUE_DECIMALS: u8 = 6;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InitAuthorityArgs {
+    /// The agent's asset (base58); the signer must be its owner in the agent registry.
+    pub agent_asset: String,
+    /// Members of the authority (base58); default: the signer alone.
+    pub members: Option<Vec<String>>,
+    /// Signatures needed to act, 1..members (default 1).
+    #[schemars(range(min = 1))]
+    pub threshold: Option<u8>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct InitPolicyArgs {
+    /// The agent's asset (base58). Omit it to register a new agent (owned by the signer) in
+    /// the same transaction.
+    pub agent_asset: Option<String>,
+    /// The policy id; policies are immutable, a new rule set takes a new id.
+    pub policy_id: u32,
+    /// The metadata URI of a newly registered agent (only used when agent_asset is omitted).
+    pub metadata_uri: Option<String>,
+    #[serde(flatten)]
+    pub policy: PolicyInput,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SetKillswitchArgs {
+    /// The agent's asset (base58).
+    pub agent_asset: String,
+    /// true engages the kill switch (every payment denied), false releases it.
+    pub paused: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RegisterNamespaceArgs {
+    /// The namespace name; its sha256 is the capability hash.
+    pub name: String,
+    /// Version label (default "1").
+    pub version: Option<String>,
+    /// Where the claim schema is described (default empty).
+    pub schema_uri: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RegisterAttestorArgs {
+    /// A URI naming the attestor (default empty).
+    pub display_name_uri: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RequestValidationArgs {
+    /// The agent to be attested (base58).
+    pub subject_asset: String,
+    /// The capability namespace name (must be registered).
+    pub capability_name: String,
+    /// Hash of the claim's URI: 64 hex characters (default zero).
+    pub claim_uri_hash: Option<String>,
+    /// The slot by which an answer is wanted (at least 1).
+    #[schemars(range(min = 1))]
+    pub deadline_slot: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RespondArgs {
+    /// The agent attested (base58).
+    pub subject_asset: String,
+    /// The capability namespace name (preferred).
+    pub capability_name: Option<String>,
+    /// The capability hash (64 hex characters) when no name is given.
+    pub capability_hash: Option<String>,
+    /// Hash of the evidence: 64 hex characters (default zero).
+    pub claim_payload_hash: Option<String>,
+    /// The slot at which the attestation expires (at least 1).
+    #[schemars(range(min = 1))]
+    pub expires_at_slot: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct EmitFeedbackArgs {
+    /// The payment id hash: 64 hex characters.
+    pub payment_id_hash: String,
+    /// The paid agent's asset (base58).
+    pub payee_asset: String,
+    /// 0..100.
+    #[schemars(range(max = 100))]
+    pub score: u8,
+    /// The paid amount in the mint's smallest units (decimal digits; default 0).
+    pub value: Option<String>,
+    /// Decimals of `value` (default 6, the common stablecoin's).
+    pub value_decimals: Option<u8>,
+    pub tag1: String,
+    pub tag2: String,
+    /// The service endpoint paid for.
+    pub endpoint: String,
+    pub feedback_uri: String,
+    /// The agent registry's base collection (base58); read from the registry when omitted.
+    pub base_collection: Option<String>,
+}
+
+fn ok_sent(signature: impl ToString, mut v: Value) -> Value {
+    v["signature"] = json!(signature.to_string());
+    v
+}
+
+pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_init_authority")?;
+    let asset = pubkey("agent_asset", &a.agent_asset)?;
+    let address = b.pda.policy_authority(&asset);
+    if let Some(existing) =
+        chain::anchor_account::<PolicyAuthority>(&ctx.rpc, "PolicyAuthority", &address).await?
+    {
+        let mut v = views::authority(&address, &existing);
+        v["created"] = json!(false);
+        return Ok(v);
+    }
+    let members = match &a.members {
+        None => vec![signer.pubkey()],
+        Some(list) if list.is_empty() => {
+            return Err(ToolError::input("members", "give at least one member"))
+        }
+        Some(list) => list
+            .iter()
+            .map(|m| pubkey("members", m))
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let threshold = a.threshold.unwrap_or(1);
+    if threshold == 0 || usize::from(threshold) > members.len() {
+        return Err(ToolError::input(
+            "threshold",
+            format!("must be 1..{} (the number of members)", members.len()),
+        ));
+    }
+    let ix = b.init_authority(&signer.pubkey(), &asset, members.clone(), threshold);
+    let sig = ctx.send(&[ix], signer, &[]).await?;
+    Ok(ok_sent(
+        sig,
+        json!({
+            "address": address.to_string(),
+            "asset": asset.to_string(),
+            "members": members.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            "threshold": threshold,
+            "created": true,
+        }),
+    ))
+}
+
+/// What `gate_init_policy` must create before the policy itself, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prerequisites {
+    pub agent_registered: bool,
+    pub authority_exists: bool,
+    pub killswitch_exists: bool,
+}
+
+/// The self-heal steps, in the order they run in the transaction.
+pub fn heal_steps(p: Prerequisites) -> Vec<&'static str> {
+    let mut steps = Vec::new();
+    if !p.agent_registered {
+        steps.push("register_agent_via_cpi");
+    }
+    if !p.authority_exists {
+        steps.push("init_authority");
+    }
+    if !p.killswitch_exists {
+        steps.push("init_killswitch");
+    }
+    steps
+}
+
+pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_init_policy")?;
+    let params = policy_input::params(&a.policy)?;
+    // A new agent needs its asset key to sign its registration, so only an omitted
+    // agent_asset can be registered here.
+    let new_asset = a.agent_asset.is_none().then(Keypair::new);
+    let asset = match (&a.agent_asset, &new_asset) {
+        (Some(s), _) => pubkey("agent_asset", s)?,
+        (None, Some(k)) => k.pubkey(),
+        (None, None) => unreachable!("new_asset is set when agent_asset is None"),
+    };
+    let keys = [
+        b.pda.agent_account(&asset),
+        b.pda.policy_authority(&asset),
+        b.pda.killswitch(&asset),
+        b.pda.policy(&asset, a.policy_id),
+    ];
+    let found = chain::accounts(&ctx.rpc, &keys).await?;
+    let pre = Prerequisites {
+        agent_registered: found[0].is_some(),
+        authority_exists: found[1].is_some(),
+        killswitch_exists: found[2].is_some(),
+    };
+    if !pre.agent_registered && new_asset.is_none() {
+        return Err(ToolError::not_found("agent", format!("{asset} in the agent registry"))
+            .hint("omit agent_asset to register a new agent owned by the signer in the same transaction"));
+    }
+    if let Some(existing) = &found[3] {
+        let p: PolicyAccount = trust_gate_client::decode::account("PolicyAccount", &existing.data)?;
+        let mut v = views::policy(&keys[3], &p);
+        v["created"] = json!(false);
+        v["matchesRequest"] = json!(p.params == params);
+        v["selfHealed"] = json!(false);
+        v["healedSteps"] = json!([]);
+        return Ok(v);
+    }
+    let steps = heal_steps(pre);
+    let me = signer.pubkey();
+    let mut ixs = Vec::new();
+    for step in &steps {
+        ixs.push(match *step {
+            "register_agent_via_cpi" => {
+                let collection = chain::base_collection(&ctx.rpc, &b.ids).await?;
+                b.register_agent_via_cpi(
+                    &me,
+                    &asset,
+                    &collection,
+                    a.metadata_uri.clone().unwrap_or_default(),
+                )
+            }
+            "init_authority" => b.init_authority(&me, &asset, vec![me], 1),
+            _ => b.init_killswitch(&me, &asset),
+        });
+    }
+    ixs.push(b.init_policy(&me, &asset, a.policy_id, params));
+    let extra: Vec<&Keypair> = new_asset.iter().collect();
+    let sig = ctx.send(&ixs, signer, &extra).await?;
+    let p: PolicyAccount = chain::anchor_account(&ctx.rpc, "PolicyAccount", &keys[3])
+        .await?
+        .ok_or_else(|| ToolError::not_found("PolicyAccount", keys[3]))?;
+    let mut v = views::policy(&keys[3], &p);
+    v["created"] = json!(true);
+    v["selfHealed"] = json!(!steps.is_empty());
+    v["healedSteps"] = json!(steps);
+    Ok(ok_sent(sig, v))
+}
+
+pub async fn set_killswitch(ctx: &Ctx, a: SetKillswitchArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_set_killswitch")?;
+    let asset = pubkey("agent_asset", &a.agent_asset)?;
+    let auth_key = b.pda.policy_authority(&asset);
+    let auth: PolicyAuthority = chain::anchor_account(&ctx.rpc, "PolicyAuthority", &auth_key)
+        .await?
+        .ok_or_else(|| {
+            ToolError::not_found("PolicyAuthority", auth_key)
+                .hint("create it with gate_init_authority")
+        })?;
+    if auth.threshold > 1 {
+        return Err(ToolError::new(
+            crate::envelope::codes::AUTH_REQUIRED,
+            format!(
+                "the agent's authority needs {} of {} member signatures and this server holds one key",
+                auth.threshold,
+                auth.members.len()
+            ),
+        )
+        .hint("gather the members' signatures in one transaction: gate_facilitator_walkthrough {\"name\":\"multisig-killswitch\"}"));
+    }
+    let ks_key = b.pda.killswitch(&asset);
+    let current =
+        chain::anchor_account::<KillSwitchState>(&ctx.rpc, "KillSwitchState", &ks_key).await?;
+    if let Some(k) = current.as_ref().filter(|k| k.paused == a.paused) {
+        let mut v = views::killswitch(&ks_key, k);
+        v["changed"] = json!(false);
+        return Ok(v);
+    }
+    let me = signer.pubkey();
+    let mut ixs = Vec::new();
+    if current.is_none() {
+        ixs.push(b.init_killswitch(&me, &asset));
+    }
+    ixs.push(b.set_killswitch(&me, &[], &asset, a.paused));
+    let sig = ctx.send(&ixs, signer, &[]).await?;
+    let k: KillSwitchState = chain::anchor_account(&ctx.rpc, "KillSwitchState", &ks_key)
+        .await?
+        .ok_or_else(|| ToolError::not_found("KillSwitchState", ks_key))?;
+    let mut v = views::killswitch(&ks_key, &k);
+    v["changed"] = json!(true);
+    Ok(ok_sent(sig, v))
+}
+
+pub async fn register_namespace(ctx: &Ctx, a: RegisterNamespaceArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_register_namespace")?;
+    let name = a.name.trim();
+    if name.is_empty() {
+        return Err(ToolError::input("name", "must not be empty"));
+    }
+    let (hash, _) = capability(Some(name), None, "name", "hash")?;
+    let address = b.pda.namespace(&hash);
+    if let Some(n) =
+        chain::anchor_account::<CapabilityNamespace>(&ctx.rpc, "CapabilityNamespace", &address)
+            .await?
+    {
+        let mut v = views::namespace(&address, &n);
+        v["created"] = json!(false);
+        return Ok(v);
+    }
+    let ix = b.register_namespace(
+        &signer.pubkey(),
+        name,
+        a.version.as_deref().unwrap_or("1"),
+        a.schema_uri.as_deref().unwrap_or(""),
+    );
+    let sig = ctx.send(&[ix], signer, &[]).await?;
+    let n: CapabilityNamespace = chain::anchor_account(&ctx.rpc, "CapabilityNamespace", &address)
+        .await?
+        .ok_or_else(|| ToolError::not_found("CapabilityNamespace", address))?;
+    let mut v = views::namespace(&address, &n);
+    v["created"] = json!(true);
+    Ok(ok_sent(sig, v))
+}
+
+pub async fn register_attestor(ctx: &Ctx, a: RegisterAttestorArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_register_attestor")?;
+    let address = b.pda.attestor_profile(&signer.pubkey());
+    if let Some(p) =
+        chain::anchor_account::<AttestorProfile>(&ctx.rpc, "AttestorProfile", &address).await?
+    {
+        let mut v = views::attestor(&address, &p);
+        v["created"] = json!(false);
+        return Ok(v);
+    }
+    let ix = b.register_attestor(
+        &signer.pubkey(),
+        a.display_name_uri.as_deref().unwrap_or(""),
+    );
+    let sig = ctx.send(&[ix], signer, &[]).await?;
+    let p: AttestorProfile = chain::anchor_account(&ctx.rpc, "AttestorProfile", &address)
+        .await?
+        .ok_or_else(|| ToolError::not_found("AttestorProfile", address))?;
+    let mut v = views::attestor(&address, &p);
+    v["created"] = json!(true);
+    Ok(ok_sent(sig, v))
+}
+
+pub async fn request_validation(ctx: &Ctx, a: RequestValidationArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_request_validation")?;
+    let subject = pubkey("subject_asset", &a.subject_asset)?;
+    let (cap, _) = capability(
+        Some(&a.capability_name),
+        None,
+        "capability_name",
+        "capability_hash",
+    )?;
+    if a.deadline_slot == 0 {
+        return Err(ToolError::input("deadline_slot", "must be at least 1"));
+    }
+    let uri_hash = match &a.claim_uri_hash {
+        Some(h) => hex32("claim_uri_hash", h)?,
+        None => [0u8; 32],
+    };
+    let address = b.pda.validation_request(&subject, &cap, &signer.pubkey());
+    if let Some(r) =
+        chain::anchor_account::<ValidationRequest>(&ctx.rpc, "ValidationRequest", &address).await?
+    {
+        let mut v = views::request(&address, &r);
+        v["created"] = json!(false);
+        return Ok(v);
+    }
+    let ix = b.request_validation(&signer.pubkey(), &subject, &cap, uri_hash, a.deadline_slot);
+    let sig = ctx.send(&[ix], signer, &[]).await?;
+    let r: ValidationRequest = chain::anchor_account(&ctx.rpc, "ValidationRequest", &address)
+        .await?
+        .ok_or_else(|| ToolError::not_found("ValidationRequest", address))?;
+    let mut v = views::request(&address, &r);
+    v["created"] = json!(true);
+    Ok(ok_sent(sig, v))
+}
+
+pub async fn respond_to_validation(ctx: &Ctx, a: RespondArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_respond_to_validation")?;
+    let subject = pubkey("subject_asset", &a.subject_asset)?;
+    let (cap, _) = capability(
+        a.capability_name.as_deref(),
+        a.capability_hash.as_deref(),
+        "capability_name",
+        "capability_hash",
+    )?;
+    if a.expires_at_slot == 0 {
+        return Err(ToolError::input("expires_at_slot", "must be at least 1"));
+    }
+    let claim = Claim {
+        subject,
+        capability: cap,
+        payload_hash: match &a.claim_payload_hash {
+            Some(h) => hex32("claim_payload_hash", h)?,
+            None => [0u8; 32],
+        },
+        uri_hash: [0u8; 32],
+        expires_at_slot: a.expires_at_slot,
+    };
+    let address = b.pda.attestation(&subject, &cap, &signer.pubkey());
+    // Same claim and expiry already recorded and live: nothing to renew.
+    let now = trust_gate_client::simulate::now_unix();
+    if let Some(existing) =
+        chain::anchor_account::<trust_gate_client::decode::ValidationAttestation>(
+            &ctx.rpc,
+            "ValidationAttestation",
+            &address,
+        )
+        .await?
+        .filter(|e| {
+            !e.revoked
+                && !e.is_expired(now)
+                && e.claim_payload_hash == claim.payload_hash
+                && e.expires_at_slot == claim.expires_at_slot
+        })
+    {
+        let mut v = views::attestation(&address, &existing);
+        v["changed"] = json!(false);
+        return Ok(v);
+    }
+    // The Ed25519 instruction before it marks the attestation as signature-verified.
+    let ixs = [
+        ed25519_verify(signer, &claim.message()),
+        b.respond_to_validation(&signer.pubkey(), &claim),
+    ];
+    let sig = ctx.send(&ixs, signer, &[]).await?;
+    let att: trust_gate_client::decode::ValidationAttestation =
+        chain::anchor_account(&ctx.rpc, "ValidationAttestation", &address)
+            .await?
+            .ok_or_else(|| ToolError::not_found("ValidationAttestation", address))?;
+    let mut v = views::attestation(&address, &att);
+    v["changed"] = json!(true);
+    Ok(ok_sent(sig, v))
+}
+
+pub async fn emit_feedback(ctx: &Ctx, a: EmitFeedbackArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_emit_feedback")?;
+    let hash = hex32("payment_id_hash", &a.payment_id_hash)?;
+    let payee = pubkey("payee_asset", &a.payee_asset)?;
+    if a.score > 100 {
+        return Err(ToolError::input("score", "must be 0..100"));
+    }
+    let value = match &a.value {
+        Some(v) => crate::args::digits("value", v)?,
+        None => 0,
+    };
+    let value_decimals = match a.value_decimals {
+        Some(d) => d,
+        None => {
+            ctx.warn_decimals_once(&format!(
+                "gate_emit_feedback: value_decimals not given; using {DEFAULT_VALUE_DECIMALS} \
+                 (the common stablecoin's). Pass value_decimals for other mints."
+            ));
+            DEFAULT_VALUE_DECIMALS
+        }
+    };
+    let me = signer.pubkey();
+    let log_key = b.pda.feedback_log(&me, &hash);
+    if let Some(log) =
+        chain::anchor_account::<FeedbackEmissionLog>(&ctx.rpc, "FeedbackEmissionLog", &log_key)
+            .await?
+    {
+        let mut v = views::feedback_log(&log_key, &log);
+        v["created"] = json!(false);
+        return Ok(v);
+    }
+    let collection = match &a.base_collection {
+        Some(c) => pubkey("base_collection", c)?,
+        None => chain::base_collection(&ctx.rpc, &b.ids).await?,
+    };
+    let mut ixs = Vec::new();
+    let gate_authority = b.pda.gate_authority(&me);
+    let healed = chain::anchor_account::<GateAuthority>(&ctx.rpc, "GateAuthority", &gate_authority)
+        .await?
+        .is_none();
+    if healed {
+        ixs.push(b.init_gate_authority(&me));
+    }
+    let ix = b.emit_feedback(
+        &me,
+        &collection,
+        FeedbackArgs {
+            payment_id_hash: hash,
+            payee_asset: payee,
+            score: a.score,
+            value,
+            value_decimals,
+            tag1: a.tag1,
+            tag2: a.tag2,
+            endpoint: a.endpoint,
+            feedback_uri: a.feedback_uri,
+        },
+    );
+    let accounts: Vec<Value> = ix
+        .accounts
+        .iter()
+        .map(|m| json!({"pubkey": m.pubkey.to_string(), "isSigner": m.is_signer, "isWritable": m.is_writable}))
+        .collect();
+    ixs.push(ix);
+    let sig = ctx.send(&ixs, signer, &[]).await?;
+    let log: FeedbackEmissionLog = chain::anchor_account(&ctx.rpc, "FeedbackEmissionLog", &log_key)
+        .await?
+        .ok_or_else(|| ToolError::not_found("FeedbackEmissionLog", log_key))?;
+    let mut v = views::feedback_log(&log_key, &log);
+    v["created"] = json!(true);
+    v["gateAuthorityCreated"] = json!(healed);
+    v["registryProgram"] = json!(b.ids.agent_registry.to_string());
+    v["instructionAccounts"] = json!(accounts);
+    v["note"] = json!(
+        "feedback sent on its own is recorded with settledAtomically=false; a settlement \
+         (gate, transfer, feedback in one transaction) records it as settled"
+    );
+    Ok(ok_sent(sig, v))
+}

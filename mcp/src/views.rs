@@ -1,0 +1,236 @@
+//! Accounts as tool results: camelCase JSON, public keys in base58, hashes in hex, token
+//! amounts as decimal strings (they exceed JSON's safe integers), empty slots dropped.
+
+use policy_vault::state::{AcceptanceParams, PolicyParams};
+use serde_json::{json, Value};
+use solana_sdk::pubkey::Pubkey;
+use trust_gate_client::decode::{
+    hex, AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, GateAuthority, KillSwitchState,
+    PolicyAccount, PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
+};
+
+fn key(k: &Pubkey) -> String {
+    k.to_string()
+}
+
+/// A key that may be the all-zero default ("none"): `null` then.
+fn opt_key(k: &Pubkey) -> Value {
+    if *k == Pubkey::default() {
+        Value::Null
+    } else {
+        json!(k.to_string())
+    }
+}
+
+/// A 32-byte hash that may be all zero ("none"): `null` then.
+fn opt_hash(h: &[u8; 32]) -> Value {
+    if *h == [0u8; 32] {
+        Value::Null
+    } else {
+        json!(hex(h))
+    }
+}
+
+fn kind_names(kinds: u8) -> Vec<&'static str> {
+    use policy_vault::engine::config::kinds as k;
+    [
+        (k::KILL_SWITCH, "KillSwitch"),
+        (k::SPENDING, "Spending"),
+        (k::VELOCITY, "Velocity"),
+        (k::COUNTERPARTY_TIER, "CounterpartyTier"),
+        (k::REQUIRE_VALIDATION, "RequireValidation"),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| kinds & bit != 0)
+    .map(|(_, name)| name)
+    .collect()
+}
+
+pub fn gate_mode_name(v: u8) -> &'static str {
+    match v {
+        0 => "immediate",
+        1 => "confirmed",
+        _ => "unknown",
+    }
+}
+
+pub fn unrated_name(v: u8) -> &'static str {
+    match v {
+        0 => "deny",
+        1 => "allow",
+        2 => "require_validation",
+        _ => "unknown",
+    }
+}
+
+pub fn policy(address: &Pubkey, p: &PolicyAccount) -> Value {
+    let mut v = json!({
+        "address": key(address),
+        "asset": key(&p.asset),
+        "policyId": p.policy_id,
+        "daySpent": {"dayIndex": p.day_index, "spent": p.day_spent.to_string()},
+        "weekSpent": {"weekIndex": p.week_index, "spent": p.week_spent.to_string()},
+        "createdAt": p.created_at,
+    });
+    if let (Some(obj), Value::Object(params)) = (v.as_object_mut(), policy_params(&p.params)) {
+        obj.extend(params);
+    }
+    v
+}
+
+/// A policy's parameters (as stored, or as the demo world creates them).
+pub fn policy_params(q: &PolicyParams) -> Value {
+    json!({
+        "kinds": q.kinds,
+        "kindNames": kind_names(q.kinds),
+        "mint": opt_key(&q.mint),
+        "spending": {
+            "perTxCap": q.per_tx_cap.to_string(),
+            "dailyCap": q.daily_cap.to_string(),
+            "weeklyCap": q.weekly_cap.to_string(),
+        },
+        "velocity": {
+            "windowSecs": q.velocity_window_secs,
+            "maxInWindow": q.velocity_max_in_window.to_string(),
+            "tier0DecayBps": q.tier0_decay_bps,
+        },
+        "counterparty": {
+            "minTier": q.min_counterparty_tier,
+            "gateMode": gate_mode_name(q.gate_mode),
+            "maxRisk": q.max_counterparty_risk,
+            "minConfidenceBps": q.min_counterparty_confidence,
+            "unratedTreatment": unrated_name(q.unrated_treatment),
+        },
+        "validation": {
+            "requiredCapability": opt_hash(&q.required_capability),
+            "acceptedAttestors": q.accepted_attestors.iter().filter(|k| **k != Pubkey::default()).map(key).collect::<Vec<_>>(),
+        },
+    })
+}
+
+/// What a payee asks of its payers.
+pub fn acceptance_params(a: &AcceptanceParams) -> Value {
+    json!({
+        "minPayerTier": a.min_payer_tier,
+        "gateMode": gate_mode_name(a.gate_mode),
+        "maxPayerRisk": a.max_payer_risk,
+        "minPayerConfidenceBps": a.min_payer_confidence,
+        "unratedTreatment": unrated_name(a.unrated_treatment),
+        "requiredCapability": opt_hash(&a.required_capability),
+        "acceptedAttestors": a.accepted_attestors.iter().filter(|k| **k != Pubkey::default()).map(key).collect::<Vec<_>>(),
+    })
+}
+
+pub fn velocity(address: &Pubkey, v: &VelocityLedger) -> Value {
+    json!({
+        "address": key(address),
+        "asset": key(&v.asset),
+        "policyId": v.policy_id,
+        "cumulative": v.cumulative.to_string(),
+        "windowStart": v.window_start,
+        "lastCommit": v.last_commit,
+    })
+}
+
+pub fn killswitch(address: &Pubkey, k: &KillSwitchState) -> Value {
+    json!({
+        "address": key(address),
+        "asset": key(&k.asset),
+        "paused": k.paused,
+        "pausedAt": k.paused_at,
+        "pausedBy": opt_key(&k.paused_by),
+        "unpausedAt": k.unpaused_at,
+    })
+}
+
+pub fn authority(address: &Pubkey, a: &PolicyAuthority) -> Value {
+    json!({
+        "address": key(address),
+        "asset": key(&a.asset),
+        "members": a.members.iter().map(key).collect::<Vec<_>>(),
+        "threshold": a.threshold,
+    })
+}
+
+pub fn feedback_log(address: &Pubkey, l: &FeedbackEmissionLog) -> Value {
+    json!({
+        "address": key(address),
+        "facilitator": key(&l.facilitator),
+        "paymentIdHash": hex(&l.payment_id_hash),
+        "payeeAsset": key(&l.payee_asset),
+        "payerAsset": opt_key(&l.payer_asset),
+        "mint": opt_key(&l.mint),
+        "amount": l.amount.to_string(),
+        "score": l.score,
+        "value": l.value.to_string(),
+        "valueDecimals": l.value_decimals,
+        "slot": l.slot,
+        "createdAt": l.created_at,
+        "settledAtomically": l.settled_atomically,
+    })
+}
+
+pub fn gate_authority(address: &Pubkey, g: &GateAuthority) -> Value {
+    json!({
+        "address": key(address),
+        "facilitator": key(&g.facilitator),
+        "feedbackCount": g.feedback_count,
+        "settledCount": g.settled_count,
+        "disputeCount": g.dispute_count,
+        "createdSlot": g.created_slot,
+    })
+}
+
+pub fn namespace(address: &Pubkey, n: &CapabilityNamespace) -> Value {
+    json!({
+        "address": key(address),
+        "hash": hex(&n.hash),
+        "name": n.name,
+        "version": n.version,
+        "schemaUri": n.schema_uri,
+        "registrant": key(&n.registrant),
+        "createdSlot": n.created_slot,
+    })
+}
+
+pub fn attestor(address: &Pubkey, a: &AttestorProfile) -> Value {
+    json!({
+        "address": key(address),
+        "attestor": key(&a.attestor),
+        "displayNameUri": a.display_name_uri,
+        "attestationsIssued": a.attestations_issued,
+        "revocations": a.revocations,
+        "createdSlot": a.created_slot,
+    })
+}
+
+pub fn request(address: &Pubkey, r: &ValidationRequest) -> Value {
+    json!({
+        "address": key(address),
+        "subject": key(&r.subject),
+        "capabilityHash": hex(&r.capability),
+        "requester": key(&r.requester),
+        "claimUriHash": opt_hash(&r.claim_uri_hash),
+        "deadlineSlot": r.deadline_slot,
+        "createdSlot": r.created_slot,
+    })
+}
+
+pub fn attestation(address: &Pubkey, a: &ValidationAttestation) -> Value {
+    json!({
+        "address": key(address),
+        "subject": key(&a.subject),
+        "capabilityHash": hex(&a.capability),
+        "attestor": key(&a.attestor),
+        "claimPayloadHash": opt_hash(&a.claim_payload_hash),
+        "claimUriHash": opt_hash(&a.claim_uri_hash),
+        "issuedSlot": a.issued_slot,
+        "issuedAt": a.issued_at,
+        "expiresAtSlot": a.expires_at_slot,
+        "expiresAt": a.expires_at,
+        "revoked": a.revoked,
+        "revokedAt": a.revoked_at,
+        "renewals": a.renewals,
+        "signatureVerified": a.signature_verified,
+    })
+}
