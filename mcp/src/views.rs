@@ -5,8 +5,8 @@ use policy_vault::state::{AcceptanceParams, PolicyParams};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
-    hex, AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, GateAuthority, KillSwitchState,
-    PolicyAccount, PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
+    hex, AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, KillSwitchState, PolicyAccount,
+    PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
 };
 
 fn key(k: &Pubkey) -> String {
@@ -167,17 +167,6 @@ pub fn feedback_log(address: &Pubkey, l: &FeedbackEmissionLog) -> Value {
         "slot": l.slot,
         "createdAt": l.created_at,
         "settledAtomically": l.settled_atomically,
-    })
-}
-
-pub fn gate_authority(address: &Pubkey, g: &GateAuthority) -> Value {
-    json!({
-        "address": key(address),
-        "facilitator": key(&g.facilitator),
-        "feedbackCount": g.feedback_count,
-        "settledCount": g.settled_count,
-        "disputeCount": g.dispute_count,
-        "createdSlot": g.created_slot,
     })
 }
 
