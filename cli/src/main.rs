@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_facilitator;
+mod dispute;
 mod mcp;
 mod migrate;
 mod pay;
@@ -33,6 +34,8 @@ enum Command {
     Demo(services::DemoArgs),
     /// Pay an x402 resource protected by trust-gate (the demo's /protected, say).
     Pay(pay::PayArgs),
+    /// Dispute a settled payment as its payer (the facilitator that settled it co-signs).
+    Dispute(dispute::DisputeArgs),
     /// Set up a cluster: capability namespaces, the facilitator's authority and the demo
     /// world. Idempotent.
     Migrate(migrate::MigrateArgs),
@@ -72,6 +75,7 @@ fn main() -> std::process::ExitCode {
             Command::Facilitator(a) => services::facilitator(a).await,
             Command::Demo(a) => services::demo(a).await,
             Command::Pay(a) => pay::run(a).await,
+            Command::Dispute(a) => dispute::run(a).await,
             Command::Migrate(a) => migrate::run(a).await,
             Command::Simulate(a) => simulate::run(a).await,
             Command::Mcp => mcp::run().await,

@@ -34,6 +34,10 @@ pub struct FacilitatorArgs {
     /// Must be `true` when set: settlement is never split.
     #[arg(long, env = "ATOMICITY_ENFORCED")]
     pub atomicity_enforced: Option<String>,
+    /// The highest priority fee per compute unit (micro-lamports) the facilitator co-pays;
+    /// default 5000000, as the x402 exact scheme.
+    #[arg(long, env = "MAX_COMPUTE_UNIT_PRICE")]
+    pub max_compute_unit_price: Option<String>,
 }
 
 impl FacilitatorArgs {
@@ -55,6 +59,7 @@ impl FacilitatorArgs {
             trusted_service_keys: Some(DemoWorld::new().service_key.pubkey().to_string()),
             default_policy_id: Some(trust_gate_migrations::demo::POLICY_ID.to_string()),
             atomicity_enforced: None,
+            max_compute_unit_price: std::env::var("MAX_COMPUTE_UNIT_PRICE").ok(),
         }
     }
 
@@ -78,6 +83,7 @@ impl FacilitatorArgs {
                 .trusted_service_keys
                 .clone()
                 .or_else(|| world.as_ref().map(|w| w.service_key.pubkey().to_string())),
+            max_compute_unit_price: self.max_compute_unit_price.clone(),
         }
     }
 }

@@ -14,7 +14,7 @@ pub use gate::state::{DisputeRecord, FeedbackEmissionLog, GateAuthority};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, AuthorityInitialized, AuthorityRotated, KillSwitchInitialized,
-    KillSwitchSet, PaymentEvaluated, PolicyCreated,
+    KillSwitchSet, PaymentEvaluated, PolicyCreated, PolicyRetired,
 };
 pub use policy_vault::state::{
     AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,

@@ -1,5 +1,7 @@
-//! The atomic settlement: exactly [gate_payment_strict, TransferChecked, emit_feedback] in
-//! one transaction, the atomicity guard, and the `settle` / `dispute` helpers.
+//! The atomic settlement: [gate_payment_strict, TransferChecked, emit_feedback] in one
+//! transaction (optionally after a ComputeBudget unit limit and unit price, the only thing
+//! the strict gate allows besides the payment), the atomicity guard, and the `settle` /
+//! `dispute` helpers.
 
 use crate::error::ClientError;
 use crate::errors::{self, summarize_logs};
@@ -138,6 +140,60 @@ pub struct Settlement {
     pub attestations: Attestations,
     /// Feedback fields; `payee_asset` and `value` are taken from the settlement.
     pub feedback: Feedback,
+    /// An optional priority fee (ComputeBudget instructions before the payment).
+    pub compute_budget: ComputeBudget,
+}
+
+/// The ComputeBudget instructions a settlement may start with, so that it can pay a priority
+/// fee on a congested cluster. Both are optional; nothing else may precede the payment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ComputeBudget {
+    /// SetComputeUnitLimit: the compute units the transaction may use.
+    pub unit_limit: Option<u32>,
+    /// SetComputeUnitPrice: the priority fee per compute unit, in micro-lamports.
+    pub unit_price_micro_lamports: Option<u64>,
+}
+
+impl ComputeBudget {
+    /// The instructions, unit limit first (as the x402 exact scheme orders them).
+    pub fn instructions(&self) -> Vec<Instruction> {
+        use gate::settlement::{
+            COMPUTE_BUDGET_PROGRAM_ID, SET_COMPUTE_UNIT_LIMIT_TAG, SET_COMPUTE_UNIT_PRICE_TAG,
+        };
+        let ix = |tag: u8, value: &[u8]| Instruction {
+            program_id: COMPUTE_BUDGET_PROGRAM_ID,
+            accounts: Vec::new(),
+            data: [&[tag][..], value].concat(),
+        };
+        let mut ixs = Vec::new();
+        if let Some(units) = self.unit_limit {
+            ixs.push(ix(SET_COMPUTE_UNIT_LIMIT_TAG, &units.to_le_bytes()));
+        }
+        if let Some(price) = self.unit_price_micro_lamports {
+            ixs.push(ix(SET_COMPUTE_UNIT_PRICE_TAG, &price.to_le_bytes()));
+        }
+        ixs
+    }
+
+    /// Reads the prefix back from instructions (the facilitator's verifier): `None` when one
+    /// of them is not a unit limit or unit price, or a kind repeats.
+    pub fn parse(ixs: &[Instruction]) -> Option<ComputeBudget> {
+        use gate::settlement::{compute_budget_tag, SET_COMPUTE_UNIT_LIMIT_TAG};
+        let mut budget = ComputeBudget::default();
+        for ix in ixs {
+            let repeated = if compute_budget_tag(ix)? == SET_COMPUTE_UNIT_LIMIT_TAG {
+                let units = u32::from_le_bytes(ix.data[1..5].try_into().ok()?);
+                budget.unit_limit.replace(units).is_some()
+            } else {
+                let price = u64::from_le_bytes(ix.data[1..9].try_into().ok()?);
+                budget.unit_price_micro_lamports.replace(price).is_some()
+            };
+            if repeated {
+                return None;
+            }
+        }
+        Some(budget)
+    }
 }
 
 /// The feedback recorded with a settlement.
@@ -151,14 +207,27 @@ pub struct Feedback {
     pub feedback_uri: String,
 }
 
-/// The three instructions of a settlement, in the only order the strict gate accepts.
+/// The instructions of a settlement, in the only order the strict gate accepts: the
+/// optional compute budget, then [gate_payment_strict, TransferChecked, emit_feedback].
 pub fn compose(
     b: &Builder,
     s: &Settlement,
     _atomic: AtomicityEnforced,
-) -> Result<[Instruction; 3], ClientError> {
+) -> Result<Vec<Instruction>, ClientError> {
     if s.amount == 0 {
         return Err(ClientError::input("amount", "must be greater than 0"));
+    }
+    if s.payer_asset == s.payee_asset {
+        return Err(ClientError::input(
+            "payee_asset",
+            "is the payer agent: a settlement pays another agent",
+        ));
+    }
+    if s.source_token == s.destination_token {
+        return Err(ClientError::input(
+            "destination_token",
+            "is the source token account: no value would move",
+        ));
     }
     let gate = b.gate_payment_strict(
         &s.payer_signer,
@@ -201,7 +270,9 @@ pub fn compose(
             feedback_uri: s.feedback.feedback_uri.clone(),
         },
     );
-    Ok([gate, transfer, feedback])
+    let mut ixs = s.compute_budget.instructions();
+    ixs.extend([gate, transfer, feedback]);
+    Ok(ixs)
 }
 
 /// The accounts of a settlement that are the same for every payment a facilitator settles
@@ -334,23 +405,41 @@ pub struct Dispute {
     pub feedback_uri: String,
 }
 
-/// Disputes a settled payment as `facilitator` (once; a second dispute fails).
-pub async fn dispute(
-    rpc: &RpcClient,
+/// The dispute transaction of `d`: `dispute_payment` paid by `facilitator` and signed by
+/// `payer`, the wallet that authorized the settlement's transfer (only it may dispute). The
+/// facilitator's signature slot stays empty: send the base64 of this transaction to the
+/// facilitator's `POST /dispute`, which checks it, co-signs and sends it.
+pub fn dispute_transaction(
     b: &Builder,
-    facilitator: &Keypair,
+    facilitator: &Pubkey,
+    payer: &Keypair,
     d: &Dispute,
-) -> Result<Signature, ClientError> {
+    blockhash: Hash,
+) -> Result<VersionedTransaction, ClientError> {
     let ix = b.dispute_payment(
-        &facilitator.pubkey(),
+        facilitator,
+        &payer.pubkey(),
         &d.collection,
         d.payment_id_hash,
         &d.payee_asset,
         d.reason_hash,
         d.feedback_uri.clone(),
     );
+    transaction(facilitator, &[ix], &[], blockhash, &[payer])
+}
+
+/// Disputes a settled payment holding both keys: `payer` signs the dispute, `facilitator`
+/// pays. Once per payment, within the gate's dispute window.
+pub async fn dispute(
+    rpc: &RpcClient,
+    b: &Builder,
+    facilitator: &Keypair,
+    payer: &Keypair,
+    d: &Dispute,
+) -> Result<Signature, ClientError> {
     let blockhash = rpc.get_latest_blockhash().await?;
-    let tx = transaction(&facilitator.pubkey(), &[ix], &[], blockhash, &[facilitator])?;
+    let mut tx = dispute_transaction(b, &facilitator.pubkey(), payer, d, blockhash)?;
+    tx.signatures[0] = facilitator.sign_message(&tx.message.serialize());
     send(rpc, &tx).await
 }
 

@@ -6,9 +6,12 @@
 //! - [`facilitator_client`]: the resource server's calls to the facilitator.
 //! - [`pay`]: the paying client behind `trust-gate pay`: read the 402, compose the
 //!   three-instruction settlement with the SDK, sign as the payer, retry.
+//! - [`dispute`]: the disputing client behind `trust-gate dispute`: the payer signs the
+//!   dispute of a settled payment and the facilitator co-signs it.
 
 pub mod challenge;
 pub mod config;
+pub mod dispute;
 pub mod facilitator_client;
 pub mod pay;
 pub mod server;

@@ -168,6 +168,7 @@ pub async fn prepare(
             endpoint: url.chars().take(250).collect(),
             feedback_uri: String::new(),
         },
+        compute_budget: settle::ComputeBudget::default(),
     };
     Ok(Prepared {
         builder: b,
@@ -180,8 +181,9 @@ pub async fn prepare(
 }
 
 impl Prepared {
-    /// The three instructions of the settlement.
-    pub fn instructions(&self) -> Result<[Instruction; 3], PayError> {
+    /// The instructions of the settlement (the compute budget, if any, then the three
+    /// payment instructions).
+    pub fn instructions(&self) -> Result<Vec<Instruction>, PayError> {
         Ok(settle::compose(
             &self.builder,
             &self.settlement,

@@ -61,7 +61,14 @@ pub struct Config {
     pub clock_skew: Duration,
     /// How long /settle waits for confirmation.
     pub confirm_timeout: Duration,
+    /// The highest compute-unit price (micro-lamports) of a settlement's priority fee that
+    /// this facilitator co-pays as fee payer.
+    pub max_compute_unit_price: u64,
 }
+
+/// The default cap on a settlement's compute-unit price: the x402 exact scheme's on Solana,
+/// 5 lamports per compute unit.
+pub const DEFAULT_MAX_COMPUTE_UNIT_PRICE: u64 = 5_000_000;
 
 impl Config {
     pub fn new(mount: MountConfig) -> Self {
@@ -71,6 +78,7 @@ impl Config {
             overrides: Overrides::default(),
             clock_skew: Duration::from_secs(30),
             confirm_timeout: Duration::from_secs(30),
+            max_compute_unit_price: DEFAULT_MAX_COMPUTE_UNIT_PRICE,
         }
     }
 }
@@ -90,6 +98,8 @@ pub struct Settings {
     pub default_policy_id: Option<String>,
     /// `TRUSTED_SERVICE_KEYS`: comma-separated base58 public keys.
     pub trusted_services: Option<String>,
+    /// `MAX_COMPUTE_UNIT_PRICE`: micro-lamports per compute unit (default 5000000).
+    pub max_compute_unit_price: Option<String>,
 }
 
 impl Settings {
@@ -129,6 +139,19 @@ impl Settings {
             None => Vec::new(),
             Some(list) => parse_pubkeys("TRUSTED_SERVICE_KEYS", list)?,
         };
+        let max_compute_unit_price = self
+            .max_compute_unit_price
+            .as_deref()
+            .map(|v| {
+                v.parse::<u64>().map_err(|_| {
+                    ConfigError::new(
+                        "MAX_COMPUTE_UNIT_PRICE",
+                        format!("{v:?} is not a whole number of micro-lamports"),
+                    )
+                })
+            })
+            .transpose()?
+            .unwrap_or(DEFAULT_MAX_COMPUTE_UNIT_PRICE);
         let overrides =
             Overrides::from_env().map_err(|e| ConfigError::new("*_PROGRAM_ID", e.to_string()))?;
         let mut config = Config::new(MountConfig {
@@ -140,6 +163,7 @@ impl Settings {
         });
         config.trusted_services = trusted_services;
         config.overrides = overrides;
+        config.max_compute_unit_price = max_compute_unit_price;
         Ok(config)
     }
 }
@@ -163,6 +187,7 @@ mod tests {
         assert_eq!(c.mount.rpc_url, "http://127.0.0.1:8899");
         assert_eq!(c.mount.network, Network::Localnet);
         assert!(c.mount.atomicity_enforced.get());
+        assert_eq!(c.max_compute_unit_price, DEFAULT_MAX_COMPUTE_UNIT_PRICE);
     }
 
     #[test]
@@ -223,6 +248,14 @@ mod tests {
                 },
                 "TRUSTED_SERVICE_KEYS",
                 "base58",
+            ),
+            (
+                Settings {
+                    max_compute_unit_price: Some("5 lamports".into()),
+                    ..settings()
+                },
+                "MAX_COMPUTE_UNIT_PRICE",
+                "micro-lamports",
             ),
         ];
         for (s, var, text) in cases {

@@ -2,11 +2,12 @@
 //! co-signs it. Pure (no RPC): the caller passes the facilitator's lookup tables and the
 //! mint's token program and decimals.
 //!
-//! The transaction must be exactly [gate_payment_strict, TransferChecked, emit_feedback]
-//! for the authenticated context, paid by this facilitator, loading accounts only from its
-//! own lookup tables, and signed by the payer. Each deviation has its own reason; anything
-//! the named checks do not cover is caught by comparing every instruction with the one the
-//! SDK composes for the same payment.
+//! The transaction must be [gate_payment_strict, TransferChecked, emit_feedback] for the
+//! authenticated context, optionally after a ComputeBudget unit limit and unit price (a price
+//! at most the facilitator's cap, since it pays the fee), paid by this facilitator, loading
+//! accounts only from its own lookup tables, and signed by the payer. Each deviation has its
+//! own reason; anything the named checks do not cover is caught by comparing every payment
+//! instruction with the one the SDK composes for the same payment.
 
 use crate::adapter::GateContext;
 use crate::reject::Rejection;
@@ -18,7 +19,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::instructions::Attestations;
-use trust_gate_client::settle::{self, Feedback, Settlement, TokenProgram};
+use trust_gate_client::settle::{self, ComputeBudget, Feedback, Settlement, TokenProgram};
 use trust_gate_client::{AtomicityEnforced, Builder};
 
 /// The largest transaction Solana accepts.
@@ -38,12 +39,16 @@ pub struct Expected<'a> {
     pub decimals: u8,
     /// The facilitator's own address lookup tables.
     pub tables: &'a [AddressLookupTableAccount],
+    /// The highest compute-unit price (micro-lamports) the facilitator co-pays.
+    pub max_compute_unit_price: u64,
 }
 
 /// A transaction that passed every check.
 #[derive(Clone, Debug)]
 pub struct Verified {
     pub tx: VersionedTransaction,
+    /// The index of gate_payment_strict in the transaction (after the compute budget).
+    pub gate_index: u8,
     /// The transfer authority: the payer's wallet.
     pub payer: Pubkey,
     pub settlement: Settlement,
@@ -76,18 +81,21 @@ pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
 
 /// One instruction with its accounts resolved and their privileges in the message.
 #[derive(Clone, Debug)]
-struct Resolved {
-    program_id: Pubkey,
-    accounts: Vec<Pubkey>,
-    data: Vec<u8>,
+pub(crate) struct Resolved {
+    pub program_id: Pubkey,
+    pub accounts: Vec<Pubkey>,
+    pub data: Vec<u8>,
 }
+
+/// A message's account keys with (signer, writable) flags.
+pub(crate) type Keys = Vec<(Pubkey, bool, bool)>;
 
 /// The message's account keys (static, then loaded writable, then loaded readonly) with
 /// (signer, writable) flags, after checking the lookups use only the facilitator's tables.
-fn account_keys(
+pub(crate) fn account_keys(
     message: &VersionedMessage,
     tables: &[AddressLookupTableAccount],
-) -> Result<Vec<(Pubkey, bool, bool)>, Rejection> {
+) -> Result<Keys, Rejection> {
     let header = message.header();
     let statics = message.static_account_keys();
     let signers = usize::from(header.num_required_signatures);
@@ -142,7 +150,7 @@ fn account_keys(
     Ok(keys)
 }
 
-fn resolve(
+pub(crate) fn resolve(
     message: &VersionedMessage,
     keys: &[(Pubkey, bool, bool)],
 ) -> Result<Vec<Resolved>, Rejection> {
@@ -174,11 +182,14 @@ fn resolve(
         .collect()
 }
 
-fn is_gate_ix<T: Discriminator>(b: &Builder, ix: &Resolved) -> bool {
+pub(crate) fn is_gate_ix<T: Discriminator>(b: &Builder, ix: &Resolved) -> bool {
     ix.program_id == b.ids.gate && ix.data.starts_with(T::DISCRIMINATOR)
 }
 
-fn args<T: AnchorDeserialize + Discriminator>(ix: &Resolved, what: &str) -> Result<T, Rejection> {
+pub(crate) fn args<T: AnchorDeserialize + Discriminator>(
+    ix: &Resolved,
+    what: &str,
+) -> Result<T, Rejection> {
     T::deserialize(&mut &ix.data[T::DISCRIMINATOR.len()..]).map_err(|e| {
         Rejection::bad(
             "invalid_transaction",
@@ -234,34 +245,9 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         )
         .hint("a plain exact-scheme transfer is never settled here; compose the settlement with the trust-gate SDK (settle::compose) or `trust-gate pay`"));
     }
-    if ixs.len() > 3 {
-        let extra = ixs
-            .iter()
-            .enumerate()
-            .find(|(i, ix)| {
-                !(*i == 0 && is_gate_ix::<GatePaymentStrict>(b, ix)
-                    || *i == 2 && is_gate_ix::<EmitFeedback>(b, ix)
-                    || *i == 1)
-            })
-            .map(|(i, ix)| format!("instruction {i} (program {})", ix.program_id))
-            .unwrap_or_else(|| format!("instruction {}", ixs.len() - 1));
-        return Err(Rejection::bad(
-            "unexpected_instruction",
-            format!(
-                "the transaction has {} instructions; {extra} is not part of a settlement",
-                ixs.len()
-            ),
-        ));
-    }
-    if ixs.len() != 3
-        || !is_gate_ix::<GatePaymentStrict>(b, &ixs[0])
-        || !is_gate_ix::<EmitFeedback>(b, &ixs[2])
-    {
-        return Err(Rejection::bad(
-            "settlement_layout_invalid",
-            "the instructions must be exactly [gate_payment_strict, TransferChecked, emit_feedback] in this order",
-        ));
-    }
+    let start = payment_start(b, &ixs)?;
+    let budget = compute_budget(&ixs[..start], e.max_compute_unit_price)?;
+    let ixs = &ixs[start..];
 
     // Fee payer isolation.
     let fee_payer = keys.first().map(|k| k.0).unwrap_or_default();
@@ -403,6 +389,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             endpoint: f.endpoint,
             feedback_uri: f.feedback_uri,
         },
+        compute_budget: budget,
     };
     same(
         "decimals_mismatch",
@@ -412,16 +399,92 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     )?;
     let expected = settle::compose(b, &settlement, AtomicityEnforced::TRUE)
         .map_err(|err| Rejection::bad("invalid_transaction", err.to_string()))?;
-    for (i, (got, want)) in ixs.iter().zip(expected.iter()).enumerate() {
-        compare(i, got, want, &keys)?;
+    // The prefix was read into `budget` (in either order); the payment part must match.
+    let payment = &expected[expected.len() - 3..];
+    for (i, (got, want)) in ixs.iter().zip(payment).enumerate() {
+        compare(NAMES[i], got, want, &keys)?;
     }
 
     check_signatures(&tx, &keys, e.facilitator, &payer)?;
     Ok(Verified {
         tx,
+        // At most two instructions precede the gate.
+        gate_index: start as u8,
         payer,
         settlement,
     })
+}
+
+/// Where the payment part starts: after at most two ComputeBudget instructions, and it must
+/// end the transaction as [gate_payment_strict, TransferChecked, emit_feedback].
+fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
+    use gate::instruction::{EmitFeedback, GatePaymentStrict};
+    use gate::settlement::{is_token_program, COMPUTE_BUDGET_PROGRAM_ID, MAX_PREFIX};
+    let layout = || {
+        Rejection::bad(
+            "settlement_layout_invalid",
+            "the instructions must be [gate_payment_strict, TransferChecked, emit_feedback] in this order, after at most a ComputeBudget unit limit and unit price",
+        )
+    };
+    let unexpected = |i: usize| {
+        Rejection::bad(
+            "unexpected_instruction",
+            format!(
+                "the transaction has {} instructions; instruction {i} (program {}) is not part of a settlement",
+                ixs.len(),
+                ixs[i].program_id
+            ),
+        )
+        .hint("a settlement is [gate_payment_strict, TransferChecked, emit_feedback], optionally after a ComputeBudget unit limit and unit price")
+    };
+    let start = ixs
+        .iter()
+        .position(|ix| is_gate_ix::<GatePaymentStrict>(b, ix))
+        .ok_or_else(layout)?;
+    for (i, ix) in ixs[..start].iter().enumerate() {
+        if ix.program_id == b.ids.gate || is_token_program(&ix.program_id) {
+            return Err(layout());
+        }
+        if ix.program_id != COMPUTE_BUDGET_PROGRAM_ID || i >= usize::from(MAX_PREFIX) {
+            return Err(unexpected(i));
+        }
+    }
+    if ixs.len() > start + 3 {
+        return Err(unexpected(start + 3));
+    }
+    if ixs.len() < start + 3 || !is_gate_ix::<EmitFeedback>(b, &ixs[start + 2]) {
+        return Err(layout());
+    }
+    Ok(start)
+}
+
+/// Reads the ComputeBudget instructions before the payment part: at most one unit limit and
+/// one unit price, the price within the facilitator's cap (it pays the fee).
+fn compute_budget(prefix: &[Resolved], max_price: u64) -> Result<ComputeBudget, Rejection> {
+    let as_ix = |r: &Resolved| Instruction {
+        program_id: r.program_id,
+        accounts: Vec::new(),
+        data: r.data.clone(),
+    };
+    let ixs: Vec<Instruction> = prefix.iter().map(as_ix).collect();
+    let budget = ComputeBudget::parse(&ixs)
+        .filter(|_| prefix.iter().all(|r| r.accounts.is_empty()))
+        .ok_or_else(|| {
+            Rejection::bad(
+                "compute_budget_invalid",
+                "the ComputeBudget instructions before the payment may only be one SetComputeUnitLimit and one SetComputeUnitPrice",
+            )
+        })?;
+    if let Some(price) = budget.unit_price_micro_lamports.filter(|p| *p > max_price) {
+        return Err(Rejection::bad(
+            "compute_unit_price_too_high",
+            format!(
+                "the compute-unit price is {price} micro-lamports; this facilitator co-pays at most {max_price}"
+            ),
+        )
+        .hint("lower SetComputeUnitPrice, or leave it out"));
+    }
+    Ok(budget)
 }
 
 /// The optional attestation accounts of the gate instruction: the slots where an
@@ -459,17 +522,18 @@ fn attestations(b: &Builder, gate_ix: &Resolved) -> Attestations {
 
 const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];
 
-fn compare(
-    i: usize,
+/// `got` must be `want` (named `name` in the answer): same data, same accounts, and at least
+/// the privileges `want` asks of each account.
+pub(crate) fn compare(
+    name: &str,
     got: &Resolved,
     want: &Instruction,
     keys: &[(Pubkey, bool, bool)],
 ) -> Result<(), Rejection> {
-    let name = NAMES[i];
     if got.data != want.data {
         return Err(Rejection::bad(
             "settlement_layout_invalid",
-            format!("{name}'s data is not the composed settlement's"),
+            format!("{name}'s data is not what the SDK composes for it"),
         ));
     }
     if got.accounts.len() != want.accounts.len() {
@@ -486,10 +550,7 @@ fn compare(
         if *g != w.pubkey {
             return Err(Rejection::bad(
                 "gate_accounts_mismatch",
-                format!(
-                    "{name} account {j} is {g}; the settlement needs {}",
-                    w.pubkey
-                ),
+                format!("{name} account {j} is {g}; it must be {}", w.pubkey),
             ));
         }
         // Privileges may be wider in the message (an account shared with another
@@ -507,7 +568,7 @@ fn compare(
 
 /// The signers must be exactly the facilitator (slot 0, still empty or ours) and the payer,
 /// whose signature must verify over the message.
-fn check_signatures(
+pub(crate) fn check_signatures(
     tx: &VersionedTransaction,
     keys: &[(Pubkey, bool, bool)],
     facilitator: &Pubkey,
@@ -528,7 +589,7 @@ fn check_signatures(
         return Err(Rejection::bad(
             "unexpected_signer",
             format!(
-                "{other} must not sign a settlement; only the facilitator and the payer {payer} do"
+                "{other} must not sign this transaction; only the facilitator and the payer {payer} do"
             ),
         ));
     }

@@ -3,21 +3,26 @@
 //! - POST /verify: the gate's decision for a verify context or an x402 request, by
 //!   simulation (nothing is written).
 //! - POST /settle: the atomic settlement of a client-signed
-//!   [gate_payment_strict, TransferChecked, emit_feedback] transaction, co-signed as fee payer.
-//! - POST /dispute, GET /receipt/{paymentIdHashHex}: the payment's on-chain records.
+//!   [gate_payment_strict, TransferChecked, emit_feedback] transaction (optionally after a
+//!   ComputeBudget unit limit and unit price), co-signed as fee payer.
+//! - POST /dispute: a payer-signed `dispute_payment` transaction, checked and co-signed.
+//! - GET /receipt/{paymentIdHashHex}: the payment's on-chain records.
 //! - GET /supported, GET /healthz.
 //!
 //! [`mount`] gives only /verify and /receipt, for embedding in another axum app.
 //!
 //! Modules: [`config`] (typed config and its validation), [`adapter`] (the pay adapter:
 //! `extra.gate`, service signature, memo, expiry), [`inspect`] (the settle transaction
-//! verifier), [`service`] (state and chain reads), `settle`, `verify`, `records` (the
-//! operations), [`routes`] (HTTP), [`reject`] and [`error`] (answers).
+//! verifier), [`service`] (state and chain reads), `settle`, `verify`, [`dispute`], `records`
+//! (the operations), [`payer_locks`] (one settlement at a time per payer), [`routes`] (HTTP),
+//! [`reject`] and [`error`] (answers).
 
 pub mod adapter;
 pub mod config;
+pub mod dispute;
 pub mod error;
 pub mod inspect;
+pub mod payer_locks;
 pub mod records;
 pub mod reject;
 pub mod routes;

@@ -1,8 +1,9 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies).
 
+use crate::dispute::DisputeRequest;
 use crate::error::ApiError;
-use crate::records::{parse_receipt_hash, DisputeRequest};
+use crate::records::parse_receipt_hash;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::settle::Settled;

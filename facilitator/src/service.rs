@@ -4,6 +4,7 @@
 
 use crate::config::{Config, ConfigError, FacilitatorKey, MountConfig};
 use crate::error::ApiError;
+use crate::payer_locks::PayerLocks;
 use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
 use solana_sdk::message::AddressLookupTableAccount;
@@ -29,6 +30,9 @@ pub struct Facilitator {
     pub trusted_services: Vec<Pubkey>,
     pub clock_skew: Duration,
     pub confirm_timeout: Duration,
+    pub max_compute_unit_price: u64,
+    /// One settlement at a time per payer agent (see [`crate::payer_locks`]).
+    pub(crate) payer_locks: PayerLocks,
     started: Instant,
     caip2: OnceCell<String>,
     collection: OnceCell<Pubkey>,
@@ -64,6 +68,8 @@ impl Facilitator {
             trusted_services: config.trusted_services,
             clock_skew: config.clock_skew,
             confirm_timeout: config.confirm_timeout,
+            max_compute_unit_price: config.max_compute_unit_price,
+            payer_locks: PayerLocks::default(),
             started: Instant::now(),
             caip2: OnceCell::new(),
             collection: OnceCell::new(),
@@ -161,7 +167,8 @@ impl Facilitator {
 
     /// The decision the strict gate would make for `q`, by simulating `gate_payment`.
     /// A missing policy or kill switch is 404 naming the account; a mint other than the
-    /// policy's is 422; an RPC failure is 502.
+    /// policy's is 422 `policy_mismatch`, a retired policy 422 `policy_retired`; an RPC
+    /// failure is 502.
     pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, ApiError> {
         match simulate::gate_payment(
             &self.rpc,
@@ -179,6 +186,19 @@ impl Facilitator {
                 if n.name == "PolicyMintMismatch" =>
             {
                 Err(self.mint_mismatch(&q).await)
+            }
+            Err(ClientError::SimulationFailed { named: Some(n), .. })
+                if n.name == "PolicyRetired" =>
+            {
+                Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "policy_retired",
+                    format!(
+                        "policy {} of payer agent {} is retired (PolicyRetired): no payment may use it",
+                        q.policy_id, q.payer_asset
+                    ),
+                )
+                .with_hint("pay under another policy of the payer"))
             }
             Err(e @ ClientError::SimulationFailed { .. }) => Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,

@@ -3,6 +3,10 @@
 //!
 //! Replays need no cache: Ed25519 signatures are deterministic, so co-signing the same
 //! message again gives the same transaction signature, whose status the cluster knows.
+//!
+//! Settlements of one payer agent run one at a time (see [`crate::payer_locks`]), so each
+//! simulation sees the counters the previous one committed; a settlement that still fails on
+//! chain is named exactly as /verify names a refusal (the Deny's code, name and headers).
 
 use crate::adapter::{self, Expectations, GateContext};
 use crate::inspect::{self, Expected, Verified};
@@ -11,11 +15,13 @@ use crate::service::Facilitator;
 use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
+use solana_sdk::instruction::InstructionError;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use std::time::{Duration, Instant};
+use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::x402::FacilitatorRequest;
@@ -74,6 +80,7 @@ impl Facilitator {
                     token_program,
                     decimals,
                     tables,
+                    max_compute_unit_price: self.max_compute_unit_price,
                 },
             )
         };
@@ -97,7 +104,12 @@ impl Facilitator {
             ));
         };
         let ctx = self.context(req).await?;
-        let Verified { mut tx, payer, .. } = self.inspect(req, &ctx).await?;
+        let Verified {
+            mut tx,
+            payer,
+            gate_index,
+            ..
+        } = self.inspect(req, &ctx).await?;
         let signature = keypair.sign_message(&tx.message.serialize());
         tx.signatures[0] = signature;
         let feedback_log = self
@@ -111,10 +123,15 @@ impl Facilitator {
             feedback_log,
             replayed,
         };
+        let failed = |err: TransactionError| self.failure(&signature, err, gate_index, &ctx);
 
+        let _turn = self.payer_locks.lock(ctx.payer_asset).await;
         if let Some(done) = self.landed(&signature).await? {
             tracing::info!(%signature, "replayed settlement");
-            return done.map(|()| settled(true));
+            return match done {
+                Ok(()) => Ok(settled(true)),
+                Err(err) => Err(failed(err).await),
+            };
         }
         if self
             .rpc
@@ -149,20 +166,80 @@ impl Facilitator {
         if let Err(e) = sent {
             // A concurrent request may have sent the same transaction first.
             if let Some(done) = self.landed(&signature).await? {
-                return done.map(|()| settled(true));
+                return match done {
+                    Ok(()) => Ok(settled(true)),
+                    Err(err) => Err(failed(err).await),
+                };
             }
             return Err(rpc_rejection(e.to_string()));
         }
-        self.confirm(&signature).await?;
-        tracing::info!(%signature, %payer, "settled");
-        Ok(settled(false))
+        match self.confirm(&signature).await? {
+            Ok(()) => {
+                tracing::info!(%signature, %payer, "settled");
+                Ok(settled(false))
+            }
+            Err(err) => Err(failed(err).await),
+        }
     }
 
-    /// `Some(Ok)` when `signature` has landed, `Some(Err)` when it landed and failed.
+    /// A settlement that failed on chain, named as /verify names it: a gate refusal is the
+    /// decision (402 with the Deny or validation headers), any other program error is named
+    /// from the IDLs; never a raw hex code.
+    async fn failure(
+        &self,
+        signature: &Signature,
+        err: TransactionError,
+        gate_index: u8,
+        ctx: &GateContext,
+    ) -> Rejection {
+        let onchain = |what: String| {
+            Rejection::new(
+                StatusCode::PAYMENT_REQUIRED,
+                "transaction_failed",
+                format!("the settlement transaction {signature} failed on chain: {what}"),
+            )
+        };
+        let TransactionError::InstructionError(index, InstructionError::Custom(code)) = &err else {
+            return onchain(err.to_string());
+        };
+        let (index, code) = (*index, *code);
+        if index == gate_index && (GATE_DENY_FIRST..=GATE_VALIDATION_REQUIRED).contains(&code) {
+            if let Some(d) = self.gate_decision(code, ctx).await {
+                let mut r = Rejection::decision(d);
+                r.message = format!("{} (settlement {signature} failed on chain)", r.message);
+                return r;
+            }
+        }
+        // The gate's instruction fails with its own codes or with policy_vault's (by CPI).
+        let program = match index.checked_sub(gate_index) {
+            Some(0) | Some(2) => Some(self.builder.ids.gate),
+            _ => None,
+        };
+        let named = errors::lookup(program.as_ref(), code)
+            .or_else(|| errors::lookup(Some(&self.builder.ids.policy_vault), code))
+            .or_else(|| errors::lookup(None, code));
+        onchain(match named {
+            Some(n) => format!("instruction {index}: error {} {}", n.code, n.name),
+            None => err.to_string(),
+        })
+    }
+
+    /// The decision behind a gate error code: a Deny's reason is the code itself; a
+    /// RequireValidation needs the capability, which the read-only gate tells.
+    async fn gate_decision(&self, code: u32, ctx: &GateContext) -> Option<Decision> {
+        if code < GATE_VALIDATION_REQUIRED {
+            let reason = u8::try_from(code - GATE_DENY_FIRST + 1).ok()?;
+            return DenyReason::from_code(reason).map(Decision::Deny);
+        }
+        let d = self.decide(query(ctx)).await.ok()?;
+        (d != Decision::Allow).then_some(d)
+    }
+
+    /// `Some(result)` once `signature` has landed: `Ok` or the transaction's error.
     async fn landed(
         &self,
         signature: &Signature,
-    ) -> Result<Option<Result<(), Rejection>>, Rejection> {
+    ) -> Result<Option<Result<(), TransactionError>>, Rejection> {
         let statuses = self
             .rpc
             .get_signature_statuses(&[*signature])
@@ -171,19 +248,18 @@ impl Facilitator {
             .value;
         Ok(statuses.into_iter().flatten().next().map(|s| match s.err {
             None => Ok(()),
-            Some(err) => Err(Rejection::new(
-                StatusCode::PAYMENT_REQUIRED,
-                "transaction_failed",
-                format!("the settlement transaction {signature} failed on chain: {err}"),
-            )),
+            Some(err) => Err(err),
         }))
     }
 
-    async fn confirm(&self, signature: &Signature) -> Result<(), Rejection> {
+    async fn confirm(
+        &self,
+        signature: &Signature,
+    ) -> Result<Result<(), TransactionError>, Rejection> {
         let start = Instant::now();
         loop {
             if let Some(done) = self.landed(signature).await? {
-                return done;
+                return Ok(done);
             }
             if start.elapsed() > self.confirm_timeout {
                 return Err(Rejection::new(
@@ -240,15 +316,8 @@ impl Facilitator {
             .filter(|c| (GATE_DENY_FIRST..=GATE_VALIDATION_REQUIRED).contains(c));
         if gate_code.is_some() {
             // The read-only gate gives the full decision (reason, or capability and subject).
-            let q = PaymentQuery {
-                payer_asset: ctx.payer_asset,
-                payee_asset: ctx.payee_asset,
-                amount: ctx.amount,
-                mint: ctx.mint,
-                policy_id: ctx.policy_id,
-            };
-            if let Ok(d) = self.decide(q).await {
-                if d != trust_gate_client::decode::Decision::Allow {
+            if let Ok(d) = self.decide(query(ctx)).await {
+                if d != Decision::Allow {
                     return Err(Rejection::decision(d));
                 }
             }
@@ -264,6 +333,16 @@ impl Facilitator {
                 summarize_logs(&logs, 400)
             ),
         ))
+    }
+}
+
+fn query(ctx: &GateContext) -> PaymentQuery {
+    PaymentQuery {
+        payer_asset: ctx.payer_asset,
+        payee_asset: ctx.payee_asset,
+        amount: ctx.amount,
+        mint: ctx.mint,
+        policy_id: ctx.policy_id,
     }
 }
 

@@ -390,10 +390,7 @@ impl Chain {
             .collect();
         let pre = self.balances(&keys).await?;
         let fee = self
-            .fee_unlocked(
-                *tx.message.recent_blockhash(),
-                tx.message.header().num_required_signatures,
-            )
+            .fee_unlocked(&tx.message)
             .await
             .map_err(|e| SubmitError::Bank(e.to_string()))?
             .unwrap_or_default();
@@ -432,42 +429,61 @@ impl Chain {
         Ok(signature)
     }
 
-    /// The fee of a message with `signatures` signatures and `blockhash`; `None` when the
-    /// blockhash is no longer valid. (BanksClient prices legacy messages only; the fee
-    /// depends on nothing else here, as no priority fee is charged.)
-    pub async fn fee(
-        &self,
-        blockhash: Hash,
-        signatures: u8,
-    ) -> Result<Option<u64>, BanksClientError> {
-        if !self.is_blockhash_valid(&blockhash) {
+    /// The fee of `message`: its signatures and, when it carries ComputeBudget instructions,
+    /// its priority fee; `None` when its blockhash is no longer valid.
+    pub async fn fee(&self, message: &VersionedMessage) -> Result<Option<u64>, BanksClientError> {
+        if !self.is_blockhash_valid(message.recent_blockhash()) {
             return Ok(None);
         }
         let _shared = self.gate.read().await;
-        let bank_hash = self.banks.get_latest_blockhash().await?;
-        self.fee_unlocked(bank_hash, signatures).await
+        self.fee_unlocked(message).await
     }
 
+    /// BanksClient prices legacy messages against the bank's own blockhashes only, and the
+    /// fee depends on nothing but the signature count and the instructions' programs and
+    /// ComputeBudget data. So this prices a legacy stand-in with those and no accounts.
     async fn fee_unlocked(
         &self,
-        blockhash: Hash,
-        signatures: u8,
+        message: &VersionedMessage,
     ) -> Result<Option<u64>, BanksClientError> {
-        let keys: Vec<Pubkey> = (0..signatures.max(1))
-            .map(|_| Pubkey::new_unique())
-            .collect();
-        let message = solana_sdk::message::Message {
+        let signatures = message.header().num_required_signatures;
+        if signatures == 0 {
+            return Ok(Some(0));
+        }
+        let keys = message.static_account_keys();
+        let mut account_keys: Vec<Pubkey> = (0..signatures).map(|_| Pubkey::new_unique()).collect();
+        let mut instructions = Vec::new();
+        for ix in message.instructions() {
+            let Some(program) = keys.get(usize::from(ix.program_id_index)) else {
+                continue;
+            };
+            let index = match account_keys.iter().position(|k| k == program) {
+                Some(i) => i,
+                None => {
+                    account_keys.push(*program);
+                    account_keys.len() - 1
+                }
+            };
+            instructions.push(
+                solana_sdk::message::compiled_instruction::CompiledInstruction {
+                    program_id_index: index as u8,
+                    accounts: Vec::new(),
+                    data: ix.data.clone(),
+                },
+            );
+        }
+        let stand_in = solana_sdk::message::Message {
             header: solana_sdk::message::MessageHeader {
-                num_required_signatures: signatures.max(1),
+                num_required_signatures: signatures,
                 num_readonly_signed_accounts: 0,
-                num_readonly_unsigned_accounts: 0,
+                num_readonly_unsigned_accounts: (account_keys.len() - usize::from(signatures))
+                    as u8,
             },
-            account_keys: keys,
-            recent_blockhash: blockhash,
-            instructions: vec![],
+            account_keys,
+            recent_blockhash: self.banks.get_latest_blockhash().await?,
+            instructions,
         };
-        let fee = self.banks.get_fee_for_message(message).await?;
-        Ok(if signatures == 0 { fee.map(|_| 0) } else { fee })
+        self.banks.get_fee_for_message(stand_in).await
     }
 
     async fn balances(&self, keys: &[Pubkey]) -> Result<Vec<u64>, SubmitError> {

@@ -27,6 +27,7 @@ macro_rules! native_entry {
 native_entry!(policy_vault_entry, policy_vault::entry);
 native_entry!(gate_entry, gate::entry);
 native_entry!(validation_registry_entry, validation_registry::entry);
+native_entry!(gated_escrow_entry, gated_escrow::entry);
 
 /// A ProgramTest with trust-gate's three programs, the registry and engine stand-ins at the
 /// external program ids, and (added by ProgramTest itself) SPL Token, Token-2022 and the
@@ -59,4 +60,14 @@ pub fn program_test() -> ProgramTest {
         processor!(crate::standin::engine::process_instruction),
     );
     pt
+}
+
+/// Adds the CPI example (`programs/examples/gated_escrow`), which asks the gate for decisions
+/// by CPI. Only its tests load it: the localnet and the migrations never deploy it.
+pub fn add_cpi_example(pt: &mut ProgramTest) {
+    pt.add_program(
+        "gated_escrow",
+        gated_escrow::ID,
+        processor!(gated_escrow_entry),
+    );
 }

@@ -7,7 +7,7 @@
 
 use crate::args::{digits, pubkey};
 use crate::envelope::ToolError;
-use policy_vault::engine::config::{kinds, validate_policy, ConfigError};
+use policy_vault::engine::config::{kinds, needs_mint, validate_policy, ConfigError};
 use policy_vault::state::PolicyParams;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -79,7 +79,8 @@ pub struct PolicyInput {
     pub counterparty: Option<CounterpartyInput>,
     /// A capability the payee must be attested for (RequireValidation kind).
     pub validation: Option<ValidationInput>,
-    /// The policy's token mint (base58); omitted = any mint.
+    /// The policy's token mint (base58); required with the Spending or Velocity kind (caps
+    /// are counted in its smallest units); omitted = any mint.
     pub mint: Option<String>,
 }
 
@@ -161,6 +162,12 @@ pub fn params(input: &PolicyInput) -> Result<PolicyParams, ToolError> {
     }
     let mint = match &input.mint {
         Some(m) => pubkey("mint", m)?,
+        None if needs_mint(input.kinds) => {
+            return Err(ToolError::input(
+                "mint",
+                "required when kinds includes Spending (2) or Velocity (4): caps are counted in the mint's smallest units",
+            ))
+        }
         None => Pubkey::default(),
     };
     let p = PolicyParams {
@@ -242,14 +249,29 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
+    const MINT: &str = "So11111111111111111111111111111111111111112";
+
+    #[test]
+    fn limits_need_a_mint() {
+        for kinds in [2, 4] {
+            let e = params(&input(json!({"kinds": kinds, "spending": {"daily": "7"}, "velocity": {"window_secs": 60, "max_in_window": "10", "tier0_decay_bps": 0}}))).unwrap_err();
+            assert!(e.message.starts_with("invalid mint:"), "{}", e.message);
+        }
+        // Rules without amounts may apply to any mint.
+        assert!(params(&input(json!({"kinds": 9}))).is_ok());
+    }
+
     #[test]
     fn unspecified_caps_take_the_largest_specified_cap() {
         let p = params(&input(
-            json!({"kinds": 2, "spending": {"per_tx": "5", "weekly": "90"}}),
+            json!({"kinds": 2, "spending": {"per_tx": "5", "weekly": "90"}, "mint": MINT}),
         ))
         .unwrap();
         assert_eq!((p.per_tx_cap, p.daily_cap, p.weekly_cap), (5, 90, 90));
-        let p = params(&input(json!({"kinds": 2, "spending": {"daily": "7"}}))).unwrap();
+        let p = params(&input(
+            json!({"kinds": 2, "spending": {"daily": "7"}, "mint": MINT}),
+        ))
+        .unwrap();
         assert_eq!((p.per_tx_cap, p.daily_cap, p.weekly_cap), (7, 7, 7));
         let e = params(&input(json!({"kinds": 2, "spending": {}}))).unwrap_err();
         assert!(e.message.starts_with("invalid spending:"), "{}", e.message);
@@ -265,7 +287,7 @@ mod tests {
     fn velocity_is_never_defaulted() {
         let e = params(&input(json!({"kinds": 4}))).unwrap_err();
         assert!(e.message.starts_with("invalid velocity:"), "{}", e.message);
-        let p = params(&input(json!({"kinds": 4, "velocity": {"window_secs": 60, "max_in_window": "10", "tier0_decay_bps": 5000}}))).unwrap();
+        let p = params(&input(json!({"kinds": 4, "velocity": {"window_secs": 60, "max_in_window": "10", "tier0_decay_bps": 5000}, "mint": MINT}))).unwrap();
         assert_eq!(
             (
                 p.velocity_window_secs,
@@ -274,7 +296,7 @@ mod tests {
             ),
             (60, 10, 5000)
         );
-        let e = params(&input(json!({"kinds": 4, "velocity": {"window_secs": 0, "max_in_window": "10", "tier0_decay_bps": 0}}))).unwrap_err();
+        let e = params(&input(json!({"kinds": 4, "velocity": {"window_secs": 0, "max_in_window": "10", "tier0_decay_bps": 0}, "mint": MINT}))).unwrap_err();
         assert!(
             e.message.starts_with("invalid velocity.window_secs:"),
             "{}",

@@ -71,6 +71,8 @@ pub fn policy(address: &Pubkey, p: &PolicyAccount) -> Value {
         "daySpent": {"dayIndex": p.day_index, "spent": p.day_spent.to_string()},
         "weekSpent": {"weekIndex": p.week_index, "spent": p.week_spent.to_string()},
         "createdAt": p.created_at,
+        "retired": p.is_retired(),
+        "retiredAt": p.retired_at,
     });
     if let (Some(obj), Value::Object(params)) = (v.as_object_mut(), policy_params(&p.params)) {
         obj.extend(params);
@@ -167,6 +169,7 @@ pub fn feedback_log(address: &Pubkey, l: &FeedbackEmissionLog) -> Value {
         "slot": l.slot,
         "createdAt": l.created_at,
         "settledAtomically": l.settled_atomically,
+        "payerWallet": opt_key(&l.payer_wallet),
     })
 }
 

@@ -258,6 +258,7 @@ impl Migration<'_> {
         if created {
             let ix = self.builder.init_policy(
                 &agent.owner.pubkey(),
+                &[],
                 &asset,
                 demo::POLICY_ID,
                 world.payer_policy(),

@@ -17,8 +17,10 @@ use solana_sdk::{
 };
 
 pub mod hook;
+pub mod mints;
 pub mod registry;
 pub mod world;
+pub mod wrapper;
 
 /// Starts a bank with every program trust-gate touches.
 pub async fn start() -> ProgramTestContext {

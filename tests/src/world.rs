@@ -238,6 +238,29 @@ impl World {
         send(&mut self.ctx, &[ix], &[&authority]).await.unwrap();
     }
 
+    /// A payer (tier 3, demo policy 1, 100 tokens) and a payee (tier 3, with a token
+    /// account): the parties of most settlement tests.
+    pub async fn parties(&mut self) -> (Agent, Agent) {
+        let payer = self.payer_with_policy(3, demo_policy(self.mint)).await;
+        let payee = self.payee(3, None).await;
+        self.token_account(&payer.owner.pubkey(), 100_000_000).await;
+        self.token_account(&payee.owner.pubkey(), 0).await;
+        (payer, payee)
+    }
+
+    /// Policy 1's day and week spending and its velocity ledger's cumulative amount.
+    pub async fn counters(&mut self, payer: &Agent) -> (u64, u64, u64) {
+        let p: policy_vault::state::PolicyAccount =
+            crate::fetch(&mut self.ctx, &pda::policy(&payer.asset(), 1))
+                .await
+                .unwrap();
+        let v: policy_vault::state::VelocityLedger =
+            crate::fetch(&mut self.ctx, &pda::velocity(&payer.asset(), 1))
+                .await
+                .unwrap();
+        (p.day_spent, p.week_spent, v.cumulative)
+    }
+
     /// An agent with tier `t`, an authority (owner, threshold 1), and policy 1 = `policy`.
     pub async fn payer_with_policy(&mut self, t: u8, policy: PolicyParams) -> Agent {
         let agent = self.register_agent().await;
@@ -274,7 +297,7 @@ impl World {
         policy_id: u32,
         params: PolicyParams,
     ) -> Instruction {
-        sdk().init_policy(member, asset, policy_id, params)
+        sdk().init_policy(member, &[], asset, policy_id, params)
     }
 
     pub async fn init_policy(
@@ -313,32 +336,41 @@ impl World {
     /// The associated token account of `owner` for the world's mint (created if missing),
     /// funded with `amount` when non-zero.
     pub async fn token_account(&mut self, owner: &Pubkey, amount: u64) -> Pubkey {
-        let ata =
-            get_associated_token_address_with_program_id(owner, &self.mint, &TOKEN_PROGRAM_ID);
+        let mint = self.mint;
+        self.associated_account(&TOKEN_PROGRAM_ID, &mint, owner, amount)
+            .await
+    }
+
+    /// `owner`'s associated account of `mint` under token `program` (created if missing),
+    /// with `amount` minted to it by the world's mint authority when non-zero.
+    pub async fn associated_account(
+        &mut self,
+        program: &Pubkey,
+        mint: &Pubkey,
+        owner: &Pubkey,
+        amount: u64,
+    ) -> Pubkey {
+        let ata = get_associated_token_address_with_program_id(owner, mint, program);
         let payer = self.ctx.payer.pubkey();
-        let create = create_associated_token_account_idempotent(
-            &payer,
-            owner,
-            &self.mint,
-            &TOKEN_PROGRAM_ID,
-        );
+        let create = create_associated_token_account_idempotent(&payer, owner, mint, program);
         if amount == 0 {
             send(&mut self.ctx, &[create], &[]).await.unwrap();
-        } else {
-            let mint_to = spl_token::instruction::mint_to(
-                &TOKEN_PROGRAM_ID,
-                &self.mint,
-                &ata,
-                &self.mint_authority.pubkey(),
-                &[],
-                amount,
-            )
-            .unwrap();
-            let auth = self.mint_authority.insecure_clone();
-            send(&mut self.ctx, &[create, mint_to], &[&auth])
-                .await
-                .unwrap();
+            return ata;
         }
+        // Token-2022's builder serves both programs.
+        let mint_to = anchor_spl::token_2022::spl_token_2022::instruction::mint_to(
+            program,
+            mint,
+            &ata,
+            &self.mint_authority.pubkey(),
+            &[],
+            amount,
+        )
+        .unwrap();
+        let auth = self.mint_authority.insecure_clone();
+        send(&mut self.ctx, &[create, mint_to], &[&auth])
+            .await
+            .unwrap();
         ata
     }
 
@@ -466,9 +498,17 @@ impl World {
         )
     }
 
-    pub fn dispute_ix(&self, payment: [u8; 32], payee: &Pubkey, reason: [u8; 32]) -> Instruction {
+    /// `dispute_payment` of the world's facilitator, signed by `payer` (the wallet that paid).
+    pub fn dispute_ix(
+        &self,
+        payer: &Pubkey,
+        payment: [u8; 32],
+        payee: &Pubkey,
+        reason: [u8; 32],
+    ) -> Instruction {
         sdk().dispute_payment(
             &self.facilitator.pubkey(),
+            payer,
             &self.collection.pubkey(),
             payment,
             payee,

@@ -44,20 +44,13 @@ pub struct RegistrationAccounts {
 }
 
 impl Builder {
-    /// Replaces Anchor's placeholder for absent optional accounts (the gate crate's
-    /// compiled-in id) with the configured gate id.
+    /// A gate instruction (absent optional accounts become the configured gate id).
     fn gate_ix(
         &self,
         accounts: impl anchor_lang::ToAccountMetas,
         data: impl anchor_lang::InstructionData,
     ) -> Instruction {
-        let mut ix = self.ix(self.ids.gate, accounts, data);
-        for meta in ix.accounts.iter_mut() {
-            if meta.pubkey == gate::ID {
-                meta.pubkey = self.ids.gate;
-            }
-        }
-        ix
+        self.ix_with_optionals(self.ids.gate, gate::ID, accounts, data)
     }
 
     fn evaluation(
@@ -81,7 +74,31 @@ impl Builder {
         }
     }
 
-    /// The read-only decision (simulate it; see [`crate::simulate::gate_payment`]).
+    /// The same accounts with the policy and ledger writable (the strict gate commits).
+    fn commit_evaluation(
+        &self,
+        payer: &Pubkey,
+        payee: &Pubkey,
+        policy_id: u32,
+        att: Attestations,
+    ) -> accounts::CommitEvaluationAccounts {
+        let e = self.evaluation(payer, payee, policy_id, att);
+        accounts::CommitEvaluationAccounts {
+            evaluate_signer: e.evaluate_signer,
+            policy: e.policy,
+            velocity_ledger: e.velocity_ledger,
+            killswitch: e.killswitch,
+            payer_stats: e.payer_stats,
+            payee_stats: e.payee_stats,
+            payee_acceptance: e.payee_acceptance,
+            payer_attestation: e.payer_attestation,
+            payee_attestation: e.payee_attestation,
+            policy_vault_program: e.policy_vault_program,
+        }
+    }
+
+    /// The read-only decision (simulate it; see [`crate::simulate::gate_payment`]). Every
+    /// account is read-only: a decision locks nothing.
     pub fn gate_payment(
         &self,
         payer_asset: &Pubkey,
@@ -105,7 +122,7 @@ impl Builder {
         )
     }
 
-    /// The committing gate; only valid as instruction 0 of a settlement (see
+    /// The committing gate; only valid as the first payment instruction of a settlement (see
     /// [`crate::settle::compose`]).
     #[allow(clippy::too_many_arguments)]
     pub fn gate_payment_strict(
@@ -121,11 +138,12 @@ impl Builder {
     ) -> Instruction {
         self.gate_ix(
             accounts::GatePaymentStrict {
-                evaluation: self.evaluation(payer_asset, payee_asset, policy_id, att),
+                evaluation: self.commit_evaluation(payer_asset, payee_asset, policy_id, att),
                 payer_signer: *payer_signer,
                 payer_agent: self.pda.agent_account(payer_asset),
                 payee_agent: self.pda.agent_account(payee_asset),
                 destination_token: *destination_token,
+                mint_account: *mint,
                 instructions: sysvar::instructions::ID,
             },
             instruction::GatePaymentStrict {
@@ -183,10 +201,13 @@ impl Builder {
         )
     }
 
-    /// Disputes a settled payment of `facilitator` (once).
+    /// Disputes a settled payment of `facilitator` (once): `payer` (the settlement's transfer
+    /// authority) signs, the facilitator co-signs as fee payer.
+    #[allow(clippy::too_many_arguments)]
     pub fn dispute_payment(
         &self,
         facilitator: &Pubkey,
+        payer: &Pubkey,
         collection: &Pubkey,
         payment_id_hash: [u8; 32],
         payee_asset: &Pubkey,
@@ -196,6 +217,7 @@ impl Builder {
         self.gate_ix(
             accounts::DisputePayment {
                 facilitator_signer: *facilitator,
+                payer_signer: *payer,
                 gate_authority: self.pda.gate_authority(facilitator),
                 feedback_log: self.pda.feedback_log(facilitator, &payment_id_hash),
                 dispute: self.pda.dispute(facilitator, &payment_id_hash),

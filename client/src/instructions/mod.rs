@@ -50,6 +50,24 @@ impl Builder {
             data: data.data(),
         }
     }
+
+    /// An instruction of `program_id` whose absent optional accounts Anchor encoded as the
+    /// program crate's compiled-in id (`compiled_id`): those become the configured id.
+    fn ix_with_optionals(
+        &self,
+        program_id: Pubkey,
+        compiled_id: Pubkey,
+        accounts: impl ToAccountMetas,
+        data: impl InstructionData,
+    ) -> Instruction {
+        let mut ix = self.ix(program_id, accounts, data);
+        for meta in ix.accounts.iter_mut() {
+            if meta.pubkey == compiled_id {
+                meta.pubkey = program_id;
+            }
+        }
+        ix
+    }
 }
 
 /// Appends extra authority members as read-only signers (threshold instructions).

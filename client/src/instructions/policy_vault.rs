@@ -9,6 +9,15 @@ use policy_vault::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
 
 impl Builder {
+    /// A policy_vault instruction (absent optional accounts become the configured id).
+    fn vault_ix(
+        &self,
+        accounts: impl anchor_lang::ToAccountMetas,
+        data: impl anchor_lang::InstructionData,
+    ) -> Instruction {
+        self.ix_with_optionals(self.ids.policy_vault, policy_vault::ID, accounts, data)
+    }
+
     /// Creates the agent's PolicyAuthority; `owner` must be the owner recorded in the
     /// registry's AgentAccount.
     pub fn init_authority(
@@ -100,29 +109,60 @@ impl Builder {
     }
 
     /// Creates policy `policy_id` (immutable) with its velocity ledger, and the kill switch
-    /// when missing.
+    /// when missing; `member` and `cosigners` reach the authority's threshold. The policy's
+    /// mint account is passed when `params.mint` names one.
     pub fn init_policy(
         &self,
         member: &Pubkey,
+        cosigners: &[Pubkey],
         asset: &Pubkey,
         policy_id: u32,
         params: PolicyParams,
     ) -> Instruction {
-        self.ix(
-            self.ids.policy_vault,
-            accounts::InitPolicy {
-                member: *member,
-                authority: self.pda.policy_authority(asset),
-                policy: self.pda.policy(asset, policy_id),
-                velocity: self.pda.velocity(asset, policy_id),
-                killswitch: self.pda.killswitch(asset),
-                system_program: system_program::ID,
-            },
-            instruction::InitPolicy {
-                asset: *asset,
-                policy_id,
-                params,
-            },
+        let mint = (params.mint != Pubkey::default()).then_some(params.mint);
+        with_cosigners(
+            self.vault_ix(
+                accounts::InitPolicy {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    policy: self.pda.policy(asset, policy_id),
+                    velocity: self.pda.velocity(asset, policy_id),
+                    killswitch: self.pda.killswitch(asset),
+                    mint,
+                    system_program: system_program::ID,
+                },
+                instruction::InitPolicy {
+                    asset: *asset,
+                    policy_id,
+                    params,
+                },
+            ),
+            cosigners,
+        )
+    }
+
+    /// Retires policy `policy_id` for good; `member` and `cosigners` reach the threshold.
+    pub fn retire_policy(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        policy_id: u32,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::RetirePolicy {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    policy: self.pda.policy(asset, policy_id),
+                },
+                instruction::RetirePolicy {
+                    asset: *asset,
+                    policy_id,
+                },
+            ),
+            cosigners,
         )
     }
 
@@ -152,37 +192,46 @@ impl Builder {
         )
     }
 
-    /// policy_vault's `evaluate`. It is CPI-only: sent directly it fails, because
-    /// `gate_signer` must be the gate's `["evaluate_signer"]` PDA signing through the gate.
-    /// Use [`Builder::gate_payment`]; this exists for completeness and for tests of that rule.
+    /// policy_vault's `evaluate` (or, with `commit`, `evaluate_and_commit`). Both are
+    /// CPI-only: sent directly they fail, because `gate_signer` must be the gate's
+    /// `["evaluate_signer"]` PDA signing through the gate. Use [`Builder::gate_payment`]; this
+    /// exists for completeness and for tests of that rule.
     pub fn evaluate(
         &self,
         gate_signer: &Pubkey,
         args: EvaluateArgs,
         attestations: super::Attestations,
+        commit: bool,
     ) -> Instruction {
         let (payer, payee, id) = (args.payer_asset, args.payee_asset, args.policy_id);
-        let mut ix = self.ix(
-            self.ids.policy_vault,
-            accounts::Evaluate {
-                gate_signer: *gate_signer,
-                policy: self.pda.policy(&payer, id),
-                velocity: self.pda.velocity(&payer, id),
-                killswitch: self.pda.killswitch(&payer),
-                payer_stats: self.pda.atom_stats(&payer),
-                payee_stats: self.pda.atom_stats(&payee),
-                payee_acceptance: self.pda.acceptance(&payee),
-                payer_attestation: attestations.payer,
-                payee_attestation: attestations.payee,
-            },
-            instruction::Evaluate { args },
-        );
-        // Anchor encodes an absent optional account as the program's own id.
-        for meta in ix.accounts.iter_mut() {
-            if meta.pubkey == policy_vault::ID {
-                meta.pubkey = self.ids.policy_vault;
-            }
+        let read_only = accounts::Evaluate {
+            gate_signer: *gate_signer,
+            policy: self.pda.policy(&payer, id),
+            velocity: self.pda.velocity(&payer, id),
+            killswitch: self.pda.killswitch(&payer),
+            payer_stats: self.pda.atom_stats(&payer),
+            payee_stats: self.pda.atom_stats(&payee),
+            payee_acceptance: self.pda.acceptance(&payee),
+            payer_attestation: attestations.payer,
+            payee_attestation: attestations.payee,
+        };
+        if !commit {
+            return self.vault_ix(read_only, instruction::Evaluate { args });
         }
-        ix
+        let r = read_only;
+        self.vault_ix(
+            accounts::EvaluateAndCommit {
+                gate_signer: r.gate_signer,
+                policy: r.policy,
+                velocity: r.velocity,
+                killswitch: r.killswitch,
+                payer_stats: r.payer_stats,
+                payee_stats: r.payee_stats,
+                payee_acceptance: r.payee_acceptance,
+                payer_attestation: r.payer_attestation,
+                payee_attestation: r.payee_attestation,
+            },
+            instruction::EvaluateAndCommit { args },
+        )
     }
 }

@@ -212,13 +212,7 @@ async fn get_minimum_balance(chain: &Chain, p: &[Value]) -> RpcResult {
 async fn get_fee_for_message(chain: &Chain, p: &[Value]) -> RpcResult {
     let s: String = param(p, 0, "message")?;
     let message = decode_message(&s)?;
-    let fee = chain
-        .fee(
-            *message.recent_blockhash(),
-            message.header().num_required_signatures,
-        )
-        .await
-        .map_err(bank_error)?;
+    let fee = chain.fee(&message).await.map_err(bank_error)?;
     with_context(chain, fee)
 }
 

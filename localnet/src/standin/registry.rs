@@ -537,9 +537,17 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
         write_tail(&mut d, wallet, count, &uri)?;
         count
     };
+    // Says whether the caller handed over the engine accounts, so tests can check when a
+    // client does.
     log(&format!(
-        "registry stand-in: feedback #{count} for asset {} from {}",
-        asset_account.key, client.key
+        "registry stand-in: feedback #{count} for asset {} from {} ({} engine accounts)",
+        asset_account.key,
+        client.key,
+        if engine_accounts.is_some() {
+            "with"
+        } else {
+            "without"
+        }
     ));
 
     let Some((config, stats, engine, authority)) = engine_accounts else {

@@ -214,6 +214,13 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
         authority_exists: found[1].is_some(),
         killswitch_exists: found[2].is_some(),
     };
+    if let Some(auth) = &found[1] {
+        let auth: PolicyAuthority =
+            trust_gate_client::decode::account("PolicyAuthority", &auth.data)?;
+        if auth.threshold > 1 {
+            return Err(threshold_required(&auth, "create a policy"));
+        }
+    }
     if !pre.agent_registered && new_asset.is_none() {
         return Err(ToolError::not_found("agent", format!("{asset} in the agent registry"))
             .hint("omit agent_asset to register a new agent owned by the signer in the same transaction"));
@@ -245,7 +252,7 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
             _ => b.init_killswitch(&me, &asset),
         });
     }
-    ixs.push(b.init_policy(&me, &asset, a.policy_id, params));
+    ixs.push(b.init_policy(&me, &[], &asset, a.policy_id, params));
     let extra: Vec<&Keypair> = new_asset.iter().collect();
     let sig = ctx.send(&ixs, signer, &extra).await?;
     let p: PolicyAccount = chain::anchor_account(&ctx.rpc, "PolicyAccount", &keys[3])
@@ -256,6 +263,19 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     v["selfHealed"] = json!(!steps.is_empty());
     v["healedSteps"] = json!(steps);
     Ok(ok_sent(sig, v))
+}
+
+/// `auth_required`: the authority's threshold is above the one key this server holds.
+fn threshold_required(auth: &PolicyAuthority, what: &str) -> ToolError {
+    ToolError::new(
+        crate::envelope::codes::AUTH_REQUIRED,
+        format!(
+            "to {what}, the agent's authority needs {} of {} member signatures and this server holds one key",
+            auth.threshold,
+            auth.members.len()
+        ),
+    )
+    .hint("gather the members' signatures in one transaction: gate_facilitator_walkthrough {\"name\":\"multisig-killswitch\"}")
 }
 
 pub async fn set_killswitch(ctx: &Ctx, a: SetKillswitchArgs) -> ToolResult {
@@ -270,15 +290,7 @@ pub async fn set_killswitch(ctx: &Ctx, a: SetKillswitchArgs) -> ToolResult {
                 .hint("create it with gate_init_authority")
         })?;
     if auth.threshold > 1 {
-        return Err(ToolError::new(
-            crate::envelope::codes::AUTH_REQUIRED,
-            format!(
-                "the agent's authority needs {} of {} member signatures and this server holds one key",
-                auth.threshold,
-                auth.members.len()
-            ),
-        )
-        .hint("gather the members' signatures in one transaction: gate_facilitator_walkthrough {\"name\":\"multisig-killswitch\"}"));
+        return Err(threshold_required(&auth, "set the kill switch"));
     }
     let ks_key = b.pda.killswitch(&asset);
     let current =

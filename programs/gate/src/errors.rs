@@ -40,9 +40,9 @@ pub enum GateError {
     ValidationRequired,
     #[msg("policy_vault returned no decision")]
     DecisionMissing,
-    #[msg("settlement must be exactly [gate_payment_strict, TransferChecked, emit_feedback] with the gate first")]
+    #[msg("settlement must be [gate_payment_strict, TransferChecked, emit_feedback] at the end of the transaction, after at most two ComputeBudget instructions")]
     SettlementLayoutInvalid,
-    #[msg("instruction 2 is not a TransferChecked of SPL Token or Token-2022")]
+    #[msg("the instruction after gate_payment_strict is not a TransferChecked of SPL Token or Token-2022")]
     TransferMissing,
     #[msg("the transfer's amount differs from the gated amount")]
     TransferAmountMismatch,
@@ -52,7 +52,7 @@ pub enum GateError {
     TransferDestinationMismatch,
     #[msg("the transfer's authority is not payer_signer")]
     TransferAuthorityMismatch,
-    #[msg("instruction 3 is not gate::emit_feedback")]
+    #[msg("the last instruction is not gate::emit_feedback")]
     FeedbackMissing,
     #[msg("emit_feedback is for another payee")]
     FeedbackPayeeMismatch,
@@ -90,4 +90,27 @@ pub enum GateError {
     FeedbackLogPayeeMismatch,
     #[msg("counter overflow")]
     CounterOverflow,
+    // 6043..
+    #[msg("amount must be greater than 0")]
+    AmountZero,
+    #[msg("payer_asset and payee_asset are the same agent")]
+    SelfPayment,
+    #[msg("the transfer's source is its destination: no value would move")]
+    SelfTransfer,
+    #[msg("gate_payment_strict must be a top-level instruction of the settlement, not called by another program")]
+    StrictGateNotTopLevel,
+    #[msg("only ComputeBudget SetComputeUnitLimit and SetComputeUnitPrice, each at most once, may precede the payment")]
+    ComputeBudgetPrefixInvalid,
+    #[msg("mint is not an initialized mint of SPL Token or Token-2022")]
+    MintInvalid,
+    #[msg(
+        "mint has the Token-2022 transfer-fee extension: the payee would receive less than amount"
+    )]
+    MintTransferFee,
+    #[msg("mint has a Token-2022 permanent delegate: a settled payment could be taken back")]
+    MintPermanentDelegate,
+    #[msg("only the payer of a settled payment (its transfer authority) may dispute it")]
+    NotPaymentPayer,
+    #[msg("the dispute window of this payment has closed")]
+    DisputeWindowClosed,
 }

@@ -43,6 +43,7 @@ pub struct PaymentDisputed {
     pub payment_id_hash: [u8; 32],
     pub payee_asset: Pubkey,
     pub reason_hash: [u8; 32],
+    pub disputed_by: Pubkey,
 }
 
 #[event]

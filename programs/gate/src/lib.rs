@@ -16,6 +16,9 @@ pub mod settlement;
 pub mod state;
 
 use instructions::*;
+/// The decision `gate_payment` returns (35-byte wire form: `Decision::from_wire`), for
+/// programs that call it.
+pub use policy_vault::engine::{Decision, DenyReason};
 use settlement::PaymentArgs;
 
 declare_id!("616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g");
@@ -25,7 +28,8 @@ pub mod gate {
     use super::*;
 
     /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the
-    /// 35-byte decision; also emitted as a `GateDecision` event.
+    /// 35-byte decision; also emitted as a `GateDecision` event. Every account is read-only,
+    /// so other programs can ask for a decision by CPI.
     pub fn gate_payment(
         ctx: Context<GatePayment>,
         payer_asset: Pubkey,
@@ -46,9 +50,9 @@ pub mod gate {
         )
     }
 
-    /// The committing gate of a settlement: enforces the three-instruction layout, commits the
-    /// counters on Allow, fails with the reason (code 6000 + reason) on Deny and with
-    /// `ValidationRequired` on RequireValidation.
+    /// The committing gate of a settlement, a top-level instruction only: enforces the
+    /// settlement layout, commits the counters on Allow, fails with the reason (code 6000 +
+    /// reason) on Deny and with `ValidationRequired` on RequireValidation.
     pub fn gate_payment_strict(
         ctx: Context<GatePaymentStrict>,
         payer_asset: Pubkey,
@@ -99,8 +103,8 @@ pub mod gate {
         )
     }
 
-    /// Disputes a settled payment of this facilitator (once): a DisputeRecord and a
-    /// low-score "dispute" feedback.
+    /// Disputes a settled payment of this facilitator (once, by its payer's wallet, within
+    /// the dispute window): a DisputeRecord and a low-score "dispute" feedback.
     pub fn dispute_payment(
         ctx: Context<DisputePayment>,
         payment_id_hash: [u8; 32],

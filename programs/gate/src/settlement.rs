@@ -1,27 +1,69 @@
 //! The settlement rule, as pure checks over the transaction's instructions (read through the
 //! instructions sysvar by the handlers).
 //!
-//! A settle transaction is exactly [gate_payment_strict, TransferChecked, emit_feedback].
-//! Splitting them would let the velocity ledger count a payment whose transfer later failed
-//! (e.g. reverted by a Token-2022 transfer hook); keeping them in one transaction makes the
-//! counters, the transfer and the feedback succeed or fail together.
+//! A settle transaction is [gate_payment_strict, TransferChecked, emit_feedback], the payment
+//! part, optionally preceded by at most two ComputeBudget instructions (a unit limit and a unit
+//! price, so that a settlement can carry a priority fee on a congested cluster). That prefix is
+//! the only relaxation: nothing else may come before, between or after.
+//! Splitting the payment part would let the velocity ledger count a payment whose transfer
+//! later failed (e.g. reverted by a Token-2022 transfer hook); keeping it in one transaction
+//! makes the counters, the transfer and the feedback succeed or fail together.
 
 use crate::errors::GateError;
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::Instruction;
 use anchor_lang::Discriminator;
+pub use trust_gate_program_common::token_mint::{
+    is_token_program, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID,
+};
 
-pub const TOKEN_PROGRAM_ID: Pubkey = pubkey!("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
-pub const TOKEN_2022_PROGRAM_ID: Pubkey = pubkey!("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb");
+pub const COMPUTE_BUDGET_PROGRAM_ID: Pubkey =
+    pubkey!("ComputeBudget111111111111111111111111111111");
+/// ComputeBudget instruction tags: SetComputeUnitLimit (data: tag, u32) and
+/// SetComputeUnitPrice (data: tag, u64 micro-lamports).
+pub const SET_COMPUTE_UNIT_LIMIT_TAG: u8 = 2;
+pub const SET_COMPUTE_UNIT_PRICE_TAG: u8 = 3;
+/// At most this many ComputeBudget instructions may precede the payment part.
+pub const MAX_PREFIX: u16 = 2;
+/// The payment part: [gate_payment_strict, TransferChecked, emit_feedback].
+pub const PAYMENT_INSTRUCTIONS: u16 = 3;
 /// SPL Token / Token-2022 instruction tag of TransferChecked (data: tag, u64 amount, u8 decimals).
 pub const TRANSFER_CHECKED_TAG: u8 = 12;
-pub const SETTLEMENT_INSTRUCTION_COUNT: u16 = 3;
-pub const GATE_INDEX: u16 = 0;
-pub const TRANSFER_INDEX: u16 = 1;
-pub const FEEDBACK_INDEX: u16 = 2;
 
-pub fn is_token_program(id: &Pubkey) -> bool {
-    *id == TOKEN_PROGRAM_ID || *id == TOKEN_2022_PROGRAM_ID
+/// Where the payment part starts in a settlement of `count` instructions: it ends the
+/// transaction, after a prefix of at most [`MAX_PREFIX`] instructions.
+pub fn payment_start(count: u16) -> Option<u16> {
+    count
+        .checked_sub(PAYMENT_INSTRUCTIONS)
+        .filter(|prefix| *prefix <= MAX_PREFIX)
+}
+
+/// The tag of a ComputeBudget instruction that may precede the payment (unit limit or unit
+/// price, well formed, no accounts), else `None`.
+pub fn compute_budget_tag(ix: &Instruction) -> Option<u8> {
+    if ix.program_id != COMPUTE_BUDGET_PROGRAM_ID || !ix.accounts.is_empty() {
+        return None;
+    }
+    match (ix.data.first(), ix.data.len()) {
+        (Some(&SET_COMPUTE_UNIT_LIMIT_TAG), 5) => Some(SET_COMPUTE_UNIT_LIMIT_TAG),
+        (Some(&SET_COMPUTE_UNIT_PRICE_TAG), 9) => Some(SET_COMPUTE_UNIT_PRICE_TAG),
+        _ => None,
+    }
+}
+
+/// The prefix: only a unit limit and a unit price, each at most once.
+pub fn check_prefix(prefix: impl IntoIterator<Item = Option<Instruction>>) -> Result<()> {
+    let mut seen = [false; 2];
+    for ix in prefix {
+        let tag = ix
+            .as_ref()
+            .and_then(compute_budget_tag)
+            .ok_or(GateError::ComputeBudgetPrefixInvalid)?;
+        let slot = &mut seen[usize::from(tag - SET_COMPUTE_UNIT_LIMIT_TAG)];
+        require!(!*slot, GateError::ComputeBudgetPrefixInvalid);
+        *slot = true;
+    }
+    Ok(())
 }
 
 /// The arguments shared by gate_payment and gate_payment_strict, in wire order.
@@ -84,69 +126,302 @@ pub fn parse_feedback_payee(ix: &Instruction) -> Option<Pubkey> {
     Some(Pubkey::new_from_array(bytes))
 }
 
-/// What the strict gate requires of the rest of the bundle.
+/// What the strict gate requires of the transaction.
 pub struct Expected {
-    pub amount: u64,
-    pub mint: Pubkey,
+    /// The strict gate's own arguments: the instruction at the current index must carry them.
+    pub args: PaymentArgs,
     pub destination: Pubkey,
     pub authority: Pubkey,
-    pub payee_asset: Pubkey,
 }
 
-/// Checks the bundle seen from gate_payment_strict at `current` of `count` instructions.
+impl PaymentArgs {
+    /// A payment moves a positive amount from one agent to another.
+    pub fn validate(&self) -> Result<()> {
+        require!(self.amount > 0, GateError::AmountZero);
+        require_keys_neq!(self.payer_asset, self.payee_asset, GateError::SelfPayment);
+        Ok(())
+    }
+}
+
+/// Checks the transaction seen from gate_payment_strict executing at top-level index
+/// `current` of `count`; `load(i)` reads instruction `i`.
 pub fn check_strict_bundle(
     current: u16,
     count: u16,
-    transfer: Option<&Instruction>,
-    feedback: Option<&Instruction>,
+    load: impl Fn(u16) -> Option<Instruction>,
     expected: &Expected,
 ) -> Result<()> {
     require!(
-        current == GATE_INDEX && count == SETTLEMENT_INSTRUCTION_COUNT,
+        payment_start(count) == Some(current),
         GateError::SettlementLayoutInvalid
     );
-    let t = transfer
+    // The instruction at `current` must be this very gate, not a program that calls it.
+    let me = load(current).as_ref().and_then(parse_gate_strict);
+    require!(me == Some(expected.args), GateError::StrictGateNotTopLevel);
+    check_prefix((0..current).map(&load))?;
+    let t = load(current + 1)
+        .as_ref()
         .and_then(parse_transfer_checked)
         .ok_or(GateError::TransferMissing)?;
     require!(
-        t.amount == expected.amount,
+        t.amount == expected.args.amount,
         GateError::TransferAmountMismatch
     );
-    require_keys_eq!(t.mint, expected.mint, GateError::TransferMintMismatch);
+    require_keys_eq!(t.mint, expected.args.mint, GateError::TransferMintMismatch);
     require_keys_eq!(
         t.destination,
         expected.destination,
         GateError::TransferDestinationMismatch
     );
+    // SPL Token accepts a transfer to its own source and moves nothing.
+    require_keys_neq!(t.source, t.destination, GateError::SelfTransfer);
     require_keys_eq!(
         t.authority,
         expected.authority,
         GateError::TransferAuthorityMismatch
     );
-    let payee = feedback
+    let payee = load(current + 2)
+        .as_ref()
         .and_then(parse_feedback_payee)
         .ok_or(GateError::FeedbackMissing)?;
     require_keys_eq!(
         payee,
-        expected.payee_asset,
+        expected.args.payee_asset,
         GateError::FeedbackPayeeMismatch
     );
     Ok(())
 }
 
-/// Seen from emit_feedback: the gate instruction's arguments when this emission is the third
-/// instruction of a settlement for `payee_asset`, else `None` (a standalone emission).
+/// A settled payment as emit_feedback sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SettledPayment {
+    pub args: PaymentArgs,
+    /// The transfer's authority: the payer's wallet, who may dispute the payment.
+    pub payer_wallet: Pubkey,
+}
+
+/// Seen from emit_feedback at `current` of `count`: the settled payment when this emission
+/// ends a settlement for `payee_asset`, else `None` (a standalone emission). The strict gate
+/// two instructions earlier has already checked the whole layout, or the transaction would
+/// not have reached this instruction.
 pub fn settled_payment(
     current: u16,
     count: u16,
-    gate: Option<&Instruction>,
-    transfer: Option<&Instruction>,
+    load: impl Fn(u16) -> Option<Instruction>,
     payee_asset: &Pubkey,
-) -> Option<PaymentArgs> {
-    if current != FEEDBACK_INDEX || count != SETTLEMENT_INSTRUCTION_COUNT {
+) -> Option<SettledPayment> {
+    let start = current.checked_sub(PAYMENT_INSTRUCTIONS - 1)?;
+    if payment_start(count) != Some(start) {
         return None;
     }
-    let args = gate.and_then(parse_gate_strict)?;
-    transfer.and_then(parse_transfer_checked)?;
-    (args.payee_asset == *payee_asset).then_some(args)
+    let args = load(start).as_ref().and_then(parse_gate_strict)?;
+    let transfer = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
+    (args.payee_asset == *payee_asset).then_some(SettledPayment {
+        args,
+        payer_wallet: transfer.authority,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anchor_lang::solana_program::instruction::AccountMeta;
+    use anchor_lang::InstructionData;
+
+    fn args() -> PaymentArgs {
+        PaymentArgs {
+            payer_asset: Pubkey::new_unique(),
+            payee_asset: Pubkey::new_unique(),
+            amount: 7,
+            mint: Pubkey::new_unique(),
+            policy_id: 1,
+        }
+    }
+
+    fn gate_ix(a: &PaymentArgs) -> Instruction {
+        Instruction::new_with_bytes(
+            crate::ID,
+            &crate::instruction::GatePaymentStrict {
+                payer_asset: a.payer_asset,
+                payee_asset: a.payee_asset,
+                amount: a.amount,
+                mint: a.mint,
+                policy_id: a.policy_id,
+            }
+            .data(),
+            vec![],
+        )
+    }
+
+    fn transfer_ix(source: Pubkey, e: &Expected) -> Instruction {
+        let mut data = vec![TRANSFER_CHECKED_TAG];
+        data.extend_from_slice(&e.args.amount.to_le_bytes());
+        data.push(6);
+        let metas = [source, e.args.mint, e.destination, e.authority]
+            .map(|k| AccountMeta::new(k, false))
+            .to_vec();
+        Instruction::new_with_bytes(TOKEN_PROGRAM_ID, &data, metas)
+    }
+
+    fn feedback_ix(payee: &Pubkey) -> Instruction {
+        let mut data = crate::instruction::EmitFeedback::DISCRIMINATOR.to_vec();
+        data.extend_from_slice(&[0; 64]);
+        data.extend_from_slice(payee.as_ref());
+        Instruction::new_with_bytes(crate::ID, &data, vec![])
+    }
+
+    fn budget(tag: u8) -> Instruction {
+        let len = if tag == SET_COMPUTE_UNIT_LIMIT_TAG {
+            5
+        } else {
+            9
+        };
+        let mut data = vec![0u8; len];
+        data[0] = tag;
+        Instruction::new_with_bytes(COMPUTE_BUDGET_PROGRAM_ID, &data, vec![])
+    }
+
+    fn expected() -> Expected {
+        Expected {
+            args: args(),
+            destination: Pubkey::new_unique(),
+            authority: Pubkey::new_unique(),
+        }
+    }
+
+    fn settlement(e: &Expected, prefix: Vec<Instruction>) -> Vec<Instruction> {
+        let mut ixs = prefix;
+        ixs.extend([
+            gate_ix(&e.args),
+            transfer_ix(Pubkey::new_unique(), e),
+            feedback_ix(&e.args.payee_asset),
+        ]);
+        ixs
+    }
+
+    fn check(ixs: &[Instruction], current: u16, e: &Expected) -> Result<()> {
+        check_strict_bundle(
+            current,
+            ixs.len() as u16,
+            |i| ixs.get(usize::from(i)).cloned(),
+            e,
+        )
+    }
+
+    fn code(r: Result<()>) -> Option<u32> {
+        match r {
+            Err(Error::AnchorError(e)) => Some(e.error_code_number),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_payment_ends_the_transaction_after_at_most_two_instructions() {
+        let starts: Vec<Option<u16>> = (0..7).map(payment_start).collect();
+        assert_eq!(starts, [None, None, None, Some(0), Some(1), Some(2), None]);
+    }
+
+    #[test]
+    fn only_a_unit_limit_and_a_unit_price_may_come_first() {
+        let limit = budget(SET_COMPUTE_UNIT_LIMIT_TAG);
+        let price = budget(SET_COMPUTE_UNIT_PRICE_TAG);
+        for ok in [
+            vec![],
+            vec![limit.clone()],
+            vec![price.clone(), limit.clone()],
+        ] {
+            assert!(check_prefix(ok.into_iter().map(Some)).is_ok());
+        }
+        let heap = Instruction::new_with_bytes(COMPUTE_BUDGET_PROGRAM_ID, &[1, 0, 0, 1, 0], vec![]);
+        let mut with_account = price.clone();
+        with_account
+            .accounts
+            .push(AccountMeta::new(Pubkey::new_unique(), false));
+        let other = Instruction::new_with_bytes(Pubkey::new_unique(), &[3; 9], vec![]);
+        for bad in [
+            vec![Some(limit.clone()), Some(limit)],
+            vec![Some(heap)],
+            vec![Some(with_account)],
+            vec![Some(other)],
+            vec![None],
+        ] {
+            assert!(check_prefix(bad).is_err());
+        }
+    }
+
+    #[test]
+    fn the_strict_bundle_with_and_without_a_prefix() {
+        let e = expected();
+        let prefix = vec![
+            budget(SET_COMPUTE_UNIT_LIMIT_TAG),
+            budget(SET_COMPUTE_UNIT_PRICE_TAG),
+        ];
+        for p in [vec![], prefix] {
+            let ixs = settlement(&e, p.clone());
+            assert!(check(&ixs, p.len() as u16, &e).is_ok());
+            // Seen from the wrong index, the layout does not hold.
+            assert_eq!(
+                code(check(&ixs, p.len() as u16 + 1, &e)),
+                Some(GateError::SettlementLayoutInvalid.into())
+            );
+        }
+    }
+
+    #[test]
+    fn the_strict_gate_must_be_the_instruction_at_its_index() {
+        let e = expected();
+        let mut ixs = settlement(&e, vec![]);
+        // A program at index 0 that would call the gate itself.
+        ixs[0] = Instruction::new_with_bytes(Pubkey::new_unique(), &ixs[0].data, vec![]);
+        assert_eq!(
+            code(check(&ixs, 0, &e)),
+            Some(GateError::StrictGateNotTopLevel.into())
+        );
+        // The gate instruction for another payment.
+        let mut ixs = settlement(&e, vec![]);
+        ixs[0] = gate_ix(&args());
+        assert_eq!(
+            code(check(&ixs, 0, &e)),
+            Some(GateError::StrictGateNotTopLevel.into())
+        );
+    }
+
+    #[test]
+    fn a_transfer_to_its_own_source_moves_nothing() {
+        let e = expected();
+        let mut ixs = settlement(&e, vec![]);
+        ixs[1] = transfer_ix(e.destination, &e);
+        assert_eq!(
+            code(check(&ixs, 0, &e)),
+            Some(GateError::SelfTransfer.into())
+        );
+    }
+
+    #[test]
+    fn feedback_is_settled_only_at_the_end_of_a_settlement() {
+        let e = expected();
+        let payee = e.args.payee_asset;
+        for prefix in [vec![], vec![budget(SET_COMPUTE_UNIT_PRICE_TAG)]] {
+            let ixs = settlement(&e, prefix);
+            let n = ixs.len() as u16;
+            let load = |i: u16| ixs.get(usize::from(i)).cloned();
+            let settled = settled_payment(n - 1, n, load, &payee).unwrap();
+            assert_eq!(settled.args, e.args);
+            assert_eq!(settled.payer_wallet, e.authority);
+            // Another payee, or not the last instruction: not settled.
+            assert!(settled_payment(n - 1, n, load, &Pubkey::new_unique()).is_none());
+            assert!(settled_payment(n - 2, n, load, &payee).is_none());
+        }
+    }
+
+    #[test]
+    fn a_payment_moves_a_positive_amount_to_another_agent() {
+        let mut a = args();
+        assert!(a.validate().is_ok());
+        a.amount = 0;
+        assert!(a.validate().is_err());
+        a.amount = 1;
+        a.payee_asset = a.payer_asset;
+        assert!(a.validate().is_err());
+    }
 }

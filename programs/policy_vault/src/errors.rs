@@ -55,4 +55,17 @@ pub enum PolicyVaultError {
     AttestationAddressMismatch,
     #[msg("acceptance account holds no AcceptancePolicy")]
     AcceptancePolicyInvalid,
+    // 6024..: mints and retirement
+    #[msg("mint must be set when Spending or Velocity is enabled: caps are counted in the mint's smallest units")]
+    MintRequired,
+    #[msg("mint account: missing, or not the account at the policy's mint address")]
+    MintAccountMismatch,
+    #[msg("mint is not an initialized mint of SPL Token or Token-2022")]
+    MintInvalid,
+    #[msg("mint has the Token-2022 transfer-fee extension: a transfer may deliver less than its amount")]
+    MintTransferFee,
+    #[msg("mint has a Token-2022 permanent delegate: a settled payment could be taken back")]
+    MintPermanentDelegate,
+    #[msg("the policy is retired: no payment may use it")]
+    PolicyRetired,
 }

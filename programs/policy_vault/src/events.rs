@@ -40,6 +40,17 @@ pub struct PolicyCreated {
     pub kinds: u8,
     pub mint: Pubkey,
     pub created_by: Pubkey,
+    /// Distinct member signatures (at least the authority's threshold).
+    pub signers: u8,
+}
+
+#[event]
+pub struct PolicyRetired {
+    pub asset: Pubkey,
+    pub policy_id: u32,
+    pub retired_at: i64,
+    pub by: Pubkey,
+    pub signers: u8,
 }
 
 #[event]

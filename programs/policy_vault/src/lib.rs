@@ -57,7 +57,8 @@ pub mod policy_vault {
     }
 
     /// Creates an immutable spending policy, its velocity ledger and (if missing) the kill
-    /// switch; any member.
+    /// switch; needs `threshold` members. A policy with Spending or Velocity names its mint,
+    /// whose account is checked (no Token-2022 transfer fee or permanent delegate).
     pub fn init_policy(
         ctx: Context<InitPolicy>,
         asset: Pubkey,
@@ -65,6 +66,12 @@ pub mod policy_vault {
         params: PolicyParams,
     ) -> Result<()> {
         instructions::init_policy(ctx, asset, policy_id, params)
+    }
+
+    /// Retires a policy for good (both gates then refuse it with `PolicyRetired`); needs
+    /// `threshold` members.
+    pub fn retire_policy(ctx: Context<RetirePolicy>, asset: Pubkey, policy_id: u32) -> Result<()> {
+        instructions::retire_policy(ctx, asset, policy_id)
     }
 
     /// Creates or replaces the agent's acceptance policy (who may pay it); needs `threshold`.
@@ -76,9 +83,15 @@ pub mod policy_vault {
         instructions::set_acceptance_policy(ctx, asset, params)
     }
 
-    /// Evaluates a payment (CPI from the gate only); on Allow with `commit` applies the
-    /// spending and velocity deltas. Return data: the 35-byte decision.
+    /// Evaluates a payment (CPI from the gate only), read-only. Return data: the 35-byte
+    /// decision.
     pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
         instructions::evaluate(ctx, args)
+    }
+
+    /// Evaluates a payment (CPI from the gate's strict settlement only) and on Allow applies
+    /// the spending and velocity deltas. Return data: the 35-byte decision.
+    pub fn evaluate_and_commit(ctx: Context<EvaluateAndCommit>, args: EvaluateArgs) -> Result<()> {
+        instructions::evaluate_and_commit(ctx, args)
     }
 }

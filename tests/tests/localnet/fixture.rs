@@ -102,6 +102,7 @@ impl Env {
                 endpoint: "https://demo.example/protected".into(),
                 feedback_uri: String::new(),
             },
+            compute_budget: Default::default(),
         }
     }
 

@@ -188,13 +188,15 @@ async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions(
         reason_hash: capability_hash("late delivery"),
         feedback_uri: "ipfs://d".into(),
     };
-    settle::dispute(&env.rpc, &env.b, &w.facilitator, &dispute)
+    let payer_wallet = &w.payer(3).unwrap().owner;
+    settle::dispute(&env.rpc, &env.b, &w.facilitator, payer_wallet, &dispute)
         .await
         .unwrap();
     let record: DisputeRecord =
         decode_at(&env, &env.b.pda.dispute(&w.facilitator.pubkey(), &pay)).await;
     assert_eq!(record.reason_hash, dispute.reason_hash);
-    let again = settle::dispute(&env.rpc, &env.b, &w.facilitator, &dispute).await;
+    assert_eq!(record.disputed_by, payer_wallet.pubkey());
+    let again = settle::dispute(&env.rpc, &env.b, &w.facilitator, payer_wallet, &dispute).await;
     assert!(
         matches!(again, Err(ClientError::Transaction { .. })),
         "{again:?}"
@@ -302,7 +304,7 @@ async fn a_token_2022_settlement_passes_the_introspection() {
     policy.mint = mint.pubkey();
     let ix = env
         .b
-        .init_policy(&payer.owner.pubkey(), &payer.asset(), 2, policy);
+        .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 2, policy);
     env.send(&[ix], &[&payer.owner]).await.unwrap();
 
     let mut s = env.settlement(3, 250_000, payment_id());
@@ -364,9 +366,22 @@ async fn every_policy_vault_and_gate_builder_lands() {
         .unwrap_err();
     assert!(short.code().is_some(), "{short}");
 
+    // Creating a policy needs the threshold too.
+    let short = env
+        .send(
+            &[b.init_policy(&o, &[], &asset, 1, env.world.payer_policy())],
+            &[&owner],
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        short.code(),
+        Some(policy_vault::errors::PolicyVaultError::InsufficientSigners as u32 + 6000),
+        "{short}"
+    );
     env.send(
-        &[b.init_policy(&o, &asset, 1, env.world.payer_policy())],
-        &[&owner],
+        &[b.init_policy(&o, &[s], &asset, 1, env.world.payer_policy())],
+        &[&owner, &second],
     )
     .await
     .unwrap();
@@ -418,9 +433,9 @@ async fn every_policy_vault_and_gate_builder_lands() {
             amount: 1,
             mint: env.world.mint(),
             policy_id: 1,
-            commit: false,
         },
         Default::default(),
+        false,
     );
     let err = env.send(&[direct], &[&owner2]).await.unwrap_err();
     assert!(err.code().is_some(), "{err}");

@@ -13,10 +13,10 @@ use anchor_lang::error::ErrorCode as Anchor;
 use gate::errors::GateError as G;
 use gate::state::FeedbackEmissionLog;
 use policy_vault::engine::{Decision, DenyReason};
-use policy_vault::state::{PolicyAccount, PolicyParams, VelocityLedger};
+use policy_vault::state::{PolicyAccount, PolicyParams};
 use solana_sdk::account::AccountSharedData;
 use solana_sdk::signature::Signer;
-use trust_gate_program_tests::world::{demo_policy, open_policy, pda, Agent, Attestations, World};
+use trust_gate_program_tests::world::{open_policy, pda, Attestations, World};
 use trust_gate_program_tests::{
     assert_code, fetch, funded_keypair, payment_id, raw_account, replace_account, send, send_tx,
 };
@@ -25,24 +25,10 @@ fn g(e: G) -> u32 {
     u32::from(e)
 }
 
-async fn parties(w: &mut World) -> (Agent, Agent) {
-    let payer = w.payer_with_policy(3, demo_policy(w.mint)).await;
-    let payee = w.payee(3, None).await;
-    w.token_account(&payer.owner.pubkey(), 100_000_000).await;
-    (payer, payee)
-}
-
-async fn cumulative(w: &mut World, payer: &Agent) -> u64 {
-    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1))
-        .await
-        .unwrap();
-    v.cumulative
-}
-
 #[tokio::test]
 async fn a_stranger_cannot_exhaust_someone_elses_budget() {
     let mut w = World::new().await;
-    let (victim, payee) = parties(&mut w).await;
+    let (victim, payee) = w.parties().await;
     let stranger = funded_keypair(&mut w.ctx).await;
     let stranger_src = w.token_account(&stranger.pubkey(), 100_000_000).await;
     let dest = w.token_account(&payee.owner.pubkey(), 0).await;
@@ -83,13 +69,13 @@ async fn a_stranger_cannot_exhaust_someone_elses_budget() {
         send_tx(&mut w.ctx, &ixs2, &facilitator, &[&stranger, &victim.owner]).await,
         g(G::TransferAuthorityMismatch),
     );
-    assert_eq!(cumulative(&mut w, &victim).await, 0);
+    assert_eq!(w.counters(&victim).await.2, 0);
 }
 
 #[tokio::test]
 async fn a_substituted_reputation_account_is_a_hard_error() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let platinum = w.payee(4, None).await;
     // Pass a tier-4 agent's stats as the payee's.
     let mut ix = w.gate_payment_ix(
@@ -124,7 +110,7 @@ async fn a_substituted_reputation_account_is_a_hard_error() {
 #[tokio::test]
 async fn a_foreign_policy_or_ledger_pda_is_rejected() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let other = w.payer_with_policy(3, open_policy(w.mint)).await;
     for swap in [
         pda::policy(&other.asset(), 1),
@@ -170,7 +156,7 @@ async fn a_foreign_policy_or_ledger_pda_is_rejected() {
 #[tokio::test]
 async fn an_account_with_the_wrong_owner_is_rejected() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     // Copy the real policy's bytes into an account owned by another program at the same address.
     let real = raw_account(&mut w.ctx, &pda::policy(&payer.asset(), 1))
         .await
@@ -275,7 +261,7 @@ async fn omitting_an_attestation_never_allows() {
 #[tokio::test]
 async fn feedback_cannot_claim_settlement_for_a_payment_that_never_happened() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let dest = w.token_account(&payee.owner.pubkey(), 0).await;
     let src = w.token_account(&payer.owner.pubkey(), 0).await;
     let facilitator = w.facilitator.insecure_clone();

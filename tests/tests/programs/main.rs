@@ -2,8 +2,10 @@
 //! real transactions in a solana-program-test bank (see `trust_gate_program_tests`).
 
 mod adversarial;
+mod cpi_example;
 mod decisions;
 mod engine_standin;
+mod hardening;
 mod settlement;
 mod transaction_size;
 mod validation_registry;

@@ -10,47 +10,27 @@ use anchor_spl::token_2022::spl_token_2022::{
 use gate::errors::GateError as G;
 use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use gate::state::{FeedbackEmissionLog, GateAuthority};
-use policy_vault::state::{PolicyAccount, VelocityLedger};
 use solana_program_test::processor;
 use solana_sdk::account::AccountSharedData;
 use solana_sdk::instruction::{AccountMeta, InstructionError};
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::hook::{self, REJECTING_HOOK_ID};
 use trust_gate_program_tests::world::{
-    demo_policy, min_tier_acceptance, pda, Agent, Attestations, World, DECIMALS,
+    demo_policy, min_tier_acceptance, pda, Attestations, World, DECIMALS,
 };
 use trust_gate_program_tests::{
-    assert_already_in_use, assert_code, fetch, instruction_error, payment_id, raw_account,
-    replace_account, send,
+    advance_time, assert_already_in_use, assert_code, fetch, funded_keypair, instruction_error,
+    payment_id, raw_account, replace_account, send,
 };
 
 fn g(e: G) -> u32 {
     u32::from(e)
 }
 
-/// Payer (tier 3, demo policy, 100 tokens) and payee (tier 3).
-async fn parties(w: &mut World) -> (Agent, Agent) {
-    let payer = w.payer_with_policy(3, demo_policy(w.mint)).await;
-    let payee = w.payee(3, None).await;
-    w.token_account(&payer.owner.pubkey(), 100_000_000).await;
-    w.token_account(&payee.owner.pubkey(), 0).await;
-    (payer, payee)
-}
-
-async fn counters(w: &mut World, payer: &Agent) -> (u64, u64, u64) {
-    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
-        .await
-        .unwrap();
-    let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1))
-        .await
-        .unwrap();
-    (p.day_spent, p.week_spent, v.cumulative)
-}
-
 #[tokio::test]
 async fn a_settlement_moves_money_counters_and_feedback_together() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let pay = payment_id();
     let ixs = w.settlement(&payer, &payee, 2_000_000, pay).await;
     let dest = ixs[1].accounts[2].pubkey;
@@ -61,10 +41,7 @@ async fn a_settlement_moves_money_counters_and_feedback_together() {
     w.send_settlement(&payer, &ixs).await.unwrap();
 
     assert_eq!(w.token_balance(&dest).await, 2_000_000);
-    assert_eq!(
-        counters(&mut w, &payer).await,
-        (2_000_000, 2_000_000, 2_000_000)
-    );
+    assert_eq!(w.counters(&payer).await, (2_000_000, 2_000_000, 2_000_000));
     let f = w.facilitator.pubkey();
     let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
@@ -100,7 +77,7 @@ async fn a_failing_transfer_rolls_the_counters_back() {
         Some(InstructionError::Custom(1)),
         "{err:?}"
     );
-    assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
     let f = w.facilitator.pubkey();
     assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
@@ -110,7 +87,7 @@ async fn a_failing_transfer_rolls_the_counters_back() {
 #[tokio::test]
 async fn the_strict_gate_alone_is_rejected() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
     assert_code(
         w.send_settlement(&payer, &ixs[..1]).await,
@@ -136,13 +113,13 @@ async fn the_strict_gate_alone_is_rejected() {
         w.send_settlement(&payer, &extra).await,
         g(G::SettlementLayoutInvalid),
     );
-    assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
 }
 
 #[tokio::test]
 async fn bundles_with_another_amount_mint_recipient_or_payee_are_rejected() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let other = w.payee(3, None).await;
     let other_dest = w.token_account(&other.owner.pubkey(), 0).await;
     let base = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
@@ -227,12 +204,9 @@ async fn bundles_with_another_amount_mint_recipient_or_payee_are_rejected() {
         g(G::FeedbackMissing),
     );
 
-    assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
     w.send_settlement(&payer, &base).await.unwrap();
-    assert_eq!(
-        counters(&mut w, &payer).await,
-        (1_000_000, 1_000_000, 1_000_000)
-    );
+    assert_eq!(w.counters(&payer).await, (1_000_000, 1_000_000, 1_000_000));
 }
 
 #[tokio::test]
@@ -247,13 +221,13 @@ async fn a_deny_fails_the_bundle_with_the_reason_code() {
     assert_eq!(g(G::CounterpartyTierBelowMin), 6006);
     assert_eq!(g(G::KillSwitchEngaged), 6001);
     assert_eq!(g(G::UnratedTreatmentDeny), 6015);
-    assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
 }
 
 #[tokio::test]
 async fn repeated_settlements_hit_the_caps() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     // Velocity window cap is 10 tokens; per-tx cap 5.
     for _ in 0..2 {
         let ixs = w.settlement(&payer, &payee, 5_000_000, payment_id()).await;
@@ -262,7 +236,7 @@ async fn repeated_settlements_hit_the_caps() {
     let ixs = w.settlement(&payer, &payee, 1, payment_id()).await;
     assert_code(w.send_settlement(&payer, &ixs).await, 6005);
     assert_eq!(
-        counters(&mut w, &payer).await,
+        w.counters(&payer).await,
         (10_000_000, 10_000_000, 10_000_000)
     );
 }
@@ -406,7 +380,7 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
         Some(InstructionError::Custom(hook::HOOK_REJECTION)),
         "{err:?}"
     );
-    assert_eq!(counters(&mut w, &payer).await, (0, 0, 0));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
     let f = w.facilitator.pubkey();
     assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
@@ -508,15 +482,20 @@ async fn emit_feedback_validates_its_arguments() {
 #[tokio::test]
 async fn dispute_needs_a_settled_payment_and_happens_once() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let facilitator = w.facilitator.insecure_clone();
+    let wallet = payer.owner.insecure_clone();
+    let p = wallet.pubkey();
     let f = facilitator.pubkey();
     let q = payee.asset();
     // No log at all.
     let never = payment_id();
     assert_code(
-        w.send(&[w.dispute_ix(never, &q, [9; 32])], &[&facilitator])
-            .await,
+        w.send(
+            &[w.dispute_ix(&p, never, &q, [9; 32])],
+            &[&facilitator, &wallet],
+        )
+        .await,
         anchor_lang::error::ErrorCode::AccountNotInitialized as u32,
     );
     // A standalone (unsettled) emission cannot be disputed.
@@ -528,37 +507,114 @@ async fn dispute_needs_a_settled_payment_and_happens_once() {
     .await
     .unwrap();
     assert_code(
-        w.send(&[w.dispute_ix(standalone, &q, [9; 32])], &[&facilitator])
-            .await,
+        w.send(
+            &[w.dispute_ix(&p, standalone, &q, [9; 32])],
+            &[&facilitator, &wallet],
+        )
+        .await,
         g(G::PaymentNotSettled),
     );
     // A settled one can, once, with a reason.
     let pay = payment_id();
     let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
+    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .unwrap();
+    assert_eq!(log.payer_wallet, p, "the log records who paid");
     assert_code(
-        w.send(&[w.dispute_ix(pay, &q, [0; 32])], &[&facilitator])
-            .await,
+        w.send(
+            &[w.dispute_ix(&p, pay, &q, [0; 32])],
+            &[&facilitator, &wallet],
+        )
+        .await,
         g(G::DisputeReasonMissing),
     );
     let other = w.payee(3, None).await;
-    let wrong_payee = w.dispute_ix(pay, &other.asset(), [9; 32]);
+    let wrong_payee = w.dispute_ix(&p, pay, &other.asset(), [9; 32]);
     assert_code(
-        send(&mut w.ctx, &[wrong_payee], &[&facilitator]).await,
+        send(&mut w.ctx, &[wrong_payee], &[&facilitator, &wallet]).await,
         g(G::FeedbackLogPayeeMismatch),
     );
-    w.send(&[w.dispute_ix(pay, &q, [9; 32])], &[&facilitator])
-        .await
-        .unwrap();
+    w.send(
+        &[w.dispute_ix(&p, pay, &q, [9; 32])],
+        &[&facilitator, &wallet],
+    )
+    .await
+    .unwrap();
     let d: gate::state::DisputeRecord = fetch(&mut w.ctx, &pda::dispute(&f, &pay)).await.unwrap();
-    assert_eq!((d.payee_asset, d.reason_hash), (q, [9; 32]));
+    assert_eq!(
+        (d.payee_asset, d.reason_hash, d.disputed_by),
+        (q, [9; 32], p)
+    );
     let auth: GateAuthority = fetch(&mut w.ctx, &pda::gate_authority(&f)).await.unwrap();
     assert_eq!(auth.dispute_count, 1);
     w.ctx.get_new_latest_blockhash().await.unwrap();
     assert_already_in_use(
-        w.send(&[w.dispute_ix(pay, &q, [9; 32])], &[&facilitator])
-            .await,
+        w.send(
+            &[w.dispute_ix(&p, pay, &q, [9; 32])],
+            &[&facilitator, &wallet],
+        )
+        .await,
     );
+}
+
+#[tokio::test]
+async fn only_the_payer_may_dispute_and_only_within_the_window() {
+    let mut w = World::new().await;
+    let (payer, payee) = w.parties().await;
+    let facilitator = w.facilitator.insecure_clone();
+    let wallet = payer.owner.insecure_clone();
+    let q = payee.asset();
+    let pay = payment_id();
+    let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
+    w.send_settlement(&payer, &ixs).await.unwrap();
+
+    // A stranger, and the facilitator itself, cannot lower the payee's reputation.
+    let stranger = funded_keypair(&mut w.ctx).await;
+    for (who, signers) in [
+        (stranger.pubkey(), vec![&facilitator, &stranger]),
+        (facilitator.pubkey(), vec![&facilitator]),
+    ] {
+        assert_code(
+            w.send(&[w.dispute_ix(&who, pay, &q, [9; 32])], &signers)
+                .await,
+            g(G::NotPaymentPayer),
+        );
+    }
+    // The payer's wallet must actually sign.
+    let mut unsigned = w.dispute_ix(&wallet.pubkey(), pay, &q, [9; 32]);
+    unsigned.accounts[1].is_signer = false;
+    assert_code(
+        w.send(&[unsigned], &[&facilitator]).await,
+        anchor_lang::error::ErrorCode::AccountNotSigner as u32,
+    );
+    let f = facilitator.pubkey();
+    assert!(raw_account(&mut w.ctx, &pda::dispute(&f, &pay))
+        .await
+        .is_none());
+
+    // Past the window even the payer is refused.
+    advance_time(&mut w.ctx, gate::instructions::DISPUTE_WINDOW_SECS + 1).await;
+    assert_code(
+        w.send(
+            &[w.dispute_ix(&wallet.pubkey(), pay, &q, [9; 32])],
+            &[&facilitator, &wallet],
+        )
+        .await,
+        g(G::DisputeWindowClosed),
+    );
+    // Just inside it, the payer may.
+    let fresh = payment_id();
+    let ixs = w.settlement(&payer, &payee, 1_000_000, fresh).await;
+    w.send_settlement(&payer, &ixs).await.unwrap();
+    advance_time(&mut w.ctx, gate::instructions::DISPUTE_WINDOW_SECS).await;
+    w.send(
+        &[w.dispute_ix(&wallet.pubkey(), fresh, &q, [9; 32])],
+        &[&facilitator, &wallet],
+    )
+    .await
+    .unwrap();
 }
 
 #[test]
@@ -577,7 +633,7 @@ fn every_deny_reason_fails_strict_with_6000_plus_its_code() {
 #[tokio::test]
 async fn payments_go_to_the_payees_agent_wallet_when_it_has_one() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let wallet = Keypair::new();
     let set = trust_gate_localnet::standin::client::set_agent_wallet(
         &payee.owner.pubkey(),
@@ -611,7 +667,7 @@ async fn payments_go_to_the_payees_agent_wallet_when_it_has_one() {
 #[tokio::test]
 async fn a_payer_agent_account_that_is_not_an_agent_account_is_refused() {
     let mut w = World::new().await;
-    let (payer, payee) = parties(&mut w).await;
+    let (payer, payee) = w.parties().await;
     let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
     // Corrupt the registry-owned AgentAccount's discriminator.
     let address = pda::agent(&payer.asset());

@@ -1,6 +1,7 @@
 //! The settlement transaction must fit in one packet (1232 bytes). The largest bundle (both
-//! stats accounts, the acceptance policy, both attestations) is sent as a v0 transaction that
-//! loads the static accounts from an address lookup table, on chain.
+//! stats accounts, the acceptance policy, both attestations, and a priority fee: a ComputeBudget
+//! unit limit and unit price before the payment) is sent as a v0 transaction that loads the
+//! static accounts from an address lookup table, on chain.
 
 use gate::state::FeedbackEmissionLog;
 use policy_vault::state::PolicyParams;
@@ -10,6 +11,7 @@ use solana_address_lookup_table_interface::instruction::{
 use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
 use solana_sdk::signature::Signer;
 use solana_sdk::transaction::{Transaction, VersionedTransaction};
+use trust_gate_client::settle::ComputeBudget;
 use trust_gate_program_common::external as ext;
 use trust_gate_program_tests::world::{min_tier_acceptance, open_policy, pda, Attestations, World};
 use trust_gate_program_tests::{advance_slots, clock, fetch, payment_id, send};
@@ -52,11 +54,16 @@ async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
     let source = w.token_account(&payer.owner.pubkey(), 10_000_000).await;
     let destination = w.token_account(&payee.owner.pubkey(), 0).await;
     let pay = payment_id();
-    let bundle = [
+    let priority_fee = ComputeBudget {
+        unit_limit: Some(400_000),
+        unit_price_micro_lamports: Some(5_000_000),
+    };
+    let mut bundle = priority_fee.instructions();
+    bundle.extend([
         w.strict_ix(&payer, &payee, 1_000_000, destination, att),
         w.transfer_ix(&source, &destination, &payer.owner.pubkey(), 1_000_000),
         w.emit_feedback_ix(pay, &payee.asset(), 90, 1_000_000),
-    ];
+    ]);
     let facilitator = w.facilitator.insecure_clone();
 
     // The static accounts a facilitator keeps in its lookup table.

@@ -9,7 +9,7 @@ use policy_vault::state::{
 use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::world::{
-    demo_policy, min_tier_acceptance, open_policy, pda, Agent, World,
+    demo_policy, min_tier_acceptance, open_policy, pda, sdk, Agent, Attestations, World,
 };
 use trust_gate_program_tests::{assert_already_in_use, assert_code, fetch, funded_keypair, send};
 
@@ -359,8 +359,14 @@ async fn killswitch_threshold_and_state() {
     let mut w = World::new().await;
     let (agent, m) = agent_with_members(&mut w, 3, 2).await;
     let asset = agent.asset();
-    let ix = w.init_policy_ix(&m[1].pubkey(), &asset, 1, open_policy(w.mint));
-    send(&mut w.ctx, &[ix], &[&m[1]]).await.unwrap();
+    let ix = sdk().init_policy(
+        &m[1].pubkey(),
+        &[m[2].pubkey()],
+        &asset,
+        1,
+        open_policy(w.mint),
+    );
+    send(&mut w.ctx, &[ix], &[&m[1], &m[2]]).await.unwrap();
     // Threshold 2 signed by one member: refused.
     let ix = set_killswitch_ix(&m[0], &[], &asset, true);
     assert_code(
@@ -466,41 +472,27 @@ async fn evaluate_cannot_be_called_by_a_stranger() {
         amount: 1,
         mint: w.mint,
         policy_id: 1,
-        commit: true,
     };
-    let mut accounts = policy_vault::accounts::Evaluate {
-        gate_signer: stranger.pubkey(),
-        policy: pda::policy(&payer.asset(), 1),
-        velocity: pda::velocity(&payer.asset(), 1),
-        killswitch: pda::killswitch(&payer.asset()),
-        payer_stats: pda::stats(&payer.asset()),
-        payee_stats: pda::stats(&payee.asset()),
-        payee_acceptance: pda::acceptance(&payee.asset()),
-        payer_attestation: None,
-        payee_attestation: None,
+    // Both the read-only evaluation and the committing one.
+    for commit in [false, true] {
+        let ix = sdk().evaluate(&stranger.pubkey(), args, Attestations::default(), commit);
+        assert_code(
+            send(&mut w.ctx, &[ix], &[&stranger]).await,
+            anchor(Anchor::ConstraintSeeds),
+        );
+        // The gate's signer PDA without its signature (nobody but the gate can sign for it).
+        let mut ix = sdk().evaluate(
+            &pda::evaluate_signer(),
+            args,
+            Attestations::default(),
+            commit,
+        );
+        ix.accounts[0].is_signer = false;
+        assert_code(
+            send(&mut w.ctx, &[ix], &[]).await,
+            anchor(Anchor::AccountNotSigner),
+        );
     }
-    .to_account_metas(None);
-    let data = policy_vault::instruction::Evaluate { args }.data();
-    let ix = Instruction {
-        program_id: policy_vault::ID,
-        accounts: accounts.clone(),
-        data: data.clone(),
-    };
-    assert_code(
-        send(&mut w.ctx, &[ix], &[&stranger]).await,
-        anchor(Anchor::ConstraintSeeds),
-    );
-    // The gate's signer PDA without its signature (nobody but the gate can sign for it).
-    accounts[0] = AccountMeta::new_readonly(pda::evaluate_signer(), false);
-    let ix = Instruction {
-        program_id: policy_vault::ID,
-        accounts,
-        data,
-    };
-    assert_code(
-        send(&mut w.ctx, &[ix], &[]).await,
-        anchor(Anchor::AccountNotSigner),
-    );
     let v: VelocityLedger = fetch(&mut w.ctx, &pda::velocity(&payer.asset(), 1))
         .await
         .unwrap();

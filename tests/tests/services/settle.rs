@@ -1,6 +1,7 @@
 //! POST /settle: every tampered transaction is refused with its reason and moves nothing;
 //! a real payment lands as ONE transaction of exactly three instructions; a replay returns
-//! the first signature without counting twice. Then /receipt and /dispute.
+//! the first signature without counting twice; a priority fee within the facilitator's cap is
+//! accepted. Then /receipt.
 
 use crate::services::{self, header, Services};
 use anchor_lang::prelude::Pubkey;
@@ -11,7 +12,9 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
-use solana_transaction_status_client_types::{EncodedTransaction, UiTransactionEncoding};
+use solana_transaction_status_client_types::{
+    EncodedTransaction, UiTransactionEncoding, UiTransactionStatusMeta,
+};
 use std::str::FromStr;
 use trust_gate_client::decode::{self, hex, VelocityLedger};
 use trust_gate_client::settle;
@@ -20,7 +23,7 @@ use trust_gate_demo::pay::{self, Prepared};
 use trust_gate_migrations::demo;
 
 /// A fresh challenge from the demo for the tier-3 payer, prepared for payment.
-async fn prepared(s: &Services) -> Prepared {
+pub async fn prepared(s: &Services) -> Prepared {
     let r = s.http.get(s.d("/protected")).send().await.unwrap();
     assert_eq!(r.status(), 402);
     let required: PaymentRequired =
@@ -31,11 +34,11 @@ async fn prepared(s: &Services) -> Prepared {
         .unwrap()
 }
 
-fn payer(s: &Services) -> &Keypair {
+pub fn payer(s: &Services) -> &Keypair {
     &s.env.world.payer(3).unwrap().owner
 }
 
-fn request(p: &Prepared, tx: &VersionedTransaction) -> Value {
+pub fn request(p: &Prepared, tx: &VersionedTransaction) -> Value {
     let req = FacilitatorRequest {
         x402_version: 2,
         payment_payload: p.payload(tx).unwrap(),
@@ -44,12 +47,51 @@ fn request(p: &Prepared, tx: &VersionedTransaction) -> Value {
     serde_json::to_value(req).unwrap()
 }
 
-async fn signed(s: &Services, p: &Prepared, ixs: &[Instruction]) -> VersionedTransaction {
+pub async fn signed(s: &Services, p: &Prepared, ixs: &[Instruction]) -> VersionedTransaction {
     p.transaction(&s.env.rpc, ixs, payer(s)).await.unwrap()
 }
 
+/// A landed transaction: its status metadata and the transaction itself.
+async fn landed(s: &Services, sig: &Signature) -> (UiTransactionStatusMeta, VersionedTransaction) {
+    let got = s
+        .env
+        .rpc
+        .get_transaction_with_config(
+            sig,
+            RpcTransactionConfig {
+                encoding: Some(UiTransactionEncoding::Base64),
+                max_supported_transaction_version: Some(0),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let EncodedTransaction::Binary(b64, _) = &got.transaction.transaction else {
+        panic!("base64")
+    };
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64)
+        .unwrap();
+    (
+        got.transaction
+            .meta
+            .expect("a landed transaction has metadata"),
+        bincode::deserialize(&bytes).unwrap(),
+    )
+}
+
+/// The programs of a transaction's instructions, in order.
+fn program_ids(tx: &VersionedTransaction) -> Vec<Pubkey> {
+    let keys = tx.message.static_account_keys();
+    tx.message
+        .instructions()
+        .iter()
+        .map(|ix| keys[usize::from(ix.program_id_index)])
+        .collect()
+}
+
 /// POSTs /settle; returns (status, body).
-async fn settle_body(s: &Services, body: &Value) -> (u16, Value) {
+pub async fn settle_body(s: &Services, body: &Value) -> (u16, Value) {
     let (status, r) = s.post("/settle", body).await;
     (status, r.json().await.unwrap())
 }
@@ -265,10 +307,6 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
         r.json::<Value>().await.unwrap(),
         json!({"paymentIdHash": payment_id, "exists": false})
     );
-    let dispute = json!({"paymentIdHash": payment_id, "payeeAgentAsset": s.env.world.service.asset().to_string(), "reason": "not delivered"});
-    let (status, r) = s.post("/dispute", &dispute).await;
-    assert_eq!(status, 404, "{}", r.text().await.unwrap());
-
     let (status, b) = settle_body(&s, &body).await;
     assert_eq!(status, 200, "{b}");
     assert_eq!(b["success"], true);
@@ -284,36 +322,10 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
     assert_eq!(ledger(&s).await, counted + demo::PRICE, "counted once");
 
     // ONE transaction of exactly [gate_payment_strict, TransferChecked, emit_feedback].
-    let got = s
-        .env
-        .rpc
-        .get_transaction_with_config(
-            &sig,
-            RpcTransactionConfig {
-                encoding: Some(UiTransactionEncoding::Base64),
-                max_supported_transaction_version: Some(0),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    assert!(got.transaction.meta.as_ref().unwrap().err.is_none());
-    let EncodedTransaction::Binary(b64, _) = &got.transaction.transaction else {
-        panic!("base64")
-    };
-    let landed: VersionedTransaction = bincode::deserialize(
-        &base64::engine::general_purpose::STANDARD
-            .decode(b64)
-            .unwrap(),
-    )
-    .unwrap();
+    let (meta, landed) = landed(&s, &sig).await;
+    assert!(meta.err.is_none());
     let keys = landed.message.static_account_keys();
-    let programs: Vec<Pubkey> = landed
-        .message
-        .instructions()
-        .iter()
-        .map(|ix| keys[usize::from(ix.program_id_index)])
-        .collect();
+    let programs = program_ids(&landed);
     assert_eq!(
         programs,
         vec![
@@ -366,29 +378,85 @@ async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
         "{b}"
     );
 
-    // The receipt, then disputes: once 200, twice 409.
+    // The receipt.
     let r = s.receipt(&payment_id).await;
     assert_eq!(r["exists"], true);
     assert_eq!(r["value"], demo::PRICE.to_string());
     assert_eq!(r["mint"], s.env.world.mint().to_string());
     assert_eq!(r["payee"], s.env.world.service.asset().to_string());
+    assert_eq!(r["payerWallet"], payer(&s).pubkey().to_string());
     assert_eq!(r["settledAtomically"], true);
     assert_eq!(r["disputed"], false);
     assert_eq!(r["score"], 100);
     assert!(r["emittedAtSlot"].as_u64().unwrap() > 0);
-    let (status, r) = s.post("/dispute", &dispute).await;
-    let d: Value = r.json().await.unwrap();
-    assert_eq!(status, 200, "{d}");
-    assert_eq!(d["success"], true);
-    assert_eq!(d["disputeRecord"]["paymentIdHash"], payment_id);
-    let (status, r) = s.post("/dispute", &dispute).await;
-    assert_eq!(status, 409);
-    assert_eq!(
-        r.json::<Value>().await.unwrap()["error"],
-        "already_disputed"
-    );
-    let r = s.receipt(&payment_id).await;
-    assert_eq!(r["disputed"], true);
     let r = s.http.get(s.f("/receipt/abc")).send().await.unwrap();
     assert_eq!(r.status(), 400);
+}
+
+#[tokio::test]
+async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
+    let s = services::start().await;
+    let cap = trust_gate_facilitator::config::DEFAULT_MAX_COMPUTE_UNIT_PRICE;
+    let with_budget = |p: &Prepared, unit_limit: Option<u32>, price: Option<u64>| {
+        let mut t = p.settlement.clone();
+        t.compute_budget = settle::ComputeBudget {
+            unit_limit,
+            unit_price_micro_lamports: price,
+        };
+        settle::compose(&p.builder, &t, trust_gate_client::AtomicityEnforced::TRUE).unwrap()
+    };
+
+    // Above the cap the facilitator, which pays the fee, refuses.
+    let p = prepared(&s).await;
+    let tx = signed(&s, &p, &with_budget(&p, Some(200_000), Some(cap + 1))).await;
+    refused(&s, &request(&p, &tx), "compute_unit_price_too_high").await;
+    // Only a unit limit and a unit price may precede the payment.
+    let heap_frame = Instruction::new_with_bytes(
+        gate::settlement::COMPUTE_BUDGET_PROGRAM_ID,
+        &[&[1u8][..], &(64 * 1024u32).to_le_bytes()].concat(),
+        vec![],
+    );
+    let mut ixs = vec![heap_frame];
+    ixs.extend(p.instructions().unwrap());
+    let tx = signed(&s, &p, &ixs).await;
+    refused(&s, &request(&p, &tx), "compute_budget_invalid").await;
+    let mut three = with_budget(&p, Some(200_000), Some(1));
+    three.insert(0, three[1].clone());
+    let tx = signed(&s, &p, &three).await;
+    refused(&s, &request(&p, &tx), "unexpected_instruction").await;
+
+    // At the cap it settles, in one transaction of five instructions.
+    let tx = signed(&s, &p, &with_budget(&p, Some(200_000), Some(cap))).await;
+    let (status, b) = settle_body(&s, &request(&p, &tx)).await;
+    assert_eq!(status, 200, "{b}");
+    let sig = Signature::from_str(b["transaction"].as_str().unwrap()).unwrap();
+    let (meta, landed) = landed(&s, &sig).await;
+    assert!(meta.err.is_none());
+    let budget = gate::settlement::COMPUTE_BUDGET_PROGRAM_ID;
+    assert_eq!(
+        program_ids(&landed),
+        vec![
+            budget,
+            budget,
+            s.env.b.ids.gate,
+            anchor_spl::token::spl_token::ID,
+            s.env.b.ids.gate
+        ]
+    );
+    // The priority fee was paid: 200 000 units at 5 lamports each on top of two signatures
+    // (the fee payer also paid the feedback log's rent).
+    let log_size = 8 + <gate::state::FeedbackEmissionLog as anchor_lang::Space>::INIT_SPACE;
+    let rent = s
+        .env
+        .rpc
+        .get_minimum_balance_for_rent_exemption(log_size)
+        .await
+        .unwrap();
+    let paid = meta.pre_balances[0] - meta.post_balances[0] - rent;
+    assert_eq!(paid, 2 * 5_000 + 200_000 * cap / 1_000_000);
+    assert_eq!(meta.fee, paid, "getTransaction reports the fee charged");
+    let r = s
+        .receipt(&hex(&p.settlement.feedback.payment_id_hash))
+        .await;
+    assert_eq!(r["settledAtomically"], true);
 }

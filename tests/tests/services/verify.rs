@@ -70,7 +70,7 @@ async fn decisions_errors_and_the_mount() {
     let ix = s
         .env
         .b
-        .init_policy(&payer.owner.pubkey(), &payer.asset(), 5, policy);
+        .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 5, policy);
     s.env.send(&[ix], &[&payer.owner]).await.unwrap();
     let mut ctx = context(&s, 3);
     ctx["policyId"] = json!(5);
@@ -85,6 +85,24 @@ async fn decisions_errors_and_the_mount() {
     assert_eq!(body["invalidReason"], "RequireValidation");
     assert_eq!(body["decision"]["capabilityHash"], hex(&capability));
     assert_eq!(body["decision"]["subject"], "payee");
+
+    // 422: the same policy once retired (a hard error naming it, not a decision).
+    let retire = s
+        .env
+        .b
+        .retire_policy(&payer.owner.pubkey(), &[], &payer.asset(), 5);
+    s.env.send(&[retire], &[&payer.owner]).await.unwrap();
+    let (status, r) = s.post("/verify", &ctx).await;
+    let e: Value = r.json().await.unwrap();
+    assert_eq!(
+        (status, e["error"].as_str()),
+        (422, Some("policy_retired")),
+        "{e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("PolicyRetired"),
+        "{e}"
+    );
 
     // 400: each bad field is named.
     let cases: Vec<(Edit, &str)> = vec![

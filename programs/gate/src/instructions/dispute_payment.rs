@@ -8,13 +8,21 @@ use trust_gate_program_common::{pda_account, runtime};
 
 /// The score a dispute records in the registry.
 pub const DISPUTE_SCORE: u8 = 0;
+/// How long after settlement its payer may dispute a payment: 7 days, in unix seconds. Past
+/// it, a payee's reputation no longer moves for an old payment.
+pub const DISPUTE_WINDOW_SECS: i64 = 7 * 24 * 60 * 60;
 pub const DISPUTE_TAG: &str = "dispute";
 
 #[derive(Accounts)]
 #[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
 pub struct DisputePayment<'info> {
+    /// The facilitator that settled the payment: pays for the record (it co-signs as fee
+    /// payer); its GateAuthority signs the registry feedback.
     #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
     pub facilitator_signer: Signer<'info>,
+    /// The payment's payer: the wallet that authorized its transfer (compared with the
+    /// feedback log in the handler). Nobody else can lower a payee's reputation this way.
+    pub payer_signer: Signer<'info>,
     #[account(
         mut,
         seeds = [seeds::GATE_AUTHORITY, facilitator.as_ref()],
@@ -36,7 +44,8 @@ pub struct DisputePayment<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// Disputes a settled payment: records the dispute and a low-score "dispute" feedback.
+/// Disputes a settled payment: records the dispute and a low-score "dispute" feedback. Only
+/// the payment's payer may, within [`DISPUTE_WINDOW_SECS`] of the settlement.
 pub fn dispute_payment(
     ctx: Context<DisputePayment>,
     payment_id_hash: [u8; 32],
@@ -57,6 +66,11 @@ pub fn dispute_payment(
         payee_asset,
         GateError::FeedbackLogPayeeMismatch
     );
+    let payer = ctx.accounts.payer_signer.key();
+    require_keys_eq!(log.payer_wallet, payer, GateError::NotPaymentPayer);
+    let clock = Clock::get()?;
+    let age = clock.unix_timestamp.saturating_sub(log.created_at);
+    require!(age <= DISPUTE_WINDOW_SECS, GateError::DisputeWindowClosed);
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -79,7 +93,6 @@ pub fn dispute_payment(
         .dispute_count
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
-    let clock = Clock::get()?;
     let bump = ctx.bumps.dispute;
     pda_account::init(
         &ctx.accounts.facilitator_signer,
@@ -98,6 +111,7 @@ pub fn dispute_payment(
             reason_hash: dispute_reason_hash,
             slot: clock.slot,
             created_at: clock.unix_timestamp,
+            disputed_by: payer,
             bump,
         },
     )?;
@@ -106,6 +120,7 @@ pub fn dispute_payment(
         payment_id_hash,
         payee_asset,
         reason_hash: dispute_reason_hash,
+        disputed_by: payer,
     });
     Ok(())
 }

@@ -34,7 +34,7 @@ pub struct EmitFeedback<'info> {
 }
 
 /// Records the payment's feedback in the registry and its receipt here. Marked settled only
-/// as the third instruction of a settlement for the same payee.
+/// as the last instruction of a settlement for the same payee.
 pub fn emit_feedback(
     ctx: Context<EmitFeedback>,
     payment_id_hash: [u8; 32],
@@ -59,13 +59,8 @@ pub fn emit_feedback(
 
     let sysvar = ctx.accounts.instructions.to_account_info();
     let (current, count) = position(&sysvar)?;
-    let settled = settlement::settled_payment(
-        current,
-        count,
-        instruction_at(&sysvar, settlement::GATE_INDEX).as_ref(),
-        instruction_at(&sysvar, settlement::TRANSFER_INDEX).as_ref(),
-        &payee_asset,
-    );
+    let settled =
+        settlement::settled_payment(current, count, |i| instruction_at(&sysvar, i), &payee_asset);
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -101,15 +96,16 @@ pub fn emit_feedback(
         facilitator,
         payment_id_hash,
         payee_asset,
-        payer_asset: settled.map(|p| p.payer_asset).unwrap_or_default(),
-        mint: settled.map(|p| p.mint).unwrap_or_default(),
-        amount: settled.map(|p| p.amount).unwrap_or_default(),
+        payer_asset: settled.map(|p| p.args.payer_asset).unwrap_or_default(),
+        mint: settled.map(|p| p.args.mint).unwrap_or_default(),
+        amount: settled.map(|p| p.args.amount).unwrap_or_default(),
         score,
         value,
         value_decimals,
         slot: clock.slot,
         created_at: clock.unix_timestamp,
         settled_atomically: settled.is_some(),
+        payer_wallet: settled.map(|p| p.payer_wallet).unwrap_or_default(),
         bump,
     };
     pda_account::init(

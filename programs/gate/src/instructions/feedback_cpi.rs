@@ -77,7 +77,8 @@ pub fn validate_feedback_fields(
 impl<'info> FeedbackTarget<'info> {
     /// Calls the registry's give_feedback with the GateAuthority PDA as the signing client.
     /// The engine accounts are passed when the payee is reputation-enabled and its stats
-    /// exist, so the registry updates the engine in the same transaction.
+    /// exist (owned by the engine, with data), so the registry updates the engine in the same
+    /// transaction.
     pub fn give_feedback(
         &self,
         payee_asset: &Pubkey,
@@ -112,7 +113,11 @@ impl<'info> FeedbackTarget<'info> {
             self.collection.to_account_info(),
             system_program.clone(),
         ];
-        if view.reputation_enabled && self.atom_stats.lamports() > 0 {
+        // Stats exist only as an engine-owned account with data: anyone can send lamports to
+        // the address, and a balance alone must not change what the registry is handed.
+        let stats_exist =
+            self.atom_stats.owner == &ids::REPUTATION_ENGINE && !self.atom_stats.data_is_empty();
+        if view.reputation_enabled && stats_exist {
             metas.extend([
                 AccountMeta::new_readonly(self.atom_config.key(), false),
                 AccountMeta::new(self.atom_stats.key(), false),

@@ -8,8 +8,10 @@ pub struct GatePayment<'info> {
 }
 
 /// Read-only decision: never fails on a Deny; the decision is the return data and an event.
+/// Every account is read-only, so other programs can CPI it (see `programs/examples`).
 pub fn gate_payment(ctx: Context<GatePayment>, args: PaymentArgs) -> Result<()> {
+    args.validate()?;
     let bump = ctx.bumps.evaluation.evaluate_signer;
-    ctx.accounts.evaluation.evaluate(bump, &args, false)?;
+    ctx.accounts.evaluation.evaluate(bump, &args)?;
     Ok(())
 }

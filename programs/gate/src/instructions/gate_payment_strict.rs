@@ -3,13 +3,15 @@ use super::introspection::{instruction_at, position, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
 use crate::settlement::{self, Expected, PaymentArgs};
 use anchor_lang::prelude::*;
+use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, DenyReason};
 use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+use trust_gate_program_common::token_mint::{self, MintProblem};
 
 #[derive(Accounts)]
-#[instruction(payer_asset: Pubkey, payee_asset: Pubkey)]
+#[instruction(payer_asset: Pubkey, payee_asset: Pubkey, amount: u64, mint: Pubkey)]
 pub struct GatePaymentStrict<'info> {
-    pub evaluation: EvaluationAccounts<'info>,
+    pub evaluation: CommitEvaluationAccounts<'info>,
     /// The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
     /// else can spend an agent's budget.
     pub payer_signer: Signer<'info>,
@@ -35,6 +37,10 @@ pub struct GatePaymentStrict<'info> {
     /// payee's recipient (checked in the handler).
     /// CHECK: verified as described above.
     pub destination_token: UncheckedAccount<'info>,
+    /// The gated mint (address enforced); its extensions are checked in the handler.
+    /// CHECK: verified as described above.
+    #[account(address = mint @ GateError::TransferMintMismatch)]
+    pub mint_account: UncheckedAccount<'info>,
     /// CHECK: the instructions sysvar (address enforced).
     #[account(address = INSTRUCTIONS_SYSVAR_ID)]
     pub instructions: UncheckedAccount<'info>,
@@ -64,6 +70,20 @@ fn token_account_mint_and_owner(info: &AccountInfo) -> Result<(Pubkey, Pubkey)> 
     Ok((key(0..32)?, key(32..64)?))
 }
 
+/// The mint must deliver exactly `amount` and never take it back. Checked at every
+/// settlement, not only when the policy was created: a Token-2022 mint with a close
+/// authority can be closed and re-created with other extensions at the same address.
+fn check_mint(info: &AccountInfo) -> Result<()> {
+    let data = info.try_borrow_data()?;
+    token_mint::check(info.owner, &data).map_err(|p| {
+        error!(match p {
+            MintProblem::NotAMint => GateError::MintInvalid,
+            MintProblem::TransferFee => GateError::MintTransferFee,
+            MintProblem::PermanentDelegate => GateError::MintPermanentDelegate,
+        })
+    })
+}
+
 /// The Anchor error for a deny reason: `code - 6000 == reason code`.
 pub fn deny_error(reason: DenyReason) -> GateError {
     match reason {
@@ -85,11 +105,18 @@ pub fn deny_error(reason: DenyReason) -> GateError {
     }
 }
 
-/// The committing gate of a settlement. Fails unless the transaction is exactly
-/// [this, TransferChecked of the same amount and mint from `payer_signer` to the payee's
-/// recipient, emit_feedback for the same payee]; then commits the counters on Allow and
-/// fails on anything else, so the counters move only together with the money.
+/// The committing gate of a settlement. It is a top-level instruction by design: it reads
+/// the transaction around it, and a program calling it could call it several times for one
+/// transfer. Fails unless the transaction is [≤2 ComputeBudget, this, TransferChecked of the
+/// same amount and mint from `payer_signer` to the payee's recipient, emit_feedback for the
+/// same payee]; then commits the counters on Allow and fails on anything else, so the
+/// counters move only together with the money.
 pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -> Result<()> {
+    args.validate()?;
+    require!(
+        get_stack_height() == TRANSACTION_LEVEL_STACK_HEIGHT,
+        GateError::StrictGateNotTopLevel
+    );
     let a = &ctx.accounts;
     let payer = agent(&a.payer_agent, &args.payer_asset)?;
     let signer = a.payer_signer.key();
@@ -101,25 +128,23 @@ pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -
     let (dest_mint, dest_owner) = token_account_mint_and_owner(&a.destination_token)?;
     require_keys_eq!(dest_mint, args.mint, GateError::RecipientMismatch);
     require_keys_eq!(dest_owner, payee.recipient(), GateError::RecipientMismatch);
+    check_mint(&a.mint_account)?;
 
     let sysvar = a.instructions.to_account_info();
     let (current, count) = position(&sysvar)?;
     settlement::check_strict_bundle(
         current,
         count,
-        instruction_at(&sysvar, settlement::TRANSFER_INDEX).as_ref(),
-        instruction_at(&sysvar, settlement::FEEDBACK_INDEX).as_ref(),
+        |i| instruction_at(&sysvar, i),
         &Expected {
-            amount: args.amount,
-            mint: args.mint,
+            args,
             destination: a.destination_token.key(),
             authority: signer,
-            payee_asset: args.payee_asset,
         },
     )?;
 
     let bump = ctx.bumps.evaluation.evaluate_signer;
-    match ctx.accounts.evaluation.evaluate(bump, &args, true)? {
+    match ctx.accounts.evaluation.evaluate_and_commit(bump, &args)? {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(deny_error(reason).into()),
         Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),

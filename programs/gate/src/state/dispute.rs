@@ -4,7 +4,7 @@ use anchor_lang::prelude::*;
 /// can be disputed, once.
 ///
 /// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 reason_hash, 136 slot,
-/// 144 created_at, 152 bump.
+/// 144 created_at, 152 disputed_by, 184 bump.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct DisputeRecord {
@@ -14,5 +14,7 @@ pub struct DisputeRecord {
     pub reason_hash: [u8; 32],
     pub slot: u64,
     pub created_at: i64,
+    /// The payer's wallet that signed the dispute.
+    pub disputed_by: Pubkey,
     pub bump: u8,
 }

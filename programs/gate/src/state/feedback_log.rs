@@ -5,7 +5,7 @@ use anchor_lang::prelude::*;
 ///
 /// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_asset, 136 mint,
 /// 168 amount, 176 score, 177 value, 185 value_decimals, 186 slot, 194 created_at,
-/// 202 settled_atomically, 203 bump.
+/// 202 settled_atomically, 203 payer_wallet, 235 bump.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct FeedbackEmissionLog {
@@ -23,8 +23,11 @@ pub struct FeedbackEmissionLog {
     pub value_decimals: u8,
     pub slot: u64,
     pub created_at: i64,
-    /// True only when emitted as the third instruction of [gate_payment_strict,
+    /// True only when emitted as the last instruction of [gate_payment_strict,
     /// TransferChecked, emit_feedback] for the same payee, i.e. the money moved.
     pub settled_atomically: bool,
+    /// The settlement's transfer authority (the payer's wallet): the only key that may
+    /// dispute the payment. Default when not settled atomically.
+    pub payer_wallet: Pubkey,
     pub bump: u8,
 }

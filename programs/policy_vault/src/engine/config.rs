@@ -13,6 +13,12 @@ pub mod kinds {
     pub const ALL: u8 = KILL_SWITCH | SPENDING | VELOCITY | COUNTERPARTY_TIER | REQUIRE_VALIDATION;
 }
 
+/// Rules whose limits are amounts of one token: a policy with any of them must name its mint
+/// (5 000 000 raw units is 5 USDC but 0.05 of an 8-decimal token).
+pub fn needs_mint(kinds: u8) -> bool {
+    kinds & (kinds::SPENDING | kinds::VELOCITY) != 0
+}
+
 pub const MAX_TIER: u8 = 4;
 pub const MAX_CONFIDENCE_BPS: u16 = 10_000;
 pub const MAX_DECAY_BPS: u16 = 10_000;

@@ -15,10 +15,10 @@ pub struct EvaluateArgs {
     pub amount: u64,
     pub mint: Pubkey,
     pub policy_id: u32,
-    /// Apply the spending and velocity deltas when the decision is Allow.
-    pub commit: bool,
 }
 
+/// The accounts of a read-only evaluation. Nothing is writable, so a decision takes no write
+/// lock on the payer's policy or ledger and any program can ask for one (through the gate).
 #[derive(Accounts)]
 #[instruction(args: EvaluateArgs)]
 pub struct Evaluate<'info> {
@@ -32,13 +32,11 @@ pub struct Evaluate<'info> {
     pub gate_signer: Signer<'info>,
     /// The payer's policy.
     #[account(
-        mut,
         seeds = [seeds::POLICY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
         bump = policy.bump,
     )]
     pub policy: Account<'info, PolicyAccount>,
     #[account(
-        mut,
         seeds = [seeds::VELOCITY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
         bump = velocity.bump,
     )]
@@ -70,6 +68,54 @@ pub struct Evaluate<'info> {
     /// An attestation about the payer (for the payee's acceptance policy), when the payer has one.
     pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
     /// An attestation about the payee (for the payer's policy), when the payee has one.
+    pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
+}
+
+/// The accounts of an evaluation that commits: [`Evaluate`]'s, with the policy (spending
+/// counters) and the velocity ledger writable. Reached only from the gate's strict,
+/// atomic settlement.
+#[derive(Accounts)]
+#[instruction(args: EvaluateArgs)]
+pub struct EvaluateAndCommit<'info> {
+    /// As in [`Evaluate`].
+    #[account(
+        seeds = [seeds::GATE_EVALUATE_SIGNER],
+        bump,
+        seeds::program = seeds::GATE_PROGRAM_ID,
+    )]
+    pub gate_signer: Signer<'info>,
+    #[account(
+        mut,
+        seeds = [seeds::POLICY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
+        bump = policy.bump,
+    )]
+    pub policy: Account<'info, PolicyAccount>,
+    #[account(
+        mut,
+        seeds = [seeds::VELOCITY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
+        bump = velocity.bump,
+    )]
+    pub velocity: Account<'info, VelocityLedger>,
+    #[account(seeds = [seeds::KILLSWITCH, args.payer_asset.as_ref()], bump = killswitch.bump)]
+    pub killswitch: Account<'info, KillSwitchState>,
+    /// CHECK: as in [`Evaluate`].
+    #[account(
+        seeds = [ext_seeds::ATOM_STATS, args.payer_asset.as_ref()],
+        bump,
+        seeds::program = ids::REPUTATION_ENGINE,
+    )]
+    pub payer_stats: UncheckedAccount<'info>,
+    /// CHECK: as in [`Evaluate`].
+    #[account(
+        seeds = [ext_seeds::ATOM_STATS, args.payee_asset.as_ref()],
+        bump,
+        seeds::program = ids::REPUTATION_ENGINE,
+    )]
+    pub payee_stats: UncheckedAccount<'info>,
+    /// CHECK: as in [`Evaluate`].
+    #[account(seeds = [seeds::ACCEPTANCE, args.payee_asset.as_ref()], bump)]
+    pub payee_acceptance: UncheckedAccount<'info>,
+    pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
     pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
 }
 
@@ -117,49 +163,56 @@ fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
         .map_err(|_| error!(PolicyVaultError::AcceptancePolicyInvalid))
 }
 
-/// Decides a payment; commits the deltas on Allow when asked. Returns the 35-byte decision
-/// wire form as return data.
-pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
-    let a = &ctx.accounts;
-    let params = &a.policy.params;
+/// What one evaluation reads, borrowed from either accounts struct.
+struct Inputs<'a, 'info> {
+    policy: &'a PolicyAccount,
+    velocity: &'a VelocityLedger,
+    killswitch: &'a KillSwitchState,
+    payer_stats: &'a AccountInfo<'info>,
+    payee_stats: &'a AccountInfo<'info>,
+    payee_acceptance: &'a AccountInfo<'info>,
+    payer_attestation: &'a Option<Account<'info, ValidationAttestation>>,
+    payee_attestation: &'a Option<Account<'info, ValidationAttestation>>,
+}
+
+/// Runs the engine over the accounts. A retired policy or another mint is a hard error.
+fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
+    require!(!i.policy.is_retired(), PolicyVaultError::PolicyRetired);
+    let params = &i.policy.params;
     require!(
         params.mint == Pubkey::default() || params.mint == args.mint,
         PolicyVaultError::PolicyMintMismatch
     );
     let policy = params.to_config()?;
-    let acceptance_account = acceptance(&a.payee_acceptance)?;
+    let acceptance_account = acceptance(i.payee_acceptance)?;
     let acceptance = acceptance_account
         .as_ref()
         .map(|acc| acc.params.to_config())
         .transpose()?;
-    let now = Clock::get()?.unix_timestamp;
-
-    let evaluation = engine::evaluate(&EvalInput {
+    Ok(engine::evaluate(&EvalInput {
         policy: &policy,
         acceptance: acceptance.as_ref(),
-        paused: a.killswitch.paused,
-        spending: a.policy.counters(),
-        velocity: a.velocity.state(),
+        paused: i.killswitch.paused,
+        spending: i.policy.counters(),
+        velocity: i.velocity.state(),
         payer: Party {
             asset: args.payer_asset,
-            reputation: stats(&a.payer_stats)?,
-            attestation: attestation(&a.payer_attestation)?,
+            reputation: stats(i.payer_stats)?,
+            attestation: attestation(i.payer_attestation)?,
         },
         payee: Party {
             asset: args.payee_asset,
-            reputation: stats(&a.payee_stats)?,
-            attestation: attestation(&a.payee_attestation)?,
+            reputation: stats(i.payee_stats)?,
+            attestation: attestation(i.payee_attestation)?,
         },
         amount: args.amount,
-        now,
-    });
+        now: Clock::get()?.unix_timestamp,
+    }))
+}
 
-    let committed = args.commit && evaluation.decision.is_allow();
-    if committed {
-        ctx.accounts.policy.store_counters(evaluation.spending);
-        ctx.accounts.velocity.store(evaluation.velocity);
-    }
-    let wire = evaluation.decision.to_wire();
+/// Emits the evaluation event and returns the 35-byte decision as return data.
+fn report(args: &EvaluateArgs, decision: &engine::Decision, committed: bool) {
+    let wire = decision.to_wire();
     runtime::emit(&PaymentEvaluated {
         payer_asset: args.payer_asset,
         payee_asset: args.payee_asset,
@@ -173,5 +226,50 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
         committed,
     });
     runtime::set_return_data(&wire);
+}
+
+/// Decides a payment without writing anything. Return data: the 35-byte decision.
+pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
+    let a = &ctx.accounts;
+    let evaluation = decide(
+        Inputs {
+            policy: &a.policy,
+            velocity: &a.velocity,
+            killswitch: &a.killswitch,
+            payer_stats: &a.payer_stats,
+            payee_stats: &a.payee_stats,
+            payee_acceptance: &a.payee_acceptance,
+            payer_attestation: &a.payer_attestation,
+            payee_attestation: &a.payee_attestation,
+        },
+        &args,
+    )?;
+    report(&args, &evaluation.decision, false);
+    Ok(())
+}
+
+/// Decides a payment and, on Allow, stores the new spending counters and velocity state.
+/// Return data: the 35-byte decision.
+pub fn evaluate_and_commit(ctx: Context<EvaluateAndCommit>, args: EvaluateArgs) -> Result<()> {
+    let a = &ctx.accounts;
+    let evaluation = decide(
+        Inputs {
+            policy: &a.policy,
+            velocity: &a.velocity,
+            killswitch: &a.killswitch,
+            payer_stats: &a.payer_stats,
+            payee_stats: &a.payee_stats,
+            payee_acceptance: &a.payee_acceptance,
+            payer_attestation: &a.payer_attestation,
+            payee_attestation: &a.payee_attestation,
+        },
+        &args,
+    )?;
+    let committed = evaluation.decision.is_allow();
+    if committed {
+        ctx.accounts.policy.store_counters(evaluation.spending);
+        ctx.accounts.velocity.store(evaluation.velocity);
+    }
+    report(&args, &evaluation.decision, committed);
     Ok(())
 }

@@ -1,4 +1,4 @@
-use crate::errors::PolicyVaultError;
+use super::mint_check::check_policy_mint;
 use crate::events::{KillSwitchInitialized, PolicyCreated};
 use crate::state::{
     seeds, KillSwitchState, PolicyAccount, PolicyAuthority, PolicyParams, VelocityLedger,
@@ -9,8 +9,10 @@ use trust_gate_program_common::{pda_account, runtime};
 #[derive(Accounts)]
 #[instruction(asset: Pubkey, policy_id: u32)]
 pub struct InitPolicy<'info> {
-    /// A member of the agent's policy authority; pays for the accounts.
-    #[account(mut, constraint = authority.is_member(&member.key()) @ PolicyVaultError::NotAuthorityMember)]
+    /// A member of the agent's policy authority; pays for the accounts. Further member
+    /// signers follow as remaining accounts: creating a policy needs the threshold, because
+    /// a payer pays under the policy it names.
+    #[account(mut)]
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
@@ -27,6 +29,10 @@ pub struct InitPolicy<'info> {
     /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
     pub killswitch: UncheckedAccount<'info>,
+    /// The policy's mint (required when the policy names one): an SPL Token or Token-2022
+    /// mint without a transfer fee or permanent delegate.
+    /// CHECK: compared with `params.mint` and parsed by `check_policy_mint`.
+    pub mint: Option<UncheckedAccount<'info>>,
     pub system_program: Program<'info, System>,
 }
 
@@ -37,8 +43,14 @@ pub fn init_policy(
     params: PolicyParams,
 ) -> Result<()> {
     params.validate()?;
-    let now = Clock::get()?.unix_timestamp;
     let a = &ctx.accounts;
+    let signers = a
+        .authority
+        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
+    if params.mint != Pubkey::default() {
+        check_policy_mint(a.mint.as_ref().map(|m| m.as_ref()), &params.mint)?;
+    }
+    let now = Clock::get()?.unix_timestamp;
     let id = policy_id.to_le_bytes();
 
     if pda_account::load::<KillSwitchState>(&a.killswitch)?.is_none() {
@@ -75,6 +87,7 @@ pub fn init_policy(
         kinds: params.kinds,
         mint: params.mint,
         created_by: a.member.key(),
+        signers,
     });
     let bump = ctx.bumps.policy;
     pda_account::init(
@@ -91,6 +104,7 @@ pub fn init_policy(
             week_index: 0,
             week_spent: 0,
             created_at: now,
+            retired_at: 0,
             bump,
         },
     )?;

@@ -2,9 +2,9 @@ use anchor_lang::prelude::*;
 
 pub const MAX_MEMBERS: usize = 7;
 
-/// Who may configure an agent's policies: `threshold` of `members` must sign changes that
-/// need the full authority (rotation, kill switch, acceptance policy); any one member may
-/// create policies.
+/// Who may configure an agent's policies: `threshold` of `members` must sign every change
+/// (rotation, kill switch, policy creation and retirement, acceptance policy); any one member
+/// may create the kill switch, which starts unpaused.
 ///
 /// Offsets: 8 asset, 40 threshold, 41 bump, 42 members (Borsh Vec, at most 7; the account is
 /// allocated for 7 so rotation never reallocates).

@@ -14,7 +14,8 @@ pub struct PolicyParams {
     pub kinds: u8,
     /// Which tier CounterpartyTier compares: 0 immediate, 1 confirmed.
     pub gate_mode: u8,
-    /// The policy's token; the default key (all zero) accepts any mint.
+    /// The policy's token; the default key (all zero) accepts any mint, which only a policy
+    /// without Spending and Velocity may do.
     pub mint: Pubkey,
     pub per_tx_cap: u64,
     /// Per UTC day.
@@ -87,7 +88,12 @@ impl PolicyParams {
     /// Validates every field; the error names the field.
     pub fn validate(&self) -> Result<()> {
         let config = self.to_config()?;
-        engine::validate_policy(&config).map_err(config_error)
+        engine::validate_policy(&config).map_err(config_error)?;
+        require!(
+            !engine::needs_mint(self.kinds) || self.mint != Pubkey::default(),
+            PolicyVaultError::MintRequired
+        );
+        Ok(())
     }
 }
 
@@ -116,7 +122,8 @@ pub(crate) fn config_error(e: ConfigError) -> Error {
 /// Offsets: 8 asset, 40 policy_id (u32 LE), 44 params (kinds 44, gate_mode 45, mint 46..78,
 /// per_tx 78, daily 86, weekly 94, window 102, max_in_window 110, decay 118, min tier 120,
 /// max risk 121, min confidence 122, unrated 124, capability 125..157, attestors 157..221),
-/// 221 day_index, 229 day_spent, 237 week_index, 245 week_spent, 253 created_at, 261 bump.
+/// 221 day_index, 229 day_spent, 237 week_index, 245 week_spent, 253 created_at,
+/// 261 retired_at, 269 bump.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct PolicyAccount {
@@ -131,10 +138,17 @@ pub struct PolicyAccount {
     pub week_index: i64,
     pub week_spent: u64,
     pub created_at: i64,
+    /// Unix time the authority's threshold retired the policy; 0 = in force. A retired
+    /// policy is a hard error (`PolicyRetired`) for both gates.
+    pub retired_at: i64,
     pub bump: u8,
 }
 
 impl PolicyAccount {
+    pub fn is_retired(&self) -> bool {
+        self.retired_at != 0
+    }
+
     pub fn counters(&self) -> SpendingCounters {
         SpendingCounters {
             day_index: self.day_index,

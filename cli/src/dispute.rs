@@ -1,0 +1,89 @@
+//! `trust-gate dispute <payment id hash>`: the payer of a settled payment disputes it.
+
+use clap::Args;
+use solana_sdk::signature::{read_keypair_file, Keypair};
+use solana_sdk::signer::Signer;
+use trust_gate_client::Overrides;
+use trust_gate_demo::dispute::{self, DisputeOptions};
+use trust_gate_migrations::DemoWorld;
+
+#[derive(Args)]
+pub struct DisputeArgs {
+    /// The payment id hash (64 hex characters), as `trust-gate pay` prints in the receipt link.
+    payment_id_hash: String,
+    /// Why: stored as its sha256 in the dispute record.
+    #[arg(long)]
+    reason: String,
+    /// Stored with the registry's dispute feedback (up to 250 bytes).
+    #[arg(long, default_value = "")]
+    feedback_uri: String,
+    /// The payer's wallet keypair (JSON file): the key that signed the payment's transfer.
+    /// On the localnet the demo tier-3 payer's key is used when omitted.
+    #[arg(long, env = "PAYER_KEYPAIR")]
+    keypair: Option<String>,
+    #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8899")]
+    rpc_url: String,
+    /// The facilitator that settled the payment.
+    #[arg(long, env = "FACILITATOR_URL", default_value = "http://127.0.0.1:4020")]
+    facilitator_url: String,
+}
+
+fn signer(a: &DisputeArgs) -> Result<Keypair, String> {
+    match &a.keypair {
+        Some(path) => read_keypair_file(path)
+            .map_err(|e| format!("--keypair {path}: cannot read a keypair: {e}")),
+        None => Ok(DemoWorld::new()
+            .payer(3)
+            .map(|p| p.owner.insecure_clone())
+            .expect("the demo world has a tier-3 payer")),
+    }
+}
+
+pub async fn run(a: DisputeArgs) -> Result<(), String> {
+    let payment_id_hash =
+        trust_gate_client::decode::parse_hex32("payment_id_hash", &a.payment_id_hash).map_err(
+            |_| {
+                format!(
+                    "payment_id_hash: {:?} is not 64 hex characters",
+                    a.payment_id_hash
+                )
+            },
+        )?;
+    if a.reason.trim().is_empty() {
+        return Err("--reason: must not be empty".into());
+    }
+    let signer = signer(&a)?;
+    let rpc = trust_gate_migrations::rpc(&a.rpc_url);
+    println!(
+        "Disputing payment {} as {}",
+        a.payment_id_hash,
+        signer.pubkey()
+    );
+    let outcome = dispute::dispute(
+        &reqwest::Client::new(),
+        &rpc,
+        &DisputeOptions {
+            facilitator_url: a.facilitator_url.clone(),
+            payment_id_hash,
+            reason: a.reason.clone(),
+            feedback_uri: a.feedback_uri.clone(),
+            signer: &signer,
+            overrides: Overrides::from_env().map_err(|e| e.to_string())?,
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    if outcome.status == 200 {
+        println!(
+            "Disputed: {}",
+            outcome.body["transaction"].as_str().unwrap_or_default()
+        );
+        println!("  record {}", outcome.body["disputeRecord"]);
+        Ok(())
+    } else {
+        Err(format!(
+            "the facilitator refused the dispute (HTTP {}): {}",
+            outcome.status, outcome.body
+        ))
+    }
+}

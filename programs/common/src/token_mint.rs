@@ -1,0 +1,163 @@
+//! Token mints as the programs need to see them: owned by SPL Token or Token-2022, and free
+//! of the Token-2022 extensions that make a transfer's `amount` untrustworthy.
+//!
+//! A policy counts `amount` against its caps and a receipt records it as paid. Two Token-2022
+//! extensions break that: a **transfer fee** withholds part of every transfer at the
+//! destination (the payee receives less than `amount`), and a **permanent delegate** can move
+//! tokens out of any account of the mint at any time (a settled payment can be clawed back).
+//! Such mints are refused where a policy is created and again at every settlement (a mint with
+//! a close authority can be closed and re-created with new extensions at the same address).
+//!
+//! The TLV walk is written out here rather than pulled from spl-token-2022 so that the
+//! programs stay small; `tests` checks it against mints created by Token-2022 itself.
+
+use anchor_lang::prelude::*;
+
+pub const TOKEN_PROGRAM_ID: Pubkey = pubkey!("TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA");
+pub const TOKEN_2022_PROGRAM_ID: Pubkey = pubkey!("TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb");
+
+/// The base mint layout of both programs: 82 bytes, `is_initialized` at 45.
+pub const MINT_LEN: usize = 82;
+const IS_INITIALIZED: usize = 45;
+/// A Token-2022 mint with extensions is padded to the token-account length, then carries one
+/// account-type byte, then the TLV extensions.
+const EXTENDED_BASE_LEN: usize = 165;
+const ACCOUNT_TYPE_MINT: u8 = 1;
+const TLV_START: usize = EXTENDED_BASE_LEN + 1;
+
+/// Token-2022 extension type numbers (`spl_token_2022::extension::ExtensionType`).
+pub mod extension {
+    pub const UNINITIALIZED: u16 = 0;
+    pub const TRANSFER_FEE_CONFIG: u16 = 1;
+    pub const PERMANENT_DELEGATE: u16 = 12;
+}
+
+pub fn is_token_program(id: &Pubkey) -> bool {
+    *id == TOKEN_PROGRAM_ID || *id == TOKEN_2022_PROGRAM_ID
+}
+
+/// Why a mint cannot back a policy or a settlement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MintProblem {
+    /// Not an initialized mint of SPL Token or Token-2022.
+    NotAMint,
+    /// Token-2022 transfer-fee extension: the destination receives less than `amount`.
+    TransferFee,
+    /// Token-2022 permanent delegate (set): it can take a payment back from the payee.
+    PermanentDelegate,
+}
+
+/// Checks the account at a mint's address: its owner and, for Token-2022, its extensions.
+pub fn check(owner: &Pubkey, data: &[u8]) -> core::result::Result<(), MintProblem> {
+    if !is_token_program(owner) || data.len() < MINT_LEN || data[IS_INITIALIZED] != 1 {
+        return Err(MintProblem::NotAMint);
+    }
+    if data.len() == MINT_LEN {
+        return Ok(());
+    }
+    // Only Token-2022 mints carry extensions.
+    if *owner != TOKEN_2022_PROGRAM_ID
+        || data.len() < TLV_START
+        || data[EXTENDED_BASE_LEN] != ACCOUNT_TYPE_MINT
+    {
+        return Err(MintProblem::NotAMint);
+    }
+    let mut at = TLV_START;
+    while at + 4 <= data.len() {
+        let kind = u16::from_le_bytes([data[at], data[at + 1]]);
+        let len = usize::from(u16::from_le_bytes([data[at + 2], data[at + 3]]));
+        let value = data
+            .get(at + 4..at + 4 + len)
+            .ok_or(MintProblem::NotAMint)?;
+        match kind {
+            extension::UNINITIALIZED => break,
+            extension::TRANSFER_FEE_CONFIG => return Err(MintProblem::TransferFee),
+            // An all-zero delegate is "none" and can never be set again.
+            extension::PERMANENT_DELEGATE if value.iter().any(|b| *b != 0) => {
+                return Err(MintProblem::PermanentDelegate)
+            }
+            _ => {}
+        }
+        at += 4 + len;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mint(extensions: &[(u16, Vec<u8>)]) -> Vec<u8> {
+        let mut d = vec![0u8; MINT_LEN];
+        d[IS_INITIALIZED] = 1;
+        if extensions.is_empty() {
+            return d;
+        }
+        d.resize(EXTENDED_BASE_LEN, 0);
+        d.push(ACCOUNT_TYPE_MINT);
+        for (kind, value) in extensions {
+            d.extend_from_slice(&kind.to_le_bytes());
+            d.extend_from_slice(&(value.len() as u16).to_le_bytes());
+            d.extend_from_slice(value);
+        }
+        d
+    }
+
+    #[test]
+    fn plain_mints_of_both_programs_pass() {
+        assert_eq!(check(&TOKEN_PROGRAM_ID, &mint(&[])), Ok(()));
+        assert_eq!(check(&TOKEN_2022_PROGRAM_ID, &mint(&[])), Ok(()));
+        // A transfer hook (14) and metadata pointer (18) do not change what arrives.
+        let ok = mint(&[(14, vec![7; 64]), (18, vec![1; 64])]);
+        assert_eq!(check(&TOKEN_2022_PROGRAM_ID, &ok), Ok(()));
+    }
+
+    #[test]
+    fn fee_and_delegate_extensions_are_refused() {
+        let fee = mint(&[
+            (14, vec![7; 64]),
+            (extension::TRANSFER_FEE_CONFIG, vec![0; 108]),
+        ]);
+        assert_eq!(
+            check(&TOKEN_2022_PROGRAM_ID, &fee),
+            Err(MintProblem::TransferFee)
+        );
+        let delegate = mint(&[(extension::PERMANENT_DELEGATE, vec![9; 32])]);
+        assert_eq!(
+            check(&TOKEN_2022_PROGRAM_ID, &delegate),
+            Err(MintProblem::PermanentDelegate)
+        );
+        let no_delegate = mint(&[(extension::PERMANENT_DELEGATE, vec![0; 32])]);
+        assert_eq!(check(&TOKEN_2022_PROGRAM_ID, &no_delegate), Ok(()));
+    }
+
+    #[test]
+    fn anything_else_is_not_a_mint() {
+        let m = mint(&[]);
+        assert_eq!(check(&Pubkey::default(), &m), Err(MintProblem::NotAMint));
+        let mut uninit = m.clone();
+        uninit[IS_INITIALIZED] = 0;
+        assert_eq!(
+            check(&TOKEN_PROGRAM_ID, &uninit),
+            Err(MintProblem::NotAMint)
+        );
+        assert_eq!(
+            check(&TOKEN_PROGRAM_ID, &m[..40]),
+            Err(MintProblem::NotAMint)
+        );
+        // Extensions on an SPL Token account, a token account (type 2), a truncated entry.
+        let ext = mint(&[(14, vec![7; 64])]);
+        assert_eq!(check(&TOKEN_PROGRAM_ID, &ext), Err(MintProblem::NotAMint));
+        let mut account = ext.clone();
+        account[EXTENDED_BASE_LEN] = 2;
+        assert_eq!(
+            check(&TOKEN_2022_PROGRAM_ID, &account),
+            Err(MintProblem::NotAMint)
+        );
+        let truncated = &ext[..ext.len() - 1];
+        assert_eq!(
+            check(&TOKEN_2022_PROGRAM_ID, truncated),
+            Err(MintProblem::NotAMint)
+        );
+    }
+}
