@@ -1,11 +1,9 @@
 //! `trust-gate dispute <payment id hash>`: the payer of a settled payment disputes it.
 
 use clap::Args;
-use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use trust_gate_client::Overrides;
 use trust_gate_demo::dispute::{self, DisputeOptions};
-use trust_gate_migrations::DemoWorld;
 
 #[derive(Args)]
 pub struct DisputeArgs {
@@ -28,17 +26,6 @@ pub struct DisputeArgs {
     facilitator_url: String,
 }
 
-fn signer(a: &DisputeArgs) -> Result<Keypair, String> {
-    match &a.keypair {
-        Some(path) => read_keypair_file(path)
-            .map_err(|e| format!("--keypair {path}: cannot read a keypair: {e}")),
-        None => Ok(DemoWorld::new()
-            .payer(3)
-            .map(|p| p.owner.insecure_clone())
-            .expect("the demo world has a tier-3 payer")),
-    }
-}
-
 pub async fn run(a: DisputeArgs) -> Result<(), String> {
     let payment_id_hash =
         trust_gate_client::decode::parse_hex32("payment_id_hash", &a.payment_id_hash).map_err(
@@ -52,7 +39,7 @@ pub async fn run(a: DisputeArgs) -> Result<(), String> {
     if a.reason.trim().is_empty() {
         return Err("--reason: must not be empty".into());
     }
-    let signer = signer(&a)?;
+    let signer = crate::pay::payer_keypair(a.keypair.as_deref(), None)?;
     let rpc = trust_gate_migrations::rpc(&a.rpc_url);
     println!(
         "Disputing payment {} as {}",

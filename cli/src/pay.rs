@@ -28,9 +28,10 @@ pub struct PayArgs {
     facilitator_url: String,
 }
 
-/// The signer: `--keypair`, else the demo agent's owner (the tier-3 agent by default).
-fn signer(a: &PayArgs, agent: Option<Pubkey>) -> Result<Keypair, String> {
-    if let Some(path) = &a.keypair {
+/// The payer's wallet: `--keypair`, else the demo agent's owner (the tier-3 agent by
+/// default). `trust-gate dispute` signs with the same key.
+pub fn payer_keypair(keypair: Option<&str>, agent: Option<Pubkey>) -> Result<Keypair, String> {
+    if let Some(path) = keypair {
         return read_keypair_file(path)
             .map_err(|e| format!("--keypair {path}: cannot read a keypair: {e}"));
     }
@@ -53,7 +54,7 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
                 .map_err(|_| format!("--payer-agent: {s:?} is not a base58 public key"))
         })
         .transpose()?;
-    let signer = signer(&a, agent)?;
+    let signer = payer_keypair(a.keypair.as_deref(), agent)?;
     let rpc = trust_gate_migrations::rpc(&a.rpc_url);
     let http = reqwest::Client::new();
     let overrides = Overrides::from_env().map_err(|e| e.to_string())?;

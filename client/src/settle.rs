@@ -175,21 +175,19 @@ impl ComputeBudget {
         ixs
     }
 
-    /// Reads the prefix back from instructions (the facilitator's verifier): `None` when one
-    /// of them is not a unit limit or unit price, or a kind repeats.
+    /// Reads the prefix back from instructions (the facilitator's verifier): `None` unless
+    /// they pass the strict gate's own prefix check (a unit limit and a unit price, each at
+    /// most once, well formed).
     pub fn parse(ixs: &[Instruction]) -> Option<ComputeBudget> {
-        use gate::settlement::{compute_budget_tag, SET_COMPUTE_UNIT_LIMIT_TAG};
+        use gate::settlement::{check_prefix, compute_budget_tag, SET_COMPUTE_UNIT_LIMIT_TAG};
+        check_prefix(ixs.iter().cloned().map(Some)).ok()?;
         let mut budget = ComputeBudget::default();
         for ix in ixs {
-            let repeated = if compute_budget_tag(ix)? == SET_COMPUTE_UNIT_LIMIT_TAG {
-                let units = u32::from_le_bytes(ix.data[1..5].try_into().ok()?);
-                budget.unit_limit.replace(units).is_some()
+            if compute_budget_tag(ix)? == SET_COMPUTE_UNIT_LIMIT_TAG {
+                budget.unit_limit = Some(u32::from_le_bytes(ix.data[1..5].try_into().ok()?));
             } else {
-                let price = u64::from_le_bytes(ix.data[1..9].try_into().ok()?);
-                budget.unit_price_micro_lamports.replace(price).is_some()
-            };
-            if repeated {
-                return None;
+                budget.unit_price_micro_lamports =
+                    Some(u64::from_le_bytes(ix.data[1..9].try_into().ok()?));
             }
         }
         Some(budget)

@@ -2,7 +2,7 @@
 //! `gate::dispute_payment` and asks the facilitator that settled it to co-sign and send it
 //! (`POST /dispute`, body `{"transaction": "<base64>"}`).
 
-use crate::pay::PayError;
+use crate::pay::{http_err, PayError};
 use base64::Engine as _;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -34,12 +34,10 @@ pub struct DisputeOutcome {
 }
 
 async fn get_json(http: &reqwest::Client, url: &str) -> Result<Value, PayError> {
-    let err = |reason: String| PayError::Http {
-        url: url.into(),
-        reason,
-    };
-    let res = http.get(url).send().await.map_err(|e| err(e.to_string()))?;
-    res.json().await.map_err(|e| err(format!("not JSON: {e}")))
+    let res = http.get(url).send().await.map_err(|e| http_err(url, e))?;
+    res.json()
+        .await
+        .map_err(|e| http_err(url, format!("not JSON: {e}")))
 }
 
 /// Builds the dispute from the facilitator's receipt of the payment, signs it as the payer
@@ -53,10 +51,7 @@ pub async fn dispute(
     let hash = trust_gate_client::decode::hex(&opts.payment_id_hash);
     let receipt_url = format!("{base}/receipt/{hash}");
     let receipt = get_json(http, &receipt_url).await?;
-    let refused = |reason: String| PayError::Http {
-        url: receipt_url.clone(),
-        reason,
-    };
+    let refused = |reason: String| http_err(&receipt_url, reason);
     if receipt["exists"] != json!(true) {
         return Err(refused(format!(
             "this facilitator has no receipt of payment {hash}: nothing to dispute"
@@ -95,10 +90,7 @@ pub async fn dispute(
         .json(&body)
         .send()
         .await
-        .map_err(|e| PayError::Http {
-            url: url.clone(),
-            reason: e.to_string(),
-        })?;
+        .map_err(|e| http_err(&url, e))?;
     let status = res.status().as_u16();
     let body = res.json().await.unwrap_or(Value::Null);
     Ok(DisputeOutcome { status, body })

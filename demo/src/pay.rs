@@ -239,7 +239,7 @@ pub struct PayOptions<'a> {
     pub overrides: Overrides,
 }
 
-fn http_err(url: &str, e: impl std::fmt::Display) -> PayError {
+pub(crate) fn http_err(url: &str, e: impl std::fmt::Display) -> PayError {
     PayError::Http {
         url: url.into(),
         reason: e.to_string(),

@@ -13,7 +13,7 @@ use crate::adapter::GateContext;
 use crate::reject::Rejection;
 use anchor_lang::{AnchorDeserialize, Discriminator};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use solana_sdk::instruction::Instruction;
+use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::message::{AddressLookupTableAccount, VersionedMessage};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
@@ -463,13 +463,15 @@ fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
 fn compute_budget(prefix: &[Resolved], max_price: u64) -> Result<ComputeBudget, Rejection> {
     let as_ix = |r: &Resolved| Instruction {
         program_id: r.program_id,
-        accounts: Vec::new(),
+        accounts: r
+            .accounts
+            .iter()
+            .map(|k| AccountMeta::new_readonly(*k, false))
+            .collect(),
         data: r.data.clone(),
     };
     let ixs: Vec<Instruction> = prefix.iter().map(as_ix).collect();
-    let budget = ComputeBudget::parse(&ixs)
-        .filter(|_| prefix.iter().all(|r| r.accounts.is_empty()))
-        .ok_or_else(|| {
+    let budget = ComputeBudget::parse(&ixs).ok_or_else(|| {
             Rejection::bad(
                 "compute_budget_invalid",
                 "the ComputeBudget instructions before the payment may only be one SetComputeUnitLimit and one SetComputeUnitPrice",

@@ -57,11 +57,24 @@ async fn gate_payment_is_read_only_even_when_sent() {
         1,
         Attestations::default(),
     );
+    // Every account is read-only: a decision takes no write lock on the payer's policy or
+    // ledger (anyone flooding decisions contends for nothing).
+    for key in [
+        pda::policy(&payer.asset(), 1),
+        pda::velocity(&payer.asset(), 1),
+    ] {
+        let meta = ix.accounts.iter().find(|m| m.pubkey == key).unwrap();
+        assert!(!meta.is_writable, "{key} is write-locked by a decision");
+    }
+    assert!(ix.accounts.iter().all(|m| !m.is_writable && !m.is_signer));
+    // Sent as a real transaction with those read-only accounts, it still decides.
     let tx = trust_gate_program_tests::transaction(&mut w.ctx, &[ix], &[]).await;
-    let logs = trust_gate_program_tests::execute(&mut w.ctx, tx)
+    let meta = trust_gate_program_tests::execute(&mut w.ctx, tx)
         .await
-        .unwrap()
-        .log_messages;
+        .unwrap();
+    let data = meta.return_data.expect("the decision").data;
+    assert_eq!(Decision::from_wire(&data), Some(Decision::Allow));
+    let logs = meta.log_messages;
     assert!(
         logs.iter().any(|l| l.contains("Program data: ")),
         "decision event logged: {logs:#?}"

@@ -1,7 +1,8 @@
 //! The weak points an audit found in the programs, each executed as the attack it allows and
 //! refused (one test per finding, numbered as in the hardening issue). The dispute rules
 //! (finding 8) live in `settlement::only_the_payer_may_dispute_and_only_within_the_window`;
-//! a program asking the read-only gate by CPI (finding 4) in the `cpi_example` module.
+//! the read-only gate (finding 4) in `decisions::gate_payment_is_read_only_even_when_sent`
+//! and, asked by another program through CPI, in the `cpi_example` module.
 
 use gate::errors::GateError as G;
 use gate::settlement::COMPUTE_BUDGET_PROGRAM_ID;
@@ -9,12 +10,10 @@ use gate::state::FeedbackEmissionLog;
 use policy_vault::engine::kinds;
 use policy_vault::errors::PolicyVaultError as V;
 use policy_vault::state::{PolicyAccount, PolicyParams};
-use solana_banks_interface::TransactionMetadata;
-use solana_program_test::{processor, BanksClientError};
+use solana_program_test::processor;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
-use solana_sdk::transaction::Transaction;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_tests::mints::Extension;
@@ -23,7 +22,7 @@ use trust_gate_program_tests::world::{
 };
 use trust_gate_program_tests::wrapper::{self, WRAPPER_ID};
 use trust_gate_program_tests::{
-    assert_code, custom_code, execute, fetch, fund, funded_keypair, payment_id, raw_account, send,
+    assert_code, execute, fetch, fund, funded_keypair, payment_id, raw_account, send,
 };
 
 fn g(e: G) -> u32 {
@@ -32,33 +31,6 @@ fn g(e: G) -> u32 {
 
 fn v(e: V) -> u32 {
     u32::from(e)
-}
-
-/// Executes a settlement paid by the facilitator and signed by the payer's owner.
-async fn settle(
-    w: &mut World,
-    payer: &Agent,
-    ixs: &[Instruction],
-) -> Result<TransactionMetadata, BanksClientError> {
-    let facilitator = w.facilitator.insecure_clone();
-    let blockhash = w.ctx.banks_client.get_latest_blockhash().await.unwrap();
-    let tx = Transaction::new_signed_with_payer(
-        ixs,
-        Some(&facilitator.pubkey()),
-        &[&facilitator, &payer.owner],
-        blockhash,
-    );
-    execute(&mut w.ctx, tx).await
-}
-
-/// The custom error code a simulation of `ix` fails with (`None` when it succeeds).
-async fn simulated_code(w: &mut World, ix: Instruction) -> Option<u32> {
-    let tx = trust_gate_program_tests::transaction(&mut w.ctx, &[ix], &[]).await;
-    let sim = w.ctx.banks_client.simulate_transaction(tx).await.unwrap();
-    match sim.result {
-        Some(Err(err)) => custom_code(&BanksClientError::TransactionError(err)),
-        _ => None,
-    }
 }
 
 /// A registered tier-3 agent whose authority is 2-of-2: its owner and `second`.
@@ -148,10 +120,10 @@ async fn finding_1_a_retired_policy_is_a_hard_error_for_both_gates() {
         1,
         Attestations::default(),
     );
-    assert_eq!(simulated_code(&mut w, ix).await, Some(v(V::PolicyRetired)));
+    assert_code(send(&mut w.ctx, &[ix], &[]).await, v(V::PolicyRetired));
     // The strict gate: the settlement fails and moves nothing.
     let ixs = w.settlement(&payer, &payee, 1_000, payment_id()).await;
-    assert_code(settle(&mut w, &payer, &ixs).await, v(V::PolicyRetired));
+    assert_code(w.send_settlement(&payer, &ixs).await, v(V::PolicyRetired));
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
     // Once retired, for good.
     w.ctx.get_new_latest_blockhash().await.unwrap();
@@ -223,7 +195,7 @@ async fn finding_2_a_program_calling_the_strict_gate_is_refused() {
     // The wrapper sits where the gate should be and calls it twice: one transfer, two commits.
     ixs[0] = wrapper::wrap(&ixs[0]);
     assert_code(
-        settle(&mut w, &payer, &ixs).await,
+        w.send_settlement(&payer, &ixs).await,
         g(G::StrictGateNotTopLevel),
     );
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
@@ -247,9 +219,9 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
         1,
         Attestations::default(),
     );
-    assert_eq!(simulated_code(&mut w, ix).await, Some(g(G::AmountZero)));
+    assert_code(send(&mut w.ctx, &[ix], &[]).await, g(G::AmountZero));
     let ixs = w.settlement(&payer, &payee, 0, payment_id()).await;
-    assert_code(settle(&mut w, &payer, &ixs).await, g(G::AmountZero));
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::AmountZero));
 
     // Payer and payee the same agent.
     let ix = w.gate_payment_ix(
@@ -260,9 +232,9 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
         1,
         Attestations::default(),
     );
-    assert_eq!(simulated_code(&mut w, ix).await, Some(g(G::SelfPayment)));
+    assert_code(send(&mut w.ctx, &[ix], &[]).await, g(G::SelfPayment));
     let ixs = w.settlement(&payer, &payer, 1_000, payment_id()).await;
-    assert_code(settle(&mut w, &payer, &ixs).await, g(G::SelfPayment));
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::SelfPayment));
 
     // A payee whose recipient is the payer's own wallet: SPL Token would accept the transfer
     // from the payer's account to itself, move nothing, and leave a disputable "settled" log.
@@ -279,43 +251,11 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
         w.transfer_ix(&own, &own, &payer.owner.pubkey(), 1_000),
         w.emit_feedback_ix(pay, &payee.asset(), 90, 1_000),
     ];
-    assert_code(settle(&mut w, &payer, &ixs).await, g(G::SelfTransfer));
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::SelfTransfer));
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
     assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
         .is_none());
-}
-
-// 4. The read-only gate takes no write lock --------------------------------------------------
-
-#[tokio::test]
-async fn finding_4_gate_payment_locks_nothing() {
-    let mut w = World::new().await;
-    let (payer, payee) = w.parties().await;
-    let ix = w.gate_payment_ix(
-        &payer.asset(),
-        &payee.asset(),
-        1_000,
-        w.mint,
-        1,
-        Attestations::default(),
-    );
-    for key in [
-        pda::policy(&payer.asset(), 1),
-        pda::velocity(&payer.asset(), 1),
-    ] {
-        let meta = ix.accounts.iter().find(|m| m.pubkey == key).unwrap();
-        assert!(!meta.is_writable, "{key} is write-locked by a decision");
-    }
-    assert!(ix.accounts.iter().all(|m| !m.is_writable && !m.is_signer));
-    // Sent as a real transaction with every account read-only, it still decides.
-    let tx = trust_gate_program_tests::transaction(&mut w.ctx, &[ix], &[]).await;
-    let meta = execute(&mut w.ctx, tx).await.unwrap();
-    let data = meta.return_data.expect("the decision").data;
-    assert_eq!(
-        policy_vault::engine::Decision::from_wire(&data),
-        Some(policy_vault::engine::Decision::Allow)
-    );
 }
 
 // 5. Reputation accounts handed to the registry ---------------------------------------------
@@ -396,7 +336,7 @@ async fn finding_6_the_strict_gate_refuses_them_at_settlement() {
             .token_2022_settlement(&mint, &payer, &payee, 1_000_000, pay)
             .await;
         let dest = ixs[1].accounts[2].pubkey;
-        assert_code(settle(&mut w, &payer, &ixs).await, g(err));
+        assert_code(w.send_settlement(&payer, &ixs).await, g(err));
         assert_eq!(w.token_balance(&dest).await, 0);
     }
     // The same settlement in a plain Token-2022 mint goes through.
@@ -405,7 +345,7 @@ async fn finding_6_the_strict_gate_refuses_them_at_settlement() {
         .token_2022_settlement(&mint, &payer, &payee, 1_000_000, payment_id())
         .await;
     let dest = ixs[1].accounts[2].pubkey;
-    settle(&mut w, &payer, &ixs).await.unwrap();
+    w.send_settlement(&payer, &ixs).await.unwrap();
     assert_eq!(w.token_balance(&dest).await, 1_000_000);
 }
 
@@ -432,7 +372,7 @@ async fn finding_7_a_settlement_may_carry_a_priority_fee() {
         let pay = payment_id();
         let mut ixs = prefix.clone();
         ixs.extend(w.settlement(&payer, &payee, 1_000_000, pay).await);
-        settle(&mut w, &payer, &ixs).await.unwrap();
+        w.send_settlement(&payer, &ixs).await.unwrap();
         let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
             .await
             .unwrap();
@@ -481,7 +421,7 @@ async fn finding_7_the_prefix_is_the_only_relaxation() {
         ),
     ];
     for (ixs, err) in cases {
-        assert_code(settle(&mut w, &payer, &ixs).await, g(err));
+        assert_code(w.send_settlement(&payer, &ixs).await, g(err));
     }
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
 }
