@@ -3,7 +3,8 @@
 use crate::services::{start_demo, start_facilitator, DemoArgs, FacilitatorArgs};
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
-use trust_gate_localnet::{Localnet, LocalnetConfig};
+use std::path::PathBuf;
+use trust_gate_localnet::{Localnet, LocalnetConfig, Programs};
 
 #[derive(Args)]
 pub struct UpArgs {
@@ -32,6 +33,27 @@ pub struct UpArgs {
     /// Run only the chain: no facilitator, no demo, no MCP server.
     #[arg(long)]
     no_services: bool,
+    /// The folder of the SBF builds (`tools/sbf/build` writes target/deploy). Unset: the SBF
+    /// builds in target/deploy if all are there, else the native programs.
+    #[arg(long, env = "SBF_OUT_DIR", conflicts_with = "native")]
+    sbf_out_dir: Option<PathBuf>,
+    /// Run the native programs even when SBF builds exist.
+    #[arg(long)]
+    native: bool,
+}
+
+/// Which programs the localnet runs: as asked, else the SBF builds where `tools/sbf/build`
+/// puts them, else native.
+fn choose_programs(args: &UpArgs) -> Result<Programs, String> {
+    if args.native {
+        return Ok(Programs::Native);
+    }
+    match &args.sbf_out_dir {
+        Some(dir) => Programs::sbf_in(dir).map_err(|e| format!("--sbf-out-dir: {e}")),
+        None => {
+            Ok(Programs::sbf_in(std::path::Path::new("target/deploy")).unwrap_or(Programs::Native))
+        }
+    }
 }
 
 /// The services `up` runs besides the chain.
@@ -79,10 +101,12 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
         return external_cluster(&args, &url).await;
     }
     let addr = SocketAddr::new(args.host, args.rpc_port);
-    tracing::info!("starting the localnet");
+    let programs = choose_programs(&args)?;
+    tracing::info!(programs = %programs.describe(), "starting the localnet");
     let localnet = Localnet::start(LocalnetConfig {
         rpc_addr: addr,
         clock: true,
+        programs,
     })
     .await
     .map_err(|e| {
@@ -112,6 +136,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     println!();
     println!("trust-gate is up:");
     println!("  localnet RPC  {rpc_url}   (Solana JSON-RPC; the programs and a local stand-in of the agent registry)");
+    println!("  programs      {}", localnet.programs.describe());
     match &services {
         Some(Services {
             facilitator,

@@ -1,7 +1,7 @@
 //! The embedded localnet.
 //!
-//! - [`native`]: our three programs and the stand-in as native builtins of a
-//!   solana-program-test bank.
+//! - [`native`]: our three programs (native builtins, or the SBF builds when `SBF_OUT_DIR`
+//!   names them) and the stand-in in a solana-program-test bank.
 //! - [`standin`]: the local stand-in for the external agent registry and reputation engine.
 //!   It is NOT the real registry: it implements, byte for byte, the account layouts and
 //!   instructions that trust-gate reads and calls, so that those reads and CPIs are real.
@@ -16,4 +16,5 @@ pub mod rpc;
 pub mod standin;
 mod start;
 
+pub use native::Programs;
 pub use start::{deterministic_keypair, Localnet, LocalnetConfig, DEFAULT_RPC_ADDR};

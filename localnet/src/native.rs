@@ -1,4 +1,7 @@
-//! Our programs loaded natively (`processor!`) into a solana-program-test bank.
+//! Our programs loaded into a solana-program-test bank: natively (`processor!`), or the SBF
+//! builds that `tools/sbf/build` writes when `SBF_OUT_DIR` names their folder. This is the
+//! one place that decides; the registry and engine stand-ins and the test-only programs are
+//! always native.
 
 // program-test 3.1 flags its whole API as "to become unstable in 4.0"; we pin =3.1.12.
 #![allow(deprecated)]
@@ -6,6 +9,9 @@
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::{account_info::AccountInfo, entrypoint::ProgramResult};
 use solana_program_test::{processor, ProgramTest};
+use solana_sdk::account::Account;
+use solana_sdk::rent::Rent;
+use std::path::{Path, PathBuf};
 use trust_gate_program_common::external::ids;
 
 /// Adapts an Anchor-generated `entry` to the signature `processor!` expects.
@@ -29,25 +35,118 @@ native_entry!(gate_entry, gate::entry);
 native_entry!(validation_registry_entry, validation_registry::entry);
 native_entry!(gated_escrow_entry, gated_escrow::entry);
 
-/// A ProgramTest with trust-gate's three programs, the registry and engine stand-ins at the
-/// external program ids, and (added by ProgramTest itself) SPL Token, Token-2022 and the
-/// Associated Token Account program.
+/// The environment variable naming the folder of the SBF builds (`<program>.so`), as
+/// solana-program-test and `cargo test-sbf` name it.
+pub const SBF_OUT_DIR: &str = "SBF_OUT_DIR";
+
+/// The programs `tools/sbf/build` writes, by file stem.
+pub const SBF_PROGRAMS: [&str; 4] = [
+    "policy_vault",
+    "gate",
+    "validation_registry",
+    "gated_escrow",
+];
+
+/// Where trust-gate's programs come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Programs {
+    /// Compiled into this binary and run by the bank as builtins.
+    Native,
+    /// The SBF builds (`<program>.so`) in this folder, run by the bank's SBF virtual machine.
+    Sbf(PathBuf),
+}
+
+impl Programs {
+    /// `SBF_OUT_DIR` set (and not empty): the SBF builds in that folder; otherwise native.
+    pub fn from_env() -> Programs {
+        match std::env::var_os(SBF_OUT_DIR) {
+            Some(dir) if !dir.is_empty() => Programs::Sbf(PathBuf::from(dir)),
+            _ => Programs::Native,
+        }
+    }
+
+    /// The SBF builds in `dir` if every program is there, else `None` (names the first
+    /// missing file in the error).
+    pub fn sbf_in(dir: &Path) -> Result<Programs, String> {
+        for name in SBF_PROGRAMS {
+            let file = dir.join(format!("{name}.so"));
+            if !file.is_file() {
+                return Err(format!("no SBF build at {}", file.display()));
+            }
+        }
+        Ok(Programs::Sbf(dir.to_path_buf()))
+    }
+
+    /// One line for logs and start-up banners.
+    pub fn describe(&self) -> String {
+        match self {
+            Programs::Native => "native (compiled into this binary)".to_string(),
+            Programs::Sbf(dir) => format!("SBF builds from {}", dir.display()),
+        }
+    }
+}
+
+/// Adds one of our programs: its `.so` from the SBF folder, or its native entry.
+macro_rules! add_ours {
+    ($programs:expr, $pt:expr, $name:literal, $id:expr, $entry:ident) => {
+        match $programs {
+            Programs::Native => $pt.add_program($name, $id, processor!($entry)),
+            Programs::Sbf(dir) => add_sbf($pt, dir, $name, $id),
+        }
+    };
+}
+
+/// Loads `<dir>/<name>.so` at `id`, owned by the BPF loader, as solana-program-test does
+/// for `prefer_bpf`, but by path: its search list falls back to the working directory, and a
+/// missing build must fail, not go unnoticed.
+fn add_sbf(pt: &mut ProgramTest, dir: &Path, name: &str, id: Pubkey) {
+    let file = dir.join(format!("{name}.so"));
+    let data = std::fs::read(&file).unwrap_or_else(|e| {
+        panic!(
+            "{SBF_OUT_DIR} is set but {} cannot be read ({e}); build it with tools/sbf/build",
+            file.display()
+        )
+    });
+    pt.add_account(
+        id,
+        Account {
+            lamports: Rent::default().minimum_balance(data.len()).max(1),
+            data,
+            owner: solana_sdk::bpf_loader::id(),
+            executable: true,
+            rent_epoch: 0,
+        },
+    );
+}
+
+/// [`program_test_with`] the programs [`Programs::from_env`] names.
 pub fn program_test() -> ProgramTest {
+    program_test_with(&Programs::from_env())
+}
+
+/// A ProgramTest with trust-gate's three programs (native or SBF), the registry and engine
+/// stand-ins at the external program ids, and (added by ProgramTest itself) SPL Token,
+/// Token-2022 and the Associated Token Account program.
+pub fn program_test_with(programs: &Programs) -> ProgramTest {
     let mut pt = ProgramTest::default();
     // ProgramTest::default() turns on debug logs of every instruction; keep a run quiet unless
     // RUST_LOG asks for more.
     agave_logger::setup_with_default("error");
     pt.prefer_bpf(false);
-    pt.add_program(
+    add_ours!(
+        programs,
+        &mut pt,
         "policy_vault",
         policy_vault::ID,
-        processor!(policy_vault_entry),
+        policy_vault_entry
     );
-    pt.add_program("gate", gate::ID, processor!(gate_entry));
-    pt.add_program(
+    add_ours!(programs, &mut pt, "gate", gate::ID, gate_entry);
+    add_ours!(
+        programs,
+        &mut pt,
         "validation_registry",
         validation_registry::ID,
-        processor!(validation_registry_entry),
+        validation_registry_entry
     );
     pt.add_program(
         "agent_registry_standin",
@@ -63,11 +162,14 @@ pub fn program_test() -> ProgramTest {
 }
 
 /// Adds the CPI example (`programs/examples/gated_escrow`), which asks the gate for decisions
-/// by CPI. Only its tests load it: the localnet and the migrations never deploy it.
+/// by CPI, from the same source as [`program_test`]. Only its tests load it: the localnet and
+/// the migrations never deploy it.
 pub fn add_cpi_example(pt: &mut ProgramTest) {
-    pt.add_program(
+    add_ours!(
+        &Programs::from_env(),
+        pt,
         "gated_escrow",
         gated_escrow::ID,
-        processor!(gated_escrow_entry),
+        gated_escrow_entry
     );
 }

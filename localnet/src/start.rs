@@ -5,6 +5,7 @@
 //! JSON-RPC server.
 
 use crate::chain::Chain;
+use crate::native::Programs;
 use crate::standin::client as standin;
 use anchor_lang::prelude::Pubkey;
 use sha2::{Digest, Sha256};
@@ -31,6 +32,8 @@ pub struct LocalnetConfig {
     pub rpc_addr: SocketAddr,
     /// Run the wall-clock slot timer (tests may turn it off and drive time themselves).
     pub clock: bool,
+    /// Native programs or the SBF builds (default: what `SBF_OUT_DIR` says).
+    pub programs: Programs,
 }
 
 impl Default for LocalnetConfig {
@@ -38,6 +41,7 @@ impl Default for LocalnetConfig {
         LocalnetConfig {
             rpc_addr: DEFAULT_RPC_ADDR.parse().expect("valid address"),
             clock: true,
+            programs: Programs::from_env(),
         }
     }
 }
@@ -48,6 +52,7 @@ impl LocalnetConfig {
         LocalnetConfig {
             rpc_addr: "127.0.0.1:0".parse().expect("valid address"),
             clock: true,
+            programs: Programs::from_env(),
         }
     }
 }
@@ -60,6 +65,8 @@ pub struct Localnet {
     pub collection: Pubkey,
     /// The stand-in engine's admin (signs `set_stats`).
     pub engine_authority: Keypair,
+    /// Where the programs it runs came from.
+    pub programs: Programs,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -73,7 +80,9 @@ impl Drop for Localnet {
 
 impl Localnet {
     pub async fn start(config: LocalnetConfig) -> Result<Localnet, String> {
-        let ctx = crate::native::program_test().start_with_context().await;
+        let ctx = crate::native::program_test_with(&config.programs)
+            .start_with_context()
+            .await;
         let ids = ProgramIds::for_network(trust_gate_client::Network::Localnet);
         let genesis: Vec<Pubkey> = vec![
             ids.policy_vault,
@@ -102,6 +111,7 @@ impl Localnet {
             rpc_addr,
             collection: collection.pubkey(),
             engine_authority,
+            programs: config.programs,
             tasks,
         })
     }

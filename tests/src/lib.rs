@@ -16,6 +16,7 @@ use solana_sdk::{
     transaction::{Transaction, TransactionError, VersionedTransaction},
 };
 
+pub mod compute_units;
 pub mod hook;
 pub mod mints;
 pub mod registry;

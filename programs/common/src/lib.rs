@@ -5,10 +5,19 @@
 //! - [`runtime`]: return data, logs and events that behave the same when a program runs
 //!   natively (solana-program-test `processor!`, the embedded localnet) and as SBF.
 //! - [`pda_account`]: creating PDA accounts so that pre-funding their address cannot block it.
+//! - [`security_txt!`]: the `security.txt` each program's SBF build carries.
 //! - [`token_mint`]: which mints may back a policy or a settlement (no Token-2022 transfer fee
 //!   or permanent delegate).
 
 pub mod external;
 pub mod pda_account;
 pub mod runtime;
+pub mod security_txt;
 pub mod token_mint;
+
+/// For [`security_txt!`]: the programs name it through this crate.
+pub use solana_security_txt;
+
+// Named so that it is linked: nothing calls it by name, the compiler's own memcpy calls do.
+#[cfg(target_arch = "bpf")]
+use solana_compiler_builtins as _;

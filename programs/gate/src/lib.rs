@@ -23,6 +23,8 @@ use settlement::PaymentArgs;
 
 declare_id!("616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g");
 
+trust_gate_program_common::security_txt!("gate");
+
 #[program]
 pub mod gate {
     use super::*;

@@ -21,6 +21,8 @@ use state::{AcceptanceParams, PolicyParams};
 
 declare_id!("P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3");
 
+trust_gate_program_common::security_txt!("policy_vault");
+
 #[program]
 pub mod policy_vault {
     use super::*;

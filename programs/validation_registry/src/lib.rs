@@ -29,6 +29,8 @@ pub use utils::{attestation_message, pda};
 
 declare_id!("EDZqimhLV8Lponpkxk8PX8rtiB6RsGFMqJfc9iYStdex");
 
+trust_gate_program_common::security_txt!("validation_registry");
+
 #[program]
 pub mod validation_registry {
     use super::*;

@@ -26,6 +26,8 @@ use trust_gate_program_common::runtime;
 
 declare_id!("dkWr7HqQwg6AaFxgkAtEgGAin1An2x9PGxSKaJ3JuKL");
 
+trust_gate_program_common::security_txt!("gated_escrow");
+
 /// `["escrow", depositor, escrow_id u64 LE]` -> [`Escrow`]
 pub const ESCROW: &[u8] = b"escrow";
 /// `["vault", escrow]` -> the escrow's token account (its authority is the escrow PDA)

@@ -1,0 +1,50 @@
+//! Compute units of every instruction and of a settlement, on the SBF builds, and the size
+//! and deployment rent of each program.
+//!
+//!     tools/sbf/build
+//!     SBF_OUT_DIR=target/deploy cargo run -p trust-gate-program-tests --bin bench-cu
+
+use solana_sdk::rent::Rent;
+use trust_gate_localnet::native::SBF_PROGRAMS;
+use trust_gate_localnet::Programs;
+
+/// Bytes of the upgradeable loader's ProgramData header and of its Program account.
+const PROGRAMDATA_HEADER: usize = 45;
+const PROGRAM_ACCOUNT: usize = 36;
+const LAMPORTS_PER_SOL: f64 = 1_000_000_000.0;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let Programs::Sbf(dir) = Programs::from_env() else {
+        eprintln!(
+            "error: SBF_OUT_DIR is not set. Native programs are not metered; build the SBF \
+             programs with tools/sbf/build and run with SBF_OUT_DIR=target/deploy"
+        );
+        return std::process::ExitCode::FAILURE;
+    };
+    if let Err(e) = Programs::sbf_in(&dir) {
+        eprintln!("error: {e} (run tools/sbf/build)");
+        return std::process::ExitCode::FAILURE;
+    }
+    eprintln!(
+        "running every instruction on the SBF builds in {}",
+        dir.display()
+    );
+    let report = trust_gate_program_tests::compute_units::tour().await;
+    println!("{}", report.table());
+
+    let rent = Rent::default();
+    println!("| program | .so bytes | rent to deploy (SOL) |\n|---|---:|---:|");
+    for name in SBF_PROGRAMS {
+        let len = std::fs::metadata(dir.join(format!("{name}.so")))
+            .map(|m| m.len() as usize)
+            .expect("checked by sbf_in");
+        let lamports =
+            rent.minimum_balance(PROGRAMDATA_HEADER + len) + rent.minimum_balance(PROGRAM_ACCOUNT);
+        println!(
+            "| {name} | {len} | {:.4} |",
+            lamports as f64 / LAMPORTS_PER_SOL
+        );
+    }
+    std::process::ExitCode::SUCCESS
+}

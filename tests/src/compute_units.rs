@@ -1,0 +1,453 @@
+//! Compute units of every instruction of the three programs, measured by running them.
+//!
+//! [`tour`] executes each instruction of policy_vault, gate and validation_registry at least
+//! once, on a fresh [`World`], and reads what each invoke consumed from the transaction logs
+//! (`Program <id> consumed <n> of <m> compute units`, which the runtime writes for every SBF
+//! program, top-level and CPI alike). Run natively, the programs are builtins and the numbers
+//! mean nothing; run with `SBF_OUT_DIR` (the SBF builds) they are what a cluster charges,
+//! except that the registry and engine stand-ins stay native, so their own cost is not in them.
+
+use crate::registry;
+use crate::world::{min_tier_acceptance, open_policy, tier, Agent, Attestations, World};
+use anchor_lang::prelude::Pubkey;
+use policy_vault::state::PolicyParams;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::Transaction;
+
+/// One program invoke and what it consumed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invoke {
+    /// 1 for a top-level instruction, 2 for a CPI it makes, ...
+    pub depth: usize,
+    pub program: Pubkey,
+    /// The Anchor instruction name in snake case (`gate_payment_strict`); empty when the
+    /// program does not log one (SPL Token, the stand-ins).
+    pub instruction: String,
+    /// `None` when the runtime logged no consumption (native builtins).
+    pub units: Option<u64>,
+}
+
+/// The invokes of one transaction, in the order they ended (a CPI before its caller), read
+/// from its log messages.
+pub fn invokes(logs: &[String]) -> Vec<Invoke> {
+    let mut open: Vec<Invoke> = Vec::new();
+    let mut done = Vec::new();
+    for line in logs {
+        let Some(rest) = line.strip_prefix("Program ") else {
+            continue;
+        };
+        if let Some(name) = rest.strip_prefix("log: Instruction: ") {
+            if let Some(top) = open.last_mut() {
+                if top.instruction.is_empty() {
+                    top.instruction = snake_case(name.trim());
+                }
+            }
+            continue;
+        }
+        let mut words = rest.split_whitespace();
+        let (Some(id), Some(verb)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let Ok(program) = id.parse::<Pubkey>() else {
+            continue;
+        };
+        match verb {
+            "invoke" => open.push(Invoke {
+                depth: open.len() + 1,
+                program,
+                instruction: String::new(),
+                units: None,
+            }),
+            "consumed" => {
+                if let Some(top) = open.last_mut() {
+                    top.units = words.next().and_then(|n| n.parse().ok());
+                }
+            }
+            "success" | "failed:" => {
+                if let Some(top) = open.pop() {
+                    done.push(top);
+                }
+            }
+            _ => {}
+        }
+    }
+    done
+}
+
+fn snake_case(camel: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in camel.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Our program's name for `id`, or `None` for any other program.
+pub fn program_name(id: &Pubkey) -> Option<&'static str> {
+    [
+        (policy_vault::ID, "policy_vault"),
+        (gate::ID, "gate"),
+        (validation_registry::ID, "validation_registry"),
+    ]
+    .into_iter()
+    .find(|(p, _)| p == id)
+    .map(|(_, n)| n)
+}
+
+/// What the tour measured for one instruction of ours, over every time it ran.
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub program: &'static str,
+    pub instruction: String,
+    /// `None` for a top-level instruction, else the `program::instruction` that called it.
+    pub caller: Option<String>,
+    /// What each run consumed, where the runtime metered it (SBF programs only).
+    pub units: Vec<u64>,
+    pub runs: usize,
+}
+
+impl Row {
+    pub fn max(&self) -> Option<u64> {
+        self.units.iter().copied().max()
+    }
+
+    pub fn min(&self) -> Option<u64> {
+        self.units.iter().copied().min()
+    }
+}
+
+/// A settlement [gate_payment_strict, TransferChecked, emit_feedback] and its costs.
+#[derive(Clone, Debug)]
+pub struct Settlement {
+    pub case: &'static str,
+    /// Each top-level instruction: its name and units.
+    pub instructions: Vec<(String, u64)>,
+    /// The whole transaction, as the runtime counts it against the limit.
+    pub total: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    pub rows: Vec<Row>,
+    pub settlements: Vec<Settlement>,
+}
+
+impl Report {
+    fn record(&mut self, invokes: &[Invoke]) {
+        for (i, inv) in invokes.iter().enumerate() {
+            let Some(program) = program_name(&inv.program) else {
+                continue;
+            };
+            // The caller of a CPI is the next invoke to end at a smaller depth.
+            let caller = invokes[i + 1..]
+                .iter()
+                .find(|c| c.depth < inv.depth)
+                .map(|c| {
+                    let p = program_name(&c.program).unwrap_or("?");
+                    format!("{p}::{}", c.instruction)
+                });
+            match self.rows.iter_mut().find(|r| {
+                r.program == program && r.instruction == inv.instruction && r.caller == caller
+            }) {
+                Some(r) => {
+                    r.units.extend(inv.units);
+                    r.runs += 1;
+                }
+                None => self.rows.push(Row {
+                    program,
+                    instruction: inv.instruction.clone(),
+                    caller,
+                    units: inv.units.into_iter().collect(),
+                    runs: 1,
+                }),
+            }
+        }
+    }
+
+    /// The rows as a Markdown table, sorted by program and instruction.
+    pub fn table(&self) -> String {
+        let mut rows = self.rows.clone();
+        rows.sort_by(|a, b| {
+            (a.program, &a.instruction, &a.caller).cmp(&(b.program, &b.instruction, &b.caller))
+        });
+        let mut out = String::from("| instruction | CU | runs |\n|---|---:|---:|\n");
+        for r in rows {
+            let name = match &r.caller {
+                None => format!("{}::{}", r.program, r.instruction),
+                Some(c) => format!("{}::{} (CPI from {c})", r.program, r.instruction),
+            };
+            let units = match (r.min(), r.max()) {
+                (Some(lo), Some(hi)) if lo == hi => lo.to_string(),
+                (Some(lo), Some(hi)) => format!("{lo}–{hi}"),
+                _ => "not metered".to_string(),
+            };
+            out.push_str(&format!("| {name} | {units} | {} |\n", r.runs));
+        }
+        out.push_str("\n| settlement | gate_payment_strict | TransferChecked | emit_feedback | whole transaction |\n|---|---:|---:|---:|---:|\n");
+        for s in &self.settlements {
+            let cell = |n: &str| {
+                s.instructions
+                    .iter()
+                    .find(|(i, _)| i == n)
+                    .map_or("-".to_string(), |(_, u)| u.to_string())
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                s.case,
+                cell("gate_payment_strict"),
+                cell("transfer_checked"),
+                cell("emit_feedback"),
+                s.total
+            ));
+        }
+        out
+    }
+}
+
+/// Sends `ixs` paid by `fee_payer` (the context's payer when `None`), signed by `signers`;
+/// records what our programs consumed and returns the transaction's units and invokes.
+async fn measure(
+    w: &mut World,
+    report: &mut Report,
+    ixs: &[Instruction],
+    fee_payer: Option<&Keypair>,
+    signers: &[&Keypair],
+) -> (u64, Vec<Invoke>) {
+    let blockhash = w.ctx.banks_client.get_latest_blockhash().await.unwrap();
+    let payer = fee_payer.unwrap_or(&w.ctx.payer).insecure_clone();
+    let mut all: Vec<&Keypair> = vec![&payer];
+    all.extend(signers.iter().filter(|k| k.pubkey() != payer.pubkey()));
+    let tx = Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &all, blockhash);
+    let meta = crate::execute(&mut w.ctx, tx)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let invokes = invokes(&meta.log_messages);
+    report.record(&invokes);
+    (meta.compute_units_consumed, invokes)
+}
+
+/// The names and units of a transaction's top-level instructions (SPL Token logs its own
+/// instruction name as "TransferChecked", which comes out as `transfer_checked`).
+fn top_level(invokes: &[Invoke]) -> Vec<(String, u64)> {
+    invokes
+        .iter()
+        .filter(|i| i.depth == 1)
+        .map(|i| (i.instruction.clone(), i.units.unwrap_or(0)))
+        .collect()
+}
+
+/// Runs every instruction of the three programs and the two settlement cases.
+pub async fn tour() -> Report {
+    let mut w = World::new().await;
+    let mut r = Report::default();
+
+    // gate: the facilitator's authority (World::new made one; a second facilitator here).
+    let facilitator = crate::funded_keypair(&mut w.ctx).await;
+    let ix = crate::world::sdk().init_gate_authority(&facilitator.pubkey());
+    measure(&mut w, &mut r, &[ix], None, &[&facilitator]).await;
+
+    // gate: an agent registered through the gate (registry + engine CPIs).
+    let owner = crate::funded_keypair(&mut w.ctx).await;
+    let asset = Keypair::new();
+    let ix = crate::world::sdk().register_agent_via_cpi(
+        &owner.pubkey(),
+        &asset.pubkey(),
+        &w.collection.pubkey(),
+        "ipfs://agent".into(),
+    );
+    measure(&mut w, &mut r, &[ix], None, &[&owner, &asset]).await;
+
+    // policy_vault: authority, kill switch both ways, rotation, policies, acceptance.
+    let a = w.register_agent().await;
+    let b = w.register_agent().await;
+    for agent in [&a, &b] {
+        let ix = w.init_authority_ix(
+            &agent.owner.pubkey(),
+            &agent.asset(),
+            vec![agent.owner.pubkey()],
+            1,
+        );
+        measure(&mut w, &mut r, &[ix], None, &[&agent.owner]).await;
+    }
+    let sdk = crate::world::sdk();
+    let ix = sdk.init_killswitch_direct(&a.owner.pubkey(), &a.asset());
+    measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
+    let ix = sdk.init_killswitch(&b.owner.pubkey(), &b.asset());
+    measure(&mut w, &mut r, &[ix], None, &[&b.owner]).await;
+    for paused in [true, false] {
+        let ix = sdk.set_killswitch(&a.owner.pubkey(), &[], &a.asset(), paused);
+        measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
+    }
+    let second = crate::funded_keypair(&mut w.ctx).await;
+    let ix = sdk.rotate_authority(
+        &b.owner.pubkey(),
+        &[],
+        &b.asset(),
+        vec![b.owner.pubkey(), second.pubkey()],
+        1,
+    );
+    measure(&mut w, &mut r, &[ix], None, &[&b.owner]).await;
+    let ix = w.init_policy_ix(&a.owner.pubkey(), &a.asset(), 2, open_policy(w.mint));
+    measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
+    let ix = sdk.retire_policy(&a.owner.pubkey(), &[], &a.asset(), 2);
+    measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
+    let ix = w.set_acceptance_ix(&b.owner.pubkey(), &[], &b.asset(), min_tier_acceptance(1));
+    measure(&mut w, &mut r, &[ix], None, &[&b.owner]).await;
+
+    // validation_registry: namespace, attestor, request, respond, revoke.
+    let payer_key = w.ctx.payer.pubkey();
+    let payee_cap = crate::registry::capability_hash("audit.smart-contract.v1");
+    let payer_cap = crate::registry::capability_hash("kyc.tier-1.v1");
+    for name in ["audit.smart-contract.v1", "kyc.tier-1.v1"] {
+        let ix = registry::register_namespace_ix(&payer_key, name, "1", "");
+        measure(&mut w, &mut r, &[ix], None, &[]).await;
+    }
+    let attestor = crate::funded_keypair(&mut w.ctx).await;
+    let ix = registry::register_attestor_ix(&attestor.pubkey(), "ipfs://attestor");
+    measure(&mut w, &mut r, &[ix], None, &[&attestor]).await;
+    let slot = crate::clock(&mut w.ctx).await.slot;
+    let ix = registry::request_ix(&payer_key, &a.asset(), &payee_cap, [3; 32], slot + 1_000);
+    measure(&mut w, &mut r, &[ix], None, &[]).await;
+    let claim = |subject: Pubkey, capability: [u8; 32]| registry::Claim {
+        subject,
+        capability,
+        payload_hash: [1; 32],
+        uri_hash: [2; 32],
+        expires_at_slot: slot + 10_000,
+    };
+    let ix = registry::respond_ix(&attestor.pubkey(), &claim(a.asset(), payee_cap));
+    measure(&mut w, &mut r, &[ix], None, &[&attestor]).await;
+    let ix = registry::revoke_ix(&attestor.pubkey(), &a.asset(), &payee_cap, [7; 32]);
+    measure(&mut w, &mut r, &[ix], None, &[&attestor]).await;
+
+    // The smallest payment: open policy, unrated payee, no acceptance policy, no attestation.
+    let small_payer = w.register_unrated_agent().await;
+    w.init_authority(&small_payer).await;
+    w.init_policy(&small_payer, 1, open_policy(w.mint))
+        .await
+        .unwrap();
+    let small_payee = w.register_unrated_agent().await;
+    settle(
+        &mut w,
+        &mut r,
+        "smallest: open policy, unrated payee, no attestations",
+        (&small_payer, &small_payee),
+        Attestations::default(),
+    )
+    .await;
+
+    // The largest: every policy kind, both rated, an acceptance policy, both attestations.
+    let policy = PolicyParams {
+        kinds: 0x1f,
+        per_tx_cap: 10_000_000,
+        daily_cap: 10_000_000,
+        weekly_cap: 10_000_000,
+        velocity_window_secs: 60,
+        velocity_max_in_window: 10_000_000,
+        min_counterparty_tier: 2,
+        required_capability: payee_cap,
+        ..open_policy(w.mint)
+    };
+    let big_payer = w.payer_with_policy(3, policy).await;
+    let mut acceptance = min_tier_acceptance(2);
+    acceptance.required_capability = payer_cap;
+    let big_payee = w.payee(3, Some(acceptance)).await;
+    w.set_stats(&big_payee.asset(), tier(3)).await;
+    let att = Attestations {
+        payer: Some(
+            w.attest(&attestor, &big_payer.asset(), payer_cap, slot + 10_000)
+                .await,
+        ),
+        payee: Some(
+            w.attest(&attestor, &big_payee.asset(), payee_cap, slot + 10_000)
+                .await,
+        ),
+    };
+    settle(
+        &mut w,
+        &mut r,
+        "largest: all policy kinds, both rated, acceptance policy, both attestations",
+        (&big_payer, &big_payee),
+        att,
+    )
+    .await;
+    r
+}
+
+/// The read-only decision, then the settlement of the same payment, then its dispute.
+async fn settle(
+    w: &mut World,
+    r: &mut Report,
+    case: &'static str,
+    (payer, payee): (&Agent, &Agent),
+    att: Attestations,
+) {
+    let amount = 1_000_000;
+    let source = w.token_account(&payer.owner.pubkey(), 10 * amount).await;
+    let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let decide = w.gate_payment_ix(&payer.asset(), &payee.asset(), amount, w.mint, 1, att);
+    measure(w, r, &[decide], None, &[]).await;
+
+    let pay = crate::payment_id();
+    let ixs = [
+        w.strict_ix(payer, payee, amount, destination, att),
+        w.transfer_ix(&source, &destination, &payer.owner.pubkey(), amount),
+        w.emit_feedback_ix(pay, &payee.asset(), 90, amount),
+    ];
+    let facilitator = w.facilitator.insecure_clone();
+    let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&payer.owner]).await;
+    r.settlements.push(Settlement {
+        case,
+        instructions: top_level(&invokes),
+        total,
+    });
+    let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
+    measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invokes_nest_and_take_their_names_and_units() {
+        let g = gate::ID.to_string();
+        let v = policy_vault::ID.to_string();
+        let logs: Vec<String> = [
+            format!("Program {g} invoke [1]"),
+            "Program log: Instruction: GatePaymentStrict".into(),
+            format!("Program {v} invoke [2]"),
+            "Program log: Instruction: EvaluateAndCommit".into(),
+            format!("Program {v} consumed 27000 of 190000 compute units"),
+            format!("Program {v} success"),
+            format!("Program {g} consumed 61000 of 200000 compute units"),
+            format!("Program {g} success"),
+        ]
+        .into();
+        let got = invokes(&logs);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            (got[0].depth, got[0].instruction.as_str(), got[0].units),
+            (2, "evaluate_and_commit", Some(27_000))
+        );
+        assert_eq!(
+            (got[1].depth, got[1].instruction.as_str(), got[1].units),
+            (1, "gate_payment_strict", Some(61_000))
+        );
+        let mut r = Report::default();
+        r.record(&got);
+        assert_eq!(
+            r.rows[0].caller.as_deref(),
+            Some("gate::gate_payment_strict")
+        );
+        assert_eq!(r.rows[1].caller, None);
+    }
+}

@@ -1,0 +1,72 @@
+//! Every instruction of the three programs runs, and on the SBF builds (`SBF_OUT_DIR`) each
+//! stays within the runtime's default limits: 200 000 compute units for one instruction and
+//! 600 000 for the three-instruction settlement (200 000 per instruction without a
+//! ComputeBudget request). The figures: `cargo run -p trust-gate-program-tests --bin bench-cu`.
+
+use trust_gate_localnet::Programs;
+use trust_gate_program_tests::compute_units::tour;
+
+const INSTRUCTION_LIMIT: u64 = 200_000;
+const SETTLEMENT_LIMIT: u64 = 600_000;
+
+/// Every instruction the IDLs declare, as `program::instruction`.
+fn declared_instructions() -> Vec<String> {
+    let idl_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../idl");
+    let mut all = Vec::new();
+    for program in ["policy_vault", "gate", "validation_registry"] {
+        let text = std::fs::read_to_string(idl_dir.join(format!("{program}.json"))).unwrap();
+        let idl: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for ix in idl["instructions"].as_array().unwrap() {
+            all.push(format!("{program}::{}", ix["name"].as_str().unwrap()));
+        }
+    }
+    all
+}
+
+#[tokio::test]
+async fn every_instruction_runs_within_the_default_compute_limits() {
+    let report = tour().await;
+    println!("{}", report.table());
+
+    let seen: Vec<String> = report
+        .rows
+        .iter()
+        .map(|r| format!("{}::{}", r.program, r.instruction))
+        .collect();
+    for name in declared_instructions() {
+        assert!(seen.contains(&name), "the tour never ran {name}");
+    }
+    assert_eq!(report.settlements.len(), 2);
+
+    match Programs::from_env() {
+        Programs::Native => {
+            // Builtins are not metered: the budget needs the SBF builds.
+            eprintln!(
+                "native programs: compute units not metered (set SBF_OUT_DIR to check the budget)"
+            );
+        }
+        Programs::Sbf(_) => {
+            for r in &report.rows {
+                let max = r.max().unwrap_or_else(|| {
+                    panic!("{}::{} ran but was not metered", r.program, r.instruction)
+                });
+                assert!(
+                    max <= INSTRUCTION_LIMIT,
+                    "{}::{} used {max} compute units",
+                    r.program,
+                    r.instruction
+                );
+            }
+            for s in &report.settlements {
+                assert!(
+                    s.total <= SETTLEMENT_LIMIT,
+                    "settlement ({}) used {} compute units",
+                    s.case,
+                    s.total
+                );
+                assert_eq!(s.instructions.len(), 3, "{s:?}");
+                assert!(s.instructions.iter().all(|(_, units)| *units > 0), "{s:?}");
+            }
+        }
+    }
+}
