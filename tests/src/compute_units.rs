@@ -141,6 +141,25 @@ pub struct Report {
 }
 
 impl Report {
+    /// Adds another run's measurements (PDA bump searches differ with every run's random
+    /// keys, so a few runs give the spread).
+    pub fn merge(&mut self, other: Report) {
+        for row in other.rows {
+            match self.rows.iter_mut().find(|r| {
+                r.program == row.program
+                    && r.instruction == row.instruction
+                    && r.caller == row.caller
+            }) {
+                Some(r) => {
+                    r.units.extend(row.units);
+                    r.runs += row.runs;
+                }
+                None => self.rows.push(row),
+            }
+        }
+        self.settlements.extend(other.settlements);
+    }
+
     fn record(&mut self, invokes: &[Invoke]) {
         for (i, inv) in invokes.iter().enumerate() {
             let Some(program) = program_name(&inv.program) else {
@@ -178,37 +197,55 @@ impl Report {
         rows.sort_by(|a, b| {
             (a.program, &a.instruction, &a.caller).cmp(&(b.program, &b.instruction, &b.caller))
         });
-        let mut out = String::from("| instruction | CU | runs |\n|---|---:|---:|\n");
+        let mut out =
+            String::from("| instruction | CU: median (min–max) | runs |\n|---|---:|---:|\n");
         for r in rows {
             let name = match &r.caller {
                 None => format!("{}::{}", r.program, r.instruction),
                 Some(c) => format!("{}::{} (CPI from {c})", r.program, r.instruction),
             };
-            let units = match (r.min(), r.max()) {
-                (Some(lo), Some(hi)) if lo == hi => lo.to_string(),
-                (Some(lo), Some(hi)) => format!("{lo}–{hi}"),
-                _ => "not metered".to_string(),
+            let units = match r.units.is_empty() {
+                true => "not metered".to_string(),
+                false => range(r.units.iter().copied()),
             };
             out.push_str(&format!("| {name} | {units} | {} |\n", r.runs));
         }
         out.push_str("\n| settlement | gate_payment_strict | TransferChecked | emit_feedback | whole transaction |\n|---|---:|---:|---:|---:|\n");
+        let mut cases: Vec<&str> = Vec::new();
         for s in &self.settlements {
-            let cell = |n: &str| {
-                s.instructions
-                    .iter()
-                    .find(|(i, _)| i == n)
-                    .map_or("-".to_string(), |(_, u)| u.to_string())
-            };
+            if !cases.contains(&s.case) {
+                cases.push(s.case);
+            }
+        }
+        for case in cases {
+            let runs: Vec<&Settlement> =
+                self.settlements.iter().filter(|s| s.case == case).collect();
+            let column =
+                |n: &str| {
+                    range(runs.iter().filter_map(|s| {
+                        s.instructions.iter().find(|(i, _)| i == n).map(|(_, u)| *u)
+                    }))
+                };
             out.push_str(&format!(
-                "| {} | {} | {} | {} | {} |\n",
-                s.case,
-                cell("gate_payment_strict"),
-                cell("transfer_checked"),
-                cell("emit_feedback"),
-                s.total
+                "| {case} | {} | {} | {} | {} |\n",
+                column("gate_payment_strict"),
+                column("transfer_checked"),
+                column("emit_feedback"),
+                range(runs.iter().map(|s| s.total))
             ));
         }
         out
+    }
+}
+
+/// `median (lo–hi)`, or one number when they all agree.
+fn range(units: impl Iterator<Item = u64>) -> String {
+    let mut all: Vec<u64> = units.collect();
+    all.sort_unstable();
+    match (all.first(), all.last()) {
+        (Some(lo), Some(hi)) if lo == hi => lo.to_string(),
+        (Some(lo), Some(hi)) => format!("{} ({lo}–{hi})", all[all.len() / 2]),
+        _ => "-".to_string(),
     }
 }
 

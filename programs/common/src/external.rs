@@ -46,8 +46,35 @@ pub mod discriminators {
     pub const GIVE_FEEDBACK: [u8; 8] = [145, 136, 123, 3, 215, 165, 98, 41];
 }
 
+/// The registry's and the engine's singleton PDAs (address, bump), derived at compile time:
+/// the programs compare with a constant instead of spending 1 500 compute units per bump
+/// tried to derive them again on every call.
+pub mod singletons {
+    use super::{ids, seeds};
+    use anchor_lang::derive_program_address;
+
+    pub const ROOT_CONFIG: ([u8; 32], u8) =
+        derive_program_address(&[seeds::ROOT_CONFIG], &ids::AGENT_REGISTRY.to_bytes());
+    pub const ATOM_CPI_AUTHORITY: ([u8; 32], u8) = derive_program_address(
+        &[seeds::ATOM_CPI_AUTHORITY],
+        &ids::AGENT_REGISTRY.to_bytes(),
+    );
+    pub const ATOM_CONFIG: ([u8; 32], u8) =
+        derive_program_address(&[seeds::ATOM_CONFIG], &ids::REPUTATION_ENGINE.to_bytes());
+}
+
+/// Addresses of [`singletons`], for `#[account(address = ...)]`.
+pub mod addresses {
+    use super::singletons;
+    use anchor_lang::prelude::Pubkey;
+
+    pub const ROOT_CONFIG: Pubkey = Pubkey::new_from_array(singletons::ROOT_CONFIG.0);
+    pub const ATOM_CPI_AUTHORITY: Pubkey = Pubkey::new_from_array(singletons::ATOM_CPI_AUTHORITY.0);
+    pub const ATOM_CONFIG: Pubkey = Pubkey::new_from_array(singletons::ATOM_CONFIG.0);
+}
+
 pub fn root_config_pda() -> (Pubkey, u8) {
-    Pubkey::find_program_address(&[seeds::ROOT_CONFIG], &ids::AGENT_REGISTRY)
+    (addresses::ROOT_CONFIG, singletons::ROOT_CONFIG.1)
 }
 
 pub fn registry_config_pda(collection: &Pubkey) -> (Pubkey, u8) {
@@ -62,11 +89,14 @@ pub fn agent_account_pda(asset: &Pubkey) -> (Pubkey, u8) {
 }
 
 pub fn registry_cpi_authority_pda() -> (Pubkey, u8) {
-    Pubkey::find_program_address(&[seeds::ATOM_CPI_AUTHORITY], &ids::AGENT_REGISTRY)
+    (
+        addresses::ATOM_CPI_AUTHORITY,
+        singletons::ATOM_CPI_AUTHORITY.1,
+    )
 }
 
 pub fn atom_config_pda() -> (Pubkey, u8) {
-    Pubkey::find_program_address(&[seeds::ATOM_CONFIG], &ids::REPUTATION_ENGINE)
+    (addresses::ATOM_CONFIG, singletons::ATOM_CONFIG.1)
 }
 
 pub fn atom_stats_pda(asset: &Pubkey) -> (Pubkey, u8) {
@@ -204,6 +234,17 @@ pub mod agent_account {
             agent_wallet,
         })
     }
+
+    /// The bump the AgentAccount stores (0 when the data is too short to hold one), so that
+    /// its PDA is checked with one `create_program_address` instead of a search. The registry
+    /// creates agent accounts at their canonical bump only, so a registry-owned account at
+    /// another bump of the same seeds cannot exist.
+    pub fn stored_bump(info: &anchor_lang::prelude::AccountInfo) -> u8 {
+        info.try_borrow_data()
+            .ok()
+            .and_then(|d| d.get(BUMP).copied())
+            .unwrap_or(0)
+    }
 }
 
 /// Instruction data of the registry and engine instructions trust-gate calls (Anchor layout:
@@ -262,6 +303,23 @@ pub mod instructions {
 mod tests {
     use super::atom_stats::{self, Reputation, Stats};
     use super::*;
+
+    #[test]
+    fn the_singleton_constants_are_the_pdas() {
+        let find = |seed: &[u8], program: &Pubkey| Pubkey::find_program_address(&[seed], program);
+        assert_eq!(
+            root_config_pda(),
+            find(seeds::ROOT_CONFIG, &ids::AGENT_REGISTRY)
+        );
+        assert_eq!(
+            registry_cpi_authority_pda(),
+            find(seeds::ATOM_CPI_AUTHORITY, &ids::AGENT_REGISTRY)
+        );
+        assert_eq!(
+            atom_config_pda(),
+            find(seeds::ATOM_CONFIG, &ids::REPUTATION_ENGINE)
+        );
+    }
 
     fn stats_bytes(tier_i: u8, tier_c: u8, risk: u8, conf: u16) -> Vec<u8> {
         let mut d = vec![0u8; atom_stats::LEN];

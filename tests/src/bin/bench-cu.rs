@@ -2,7 +2,10 @@
 //! and deployment rent of each program.
 //!
 //!     tools/sbf/build
-//!     SBF_OUT_DIR=target/deploy cargo run -p trust-gate-program-tests --bin bench-cu
+//!     SBF_OUT_DIR=target/deploy cargo run -p trust-gate-program-tests --bin bench-cu [RUNS]
+//!
+//! Every run uses fresh random keys, so the PDA bump searches (1 500 compute units per bump
+//! tried) differ from run to run; RUNS (default 5) runs give the spread.
 
 use solana_sdk::rent::Rent;
 use trust_gate_localnet::native::SBF_PROGRAMS;
@@ -26,11 +29,22 @@ async fn main() -> std::process::ExitCode {
         eprintln!("error: {e} (run tools/sbf/build)");
         return std::process::ExitCode::FAILURE;
     }
-    eprintln!(
-        "running every instruction on the SBF builds in {}",
-        dir.display()
-    );
-    let report = trust_gate_program_tests::compute_units::tour().await;
+    let runs: usize = match std::env::args().nth(1).map(|a| a.parse()) {
+        None => 5,
+        Some(Ok(n)) if n > 0 => n,
+        Some(_) => {
+            eprintln!("error: RUNS must be a positive number");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let mut report = trust_gate_program_tests::compute_units::Report::default();
+    for run in 1..=runs {
+        eprintln!(
+            "run {run}/{runs}: every instruction on the SBF builds in {}",
+            dir.display()
+        );
+        report.merge(trust_gate_program_tests::compute_units::tour().await);
+    }
     println!("{}", report.table());
 
     let rent = Rent::default();

@@ -7,6 +7,7 @@ mod cpi_example;
 mod decisions;
 mod engine_standin;
 mod hardening;
+mod sbf_artifacts;
 mod settlement;
 mod transaction_size;
 mod validation_registry;

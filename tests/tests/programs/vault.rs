@@ -475,10 +475,11 @@ async fn evaluate_cannot_be_called_by_a_stranger() {
     };
     // Both the read-only evaluation and the committing one.
     for commit in [false, true] {
+        // The signer is compared with the gate's PDA address, a compile-time constant.
         let ix = sdk().evaluate(&stranger.pubkey(), args, Attestations::default(), commit);
         assert_code(
             send(&mut w.ctx, &[ix], &[&stranger]).await,
-            anchor(Anchor::ConstraintSeeds),
+            anchor(Anchor::ConstraintAddress),
         );
         // The gate's signer PDA without its signature (nobody but the gate can sign for it).
         let mut ix = sdk().evaluate(

@@ -9,6 +9,10 @@ use anchor_lang::prelude::*;
 use policy_vault::engine::Decision;
 use policy_vault::instructions::EvaluateArgs;
 use policy_vault::program::PolicyVault;
+use policy_vault::state::seeds::{
+    GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS,
+    GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP,
+};
 use trust_gate_program_common::runtime;
 
 /// What policy_vault::evaluate needs, all read-only: a decision takes no write lock, so
@@ -19,7 +23,7 @@ use trust_gate_program_common::runtime;
 #[derive(Accounts)]
 pub struct EvaluationAccounts<'info> {
     /// CHECK: the gate's data-less `["evaluate_signer"]` PDA; signs the CPI.
-    #[account(seeds = [seeds::EVALUATE_SIGNER], bump)]
+    #[account(address = EVALUATE_SIGNER_ADDRESS)]
     pub evaluate_signer: UncheckedAccount<'info>,
     /// CHECK: the payer's PolicyAccount (checked by policy_vault).
     pub policy: UncheckedAccount<'info>,
@@ -45,7 +49,7 @@ pub struct EvaluationAccounts<'info> {
 #[derive(Accounts)]
 pub struct CommitEvaluationAccounts<'info> {
     /// CHECK: as in [`EvaluationAccounts`].
-    #[account(seeds = [seeds::EVALUATE_SIGNER], bump)]
+    #[account(address = EVALUATE_SIGNER_ADDRESS)]
     pub evaluate_signer: UncheckedAccount<'info>,
     /// CHECK: the payer's PolicyAccount (checked by policy_vault); its counters change.
     #[account(mut)]
@@ -98,9 +102,8 @@ fn evaluate_args(args: &PaymentArgs) -> EvaluateArgs {
 impl<'info> EvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate (read-only) and returns its decision; sets it as this
     /// instruction's return data and emits a [`GateDecision`] event.
-    pub fn evaluate(&self, signer_bump: u8, args: &PaymentArgs) -> Result<Decision> {
-        let bump = [signer_bump];
-        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &bump];
+    pub fn evaluate(&self, args: &PaymentArgs) -> Result<Decision> {
+        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]];
         let signers = [signer];
         policy_vault::cpi::evaluate(
             // The program's own account travels along: absent optional accounts are encoded
@@ -120,9 +123,8 @@ impl<'info> EvaluationAccounts<'info> {
 impl<'info> CommitEvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate_and_commit, which stores the counters on Allow; reports
     /// the decision as [`EvaluationAccounts::evaluate`] does.
-    pub fn evaluate_and_commit(&self, signer_bump: u8, args: &PaymentArgs) -> Result<Decision> {
-        let bump = [signer_bump];
-        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &bump];
+    pub fn evaluate_and_commit(&self, args: &PaymentArgs) -> Result<Decision> {
+        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]];
         let signers = [signer];
         policy_vault::cpi::evaluate_and_commit(
             CpiContext::new_with_signer(

@@ -8,7 +8,7 @@ use anchor_lang::solana_program::program::invoke_signed;
 use trust_gate_program_common::external::instructions::{
     give_feedback_data, GiveFeedbackArgs, MAX_TAG_LEN, MAX_URI_LEN, MAX_VALUE_DECIMALS,
 };
-use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+use trust_gate_program_common::external::{addresses, agent_account, ids, seeds as ext_seeds};
 
 /// The payee's registry and engine accounts, all derived from `asset`; the handler ties
 /// `asset` to the `payee_asset` argument (a nested Accounts struct cannot read instruction
@@ -19,7 +19,7 @@ pub struct FeedbackTarget<'info> {
     #[account(
         mut,
         seeds = [ext_seeds::AGENT, asset.key().as_ref()],
-        bump,
+        bump = agent_account::stored_bump(&agent_account),
         seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
     )]
@@ -29,7 +29,7 @@ pub struct FeedbackTarget<'info> {
     /// CHECK: the agent's collection (compared with the AgentAccount in the handler).
     pub collection: UncheckedAccount<'info>,
     /// CHECK: the engine's AtomConfig PDA (address enforced).
-    #[account(seeds = [ext_seeds::ATOM_CONFIG], bump, seeds::program = ids::REPUTATION_ENGINE)]
+    #[account(address = addresses::ATOM_CONFIG)]
     pub atom_config: UncheckedAccount<'info>,
     /// CHECK: the payee's AtomStats PDA (address enforced); may not exist yet.
     #[account(
@@ -40,7 +40,7 @@ pub struct FeedbackTarget<'info> {
     )]
     pub atom_stats: UncheckedAccount<'info>,
     /// CHECK: the registry's CPI authority PDA (address enforced).
-    #[account(seeds = [ext_seeds::ATOM_CPI_AUTHORITY], bump, seeds::program = ids::AGENT_REGISTRY)]
+    #[account(address = addresses::ATOM_CPI_AUTHORITY)]
     pub registry_cpi_authority: UncheckedAccount<'info>,
     /// CHECK: the agent registry program (address enforced).
     #[account(address = ids::AGENT_REGISTRY)]

@@ -11,7 +11,6 @@ pub struct GatePayment<'info> {
 /// Every account is read-only, so other programs can CPI it (see `programs/examples`).
 pub fn gate_payment(ctx: Context<GatePayment>, args: PaymentArgs) -> Result<()> {
     args.validate()?;
-    let bump = ctx.bumps.evaluation.evaluate_signer;
-    ctx.accounts.evaluation.evaluate(bump, &args)?;
+    ctx.accounts.evaluation.evaluate(&args)?;
     Ok(())
 }

@@ -20,7 +20,7 @@ pub struct GatePaymentStrict<'info> {
     /// CHECK: verified as described above.
     #[account(
         seeds = [ext_seeds::AGENT, payer_asset.as_ref()],
-        bump,
+        bump = agent_account::stored_bump(&payer_agent),
         seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
     )]
@@ -28,7 +28,7 @@ pub struct GatePaymentStrict<'info> {
     /// CHECK: the registry's AgentAccount of the payee: names the payee's recipient wallet.
     #[account(
         seeds = [ext_seeds::AGENT, payee_asset.as_ref()],
-        bump,
+        bump = agent_account::stored_bump(&payee_agent),
         seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
     )]
@@ -143,8 +143,7 @@ pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -
         },
     )?;
 
-    let bump = ctx.bumps.evaluation.evaluate_signer;
-    match ctx.accounts.evaluation.evaluate_and_commit(bump, &args)? {
+    match ctx.accounts.evaluation.evaluate_and_commit(&args)? {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(deny_error(reason).into()),
         Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),

@@ -6,7 +6,7 @@ use anchor_lang::solana_program::program::invoke;
 use trust_gate_program_common::external::instructions::{
     initialize_stats_data, register_with_options_data, RegisterWithOptionsArgs, MAX_URI_LEN,
 };
-use trust_gate_program_common::external::{ids, seeds as ext_seeds};
+use trust_gate_program_common::external::{addresses, ids, seeds as ext_seeds};
 use trust_gate_program_common::runtime;
 
 #[derive(Accounts)]
@@ -26,7 +26,7 @@ pub struct RegisterAgentViaCpi<'info> {
     )]
     pub agent_account: UncheckedAccount<'info>,
     /// CHECK: the registry's RootConfig PDA (address enforced).
-    #[account(seeds = [ext_seeds::ROOT_CONFIG], bump, seeds::program = ids::AGENT_REGISTRY)]
+    #[account(address = addresses::ROOT_CONFIG)]
     pub root_config: UncheckedAccount<'info>,
     /// CHECK: the registry's config of `collection` (address enforced).
     #[account(
@@ -39,7 +39,7 @@ pub struct RegisterAgentViaCpi<'info> {
     #[account(mut)]
     pub collection: UncheckedAccount<'info>,
     /// CHECK: the engine's AtomConfig PDA (address enforced).
-    #[account(seeds = [ext_seeds::ATOM_CONFIG], bump, seeds::program = ids::REPUTATION_ENGINE)]
+    #[account(address = addresses::ATOM_CONFIG)]
     pub atom_config: UncheckedAccount<'info>,
     /// CHECK: the AtomStats PDA the engine creates (address enforced).
     #[account(

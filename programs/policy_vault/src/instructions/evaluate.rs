@@ -24,11 +24,7 @@ pub struct EvaluateArgs {
 pub struct Evaluate<'info> {
     /// The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only the
     /// gate can evaluate (and commit).
-    #[account(
-        seeds = [seeds::GATE_EVALUATE_SIGNER],
-        bump,
-        seeds::program = seeds::GATE_PROGRAM_ID,
-    )]
+    #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
     /// The payer's policy.
     #[account(
@@ -78,11 +74,7 @@ pub struct Evaluate<'info> {
 #[instruction(args: EvaluateArgs)]
 pub struct EvaluateAndCommit<'info> {
     /// As in [`Evaluate`].
-    #[account(
-        seeds = [seeds::GATE_EVALUATE_SIGNER],
-        bump,
-        seeds::program = seeds::GATE_PROGRAM_ID,
-    )]
+    #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
     #[account(
         mut,

@@ -18,3 +18,24 @@ pub const ACCEPTANCE: &[u8] = b"acceptance";
 pub const GATE_PROGRAM_ID: Pubkey = pubkey!("616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g");
 /// `["evaluate_signer"]` under the gate program: the PDA the gate signs `evaluate` with.
 pub const GATE_EVALUATE_SIGNER: &[u8] = b"evaluate_signer";
+
+/// That PDA's address and bump, derived at compile time: comparing a signer with a constant
+/// is free, while deriving it in the program costs 1 500 compute units per bump tried, on
+/// both sides of every decision.
+const GATE_EVALUATE_SIGNER_PDA: ([u8; 32], u8) =
+    anchor_lang::derive_program_address(&[GATE_EVALUATE_SIGNER], &GATE_PROGRAM_ID.to_bytes());
+pub const GATE_EVALUATE_SIGNER_ADDRESS: Pubkey = Pubkey::new_from_array(GATE_EVALUATE_SIGNER_PDA.0);
+pub const GATE_EVALUATE_SIGNER_BUMP: u8 = GATE_EVALUATE_SIGNER_PDA.1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_evaluate_signer_constants_are_the_pda() {
+        assert_eq!(
+            Pubkey::find_program_address(&[GATE_EVALUATE_SIGNER], &GATE_PROGRAM_ID),
+            (GATE_EVALUATE_SIGNER_ADDRESS, GATE_EVALUATE_SIGNER_BUMP)
+        );
+    }
+}
