@@ -65,8 +65,8 @@ impl Programs {
         }
     }
 
-    /// The SBF builds in `dir` if every program is there, else `None` (names the first
-    /// missing file in the error).
+    /// The SBF builds in `dir` if every program is there, else an error naming the first
+    /// missing file.
     pub fn sbf_in(dir: &Path) -> Result<Programs, String> {
         for name in SBF_PROGRAMS {
             let file = dir.join(format!("{name}.so"));
