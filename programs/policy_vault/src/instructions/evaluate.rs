@@ -26,19 +26,23 @@ pub struct Evaluate<'info> {
     /// gate can evaluate (and commit).
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
-    /// The payer's policy.
+    /// The payer's policy. These three accounts are owned by policy_vault (`Account` checks
+    /// owner and discriminator), which creates each only at the PDA of the asset (and policy
+    /// id) it stores: comparing the stored fields is the seeds check, without deriving the
+    /// address again (1 500 compute units each, on every decision). A mismatch answers
+    /// ConstraintSeeds, as the derivation did.
     #[account(
-        seeds = [seeds::POLICY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
-        bump = policy.bump,
+        constraint = policy.asset == args.payer_asset && policy.policy_id == args.policy_id
+            @ ErrorCode::ConstraintSeeds,
     )]
     pub policy: Account<'info, PolicyAccount>,
     #[account(
-        seeds = [seeds::VELOCITY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
-        bump = velocity.bump,
+        constraint = velocity.asset == args.payer_asset && velocity.policy_id == args.policy_id
+            @ ErrorCode::ConstraintSeeds,
     )]
     pub velocity: Account<'info, VelocityLedger>,
     /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012).
-    #[account(seeds = [seeds::KILLSWITCH, args.payer_asset.as_ref()], bump = killswitch.bump)]
+    #[account(constraint = killswitch.asset == args.payer_asset @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// The engine's AtomStats PDA of the payer (address enforced); read by
     /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
@@ -76,19 +80,20 @@ pub struct EvaluateAndCommit<'info> {
     /// As in [`Evaluate`].
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
+    /// As in [`Evaluate`]: the stored fields stand for the seeds.
     #[account(
         mut,
-        seeds = [seeds::POLICY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
-        bump = policy.bump,
+        constraint = policy.asset == args.payer_asset && policy.policy_id == args.policy_id
+            @ ErrorCode::ConstraintSeeds,
     )]
     pub policy: Account<'info, PolicyAccount>,
     #[account(
         mut,
-        seeds = [seeds::VELOCITY, args.payer_asset.as_ref(), &args.policy_id.to_le_bytes()],
-        bump = velocity.bump,
+        constraint = velocity.asset == args.payer_asset && velocity.policy_id == args.policy_id
+            @ ErrorCode::ConstraintSeeds,
     )]
     pub velocity: Account<'info, VelocityLedger>,
-    #[account(seeds = [seeds::KILLSWITCH, args.payer_asset.as_ref()], bump = killswitch.bump)]
+    #[account(constraint = killswitch.asset == args.payer_asset @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// CHECK: as in [`Evaluate`].
     #[account(
