@@ -8,9 +8,8 @@
 //! except that the registry and engine stand-ins stay native, so their own cost is not in them.
 
 use crate::registry;
-use crate::world::{min_tier_acceptance, open_policy, tier, Agent, Attestations, World};
+use crate::world::{min_tier_acceptance, open_policy, Agent, Attestations, World};
 use anchor_lang::prelude::Pubkey;
-use policy_vault::state::PolicyParams;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signer};
 use solana_sdk::transaction::Transaction;
@@ -342,7 +341,6 @@ pub async fn tour() -> Report {
     // validation_registry: namespace, attestor, request, respond, revoke.
     let payer_key = w.ctx.payer.pubkey();
     let payee_cap = crate::registry::capability_hash("audit.smart-contract.v1");
-    let payer_cap = crate::registry::capability_hash("kyc.tier-1.v1");
     for name in ["audit.smart-contract.v1", "kyc.tier-1.v1"] {
         let ix = registry::register_namespace_ix(&payer_key, name, "1", "");
         measure(&mut w, &mut r, &[ix], None, &[]).await;
@@ -382,32 +380,7 @@ pub async fn tour() -> Report {
     .await;
 
     // The largest: every policy kind, both rated, an acceptance policy, both attestations.
-    let policy = PolicyParams {
-        kinds: 0x1f,
-        per_tx_cap: 10_000_000,
-        daily_cap: 10_000_000,
-        weekly_cap: 10_000_000,
-        velocity_window_secs: 60,
-        velocity_max_in_window: 10_000_000,
-        min_counterparty_tier: 2,
-        required_capability: payee_cap,
-        ..open_policy(w.mint)
-    };
-    let big_payer = w.payer_with_policy(3, policy).await;
-    let mut acceptance = min_tier_acceptance(2);
-    acceptance.required_capability = payer_cap;
-    let big_payee = w.payee(3, Some(acceptance)).await;
-    w.set_stats(&big_payee.asset(), tier(3)).await;
-    let att = Attestations {
-        payer: Some(
-            w.attest(&attestor, &big_payer.asset(), payer_cap, slot + 10_000)
-                .await,
-        ),
-        payee: Some(
-            w.attest(&attestor, &big_payee.asset(), payee_cap, slot + 10_000)
-                .await,
-        ),
-    };
+    let (big_payer, big_payee, att) = w.largest_case(&attestor).await;
     settle(
         &mut w,
         &mut r,

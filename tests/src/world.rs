@@ -606,6 +606,42 @@ impl World {
         pda::attestation(subject, &capability, &attestor.pubkey())
     }
 
+    /// The parties of the largest payment the gate decides: a payer (tier 3) whose policy
+    /// has every kind and requires the payee's capability, a payee (tier 3) whose acceptance
+    /// policy requires the payer's capability, and both attested by `attestor`. Registers
+    /// the two namespaces when missing.
+    pub async fn largest_case(&mut self, attestor: &Keypair) -> (Agent, Agent, Attestations) {
+        let payee_cap = self.register_namespace("audit.smart-contract.v1").await;
+        let payer_cap = self.register_namespace("kyc.tier-1.v1").await;
+        let policy = PolicyParams {
+            kinds: 0x1f,
+            per_tx_cap: 10_000_000,
+            daily_cap: 10_000_000,
+            weekly_cap: 10_000_000,
+            velocity_window_secs: 60,
+            velocity_max_in_window: 10_000_000,
+            min_counterparty_tier: 2,
+            required_capability: payee_cap,
+            ..open_policy(self.mint)
+        };
+        let payer = self.payer_with_policy(3, policy).await;
+        let mut acceptance = min_tier_acceptance(2);
+        acceptance.required_capability = payer_cap;
+        let payee = self.payee(3, Some(acceptance)).await;
+        let expires = crate::clock(&mut self.ctx).await.slot + 10_000;
+        let att = Attestations {
+            payer: Some(
+                self.attest(attestor, &payer.asset(), payer_cap, expires)
+                    .await,
+            ),
+            payee: Some(
+                self.attest(attestor, &payee.asset(), payee_cap, expires)
+                    .await,
+            ),
+        };
+        (payer, payee, att)
+    }
+
     pub async fn revoke(&mut self, attestor: &Keypair, subject: &Pubkey, capability: [u8; 32]) {
         let ix = registry::revoke_ix(&attestor.pubkey(), subject, &capability, [7; 32]);
         send(&mut self.ctx, &[ix], &[attestor]).await.unwrap();

@@ -4,7 +4,6 @@
 //! static accounts from an address lookup table, on chain.
 
 use gate::state::FeedbackEmissionLog;
-use policy_vault::state::PolicyParams;
 use solana_address_lookup_table_interface::instruction::{
     create_lookup_table, extend_lookup_table,
 };
@@ -13,7 +12,7 @@ use solana_sdk::signature::Signer;
 use solana_sdk::transaction::{Transaction, VersionedTransaction};
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_program_common::external as ext;
-use trust_gate_program_tests::world::{min_tier_acceptance, open_policy, pda, Attestations, World};
+use trust_gate_program_tests::world::{pda, World};
 use trust_gate_program_tests::{advance_slots, clock, fetch, payment_id, send};
 
 /// Solana's packet limit for a serialized transaction.
@@ -22,35 +21,8 @@ const PACKET_LIMIT: usize = 1232;
 #[tokio::test]
 async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
     let mut w = World::new().await;
-    let payee_cap = w.register_namespace("audit.smart-contract.v1").await;
-    let payer_cap = w.register_namespace("kyc.tier-1.v1").await;
     let attestor = w.attestor().await;
-    let policy = PolicyParams {
-        kinds: 0x1f,
-        per_tx_cap: 10_000_000,
-        daily_cap: 10_000_000,
-        weekly_cap: 10_000_000,
-        velocity_window_secs: 60,
-        velocity_max_in_window: 10_000_000,
-        min_counterparty_tier: 2,
-        required_capability: payee_cap,
-        ..open_policy(w.mint)
-    };
-    let payer = w.payer_with_policy(3, policy).await;
-    let mut acceptance = min_tier_acceptance(2);
-    acceptance.required_capability = payer_cap;
-    let payee = w.payee(3, Some(acceptance)).await;
-    let slot = clock(&mut w.ctx).await.slot;
-    let att = Attestations {
-        payer: Some(
-            w.attest(&attestor, &payer.asset(), payer_cap, slot + 10_000)
-                .await,
-        ),
-        payee: Some(
-            w.attest(&attestor, &payee.asset(), payee_cap, slot + 10_000)
-                .await,
-        ),
-    };
+    let (payer, payee, att) = w.largest_case(&attestor).await;
     let source = w.token_account(&payer.owner.pubkey(), 10_000_000).await;
     let destination = w.token_account(&payee.owner.pubkey(), 0).await;
     let pay = payment_id();
