@@ -47,6 +47,11 @@ pub const SBF_PROGRAMS: [&str; 4] = [
     "gated_escrow",
 ];
 
+/// Where `tools/sbf/build` puts `program`'s SBF build in its output folder `dir`.
+pub fn sbf_file(dir: &Path, program: &str) -> PathBuf {
+    dir.join(format!("{program}.so"))
+}
+
 /// Where trust-gate's programs come from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Programs {
@@ -69,7 +74,7 @@ impl Programs {
     /// missing file.
     pub fn sbf_in(dir: &Path) -> Result<Programs, String> {
         for name in SBF_PROGRAMS {
-            let file = dir.join(format!("{name}.so"));
+            let file = sbf_file(dir, name);
             if !file.is_file() {
                 return Err(format!("no SBF build at {}", file.display()));
             }
@@ -100,7 +105,7 @@ macro_rules! add_ours {
 /// for `prefer_bpf`, but by path: its search list falls back to the working directory, and a
 /// missing build must fail, not go unnoticed.
 fn add_sbf(pt: &mut ProgramTest, dir: &Path, name: &str, id: Pubkey) {
-    let file = dir.join(format!("{name}.so"));
+    let file = sbf_file(dir, name);
     let data = std::fs::read(&file).unwrap_or_else(|e| {
         panic!(
             "{SBF_OUT_DIR} is set but {} cannot be read ({e}); build it with tools/sbf/build",

@@ -12,7 +12,6 @@ use crate::world::{min_tier_acceptance, open_policy, Agent, Attestations, World}
 use anchor_lang::prelude::Pubkey;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signer};
-use solana_sdk::transaction::Transaction;
 
 /// One program invoke and what it consumed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,19 +143,22 @@ impl Report {
     /// keys, so a few runs give the spread).
     pub fn merge(&mut self, other: Report) {
         for row in other.rows {
-            match self.rows.iter_mut().find(|r| {
-                r.program == row.program
-                    && r.instruction == row.instruction
-                    && r.caller == row.caller
-            }) {
-                Some(r) => {
-                    r.units.extend(row.units);
-                    r.runs += row.runs;
-                }
-                None => self.rows.push(row),
-            }
+            self.add(row);
         }
         self.settlements.extend(other.settlements);
+    }
+
+    /// Adds `row`'s runs to the row of the same instruction and caller, or as a new row.
+    fn add(&mut self, row: Row) {
+        match self.rows.iter_mut().find(|r| {
+            r.program == row.program && r.instruction == row.instruction && r.caller == row.caller
+        }) {
+            Some(r) => {
+                r.units.extend(row.units);
+                r.runs += row.runs;
+            }
+            None => self.rows.push(row),
+        }
     }
 
     fn record(&mut self, invokes: &[Invoke]) {
@@ -172,21 +174,13 @@ impl Report {
                     let p = program_name(&c.program).unwrap_or("?");
                     format!("{p}::{}", c.instruction)
                 });
-            match self.rows.iter_mut().find(|r| {
-                r.program == program && r.instruction == inv.instruction && r.caller == caller
-            }) {
-                Some(r) => {
-                    r.units.extend(inv.units);
-                    r.runs += 1;
-                }
-                None => self.rows.push(Row {
-                    program,
-                    instruction: inv.instruction.clone(),
-                    caller,
-                    units: inv.units.into_iter().collect(),
-                    runs: 1,
-                }),
-            }
+            self.add(Row {
+                program,
+                instruction: inv.instruction.clone(),
+                caller,
+                units: inv.units.into_iter().collect(),
+                runs: 1,
+            });
         }
     }
 
@@ -257,11 +251,8 @@ async fn measure(
     fee_payer: Option<&Keypair>,
     signers: &[&Keypair],
 ) -> (u64, Vec<Invoke>) {
-    let blockhash = w.ctx.banks_client.get_latest_blockhash().await.unwrap();
     let payer = fee_payer.unwrap_or(&w.ctx.payer).insecure_clone();
-    let mut all: Vec<&Keypair> = vec![&payer];
-    all.extend(signers.iter().filter(|k| k.pubkey() != payer.pubkey()));
-    let tx = Transaction::new_signed_with_payer(ixs, Some(&payer.pubkey()), &all, blockhash);
+    let tx = crate::transaction_paid_by(&mut w.ctx, ixs, &payer, signers).await;
     let meta = crate::execute(&mut w.ctx, tx)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
@@ -284,16 +275,17 @@ fn top_level(invokes: &[Invoke]) -> Vec<(String, u64)> {
 pub async fn tour() -> Report {
     let mut w = World::new().await;
     let mut r = Report::default();
+    let sdk = crate::world::sdk();
 
     // gate: the facilitator's authority (World::new made one; a second facilitator here).
     let facilitator = crate::funded_keypair(&mut w.ctx).await;
-    let ix = crate::world::sdk().init_gate_authority(&facilitator.pubkey());
+    let ix = sdk.init_gate_authority(&facilitator.pubkey());
     measure(&mut w, &mut r, &[ix], None, &[&facilitator]).await;
 
     // gate: an agent registered through the gate (registry + engine CPIs).
     let owner = crate::funded_keypair(&mut w.ctx).await;
     let asset = Keypair::new();
-    let ix = crate::world::sdk().register_agent_via_cpi(
+    let ix = sdk.register_agent_via_cpi(
         &owner.pubkey(),
         &asset.pubkey(),
         &w.collection.pubkey(),
@@ -313,7 +305,6 @@ pub async fn tour() -> Report {
         );
         measure(&mut w, &mut r, &[ix], None, &[&agent.owner]).await;
     }
-    let sdk = crate::world::sdk();
     let ix = sdk.init_killswitch_direct(&a.owner.pubkey(), &a.asset());
     measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
     let ix = sdk.init_killswitch(&b.owner.pubkey(), &b.asset());

@@ -81,15 +81,27 @@ pub async fn transaction(
     ixs: &[Instruction],
     signers: &[&Keypair],
 ) -> Transaction {
+    let payer = ctx.payer.insecure_clone();
+    transaction_paid_by(ctx, ixs, &payer, signers).await
+}
+
+/// Builds a transaction paid by `fee_payer` with a recent blockhash, signed by it and
+/// `signers`.
+pub async fn transaction_paid_by(
+    ctx: &mut ProgramTestContext,
+    ixs: &[Instruction],
+    fee_payer: &Keypair,
+    signers: &[&Keypair],
+) -> Transaction {
     let blockhash = ctx.banks_client.get_latest_blockhash().await.unwrap();
-    let mut all: Vec<&Keypair> = vec![&ctx.payer];
+    let mut all: Vec<&Keypair> = vec![fee_payer];
     all.extend(
         signers
             .iter()
             .copied()
-            .filter(|k| k.pubkey() != ctx.payer.pubkey()),
+            .filter(|k| k.pubkey() != fee_payer.pubkey()),
     );
-    Transaction::new_signed_with_payer(ixs, Some(&ctx.payer.pubkey()), &all, blockhash)
+    Transaction::new_signed_with_payer(ixs, Some(&fee_payer.pubkey()), &all, blockhash)
 }
 
 /// Sends one transaction paid by `fee_payer` and signed by it and `signers`.
@@ -99,15 +111,7 @@ pub async fn send_tx(
     fee_payer: &Keypair,
     signers: &[&Keypair],
 ) -> Result<(), BanksClientError> {
-    let blockhash = ctx.banks_client.get_latest_blockhash().await.unwrap();
-    let mut all: Vec<&Keypair> = vec![fee_payer];
-    all.extend(
-        signers
-            .iter()
-            .copied()
-            .filter(|k| k.pubkey() != fee_payer.pubkey()),
-    );
-    let tx = Transaction::new_signed_with_payer(ixs, Some(&fee_payer.pubkey()), &all, blockhash);
+    let tx = transaction_paid_by(ctx, ixs, fee_payer, signers).await;
     process(ctx, tx).await
 }
 

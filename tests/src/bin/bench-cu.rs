@@ -8,7 +8,7 @@
 //! tried) differ from run to run; RUNS (default 5) runs give the spread.
 
 use solana_sdk::rent::Rent;
-use trust_gate_localnet::native::SBF_PROGRAMS;
+use trust_gate_localnet::native::{sbf_file, SBF_PROGRAMS};
 use trust_gate_localnet::Programs;
 
 /// Bytes of the upgradeable loader's ProgramData header and of its Program account.
@@ -50,7 +50,7 @@ async fn main() -> std::process::ExitCode {
     let rent = Rent::default();
     println!("| program | .so bytes | rent to deploy (SOL) |\n|---|---:|---:|");
     for name in SBF_PROGRAMS {
-        let len = std::fs::metadata(dir.join(format!("{name}.so")))
+        let len = std::fs::metadata(sbf_file(&dir, name))
             .map(|m| m.len() as usize)
             .expect("checked by sbf_in");
         let lamports =

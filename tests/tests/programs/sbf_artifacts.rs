@@ -1,7 +1,7 @@
 //! What the SBF builds carry besides code: each program's `security.txt`, readable by the
 //! parser explorers use. Natively there is no binary to read; the check needs `SBF_OUT_DIR`.
 
-use trust_gate_localnet::native::SBF_PROGRAMS;
+use trust_gate_localnet::native::{sbf_file, SBF_PROGRAMS};
 use trust_gate_localnet::Programs;
 
 #[test]
@@ -11,7 +11,7 @@ fn every_sbf_build_carries_its_security_txt() {
         return;
     };
     for name in SBF_PROGRAMS {
-        let bytes = std::fs::read(dir.join(format!("{name}.so"))).unwrap();
+        let bytes = std::fs::read(sbf_file(&dir, name)).unwrap();
         let txt = solana_security_txt::find_and_parse(&bytes)
             .unwrap_or_else(|e| panic!("{name}.so: no readable security.txt: {e}"));
         assert_eq!(txt.name, format!("trust-gate {name}"));

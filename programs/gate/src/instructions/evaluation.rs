@@ -15,6 +15,10 @@ use policy_vault::state::seeds::{
 };
 use trust_gate_program_common::runtime;
 
+/// The seeds the gate signs policy_vault's evaluation with (the bump is a compile-time
+/// constant, so the whole signer is).
+const EVALUATE_SIGNER_SEEDS: &[&[&[u8]]] = &[&[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]]];
+
 /// What policy_vault::evaluate needs, all read-only: a decision takes no write lock, so
 /// nobody can contend for a payer's policy by flooding decisions, and any program can ask for
 /// one by CPI. policy_vault constrains every account (seeds of the payer's policy, ledger and
@@ -103,15 +107,13 @@ impl<'info> EvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate (read-only) and returns its decision; sets it as this
     /// instruction's return data and emits a [`GateDecision`] event.
     pub fn evaluate(&self, args: &PaymentArgs) -> Result<Decision> {
-        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]];
-        let signers = [signer];
         policy_vault::cpi::evaluate(
             // The program's own account travels along: absent optional accounts are encoded
             // as the callee's program id, and every meta of a CPI needs its AccountInfo.
             CpiContext::new_with_signer(
                 policy_vault::ID,
                 vault_accounts!(policy_vault::cpi::accounts::Evaluate, self),
-                &signers,
+                EVALUATE_SIGNER_SEEDS,
             )
             .with_remaining_accounts(vec![self.policy_vault_program.to_account_info()]),
             evaluate_args(args),
@@ -124,13 +126,11 @@ impl<'info> CommitEvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate_and_commit, which stores the counters on Allow; reports
     /// the decision as [`EvaluationAccounts::evaluate`] does.
     pub fn evaluate_and_commit(&self, args: &PaymentArgs) -> Result<Decision> {
-        let signer: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]];
-        let signers = [signer];
         policy_vault::cpi::evaluate_and_commit(
             CpiContext::new_with_signer(
                 policy_vault::ID,
                 vault_accounts!(policy_vault::cpi::accounts::EvaluateAndCommit, self),
-                &signers,
+                EVALUATE_SIGNER_SEEDS,
             )
             .with_remaining_accounts(vec![self.policy_vault_program.to_account_info()]),
             evaluate_args(args),

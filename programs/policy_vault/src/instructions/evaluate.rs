@@ -26,23 +26,19 @@ pub struct Evaluate<'info> {
     /// gate can evaluate (and commit).
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
-    /// The payer's policy. These three accounts are owned by policy_vault (`Account` checks
-    /// owner and discriminator), which creates each only at the PDA of the asset (and policy
-    /// id) it stores: comparing the stored fields is the seeds check, without deriving the
-    /// address again (1 500 compute units each, on every decision). A mismatch answers
-    /// ConstraintSeeds, as the derivation did.
+    /// The payer's policy. For these three accounts (owner and discriminator checked by
+    /// `Account`) `is_for` is the seeds check without deriving the address again; a mismatch
+    /// answers ConstraintSeeds, as the derivation did.
     #[account(
-        constraint = policy.asset == args.payer_asset && policy.policy_id == args.policy_id
-            @ ErrorCode::ConstraintSeeds,
+        constraint = policy.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
     )]
     pub policy: Account<'info, PolicyAccount>,
     #[account(
-        constraint = velocity.asset == args.payer_asset && velocity.policy_id == args.policy_id
-            @ ErrorCode::ConstraintSeeds,
+        constraint = velocity.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
     )]
     pub velocity: Account<'info, VelocityLedger>,
     /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012).
-    #[account(constraint = killswitch.asset == args.payer_asset @ ErrorCode::ConstraintSeeds)]
+    #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// The engine's AtomStats PDA of the payer (address enforced); read by
     /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
@@ -83,17 +79,15 @@ pub struct EvaluateAndCommit<'info> {
     /// As in [`Evaluate`]: the stored fields stand for the seeds.
     #[account(
         mut,
-        constraint = policy.asset == args.payer_asset && policy.policy_id == args.policy_id
-            @ ErrorCode::ConstraintSeeds,
+        constraint = policy.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
     )]
     pub policy: Account<'info, PolicyAccount>,
     #[account(
         mut,
-        constraint = velocity.asset == args.payer_asset && velocity.policy_id == args.policy_id
-            @ ErrorCode::ConstraintSeeds,
+        constraint = velocity.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
     )]
     pub velocity: Account<'info, VelocityLedger>,
-    #[account(constraint = killswitch.asset == args.payer_asset @ ErrorCode::ConstraintSeeds)]
+    #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// CHECK: as in [`Evaluate`].
     #[account(

@@ -19,6 +19,12 @@ pub struct KillSwitchState {
 }
 
 impl KillSwitchState {
+    /// Whether this is `asset`'s kill switch (the seeds check for an account policy_vault
+    /// owns, as [`super::PolicyAccount::is_for`]).
+    pub fn is_for(&self, asset: &Pubkey) -> bool {
+        self.asset == *asset
+    }
+
     /// A new, unpaused kill switch.
     pub fn new(asset: Pubkey, bump: u8) -> Self {
         KillSwitchState {

@@ -19,6 +19,12 @@ pub struct VelocityLedger {
 }
 
 impl VelocityLedger {
+    /// Whether this is the ledger of `asset`'s policy `policy_id` (the seeds check for an
+    /// account policy_vault owns, as [`super::PolicyAccount::is_for`]).
+    pub fn is_for(&self, asset: &Pubkey, policy_id: u32) -> bool {
+        self.asset == *asset && self.policy_id == policy_id
+    }
+
     pub fn state(&self) -> VelocityState {
         VelocityState {
             cumulative: self.cumulative,
