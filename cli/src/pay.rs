@@ -28,8 +28,9 @@ pub struct PayArgs {
     facilitator_url: String,
 }
 
-/// The payer's wallet: `--keypair`, else the demo agent's owner (the tier-3 agent by
-/// default). `trust-gate dispute` signs with the same key.
+/// The payer's wallet: `--keypair`, else the demo agent's signer (its owner, or the hot key
+/// of the vault-funded agent; the tier-3 agent by default). `trust-gate dispute` signs with
+/// the same key.
 pub fn payer_keypair(keypair: Option<&str>, agent: Option<Pubkey>) -> Result<Keypair, String> {
     if let Some(path) = keypair {
         return read_keypair_file(path)
@@ -40,7 +41,7 @@ pub fn payer_keypair(keypair: Option<&str>, agent: Option<Pubkey>) -> Result<Key
         Some(asset) => world.payers.iter().find(|p| p.asset() == asset),
         None => world.payer(3),
     };
-    demo.map(|p| p.owner.insecure_clone()).ok_or_else(|| {
+    demo.map(|p| p.signer().insecure_clone()).ok_or_else(|| {
         "--keypair is required: the payer agent is not one of the demo agents".to_string()
     })
 }

@@ -196,8 +196,12 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
         trust_gate_migrations::demo::SERVICE_MIN_PAYER_TIER
     );
     for p in &s.payers {
+        let funding = match &p.hot_key {
+            Some(hot) => format!("paid from its policy vault, hot key {hot}"),
+            None => "paid from the owner's wallet".to_string(),
+        };
         println!(
-            "  payer tier {}   {} (owner {}, policy {})",
+            "  payer tier {}   {} (owner {}, policy {}, {funding})",
             p.tier, p.asset, p.owner, s.policy_id
         );
     }

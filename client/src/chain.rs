@@ -1,5 +1,6 @@
-//! Reading the chain over JSON-RPC: accounts of ours, the registry's base collection and
-//! agent accounts, engine reputation, and attestation lookup.
+//! Reading the chain over JSON-RPC: accounts of ours (policy funding and vaults included),
+//! the registry's base collection and agent accounts, engine reputation, and attestation
+//! lookup.
 
 use crate::decode::{self, EngineReputation, ReputationError, ValidationAttestation};
 use crate::error::ClientError;
@@ -41,6 +42,39 @@ pub async fn anchor_account<T: AccountDeserialize>(
     match account(rpc, key).await? {
         None => Ok(None),
         Some(a) => decode::account::<T>(what, &a.data).map(Some),
+    }
+}
+
+/// The funding policy `policy_id` of `asset` declares; an error when the policy does not
+/// exist.
+pub async fn policy_funding(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+    policy_id: u32,
+) -> Result<decode::Funding, ClientError> {
+    let key = Pdas::new(*ids).policy(asset, policy_id);
+    let acc = required_account(rpc, &key, "PolicyAccount").await?;
+    let policy: decode::PolicyAccount = decode::account("PolicyAccount", &acc.data)?;
+    Ok(decode::Funding::of(&policy.params))
+}
+
+/// The agent's policy vault for `mint`; `None` when it has not been opened.
+pub async fn vault(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+    mint: &Pubkey,
+) -> Result<Option<decode::VaultView>, ClientError> {
+    let key = Pdas::new(*ids).vault(asset, mint);
+    match account(rpc, &key).await? {
+        None => Ok(None),
+        Some(a) => decode::vault(&key, &a.owner, &a.data)
+            .map(Some)
+            .ok_or_else(|| ClientError::Decode {
+                what: "policy vault".into(),
+                reason: format!("{key} holds an account that is not a vault token account"),
+            }),
     }
 }
 

@@ -1,5 +1,6 @@
-//! Decoders: decisions (return data and events), every account type of the three programs,
-//! the engine's reputation block, and deny code ↔ name.
+//! Decoders: decisions (return data and events), every account type of the three programs
+//! and the policy vaults, a policy's funding, the engine's reputation block, and deny code ↔
+//! name.
 
 use crate::error::ClientError;
 use anchor_lang::prelude::Pubkey;
@@ -14,7 +15,8 @@ pub use gate::state::{DisputeRecord, FeedbackEmissionLog, GateAuthority};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, AuthorityInitialized, AuthorityRotated, KillSwitchInitialized,
-    KillSwitchSet, PaymentEvaluated, PolicyCreated, PolicyRetired,
+    KillSwitchSet, PaymentEvaluated, PolicyCreated, PolicyRetired, VaultOpened, VaultReleased,
+    VaultWithdrawn,
 };
 pub use policy_vault::state::{
     AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,
@@ -143,6 +145,78 @@ pub fn account<T: AccountDeserialize>(what: &str, data: &[u8]) -> Result<T, Clie
     })
 }
 
+/// Where a policy's payments come from (`PolicyParams::funding`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Funding {
+    /// The payer signer's own token account (`source_token`) pays.
+    #[default]
+    Wallet,
+    /// The payer agent's policy vault pays: the strict gate releases `amount` from it into
+    /// `source_token` (the payer signer's account), which the transfer then debits, so the
+    /// signer's balance does not change.
+    Vault,
+}
+
+impl Funding {
+    /// The funding a policy declares (any value but the vault's is the wallet's, as the
+    /// program validates it at creation).
+    pub fn of(params: &policy_vault::state::PolicyParams) -> Funding {
+        if params.is_vault_funded() {
+            Funding::Vault
+        } else {
+            Funding::Wallet
+        }
+    }
+
+    /// `PolicyParams::funding`'s value.
+    pub fn to_u8(self) -> u8 {
+        match self {
+            Funding::Wallet => policy_vault::state::funding::WALLET,
+            Funding::Vault => policy_vault::state::funding::VAULT,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Funding::Wallet => "wallet",
+            Funding::Vault => "vault",
+        }
+    }
+}
+
+/// A policy vault as the chain holds it: a token account whose authority is its own address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VaultView {
+    #[serde(serialize_with = "as_string")]
+    pub address: Pubkey,
+    #[serde(serialize_with = "as_string")]
+    pub mint: Pubkey,
+    /// The balance, in the mint's base units.
+    pub amount: u64,
+    /// The token program that owns it.
+    #[serde(serialize_with = "as_string")]
+    pub token_program: Pubkey,
+}
+
+fn as_string<S: serde::Serializer>(k: &Pubkey, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(k)
+}
+
+/// Reads `data` at `address`, owned by `program`, as a vault: a token account (of either
+/// token program) that is its own authority. That is the layout of every policy vault;
+/// whether it is a given agent's is a matter of its address (`Pdas::vault`).
+pub fn vault(address: &Pubkey, program: &Pubkey, data: &[u8]) -> Option<VaultView> {
+    let view = trust_gate_program_common::token_account::read(program, data)?;
+    (view.owner == *address).then_some(VaultView {
+        address: *address,
+        mint: view.mint,
+        amount: view.amount,
+        token_program: *program,
+    })
+}
+
 /// Any account of the three programs, recognised by its discriminator.
 #[derive(Debug)]
 pub enum AnyAccount {
@@ -158,6 +232,8 @@ pub enum AnyAccount {
     AttestorProfile(AttestorProfile),
     ValidationRequest(ValidationRequest),
     ValidationAttestation(ValidationAttestation),
+    /// A policy vault (a token account, recognised by [`AnyAccount::decode_account`]).
+    Vault(VaultView),
 }
 
 impl AnyAccount {
@@ -190,6 +266,18 @@ impl AnyAccount {
         })
     }
 
+    /// Decodes the account at `address`: one of our account types by its discriminator, or
+    /// a policy vault (a token account that is its own authority).
+    pub fn decode_account(
+        address: &Pubkey,
+        account: &solana_sdk::account::Account,
+    ) -> Result<Self, ClientError> {
+        if let Some(v) = vault(address, &account.owner, &account.data) {
+            return Ok(AnyAccount::Vault(v));
+        }
+        Self::decode(&account.data)
+    }
+
     /// The account type's name.
     pub fn type_name(&self) -> &'static str {
         match self {
@@ -205,6 +293,7 @@ impl AnyAccount {
             AnyAccount::AttestorProfile(_) => "AttestorProfile",
             AnyAccount::ValidationRequest(_) => "ValidationRequest",
             AnyAccount::ValidationAttestation(_) => "ValidationAttestation",
+            AnyAccount::Vault(_) => "Vault",
         }
     }
 }

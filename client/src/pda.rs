@@ -63,6 +63,15 @@ impl Pdas {
         )
     }
 
+    /// `["vault", asset, mint]`: the agent's policy vault for `mint`, a token account whose
+    /// authority is its own address.
+    pub fn vault(&self, asset: &Pubkey, mint: &Pubkey) -> Pubkey {
+        find(
+            &[pv_seeds::VAULT, asset.as_ref(), mint.as_ref()],
+            &self.ids.policy_vault,
+        )
+    }
+
     // gate
 
     /// `["evaluate_signer"]`: the gate's CPI signer towards policy_vault.

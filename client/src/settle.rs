@@ -3,9 +3,10 @@
 //! the strict gate allows besides the payment), the atomicity guard, and the `settle` /
 //! `dispute` helpers.
 
+pub use crate::decode::Funding;
 use crate::error::ClientError;
 use crate::errors::{self, summarize_logs};
-use crate::instructions::{Attestations, Builder, FeedbackArgs};
+use crate::instructions::{Attestations, Builder, FeedbackArgs, VaultRelease};
 use anchor_lang::prelude::Pubkey;
 use anchor_spl::token::spl_token;
 use anchor_spl::token_2022::spl_token_2022;
@@ -142,6 +143,8 @@ pub struct Settlement {
     pub feedback: Feedback,
     /// An optional priority fee (ComputeBudget instructions before the payment).
     pub compute_budget: ComputeBudget,
+    /// Where the payment comes from: the policy's `funding`.
+    pub funding: Funding,
 }
 
 /// The ComputeBudget instructions a settlement may start with, so that it can pay a priority
@@ -236,6 +239,10 @@ pub fn compose(
         s.policy_id,
         &s.destination_token,
         s.attestations,
+        (s.funding == Funding::Vault).then_some(VaultRelease {
+            payer_token: s.source_token,
+            token_program: s.token_program.id(),
+        }),
     );
     // Both token programs encode TransferChecked the same way; the program id differs.
     let transfer_checked = match s.token_program {

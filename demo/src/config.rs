@@ -5,6 +5,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
 use std::sync::Arc;
+use trust_gate_client::settle::Funding;
 use trust_gate_migrations::{demo, DemoWorld};
 
 #[derive(Clone, Debug)]
@@ -25,8 +26,17 @@ pub struct DemoConfig {
     pub policy_id: u32,
     /// How long a challenge stays payable.
     pub max_timeout_seconds: u64,
-    /// The demo payers (tier, asset), shown by /health; the default payer is the last.
-    pub counterparties: Vec<(u8, Pubkey)>,
+    /// The demo payers, shown by /health.
+    pub counterparties: Vec<Counterparty>,
+}
+
+/// A payer agent the demo knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Counterparty {
+    pub tier: u8,
+    pub asset: Pubkey,
+    /// Where its payments come from (its policy's funding).
+    pub funding: Funding,
 }
 
 impl DemoConfig {
@@ -43,7 +53,15 @@ impl DemoConfig {
             price: demo::PRICE,
             policy_id: demo::POLICY_ID,
             max_timeout_seconds: 300,
-            counterparties: w.payers.iter().map(|p| (p.tier, p.asset())).collect(),
+            counterparties: w
+                .payers
+                .iter()
+                .map(|p| Counterparty {
+                    tier: p.tier,
+                    asset: p.asset(),
+                    funding: p.funding,
+                })
+                .collect(),
         }
     }
 
@@ -51,8 +69,13 @@ impl DemoConfig {
         format!("{}/protected", self.public_url)
     }
 
-    /// The payer used when a request names none: the highest-tier demo agent.
+    /// The payer used when a request names none: the first of the highest-tier demo agents
+    /// (the wallet-funded tier-3 agent).
     pub fn default_payer(&self) -> Option<Pubkey> {
-        self.counterparties.iter().max_by_key(|c| c.0).map(|c| c.1)
+        let top = self.counterparties.iter().map(|c| c.tier).max()?;
+        self.counterparties
+            .iter()
+            .find(|c| c.tier == top)
+            .map(|c| c.asset)
     }
 }

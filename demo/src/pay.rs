@@ -146,6 +146,8 @@ pub async fn prepare(
         policy_id: gate.policy_id,
     };
     let attestations = simulate::attestations_for(rpc, &b, &query, simulate::now_unix()).await?;
+    // A vault-funded policy pays from the agent's vault through the signer's token account.
+    let funding = chain::policy_funding(rpc, &b.ids, &payer_asset, gate.policy_id).await?;
     let settlement = Settlement {
         facilitator: fee_payer,
         payer_signer: *signer,
@@ -169,6 +171,7 @@ pub async fn prepare(
             feedback_uri: String::new(),
         },
         compute_budget: settle::ComputeBudget::default(),
+        funding,
     };
     Ok(Prepared {
         builder: b,

@@ -269,6 +269,6 @@ async fn health(State(s): App) -> Json<Value> {
         "payee": c.payee_asset.to_string(),
         "payTo": c.pay_to.to_string(),
         "price": {"amount": c.price.to_string(), "mint": c.mint.to_string()},
-        "counterparties": c.counterparties.iter().map(|(tier, asset)| json!({"tier": tier, "asset": asset.to_string()})).collect::<Vec<_>>(),
+        "counterparties": c.counterparties.iter().map(|p| json!({"tier": p.tier, "asset": p.asset.to_string(), "funding": p.funding})).collect::<Vec<_>>(),
     }))
 }

@@ -19,7 +19,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::instructions::Attestations;
-use trust_gate_client::settle::{self, ComputeBudget, Feedback, Settlement, TokenProgram};
+use trust_gate_client::settle::{self, ComputeBudget, Feedback, Funding, Settlement, TokenProgram};
 use trust_gate_client::{AtomicityEnforced, Builder};
 
 /// The largest transaction Solana accepts.
@@ -367,6 +367,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     )?;
 
     // Everything else: the instructions must be the ones the SDK composes for this payment.
+    let (attestations, funding) = optional_accounts(b, &ixs[0]);
     let settlement = Settlement {
         facilitator: *e.facilitator,
         payer_signer: payer,
@@ -380,7 +381,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         source_token: source,
         destination_token: destination,
         collection: *e.collection,
-        attestations: attestations(b, &ixs[0]),
+        attestations,
         feedback: Feedback {
             payment_id_hash: f.payment_id_hash,
             score: f.score,
@@ -390,6 +391,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             feedback_uri: f.feedback_uri,
         },
         compute_budget: budget,
+        funding,
     };
     same(
         "decimals_mismatch",
@@ -489,9 +491,12 @@ fn compute_budget(prefix: &[Resolved], max_price: u64) -> Result<ComputeBudget, 
     Ok(budget)
 }
 
-/// The optional attestation accounts of the gate instruction: the slots where an
-/// attestation-less gate has the placeholder (the gate's own id).
-fn attestations(b: &Builder, gate_ix: &Resolved) -> Attestations {
+/// The optional accounts of the gate instruction: the slots where a gate without them has
+/// the placeholder (the gate's own id), in declaration order: the payer's and the payee's
+/// attestation, then the vault (whose presence makes the settlement vault-funded; `compose`
+/// then derives the vault, `payer_token` and the token program, and `compare` holds the
+/// instruction to them).
+fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding) {
     let placeholder = b.gate_payment_strict(
         &Pubkey::default(),
         &Pubkey::default(),
@@ -501,6 +506,7 @@ fn attestations(b: &Builder, gate_ix: &Resolved) -> Attestations {
         0,
         &Pubkey::default(),
         Attestations::default(),
+        None,
     );
     let slots: Vec<usize> = placeholder
         .accounts
@@ -516,10 +522,16 @@ fn attestations(b: &Builder, gate_ix: &Resolved) -> Attestations {
             .copied()
             .filter(|k| *k != b.ids.gate)
     };
-    Attestations {
+    let attestations = Attestations {
         payer: at(0),
         payee: at(1),
-    }
+    };
+    let funding = if at(2).is_some() {
+        Funding::Vault
+    } else {
+        Funding::Wallet
+    };
+    (attestations, funding)
 }
 
 const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];

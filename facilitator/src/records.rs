@@ -33,13 +33,20 @@ impl Facilitator {
         }
     }
 
-    /// GET /receipt: the FeedbackEmissionLog of a payment, and whether it was disputed.
+    /// GET /receipt: the FeedbackEmissionLog of a payment, whether it was disputed, and the
+    /// payer agent's policy vault for the mint (its balance now) when it has one.
     pub async fn receipt(&self, hash: [u8; 32]) -> Result<Value, ApiError> {
         let Some(log) = self.feedback_log(&hash).await? else {
             return Ok(json!({"paymentIdHash": hex(&hash), "exists": false}));
         };
         let dispute_key = self.builder.pda.dispute(&self.facilitator(), &hash);
-        let disputed = chain::account(&self.rpc, &dispute_key).await?.is_some();
+        let vault_key = self.builder.pda.vault(&log.payer_asset, &log.mint);
+        let accounts = chain::accounts(&self.rpc, &[dispute_key, vault_key]).await?;
+        let disputed = accounts[0].is_some();
+        let vault = accounts[1]
+            .as_ref()
+            .and_then(|a| decode::vault(&vault_key, &a.owner, &a.data))
+            .map(|v| json!({"address": v.address.to_string(), "balance": v.amount.to_string()}));
         Ok(json!({
             "paymentIdHash": hex(&hash),
             "exists": true,
@@ -53,6 +60,7 @@ impl Facilitator {
             "emittedAtSlot": log.slot,
             "settledAtomically": log.settled_atomically,
             "disputed": disputed,
+            "payerVault": vault,
             "feedbackLog": self.builder.pda.feedback_log(&self.facilitator(), &hash).to_string(),
         }))
     }

@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::instructions::capability_hash;
+use trust_gate_client::settle::Funding;
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct SpendingInput {
@@ -82,6 +83,10 @@ pub struct PolicyInput {
     /// The policy's token mint (base58); required with the Spending or Velocity kind (caps
     /// are counted in its smallest units); omitted = any mint.
     pub mint: Option<String>,
+    /// Where payments under the policy come from: "wallet" (the payer signer's own token
+    /// account; the default) or "vault" (the agent's policy vault for `mint`, which only a
+    /// gated settlement or the authority's threshold can empty; needs `mint`).
+    pub funding: Option<String>,
 }
 
 /// The program's parameters for `input`, with the spending defaults applied.
@@ -170,6 +175,22 @@ pub fn params(input: &PolicyInput) -> Result<PolicyParams, ToolError> {
         }
         None => Pubkey::default(),
     };
+    let funding = match input.funding.as_deref().unwrap_or("wallet") {
+        "wallet" => Funding::Wallet,
+        "vault" if mint == Pubkey::default() => {
+            return Err(ToolError::input(
+                "mint",
+                "required when funding is \"vault\": a vault holds one mint",
+            ))
+        }
+        "vault" => Funding::Vault,
+        other => {
+            return Err(ToolError::input(
+                "funding",
+                format!("{other:?}: expected \"wallet\" or \"vault\""),
+            ))
+        }
+    };
     let p = PolicyParams {
         kinds: input.kinds,
         gate_mode,
@@ -186,6 +207,7 @@ pub fn params(input: &PolicyInput) -> Result<PolicyParams, ToolError> {
         unrated_treatment: unrated,
         required_capability,
         accepted_attestors: accepted,
+        funding: funding.to_u8(),
     };
     let config = p
         .to_config()

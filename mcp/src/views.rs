@@ -6,8 +6,9 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
     hex, AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, KillSwitchState, PolicyAccount,
-    PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
+    PolicyAuthority, ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
 };
+use trust_gate_client::settle::Funding;
 
 fn key(k: &Pubkey) -> String {
     k.to_string()
@@ -107,6 +108,18 @@ pub fn policy_params(q: &PolicyParams) -> Value {
             "requiredCapability": opt_hash(&q.required_capability),
             "acceptedAttestors": q.accepted_attestors.iter().filter(|k| **k != Pubkey::default()).map(key).collect::<Vec<_>>(),
         },
+        "funding": Funding::of(q),
+    })
+}
+
+/// An agent's policy vault for a mint.
+pub fn vault(asset: &Pubkey, v: &VaultView) -> Value {
+    json!({
+        "address": key(&v.address),
+        "asset": key(asset),
+        "mint": key(&v.mint),
+        "balance": v.amount.to_string(),
+        "tokenProgram": key(&v.token_program),
     })
 }
 

@@ -5,6 +5,7 @@ use anchor_lang::prelude::Pubkey;
 use policy_vault::state::{AcceptanceParams, PolicyParams};
 use serde::Serialize;
 use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::settle::Funding;
 use trust_gate_localnet::deterministic_keypair;
 
 /// Decimals of the demo stablecoin.
@@ -50,6 +51,16 @@ pub fn payer_policy(mint: Pubkey) -> PolicyParams {
         unrated_treatment: 1,
         required_capability: [0; 32],
         accepted_attestors: [Pubkey::default(); 2],
+        funding: policy_vault::state::funding::WALLET,
+    }
+}
+
+/// [`payer_policy`] paid from the agent's policy vault: the same limits, but binding, since
+/// the agent's hot key holds nothing and the vault opens only to a gated settlement.
+pub fn vault_payer_policy(mint: Pubkey) -> PolicyParams {
+    PolicyParams {
+        funding: policy_vault::state::funding::VAULT,
+        ..payer_policy(mint)
     }
 }
 
@@ -67,12 +78,16 @@ pub fn service_acceptance() -> AcceptanceParams {
     }
 }
 
-/// A registered agent: the owner wallet and the asset key.
+/// A registered agent: the owner wallet and the asset key; a vault-funded payer also has a
+/// hot key (the registry's agent wallet), which signs its payments and holds nothing.
 pub struct DemoAgent {
     pub name: &'static str,
     pub tier: u8,
     pub owner: Keypair,
     pub asset: Keypair,
+    pub funding: Funding,
+    /// The agent wallet (vault-funded payers): not a member of the policy authority.
+    pub hot_key: Option<Keypair>,
 }
 
 impl DemoAgent {
@@ -82,10 +97,27 @@ impl DemoAgent {
             tier,
             owner: deterministic_keypair(&format!("demo/{name}/owner")),
             asset: deterministic_keypair(&format!("demo/{name}/asset")),
+            funding: Funding::Wallet,
+            hot_key: None,
         }
     }
+
+    /// A payer whose funds sit in its policy vault; its hot key signs its payments.
+    fn vault_funded(name: &'static str, tier: u8) -> Self {
+        DemoAgent {
+            funding: Funding::Vault,
+            hot_key: Some(deterministic_keypair(&format!("demo/{name}/hot-key"))),
+            ..DemoAgent::new(name, tier)
+        }
+    }
+
     pub fn asset(&self) -> Pubkey {
         self.asset.pubkey()
+    }
+
+    /// The key that signs the agent's payments: the hot key when it has one, else the owner.
+    pub fn signer(&self) -> &Keypair {
+        self.hot_key.as_ref().unwrap_or(&self.owner)
     }
 }
 
@@ -98,8 +130,9 @@ pub struct DemoWorld {
     pub mint_authority: Keypair,
     /// The demo service agent (payee).
     pub service: DemoAgent,
-    /// Payer agents with engine tiers 0, 1 and 3.
-    pub payers: [DemoAgent; 3],
+    /// Payer agents with engine tiers 0, 1 and 3 paying from their owners' wallets, and a
+    /// second tier-3 agent paying from its policy vault.
+    pub payers: [DemoAgent; 4],
     pub attestor: Keypair,
 }
 
@@ -121,6 +154,7 @@ impl DemoWorld {
                 DemoAgent::new("payer-tier-0", 0),
                 DemoAgent::new("payer-tier-1", 1),
                 DemoAgent::new("payer-tier-3", 3),
+                DemoAgent::vault_funded("payer-tier-3-vault", 3),
             ],
             attestor: deterministic_keypair("demo/attestor"),
         }
@@ -130,14 +164,29 @@ impl DemoWorld {
         self.mint.pubkey()
     }
 
-    /// The payer agent with engine tier `tier`.
+    /// The wallet-funded payer agent with engine tier `tier`.
     pub fn payer(&self, tier: u8) -> Option<&DemoAgent> {
-        self.payers.iter().find(|a| a.tier == tier)
+        self.payers
+            .iter()
+            .find(|a| a.tier == tier && a.funding == Funding::Wallet)
+    }
+
+    /// The vault-funded payer agent.
+    pub fn vault_payer(&self) -> &DemoAgent {
+        &self.payers[3]
     }
 
     /// The demo payers' spending policy (see [`payer_policy`]).
     pub fn payer_policy(&self) -> PolicyParams {
         payer_policy(self.mint())
+    }
+
+    /// `agent`'s spending policy: [`payer_policy`], from the vault when it is vault-funded.
+    pub fn policy_of(&self, agent: &DemoAgent) -> PolicyParams {
+        match agent.funding {
+            Funding::Wallet => payer_policy(self.mint()),
+            Funding::Vault => vault_payer_policy(self.mint()),
+        }
     }
 
     /// What the demo service asks of its payers (see [`service_acceptance`]).
@@ -169,6 +218,11 @@ pub struct AgentSummary {
     pub tier: u8,
     pub asset: String,
     pub owner: String,
+    /// Where its payments come from: "wallet" or "vault".
+    pub funding: Funding,
+    /// The vault-funded payer's hot key (agent wallet), which signs its payments.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hot_key: Option<String>,
 }
 
 impl AgentSummary {
@@ -178,6 +232,8 @@ impl AgentSummary {
             tier: a.tier,
             asset: a.asset().to_string(),
             owner: a.owner.pubkey().to_string(),
+            funding: a.funding,
+            hot_key: a.hot_key.as_ref().map(|k| k.pubkey().to_string()),
         }
     }
 }

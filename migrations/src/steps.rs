@@ -232,6 +232,10 @@ impl Migration<'_> {
             );
         }
 
+        if let Some(hot) = &agent.hot_key {
+            self.agent_wallet(agent, &hot.pubkey(), report).await?;
+        }
+
         let authority = self.builder.pda.policy_authority(&asset);
         let created = !self.exists(&authority).await?;
         if created {
@@ -242,6 +246,75 @@ impl Migration<'_> {
             report,
             created,
             format!("agent {} PolicyAuthority", agent.name),
+        );
+        Ok(())
+    }
+
+    /// Records `wallet` as the agent's agent wallet in the registry (the localnet stand-in's
+    /// `set_agent_wallet`, signed by the owner), so that it may sign the agent's payments.
+    async fn agent_wallet(
+        &self,
+        agent: &DemoAgent,
+        wallet: &Pubkey,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let asset = agent.asset();
+        let current = chain::agent(self.rpc, &self.builder.ids, &asset).await?;
+        let created = current.agent_wallet != Some(*wallet);
+        if created {
+            let ix = standin::set_agent_wallet(&agent.owner.pubkey(), &asset, Some(*wallet));
+            self.send("set_agent_wallet", &[ix], &[&agent.owner])
+                .await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("agent {} agent wallet (hot key) {wallet}", agent.name),
+        );
+        Ok(())
+    }
+
+    /// The vault-funded payer's policy vault, opened by its owner (the authority's only
+    /// member) and topped up to [`demo::PAYER_BALANCE`] by the mint authority: a deposit is a
+    /// plain transfer (here a mint) into it.
+    async fn vault(
+        &self,
+        world: &DemoWorld,
+        agent: &DemoAgent,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let (asset, mint) = (agent.asset(), world.mint());
+        let program = TokenProgram::SplToken.id();
+        let key = self.builder.pda.vault(&asset, &mint);
+        let balance = match chain::vault(self.rpc, &self.builder.ids, &asset, &mint).await? {
+            Some(v) => v.amount,
+            None => {
+                let ix =
+                    self.builder
+                        .open_vault(&agent.owner.pubkey(), &[], &asset, &mint, &program);
+                self.send("open_vault", &[ix], &[&agent.owner]).await?;
+                self.note(report, true, format!("agent {} vault {key}", agent.name));
+                0
+            }
+        };
+        let topped = balance < demo::PAYER_BALANCE;
+        if topped {
+            let ix = spl_token::instruction::mint_to(
+                &program,
+                &mint,
+                &key,
+                &world.mint_authority.pubkey(),
+                &[],
+                demo::PAYER_BALANCE - balance,
+            )
+            .map_err(|e| ClientError::Config(e.to_string()))?;
+            self.send("deposit into the vault", &[ix], &[&world.mint_authority])
+                .await?;
+        }
+        self.note(
+            report,
+            topped,
+            format!("agent {} vault balance {}", agent.name, demo::PAYER_BALANCE),
         );
         Ok(())
     }
@@ -261,7 +334,7 @@ impl Migration<'_> {
                 &[],
                 &asset,
                 demo::POLICY_ID,
-                world.payer_policy(),
+                world.policy_of(agent),
             );
             self.send("init_policy", &[ix], &[&agent.owner]).await?;
         }
@@ -301,15 +374,19 @@ impl Migration<'_> {
         Ok(())
     }
 
-    /// Token accounts of the service and the payers; payers are topped up to
-    /// [`demo::PAYER_BALANCE`].
+    /// Token accounts of the service and the payers' signers; wallet-funded payers are topped
+    /// up to [`demo::PAYER_BALANCE`], a vault-funded payer's hot key holds nothing (its
+    /// account only passes the vault's release on to the payee).
     async fn tokens(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
         let mint = world.mint();
         let program = TokenProgram::SplToken;
         let mut holders: Vec<(&DemoAgent, u64)> = vec![(&world.service, 0)];
-        holders.extend(world.payers.iter().map(|p| (p, demo::PAYER_BALANCE)));
+        holders.extend(world.payers.iter().map(|p| match p.funding {
+            settle::Funding::Wallet => (p, demo::PAYER_BALANCE),
+            settle::Funding::Vault => (p, 0),
+        }));
         for (agent, target) in holders {
-            let owner = agent.owner.pubkey();
+            let owner = agent.signer().pubkey();
             let ata = program.associated_account(&owner, &mint);
             let balance = match chain::account(self.rpc, &ata).await? {
                 Some(a) => token_amount(&a.data).ok_or_else(|| ClientError::Decode {
@@ -410,6 +487,9 @@ impl Migration<'_> {
         for payer in &world.payers {
             self.agent(payer, &collection, &mut report).await?;
             self.payer_policy(world, payer, &mut report).await?;
+            if payer.funding == settle::Funding::Vault {
+                self.vault(world, payer, &mut report).await?;
+            }
         }
         self.tokens(world, &mut report).await?;
         self.lookup_table(world, &collection, &mut report).await?;

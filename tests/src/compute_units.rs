@@ -10,8 +10,11 @@
 use crate::registry;
 use crate::world::{min_tier_acceptance, open_policy, Agent, Attestations, World};
 use anchor_lang::prelude::Pubkey;
+use gate::settlement::TOKEN_PROGRAM_ID;
+use policy_vault::state::funding;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::settle::Funding;
 
 /// One program invoke and what it consumed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -367,17 +370,53 @@ pub async fn tour() -> Report {
         "smallest: open policy, unrated payee, no attestations",
         (&small_payer, &small_payee),
         Attestations::default(),
+        Funding::Wallet,
     )
     .await;
 
-    // The largest: every policy kind, both rated, an acceptance policy, both attestations.
-    let (big_payer, big_payee, att) = w.largest_case(&attestor).await;
+    // The largest: every policy kind, both rated, an acceptance policy, both attestations;
+    // from the payer's wallet, then from its vault (opened, then a withdrawal).
+    let (big_payer, big_payee, att) = w.largest_case(&attestor, funding::WALLET).await;
     settle(
         &mut w,
         &mut r,
         "largest: all policy kinds, both rated, acceptance policy, both attestations",
         (&big_payer, &big_payee),
         att,
+        Funding::Wallet,
+    )
+    .await;
+    let (vault_payer, vault_payee, att) = w.largest_case(&attestor, funding::VAULT).await;
+    // largest_case opened the vault; measure another opening (a second mint) and a
+    // withdrawal.
+    let owner = vault_payer.owner.insecure_clone();
+    let other_mint = w.token_2022_mint(&[]).await;
+    let ix = sdk.open_vault(
+        &owner.pubkey(),
+        &[],
+        &vault_payer.asset(),
+        &other_mint,
+        &gate::settlement::TOKEN_2022_PROGRAM_ID,
+    );
+    measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
+    let to = w.token_account(&owner.pubkey(), 0).await;
+    let ix = sdk.withdraw(
+        &owner.pubkey(),
+        &[],
+        &vault_payer.asset(),
+        &w.mint,
+        &TOKEN_PROGRAM_ID,
+        &to,
+        1_000_000,
+    );
+    measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
+    settle(
+        &mut w,
+        &mut r,
+        "largest, vault-funded: as above, paid from the payer's policy vault",
+        (&vault_payer, &vault_payee),
+        att,
+        Funding::Vault,
     )
     .await;
     r
@@ -390,16 +429,26 @@ async fn settle(
     case: &'static str,
     (payer, payee): (&Agent, &Agent),
     att: Attestations,
+    funding: Funding,
 ) {
     let amount = 1_000_000;
-    let source = w.token_account(&payer.owner.pubkey(), 10 * amount).await;
+    // A vault-funded payer's own account starts (and ends) empty.
+    let own_funds = match funding {
+        Funding::Wallet => 10 * amount,
+        Funding::Vault => 0,
+    };
+    let source = w.token_account(&payer.owner.pubkey(), own_funds).await;
     let destination = w.token_account(&payee.owner.pubkey(), 0).await;
     let decide = w.gate_payment_ix(&payer.asset(), &payee.asset(), amount, w.mint, 1, att);
     measure(w, r, &[decide], None, &[]).await;
 
     let pay = crate::payment_id();
+    let mut strict = w.strict_ix(payer, payee, amount, destination, att);
+    if funding == Funding::Vault {
+        strict = w.vault_strict_ix(payer, payee, amount, destination, att, source);
+    }
     let ixs = [
-        w.strict_ix(payer, payee, amount, destination, att),
+        strict,
         w.transfer_ix(&source, &destination, &payer.owner.pubkey(), amount),
         w.emit_feedback_ix(pay, &payee.asset(), 90, amount),
     ];

@@ -20,7 +20,7 @@ use solana_sdk::{
     program_pack::Pack,
     signature::{Keypair, Signer},
 };
-use trust_gate_client::instructions::{Builder, FeedbackArgs};
+use trust_gate_client::instructions::{Builder, FeedbackArgs, VaultRelease};
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_common::external::atom_stats::Stats;
 
@@ -116,6 +116,7 @@ pub fn open_policy(mint: Pubkey) -> PolicyParams {
         unrated_treatment: 1,
         required_capability: [0; 32],
         accepted_attestors: [Pubkey::default(); 2],
+        funding: policy_vault::state::funding::WALLET,
     }
 }
 
@@ -353,25 +354,34 @@ impl World {
         let ata = get_associated_token_address_with_program_id(owner, mint, program);
         let payer = self.ctx.payer.pubkey();
         let create = create_associated_token_account_idempotent(&payer, owner, mint, program);
-        if amount == 0 {
-            send(&mut self.ctx, &[create], &[]).await.unwrap();
-            return ata;
+        send(&mut self.ctx, &[create], &[]).await.unwrap();
+        if amount > 0 {
+            self.deposit(program, mint, &ata, amount).await;
         }
+        ata
+    }
+
+    /// Mints `amount` of `mint` (token `program`) into `account` with the world's mint
+    /// authority: a deposit, as far as the account can tell.
+    pub async fn deposit(
+        &mut self,
+        program: &Pubkey,
+        mint: &Pubkey,
+        account: &Pubkey,
+        amount: u64,
+    ) {
         // Token-2022's builder serves both programs.
-        let mint_to = anchor_spl::token_2022::spl_token_2022::instruction::mint_to(
+        let ix = anchor_spl::token_2022::spl_token_2022::instruction::mint_to(
             program,
             mint,
-            &ata,
+            account,
             &self.mint_authority.pubkey(),
             &[],
             amount,
         )
         .unwrap();
         let auth = self.mint_authority.insecure_clone();
-        send(&mut self.ctx, &[create, mint_to], &[&auth])
-            .await
-            .unwrap();
-        ata
+        send(&mut self.ctx, &[ix], &[&auth]).await.unwrap();
     }
 
     pub async fn token_balance(&mut self, account: &Pubkey) -> u64 {
@@ -451,6 +461,34 @@ impl World {
             1,
             &destination,
             att,
+            None,
+        )
+    }
+
+    /// The strict gate of a vault-funded payment signed by the payer's owner: the release
+    /// goes to `payer_token` (the owner's account the transfer then debits).
+    pub fn vault_strict_ix(
+        &self,
+        payer: &Agent,
+        payee: &Agent,
+        amount: u64,
+        destination: Pubkey,
+        att: Attestations,
+        payer_token: Pubkey,
+    ) -> Instruction {
+        sdk().gate_payment_strict(
+            &payer.owner.pubkey(),
+            &payer.asset(),
+            &payee.asset(),
+            amount,
+            &self.mint,
+            1,
+            &destination,
+            att,
+            Some(VaultRelease {
+                payer_token,
+                token_program: TOKEN_PROGRAM_ID,
+            }),
         )
     }
 
@@ -610,7 +648,14 @@ impl World {
     /// has every kind and requires the payee's capability, a payee (tier 3) whose acceptance
     /// policy requires the payer's capability, and both attested by `attestor`. Registers
     /// the two namespaces when missing.
-    pub async fn largest_case(&mut self, attestor: &Keypair) -> (Agent, Agent, Attestations) {
+    ///
+    /// With `funding` VAULT the policy is vault-funded, and the payer's vault is opened and
+    /// holds 10 tokens.
+    pub async fn largest_case(
+        &mut self,
+        attestor: &Keypair,
+        funding: u8,
+    ) -> (Agent, Agent, Attestations) {
         let payee_cap = self.register_namespace("audit.smart-contract.v1").await;
         let payer_cap = self.register_namespace("kyc.tier-1.v1").await;
         let policy = PolicyParams {
@@ -622,9 +667,18 @@ impl World {
             velocity_max_in_window: 10_000_000,
             min_counterparty_tier: 2,
             required_capability: payee_cap,
+            funding,
             ..open_policy(self.mint)
         };
         let payer = self.payer_with_policy(3, policy).await;
+        if funding == policy_vault::state::funding::VAULT {
+            let owner = payer.owner.pubkey();
+            let (mint, program) = (self.mint, TOKEN_PROGRAM_ID);
+            let ix = sdk().open_vault(&owner, &[], &payer.asset(), &mint, &program);
+            send(&mut self.ctx, &[ix], &[&payer.owner]).await.unwrap();
+            let vault = sdk().pda.vault(&payer.asset(), &mint);
+            self.deposit(&program, &mint, &vault, 10_000_000).await;
+        }
         let mut acceptance = min_tier_acceptance(2);
         acceptance.required_capability = payer_cap;
         let payee = self.payee(3, Some(acceptance)).await;

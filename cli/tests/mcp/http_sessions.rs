@@ -46,7 +46,7 @@ async fn sessions_eviction_cors_health_and_read_only() {
     assert_eq!(h["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(h["network"], "solana-localnet");
     assert_eq!(h["rpcUrl"], w.rpc_url());
-    assert_eq!(h["toolCount"], 23);
+    assert_eq!(h["toolCount"], 24);
     assert_eq!(h["activeSessions"], 0);
     assert!(h["uptimeSeconds"].is_u64());
     assert!(h["signer"].is_null());

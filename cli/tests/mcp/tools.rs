@@ -6,10 +6,11 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
 
-pub const TOOLS: [&str; 23] = [
+pub const TOOLS: [&str; 24] = [
     "gate_get_policy",
     "gate_get_velocity_ledger",
     "gate_get_killswitch",
+    "gate_get_vault",
     "gate_get_authority",
     "gate_get_feedback_log",
     "gate_get_capability_namespace",
@@ -54,7 +55,7 @@ async fn every_tool_resource_and_prompt_over_http() {
     assert_eq!(server_info.name, "trust-gate-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
 
-    // tools/list: the 23 names, draft 2020-12 object schemas.
+    // tools/list: the 24 names, draft 2020-12 object schemas.
     let tools = c.list_all_tools().await.unwrap();
     let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(
@@ -226,7 +227,12 @@ async fn prompts(c: &harness::Client, tools: &BTreeSet<String>) {
 
 async fn discovery(c: &harness::Client) {
     let demo = ok(c, "gate_demo_state", json!({})).await;
-    assert_eq!(demo["payers"].as_array().unwrap().len(), 3);
+    let payers = demo["payers"].as_array().unwrap();
+    let funding: Vec<&str> = payers
+        .iter()
+        .map(|p| p["funding"].as_str().unwrap())
+        .collect();
+    assert_eq!(funding, ["wallet", "wallet", "wallet", "vault"]);
     assert_eq!(demo["payerPolicy"]["kinds"], 7);
     let docs = ok(
         c,
@@ -277,6 +283,8 @@ async fn discovery(c: &harness::Client) {
 /// Demo agents' keys for the write tests: (payer tier 3, payer tier 1, service, mint).
 pub struct DemoKeys {
     pub payer3: String,
+    pub vault_payer: String,
+    pub vault: String,
     pub payer1: String,
     pub service: String,
     pub mint: String,
@@ -286,6 +294,12 @@ async fn reads_on_the_demo_world(c: &harness::Client, w: &harness::World) -> Dem
     let world = &w.env.world;
     let k = DemoKeys {
         payer3: world.payer(3).unwrap().asset().to_string(),
+        vault_payer: world.vault_payer().asset().to_string(),
+        vault: trust_gate_client::pda::Pdas::new(trust_gate_client::ProgramIds::for_network(
+            trust_gate_client::Network::Localnet,
+        ))
+        .vault(&world.vault_payer().asset(), &world.mint())
+        .to_string(),
         payer1: world.payer(1).unwrap().asset().to_string(),
         service: world.service.asset().to_string(),
         mint: world.mint().to_string(),
@@ -313,6 +327,31 @@ async fn reads_on_the_demo_world(c: &harness::Client, w: &harness::World) -> Dem
     .await;
     assert_eq!(policy["kinds"], 7);
     assert_eq!(policy["spending"]["perTxCap"], "5000000");
+    assert_eq!(policy["funding"], "wallet");
+    // The vault-funded demo payer: its policy and its vault.
+    let bound = ok(
+        c,
+        "gate_get_policy",
+        json!({"agent_asset": k.vault_payer, "policy_id": 1}),
+    )
+    .await;
+    assert_eq!(bound["funding"], "vault");
+    let vault = ok(
+        c,
+        "gate_get_vault",
+        json!({"agent_asset": k.vault_payer, "mint": k.mint}),
+    )
+    .await;
+    assert_eq!(vault["balance"], "100000000", "{vault:#}");
+    assert_eq!(vault["address"], k.vault);
+    let none = err(
+        c,
+        "gate_get_vault",
+        json!({"agent_asset": k.payer3, "mint": k.mint}),
+        "not_found",
+    )
+    .await;
+    assert!(none.to_string().contains("policy vault"), "{none}");
     let ledger = ok(
         c,
         "gate_get_velocity_ledger",
@@ -428,6 +467,28 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
         ),
         (Some(false), json!([]))
     );
+
+    // Vault mode: the policy is vault-funded and the agent's vault is opened with it.
+    let mut vault_args = policy_args.clone();
+    vault_args["agent_asset"] = json!(asset);
+    vault_args["policy_id"] = json!(9);
+    vault_args["funding"] = json!("vault");
+    let bound = ok(c, "gate_init_policy", vault_args.clone()).await;
+    assert_eq!(bound["funding"], "vault");
+    assert_eq!(bound["vault"]["opened"], true, "{bound:#}");
+    let vault = ok(
+        c,
+        "gate_get_vault",
+        json!({"agent_asset": asset, "mint": demo.mint}),
+    )
+    .await;
+    assert_eq!(
+        (vault["address"].clone(), vault["balance"].as_str()),
+        (bound["vault"]["address"].clone(), Some("0"))
+    );
+    vault_args["funding"] = json!("savings");
+    let bad = err(c, "gate_init_policy", vault_args, "input_invalid").await;
+    assert!(bad.to_string().contains("funding"), "{bad}");
 
     let auth = ok(c, "gate_init_authority", json!({"agent_asset": asset})).await;
     assert_eq!(

@@ -16,6 +16,17 @@ pub struct Attestations {
     pub payee: Option<Pubkey>,
 }
 
+/// The extra accounts of a settlement under a vault-funded policy: the strict gate releases
+/// the amount from the payer's vault (derived from the payer asset and the mint) into
+/// `payer_token`, which the transfer then debits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VaultRelease {
+    /// The payer signer's token account of the mint: the transfer's source.
+    pub payer_token: Pubkey,
+    /// The mint's token program.
+    pub token_program: Pubkey,
+}
+
 /// The arguments of `emit_feedback` besides the facilitator.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FeedbackArgs {
@@ -123,7 +134,7 @@ impl Builder {
     }
 
     /// The committing gate; only valid as the first payment instruction of a settlement (see
-    /// [`crate::settle::compose`]).
+    /// [`crate::settle::compose`]). `release` for a vault-funded policy.
     #[allow(clippy::too_many_arguments)]
     pub fn gate_payment_strict(
         &self,
@@ -135,6 +146,7 @@ impl Builder {
         policy_id: u32,
         destination_token: &Pubkey,
         att: Attestations,
+        release: Option<VaultRelease>,
     ) -> Instruction {
         self.gate_ix(
             accounts::GatePaymentStrict {
@@ -145,6 +157,9 @@ impl Builder {
                 destination_token: *destination_token,
                 mint_account: *mint,
                 instructions: sysvar::instructions::ID,
+                vault: release.map(|_| self.pda.vault(payer_asset, mint)),
+                payer_token: release.map(|r| r.payer_token),
+                token_program: release.map(|r| r.token_program),
             },
             instruction::GatePaymentStrict {
                 payer_asset: *payer_asset,

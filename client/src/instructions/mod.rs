@@ -9,7 +9,7 @@ mod gate;
 mod policy_vault;
 mod validation_registry;
 
-pub use self::gate::{Attestations, FeedbackArgs, RegistrationAccounts};
+pub use self::gate::{Attestations, FeedbackArgs, RegistrationAccounts, VaultRelease};
 pub use self::validation_registry::{capability_hash, ed25519_verify, Claim};
 
 use crate::error::ClientError;

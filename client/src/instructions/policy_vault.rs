@@ -1,4 +1,4 @@
-//! policy_vault: authority, kill switch, policies, acceptance policy, evaluate.
+//! policy_vault: authority, kill switch, policies, acceptance policy, vaults, evaluate.
 
 use super::{with_cosigners, Builder};
 use anchor_lang::prelude::Pubkey;
@@ -141,6 +141,70 @@ impl Builder {
         )
     }
 
+    /// Opens the agent's vault for `mint` (owned by `token_program`); `member` (who pays the
+    /// rent) and `cosigners` reach the authority's threshold.
+    pub fn open_vault(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        mint: &Pubkey,
+        token_program: &Pubkey,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::OpenVault {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    vault: self.pda.vault(asset, mint),
+                    mint_account: *mint,
+                    token_program: *token_program,
+                    system_program: system_program::ID,
+                },
+                instruction::OpenVault {
+                    asset: *asset,
+                    mint: *mint,
+                },
+            ),
+            cosigners,
+        )
+    }
+
+    /// Moves `amount` out of the agent's vault for `mint` to `destination` (any token
+    /// account of the mint); `member` and `cosigners` reach the authority's threshold.
+    #[allow(clippy::too_many_arguments)]
+    pub fn withdraw(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        mint: &Pubkey,
+        token_program: &Pubkey,
+        destination: &Pubkey,
+        amount: u64,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::Withdraw {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    vault: self.pda.vault(asset, mint),
+                    mint_account: *mint,
+                    destination: *destination,
+                    token_program: *token_program,
+                },
+                instruction::Withdraw {
+                    asset: *asset,
+                    mint: *mint,
+                    amount,
+                },
+            ),
+            cosigners,
+        )
+    }
+
     /// Retires policy `policy_id` for good; `member` and `cosigners` reach the threshold.
     pub fn retire_policy(
         &self,
@@ -230,6 +294,10 @@ impl Builder {
                 payee_acceptance: r.payee_acceptance,
                 payer_attestation: r.payer_attestation,
                 payee_attestation: r.payee_attestation,
+                vault: None,
+                payer_token: None,
+                mint: None,
+                token_program: None,
             },
             instruction::EvaluateAndCommit { args },
         )

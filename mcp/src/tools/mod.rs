@@ -1,4 +1,4 @@
-//! The 23 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! The 24 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
 //! work is in [`read`], [`write`] and [`discovery`], and [`call_result`] shapes the reply.
 
 pub mod discovery;
@@ -54,6 +54,13 @@ impl GateServer {
     #[tool(annotations(read_only_hint = true))]
     async fn gate_get_killswitch(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
         call_result(get_killswitch(&self.ctx, a).await)
+    }
+
+    /// Read an agent's policy vault for a mint: its address and balance. A vault-funded
+    /// policy pays from it; only a gated settlement or the authority's threshold can empty it.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_vault(&self, Parameters(a): Parameters<VaultArgs>) -> CallToolResult {
+        call_result(get_vault(&self.ctx, a).await)
     }
 
     /// Read an agent's policy authority: its members and the signature threshold.

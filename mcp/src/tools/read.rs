@@ -35,6 +35,14 @@ pub struct AgentArgs {
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
+pub struct VaultArgs {
+    /// The agent's asset (base58 public key).
+    pub agent_asset: String,
+    /// The vault's token mint (base58): an agent has one vault per mint.
+    pub mint: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct FeedbackLogArgs {
     /// The payment id hash: 64 hex characters (32 bytes).
     pub payment_id_hash: String,
@@ -160,6 +168,16 @@ pub async fn get_authority(ctx: &Ctx, a: AgentArgs) -> ToolResult {
     let address = ctx.pda.policy_authority(&asset);
     let auth: PolicyAuthority = read(ctx, "PolicyAuthority", &address).await?;
     Ok(views::authority(&address, &auth))
+}
+
+pub async fn get_vault(ctx: &Ctx, a: VaultArgs) -> ToolResult {
+    ctx.config.ids.require(Program::PolicyVault)?;
+    let asset = pubkey("agent_asset", &a.agent_asset)?;
+    let mint = pubkey("mint", &a.mint)?;
+    let v = chain::vault(&ctx.rpc, &ctx.config.ids, &asset, &mint)
+        .await?
+        .ok_or_else(|| ToolError::not_found("policy vault", ctx.pda.vault(&asset, &mint)))?;
+    Ok(views::vault(&asset, &v))
 }
 
 pub async fn get_feedback_log(ctx: &Ctx, a: FeedbackLogArgs) -> ToolResult {

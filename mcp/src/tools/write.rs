@@ -252,6 +252,22 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
             _ => b.init_killswitch(&me, &asset),
         });
     }
+    // A vault-funded policy pays from the agent's vault for its mint: open it when missing
+    // (an empty vault; anyone may deposit into it with a plain transfer).
+    let vault = if params.is_vault_funded() {
+        let address = b.pda.vault(&asset, &params.mint);
+        if chain::account(&ctx.rpc, &address).await?.is_none() {
+            let (program, _) = chain::mint(&ctx.rpc, "mint", &params.mint)
+                .await?
+                .ok_or_else(|| ToolError::not_found("mint", params.mint))?;
+            ixs.push(b.open_vault(&me, &[], &asset, &params.mint, &program.id()));
+            Some(json!({"address": address.to_string(), "opened": true}))
+        } else {
+            Some(json!({"address": address.to_string(), "opened": false}))
+        }
+    } else {
+        None
+    };
     ixs.push(b.init_policy(&me, &[], &asset, a.policy_id, params));
     let extra: Vec<&Keypair> = new_asset.iter().collect();
     let sig = ctx.send(&ixs, signer, &extra).await?;
@@ -262,6 +278,9 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     v["created"] = json!(true);
     v["selfHealed"] = json!(!steps.is_empty());
     v["healedSteps"] = json!(steps);
+    if let Some(vault) = vault {
+        v["vault"] = vault;
+    }
     Ok(ok_sent(sig, v))
 }
 

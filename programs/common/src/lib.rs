@@ -8,11 +8,14 @@
 //! - [`security_txt!`]: the `security.txt` each program's SBF build carries.
 //! - [`token_mint`]: which mints may back a policy or a settlement (no Token-2022 transfer fee
 //!   or permanent delegate).
+//! - [`token_account`]: reading token accounts, and the token instructions a policy vault
+//!   invokes.
 
 pub mod external;
 pub mod pda_account;
 pub mod runtime;
 pub mod security_txt;
+pub mod token_account;
 pub mod token_mint;
 
 /// For [`security_txt!`]: the programs name it through this crate.

@@ -113,4 +113,11 @@ pub enum GateError {
     NotPaymentPayer,
     #[msg("the dispute window of this payment has closed")]
     DisputeWindowClosed,
+    // 6053..: vault-funded settlements
+    #[msg("vault, payer_token and token_program come together (a vault-funded settlement) or not at all")]
+    VaultAccountsIncomplete,
+    #[msg("payer_token is not a token account of the mint owned by payer_signer")]
+    PayerTokenMismatch,
+    #[msg("the transfer's source is not payer_token, the account the vault's release credits")]
+    TransferSourceMismatch,
 }

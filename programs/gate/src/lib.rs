@@ -55,8 +55,8 @@ pub mod gate {
     /// The committing gate of a settlement, a top-level instruction only: enforces the
     /// settlement layout, commits the counters on Allow, fails with the reason (code 6000 +
     /// reason) on Deny and with `ValidationRequired` on RequireValidation.
-    pub fn gate_payment_strict(
-        ctx: Context<GatePaymentStrict>,
+    pub fn gate_payment_strict<'info>(
+        ctx: Context<'info, GatePaymentStrict<'info>>,
         payer_asset: Pubkey,
         payee_asset: Pubkey,
         amount: u64,

@@ -132,6 +132,9 @@ pub struct Expected {
     pub args: PaymentArgs,
     pub destination: Pubkey,
     pub authority: Pubkey,
+    /// For a vault-funded settlement, the account the vault's release credits: the transfer
+    /// must debit it, so the release cannot be diverted.
+    pub source: Option<Pubkey>,
 }
 
 impl PaymentArgs {
@@ -175,6 +178,9 @@ pub fn check_strict_bundle(
     );
     // SPL Token accepts a transfer to its own source and moves nothing.
     require_keys_neq!(t.source, t.destination, GateError::SelfTransfer);
+    if let Some(source) = expected.source {
+        require_keys_eq!(t.source, source, GateError::TransferSourceMismatch);
+    }
     require_keys_eq!(
         t.authority,
         expected.authority,
@@ -286,6 +292,7 @@ mod tests {
             args: args(),
             destination: Pubkey::new_unique(),
             authority: Pubkey::new_unique(),
+            source: None,
         }
     }
 
@@ -395,6 +402,20 @@ mod tests {
             code(check(&ixs, 0, &e)),
             Some(GateError::SelfTransfer.into())
         );
+    }
+
+    #[test]
+    fn a_vault_release_must_be_what_the_transfer_debits() {
+        let mut e = expected();
+        let source = Pubkey::new_unique();
+        e.source = Some(source);
+        let mut ixs = settlement(&e, vec![]);
+        assert_eq!(
+            code(check(&ixs, 0, &e)),
+            Some(GateError::TransferSourceMismatch.into())
+        );
+        ixs[1] = transfer_ix(source, &e);
+        assert!(check(&ixs, 0, &e).is_ok());
     }
 
     #[test]

@@ -68,4 +68,21 @@ pub enum PolicyVaultError {
     MintPermanentDelegate,
     #[msg("the policy is retired: no payment may use it")]
     PolicyRetired,
+    // 6030..: funding and vaults
+    #[msg("funding must be 0 (the payer's wallet) or 1 (the agent's policy vault)")]
+    InvalidFunding,
+    #[msg("mint must be set when funding is 1 (vault): a vault holds one mint")]
+    VaultFundingNeedsMint,
+    #[msg("token_program: not the token program that owns the mint")]
+    TokenProgramMismatch,
+    #[msg("vault: not the agent's vault for this mint, or not a token account of it")]
+    VaultAccountInvalid,
+    #[msg("vault accounts (vault, payer_token, token_program) are required: the policy is funded by the agent's vault")]
+    VaultAccountsMissing,
+    #[msg("vault: the policy is funded by the payer's wallet; no vault may be released under it")]
+    PolicyNotVaultFunded,
+    #[msg("vault: its balance is below the payment's amount")]
+    VaultInsufficientFunds,
+    #[msg("amount must be greater than 0")]
+    AmountZero,
 }

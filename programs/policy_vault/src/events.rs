@@ -39,6 +39,8 @@ pub struct PolicyCreated {
     pub policy_id: u32,
     pub kinds: u8,
     pub mint: Pubkey,
+    /// `PolicyParams::funding`: 0 the payer's wallet, 1 the agent's vault.
+    pub funding: u8,
     pub created_by: Pubkey,
     /// Distinct member signatures (at least the authority's threshold).
     pub signers: u8,
@@ -75,4 +77,36 @@ pub struct PaymentEvaluated {
     pub subject: u8,
     pub capability: [u8; 32],
     pub committed: bool,
+}
+
+/// The agent's vault for `mint` was opened (by the authority's threshold).
+#[event]
+pub struct VaultOpened {
+    pub asset: Pubkey,
+    pub mint: Pubkey,
+    pub vault: Pubkey,
+    pub opened_by: Pubkey,
+    pub signers: u8,
+}
+
+/// The authority's threshold moved `amount` out of the vault to `destination`.
+#[event]
+pub struct VaultWithdrawn {
+    pub asset: Pubkey,
+    pub mint: Pubkey,
+    pub amount: u64,
+    pub destination: Pubkey,
+    pub by: Pubkey,
+    pub signers: u8,
+}
+
+/// A settlement under vault-funded policy `policy_id` released `amount` from the vault to
+/// `payer_token`, the account the settlement's transfer then debits.
+#[event]
+pub struct VaultReleased {
+    pub asset: Pubkey,
+    pub mint: Pubkey,
+    pub policy_id: u32,
+    pub amount: u64,
+    pub payer_token: Pubkey,
 }

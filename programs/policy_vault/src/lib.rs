@@ -85,6 +85,24 @@ pub mod policy_vault {
         instructions::set_acceptance_policy(ctx, asset, params)
     }
 
+    /// Opens the agent's vault for `mint`: a token account at `["vault", asset, mint]` whose
+    /// authority is itself, that only a settlement under a vault-funded policy or a
+    /// withdrawal can empty; needs `threshold` members. Anyone may deposit into it.
+    pub fn open_vault(ctx: Context<OpenVault>, asset: Pubkey, mint: Pubkey) -> Result<()> {
+        instructions::open_vault(ctx, asset, mint)
+    }
+
+    /// Moves `amount` out of the agent's vault for `mint` to any token account of the mint;
+    /// needs `threshold` members.
+    pub fn withdraw<'info>(
+        ctx: Context<'info, Withdraw<'info>>,
+        asset: Pubkey,
+        mint: Pubkey,
+        amount: u64,
+    ) -> Result<()> {
+        instructions::withdraw(ctx, asset, mint, amount)
+    }
+
     /// Evaluates a payment (CPI from the gate only), read-only. Return data: the 35-byte
     /// decision.
     pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
@@ -92,8 +110,12 @@ pub mod policy_vault {
     }
 
     /// Evaluates a payment (CPI from the gate's strict settlement only) and on Allow applies
-    /// the spending and velocity deltas. Return data: the 35-byte decision.
-    pub fn evaluate_and_commit(ctx: Context<EvaluateAndCommit>, args: EvaluateArgs) -> Result<()> {
+    /// the spending and velocity deltas and, for a vault-funded policy, releases `amount`
+    /// from the vault to the payer's token account. Return data: the 35-byte decision.
+    pub fn evaluate_and_commit<'info>(
+        ctx: Context<'info, EvaluateAndCommit<'info>>,
+        args: EvaluateArgs,
+    ) -> Result<()> {
         instructions::evaluate_and_commit(ctx, args)
     }
 }

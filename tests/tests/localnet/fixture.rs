@@ -77,12 +77,22 @@ impl Env {
 
     /// The demo settlement of `amount` from the payer of `tier` to the demo service.
     pub fn settlement(&self, tier: u8, amount: u64, payment_id_hash: [u8; 32]) -> Settlement {
+        self.settlement_of(self.world.payer(tier).unwrap(), amount, payment_id_hash)
+    }
+
+    /// The demo settlement of `amount` from `payer` (signed by its signer, from its funding)
+    /// to the demo service.
+    pub fn settlement_of(
+        &self,
+        payer: &trust_gate_migrations::demo::DemoAgent,
+        amount: u64,
+        payment_id_hash: [u8; 32],
+    ) -> Settlement {
         let w = &self.world;
-        let payer = w.payer(tier).unwrap();
         let program = TokenProgram::SplToken;
         Settlement {
             facilitator: w.facilitator.pubkey(),
-            payer_signer: payer.owner.pubkey(),
+            payer_signer: payer.signer().pubkey(),
             payer_asset: payer.asset(),
             payee_asset: w.service.asset(),
             policy_id: demo::POLICY_ID,
@@ -90,7 +100,7 @@ impl Env {
             decimals: demo::DECIMALS,
             token_program: program,
             amount,
-            source_token: program.associated_account(&payer.owner.pubkey(), &w.mint()),
+            source_token: program.associated_account(&payer.signer().pubkey(), &w.mint()),
             destination_token: program.associated_account(&w.service.owner.pubkey(), &w.mint()),
             collection: self.collection,
             attestations: Default::default(),
@@ -103,6 +113,7 @@ impl Env {
                 feedback_uri: String::new(),
             },
             compute_budget: Default::default(),
+            funding: payer.funding,
         }
     }
 

@@ -6,6 +6,7 @@ mod compute_units;
 mod cpi_example;
 mod decisions;
 mod engine_standin;
+mod funding;
 mod hardening;
 mod sbf_artifacts;
 mod settlement;

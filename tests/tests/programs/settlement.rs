@@ -2,17 +2,13 @@
 //! feedback succeed or fail together, and the strict gate refuses any other layout.
 
 use anchor_lang::InstructionData;
-use anchor_spl::token_2022::spl_token_2022::{
-    self,
-    extension::{transfer_hook, ExtensionType},
-    state::Mint,
-};
+use anchor_spl::token_2022::spl_token_2022;
 use gate::errors::GateError as G;
 use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use gate::state::{FeedbackEmissionLog, GateAuthority};
 use solana_program_test::processor;
 use solana_sdk::account::AccountSharedData;
-use solana_sdk::instruction::{AccountMeta, InstructionError};
+use solana_sdk::instruction::InstructionError;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::hook::{self, REJECTING_HOOK_ID};
 use trust_gate_program_tests::world::{
@@ -252,65 +248,27 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
     let mut w = World::with_program_test(pt).await;
 
     // A Token-2022 mint whose transfers go through the rejecting hook.
-    let mint = Keypair::new();
-    let auth = w.mint_authority.insecure_clone();
+    let mint = w.hook_mint(REJECTING_HOOK_ID).await;
     let payer_key = w.ctx.payer.pubkey();
-    let space =
-        ExtensionType::try_calculate_account_len::<Mint>(&[ExtensionType::TransferHook]).unwrap();
-    let rent = w.ctx.banks_client.get_rent().await.unwrap();
-    let setup = [
-        anchor_lang::solana_program::system_instruction::create_account(
-            &payer_key,
-            &mint.pubkey(),
-            rent.minimum_balance(space),
-            space as u64,
-            &TOKEN_2022_PROGRAM_ID,
-        ),
-        transfer_hook::instruction::initialize(
-            &TOKEN_2022_PROGRAM_ID,
-            &mint.pubkey(),
-            Some(auth.pubkey()),
-            Some(REJECTING_HOOK_ID),
-        )
-        .unwrap(),
-        spl_token_2022::instruction::initialize_mint2(
-            &TOKEN_2022_PROGRAM_ID,
-            &mint.pubkey(),
-            &auth.pubkey(),
-            None,
-            DECIMALS,
-        )
-        .unwrap(),
-    ];
-    send(&mut w.ctx, &setup, &[&mint]).await.unwrap();
-    let metas = hook::empty_extra_account_metas();
-    let mut account = AccountSharedData::new(
-        rent.minimum_balance(metas.len()),
-        metas.len(),
-        &REJECTING_HOOK_ID,
-    );
-    account.set_data_from_slice(&metas);
-    w.ctx
-        .set_account(&hook::extra_account_metas_address(&mint.pubkey()), &account);
-
-    let payer = w.payer_with_policy(3, demo_policy(mint.pubkey())).await;
+    let auth = w.mint_authority.insecure_clone();
+    let payer = w.payer_with_policy(3, demo_policy(mint)).await;
     let payee = w.payee(3, None).await;
     let ata = |owner: &anchor_lang::prelude::Pubkey| {
         anchor_spl::associated_token::get_associated_token_address_with_program_id(
             owner,
-            &mint.pubkey(),
+            &mint,
             &TOKEN_2022_PROGRAM_ID,
         )
     };
     let (source, dest) = (ata(&payer.owner.pubkey()), ata(&payee.owner.pubkey()));
     let create = |owner: &anchor_lang::prelude::Pubkey| {
         anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent(
-            &payer_key, owner, &mint.pubkey(), &TOKEN_2022_PROGRAM_ID,
+            &payer_key, owner, &mint, &TOKEN_2022_PROGRAM_ID,
         )
     };
     let fund = spl_token_2022::instruction::mint_to(
         &TOKEN_2022_PROGRAM_ID,
-        &mint.pubkey(),
+        &mint,
         &source,
         &auth.pubkey(),
         &[],
@@ -334,7 +292,7 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
         &payer.asset(),
         &payee.asset(),
         1_000_000,
-        mint.pubkey(),
+        mint,
         1,
         Attestations::default(),
     );
@@ -346,7 +304,7 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
     let mut transfer = spl_token_2022::instruction::transfer_checked(
         &TOKEN_2022_PROGRAM_ID,
         &source,
-        &mint.pubkey(),
+        &mint,
         &dest,
         &payer.owner.pubkey(),
         &[],
@@ -356,15 +314,11 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
     .unwrap();
     transfer
         .accounts
-        .push(AccountMeta::new_readonly(REJECTING_HOOK_ID, false));
-    transfer.accounts.push(AccountMeta::new_readonly(
-        hook::extra_account_metas_address(&mint.pubkey()),
-        false,
-    ));
+        .extend(hook::hook_accounts(&REJECTING_HOOK_ID, &mint));
     let pay = payment_id();
     let bundle = [
         w.strict_ix_for_mint(
-            mint.pubkey(),
+            mint,
             &payer,
             &payee,
             1_000_000,

@@ -4,6 +4,7 @@
 //! static accounts from an address lookup table, on chain.
 
 use gate::state::FeedbackEmissionLog;
+use policy_vault::state::funding;
 use solana_address_lookup_table_interface::instruction::{
     create_lookup_table, extend_lookup_table,
 };
@@ -20,11 +21,29 @@ const PACKET_LIMIT: usize = 1232;
 
 #[tokio::test]
 async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
+    largest_settlement_fits(funding::WALLET).await;
+}
+
+/// The vault adds one account per payer (the vault itself, not in the lookup table: it is
+/// per agent); the payer's token account and the token program are already in the bundle.
+#[tokio::test]
+async fn the_largest_vault_funded_settlement_fits_in_a_packet_too() {
+    largest_settlement_fits(funding::VAULT).await;
+}
+
+async fn largest_settlement_fits(funding: u8) {
     let mut w = World::new().await;
     let attestor = w.attestor().await;
-    let (payer, payee, att) = w.largest_case(&attestor).await;
-    let source = w.token_account(&payer.owner.pubkey(), 10_000_000).await;
+    let (payer, payee, att) = w.largest_case(&attestor, funding).await;
+    let vault_funded = funding == funding::VAULT;
+    let own_funds = if vault_funded { 0 } else { 10_000_000 };
+    let source = w.token_account(&payer.owner.pubkey(), own_funds).await;
     let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let strict = if vault_funded {
+        w.vault_strict_ix(&payer, &payee, 1_000_000, destination, att, source)
+    } else {
+        w.strict_ix(&payer, &payee, 1_000_000, destination, att)
+    };
     let pay = payment_id();
     let priority_fee = ComputeBudget {
         unit_limit: Some(400_000),
@@ -32,7 +51,7 @@ async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
     };
     let mut bundle = priority_fee.instructions();
     bundle.extend([
-        w.strict_ix(&payer, &payee, 1_000_000, destination, att),
+        strict,
         w.transfer_ix(&source, &destination, &payer.owner.pubkey(), 1_000_000),
         w.emit_feedback_ix(pay, &payee.asset(), 90, 1_000_000),
     ]);
@@ -84,7 +103,12 @@ async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
         VersionedTransaction::try_new(VersionedMessage::V0(message), &[&facilitator, &payer.owner])
             .unwrap();
     let size = bincode::serialize(&tx).unwrap().len();
-    println!("largest settlement: legacy {legacy_size} bytes, v0 + lookup table {size} bytes (limit {PACKET_LIMIT})");
+    let case = if vault_funded {
+        "vault-funded"
+    } else {
+        "wallet-funded"
+    };
+    println!("largest {case} settlement: legacy {legacy_size} bytes, v0 + lookup table {size} bytes (limit {PACKET_LIMIT})");
     assert!(
         legacy_size > PACKET_LIMIT,
         "the reason for the lookup table: {legacy_size}"
@@ -99,4 +123,12 @@ async fn the_largest_settlement_fits_in_a_packet_as_v0_with_a_lookup_table() {
             .await
             .unwrap();
     assert!(log.settled_atomically);
+    if vault_funded {
+        // The vault paid; the payer's own account passed the amount on.
+        let vault = trust_gate_program_tests::world::sdk()
+            .pda
+            .vault(&payer.asset(), &w.mint);
+        assert_eq!(w.token_balance(&vault).await, 9_000_000);
+        assert_eq!(w.token_balance(&source).await, 0);
+    }
 }

@@ -14,7 +14,7 @@ async fn tiers_challenges_payment_and_receipt() {
     let s = services::start().await;
     let w = &s.env.world;
 
-    // /health names the three counterparties and the price.
+    // /health names the four counterparties (their funding too) and the price.
     let h: Value = s
         .http
         .get(s.d("/health"))
@@ -28,7 +28,7 @@ async fn tiers_challenges_payment_and_receipt() {
     assert_eq!(h["price"]["amount"], demo::PRICE.to_string());
     assert_eq!(h["price"]["mint"], w.mint().to_string());
     assert_eq!(h["facilitator"], s.facilitator.url());
-    let tiers: Vec<(u64, String)> = h["counterparties"]
+    let tiers: Vec<(u64, String, String)> = h["counterparties"]
         .as_array()
         .unwrap()
         .iter()
@@ -36,15 +36,24 @@ async fn tiers_challenges_payment_and_receipt() {
             (
                 c["tier"].as_u64().unwrap(),
                 c["asset"].as_str().unwrap().to_string(),
+                c["funding"].as_str().unwrap().to_string(),
             )
         })
         .collect();
-    let want: Vec<(u64, String)> = w
+    let want: Vec<(u64, String, String)> = w
         .payers
         .iter()
-        .map(|p| (u64::from(p.tier), p.asset().to_string()))
+        .map(|p| {
+            (
+                u64::from(p.tier),
+                p.asset().to_string(),
+                p.funding.as_str().to_string(),
+            )
+        })
         .collect();
     assert_eq!(tiers, want);
+    let funding: Vec<&str> = want.iter().map(|c| c.2.as_str()).collect();
+    assert_eq!(funding, ["wallet", "wallet", "wallet", "vault"]);
 
     // Tiers 0 and 1: 402 Deny, no challenge.
     for tier in [0, 1] {
@@ -233,4 +242,77 @@ async fn tiers_challenges_payment_and_receipt() {
         .await
         .unwrap();
     assert_eq!(r.status(), 400);
+}
+
+/// The vault-funded demo payer: its hot key signs, the vault pays, the hot key's balance does
+/// not move, and the receipt shows the vault.
+#[tokio::test]
+async fn the_vault_funded_payer_pays_from_its_vault() {
+    let s = services::start().await;
+    let w = &s.env.world;
+    let payer = w.vault_payer();
+    let hot = payer.hot_key.as_ref().unwrap();
+    let mint = w.mint();
+    let ids = trust_gate_client::ProgramIds::for_network(trust_gate_client::Network::Localnet);
+    let rpc = &s.env.rpc;
+    let vault_balance = || async {
+        trust_gate_client::chain::vault(rpc, &ids, &payer.asset(), &mint)
+            .await
+            .unwrap()
+            .expect("the migrations open the vault")
+            .amount
+    };
+    let program = trust_gate_client::settle::TokenProgram::SplToken;
+    let balance = |owner: solana_sdk::pubkey::Pubkey| async move {
+        let ata = program.associated_account(&owner, &mint);
+        let amount = rpc.get_token_account_balance(&ata).await.unwrap().amount;
+        amount.parse::<u64>().unwrap()
+    };
+    let (vault0, hot0, service0) = (
+        vault_balance().await,
+        balance(hot.pubkey()).await,
+        balance(w.service.owner.pubkey()).await,
+    );
+    assert_eq!((vault0, hot0), (demo::PAYER_BALANCE, 0));
+
+    let outcome = pay::pay(
+        &s.http,
+        &s.env.rpc,
+        &PayOptions {
+            url: s.d("/protected"),
+            payer_agent: Some(payer.asset()),
+            signer: hot,
+            overrides: Default::default(),
+        },
+    )
+    .await
+    .unwrap();
+    let PayOutcome::Paid {
+        payment_id_hash,
+        response,
+        ..
+    } = outcome
+    else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(
+        response.payer.as_deref(),
+        Some(hot.pubkey().to_string().as_str())
+    );
+    assert_eq!(vault_balance().await, vault0 - demo::PRICE);
+    assert_eq!(balance(hot.pubkey()).await, hot0);
+    assert_eq!(
+        balance(w.service.owner.pubkey()).await,
+        service0 + demo::PRICE
+    );
+
+    let r = s.receipt(&payment_id_hash).await;
+    assert_eq!(r["settledAtomically"], true);
+    assert_eq!(r["payerWallet"], hot.pubkey().to_string());
+    let vault = trust_gate_client::pda::Pdas::new(ids).vault(&payer.asset(), &mint);
+    assert_eq!(r["payerVault"]["address"], vault.to_string());
+    assert_eq!(
+        r["payerVault"]["balance"],
+        (vault0 - demo::PRICE).to_string()
+    );
 }

@@ -76,9 +76,10 @@ pub struct CommitEvaluationAccounts<'info> {
     pub policy_vault_program: Program<'info, PolicyVault>,
 }
 
-/// policy_vault's CPI accounts (`$ty`) from either accounts struct (`$a`): same fields.
+/// policy_vault's CPI accounts (`$ty`) from either accounts struct (`$a`): same fields, plus
+/// any fields only the committing evaluation has (`$field: $value`).
 macro_rules! vault_accounts {
-    ($($ty:ident)::+, $a:expr) => {
+    ($($ty:ident)::+, $a:expr $(, $field:ident: $value:expr)*) => {
         $($ty)::+ {
             gate_signer: $a.evaluate_signer.to_account_info(),
             policy: $a.policy.to_account_info(),
@@ -89,8 +90,17 @@ macro_rules! vault_accounts {
             payee_acceptance: $a.payee_acceptance.to_account_info(),
             payer_attestation: $a.payer_attestation.as_ref().map(|a| a.to_account_info()),
             payee_attestation: $a.payee_attestation.as_ref().map(|a| a.to_account_info()),
+            $($field: $value,)*
         }
     };
+}
+
+/// The accounts of a vault's release, passed on to policy_vault::evaluate_and_commit.
+pub struct VaultRelease<'info> {
+    pub vault: AccountInfo<'info>,
+    pub payer_token: AccountInfo<'info>,
+    pub mint: AccountInfo<'info>,
+    pub token_program: AccountInfo<'info>,
 }
 
 fn evaluate_args(args: &PaymentArgs) -> EvaluateArgs {
@@ -123,16 +133,40 @@ impl<'info> EvaluationAccounts<'info> {
 }
 
 impl<'info> CommitEvaluationAccounts<'info> {
-    /// Runs policy_vault::evaluate_and_commit, which stores the counters on Allow; reports
+    /// Runs policy_vault::evaluate_and_commit, which stores the counters on Allow (and
+    /// makes the vault's `release`, if any, with `extra` passed on to its transfer); reports
     /// the decision as [`EvaluationAccounts::evaluate`] does.
-    pub fn evaluate_and_commit(&self, args: &PaymentArgs) -> Result<Decision> {
+    pub fn evaluate_and_commit(
+        &self,
+        args: &PaymentArgs,
+        release: Option<VaultRelease<'info>>,
+        extra: &[AccountInfo<'info>],
+    ) -> Result<Decision> {
+        let (vault, payer_token, mint, token_program) = match release {
+            Some(r) => (
+                Some(r.vault),
+                Some(r.payer_token),
+                Some(r.mint),
+                Some(r.token_program),
+            ),
+            None => (None, None, None, None),
+        };
+        let mut remaining = vec![self.policy_vault_program.to_account_info()];
+        remaining.extend(extra.iter().cloned());
         policy_vault::cpi::evaluate_and_commit(
             CpiContext::new_with_signer(
                 policy_vault::ID,
-                vault_accounts!(policy_vault::cpi::accounts::EvaluateAndCommit, self),
+                vault_accounts!(
+                    policy_vault::cpi::accounts::EvaluateAndCommit,
+                    self,
+                    vault: vault,
+                    payer_token: payer_token,
+                    mint: mint,
+                    token_program: token_program
+                ),
                 EVALUATE_SIGNER_SEEDS,
             )
-            .with_remaining_accounts(vec![self.policy_vault_program.to_account_info()]),
+            .with_remaining_accounts(remaining),
             evaluate_args(args),
         )?;
         report(args, true)

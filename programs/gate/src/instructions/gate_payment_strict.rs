@@ -6,6 +6,7 @@ use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, DenyReason};
 use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+use trust_gate_program_common::token_account;
 use trust_gate_program_common::token_mint::{self, MintProblem};
 
 #[derive(Accounts)]
@@ -44,6 +45,44 @@ pub struct GatePaymentStrict<'info> {
     /// CHECK: the instructions sysvar (address enforced).
     #[account(address = INSTRUCTIONS_SYSVAR_ID)]
     pub instructions: UncheckedAccount<'info>,
+    /// A vault-funded settlement only: the payer agent's vault for the mint (policy_vault
+    /// checks it against the policy, which must be vault-funded). On Allow policy_vault
+    /// releases `amount` from it to `payer_token`. A Token-2022 transfer hook's accounts for
+    /// that release follow as remaining accounts.
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub vault: Option<UncheckedAccount<'info>>,
+    /// With `vault`: payer_signer's token account of the mint, credited by the release and
+    /// debited by the transfer (both checked in the handler).
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub payer_token: Option<UncheckedAccount<'info>>,
+    /// CHECK: with `vault`: the mint's token program (policy_vault compares it).
+    pub token_program: Option<UncheckedAccount<'info>>,
+}
+
+/// The vault accounts of a settlement: all three or none.
+fn vault_release<'info>(
+    a: &GatePaymentStrict<'info>,
+    signer: &Pubkey,
+    mint: &Pubkey,
+) -> Result<Option<VaultRelease<'info>>> {
+    let (vault, payer_token, token_program) = match (&a.vault, &a.payer_token, &a.token_program) {
+        (None, None, None) => return Ok(None),
+        (Some(v), Some(p), Some(t)) => (v, p, t),
+        _ => return err!(GateError::VaultAccountsIncomplete),
+    };
+    let view = token_account::read(payer_token.owner, &payer_token.try_borrow_data()?);
+    require!(
+        view.is_some_and(|v| v.mint == *mint && v.owner == *signer),
+        GateError::PayerTokenMismatch
+    );
+    Ok(Some(VaultRelease {
+        vault: vault.to_account_info(),
+        payer_token: payer_token.to_account_info(),
+        mint: a.mint_account.to_account_info(),
+        token_program: token_program.to_account_info(),
+    }))
 }
 
 fn agent(info: &AccountInfo, asset: &Pubkey) -> Result<agent_account::AgentView> {
@@ -111,7 +150,14 @@ pub fn deny_error(reason: DenyReason) -> GateError {
 /// same amount and mint from `payer_signer` to the payee's recipient, emit_feedback for the
 /// same payee]; then commits the counters on Allow and fails on anything else, so the
 /// counters move only together with the money.
-pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -> Result<()> {
+///
+/// A vault-funded settlement carries the payer's vault and `payer_token`: the transfer must
+/// debit `payer_token`, which policy_vault credits from the vault on Allow, so the payer
+/// signer's balance ends where it started and the vault pays.
+pub fn gate_payment_strict<'info>(
+    ctx: Context<'info, GatePaymentStrict<'info>>,
+    args: PaymentArgs,
+) -> Result<()> {
     args.validate()?;
     require!(
         get_stack_height() == TRANSACTION_LEVEL_STACK_HEIGHT,
@@ -129,6 +175,7 @@ pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -
     require_keys_eq!(dest_mint, args.mint, GateError::RecipientMismatch);
     require_keys_eq!(dest_owner, payee.recipient(), GateError::RecipientMismatch);
     check_mint(&a.mint_account)?;
+    let release = vault_release(a, &signer, &args.mint)?;
 
     let sysvar = a.instructions.to_account_info();
     let (current, count) = position(&sysvar)?;
@@ -140,10 +187,15 @@ pub fn gate_payment_strict(ctx: Context<GatePaymentStrict>, args: PaymentArgs) -
             args,
             destination: a.destination_token.key(),
             authority: signer,
+            source: release.as_ref().map(|r| r.payer_token.key()),
         },
     )?;
 
-    match ctx.accounts.evaluation.evaluate_and_commit(&args)? {
+    let decision =
+        ctx.accounts
+            .evaluation
+            .evaluate_and_commit(&args, release, ctx.remaining_accounts)?;
+    match decision {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(deny_error(reason).into()),
         Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),

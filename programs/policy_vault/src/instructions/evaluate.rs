@@ -1,6 +1,7 @@
+use super::vault_transfer::{transfer_out, ReleaseAccounts};
 use crate::engine::{self, AttestationView, EvalInput, Party};
 use crate::errors::PolicyVaultError;
-use crate::events::PaymentEvaluated;
+use crate::events::{PaymentEvaluated, VaultReleased};
 use crate::state::{seeds, AcceptancePolicy, KillSwitchState, PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::{atom_stats, ids, seeds as ext_seeds};
@@ -108,6 +109,21 @@ pub struct EvaluateAndCommit<'info> {
     pub payee_acceptance: UncheckedAccount<'info>,
     pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
     pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
+    /// The agent's vault for the payment's mint: present exactly when the policy is
+    /// vault-funded. On Allow it releases `amount` to `payer_token`.
+    /// CHECK: compared with the vault address of the policy's stored bump, then read as a
+    /// token account of the mint whose authority is itself.
+    #[account(mut)]
+    pub vault: Option<UncheckedAccount<'info>>,
+    /// The payer signer's token account that the settlement's transfer debits (the gate
+    /// checks both); it receives the release.
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub payer_token: Option<UncheckedAccount<'info>>,
+    /// CHECK: the payment's mint (compared with `args.mint` when a vault is released).
+    pub mint: Option<UncheckedAccount<'info>>,
+    /// CHECK: the token program owning the mint (compared when a vault is released).
+    pub token_program: Option<UncheckedAccount<'info>>,
 }
 
 fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
@@ -239,10 +255,29 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
     Ok(())
 }
 
-/// Decides a payment and, on Allow, stores the new spending counters and velocity state.
-/// Return data: the 35-byte decision.
-pub fn evaluate_and_commit(ctx: Context<EvaluateAndCommit>, args: EvaluateArgs) -> Result<()> {
+/// Decides a payment and, on Allow, stores the new spending counters and velocity state and,
+/// for a vault-funded policy, releases `amount` from the vault to the payer's token account.
+/// Return data: the 35-byte decision. Remaining accounts (after policy_vault's own, which
+/// stands for absent optional accounts) go to the release's transfer: a transfer hook's.
+pub fn evaluate_and_commit<'info>(
+    ctx: Context<'info, EvaluateAndCommit<'info>>,
+    args: EvaluateArgs,
+) -> Result<()> {
     let a = &ctx.accounts;
+    let vault_accounts = ReleaseAccounts {
+        vault: a.vault.as_ref().map(|x| x.as_ref()),
+        payer_token: a.payer_token.as_ref().map(|x| x.as_ref()),
+        mint: a.mint.as_ref().map(|x| x.as_ref()),
+        token_program: a.token_program.as_ref().map(|x| x.as_ref()),
+    };
+    // The gate passes policy_vault's own account first (it stands for absent optional
+    // accounts); what follows is for the release's transfer.
+    let extra = match ctx.remaining_accounts.split_first() {
+        Some((first, rest)) if first.key == &crate::ID => rest,
+        _ => ctx.remaining_accounts,
+    };
+    // Checked before deciding, so that a wrong shape fails whatever the decision.
+    let release = vault_accounts.release(&a.policy, &args.mint, args.amount, extra)?;
     let evaluation = decide(
         Inputs {
             policy: &a.policy,
@@ -257,10 +292,24 @@ pub fn evaluate_and_commit(ctx: Context<EvaluateAndCommit>, args: EvaluateArgs) 
         &args,
     )?;
     let committed = evaluation.decision.is_allow();
+    // Release before storing the counters: `release` borrows the accounts they live in.
+    if committed {
+        if let Some(t) = &release {
+            transfer_out(t, args.amount)?;
+            runtime::emit(&VaultReleased {
+                asset: args.payer_asset,
+                mint: args.mint,
+                policy_id: args.policy_id,
+                amount: args.amount,
+                payer_token: t.to.key(),
+            });
+        }
+    }
     if committed {
         ctx.accounts.policy.store_counters(evaluation.spending);
         ctx.accounts.velocity.store(evaluation.velocity);
     }
+    // Last, so that nothing the release invoked overwrites the decision.
     report(&args, &evaluation.decision, committed);
     Ok(())
 }

@@ -1,7 +1,7 @@
 use super::mint_check::check_policy_mint;
 use crate::events::{KillSwitchInitialized, PolicyCreated};
 use crate::state::{
-    seeds, KillSwitchState, PolicyAccount, PolicyAuthority, PolicyParams, VelocityLedger,
+    seeds, vault, KillSwitchState, PolicyAccount, PolicyAuthority, PolicyParams, VelocityLedger,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};
@@ -86,9 +86,15 @@ pub fn init_policy(
         policy_id,
         kinds: params.kinds,
         mint: params.mint,
+        funding: params.funding,
         created_by: a.member.key(),
         signers,
     });
+    let vault_bump = if params.is_vault_funded() {
+        vault::find(&asset, &params.mint).1
+    } else {
+        0
+    };
     let bump = ctx.bumps.policy;
     pda_account::init(
         &a.member,
@@ -106,6 +112,7 @@ pub fn init_policy(
             created_at: now,
             retired_at: 0,
             bump,
+            vault_bump,
         },
     )?;
     Ok(())

@@ -7,6 +7,7 @@ pub mod authority;
 pub mod killswitch;
 pub mod policy;
 pub mod seeds;
+pub mod vault;
 pub mod velocity;
 
 pub use acceptance::*;

@@ -38,6 +38,19 @@ pub struct PolicyParams {
     pub required_capability: [u8; 32],
     /// Up to two accepted attestors; default keys are empty slots; none = any attestor.
     pub accepted_attestors: [Pubkey; 2],
+    /// Where the payments come from ([`funding`]): 0 the payer's wallet, 1 the agent's
+    /// policy vault for `mint`, which only a settlement under this policy (or the
+    /// authority's threshold) can empty.
+    pub funding: u8,
+}
+
+/// The values of [`PolicyParams::funding`].
+pub mod funding {
+    /// The payer signer's own token account pays; the policy binds only payments that go
+    /// through the gate.
+    pub const WALLET: u8 = 0;
+    /// The agent's vault pays: the strict gate releases exactly the amount on Allow.
+    pub const VAULT: u8 = 1;
 }
 
 pub(crate) fn attestor_list(slots: &[Pubkey; 2]) -> Vec<Pubkey> {
@@ -93,7 +106,20 @@ impl PolicyParams {
             !engine::needs_mint(self.kinds) || self.mint != Pubkey::default(),
             PolicyVaultError::MintRequired
         );
+        require!(
+            self.funding == funding::WALLET || self.funding == funding::VAULT,
+            PolicyVaultError::InvalidFunding
+        );
+        // A vault holds one mint.
+        require!(
+            !self.is_vault_funded() || self.mint != Pubkey::default(),
+            PolicyVaultError::VaultFundingNeedsMint
+        );
         Ok(())
+    }
+
+    pub fn is_vault_funded(&self) -> bool {
+        self.funding == funding::VAULT
     }
 }
 
@@ -121,9 +147,9 @@ pub(crate) fn config_error(e: ConfigError) -> Error {
 ///
 /// Offsets: 8 asset, 40 policy_id (u32 LE), 44 params (kinds 44, gate_mode 45, mint 46..78,
 /// per_tx 78, daily 86, weekly 94, window 102, max_in_window 110, decay 118, min tier 120,
-/// max risk 121, min confidence 122, unrated 124, capability 125..157, attestors 157..221),
-/// 221 day_index, 229 day_spent, 237 week_index, 245 week_spent, 253 created_at,
-/// 261 retired_at, 269 bump.
+/// max risk 121, min confidence 122, unrated 124, capability 125..157, attestors 157..221,
+/// funding 221), 222 day_index, 230 day_spent, 238 week_index, 246 week_spent,
+/// 254 created_at, 262 retired_at, 270 bump, 271 vault_bump.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct PolicyAccount {
@@ -142,6 +168,10 @@ pub struct PolicyAccount {
     /// policy is a hard error (`PolicyRetired`) for both gates.
     pub retired_at: i64,
     pub bump: u8,
+    /// The bump of the agent's vault for `params.mint` (`["vault", asset, mint]`) when the
+    /// policy is vault-funded, found once at creation so that a settlement does not search
+    /// for it; 0 otherwise.
+    pub vault_bump: u8,
 }
 
 impl PolicyAccount {

@@ -12,6 +12,9 @@ pub const VELOCITY: &[u8] = b"velocity";
 pub const KILLSWITCH: &[u8] = b"killswitch";
 /// `["acceptance", asset]` -> [`crate::state::AcceptancePolicy`]
 pub const ACCEPTANCE: &[u8] = b"acceptance";
+/// `["vault", asset, mint]` -> the agent's vault: a token account of `mint` whose authority
+/// is its own address, so that only policy_vault can sign for it (see [`crate::state::vault`]).
+pub const VAULT: &[u8] = b"vault";
 
 /// The gate program: the only caller allowed to run `evaluate`. Kept as a constant because
 /// the gate depends on this crate (a test asserts it equals `gate::ID`).

@@ -1,0 +1,66 @@
+use super::vault_transfer::{transfer_out, VaultTransfer};
+use crate::errors::PolicyVaultError;
+use crate::events::VaultWithdrawn;
+use crate::state::{seeds, PolicyAuthority};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::runtime;
+
+#[derive(Accounts)]
+#[instruction(asset: Pubkey, mint: Pubkey)]
+pub struct Withdraw<'info> {
+    /// A member of the agent's policy authority. Further member signers follow as remaining
+    /// accounts (a withdrawal needs the threshold), and after them, when the mint has a
+    /// Token-2022 transfer hook, the hook's accounts.
+    pub member: Signer<'info>,
+    #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
+    pub authority: Account<'info, PolicyAuthority>,
+    /// CHECK: the agent's vault for `mint` (seeds enforced; a token account checked by the
+    /// token program, which also refuses it if it is not the vault's authority).
+    #[account(mut, seeds = [seeds::VAULT, asset.as_ref(), mint.as_ref()], bump)]
+    pub vault: UncheckedAccount<'info>,
+    /// CHECK: the mint (address enforced; the token program checks it against the vault).
+    #[account(address = mint @ PolicyVaultError::MintAccountMismatch)]
+    pub mint_account: UncheckedAccount<'info>,
+    /// Any token account of the mint; the owners choose where the funds go.
+    /// CHECK: the token program checks it.
+    #[account(mut)]
+    pub destination: UncheckedAccount<'info>,
+    /// CHECK: the token program that owns the mint (compared in the handler).
+    pub token_program: UncheckedAccount<'info>,
+}
+
+/// Moves `amount` out of the agent's vault for `mint`; needs `threshold` members, never the
+/// agent's hot key (unless the owners made it a member).
+pub fn withdraw<'info>(
+    ctx: Context<'info, Withdraw<'info>>,
+    asset: Pubkey,
+    mint: Pubkey,
+    amount: u64,
+) -> Result<()> {
+    require!(amount > 0, PolicyVaultError::AmountZero);
+    let a = &ctx.accounts;
+    let signers = a
+        .authority
+        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
+    transfer_out(
+        &VaultTransfer {
+            asset,
+            mint: &a.mint_account,
+            vault: &a.vault,
+            vault_bump: ctx.bumps.vault,
+            to: &a.destination,
+            token_program: &a.token_program,
+            extra: ctx.remaining_accounts,
+        },
+        amount,
+    )?;
+    runtime::emit(&VaultWithdrawn {
+        asset,
+        mint,
+        amount,
+        destination: a.destination.key(),
+        by: a.member.key(),
+        signers,
+    });
+    Ok(())
+}
