@@ -232,7 +232,10 @@ impl Migration<'_> {
             );
         }
 
-        if let Some(hot) = &agent.hot_key {
+        // The stand-in's `set_agent_wallet` exists on the localnet only (where the engine
+        // admin is known too); on a real cluster the owner sets the agent wallet through the
+        // registry's own flow.
+        if let (Some(hot), Some(_)) = (&agent.hot_key, self.engine_admin) {
             self.agent_wallet(agent, &hot.pubkey(), report).await?;
         }
 

@@ -452,17 +452,7 @@ impl World {
         destination: Pubkey,
         att: Attestations,
     ) -> Instruction {
-        sdk().gate_payment_strict(
-            &payer.owner.pubkey(),
-            &payer.asset(),
-            &payee.asset(),
-            amount,
-            &mint,
-            1,
-            &destination,
-            att,
-            None,
-        )
+        self.strict_ix_releasing(mint, payer, payee, amount, destination, att, None)
     }
 
     /// The strict gate of a vault-funded payment signed by the payer's owner: the release
@@ -476,19 +466,36 @@ impl World {
         att: Attestations,
         payer_token: Pubkey,
     ) -> Instruction {
+        let release = VaultRelease {
+            payer_token,
+            token_program: TOKEN_PROGRAM_ID,
+        };
+        let mint = self.mint;
+        self.strict_ix_releasing(mint, payer, payee, amount, destination, att, Some(release))
+    }
+
+    /// The strict gate of policy 1 signed by the payer's owner, with a vault's release or not.
+    #[allow(clippy::too_many_arguments)]
+    fn strict_ix_releasing(
+        &self,
+        mint: Pubkey,
+        payer: &Agent,
+        payee: &Agent,
+        amount: u64,
+        destination: Pubkey,
+        att: Attestations,
+        release: Option<VaultRelease>,
+    ) -> Instruction {
         sdk().gate_payment_strict(
             &payer.owner.pubkey(),
             &payer.asset(),
             &payee.asset(),
             amount,
-            &self.mint,
+            &mint,
             1,
             &destination,
             att,
-            Some(VaultRelease {
-                payer_token,
-                token_program: TOKEN_PROGRAM_ID,
-            }),
+            release,
         )
     }
 

@@ -46,7 +46,7 @@ async fn sessions_eviction_cors_health_and_read_only() {
     assert_eq!(h["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(h["network"], "solana-localnet");
     assert_eq!(h["rpcUrl"], w.rpc_url());
-    assert_eq!(h["toolCount"], 24);
+    assert_eq!(h["toolCount"], crate::tools::TOOLS.len());
     assert_eq!(h["activeSessions"], 0);
     assert!(h["uptimeSeconds"].is_u64());
     assert!(h["signer"].is_null());
@@ -114,7 +114,8 @@ async fn sessions_eviction_cors_health_and_read_only() {
         (Some("SpendingPerTxExceeded"), Some("AttestationMissing"))
     );
     let (la, lb) = tokio::join!(a.list_all_tools(), b.list_all_tools());
-    assert_eq!((la.unwrap().len(), lb.unwrap().len()), (23, 23));
+    let n = crate::tools::TOOLS.len();
+    assert_eq!((la.unwrap().len(), lb.unwrap().len()), (n, n));
     assert!(
         health(&http, &base).await["activeSessions"]
             .as_u64()

@@ -52,7 +52,7 @@ async fn the_official_inspector_lists_and_calls_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names.len(), 23, "{names:?}");
+    assert_eq!(names.len(), crate::tools::TOOLS.len(), "{names:?}");
     assert!(names.contains(&"gate_get_engine_reputation"));
     let asset = w.env.world.payer(3).unwrap().asset().to_string();
     let arg = format!("agent_asset={asset}");

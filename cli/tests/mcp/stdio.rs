@@ -10,7 +10,10 @@ async fn stdio_with_and_without_a_signer() {
     let c = stdio_client(&w.vars(true), &w.home).await;
     let info = c.peer_info().unwrap();
     assert_eq!(info.server_info.as_ref().unwrap().name, "trust-gate-mcp");
-    assert_eq!(c.list_all_tools().await.unwrap().len(), 24);
+    assert_eq!(
+        c.list_all_tools().await.unwrap().len(),
+        crate::tools::TOOLS.len()
+    );
     assert_eq!(c.list_all_prompts().await.unwrap().len(), 3);
     let world = &w.env.world;
     let sim = ok(

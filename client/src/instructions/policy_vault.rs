@@ -294,10 +294,6 @@ impl Builder {
                 payee_acceptance: r.payee_acceptance,
                 payer_attestation: r.payer_attestation,
                 payee_attestation: r.payee_attestation,
-                vault: None,
-                payer_token: None,
-                mint: None,
-                token_program: None,
             },
             instruction::EvaluateAndCommit { args },
         )

@@ -13,7 +13,7 @@ use solana_transaction_status_client_types::{
 };
 use trust_gate_client::decode::{
     self, AcceptancePolicy, AnyAccount, Decision, DenyReason, DisputeRecord, FeedbackEmissionLog,
-    FeedbackEmitted, GateDecision, KillSwitchState, PolicyAuthority, VelocityLedger,
+    FeedbackEmitted, GateDecision, KillSwitchState, PolicyAuthority, VaultReleased, VelocityLedger,
 };
 use trust_gate_client::instructions::{capability_hash, ed25519_verify, Claim};
 use trust_gate_client::settle::{self, AtomicityEnforced, TokenProgram};
@@ -99,6 +99,42 @@ async fn a_simulation_without_a_decision_is_an_error_with_a_log_summary() {
     assert!(err.to_string().contains("AccountNotInitialized"), "{err}");
 }
 
+/// Settles `s` through the SDK, signed by `signer` and the demo facilitator.
+async fn settle_as(
+    env: &Env,
+    s: &settle::Settlement,
+    signer: &Keypair,
+) -> Result<solana_sdk::signature::Signature, ClientError> {
+    settle::settle(
+        &env.rpc,
+        &env.b,
+        s,
+        signer,
+        &env.world.facilitator,
+        &env.tables().await,
+        AtomicityEnforced::TRUE,
+    )
+    .await
+}
+
+/// A landed transaction as `getTransaction` returns it in JSON.
+async fn landed(
+    env: &Env,
+    sig: &solana_sdk::signature::Signature,
+) -> solana_transaction_status_client_types::EncodedConfirmedTransactionWithStatusMeta {
+    env.rpc
+        .get_transaction_with_config(
+            sig,
+            RpcTransactionConfig {
+                encoding: Some(UiTransactionEncoding::Json),
+                max_supported_transaction_version: Some(0),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions() {
     let env = seeded().await;
@@ -110,31 +146,10 @@ async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions(
         env.token_balance(&s.destination_token).await,
     );
     let payer = &w.payer(3).unwrap().owner;
-    let sig = settle::settle(
-        &env.rpc,
-        &env.b,
-        &s,
-        payer,
-        &w.facilitator,
-        &env.tables().await,
-        AtomicityEnforced::TRUE,
-    )
-    .await
-    .unwrap();
+    let sig = settle_as(&env, &s, payer).await.unwrap();
 
     // The transaction as the RPC returns it: exactly [gate, token, gate].
-    let tx = env
-        .rpc
-        .get_transaction_with_config(
-            &sig,
-            RpcTransactionConfig {
-                encoding: Some(UiTransactionEncoding::Json),
-                max_supported_transaction_version: Some(0),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
+    let tx = landed(&env, &sig).await;
     let EncodedTransaction::Json(ui) = &tx.transaction.transaction else {
         panic!("json")
     };
@@ -201,6 +216,60 @@ async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions(
         matches!(again, Err(ClientError::Transaction { .. })),
         "{again:?}"
     );
+}
+
+/// The demo's vault-funded payer through the SDK alone: its funding read from the chain,
+/// the settlement composed with the vault, the release event decoded, the vault read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vault_funded_settlement_composed_by_the_sdk_pays_from_the_vault() {
+    let env = seeded().await;
+    let w = &env.world;
+    let payer = w.vault_payer();
+    let hot = payer.hot_key.as_ref().unwrap();
+    let (asset, mint) = (payer.asset(), w.mint());
+    assert_eq!(
+        chain::policy_funding(&env.rpc, &env.b.ids, &asset, demo::POLICY_ID)
+            .await
+            .unwrap(),
+        settle::Funding::Vault
+    );
+    let vault = env.b.pda.vault(&asset, &mint);
+    let account = chain::account(&env.rpc, &vault).await.unwrap().unwrap();
+    let AnyAccount::Vault(before) = AnyAccount::decode_account(&vault, &account).unwrap() else {
+        panic!("a vault")
+    };
+    assert_eq!((before.mint, before.amount), (mint, demo::PAYER_BALANCE));
+
+    let s = env.settlement_of(payer, demo::PRICE, payment_id());
+    assert_eq!(s.funding, settle::Funding::Vault);
+    let hot_before = env.token_balance(&s.source_token).await;
+    let sig = settle_as(&env, &s, hot).await.unwrap();
+    let tx = landed(&env, &sig).await;
+    let logs: Vec<String> = Option::from(tx.transaction.meta.unwrap().log_messages).unwrap();
+    let released = decode::events::<VaultReleased>(&logs);
+    assert_eq!(released.len(), 1, "{logs:#?}");
+    assert_eq!(
+        (
+            released[0].asset,
+            released[0].amount,
+            released[0].payer_token
+        ),
+        (asset, demo::PRICE, s.source_token)
+    );
+    let after = chain::vault(&env.rpc, &env.b.ids, &asset, &mint)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(after.amount, before.amount - demo::PRICE);
+    assert_eq!(env.token_balance(&s.source_token).await, hot_before);
+    let ledger: VelocityLedger = decode_at(&env, &env.b.pda.velocity(&asset, 1)).await;
+    assert_eq!(ledger.cumulative, demo::PRICE);
+
+    // The same settlement without the vault: the policy says where the money comes from.
+    let mut wallet = env.settlement_of(payer, demo::PRICE, payment_id());
+    wallet.funding = settle::Funding::Wallet;
+    let err = settle_as(&env, &wallet, hot).await.unwrap_err();
+    assert!(err.to_string().contains("VaultAccountsMissing"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -399,6 +399,15 @@ async fn withdrawing_and_opening_need_the_threshold() {
     );
     assert_eq!(state(&mut w, &b).await, UNTOUCHED);
 
+    assert_code(
+        send(
+            &mut w.ctx,
+            &[withdraw(VAULT_FUNDS + 1, &both)],
+            &[&owner, &cosigner],
+        )
+        .await,
+        v(V::VaultInsufficientFunds),
+    );
     send(
         &mut w.ctx,
         &[withdraw(2_000_000, &both)],
@@ -451,6 +460,12 @@ async fn a_deny_an_empty_vault_or_the_kill_switch_release_nothing() {
     assert_code(
         send_as_hot(&mut w, &b, &ixs).await,
         v(V::VaultInsufficientFunds),
+    );
+    // A Deny keeps its reason code whatever the vault holds.
+    let ixs = b.settlement(&w, &payee, dest, 6_000_000);
+    assert_code(
+        send_as_hot(&mut w, &b, &ixs).await,
+        g(G::SpendingPerTxExceeded),
     );
     assert_eq!(state(&mut w, &b).await, (500_000, 0, (0, 0, 0)));
     assert_eq!(w.token_balance(&dest).await, 0);

@@ -265,8 +265,11 @@ async fn the_vault_funded_payer_pays_from_its_vault() {
     let program = trust_gate_client::settle::TokenProgram::SplToken;
     let balance = |owner: solana_sdk::pubkey::Pubkey| async move {
         let ata = program.associated_account(&owner, &mint);
-        let amount = rpc.get_token_account_balance(&ata).await.unwrap().amount;
-        amount.parse::<u64>().unwrap()
+        let account = trust_gate_client::chain::account(rpc, &ata)
+            .await
+            .unwrap()
+            .unwrap();
+        trust_gate_migrations::steps::token_amount(&account.data).unwrap()
     };
     let (vault0, hot0, service0) = (
         vault_balance().await,

@@ -460,3 +460,80 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
         .await;
     assert_eq!(r["settledAtomically"], true);
 }
+
+/// The facilitator's verifier knows the vault layout: the vault-funded payer's settlement
+/// with another vault in the gate is refused before co-signing, a wallet-style one (no vault)
+/// is refused by the program by name, and the real one settles from the vault.
+#[tokio::test]
+async fn a_vault_funded_settlement_is_verified_against_the_vault_layout() {
+    let s = services::start().await;
+    let w = &s.env.world;
+    let payer = w.vault_payer();
+    let hot = payer.hot_key.as_ref().unwrap();
+    let r = s
+        .http
+        .get(s.d("/protected"))
+        .header("X-Demo-Payer-Agent", payer.asset().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 402);
+    let required: PaymentRequired =
+        x402::decode_header(x402::PAYMENT_REQUIRED, &header(&r, "PAYMENT-REQUIRED")).unwrap();
+    let p = pay::prepare(&s.env.rpc, &required, &hot.pubkey(), Default::default())
+        .await
+        .unwrap();
+    assert_eq!(p.settlement.funding, settle::Funding::Vault);
+    let vault = s.env.b.pda.vault(&payer.asset(), &w.mint());
+    let balance = || async {
+        trust_gate_client::chain::vault(&s.env.rpc, &s.env.b.ids, &payer.asset(), &w.mint())
+            .await
+            .unwrap()
+            .unwrap()
+            .amount
+    };
+    let before = balance().await;
+
+    // Another agent's vault address where the payer's belongs.
+    let mut ixs = p.instructions().unwrap();
+    let other = s.env.b.pda.vault(&w.payer(3).unwrap().asset(), &w.mint());
+    let slot = ixs[0]
+        .accounts
+        .iter()
+        .position(|m| m.pubkey == vault)
+        .expect("the gate carries the vault");
+    ixs[0].accounts[slot].pubkey = other;
+    let tx = p.transaction(&s.env.rpc, &ixs, hot).await.unwrap();
+    refused(&s, &request(&p, &tx), "gate_accounts_mismatch").await;
+
+    // Without the vault: well formed, but the policy is vault-funded.
+    let mut wallet = p.settlement.clone();
+    wallet.funding = settle::Funding::Wallet;
+    let ixs = settle::compose(
+        &p.builder,
+        &wallet,
+        trust_gate_client::AtomicityEnforced::TRUE,
+    )
+    .unwrap();
+    let tx = p.transaction(&s.env.rpc, &ixs, hot).await.unwrap();
+    let (status, b) = settle_body(&s, &request(&p, &tx)).await;
+    assert_eq!(b["success"], false, "{b}");
+    assert!(status >= 400, "{status} {b}");
+    assert!(
+        b["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("VaultAccountsMissing"),
+        "{b}"
+    );
+    assert_eq!(balance().await, before);
+
+    // The real one.
+    let tx = p
+        .transaction(&s.env.rpc, &p.instructions().unwrap(), hot)
+        .await
+        .unwrap();
+    let (status, b) = settle_body(&s, &request(&p, &tx)).await;
+    assert_eq!(status, 200, "{b}");
+    assert_eq!(balance().await, before - demo::PRICE);
+}

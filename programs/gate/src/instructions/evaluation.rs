@@ -76,10 +76,9 @@ pub struct CommitEvaluationAccounts<'info> {
     pub policy_vault_program: Program<'info, PolicyVault>,
 }
 
-/// policy_vault's CPI accounts (`$ty`) from either accounts struct (`$a`): same fields, plus
-/// any fields only the committing evaluation has (`$field: $value`).
+/// policy_vault's CPI accounts (`$ty`) from either accounts struct (`$a`): same fields.
 macro_rules! vault_accounts {
-    ($($ty:ident)::+, $a:expr $(, $field:ident: $value:expr)*) => {
+    ($($ty:ident)::+, $a:expr) => {
         $($ty)::+ {
             gate_signer: $a.evaluate_signer.to_account_info(),
             policy: $a.policy.to_account_info(),
@@ -90,7 +89,6 @@ macro_rules! vault_accounts {
             payee_acceptance: $a.payee_acceptance.to_account_info(),
             payer_attestation: $a.payer_attestation.as_ref().map(|a| a.to_account_info()),
             payee_attestation: $a.payee_attestation.as_ref().map(|a| a.to_account_info()),
-            $($field: $value,)*
         }
     };
 }
@@ -134,36 +132,25 @@ impl<'info> EvaluationAccounts<'info> {
 
 impl<'info> CommitEvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate_and_commit, which stores the counters on Allow (and
-    /// makes the vault's `release`, if any, with `extra` passed on to its transfer); reports
-    /// the decision as [`EvaluationAccounts::evaluate`] does.
+    /// makes the vault's `release`, if any, with `extra`, a transfer hook's accounts, passed
+    /// on to its transfer); reports the decision as [`EvaluationAccounts::evaluate`] does.
     pub fn evaluate_and_commit(
         &self,
         args: &PaymentArgs,
         release: Option<VaultRelease<'info>>,
         extra: &[AccountInfo<'info>],
     ) -> Result<Decision> {
-        let (vault, payer_token, mint, token_program) = match release {
-            Some(r) => (
-                Some(r.vault),
-                Some(r.payer_token),
-                Some(r.mint),
-                Some(r.token_program),
-            ),
-            None => (None, None, None, None),
-        };
+        // policy_vault's own account travels first (absent attestations are encoded as its
+        // id); a release's accounts follow, in the order policy_vault reads them.
         let mut remaining = vec![self.policy_vault_program.to_account_info()];
-        remaining.extend(extra.iter().cloned());
+        if let Some(r) = release {
+            remaining.extend([r.vault, r.payer_token, r.mint, r.token_program]);
+            remaining.extend(extra.iter().cloned());
+        }
         policy_vault::cpi::evaluate_and_commit(
             CpiContext::new_with_signer(
                 policy_vault::ID,
-                vault_accounts!(
-                    policy_vault::cpi::accounts::EvaluateAndCommit,
-                    self,
-                    vault: vault,
-                    payer_token: payer_token,
-                    mint: mint,
-                    token_program: token_program
-                ),
+                vault_accounts!(policy_vault::cpi::accounts::EvaluateAndCommit, self),
                 EVALUATE_SIGNER_SEEDS,
             )
             .with_remaining_accounts(remaining),

@@ -1,4 +1,4 @@
-use super::vault_transfer::{transfer_out, ReleaseAccounts};
+use super::vault_transfer::{release_accounts, transfer_out};
 use crate::engine::{self, AttestationView, EvalInput, Party};
 use crate::errors::PolicyVaultError;
 use crate::events::{PaymentEvaluated, VaultReleased};
@@ -70,7 +70,8 @@ pub struct Evaluate<'info> {
 
 /// The accounts of an evaluation that commits: [`Evaluate`]'s, with the policy (spending
 /// counters) and the velocity ledger writable. Reached only from the gate's strict,
-/// atomic settlement.
+/// atomic settlement. A vault-funded payment's vault accounts come as remaining accounts
+/// (see [`evaluate_and_commit`]).
 #[derive(Accounts)]
 #[instruction(args: EvaluateArgs)]
 pub struct EvaluateAndCommit<'info> {
@@ -109,21 +110,6 @@ pub struct EvaluateAndCommit<'info> {
     pub payee_acceptance: UncheckedAccount<'info>,
     pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
     pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
-    /// The agent's vault for the payment's mint: present exactly when the policy is
-    /// vault-funded. On Allow it releases `amount` to `payer_token`.
-    /// CHECK: compared with the vault address of the policy's stored bump, then read as a
-    /// token account of the mint whose authority is itself.
-    #[account(mut)]
-    pub vault: Option<UncheckedAccount<'info>>,
-    /// The payer signer's token account that the settlement's transfer debits (the gate
-    /// checks both); it receives the release.
-    /// CHECK: verified as described above.
-    #[account(mut)]
-    pub payer_token: Option<UncheckedAccount<'info>>,
-    /// CHECK: the payment's mint (compared with `args.mint` when a vault is released).
-    pub mint: Option<UncheckedAccount<'info>>,
-    /// CHECK: the token program owning the mint (compared when a vault is released).
-    pub token_program: Option<UncheckedAccount<'info>>,
 }
 
 fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
@@ -257,27 +243,19 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
 
 /// Decides a payment and, on Allow, stores the new spending counters and velocity state and,
 /// for a vault-funded policy, releases `amount` from the vault to the payer's token account.
-/// Return data: the 35-byte decision. Remaining accounts (after policy_vault's own, which
-/// stands for absent optional accounts) go to the release's transfer: a transfer hook's.
+/// Return data: the 35-byte decision.
+///
+/// Remaining accounts: policy_vault's own (the gate passes it for absent attestations), then
+/// for a vault-funded policy [vault (w), payer_token (w), mint, token_program, a transfer
+/// hook's accounts...]. They are remaining accounts rather than optional ones so that a
+/// wallet-funded settlement's CPI carries no extra account metas.
 pub fn evaluate_and_commit<'info>(
     ctx: Context<'info, EvaluateAndCommit<'info>>,
     args: EvaluateArgs,
 ) -> Result<()> {
     let a = &ctx.accounts;
-    let vault_accounts = ReleaseAccounts {
-        vault: a.vault.as_ref().map(|x| x.as_ref()),
-        payer_token: a.payer_token.as_ref().map(|x| x.as_ref()),
-        mint: a.mint.as_ref().map(|x| x.as_ref()),
-        token_program: a.token_program.as_ref().map(|x| x.as_ref()),
-    };
-    // The gate passes policy_vault's own account first (it stands for absent optional
-    // accounts); what follows is for the release's transfer.
-    let extra = match ctx.remaining_accounts.split_first() {
-        Some((first, rest)) if first.key == &crate::ID => rest,
-        _ => ctx.remaining_accounts,
-    };
     // Checked before deciding, so that a wrong shape fails whatever the decision.
-    let release = vault_accounts.release(&a.policy, &args.mint, args.amount, extra)?;
+    let release = release_accounts(&a.policy, &args.mint, ctx.remaining_accounts)?;
     let evaluation = decide(
         Inputs {
             policy: &a.policy,

@@ -22,13 +22,18 @@ pub struct VaultTransfer<'a, 'info> {
     pub extra: &'a [AccountInfo<'info>],
 }
 
-/// TransferChecked of `amount` from the vault to `t.to`, signed with the vault's seeds.
+/// TransferChecked of `amount` from the vault to `t.to`, signed with the vault's seeds. A
+/// balance below `amount` is refused by name rather than by the token program.
 pub fn transfer_out(t: &VaultTransfer, amount: u64) -> Result<()> {
     let program = t.token_program.key;
     require!(
         is_token_program(program) && t.mint.owner == program,
         PolicyVaultError::TokenProgramMismatch
     );
+    let balance = token_account::read(t.vault.owner, &t.vault.try_borrow_data()?)
+        .ok_or(PolicyVaultError::VaultAccountInvalid)?
+        .amount;
+    require!(balance >= amount, PolicyVaultError::VaultInsufficientFunds);
     let decimals = token_account::mint_decimals(&t.mint.try_borrow_data()?)
         .ok_or(PolicyVaultError::MintInvalid)?;
     let extra = t.extra.iter().map(|a| AccountMeta {
@@ -59,59 +64,53 @@ pub fn transfer_out(t: &VaultTransfer, amount: u64) -> Result<()> {
     Ok(())
 }
 
-/// The vault accounts a committing evaluation may carry (all four or none).
-pub struct ReleaseAccounts<'a, 'info> {
-    pub vault: Option<&'a AccountInfo<'info>>,
-    pub payer_token: Option<&'a AccountInfo<'info>>,
-    pub mint: Option<&'a AccountInfo<'info>>,
-    pub token_program: Option<&'a AccountInfo<'info>>,
-}
-
-impl<'a, 'info> ReleaseAccounts<'a, 'info> {
-    /// Checks the accounts against the policy's funding and returns the release to make on
-    /// Allow: `None` for a wallet-funded policy (which must carry no vault, so that a vault
-    /// is never emptied under the caps of a policy not written for it).
-    pub fn release(
-        &self,
-        policy: &PolicyAccount,
-        mint: &Pubkey,
-        amount: u64,
-        extra: &'a [AccountInfo<'info>],
-    ) -> Result<Option<VaultTransfer<'a, 'info>>> {
-        if !policy.params.is_vault_funded() {
-            require!(self.vault.is_none(), PolicyVaultError::PolicyNotVaultFunded);
-            return Ok(None);
-        }
-        let (Some(vault), Some(to), Some(mint_account), Some(token_program)) =
-            (self.vault, self.payer_token, self.mint, self.token_program)
-        else {
-            return err!(PolicyVaultError::VaultAccountsMissing);
-        };
-        require_keys_eq!(
-            *mint_account.key,
-            *mint,
-            PolicyVaultError::MintAccountMismatch
-        );
-        // The stored bump stands for the seeds search; a wrong account fails here.
-        require!(
-            vault::address(&policy.asset, mint, policy.vault_bump) == Some(*vault.key),
-            PolicyVaultError::VaultAccountInvalid
-        );
-        let view = token_account::read(vault.owner, &vault.try_borrow_data()?)
-            .filter(|v| v.mint == *mint && v.owner == *vault.key)
-            .ok_or(PolicyVaultError::VaultAccountInvalid)?;
-        require!(
-            view.amount >= amount,
-            PolicyVaultError::VaultInsufficientFunds
-        );
-        Ok(Some(VaultTransfer {
-            asset: policy.asset,
-            mint: mint_account,
-            vault,
-            vault_bump: policy.vault_bump,
-            to,
-            token_program,
-            extra,
-        }))
+/// The release a committing evaluation makes on Allow, read from its remaining accounts
+/// (after policy_vault's own account, when the gate passed it) and checked against the
+/// policy's funding: `None` for a wallet-funded policy, which must carry no vault accounts,
+/// so that a vault is never emptied under the caps of a policy not written for it. The
+/// balance is checked only when releasing, so that a Deny keeps its reason code.
+pub fn release_accounts<'a, 'info>(
+    policy: &PolicyAccount,
+    mint: &Pubkey,
+    remaining: &'a [AccountInfo<'info>],
+) -> Result<Option<VaultTransfer<'a, 'info>>> {
+    let accounts = match remaining.split_first() {
+        Some((first, rest)) if first.key == &crate::ID => rest,
+        _ => remaining,
+    };
+    if !policy.params.is_vault_funded() {
+        require!(accounts.is_empty(), PolicyVaultError::PolicyNotVaultFunded);
+        return Ok(None);
     }
+    // A vault-funded policy names its mint; the vault is the one for that mint.
+    require_keys_eq!(
+        policy.params.mint,
+        *mint,
+        PolicyVaultError::PolicyMintMismatch
+    );
+    let [vault, to, mint_account, token_program, extra @ ..] = accounts else {
+        return err!(PolicyVaultError::VaultAccountsMissing);
+    };
+    require_keys_eq!(
+        *mint_account.key,
+        *mint,
+        PolicyVaultError::MintAccountMismatch
+    );
+    // The stored bump stands for the seeds search; a wrong account fails here.
+    require!(
+        vault::address(&policy.asset, mint, policy.vault_bump) == Some(*vault.key),
+        PolicyVaultError::VaultAccountInvalid
+    );
+    token_account::read(vault.owner, &vault.try_borrow_data()?)
+        .filter(|v| v.mint == *mint && v.owner == *vault.key)
+        .ok_or(PolicyVaultError::VaultAccountInvalid)?;
+    Ok(Some(VaultTransfer {
+        asset: policy.asset,
+        mint: mint_account,
+        vault,
+        vault_bump: policy.vault_bump,
+        to,
+        token_program,
+        extra,
+    }))
 }
