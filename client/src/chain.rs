@@ -59,7 +59,8 @@ pub async fn policy_funding(
     Ok(decode::Funding::of(&policy.params))
 }
 
-/// The agent's policy vault for `mint`; `None` when it has not been opened.
+/// The agent's policy vault for `mint`; `None` when it has not been opened (its address may
+/// hold lamports someone sent there, which opening keeps).
 pub async fn vault(
     rpc: &RpcClient,
     ids: &ProgramIds,
@@ -69,6 +70,7 @@ pub async fn vault(
     let key = Pdas::new(*ids).vault(asset, mint);
     match account(rpc, &key).await? {
         None => Ok(None),
+        Some(a) if a.owner == anchor_lang::system_program::ID && a.data.is_empty() => Ok(None),
         Some(a) => decode::vault(&key, &a.owner, &a.data)
             .map(Some)
             .ok_or_else(|| ClientError::Decode {

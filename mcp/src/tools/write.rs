@@ -256,7 +256,10 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     // (an empty vault; anyone may deposit into it with a plain transfer).
     let vault = if params.is_vault_funded() {
         let address = b.pda.vault(&asset, &params.mint);
-        if chain::account(&ctx.rpc, &address).await?.is_none() {
+        if chain::vault(&ctx.rpc, &b.ids, &asset, &params.mint)
+            .await?
+            .is_none()
+        {
             let (program, _) = chain::mint(&ctx.rpc, "mint", &params.mint)
                 .await?
                 .ok_or_else(|| ToolError::not_found("mint", params.mint))?;

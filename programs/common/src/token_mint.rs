@@ -29,6 +29,7 @@ const TLV_START: usize = EXTENDED_BASE_LEN + 1;
 pub mod extension {
     pub const UNINITIALIZED: u16 = 0;
     pub const TRANSFER_FEE_CONFIG: u16 = 1;
+    pub const MINT_CLOSE_AUTHORITY: u16 = 3;
     pub const PERMANENT_DELEGATE: u16 = 12;
 }
 
@@ -83,6 +84,31 @@ pub fn check(owner: &Pubkey, data: &[u8]) -> core::result::Result<(), MintProble
     Ok(())
 }
 
+/// Whether a mint (checked by [`check`] first) has a Token-2022 close authority set. A mint
+/// with no supply can then be closed and created again at the same address with other
+/// extensions (a permanent delegate), which matters where tokens wait, as in a policy vault.
+pub fn has_close_authority(owner: &Pubkey, data: &[u8]) -> bool {
+    if *owner != TOKEN_2022_PROGRAM_ID || data.len() < TLV_START {
+        return false;
+    }
+    let mut at = TLV_START;
+    while at + 4 <= data.len() {
+        let kind = u16::from_le_bytes([data[at], data[at + 1]]);
+        let len = usize::from(u16::from_le_bytes([data[at + 2], data[at + 3]]));
+        let Some(value) = data.get(at + 4..at + 4 + len) else {
+            return false;
+        };
+        match kind {
+            extension::UNINITIALIZED => return false,
+            // An all-zero close authority is "none".
+            extension::MINT_CLOSE_AUTHORITY => return value.iter().any(|b| *b != 0),
+            _ => {}
+        }
+        at += 4 + len;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,6 +155,22 @@ mod tests {
         );
         let no_delegate = mint(&[(extension::PERMANENT_DELEGATE, vec![0; 32])]);
         assert_eq!(check(&TOKEN_2022_PROGRAM_ID, &no_delegate), Ok(()));
+    }
+
+    #[test]
+    fn a_close_authority_is_seen_only_when_set() {
+        let p = &TOKEN_2022_PROGRAM_ID;
+        let close = |key: u8| {
+            mint(&[
+                (14, vec![7; 64]),
+                (extension::MINT_CLOSE_AUTHORITY, vec![key; 32]),
+            ])
+        };
+        assert!(has_close_authority(p, &close(9)));
+        assert!(!has_close_authority(p, &close(0)));
+        assert!(!has_close_authority(p, &mint(&[(14, vec![7; 64])])));
+        assert!(!has_close_authority(p, &mint(&[])));
+        assert!(!has_close_authority(&TOKEN_PROGRAM_ID, &close(9)));
     }
 
     #[test]

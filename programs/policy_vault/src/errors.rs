@@ -85,4 +85,6 @@ pub enum PolicyVaultError {
     VaultInsufficientFunds,
     #[msg("amount must be greater than 0")]
     AmountZero,
+    #[msg("mint has a Token-2022 close authority: once its supply is 0 it could be closed and re-created with a permanent delegate that empties the vault")]
+    MintCloseAuthority,
 }

@@ -16,6 +16,7 @@ use solana_sdk::transaction::TransactionError;
 use trust_gate_client::instructions::VaultRelease;
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_tests::hook::{self, SELF_AUTHORIZED_HOOK_ID};
+use trust_gate_program_tests::mints::Extension;
 use trust_gate_program_tests::world::{demo_policy, sdk, tier, Agent, Attestations, World};
 use trust_gate_program_tests::wrapper::{self, WRAPPER_ID};
 use trust_gate_program_tests::{assert_code, payment_id, send, send_tx};
@@ -417,6 +418,61 @@ async fn withdrawing_and_opening_need_the_threshold() {
     .unwrap();
     assert_eq!(w.token_balance(&b.vault).await, VAULT_FUNDS - 2_000_000);
     assert_eq!(w.token_balance(&to).await, 2_000_000);
+}
+
+/// A vault holds tokens for a long time: its mint must not be able to take them back, now
+/// (a permanent delegate), by shrinking them (a transfer fee), or later (a close authority:
+/// closed at zero supply, re-created with a delegate). An address someone pre-funded with
+/// lamports still opens.
+#[tokio::test]
+async fn a_vault_refuses_mints_that_could_take_its_funds_and_opens_when_prefunded() {
+    let mut w = World::new().await;
+    let mint = w.mint;
+    let b = bound_payer(&mut w, mint, TOKEN_PROGRAM_ID, 0, vec![]).await;
+    let owner = b.agent.owner.insecure_clone();
+    let someone = anchor_lang::prelude::Pubkey::new_unique();
+    for (extension, code) in [
+        (Extension::CloseAuthority(someone), V::MintCloseAuthority),
+        (
+            Extension::PermanentDelegate(someone),
+            V::MintPermanentDelegate,
+        ),
+        (Extension::TransferFee { bps: 0 }, V::MintTransferFee),
+    ] {
+        let bad = w.token_2022_mint(&[extension]).await;
+        let open = sdk().open_vault(
+            &owner.pubkey(),
+            &[],
+            &b.asset(),
+            &bad,
+            &TOKEN_2022_PROGRAM_ID,
+        );
+        assert_code(send(&mut w.ctx, &[open], &[&owner]).await, v(code));
+    }
+    // The right mint with the wrong token program.
+    let plain = w.token_2022_mint(&[]).await;
+    let open = sdk().open_vault(&owner.pubkey(), &[], &b.asset(), &plain, &TOKEN_PROGRAM_ID);
+    assert_code(
+        send(&mut w.ctx, &[open], &[&owner]).await,
+        v(V::TokenProgramMismatch),
+    );
+
+    let vault = sdk().pda.vault(&b.asset(), &plain);
+    trust_gate_program_tests::fund(&mut w.ctx, &vault, 1_000_000).await;
+    let open = sdk().open_vault(
+        &owner.pubkey(),
+        &[],
+        &b.asset(),
+        &plain,
+        &TOKEN_2022_PROGRAM_ID,
+    );
+    send(&mut w.ctx, std::slice::from_ref(&open), &[&owner])
+        .await
+        .unwrap();
+    w.deposit(&TOKEN_2022_PROGRAM_ID, &plain, &vault, 7).await;
+    assert_eq!(w.token_balance(&vault).await, 7);
+    // Once only.
+    assert!(send(&mut w.ctx, &[open], &[&owner]).await.is_err());
 }
 
 #[tokio::test]

@@ -254,8 +254,6 @@ pub fn evaluate_and_commit<'info>(
     args: EvaluateArgs,
 ) -> Result<()> {
     let a = &ctx.accounts;
-    // Checked before deciding, so that a wrong shape fails whatever the decision.
-    let release = release_accounts(&a.policy, &args.mint, ctx.remaining_accounts)?;
     let evaluation = decide(
         Inputs {
             policy: &a.policy,
@@ -269,6 +267,9 @@ pub fn evaluate_and_commit<'info>(
         },
         &args,
     )?;
+    // After the hard errors of `decide` (a retired policy, another mint), before the
+    // decision is acted on: a wrong shape fails whatever the decision.
+    let release = release_accounts(&a.policy, &args.mint, ctx.remaining_accounts)?;
     let committed = evaluation.decision.is_allow();
     // Release before storing the counters: `release` borrows the accounts they live in.
     if committed {

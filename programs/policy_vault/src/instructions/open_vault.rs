@@ -4,7 +4,7 @@ use crate::events::VaultOpened;
 use crate::state::{seeds, vault, PolicyAuthority};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::program::invoke;
-use trust_gate_program_common::{pda_account, runtime, token_account};
+use trust_gate_program_common::{pda_account, runtime, token_account, token_mint};
 
 #[derive(Accounts)]
 #[instruction(asset: Pubkey, mint: Pubkey)]
@@ -20,8 +20,8 @@ pub struct OpenVault<'info> {
     /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::VAULT, asset.as_ref(), mint.as_ref()], bump)]
     pub vault: UncheckedAccount<'info>,
-    /// The vault's mint: an SPL Token or Token-2022 mint without a transfer fee or permanent
-    /// delegate (a permanent delegate could empty the vault without the gate).
+    /// The vault's mint: an SPL Token or Token-2022 mint without a transfer fee, a permanent
+    /// delegate (which could empty the vault without the gate) or a close authority.
     /// CHECK: compared with `mint` and parsed by `check_policy_mint`.
     pub mint_account: UncheckedAccount<'info>,
     /// CHECK: the token program that owns the mint (compared in the handler).
@@ -37,6 +37,12 @@ pub fn open_vault(ctx: Context<OpenVault>, asset: Pubkey, mint: Pubkey) -> Resul
         .authority
         .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
     check_policy_mint(Some(a.mint_account.as_ref()), &mint)?;
+    // Tokens wait in a vault: a mint that can be closed (and re-created with a permanent
+    // delegate) while the vault is empty could later take deposits back.
+    require!(
+        !token_mint::has_close_authority(a.mint_account.owner, &a.mint_account.try_borrow_data()?),
+        PolicyVaultError::MintCloseAuthority
+    );
     require_keys_eq!(
         *a.mint_account.owner,
         a.token_program.key(),

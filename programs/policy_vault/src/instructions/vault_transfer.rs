@@ -36,9 +36,11 @@ pub fn transfer_out(t: &VaultTransfer, amount: u64) -> Result<()> {
     require!(balance >= amount, PolicyVaultError::VaultInsufficientFunds);
     let decimals = token_account::mint_decimals(&t.mint.try_borrow_data()?)
         .ok_or(PolicyVaultError::MintInvalid)?;
+    // Passed on without signer rights: a hook has no use for them, and among the accounts
+    // may be signers of ours (a withdrawal's members, the gate's evaluate signer).
     let extra = t.extra.iter().map(|a| AccountMeta {
         pubkey: *a.key,
-        is_signer: a.is_signer,
+        is_signer: false,
         is_writable: a.is_writable,
     });
     let ix = token_account::transfer_checked(
