@@ -26,6 +26,15 @@ pub const X_PAYMENT_NETWORK: &str = "X-Payment-Network";
 pub const X_PAYMENT_RECEIPT: &str = "X-Payment-Receipt";
 
 pub const X402_VERSION: u8 = 2;
+/// The x402 scheme of a trust-gate settlement: an exact amount of a token, paid by ONE
+/// transaction of [gate_payment_strict, TransferChecked, emit_feedback] (after at most a
+/// ComputeBudget unit limit and unit price), with `extra.feePayer`, `extra.memo` and
+/// `extra.gate` in the requirements and `{"transaction": <base64>}` as the payload. It is
+/// not the `exact` scheme, whose transaction is [ComputeBudget x2, TransferChecked, Memo]: a
+/// client that knows only `exact` finds no offer it supports instead of sending a transfer
+/// the gate must refuse.
+pub const SCHEME_TRUST_GATE: &str = "trust-gate";
+/// The standard scheme of x402 on Solana, which a trust-gate facilitator does not settle.
 pub const SCHEME_EXACT: &str = "exact";
 /// The extension key trust-gate adds to `extra` and lists in `/supported`.
 pub const GATE_EXTENSION: &str = "gate";
@@ -72,7 +81,8 @@ pub struct PaymentRequired {
     pub extensions: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// The scheme payload of the exact scheme on Solana.
+/// The scheme payload of the trust-gate scheme (the same shape as the exact scheme's on
+/// Solana): the settlement transaction.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExactSvmPayload {
@@ -268,7 +278,7 @@ mod tests {
 
     fn requirements() -> PaymentRequirements {
         serde_json::from_value(json!({
-            "scheme": "exact",
+            "scheme": "trust-gate",
             "network": "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1",
             "amount": "1000",
             "asset": "4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU",

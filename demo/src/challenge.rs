@@ -1,4 +1,4 @@
-//! Fresh x402 v2 challenges: one `exact` offer with `extra.feePayer`, a unique `extra.memo`
+//! Fresh x402 v2 challenges: one `trust-gate` offer with `extra.feePayer`, a unique `extra.memo`
 //! (the payment's id) and `extra.gate`, signed by the service key over every field.
 
 use crate::config::DemoConfig;
@@ -7,7 +7,7 @@ use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::hex;
 use trust_gate_client::x402::{
     self, GateExtension, PaymentRequired, PaymentRequirements, ResourceInfo, GATE_EXTENSION,
-    SCHEME_EXACT, X402_VERSION,
+    SCHEME_TRUST_GATE, X402_VERSION,
 };
 
 /// A signed challenge for `payer_asset` paying the demo service, issued at `now` (unix s).
@@ -24,7 +24,7 @@ pub fn issue(
     extra.insert("feePayer".into(), fee_payer.to_string().into());
     extra.insert("memo".into(), hex(&memo).into());
     let mut r = PaymentRequirements {
-        scheme: SCHEME_EXACT.into(),
+        scheme: SCHEME_TRUST_GATE.into(),
         network: network.into(),
         amount: c.price.to_string(),
         asset: c.mint.to_string(),

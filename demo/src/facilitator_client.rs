@@ -22,7 +22,7 @@ pub struct Answer {
     pub body: Value,
 }
 
-/// What /supported says about the exact scheme.
+/// What /supported says about the trust-gate scheme.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kind {
     pub network: String,
@@ -104,12 +104,17 @@ impl FacilitatorClient {
         Ok((a, s))
     }
 
-    /// The fee payer and network of the facilitator's exact-scheme kind.
+    /// The fee payer and network of the facilitator's `trust-gate` kind.
     pub async fn supported(&self) -> Result<Kind, FacilitatorError> {
         let a = self
             .call(self.http.get(format!("{}/supported", self.url)))
             .await?;
-        let kind = &a.body["kinds"][0];
+        let kinds = a.body["kinds"].as_array().cloned().unwrap_or_default();
+        let kind = kinds
+            .iter()
+            .find(|k| k["scheme"] == trust_gate_client::x402::SCHEME_TRUST_GATE)
+            .cloned()
+            .unwrap_or_default();
         let network = kind["network"].as_str();
         let fee_payer = kind["extra"]["feePayer"]
             .as_str()
@@ -121,7 +126,10 @@ impl FacilitatorClient {
             }),
             _ => Err(FacilitatorError::Unexpected {
                 url: self.url.clone(),
-                what: format!("/supported without an exact kind and fee payer: {}", a.body),
+                what: format!(
+                    "/supported without a trust-gate kind and fee payer: {}",
+                    a.body
+                ),
             }),
         }
     }

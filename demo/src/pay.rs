@@ -18,7 +18,7 @@ use trust_gate_client::ids::{CAIP2_DEVNET, CAIP2_MAINNET};
 use trust_gate_client::settle::{self, Feedback, Settlement};
 use trust_gate_client::x402::{
     self, ExactSvmPayload, GateExtension, PaymentPayload, PaymentRequired, PaymentRequirements,
-    SettlementResponse, GATE_EXTENSION, SCHEME_EXACT, X402_VERSION,
+    SettlementResponse, GATE_EXTENSION, SCHEME_TRUST_GATE, X402_VERSION,
 };
 use trust_gate_client::{
     chain, simulate, AtomicityEnforced, Builder, ClientError, Network, Overrides, ProgramIds,
@@ -92,7 +92,7 @@ fn challenge_err(url: &str, reason: impl Into<String>) -> PayError {
     }
 }
 
-/// Composes the settlement for the first gate-extended exact offer of `required`, paid by
+/// Composes the settlement for the first `trust-gate` offer of `required`, paid by
 /// `signer` (the payer agent's owner or agent wallet).
 pub async fn prepare(
     rpc: &RpcClient,
@@ -104,8 +104,13 @@ pub async fn prepare(
     let r = required
         .accepts
         .iter()
-        .find(|r| r.scheme == SCHEME_EXACT && r.extra.contains_key(GATE_EXTENSION))
-        .ok_or_else(|| challenge_err(url, "no exact offer with extra.gate"))?
+        .find(|r| r.scheme == SCHEME_TRUST_GATE && r.extra.contains_key(GATE_EXTENSION))
+        .ok_or_else(|| {
+            challenge_err(
+                url,
+                format!("no {SCHEME_TRUST_GATE:?} offer with extra.gate (a trust-gate settlement)"),
+            )
+        })?
         .clone();
     let gate = GateExtension::from_requirements(&r)?;
     let key = |field: &str, s: &str| {

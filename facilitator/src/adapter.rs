@@ -9,7 +9,8 @@ use crate::reject::Rejection;
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use trust_gate_client::x402::{
-    self, FacilitatorRequest, GateExtension, PaymentRequirements, SCHEME_EXACT, X402_VERSION,
+    self, FacilitatorRequest, GateExtension, PaymentRequirements, SCHEME_EXACT, SCHEME_TRUST_GATE,
+    X402_VERSION,
 };
 
 /// The longest memo the exact scheme allows (bytes).
@@ -57,11 +58,20 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
             ),
         ));
     }
-    if r.scheme != SCHEME_EXACT || accepted.scheme != SCHEME_EXACT {
-        return Err(Rejection::bad(
+    if r.scheme != SCHEME_TRUST_GATE || accepted.scheme != SCHEME_TRUST_GATE {
+        let scheme = if r.scheme != SCHEME_TRUST_GATE {
+            &r.scheme
+        } else {
+            &accepted.scheme
+        };
+        let mut no = Rejection::bad(
             "unsupported_scheme",
-            format!("scheme {:?} is not supported; only \"exact\"", r.scheme),
-        ));
+            format!("scheme {scheme:?} is not supported; only {SCHEME_TRUST_GATE:?}"),
+        );
+        if scheme == SCHEME_EXACT {
+            no = no.hint("an exact-scheme transfer is never settled here: a trust-gate payment is one transaction of [gate_payment_strict, TransferChecked, emit_feedback] (the trust-gate SDK, `trust-gate pay`)");
+        }
+        return Err(no);
     }
     if r.network != e.network || accepted.network != e.network {
         return Err(Rejection::bad(
@@ -282,7 +292,7 @@ mod tests {
             edit: impl FnOnce(&mut PaymentRequirements, &mut GateExtension),
         ) -> FacilitatorRequest {
             let mut r: PaymentRequirements = serde_json::from_value(json!({
-                "scheme": "exact", "network": NET, "amount": "100000",
+                "scheme": "trust-gate", "network": NET, "amount": "100000",
                 "asset": Pubkey::new_unique().to_string(), "payTo": self.pay_to.to_string(),
                 "maxTimeoutSeconds": 300,
                 "extra": {"feePayer": self.facilitator.to_string(), "memo": "order-1"}
@@ -434,6 +444,14 @@ mod tests {
                 Box::new(|q| q.payment_requirements.scheme = "upto".into()),
                 "unsupported_scheme",
             ),
+            // The standard exact scheme, offered and accepted: not a trust-gate settlement.
+            (
+                Box::new(|q| {
+                    q.payment_requirements.scheme = "exact".into();
+                    q.payment_payload.accepted.scheme = "exact".into();
+                }),
+                "unsupported_scheme",
+            ),
             (
                 Box::new(|q| q.payment_requirements.network = "solana:other".into()),
                 "invalid_network",
@@ -492,5 +510,11 @@ mod tests {
             }
             assert_eq!(reason(read(&q, f.expect(1_100))), want);
         }
+        // Our offer, but the payload says it accepted the exact scheme.
+        let mut q = f.request(|_, _| {});
+        q.payment_payload.accepted.scheme = "exact".into();
+        let no = read(&q, f.expect(1_100)).unwrap_err();
+        assert_eq!(no.reason, "unsupported_scheme");
+        assert!(no.message.contains("\"exact\""), "{}", no.message);
     }
 }

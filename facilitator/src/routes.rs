@@ -246,7 +246,7 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
     Ok(Json(json!({
         "kinds": [{
             "x402Version": 2,
-            "scheme": x402::SCHEME_EXACT,
+            "scheme": x402::SCHEME_TRUST_GATE,
             "network": network,
             "extra": {
                 "feePayer": fac,

@@ -124,7 +124,7 @@ async fn tiers_challenges_payment_and_receipt() {
         let r0 = &pr.accepts[0];
         assert_eq!(
             (r0.scheme.as_str(), r0.amount.clone()),
-            ("exact", demo::PRICE.to_string())
+            ("trust-gate", demo::PRICE.to_string())
         );
         assert_eq!(r0.pay_to, w.service.owner.pubkey().to_string());
         assert_eq!(r0.extra["feePayer"], w.facilitator.pubkey().to_string());
