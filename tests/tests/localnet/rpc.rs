@@ -419,7 +419,7 @@ async fn the_clock_follows_wall_time_and_tests_can_warp_it() {
 async fn a_client_we_did_not_write_reads_simulates_and_sends() {
     let env = seeded().await;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("web3");
-    crate::node::install(&dir);
+    crate::node::install(&dir, "@solana/web3.js/package.json");
     let payer = env.funded().await;
     let out = std::process::Command::new("node")
         .arg(dir.join("check.mjs"))

@@ -1,0 +1,4 @@
+// @trust-gate/sdk: the TypeScript SDK of trust-gate.
+
+export * from './ids.js';
+export * from './pda.js';

@@ -1,0 +1,156 @@
+// Derivers for every account of the three programs and of the external registry and
+// engine: the same seeds as the programs' `seeds` modules and the Rust SDK's `Pdas`.
+
+import {
+  getAddressEncoder,
+  getProgramDerivedAddress,
+  getU32Encoder,
+  type Address,
+  type ReadonlyUint8Array,
+} from '@solana/kit';
+import type { ProgramIds } from './ids.js';
+
+const text = (s: string) => new TextEncoder().encode(s);
+const key = (a: Address) => getAddressEncoder().encode(a);
+
+/** Seed prefixes, as the programs define them. */
+export const SEEDS = {
+  policyAuthority: 'policy_authority',
+  policy: 'policy',
+  velocity: 'velocity',
+  killswitch: 'killswitch',
+  acceptance: 'acceptance',
+  vault: 'vault',
+  evaluateSigner: 'evaluate_signer',
+  gateAuthority: 'gate_authority',
+  feedbackLog: 'feedback_log',
+  dispute: 'dispute',
+  capability: 'capability',
+  attestor: 'attestor',
+  request: 'request',
+  attestation: 'attestation',
+  rootConfig: 'root_config',
+  registryConfig: 'registry_config',
+  agent: 'agent',
+  atomCpiAuthority: 'atom_cpi_authority',
+  atomConfig: 'atom_config',
+  atomStats: 'atom_stats',
+} as const;
+
+function bytes32(what: string, b: ReadonlyUint8Array): ReadonlyUint8Array {
+  if (b.length !== 32) throw new Error(`${what}: 32 bytes expected, got ${b.length}`);
+  return b;
+}
+
+/** PDAs under a set of program ids. Each method resolves to the address only (and rejects a
+ * malformed seed, naming it). */
+export class Pdas {
+  constructor(readonly ids: ProgramIds) {}
+
+  private async find(program: Address, seeds: ReadonlyUint8Array[]): Promise<Address> {
+    const [pda] = await getProgramDerivedAddress({ programAddress: program, seeds });
+    return pda;
+  }
+
+  // policy_vault
+
+  /** `["policy_authority", asset]` */
+  async policyAuthority(asset: Address) {
+    return this.find(this.ids.policyVault, [text(SEEDS.policyAuthority), key(asset)]);
+  }
+  /** `["policy", asset, policy_id u32 LE]` */
+  async policy(asset: Address, policyId: number) {
+    return this.find(this.ids.policyVault, [text(SEEDS.policy), key(asset), getU32Encoder().encode(policyId)]);
+  }
+  /** `["velocity", asset, policy_id u32 LE]` */
+  async velocity(asset: Address, policyId: number) {
+    return this.find(this.ids.policyVault, [text(SEEDS.velocity), key(asset), getU32Encoder().encode(policyId)]);
+  }
+  /** `["killswitch", asset]` */
+  async killswitch(asset: Address) {
+    return this.find(this.ids.policyVault, [text(SEEDS.killswitch), key(asset)]);
+  }
+  /** `["acceptance", asset]` */
+  async acceptance(asset: Address) {
+    return this.find(this.ids.policyVault, [text(SEEDS.acceptance), key(asset)]);
+  }
+  /** `["vault", asset, mint]`: the agent's policy vault for `mint` (a token account that is its own authority). */
+  async vault(asset: Address, mint: Address) {
+    return this.find(this.ids.policyVault, [text(SEEDS.vault), key(asset), key(mint)]);
+  }
+
+  // gate
+
+  /** `["evaluate_signer"]`: the gate's CPI signer towards policy_vault. */
+  async evaluateSigner() {
+    return this.find(this.ids.gate, [text(SEEDS.evaluateSigner)]);
+  }
+  /** `["gate_authority", facilitator]` */
+  async gateAuthority(facilitator: Address) {
+    return this.find(this.ids.gate, [text(SEEDS.gateAuthority), key(facilitator)]);
+  }
+  /** `["feedback_log", facilitator, payment_id_hash]` */
+  async feedbackLog(facilitator: Address, paymentIdHash: ReadonlyUint8Array) {
+    return this.find(this.ids.gate, [text(SEEDS.feedbackLog), key(facilitator), bytes32('paymentIdHash', paymentIdHash)]);
+  }
+  /** `["dispute", facilitator, payment_id_hash]` */
+  async dispute(facilitator: Address, paymentIdHash: ReadonlyUint8Array) {
+    return this.find(this.ids.gate, [text(SEEDS.dispute), key(facilitator), bytes32('paymentIdHash', paymentIdHash)]);
+  }
+
+  // validation_registry
+
+  /** `["capability", sha256(name)]` */
+  async namespace(capabilityHash: ReadonlyUint8Array) {
+    return this.find(this.ids.validationRegistry, [text(SEEDS.capability), bytes32('capabilityHash', capabilityHash)]);
+  }
+  /** `["attestor", attestor]` */
+  async attestorProfile(attestor: Address) {
+    return this.find(this.ids.validationRegistry, [text(SEEDS.attestor), key(attestor)]);
+  }
+  /** `["request", subject, capability_hash, requester]` */
+  async validationRequest(subject: Address, capabilityHash: ReadonlyUint8Array, requester: Address) {
+    return this.find(this.ids.validationRegistry, [
+      text(SEEDS.request),
+      key(subject),
+      bytes32('capabilityHash', capabilityHash),
+      key(requester),
+    ]);
+  }
+  /** `["attestation", subject, capability_hash, attestor]` */
+  async attestation(subject: Address, capabilityHash: ReadonlyUint8Array, attestor: Address) {
+    return this.find(this.ids.validationRegistry, [
+      text(SEEDS.attestation),
+      key(subject),
+      bytes32('capabilityHash', capabilityHash),
+      key(attestor),
+    ]);
+  }
+
+  // the external registry and engine
+
+  /** Registry `["root_config"]` (its data holds the base collection at 8..40). */
+  async rootConfig() {
+    return this.find(this.ids.agentRegistry, [text(SEEDS.rootConfig)]);
+  }
+  /** Registry `["registry_config", collection]` */
+  async registryConfig(collection: Address) {
+    return this.find(this.ids.agentRegistry, [text(SEEDS.registryConfig), key(collection)]);
+  }
+  /** Registry `["agent", asset]` */
+  async agentAccount(asset: Address) {
+    return this.find(this.ids.agentRegistry, [text(SEEDS.agent), key(asset)]);
+  }
+  /** Registry `["atom_cpi_authority"]` */
+  async registryCpiAuthority() {
+    return this.find(this.ids.agentRegistry, [text(SEEDS.atomCpiAuthority)]);
+  }
+  /** Engine `["atom_config"]` */
+  async atomConfig() {
+    return this.find(this.ids.reputationEngine, [text(SEEDS.atomConfig)]);
+  }
+  /** Engine `["atom_stats", asset]` */
+  async atomStats(asset: Address) {
+    return this.find(this.ids.reputationEngine, [text(SEEDS.atomStats), key(asset)]);
+  }
+}

@@ -1,0 +1,123 @@
+//! The TypeScript SDK (`packages/sdk`) against the Rust SDK: the package is built with its own
+//! `tsc` and its tests run on Node's test runner, fed what the Rust SDK computes for the same
+//! inputs.
+
+use anchor_lang::prelude::Pubkey;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use trust_gate_client::pda::Pdas;
+use trust_gate_client::{Network, ProgramIds};
+
+fn package() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../packages/sdk")
+}
+
+/// Installs the package's locked dependencies when missing and builds it (`dist/`).
+fn build() -> PathBuf {
+    let dir = package();
+    crate::node::install(&dir, "@solana/kit/package.json");
+    let out = Command::new("node")
+        .arg(dir.join("node_modules/typescript/bin/tsc"))
+        .arg("-p")
+        .arg(dir.join("tsconfig.json"))
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "tsc failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+/// Runs the package's test `file` with `fixture` (JSON) named by TRUST_GATE_FIXTURE.
+fn node_test(dir: &Path, file: &str, fixture: &serde_json::Value) {
+    let path = std::env::temp_dir().join(format!(
+        "trust-gate-sdk-{}-{}.json",
+        std::process::id(),
+        file.replace('/', "_")
+    ));
+    std::fs::write(&path, serde_json::to_vec_pretty(fixture).unwrap()).unwrap();
+    let out = Command::new("node")
+        .arg("--test")
+        .arg(dir.join(file))
+        .env("TRUST_GATE_FIXTURE", &path)
+        .output()
+        .expect("node runs");
+    let _ = std::fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "node --test {file} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Node's runner reports its own tally; at least one test ran and none failed.
+    assert!(stdout.contains("# fail 0"), "{stdout}");
+    assert!(!stdout.contains("# pass 0"), "{stdout}");
+}
+
+#[test]
+fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
+    let dir = build();
+    let ids = ProgramIds::for_network(Network::Localnet);
+    let p = Pdas::new(ids);
+    let k = Pubkey::new_unique;
+    let (asset, mint, facilitator) = (k(), k(), k());
+    let (attestor, requester, collection) = (k(), k(), k());
+    let capability = trust_gate_client::instructions::capability_hash("kyc.tier-1.v1");
+    let payment = [7u8; 32];
+    let policy_id = 258u32; // two bytes of the u32 seed in use
+    let pdas: serde_json::Map<String, serde_json::Value> = [
+        ("policyAuthority", p.policy_authority(&asset)),
+        ("policy", p.policy(&asset, policy_id)),
+        ("velocity", p.velocity(&asset, policy_id)),
+        ("killswitch", p.killswitch(&asset)),
+        ("acceptance", p.acceptance(&asset)),
+        ("vault", p.vault(&asset, &mint)),
+        ("evaluateSigner", p.evaluate_signer()),
+        ("gateAuthority", p.gate_authority(&facilitator)),
+        ("feedbackLog", p.feedback_log(&facilitator, &payment)),
+        ("dispute", p.dispute(&facilitator, &payment)),
+        ("namespace", p.namespace(&capability)),
+        ("attestorProfile", p.attestor_profile(&attestor)),
+        (
+            "validationRequest",
+            p.validation_request(&asset, &capability, &requester),
+        ),
+        ("attestation", p.attestation(&asset, &capability, &attestor)),
+        ("rootConfig", p.root_config()),
+        ("registryConfig", p.registry_config(&collection)),
+        ("agentAccount", p.agent_account(&asset)),
+        ("registryCpiAuthority", p.registry_cpi_authority()),
+        ("atomConfig", p.atom_config()),
+        ("atomStats", p.atom_stats(&asset)),
+    ]
+    .into_iter()
+    .map(|(name, key)| (name.to_string(), json!(key.to_string())))
+    .collect();
+    let s = |k: Pubkey| k.to_string();
+    node_test(
+        &dir,
+        "test/pda.test.mjs",
+        &json!({
+            "network": "solana-localnet",
+            "programIds": {
+                "policyVault": s(ids.policy_vault),
+                "gate": s(ids.gate),
+                "validationRegistry": s(ids.validation_registry),
+                "agentRegistry": s(ids.agent_registry),
+                "reputationEngine": s(ids.reputation_engine),
+            },
+            "keys": {
+                "asset": s(asset), "mint": s(mint), "facilitator": s(facilitator),
+                "attestor": s(attestor), "requester": s(requester), "collection": s(collection),
+            },
+            "policyId": policy_id,
+            "capabilityHash": trust_gate_client::decode::hex(&capability),
+            "paymentIdHash": trust_gate_client::decode::hex(&payment),
+            "pdas": pdas,
+        }),
+    );
+}
