@@ -173,7 +173,10 @@ impl DemoWorld {
 
     /// The vault-funded payer agent.
     pub fn vault_payer(&self) -> &DemoAgent {
-        &self.payers[3]
+        self.payers
+            .iter()
+            .find(|a| a.funding == Funding::Vault)
+            .expect("the demo world has a vault-funded payer")
     }
 
     /// The demo payers' spending policy (see [`payer_policy`]).

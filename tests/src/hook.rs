@@ -1,22 +1,15 @@
 //! Token-2022 transfer-hook programs for tests, and the mint set-up that wires one in. Used to
 //! prove that a reverted transfer leaves the gate's counters (and a vault) untouched.
 
-use crate::send;
-use crate::world::{World, DECIMALS};
+use crate::mints::Extension;
+use crate::world::World;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::{
     account_info::AccountInfo, entrypoint::ProgramResult, instruction::AccountMeta,
-    program_error::ProgramError, system_instruction,
+    program_error::ProgramError,
 };
-use anchor_spl::token_2022::spl_token_2022::{
-    self,
-    extension::{transfer_hook, ExtensionType},
-    state::Mint,
-};
-use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use sha2::{Digest, Sha256};
 use solana_sdk::account::AccountSharedData;
-use solana_sdk::signature::{Keypair, Signer};
 
 /// The rejecting hook's program id in tests.
 pub const REJECTING_HOOK_ID: Pubkey = Pubkey::new_from_array([0xB1; 32]);
@@ -72,45 +65,15 @@ impl World {
     /// A new Token-2022 mint (world's mint authority, 6 decimals) whose transfers call
     /// `hook` (which must be loaded), with its validation account holding no extra accounts.
     pub async fn hook_mint(&mut self, hook: Pubkey) -> Pubkey {
-        let mint = Keypair::new();
-        let auth = self.mint_authority.pubkey();
-        let payer = self.ctx.payer.pubkey();
-        let space =
-            ExtensionType::try_calculate_account_len::<Mint>(&[ExtensionType::TransferHook])
-                .unwrap();
+        let mint = self.token_2022_mint(&[Extension::TransferHook(hook)]).await;
         let rent = self.ctx.banks_client.get_rent().await.unwrap();
-        let setup = [
-            system_instruction::create_account(
-                &payer,
-                &mint.pubkey(),
-                rent.minimum_balance(space),
-                space as u64,
-                &TOKEN_2022_PROGRAM_ID,
-            ),
-            transfer_hook::instruction::initialize(
-                &TOKEN_2022_PROGRAM_ID,
-                &mint.pubkey(),
-                Some(auth),
-                Some(hook),
-            )
-            .unwrap(),
-            spl_token_2022::instruction::initialize_mint2(
-                &TOKEN_2022_PROGRAM_ID,
-                &mint.pubkey(),
-                &auth,
-                None,
-                DECIMALS,
-            )
-            .unwrap(),
-        ];
-        send(&mut self.ctx, &setup, &[&mint]).await.unwrap();
         let metas = empty_extra_account_metas();
         let mut account =
             AccountSharedData::new(rent.minimum_balance(metas.len()), metas.len(), &hook);
         account.set_data_from_slice(&metas);
         self.ctx
-            .set_account(&extra_account_metas_of(&hook, &mint.pubkey()), &account);
-        mint.pubkey()
+            .set_account(&extra_account_metas_of(&hook, &mint), &account);
+        mint
     }
 }
 

@@ -7,7 +7,7 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::token_2022::spl_token_2022::{
     self,
-    extension::{transfer_fee, ExtensionType},
+    extension::{transfer_fee, transfer_hook, ExtensionType},
     state::Mint,
 };
 use gate::settlement::TOKEN_2022_PROGRAM_ID;
@@ -24,6 +24,8 @@ pub enum Extension {
     PermanentDelegate(Pubkey),
     /// A close authority (harmless in itself).
     CloseAuthority(Pubkey),
+    /// Transfers call this transfer-hook program (see `crate::hook`).
+    TransferHook(Pubkey),
 }
 
 impl Extension {
@@ -32,6 +34,7 @@ impl Extension {
             Extension::TransferFee { .. } => ExtensionType::TransferFeeConfig,
             Extension::PermanentDelegate(_) => ExtensionType::PermanentDelegate,
             Extension::CloseAuthority(_) => ExtensionType::MintCloseAuthority,
+            Extension::TransferHook(_) => ExtensionType::TransferHook,
         }
     }
 
@@ -53,6 +56,9 @@ impl Extension {
             }
             Extension::CloseAuthority(c) => {
                 spl_token_2022::instruction::initialize_mint_close_authority(p, mint, Some(&c))
+            }
+            Extension::TransferHook(hook) => {
+                transfer_hook::instruction::initialize(p, mint, None, Some(hook))
             }
         }
         .expect("a valid extension instruction")

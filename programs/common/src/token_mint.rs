@@ -63,15 +63,9 @@ pub fn check(owner: &Pubkey, data: &[u8]) -> core::result::Result<(), MintProble
     {
         return Err(MintProblem::NotAMint);
     }
-    let mut at = TLV_START;
-    while at + 4 <= data.len() {
-        let kind = u16::from_le_bytes([data[at], data[at + 1]]);
-        let len = usize::from(u16::from_le_bytes([data[at + 2], data[at + 3]]));
-        let value = data
-            .get(at + 4..at + 4 + len)
-            .ok_or(MintProblem::NotAMint)?;
+    for entry in extensions(data) {
+        let (kind, value) = entry.ok_or(MintProblem::NotAMint)?;
         match kind {
-            extension::UNINITIALIZED => break,
             extension::TRANSFER_FEE_CONFIG => return Err(MintProblem::TransferFee),
             // An all-zero delegate is "none" and can never be set again.
             extension::PERMANENT_DELEGATE if value.iter().any(|b| *b != 0) => {
@@ -79,34 +73,44 @@ pub fn check(owner: &Pubkey, data: &[u8]) -> core::result::Result<(), MintProble
             }
             _ => {}
         }
-        at += 4 + len;
     }
     Ok(())
+}
+
+/// The TLV entries (type, value) of a Token-2022 mint's extensions, in order, up to the first
+/// uninitialized one; `None` for an entry that runs past the data (and nothing after it).
+fn extensions(data: &[u8]) -> impl Iterator<Item = Option<(u16, &[u8])>> + '_ {
+    let mut at = TLV_START;
+    core::iter::from_fn(move || {
+        if at + 4 > data.len() {
+            return None;
+        }
+        let kind = u16::from_le_bytes([data[at], data[at + 1]]);
+        let len = usize::from(u16::from_le_bytes([data[at + 2], data[at + 3]]));
+        let value = data.get(at + 4..at + 4 + len);
+        // Stop after a truncated entry or at the end of the initialized ones.
+        at = match value {
+            Some(_) if kind != extension::UNINITIALIZED => at + 4 + len,
+            _ => data.len(),
+        };
+        match value {
+            None => Some(None),
+            Some(_) if kind == extension::UNINITIALIZED => None,
+            Some(v) => Some(Some((kind, v))),
+        }
+    })
 }
 
 /// Whether a mint (checked by [`check`] first) has a Token-2022 close authority set. A mint
 /// with no supply can then be closed and created again at the same address with other
 /// extensions (a permanent delegate), which matters where tokens wait, as in a policy vault.
 pub fn has_close_authority(owner: &Pubkey, data: &[u8]) -> bool {
-    if *owner != TOKEN_2022_PROGRAM_ID || data.len() < TLV_START {
-        return false;
-    }
-    let mut at = TLV_START;
-    while at + 4 <= data.len() {
-        let kind = u16::from_le_bytes([data[at], data[at + 1]]);
-        let len = usize::from(u16::from_le_bytes([data[at + 2], data[at + 3]]));
-        let Some(value) = data.get(at + 4..at + 4 + len) else {
-            return false;
-        };
-        match kind {
-            extension::UNINITIALIZED => return false,
+    *owner == TOKEN_2022_PROGRAM_ID
+        && extensions(data)
+            .map_while(|entry| entry)
+            .find(|(kind, _)| *kind == extension::MINT_CLOSE_AUTHORITY)
             // An all-zero close authority is "none".
-            extension::MINT_CLOSE_AUTHORITY => return value.iter().any(|b| *b != 0),
-            _ => {}
-        }
-        at += 4 + len;
-    }
-    false
+            .is_some_and(|(_, value)| value.iter().any(|b| *b != 0))
 }
 
 #[cfg(test)]

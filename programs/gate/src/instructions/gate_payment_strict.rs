@@ -72,9 +72,8 @@ fn vault_release<'info>(
         (Some(v), Some(p), Some(t)) => (v, p, t),
         _ => return err!(GateError::VaultAccountsIncomplete),
     };
-    let view = token_account::read(payer_token.owner, &payer_token.try_borrow_data()?);
     require!(
-        view.is_some_and(|v| v.mint == *mint && v.owner == *signer),
+        token_account_of(payer_token, mint, signer)?,
         GateError::PayerTokenMismatch
     );
     Ok(Some(VaultRelease {
@@ -92,21 +91,14 @@ fn agent(info: &AccountInfo, asset: &Pubkey) -> Result<agent_account::AgentView>
     Ok(view)
 }
 
-/// Mint and owner of an SPL Token / Token-2022 account (same base layout in both programs).
-fn token_account_mint_and_owner(info: &AccountInfo) -> Result<(Pubkey, Pubkey)> {
-    require!(
-        settlement::is_token_program(info.owner),
-        GateError::RecipientMismatch
-    );
+/// Whether `info` is an initialized SPL Token / Token-2022 account of `mint` whose authority
+/// is `owner`.
+fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Result<bool> {
     let data = info.try_borrow_data()?;
-    require!(data.len() >= 165, GateError::RecipientMismatch);
-    let key = |range: std::ops::Range<usize>| -> Result<Pubkey> {
-        let bytes: [u8; 32] = data[range]
-            .try_into()
-            .map_err(|_| error!(GateError::RecipientMismatch))?;
-        Ok(Pubkey::new_from_array(bytes))
-    };
-    Ok((key(0..32)?, key(32..64)?))
+    Ok(
+        token_account::read(info.owner, &data)
+            .is_some_and(|v| v.mint == *mint && v.owner == *owner),
+    )
 }
 
 /// The mint must deliver exactly `amount` and never take it back. Checked at every
@@ -171,9 +163,10 @@ pub fn gate_payment_strict<'info>(
         GateError::PayerSignerMismatch
     );
     let payee = agent(&a.payee_agent, &args.payee_asset)?;
-    let (dest_mint, dest_owner) = token_account_mint_and_owner(&a.destination_token)?;
-    require_keys_eq!(dest_mint, args.mint, GateError::RecipientMismatch);
-    require_keys_eq!(dest_owner, payee.recipient(), GateError::RecipientMismatch);
+    require!(
+        token_account_of(&a.destination_token, &args.mint, &payee.recipient())?,
+        GateError::RecipientMismatch
+    );
     check_mint(&a.mint_account)?;
     let release = vault_release(a, &signer, &args.mint)?;
 
