@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_facilitator;
+mod demo_key;
 mod dispute;
 mod mcp;
 mod migrate;
@@ -45,6 +46,9 @@ enum Command {
     /// Configured by environment variables (RPC_URL, NETWORK, KEYPAIR_B58, KEYPAIR_PATH,
     /// MCP_HTTP_HOST, MCP_HTTP_PORT, ...; see docs/mcp.md).
     Mcp,
+    /// Print a demo key (localnet only) as a keypair file's JSON array, so that any client
+    /// can sign as a demo agent; refused unless the label is a demo label.
+    DemoKey(demo_key::DemoKeyArgs),
     /// Measure throughput and latency.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -80,6 +84,7 @@ fn main() -> std::process::ExitCode {
             Command::Simulate(a) => simulate::run(a).await,
             Command::Mcp => mcp::run().await,
             Command::Bench(c) => bench::run(c).await,
+            Command::DemoKey(a) => demo_key::run(a),
         }
     });
     match result {

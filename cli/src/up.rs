@@ -149,7 +149,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             );
             println!("  demo          {d}   (/protected /health)");
             println!(
-                "  MCP server    http://{}/   (streamable HTTP, 23 tools; /healthz)",
+                "  MCP server    http://{}/   (streamable HTTP, 24 tools; /healthz)",
                 mcp.addr
             );
             println!();
@@ -191,20 +191,25 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
     );
     println!("  facilitator    {}", s.facilitator);
     println!(
-        "  service agent  {} (accepts payers of tier >= {})",
+        "  service agent  {} (accepts payers of tier >= {}; label {})",
         s.service.asset,
-        trust_gate_migrations::demo::SERVICE_MIN_PAYER_TIER
+        trust_gate_migrations::demo::SERVICE_MIN_PAYER_TIER,
+        s.service.name
     );
     for p in &s.payers {
         let funding = match &p.hot_key {
-            Some(hot) => format!("paid from its policy vault, hot key {hot}"),
+            Some(hot) => format!(
+                "paid from its policy vault, hot key {hot} ({}/hot-key)",
+                p.name
+            ),
             None => "paid from the owner's wallet".to_string(),
         };
         println!(
-            "  payer tier {}   {} (owner {}, policy {}, {funding})",
-            p.tier, p.asset, p.owner, s.policy_id
+            "  payer tier {}   {} (label {}: owner {}, policy {}, {funding})",
+            p.tier, p.asset, p.name, p.owner, s.policy_id
         );
     }
+    println!("  keys           `trust-gate demo-key <label>` prints one as a keypair file (also facilitator, service-key, attestor, mint-authority)");
     println!(
         "  attestor       {}; namespaces {}",
         s.attestor,

@@ -197,6 +197,34 @@ impl DemoWorld {
         service_acceptance()
     }
 
+    /// The demo keys by label, as `trust-gate up` prints them: each agent's name (its
+    /// owner: `payer-tier-3`, `service`, ...), `<agent>/hot-key` for a vault-funded payer,
+    /// and `facilitator`, `service-key`, `attestor`, `mint-authority`. Every key is derived
+    /// from its label (see `deterministic_keypair`): public knowledge, for the localnet only.
+    pub fn keys(&self) -> Vec<(String, &Keypair)> {
+        let mut out: Vec<(String, &Keypair)> = vec![
+            ("facilitator".into(), &self.facilitator),
+            ("service-key".into(), &self.service_key),
+            ("attestor".into(), &self.attestor),
+            ("mint-authority".into(), &self.mint_authority),
+        ];
+        for a in std::iter::once(&self.service).chain(&self.payers) {
+            out.push((a.name.to_string(), &a.owner));
+            if let Some(hot) = &a.hot_key {
+                out.push((format!("{}/hot-key", a.name), hot));
+            }
+        }
+        out
+    }
+
+    /// The demo key with `label` (see [`DemoWorld::keys`]).
+    pub fn key(&self, label: &str) -> Option<&Keypair> {
+        self.keys()
+            .into_iter()
+            .find(|(l, _)| l == label)
+            .map(|(_, k)| k)
+    }
+
     /// A summary for printing and for tools (public keys only).
     pub fn summary(&self) -> DemoSummary {
         DemoSummary {

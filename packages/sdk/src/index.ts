@@ -2,3 +2,12 @@
 
 export * from './ids.js';
 export * from './pda.js';
+export * from './headers.js';
+export * from './errors.js';
+export * from './signer.js';
+export * from './decision.js';
+export * from './chain.js';
+export * from './rpc.js';
+export * from './instructions.js';
+export * from './simulate.js';
+export * from './settle.js';

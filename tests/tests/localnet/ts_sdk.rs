@@ -16,7 +16,7 @@ fn package() -> PathBuf {
 /// Installs the package's locked dependencies when missing and builds it (`dist/`).
 fn build() -> PathBuf {
     let dir = package();
-    crate::node::install(&dir, "@solana/kit/package.json");
+    crate::node::install(&dir, "@x402/express/package.json");
     let out = Command::new("node")
         .arg(dir.join("node_modules/typescript/bin/tsc"))
         .arg("-p")

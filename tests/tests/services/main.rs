@@ -1,5 +1,6 @@
 //! The facilitator, the demo and the paying client over real HTTP on loopback, against the
-//! in-process localnet with the demo world seeded.
+//! in-process localnet with the demo world seeded; the TypeScript SDK's tests run against
+//! them too.
 
 mod concurrency;
 mod conformance;
@@ -8,6 +9,9 @@ mod dispute;
 #[path = "../localnet/fixture.rs"]
 #[allow(dead_code)]
 mod fixture;
+#[path = "../localnet/node.rs"]
+mod node;
 mod services;
 mod settle;
+mod ts_x402;
 mod verify;

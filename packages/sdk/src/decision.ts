@@ -1,0 +1,74 @@
+// The gate's decision: the 35-byte wire form `gate_payment` returns (kind, reason code,
+// subject, capability hash) and the JSON view the facilitator answers with.
+
+import { getBase58Decoder } from '@solana/kit';
+
+/** Deny reason codes 1..15 and their stable names (policy_vault's `DenyReason`). */
+export const DENY_REASONS = [
+  'KillSwitchEngaged',
+  'SpendingPerTxExceeded',
+  'SpendingDailyExceeded',
+  'SpendingWeeklyExceeded',
+  'VelocityWindowExceeded',
+  'CounterpartyTierBelowMin',
+  'CounterpartyRiskAboveMax',
+  'CounterpartyConfidenceBelow',
+  'AtomStatsWrongOwner',
+  'AtomStatsSchemaMismatch',
+  'AttestationMissing',
+  'AttestationExpired',
+  'AttestationRevoked',
+  'AttestationAttestorRejected',
+  'UnratedTreatmentDeny',
+] as const;
+
+export type DenyReasonName = (typeof DENY_REASONS)[number];
+
+/**
+ * A decision as the facilitator's JSON has it: `{kind: 'Allow'}`,
+ * `{kind: 'Deny', reasonCode: 6, reasonName: 'CounterpartyTierBelowMin'}` or
+ * `{kind: 'RequireValidation', capabilityHash: '<hex>', subject: 'payer' | 'payee'}`.
+ */
+export type Decision =
+  | { kind: 'Allow' }
+  | { kind: 'Deny'; reasonCode: number; reasonName: DenyReasonName }
+  | { kind: 'RequireValidation'; capabilityHash: string; subject: 'payer' | 'payee' };
+
+export const DECISION_WIRE_LEN = 35;
+
+/** The name of deny code `code` (1..15), or undefined. */
+export function denyName(code: number): DenyReasonName | undefined {
+  return DENY_REASONS[code - 1];
+}
+
+/** The decision in 35 bytes of return data; undefined when the bytes are not one. */
+export function decisionFromWire(bytes: Uint8Array): Decision | undefined {
+  if (bytes.length !== DECISION_WIRE_LEN) return undefined;
+  switch (bytes[0]) {
+    case 0:
+      return { kind: 'Allow' };
+    case 1: {
+      const reasonName = denyName(bytes[1]);
+      return reasonName ? { kind: 'Deny', reasonCode: bytes[1], reasonName } : undefined;
+    }
+    case 2: {
+      const subject = bytes[2] === 0 ? 'payer' : bytes[2] === 1 ? 'payee' : undefined;
+      if (!subject) return undefined;
+      return { kind: 'RequireValidation', capabilityHash: toHex(bytes.subarray(3)), subject };
+    }
+    default:
+      return undefined;
+  }
+}
+
+export function toHex(b: Uint8Array): string {
+  return Buffer.from(b).toString('hex');
+}
+
+/** 32 bytes from 64 hex characters; `field` names the input in the error. */
+export function fromHex32(field: string, s: string): Uint8Array {
+  if (!/^[0-9a-fA-F]{64}$/.test(s)) throw new Error(`${field}: 64 hex characters expected`);
+  return Uint8Array.from(Buffer.from(s, 'hex'));
+}
+
+export const base58 = getBase58Decoder();

@@ -1,0 +1,283 @@
+// Instruction builders with every account derived, on top of the Codama-generated clients:
+// the same accounts, order and flags as the Rust SDK's `Builder` (absent optional accounts
+// become the gate's id, as Anchor expects).
+
+import { address, type Address, type Instruction, type TransactionSigner } from '@solana/kit';
+import { getTransferCheckedInstruction } from '@solana-program/token';
+import {
+  getSetComputeUnitLimitInstruction,
+  getSetComputeUnitPriceInstruction,
+} from '@solana-program/compute-budget';
+import {
+  getDisputePaymentInstruction,
+  getEmitFeedbackInstruction,
+  getGatePaymentInstruction,
+  getGatePaymentStrictInstruction,
+  getRegisterAgentViaCpiInstruction,
+} from './generated/gate/instructions/index.js';
+import { SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
+import type { ProgramIds } from './ids.js';
+import { Pdas } from './pda.js';
+
+export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
+export const MPL_CORE_PROGRAM = address('CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d');
+
+/** Attestation accounts of an evaluation (absent: undefined). */
+export interface Attestations {
+  /** About the payer (asked by the payee's AcceptancePolicy). */
+  payer?: Address;
+  /** About the payee (asked by the payer's policy). */
+  payee?: Address;
+}
+
+/** The payment an evaluation decides. */
+export interface PaymentArgs {
+  payerAsset: Address;
+  payeeAsset: Address;
+  amount: bigint;
+  mint: Address;
+  policyId: number;
+}
+
+/** The extra accounts of a vault-funded settlement. */
+export interface VaultRelease {
+  /** The payer signer's token account of the mint: credited by the release, debited by the transfer. */
+  payerToken: Address;
+  tokenProgram: TokenProgramId;
+}
+
+/** The arguments of `emit_feedback` besides the facilitator. */
+export interface FeedbackArgs {
+  paymentIdHash: Uint8Array;
+  payeeAsset: Address;
+  /** 0..=100. */
+  score: number;
+  value: bigint;
+  valueDecimals: number;
+  tag1: string;
+  tag2: string;
+  endpoint: string;
+  feedbackUri: string;
+}
+
+/** The accounts the registry's inner registration of one new asset needs. */
+export interface RegistrationAccounts {
+  rootConfig: Address;
+  registryConfig: Address;
+  agentAccount: Address;
+  atomConfig: Address;
+  atomStats: Address;
+}
+
+export class Builder {
+  readonly pda: Pdas;
+  constructor(readonly ids: ProgramIds) {
+    this.pda = new Pdas(ids);
+  }
+
+  private get gate() {
+    return { programAddress: this.ids.gate };
+  }
+
+  private async evaluation(p: PaymentArgs, att: Attestations) {
+    const d = this.pda;
+    const [evaluateSigner, policy, velocityLedger, killswitch, payerStats, payeeStats, payeeAcceptance] = await Promise.all([
+      d.evaluateSigner(),
+      d.policy(p.payerAsset, p.policyId),
+      d.velocity(p.payerAsset, p.policyId),
+      d.killswitch(p.payerAsset),
+      d.atomStats(p.payerAsset),
+      d.atomStats(p.payeeAsset),
+      d.acceptance(p.payeeAsset),
+    ]);
+    return {
+      evaluateSigner,
+      policy,
+      velocityLedger,
+      killswitch,
+      payerStats,
+      payeeStats,
+      payeeAcceptance,
+      payerAttestation: att.payer,
+      payeeAttestation: att.payee,
+      policyVaultProgram: this.ids.policyVault,
+    };
+  }
+
+  /** The read-only decision (simulate it; see `gatePayment`). */
+  async gatePayment(p: PaymentArgs, att: Attestations = {}): Promise<Instruction> {
+    return getGatePaymentInstruction({ ...(await this.evaluation(p, att)), ...p }, this.gate);
+  }
+
+  /** The committing gate: instruction one of a settlement (see `compose`). */
+  async gatePaymentStrict(
+    p: PaymentArgs,
+    payerSigner: TransactionSigner,
+    destinationToken: Address,
+    att: Attestations = {},
+    release?: VaultRelease,
+  ): Promise<Instruction> {
+    const [payerAgent, payeeAgent, vault] = await Promise.all([
+      this.pda.agentAccount(p.payerAsset),
+      this.pda.agentAccount(p.payeeAsset),
+      release ? this.pda.vault(p.payerAsset, p.mint) : undefined,
+    ]);
+    return getGatePaymentStrictInstruction(
+      {
+        ...(await this.evaluation(p, att)),
+        payerSigner,
+        payerAgent,
+        payeeAgent,
+        destinationToken,
+        mintAccount: p.mint,
+        instructions: INSTRUCTIONS_SYSVAR,
+        vault,
+        payerToken: release?.payerToken,
+        tokenProgram: release?.tokenProgram,
+        ...p,
+      },
+      this.gate,
+    );
+  }
+
+  private async feedbackTarget(payee: Address, collection: Address) {
+    const [agentAccount, atomConfig, atomStats, registryCpiAuthority] = await Promise.all([
+      this.pda.agentAccount(payee),
+      this.pda.atomConfig(),
+      this.pda.atomStats(payee),
+      this.pda.registryCpiAuthority(),
+    ]);
+    return {
+      agentAccount,
+      asset: payee,
+      collection,
+      atomConfig,
+      atomStats,
+      registryCpiAuthority,
+      registryProgram: this.ids.agentRegistry,
+      engineProgram: this.ids.reputationEngine,
+    };
+  }
+
+  /** Records feedback for a payment (only as instruction three of a settlement). */
+  async emitFeedback(facilitator: TransactionSigner, collection: Address, f: FeedbackArgs): Promise<Instruction> {
+    const [gateAuthority, feedbackLog] = await Promise.all([
+      this.pda.gateAuthority(facilitator.address),
+      this.pda.feedbackLog(facilitator.address, f.paymentIdHash),
+    ]);
+    return getEmitFeedbackInstruction(
+      {
+        facilitatorSigner: facilitator,
+        gateAuthority,
+        feedbackLog,
+        ...(await this.feedbackTarget(f.payeeAsset, collection)),
+        instructions: INSTRUCTIONS_SYSVAR,
+        systemProgram: SYSTEM_PROGRAM,
+        ...f,
+        facilitator: facilitator.address,
+      },
+      this.gate,
+    );
+  }
+
+  /** Disputes a settled payment once: the payer (the transfer's authority) signs, the facilitator co-signs. */
+  async disputePayment(
+    facilitator: TransactionSigner,
+    payer: TransactionSigner,
+    collection: Address,
+    paymentIdHash: Uint8Array,
+    payeeAsset: Address,
+    disputeReasonHash: Uint8Array,
+    feedbackUri: string,
+  ): Promise<Instruction> {
+    const [gateAuthority, feedbackLog, dispute] = await Promise.all([
+      this.pda.gateAuthority(facilitator.address),
+      this.pda.feedbackLog(facilitator.address, paymentIdHash),
+      this.pda.dispute(facilitator.address, paymentIdHash),
+    ]);
+    return getDisputePaymentInstruction(
+      {
+        facilitatorSigner: facilitator,
+        payerSigner: payer,
+        gateAuthority,
+        feedbackLog,
+        dispute,
+        ...(await this.feedbackTarget(payeeAsset, collection)),
+        systemProgram: SYSTEM_PROGRAM,
+        paymentIdHash,
+        facilitator: facilitator.address,
+        payeeAsset,
+        disputeReasonHash,
+        feedbackUri,
+      },
+      this.gate,
+    );
+  }
+
+  /** The four accounts (and the asset's stats) the registry's inner registration of `asset` needs. */
+  async registrationAccounts(collection: Address, asset: Address): Promise<RegistrationAccounts> {
+    const [rootConfig, registryConfig, agentAccount, atomConfig, atomStats] = await Promise.all([
+      this.pda.rootConfig(),
+      this.pda.registryConfig(collection),
+      this.pda.agentAccount(asset),
+      this.pda.atomConfig(),
+      this.pda.atomStats(asset),
+    ]);
+    return { rootConfig, registryConfig, agentAccount, atomConfig, atomStats };
+  }
+
+  /** Registers a reputation-enabled agent through the gate; `owner` and the fresh `asset` sign. */
+  async registerAgentViaCpi(
+    owner: TransactionSigner,
+    asset: TransactionSigner,
+    collection: Address,
+    metadataUri: string,
+  ): Promise<Instruction> {
+    const r = await this.registrationAccounts(collection, asset.address);
+    return getRegisterAgentViaCpiInstruction(
+      {
+        owner,
+        asset,
+        ...r,
+        collection,
+        mplCoreProgram: MPL_CORE_PROGRAM,
+        registryProgram: this.ids.agentRegistry,
+        engineProgram: this.ids.reputationEngine,
+        systemProgram: SYSTEM_PROGRAM,
+        metadataUri,
+      },
+      this.gate,
+    );
+  }
+}
+
+/** TransferChecked of either token program (both encode it the same way). */
+export function transferChecked(
+  tokenProgram: TokenProgramId,
+  source: Address,
+  mint: Address,
+  destination: Address,
+  authority: TransactionSigner,
+  amount: bigint,
+  decimals: number,
+): Instruction {
+  return getTransferCheckedInstruction(
+    { source, mint, destination, authority, amount, decimals },
+    { programAddress: tokenProgram },
+  );
+}
+
+/** The optional ComputeBudget prefix of a settlement: unit limit first, then unit price. */
+export interface ComputeBudget {
+  unitLimit?: number;
+  unitPriceMicroLamports?: bigint;
+}
+
+export function computeBudgetInstructions(b: ComputeBudget = {}): Instruction[] {
+  const out: Instruction[] = [];
+  if (b.unitLimit !== undefined) out.push(getSetComputeUnitLimitInstruction({ units: b.unitLimit }));
+  if (b.unitPriceMicroLamports !== undefined) {
+    out.push(getSetComputeUnitPriceInstruction({ microLamports: b.unitPriceMicroLamports }));
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+// The x402 client side: a `SchemeNetworkClient` of the `trust-gate` scheme for @x402/core's
+// `x402Client`, so that `wrapFetchWithPayment(fetch, client)` from @x402/fetch pays a gated
+// resource: it reads `extra.gate`, composes the settlement and signs as the payer; the
+// facilitator co-signs as fee payer when it settles.
+
+import type { TransactionSigner } from '@solana/kit';
+import type { x402Client } from '@x402/core/client';
+import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
+import type { TrustGateRpc } from '../chain.js';
+import { TrustGateInputError } from '../errors.js';
+import { SCHEME_TRUST_GATE } from '../headers.js';
+import type { ProgramIds } from '../ids.js';
+import type { ComputeBudget } from '../instructions.js';
+import { rpcOf } from '../rpc.js';
+import { compose, toBase64, transaction } from '../settle.js';
+import { prepare } from './prepare.js';
+
+export interface TrustGateClientOptions {
+  /** The payer agent's owner or agent wallet: signs the transfer. */
+  signer: TransactionSigner;
+  rpcUrl?: string;
+  rpc?: TrustGateRpc;
+  /** Program ids that differ from the network's defaults. */
+  programIds?: Partial<ProgramIds>;
+  /** CAIP-2 networks (patterns) to pay on; default every Solana network, `solana:*`. */
+  networks?: string[];
+  /** An optional priority fee. */
+  computeBudget?: ComputeBudget;
+}
+
+export class TrustGateClientScheme implements SchemeNetworkClient {
+  readonly scheme = SCHEME_TRUST_GATE;
+  private readonly rpc: TrustGateRpc;
+  // The resource of each offer being paid (the feedback's endpoint), filled by the
+  // before-creation hook that `registerTrustGateScheme` installs: the scheme itself is
+  // handed only the requirements.
+  private readonly resources = new WeakMap<object, string>();
+
+  constructor(private readonly options: TrustGateClientOptions) {
+    this.rpc = rpcOf(options);
+  }
+
+  rememberResource(requirements: object, url: string | undefined): void {
+    if (url) this.resources.set(requirements, url);
+  }
+
+  async createPaymentPayload(
+    x402Version: number,
+    requirements: PaymentRequirements,
+    context?: PaymentPayloadContext,
+  ): Promise<PaymentPayloadResult> {
+    if (x402Version !== 2) throw new TrustGateInputError('x402Version', `${x402Version}: the trust-gate scheme is x402 v2`);
+    const cap = context?.maxAmountPerPayment;
+    if (cap !== undefined && BigInt(requirements.amount) > BigInt(cap)) {
+      throw new TrustGateInputError('amount', `${requirements.amount} is above this client's spend cap ${cap}`);
+    }
+    const url = this.resources.get(requirements) ?? '';
+    const p = await prepare(this.rpc, requirements, url, this.options.signer, this.options.programIds, this.options.computeBudget);
+    const ixs = await compose(p.builder, p.settlement, true);
+    const { value: lifetime } = await this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send();
+    const tx = await transaction(p.feePayer, ixs, p.tables, lifetime);
+    return { x402Version: 2, payload: { transaction: toBase64(tx) } };
+  }
+}
+
+/**
+ * Registers the trust-gate scheme on an @x402/core `x402Client` (for every Solana network
+ * unless `networks` says otherwise) and returns the client.
+ */
+export function registerTrustGateScheme(client: x402Client, options: TrustGateClientOptions): x402Client {
+  const scheme = new TrustGateClientScheme(options);
+  for (const network of options.networks ?? ['solana:*']) client.register(network as `${string}:${string}`, scheme);
+  client.onBeforePaymentCreation(async (ctx) => {
+    scheme.rememberResource(ctx.selectedRequirements, ctx.paymentRequired.resource?.url);
+  });
+  return client;
+}

@@ -1,0 +1,105 @@
+// Composing the settlement that pays one trust-gate offer: what the Rust pay client's
+// `prepare` does, read from the same accounts.
+
+import { address, type Address, type TransactionSigner } from '@solana/kit';
+import { baseCollection, lookupTables, mint as readMint, policyFunding, type LookupTable, type TrustGateRpc } from '../chain.js';
+import { TrustGateInputError } from '../errors.js';
+import { GATE_EXTENSION, SCHEME_TRUST_GATE } from '../headers.js';
+import { programIds, type Network, type ProgramIds } from '../ids.js';
+import { Builder, type ComputeBudget } from '../instructions.js';
+import { associatedTokenAccount, compose, type Settlement } from '../settle.js';
+import { attestationsFor, nowUnix } from '../simulate.js';
+import { gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
+
+export const CAIP2_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
+export const CAIP2_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
+
+/** The network a CAIP-2 id names (anything but devnet and mainnet is a localnet). */
+export function networkOfCaip2(caip2: string): Network {
+  return caip2 === CAIP2_MAINNET ? 'solana-mainnet' : caip2 === CAIP2_DEVNET ? 'solana-devnet' : 'solana-localnet';
+}
+
+/** Whether `r` is a trust-gate offer this SDK can pay. */
+export function isTrustGateOffer(r: PaymentRequirements): boolean {
+  return r.scheme === SCHEME_TRUST_GATE && r.extra?.[GATE_EXTENSION] !== undefined;
+}
+
+const key = (field: string, s: unknown): Address => {
+  try {
+    return address(String(s));
+  } catch {
+    throw new TrustGateInputError(field, `${JSON.stringify(s)} is not a public key`);
+  }
+};
+
+/** Everything needed to pay one offer. */
+export interface Prepared {
+  builder: Builder;
+  feePayer: Address;
+  tables: LookupTable[];
+  settlement: Settlement;
+}
+
+/**
+ * The settlement paying `r` (a trust-gate offer) signed by `signer` (the payer agent's
+ * owner or agent wallet), with `resourceUrl` as the feedback's endpoint.
+ */
+export async function prepare(
+  rpc: TrustGateRpc,
+  r: PaymentRequirements,
+  resourceUrl: string,
+  signer: TransactionSigner,
+  overrides: Partial<ProgramIds> = {},
+  computeBudget: ComputeBudget = {},
+): Promise<Prepared> {
+  if (!isTrustGateOffer(r)) throw new TrustGateInputError('scheme', `not a ${SCHEME_TRUST_GATE} offer with extra.gate`);
+  const gate = gateExtensionOf(r);
+  const feePayer = key('extra.feePayer', r.extra?.feePayer ?? '');
+  const memo = r.extra?.memo;
+  if (typeof memo !== 'string' || !memo) throw new TrustGateInputError('extra.memo', 'missing');
+  const mintKey = key('asset', r.asset);
+  const payTo = key('payTo', r.payTo);
+  if (!/^\d+$/.test(r.amount) || BigInt(r.amount) > 0xffffffffffffffffn) {
+    throw new TrustGateInputError('amount', `${JSON.stringify(r.amount)} is not a u64`);
+  }
+  const amount = BigInt(r.amount);
+  const payerAsset = key('extra.gate.payerAgentAsset', gate.payerAgentAsset);
+  const payeeAsset = key('extra.gate.payeeAgentAsset', gate.payeeAgentAsset);
+  const builder = new Builder({ ...programIds(networkOfCaip2(r.network)), ...overrides });
+  const m = await readMint(rpc, 'asset', mintKey);
+  if (!m) throw new TrustGateInputError('asset', `${mintKey} does not exist on this cluster`);
+  const p = { payerAsset, payeeAsset, amount, mint: mintKey, policyId: gate.policyId };
+  const [attestations, funding, collection, tables, sourceToken, destinationToken] = await Promise.all([
+    attestationsFor(rpc, builder, p, nowUnix()),
+    policyFunding(rpc, builder.ids, payerAsset, gate.policyId),
+    baseCollection(rpc, builder.ids),
+    lookupTables(rpc, feePayer),
+    associatedTokenAccount(signer.address, mintKey, m.tokenProgram),
+    associatedTokenAccount(payTo, mintKey, m.tokenProgram),
+  ]);
+  const settlement: Settlement = {
+    facilitator: feePayer,
+    payerSigner: signer,
+    ...p,
+    decimals: m.decimals,
+    tokenProgram: m.tokenProgram,
+    sourceToken,
+    destinationToken,
+    collection,
+    attestations,
+    feedback: {
+      paymentIdHash: paymentIdHash(memo),
+      score: 100,
+      tag1: 'x402',
+      tag2: '',
+      // The Rust client keeps the first 250 characters (Unicode scalar values).
+      endpoint: Array.from(resourceUrl).slice(0, 250).join(''),
+      feedbackUri: '',
+    },
+    computeBudget,
+    funding,
+  };
+  // Fail here, not at the facilitator, when the inputs cannot make a settlement.
+  await compose(builder, settlement, true);
+  return { builder, feePayer, tables, settlement };
+}
