@@ -186,6 +186,7 @@ async fn fixture(s: &Services) -> Value {
         "facilitatorUrl": s.facilitator.url(),
         "demoUrl": s.demo.url(),
         "network": caip2,
+        "networkName": "solana-localnet",
         "demoPayerHeader": trust_gate_demo::X_DEMO_PAYER_AGENT,
         "world": w.summary(),
         "payTo": w.service.owner.pubkey().to_string(),
@@ -203,5 +204,6 @@ async fn the_typescript_sdk_decides_composes_and_pays_through_the_rust_services(
     let dir = build();
     let s = services::start().await;
     let f = fixture(&s).await;
-    node_test(dir, "test/services.test.mjs", f).await;
+    node_test(dir.clone(), "test/services.test.mjs", f.clone()).await;
+    node_test(dir, "test/express.test.mjs", f).await;
 }

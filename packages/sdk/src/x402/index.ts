@@ -5,3 +5,4 @@ export * from './wire.js';
 export * from './prepare.js';
 export * from './client.js';
 export * from '../headers.js';
+export * from './server.js';

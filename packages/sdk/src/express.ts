@@ -1,0 +1,129 @@
+// Express glue (express is an optional peer dependency, ^4.21 || ^5): `mountTrustGate` adds
+// the facilitator's mountable routes, POST /verify and GET /receipt/:paymentIdHashHex, and
+// `gateDecision` answers a payer the gate refuses before any x402 challenge is issued.
+
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Address } from '@solana/kit';
+import { assertAtomicityEnforced } from './errors.js';
+import { decisionHeaders, receiptAnswer, verifyAnswer, type Answer, type FacilitatorContext } from './facilitator.js';
+import { PAYMENT_SIGNATURE } from './headers.js';
+import { idsOf, rpcOf, type Connection } from './rpc.js';
+import { addressOf, type SignerLike } from './signer.js';
+import { payerAgentOf, type HeaderReader } from './x402/server.js';
+
+/** Request bodies above this are refused with 413, as the facilitator does. */
+export const BODY_LIMIT = 64 * 1024;
+
+export interface MountConfig extends Connection {
+  /** The facilitator whose decisions and receipts these are (a signer or its address). */
+  facilitator: SignerLike;
+  /** The network name of the decision headers (default `solana-devnet`). */
+  networkName?: string;
+  defaultPolicyId?: number;
+  /** Must be the boolean `true` (AtomicityNotEnforcedError otherwise). */
+  atomicityEnforced: true;
+}
+
+function send(res: Response, a: Answer): void {
+  res.status(a.status).set(a.headers).json(a.body);
+}
+
+/** The raw body (up to BODY_LIMIT), or what a body parser mounted before already read. */
+async function body(req: Request): Promise<Uint8Array | unknown | 'too-large'> {
+  if (Buffer.isBuffer(req.body)) return new Uint8Array(req.body);
+  if (req.body !== undefined && req.readableEnded) return req.body;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) return 'too-large';
+    chunks.push(chunk as Buffer);
+  }
+  return new Uint8Array(Buffer.concat(chunks));
+}
+
+/** Adds POST /verify and GET /receipt/:paymentIdHashHex to `app`; nothing else. */
+export function mountTrustGate(app: Express, config: MountConfig): Express {
+  assertAtomicityEnforced(config.atomicityEnforced);
+  const c: FacilitatorContext = {
+    rpc: rpcOf(config),
+    ids: idsOf(config),
+    facilitator: addressOf(config.facilitator),
+    network: config.networkName ?? config.network ?? 'solana-devnet',
+    defaultPolicyId: config.defaultPolicyId,
+  };
+  app.post('/verify', async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const b = await body(req);
+      if (b === 'too-large') return send(res, { status: 413, headers: {}, body: { error: 'payload_too_large', message: `body: more than ${BODY_LIMIT} bytes` } });
+      send(res, await verifyAnswer(c, b));
+    } catch (e) {
+      next(e);
+    }
+  });
+  app.get('/receipt/:paymentIdHashHex', async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      send(res, await receiptAnswer(c, String(req.params.paymentIdHashHex)));
+    } catch (e) {
+      next(e);
+    }
+  });
+  return app;
+}
+
+export interface GateDecisionConfig {
+  /** The trust-gate facilitator's URL (its POST /verify decides). */
+  facilitatorUrl: string;
+  payeeAgentAsset: Address;
+  mint: Address;
+  /** Base units. */
+  amount: bigint;
+  policyId: number;
+  /** The payer agent of a request (default: the X-Payer-Agent header, else `defaultPayerAgent`). */
+  payerAgent?: (header: HeaderReader) => string | undefined;
+  defaultPayerAgent?: Address;
+}
+
+/**
+ * Before a challenge: asks the facilitator whether the request's payer agent may pay, and
+ * answers a Deny or RequireValidation itself (402 with the decision headers and body, no
+ * challenge), as the trust-gate demo does. An Allow, or a request that carries a payment,
+ * goes on to the next handler (`paymentMiddleware`).
+ */
+export function gateDecision(config: GateDecisionConfig): RequestHandler {
+  const url = `${config.facilitatorUrl.replace(/\/+$/, '')}/verify`;
+  return async (req: Request, res: Response, next: NextFunction) => {
+    if (req.get(PAYMENT_SIGNATURE) || req.get('X-PAYMENT')) return next();
+    let payer: Address;
+    try {
+      payer = payerAgentOf(config, (n) => req.get(n));
+    } catch (e) {
+      res.status(400).json({ error: 'input_invalid', message: (e as Error).message });
+      return;
+    }
+    let answer: globalThis.Response;
+    try {
+      answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          payerAgentAsset: payer,
+          payeeAgentAsset: config.payeeAgentAsset,
+          amount: config.amount.toString(),
+          mint: config.mint,
+          policyId: config.policyId,
+        }),
+      });
+    } catch (e) {
+      res.status(502).json({ error: 'facilitator_unavailable', message: `${url}: ${(e as Error).message}` });
+      return;
+    }
+    if (answer.status === 200) return next();
+    const b = (await answer.json().catch(() => null)) as { decision?: Parameters<typeof decisionHeaders>[0] } | null;
+    if (answer.status === 402 && b?.decision) {
+      res.status(402).set(decisionHeaders(b.decision, answer.headers.get('X-Payment-Network') ?? '')).json(b);
+      return;
+    }
+    res.status(answer.status).json(b);
+  };
+}

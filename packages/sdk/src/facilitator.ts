@@ -1,0 +1,283 @@
+// The facilitator's mountable part in TypeScript: the answers of POST /verify and
+// GET /receipt/:paymentIdHashHex, with the Rust facilitator's statuses, headers and bodies,
+// independent of any web framework (`express.ts` mounts them).
+
+import { address, getAddressDecoder, type Address } from '@solana/kit';
+import { accounts, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, type TrustGateRpc } from './chain.js';
+import { toHex, type Decision } from './decision.js';
+import { TransactionFailedError } from './errors.js';
+import { getFeedbackEmissionLogDecoder } from './generated/gate/accounts/index.js';
+import { getPolicyAccountDecoder } from './generated/policy_vault/accounts/index.js';
+import { POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH, POLICY_VAULT_ERROR__POLICY_RETIRED } from './generated/policy_vault/errors/index.js';
+
+/** Anchor's AccountNotInitialized: a required account does not exist. */
+const ACCOUNT_NOT_INITIALIZED = 3012;
+import {
+  X_CAPABILITY_REQUIRED,
+  X_CAPABILITY_SUBJECT,
+  X_GATE_DECISION,
+  X_PAYMENT_NETWORK,
+  X_PAYMENT_REASON_CODE,
+  X_PAYMENT_REASON_NAME,
+  X_PAYMENT_REQUIRED,
+} from './headers.js';
+import type { ProgramIds } from './ids.js';
+import { Builder } from './instructions.js';
+import { gatePayment } from './simulate.js';
+
+/** An HTTP answer: status, headers, JSON body. */
+export interface Answer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => ({ status, headers, body });
+
+/** The facilitator's error envelope: `{error, message, hint?}`. */
+export function apiError(status: number, code: string, message: string, hint?: string): Answer {
+  return json(status, hint ? { error: code, message, hint } : { error: code, message });
+}
+
+const input = (field: string, reason: string) => apiError(400, 'input_invalid', `${field}: ${reason}`);
+
+/** What the mount needs: where the chain is, whose records it reads, and the network name. */
+export interface FacilitatorContext {
+  rpc: TrustGateRpc;
+  ids: ProgramIds;
+  /** The facilitator's address: the decisions' caller and the owner of the receipts it reads. */
+  facilitator: Address;
+  /** The network name the decision headers carry (`solana-localnet`, `solana-devnet`, ...). */
+  network: string;
+  /** The policy id a verify context without one gets. */
+  defaultPolicyId?: number;
+}
+
+/** The decision headers (X-Gate-Decision and the reason or capability, X-Payment-Network). */
+export function decisionHeaders(d: Decision, network: string): Record<string, string> {
+  const h: Record<string, string> = {};
+  if (d.kind === 'Allow') h[X_GATE_DECISION] = 'Allow';
+  if (d.kind === 'Deny') {
+    h[X_GATE_DECISION] = 'Deny';
+    h[X_PAYMENT_REQUIRED] = 'denied';
+    h[X_PAYMENT_REASON_CODE] = String(d.reasonCode);
+    h[X_PAYMENT_REASON_NAME] = d.reasonName;
+  }
+  if (d.kind === 'RequireValidation') {
+    h[X_GATE_DECISION] = 'RequireValidation';
+    h[X_PAYMENT_REQUIRED] = 'validation';
+    h[X_CAPABILITY_REQUIRED] = d.capabilityHash;
+    h[X_CAPABILITY_SUBJECT] = d.subject;
+  }
+  h[X_PAYMENT_NETWORK] = network;
+  return h;
+}
+
+/** A /verify answer for a decision: 200 Allow, 402 otherwise, with the decision headers. */
+export function decisionAnswer(d: Decision, network: string, payer?: string): Answer {
+  const body: Record<string, unknown> = { isValid: d.kind === 'Allow', decision: d };
+  if (d.kind === 'Deny') body.invalidReason = d.reasonName;
+  if (d.kind === 'RequireValidation') body.invalidReason = 'RequireValidation';
+  if (payer) body.payer = payer;
+  return json(d.kind === 'Allow' ? 200 : 402, body, decisionHeaders(d, network));
+}
+
+const CONTEXT_FIELDS = ['payerAgentAsset', 'payeeAgentAsset', 'amount', 'mint', 'policyId'];
+
+/** A verify context, or the error answer naming the field (the Rust facilitator's messages). */
+export function parseVerifyContext(
+  map: Record<string, unknown>,
+  defaultPolicyId?: number,
+): { payer: Address; payee: Address; amount: bigint; mint: Address; policyId: number } | Answer {
+  const unknown = Object.keys(map).find((k) => !CONTEXT_FIELDS.includes(k));
+  if (unknown !== undefined) return input(unknown, `unknown field; a verify context has ${CONTEXT_FIELDS.join(', ')}`);
+  let policyId: number;
+  if ('policyId' in map) {
+    const v = map.policyId;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 0xffffffff) {
+      return input('policyId', `${JSON.stringify(v)} is not an integer 0..=4294967295`);
+    }
+    policyId = v;
+  } else if (defaultPolicyId !== undefined) {
+    policyId = defaultPolicyId;
+  } else {
+    return input('policyId', 'missing, and this facilitator has no default policy id');
+  }
+  const str = (field: string): string | Answer => {
+    if (!(field in map)) return input(field, 'missing');
+    const v = map[field];
+    return typeof v === 'string' ? v : input(field, `must be a string, got ${JSON.stringify(v)}`);
+  };
+  const key = (field: string): Address | Answer => {
+    const s = str(field);
+    if (typeof s !== 'string') return s;
+    try {
+      return address(s);
+    } catch {
+      return input(field, `${JSON.stringify(s)} is not a base58 public key`);
+    }
+  };
+  const payer = key('payerAgentAsset');
+  if (typeof payer !== 'string') return payer;
+  const payee = key('payeeAgentAsset');
+  if (typeof payee !== 'string') return payee;
+  const amountText = str('amount');
+  if (typeof amountText !== 'string') return amountText;
+  if (!/^\d+$/.test(amountText)) return input('amount', `${JSON.stringify(amountText)} is not decimal digits`);
+  if (BigInt(amountText) > 0xffffffffffffffffn) return input('amount', `${JSON.stringify(amountText)} does not fit in u64`);
+  const mint = key('mint');
+  if (typeof mint !== 'string') return mint;
+  return { payer, payee, amount: BigInt(amountText), mint, policyId };
+}
+
+/**
+ * The custom error code of a failed simulation and the program that returned it (the first
+ * "Program <id> failed: custom program error" log line is the innermost failing program).
+ */
+function customError(e: TransactionFailedError): { code: number; program?: string } | undefined {
+  const ie = (e.err as { InstructionError?: [unknown, unknown] } | null)?.InstructionError;
+  const custom = (ie?.[1] as { Custom?: number | bigint } | undefined)?.Custom;
+  if (custom === undefined) return undefined;
+  const failed = e.logs.map((l) => /^Program (\w+) failed: custom program error/.exec(l)).find((m) => m);
+  return { code: Number(custom), program: failed?.[1] };
+}
+
+/** The decision for a verify context, or the facilitator's error answer when there is none. */
+export async function decide(
+  c: FacilitatorContext,
+  q: { payer: Address; payee: Address; amount: bigint; mint: Address; policyId: number },
+): Promise<Decision | Answer> {
+  try {
+    return await gatePayment({
+      rpc: c.rpc,
+      programIds: c.ids,
+      caller: c.facilitator,
+      payerAgentAsset: q.payer,
+      payeeAgentAsset: q.payee,
+      amount: q.amount,
+      mint: q.mint,
+      policyId: q.policyId,
+    });
+  } catch (e) {
+    if (!(e instanceof TransactionFailedError)) {
+      return apiError(502, 'rpc_failure', `the Solana RPC backend failed: ${(e as Error).message}`, 'check that RPC_URL points at a running cluster or localnet');
+    }
+    const named = customError(e);
+    if (named?.code === ACCOUNT_NOT_INITIALIZED) return missingAccount(c, q, { code: named.code, name: 'AccountNotInitialized' });
+    const fromVault = named?.program === c.ids.policyVault;
+    if (fromVault && named?.code === POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH) return mintMismatch(c, q);
+    if (fromVault && named?.code === POLICY_VAULT_ERROR__POLICY_RETIRED) {
+      return apiError(
+        422,
+        'policy_retired',
+        `policy ${q.policyId} of payer agent ${q.payer} is retired (PolicyRetired): no payment may use it`,
+        'pay under another policy of the payer',
+      );
+    }
+    return apiError(422, 'simulation_failed', e.message);
+  }
+}
+
+async function missingAccount(
+  c: FacilitatorContext,
+  q: { payer: Address; policyId: number },
+  named: { name: string; code: number },
+): Promise<Answer> {
+  const b = new Builder(c.ids);
+  const candidates: [Address, string, string][] = [
+    [await b.pda.policy(q.payer, q.policyId), `policy ${q.policyId} of payer agent ${q.payer}`, 'create it with policy_vault::init_policy (the payer\'s policy authority signs)'],
+    [await b.pda.killswitch(q.payer), `kill switch of payer agent ${q.payer}`, 'create it with gate::init_killswitch or policy_vault::init_killswitch'],
+    [await b.pda.velocity(q.payer, q.policyId), `velocity ledger of policy ${q.policyId} of payer agent ${q.payer}`, 'it is created with the policy by policy_vault::init_policy'],
+  ];
+  const accs = await accounts(c.rpc, candidates.map((x) => x[0]));
+  const i = accs.findIndex((a) => !a);
+  if (i >= 0) {
+    const [key, what, hint] = candidates[i];
+    return apiError(404, 'not_found', `no ${what}: account ${key} does not exist (Anchor ${named.code} ${named.name})`, hint);
+  }
+  return apiError(404, 'not_found', `an account the gate needs does not exist (Anchor ${named.code} ${named.name})`);
+}
+
+async function mintMismatch(c: FacilitatorContext, q: { payer: Address; mint: Address; policyId: number }): Promise<Answer> {
+  const key = await new Builder(c.ids).pda.policy(q.payer, q.policyId);
+  let policyMint = 'another mint';
+  try {
+    const [acc] = await accounts(c.rpc, [key]);
+    if (acc) policyMint = getPolicyAccountDecoder().decode(acc.data).params.mint;
+  } catch {
+    // Keep "another mint".
+  }
+  return apiError(
+    422,
+    'policy_mismatch',
+    `mint ${q.mint} is not the mint of policy ${q.policyId} (${policyMint}); PolicyMintMismatch`,
+    'pay in the policy\'s mint, or use a policy for this mint',
+  );
+}
+
+/** POST /verify with a verify context body (already read as bytes or parsed JSON). */
+export async function verifyAnswer(c: FacilitatorContext, body: Uint8Array | unknown): Promise<Answer> {
+  let v: unknown = body;
+  if (body instanceof Uint8Array) {
+    try {
+      v = JSON.parse(Buffer.from(body).toString('utf8'));
+    } catch (e) {
+      return input('body', `not JSON: ${(e as Error).message}`);
+    }
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return input('body', 'must be a JSON object');
+  const map = v as Record<string, unknown>;
+  if ('paymentPayload' in map || 'x402Version' in map) {
+    return apiError(
+      400,
+      'x402_needs_facilitator',
+      'paymentPayload: an x402 payment is verified and settled by the trust-gate facilitator (POST /verify there); this mount answers verify contexts',
+      'send x402 requests to the facilitator, or post a verify context: payerAgentAsset, payeeAgentAsset, amount, mint, policyId',
+    );
+  }
+  const q = parseVerifyContext(map, c.defaultPolicyId);
+  if ('status' in q) return q;
+  const d = await decide(c, q);
+  return 'status' in d ? d : decisionAnswer(d, c.network);
+}
+
+/** A policy vault's address and balance: a token account that is its own authority. */
+function vaultOf(key: Address, program: Address, data: Uint8Array): { address: Address; balance: string } | null {
+  if ((program !== TOKEN_PROGRAM && program !== TOKEN_2022_PROGRAM) || data.length < 165 || data[108] < 1) return null;
+  // A Token-2022 account with extensions carries account type 2 right after the base.
+  if (data.length > 165 && data[165] !== 2) return null;
+  if (getAddressDecoder().decode(data.subarray(32, 64)) !== key) return null;
+  return { address: key, balance: Buffer.from(data.subarray(64, 72)).readBigUInt64LE().toString() };
+}
+
+/** GET /receipt/:paymentIdHashHex. */
+export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Promise<Answer> {
+  const field = 'paymentIdHashHex';
+  if (hashHex.length !== 64) return input(field, `must be 64 hex characters, got ${hashHex.length}`);
+  if (!/^[0-9a-fA-F]{64}$/.test(hashHex)) return input(field, 'is not hex');
+  const hash = Uint8Array.from(Buffer.from(hashHex, 'hex'));
+  const b = new Builder(c.ids);
+  const logKey = await b.pda.feedbackLog(c.facilitator, hash);
+  const [logAcc] = await accounts(c.rpc, [logKey]);
+  if (!logAcc || logAcc.owner !== c.ids.gate) return json(200, { paymentIdHash: toHex(hash), exists: false });
+  const log = getFeedbackEmissionLogDecoder().decode(logAcc.data);
+  const disputeKey = await b.pda.dispute(c.facilitator, hash);
+  const vaultKey = await b.pda.vault(log.payerAsset, log.mint);
+  const [dispute, vault] = await accounts(c.rpc, [disputeKey, vaultKey]);
+  return json(200, {
+    paymentIdHash: toHex(hash),
+    exists: true,
+    score: log.score,
+    value: log.value.toString(),
+    valueDecimals: log.valueDecimals,
+    mint: log.mint,
+    payee: log.payeeAsset,
+    payer: log.payerAsset,
+    payerWallet: log.payerWallet,
+    emittedAtSlot: Number(log.slot),
+    settledAtomically: log.settledAtomically,
+    disputed: dispute !== null,
+    payerVault: vault ? vaultOf(vaultKey, vault.owner, vault.data) : null,
+    feedbackLog: logKey,
+  });
+}

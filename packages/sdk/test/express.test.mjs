@@ -1,0 +1,167 @@
+// An Express resource server built from the official x402 packages (@x402/express's
+// paymentMiddleware, @x402/core's HTTPFacilitatorClient) with the trust-gate server scheme,
+// settling through the Rust facilitator and paid by @x402/fetch with the trust-gate client
+// scheme; and the Express mount of /verify and /receipt answering as the Rust facilitator
+// does. The servers come from tests/tests/services/ts_x402.rs.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import express from 'express';
+import { address, getBase58Encoder } from '@solana/kit';
+import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { HTTPFacilitatorClient } from '@x402/core/server';
+import { x402Client, wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
+import { DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
+import { registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
+import { gateDecision, mountTrustGate } from '../dist/express.js';
+import { countingFetch, fixture, rpcOf, signerOf } from './helpers.mjs';
+
+const f = fixture();
+const rpc = rpcOf(f);
+const world = f.world;
+const payer = (name) => world.payers.find((p) => p.name === name);
+const servers = [];
+after(() => servers.forEach((s) => s.close()));
+
+function listen(app) {
+  return new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${s.address().port}`));
+    servers.push(s);
+  });
+}
+
+async function resourceServer() {
+  const scheme = new TrustGateServerScheme({
+    serviceKey: await signerOf(f, 'service-key'),
+    payeeAgentAsset: address(world.service.asset),
+    policyId: world.policyId,
+  });
+  const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: f.facilitatorUrl })).register(f.network, scheme);
+  const app = express();
+  app.use(
+    gateDecision({
+      facilitatorUrl: f.facilitatorUrl,
+      payeeAgentAsset: address(world.service.asset),
+      mint: address(world.mint),
+      amount: BigInt(world.price),
+      policyId: world.policyId,
+    }),
+  );
+  app.use(
+    paymentMiddleware(
+      {
+        'GET /report': {
+          accepts: { scheme: 'trust-gate', price: { amount: String(world.price), asset: world.mint }, network: f.network, payTo: f.payTo },
+          description: 'a report priced per request',
+          mimeType: 'application/json',
+        },
+      },
+      server,
+    ),
+  );
+  app.get('/report', (_req, res) => res.json({ report: 'paid through the trust gate' }));
+  return listen(app);
+}
+
+let paidTransaction;
+
+test('@x402/express with the trust-gate server scheme, paid by @x402/fetch with the client scheme: 200 and a settlement on chain', async () => {
+  const url = await resourceServer();
+  const client = registerTrustGateScheme(
+    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: world.mint, maxAmountPerPayment: '1000000' }] }),
+    { signer: await signerOf(f, 'payer-tier-3'), rpcUrl: f.rpcUrl },
+  );
+  const counted = countingFetch();
+  const pay = wrapFetchWithPayment(counted.fetch, client);
+  const res = await pay(`${url}/report`, { headers: { [X_PAYER_AGENT]: payer('payer-tier-3').asset } });
+  const body = await res.json();
+  assert.equal(res.status, 200, JSON.stringify(body));
+  assert.deepEqual(body, { report: 'paid through the trust gate' });
+  assert.deepEqual(counted.seen, { requests: 2, paid: 1 });
+  const settled = decodePaymentResponseHeader(res.headers.get(PAYMENT_RESPONSE));
+  assert.equal(settled.success, true, JSON.stringify(settled));
+  const tx = await rpc.getTransaction(settled.transaction, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
+  assert.equal(tx.meta.err, null);
+  const keys = [...tx.transaction.message.accountKeys, ...(tx.meta.loadedAddresses?.writable ?? []), ...(tx.meta.loadedAddresses?.readonly ?? [])];
+  const programs = tx.transaction.message.instructions.map((i) => keys[i.programIdIndex]);
+  const gate = f.composed[0].instructions[0].programId;
+  assert.deepEqual(programs, [gate, f.composed[0].instructions[1].programId, gate]);
+  paidTransaction = tx;
+});
+
+test('the same server answers a tier-1 payer 402 Deny 6 with the decision headers, and no challenge', async () => {
+  const url = await resourceServer();
+  const res = await fetch(`${url}/report`, { headers: { [X_PAYER_AGENT]: payer('payer-tier-1').asset } });
+  assert.equal(res.status, 402);
+  assert.equal(res.headers.get(X_GATE_DECISION), 'Deny');
+  assert.equal(res.headers.get(X_PAYMENT_REASON_CODE), '6');
+  assert.equal(res.headers.get(X_PAYMENT_REASON_NAME), 'CounterpartyTierBelowMin');
+  assert.equal(res.headers.get(PAYMENT_REQUIRED), null, 'no challenge for a denied payer');
+  const body = await res.json();
+  assert.deepEqual(body.decision, { kind: 'Deny', reasonCode: 6, reasonName: 'CounterpartyTierBelowMin' });
+  // A request that names no payer agent is refused by name.
+  const anonymous = await fetch(`${url}/report`);
+  assert.equal(anonymous.status, 400);
+  assert.match((await anonymous.json()).message, /X-Payer-Agent: missing/);
+});
+
+/** Status, decision headers and JSON body of an answer. */
+async function answer(res) {
+  const headers = Object.fromEntries(DECISION_HEADERS.map((h) => [h, res.headers.get(h)]).filter(([, v]) => v !== null));
+  const text = await res.text();
+  let body;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = text;
+  }
+  return { status: res.status, contentType: res.headers.get('content-type')?.split(';')[0], headers, body };
+}
+
+test('the Express mount answers /verify and /receipt exactly as the Rust facilitator does', async () => {
+  assert.ok(paidTransaction, 'the payment test ran first');
+  const app = express();
+  mountTrustGate(app, { rpcUrl: f.rpcUrl, facilitator: address(world.facilitator), networkName: f.networkName, atomicityEnforced: true });
+  const mount = await listen(app);
+  const ctx = (p, extra = {}) => ({ payerAgentAsset: p, payeeAgentAsset: world.service.asset, amount: String(world.price), mint: world.mint, policyId: world.policyId, ...extra });
+  const bodies = [
+    ctx(payer('payer-tier-3').asset),
+    ctx(payer('payer-tier-1').asset),
+    ctx(payer('payer-tier-0').asset),
+    ctx(payer('payer-tier-3-vault').asset),
+    ctx(payer('payer-tier-3').asset, { policyId: 4242 }),
+    ctx(payer('payer-tier-3').asset, { mint: world.service.asset }),
+    ctx(payer('payer-tier-3').asset, { amount: '5x' }),
+    ctx(payer('payer-tier-3').asset, { amount: 5 }),
+    ctx(payer('payer-tier-3').asset, { amount: '18446744073709551616' }),
+    ctx(payer('payer-tier-3').asset, { mint: '0OIl' }),
+    ctx(payer('payer-tier-3').asset, { policyId: -1 }),
+    ctx(payer('payer-tier-3').asset, { extra: 2 }),
+    { payeeAgentAsset: world.service.asset, amount: '1', mint: world.mint, policyId: 1 },
+    { payerAgentAsset: world.service.asset, payeeAgentAsset: world.service.asset, amount: '1', mint: world.mint },
+  ].map((b) => JSON.stringify(b));
+  bodies.push('[1]', '"text"');
+  const decisions = new Set();
+  for (const body of bodies) {
+    const req = () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const want = await answer(await fetch(`${f.facilitatorUrl}/verify`, req()));
+    const got = await answer(await fetch(`${mount}/verify`, req()));
+    assert.deepEqual(got, want, `POST /verify ${body}`);
+    decisions.add(want.status);
+  }
+  assert.deepEqual([...decisions].sort(), [200, 400, 402, 404, 422], 'every kind of answer was compared');
+  // The receipt of the payment just settled, of a payment never made, and a bad hash.
+  const data = Buffer.from(require58decode(paidTransaction.transaction.message.instructions[2].data));
+  const paymentId = data.subarray(8, 40).toString('hex');
+  for (const hash of [paymentId, '00'.repeat(32), 'zz', 'g'.repeat(64)]) {
+    const want = await answer(await fetch(`${f.facilitatorUrl}/receipt/${hash}`));
+    const got = await answer(await fetch(`${mount}/receipt/${hash}`));
+    assert.deepEqual(got, want, `GET /receipt/${hash}`);
+    if (hash === paymentId) assert.equal(want.body.exists, true);
+  }
+  assert.throws(() => mountTrustGate(express(), { rpcUrl: f.rpcUrl, facilitator: address(world.facilitator), atomicityEnforced: 'true' }), /AtomicityNotEnforced|boolean true/);
+});
+
+function require58decode(s) {
+  return getBase58Encoder().encode(s);
+}
