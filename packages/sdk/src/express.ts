@@ -20,6 +20,8 @@ export interface MountConfig extends Connection {
   /** The network name of the decision headers (default `solana-devnet`). */
   networkName?: string;
   defaultPolicyId?: number;
+  /** The trust-gate facilitator x402 payment requests are forwarded to (see `FacilitatorContext`). */
+  facilitatorUrl?: string;
   /** Must be the boolean `true` (AtomicityNotEnforcedError otherwise). */
   atomicityEnforced: true;
 }
@@ -51,6 +53,7 @@ export function mountTrustGate(app: Express, config: MountConfig): Express {
     facilitator: addressOf(config.facilitator),
     network: config.networkName ?? config.network ?? 'solana-devnet',
     defaultPolicyId: config.defaultPolicyId,
+    facilitatorUrl: config.facilitatorUrl,
   };
   app.post('/verify', async (req: Request, res: Response, next: NextFunction) => {
     try {

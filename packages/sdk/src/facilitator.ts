@@ -13,6 +13,7 @@ import { POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH, POLICY_VAULT_ERROR__POLICY_RE
 /** Anchor's AccountNotInitialized: a required account does not exist. */
 const ACCOUNT_NOT_INITIALIZED = 3012;
 import {
+  DECISION_HEADERS,
   X_CAPABILITY_REQUIRED,
   X_CAPABILITY_SUBJECT,
   X_GATE_DECISION,
@@ -51,6 +52,12 @@ export interface FacilitatorContext {
   network: string;
   /** The policy id a verify context without one gets. */
   defaultPolicyId?: number;
+  /**
+   * The trust-gate facilitator that verifies x402 payment requests (it authenticates the
+   * challenge and checks the transaction against its own keys and lookup tables): x402 bodies
+   * are forwarded to its POST /verify and its answer returned as it is.
+   */
+  facilitatorUrl?: string;
 }
 
 /** The decision headers (X-Gate-Decision and the reason or capability, X-Payment-Network). */
@@ -228,17 +235,44 @@ export async function verifyAnswer(c: FacilitatorContext, body: Uint8Array | unk
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return input('body', 'must be a JSON object');
   const map = v as Record<string, unknown>;
   if ('paymentPayload' in map || 'x402Version' in map) {
-    return apiError(
-      400,
-      'x402_needs_facilitator',
-      'paymentPayload: an x402 payment is verified and settled by the trust-gate facilitator (POST /verify there); this mount answers verify contexts',
-      'send x402 requests to the facilitator, or post a verify context: payerAgentAsset, payeeAgentAsset, amount, mint, policyId',
-    );
+    if (!c.facilitatorUrl) {
+      return apiError(
+        400,
+        'input_invalid',
+        'paymentPayload: x402 payment requests are verified by the trust-gate facilitator, and this mount has no facilitatorUrl',
+        'set facilitatorUrl in the mount config, or post a verify context: payerAgentAsset, payeeAgentAsset, amount, mint, policyId',
+      );
+    }
+    return forward(c.facilitatorUrl, map);
   }
   const q = parseVerifyContext(map, c.defaultPolicyId);
   if ('status' in q) return q;
   const d = await decide(c, q);
   return 'status' in d ? d : decisionAnswer(d, c.network);
+}
+
+/** The facilitator's answer to an x402 /verify request, passed through. */
+async function forward(facilitatorUrl: string, body: unknown): Promise<Answer> {
+  const url = `${facilitatorUrl.replace(/\/+$/, '')}/verify`;
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  } catch (e) {
+    return apiError(502, 'facilitator_unavailable', `${url}: ${(e as Error).message}`);
+  }
+  const headers: Record<string, string> = {};
+  for (const h of DECISION_HEADERS) {
+    const v = res.headers.get(h);
+    if (v !== null) headers[h] = v;
+  }
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Not JSON: passed on as text.
+  }
+  return json(res.status, parsed, headers);
 }
 
 /** A policy vault's address and balance: a token account that is its own authority. */

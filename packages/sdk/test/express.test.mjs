@@ -11,8 +11,8 @@ import { address, getBase58Encoder } from '@solana/kit';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { x402Client, wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
-import { DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
-import { registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
+import { compose, toBase64, transaction, DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
+import { prepare, registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
 import { gateDecision, mountTrustGate } from '../dist/express.js';
 import { countingFetch, fixture, rpcOf, signerOf } from './helpers.mjs';
 
@@ -121,7 +121,13 @@ async function answer(res) {
 test('the Express mount answers /verify and /receipt exactly as the Rust facilitator does', async () => {
   assert.ok(paidTransaction, 'the payment test ran first');
   const app = express();
-  mountTrustGate(app, { rpcUrl: f.rpcUrl, facilitator: address(world.facilitator), networkName: f.networkName, atomicityEnforced: true });
+  mountTrustGate(app, {
+    rpcUrl: f.rpcUrl,
+    facilitator: address(world.facilitator),
+    networkName: f.networkName,
+    facilitatorUrl: f.facilitatorUrl,
+    atomicityEnforced: true,
+  });
   const mount = await listen(app);
   const ctx = (p, extra = {}) => ({ payerAgentAsset: p, payeeAgentAsset: world.service.asset, amount: String(world.price), mint: world.mint, policyId: world.policyId, ...extra });
   const bodies = [
@@ -141,14 +147,28 @@ test('the Express mount answers /verify and /receipt exactly as the Rust facilit
     { payerAgentAsset: world.service.asset, payeeAgentAsset: world.service.asset, amount: '1', mint: world.mint },
   ].map((b) => JSON.stringify(b));
   bodies.push('[1]', '"text"');
+  // x402 requests: a payment the SDK composed for a fresh demo challenge, and the same offer
+  // relabelled as the exact scheme.
+  const x402 = await x402Request('payer-tier-3');
+  bodies.push(JSON.stringify(x402));
+  const exact = structuredClone(x402);
+  exact.paymentRequirements.scheme = 'exact';
+  exact.paymentPayload.accepted.scheme = 'exact';
+  bodies.push(JSON.stringify(exact));
   const decisions = new Set();
+  const answers = new Map();
   for (const body of bodies) {
     const req = () => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body });
     const want = await answer(await fetch(`${f.facilitatorUrl}/verify`, req()));
     const got = await answer(await fetch(`${mount}/verify`, req()));
     assert.deepEqual(got, want, `POST /verify ${body}`);
     decisions.add(want.status);
+    answers.set(body, want);
   }
+  const paid = answers.get(JSON.stringify(x402));
+  assert.equal(paid.status, 200, JSON.stringify(paid.body));
+  assert.equal(paid.body.payer, (await signerOf(f, 'payer-tier-3')).address, 'the facilitator read the transaction');
+  assert.equal(answers.get(JSON.stringify(exact)).body.invalidReason, 'unsupported_scheme');
   assert.deepEqual([...decisions].sort(), [200, 400, 402, 404, 422], 'every kind of answer was compared');
   // The receipt of the payment just settled, of a payment never made, and a bad hash.
   const data = Buffer.from(require58decode(paidTransaction.transaction.message.instructions[2].data));
@@ -159,8 +179,28 @@ test('the Express mount answers /verify and /receipt exactly as the Rust facilit
     assert.deepEqual(got, want, `GET /receipt/${hash}`);
     if (hash === paymentId) assert.equal(want.body.exists, true);
   }
+  // Without a facilitator to forward to, an x402 request is refused by name.
+  const bare = express();
+  mountTrustGate(bare, { rpcUrl: f.rpcUrl, facilitator: address(world.facilitator), atomicityEnforced: true });
+  const refused = await fetch(`${await listen(bare)}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(x402) });
+  assert.equal(refused.status, 400);
+  assert.match((await refused.json()).message, /^paymentPayload: .*no facilitatorUrl/);
   assert.throws(() => mountTrustGate(express(), { rpcUrl: f.rpcUrl, facilitator: address(world.facilitator), atomicityEnforced: 'true' }), /AtomicityNotEnforced|boolean true/);
 });
+
+/** An x402 /verify request paying a fresh demo challenge, composed and signed by `label`. */
+async function x402Request(label) {
+  const res = await fetch(`${f.demoUrl}/protected`, { headers: { [f.demoPayerHeader]: payer(label).asset } });
+  assert.equal(res.status, 402);
+  const required = JSON.parse(Buffer.from(res.headers.get(PAYMENT_REQUIRED), 'base64').toString('utf8'));
+  const accepted = required.accepts[0];
+  const p = await prepare(rpc, accepted, required.resource.url, await signerOf(f, label));
+  const ixs = await compose(p.builder, p.settlement, true);
+  const { value: lifetime } = await rpc.getLatestBlockhash().send();
+  const tx = await transaction(p.feePayer, ixs, p.tables, lifetime);
+  const paymentPayload = { x402Version: 2, resource: required.resource, accepted, payload: { transaction: toBase64(tx) } };
+  return { x402Version: 2, paymentPayload, paymentRequirements: accepted };
+}
 
 function require58decode(s) {
   return getBase58Encoder().encode(s);
