@@ -4,10 +4,23 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { address } from '@solana/kit';
+import { createHash } from 'node:crypto';
+import { address, getBase58Encoder } from '@solana/kit';
 import { x402Client, wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { registerExactSvmScheme } from '@x402/svm/exact/client';
-import { compose, gatePayment, transaction, X_PAYMENT_RECEIPT, PAYMENT_RESPONSE } from '../dist/index.js';
+import {
+  baseCollection,
+  Builder,
+  compose,
+  dispute,
+  gatePayment,
+  programIds,
+  settle,
+  toBase64,
+  transaction,
+  PAYMENT_RESPONSE,
+  X_PAYMENT_RECEIPT,
+} from '../dist/index.js';
 import { prepare, registerTrustGateScheme } from '../dist/x402/index.js';
 import { countingFetch, fixture, instructionJson, rpcOf, signerOf, tokenBalance } from './helpers.mjs';
 
@@ -87,6 +100,8 @@ test('the atomicity guard accepts only the boolean true', async () => {
   }
 });
 
+const paid = [];
+
 async function payDemo(label, payerAsset) {
   // x402Client pays only assets its spend controls allow: the demo mint, up to 1.00.
   const client = registerTrustGateScheme(
@@ -121,7 +136,56 @@ test('@x402/fetch with the trust-gate scheme pays the Rust demo: 200, a receipt,
     const token = f.composed[0].instructions[1].programId;
     assert.deepEqual(programs, [gate, token, gate], label);
     assert.equal(keys[0], world.facilitator, 'the facilitator pays the fee');
+    paid.push({ label, tx });
   }
+});
+
+/** The payment id hash a settlement's emit_feedback carries (its data 8..40). */
+const paymentIdOf = (tx) => Buffer.from(getBase58Encoder().encode(tx.transaction.message.instructions.at(-1).data)).subarray(8, 40);
+
+test('dispute: the payer disputes a settled payment through the facilitator, which co-signs', async () => {
+  assert.ok(paid.length, 'the payment test ran first');
+  const { label, tx } = paid[0];
+  const paymentIdHash = paymentIdOf(tx);
+  const b = new Builder(programIds('solana-localnet'));
+  const { value: lifetime } = await rpc.getLatestBlockhash().send();
+  const disputeTx = await dispute(b, address(world.facilitator), await signerOf(f, label), {
+    collection: await baseCollection(rpc, b.ids),
+    paymentIdHash,
+    payeeAsset: address(world.service.asset),
+    reasonHash: createHash('sha256').update('the report never arrived').digest(),
+    feedbackUri: '',
+  }, lifetime);
+  const res = await fetch(`${f.facilitatorUrl}/dispute`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ transaction: toBase64(disputeTx) }) });
+  assert.equal(res.status, 200, await res.clone().text());
+  const receipt = await (await fetch(`${f.facilitatorUrl}/receipt/${paymentIdHash.toString('hex')}`)).json();
+  assert.equal(receipt.exists, true);
+  assert.equal(receipt.disputed, true);
+});
+
+test('settle holding both keys: one transaction, recorded as settled atomically', async () => {
+  const b = new Builder(programIds('solana-localnet'));
+  const payerSigner = await signerOf(f, 'payer-tier-3');
+  const facilitator = await signerOf(f, 'facilitator');
+  const c = f.composed[0];
+  const p = await prepare(rpc, c.requirements, c.resourceUrl, payerSigner);
+  const paymentIdHash = createHash('sha256').update(`settle-${Date.now()}`).digest();
+  const signature = await settle({
+    rpc,
+    builder: b,
+    settlement: { ...p.settlement, facilitator, feedback: { ...p.settlement.feedback, paymentIdHash } },
+    tables: p.tables,
+    atomicityEnforced: true,
+  });
+  assert.ok(signature);
+  const receipt = await (await fetch(`${f.facilitatorUrl}/receipt/${paymentIdHash.toString('hex')}`)).json();
+  assert.equal(receipt.exists, true);
+  assert.equal(receipt.settledAtomically, true);
+  assert.equal(receipt.payerWallet, payerSigner.address);
+  await assert.rejects(
+    settle({ rpc, builder: b, settlement: { ...p.settlement, facilitator }, tables: p.tables, atomicityEnforced: false }),
+    (e) => e.name === 'AtomicityNotEnforcedError',
+  );
 });
 
 test('a stock @x402/fetch client with only the exact scheme fails cleanly and sends no payment', async () => {
