@@ -11,3 +11,6 @@ export * from './rpc.js';
 export * from './instructions.js';
 export * from './simulate.js';
 export * from './settle.js';
+export * from './message.js';
+export * from './loaders.js';
+export * from './validation-registry.js';

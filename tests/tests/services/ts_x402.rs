@@ -12,8 +12,7 @@ use serde_json::{json, Value};
 use solana_sdk::hash::Hash;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signer::Signer;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use trust_gate_client::decode::{hex, DecisionView};
 use trust_gate_client::settle;
 use trust_gate_client::simulate::{self, Caller, PaymentQuery};
@@ -22,60 +21,12 @@ use trust_gate_client::Overrides;
 use trust_gate_demo::pay;
 use trust_gate_migrations::{demo, DemoWorld};
 
-fn package() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../packages/sdk")
-}
-
-/// Installs the package's locked dependencies when missing and builds it (`dist/`).
-fn build() -> PathBuf {
-    let dir = package();
-    node::install(&dir, "@x402/express/package.json");
-    let out = Command::new("node")
-        .arg(dir.join("node_modules/typescript/bin/tsc"))
-        .arg("-p")
-        .arg(dir.join("tsconfig.json"))
-        .output()
-        .expect("node runs");
-    assert!(
-        out.status.success(),
-        "tsc failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir
-}
-
-/// Runs the package's Node test `file` with `fixture` named by TRUST_GATE_FIXTURE, off the
-/// async runtime so that the servers keep answering; returns Node's report.
+/// Runs the package's Node test `file` off the async runtime, so that the servers keep
+/// answering while it runs.
 async fn node_test(dir: PathBuf, file: &'static str, fixture: Value) -> String {
-    tokio::task::spawn_blocking(move || {
-        let path = std::env::temp_dir().join(format!(
-            "trust-gate-sdk-{}-{}.json",
-            std::process::id(),
-            file.replace('/', "_")
-        ));
-        std::fs::write(&path, serde_json::to_vec_pretty(&fixture).unwrap()).unwrap();
-        let out = Command::new("node")
-            .arg("--test")
-            .arg("--test-concurrency=1")
-            .arg(dir.join(file))
-            .env("TRUST_GATE_FIXTURE", &path)
-            .output()
-            .expect("node runs");
-        let _ = std::fs::remove_file(&path);
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "node --test {file} failed:\n{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // Node's runner reports its own tally; at least one test ran and none failed.
-        assert!(stdout.contains("# fail 0"), "{stdout}");
-        assert!(!stdout.contains("# pass 0"), "{stdout}");
-        stdout
-    })
-    .await
-    .expect("the node run finishes")
+    tokio::task::spawn_blocking(move || node::node_test(&dir, file, &fixture))
+        .await
+        .expect("the node run finishes")
 }
 
 fn instruction_json(ix: &Instruction) -> Value {
@@ -142,6 +93,58 @@ async fn composed(
     })
 }
 
+/// Builders of the Rust SDK for fixed inputs (keys from the demo world), which the TypeScript
+/// builders must equal instruction for instruction.
+fn builders(s: &Services) -> Value {
+    use trust_gate_client::instructions::{capability_hash, ed25519_verify, Claim};
+    let (w, b) = (&s.env.world, &s.env.b);
+    let owner = w.payer(3).unwrap().owner.pubkey();
+    let subject = w.payer(0).unwrap().asset();
+    let capability = capability_hash("kyc.tier-1.v1");
+    let claim = Claim {
+        subject,
+        capability,
+        payload_hash: [1; 32],
+        uri_hash: [2; 32],
+        expires_at_slot: 1_000_000,
+    };
+    let ixs = [
+        b.register_namespace(
+            &owner,
+            "trust-gate.example.v1",
+            "1",
+            "https://schema.example/v1",
+        ),
+        b.register_attestor(&w.attestor.pubkey(), "https://attestor.example"),
+        b.request_validation(&owner, &subject, &capability, [2; 32], 500_000),
+        ed25519_verify(&w.attestor, &claim.message()),
+        b.respond_to_validation(&w.attestor.pubkey(), &claim),
+        b.revoke_validation(&w.attestor.pubkey(), &subject, &capability, [3; 32]),
+        b.register_agent_via_cpi(
+            &owner,
+            &w.service_key.pubkey(),
+            &s.env.collection,
+            "https://agent.example".into(),
+        ),
+    ];
+    let r = b.registration_accounts(&s.env.collection, &w.service_key.pubkey());
+    json!({
+        "owner": "payer-tier-3",
+        "attestor": "attestor",
+        "newAsset": "service-key",
+        "subject": subject.to_string(),
+        "collection": s.env.collection.to_string(),
+        "instructions": ixs.iter().map(instruction_json).collect::<Vec<_>>(),
+        "registrationAccounts": {
+            "rootConfig": r.root_config.to_string(),
+            "registryConfig": r.registry_config.to_string(),
+            "agentAccount": r.agent_account.to_string(),
+            "atomConfig": r.atom_config.to_string(),
+            "atomStats": r.atom_stats.to_string(),
+        },
+    })
+}
+
 /// Every fact the Node tests compare with, computed by the Rust SDK and the servers.
 async fn fixture(s: &Services) -> Value {
     let w: &DemoWorld = &s.env.world;
@@ -192,6 +195,7 @@ async fn fixture(s: &Services) -> Value {
         "payTo": w.service.owner.pubkey().to_string(),
         "keys": keys,
         "decisions": decisions,
+        "builders": builders(s),
         "composed": [
             composed(s, "payer-tier-3", tier3, settle::ComputeBudget::default()).await,
             composed(s, &format!("{}/hot-key", vault.name), vault, budget).await,
@@ -201,9 +205,10 @@ async fn fixture(s: &Services) -> Value {
 
 #[tokio::test]
 async fn the_typescript_sdk_decides_composes_and_pays_through_the_rust_services() {
-    let dir = build();
+    let dir = node::build_sdk();
     let s = services::start().await;
     let f = fixture(&s).await;
     node_test(dir.clone(), "test/services.test.mjs", f.clone()).await;
-    node_test(dir, "test/express.test.mjs", f).await;
+    node_test(dir.clone(), "test/express.test.mjs", f.clone()).await;
+    node_test(dir, "test/sdk.test.mjs", f).await;
 }

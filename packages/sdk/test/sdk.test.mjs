@@ -1,0 +1,120 @@
+// The TypeScript SDK's builders and loaders against the Rust SDK and a live localnet
+// (started by tests/tests/services/ts_x402.rs): validation-registry and registration
+// builders equal to the Rust ones, real transactions of a new attestor, and IDLs read from
+// the chain with the bundled fallback.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { address, generateKeyPairSigner } from '@solana/kit';
+import {
+  attestationMessage,
+  bundledIdl,
+  Builder,
+  capabilityHash,
+  ed25519Verify,
+  IdlMissingError,
+  loadIdl,
+  programIds,
+  sendAndConfirm,
+  transaction,
+  ValidationRegistryBuilder,
+} from '../dist/index.js';
+import { getValidationAttestationDecoder } from '../dist/generated/validation_registry/accounts/index.js';
+import { fixture, instructionJson, rpcOf, signerOf } from './helpers.mjs';
+
+const f = fixture();
+const rpc = rpcOf(f);
+const ids = programIds('solana-localnet');
+
+test('validation-registry and registration builders equal the Rust SDK builders', async () => {
+  const x = f.builders;
+  const owner = await signerOf(f, x.owner);
+  const attestor = await signerOf(f, x.attestor);
+  const newAsset = await signerOf(f, x.newAsset);
+  const v = new ValidationRegistryBuilder(ids);
+  const capability = capabilityHash('kyc.tier-1.v1');
+  const claim = {
+    subject: address(x.subject),
+    capability,
+    payloadHash: new Uint8Array(32).fill(1),
+    uriHash: new Uint8Array(32).fill(2),
+    expiresAtSlot: 1_000_000n,
+  };
+  const got = [
+    await v.registerNamespace(owner, 'trust-gate.example.v1', '1', 'https://schema.example/v1'),
+    await v.registerAttestor(attestor, 'https://attestor.example'),
+    await v.requestValidation(owner, address(x.subject), capability, new Uint8Array(32).fill(2), 500_000n),
+    await ed25519Verify(attestor, attestationMessage(claim)),
+    await v.respondToValidation(attestor, claim),
+    await v.revokeValidation(attestor, address(x.subject), capability, new Uint8Array(32).fill(3)),
+    await new Builder(ids).registerAgentViaCpi(owner, newAsset, address(x.collection), 'https://agent.example'),
+  ];
+  assert.equal(got.length, x.instructions.length);
+  got.forEach((ix, i) => assert.deepEqual(instructionJson(ix), x.instructions[i], `builder ${i}`));
+  const r = await new Builder(ids).registrationAccounts(address(x.collection), newAsset.address);
+  assert.deepEqual(Object.fromEntries(Object.entries(r).map(([k, a]) => [k, String(a)])), x.registrationAccounts);
+});
+
+async function funded() {
+  const k = await generateKeyPairSigner();
+  const sig = await rpc.requestAirdrop(k.address, 2_000_000_000n).send();
+  for (let i = 0; i < 100; i++) {
+    const [s] = (await rpc.getSignatureStatuses([sig]).send()).value;
+    if (s?.confirmationStatus === 'confirmed' || s?.confirmationStatus === 'finalized') return k;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('airdrop not confirmed');
+}
+
+async function send(feePayer, ixs) {
+  const { value: lifetime } = await rpc.getLatestBlockhash().send();
+  return sendAndConfirm(rpc, await transaction(feePayer, ixs, [], lifetime));
+}
+
+test('a new attestor registers, attests with a verified Ed25519 signature and revokes: real transactions', async () => {
+  const attestor = await funded();
+  const v = new ValidationRegistryBuilder(ids);
+  await send(attestor, [await v.registerAttestor(attestor, 'https://attestor.example/ts')]);
+  const capability = capabilityHash(f.world.namespaces[0]);
+  const subject = address(f.world.payers[0].asset);
+  const { value: slot } = { value: await rpc.getSlot().send() };
+  const claim = {
+    subject,
+    capability,
+    payloadHash: createHash('sha256').update('claim').digest(),
+    uriHash: createHash('sha256').update('https://claims.example/1').digest(),
+    expiresAtSlot: slot + 1_000_000n,
+  };
+  await send(attestor, [await ed25519Verify(attestor, attestationMessage(claim)), await v.respondToValidation(attestor, claim)]);
+  const key = await v.pda.attestation(subject, capability, attestor.address);
+  const read = async () => {
+    const { value } = await rpc.getAccountInfo(key, { encoding: 'base64', commitment: 'confirmed' }).send();
+    return getValidationAttestationDecoder().decode(Buffer.from(value.data[0], 'base64'));
+  };
+  const a = await read();
+  assert.equal(a.attestor, attestor.address);
+  assert.equal(a.signatureVerified, true);
+  assert.equal(a.revoked, false);
+  await send(attestor, [await v.revokeValidation(attestor, subject, capability, createHash('sha256').update('withdrawn').digest())]);
+  assert.equal((await read()).revoked, true);
+});
+
+test('loaders: the IDL on chain first, an explicit one over it, the bundled one as the fallback', async () => {
+  for (const program of ['policyVault', 'gate', 'validationRegistry']) {
+    const got = await loadIdl({ rpc, programIds: ids, program });
+    assert.equal(got.source, 'chain', program);
+    assert.deepEqual(got.idl, bundledIdl(program), `${program}: the published IDL is the bundled one`);
+  }
+  const mine = { address: 'x', metadata: { name: 'gate' } };
+  assert.deepEqual(await loadIdl({ rpc, programIds: ids, program: 'gate', idl: mine }), { idl: mine, source: 'explicit' });
+  // A program id with no IDL account: the bundled fallback, or the remediation when it is off.
+  const elsewhere = { ...ids, gate: (await generateKeyPairSigner()).address };
+  assert.equal((await loadIdl({ rpc, programIds: elsewhere, program: 'gate' })).source, 'bundled');
+  await assert.rejects(loadIdl({ rpc, programIds: elsewhere, program: 'gate', allowBundled: false }), (e) => {
+    assert.ok(e instanceof IdlMissingError);
+    assert.match(e.message, /anchor idl init --filepath idl\/gate\.json/);
+    assert.match(e.message, /the `idl` argument/);
+    return true;
+  });
+});

@@ -1,0 +1,54 @@
+// Pure parts of the SDK, no chain needed: the validation registry's devnet rule, the x402
+// header encoding and payment ids, the atomicity guard, and decision bytes.
+
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { address } from '@solana/kit';
+import { assertAtomicityEnforced, decisionFromWire, validationRegistryId, summarizeLogs } from '../dist/index.js';
+import { decodeHeader, encodeHeader, paymentIdHash } from '../dist/x402/index.js';
+import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
+
+test('the validation registry default id applies only to devnet and local RPC URLs', () => {
+  for (const url of ['https://api.devnet.solana.com', 'http://127.0.0.1:8899', 'http://localhost:8899']) {
+    assert.equal(validationRegistryId(url), VALIDATION_REGISTRY_PROGRAM_ADDRESS);
+  }
+  assert.throws(() => validationRegistryId('https://api.mainnet-beta.solana.com'), /VALIDATION_REGISTRY_PROGRAM_ID/);
+  const mine = address('9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin');
+  assert.equal(validationRegistryId('https://rpc.example', mine), mine);
+});
+
+test('x402 headers are standard base64 of the JSON; payment ids follow the memo rule', () => {
+  const v = { x402Version: 2, accepts: [{ scheme: 'trust-gate', amount: '1000' }] };
+  const h = encodeHeader(v);
+  assert.match(h, /^[A-Za-z0-9+/]+=*$/);
+  assert.deepEqual(decodeHeader('PAYMENT-REQUIRED', h), v);
+  assert.throws(() => decodeHeader('PAYMENT-SIGNATURE', '***'), /PAYMENT-SIGNATURE: not standard base64/);
+  assert.throws(() => decodeHeader('PAYMENT-SIGNATURE', Buffer.from('{').toString('base64')), /PAYMENT-SIGNATURE: not the expected JSON/);
+  assert.deepEqual(paymentIdHash('ab'.repeat(32)), new Uint8Array(32).fill(0xab));
+  assert.deepEqual(paymentIdHash('order-7'), Uint8Array.from(createHash('sha256').update('order-7').digest()));
+});
+
+test('the atomicity guard: only the boolean true passes', () => {
+  assert.equal(assertAtomicityEnforced(true), true);
+  for (const bad of [false, 'true', 1, null, undefined, {}, [true]]) {
+    assert.throws(() => assertAtomicityEnforced(bad), (e) => e.name === 'AtomicityNotEnforcedError' && /must be the boolean true/.test(e.message));
+  }
+});
+
+test('decision bytes: kinds, deny codes 1..15 and subjects; anything else is not a decision', () => {
+  const wire = (kind, code = 0, subject = 0) => Uint8Array.from([kind, code, subject, ...new Array(32).fill(7)]);
+  assert.deepEqual(decisionFromWire(wire(0)), { kind: 'Allow' });
+  assert.deepEqual(decisionFromWire(wire(1, 6)), { kind: 'Deny', reasonCode: 6, reasonName: 'CounterpartyTierBelowMin' });
+  assert.deepEqual(decisionFromWire(wire(1, 15)), { kind: 'Deny', reasonCode: 15, reasonName: 'UnratedTreatmentDeny' });
+  assert.deepEqual(decisionFromWire(wire(2, 0, 1)), { kind: 'RequireValidation', capabilityHash: '07'.repeat(32), subject: 'payee' });
+  for (const bad of [wire(1, 0), wire(1, 16), wire(2, 0, 2), wire(3), new Uint8Array(34)]) assert.equal(decisionFromWire(bad), undefined);
+});
+
+test('log summaries keep the last lines that fit, without success and consumed lines', () => {
+  const logs = Array.from({ length: 100 }, (_, i) => `line ${i}`).concat(['Program X consumed 5 of 10 compute units', 'Program X success']);
+  const s = summarizeLogs(logs, 400);
+  assert.ok(s.length <= 400);
+  assert.ok(s.endsWith('line 99'));
+  assert.equal(summarizeLogs([], 400), '(no logs)');
+});
