@@ -4,27 +4,15 @@
 
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Address } from '@solana/kit';
-import { assertAtomicityEnforced } from './errors.js';
-import { decisionHeaders, receiptAnswer, verifyAnswer, type Answer, type FacilitatorContext } from './facilitator.js';
+import { createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig } from './facilitator.js';
 import { PAYMENT_SIGNATURE } from './headers.js';
-import { idsOf, rpcOf, type Connection } from './rpc.js';
-import { addressOf, type SignerLike } from './signer.js';
 import { payerAgentOf, type HeaderReader } from './x402/server.js';
 
 /** Request bodies above this are refused with 413, as the facilitator does. */
 export const BODY_LIMIT = 64 * 1024;
 
-export interface MountConfig extends Connection {
-  /** The facilitator whose decisions and receipts these are (a signer or its address). */
-  facilitator: SignerLike;
-  /** The network name of the decision headers (default `solana-devnet`). */
-  networkName?: string;
-  defaultPolicyId?: number;
-  /** The trust-gate facilitator x402 payment requests are forwarded to (see `FacilitatorContext`). */
-  facilitatorUrl?: string;
-  /** Must be the boolean `true` (AtomicityNotEnforcedError otherwise). */
-  atomicityEnforced: true;
-}
+/** The mount's configuration: a facilitator's (see `createFacilitator`). */
+export type MountConfig = FacilitatorConfig;
 
 function send(res: Response, a: Answer): void {
   res.status(a.status).set(a.headers).json(a.body);
@@ -46,27 +34,19 @@ async function body(req: Request): Promise<Uint8Array | unknown | 'too-large'> {
 
 /** Adds POST /verify and GET /receipt/:paymentIdHashHex to `app`; nothing else. */
 export function mountTrustGate(app: Express, config: MountConfig): Express {
-  assertAtomicityEnforced(config.atomicityEnforced);
-  const c: FacilitatorContext = {
-    rpc: rpcOf(config),
-    ids: idsOf(config),
-    facilitator: addressOf(config.facilitator),
-    network: config.networkName ?? config.network ?? 'solana-devnet',
-    defaultPolicyId: config.defaultPolicyId,
-    facilitatorUrl: config.facilitatorUrl,
-  };
+  const facilitator = createFacilitator(config);
   app.post('/verify', async (req: Request, res: Response, next: NextFunction) => {
     try {
       const b = await body(req);
       if (b === 'too-large') return send(res, { status: 413, headers: {}, body: { error: 'payload_too_large', message: `body: more than ${BODY_LIMIT} bytes` } });
-      send(res, await verifyAnswer(c, b));
+      send(res, await facilitator.verify(b));
     } catch (e) {
       next(e);
     }
   });
   app.get('/receipt/:paymentIdHashHex', async (req: Request, res: Response, next: NextFunction) => {
     try {
-      send(res, await receiptAnswer(c, String(req.params.paymentIdHashHex)));
+      send(res, await facilitator.receipt(String(req.params.paymentIdHashHex)));
     } catch (e) {
       next(e);
     }

@@ -24,6 +24,9 @@ import {
 } from './headers.js';
 import type { ProgramIds } from './ids.js';
 import { Builder } from './instructions.js';
+import { assertAtomicityEnforced } from './errors.js';
+import { idsOf, rpcOf, type Connection } from './rpc.js';
+import { addressOf, type SignerLike } from './signer.js';
 import { gatePayment } from './simulate.js';
 
 /** An HTTP answer: status, headers, JSON body. */
@@ -314,4 +317,42 @@ export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Pro
     payerVault: vault ? vaultOf(vaultKey, vault.owner, vault.data) : null,
     feedbackLog: logKey,
   });
+}
+
+/** What a facilitator (the mountable part) is made of. */
+export interface FacilitatorConfig extends Connection {
+  /** The facilitator whose decisions and receipts these are (a signer or its address). */
+  facilitator: SignerLike;
+  /** The network name of the decision headers (default: `network`, else `solana-devnet`). */
+  networkName?: string;
+  defaultPolicyId?: number;
+  /** The trust-gate facilitator x402 payment requests are forwarded to. */
+  facilitatorUrl?: string;
+  /** Must be the boolean `true` (AtomicityNotEnforcedError otherwise). */
+  atomicityEnforced: true;
+}
+
+/** The facilitator's mountable part: POST /verify and GET /receipt answers, framework-free. */
+export interface Facilitator {
+  readonly context: FacilitatorContext;
+  verify(body: Uint8Array | unknown): Promise<Answer>;
+  receipt(paymentIdHashHex: string): Promise<Answer>;
+}
+
+/** A facilitator from its configuration (the atomicity guard runs first). */
+export function createFacilitator(config: FacilitatorConfig): Facilitator {
+  assertAtomicityEnforced(config.atomicityEnforced);
+  const context: FacilitatorContext = {
+    rpc: rpcOf(config),
+    ids: idsOf(config),
+    facilitator: addressOf(config.facilitator),
+    network: config.networkName ?? config.network ?? 'solana-devnet',
+    defaultPolicyId: config.defaultPolicyId,
+    facilitatorUrl: config.facilitatorUrl,
+  };
+  return {
+    context,
+    verify: (body) => verifyAnswer(context, body),
+    receipt: (hash) => receiptAnswer(context, hash),
+  };
 }

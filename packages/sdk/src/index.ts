@@ -14,3 +14,5 @@ export * from './settle.js';
 export * from './message.js';
 export * from './loaders.js';
 export * from './validation-registry.js';
+export * from './reputation.js';
+export * from './facilitator.js';

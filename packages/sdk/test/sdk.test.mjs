@@ -10,6 +10,7 @@ import { address, generateKeyPairSigner } from '@solana/kit';
 import {
   attestationMessage,
   bundledIdl,
+  engineReputation,
   Builder,
   capabilityHash,
   ed25519Verify,
@@ -117,4 +118,15 @@ test('loaders: the IDL on chain first, an explicit one over it, the bundled one 
     assert.match(e.message, /the `idl` argument/);
     return true;
   });
+});
+
+test('reputation blocks read as the Rust SDK reads them, errors by their stable codes', async () => {
+  assert.ok(f.reputations.some((r) => r.reputation) && f.reputations.some((r) => r.error));
+  for (const r of f.reputations) {
+    if (r.reputation) {
+      assert.deepEqual(await engineReputation(rpc, ids, address(r.asset)), r.reputation, r.asset);
+    } else {
+      await assert.rejects(engineReputation(rpc, ids, address(r.asset)), (e) => e.code === r.error && e.message === r.message);
+    }
+  }
 });

@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { address } from '@solana/kit';
 import { assertAtomicityEnforced, decisionFromWire, validationRegistryId, summarizeLogs } from '../dist/index.js';
 import { decodeHeader, encodeHeader, paymentIdHash } from '../dist/x402/index.js';
@@ -51,4 +52,19 @@ test('log summaries keep the last lines that fit, without success and consumed l
   assert.ok(s.length <= 400);
   assert.ok(s.endsWith('line 99'));
   assert.equal(summarizeLogs([], 400), '(no logs)');
+});
+
+test('every subpath the package exports loads by the package name', async () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const subpaths = Object.keys(pkg.exports);
+  for (const want of ['.', './x402', './express', './atomicity', './chain', './emit-feedback', './onchain-validator', './reputation', './spl', './types', './validation-registry', './facilitator']) {
+    assert.ok(subpaths.includes(want), `exports ${want}`);
+  }
+  for (const sub of subpaths) {
+    const m = await import(sub === '.' ? '@trust-gate/sdk' : `@trust-gate/sdk/${sub.slice(2)}`);
+    if (sub !== './types') assert.ok(Object.keys(m).length > 0, `${sub} exports something`);
+  }
+  const x402 = await import('@trust-gate/sdk/x402');
+  assert.equal(typeof x402.registerTrustGateScheme, 'function');
+  assert.equal(typeof (await import('@trust-gate/sdk/express')).mountTrustGate, 'function');
 });

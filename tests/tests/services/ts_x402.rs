@@ -170,6 +170,23 @@ async fn fixture(s: &Services) -> Value {
             "decision": DecisionView::from(&d),
         }));
     }
+    let mut reputations = Vec::new();
+    for asset in w
+        .payers
+        .iter()
+        .map(|p| p.asset())
+        .chain([w.service.asset(), w.mint()])
+    {
+        let r = trust_gate_client::chain::engine_reputation(&s.env.rpc, &s.env.b.ids, &asset)
+            .await
+            .unwrap();
+        reputations.push(match r {
+            Ok(rep) => json!({"asset": asset.to_string(), "reputation": rep}),
+            Err(e) => {
+                json!({"asset": asset.to_string(), "error": e.code(), "message": e.to_string()})
+            }
+        });
+    }
     // Kinds 0, 1, 3 and the vault-funded 3: at least one Allow and one Deny to compare.
     assert!(decisions.iter().any(|d| d["decision"]["kind"] == "Allow"));
     assert!(decisions.iter().any(|d| d["decision"]["kind"] == "Deny"));
@@ -196,6 +213,7 @@ async fn fixture(s: &Services) -> Value {
         "keys": keys,
         "decisions": decisions,
         "builders": builders(s),
+        "reputations": reputations,
         "composed": [
             composed(s, "payer-tier-3", tier3, settle::ComputeBudget::default()).await,
             composed(s, &format!("{}/hot-key", vault.name), vault, budget).await,
@@ -208,7 +226,8 @@ async fn the_typescript_sdk_decides_composes_and_pays_through_the_rust_services(
     let dir = node::build_sdk();
     let s = services::start().await;
     let f = fixture(&s).await;
+    // sdk.test.mjs first: it compares reputations read before any payment or dispute.
+    node_test(dir.clone(), "test/sdk.test.mjs", f.clone()).await;
     node_test(dir.clone(), "test/services.test.mjs", f.clone()).await;
-    node_test(dir.clone(), "test/express.test.mjs", f.clone()).await;
-    node_test(dir, "test/sdk.test.mjs", f).await;
+    node_test(dir, "test/express.test.mjs", f).await;
 }
