@@ -229,5 +229,6 @@ async fn the_typescript_sdk_decides_composes_and_pays_through_the_rust_services(
     // sdk.test.mjs first: it compares reputations read before any payment or dispute.
     node_test(dir.clone(), "test/sdk.test.mjs", f.clone()).await;
     node_test(dir.clone(), "test/services.test.mjs", f.clone()).await;
-    node_test(dir, "test/express.test.mjs", f).await;
+    node_test(dir.clone(), "test/express.test.mjs", f.clone()).await;
+    node_test(dir, "test/examples.test.mjs", f).await;
 }
