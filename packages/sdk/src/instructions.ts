@@ -9,6 +9,7 @@ import {
   getSetComputeUnitPriceInstruction,
 } from '@solana-program/compute-budget';
 import {
+  type EmitFeedbackInstructionDataArgs,
   getDisputePaymentInstruction,
   getEmitFeedbackInstruction,
   getGatePaymentInstruction,
@@ -46,19 +47,8 @@ export interface VaultRelease {
   tokenProgram: TokenProgramId;
 }
 
-/** The arguments of `emit_feedback` besides the facilitator. */
-export interface FeedbackArgs {
-  paymentIdHash: Uint8Array;
-  payeeAsset: Address;
-  /** 0..=100. */
-  score: number;
-  value: bigint;
-  valueDecimals: number;
-  tag1: string;
-  tag2: string;
-  endpoint: string;
-  feedbackUri: string;
-}
+/** The arguments of `emit_feedback` besides the facilitator (the generated client's). */
+export type FeedbackArgs = Omit<EmitFeedbackInstructionDataArgs, 'facilitator'>;
 
 /** The accounts the registry's inner registration of one new asset needs. */
 export interface RegistrationAccounts {

@@ -1,7 +1,8 @@
 // The TypeScript SDK's builders and loaders against the Rust SDK and a live localnet
 // (started by tests/tests/services/ts_x402.rs): validation-registry and registration
-// builders equal to the Rust ones, real transactions of a new attestor, and IDLs read from
-// the chain with the bundled fallback.
+// builders equal to the Rust ones, real transactions of a new attestor whose attestations the
+// SDK finds as the Rust facilitator does, and IDLs read from the chain with the bundled
+// fallback.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +12,8 @@ import {
   attestationMessage,
   bundledIdl,
   engineReputation,
+  gatePayment,
+  SYSTEM_PROGRAM,
   Builder,
   capabilityHash,
   ed25519Verify,
@@ -22,6 +25,7 @@ import {
   ValidationRegistryBuilder,
 } from '../dist/index.js';
 import { getValidationAttestationDecoder } from '../dist/generated/validation_registry/accounts/index.js';
+import { getSetAcceptancePolicyInstruction } from '../dist/generated/policy_vault/instructions/index.js';
 import { fixture, instructionJson, rpcOf, signerOf } from './helpers.mjs';
 
 const f = fixture();
@@ -73,22 +77,72 @@ async function send(feePayer, ixs) {
   return sendAndConfirm(rpc, await transaction(feePayer, ixs, [], lifetime));
 }
 
-test('a new attestor registers, attests with a verified Ed25519 signature and revokes: real transactions', async () => {
+/** The decision for tier 3 paying tier 0: the SDK's, checked equal to the Rust facilitator's. */
+async function decideAsRust() {
+  const q = {
+    payerAgentAsset: f.world.payers.find((p) => p.name === 'payer-tier-3').asset,
+    payeeAgentAsset: f.world.payers.find((p) => p.name === 'payer-tier-0').asset,
+    amount: String(f.world.price),
+    mint: f.world.mint,
+    policyId: f.world.policyId,
+  };
+  const rust = await (await fetch(`${f.facilitatorUrl}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(q) })).json();
+  const ours = await gatePayment({
+    rpc,
+    caller: address(f.world.facilitator),
+    payerAgentAsset: address(q.payerAgentAsset),
+    payeeAgentAsset: address(q.payeeAgentAsset),
+    amount: BigInt(q.amount),
+    mint: address(q.mint),
+    policyId: q.policyId,
+  });
+  assert.deepEqual(ours, rust.decision);
+  return ours;
+}
+
+test('attestations: a new attestor attests (Ed25519-verified) and revokes in real transactions, and the SDK finds them as the Rust facilitator does', async () => {
   const attestor = await funded();
   const v = new ValidationRegistryBuilder(ids);
   await send(attestor, [await v.registerAttestor(attestor, 'https://attestor.example/ts')]);
   const capability = capabilityHash(f.world.namespaces[0]);
-  const subject = address(f.world.payers[0].asset);
+  const payer = address(f.world.payers.find((p) => p.name === 'payer-tier-3').asset);
+  const payee = address(f.world.payers.find((p) => p.name === 'payer-tier-0').asset);
+  // The tier-0 agent now accepts payers with that capability only, attested by `attestors`.
+  const accept = async (attestors) => {
+    const owner = await signerOf(f, 'payer-tier-0');
+    const pda = new Builder(ids).pda;
+    const ix = getSetAcceptancePolicyInstruction(
+      {
+        member: owner,
+        authority: await pda.policyAuthority(payee),
+        acceptance: await pda.acceptance(payee),
+        systemProgram: SYSTEM_PROGRAM,
+        asset: payee,
+        minPayerTier: 0,
+        gateMode: 0,
+        maxPayerRisk: 255,
+        minPayerConfidence: 0,
+        unratedTreatment: 1,
+        requiredCapability: capability,
+        acceptedAttestors: attestors,
+      },
+      { programAddress: ids.policyVault },
+    );
+    await send(attestor, [ix]);
+  };
+  await accept([attestor.address, SYSTEM_PROGRAM]);
+  assert.notEqual((await decideAsRust()).kind, 'Allow', 'no attestation yet');
+
   const { value: slot } = { value: await rpc.getSlot().send() };
   const claim = {
-    subject,
+    subject: payer,
     capability,
     payloadHash: createHash('sha256').update('claim').digest(),
     uriHash: createHash('sha256').update('https://claims.example/1').digest(),
     expiresAtSlot: slot + 1_000_000n,
   };
   await send(attestor, [await ed25519Verify(attestor, attestationMessage(claim)), await v.respondToValidation(attestor, claim)]);
-  const key = await v.pda.attestation(subject, capability, attestor.address);
+  const key = await v.pda.attestation(payer, capability, attestor.address);
   const read = async () => {
     const { value } = await rpc.getAccountInfo(key, { encoding: 'base64', commitment: 'confirmed' }).send();
     return getValidationAttestationDecoder().decode(Buffer.from(value.data[0], 'base64'));
@@ -96,9 +150,15 @@ test('a new attestor registers, attests with a verified Ed25519 signature and re
   const a = await read();
   assert.equal(a.attestor, attestor.address);
   assert.equal(a.signatureVerified, true);
-  assert.equal(a.revoked, false);
-  await send(attestor, [await v.revokeValidation(attestor, subject, capability, createHash('sha256').update('withdrawn').digest())]);
+  assert.deepEqual(await decideAsRust(), { kind: 'Allow' }, 'the named attestor\'s attestation is found');
+  await accept([SYSTEM_PROGRAM, SYSTEM_PROGRAM]);
+  assert.deepEqual(await decideAsRust(), { kind: 'Allow' }, 'any attestor: found by the program-accounts scan');
+
+  await send(attestor, [await v.revokeValidation(attestor, payer, capability, createHash('sha256').update('withdrawn').digest())]);
   assert.equal((await read()).revoked, true);
+  assert.deepEqual(await decideAsRust(), { kind: 'Deny', reasonCode: 13, reasonName: 'AttestationRevoked' });
+  await accept([attestor.address, SYSTEM_PROGRAM]);
+  assert.deepEqual(await decideAsRust(), { kind: 'Deny', reasonCode: 13, reasonName: 'AttestationRevoked' });
 });
 
 test('loaders: the IDL on chain first, an explicit one over it, the bundled one as the fallback', async () => {
