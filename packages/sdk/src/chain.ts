@@ -147,7 +147,6 @@ export interface Rule {
   attestors: Address[];
 }
 
-const isZero = (b: Uint8Array) => b.every((x) => x === 0);
 const sameBytes = (a: Uint8Array, b: ArrayLike<number>) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /** The rule a PolicyAccount sets for the payee. */

@@ -1,8 +1,6 @@
 // The gate's decision: the 35-byte wire form `gate_payment` returns (kind, reason code,
 // subject, capability hash) and the JSON view the facilitator answers with.
 
-import { getBase58Decoder } from '@solana/kit';
-
 /** Deny reason codes 1..15 and their stable names (policy_vault's `DenyReason`). */
 export const DENY_REASONS = [
   'KillSwitchEngaged',
@@ -70,5 +68,3 @@ export function fromHex32(field: string, s: string): Uint8Array {
   if (!/^[0-9a-fA-F]{64}$/.test(s)) throw new Error(`${field}: 64 hex characters expected`);
   return Uint8Array.from(Buffer.from(s, 'hex'));
 }
-
-export const base58 = getBase58Decoder();

@@ -45,3 +45,23 @@ export function programIds(network: Network): ProgramIds {
     reputationEngine: DEVNET_REPUTATION_ENGINE,
   };
 }
+
+/** The variable that overrides each of trust-gate's program ids (as the Rust SDK names them). */
+export const PROGRAM_ID_VARIABLES = {
+  policyVault: 'POLICY_VAULT_PROGRAM_ID',
+  gate: 'GATE_PROGRAM_ID',
+  validationRegistry: 'VALIDATION_REGISTRY_PROGRAM_ID',
+} as const;
+
+/**
+ * Refuses the mainnet sentinel: trust-gate's programs have no default mainnet id, so a call
+ * that needs one must be given it (the external registry and engine ids are real everywhere).
+ */
+export function requireProgramIds(ids: ProgramIds, programs: (keyof typeof PROGRAM_ID_VARIABLES)[]): ProgramIds {
+  for (const p of programs) {
+    if (ids[p] === SENTINEL) {
+      throw new Error(`programIds.${p}: no id is configured on this network (the mainnet sentinel); pass programIds.${p} or set ${PROGRAM_ID_VARIABLES[p]}`);
+    }
+  }
+  return ids;
+}

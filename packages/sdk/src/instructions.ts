@@ -17,7 +17,7 @@ import {
   getRegisterAgentViaCpiInstruction,
 } from './generated/gate/instructions/index.js';
 import { SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
-import type { ProgramIds } from './ids.js';
+import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas } from './pda.js';
 
 export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
@@ -61,7 +61,9 @@ export interface RegistrationAccounts {
 
 export class Builder {
   readonly pda: Pdas;
+  /** Throws when a program id is the mainnet sentinel (see `requireProgramIds`). */
   constructor(readonly ids: ProgramIds) {
+    requireProgramIds(ids, ['policyVault', 'gate', 'validationRegistry']);
     this.pda = new Pdas(ids);
   }
 

@@ -12,7 +12,7 @@ import {
   getRespondToValidationInstruction,
   getRevokeValidationInstruction,
 } from './generated/validation_registry/instructions/index.js';
-import type { ProgramIds } from './ids.js';
+import { requireProgramIds, type ProgramIds } from './ids.js';
 import { INSTRUCTIONS_SYSVAR } from './instructions.js';
 import { Pdas } from './pda.js';
 
@@ -69,7 +69,9 @@ export async function ed25519Verify(signer: KeyPairSigner, message: Uint8Array):
 
 export class ValidationRegistryBuilder {
   readonly pda: Pdas;
+  /** Throws when the validation registry's id is the mainnet sentinel. */
   constructor(readonly ids: ProgramIds) {
+    requireProgramIds(ids, ['validationRegistry']);
     this.pda = new Pdas(ids);
   }
 

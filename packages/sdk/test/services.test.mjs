@@ -182,6 +182,11 @@ test('settle holding both keys: one transaction, recorded as settled atomically'
   assert.equal(receipt.exists, true);
   assert.equal(receipt.settledAtomically, true);
   assert.equal(receipt.payerWallet, payerSigner.address);
+  // The same payment again: refused in the send's preflight, with the program logs.
+  await assert.rejects(
+    settle({ rpc, builder: b, settlement: { ...p.settlement, facilitator, feedback: { ...p.settlement.feedback, paymentIdHash } }, tables: p.tables, atomicityEnforced: true }),
+    (e) => e.name === 'TransactionFailedError' && e.logs.length > 0,
+  );
   await assert.rejects(
     settle({ rpc, builder: b, settlement: { ...p.settlement, facilitator }, tables: p.tables, atomicityEnforced: false }),
     (e) => e.name === 'AtomicityNotEnforcedError',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { address } from '@solana/kit';
-import { assertAtomicityEnforced, decisionFromWire, validationRegistryId, summarizeLogs } from '../dist/index.js';
+import { assertAtomicityEnforced, Builder, decisionFromWire, programIds, summarizeLogs, validationRegistryId, ValidationRegistryBuilder } from '../dist/index.js';
 import { decodeHeader, encodeHeader, paymentIdHash } from '../dist/x402/index.js';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 
@@ -67,4 +67,14 @@ test('every subpath the package exports loads by the package name', async () => 
   const x402 = await import('@trust-gate/sdk/x402');
   assert.equal(typeof x402.registerTrustGateScheme, 'function');
   assert.equal(typeof (await import('@trust-gate/sdk/express')).mountTrustGate, 'function');
+});
+
+test('on mainnet trust-gate program ids must be given: builders refuse the sentinel by name', () => {
+  const ids = programIds('solana-mainnet');
+  assert.throws(() => new Builder(ids), /programIds\.policyVault: .*POLICY_VAULT_PROGRAM_ID/);
+  assert.throws(() => new ValidationRegistryBuilder(ids), /VALIDATION_REGISTRY_PROGRAM_ID/);
+  const devnet = programIds('solana-devnet');
+  const given = { ...ids, policyVault: devnet.policyVault, gate: devnet.gate, validationRegistry: devnet.validationRegistry };
+  assert.ok(new Builder(given));
+  assert.notEqual(ids.agentRegistry, devnet.agentRegistry, 'the registry has its real mainnet id');
 });

@@ -50,6 +50,7 @@ export class TrustGateClientScheme implements SchemeNetworkClient {
     context?: PaymentPayloadContext,
   ): Promise<PaymentPayloadResult> {
     if (x402Version !== 2) throw new TrustGateInputError('x402Version', `${x402Version}: the trust-gate scheme is x402 v2`);
+    if (!/^\d+$/.test(requirements.amount)) throw new TrustGateInputError('amount', `${JSON.stringify(requirements.amount)} is not base units`);
     const cap = context?.maxAmountPerPayment;
     if (cap !== undefined && BigInt(requirements.amount) > BigInt(cap)) {
       throw new TrustGateInputError('amount', `${requirements.amount} is above this client's spend cap ${cap}`);

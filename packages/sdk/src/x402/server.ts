@@ -100,7 +100,21 @@ export class TrustGateServerScheme implements SchemeNetworkServer {
       // A payment answering one of our own challenges keeps that challenge's memo and
       // signature, so that the requirement it is verified against is the one it accepted.
       const reused = paid && (await this.ownChallenge(r, url, paid));
-      out.push(reused ?? (await this.challenge(r, url, payerAgentOf(this.config, header))));
+      if (reused) {
+        out.push(reused);
+        continue;
+      }
+      // Without a payer agent the offer goes out unsigned: no trust-gate client can pay it
+      // (it says extra.gate is missing), and the 402 is still an answer, not a failure.
+      // `gateDecision` in front refuses such a request with 400 naming the header.
+      let payer: Address;
+      try {
+        payer = payerAgentOf(this.config, header);
+      } catch {
+        out.push(r);
+        continue;
+      }
+      out.push(await this.challenge(r, url, payer));
     }
     return out;
   };
