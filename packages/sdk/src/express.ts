@@ -8,7 +8,7 @@ import { createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig
 import { PAYMENT_SIGNATURE } from './headers.js';
 import { payerAgentOf, type HeaderReader } from './x402/server.js';
 
-/** Request bodies above this are refused with 413, as the facilitator does. */
+/** Request bodies above this are refused with 413 (the facilitator's limit). */
 export const BODY_LIMIT = 64 * 1024;
 
 /** The mount's configuration: a facilitator's (see `createFacilitator`). */

@@ -45,6 +45,11 @@ export function apiError(status: number, code: string, message: string, hint?: s
 
 const input = (field: string, reason: string) => apiError(400, 'input_invalid', `${field}: ${reason}`);
 
+/** 502: the Solana JSON-RPC backend failed. */
+function rpcFailure(e: unknown): Answer {
+  return apiError(502, 'rpc_failure', `the Solana RPC backend failed: ${(e as Error).message}`, 'check that RPC_URL points at a running cluster or localnet');
+}
+
 /** What the mount needs: where the chain is, whose records it reads, and the network name. */
 export interface FacilitatorContext {
   rpc: TrustGateRpc;
@@ -169,9 +174,7 @@ export async function decide(
       policyId: q.policyId,
     });
   } catch (e) {
-    if (!(e instanceof TransactionFailedError)) {
-      return apiError(502, 'rpc_failure', `the Solana RPC backend failed: ${(e as Error).message}`, 'check that RPC_URL points at a running cluster or localnet');
-    }
+    if (!(e instanceof TransactionFailedError)) return rpcFailure(e);
     const named = customError(e);
     if (named?.code === ACCOUNT_NOT_INITIALIZED) return missingAccount(c, q, { code: named.code, name: 'AccountNotInitialized' });
     const fromVault = named?.program === c.ids.policyVault;
@@ -350,9 +353,17 @@ export function createFacilitator(config: FacilitatorConfig): Facilitator {
     defaultPolicyId: config.defaultPolicyId,
     facilitatorUrl: config.facilitatorUrl,
   };
+  // A read that fails is the RPC backend's failure: 502, as the facilitator answers it.
+  const guard = async (f: () => Promise<Answer>): Promise<Answer> => {
+    try {
+      return await f();
+    } catch (e) {
+      return rpcFailure(e);
+    }
+  };
   return {
     context,
-    verify: (body) => verifyAnswer(context, body),
-    receipt: (hash) => receiptAnswer(context, hash),
+    verify: (body) => guard(() => verifyAnswer(context, body)),
+    receipt: (hash) => guard(() => receiptAnswer(context, hash)),
   };
 }

@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { address } from '@solana/kit';
+import { address, generateKeyPairSigner } from '@solana/kit';
 import { assertAtomicityEnforced, Builder, decisionFromWire, programIds, summarizeLogs, validationRegistryId, ValidationRegistryBuilder } from '../dist/index.js';
-import { decodeHeader, encodeHeader, paymentIdHash } from '../dist/x402/index.js';
+import { decodeHeader, encodeHeader, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 
 test('the validation registry default id applies only to devnet and local RPC URLs', () => {
@@ -77,4 +77,16 @@ test('on mainnet trust-gate program ids must be given: builders refuse the senti
   const given = { ...ids, policyVault: devnet.policyVault, gate: devnet.gate, validationRegistry: devnet.validationRegistry };
   assert.ok(new Builder(given));
   assert.notEqual(ids.agentRegistry, devnet.agentRegistry, 'the registry has its real mainnet id');
+});
+
+test('the server scheme prices in base units, or in money with the configured asset', async () => {
+  const mint = address('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU');
+  const s = new TrustGateServerScheme({ serviceKey: await generateKeyPairSigner(), payeeAgentAsset: mint, policyId: 1, asset: { mint, decimals: 6 } });
+  assert.deepEqual(await s.parsePrice({ amount: '5', asset: mint }, 'solana:x'), { amount: '5', asset: mint });
+  assert.deepEqual(await s.parsePrice('$0.10', 'solana:x'), { amount: '100000', asset: mint });
+  assert.deepEqual(await s.parsePrice('2', 'solana:x'), { amount: '2000000', asset: mint });
+  await assert.rejects(s.parsePrice('$0.1234567', 'solana:x'), /price: .* at most 6 decimals/);
+  await assert.rejects(s.parsePrice({ amount: '1.5', asset: mint }, 'solana:x'), /price\.amount/);
+  const bare = new TrustGateServerScheme({ serviceKey: await generateKeyPairSigner(), payeeAgentAsset: mint, policyId: 1 });
+  await assert.rejects(bare.parsePrice('$1', 'solana:x'), /price: a money price needs config\.asset/);
 });
