@@ -59,6 +59,13 @@ pub struct Summary {
     elapsed: Duration,
     p50: Duration,
     p99: Duration,
+    /// JSON-RPC calls the localnet served during the run, when counted.
+    rpc_calls: Option<u64>,
+}
+
+/// The JSON-RPC calls a localnet has served so far (all methods).
+pub fn rpc_calls(localnet: &Localnet) -> u64 {
+    localnet.chain.rpc_calls().values().sum()
 }
 
 impl Summary {
@@ -79,7 +86,20 @@ impl Summary {
             elapsed,
             p50: pick(0.50),
             p99: pick(0.99),
+            rpc_calls: None,
         }
+    }
+
+    /// Records the JSON-RPC calls served while this ran (`before` from [`rpc_calls`]).
+    pub fn with_calls_since(mut self, localnet: &Localnet, before: u64) -> Self {
+        self.rpc_calls = Some(rpc_calls(localnet).saturating_sub(before));
+        self
+    }
+
+    /// RPC calls per request (successful or not).
+    pub fn calls_per_request(&self) -> Option<f64> {
+        let requests = (self.count + self.errors).max(1) as f64;
+        self.rpc_calls.map(|c| c as f64 / requests)
     }
 
     pub fn rate(&self) -> f64 {
@@ -87,8 +107,12 @@ impl Summary {
     }
 
     pub fn print(&self, name: &str) {
+        let calls = self
+            .calls_per_request()
+            .map(|c| format!("  {c:>5.2} RPC calls/req"))
+            .unwrap_or_default();
         println!(
-            "{name:<20} {:>7} ok {:>4} err  {:>8.1} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms",
+            "{name:<20} {:>7} ok {:>4} err  {:>8.1} req/s  p50 {:>7.2} ms  p99 {:>7.2} ms{calls}",
             self.count,
             self.errors,
             self.rate(),
@@ -197,6 +221,7 @@ pub async fn floor(
             .collect(),
     );
     let c2 = clients.clone();
+    let calls = rpc_calls(localnet);
     let simulate = drive(a.concurrency, duration, move |c, _| {
         let (clients, tx) = (c2.clone(), sim_tx.clone());
         async move {
@@ -209,7 +234,8 @@ pub async fn floor(
                 Ok(r) if r.value.err.is_none())
         }
     })
-    .await;
+    .await
+    .with_calls_since(localnet, calls);
 
     // sendTransaction: transfers from one funded key per client (preflight on, as clients do).
     let senders: Vec<Keypair> = (0..a.concurrency).map(|_| Keypair::new()).collect();
@@ -231,6 +257,7 @@ pub async fn floor(
         a.seconds, a.concurrency
     );
     let c3 = clients.clone();
+    let calls = rpc_calls(localnet);
     let send = drive(a.concurrency, duration, move |c, n| {
         let (clients, senders) = (c3.clone(), senders.clone());
         async move {
@@ -256,6 +283,7 @@ pub async fn floor(
             }
         }
     })
-    .await;
+    .await
+    .with_calls_since(localnet, calls);
     Ok((simulate, send))
 }

@@ -2,7 +2,7 @@
 //! against an in-process localnet, next to the localnet's own floor
 //! (simulateTransaction, sendTransaction) measured on the same machine in the same run.
 
-use crate::bench::{cores, drive, floor, LocalnetBench};
+use crate::bench::{cores, drive, floor, rpc_calls, LocalnetBench};
 use serde_json::json;
 use solana_sdk::signer::Signer;
 use std::sync::Arc;
@@ -50,6 +50,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         a.seconds, a.concurrency
     );
     let (h, u) = (http.clone(), url.clone());
+    let calls = rpc_calls(&localnet);
     let verify = drive(a.concurrency, duration, move |_, _| {
         let (http, url, body) = (h.clone(), u.clone(), body.clone());
         async move {
@@ -57,7 +58,8 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 Ok(r) if r.status() == 200)
         }
     })
-    .await;
+    .await
+    .with_calls_since(&localnet, calls);
 
     // POST /settle: a fresh signed challenge and a payer-signed settlement per payment
     // (built outside the timed call); the call verifies, simulates, co-signs, sends and
@@ -103,6 +105,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         a.concurrency
     );
     let (h, u) = (http.clone(), url.clone());
+    let calls = rpc_calls(&localnet);
     let settle = drive(
         a.concurrency,
         std::time::Duration::from_secs(settle_seconds),
@@ -167,7 +170,8 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
             }
         },
     )
-    .await;
+    .await
+    .with_calls_since(&localnet, calls);
 
     println!();
     println!(

@@ -155,37 +155,52 @@ pub async fn find_attestation(
     attestors: &[Pubkey],
     now: i64,
 ) -> Result<Option<Pubkey>, ClientError> {
-    let named: Vec<Pubkey> = attestors
-        .iter()
-        .filter(|a| **a != Pubkey::default())
-        .copied()
-        .collect();
+    let keys = named_attestations(ids, subject, capability, attestors);
     let mut found: Vec<(Pubkey, ValidationAttestation)> = Vec::new();
-    if named.is_empty() {
+    if keys.is_empty() {
         for (key, acc) in attestations_about(rpc, ids, subject, Some(capability)).await? {
             found.push((key, acc));
         }
     } else {
-        let pdas = Pdas::new(*ids);
-        let keys: Vec<Pubkey> = named
-            .iter()
-            .map(|a| pdas.attestation(subject, capability, a))
-            .collect();
         for (key, acc) in keys.iter().zip(accounts(rpc, &keys).await?) {
-            if let Some(acc) = acc.filter(|a| a.owner == ids.validation_registry) {
-                if let Ok(att) =
-                    decode::account::<ValidationAttestation>("ValidationAttestation", &acc.data)
-                {
-                    found.push((*key, att));
-                }
+            if let Some(att) = attestation_in(ids, acc.as_ref()) {
+                found.push((*key, att));
             }
         }
     }
-    let valid = found
+    Ok(best_attestation(&found, now))
+}
+
+/// The attestation accounts of the attestors a rule names (empty when it names none: any
+/// attestor counts, and only a scan finds them).
+pub fn named_attestations(
+    ids: &ProgramIds,
+    subject: &Pubkey,
+    capability: &[u8; 32],
+    attestors: &[Pubkey],
+) -> Vec<Pubkey> {
+    let pdas = Pdas::new(*ids);
+    attestors
+        .iter()
+        .filter(|a| **a != Pubkey::default())
+        .map(|a| pdas.attestation(subject, capability, a))
+        .collect()
+}
+
+/// The attestation an account holds, when it is one of the validation registry's.
+pub fn attestation_in(ids: &ProgramIds, acc: Option<&Account>) -> Option<ValidationAttestation> {
+    let acc = acc.filter(|a| a.owner == ids.validation_registry)?;
+    decode::account::<ValidationAttestation>("ValidationAttestation", &acc.data).ok()
+}
+
+/// Which of `found` a gate should see: the first valid one (not revoked, not expired at
+/// `now`), else the first, so that the gate reports why it does not count.
+pub fn best_attestation(found: &[(Pubkey, ValidationAttestation)], now: i64) -> Option<Pubkey> {
+    found
         .iter()
         .find(|(_, a)| !a.revoked && !a.is_expired(now))
-        .or(found.first());
-    Ok(valid.map(|(k, _)| *k))
+        .or(found.first())
+        .map(|(k, _)| *k)
 }
 
 /// Every attestation about `subject` (of `capability` when given), by `getProgramAccounts`

@@ -7,9 +7,15 @@ use crate::errors::summarize_logs;
 use crate::instructions::{Attestations, Builder};
 use anchor_lang::prelude::Pubkey;
 use base64::{engine::general_purpose::STANDARD, Engine as _};
+use solana_account_decoder_client_types::UiAccountEncoding;
 use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
-use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
+use solana_rpc_client_api::config::{
+    RpcSimulateTransactionAccountsConfig, RpcSimulateTransactionConfig,
+};
+use solana_rpc_client_api::request::RpcRequest;
+use solana_rpc_client_api::response::{Response, RpcSimulateTransactionResult};
+use solana_sdk::account::Account;
 use solana_sdk::signature::{Keypair, Signer};
 use solana_sdk::transaction::Transaction;
 
@@ -41,7 +47,7 @@ impl From<Pubkey> for Caller<'_> {
 }
 
 /// One payment to decide.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PaymentQuery {
     pub payer_asset: Pubkey,
     pub payee_asset: Pubkey,
@@ -58,6 +64,35 @@ pub fn now_unix() -> i64 {
         .unwrap_or_default()
 }
 
+/// A validation rule: the capability (zero: none) and the accepted attestors (default keys
+/// are empty slots; none named = any attestor).
+pub type Rule = ([u8; 32], [Pubkey; 2]);
+
+/// The rule the payer's policy sets for the payee; `None` when the account is missing or not
+/// policy_vault's.
+pub fn policy_rule(b: &Builder, acc: Option<&Account>) -> Result<Option<Rule>, ClientError> {
+    let Some(acc) = acc.filter(|a| a.owner == b.ids.policy_vault) else {
+        return Ok(None);
+    };
+    let p: PolicyAccount = decode::account("PolicyAccount", &acc.data)?;
+    Ok(Some((
+        p.params.required_capability,
+        p.params.accepted_attestors,
+    )))
+}
+
+/// The rule the payee's acceptance policy sets for the payer; `None` when there is none.
+pub fn acceptance_rule(b: &Builder, acc: Option<&Account>) -> Result<Option<Rule>, ClientError> {
+    let Some(acc) = acc.filter(|a| a.owner == b.ids.policy_vault) else {
+        return Ok(None);
+    };
+    let a: AcceptancePolicy = decode::account("AcceptancePolicy", &acc.data)?;
+    Ok(Some((
+        a.params.required_capability,
+        a.params.accepted_attestors,
+    )))
+}
+
 /// The attestation accounts a real gate would see for `q`: the payee's, when the payer's
 /// policy requires a capability; the payer's, when the payee's acceptance policy does.
 pub async fn attestations_for(
@@ -71,24 +106,29 @@ pub async fn attestations_for(
         b.pda.acceptance(&q.payee_asset),
     ];
     let accs = chain::accounts(rpc, &keys).await?;
-    let ours = |i: usize| accs[i].as_ref().filter(|a| a.owner == b.ids.policy_vault);
+    let rules = (
+        policy_rule(b, accs[0].as_ref())?,
+        acceptance_rule(b, accs[1].as_ref())?,
+    );
+    attestations_by_rules(rpc, b, q, rules, now).await
+}
+
+/// The attestation accounts for `q` under the payer policy's and the payee acceptance
+/// policy's rules.
+pub async fn attestations_by_rules(
+    rpc: &RpcClient,
+    b: &Builder,
+    q: &PaymentQuery,
+    (policy, acceptance): (Option<Rule>, Option<Rule>),
+    now: i64,
+) -> Result<Attestations, ClientError> {
     let mut att = Attestations::default();
     // The payer's policy may ask an attestation of the payee; the payee's acceptance policy
     // one of the payer.
-    if let Some(p) = ours(0) {
-        let policy: PolicyAccount = decode::account("PolicyAccount", &p.data)?;
-        let rule = (
-            policy.params.required_capability,
-            policy.params.accepted_attestors,
-        );
+    if let Some(rule) = policy {
         att.payee = required_attestation(rpc, b, &q.payee_asset, rule, now).await?;
     }
-    if let Some(a) = ours(1) {
-        let acceptance: AcceptancePolicy = decode::account("AcceptancePolicy", &a.data)?;
-        let rule = (
-            acceptance.params.required_capability,
-            acceptance.params.accepted_attestors,
-        );
+    if let Some(rule) = acceptance {
         att.payer = required_attestation(rpc, b, &q.payer_asset, rule, now).await?;
     }
     Ok(att)
@@ -100,7 +140,7 @@ async fn required_attestation(
     rpc: &RpcClient,
     b: &Builder,
     subject: &Pubkey,
-    (capability, attestors): ([u8; 32], [Pubkey; 2]),
+    (capability, attestors): Rule,
     now: i64,
 ) -> Result<Option<Pubkey>, ClientError> {
     if capability == [0; 32] {
@@ -115,7 +155,7 @@ const FEE_PAYER_MIN_LAMPORTS: u64 = 5_000;
 /// Picks a fee payer for a signature-less simulation: the caller when it can pay the fee,
 /// else the payer agent's owner or the payee agent's owner (registered agents' owners paid
 /// rent, so they hold lamports). Simulation never charges anyone.
-async fn simulation_fee_payer(
+pub async fn simulation_fee_payer(
     rpc: &RpcClient,
     b: &Builder,
     caller: Pubkey,
@@ -158,6 +198,15 @@ pub async fn gate_payment(
     q: PaymentQuery,
 ) -> Result<Decision, ClientError> {
     let att = attestations_for(rpc, b, &q, now_unix()).await?;
+    let k = match caller {
+        Caller::Keypair(k) => k,
+        Caller::Pubkey(p) => {
+            let fee_payer = simulation_fee_payer(rpc, b, p, &q).await?;
+            return simulate_decision(rpc, b, &fee_payer, &q, att, &[])
+                .await?
+                .decision;
+        }
+    };
     let ix = b.gate_payment(
         &q.payer_asset,
         &q.payee_asset,
@@ -166,33 +215,119 @@ pub async fn gate_payment(
         q.policy_id,
         att,
     );
-    let fee_payer = match &caller {
-        Caller::Keypair(k) => k.pubkey(),
-        Caller::Pubkey(p) => simulation_fee_payer(rpc, b, *p, &q).await?,
-    };
-    let mut tx = Transaction::new_with_payer(&[ix], Some(&fee_payer));
-    let sig_verify = match &caller {
-        Caller::Keypair(k) => {
-            let blockhash = rpc.get_latest_blockhash().await?;
-            tx.try_sign(&[*k], blockhash)
-                .map_err(|e| ClientError::input("caller", e.to_string()))?;
-            true
-        }
-        Caller::Pubkey(_) => false,
-    };
+    let mut tx = Transaction::new_with_payer(&[ix], Some(&k.pubkey()));
+    let blockhash = rpc.get_latest_blockhash().await?;
+    tx.try_sign(&[k], blockhash)
+        .map_err(|e| ClientError::input("caller", e.to_string()))?;
     let sim = rpc
         .simulate_transaction_with_config(
             &tx,
             RpcSimulateTransactionConfig {
-                sig_verify,
-                // An unsigned transaction gets the cluster's latest blockhash.
-                replace_recent_blockhash: !sig_verify,
+                sig_verify: true,
                 commitment: Some(CommitmentConfig::confirmed()),
                 ..RpcSimulateTransactionConfig::default()
             },
         )
         .await?
         .value;
+    decision_of(b, sim)
+}
+
+/// One simulation of `gate_payment`: the decision (or why there is none) and the accounts
+/// it was asked to return, as the simulation saw them.
+pub struct Simulated {
+    pub decision: Result<Decision, ClientError>,
+    pub accounts: Vec<Option<Account>>,
+}
+
+/// Simulates `gate_payment` for `q` with `att`, unsigned and paid by `fee_payer` (nothing is
+/// charged), and reads `watch` in the same call (`simulateTransaction`'s `accounts`). The
+/// outer error is the RPC's; `decision` holds the simulation's own outcome.
+pub async fn simulate_decision(
+    rpc: &RpcClient,
+    b: &Builder,
+    fee_payer: &Pubkey,
+    q: &PaymentQuery,
+    att: Attestations,
+    watch: &[Pubkey],
+) -> Result<Simulated, ClientError> {
+    let wire = decision_transaction(b, fee_payer, q, att)?;
+    simulate_wire(rpc, b, &wire, watch).await
+}
+
+/// The unsigned `gate_payment` transaction of `q`, paid by `fee_payer`, as base64 of its
+/// wire bytes: a pure function of its inputs (the RPC replaces the blockhash), so callers
+/// that decide the same payment often may keep it.
+pub fn decision_transaction(
+    b: &Builder,
+    fee_payer: &Pubkey,
+    q: &PaymentQuery,
+    att: Attestations,
+) -> Result<String, ClientError> {
+    let ix = b.gate_payment(
+        &q.payer_asset,
+        &q.payee_asset,
+        q.amount,
+        &q.mint,
+        q.policy_id,
+        att,
+    );
+    let tx = Transaction::new_with_payer(&[ix], Some(fee_payer));
+    let bytes = bincode::serialize(&tx).map_err(|e| ClientError::Decode {
+        what: "gate_payment transaction".into(),
+        reason: e.to_string(),
+    })?;
+    Ok(STANDARD.encode(bytes))
+}
+
+/// Simulates a `gate_payment` transaction given as base64 (see [`decision_transaction`])
+/// without signature checks and with the cluster's latest blockhash, reading `watch`.
+pub async fn simulate_wire(
+    rpc: &RpcClient,
+    b: &Builder,
+    wire: &str,
+    watch: &[Pubkey],
+) -> Result<Simulated, ClientError> {
+    let config = RpcSimulateTransactionConfig {
+        sig_verify: false,
+        // An unsigned transaction gets the cluster's latest blockhash.
+        replace_recent_blockhash: true,
+        commitment: Some(CommitmentConfig::confirmed()),
+        encoding: Some(solana_transaction_status_client_types::UiTransactionEncoding::Base64),
+        accounts: (!watch.is_empty()).then(|| RpcSimulateTransactionAccountsConfig {
+            encoding: Some(UiAccountEncoding::Base64),
+            addresses: watch.iter().map(|k| k.to_string()).collect(),
+        }),
+        ..RpcSimulateTransactionConfig::default()
+    };
+    let sim: Response<RpcSimulateTransactionResult> = rpc
+        .send(
+            RpcRequest::SimulateTransaction,
+            serde_json::json!([wire, config]),
+        )
+        .await?;
+    let sim = sim.value;
+    let accounts = match &sim.accounts {
+        None => vec![None; watch.len()],
+        Some(list) => list
+            .iter()
+            .map(|a| a.as_ref().and_then(|ui| ui.decode::<Account>()))
+            .collect(),
+    };
+    if accounts.len() != watch.len() {
+        return Err(ClientError::Decode {
+            what: "simulateTransaction accounts".into(),
+            reason: format!("{} accounts for {} addresses", accounts.len(), watch.len()),
+        });
+    }
+    Ok(Simulated {
+        decision: decision_of(b, sim),
+        accounts,
+    })
+}
+
+/// The decision in a simulation's return data, or the failure with its logs summarized.
+fn decision_of(b: &Builder, sim: RpcSimulateTransactionResult) -> Result<Decision, ClientError> {
     let logs = sim.logs.unwrap_or_default();
     let Some(rd) = sim.return_data.filter(|r| !r.data.0.is_empty()) else {
         let err: Option<solana_sdk::transaction::TransactionError> = sim.err.map(Into::into);

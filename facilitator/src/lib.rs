@@ -13,12 +13,14 @@
 //!
 //! Modules: [`config`] (typed config and its validation), [`adapter`] (the pay adapter:
 //! `extra.gate`, service signature, memo, expiry), [`inspect`] (the settle transaction
-//! verifier), [`service`] (state and chain reads), `settle`, `verify`, [`dispute`], `records`
+//! verifier), [`service`] (state and chain reads), [`decisions`] (deciding in one round trip
+//! from checked cached inputs), `settle`, `verify`, [`dispute`], `records`
 //! (the operations), [`payer_locks`] (one settlement at a time per payer), [`routes`] (HTTP),
 //! [`reject`] and [`error`] (answers).
 
 pub mod adapter;
 pub mod config;
+pub mod decisions;
 pub mod dispute;
 pub mod error;
 pub mod inspect;

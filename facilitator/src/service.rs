@@ -3,6 +3,7 @@
 //! on it.
 
 use crate::config::{Config, ConfigError, FacilitatorKey, MountConfig};
+use crate::decisions::DecisionCache;
 use crate::error::ApiError;
 use crate::payer_locks::PayerLocks;
 use axum::http::StatusCode;
@@ -16,7 +17,7 @@ use tokio::sync::{OnceCell, RwLock};
 use trust_gate_client::decode::{Decision, PolicyAccount};
 use trust_gate_client::ids::caip2_from_genesis;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::simulate::{self, Caller, PaymentQuery};
+use trust_gate_client::simulate::PaymentQuery;
 use trust_gate_client::{chain, decode, Builder, ClientError, Network, ProgramIds, RpcClient};
 
 /// Everything the routes share.
@@ -33,6 +34,8 @@ pub struct Facilitator {
     pub max_compute_unit_price: u64,
     /// One settlement at a time per payer agent (see [`crate::payer_locks`]).
     pub(crate) payer_locks: PayerLocks,
+    /// What decisions may take from memory (see [`crate::decisions`]).
+    pub decisions: DecisionCache,
     started: Instant,
     caip2: OnceCell<String>,
     collection: OnceCell<Pubkey>,
@@ -70,6 +73,7 @@ impl Facilitator {
             confirm_timeout: config.confirm_timeout,
             max_compute_unit_price: config.max_compute_unit_price,
             payer_locks: PayerLocks::default(),
+            decisions: DecisionCache::default(),
             started: Instant::now(),
             caip2: OnceCell::new(),
             collection: OnceCell::new(),
@@ -165,18 +169,16 @@ impl Facilitator {
         Ok((program, decimals))
     }
 
-    /// The decision the strict gate would make for `q`, by simulating `gate_payment`.
+    /// The decision the strict gate would make for `q`, by simulating `gate_payment` (in one
+    /// round trip when the decision cache's inputs hold; see [`crate::decisions`]).
     /// A missing policy or kill switch is 404 naming the account; a mint other than the
     /// policy's is 422 `policy_mismatch`, a retired policy 422 `policy_retired`; an RPC
     /// failure is 502.
     pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, ApiError> {
-        match simulate::gate_payment(
-            &self.rpc,
-            &self.builder,
-            Caller::Pubkey(self.facilitator()),
-            q,
-        )
-        .await
+        match self
+            .decisions
+            .decide(&self.rpc, &self.builder, self.facilitator(), &q)
+            .await
         {
             Ok(d) => Ok(d),
             Err(ClientError::SimulationFailed { named: Some(n), .. }) if n.code == 3012 => {

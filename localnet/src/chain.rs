@@ -59,6 +59,8 @@ pub struct Chain {
     time_offset: AtomicU64,
     /// The cluster's blockhashes, one per slot (see [`Blockhashes`]).
     blockhashes: std::sync::Mutex<Blockhashes>,
+    /// JSON-RPC calls served, by method (what benchmarks report per request).
+    rpc_calls: std::sync::Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 /// How many slots a blockhash stays usable, as on a cluster (150 slots, about 60 s).
@@ -145,7 +147,22 @@ impl Chain {
             faucet,
             slot: AtomicU64::new(0),
             time_offset: AtomicU64::new(0),
+            rpc_calls: std::sync::Mutex::new(Default::default()),
         })
+    }
+
+    /// Counts one JSON-RPC call of `method` (a batch counts each of its calls).
+    pub fn count_rpc_call(&self, method: &str) {
+        let mut calls = self.rpc_calls.lock().unwrap_or_else(|e| e.into_inner());
+        *calls.entry(method.to_string()).or_default() += 1;
+    }
+
+    /// The JSON-RPC calls served so far, by method.
+    pub fn rpc_calls(&self) -> std::collections::BTreeMap<String, u64> {
+        self.rpc_calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     pub fn genesis_hash(&self) -> Hash {
@@ -330,7 +347,33 @@ impl Chain {
         tx: VersionedTransaction,
         replace_blockhash: bool,
     ) -> Result<Simulation, BanksClientError> {
+        Ok(self.simulate_reading(tx, replace_blockhash, &[]).await?.0)
+    }
+
+    /// Simulates `tx` and reads `watch` in the bank state the simulation ran against (the
+    /// shared gate is held across both, so no transaction lands in between): what
+    /// `simulateTransaction`'s `accounts` option returns. The bank does not hand out the
+    /// simulation's writes, so an account the transaction writes comes back as it was before;
+    /// for accounts it only reads, that is the same state.
+    pub async fn simulate_reading(
+        &self,
+        tx: VersionedTransaction,
+        replace_blockhash: bool,
+        watch: &[Pubkey],
+    ) -> Result<(Simulation, Vec<Option<Account>>), BanksClientError> {
         let _shared = self.gate.read().await;
+        let mut accounts = Vec::with_capacity(watch.len());
+        for key in watch {
+            accounts.push(self.banks.get_account(*key).await?);
+        }
+        Ok((self.simulate_locked(tx, replace_blockhash).await?, accounts))
+    }
+
+    async fn simulate_locked(
+        &self,
+        tx: VersionedTransaction,
+        replace_blockhash: bool,
+    ) -> Result<Simulation, BanksClientError> {
         let tx = match self.for_bank(tx, !replace_blockhash).await {
             Ok(tx) => tx,
             Err(e) => {

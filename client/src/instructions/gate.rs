@@ -8,7 +8,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::sysvar;
 
 /// Attestation accounts passed to an evaluation (an absent one is `None`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Attestations {
     /// An attestation about the payer (asked by the payee's AcceptancePolicy).
     pub payer: Option<Pubkey>,

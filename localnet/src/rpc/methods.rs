@@ -9,6 +9,7 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use solana_account_decoder_client_types::UiAccountEncoding;
 use solana_rpc_client_types::config::{
     RpcAccountInfoConfig, RpcProgramAccountsConfig, RpcSendTransactionConfig,
     RpcSignatureStatusConfig, RpcSimulateTransactionConfig, RpcTransactionConfig,
@@ -256,11 +257,28 @@ fn signature_failure() -> RpcError {
 async fn simulate_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
     let data: String = param(p, 0, "transaction")?;
     let cfg: RpcSimulateTransactionConfig = config(p, 1)?;
-    if cfg.accounts.is_some() {
-        return Err(RpcError::invalid_params(
-            "the accounts option of simulateTransaction is not supported by the localnet",
-        ));
-    }
+    let (watch, watch_encoding) = match &cfg.accounts {
+        None => (Vec::new(), None),
+        Some(a) => {
+            if a.addresses.len() > 100 {
+                return Err(RpcError::invalid_params(
+                    "Too many accounts provided; max 100",
+                ));
+            }
+            let keys = a
+                .addresses
+                .iter()
+                .map(|k| {
+                    Pubkey::from_str(k).map_err(|_| {
+                        RpcError::invalid_params(format!(
+                            "Invalid param: {k} is not a base58 public key"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            (keys, Some(a.encoding.unwrap_or(UiAccountEncoding::Base64)))
+        }
+    };
     if cfg.sig_verify && cfg.replace_recent_blockhash {
         return Err(RpcError::invalid_params(
             "sigVerify may not be used with replaceRecentBlockhash",
@@ -276,11 +294,22 @@ async fn simulate_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         tx.message.set_recent_blockhash(latest.0);
         replacement = Some(latest);
     }
-    let sim = chain
-        .simulate(tx, cfg.replace_recent_blockhash)
+    let (sim, read) = chain
+        .simulate_reading(tx, cfg.replace_recent_blockhash, &watch)
         .await
         .map_err(bank_error)?;
-    with_context(chain, simulation_json(&sim, replacement))
+    let mut value = simulation_json(&sim, replacement);
+    if let Some(encoding) = watch_encoding {
+        let mut accounts = Vec::with_capacity(watch.len());
+        for (key, acc) in watch.iter().zip(read) {
+            accounts.push(match acc {
+                Some(acc) if acc.lamports > 0 => Some(ui_account(key, &acc, Some(encoding), None)?),
+                _ => None,
+            });
+        }
+        value.accounts = Some(accounts);
+    }
+    with_context(chain, value)
 }
 
 fn preflight_failure(sim: &crate::chain::Simulation, err: &TransactionError) -> RpcError {

@@ -106,6 +106,7 @@ async fn one(chain: &Arc<Chain>, request: Value) -> Value {
             },
         );
     };
+    chain.count_rpc_call(method);
     let params = match request.get("params") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a.clone(),

@@ -200,6 +200,35 @@ async fn send_simulate_statuses_and_transactions() {
     )
     .await;
     assert!(replaced["value"]["replacementBlockhash"]["blockhash"].is_string());
+    // The accounts option: the listed accounts as the simulation saw them (a missing one is
+    // null); more than 100 are refused.
+    let watched = result(
+        &env,
+        "simulateTransaction",
+        json!([b64(&tx), {"encoding": "base64", "sigVerify": true,
+            "accounts": {"encoding": "base64", "addresses": [from.pubkey().to_string(), to.to_string()]}}]),
+    )
+    .await;
+    let accounts = watched["value"]["accounts"].as_array().unwrap();
+    let balance = result(&env, "getBalance", json!([from.pubkey().to_string()])).await["value"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(accounts[0]["lamports"].as_u64(), Some(balance), "{watched}");
+    assert_eq!(accounts[0]["owner"], "11111111111111111111111111111111");
+    assert_eq!(accounts[0]["data"][1], "base64");
+    assert!(accounts[1].is_null(), "{watched}");
+    assert!(
+        sim["value"]["accounts"].is_null(),
+        "not asked for, not given"
+    );
+    let too_many: Vec<String> = (0..101).map(|_| Pubkey::new_unique().to_string()).collect();
+    let refused = call(
+        &env,
+        "simulateTransaction",
+        json!([b64(&tx), {"encoding": "base64", "accounts": {"addresses": too_many}}]),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
 
     // sendTransaction (base58 by default), then its status and the transaction itself.
     let wire = bs58::encode(bincode::serialize(&tx).unwrap()).into_string();

@@ -4,6 +4,7 @@
 
 mod concurrency;
 mod conformance;
+mod decisions;
 mod demo;
 mod dispute;
 #[path = "../localnet/fixture.rs"]

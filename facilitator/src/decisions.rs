@@ -1,0 +1,293 @@
+//! Deciding at the cost of one RPC round trip.
+//!
+//! A decision is a simulation of `gate_payment`, which needs the attestation accounts the
+//! gate would see; finding them takes reads (the payer's policy, the payee's acceptance
+//! policy, the attestations). Most of that cannot change or rarely does, so it is cached,
+//! and every cached input is checked against the simulation's own view of the chain in the
+//! same call (`simulateTransaction`'s `accounts`):
+//!
+//! - a policy's rule (required capability, accepted attestors) is immutable: cached once read;
+//! - an acceptance policy can be replaced: cached, and compared with the copy the simulation
+//!   returns;
+//! - which attestation of the attestors a rule names the gate should see: cached, and
+//!   recomputed from the copies of those attestation accounts the simulation returns;
+//! - the facilitator paying the simulation's fee: cached while simulations accept it.
+//!
+//! When any check fails (something changed), the decision is made again the uncached way,
+//! which reads everything and refills the cache. What can change between calls without
+//! being an input here (kill switch, velocity, reputation stats, retirement, attestation
+//! state) is read by the simulation itself. A rule that accepts any attestor needs a
+//! `getProgramAccounts` scan (a new attestation by anyone counts), so it is never cached.
+
+use solana_sdk::account::Account;
+use solana_sdk::pubkey::Pubkey;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use trust_gate_client::chain::{self, attestation_in, best_attestation, named_attestations};
+use trust_gate_client::decode::Decision;
+use trust_gate_client::instructions::Attestations;
+use trust_gate_client::simulate::{
+    self, acceptance_rule, now_unix, policy_rule, simulate_decision, simulate_wire, PaymentQuery,
+    Rule,
+};
+use trust_gate_client::{Builder, ClientError, RpcClient};
+
+/// One side of a payment that needs an attestation: who it is about, under which rule.
+type ChoiceKey = (Pubkey, Rule);
+
+/// The attestation accounts of the attestors a rule names, and which of them the gate
+/// should see.
+#[derive(Clone)]
+struct Choice {
+    candidates: Vec<Pubkey>,
+    chosen: Option<Pubkey>,
+}
+
+/// No map here grows past this many entries: past it, a map starts over (a cold entry
+/// costs one uncached decision).
+const MAX_ENTRIES: usize = 100_000;
+
+/// How the cache fared, for benchmarks and tests.
+#[derive(Debug, Default)]
+pub struct CacheStats {
+    /// Decisions made in one simulation from cached inputs that the simulation confirmed.
+    pub cached: AtomicU64,
+    /// Decisions made the uncached way (cold, or something changed).
+    pub uncached: AtomicU64,
+}
+
+#[derive(Default)]
+pub struct DecisionCache {
+    policies: RwLock<HashMap<(Pubkey, u32), Rule>>,
+    acceptances: RwLock<HashMap<Pubkey, Option<Rule>>>,
+    choices: RwLock<HashMap<ChoiceKey, Choice>>,
+    /// The policy and acceptance addresses of (payer, payee, policy id): derived once.
+    addresses: RwLock<HashMap<(Pubkey, Pubkey, u32), [Pubkey; 2]>>,
+    /// The simulated transactions (base64): pure functions of the payment, its
+    /// attestations and the fee payer.
+    wires: RwLock<HashMap<(PaymentQuery, Attestations, Pubkey), Arc<str>>>,
+    fee_payer_funded: AtomicBool,
+    pub stats: CacheStats,
+}
+
+/// The inputs of a cached decision, and what the simulation must confirm of them.
+struct Plan {
+    attestations: Attestations,
+    /// policy, acceptance, then each side's named attestation accounts.
+    watch: Vec<Pubkey>,
+    policy: Rule,
+    acceptance: Option<Rule>,
+    /// The choice per side with a capability, in watch order after the first two.
+    sides: Vec<Choice>,
+}
+
+fn read<K: std::hash::Hash + Eq, V: Clone>(m: &RwLock<HashMap<K, V>>, k: &K) -> Option<V> {
+    m.read().unwrap_or_else(|e| e.into_inner()).get(k).cloned()
+}
+
+fn write<K: std::hash::Hash + Eq, V>(m: &RwLock<HashMap<K, V>>, k: K, v: V) {
+    let mut m = m.write().unwrap_or_else(|e| e.into_inner());
+    if m.len() >= MAX_ENTRIES {
+        m.clear();
+    }
+    m.insert(k, v);
+}
+
+fn needs_capability(rule: &Rule) -> bool {
+    rule.0 != [0; 32]
+}
+
+impl DecisionCache {
+    /// The decision for `q` as `simulate::gate_payment` with the facilitator as caller
+    /// makes it: from cached inputs in one round trip when the simulation confirms them,
+    /// else the uncached way.
+    pub async fn decide(
+        &self,
+        rpc: &RpcClient,
+        b: &Builder,
+        facilitator: Pubkey,
+        q: &PaymentQuery,
+    ) -> Result<Decision, ClientError> {
+        if let Some(plan) = self.plan(b, q) {
+            let wire = self.wire(b, &facilitator, q, plan.attestations)?;
+            let sim = simulate_wire(rpc, b, &wire, &plan.watch).await?;
+            if self.confirms(b, &plan, &sim.accounts, &sim.decision) {
+                self.stats.cached.fetch_add(1, Ordering::Relaxed);
+                return sim.decision;
+            }
+        }
+        self.stats.uncached.fetch_add(1, Ordering::Relaxed);
+        self.decide_uncached(rpc, b, facilitator, q).await
+    }
+
+    /// The cached inputs for `q`, or `None` when something is not cached (or a rule needs a
+    /// scan).
+    fn plan(&self, b: &Builder, q: &PaymentQuery) -> Option<Plan> {
+        if !self.fee_payer_funded.load(Ordering::Relaxed) {
+            return None;
+        }
+        let policy = read(&self.policies, &(q.payer_asset, q.policy_id))?;
+        let acceptance = read(&self.acceptances, &q.payee_asset)?;
+        let mut watch = self.addresses(b, q).to_vec();
+        let mut attestations = Attestations::default();
+        let mut sides = Vec::new();
+        // The payer's policy asks about the payee; the payee's acceptance about the payer.
+        for (subject, rule, slot) in [
+            (q.payee_asset, Some(policy), &mut attestations.payee),
+            (q.payer_asset, acceptance, &mut attestations.payer),
+        ] {
+            let Some(rule) = rule.filter(needs_capability) else {
+                continue;
+            };
+            let choice = read(&self.choices, &(subject, rule))?;
+            *slot = choice.chosen;
+            watch.extend(&choice.candidates);
+            sides.push(choice);
+        }
+        Some(Plan {
+            attestations,
+            watch,
+            policy,
+            acceptance,
+            sides,
+        })
+    }
+
+    /// The policy and acceptance addresses of `q`.
+    fn addresses(&self, b: &Builder, q: &PaymentQuery) -> [Pubkey; 2] {
+        let key = (q.payer_asset, q.payee_asset, q.policy_id);
+        read(&self.addresses, &key).unwrap_or_else(|| {
+            let a = [
+                b.pda.policy(&q.payer_asset, q.policy_id),
+                b.pda.acceptance(&q.payee_asset),
+            ];
+            write(&self.addresses, key, a);
+            a
+        })
+    }
+
+    /// The simulated transaction of `q` (see [`simulate::decision_transaction`]).
+    fn wire(
+        &self,
+        b: &Builder,
+        fee_payer: &Pubkey,
+        q: &PaymentQuery,
+        att: Attestations,
+    ) -> Result<Arc<str>, ClientError> {
+        let key = (*q, att, *fee_payer);
+        if let Some(w) = read(&self.wires, &key) {
+            return Ok(w);
+        }
+        let w: Arc<str> = simulate::decision_transaction(b, fee_payer, q, att)?.into();
+        write(&self.wires, key, w.clone());
+        Ok(w)
+    }
+
+    /// Whether the simulation saw the inputs the plan assumed.
+    fn confirms(
+        &self,
+        b: &Builder,
+        plan: &Plan,
+        accounts: &[Option<Account>],
+        decision: &Result<Decision, ClientError>,
+    ) -> bool {
+        if fee_payer_refused(decision) {
+            self.fee_payer_funded.store(false, Ordering::Relaxed);
+            return false;
+        }
+        let same_policy =
+            matches!(policy_rule(b, accounts[0].as_ref()), Ok(Some(r)) if r == plan.policy);
+        let same_acceptance =
+            matches!(acceptance_rule(b, accounts[1].as_ref()), Ok(r) if r == plan.acceptance);
+        if !same_policy || !same_acceptance {
+            return false;
+        }
+        let now = now_unix();
+        let mut at = 2;
+        for choice in &plan.sides {
+            let n = choice.candidates.len();
+            let found: Vec<_> = choice
+                .candidates
+                .iter()
+                .zip(&accounts[at..at + n])
+                .filter_map(|(k, acc)| attestation_in(&b.ids, acc.as_ref()).map(|a| (*k, a)))
+                .collect();
+            if best_attestation(&found, now) != choice.chosen {
+                return false;
+            }
+            at += n;
+        }
+        true
+    }
+
+    /// The uncached way: read the policy and the acceptance policy, find the attestations,
+    /// pick a fee payer, simulate; then remember what can be cached.
+    pub async fn decide_uncached(
+        &self,
+        rpc: &RpcClient,
+        b: &Builder,
+        facilitator: Pubkey,
+        q: &PaymentQuery,
+    ) -> Result<Decision, ClientError> {
+        let keys = self.addresses(b, q);
+        let accs = chain::accounts(rpc, &keys).await?;
+        let policy = policy_rule(b, accs[0].as_ref())?;
+        let acceptance = acceptance_rule(b, accs[1].as_ref())?;
+        let now = now_unix();
+        let att = simulate::attestations_by_rules(rpc, b, q, (policy, acceptance), now).await?;
+        let fee_payer = if self.fee_payer_funded.load(Ordering::Relaxed) {
+            facilitator
+        } else {
+            simulate::simulation_fee_payer(rpc, b, facilitator, q).await?
+        };
+        let sim = simulate_decision(rpc, b, &fee_payer, q, att, &[]).await?;
+        self.fee_payer_funded.store(
+            fee_payer == facilitator && !fee_payer_refused(&sim.decision),
+            Ordering::Relaxed,
+        );
+        // A policy exists once created and its rule never changes; a missing one is not
+        // remembered (it may be created).
+        if let Some(rule) = policy {
+            write(&self.policies, (q.payer_asset, q.policy_id), rule);
+            remember_choice(&self.choices, b, q.payee_asset, rule, att.payee);
+        }
+        write(&self.acceptances, q.payee_asset, acceptance);
+        if let Some(rule) = acceptance {
+            remember_choice(&self.choices, b, q.payer_asset, rule, att.payer);
+        }
+        sim.decision
+    }
+}
+
+/// Remembers the attestation chosen for a rule that names its attestors (a rule for any
+/// attestor is scanned every time).
+fn remember_choice(
+    choices: &RwLock<HashMap<ChoiceKey, Choice>>,
+    b: &Builder,
+    subject: Pubkey,
+    rule: Rule,
+    chosen: Option<Pubkey>,
+) {
+    if !needs_capability(&rule) {
+        return;
+    }
+    let candidates = named_attestations(&b.ids, &subject, &rule.0, &rule.1);
+    if !candidates.is_empty() {
+        write(choices, (subject, rule), Choice { candidates, chosen });
+    }
+}
+
+/// Whether a simulation failed because its fee payer could not pay (missing or unfunded).
+fn fee_payer_refused(decision: &Result<Decision, ClientError>) -> bool {
+    use solana_sdk::transaction::TransactionError;
+    matches!(
+        decision,
+        Err(ClientError::SimulationFailed {
+            err: Some(
+                TransactionError::AccountNotFound | TransactionError::InsufficientFundsForFee
+            ),
+            ..
+        })
+    )
+}
