@@ -102,6 +102,10 @@ impl Summary {
         self.rpc_calls.map(|c| c as f64 / requests)
     }
 
+    pub fn p99_ms(&self) -> f64 {
+        self.p99.as_secs_f64() * 1e3
+    }
+
     pub fn rate(&self) -> f64 {
         self.count as f64 / self.elapsed.as_secs_f64()
     }

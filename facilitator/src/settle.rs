@@ -1,5 +1,6 @@
-//! POST /settle: authenticate the challenge, verify the transaction, co-sign, simulate,
-//! send, confirm. A replay of a settled transaction returns the first signature.
+//! POST /settle: authenticate the challenge, verify the transaction, co-sign, send with
+//! preflight (the cluster's simulation), confirm. A replay of a settled transaction returns
+//! the first signature.
 //!
 //! Replays need no cache: Ed25519 signatures are deterministic, so co-signing the same
 //! message again gives the same transaction signature, whose status the cluster knows.
@@ -13,13 +14,13 @@ use crate::inspect::{self, Expected, Verified};
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use axum::http::StatusCode;
-use solana_commitment_config::CommitmentConfig;
-use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
+use solana_commitment_config::CommitmentLevel;
+use solana_rpc_client_api::config::RpcSendTransactionConfig;
 use solana_sdk::instruction::InstructionError;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
-use solana_sdk::transaction::{TransactionError, VersionedTransaction};
+use solana_sdk::transaction::TransactionError;
 use std::time::{Duration, Instant};
 use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
@@ -126,52 +127,38 @@ impl Facilitator {
         let failed = |err: TransactionError| self.failure(&signature, err, gate_index, &ctx);
 
         let _turn = self.payer_locks.lock(ctx.payer_asset).await;
-        if let Some(done) = self.landed(&signature).await? {
-            tracing::info!(%signature, "replayed settlement");
-            return match done {
-                Ok(()) => Ok(settled(true)),
-                Err(err) => Err(failed(err).await),
-            };
-        }
-        if self
-            .rpc
-            .get_account_with_commitment(&feedback_log, CommitmentConfig::confirmed())
-            .await
-            .map_err(|e| rpc_rejection(e.to_string()))?
-            .value
-            .is_some()
-        {
-            return Err(Rejection::new(
-                StatusCode::CONFLICT,
-                "payment_already_settled",
-                format!(
-                    "payment {} was already settled by another transaction (feedback log {feedback_log})",
-                    trust_gate_client::decode::hex(&ctx.payment_id_hash)
-                ),
-            )
-            .hint("request a fresh challenge: every payment needs its own memo"));
-        }
-
-        self.simulate(&tx, &ctx).await?;
+        // One send with preflight (the cluster simulates it; a gate refusal comes back as
+        // the simulation's error) and confirmation reads: two round trips when all goes
+        // well. A replay or a payment settled by another transaction is recognized from the
+        // send's own error, never by reads up front.
         let sent = self
             .rpc
             .send_transaction_with_config(
                 &tx,
                 RpcSendTransactionConfig {
-                    skip_preflight: true,
+                    skip_preflight: false,
+                    preflight_commitment: Some(CommitmentLevel::Confirmed),
                     ..RpcSendTransactionConfig::default()
                 },
             )
             .await;
         if let Err(e) = sent {
-            // A concurrent request may have sent the same transaction first.
+            // The same transaction may have landed already (a retry, or a concurrent
+            // request): its status says so, and the first signature is the answer.
             if let Some(done) = self.landed(&signature).await? {
+                tracing::info!(%signature, "replayed settlement");
                 return match done {
                     Ok(()) => Ok(settled(true)),
                     Err(err) => Err(failed(err).await),
                 };
             }
-            return Err(rpc_rejection(e.to_string()));
+            return Err(match preflight_failure(&e) {
+                Some((err, logs)) => {
+                    self.refusal(err, &logs, gate_index, &feedback_log, &ctx)
+                        .await
+                }
+                None => rpc_rejection(e.to_string()),
+            });
         }
         match self.confirm(&signature).await? {
             Ok(()) => {
@@ -252,11 +239,14 @@ impl Facilitator {
         }))
     }
 
+    /// Waits until `signature` lands: reads its status at once, then backs off from 2 ms,
+    /// doubling up to 200 ms, until the confirmation deadline.
     async fn confirm(
         &self,
         signature: &Signature,
     ) -> Result<Result<(), TransactionError>, Rejection> {
         let start = Instant::now();
+        let mut wait = Duration::from_millis(2);
         loop {
             if let Some(done) = self.landed(signature).await? {
                 return Ok(done);
@@ -272,43 +262,51 @@ impl Facilitator {
                 )
                 .hint("look the signature up later; a replay of the same payment returns it once it lands"));
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_millis(200));
         }
     }
 
-    /// Simulates the co-signed transaction; a gate refusal becomes the decision itself.
-    async fn simulate(
+    /// Why the send's preflight simulation refused the settlement: a gate refusal is the
+    /// decision itself; a feedback log that already exists means another transaction
+    /// settled this payment; anything else is named from the IDLs.
+    async fn refusal(
         &self,
-        tx: &VersionedTransaction,
+        err: TransactionError,
+        logs: &[String],
+        gate_index: u8,
+        feedback_log: &Pubkey,
         ctx: &GateContext,
-    ) -> Result<(), Rejection> {
-        let sim = self
-            .rpc
-            .simulate_transaction_with_config(
-                tx,
-                RpcSimulateTransactionConfig {
-                    sig_verify: true,
-                    replace_recent_blockhash: false,
-                    commitment: Some(CommitmentConfig::confirmed()),
-                    ..RpcSimulateTransactionConfig::default()
-                },
-            )
-            .await
-            .map_err(|e| rpc_rejection(e.to_string()))?
-            .value;
-        let Some(err) = sim.err else {
-            return Ok(());
-        };
-        let err: TransactionError = err.into();
-        let logs = sim.logs.unwrap_or_default();
+    ) -> Rejection {
         if err == TransactionError::BlockhashNotFound {
-            return Err(Rejection::bad(
+            return Rejection::bad(
                 "blockhash_expired",
                 "the transaction's recent blockhash is no longer valid",
             )
-            .hint("build the transaction again with a fresh blockhash"));
+            .hint("build the transaction again with a fresh blockhash");
         }
-        let named = errors::explain(&err, &logs);
+        // emit_feedback creates the payment's feedback log; when one exists, its creation
+        // fails (the runtime's AccountAlreadyInitialized, or the system program's
+        // AccountAlreadyInUse, 0).
+        let exists = matches!(
+            &err,
+            TransactionError::InstructionError(
+                i,
+                InstructionError::AccountAlreadyInitialized | InstructionError::Custom(0)
+            ) if *i == gate_index + 2
+        );
+        if exists {
+            return Rejection::new(
+                StatusCode::CONFLICT,
+                "payment_already_settled",
+                format!(
+                    "payment {} was already settled by another transaction (feedback log {feedback_log})",
+                    trust_gate_client::decode::hex(&ctx.payment_id_hash)
+                ),
+            )
+            .hint("request a fresh challenge: every payment needs its own memo");
+        }
+        let named = errors::explain(&err, logs);
         let gate_code = named
             .as_ref()
             .filter(|n| n.program.as_deref() == Some(self.builder.ids.gate.to_string().as_str()))
@@ -318,22 +316,39 @@ impl Facilitator {
             // The read-only gate gives the full decision (reason, or capability and subject).
             if let Ok(d) = self.decide(query(ctx)).await {
                 if d != Decision::Allow {
-                    return Err(Rejection::decision(d));
+                    return Rejection::decision(d);
                 }
             }
         }
         let what = named
             .map(|n| format!("error {} {}", n.code, n.name))
             .unwrap_or_else(|| err.to_string());
-        Err(Rejection::new(
+        Rejection::new(
             StatusCode::PAYMENT_REQUIRED,
             "transaction_simulation_failed",
             format!(
                 "the settlement would fail: {what}; {}",
-                summarize_logs(&logs, 400)
+                summarize_logs(logs, 400)
             ),
-        ))
+        )
     }
+}
+
+/// The simulation error and logs of a send refused in preflight.
+fn preflight_failure(
+    e: &solana_rpc_client_api::client_error::Error,
+) -> Option<(TransactionError, Vec<String>)> {
+    use solana_rpc_client_api::client_error::ErrorKind;
+    use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
+    let ErrorKind::RpcError(RpcError::RpcResponseError {
+        data: RpcResponseErrorData::SendTransactionPreflightFailure(sim),
+        ..
+    }) = e.kind()
+    else {
+        return None;
+    };
+    let err = sim.err.clone()?;
+    Some((err.into(), sim.logs.clone().unwrap_or_default()))
 }
 
 fn query(ctx: &GateContext) -> PaymentQuery {
