@@ -186,6 +186,25 @@ async fn settle(State(f): App, body: Bytes) -> Response {
 }
 
 fn settle_success(s: Settled, network: String) -> Response {
+    if s.pending {
+        // Sent, outcome not known in time: x402's settlement_pending, with the signature, so
+        // that the client retries the same request (which sends nothing new) or looks it up.
+        let mut body = serde_json::to_value(SettlementResponse {
+            success: false,
+            error_reason: Some("settlement_pending".into()),
+            payer: Some(s.payer.to_string()),
+            transaction: s.signature.to_string(),
+            network,
+            error_message: Some(format!(
+                "{} was sent but not confirmed in time; it may still land",
+                s.signature
+            )),
+            receipt: None,
+        })
+        .unwrap_or_default();
+        body["hint"] = "retry the same request: it returns the signature once the settlement lands, and never pays twice".into();
+        return (StatusCode::ACCEPTED, Json(body)).into_response();
+    }
     let body = SettlementResponse {
         success: true,
         error_reason: None,

@@ -37,6 +37,16 @@ pub struct Settled {
     pub feedback_log: Pubkey,
     /// True when this request replayed an already settled transaction.
     pub replayed: bool,
+    /// True when the transaction was sent but its outcome was not known by the confirmation
+    /// deadline: not a failure (it may still land; a retry of the same request returns it
+    /// once it has, and sends nothing new), answered 202 `settlement_pending`.
+    pub pending: bool,
+}
+
+/// What waiting for a sent transaction found.
+enum Outcome {
+    Landed(Result<(), TransactionError>),
+    Pending,
 }
 
 /// Gate errors 6001..=6015 are Deny reasons 1..=15; 6016 asks for a validation.
@@ -117,12 +127,13 @@ impl Facilitator {
             .builder
             .pda
             .feedback_log(&self.facilitator(), &ctx.payment_id_hash);
-        let settled = |replayed| Settled {
+        let settled = |replayed, pending| Settled {
             signature,
             payer,
             payment_id_hash: ctx.payment_id_hash,
             feedback_log,
             replayed,
+            pending,
         };
         let failed = |err: TransactionError| self.failure(&signature, err, gate_index, &ctx);
 
@@ -143,29 +154,39 @@ impl Facilitator {
             )
             .await;
         if let Err(e) = sent {
+            let Some((err, logs)) = preflight_failure(&e) else {
+                // No answer from the RPC: the transaction may have reached the cluster, so
+                // it is waited for like any sent one (its outcome, or pending).
+                tracing::warn!(%signature, error = %e, "send unanswered; waiting for the outcome");
+                return match self.confirm(&signature).await {
+                    Outcome::Landed(Ok(())) => Ok(settled(false, false)),
+                    Outcome::Landed(Err(err)) => Err(failed(err).await),
+                    Outcome::Pending => Ok(settled(false, true)),
+                };
+            };
             // The same transaction may have landed already (a retry, or a concurrent
             // request): its status says so, and the first signature is the answer.
             if let Some(done) = self.landed(&signature).await? {
                 tracing::info!(%signature, "replayed settlement");
                 return match done {
-                    Ok(()) => Ok(settled(true)),
+                    Ok(()) => Ok(settled(true, false)),
                     Err(err) => Err(failed(err).await),
                 };
             }
-            return Err(match preflight_failure(&e) {
-                Some((err, logs)) => {
-                    self.refusal(err, &logs, gate_index, &feedback_log, &ctx)
-                        .await
-                }
-                None => rpc_rejection(e.to_string()),
-            });
+            return Err(self
+                .refusal(err, &logs, gate_index, &feedback_log, &ctx)
+                .await);
         }
-        match self.confirm(&signature).await? {
-            Ok(()) => {
+        match self.confirm(&signature).await {
+            Outcome::Landed(Ok(())) => {
                 tracing::info!(%signature, %payer, "settled");
-                Ok(settled(false))
+                Ok(settled(false, false))
             }
-            Err(err) => Err(failed(err).await),
+            Outcome::Landed(Err(err)) => Err(failed(err).await),
+            Outcome::Pending => {
+                tracing::warn!(%signature, "sent, not confirmed in time: pending");
+                Ok(settled(false, true))
+            }
         }
     }
 
@@ -240,27 +261,23 @@ impl Facilitator {
     }
 
     /// Waits until `signature` lands: reads its status at once, then backs off from 2 ms,
-    /// doubling up to 200 ms, until the confirmation deadline.
-    async fn confirm(
-        &self,
-        signature: &Signature,
-    ) -> Result<Result<(), TransactionError>, Rejection> {
+    /// doubling up to 200 ms. A status read that fails (the RPC backend down for a moment)
+    /// is retried like one that finds nothing yet: the transaction was sent, so until the
+    /// deadline the only honest answers are its outcome or pending, never a failure the
+    /// client would pay again for.
+    async fn confirm(&self, signature: &Signature) -> Outcome {
         let start = Instant::now();
         let mut wait = Duration::from_millis(2);
         loop {
-            if let Some(done) = self.landed(signature).await? {
-                return Ok(done);
+            match self.landed(signature).await {
+                Ok(Some(done)) => return Outcome::Landed(done),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(%signature, error = %e.message, "status read failed; retrying")
+                }
             }
             if start.elapsed() > self.confirm_timeout {
-                return Err(Rejection::new(
-                    StatusCode::GATEWAY_TIMEOUT,
-                    "confirmation_timeout",
-                    format!(
-                        "{signature} was sent but not confirmed within {} s",
-                        self.confirm_timeout.as_secs()
-                    ),
-                )
-                .hint("look the signature up later; a replay of the same payment returns it once it lands"));
+                return Outcome::Pending;
             }
             tokio::time::sleep(wait).await;
             wait = (wait * 2).min(Duration::from_millis(200));

@@ -7,6 +7,7 @@ mod conformance;
 mod decisions;
 mod demo;
 mod dispute;
+mod faults;
 #[path = "../localnet/fixture.rs"]
 #[allow(dead_code)]
 mod fixture;

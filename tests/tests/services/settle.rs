@@ -127,7 +127,8 @@ fn resign_challenge(s: &Services, p: &Prepared, edit: impl FnOnce(&mut GateExten
     }
 }
 
-async fn ledger(s: &Services) -> u64 {
+/// The tier-3 payer's cumulative counted amount under the demo policy.
+pub async fn ledger(s: &Services) -> u64 {
     let key = s
         .env
         .b
