@@ -206,6 +206,13 @@ async fn get_epoch_info(chain: &Chain) -> RpcResult {
 
 async fn get_minimum_balance(chain: &Chain, p: &[Value]) -> RpcResult {
     let len: usize = param(p, 0, "data length")?;
+    // An account holds at most 10 MiB; past that the rent arithmetic would overflow.
+    const MAX_ACCOUNT_LEN: usize = 10 * 1024 * 1024;
+    if len > MAX_ACCOUNT_LEN {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid param: data length {len} is above the largest account ({MAX_ACCOUNT_LEN} bytes)"
+        )));
+    }
     let rent = chain.banks().await.get_rent().await.map_err(bank_error)?;
     Ok(json!(rent.minimum_balance(len)))
 }
