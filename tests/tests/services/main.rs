@@ -16,5 +16,6 @@ mod hostile;
 mod node;
 mod services;
 mod settle;
+mod soak;
 mod ts_x402;
 mod verify;
