@@ -11,6 +11,7 @@ mod faults;
 #[path = "../localnet/fixture.rs"]
 #[allow(dead_code)]
 mod fixture;
+mod floods;
 mod hostile;
 #[path = "../localnet/node.rs"]
 mod node;
