@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
 use trust_gate_client::settle::{self, TokenProgram};
-use trust_gate_client::x402::{self, FacilitatorRequest};
+use trust_gate_client::x402::FacilitatorRequest;
 use trust_gate_client::{chain, AtomicityEnforced};
 use trust_gate_demo::{challenge, pay, DemoConfig};
 use trust_gate_localnet::standin::client;
@@ -94,7 +94,7 @@ async fn new_payer(s: &Services, capped: bool) -> Payer {
 /// A /settle body: a fresh signed challenge for `payer`, paid by its owner.
 async fn payment(s: &Services, cfg: &DemoConfig, caip2: &str, payer: &Payer) -> Value {
     let fee_payer = s.env.world.facilitator.pubkey();
-    let pr = challenge::issue(cfg, caip2, &fee_payer, &payer.asset, decode_now());
+    let pr = challenge::issue(cfg, caip2, &fee_payer, &payer.asset, now());
     let p = pay::prepare(&s.env.rpc, &pr, &payer.owner.pubkey(), Default::default())
         .await
         .unwrap();
@@ -108,7 +108,7 @@ async fn payment(s: &Services, cfg: &DemoConfig, caip2: &str, payer: &Payer) -> 
     .unwrap()
 }
 
-fn decode_now() -> i64 {
+fn now() -> i64 {
     trust_gate_client::simulate::now_unix()
 }
 
