@@ -8,6 +8,7 @@ mod fixture;
 mod harness;
 
 mod boot;
+mod hostile;
 mod http_sessions;
 mod inspector;
 mod stdio;
