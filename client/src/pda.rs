@@ -7,6 +7,7 @@ use crate::ids::ProgramIds;
 use anchor_lang::prelude::Pubkey;
 use gate::state::seeds as gate_seeds;
 use policy_vault::state::seeds as pv_seeds;
+use std::collections::HashMap;
 use trust_gate_program_common::external::seeds as ext_seeds;
 use validation_registry::state::seeds as vr_seeds;
 
@@ -16,8 +17,31 @@ pub struct Pdas {
     pub ids: ProgramIds,
 }
 
+/// Derived addresses remembered: a derivation searches bumps (a SHA-256 and a curve check
+/// each), and a facilitator derives the same few dozen addresses for every payment.
+static DERIVED: std::sync::OnceLock<std::sync::RwLock<HashMap<Vec<u8>, Pubkey>>> =
+    std::sync::OnceLock::new();
+/// Past this many, the memory starts over (a pure function: nothing is lost but time).
+const MAX_DERIVED: usize = 200_000;
+
 fn find(seeds: &[&[u8]], program: &Pubkey) -> Pubkey {
-    Pubkey::find_program_address(seeds, program).0
+    let mut key = Vec::with_capacity(32 + seeds.iter().map(|s| s.len() + 1).sum::<usize>());
+    key.extend_from_slice(program.as_ref());
+    for s in seeds {
+        key.push(s.len() as u8);
+        key.extend_from_slice(s);
+    }
+    let memory = DERIVED.get_or_init(Default::default);
+    if let Some(k) = memory.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *k;
+    }
+    let derived = Pubkey::find_program_address(seeds, program).0;
+    let mut m = memory.write().unwrap_or_else(|e| e.into_inner());
+    if m.len() >= MAX_DERIVED {
+        m.clear();
+    }
+    m.insert(key, derived);
+    derived
 }
 
 impl Pdas {
