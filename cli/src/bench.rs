@@ -31,6 +31,11 @@ pub struct LocalnetBench {
     /// Concurrent clients.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// `bench facilitator` only: how many payer agents the settlements come from (client c
+    /// pays as payer c mod N). 1 (the default) is the demo's tier-3 payer, whose settlements
+    /// the facilitator runs one at a time; N > 1 adds fresh tier-3 payers.
+    #[arg(long, default_value_t = 1)]
+    pub payers: usize,
 }
 
 impl LocalnetBench {
@@ -40,6 +45,9 @@ impl LocalnetBench {
         }
         if self.concurrency == 0 || self.concurrency > 64 {
             return Err("--concurrency must be between 1 and 64".into());
+        }
+        if self.payers == 0 || self.payers > 64 {
+            return Err("--payers must be between 1 and 64".into());
         }
         Ok(Duration::from_secs(self.seconds))
     }

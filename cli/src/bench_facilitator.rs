@@ -73,10 +73,36 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let mut demo_config = DemoConfig::demo_world(&url, "http://127.0.0.1:4021");
     demo_config.price = BENCH_AMOUNT;
     let fee_payer = world.facilitator.pubkey();
-    let first = challenge::issue(&demo_config, &caip2, &fee_payer, &payer.asset(), 0);
-    let template = pay::prepare(&rpc, &first, &payer.owner.pubkey(), Default::default())
+    // The settling payers: the demo's tier-3 payer, and fresh tier-3 payers when asked.
+    let mut signers = vec![payer.owner.insecure_clone()];
+    let mut assets = vec![payer.asset()];
+    if a.payers > 1 {
+        eprintln!("setting up {} more payers ...", a.payers - 1);
+        let extra = trust_gate_migrations::payers::extra_payers(
+            &localnet,
+            &world,
+            a.payers - 1,
+            world.payer_policy(),
+            1_000_000_000,
+        )
         .await
         .map_err(|e| e.to_string())?;
+        for p in extra {
+            assets.push(p.asset);
+            signers.push(p.owner);
+        }
+    }
+    let mut templates = Vec::new();
+    for (asset, signer) in assets.iter().zip(&signers) {
+        let first = challenge::issue(&demo_config, &caip2, &fee_payer, asset, 0);
+        templates.push(
+            pay::prepare(&rpc, &first, &signer.pubkey(), Default::default())
+                .await
+                .map_err(|e| e.to_string())?,
+        );
+    }
+    let templates = Arc::new(templates);
+    let signers = Arc::new(signers);
     // Every settlement creates a FeedbackEmissionLog whose rent (about 0.0023 SOL) the
     // facilitator pays: fund it for tens of thousands of them.
     let before = rpc
@@ -98,7 +124,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         .get_latest_blockhash()
         .await
         .map_err(|e| e.to_string())?;
-    let shared = Arc::new((demo_config, template.clone(), payer.owner.insecure_clone()));
+    let shared = Arc::new((demo_config, templates.clone(), signers.clone()));
     let settle_seconds = a.seconds.min(30);
 
     // The settlement floor: the same kind of settlement, built and signed by both keys here,
@@ -108,8 +134,8 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         a.concurrency
     );
     let direct = Arc::new((
-        template.clone(),
-        payer.owner.insecure_clone(),
+        templates.clone(),
+        signers.clone(),
         world.facilitator.insecure_clone(),
         trust_gate_migrations::rpc(&localnet.rpc_url()),
     ));
@@ -120,7 +146,9 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         move |c, n| {
             let direct = direct.clone();
             async move {
-                let (template, signer, facilitator, rpc) = &*direct;
+                let (templates, signers, facilitator, rpc) = &*direct;
+                let (template, signer) =
+                    (&templates[c % templates.len()], &signers[c % signers.len()]);
                 let mut settlement = template.settlement.clone();
                 // A payment id of its own per settlement.
                 settlement.feedback.payment_id_hash =
@@ -156,10 +184,12 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let settle = drive(
         a.concurrency,
         std::time::Duration::from_secs(settle_seconds),
-        move |_, _| {
+        move |c, _| {
             let (http, url, shared, caip2) = (h.clone(), u.clone(), shared.clone(), caip2.clone());
             async move {
-                let (cfg, template, signer) = &*shared;
+                let (cfg, templates, signers) = &*shared;
+                let (template, signer) =
+                    (&templates[c % templates.len()], &signers[c % signers.len()]);
                 let now = trust_gate_client::simulate::now_unix();
                 let pr = challenge::issue(
                     cfg,
@@ -222,9 +252,10 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
 
     println!();
     println!(
-        "facilitator over HTTP on loopback, localnet in process, this machine ({} cores), {} concurrent clients:",
+        "facilitator over HTTP on loopback, localnet in process, this machine ({} cores), {} concurrent clients, {} settling payer(s):",
         cores(),
-        a.concurrency
+        a.concurrency,
+        a.payers
     );
     simulate.print("simulateTransaction");
     verify.print("POST /verify");

@@ -6,6 +6,7 @@
 //! migrations twice, or against a cluster where part of the world exists, is safe.
 
 pub mod demo;
+pub mod payers;
 pub mod steps;
 
 pub use demo::DemoWorld;

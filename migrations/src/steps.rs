@@ -44,7 +44,7 @@ pub struct Report {
 }
 
 impl Migration<'_> {
-    async fn send(
+    pub(crate) async fn send(
         &self,
         what: &str,
         ixs: &[Instruction],

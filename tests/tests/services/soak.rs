@@ -19,9 +19,8 @@ use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::x402::FacilitatorRequest;
 use trust_gate_client::{chain, AtomicityEnforced};
 use trust_gate_demo::{challenge, pay, DemoConfig};
-use trust_gate_localnet::standin::client;
 use trust_gate_migrations::demo;
-use trust_gate_program_common::external::atom_stats::Stats;
+use trust_gate_migrations::payers::extra_payers;
 
 const PAYERS: usize = 8;
 const PAYMENTS_EACH: usize = 12;
@@ -35,25 +34,9 @@ struct Payer {
     token: Pubkey,
 }
 
-/// A new tier-3 agent with the demo payer policy (or a small daily cap) and 10.00 to pay with.
-async fn new_payer(s: &Services, capped: bool) -> Payer {
-    let env = &s.env;
-    let w = &env.world;
-    let (owner, asset) = env.new_agent().await;
-    let asset_key = asset.pubkey();
-    let stats = Stats {
-        tier_immediate: 3,
-        tier_confirmed: 3,
-        risk_score: 0,
-        confidence: 5_000,
-    };
-    let admin = &env.localnet.engine_authority;
-    env.send(
-        &[client::set_stats(&admin.pubkey(), &asset_key, &stats)],
-        &[admin],
-    )
-    .await
-    .unwrap();
+/// New tier-3 agents with the demo payer policy (or a small daily cap) and 10.00 each.
+async fn new_payers(s: &Services, count: usize, capped: bool) -> Vec<Payer> {
+    let w = &s.env.world;
     let policy = PolicyParams {
         daily_cap: if capped {
             SMALL_DAILY_CAP
@@ -62,33 +45,17 @@ async fn new_payer(s: &Services, capped: bool) -> Payer {
         },
         ..w.payer_policy()
     };
-    let (o, mint) = (owner.pubkey(), w.mint());
-    let program = TokenProgram::SplToken;
-    let token = program.associated_account(&o, &mint);
-    let ixs = [
-        env.b.init_authority(&o, &asset_key, vec![o], 1),
-        env.b.init_policy(&o, &[], &asset_key, demo::POLICY_ID, policy),
-        anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent(
-            &o, &o, &mint, &program.id(),
-        ),
-    ];
-    env.send(&ixs, &[&owner]).await.unwrap();
-    let mint_to = anchor_spl::token::spl_token::instruction::mint_to(
-        &program.id(),
-        &mint,
-        &token,
-        &w.mint_authority.pubkey(),
-        &[],
-        10_000_000,
-    )
-    .unwrap();
-    env.send(&[mint_to], &[&w.mint_authority]).await.unwrap();
-    Payer {
-        owner,
-        asset: asset_key,
-        capped,
-        token,
-    }
+    extra_payers(&s.env.localnet, w, count, policy, 10_000_000)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|p| Payer {
+            owner: p.owner,
+            asset: p.asset,
+            capped,
+            token: p.token,
+        })
+        .collect()
 }
 
 /// A /settle body: a fresh signed challenge for `payer`, paid by its owner.
@@ -121,10 +88,8 @@ async fn concurrent_payers_settle_and_the_books_balance() {
         .unwrap()
         .to_string();
     let cfg = DemoConfig::demo_world(&s.facilitator.url(), &s.demo.url());
-    let mut payers = Vec::new();
-    for i in 0..PAYERS {
-        payers.push(new_payer(&s, i % 2 == 0).await);
-    }
+    let mut payers = new_payers(&s, PAYERS / 2, true).await;
+    payers.extend(new_payers(&s, PAYERS - PAYERS / 2, false).await);
     let payee_token =
         TokenProgram::SplToken.associated_account(&w.service.owner.pubkey(), &w.mint());
     let payee_before = s.env.token_balance(&payee_token).await;
