@@ -149,24 +149,10 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 let (templates, signers, facilitator, rpc) = &*direct;
                 let (template, signer) =
                     (&templates[c % templates.len()], &signers[c % signers.len()]);
-                let mut settlement = template.settlement.clone();
                 // A payment id of its own per settlement.
-                settlement.feedback.payment_id_hash =
-                    x402::payment_id_hash(&format!("floor-{c}-{n}-{}", std::process::id()));
-                let Ok(ixs) = trust_gate_client::settle::compose(
-                    &template.builder,
-                    &settlement,
-                    AtomicityEnforced::TRUE,
-                ) else {
-                    return false;
-                };
-                let Ok(tx) = trust_gate_client::settle::transaction(
-                    &fee_payer,
-                    &ixs,
-                    &template.tables,
-                    blockhash,
-                    &[signer, facilitator],
-                ) else {
+                let id = x402::payment_id_hash(&format!("floor-{c}-{n}-{}", std::process::id()));
+                let Some((_, tx)) = settlement_tx(template, id, blockhash, &[signer, facilitator])
+                else {
                     return false;
                 };
                 send_and_confirm(rpc, &tx).await
@@ -201,23 +187,10 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 let Some(r) = pr.accepts.into_iter().next() else {
                     return false;
                 };
-                let memo = r.extra["memo"].as_str().unwrap_or_default().to_string();
-                let mut settlement = template.settlement.clone();
-                settlement.feedback.payment_id_hash = x402::payment_id_hash(&memo);
-                let Ok(ixs) = trust_gate_client::settle::compose(
-                    &template.builder,
-                    &settlement,
-                    AtomicityEnforced::TRUE,
-                ) else {
-                    return false;
-                };
-                let Ok(tx) = trust_gate_client::settle::transaction(
-                    &fee_payer,
-                    &ixs,
-                    &template.tables,
-                    blockhash,
-                    &[signer],
-                ) else {
+                let memo = r.extra["memo"].as_str().unwrap_or_default();
+                let id = x402::payment_id_hash(memo);
+                let Some((settlement, tx)) = settlement_tx(template, id, blockhash, &[signer])
+                else {
                     return false;
                 };
                 let prepared = pay::Prepared {
@@ -274,6 +247,33 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         settle.p99_ms(),
     );
     Ok(())
+}
+
+/// `template`'s settlement with payment id `id`, as a transaction paid by the template's
+/// facilitator and signed by `signers` (the payer; the facilitator too for the floor).
+fn settlement_tx(
+    template: &pay::Prepared,
+    id: [u8; 32],
+    blockhash: solana_sdk::hash::Hash,
+    signers: &[&solana_sdk::signature::Keypair],
+) -> Option<(
+    trust_gate_client::settle::Settlement,
+    solana_sdk::transaction::VersionedTransaction,
+)> {
+    let mut settlement = template.settlement.clone();
+    settlement.feedback.payment_id_hash = id;
+    let ixs =
+        trust_gate_client::settle::compose(&template.builder, &settlement, AtomicityEnforced::TRUE)
+            .ok()?;
+    let tx = trust_gate_client::settle::transaction(
+        &template.fee_payer,
+        &ixs,
+        &template.tables,
+        blockhash,
+        signers,
+    )
+    .ok()?;
+    Some((settlement, tx))
 }
 
 /// Sends a fully signed transaction with preflight and reads its status until it lands

@@ -62,8 +62,6 @@ pub struct DecisionCache {
     policies: RwLock<HashMap<(Pubkey, u32), Rule>>,
     acceptances: RwLock<HashMap<Pubkey, Option<Rule>>>,
     choices: RwLock<HashMap<ChoiceKey, Choice>>,
-    /// The policy and acceptance addresses of (payer, payee, policy id): derived once.
-    addresses: RwLock<HashMap<(Pubkey, Pubkey, u32), [Pubkey; 2]>>,
     /// The simulated transactions (base64): pure functions of the payment, its
     /// attestations and the fee payer.
     wires: RwLock<HashMap<(PaymentQuery, Attestations, Pubkey), Arc<str>>>,
@@ -129,7 +127,7 @@ impl DecisionCache {
         }
         let policy = read(&self.policies, &(q.payer_asset, q.policy_id))?;
         let acceptance = read(&self.acceptances, &q.payee_asset)?;
-        let mut watch = self.addresses(b, q).to_vec();
+        let mut watch = Self::addresses(b, q).to_vec();
         let mut attestations = Attestations::default();
         let mut sides = Vec::new();
         // The payer's policy asks about the payee; the payee's acceptance about the payer.
@@ -154,17 +152,12 @@ impl DecisionCache {
         })
     }
 
-    /// The policy and acceptance addresses of `q`.
-    fn addresses(&self, b: &Builder, q: &PaymentQuery) -> [Pubkey; 2] {
-        let key = (q.payer_asset, q.payee_asset, q.policy_id);
-        read(&self.addresses, &key).unwrap_or_else(|| {
-            let a = [
-                b.pda.policy(&q.payer_asset, q.policy_id),
-                b.pda.acceptance(&q.payee_asset),
-            ];
-            write(&self.addresses, key, a);
-            a
-        })
+    /// The policy and acceptance addresses of `q` (the SDK remembers derivations).
+    fn addresses(b: &Builder, q: &PaymentQuery) -> [Pubkey; 2] {
+        [
+            b.pda.policy(&q.payer_asset, q.policy_id),
+            b.pda.acceptance(&q.payee_asset),
+        ]
     }
 
     /// The simulated transaction of `q` (see [`simulate::decision_transaction`]).
@@ -230,7 +223,7 @@ impl DecisionCache {
         facilitator: Pubkey,
         q: &PaymentQuery,
     ) -> Result<Decision, ClientError> {
-        let keys = self.addresses(b, q);
+        let keys = Self::addresses(b, q);
         let accs = chain::accounts(rpc, &keys).await?;
         let policy = policy_rule(b, accs[0].as_ref())?;
         let acceptance = acceptance_rule(b, accs[1].as_ref())?;

@@ -4,7 +4,7 @@
 
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Address } from '@solana/kit';
-import { createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig } from './facilitator.js';
+import { apiError, createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig } from './facilitator.js';
 import { PAYMENT_SIGNATURE } from './headers.js';
 import { payerAgentOf, type HeaderReader } from './x402/server.js';
 
@@ -81,8 +81,7 @@ export function gateDecision(config: GateDecisionConfig): RequestHandler {
     try {
       payer = payerAgentOf(config, (n) => req.get(n));
     } catch (e) {
-      res.status(400).json({ error: 'input_invalid', message: (e as Error).message });
-      return;
+      return send(res, apiError(400, 'input_invalid', (e as Error).message));
     }
     let answer: globalThis.Response;
     try {
@@ -98,8 +97,7 @@ export function gateDecision(config: GateDecisionConfig): RequestHandler {
         }),
       });
     } catch (e) {
-      res.status(502).json({ error: 'facilitator_unavailable', message: `${url}: ${(e as Error).message}` });
-      return;
+      return send(res, apiError(502, 'facilitator_unavailable', `${url}: ${(e as Error).message}`));
     }
     if (answer.status === 200) return next();
     const b = (await answer.json().catch(() => null)) as { decision?: Parameters<typeof decisionHeaders>[0] } | null;

@@ -7,14 +7,14 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
-import { address, getBase58Encoder } from '@solana/kit';
+import { address } from '@solana/kit';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { HTTPFacilitatorClient } from '@x402/core/server';
-import { x402Client, wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { compose, toBase64, transaction, DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
 import { prepare, registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
 import { gateDecision, mountTrustGate } from '../dist/express.js';
-import { countingFetch, fixture, rpcOf, signerOf } from './helpers.mjs';
+import { countingFetch, fixture, landed, paymentIdOf, rpcOf, signerOf, spendControlled } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
@@ -67,10 +67,7 @@ let paidTransaction;
 
 test('@x402/express with the trust-gate server scheme, paid by @x402/fetch with the client scheme: 200 and a settlement on chain', async () => {
   const url = await resourceServer();
-  const client = registerTrustGateScheme(
-    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: world.mint, maxAmountPerPayment: '1000000' }] }),
-    { signer: await signerOf(f, 'payer-tier-3'), rpcUrl: f.rpcUrl },
-  );
+  const client = registerTrustGateScheme(spendControlled(f), { signer: await signerOf(f, 'payer-tier-3'), rpcUrl: f.rpcUrl });
   const counted = countingFetch();
   const pay = wrapFetchWithPayment(counted.fetch, client);
   const res = await pay(`${url}/report`, { headers: { [X_PAYER_AGENT]: payer('payer-tier-3').asset } });
@@ -80,10 +77,7 @@ test('@x402/express with the trust-gate server scheme, paid by @x402/fetch with 
   assert.deepEqual(counted.seen, { requests: 2, paid: 1 });
   const settled = decodePaymentResponseHeader(res.headers.get(PAYMENT_RESPONSE));
   assert.equal(settled.success, true, JSON.stringify(settled));
-  const tx = await rpc.getTransaction(settled.transaction, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
-  assert.equal(tx.meta.err, null);
-  const keys = [...tx.transaction.message.accountKeys, ...(tx.meta.loadedAddresses?.writable ?? []), ...(tx.meta.loadedAddresses?.readonly ?? [])];
-  const programs = tx.transaction.message.instructions.map((i) => keys[i.programIdIndex]);
+  const { tx, programs } = await landed(rpc, settled.transaction);
   const gate = f.composed[0].instructions[0].programId;
   assert.deepEqual(programs, [gate, f.composed[0].instructions[1].programId, gate]);
   paidTransaction = tx;
@@ -171,8 +165,7 @@ test('the Express mount answers /verify and /receipt exactly as the Rust facilit
   assert.equal(answers.get(JSON.stringify(exact)).body.invalidReason, 'unsupported_scheme');
   assert.deepEqual([...decisions].sort(), [200, 400, 402, 404, 422], 'every kind of answer was compared');
   // The receipt of the payment just settled, of a payment never made, and a bad hash.
-  const data = Buffer.from(require58decode(paidTransaction.transaction.message.instructions[2].data));
-  const paymentId = data.subarray(8, 40).toString('hex');
+  const paymentId = paymentIdOf(paidTransaction).toString('hex');
   for (const hash of [paymentId, '00'.repeat(32), 'zz', 'g'.repeat(64)]) {
     const want = await answer(await fetch(`${f.facilitatorUrl}/receipt/${hash}`));
     const got = await answer(await fetch(`${mount}/receipt/${hash}`));
@@ -202,6 +195,3 @@ async function x402Request(label) {
   return { x402Version: 2, paymentPayload, paymentRequirements: accepted };
 }
 
-function require58decode(s) {
-  return getBase58Encoder().encode(s);
-}

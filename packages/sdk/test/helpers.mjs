@@ -3,7 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createKeyPairSignerFromBytes, createSolanaRpc } from '@solana/kit';
+import { createKeyPairSignerFromBytes, createSolanaRpc, getBase58Encoder } from '@solana/kit';
+import { x402Client } from '@x402/fetch';
 
 export function fixture() {
   const path = process.env.TRUST_GATE_FIXTURE;
@@ -48,4 +49,26 @@ export function countingFetch() {
     return fetch(req);
   };
   return { fetch: f, seen };
+}
+
+/** An x402Client whose spend controls allow the demo mint, up to 1.00 a payment (x402Client
+ * pays only the assets its spend controls allow). */
+export function spendControlled(f) {
+  return new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: f.world.mint, maxAmountPerPayment: '1000000' }] });
+}
+
+/** A landed, successful transaction, its account keys (loaded ones included) and the program
+ * of each instruction. */
+export async function landed(rpc, signature) {
+  const tx = await rpc.getTransaction(signature, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
+  assert.ok(tx, `${signature} is on chain`);
+  assert.equal(tx.meta.err, null);
+  const keys = [...tx.transaction.message.accountKeys, ...(tx.meta.loadedAddresses?.writable ?? []), ...(tx.meta.loadedAddresses?.readonly ?? [])];
+  const programs = tx.transaction.message.instructions.map((i) => keys[i.programIdIndex]);
+  return { tx, keys, programs };
+}
+
+/** The payment id hash a settlement's emit_feedback carries (its data 8..40). */
+export function paymentIdOf(tx) {
+  return Buffer.from(getBase58Encoder().encode(tx.transaction.message.instructions.at(-1).data)).subarray(8, 40);
 }

@@ -5,8 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { address, getBase58Encoder } from '@solana/kit';
-import { x402Client, wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
+import { address } from '@solana/kit';
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { registerExactSvmScheme } from '@x402/svm/exact/client';
 import {
   baseCollection,
@@ -22,7 +22,7 @@ import {
   X_PAYMENT_RECEIPT,
 } from '../dist/index.js';
 import { prepare, registerTrustGateScheme } from '../dist/x402/index.js';
-import { countingFetch, fixture, instructionJson, rpcOf, signerOf, tokenBalance } from './helpers.mjs';
+import { countingFetch, fixture, instructionJson, landed, paymentIdOf, rpcOf, signerOf, spendControlled, tokenBalance } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
@@ -103,11 +103,7 @@ test('the atomicity guard accepts only the boolean true', async () => {
 const paid = [];
 
 async function payDemo(label, payerAsset) {
-  // x402Client pays only assets its spend controls allow: the demo mint, up to 1.00.
-  const client = registerTrustGateScheme(
-    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: world.mint, maxAmountPerPayment: '1000000' }] }),
-    { signer: await signerOf(f, label), rpcUrl: f.rpcUrl },
-  );
+  const client = registerTrustGateScheme(spendControlled(f), { signer: await signerOf(f, label), rpcUrl: f.rpcUrl });
   const counted = countingFetch();
   const pay = wrapFetchWithPayment(counted.fetch, client);
   const res = await pay(`${f.demoUrl}/protected`, { headers: { [f.demoPayerHeader]: payerAsset } });
@@ -127,11 +123,7 @@ test('@x402/fetch with the trust-gate scheme pays the Rust demo: 200, a receipt,
     assert.equal(settled.transaction, receipt);
     assert.equal(body.transaction, receipt);
     // The transaction as the cluster holds it: the three instructions of a settlement.
-    const tx = await rpc.getTransaction(receipt, { encoding: 'json', maxSupportedTransactionVersion: 0, commitment: 'confirmed' }).send();
-    assert.ok(tx, 'the settlement is on chain');
-    assert.equal(tx.meta.err, null);
-    const keys = [...tx.transaction.message.accountKeys, ...(tx.meta.loadedAddresses?.writable ?? []), ...(tx.meta.loadedAddresses?.readonly ?? [])];
-    const programs = tx.transaction.message.instructions.map((i) => keys[i.programIdIndex]);
+    const { tx, keys, programs } = await landed(rpc, receipt);
     const gate = f.composed[0].instructions[0].programId;
     const token = f.composed[0].instructions[1].programId;
     assert.deepEqual(programs, [gate, token, gate], label);
@@ -139,9 +131,6 @@ test('@x402/fetch with the trust-gate scheme pays the Rust demo: 200, a receipt,
     paid.push({ label, tx });
   }
 });
-
-/** The payment id hash a settlement's emit_feedback carries (its data 8..40). */
-const paymentIdOf = (tx) => Buffer.from(getBase58Encoder().encode(tx.transaction.message.instructions.at(-1).data)).subarray(8, 40);
 
 test('dispute: the payer disputes a settled payment through the facilitator, which co-signs', async () => {
   assert.ok(paid.length, 'the payment test ran first');
@@ -195,10 +184,7 @@ test('settle holding both keys: one transaction, recorded as settled atomically'
 
 test('a stock @x402/fetch client with only the exact scheme fails cleanly and sends no payment', async () => {
   const signer = await signerOf(f, 'payer-tier-3');
-  const client = registerExactSvmScheme(
-    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: world.mint, maxAmountPerPayment: '1000000' }] }),
-    { signer },
-  );
+  const client = registerExactSvmScheme(spendControlled(f), { signer });
   const counted = countingFetch();
   const pay = wrapFetchWithPayment(counted.fetch, client);
   const source = f.composed[0].instructions[1].accounts[0].pubkey;

@@ -4,21 +4,12 @@
 
 use anchor_lang::prelude::Pubkey;
 use serde_json::json;
-use std::path::{Path, PathBuf};
 use trust_gate_client::pda::Pdas;
 use trust_gate_client::{Network, ProgramIds};
 
-fn build() -> PathBuf {
-    crate::node::build_sdk()
-}
-
-fn node_test(dir: &Path, file: &str, fixture: &serde_json::Value) {
-    crate::node::node_test(dir, file, fixture);
-}
-
 #[test]
 fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
-    let dir = build();
+    let dir = crate::node::build_sdk();
     let ids = ProgramIds::for_network(Network::Localnet);
     let p = Pdas::new(ids);
     let k = Pubkey::new_unique;
@@ -56,7 +47,7 @@ fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
     .map(|(name, key)| (name.to_string(), json!(key.to_string())))
     .collect();
     let s = |k: Pubkey| k.to_string();
-    node_test(
+    crate::node::node_test(
         &dir,
         "test/pda.test.mjs",
         &json!({
@@ -82,6 +73,6 @@ fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
 
 #[test]
 fn the_typescript_sdks_pure_parts_pass_their_tests() {
-    let dir = build();
-    node_test(&dir, "test/unit.test.mjs", &json!({}));
+    let dir = crate::node::build_sdk();
+    crate::node::node_test(&dir, "test/unit.test.mjs", &json!({}));
 }

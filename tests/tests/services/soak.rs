@@ -6,6 +6,7 @@
 //! and no settlement failed on chain (the facilitator paid no fee for a refusal).
 
 use crate::services::{self, Services};
+use crate::settle::request;
 use futures::stream::{self, StreamExt};
 use policy_vault::state::PolicyParams;
 use serde_json::Value;
@@ -16,7 +17,6 @@ use std::collections::HashMap;
 use std::time::Instant;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
 use trust_gate_client::settle::{self, TokenProgram};
-use trust_gate_client::x402::FacilitatorRequest;
 use trust_gate_client::{chain, AtomicityEnforced};
 use trust_gate_demo::{challenge, pay, DemoConfig};
 use trust_gate_migrations::demo;
@@ -67,12 +67,7 @@ async fn payment(s: &Services, cfg: &DemoConfig, caip2: &str, payer: &Payer) -> 
         .unwrap();
     let ixs = settle::compose(&p.builder, &p.settlement, AtomicityEnforced::TRUE).unwrap();
     let tx = p.transaction(&s.env.rpc, &ixs, &payer.owner).await.unwrap();
-    serde_json::to_value(FacilitatorRequest {
-        x402_version: 2,
-        payment_payload: p.payload(&tx).unwrap(),
-        payment_requirements: p.requirements.clone(),
-    })
-    .unwrap()
+    request(&p, &tx)
 }
 
 fn now() -> i64 {
