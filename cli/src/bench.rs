@@ -36,6 +36,10 @@ pub struct LocalnetBench {
     /// the facilitator runs one at a time; N > 1 adds fresh tier-3 payers.
     #[arg(long, default_value_t = 1)]
     pub payers: usize,
+    /// `bench facilitator` only: also measure the x402-rs facilitator, this binary (built
+    /// from bench/x402-rs-peer), on its plain `exact` payments against the same localnet.
+    #[arg(long)]
+    pub peer: Option<std::path::PathBuf>,
 }
 
 impl LocalnetBench {
@@ -48,6 +52,12 @@ impl LocalnetBench {
         }
         if self.payers == 0 || self.payers > 64 {
             return Err("--payers must be between 1 and 64".into());
+        }
+        if let Some(peer) = self.peer.as_ref().filter(|p| !p.is_file()) {
+            return Err(format!(
+                "--peer {}: no such file (build it with `cargo build --release --manifest-path bench/x402-rs-peer/Cargo.toml`)",
+                peer.display()
+            ));
         }
         Ok(Duration::from_secs(self.seconds))
     }
@@ -232,22 +242,7 @@ pub async fn floor(
             .map(|_| trust_gate_migrations::rpc(&url))
             .collect(),
     );
-    let c2 = clients.clone();
-    let calls = rpc_calls(localnet);
-    let simulate = drive(a.concurrency, duration, move |c, _| {
-        let (clients, tx) = (c2.clone(), sim_tx.clone());
-        async move {
-            let config = RpcSimulateTransactionConfig {
-                sig_verify: false,
-                replace_recent_blockhash: true,
-                ..Default::default()
-            };
-            matches!(clients[c].simulate_transaction_with_config(&*tx, config).await,
-                Ok(r) if r.value.err.is_none())
-        }
-    })
-    .await
-    .with_calls_since(localnet, calls);
+    let simulate = simulations(localnet, &clients, sim_tx, duration).await;
 
     // sendTransaction: transfers from one funded key per client (preflight on, as clients do).
     let senders: Vec<Keypair> = (0..a.concurrency).map(|_| Keypair::new()).collect();
@@ -298,4 +293,58 @@ pub async fn floor(
     .await
     .with_calls_since(localnet, calls);
     Ok((simulate, send))
+}
+
+/// `tx` simulated over and over by one client each (no signature check, the latest
+/// blockhash), until `duration` passes: a floor of whatever simulates it.
+pub async fn simulations<T>(
+    localnet: &Localnet,
+    clients: &Arc<Vec<RpcClient>>,
+    tx: Arc<T>,
+    duration: Duration,
+) -> Summary
+where
+    T: solana_rpc_client::rpc_client::SerializableTransaction + Send + Sync + 'static,
+{
+    let clients = clients.clone();
+    let calls = rpc_calls(localnet);
+    drive(clients.len(), duration, move |c, _| {
+        let (clients, tx) = (clients.clone(), tx.clone());
+        async move {
+            let config = RpcSimulateTransactionConfig {
+                sig_verify: false,
+                replace_recent_blockhash: true,
+                ..Default::default()
+            };
+            matches!(clients[c].simulate_transaction_with_config(&*tx, config).await,
+                Ok(r) if r.value.err.is_none())
+        }
+    })
+    .await
+    .with_calls_since(localnet, calls)
+}
+
+/// Sends a fully signed transaction with preflight and reads its status until it lands
+/// (back-off from 2 ms): what a client settling straight against the RPC does.
+pub async fn send_and_confirm(
+    rpc: &trust_gate_client::RpcClient,
+    tx: &solana_sdk::transaction::VersionedTransaction,
+) -> bool {
+    let Ok(sig) = rpc.send_transaction(tx).await else {
+        return false;
+    };
+    let mut wait = std::time::Duration::from_millis(2);
+    for _ in 0..40 {
+        match rpc.get_signature_statuses(&[sig]).await {
+            Ok(r) => {
+                if let Some(status) = r.value.into_iter().flatten().next() {
+                    return status.err.is_none();
+                }
+            }
+            Err(_) => return false,
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(std::time::Duration::from_millis(200));
+    }
+    false
 }

@@ -1,8 +1,10 @@
 //! `trust-gate bench facilitator`: POST /verify and POST /settle over HTTP on loopback
-//! against an in-process localnet, next to the localnet's own floor
-//! (simulateTransaction, sendTransaction) measured on the same machine in the same run.
+//! against an in-process localnet, next to their floors measured on the same machine in the
+//! same run (simulateTransaction of the decision; the same settlement transactions sent and
+//! confirmed straight against the RPC, side by side and one at a time per payer), and with
+//! `--peer` the x402-rs facilitator on the same localnet (see `bench_peer`).
 
-use crate::bench::{cores, drive, floor, rpc_calls, LocalnetBench};
+use crate::bench::{cores, drive, floor, rpc_calls, send_and_confirm, LocalnetBench};
 use serde_json::json;
 use solana_sdk::signer::Signer;
 use std::sync::Arc;
@@ -55,6 +57,24 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         let (http, url, body) = (h.clone(), u.clone(), body.clone());
         async move {
             matches!(http.post(format!("{url}/verify")).json(&*body).send().await,
+                Ok(r) if r.status() == 200)
+        }
+    })
+    .await
+    .with_calls_since(&localnet, calls);
+
+    // GET /healthz: the HTTP hop alone (no RPC call), the part of a /verify's cost that no
+    // facilitator can avoid and the simulateTransaction floor does not pay.
+    eprintln!(
+        "GET /healthz: {} s, {} clients ...",
+        a.seconds, a.concurrency
+    );
+    let (h, u) = (http.clone(), url.clone());
+    let calls = rpc_calls(&localnet);
+    let hop = drive(a.concurrency, duration, move |_, _| {
+        let (http, url) = (h.clone(), u.clone());
+        async move {
+            matches!(http.get(format!("{url}/healthz")).send().await,
                 Ok(r) if r.status() == 200)
         }
     })
@@ -138,90 +158,113 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         signers.clone(),
         world.facilitator.insecure_clone(),
         trust_gate_migrations::rpc(&localnet.rpc_url()),
+        // One lock per payer, for the one-at-a-time floor below.
+        (0..signers.len())
+            .map(|_| tokio::sync::Mutex::new(()))
+            .collect::<Vec<_>>(),
     ));
-    let calls = rpc_calls(&localnet);
-    let floor_settle = drive(
-        a.concurrency,
-        std::time::Duration::from_secs(settle_seconds),
-        move |c, n| {
+    let floor_of = |one_at_a_time: bool| {
+        let direct = direct.clone();
+        move |c: usize, n: u64| {
             let direct = direct.clone();
             async move {
-                let (templates, signers, facilitator, rpc) = &*direct;
+                let (templates, signers, facilitator, rpc, locks) = &*direct;
                 let (template, signer) =
                     (&templates[c % templates.len()], &signers[c % signers.len()]);
                 // A payment id of its own per settlement.
-                let id = x402::payment_id_hash(&format!("floor-{c}-{n}-{}", std::process::id()));
+                let id = x402::payment_id_hash(&format!(
+                    "floor-{one_at_a_time}-{c}-{n}-{}",
+                    std::process::id()
+                ));
                 let Some((_, tx)) = settlement_tx(template, id, blockhash, &[signer, facilitator])
                 else {
                     return false;
                 };
+                let _turn = match one_at_a_time {
+                    true => Some(locks[c % locks.len()].lock().await),
+                    false => None,
+                };
                 send_and_confirm(rpc, &tx).await
             }
-        },
-    )
-    .await
-    .with_calls_since(&localnet, calls);
+        }
+    };
+    let settle_duration = std::time::Duration::from_secs(settle_seconds);
+    let calls = rpc_calls(&localnet);
+    let floor_settle = drive(a.concurrency, settle_duration, floor_of(false))
+        .await
+        .with_calls_since(&localnet, calls);
+    // The same, one settlement at a time per payer, as /settle runs them so that none fails
+    // on chain (see the facilitator's payer_locks): what one payer's settlements can reach.
+    eprintln!(
+        "settlement floor, one at a time per payer: {settle_seconds} s, {} clients ...",
+        a.concurrency
+    );
+    let calls = rpc_calls(&localnet);
+    let floor_serial = drive(a.concurrency, settle_duration, floor_of(true))
+        .await
+        .with_calls_since(&localnet, calls);
     eprintln!(
         "POST /settle: {settle_seconds} s, {} clients ...",
         a.concurrency
     );
-    let (h, u) = (http.clone(), url.clone());
+    let (h, u, caip) = (http.clone(), url.clone(), caip2.clone());
     let calls = rpc_calls(&localnet);
-    let settle = drive(
-        a.concurrency,
-        std::time::Duration::from_secs(settle_seconds),
-        move |c, _| {
-            let (http, url, shared, caip2) = (h.clone(), u.clone(), shared.clone(), caip2.clone());
-            async move {
-                let (cfg, templates, signers) = &*shared;
-                let (template, signer) =
-                    (&templates[c % templates.len()], &signers[c % signers.len()]);
-                let now = trust_gate_client::simulate::now_unix();
-                let pr = challenge::issue(
-                    cfg,
-                    &caip2,
-                    &fee_payer,
-                    &template.settlement.payer_asset,
-                    now,
-                );
-                let Some(r) = pr.accepts.into_iter().next() else {
-                    return false;
-                };
-                let memo = r.extra["memo"].as_str().unwrap_or_default();
-                let id = x402::payment_id_hash(memo);
-                let Some((settlement, tx)) = settlement_tx(template, id, blockhash, &[signer])
-                else {
-                    return false;
-                };
-                let prepared = pay::Prepared {
-                    builder: template.builder,
-                    requirements: r.clone(),
-                    resource: pr.resource.clone(),
-                    fee_payer,
-                    tables: template.tables.clone(),
-                    settlement,
-                };
-                let Ok(payload) = prepared.payload(&tx) else {
-                    return false;
-                };
-                let req = FacilitatorRequest {
-                    x402_version: 2,
-                    payment_payload: payload,
-                    payment_requirements: r,
-                };
-                match http.post(format!("{url}/settle")).json(&req).send().await {
-                    Ok(res) if res.status() == 200 => true,
-                    Ok(res) => {
-                        tracing::debug!("settle: {}", res.text().await.unwrap_or_default());
-                        false
-                    }
-                    Err(_) => false,
+    let settle = drive(a.concurrency, settle_duration, move |c, _| {
+        let (http, url, shared, caip2) = (h.clone(), u.clone(), shared.clone(), caip.clone());
+        async move {
+            let (cfg, templates, signers) = &*shared;
+            let (template, signer) = (&templates[c % templates.len()], &signers[c % signers.len()]);
+            let now = trust_gate_client::simulate::now_unix();
+            let pr = challenge::issue(
+                cfg,
+                &caip2,
+                &fee_payer,
+                &template.settlement.payer_asset,
+                now,
+            );
+            let Some(r) = pr.accepts.into_iter().next() else {
+                return false;
+            };
+            let memo = r.extra["memo"].as_str().unwrap_or_default();
+            let id = x402::payment_id_hash(memo);
+            let Some((settlement, tx)) = settlement_tx(template, id, blockhash, &[signer]) else {
+                return false;
+            };
+            let prepared = pay::Prepared {
+                builder: template.builder,
+                requirements: r.clone(),
+                resource: pr.resource.clone(),
+                fee_payer,
+                tables: template.tables.clone(),
+                settlement,
+            };
+            let Ok(payload) = prepared.payload(&tx) else {
+                return false;
+            };
+            let req = FacilitatorRequest {
+                x402_version: 2,
+                payment_payload: payload,
+                payment_requirements: r,
+            };
+            match http.post(format!("{url}/settle")).json(&req).send().await {
+                Ok(res) if res.status() == 200 => true,
+                Ok(res) => {
+                    tracing::debug!("settle: {}", res.text().await.unwrap_or_default());
+                    false
                 }
+                Err(_) => false,
             }
-        },
-    )
+        }
+    })
     .await
     .with_calls_since(&localnet, calls);
+
+    // The x402-rs peer last, on the same localnet, so that our own figures do not share the
+    // machine with its process.
+    let peer = match &a.peer {
+        Some(binary) => Some(crate::bench_peer::run(&localnet, &world, &caip2, binary, &a).await?),
+        None => None,
+    };
 
     println!();
     println!(
@@ -232,13 +275,37 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     );
     simulate.print("simulateTransaction");
     verify.print("POST /verify");
+    hop.print("GET /healthz");
     send.print("sendTransaction");
     floor_settle.print("settlement floor");
+    floor_serial.print("  one at a time/payer");
     settle.print("POST /settle");
     let ratio = |x: f64, floor: f64| if floor > 0.0 { x / floor } else { 0.0 };
     println!();
+    println!("(GET /healthz: the HTTP hop alone, the bench's client and the facilitator's server, no RPC call)");
     println!("(sendTransaction: transfers; settlement floor: the same settlement transactions, signed here by payer and facilitator, sent with preflight and confirmed straight against the RPC)");
+    println!("(one at a time/payer: the same, each payer's settlements one after another, as /settle runs them so that none fails on chain past a cap)");
     println!("(/settle checks the challenge and the transaction, co-signs, sends with preflight and waits for confirmation)");
+    if let Some(p) = &peer {
+        println!();
+        println!(
+            "x402-rs facilitator (bench/x402-rs-peer), plain `exact` payments, same localnet, {} concurrent clients, one payer per client:",
+            a.concurrency
+        );
+        p.simulate.print("simulateTransaction");
+        p.verify.print("POST /verify");
+        p.floor_settle.print("settlement floor");
+        p.settle.print("POST /settle");
+        println!("(its floors: its own payment transaction simulated; signed by payer and fee payer, sent with preflight and confirmed straight against the RPC)");
+        println!(
+            "x402-rs /verify: {:.2} x its simulateTransaction floor (req/s), p99 {:.2} ms; x402-rs /settle: {:.2} x its settlement floor (req/s), p99 {:.2} ms",
+            ratio(p.verify.rate(), p.simulate.rate()),
+            p.verify.p99_ms(),
+            ratio(p.settle.rate(), p.floor_settle.rate()),
+            p.settle.p99_ms(),
+        );
+        println!();
+    }
     println!(
         "/verify: {:.2} x the simulateTransaction floor (req/s), p99 {:.2} ms; /settle: {:.2} x the settlement floor (req/s), p99 {:.2} ms",
         ratio(verify.rate(), simulate.rate()),
@@ -274,29 +341,4 @@ fn settlement_tx(
     )
     .ok()?;
     Some((settlement, tx))
-}
-
-/// Sends a fully signed transaction with preflight and reads its status until it lands
-/// (back-off from 2 ms): what a client settling straight against the RPC does.
-async fn send_and_confirm(
-    rpc: &trust_gate_client::RpcClient,
-    tx: &solana_sdk::transaction::VersionedTransaction,
-) -> bool {
-    let Ok(sig) = rpc.send_transaction(tx).await else {
-        return false;
-    };
-    let mut wait = std::time::Duration::from_millis(2);
-    for _ in 0..40 {
-        match rpc.get_signature_statuses(&[sig]).await {
-            Ok(r) => {
-                if let Some(status) = r.value.into_iter().flatten().next() {
-                    return status.err.is_none();
-                }
-            }
-            Err(_) => return false,
-        }
-        tokio::time::sleep(wait).await;
-        wait = (wait * 2).min(std::time::Duration::from_millis(200));
-    }
-    false
 }

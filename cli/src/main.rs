@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_facilitator;
+mod bench_peer;
 mod demo_key;
 mod dispute;
 mod mcp;
