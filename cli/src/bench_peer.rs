@@ -11,7 +11,6 @@
 use crate::bench::{drive, rpc_calls, send_and_confirm, simulations, LocalnetBench, Summary};
 use anchor_lang::solana_program::instruction::Instruction;
 use anchor_spl::token::spl_token;
-use base64::{engine::general_purpose::STANDARD, Engine as _};
 use serde_json::{json, Value};
 use solana_sdk::hash::Hash;
 use solana_sdk::pubkey::Pubkey;
@@ -163,13 +162,13 @@ impl Payments {
 
     /// The x402 v2 body of /verify and /settle carrying `tx`.
     fn body(&self, tx: &VersionedTransaction) -> Option<Value> {
-        let bytes = bincode::serialize(tx).ok()?;
+        let wire = trust_gate_client::x402::encode_transaction(tx).ok()?;
         Some(json!({
             "x402Version": 2,
             "paymentPayload": {
                 "x402Version": 2,
                 "accepted": self.requirements,
-                "payload": {"transaction": STANDARD.encode(bytes)},
+                "payload": {"transaction": wire},
             },
             "paymentRequirements": self.requirements,
         }))

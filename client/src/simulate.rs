@@ -101,16 +101,29 @@ pub async fn attestations_for(
     q: &PaymentQuery,
     now: i64,
 ) -> Result<Attestations, ClientError> {
-    let keys = [
+    let rules = rules(rpc, b, q).await?;
+    attestations_by_rules(rpc, b, q, rules, now).await
+}
+
+/// The accounts holding `q`'s rules: the payer's policy, the payee's acceptance policy.
+pub fn rule_accounts(b: &Builder, q: &PaymentQuery) -> [Pubkey; 2] {
+    [
         b.pda.policy(&q.payer_asset, q.policy_id),
         b.pda.acceptance(&q.payee_asset),
-    ];
-    let accs = chain::accounts(rpc, &keys).await?;
-    let rules = (
+    ]
+}
+
+/// The payer policy's and the payee acceptance policy's rules for `q`, read in one call.
+pub async fn rules(
+    rpc: &RpcClient,
+    b: &Builder,
+    q: &PaymentQuery,
+) -> Result<(Option<Rule>, Option<Rule>), ClientError> {
+    let accs = chain::accounts(rpc, &rule_accounts(b, q)).await?;
+    Ok((
         policy_rule(b, accs[0].as_ref())?,
         acceptance_rule(b, accs[1].as_ref())?,
-    );
-    attestations_by_rules(rpc, b, q, rules, now).await
+    ))
 }
 
 /// The attestation accounts for `q` under the payer policy's and the payee acceptance
@@ -272,12 +285,7 @@ pub fn decision_transaction(
         q.policy_id,
         att,
     );
-    let tx = Transaction::new_with_payer(&[ix], Some(fee_payer));
-    let bytes = bincode::serialize(&tx).map_err(|e| ClientError::Decode {
-        what: "gate_payment transaction".into(),
-        reason: e.to_string(),
-    })?;
-    Ok(STANDARD.encode(bytes))
+    crate::x402::encode_transaction(&Transaction::new_with_payer(&[ix], Some(fee_payer)))
 }
 
 /// Simulates a `gate_payment` transaction given as base64 (see [`decision_transaction`])

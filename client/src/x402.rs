@@ -253,6 +253,16 @@ pub fn payment_id_hash(memo: &str) -> [u8; 32] {
     Sha256::digest(memo.as_bytes()).into()
 }
 
+/// A transaction as x402 payloads, simulations and the facilitator's /dispute carry it:
+/// standard base64 of its wire (bincode) bytes.
+pub fn encode_transaction<T: Serialize>(tx: &T) -> Result<String, ClientError> {
+    let bytes = bincode::serialize(tx).map_err(|e| ClientError::Decode {
+        what: "transaction".into(),
+        reason: e.to_string(),
+    })?;
+    Ok(STANDARD.encode(bytes))
+}
+
 /// Standard base64 of the JSON of `v` (header encoding).
 pub fn encode_header<T: Serialize>(v: &T) -> Result<String, ClientError> {
     let json = serde_json::to_vec(v).map_err(|e| ClientError::input("header", e.to_string()))?;

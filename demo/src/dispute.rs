@@ -3,13 +3,13 @@
 //! (`POST /dispute`, body `{"transaction": "<base64>"}`).
 
 use crate::pay::{http_err, PayError};
-use base64::Engine as _;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
 use std::str::FromStr;
 use trust_gate_client::settle::{self, Dispute};
+use trust_gate_client::x402;
 use trust_gate_client::{chain, Builder, Network, Overrides, ProgramIds, RpcClient};
 
 /// What to dispute, and who signs.
@@ -82,9 +82,9 @@ pub async fn dispute(
         .await
         .map_err(trust_gate_client::ClientError::from)?;
     let tx = settle::dispute_transaction(&b, &facilitator, opts.signer, &d, blockhash)?;
-    let bytes = bincode::serialize(&tx).map_err(|e| refused(e.to_string()))?;
+    let wire = x402::encode_transaction(&tx).map_err(|e| refused(e.to_string()))?;
     let url = format!("{base}/dispute");
-    let body = json!({"transaction": base64::engine::general_purpose::STANDARD.encode(bytes)});
+    let body = json!({"transaction": wire});
     let res = http
         .post(&url)
         .json(&body)

@@ -5,7 +5,6 @@
 //! caller can inspect or alter what it pays before sending.
 
 use anchor_lang::prelude::Pubkey;
-use base64::{engine::general_purpose::STANDARD, Engine as _};
 use reqwest::StatusCode;
 use serde_json::Value;
 use solana_sdk::instruction::Instruction;
@@ -221,16 +220,12 @@ impl Prepared {
 
     /// The `PAYMENT-SIGNATURE` payload carrying `tx`.
     pub fn payload(&self, tx: &VersionedTransaction) -> Result<PaymentPayload, PayError> {
-        let bytes = bincode::serialize(tx).map_err(|e| ClientError::Decode {
-            what: "transaction".into(),
-            reason: e.to_string(),
-        })?;
         Ok(PaymentPayload {
             x402_version: X402_VERSION,
             resource: Some(self.resource.clone()),
             accepted: self.requirements.clone(),
             payload: ExactSvmPayload {
-                transaction: STANDARD.encode(bytes),
+                transaction: x402::encode_transaction(tx)?,
             },
             extensions: None,
         })

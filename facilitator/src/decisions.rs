@@ -24,7 +24,7 @@ use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use trust_gate_client::chain::{self, attestation_in, best_attestation, named_attestations};
+use trust_gate_client::chain::{attestation_in, best_attestation, named_attestations};
 use trust_gate_client::decode::Decision;
 use trust_gate_client::instructions::Attestations;
 use trust_gate_client::simulate::{
@@ -127,7 +127,8 @@ impl DecisionCache {
         }
         let policy = read(&self.policies, &(q.payer_asset, q.policy_id))?;
         let acceptance = read(&self.acceptances, &q.payee_asset)?;
-        let mut watch = Self::addresses(b, q).to_vec();
+        // The SDK remembers derived addresses, so this costs no derivation.
+        let mut watch = simulate::rule_accounts(b, q).to_vec();
         let mut attestations = Attestations::default();
         let mut sides = Vec::new();
         // The payer's policy asks about the payee; the payee's acceptance about the payer.
@@ -150,14 +151,6 @@ impl DecisionCache {
             acceptance,
             sides,
         })
-    }
-
-    /// The policy and acceptance addresses of `q` (the SDK remembers derivations).
-    fn addresses(b: &Builder, q: &PaymentQuery) -> [Pubkey; 2] {
-        [
-            b.pda.policy(&q.payer_asset, q.policy_id),
-            b.pda.acceptance(&q.payee_asset),
-        ]
     }
 
     /// The simulated transaction of `q` (see [`simulate::decision_transaction`]).
@@ -223,10 +216,7 @@ impl DecisionCache {
         facilitator: Pubkey,
         q: &PaymentQuery,
     ) -> Result<Decision, ClientError> {
-        let keys = Self::addresses(b, q);
-        let accs = chain::accounts(rpc, &keys).await?;
-        let policy = policy_rule(b, accs[0].as_ref())?;
-        let acceptance = acceptance_rule(b, accs[1].as_ref())?;
+        let (policy, acceptance) = simulate::rules(rpc, b, q).await?;
         let now = now_unix();
         let att = simulate::attestations_by_rules(rpc, b, q, (policy, acceptance), now).await?;
         let fee_payer = if self.fee_payer_funded.load(Ordering::Relaxed) {
