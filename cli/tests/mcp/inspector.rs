@@ -1,20 +1,17 @@
 //! An MCP client we did not write: the official inspector CLI (npm
-//! `@modelcontextprotocol/inspector-cli`, installed by `npm ci --prefix tests/mcp-inspector`)
+//! `@modelcontextprotocol/inspector-cli`, installed from `tests/mcp-inspector`'s lock file by
+//! the test itself)
 //! lists the tools of `trust-gate mcp` over stdio and calls one against the localnet.
 
 use crate::harness::{self, binary};
 use serde_json::Value;
 use std::path::PathBuf;
 
+/// The CLI's build folder, the package installed from `tests/mcp-inspector`'s lock file on
+/// first use.
 fn inspector_build_dir() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/mcp-inspector/node_modules/@modelcontextprotocol/inspector-cli/build");
-    assert!(
-        dir.join("cli.js").exists(),
-        "the inspector is not installed: run `npm ci --prefix tests/mcp-inspector` ({})",
-        dir.display()
-    );
-    dir
+    trust_gate_test_setup::npm_package("tests/mcp-inspector")
+        .join("node_modules/@modelcontextprotocol/inspector-cli/build")
 }
 
 async fn inspector(w: &harness::World, method_args: &[&str]) -> Value {

@@ -1,61 +1,32 @@
-//! The Node packages a check needs, installed by the project itself from the committed lock
-//! file (`npm ci`) when they are missing: `tests/web3` (the web3.js check) and `packages/sdk`
-//! (the TypeScript SDK, built with its own `tsc`; its tests run on Node's test runner, fed what
-//! the Rust side computed).
+//! The TypeScript SDK (`packages/sdk`) for the tests: installed from its lock file on first
+//! use (`trust-gate-test-setup`), built with its own `tsc`, its tests run on Node's test
+//! runner, fed what the Rust side computed.
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
-
-static INSTALL: Mutex<()> = Mutex::new(());
-
-/// Installs `dir`'s locked packages unless `marker` (a path under `dir/node_modules`) is
-/// already there. Panics with what to do when Node or npm is missing: the check is part of
-/// the suite, not optional.
-pub fn install(dir: &Path, marker: &str) {
-    let _once = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
-    if dir.join("node_modules").join(marker).exists() {
-        return;
-    }
-    let status = Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
-        .arg(dir)
-        .status()
-        .unwrap_or_else(|e| {
-            panic!(
-                "npm is needed for {} (install Node.js 20+): {e}",
-                dir.display()
-            )
-        });
-    assert!(status.success(), "npm ci in {} failed", dir.display());
-}
-
-/// The TypeScript SDK's folder (`packages/sdk`).
-pub fn sdk_package() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../packages/sdk")
-}
 
 /// Installs the SDK's locked dependencies when missing and builds it (`dist/`) with its own
-/// `tsc`, once per test process (tests run in parallel and share `dist/`).
+/// `tsc`, once per test process, under the folder's install lock (test binaries may run as
+/// parallel processes, and all of them share `dist/`).
 pub fn build_sdk() -> std::path::PathBuf {
     static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
-            let dir = sdk_package();
-            install(&dir, "@x402/express/package.json");
-            let out = Command::new("node")
-                .arg(dir.join("node_modules/typescript/bin/tsc"))
-                .arg("-p")
-                .arg(dir.join("tsconfig.json"))
-                .output()
-                .expect("node runs");
-            assert!(
-                out.status.success(),
-                "tsc failed:\n{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            dir
+            trust_gate_test_setup::npm_package_then("packages/sdk", |dir| {
+                let out = Command::new("node")
+                    .arg(dir.join("node_modules/typescript/bin/tsc"))
+                    .arg("-p")
+                    .arg(dir.join("tsconfig.json"))
+                    .output()
+                    .expect("node runs");
+                assert!(
+                    out.status.success(),
+                    "tsc failed:\n{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                dir.to_path_buf()
+            })
         })
         .clone()
 }

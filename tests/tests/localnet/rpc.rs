@@ -447,8 +447,7 @@ async fn the_clock_follows_wall_time_and_tests_can_warp_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_we_did_not_write_reads_simulates_and_sends() {
     let env = seeded().await;
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("web3");
-    crate::node::install(&dir, "@solana/web3.js/package.json");
+    let dir = trust_gate_test_setup::npm_package("tests/web3");
     let payer = env.funded().await;
     let out = std::process::Command::new("node")
         .arg(dir.join("check.mjs"))

@@ -1,35 +1,16 @@
 //! A third-party x402 check: the `x402-conformance` tool (PyPI) grades the demo's 402
 //! answer (`x402conf resource`) and the facilitator's /supported (`x402conf live`) from
 //! its JSON report, check by check.
-//! The tool is installed by the project (`tests/x402/requirements.txt`, into
-//! `tests/x402/.venv`) when missing.
+//! The tool is installed by the test on first use (`tests/x402/requirements.txt`, into
+//! `tests/x402/.venv`).
 
 use crate::services;
 use solana_sdk::signer::Signer;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 fn x402conf() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("x402");
-    let venv = dir.join(".venv");
-    let bin = venv.join("bin/x402conf");
-    if !bin.exists() {
-        let ok = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .status()
-            .unwrap_or_else(|e| panic!("python3 is needed for the x402-conformance check: {e}"))
-            .success();
-        assert!(ok, "python3 -m venv failed");
-        let ok = Command::new(venv.join("bin/pip"))
-            .args(["install", "--quiet", "-r"])
-            .arg(dir.join("requirements.txt"))
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "pip install -r tests/x402/requirements.txt failed");
-    }
-    bin
+    trust_gate_test_setup::python_venv("tests/x402").join("bin/x402conf")
 }
 
 /// Runs the tool and returns its JSON report.
