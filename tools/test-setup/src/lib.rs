@@ -63,6 +63,8 @@ pub fn python_venv(rel: &str) -> PathBuf {
 pub struct Setup {
     root: PathBuf,
     tools: Tools,
+    /// Say on stderr what is being installed.
+    announce: bool,
 }
 
 impl Setup {
@@ -71,12 +73,19 @@ impl Setup {
         Setup {
             root: root.into(),
             tools: Tools::default(),
+            announce: true,
         }
     }
 
     /// Finds the tools on `path` instead of this process's PATH.
     pub fn with_path(mut self, path: impl Into<std::ffi::OsString>) -> Self {
         self.tools = Tools::on_path(path.into());
+        self
+    }
+
+    /// Installs without saying so (this crate's own tests).
+    pub fn quiet(mut self) -> Self {
+        self.announce = false;
         self
     }
 
@@ -90,7 +99,7 @@ impl Setup {
             return Ok((dir, held));
         }
         self.tools.require_node(rel)?;
-        announce(&format!("installing {rel} from its lock file…"));
+        self.announce(&format!("installing {rel} from its lock file…"));
         self.tools.npm_ci(&dir, rel)?;
         write_stamp(&stamp, &wanted, rel)?;
         Ok((dir, held))
@@ -109,11 +118,19 @@ impl Setup {
             return Ok((venv, held));
         }
         self.tools.require_python(rel)?;
-        announce(&format!("installing {rel} from its requirements file…"));
+        self.announce(&format!("installing {rel} from its requirements file…"));
         self.tools.make_venv(&venv, rel)?;
         self.tools.pip_install(&venv, &requirements, rel)?;
         write_stamp(&stamp, &wanted, rel)?;
         Ok((venv, held))
+    }
+
+    /// Says on stderr what is being installed. Written to the stream itself, not through
+    /// `eprintln!`, which the test harness captures and shows only for a failing test.
+    fn announce(&self, line: &str) {
+        if self.announce {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
     }
 }
 
@@ -133,12 +150,6 @@ fn locked_read(path: &Path, rel: &str) -> Result<(Vec<u8>, File), SetupError> {
 fn write_stamp(stamp: &Path, wanted: &[u8], rel: &str) -> Result<(), SetupError> {
     fs::write(stamp, wanted)
         .map_err(|e| SetupError(format!("{rel}: cannot write {}: {e}", stamp.display())))
-}
-
-/// Says on stderr what is being installed. Written to the stream itself, not through
-/// `eprintln!`, which the test harness captures and shows only for a failing test.
-fn announce(line: &str) {
-    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 #[cfg(test)]

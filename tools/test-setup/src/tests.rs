@@ -47,7 +47,7 @@ fn node_and_npm(dir: &Path, version: &str) {
 }
 
 fn setup(dir: &Path) -> Setup {
-    Setup::new(dir).with_path(dir.join("bin"))
+    Setup::new(dir).with_path(dir.join("bin")).quiet()
 }
 
 fn runs(dir: &Path) -> usize {
