@@ -1,11 +1,12 @@
 //! Our programs loaded into a solana-program-test bank: natively (`processor!`), or the SBF
 //! builds that `tools/sbf/build` writes when `SBF_OUT_DIR` names their folder. This is the
 //! one place that decides; the registry and engine stand-ins and the test-only programs are
-//! always native.
+//! always native, and the REAL registry and engine ([`crate::externals`]) are always SBF.
 
 // program-test 3.1 flags its whole API as "to become unstable in 4.0"; we pin =3.1.12.
 #![allow(deprecated)]
 
+use crate::externals::ExternalPrograms;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::{account_info::AccountInfo, entrypoint::ProgramResult};
 use solana_program_test::{processor, ProgramTest};
@@ -133,6 +134,15 @@ pub fn program_test() -> ProgramTest {
 /// stand-ins at the external program ids, and (added by ProgramTest itself) SPL Token,
 /// Token-2022 and the Associated Token Account program.
 pub fn program_test_with(programs: &Programs) -> ProgramTest {
+    program_test_on(programs, None)
+}
+
+/// As [`program_test_with`], with `externals` (the real programs' builds and the upgrade
+/// authority to load them with) at the external program ids instead of the stand-ins.
+pub fn program_test_on(
+    programs: &Programs,
+    externals: Option<(&ExternalPrograms, &Pubkey)>,
+) -> ProgramTest {
     let mut pt = ProgramTest::default();
     // ProgramTest::default() turns on debug logs of every instruction; keep a run quiet unless
     // RUST_LOG asks for more.
@@ -153,6 +163,11 @@ pub fn program_test_with(programs: &Programs) -> ProgramTest {
         validation_registry::ID,
         validation_registry_entry
     );
+    if let Some((real, upgrade_authority)) = externals {
+        real.add_to(&mut pt, upgrade_authority)
+            .unwrap_or_else(|e| panic!("the real registry and engine: {e}"));
+        return pt;
+    }
     pt.add_program(
         "agent_registry_standin",
         ids::AGENT_REGISTRY,

@@ -21,6 +21,8 @@ use solana_sdk::{
     signature::{Keypair, Signer},
 };
 use trust_gate_client::instructions::{Builder, FeedbackArgs, VaultRelease};
+use trust_gate_localnet::externals::{admin, ExternalPrograms};
+use trust_gate_localnet::native::Programs;
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_common::external::atom_stats::Stats;
 
@@ -45,6 +47,8 @@ impl Agent {
 
 pub struct World {
     pub ctx: ProgramTestContext,
+    /// The real registry and engine rather than the stand-in ([`World::on_real`]).
+    real: bool,
     pub collection: Keypair,
     pub engine_authority: Keypair,
     pub facilitator: Keypair,
@@ -146,17 +150,36 @@ pub use trust_gate_client::instructions::Attestations;
 
 impl World {
     pub async fn new() -> World {
-        World::from_context(crate::start().await).await
+        World::from_context(crate::start().await, None).await
     }
 
     /// A world on a bank started from `pt` (for tests that add programs of their own).
     pub async fn with_program_test(pt: solana_program_test::ProgramTest) -> World {
-        World::from_context(pt.start_with_context().await).await
+        World::from_context(pt.start_with_context().await, None).await
     }
 
-    async fn from_context(mut ctx: ProgramTestContext) -> World {
+    /// A world on the REAL registry, engine and MPL Core (`externals`) instead of the
+    /// stand-in, each initialized by its own instructions; `engine_authority` is their upgrade
+    /// authority, so also AtomConfig's authority (it can pause the engine).
+    pub async fn on_real(externals: &ExternalPrograms) -> World {
+        let authority = Keypair::new();
+        let pt = trust_gate_localnet::native::program_test_on(
+            &Programs::from_env(),
+            Some((externals, &authority.pubkey())),
+        );
+        World::from_context(pt.start_with_context().await, Some(authority)).await
+    }
+
+    /// Whether the world runs the real registry and engine.
+    pub fn is_real(&self) -> bool {
+        self.real
+    }
+
+    /// `real_authority`: the real programs' upgrade authority, or `None` for the stand-in.
+    async fn from_context(mut ctx: ProgramTestContext, real_authority: Option<Keypair>) -> World {
         let collection = Keypair::new();
-        let engine_authority = Keypair::new();
+        let real = real_authority.is_some();
+        let engine_authority = real_authority.unwrap_or_else(Keypair::new);
         let facilitator = Keypair::new();
         let mint_authority = Keypair::new();
         let mint = Keypair::new();
@@ -182,21 +205,34 @@ impl World {
             .unwrap(),
         ];
         send(&mut ctx, &mint_ixs, &[&mint]).await.unwrap();
-        send(
-            &mut ctx,
-            &[
-                standin::initialize_registry(&payer, &collection.pubkey()),
-                standin::initialize_engine(&payer, &engine_authority.pubkey()),
-            ],
-            &[&collection],
-        )
-        .await
-        .unwrap();
+        if real {
+            let a = engine_authority.pubkey();
+            crate::fund(&mut ctx, &a, 10_000_000_000).await;
+            let init = [
+                admin::initialize_registry(&a, &collection.pubkey()),
+                admin::initialize_engine(&a),
+            ];
+            send(&mut ctx, &init, &[&engine_authority, &collection])
+                .await
+                .unwrap();
+        } else {
+            send(
+                &mut ctx,
+                &[
+                    standin::initialize_registry(&payer, &collection.pubkey()),
+                    standin::initialize_engine(&payer, &engine_authority.pubkey()),
+                ],
+                &[&collection],
+            )
+            .await
+            .unwrap();
+        }
         let f = facilitator.pubkey();
         let init = sdk().init_gate_authority(&f);
         send(&mut ctx, &[init], &[&facilitator]).await.unwrap();
         World {
             ctx,
+            real,
             collection,
             engine_authority,
             facilitator,
@@ -216,24 +252,16 @@ impl World {
 
     /// Registers an agent (reputation-enabled, stats initialized at tier 0).
     pub async fn register_agent(&mut self) -> Agent {
-        let owner = crate::funded_keypair(&mut self.ctx).await;
-        let asset = Keypair::new();
-        let c = self.collection.pubkey();
-        let ixs = [
-            standin::register_with_options(
-                &owner.pubkey(),
-                &asset.pubkey(),
-                &c,
-                "ipfs://agent",
-                true,
-            ),
-            standin::initialize_stats(&owner.pubkey(), &asset.pubkey(), &c),
-        ];
-        send(&mut self.ctx, &ixs, &[&owner, &asset]).await.unwrap();
-        Agent { owner, asset }
+        self.register_agent_with(true, true).await
     }
 
+    /// Writes `agent`'s engine stats (the stand-in's localnet-only `set_stats`; the real
+    /// engine has no such instruction, its stats move only with real feedback).
     pub async fn set_stats(&mut self, agent: &Pubkey, stats: Stats) {
+        assert!(
+            !self.real,
+            "the real engine has no set_stats: give real feedback instead"
+        );
         let ix = standin::set_stats(&self.engine_authority.pubkey(), agent, &stats);
         let authority = self.engine_authority.insecure_clone();
         send(&mut self.ctx, &[ix], &[&authority]).await.unwrap();
@@ -596,16 +624,31 @@ pub use crate::registry::capability_hash;
 impl World {
     /// Registers an agent without engine stats: unrated.
     pub async fn register_unrated_agent(&mut self) -> Agent {
+        self.register_agent_with(true, false).await
+    }
+
+    /// Registers an agent with reputation `enabled` or not, and engine stats initialized or
+    /// not (the registry's `register_with_options`, the engine's `initialize_stats`; the same
+    /// instructions on the stand-in and on the real programs).
+    pub async fn register_agent_with(&mut self, enabled: bool, stats: bool) -> Agent {
         let owner = crate::funded_keypair(&mut self.ctx).await;
         let asset = Keypair::new();
-        let ix = standin::register_with_options(
+        let c = self.collection.pubkey();
+        let mut ixs = vec![standin::register_with_options(
             &owner.pubkey(),
             &asset.pubkey(),
-            &self.collection.pubkey(),
+            &c,
             "ipfs://agent",
-            true,
-        );
-        send(&mut self.ctx, &[ix], &[&owner, &asset]).await.unwrap();
+            enabled,
+        )];
+        if stats {
+            ixs.push(standin::initialize_stats(
+                &owner.pubkey(),
+                &asset.pubkey(),
+                &c,
+            ));
+        }
+        send(&mut self.ctx, &ixs, &[&owner, &asset]).await.unwrap();
         Agent { owner, asset }
     }
 

@@ -150,8 +150,9 @@ pub fn set_agent_wallet(owner: &Pubkey, asset: &Pubkey, wallet: Option<Pubkey>) 
     }
 }
 
-/// Registry `give_feedback`.
-/// `with_engine` appends atom_config, atom_stats, engine program, registry CPI authority.
+/// Registry `give_feedback`, with its four engine accounts (atom_config, atom_stats, engine
+/// program, registry CPI authority) when `with_engine`, else the four as absent (each the
+/// registry's own id, Anchor's encoding of a `None` optional account).
 pub fn give_feedback(
     client: &Pubkey,
     asset: &Pubkey,
@@ -173,6 +174,8 @@ pub fn give_feedback(
             AccountMeta::new_readonly(ids::REPUTATION_ENGINE, false),
             AccountMeta::new_readonly(registry_cpi_authority_pda().0, false),
         ]);
+    } else {
+        accounts.extend((0..4).map(|_| AccountMeta::new_readonly(ids::AGENT_REGISTRY, false)));
     }
     Instruction {
         program_id: ids::AGENT_REGISTRY,

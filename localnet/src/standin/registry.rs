@@ -8,7 +8,7 @@
 //! | `initialize(base_collection: Pubkey)` (localnet-only) | `global:initialize` | payer (S,W), root_config (W), registry_config (W), collection (S,W), system_program |
 //! | `register_with_options(agent_uri: String ≤ 250, atom_enabled: bool)` | `global:register_with_options` | root_config, registry_config, agent_account (W), asset (S,W), collection (W), owner (S,W), system_program, mpl_core_program |
 //! | `set_agent_wallet(wallet: Option<Pubkey>)` (localnet-only) | `global:set_agent_wallet` | owner (S), agent_account (W), asset |
-//! | `give_feedback(GiveFeedbackArgs)` | `global:give_feedback` | client (S,W), agent_account (W), asset, collection, system_program, [atom_config, atom_stats (W), engine program, registry CPI authority] |
+//! | `give_feedback(GiveFeedbackArgs)` | `global:give_feedback` | client (S,W), agent_account (W), asset, collection, system_program, atom_config, atom_stats (W), engine program, registry CPI authority (the last four every time, an absent one as the registry's id; fewer accounts: 3005 as the real registry) |
 //!
 //! Accounts:
 //! - `RootConfig` (`account:RootConfig`, [`super::layout::root_config`]): 8..40 base
@@ -24,8 +24,8 @@
 //!
 //! `give_feedback` forwards the score to the engine (`update_stats(keccak256(client), score)`,
 //! signed by the `["atom_cpi_authority"]` PDA) only when the agent is reputation-enabled, the
-//! four optional accounts are passed, the stats account exists and a score is given; otherwise
-//! the feedback is only counted on the agent.
+//! stats account is passed and exists (engine-owned, with data) and a score is given;
+//! otherwise the feedback is only counted on the agent.
 
 use super::layout::{
     self, agent_tail, args, asset, collection, discriminators, registry_config, root_config,
@@ -55,8 +55,8 @@ use trust_gate_program_common::runtime::log;
 pub enum RegistryError {
     /// 6000: unknown discriminator, or arguments that do not decode (trailing bytes included).
     InvalidInstructionData = 6000,
-    /// 6001: fewer accounts than the instruction needs, or only some of `give_feedback`'s four
-    /// optional engine accounts.
+    /// 6001: fewer accounts than the instruction needs (but `give_feedback`'s four engine
+    /// accounts: 3005).
     NotEnoughAccounts = 6001,
     /// 6002: an account that must sign did not.
     MissingSigner = 6002,
@@ -87,6 +87,9 @@ pub enum RegistryError {
     NotAgentOwner = 6013,
     /// 6014: a counter would overflow.
     Overflow = 6014,
+    /// 3005: `give_feedback` without its four engine accounts: Anchor's AccountNotEnoughKeys,
+    /// the framework error the real registry answers with.
+    AccountNotEnoughKeys = 3005,
 }
 
 impl StandinError for RegistryError {
@@ -471,15 +474,19 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
     let asset_account = it.next::<E>("asset")?;
     let collection_account = it.next::<E>("collection")?;
     let system = it.next::<E>("system_program")?;
-    // The engine accounts come as a block of four or not at all (Anchor would treat them as
-    // optional accounts; a partial block is a client bug worth reporting).
-    let engine_accounts = match it.rest() {
-        [] => None,
-        [config, stats, engine, authority, ..] => Some((config, stats, engine, authority)),
+    // The four engine accounts are Anchor optional accounts in the real registry, which is
+    // built without `allow-missing-optionals`: all four must be there every time, an absent
+    // one passed as the registry's own id (Anchor's encoding of `None`), or the instruction
+    // fails with Anchor's 3005 before anything else is looked at.
+    let [config, stats, engine, authority] = match it.rest() {
+        [config, stats, engine, authority, ..] => {
+            [config, stats, engine, authority].map(|a| (a.key != &ids::AGENT_REGISTRY).then_some(a))
+        }
         _ => {
             return Err(fail(
-                E::NotEnoughAccounts,
-                "the engine accounts come as all four or none",
+                E::AccountNotEnoughKeys,
+                "give_feedback takes its four engine accounts every time (absent ones as the \
+                 registry's id)",
             ));
         }
     };
@@ -516,11 +523,17 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
             "an agent's owner cannot give it feedback",
         ));
     }
-    if let Some((config, stats, engine, authority)) = engine_accounts {
+    if let Some(config) = config {
         require_address(config, &atom_config_pda().0, "atom_config")?;
+    }
+    if let Some(stats) = stats {
         require_address(stats, &atom_stats_pda(asset_account.key).0, "atom_stats")?;
         require_writable::<E>(stats, "atom_stats")?;
+    }
+    if let Some(engine) = engine {
         require_address(engine, &ids::REPUTATION_ENGINE, "engine program")?;
+    }
+    if let Some(authority) = authority {
         require_address(
             authority,
             &registry_cpi_authority_pda().0,
@@ -537,31 +550,34 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
         write_tail(&mut d, wallet, count, &uri)?;
         count
     };
-    // Says whether the caller handed over the engine accounts, so tests can check when a
-    // client does.
+    // The engine rates the agent only when it is reputation-enabled, its stats exist (owned
+    // by the engine, with data: a balance alone at the address is not stats) and the feedback
+    // has a score, as the real registry decides.
+    let stats_exist =
+        stats.is_some_and(|s| *s.owner == ids::REPUTATION_ENGINE && !s.data_is_empty());
+    let rated = view.reputation_enabled && stats_exist && args.score.is_some();
+    // Says whether the engine was called, so tests can check when it is.
     log(&format!(
-        "registry stand-in: feedback #{count} for asset {} from {} ({} engine accounts)",
+        "registry stand-in: feedback #{count} for asset {} from {} ({})",
         asset_account.key,
         client.key,
-        if engine_accounts.is_some() {
-            "with"
+        if rated {
+            "engine updated"
         } else {
-            "without"
+            "engine skipped"
         }
     ));
-
-    let Some((config, stats, engine, authority)) = engine_accounts else {
+    let (Some(score), true) = (args.score, rated) else {
         return Ok(());
     };
-    let Some(score) = args.score else {
-        return Ok(());
+    let (Some(config), Some(stats), Some(engine), Some(authority)) =
+        (config, stats, engine, authority)
+    else {
+        return Err(fail(
+            E::InvalidAddress,
+            "rating needs atom_config, the engine program and the CPI authority",
+        ));
     };
-    let stats_exist =
-        *stats.owner == ids::REPUTATION_ENGINE && stats.lamports() > 0 && !stats.data_is_empty();
-    if !view.reputation_enabled || !stats_exist {
-        log("registry stand-in: no engine update (reputation disabled or no stats account)");
-        return Ok(());
-    }
     let client_hash = super::client::client_hash(client.key);
     let mut data = layout::discriminators::UPDATE_STATS.to_vec();
     args::UpdateStatsArgs { client_hash, score }

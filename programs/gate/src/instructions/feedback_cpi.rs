@@ -75,10 +75,12 @@ pub fn validate_feedback_fields(
 }
 
 impl<'info> FeedbackTarget<'info> {
-    /// Calls the registry's give_feedback with the GateAuthority PDA as the signing client.
-    /// The engine accounts are passed when the payee is reputation-enabled and its stats
-    /// exist (owned by the engine, with data), so the registry updates the engine in the same
-    /// transaction.
+    /// Calls the registry's give_feedback with the GateAuthority PDA as the signing client,
+    /// always with the four engine accounts: the registry declares them as Anchor optional
+    /// accounts and is built without `allow-missing-optionals`, so a shorter list fails
+    /// (3005, AccountNotEnoughKeys) even for a payee it would not rate. Whether the engine is
+    /// called is the registry's decision (reputation enabled, stats owned by the engine and
+    /// holding data, a score), made from these same accounts.
     pub fn give_feedback(
         &self,
         payee_asset: &Pubkey,
@@ -99,39 +101,29 @@ impl<'info> FeedbackTarget<'info> {
         );
 
         let client = gate_authority.to_account_info();
-        let mut metas = vec![
+        let metas = vec![
             AccountMeta::new(client.key(), true),
             AccountMeta::new(self.agent_account.key(), false),
             AccountMeta::new_readonly(self.asset.key(), false),
             AccountMeta::new_readonly(self.collection.key(), false),
             AccountMeta::new_readonly(system_program.key(), false),
+            AccountMeta::new_readonly(self.atom_config.key(), false),
+            AccountMeta::new(self.atom_stats.key(), false),
+            AccountMeta::new_readonly(self.engine_program.key(), false),
+            AccountMeta::new_readonly(self.registry_cpi_authority.key(), false),
         ];
-        let mut infos = vec![
+        let infos = [
             client,
             self.agent_account.to_account_info(),
             self.asset.to_account_info(),
             self.collection.to_account_info(),
             system_program.clone(),
+            self.atom_config.to_account_info(),
+            self.atom_stats.to_account_info(),
+            self.engine_program.to_account_info(),
+            self.registry_cpi_authority.to_account_info(),
+            self.registry_program.to_account_info(),
         ];
-        // Stats exist only as an engine-owned account with data: anyone can send lamports to
-        // the address, and a balance alone must not change what the registry is handed.
-        let stats_exist =
-            self.atom_stats.owner == &ids::REPUTATION_ENGINE && !self.atom_stats.data_is_empty();
-        if view.reputation_enabled && stats_exist {
-            metas.extend([
-                AccountMeta::new_readonly(self.atom_config.key(), false),
-                AccountMeta::new(self.atom_stats.key(), false),
-                AccountMeta::new_readonly(self.engine_program.key(), false),
-                AccountMeta::new_readonly(self.registry_cpi_authority.key(), false),
-            ]);
-            infos.extend([
-                self.atom_config.to_account_info(),
-                self.atom_stats.to_account_info(),
-                self.engine_program.to_account_info(),
-                self.registry_cpi_authority.to_account_info(),
-            ]);
-        }
-        infos.push(self.registry_program.to_account_info());
         let ix = Instruction {
             program_id: ids::AGENT_REGISTRY,
             accounts: metas,

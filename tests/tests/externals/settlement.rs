@@ -1,0 +1,198 @@
+//! Registration, settlements, disputes and a paused engine on the real programs.
+
+use crate::fixtures::real_world;
+use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_localnet::externals::admin;
+use trust_gate_program_common::external::ids;
+use trust_gate_program_tests::world::{open_policy, pda, sdk, Agent, World};
+use trust_gate_program_tests::{custom_code, payment_id, raw_account};
+
+const AMOUNT: u64 = 1_000_000;
+
+/// The real AgentAccount's feedback hash-chain digest and count (after the optional agent
+/// wallet: 139 and 171 without one, 171 and 203 with one).
+async fn registry_feedback(w: &mut World, agent: &Agent) -> ([u8; 32], u64) {
+    let data = raw_account(&mut w.ctx, &pda::agent(&agent.asset()))
+        .await
+        .expect("AgentAccount")
+        .data;
+    let at = if data[138] == 1 { 171 } else { 139 };
+    let digest = data[at..at + 32].try_into().unwrap();
+    let count = u64::from_le_bytes(data[at + 32..at + 40].try_into().unwrap());
+    (digest, count)
+}
+
+/// The real AtomStats' feedback count (offset 88) and last score (115), if the stats exist.
+async fn engine_feedback(w: &mut World, agent: &Agent) -> Option<(u64, u8)> {
+    let stats = raw_account(&mut w.ctx, &pda::stats(&agent.asset())).await?;
+    assert_eq!(stats.owner, ids::REPUTATION_ENGINE);
+    assert_eq!(stats.data.len(), 561);
+    let count = u64::from_le_bytes(stats.data[88..96].try_into().unwrap());
+    Some((count, stats.data[115]))
+}
+
+/// A payer with stats, an authority and policy 1 open to any payee, funded with tokens.
+async fn payer(w: &mut World) -> Agent {
+    let payer = w.register_agent().await;
+    w.init_authority(&payer).await;
+    w.init_policy(&payer, 1, open_policy(w.mint)).await.unwrap();
+    w.token_account(&payer.owner.pubkey(), 100 * AMOUNT).await;
+    payer
+}
+
+/// Settles `AMOUNT` from `payer` to `payee` (the feedback's score is 90); the payment id.
+async fn settle(w: &mut World, payer: &Agent, payee: &Agent) -> Result<[u8; 32], Option<u32>> {
+    w.token_account(&payee.owner.pubkey(), 0).await;
+    let pay = payment_id();
+    let ixs = w.settlement(payer, payee, AMOUNT, pay).await;
+    match w.send_settlement(payer, &ixs).await {
+        Ok(()) => Ok(pay),
+        Err(e) => Err(custom_code(&e)),
+    }
+}
+
+async fn balance(w: &mut World, owner: &Keypair) -> u64 {
+    let account = w.token_account(&owner.pubkey(), 0).await;
+    w.token_balance(&account).await
+}
+
+#[tokio::test]
+async fn externals_agents_register_through_the_gate_on_real_mpl_core() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let owner = trust_gate_program_tests::funded_keypair(&mut w.ctx).await;
+    let asset = Keypair::new();
+    let ix = sdk().register_agent_via_cpi(
+        &owner.pubkey(),
+        &asset.pubkey(),
+        &w.collection.pubkey(),
+        "ipfs://agent".into(),
+    );
+    w.send(&[ix], &[&owner, &asset]).await.unwrap();
+    // MPL Core made the asset (BaseAssetV1: key 1, owner, update authority = the collection).
+    let core = raw_account(&mut w.ctx, &asset.pubkey())
+        .await
+        .expect("asset");
+    assert_eq!(core.owner, ids::MPL_CORE);
+    assert_eq!(core.data[0], 1, "AssetV1");
+    assert_eq!(&core.data[1..33], owner.pubkey().as_ref());
+    assert_eq!(core.data[33], 2, "update authority: a collection");
+    assert_eq!(&core.data[34..66], w.collection.pubkey().as_ref());
+    // The registry made the AgentAccount, the engine the stats.
+    let agent = raw_account(&mut w.ctx, &pda::agent(&asset.pubkey()))
+        .await
+        .expect("AgentAccount");
+    assert_eq!(agent.owner, ids::AGENT_REGISTRY);
+    assert_eq!(&agent.data[72..104], owner.pubkey().as_ref());
+    assert_eq!(agent.data[137], 1, "reputation enabled");
+    let registered = Agent { owner, asset };
+    assert_eq!(engine_feedback(&mut w, &registered).await, Some((0, 0)));
+}
+
+#[tokio::test]
+async fn externals_a_payee_without_engine_stats_is_paid() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let payer = payer(&mut w).await;
+    let payee = w.register_agent_with(true, false).await;
+    settle(&mut w, &payer, &payee).await.expect("settles");
+    assert_eq!(balance(&mut w, &payee.owner).await, AMOUNT);
+    let (digest, count) = registry_feedback(&mut w, &payee).await;
+    assert_eq!(count, 1, "the registry recorded the feedback");
+    assert_ne!(digest, [0; 32]);
+    assert_eq!(engine_feedback(&mut w, &payee).await, None);
+}
+
+#[tokio::test]
+async fn externals_a_payee_with_engine_stats_is_paid_and_rated() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let payer = payer(&mut w).await;
+    let payee = w.register_agent().await;
+    settle(&mut w, &payer, &payee).await.expect("settles");
+    assert_eq!(balance(&mut w, &payee.owner).await, AMOUNT);
+    assert_eq!(registry_feedback(&mut w, &payee).await.1, 1);
+    assert_eq!(
+        engine_feedback(&mut w, &payee).await,
+        Some((1, 90)),
+        "the engine counted the feedback and its score"
+    );
+}
+
+#[tokio::test]
+async fn externals_a_payee_with_reputation_disabled_is_paid_unrated() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let payer = payer(&mut w).await;
+    let payee = w.register_agent_with(false, true).await;
+    settle(&mut w, &payer, &payee).await.expect("settles");
+    assert_eq!(balance(&mut w, &payee.owner).await, AMOUNT);
+    assert_eq!(registry_feedback(&mut w, &payee).await.1, 1);
+    assert_eq!(
+        engine_feedback(&mut w, &payee).await,
+        Some((0, 0)),
+        "the registry leaves the engine out for a reputation-disabled agent"
+    );
+}
+
+#[tokio::test]
+async fn externals_a_settled_payment_is_disputed() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let payer = payer(&mut w).await;
+    for payee in [
+        w.register_agent().await,
+        w.register_agent_with(true, false).await,
+    ] {
+        let pay = settle(&mut w, &payer, &payee).await.expect("settles");
+        trust_gate_program_tests::advance_slots(&mut w.ctx, 10).await;
+        let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
+        let facilitator = w.facilitator.insecure_clone();
+        let owner = payer.owner.insecure_clone();
+        w.send(&[dispute], &[&facilitator, &owner]).await.unwrap();
+        assert_eq!(registry_feedback(&mut w, &payee).await.1, 2);
+        let engine = engine_feedback(&mut w, &payee).await;
+        assert!(
+            engine.is_none() || engine == Some((2, 0)),
+            "a dispute is a score of 0: {engine:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn externals_a_paused_engine_refuses_payments_to_rated_payees_only() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let payer = payer(&mut w).await;
+    let rated = w.register_agent().await;
+    let unrated = w.register_agent_with(true, false).await;
+    let authority = w.engine_authority.insecure_clone();
+    w.send(
+        &[admin::set_engine_paused(&authority.pubkey(), true)],
+        &[&authority],
+    )
+    .await
+    .unwrap();
+    // The engine's own error 6004 (Paused), through the registry and the gate; nothing moved.
+    assert_eq!(settle(&mut w, &payer, &rated).await, Err(Some(6004)));
+    assert_eq!(balance(&mut w, &rated.owner).await, 0);
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
+    // A payee without stats never reaches the engine.
+    settle(&mut w, &payer, &unrated).await.expect("settles");
+    w.send(
+        &[admin::set_engine_paused(&authority.pubkey(), false)],
+        &[&authority],
+    )
+    .await
+    .unwrap();
+    settle(&mut w, &payer, &rated)
+        .await
+        .expect("settles once resumed");
+    assert_eq!(engine_feedback(&mut w, &rated).await, Some((1, 90)));
+}
