@@ -7,5 +7,7 @@
 //! Without the fixtures the suite prints `externals SKIPPED: …` once and passes; with
 //! `TRUST_GATE_REQUIRE_EXTERNALS=1` (CI) a missing fixture fails every test instead.
 
+mod common;
 mod fixtures;
+mod reputation;
 mod settlement;

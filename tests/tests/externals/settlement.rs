@@ -1,60 +1,12 @@
 //! Registration, settlements, disputes and a paused engine on the real programs.
 
+use crate::common::*;
 use crate::fixtures::real_world;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_localnet::externals::admin;
 use trust_gate_program_common::external::ids;
-use trust_gate_program_tests::world::{open_policy, pda, sdk, Agent, World};
-use trust_gate_program_tests::{custom_code, payment_id, raw_account};
-
-const AMOUNT: u64 = 1_000_000;
-
-/// The real AgentAccount's feedback hash-chain digest and count (after the optional agent
-/// wallet: 139 and 171 without one, 171 and 203 with one).
-async fn registry_feedback(w: &mut World, agent: &Agent) -> ([u8; 32], u64) {
-    let data = raw_account(&mut w.ctx, &pda::agent(&agent.asset()))
-        .await
-        .expect("AgentAccount")
-        .data;
-    let at = if data[138] == 1 { 171 } else { 139 };
-    let digest = data[at..at + 32].try_into().unwrap();
-    let count = u64::from_le_bytes(data[at + 32..at + 40].try_into().unwrap());
-    (digest, count)
-}
-
-/// The real AtomStats' feedback count (offset 88) and last score (115), if the stats exist.
-async fn engine_feedback(w: &mut World, agent: &Agent) -> Option<(u64, u8)> {
-    let stats = raw_account(&mut w.ctx, &pda::stats(&agent.asset())).await?;
-    assert_eq!(stats.owner, ids::REPUTATION_ENGINE);
-    assert_eq!(stats.data.len(), 561);
-    let count = u64::from_le_bytes(stats.data[88..96].try_into().unwrap());
-    Some((count, stats.data[115]))
-}
-
-/// A payer with stats, an authority and policy 1 open to any payee, funded with tokens.
-async fn payer(w: &mut World) -> Agent {
-    let payer = w.register_agent().await;
-    w.init_authority(&payer).await;
-    w.init_policy(&payer, 1, open_policy(w.mint)).await.unwrap();
-    w.token_account(&payer.owner.pubkey(), 100 * AMOUNT).await;
-    payer
-}
-
-/// Settles `AMOUNT` from `payer` to `payee` (the feedback's score is 90); the payment id.
-async fn settle(w: &mut World, payer: &Agent, payee: &Agent) -> Result<[u8; 32], Option<u32>> {
-    w.token_account(&payee.owner.pubkey(), 0).await;
-    let pay = payment_id();
-    let ixs = w.settlement(payer, payee, AMOUNT, pay).await;
-    match w.send_settlement(payer, &ixs).await {
-        Ok(()) => Ok(pay),
-        Err(e) => Err(custom_code(&e)),
-    }
-}
-
-async fn balance(w: &mut World, owner: &Keypair) -> u64 {
-    let account = w.token_account(&owner.pubkey(), 0).await;
-    w.token_balance(&account).await
-}
+use trust_gate_program_tests::raw_account;
+use trust_gate_program_tests::world::{pda, sdk, Agent};
 
 #[tokio::test]
 async fn externals_agents_register_through_the_gate_on_real_mpl_core() {
