@@ -1,5 +1,6 @@
-//! Names for on-chain error codes: Anchor's framework codes and the codes of our three
-//! programs (read from the bundled IDLs, so the table cannot drift from the programs).
+//! Names for on-chain error codes: Anchor's framework codes, the codes of our three programs
+//! (read from the bundled IDLs, so the table cannot drift from the programs), and those of the
+//! external registry and engine that the gate's feedback can meet.
 
 use crate::idl;
 use anchor_lang::prelude::Pubkey;
@@ -49,6 +50,157 @@ const ANCHOR: &[(u32, &str)] = &[
     (3017, "AccountDuplicateReallocs"),
 ];
 
+/// Errors of the external agent registry and its reputation engine that reach the gate's
+/// callers through its feedback CPI: the codes and names the real programs answer with (the
+/// localnet's stand-in answers the same), described in our words.
+const EXTERNAL_REGISTRY: &[(u32, &str, &str)] = &[
+    (
+        12000,
+        "UriTooLong",
+        "a feedback URI is longer than 250 bytes",
+    ),
+    (12004, "Unauthorized", "the signer is not the agent's owner"),
+    (12005, "Overflow", "a registry counter would overflow"),
+    (
+        12010,
+        "InvalidCollection",
+        "the collection is not the agent's",
+    ),
+    (
+        12011,
+        "InvalidAsset",
+        "the asset is not the agent's live MPL Core asset",
+    ),
+    (12050, "InvalidScore", "a feedback score is above 100"),
+    (
+        12056,
+        "TagTooLong",
+        "a feedback tag is longer than 32 bytes",
+    ),
+    (
+        12060,
+        "EndpointTooLong",
+        "a feedback endpoint is longer than 250 bytes",
+    ),
+    (
+        12061,
+        "InvalidDecimals",
+        "a feedback value has more than 18 decimals",
+    ),
+    (
+        12200,
+        "DeadlineExpired",
+        "the agent wallet's signed deadline has passed",
+    ),
+    (
+        12201,
+        "DeadlineTooFar",
+        "the agent wallet's signed deadline is more than 5 minutes ahead",
+    ),
+    (
+        12202,
+        "MissingSignatureVerification",
+        "no Ed25519 check of the agent wallet's signature right before",
+    ),
+    (
+        12203,
+        "InvalidSignature",
+        "the Ed25519 check is not of the agent wallet's message",
+    ),
+    (
+        12300,
+        "SelfFeedbackNotAllowed",
+        "the agent's owner cannot give it feedback",
+    ),
+    (
+        12400,
+        "InvalidProgram",
+        "the engine accounts are incomplete for an agent with stats",
+    ),
+    (
+        12401,
+        "InvalidAtomStatsAccount",
+        "the stats account is not the agent's",
+    ),
+];
+
+/// See [`EXTERNAL_REGISTRY`].
+const EXTERNAL_ENGINE: &[(u32, &str, &str)] = &[
+    (6000, "InvalidScore", "a score is above 100"),
+    (
+        6001,
+        "Unauthorized",
+        "the signer is not the engine's authority",
+    ),
+    (
+        6002,
+        "UnauthorizedCaller",
+        "stats are updated only through the registry",
+    ),
+    (
+        6004,
+        "Paused",
+        "the reputation engine is paused: feedback to agents it rates fails until it resumes",
+    ),
+    (
+        6005,
+        "StatsNotInitialized",
+        "the agent's stats are not initialized",
+    ),
+    (6006, "NotAssetOwner", "the signer does not own the asset"),
+    (
+        6007,
+        "InvalidAsset",
+        "the asset is not an MPL Core asset of the agent",
+    ),
+    (
+        6010,
+        "CollectionMismatch",
+        "the stats belong to another collection",
+    ),
+];
+
+/// Whether `program` is the reputation engine, on any network.
+fn is_engine(program: &Pubkey) -> bool {
+    use crate::ids::external;
+    [
+        external::DEVNET_REPUTATION_ENGINE,
+        external::MAINNET_REPUTATION_ENGINE,
+    ]
+    .contains(program)
+}
+
+/// The external registry's or engine's error table, for their ids on every network.
+fn external_table(program: &Pubkey) -> Option<&'static [(u32, &'static str, &'static str)]> {
+    use crate::ids::external;
+    if [
+        external::DEVNET_AGENT_REGISTRY,
+        external::MAINNET_AGENT_REGISTRY,
+    ]
+    .contains(program)
+    {
+        Some(EXTERNAL_REGISTRY)
+    } else if is_engine(program) {
+        Some(EXTERNAL_ENGINE)
+    } else {
+        None
+    }
+}
+
+/// The engine's Paused (6004): while its authority has paused it, every feedback to an agent
+/// it rates fails, and with it every settlement and dispute paying or disputing such an agent.
+pub const ENGINE_PAUSED: u32 = 6004;
+
+/// Whether `named` is the reputation engine's Paused.
+pub fn is_engine_paused(named: &NamedError) -> bool {
+    named.code == ENGINE_PAUSED
+        && named
+            .program
+            .as_deref()
+            .and_then(|p| Pubkey::from_str(p).ok())
+            .is_some_and(|p| is_engine(&p))
+}
+
 /// A named on-chain error.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -97,6 +249,15 @@ pub fn lookup(program: Option<&Pubkey>, code: u32) -> Option<NamedError> {
             code,
             name: (*name).to_string(),
             message: None,
+            program: program.map(|p| p.to_string()),
+        });
+    }
+    if let Some(table) = program.and_then(external_table) {
+        let (_, name, msg) = table.iter().find(|(c, ..)| *c == code)?;
+        return Some(NamedError {
+            code,
+            name: (*name).to_string(),
+            message: Some((*msg).to_string()),
             program: program.map(|p| p.to_string()),
         });
     }
@@ -219,6 +380,28 @@ mod tests {
         assert_eq!(failing_program(&logs), Some(policy_vault::ID));
         let err = TransactionError::InstructionError(0, InstructionError::Custom(3012));
         assert_eq!(explain(&err, &logs).unwrap().name, "AccountNotInitialized");
+    }
+
+    #[test]
+    fn the_external_registry_and_engine_are_named_on_every_network() {
+        use crate::ids::external;
+        for engine in [
+            external::DEVNET_REPUTATION_ENGINE,
+            external::MAINNET_REPUTATION_ENGINE,
+        ] {
+            let paused = lookup(Some(&engine), ENGINE_PAUSED).unwrap();
+            assert_eq!(paused.name, "Paused");
+            assert!(is_engine_paused(&paused));
+        }
+        let registry = lookup(Some(&external::DEVNET_AGENT_REGISTRY), 12300).unwrap();
+        assert_eq!(registry.name, "SelfFeedbackNotAllowed");
+        // A 6004 of the registry, or of one of our programs, is not the engine's pause.
+        assert!(lookup(Some(&external::DEVNET_AGENT_REGISTRY), ENGINE_PAUSED).is_none());
+        let ours = lookup(Some(&policy_vault::ID), ENGINE_PAUSED).unwrap();
+        assert!(!is_engine_paused(&ours));
+        // Framework codes keep their Anchor names whoever raised them.
+        let short = lookup(Some(&external::DEVNET_AGENT_REGISTRY), 3005).unwrap();
+        assert_eq!(short.name, "AccountNotEnoughKeys");
     }
 
     #[test]

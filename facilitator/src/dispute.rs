@@ -21,7 +21,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::decode::{self, hex, DisputeRecord};
-use trust_gate_client::{chain, settle, ClientError};
+use trust_gate_client::{chain, errors, settle, ClientError};
 
 pub use gate::instructions::DISPUTE_WINDOW_SECS;
 
@@ -218,6 +218,18 @@ impl Facilitator {
                     "dispute_window_closed",
                     format!(
                         "payment {hash_hex} settled more than {DISPUTE_WINDOW_SECS} s ago: its dispute window has closed"
+                    ),
+                ))
+            }
+            Err(ClientError::Transaction { named: Some(n), .. })
+                if errors::is_engine_paused(&n) =>
+            {
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "reputation_engine_paused",
+                    format!(
+                        "the reputation engine {} is paused: the dispute's feedback cannot be recorded until it resumes; nothing was sent (no fee)",
+                        self.builder.ids.reputation_engine
                     ),
                 ))
             }

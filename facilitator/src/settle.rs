@@ -324,6 +324,9 @@ impl Facilitator {
             .hint("request a fresh challenge: every payment needs its own memo");
         }
         let named = errors::explain(&err, logs);
+        if named.as_ref().is_some_and(errors::is_engine_paused) {
+            return engine_paused(&self.builder.ids.reputation_engine, "the settlement");
+        }
         let gate_code = named
             .as_ref()
             .filter(|n| n.program.as_deref() == Some(self.builder.ids.gate.to_string().as_str()))
@@ -349,6 +352,21 @@ impl Facilitator {
             ),
         )
     }
+}
+
+/// A settlement or dispute refused in preflight because the reputation engine is paused: the
+/// payee's feedback cannot be recorded, so nothing can land until it resumes. Nothing was
+/// sent, so nothing was paid.
+pub(crate) fn engine_paused(engine: &Pubkey, what: &str) -> Rejection {
+    Rejection::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "reputation_engine_paused",
+        format!(
+            "the reputation engine {engine} is paused: the payee's feedback cannot be recorded, \
+             so {what} cannot land; nothing was sent (no fee)"
+        ),
+    )
+    .hint("retry once the engine resumes; payees without engine stats are still paid")
 }
 
 /// The simulation error and logs of a send refused in preflight.

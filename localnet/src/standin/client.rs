@@ -186,8 +186,11 @@ pub fn give_feedback(
 
 /// Engine `update_stats` as a top-level instruction. The engine only accepts it through the
 /// registry's CPI (signed by the registry's CPI authority PDA), so on its own this builder
-/// only serves to show that direct calls are rejected. `authority` signs when `sign` is set.
+/// only serves to show that direct calls are rejected. `payer` signs; `authority` signs when
+/// `sign` is set.
 pub fn update_stats(
+    payer: &Pubkey,
+    collection: &Pubkey,
     authority: &Pubkey,
     sign: bool,
     asset: &Pubkey,
@@ -197,9 +200,13 @@ pub fn update_stats(
     Instruction {
         program_id: ids::REPUTATION_ENGINE,
         accounts: vec![
-            AccountMeta::new_readonly(*authority, sign),
+            AccountMeta::new(*payer, true),
+            AccountMeta::new_readonly(*asset, false),
+            AccountMeta::new_readonly(*collection, false),
             AccountMeta::new_readonly(atom_config_pda().0, false),
             AccountMeta::new(atom_stats_pda(asset).0, false),
+            AccountMeta::new_readonly(*authority, sign),
+            AccountMeta::new_readonly(system_program::ID, false),
         ],
         data: data(
             discriminators::UPDATE_STATS,

@@ -7,12 +7,14 @@
 //! |---|---|---|
 //! | `initialize_config(authority: Pubkey)` (localnet-only) | `global:initialize_config` | payer (S,W), atom_config (W), system_program |
 //! | `initialize_stats()` | `global:initialize_stats` | owner (S,W), asset, collection, atom_config, atom_stats (W), system_program |
-//! | `update_stats(client_hash: [u8; 32], score: u8)` (CPI only) | `global:update_stats` | registry CPI authority (S), atom_config, atom_stats (W) |
+//! | `update_config(15 optional parameters)` | `global:update_config` | authority (S), atom_config (W); only `paused` is honoured, any other parameter is refused |
+//! | `update_stats(client_hash: [u8; 32], score: u8)` (CPI only) | `global:update_stats` | payer (S), asset, collection, atom_config, atom_stats (W), registry CPI authority (S), system_program; refused while paused (6004) or when the stats were made for another collection (6010) |
 //! | `set_stats(tier_immediate: u8, tier_confirmed: u8, risk_score: u8, confidence: u16)` (localnet-only) | `global:set_stats` | authority (S), atom_config, atom_stats (W) |
 //!
 //! Accounts:
-//! - `AtomConfig` (`account:AtomConfig`, PDA `["atom_config"]`, [`super::layout::atom_config`]):
-//!   8..40 authority (may `set_stats`), 40 bump;
+//! - `AtomConfig` (`account:AtomConfig`, PDA `["atom_config"]`, [`super::layout::atom_config`]),
+//!   151 bytes as the real one: 8..40 authority (may `update_config` and `set_stats`), 40..72
+//!   the registry, 143 bump, 144 version, 145 paused;
 //! - `AtomStats` (`account:AtomStats`, PDA `["atom_stats", asset]`, 561 bytes): the offsets of
 //!   `external::atom_stats` (collection, asset, risk 549, tier immediate 551, tier confirmed
 //!   555, confidence 557, schema 1 at 560) and the stand-in's bookkeeping at 72..549
@@ -57,46 +59,60 @@ use trust_gate_program_common::external::{
 };
 use trust_gate_program_common::runtime::log;
 
-/// The engine stand-in's errors, returned as `ProgramError::Custom(code)`. Numbered from 6100
-/// (not Anchor's 6000) so that an engine failure surfacing through the registry's CPI cannot
-/// be mistaken for a registry error. The numbering is stable.
+/// The engine stand-in's errors, returned as `ProgramError::Custom(code)`, numbered as the
+/// real engine answers the same failure: its own errors from 6000 (Anchor's offset; the
+/// registry's start at 12000, so the two never collide), Anchor's framework errors where the
+/// real one fails in its generated account checks, and the system program's 0 for an account
+/// that exists already. The localnet-only `set_stats` has no real counterpart: its own
+/// refusals are numbered from 6100. Tests and clients match on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum EngineError {
-    /// 6100: unknown discriminator, or arguments that do not decode.
-    InvalidInstructionData = 6100,
-    /// 6101: fewer accounts than the instruction needs.
-    NotEnoughAccounts = 6101,
-    /// 6102: an account that must sign did not (including the registry CPI authority of
-    /// `update_stats`, which only the registry can sign for).
-    MissingSigner = 6102,
-    /// 6103: an account the instruction writes was passed read-only.
-    AccountNotWritable = 6103,
-    /// 6104: an account is not at its expected address (`atom_config` / `atom_stats` PDA,
-    /// system program).
-    InvalidAddress = 6104,
-    /// 6105: an account the instruction creates already exists.
-    AlreadyInitialized = 6105,
-    /// 6106: `atom_config` or `atom_stats` is not an initialized engine account.
-    InvalidAccountData = 6106,
-    /// 6107: the asset is not a registry stand-in asset.
-    InvalidAsset = 6107,
-    /// 6108: `initialize_stats` signed by someone other than the asset's owner.
-    NotAssetOwner = 6108,
-    /// 6109: the collection is not the asset's collection.
-    CollectionMismatch = 6109,
-    /// 6110: `set_stats` signed by someone other than the config authority, or
-    /// `update_stats` called with something other than the registry's CPI authority.
-    Unauthorized = 6110,
-    /// 6111: a tier above 4.
-    InvalidTier = 6111,
-    /// 6112: a confidence above 10000 basis points.
-    InvalidConfidence = 6112,
-    /// 6113: an `update_stats` score above 100 (the registry already bounds it; the engine
-    /// does not trust its caller's arguments).
-    InvalidScore = 6113,
-    /// 6114: a counter would overflow.
-    Overflow = 6114,
+    /// 0: an account the instruction creates already exists (AccountAlreadyInUse).
+    AlreadyInitialized = 0,
+    /// 101: unknown discriminator (InstructionFallbackNotFound).
+    InstructionFallbackNotFound = 101,
+    /// 102: arguments that do not decode (InstructionDidNotDeserialize).
+    InvalidInstructionData = 102,
+    /// 2000: an account the instruction writes was passed read-only (ConstraintMut).
+    AccountNotWritable = 2000,
+    /// 2003: `update_config` signed by someone other than the config's authority
+    /// (ConstraintRaw, the real engine's constraint without an error of its own).
+    NotConfigAuthority = 2003,
+    /// 2006: an account is not at its expected address (`atom_config` / `atom_stats` PDA,
+    /// system program) (ConstraintSeeds).
+    InvalidAddress = 2006,
+    /// 3005: fewer accounts than the instruction needs (AccountNotEnoughKeys).
+    NotEnoughAccounts = 3005,
+    /// 3010: an account that must sign did not (AccountNotSigner).
+    MissingSigner = 3010,
+    /// 3012: `atom_config` or `atom_stats` is not an initialized engine account
+    /// (AccountNotInitialized).
+    InvalidAccountData = 3012,
+    /// 6000: an `update_stats` score above 100 (InvalidScore; the registry already bounds it,
+    /// the engine does not trust its caller's arguments).
+    InvalidScore = 6000,
+    /// 6001: `set_stats` signed by someone other than the config authority (Unauthorized).
+    Unauthorized = 6001,
+    /// 6002: `update_stats` called with something other than the registry's CPI authority
+    /// (UnauthorizedCaller).
+    UnauthorizedCaller = 6002,
+    /// 6004: `update_stats` while the engine is paused (Paused).
+    Paused = 6004,
+    /// 6006: `initialize_stats` signed by someone other than the asset's owner
+    /// (NotAssetOwner).
+    NotAssetOwner = 6006,
+    /// 6007: the asset is not a registry stand-in asset (InvalidAsset).
+    InvalidAsset = 6007,
+    /// 6010: the collection is not the asset's collection (`initialize_stats`), or not the one
+    /// the stats were made for (`update_stats`) (CollectionMismatch).
+    CollectionMismatch = 6010,
+    /// 6100: a tier above 4 (`set_stats`, localnet-only).
+    InvalidTier = 6100,
+    /// 6101: a confidence above 10000 basis points (`set_stats`, localnet-only).
+    InvalidConfidence = 6101,
+    /// 6102: a counter would overflow (the real engine saturates instead).
+    Overflow = 6102,
 }
 
 impl StandinError for EngineError {
@@ -142,9 +158,12 @@ pub fn process_instruction(
         discriminators::UPDATE_STATS => {
             update_stats(accounts, decode_args::<E, _>(rest, "update_stats")?)
         }
+        discriminators::UPDATE_CONFIG => {
+            update_config(accounts, decode_args::<E, _>(rest, "update_config")?)
+        }
         discriminators::SET_STATS => set_stats(accounts, decode_args::<E, _>(rest, "set_stats")?),
         _ => Err(fail(
-            E::InvalidInstructionData,
+            E::InstructionFallbackNotFound,
             "unknown instruction discriminator",
         )),
     }
@@ -161,8 +180,14 @@ fn require_address(account: &AccountInfo, expected: &Pubkey, name: &str) -> Prog
     }
 }
 
-/// Checks `atom_config` and returns its authority.
-fn load_config(config: &AccountInfo) -> Result<Pubkey, ProgramError> {
+/// What the stand-in reads of `AtomConfig`.
+struct Config {
+    authority: Pubkey,
+    paused: bool,
+}
+
+/// Checks `atom_config` and reads it.
+fn load_config(config: &AccountInfo) -> Result<Config, ProgramError> {
     require_address(config, &atom_config_pda().0, "atom_config")?;
     let d = config.try_borrow_data()?;
     if *config.owner != ids::REPUTATION_ENGINE
@@ -174,8 +199,12 @@ fn load_config(config: &AccountInfo) -> Result<Pubkey, ProgramError> {
             "atom_config is not initialized",
         ));
     }
-    key_at(&d, atom_config::AUTHORITY)
-        .ok_or_else(|| fail(E::InvalidAccountData, "atom_config too short"))
+    let authority = key_at(&d, atom_config::AUTHORITY)
+        .ok_or_else(|| fail(E::InvalidAccountData, "atom_config too short"))?;
+    Ok(Config {
+        authority,
+        paused: d[atom_config::PAUSED] != 0,
+    })
 }
 
 /// Checks that `stats` is an initialized AtomStats of this engine.
@@ -217,7 +246,10 @@ fn initialize_config(accounts: &[AccountInfo], args: args::InitializeConfigArgs)
     let mut d = config.try_borrow_mut_data()?;
     d[..8].copy_from_slice(&discriminators::ATOM_CONFIG);
     d[atom_config::AUTHORITY..atom_config::AUTHORITY + 32].copy_from_slice(args.authority.as_ref());
+    d[atom_config::AGENT_REGISTRY..atom_config::AGENT_REGISTRY + 32]
+        .copy_from_slice(ids::AGENT_REGISTRY.as_ref());
     d[atom_config::BUMP] = bump;
+    d[atom_config::VERSION] = 1;
     log(&format!(
         "engine stand-in: initialized, authority {}",
         args.authority
@@ -289,22 +321,79 @@ fn initialize_stats(accounts: &[AccountInfo]) -> ProgramResult {
     Ok(())
 }
 
+/// `update_config`: pauses or resumes the engine. The real engine also tunes its model's
+/// parameters here; the stand-in has none of them and refuses to pretend it applied them.
+fn update_config(accounts: &[AccountInfo], args: args::UpdateConfigArgs) -> ProgramResult {
+    let mut it = Accounts::new(accounts);
+    let authority = it.next::<E>("authority")?;
+    let config = it.next::<E>("atom_config")?;
+
+    require_signer::<E>(authority, "authority")?;
+    require_writable::<E>(config, "atom_config")?;
+    if load_config(config)?.authority != *authority.key {
+        return Err(fail(
+            E::NotConfigAuthority,
+            "only the config authority may update the config",
+        ));
+    }
+    if args.sets_model_parameters() {
+        return Err(fail(
+            E::InvalidInstructionData,
+            "the stand-in has no model parameters: only `paused` can be updated",
+        ));
+    }
+    let mut d = config.try_borrow_mut_data()?;
+    if let Some(paused) = args.paused {
+        d[atom_config::PAUSED] = u8::from(paused);
+    }
+    d[atom_config::VERSION] = d[atom_config::VERSION].wrapping_add(1);
+    log(&format!(
+        "engine stand-in: config updated, paused {}",
+        d[atom_config::PAUSED] != 0
+    ));
+    Ok(())
+}
+
+/// `update_stats`, through the registry's CPI only, with the real engine's accounts: payer
+/// (the feedback's client), asset, collection, atom_config, atom_stats, the registry's CPI
+/// authority (signing) and the system program.
 fn update_stats(accounts: &[AccountInfo], args: args::UpdateStatsArgs) -> ProgramResult {
     let mut it = Accounts::new(accounts);
-    let authority = it.next::<E>("registry CPI authority")?;
+    let payer = it.next::<E>("payer")?;
+    let asset_account = it.next::<E>("asset")?;
+    let collection = it.next::<E>("collection")?;
     let config = it.next::<E>("atom_config")?;
     let stats = it.next::<E>("atom_stats")?;
+    let authority = it.next::<E>("registry CPI authority")?;
+    let system = it.next::<E>("system_program")?;
 
+    require_signer::<E>(payer, "payer")?;
+    require_writable::<E>(stats, "atom_stats")?;
+    require_address(system, &system_program::ID, "system_program")?;
     if *authority.key != registry_cpi_authority_pda().0 {
         return Err(fail(
-            E::Unauthorized,
+            E::UnauthorizedCaller,
             "update_stats is only callable by the registry",
         ));
     }
     require_signer::<E>(authority, "registry CPI authority")?;
-    require_writable::<E>(stats, "atom_stats")?;
-    load_config(config)?;
+    if args.score > external::instructions::MAX_SCORE {
+        return Err(fail(E::InvalidScore, "score above 100"));
+    }
+    if load_config(config)?.paused {
+        return Err(fail(E::Paused, "the engine is paused"));
+    }
     require_stats(stats)?;
+    require_address(stats, &atom_stats_pda(asset_account.key).0, "atom_stats")?;
+    {
+        let d = stats.try_borrow_data()?;
+        if key_at(&d, atom_stats::COLLECTION) != Some(*collection.key) {
+            return Err(fail(
+                E::CollectionMismatch,
+                "the stats were made for another collection",
+            ));
+        }
+    }
     let mut d = stats.try_borrow_mut_data()?;
     let published = record_feedback(&mut d, &args.client_hash, args.score)
         .map_err(|e| fail(e, "update_stats"))?;
@@ -326,7 +415,7 @@ fn set_stats(accounts: &[AccountInfo], args: args::SetStatsArgs) -> ProgramResul
 
     require_signer::<E>(authority, "authority")?;
     require_writable::<E>(stats, "atom_stats")?;
-    if load_config(config)? != *authority.key {
+    if load_config(config)?.authority != *authority.key {
         return Err(fail(
             E::Unauthorized,
             "only the config authority may set stats",

@@ -21,6 +21,8 @@ pub mod discriminators {
     pub const INITIALIZE_CONFIG: [u8; 8] = [208, 127, 21, 1, 194, 190, 196, 70];
     /// Engine `update_stats` (CPI from the registry only).
     pub const UPDATE_STATS: [u8; 8] = [145, 138, 9, 150, 178, 31, 158, 244];
+    /// Engine `update_config` (the config authority; the stand-in only pauses and resumes).
+    pub const UPDATE_CONFIG: [u8; 8] = [29, 158, 252, 191, 10, 83, 219, 99];
     /// Engine `set_stats` (localnet-only admin).
     pub const SET_STATS: [u8; 8] = [237, 65, 202, 246, 242, 18, 199, 206];
 
@@ -130,13 +132,20 @@ pub mod agent_tail {
     }
 }
 
-/// Engine `AtomConfig` (PDA `["atom_config"]`). Stand-in layout.
+/// Engine `AtomConfig` (PDA `["atom_config"]`), 151 bytes as the real engine's. The stand-in
+/// uses the fields below; the real engine's model parameters in between (72..143) stay zero.
 pub mod atom_config {
-    /// 8..40: the admin allowed to `set_stats`.
+    /// 8..40: the config authority (may `update_config`, and on the stand-in `set_stats`).
     pub const AUTHORITY: usize = 8;
-    /// 40: the PDA bump.
-    pub const BUMP: usize = 40;
-    pub const LEN: usize = 41;
+    /// 40..72: the registry whose CPI authority alone may `update_stats`.
+    pub const AGENT_REGISTRY: usize = 40;
+    /// 143: the PDA bump.
+    pub const BUMP: usize = 143;
+    /// 144: the config version (1 at initialization, +1 per `update_config`).
+    pub const VERSION: usize = 144;
+    /// 145: paused (`update_stats` refuses while it is set).
+    pub const PAUSED: usize = 145;
+    pub const LEN: usize = 151;
 }
 
 /// The stand-in's bookkeeping inside `AtomStats`, bytes 72..549 (the gate reads none of
@@ -281,6 +290,38 @@ pub mod args {
     pub struct UpdateStatsArgs {
         pub client_hash: [u8; 32],
         pub score: u8,
+    }
+
+    /// Engine `update_config(...)`: the real engine's fifteen optional parameters in order;
+    /// the stand-in honours `paused` and refuses the others.
+    #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, Default, PartialEq, Eq)]
+    pub struct UpdateConfigArgs {
+        pub alpha_fast: Option<u16>,
+        pub alpha_slow: Option<u16>,
+        pub alpha_volatility: Option<u16>,
+        pub alpha_arrival: Option<u16>,
+        pub weight_sybil: Option<u8>,
+        pub weight_burst: Option<u8>,
+        pub weight_stagnation: Option<u8>,
+        pub weight_shock: Option<u8>,
+        pub weight_volatility: Option<u8>,
+        pub weight_arrival: Option<u8>,
+        pub diversity_threshold: Option<u8>,
+        pub burst_threshold: Option<u8>,
+        pub shock_threshold: Option<u16>,
+        pub volatility_threshold: Option<u16>,
+        pub paused: Option<bool>,
+    }
+
+    impl UpdateConfigArgs {
+        /// Whether anything but `paused` is set.
+        pub fn sets_model_parameters(&self) -> bool {
+            *self
+                != UpdateConfigArgs {
+                    paused: self.paused,
+                    ..Default::default()
+                }
+        }
     }
 
     /// Engine `set_stats(tier_immediate, tier_confirmed, risk_score, confidence)`.

@@ -7,19 +7,22 @@
 //! account reads and CPIs in tests and in the embedded localnet are real, byte for byte:
 //!
 //! - [`registry`]: `initialize` (localnet-only), `register_with_options`, `set_agent_wallet`
-//!   (localnet-only) and `give_feedback` (bounds as the real one, rejects self-feedback, CPIs
-//!   the engine's `update_stats`);
-//! - [`engine`]: `initialize_config` (localnet-only), `initialize_stats`, `update_stats` (a
-//!   simple documented tier model) and `set_stats` (localnet-only, to seed demo tiers);
+//!   (localnet-only) and `give_feedback` (its nine accounts every time, bounds as the real
+//!   one, rejects self-feedback, CPIs the engine's `update_stats`);
+//! - [`engine`]: `initialize_config` (localnet-only), `initialize_stats`, `update_config`
+//!   (pause and resume), `update_stats` (a simple documented tier model; refused while paused)
+//!   and `set_stats` (localnet-only, to seed demo tiers);
 //! - [`client`]: instruction builders;
 //! - [`layout`]: the constants, offsets and argument structs the stand-in adds to `external`.
 //!
 //! There is no MPL Core on the localnet: assets and collections are small accounts owned by
 //! the registry stand-in whose first bytes mimic MPL Core's (see [`layout::asset`]).
 //!
-//! Errors are `ProgramError::Custom` codes: 6000.. for the registry ([`RegistryError`]),
-//! 6100.. for the engine ([`EngineError`]), distinct so that an engine failure surfacing
-//! through the registry's CPI is recognisable. Every failure logs one reason line first.
+//! Errors are `ProgramError::Custom` codes numbered as the real programs answer the same
+//! failure: the registry's own from 12000 ([`RegistryError`]), the engine's from 6000
+//! ([`EngineError`]), Anchor's framework codes where the real ones fail in their generated
+//! account checks. Every failure logs one reason line first. The `externals` suite's
+//! differential tests compare them with the real programs'.
 
 pub mod client;
 pub mod engine;

@@ -48,48 +48,57 @@ use trust_gate_program_common::external::{
 };
 use trust_gate_program_common::runtime::log;
 
-/// The registry stand-in's errors, returned as `ProgramError::Custom(code)`. The numbering is
-/// stable: tests and clients match on it.
+/// The registry stand-in's errors, returned as `ProgramError::Custom(code)`, numbered as the
+/// real registry answers the same failure: its own errors from 12000 (its enum's explicit
+/// values plus Anchor's offset), Anchor's framework errors (101.., 2000.., 3000..) where the
+/// real one fails in its generated account checks, and the system program's 0 for an account
+/// that exists already. Tests and clients match on them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum RegistryError {
-    /// 6000: unknown discriminator, or arguments that do not decode (trailing bytes included).
-    InvalidInstructionData = 6000,
-    /// 6001: fewer accounts than the instruction needs (but `give_feedback`'s four engine
-    /// accounts: 3005).
-    NotEnoughAccounts = 6001,
-    /// 6002: an account that must sign did not.
-    MissingSigner = 6002,
-    /// 6003: an account the instruction writes was passed read-only.
-    AccountNotWritable = 6003,
-    /// 6004: an account is not at its expected address (a PDA, the system program, MPL Core,
-    /// the engine program or one of the engine's PDAs).
-    InvalidAddress = 6004,
-    /// 6005: an account the instruction creates already exists.
-    AlreadyInitialized = 6005,
-    /// 6006: an account is not the registry-owned account of the expected kind (owner,
-    /// discriminator or length), e.g. an `AgentAccount` that was never registered.
-    InvalidAccountData = 6006,
-    /// 6007: the collection is not the root config's base collection (`register_with_options`)
-    /// or not the agent's collection (`give_feedback`).
-    CollectionMismatch = 6007,
-    /// 6008: `agent_uri`, `endpoint` or `feedback_uri` longer than 250 bytes.
-    UriTooLong = 6008,
-    /// 6009: `tag1` or `tag2` longer than 32 bytes.
-    TagTooLong = 6009,
-    /// 6010: `value_decimals` above 18.
-    InvalidValueDecimals = 6010,
-    /// 6011: `score` above 100.
-    InvalidScore = 6011,
-    /// 6012: the client giving feedback is the agent's recorded owner.
-    SelfFeedbackNotAllowed = 6012,
-    /// 6013: `set_agent_wallet` signed by someone other than the agent's recorded owner.
-    NotAgentOwner = 6013,
-    /// 6014: a counter would overflow.
-    Overflow = 6014,
-    /// 3005: `give_feedback` without its four engine accounts: Anchor's AccountNotEnoughKeys,
-    /// the framework error the real registry answers with.
-    AccountNotEnoughKeys = 3005,
+    /// 0: an account the instruction creates already exists (the system program's
+    /// AccountAlreadyInUse, as the real registry's `init` fails).
+    AlreadyInitialized = 0,
+    /// 101: unknown discriminator (Anchor's InstructionFallbackNotFound).
+    InstructionFallbackNotFound = 101,
+    /// 102: instruction data that does not decode, trailing bytes included (Anchor's
+    /// InstructionDidNotDeserialize).
+    InvalidInstructionData = 102,
+    /// 2000: an account the instruction writes was passed read-only (ConstraintMut).
+    AccountNotWritable = 2000,
+    /// 2006: an account is not at its expected address (ConstraintSeeds; the stand-in uses it
+    /// for the system program, MPL Core and the engine's accounts too).
+    InvalidAddress = 2006,
+    /// 3005: fewer accounts than the instruction needs, `give_feedback`'s four engine accounts
+    /// included (AccountNotEnoughKeys).
+    NotEnoughAccounts = 3005,
+    /// 3010: an account that must sign did not (AccountNotSigner).
+    MissingSigner = 3010,
+    /// 3012: an account is not the registry-owned account of the expected kind (owner,
+    /// discriminator or length), e.g. an `AgentAccount` that was never registered
+    /// (AccountNotInitialized).
+    InvalidAccountData = 3012,
+    /// 12000: `agent_uri` or `feedback_uri` longer than 250 bytes (UriTooLong).
+    UriTooLong = 12000,
+    /// 12004: `set_agent_wallet` signed by someone other than the agent's owner
+    /// (Unauthorized).
+    NotAgentOwner = 12004,
+    /// 12005: a counter would overflow (Overflow).
+    Overflow = 12005,
+    /// 12010: the collection is not the root config's base collection
+    /// (`register_with_options`) or not the agent's collection (`give_feedback`)
+    /// (InvalidCollection).
+    CollectionMismatch = 12010,
+    /// 12050: `score` above 100 (InvalidScore).
+    InvalidScore = 12050,
+    /// 12056: `tag1` or `tag2` longer than 32 bytes (TagTooLong).
+    TagTooLong = 12056,
+    /// 12060: `endpoint` longer than 250 bytes (EndpointTooLong).
+    EndpointTooLong = 12060,
+    /// 12061: `value_decimals` above 18 (InvalidDecimals).
+    InvalidValueDecimals = 12061,
+    /// 12300: the client giving feedback is the agent's owner (SelfFeedbackNotAllowed).
+    SelfFeedbackNotAllowed = 12300,
 }
 
 impl StandinError for RegistryError {
@@ -134,7 +143,7 @@ pub fn process_instruction(
             give_feedback(accounts, decode_args::<E, _>(rest, "give_feedback")?)
         }
         _ => Err(fail(
-            E::InvalidInstructionData,
+            E::InstructionFallbackNotFound,
             "unknown instruction discriminator",
         )),
     }
@@ -484,7 +493,7 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
         }
         _ => {
             return Err(fail(
-                E::AccountNotEnoughKeys,
+                E::NotEnoughAccounts,
                 "give_feedback takes its four engine accounts every time (absent ones as the \
                  registry's id)",
             ));
@@ -500,11 +509,11 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
     if args.tag1.len() > ext_ix::MAX_TAG_LEN || args.tag2.len() > ext_ix::MAX_TAG_LEN {
         return Err(fail(E::TagTooLong, "tag longer than 32 bytes"));
     }
-    if args.endpoint.len() > ext_ix::MAX_URI_LEN || args.feedback_uri.len() > ext_ix::MAX_URI_LEN {
-        return Err(fail(
-            E::UriTooLong,
-            "endpoint or feedback_uri longer than 250 bytes",
-        ));
+    if args.feedback_uri.len() > ext_ix::MAX_URI_LEN {
+        return Err(fail(E::UriTooLong, "feedback_uri longer than 250 bytes"));
+    }
+    if args.endpoint.len() > ext_ix::MAX_URI_LEN {
+        return Err(fail(E::EndpointTooLong, "endpoint longer than 250 bytes"));
     }
     require_signer::<E>(client, "client")?;
     require_writable::<E>(client, "client")?;
@@ -586,9 +595,13 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
     let ix = Instruction {
         program_id: ids::REPUTATION_ENGINE,
         accounts: vec![
-            AccountMeta::new_readonly(*authority.key, true),
+            AccountMeta::new(*client.key, true),
+            AccountMeta::new_readonly(*asset_account.key, false),
+            AccountMeta::new_readonly(*collection_account.key, false),
             AccountMeta::new_readonly(*config.key, false),
             AccountMeta::new(*stats.key, false),
+            AccountMeta::new_readonly(*authority.key, true),
+            AccountMeta::new_readonly(system_program::ID, false),
         ],
         data,
     };
@@ -596,9 +609,13 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
     invoke_signed(
         &ix,
         &[
-            authority.clone(),
+            client.clone(),
+            asset_account.clone(),
+            collection_account.clone(),
             config.clone(),
             stats.clone(),
+            authority.clone(),
+            system.clone(),
             engine.clone(),
         ],
         &[&[seeds::ATOM_CPI_AUTHORITY, &[bump]]],

@@ -8,6 +8,7 @@
 //! `TRUST_GATE_REQUIRE_EXTERNALS=1` (CI) a missing fixture fails every test instead.
 
 mod common;
+mod differential;
 mod fixtures;
 mod reputation;
 mod settlement;

@@ -227,7 +227,7 @@ fn discriminators_are_the_anchor_hashes_of_their_names() {
         d("global:give_feedback")
     );
     assert_eq!(
-        prefix(client::update_stats(&k, true, &k, [0; 32], 1)),
+        prefix(client::update_stats(&k, &k, &k, true, &k, [0; 32], 1)),
         d("global:update_stats")
     );
     // Nine accounts either way: absent engine accounts are the registry's id.
@@ -249,7 +249,7 @@ fn tier_model_rejects_scores_above_100_and_caps_the_client_table() {
     let mut data = vec![0u8; atom_stats::LEN];
     let err = engine::record_feedback(&mut data, &[1; 32], 101).unwrap_err();
     assert_eq!(err, EngineError::InvalidScore);
-    assert_eq!(ProgramError::from(err), ProgramError::Custom(6113));
+    assert_eq!(ProgramError::from(err), ProgramError::Custom(6000));
 
     let mut data = vec![0u8; atom_stats::LEN];
     for i in 0..9u8 {
@@ -468,7 +468,7 @@ async fn register_with_options_rejects_bad_input() {
     ix.data[0] ^= 0xff;
     assert_code(
         send(ctx, &[ix], &[&owner, &asset]).await,
-        code(RegistryError::InvalidInstructionData),
+        code(RegistryError::InstructionFallbackNotFound),
     );
     let mut ix = client::register_with_options(&o, &asset.pubkey(), &c, URI, true);
     ix.data.push(0);
@@ -636,7 +636,7 @@ async fn give_feedback_counts_and_enforces_the_bounds() {
         (bad(|a| a.tag2 = "t".repeat(33)), RegistryError::TagTooLong),
         (
             bad(|a| a.endpoint = "e".repeat(251)),
-            RegistryError::UriTooLong,
+            RegistryError::EndpointTooLong,
         ),
         (
             bad(|a| a.feedback_uri = "f".repeat(251)),
@@ -738,7 +738,7 @@ async fn give_feedback_counts_and_enforces_the_bounds() {
         ix.accounts.truncate(keep);
         assert_code(
             send(ctx, &[ix], &[&c]).await,
-            code(RegistryError::AccountNotEnoughKeys),
+            code(RegistryError::NotEnoughAccounts),
         );
     }
     let mut ix = client::give_feedback(
@@ -1203,7 +1203,7 @@ async fn set_stats_seeds_tiers_that_act_as_a_floor() {
     ix.data[3] ^= 0xff;
     assert_code(
         send(ctx, &[ix], &[&admin]).await,
-        ecode(EngineError::InvalidInstructionData),
+        ecode(EngineError::InstructionFallbackNotFound),
     );
 
     assert_eq!(
@@ -1220,14 +1220,25 @@ async fn update_stats_only_accepts_the_registry_cpi() {
     let ctx = &mut env.ctx;
 
     let impostor = Keypair::new();
-    let ix = client::update_stats(&impostor.pubkey(), true, &agent.asset, [1; 32], 100);
+    let c = env.collection;
+    let ix = client::update_stats(
+        &impostor.pubkey(),
+        &c,
+        &impostor.pubkey(),
+        true,
+        &agent.asset,
+        [1; 32],
+        100,
+    );
     assert_code(
         send(ctx, &[ix], &[&impostor]).await,
-        ecode(EngineError::Unauthorized),
+        ecode(EngineError::UnauthorizedCaller),
     );
 
     // The right key, but only the registry can sign for its PDA.
     let ix = client::update_stats(
+        &impostor.pubkey(),
+        &c,
         &registry_cpi_authority_pda().0,
         false,
         &agent.asset,
@@ -1235,7 +1246,7 @@ async fn update_stats_only_accepts_the_registry_cpi() {
         100,
     );
     assert_code(
-        send(ctx, &[ix], &[]).await,
+        send(ctx, &[ix], &[&impostor]).await,
         ecode(EngineError::MissingSigner),
     );
 
@@ -1287,11 +1298,11 @@ async fn unknown_instructions_are_rejected() {
     for (program_id, err) in [
         (
             ids::AGENT_REGISTRY,
-            code(RegistryError::InvalidInstructionData),
+            code(RegistryError::InstructionFallbackNotFound),
         ),
         (
             ids::REPUTATION_ENGINE,
-            ecode(EngineError::InvalidInstructionData),
+            ecode(EngineError::InstructionFallbackNotFound),
         ),
     ] {
         let ix = Instruction {
@@ -1324,4 +1335,67 @@ async fn failures_log_their_reason() {
         "{logs:#?}"
     );
     assert!(sim.result.expect("a result").is_err());
+}
+
+#[tokio::test]
+async fn a_paused_engine_and_stats_of_another_collection_refuse_updates() {
+    let mut env = env().await;
+    let agent = rated_agent(&mut env).await;
+    let c = Keypair::new();
+    let admin = env.admin.insecure_clone();
+    let pause =
+        |on: bool| trust_gate_localnet::externals::admin::set_engine_paused(&admin.pubkey(), on);
+
+    // Paused: the engine's 6004 through the registry, nothing recorded.
+    send(&mut env.ctx, &[pause(true)], &[&admin]).await.unwrap();
+    let config = raw_account(&mut env.ctx, &atom_config_pda().0)
+        .await
+        .unwrap();
+    assert_eq!(config.data.len(), 151);
+    assert_eq!(config.data[atom_config_layout::PAUSED], 1);
+    assert_eq!(config.data[atom_config_layout::VERSION], 2);
+    assert_code(
+        give(&mut env, &c, &agent, &feedback(Some(90)), true).await,
+        ecode(EngineError::Paused),
+    );
+    assert_eq!(feedback_count(&mut env.ctx, &agent.asset).await, 0);
+    // Feedback without a score never reaches the engine.
+    give(&mut env, &c, &agent, &feedback(None), true)
+        .await
+        .unwrap();
+    send(&mut env.ctx, &[pause(false)], &[&admin])
+        .await
+        .unwrap();
+    give(&mut env, &c, &agent, &feedback(Some(90)), true)
+        .await
+        .unwrap();
+
+    // Only the config's authority pauses, and only pausing is supported.
+    let stranger = Keypair::new();
+    let ix = trust_gate_localnet::externals::admin::set_engine_paused(&stranger.pubkey(), true);
+    assert_code(
+        send(&mut env.ctx, &[ix], &[&stranger]).await,
+        ecode(EngineError::NotConfigAuthority),
+    );
+    let mut ix = pause(true);
+    ix.data[8] = 1; // Some(alpha_fast) …
+    ix.data.insert(9, 0);
+    ix.data.insert(9, 30); // … = 30
+    assert_code(
+        send(&mut env.ctx, &[ix], &[&admin]).await,
+        ecode(EngineError::InvalidInstructionData),
+    );
+
+    // Stats written for another collection: the engine's 6010.
+    let stats_key = atom_stats_pda(&agent.asset).0;
+    let mut stats = raw_account(&mut env.ctx, &stats_key).await.unwrap();
+    stats.data[atom_stats::COLLECTION..atom_stats::COLLECTION + 32]
+        .copy_from_slice(Pubkey::new_unique().as_ref());
+    env.ctx
+        .set_account(&stats_key, &AccountSharedData::from(stats));
+    assert_code(
+        give(&mut env, &c, &agent, &feedback(Some(90)), true).await,
+        ecode(EngineError::CollectionMismatch),
+    );
+    assert_eq!(feedback_count(&mut env.ctx, &agent.asset).await, 2);
 }

@@ -538,3 +538,60 @@ async fn a_vault_funded_settlement_is_verified_against_the_vault_layout() {
     assert_eq!(status, 200, "{b}");
     assert_eq!(balance().await, before - demo::PRICE);
 }
+
+#[tokio::test]
+async fn a_paused_reputation_engine_is_named_and_costs_nothing() {
+    let s = services::start().await;
+    let p = prepared(&s).await;
+    let ixs = settle::compose(&p.builder, &p.settlement, settle::AtomicityEnforced::TRUE).unwrap();
+    let body = request(&p, &signed(&s, &p, &ixs).await);
+    let authority = s.env.localnet.engine_authority.insecure_clone();
+    let pause =
+        |on| trust_gate_localnet::externals::admin::set_engine_paused(&authority.pubkey(), on);
+    let fee_payer = s.env.world.facilitator.pubkey();
+    let (lamports, counted, balance) = (
+        s.env.rpc.get_balance(&fee_payer).await.unwrap(),
+        ledger(&s).await,
+        s.env.token_balance(&p.settlement.source_token).await,
+    );
+
+    // The demo service is rated by the engine: its feedback, so the settlement, cannot land.
+    s.env.send(&[pause(true)], &[&authority]).await.unwrap();
+    let r = s
+        .http
+        .post(s.f("/settle"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status();
+    let refused: Value = r.json().await.unwrap();
+    assert_eq!(status, 503, "{refused}");
+    assert_eq!(
+        refused["errorReason"], "reputation_engine_paused",
+        "{refused}"
+    );
+    let message = refused["errorMessage"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("is paused") && message.contains("no fee"),
+        "{refused}"
+    );
+    assert_eq!(s.env.rpc.get_balance(&fee_payer).await.unwrap(), lamports);
+    assert_eq!(ledger(&s).await, counted);
+    assert_eq!(
+        s.env.token_balance(&p.settlement.source_token).await,
+        balance
+    );
+
+    // Resumed, the same payment settles.
+    s.env.send(&[pause(false)], &[&authority]).await.unwrap();
+    let r = s
+        .http
+        .post(s.f("/settle"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    assert_eq!(ledger(&s).await, counted + demo::PRICE);
+}
