@@ -33,6 +33,24 @@ pub async fn account(rpc: &RpcClient, key: &Pubkey) -> Result<Option<Account>, C
     Ok(accounts(rpc, std::slice::from_ref(key)).await?.remove(0))
 }
 
+/// The cluster's clock (the Clock sysvar's unix timestamp): what programs check deadlines
+/// against, which this machine's clock may not be.
+pub async fn unix_time(rpc: &RpcClient) -> Result<i64, ClientError> {
+    let clock = solana_sdk::sysvar::clock::ID;
+    let acc = account(rpc, &clock)
+        .await?
+        .ok_or(ClientError::AccountNotFound {
+            what: "Clock sysvar",
+            address: clock.to_string(),
+        })?;
+    // slot, epoch start timestamp, epoch, leader schedule epoch, then the unix timestamp.
+    let bytes = acc.data.get(32..40).ok_or(ClientError::AccountNotFound {
+        what: "Clock sysvar",
+        address: clock.to_string(),
+    })?;
+    Ok(i64::from_le_bytes(bytes.try_into().unwrap_or_default()))
+}
+
 /// One of our Anchor accounts, decoded; `None` when it does not exist.
 pub async fn anchor_account<T: AccountDeserialize>(
     rpc: &RpcClient,

@@ -376,13 +376,19 @@ pub fn engine_reputation(
             s::SUPPORTED_SCHEMA
         )));
     }
-    let (tier_immediate, tier_confirmed) = (data[s::TIER_IMMEDIATE], data[s::TIER_CONFIRMED]);
-    if tier_immediate > s::MAX_TIER || tier_confirmed > s::MAX_TIER {
+    let (trust, candidate, tier_confirmed) = (
+        data[s::TIER_IMMEDIATE],
+        data[s::TIER_CANDIDATE],
+        data[s::TIER_CONFIRMED],
+    );
+    if trust > s::MAX_TIER || candidate > s::MAX_TIER || tier_confirmed > s::MAX_TIER {
         return Err(ReputationError::SchemaMismatch(format!(
-            "tier out of range 0..={}: immediate {tier_immediate}, confirmed {tier_confirmed}",
+            "tier out of range 0..={}: trust {trust}, candidate {candidate}, confirmed {tier_confirmed}",
             s::MAX_TIER
         )));
     }
+    // As the gate reads it: the higher of the trust tier and the candidacy's tier.
+    let tier_immediate = s::immediate_tier(trust, candidate);
     Ok(EngineReputation {
         tier_immediate,
         tier_confirmed,
@@ -457,6 +463,14 @@ mod tests {
         assert_eq!(schema.code(), "schema_mismatch");
         let tier = engine_reputation(&engine, &engine, 1, &stats(5, 1)).unwrap_err();
         assert_eq!(tier.code(), "schema_mismatch");
+        // As the real engine writes them: trust tier = confirmed tier, a candidacy pending.
+        let mut pending = stats(1, 1);
+        pending[s::TIER_CANDIDATE] = 3;
+        let r = engine_reputation(&engine, &engine, 1, &pending).unwrap();
+        assert_eq!((r.tier_immediate, r.tier_confirmed), (3, 1));
+        pending[s::TIER_CANDIDATE] = 5;
+        let bad = engine_reputation(&engine, &engine, 1, &pending).unwrap_err();
+        assert_eq!(bad.code(), "schema_mismatch");
         assert_eq!(
             engine_reputation(&engine, &engine, 0, &[]).unwrap_err(),
             ReputationError::Unrated

@@ -232,11 +232,9 @@ impl Migration<'_> {
             );
         }
 
-        // The stand-in's `set_agent_wallet` exists on the localnet only (where the engine
-        // admin is known too); on a real cluster the owner sets the agent wallet through the
-        // registry's own flow.
-        if let (Some(hot), Some(_)) = (&agent.hot_key, self.engine_admin) {
-            self.agent_wallet(agent, &hot.pubkey(), report).await?;
+        // The registry's own flow, the same on every cluster and on the localnet's stand-in.
+        if let Some(hot) = &agent.hot_key {
+            self.agent_wallet(agent, hot, report).await?;
         }
 
         let authority = self.builder.pda.policy_authority(&asset);
@@ -253,22 +251,26 @@ impl Migration<'_> {
         Ok(())
     }
 
-    /// Records `wallet` as the agent's agent wallet in the registry (the localnet stand-in's
-    /// `set_agent_wallet`, signed by the owner), so that it may sign the agent's payments.
+    /// Records `wallet` as the agent's agent wallet in the registry (`set_agent_wallet`,
+    /// signed by the owner, with the wallet's Ed25519 signature and a deadline two minutes
+    /// ahead of the cluster's clock), so that it may sign the agent's payments.
     async fn agent_wallet(
         &self,
         agent: &DemoAgent,
-        wallet: &Pubkey,
+        wallet: &Keypair,
         report: &mut Report,
     ) -> Result<(), ClientError> {
         let asset = agent.asset();
         let current = chain::agent(self.rpc, &self.builder.ids, &asset).await?;
-        let created = current.agent_wallet != Some(*wallet);
+        let created = current.agent_wallet != Some(wallet.pubkey());
         if created {
-            let ix = standin::set_agent_wallet(&agent.owner.pubkey(), &asset, Some(*wallet));
-            self.send("set_agent_wallet", &[ix], &[&agent.owner])
-                .await?;
+            let deadline = chain::unix_time(self.rpc).await? + 120;
+            let ixs =
+                self.builder
+                    .set_agent_wallet(&agent.owner.pubkey(), &asset, wallet, deadline);
+            self.send("set_agent_wallet", &ixs, &[&agent.owner]).await?;
         }
+        let wallet = wallet.pubkey();
         self.note(
             report,
             created,

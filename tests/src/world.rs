@@ -255,6 +255,14 @@ impl World {
         self.register_agent_with(true, true).await
     }
 
+    /// Sets `wallet` as `agent`'s agent wallet through the registry's own flow (the wallet's
+    /// Ed25519 signature, a deadline a minute ahead), signed by the agent's owner.
+    pub async fn set_agent_wallet(&mut self, agent: &Agent, wallet: &Keypair) {
+        let deadline = crate::clock(&mut self.ctx).await.unix_timestamp + 60;
+        let ixs = sdk().set_agent_wallet(&agent.owner.pubkey(), &agent.asset(), wallet, deadline);
+        send(&mut self.ctx, &ixs, &[&agent.owner]).await.unwrap();
+    }
+
     /// Writes `agent`'s engine stats (the stand-in's localnet-only `set_stats`; the real
     /// engine has no such instruction, its stats move only with real feedback).
     pub async fn set_stats(&mut self, agent: &Pubkey, stats: Stats) {

@@ -1,4 +1,5 @@
-//! Instruction builders for every instruction of the three programs.
+//! Instruction builders for every instruction of the three programs, and for the external
+//! registry's instructions our tools send.
 //!
 //! Built from the programs' Anchor-generated client types (`accounts::*`, `instruction::*`),
 //! so account order and argument encoding are the programs' own. A [`Builder`] only exists
@@ -7,9 +8,11 @@
 
 mod gate;
 mod policy_vault;
+mod registry;
 mod validation_registry;
 
 pub use self::gate::{Attestations, FeedbackArgs, RegistrationAccounts, VaultRelease};
+pub use self::registry::{wallet_set_message, MAX_WALLET_DEADLINE_SECS, WALLET_SET_PREFIX};
 pub use self::validation_registry::{capability_hash, ed25519_verify, Claim};
 
 use crate::error::ClientError;

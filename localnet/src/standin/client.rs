@@ -134,22 +134,6 @@ pub fn set_stats(authority: &Pubkey, asset: &Pubkey, stats: &Stats) -> Instructi
     }
 }
 
-/// Registry `set_agent_wallet` (localnet-only): signed by the agent's owner.
-pub fn set_agent_wallet(owner: &Pubkey, asset: &Pubkey, wallet: Option<Pubkey>) -> Instruction {
-    Instruction {
-        program_id: ids::AGENT_REGISTRY,
-        accounts: vec![
-            AccountMeta::new_readonly(*owner, true),
-            AccountMeta::new(agent_account_pda(asset).0, false),
-            AccountMeta::new_readonly(*asset, false),
-        ],
-        data: data(
-            discriminators::SET_AGENT_WALLET,
-            &args::SetAgentWalletArgs { wallet },
-        ),
-    }
-}
-
 /// Registry `give_feedback`, with its four engine accounts (atom_config, atom_stats, engine
 /// program, registry CPI authority) when `with_engine`, else the four as absent (each the
 /// registry's own id, Anchor's encoding of a `None` optional account).

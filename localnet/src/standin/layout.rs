@@ -15,7 +15,7 @@ use trust_gate_program_common::external::agent_account;
 pub mod discriminators {
     /// Registry `initialize` (localnet-only admin).
     pub const INITIALIZE: [u8; 8] = [175, 175, 109, 31, 13, 152, 155, 237];
-    /// Registry `set_agent_wallet` (localnet-only).
+    /// Registry `set_agent_wallet`.
     pub const SET_AGENT_WALLET: [u8; 8] = [154, 87, 251, 23, 51, 12, 4, 150];
     /// Engine `initialize_config` (localnet-only admin).
     pub const INITIALIZE_CONFIG: [u8; 8] = [208, 127, 21, 1, 194, 190, 196, 70];
@@ -273,10 +273,11 @@ pub mod args {
         pub base_collection: Pubkey,
     }
 
-    /// Registry `set_agent_wallet(wallet)`.
+    /// Registry `set_agent_wallet(new_wallet, deadline)`.
     #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
     pub struct SetAgentWalletArgs {
-        pub wallet: Option<Pubkey>,
+        pub new_wallet: Pubkey,
+        pub deadline: i64,
     }
 
     /// Engine `initialize_config(authority)`.

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `initialize(base_collection: Pubkey)` (localnet-only) | `global:initialize` | payer (S,W), root_config (W), registry_config (W), collection (S,W), system_program |
 //! | `register_with_options(agent_uri: String ≤ 250, atom_enabled: bool)` | `global:register_with_options` | root_config, registry_config, agent_account (W), asset (S,W), collection (W), owner (S,W), system_program, mpl_core_program |
-//! | `set_agent_wallet(wallet: Option<Pubkey>)` (localnet-only) | `global:set_agent_wallet` | owner (S), agent_account (W), asset |
+//! | `set_agent_wallet(new_wallet: Pubkey, deadline: i64)` | `global:set_agent_wallet` | owner (S, the asset's owner), agent_account (W), asset, instructions sysvar; the instruction right before is the Ed25519 check of the new wallet's signature over `wallet_set_message` |
 //! | `give_feedback(GiveFeedbackArgs)` | `global:give_feedback` | client (S,W), agent_account (W), asset, collection, system_program, atom_config, atom_stats (W), engine program, registry CPI authority (the last four every time, an absent one as the registry's id; fewer accounts: 3005 as the real registry) |
 //!
 //! Accounts:
@@ -36,11 +36,16 @@ use super::{
 };
 use anchor_lang::prelude::*;
 // The prelude's `Result` is Anchor's single-parameter alias; the programs return `ProgramError`.
+use anchor_lang::compat::solana_instructions_sysvar::{
+    load_current_index_checked, load_instruction_at_checked, ID as INSTRUCTIONS_SYSVAR_ID,
+};
 use anchor_lang::solana_program::entrypoint::ProgramResult;
 use anchor_lang::solana_program::{
     instruction::Instruction, program::invoke_signed, system_program,
 };
+use solana_sdk::ed25519_program;
 use std::result::Result;
+use trust_gate_client::instructions::{wallet_set_message, MAX_WALLET_DEADLINE_SECS};
 use trust_gate_program_common::external::{
     self, agent_account, agent_account_pda, atom_config_pda, atom_stats_pda, ids,
     instructions::{self as ext_ix, GiveFeedbackArgs, RegisterWithOptionsArgs},
@@ -80,7 +85,7 @@ pub enum RegistryError {
     InvalidAccountData = 3012,
     /// 12000: `agent_uri` or `feedback_uri` longer than 250 bytes (UriTooLong).
     UriTooLong = 12000,
-    /// 12004: `set_agent_wallet` signed by someone other than the agent's owner
+    /// 12004: `set_agent_wallet` signed by someone other than the asset's owner
     /// (Unauthorized).
     NotAgentOwner = 12004,
     /// 12005: a counter would overflow (Overflow).
@@ -89,6 +94,8 @@ pub enum RegistryError {
     /// (`register_with_options`) or not the agent's collection (`give_feedback`)
     /// (InvalidCollection).
     CollectionMismatch = 12010,
+    /// 12011: the asset is not the agent's, or not an asset (InvalidAsset).
+    InvalidAsset = 12011,
     /// 12050: `score` above 100 (InvalidScore).
     InvalidScore = 12050,
     /// 12056: `tag1` or `tag2` longer than 32 bytes (TagTooLong).
@@ -97,6 +104,16 @@ pub enum RegistryError {
     EndpointTooLong = 12060,
     /// 12061: `value_decimals` above 18 (InvalidDecimals).
     InvalidValueDecimals = 12061,
+    /// 12200: `set_agent_wallet` after its signed deadline (DeadlineExpired).
+    DeadlineExpired = 12200,
+    /// 12201: a signed deadline more than 300 seconds ahead (DeadlineTooFar).
+    DeadlineTooFar = 12201,
+    /// 12202: no Ed25519 check right before `set_agent_wallet`
+    /// (MissingSignatureVerification).
+    MissingSignatureVerification = 12202,
+    /// 12203: the Ed25519 check is not one inline signature by the new wallet over the
+    /// wallet-set message (InvalidSignature).
+    InvalidSignature = 12203,
     /// 12300: the client giving feedback is the agent's owner (SelfFeedbackNotAllowed).
     SelfFeedbackNotAllowed = 12300,
 }
@@ -451,28 +468,104 @@ fn load_agent(
         .ok_or_else(|| fail(E::InvalidAccountData, "agent_account does not decode"))
 }
 
+/// The asset's owner as MPL Core records it (bytes 1..33 of a stand-in asset, which copies
+/// MPL Core's layout): the owner the real registry checks, not the AgentAccount's cached one.
+fn live_owner(asset_account: &AccountInfo) -> Result<Pubkey, ProgramError> {
+    let d = asset_account.try_borrow_data()?;
+    if *asset_account.owner != ids::AGENT_REGISTRY
+        || d.len() != asset::LEN
+        || d[asset::KEY] != asset::KEY_ASSET_V1
+    {
+        return Err(fail(E::InvalidAsset, "the asset is not a stand-in asset"));
+    }
+    key_at(&d, asset::OWNER).ok_or_else(|| fail(E::InvalidAsset, "the asset is too short"))
+}
+
+/// `set_agent_wallet(new_wallet, deadline)`, as the real registry: the asset's owner signs;
+/// the new wallet proves it holds its key with an Ed25519 signature over
+/// `wallet_set_message` in the instruction right before, valid until `deadline` (at most 300
+/// seconds ahead); the wallet is set and the cached owner refreshed. A wallet cannot be
+/// cleared this way.
 fn set_agent_wallet(accounts: &[AccountInfo], args: args::SetAgentWalletArgs) -> ProgramResult {
     let mut it = Accounts::new(accounts);
     let owner = it.next::<E>("owner")?;
     let agent = it.next::<E>("agent_account")?;
     let asset_account = it.next::<E>("asset")?;
+    let sysvar = it.next::<E>("instructions_sysvar")?;
 
     require_signer::<E>(owner, "owner")?;
     require_writable::<E>(agent, "agent_account")?;
-    let view = load_agent(agent, asset_account.key)?;
-    if view.owner != *owner.key {
+    require_address(sysvar, &INSTRUCTIONS_SYSVAR_ID, "instructions_sysvar")?;
+    load_agent(agent, asset_account.key)?;
+    if live_owner(asset_account)? != *owner.key {
         return Err(fail(
             E::NotAgentOwner,
-            "only the agent's owner may set its wallet",
+            "only the asset's owner may set the agent's wallet",
         ));
     }
+    let now = Clock::get()?.unix_timestamp;
+    if now > args.deadline {
+        return Err(fail(E::DeadlineExpired, "the signed deadline has passed"));
+    }
+    if args.deadline > now.saturating_add(MAX_WALLET_DEADLINE_SECS) {
+        return Err(fail(
+            E::DeadlineTooFar,
+            "the signed deadline is more than 300 seconds ahead",
+        ));
+    }
+    let message = wallet_set_message(
+        asset_account.key,
+        &args.new_wallet,
+        owner.key,
+        args.deadline,
+    );
+    check_wallet_signature(sysvar, &args.new_wallet, &message)?;
+
     let mut d = agent.try_borrow_mut_data()?;
     let (_, count, uri) = read_tail(&d)?;
-    write_tail(&mut d, args.wallet, count, &uri)?;
+    write_tail(&mut d, Some(args.new_wallet), count, &uri)?;
+    d[agent_account::OWNER..agent_account::OWNER + 32].copy_from_slice(owner.key.as_ref());
     log(&format!(
-        "registry stand-in: agent wallet of {} set to {:?}",
-        asset_account.key, args.wallet
+        "registry stand-in: agent wallet of {} set to {}",
+        asset_account.key, args.new_wallet
     ));
+    Ok(())
+}
+
+/// The Ed25519 precompile instruction right before this one must carry, inline, one
+/// signature by `wallet` over exactly `message` (the precompile itself verified it).
+fn check_wallet_signature(sysvar: &AccountInfo, wallet: &Pubkey, message: &[u8]) -> ProgramResult {
+    let missing = || {
+        fail(
+            E::MissingSignatureVerification,
+            "no Ed25519 check right before",
+        )
+    };
+    let invalid = |why: &str| fail(E::InvalidSignature, why);
+    let current = load_current_index_checked(sysvar).map_err(|_| missing())?;
+    let before = usize::from(current.checked_sub(1).ok_or_else(missing)?);
+    let ix = load_instruction_at_checked(before, sysvar).map_err(|_| missing())?;
+    if ix.program_id != ed25519_program::ID {
+        return Err(missing());
+    }
+    let d = &ix.data;
+    let u16_at = |at: usize| usize::from(u16::from_le_bytes([d[at], d[at + 1]]));
+    if d.len() < 16 || d[0] != 1 {
+        return Err(invalid("not one Ed25519 signature"));
+    }
+    if [u16_at(4), u16_at(8), u16_at(14)] != [usize::from(u16::MAX); 3] {
+        return Err(invalid("the signature, key and message must be inline"));
+    }
+    let (signature_at, key_at_, message_at, size) = (u16_at(2), u16_at(6), u16_at(10), u16_at(12));
+    if key_at_ + 32 > d.len() || message_at + size > d.len() || signature_at + 64 > d.len() {
+        return Err(invalid("offsets out of bounds"));
+    }
+    if d[key_at_..key_at_ + 32] != wallet.to_bytes() {
+        return Err(invalid("signed by another key than the new wallet"));
+    }
+    if d[message_at..message_at + size] != *message {
+        return Err(invalid("not the wallet-set message"));
+    }
     Ok(())
 }
 
@@ -526,7 +619,8 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
         ));
     }
     require_address(system, &system_program::ID, "system_program")?;
-    if view.owner == *client.key {
+    // Judged against the asset's live owner, as the real registry does, not the cached one.
+    if live_owner(asset_account)? == *client.key {
         return Err(fail(
             E::SelfFeedbackNotAllowed,
             "an agent's owner cannot give it feedback",

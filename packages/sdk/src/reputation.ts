@@ -9,6 +9,9 @@ import { Pdas } from './pda.js';
 
 /** The engine's reputation block of an agent. */
 export interface EngineReputation {
+  /** The tier the engine holds now, vested or not: the higher of the trust tier (byte 551,
+   * which the real engine keeps equal to the confirmed tier) and the candidate tier (552).
+   * Gate mode immediate compares it. */
   tierImmediate: number;
   tierConfirmed: number;
   /** 0..=255, lower is better. */
@@ -35,6 +38,7 @@ export const ATOM_STATS = {
   discriminator: [190, 187, 50, 59, 203, 39, 136, 244],
   riskScore: 549,
   tierImmediate: 551,
+  tierCandidate: 552,
   tierConfirmed: 555,
   confidence: 557,
   schemaVersion: 560,
@@ -58,15 +62,15 @@ export function decodeReputation(engine: Address, acc: RawAccount | null): Engin
   if (schemaVersion !== s.supportedSchema) {
     throw new ReputationError('schema_mismatch', `schema mismatch: schema version ${schemaVersion}, expected ${s.supportedSchema}`);
   }
-  const [tierImmediate, tierConfirmed] = [d[s.tierImmediate], d[s.tierConfirmed]];
-  if (tierImmediate > s.maxTier || tierConfirmed > s.maxTier) {
+  const [trust, candidate, tierConfirmed] = [d[s.tierImmediate], d[s.tierCandidate], d[s.tierConfirmed]];
+  if (trust > s.maxTier || candidate > s.maxTier || tierConfirmed > s.maxTier) {
     throw new ReputationError(
       'schema_mismatch',
-      `schema mismatch: tier out of range 0..=${s.maxTier}: immediate ${tierImmediate}, confirmed ${tierConfirmed}`,
+      `schema mismatch: tier out of range 0..=${s.maxTier}: trust ${trust}, candidate ${candidate}, confirmed ${tierConfirmed}`,
     );
   }
   return {
-    tierImmediate,
+    tierImmediate: Math.max(trust, candidate),
     tierConfirmed,
     riskScore: d[s.riskScore],
     confidence: d[s.confidence] | (d[s.confidence + 1] << 8),

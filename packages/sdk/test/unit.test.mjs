@@ -9,6 +9,7 @@ import { address, generateKeyPairSigner } from '@solana/kit';
 import { assertAtomicityEnforced, Builder, decisionFromWire, programIds, summarizeLogs, validationRegistryId, ValidationRegistryBuilder } from '../dist/index.js';
 import { decodeHeader, encodeHeader, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
+import { ATOM_STATS, decodeReputation } from '../dist/reputation.js';
 
 test('the validation registry default id applies only to devnet and local RPC URLs', () => {
   for (const url of ['https://api.devnet.solana.com', 'http://127.0.0.1:8899', 'http://localhost:8899']) {
@@ -44,6 +45,26 @@ test('decision bytes: kinds, deny codes 1..15 and subjects; anything else is not
   assert.deepEqual(decisionFromWire(wire(1, 15)), { kind: 'Deny', reasonCode: 15, reasonName: 'UnratedTreatmentDeny' });
   assert.deepEqual(decisionFromWire(wire(2, 0, 1)), { kind: 'RequireValidation', capabilityHash: '07'.repeat(32), subject: 'payee' });
   for (const bad of [wire(1, 0), wire(1, 16), wire(2, 0, 2), wire(3), new Uint8Array(34)]) assert.equal(decisionFromWire(bad), undefined);
+});
+
+test('reputation: immediate is the higher of the trust tier and a pending candidacy, as the gate reads it', () => {
+  const engine = address('AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF');
+  const stats = (trust, candidate, confirmed) => {
+    const data = new Uint8Array(ATOM_STATS.len);
+    data.set(ATOM_STATS.discriminator, 0);
+    data[ATOM_STATS.tierImmediate] = trust;
+    data[ATOM_STATS.tierCandidate] = candidate;
+    data[ATOM_STATS.tierConfirmed] = confirmed;
+    data[ATOM_STATS.riskScore] = 12;
+    data[ATOM_STATS.confidence] = 7_500 & 0xff;
+    data[ATOM_STATS.confidence + 1] = 7_500 >> 8;
+    data[ATOM_STATS.schemaVersion] = 1;
+    return { lamports: 1n, owner: engine, data };
+  };
+  // As the real engine writes them: trust tier = confirmed tier, a candidacy for 3 pending.
+  assert.deepEqual(decodeReputation(engine, stats(1, 3, 1)), { tierImmediate: 3, tierConfirmed: 1, riskScore: 12, confidence: 7_500, schemaVersion: 1 });
+  assert.equal(decodeReputation(engine, stats(2, 0, 1)).tierImmediate, 2);
+  assert.throws(() => decodeReputation(engine, stats(1, 5, 1)), { code: 'schema_mismatch' });
 });
 
 test('log summaries keep the last lines that fit, without success and consumed lines', () => {

@@ -115,7 +115,12 @@ pub mod atom_stats {
     pub const COLLECTION: usize = 8;
     pub const ASSET: usize = 40;
     pub const RISK_SCORE: usize = 549;
+    /// The engine's trust tier. The real engine keeps it equal to [`TIER_CONFIRMED`]; the
+    /// localnet's stand-in publishes its own unvested tier here.
     pub const TIER_IMMEDIATE: usize = 551;
+    /// The tier a candidacy is waiting to confirm (0: none). The real engine confirms it only
+    /// after 8 engine epochs of 432 000 slots.
+    pub const TIER_CANDIDATE: usize = 552;
     pub const TIER_CONFIRMED: usize = 555;
     pub const CONFIDENCE: usize = 557;
     pub const SCHEMA_VERSION: usize = 560;
@@ -126,6 +131,8 @@ pub mod atom_stats {
     /// The fields of an agent's reputation that policies look at.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Stats {
+        /// The tier the engine holds now, vested or not: the higher of the trust tier (551)
+        /// and the candidate tier (552). Gate mode immediate reads it.
         pub tier_immediate: u8,
         pub tier_confirmed: u8,
         /// 0..=255, lower is better.
@@ -146,6 +153,14 @@ pub mod atom_stats {
         Rated(Stats),
     }
 
+    /// The tier gate mode immediate compares: the higher of the trust tier and the tier a
+    /// candidacy waits to confirm. On the real engine the trust tier IS the confirmed tier, so
+    /// without the candidate immediate would mean confirmed; with it, a payee the engine
+    /// already rates higher counts so before the 8 epochs of vesting have passed.
+    pub fn immediate_tier(trust_tier: u8, candidate: u8) -> u8 {
+        trust_tier.max(candidate)
+    }
+
     /// Reads a stats account as the gate sees it. Never fails: every malformed input maps to a
     /// variant so that a simulation always yields a decision.
     pub fn read(owner: &Pubkey, lamports: u64, data: &[u8]) -> Reputation {
@@ -161,11 +176,12 @@ pub mod atom_stats {
         {
             return Reputation::SchemaMismatch;
         }
-        let tier_immediate = data[TIER_IMMEDIATE];
+        let (trust, candidate) = (data[TIER_IMMEDIATE], data[TIER_CANDIDATE]);
         let tier_confirmed = data[TIER_CONFIRMED];
-        if tier_immediate > MAX_TIER || tier_confirmed > MAX_TIER {
+        if trust > MAX_TIER || candidate > MAX_TIER || tier_confirmed > MAX_TIER {
             return Reputation::SchemaMismatch;
         }
+        let tier_immediate = immediate_tier(trust, candidate);
         Reputation::Rated(Stats {
             tier_immediate,
             tier_confirmed,

@@ -206,3 +206,61 @@ async fn registry_refusals(w: &mut World) -> Outcome {
     o
 }
 differential!(differential_the_registry_refuses_alike, registry_refusals);
+
+/// An agent wallet set by the registry's own flow (the wallet's Ed25519 signature over the
+/// wallet-set message, a deadline), then a payment signed by that wallet; and the flow's
+/// refusals.
+async fn agent_wallets(w: &mut World) -> Outcome {
+    let mut o = Outcome::default();
+    let payer = payer(w).await;
+    let payee = w.register_agent_with(true, false).await;
+    let hot = Keypair::new();
+    let owner = payer.owner.insecure_clone();
+    let now = trust_gate_program_tests::clock(&mut w.ctx)
+        .await
+        .unix_timestamp;
+    let set = |signer: &Keypair, asset: &solana_sdk::pubkey::Pubkey, wallet: &Keypair, deadline| {
+        trust_gate_program_tests::world::sdk().set_agent_wallet(
+            &signer.pubkey(),
+            asset,
+            wallet,
+            deadline,
+        )
+    };
+    let asset = payer.asset();
+    let attempts: Vec<(Vec<solana_sdk::instruction::Instruction>, &Keypair)> = vec![
+        (set(&owner, &asset, &hot, now - 1).to_vec(), &owner),
+        (set(&owner, &asset, &hot, now + 301).to_vec(), &owner),
+        (set(&owner, &asset, &hot, now + 60)[1..].to_vec(), &owner),
+        (
+            vec![
+                set(&owner, &asset, &Keypair::new(), now + 60)[0].clone(),
+                set(&owner, &asset, &hot, now + 60)[1].clone(),
+            ],
+            &owner,
+        ),
+        (set(&hot, &asset, &hot, now + 60).to_vec(), &hot),
+        (
+            set(&owner, &Keypair::new().pubkey(), &hot, now + 60).to_vec(),
+            &owner,
+        ),
+        (set(&owner, &asset, &hot, now + 60).to_vec(), &owner),
+    ];
+    for (ixs, signer) in attempts {
+        let r = w.send(&ixs, &[signer]).await;
+        o.step(r, custom_code);
+    }
+    // The wallet pays for the agent, from its own token account.
+    let as_wallet = Agent {
+        owner: hot.insecure_clone(),
+        asset: payer.asset.insecure_clone(),
+    };
+    w.token_account(&hot.pubkey(), 10 * AMOUNT).await;
+    o.steps.push(settled(settle(w, &as_wallet, &payee).await));
+    o.record(w, &payee).await;
+    o
+}
+differential!(
+    differential_an_agent_wallet_is_set_by_its_signature_and_pays,
+    agent_wallets
+);

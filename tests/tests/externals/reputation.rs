@@ -18,9 +18,10 @@ use trust_gate_program_tests::{advance_slots, raw_account};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Read {
     risk: u8,
-    /// Byte 551, which the gate reads for gate mode Immediate.
+    /// Byte 551, the engine's trust tier (the real engine keeps it equal to `confirmed`).
     trust_tier: u8,
-    /// Byte 552: the tier the engine is waiting to confirm (0: none).
+    /// Byte 552: the tier the engine is waiting to confirm (0: none). Gate mode immediate
+    /// reads the higher of the two.
     candidate: u8,
     /// Byte 555, which the gate reads for gate mode Confirmed.
     confirmed: u8,
@@ -63,7 +64,12 @@ fn rule_policy(w: &World, mode: u8, tier: u8, risk: u8, confidence: u16) -> Poli
 
 /// What each rule must decide on the bytes `r`, as the policy engine reads them.
 fn expected(r: Read, (_, mode, tier, risk, confidence): (u32, u8, u8, u8, u16)) -> Decision {
-    let read_tier = if mode == 0 { r.trust_tier } else { r.confirmed };
+    // Gate mode immediate: the engine's tier now, vested or not (docs/policies.md).
+    let read_tier = if mode == 0 {
+        r.trust_tier.max(r.candidate)
+    } else {
+        r.confirmed
+    };
     if read_tier < tier {
         Decision::Deny(DenyReason::CounterpartyTierBelowMin)
     } else if risk != u8::MAX && r.risk > risk {

@@ -13,7 +13,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_common::external::{self as ext, agent_account, atom_stats};
 use trust_gate_program_tests::world::{
-    demo_policy, min_tier_acceptance, open_policy, pda, tier, Attestations, World,
+    demo_policy, min_tier_acceptance, open_policy, pda, tier, Agent, Attestations, World,
 };
 use trust_gate_program_tests::{
     advance_slots, advance_time, assert_already_in_use, assert_code, fetch, funded_keypair,
@@ -280,6 +280,13 @@ async fn reputation_account_problems_deny_9_and_10() {
     );
     put_stats(&mut w, &q, ext::ids::REPUTATION_ENGINE, |d| {
         d[atom_stats::TIER_IMMEDIATE] = 5
+    });
+    assert_eq!(
+        w.decide(&payer, &payee, 1, Attestations::default()).await,
+        deny(DenyReason::AtomStatsSchemaMismatch)
+    );
+    put_stats(&mut w, &q, ext::ids::REPUTATION_ENGINE, |d| {
+        d[atom_stats::TIER_CANDIDATE] = 5
     });
     assert_eq!(
         w.decide(&payer, &payee, 1, Attestations::default()).await,
@@ -610,4 +617,59 @@ async fn init_killswitch_through_the_gate() {
         .unwrap();
     let k: KillSwitchState = fetch(&mut w.ctx, &pda::killswitch(&asset)).await.unwrap();
     assert_eq!((k.asset, k.paused), (asset, false));
+}
+
+/// Stats as the real engine writes them: the trust tier (551) equal to the confirmed tier,
+/// and a candidacy for a higher tier waiting out its epochs (552). Gate mode immediate counts
+/// the candidate tier; confirmed does not.
+#[tokio::test]
+async fn immediate_counts_a_pending_candidacy_and_confirmed_does_not() {
+    let mut w = World::new().await;
+    let immediate = counterparty(3, 255, 0, 0)(w.mint);
+    let confirmed = PolicyParams {
+        gate_mode: 1,
+        ..immediate
+    };
+    let payer = w.payer_with_policy(3, immediate).await;
+    w.init_policy(&payer, 2, confirmed).await.unwrap();
+    let payee = w.payee(3, None).await;
+    let q = payee.asset();
+    async fn decide(
+        w: &mut World,
+        payer: &Agent,
+        payee: &anchor_lang::prelude::Pubkey,
+        policy_id: u32,
+    ) -> Decision {
+        let ix = w.gate_payment_ix(
+            &payer.asset(),
+            payee,
+            1,
+            w.mint,
+            policy_id,
+            Attestations::default(),
+        );
+        w.simulate_decision(ix).await
+    }
+    for (candidate, immediate_says) in [
+        (0, deny(DenyReason::CounterpartyTierBelowMin)),
+        (2, deny(DenyReason::CounterpartyTierBelowMin)),
+        (3, Decision::Allow),
+        (4, Decision::Allow),
+    ] {
+        put_stats(&mut w, &q, ext::ids::REPUTATION_ENGINE, |d| {
+            d[atom_stats::TIER_IMMEDIATE] = 1;
+            d[atom_stats::TIER_CONFIRMED] = 1;
+            d[atom_stats::TIER_CANDIDATE] = candidate;
+        });
+        assert_eq!(
+            decide(&mut w, &payer, &q, 1).await,
+            immediate_says,
+            "candidate {candidate}"
+        );
+        assert_eq!(
+            decide(&mut w, &payer, &q, 2).await,
+            deny(DenyReason::CounterpartyTierBelowMin),
+            "confirmed ignores candidate {candidate}"
+        );
+    }
 }

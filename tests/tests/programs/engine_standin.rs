@@ -219,10 +219,6 @@ fn discriminators_are_the_anchor_hashes_of_their_names() {
         d("global:set_stats")
     );
     assert_eq!(
-        prefix(client::set_agent_wallet(&k, &k, None)),
-        d("global:set_agent_wallet")
-    );
-    assert_eq!(
         prefix(client::give_feedback(&k, &k, &k, &feedback(None), false)),
         d("global:give_feedback")
     );
@@ -518,6 +514,12 @@ async fn register_with_options_rejects_bad_input() {
     );
 }
 
+/// `set_agent_wallet(new_wallet, deadline)` as the real registry: signed by the asset's owner,
+/// with the new wallet's Ed25519 signature over the wallet-set message right before.
+fn wallet_ixs(owner: &Pubkey, asset: &Pubkey, wallet: &Keypair, deadline: i64) -> [Instruction; 2] {
+    trust_gate_program_tests::world::sdk().set_agent_wallet(owner, asset, wallet, deadline)
+}
+
 #[tokio::test]
 async fn set_agent_wallet_rewrites_the_wallet_and_keeps_the_later_fields() {
     let mut env = env().await;
@@ -528,19 +530,15 @@ async fn set_agent_wallet_rewrites_the_wallet_and_keeps_the_later_fields() {
         .unwrap();
     let ctx = &mut env.ctx;
     let owner = agent.owner.pubkey();
-    let wallet = Pubkey::new_unique();
+    let now = trust_gate_program_tests::clock(ctx).await.unix_timestamp;
+    let (wallet, second) = (Keypair::new(), Keypair::new());
 
-    send(
-        ctx,
-        &[client::set_agent_wallet(&owner, &agent.asset, Some(wallet))],
-        &[&agent.owner],
-    )
-    .await
-    .unwrap();
+    let ixs = wallet_ixs(&owner, &agent.asset, &wallet, now + 60);
+    send(ctx, &ixs, &[&agent.owner]).await.unwrap();
     let data = agent_data(ctx, &agent.asset).await;
     let view = agent_account::read(&data).unwrap();
-    assert_eq!(view.agent_wallet, Some(wallet));
-    assert_eq!(view.recipient(), wallet);
+    assert_eq!(view.agent_wallet, Some(wallet.pubkey()));
+    assert_eq!(view.recipient(), wallet.pubkey());
     assert_eq!(view.owner, owner);
     assert_eq!(
         agent_tail::offset(&data),
@@ -553,50 +551,68 @@ async fn set_agent_wallet_rewrites_the_wallet_and_keeps_the_later_fields() {
         .await
         .unwrap();
     let ctx = &mut env.ctx;
-    assert_eq!(feedback_count(ctx, &agent.asset).await, 2);
-
-    send(
-        ctx,
-        &[client::set_agent_wallet(&owner, &agent.asset, None)],
-        &[&agent.owner],
-    )
-    .await
-    .unwrap();
+    let ixs = wallet_ixs(&owner, &agent.asset, &second, now + 300);
+    send(ctx, &ixs, &[&agent.owner]).await.unwrap();
     let data = agent_data(ctx, &agent.asset).await;
-    assert_eq!(agent_account::read(&data).unwrap().agent_wallet, None);
+    assert_eq!(
+        agent_account::read(&data).unwrap().agent_wallet,
+        Some(second.pubkey())
+    );
     assert_eq!(agent_tail::feedback_count(&data), Some(2));
     assert_eq!(agent_tail::agent_uri(&data).as_deref(), Some(URI));
-    let tail_end = agent_tail::TAIL_WITHOUT_WALLET + agent_tail::AGENT_URI + 4 + URI.len();
-    assert!(
-        data[tail_end..].iter().all(|b| *b == 0),
-        "no stale bytes after a shorter option"
-    );
 
+    // Refusals, with the real registry's codes.
     let intruder = Keypair::new();
-    let ix = client::set_agent_wallet(&intruder.pubkey(), &agent.asset, Some(intruder.pubkey()));
+    let ixs = wallet_ixs(&intruder.pubkey(), &agent.asset, &wallet, now + 60);
     assert_code(
-        send(ctx, &[ix], &[&intruder]).await,
+        send(ctx, &ixs, &[&intruder]).await,
         code(RegistryError::NotAgentOwner),
     );
-
-    let mut ix = client::set_agent_wallet(&owner, &agent.asset, Some(wallet));
-    ix.accounts[0].is_signer = false;
+    let mut ixs = wallet_ixs(&owner, &agent.asset, &wallet, now + 60);
+    ixs[1].accounts[0].is_signer = false;
     assert_code(
-        send(ctx, &[ix], &[]).await,
+        send(ctx, &ixs, &[]).await,
         code(RegistryError::MissingSigner),
     );
-
-    let ix = client::set_agent_wallet(&owner, &Pubkey::new_unique(), Some(wallet));
+    let ixs = wallet_ixs(&owner, &Pubkey::new_unique(), &wallet, now + 60);
     assert_code(
-        send(ctx, &[ix], &[&agent.owner]).await,
+        send(ctx, &ixs, &[&agent.owner]).await,
         code(RegistryError::InvalidAccountData),
+    );
+    let ixs = wallet_ixs(&owner, &agent.asset, &wallet, now - 1);
+    assert_code(
+        send(ctx, &ixs, &[&agent.owner]).await,
+        code(RegistryError::DeadlineExpired),
+    );
+    let ixs = wallet_ixs(&owner, &agent.asset, &wallet, now + 301);
+    assert_code(
+        send(ctx, &ixs, &[&agent.owner]).await,
+        code(RegistryError::DeadlineTooFar),
+    );
+    let [_, alone] = wallet_ixs(&owner, &agent.asset, &wallet, now + 60);
+    assert_code(
+        send(ctx, &[alone], &[&agent.owner]).await,
+        code(RegistryError::MissingSignatureVerification),
+    );
+    // The check of another key's signature, or of another message (another deadline).
+    let [by_other, _] = wallet_ixs(&owner, &agent.asset, &intruder, now + 60);
+    let [_, set] = wallet_ixs(&owner, &agent.asset, &wallet, now + 60);
+    assert_code(
+        send(ctx, &[by_other, set.clone()], &[&agent.owner]).await,
+        code(RegistryError::InvalidSignature),
+    );
+    let [other_deadline, _] = wallet_ixs(&owner, &agent.asset, &wallet, now + 61);
+    assert_code(
+        send(ctx, &[other_deadline, set], &[&agent.owner]).await,
+        code(RegistryError::InvalidSignature),
     );
 
     assert_eq!(
         agent_account::read(&agent_data(ctx, &agent.asset).await)
             .unwrap()
             .agent_wallet,
-        None
+        Some(second.pubkey()),
+        "no refused call wrote"
     );
 }
 

@@ -14,7 +14,6 @@ use solana_sdk::instruction::{AccountMeta, Instruction, InstructionError};
 use solana_sdk::signature::{Keypair, Signer};
 use solana_sdk::transaction::TransactionError;
 use trust_gate_client::instructions::VaultRelease;
-use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_tests::hook::{self, SELF_AUTHORIZED_HOOK_ID};
 use trust_gate_program_tests::mints::Extension;
 use trust_gate_program_tests::world::{demo_policy, sdk, tier, Agent, Attestations, World};
@@ -155,8 +154,7 @@ async fn bound_payer(
     w.set_stats(&agent.asset(), tier(3)).await;
     let hot = Keypair::new();
     let owner = agent.owner.pubkey();
-    let ix = standin::set_agent_wallet(&owner, &agent.asset(), Some(hot.pubkey()));
-    send(&mut w.ctx, &[ix], &[&agent.owner]).await.unwrap();
+    w.set_agent_wallet(&agent, &hot).await;
     let mut b = Bound {
         agent,
         cosigners: (0..cosigners).map(|_| Keypair::new()).collect(),

@@ -15,7 +15,6 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::settle::ComputeBudget;
-use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_tests::mints::Extension;
 use trust_gate_program_tests::world::{
     demo_policy, open_policy, pda, sdk, tier, Agent, Attestations, World,
@@ -238,12 +237,8 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
 
     // A payee whose recipient is the payer's own wallet: SPL Token would accept the transfer
     // from the payer's account to itself, move nothing, and leave a disputable "settled" log.
-    let set = standin::set_agent_wallet(
-        &payee.owner.pubkey(),
-        &payee.asset(),
-        Some(payer.owner.pubkey()),
-    );
-    w.send(&[set], &[&payee.owner]).await.unwrap();
+    let payer_key = payer.owner.insecure_clone();
+    w.set_agent_wallet(&payee, &payer_key).await;
     let own = w.token_account(&payer.owner.pubkey(), 0).await;
     let pay = payment_id();
     let ixs = [

@@ -589,12 +589,7 @@ async fn payments_go_to_the_payees_agent_wallet_when_it_has_one() {
     let mut w = World::new().await;
     let (payer, payee) = w.parties().await;
     let wallet = Keypair::new();
-    let set = trust_gate_localnet::standin::client::set_agent_wallet(
-        &payee.owner.pubkey(),
-        &payee.asset(),
-        Some(wallet.pubkey()),
-    );
-    w.send(&[set], &[&payee.owner]).await.unwrap();
+    w.set_agent_wallet(&payee, &wallet).await;
     // Paying the owner is no longer paying the payee.
     let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
     assert_code(
