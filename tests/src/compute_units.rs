@@ -6,6 +6,8 @@
 //! program, top-level and CPI alike). Run natively, the programs are builtins and the numbers
 //! mean nothing; run with `SBF_OUT_DIR` (the SBF builds) they are what a cluster charges,
 //! except that the registry and engine stand-ins stay native, so their own cost is not in them.
+//! [`real_tour`] settles and disputes on the REAL registry and engine (their SBF builds), whose
+//! cost is then in the whole transactions' units.
 
 use crate::registry;
 use crate::world::{min_tier_acceptance, open_policy, Agent, Attestations, World};
@@ -15,6 +17,7 @@ use policy_vault::state::funding;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::settle::Funding;
+use trust_gate_localnet::externals::ExternalPrograms;
 
 /// One program invoke and what it consumed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -139,6 +142,8 @@ pub struct Settlement {
 pub struct Report {
     pub rows: Vec<Row>,
     pub settlements: Vec<Settlement>,
+    /// The dispute of each settlement: its case and the whole transaction's units.
+    pub disputes: Vec<(&'static str, u64)>,
 }
 
 impl Report {
@@ -149,6 +154,7 @@ impl Report {
             self.add(row);
         }
         self.settlements.extend(other.settlements);
+        self.disputes.extend(other.disputes);
     }
 
     /// Adds `row`'s runs to the row of the same instruction and caller, or as a new row.
@@ -213,9 +219,12 @@ impl Report {
                 cases.push(s.case);
             }
         }
-        for case in cases {
-            let runs: Vec<&Settlement> =
-                self.settlements.iter().filter(|s| s.case == case).collect();
+        for case in &cases {
+            let runs: Vec<&Settlement> = self
+                .settlements
+                .iter()
+                .filter(|s| s.case == *case)
+                .collect();
             let column =
                 |n: &str| {
                     range(runs.iter().filter_map(|s| {
@@ -228,6 +237,14 @@ impl Report {
                 column("transfer_checked"),
                 column("emit_feedback"),
                 range(runs.iter().map(|s| s.total))
+            ));
+        }
+        out.push_str("\n| dispute of the settlement | whole transaction |\n|---|---:|\n");
+        for case in cases {
+            let totals = self.disputes.iter().filter(|(c, _)| *c == case);
+            out.push_str(&format!(
+                "| {case} | {} |\n",
+                range(totals.map(|(_, units)| *units))
             ));
         }
         out
@@ -460,7 +477,49 @@ async fn settle(
         total,
     });
     let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
-    measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
+    let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
+    r.disputes.push((case, total));
+}
+
+/// Settlements and their disputes on the REAL registry, engine and MPL Core (`externals`):
+/// the smallest settlement to a payee without engine stats and to one with them, so that the
+/// registry's and the engine's own work inside emit_feedback and dispute_payment is in the
+/// whole transactions' units (they run as SBF always; ours as [`tour`]'s do).
+pub async fn real_tour(externals: &ExternalPrograms) -> Report {
+    let mut w = World::on_real(externals).await;
+    let mut r = Report::default();
+    let payer = w.register_agent_with(true, false).await;
+    w.init_authority(&payer).await;
+    w.init_policy(&payer, 1, open_policy(w.mint)).await.unwrap();
+    let cases = [
+        (
+            false,
+            "smallest, real registry and engine: payee without engine stats",
+        ),
+        (
+            true,
+            "smallest, real registry and engine: payee with engine stats",
+        ),
+    ];
+    for (stats, case) in cases {
+        let payee = w.register_agent_with(true, stats).await;
+        // The engine counts feedback within 3 slots of the last as a burst.
+        crate::advance_slots(&mut w.ctx, 10).await;
+        settle(
+            &mut w,
+            &mut r,
+            case,
+            (&payer, &payee),
+            Attestations::default(),
+            Funding::Wallet,
+        )
+        .await;
+    }
+    // The per-instruction rows stay the stand-in tour's: a CPI's units count toward its
+    // caller, so these runs would mix the real registry's work into emit_feedback's and
+    // dispute_payment's rows.
+    r.rows.clear();
+    r
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use solana_sdk::{
 };
 
 pub mod compute_units;
+pub mod externals;
 pub mod hook;
 pub mod mints;
 pub mod registry;

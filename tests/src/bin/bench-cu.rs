@@ -1,5 +1,7 @@
 //! Compute units of every instruction and of a settlement, on the SBF builds, and the size
-//! and deployment rent of each program.
+//! and deployment rent of each program; with the real registry and engine's builds present
+//! (`../shared/fixtures/8004`, or `TRUST_GATE_EXTERNALS_DIR`), settlements and disputes on
+//! them too.
 //!
 //!     tools/sbf/build
 //!     SBF_OUT_DIR=target/deploy cargo run -p trust-gate-program-tests --bin bench-cu [RUNS]
@@ -44,6 +46,17 @@ async fn main() -> std::process::ExitCode {
             dir.display()
         );
         report.merge(trust_gate_program_tests::compute_units::tour().await);
+    }
+    // With the real registry and engine beside the repository (or where
+    // TRUST_GATE_EXTERNALS_DIR says), settlements and disputes on them too.
+    match trust_gate_program_tests::externals::programs() {
+        Ok(real) => {
+            for run in 1..=runs {
+                eprintln!("run {run}/{runs}: settlements on {}", real.describe());
+                report.merge(trust_gate_program_tests::compute_units::real_tour(&real).await);
+            }
+        }
+        Err(why) => eprintln!("the real registry and engine are not measured: {why}"),
     }
     println!("{}", report.table());
 

@@ -148,3 +148,34 @@ async fn externals_a_paused_engine_refuses_payments_to_rated_payees_only() {
         .expect("settles once resumed");
     assert_eq!(engine_feedback(&mut w, &rated).await, Some((1, 90)));
 }
+
+#[tokio::test]
+async fn externals_compute_units_of_settlements_and_disputes_are_measured() {
+    let Some(real) = crate::fixtures::externals() else {
+        return;
+    };
+    let report = trust_gate_program_tests::compute_units::real_tour(&real).await;
+    assert_eq!(report.settlements.len(), 2);
+    assert_eq!(report.disputes.len(), 2);
+    let sbf = matches!(
+        trust_gate_localnet::Programs::from_env(),
+        trust_gate_localnet::Programs::Sbf(_)
+    );
+    for s in &report.settlements {
+        // The registry and engine run as SBF always, so the feedback costs units; ours are
+        // metered on their SBF builds only.
+        let feedback = s.instructions.iter().find(|(i, _)| i == "emit_feedback");
+        assert!(s.total > 0, "{s:?}");
+        if sbf {
+            assert!(feedback.is_some_and(|(_, u)| *u > 0), "{s:?}");
+        }
+    }
+    let (rated, unrated) = (&report.settlements[1], &report.settlements[0]);
+    assert!(
+        rated.total > unrated.total,
+        "the engine's update adds units: {} vs {}",
+        rated.total,
+        unrated.total
+    );
+    println!("{}", report.table());
+}
