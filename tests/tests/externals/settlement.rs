@@ -43,6 +43,48 @@ async fn externals_agents_register_through_the_gate_on_real_mpl_core() {
 }
 
 #[tokio::test]
+async fn externals_the_mcp_self_heal_cascade_registers_and_sets_up_an_agent_in_one_transaction() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    // What `gate_init_policy` sends for a new agent: registration through the gate (MPL Core
+    // asset, AgentAccount, engine stats), the policy authority, the kill switch, the policy.
+    let owner = trust_gate_program_tests::funded_keypair(&mut w.ctx).await;
+    let asset = Keypair::new();
+    let (o, a) = (owner.pubkey(), asset.pubkey());
+    let b = sdk();
+    let ixs = [
+        b.register_agent_via_cpi(&o, &a, &w.collection.pubkey(), "ipfs://agent".into()),
+        b.init_authority(&o, &a, vec![o], 1),
+        b.init_killswitch(&o, &a),
+        b.init_policy(
+            &o,
+            &[],
+            &a,
+            1,
+            trust_gate_program_tests::world::open_policy(w.mint),
+        ),
+    ];
+    w.send(&ixs, &[&owner, &asset]).await.unwrap();
+    for (address, program) in [
+        (a, ids::MPL_CORE),
+        (pda::agent(&a), ids::AGENT_REGISTRY),
+        (pda::stats(&a), ids::REPUTATION_ENGINE),
+        (pda::policy_authority(&a), policy_vault::ID),
+        (pda::killswitch(&a), policy_vault::ID),
+        (pda::policy(&a, 1), policy_vault::ID),
+    ] {
+        let account = raw_account(&mut w.ctx, &address).await.expect("created");
+        assert_eq!(account.owner, program, "{address}");
+    }
+    // The new agent pays at once.
+    let agent = Agent { owner, asset };
+    w.token_account(&agent.owner.pubkey(), 10 * AMOUNT).await;
+    let payee = w.register_agent_with(true, false).await;
+    settle(&mut w, &agent, &payee).await.expect("settles");
+}
+
+#[tokio::test]
 async fn externals_a_payee_without_engine_stats_is_paid() {
     let Some(mut w) = real_world().await else {
         return;
