@@ -4,6 +4,7 @@ use crate::services::{start_demo, start_facilitator, DemoArgs, FacilitatorArgs};
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use trust_gate_localnet::externals::ExternalPrograms;
 use trust_gate_localnet::{Localnet, LocalnetConfig, Programs};
 
 #[derive(Args)]
@@ -40,6 +41,12 @@ pub struct UpArgs {
     /// Run the native programs even when SBF builds exist.
     #[arg(long)]
     native: bool,
+    /// Load the REAL agent registry and reputation engine from this folder
+    /// (`agent_registry_8004.so`, `atom_engine.so`, and `mpl_core.so` when there) at their
+    /// program ids, instead of the local stand-in, and seed the demo world through their own
+    /// instructions.
+    #[arg(long, conflicts_with = "rpc_url")]
+    external_programs: Option<PathBuf>,
 }
 
 /// Which programs the localnet runs: as asked, else the SBF builds where `tools/sbf/build`
@@ -102,11 +109,18 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     }
     let addr = SocketAddr::new(args.host, args.rpc_port);
     let programs = choose_programs(&args)?;
+    let externals = match &args.external_programs {
+        Some(dir) => {
+            Some(ExternalPrograms::in_dir(dir).map_err(|e| format!("--external-programs: {e}"))?)
+        }
+        None => None,
+    };
     tracing::info!(programs = %programs.describe(), "starting the localnet");
     let localnet = Localnet::start(LocalnetConfig {
         rpc_addr: addr,
         clock: true,
         programs,
+        externals,
     })
     .await
     .map_err(|e| {
@@ -135,8 +149,12 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     };
     println!();
     println!("trust-gate is up:");
-    println!("  localnet RPC  {rpc_url}   (Solana JSON-RPC; the programs and a local stand-in of the agent registry)");
+    println!("  localnet RPC  {rpc_url}   (Solana JSON-RPC)");
     println!("  programs      {}", localnet.programs.describe());
+    match &localnet.externals {
+        Some(real) => println!("  registry      {}", real.describe()),
+        None => println!("  registry      the local stand-in of the agent registry and its engine (--external-programs DIR loads the real ones)"),
+    }
     match &services {
         Some(Services {
             facilitator,

@@ -33,6 +33,37 @@ pub async fn account(rpc: &RpcClient, key: &Pubkey) -> Result<Option<Account>, C
     Ok(accounts(rpc, std::slice::from_ref(key)).await?.remove(0))
 }
 
+/// The embedded localnet's JSON-RPC method that writes an account outright, for state no
+/// real instruction can make in a demo's lifetime (the real engine's tiers). No cluster
+/// serves it.
+pub const LOCALNET_SET_ACCOUNT: &str = "localnet_setAccount";
+
+/// Writes `account` at `address` on the embedded localnet ([`LOCALNET_SET_ACCOUNT`]). A real
+/// cluster refuses it ("Method not found"), and the error names the method.
+pub async fn localnet_set_account(
+    rpc: &RpcClient,
+    address: &Pubkey,
+    account: &Account,
+) -> Result<(), ClientError> {
+    use base64::Engine as _;
+    let params = serde_json::json!([
+        address.to_string(),
+        {
+            "lamports": account.lamports,
+            "owner": account.owner.to_string(),
+            "data": [base64::engine::general_purpose::STANDARD.encode(&account.data), "base64"],
+            "executable": account.executable,
+        }
+    ]);
+    let method = solana_rpc_client_api::request::RpcRequest::Custom {
+        method: LOCALNET_SET_ACCOUNT,
+    };
+    rpc.send::<serde_json::Value>(method, params)
+        .await
+        .map(drop)
+        .map_err(|e| ClientError::Rpc(format!("{LOCALNET_SET_ACCOUNT} (localnet only): {e}")))
+}
+
 /// The cluster's clock (the Clock sysvar's unix timestamp): what programs check deadlines
 /// against, which this machine's clock may not be.
 pub async fn unix_time(rpc: &RpcClient) -> Result<i64, ClientError> {

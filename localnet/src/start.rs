@@ -5,6 +5,7 @@
 //! JSON-RPC server.
 
 use crate::chain::Chain;
+use crate::externals::{admin, ExternalPrograms};
 use crate::native::Programs;
 use crate::standin::client as standin;
 use anchor_lang::prelude::Pubkey;
@@ -34,6 +35,9 @@ pub struct LocalnetConfig {
     pub clock: bool,
     /// Native programs or the SBF builds (default: what `SBF_OUT_DIR` says).
     pub programs: Programs,
+    /// The real registry, engine and MPL Core instead of the stand-in (`trust-gate up
+    /// --external-programs DIR`).
+    pub externals: Option<ExternalPrograms>,
 }
 
 impl Default for LocalnetConfig {
@@ -42,6 +46,7 @@ impl Default for LocalnetConfig {
             rpc_addr: DEFAULT_RPC_ADDR.parse().expect("valid address"),
             clock: true,
             programs: Programs::from_env(),
+            externals: None,
         }
     }
 }
@@ -53,6 +58,7 @@ impl LocalnetConfig {
             rpc_addr: "127.0.0.1:0".parse().expect("valid address"),
             clock: true,
             programs: Programs::from_env(),
+            externals: None,
         }
     }
 }
@@ -63,10 +69,13 @@ pub struct Localnet {
     pub rpc_addr: SocketAddr,
     /// The registry's base collection (the stand-in's RootConfig points at it).
     pub collection: Pubkey,
-    /// The stand-in engine's admin (signs `set_stats`).
+    /// The stand-in engine's admin (signs `set_stats`), or with the real programs their
+    /// upgrade authority and the engine's config authority.
     pub engine_authority: Keypair,
     /// Where the programs it runs came from.
     pub programs: Programs,
+    /// The real registry, engine and MPL Core it runs instead of the stand-in, if any.
+    pub externals: Option<ExternalPrograms>,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -80,7 +89,11 @@ impl Drop for Localnet {
 
 impl Localnet {
     pub async fn start(config: LocalnetConfig) -> Result<Localnet, String> {
-        let ctx = crate::native::program_test_with(&config.programs)
+        let collection = deterministic_keypair("registry-collection");
+        let engine_authority = deterministic_keypair("engine-authority");
+        let upgrade_authority = engine_authority.pubkey();
+        let real = config.externals.as_ref().map(|e| (e, &upgrade_authority));
+        let ctx = crate::native::program_test_on(&config.programs, real)
             .start_with_context()
             .await;
         let ids = ProgramIds::for_network(trust_gate_client::Network::Localnet);
@@ -92,9 +105,10 @@ impl Localnet {
             ids.reputation_engine,
         ];
         let chain = Chain::new(ctx, genesis);
-        let collection = deterministic_keypair("registry-collection");
-        let engine_authority = deterministic_keypair("engine-authority");
-        init_standin(&chain, &collection, &engine_authority).await?;
+        match &config.externals {
+            Some(_) => init_real(&chain, &collection, &engine_authority).await?,
+            None => init_standin(&chain, &collection, &engine_authority).await?,
+        }
         publish_idls(&chain, &ids).await?;
 
         let mut tasks = Vec::new();
@@ -112,6 +126,7 @@ impl Localnet {
             collection: collection.pubkey(),
             engine_authority,
             programs: config.programs,
+            externals: config.externals,
             tasks,
         })
     }
@@ -153,6 +168,30 @@ async fn init_standin(
         .submit(tx.into())
         .await
         .map_err(|e| format!("initializing the registry stand-in: {e}"))?;
+    Ok(())
+}
+
+/// Initializes the real registry (RootConfig, RegistryConfig and the base collection through
+/// MPL Core) and engine (AtomConfig) with their own instructions, signed by their upgrade
+/// authority, which the faucet funds first.
+async fn init_real(chain: &Chain, collection: &Keypair, authority: &Keypair) -> Result<(), String> {
+    let faucet = chain.faucet();
+    let payer = faucet.pubkey();
+    let a = authority.pubkey();
+    let tx = Transaction::new_signed_with_payer(
+        &[
+            anchor_lang::solana_program::system_instruction::transfer(&payer, &a, 10_000_000_000),
+            admin::initialize_registry(&a, &collection.pubkey()),
+            admin::initialize_engine(&a),
+        ],
+        Some(&payer),
+        &[faucet, authority, collection],
+        chain.latest_blockhash(),
+    );
+    chain
+        .submit(tx.into())
+        .await
+        .map_err(|e| format!("initializing the real registry and engine: {e}"))?;
     Ok(())
 }
 

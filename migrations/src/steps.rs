@@ -222,8 +222,12 @@ impl Migration<'_> {
                 r.tier_immediate == want.tier_immediate && r.tier_confirmed == want.tier_confirmed
             });
             if !matches {
-                let ix = standin::set_stats(&admin.pubkey(), &asset, &want);
-                self.send("set_stats", &[ix], &[admin]).await?;
+                if self.real_engine().await? {
+                    self.write_tiers(&asset, &want).await?;
+                } else {
+                    let ix = standin::set_stats(&admin.pubkey(), &asset, &want);
+                    self.send("set_stats", &[ix], &[admin]).await?;
+                }
             }
             self.note(
                 report,
@@ -249,6 +253,37 @@ impl Migration<'_> {
             format!("agent {} PolicyAuthority", agent.name),
         );
         Ok(())
+    }
+
+    /// Whether the localnet runs the real reputation engine (deployed through the upgradeable
+    /// loader, as on a cluster) rather than the stand-in (a builtin).
+    async fn real_engine(&self) -> Result<bool, ClientError> {
+        const UPGRADEABLE_LOADER: Pubkey =
+            anchor_lang::prelude::pubkey!("BPFLoaderUpgradeab1e11111111111111111111111");
+        let engine = chain::account(self.rpc, &self.builder.ids.reputation_engine).await?;
+        Ok(engine.is_some_and(|a| a.owner == UPGRADEABLE_LOADER))
+    }
+
+    /// Writes `want` into the agent's stats as the real engine lays them out (trust tier and
+    /// confirmed tier equal, no candidacy), through the localnet-only account-setting method:
+    /// the real engine raises tiers only over weeks of feedback. The engine's own fields stay.
+    async fn write_tiers(&self, asset: &Pubkey, want: &Stats) -> Result<(), ClientError> {
+        use trust_gate_program_common::external::atom_stats as s;
+        let address = self.builder.pda.atom_stats(asset);
+        let mut stats =
+            chain::account(self.rpc, &address)
+                .await?
+                .ok_or(ClientError::AccountNotFound {
+                    what: "AtomStats",
+                    address: address.to_string(),
+                })?;
+        stats.data[s::RISK_SCORE] = want.risk_score;
+        stats.data[s::TIER_IMMEDIATE] = want.tier_confirmed;
+        stats.data[s::TIER_CANDIDATE] = 0;
+        stats.data[s::TIER_CONFIRMED] = want.tier_confirmed;
+        stats.data[s::CONFIDENCE..s::CONFIDENCE + 2]
+            .copy_from_slice(&want.confidence.to_le_bytes());
+        chain::localnet_set_account(self.rpc, &address, &stats).await
     }
 
     /// Records `wallet` as the agent's agent wallet in the registry (`set_agent_wallet`,

@@ -32,6 +32,12 @@ use solana_transaction_status_client_types::{
 use std::str::FromStr;
 use std::sync::Arc;
 
+// The localnet-only method that writes an account outright (in the spirit of surfpool's
+// `surfnet_setAccount`): for state no real instruction can make in a demo's lifetime, such as
+// the real reputation engine's tiers, which it raises only over weeks. No cluster serves it,
+// so a client that calls it against one gets "Method not found" naming it.
+use trust_gate_client::chain::LOCALNET_SET_ACCOUNT;
+
 /// Calls `method`.
 pub async fn dispatch(chain: &Arc<Chain>, method: &str, p: &[Value]) -> RpcResult {
     match method {
@@ -54,6 +60,7 @@ pub async fn dispatch(chain: &Arc<Chain>, method: &str, p: &[Value]) -> RpcResul
         "getSignatureStatuses" => get_signature_statuses(chain, p).await,
         "getTransaction" => get_transaction(chain, p).await,
         "requestAirdrop" => request_airdrop(chain, p).await,
+        LOCALNET_SET_ACCOUNT => set_account(chain, p).await,
         other => Err(RpcError {
             code: -32601,
             message: format!("Method not found: {other}"),
@@ -437,6 +444,45 @@ async fn get_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         block_time: Some(record.block_time),
     };
     serde_json::to_value(encoded).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// The account `localnet_setAccount` writes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountInput {
+    lamports: u64,
+    owner: String,
+    /// `[base64 data, "base64"]`, as `getAccountInfo` returns it.
+    data: (String, String),
+    #[serde(default)]
+    executable: bool,
+}
+
+/// `localnet_setAccount(address, {lamports, owner, data: [base64, "base64"], executable})`.
+async fn set_account(chain: &Chain, p: &[Value]) -> RpcResult {
+    use base64::Engine as _;
+    let address = pubkey(p, 0, "address")?;
+    let input: AccountInput = param(p, 1, "account")?;
+    let owner = Pubkey::from_str(&input.owner)
+        .map_err(|e| RpcError::invalid_params(format!("account.owner: {e}")))?;
+    if input.data.1 != "base64" {
+        return Err(RpcError::invalid_params(format!(
+            "account.data: encoding {:?}, expected \"base64\"",
+            input.data.1
+        )));
+    }
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(&input.data.0)
+        .map_err(|e| RpcError::invalid_params(format!("account.data: {e}")))?;
+    let account = Account {
+        lamports: input.lamports,
+        data,
+        owner,
+        executable: input.executable,
+        rent_epoch: 0,
+    };
+    chain.set_account(&address, account).await;
+    with_context(chain, Value::Null)
 }
 
 async fn request_airdrop(chain: &Chain, p: &[Value]) -> RpcResult {

@@ -20,7 +20,13 @@ pub struct Env {
 
 /// A fresh localnet on a free loopback port with the demo world seeded.
 pub async fn seeded() -> Env {
-    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await.unwrap();
+    seeded_with(LocalnetConfig::ephemeral()).await
+}
+
+/// As [`seeded`], from `config` (the real registry and engine, say).
+#[allow(dead_code)] // the services suite's; the localnet and MCP suites include this file too
+pub async fn seeded_with(config: LocalnetConfig) -> Env {
+    let localnet = Localnet::start(config).await.unwrap();
     let (world, report) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
         .await
         .unwrap();

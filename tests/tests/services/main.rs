@@ -15,6 +15,7 @@ mod floods;
 mod hostile;
 #[path = "../localnet/node.rs"]
 mod node;
+mod real_registry;
 mod services;
 mod settle;
 mod soak;

@@ -34,7 +34,11 @@ pub fn config(env: &Env, rpc_url: &str) -> Config {
 }
 
 pub async fn start() -> Services {
-    let env = fixture::seeded().await;
+    start_on(fixture::seeded().await).await
+}
+
+/// The facilitator and the demo on `env`'s seeded localnet.
+pub async fn start_on(env: Env) -> Services {
     let facilitator =
         trust_gate_facilitator::start(config(&env, &env.localnet.rpc_url()), loopback())
             .await

@@ -1,0 +1,105 @@
+//! The whole product on the REAL registry, engine and MPL Core: the localnet as `trust-gate up
+//! --external-programs DIR` starts it (their SBF builds at their program ids, initialized by
+//! their own instructions), the demo world seeded through their instructions (the tiers
+//! written with the localnet-only `localnet_setAccount`: the real engine raises them only over
+//! weeks), then the demo's answers for tiers 0, 1 and 3 and a payment by the paying client
+//! that `trust-gate pay` runs, whose feedback the real registry records.
+
+use crate::fixture;
+use crate::services::{self, header};
+use solana_rpc_client_api::config::RpcTransactionConfig;
+use solana_sdk::signature::Signature;
+use solana_transaction_status_client_types::UiTransactionEncoding;
+use trust_gate_client::ids::external;
+use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_localnet::LocalnetConfig;
+
+#[tokio::test]
+async fn up_with_the_real_registry_pays_the_demo_through_it() {
+    let Some(real) = trust_gate_program_tests::externals::or_skip() else {
+        return;
+    };
+    let config = LocalnetConfig {
+        externals: Some(real),
+        ..LocalnetConfig::ephemeral()
+    };
+    let s = services::start_on(fixture::seeded_with(config).await).await;
+    let w = &s.env.world;
+    // The registry and engine at their ids are the real, upgradeable programs.
+    for id in [
+        external::DEVNET_AGENT_REGISTRY,
+        external::DEVNET_REPUTATION_ENGINE,
+    ] {
+        let program = s.env.rpc.get_account(&id).await.unwrap();
+        assert_eq!(
+            program.owner.to_string(),
+            "BPFLoaderUpgradeab1e11111111111111111111111"
+        );
+    }
+
+    // Tiers 0 and 1 are refused by the service's acceptance policy; tier 3 is challenged.
+    for tier in [0, 1] {
+        let r = s
+            .http
+            .get(s.d("/protected"))
+            .header(
+                "X-Demo-Payer-Agent",
+                w.payer(tier).unwrap().asset().to_string(),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 402);
+        assert_eq!(header(&r, "X-Gate-Decision"), "Deny");
+        assert_eq!(header(&r, "X-Payment-Reason-Code"), "6");
+    }
+    let payer = w.payer(3).unwrap();
+    let outcome = pay::pay(
+        &s.http,
+        &s.env.rpc,
+        &PayOptions {
+            url: s.d("/protected"),
+            payer_agent: None,
+            signer: &payer.owner,
+            overrides: Default::default(),
+        },
+    )
+    .await
+    .unwrap();
+    let PayOutcome::Paid { receipt, .. } = outcome else {
+        panic!("{outcome:?}")
+    };
+
+    // One transaction, in which the real registry took the feedback.
+    let sig: Signature = receipt.parse().unwrap();
+    let tx = s
+        .env
+        .rpc
+        .get_transaction_with_config(
+            &sig,
+            RpcTransactionConfig {
+                encoding: Some(UiTransactionEncoding::Base64),
+                max_supported_transaction_version: Some(0),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let meta = tx.transaction.meta.unwrap();
+    assert!(meta.err.is_none());
+    let logs: Vec<String> = Option::from(meta.log_messages).unwrap();
+    let registry = external::DEVNET_AGENT_REGISTRY.to_string();
+    let feedback = logs.windows(2).any(|l| {
+        l[0].starts_with(&format!("Program {registry} invoke"))
+            && l[1] == "Program log: Instruction: GiveFeedback"
+    });
+    assert!(feedback, "the real registry's GiveFeedback: {logs:#?}");
+    // And the real engine rated the service, which has stats.
+    let engine = external::DEVNET_REPUTATION_ENGINE.to_string();
+    assert!(
+        logs.windows(2)
+            .any(|l| l[0].starts_with(&format!("Program {engine} invoke"))
+                && l[1] == "Program log: Instruction: UpdateStats"),
+        "{logs:#?}"
+    );
+}
