@@ -57,16 +57,7 @@ async fn tiers_challenges_payment_and_receipt() {
 
     // Tiers 0 and 1: 402 Deny, no challenge.
     for tier in [0, 1] {
-        let r = s
-            .http
-            .get(s.d("/protected"))
-            .header(
-                "X-Demo-Payer-Agent",
-                w.payer(tier).unwrap().asset().to_string(),
-            )
-            .send()
-            .await
-            .unwrap();
+        let r = s.protected_as(&w.payer(tier).unwrap().asset()).await;
         assert_eq!(r.status(), 402);
         assert_eq!(header(&r, "X-Gate-Decision"), "Deny");
         assert_eq!(header(&r, "X-Payment-Reason-Code"), "6");

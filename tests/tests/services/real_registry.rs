@@ -7,9 +7,7 @@
 
 use crate::fixture;
 use crate::services::{self, header};
-use solana_rpc_client_api::config::RpcTransactionConfig;
 use solana_sdk::signature::Signature;
-use solana_transaction_status_client_types::UiTransactionEncoding;
 use trust_gate_client::ids::external;
 use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
 use trust_gate_localnet::LocalnetConfig;
@@ -39,16 +37,7 @@ async fn up_with_the_real_registry_pays_the_demo_through_it() {
 
     // Tiers 0 and 1 are refused by the service's acceptance policy; tier 3 is challenged.
     for tier in [0, 1] {
-        let r = s
-            .http
-            .get(s.d("/protected"))
-            .header(
-                "X-Demo-Payer-Agent",
-                w.payer(tier).unwrap().asset().to_string(),
-            )
-            .send()
-            .await
-            .unwrap();
+        let r = s.protected_as(&w.payer(tier).unwrap().asset()).await;
         assert_eq!(r.status(), 402);
         assert_eq!(header(&r, "X-Gate-Decision"), "Deny");
         assert_eq!(header(&r, "X-Payment-Reason-Code"), "6");
@@ -72,20 +61,7 @@ async fn up_with_the_real_registry_pays_the_demo_through_it() {
 
     // One transaction, in which the real registry took the feedback.
     let sig: Signature = receipt.parse().unwrap();
-    let tx = s
-        .env
-        .rpc
-        .get_transaction_with_config(
-            &sig,
-            RpcTransactionConfig {
-                encoding: Some(UiTransactionEncoding::Base64),
-                max_supported_transaction_version: Some(0),
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-    let meta = tx.transaction.meta.unwrap();
+    let (meta, _) = crate::settle::landed(&s, &sig).await;
     assert!(meta.err.is_none());
     let logs: Vec<String> = Option::from(meta.log_messages).unwrap();
     let registry = external::DEVNET_AGENT_REGISTRY.to_string();

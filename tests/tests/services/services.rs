@@ -67,6 +67,16 @@ impl Services {
         format!("{}{path}", self.demo.url())
     }
 
+    /// GET the demo's /protected as the payer agent `asset` (the demo's payer header).
+    pub async fn protected_as(&self, asset: &solana_sdk::pubkey::Pubkey) -> Response {
+        self.http
+            .get(self.d("/protected"))
+            .header("X-Demo-Payer-Agent", asset.to_string())
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// GET `url` and its JSON body.
     pub async fn get_json(&self, url: String) -> Value {
         self.http

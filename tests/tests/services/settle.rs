@@ -52,7 +52,10 @@ pub async fn signed(s: &Services, p: &Prepared, ixs: &[Instruction]) -> Versione
 }
 
 /// A landed transaction: its status metadata and the transaction itself.
-async fn landed(s: &Services, sig: &Signature) -> (UiTransactionStatusMeta, VersionedTransaction) {
+pub async fn landed(
+    s: &Services,
+    sig: &Signature,
+) -> (UiTransactionStatusMeta, VersionedTransaction) {
     let got = s
         .env
         .rpc
@@ -555,17 +558,20 @@ async fn a_paused_reputation_engine_is_named_and_costs_nothing() {
         s.env.token_balance(&p.settlement.source_token).await,
     );
 
+    let settle = || async {
+        let r = s
+            .http
+            .post(s.f("/settle"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json::<Value>().await.unwrap())
+    };
+
     // The demo service is rated by the engine: its feedback, so the settlement, cannot land.
     s.env.send(&[pause(true)], &[&authority]).await.unwrap();
-    let r = s
-        .http
-        .post(s.f("/settle"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = r.status();
-    let refused: Value = r.json().await.unwrap();
+    let (status, refused) = settle().await;
     assert_eq!(status, 503, "{refused}");
     assert_eq!(
         refused["errorReason"], "reputation_engine_paused",
@@ -585,13 +591,7 @@ async fn a_paused_reputation_engine_is_named_and_costs_nothing() {
 
     // Resumed, the same payment settles.
     s.env.send(&[pause(false)], &[&authority]).await.unwrap();
-    let r = s
-        .http
-        .post(s.f("/settle"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    let (status, settled) = settle().await;
+    assert_eq!(status, 200, "{settled}");
     assert_eq!(ledger(&s).await, counted + demo::PRICE);
 }
