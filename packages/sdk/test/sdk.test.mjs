@@ -21,6 +21,7 @@ import {
   loadIdl,
   programIds,
   sendAndConfirm,
+  setAgentWallet,
   transaction,
   ValidationRegistryBuilder,
 } from '../dist/index.js';
@@ -32,7 +33,7 @@ const f = fixture();
 const rpc = rpcOf(f);
 const ids = programIds('solana-localnet');
 
-test('validation-registry and registration builders equal the Rust SDK builders', async () => {
+test('validation-registry, registration and agent-wallet builders equal the Rust SDK builders', async () => {
   const x = f.builders;
   const owner = await signerOf(f, x.owner);
   const attestor = await signerOf(f, x.attestor);
@@ -54,6 +55,7 @@ test('validation-registry and registration builders equal the Rust SDK builders'
     await v.respondToValidation(attestor, claim),
     await v.revokeValidation(attestor, address(x.subject), capability, new Uint8Array(32).fill(3)),
     await new Builder(ids).registerAgentViaCpi(owner, newAsset, address(x.collection), 'https://agent.example'),
+    ...(await setAgentWallet(ids, owner.address, address(x.subject), attestor, 1_700_000_000n)),
   ];
   assert.equal(got.length, x.instructions.length);
   got.forEach((ix, i) => assert.deepEqual(instructionJson(ix), x.instructions[i], `builder ${i}`));

@@ -126,7 +126,11 @@ fn builders(s: &Services) -> Value {
             &s.env.collection,
             "https://agent.example".into(),
         ),
-    ];
+    ]
+    .into_iter()
+    // The registry's agent wallet flow: the Ed25519 check, then set_agent_wallet.
+    .chain(b.set_agent_wallet(&owner, &subject, &w.attestor, 1_700_000_000))
+    .collect::<Vec<_>>();
     let r = b.registration_accounts(&s.env.collection, &w.service_key.pubkey());
     json!({
         "owner": "payer-tier-3",
