@@ -14,7 +14,10 @@ use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConf
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
 use solana_sdk::account::Account;
 use solana_sdk::message::AddressLookupTableAccount;
-use trust_gate_program_common::external::agent_account::{self, AgentView};
+use trust_gate_program_common::external::{
+    self,
+    agent_account::{self, AgentView},
+};
 
 /// Several accounts in one `getMultipleAccounts` call (chunks of 100, the RPC limit).
 pub async fn accounts(
@@ -31,6 +34,35 @@ pub async fn accounts(
 /// One account; `None` when it does not exist.
 pub async fn account(rpc: &RpcClient, key: &Pubkey) -> Result<Option<Account>, ClientError> {
     Ok(accounts(rpc, std::slice::from_ref(key)).await?.remove(0))
+}
+
+/// Whether the reputation engine `config` (its AtomConfig, as read) is paused. `ids` says
+/// which engine: the config must be its account.
+pub fn engine_paused(ids: &ProgramIds, config: Option<&Account>) -> bool {
+    config.is_some_and(|c| {
+        c.owner == ids.reputation_engine
+            && c.data.len() == external::atom_config::LEN
+            && c.data[external::atom_config::PAUSED] != 0
+    })
+}
+
+/// Whether the engine rates `asset` (the registry calls it for the agent's feedback): the
+/// agent is reputation-enabled and its stats exist (engine-owned, with data).
+pub async fn rated_by_engine(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+) -> Result<bool, ClientError> {
+    let p = Pdas::new(*ids);
+    let found = accounts(rpc, &[p.agent_account(asset), p.atom_stats(asset)]).await?;
+    let enabled = found[0]
+        .as_ref()
+        .and_then(|a| agent_account::read(&a.data))
+        .is_some_and(|v| v.reputation_enabled);
+    let stats = found[1]
+        .as_ref()
+        .is_some_and(|s| s.owner == ids.reputation_engine && !s.data.is_empty());
+    Ok(enabled && stats)
 }
 
 /// The embedded localnet's JSON-RPC method that writes an account outright, for state no

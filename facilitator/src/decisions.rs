@@ -107,16 +107,34 @@ impl DecisionCache {
         facilitator: Pubkey,
         q: &PaymentQuery,
     ) -> Result<Decision, ClientError> {
+        let (decision, _) = self.decide_reading(rpc, b, facilitator, q, &[]).await?;
+        decision
+    }
+
+    /// As [`Self::decide`], and reads `extra` accounts in the same simulation (the state the
+    /// decision's caller needs besides it, at no extra round trip). The outer error is the
+    /// RPC's.
+    pub async fn decide_reading(
+        &self,
+        rpc: &RpcClient,
+        b: &Builder,
+        facilitator: Pubkey,
+        q: &PaymentQuery,
+        extra: &[Pubkey],
+    ) -> Result<(Result<Decision, ClientError>, Vec<Option<Account>>), ClientError> {
         if let Some(plan) = self.plan(b, q) {
             let wire = self.wire(b, &facilitator, q, plan.attestations)?;
-            let sim = simulate_wire(rpc, b, &wire, &plan.watch).await?;
+            let watch = [plan.watch.as_slice(), extra].concat();
+            let mut sim = simulate_wire(rpc, b, &wire, &watch).await?;
             if self.confirms(b, &plan, &sim.accounts, &sim.decision) {
                 self.stats.cached.fetch_add(1, Ordering::Relaxed);
-                return sim.decision;
+                let read = sim.accounts.split_off(plan.watch.len());
+                return Ok((sim.decision, read));
             }
         }
         self.stats.uncached.fetch_add(1, Ordering::Relaxed);
-        self.decide_uncached(rpc, b, facilitator, q).await
+        self.decide_uncached_reading(rpc, b, facilitator, q, extra)
+            .await
     }
 
     /// The cached inputs for `q`, or `None` when something is not cached (or a rule needs a
@@ -216,6 +234,21 @@ impl DecisionCache {
         facilitator: Pubkey,
         q: &PaymentQuery,
     ) -> Result<Decision, ClientError> {
+        let (decision, _) = self
+            .decide_uncached_reading(rpc, b, facilitator, q, &[])
+            .await?;
+        decision
+    }
+
+    /// As [`Self::decide_uncached`], reading `extra` in the simulation.
+    async fn decide_uncached_reading(
+        &self,
+        rpc: &RpcClient,
+        b: &Builder,
+        facilitator: Pubkey,
+        q: &PaymentQuery,
+        extra: &[Pubkey],
+    ) -> Result<(Result<Decision, ClientError>, Vec<Option<Account>>), ClientError> {
         let (policy, acceptance) = simulate::rules(rpc, b, q).await?;
         let now = now_unix();
         let att = simulate::attestations_by_rules(rpc, b, q, (policy, acceptance), now).await?;
@@ -224,7 +257,7 @@ impl DecisionCache {
         } else {
             simulate::simulation_fee_payer(rpc, b, facilitator, q).await?
         };
-        let sim = simulate_decision(rpc, b, &fee_payer, q, att, &[]).await?;
+        let sim = simulate_decision(rpc, b, &fee_payer, q, att, extra).await?;
         self.fee_payer_funded.store(
             fee_payer == facilitator && !fee_payer_refused(&sim.decision),
             Ordering::Relaxed,
@@ -239,7 +272,7 @@ impl DecisionCache {
         if let Some(rule) = acceptance {
             remember_choice(&self.choices, b, q.payer_asset, rule, att.payer);
         }
-        sim.decision
+        Ok((sim.decision, sim.accounts))
     }
 }
 

@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use crate::payer_locks::PayerLocks;
 use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
+use solana_sdk::account::Account;
 use solana_sdk::message::AddressLookupTableAccount;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
@@ -175,12 +176,21 @@ impl Facilitator {
     /// policy's is 422 `policy_mismatch`, a retired policy 422 `policy_retired`; an RPC
     /// failure is 502.
     pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, ApiError> {
-        match self
+        self.decide_reading(q, &[]).await.map(|(d, _)| d)
+    }
+
+    /// As [`Self::decide`], and the `extra` accounts as the same simulation saw them.
+    pub async fn decide_reading(
+        &self,
+        q: PaymentQuery,
+        extra: &[Pubkey],
+    ) -> Result<(Decision, Vec<Option<Account>>), ApiError> {
+        let (decision, read) = self
             .decisions
-            .decide(&self.rpc, &self.builder, self.facilitator(), &q)
-            .await
-        {
-            Ok(d) => Ok(d),
+            .decide_reading(&self.rpc, &self.builder, self.facilitator(), &q, extra)
+            .await?;
+        match decision {
+            Ok(d) => Ok((d, read)),
             Err(ClientError::SimulationFailed { named: Some(n), .. }) if n.code == 3012 => {
                 Err(self.missing_account(&q, n.code, &n.name).await)
             }

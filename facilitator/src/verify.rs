@@ -7,6 +7,7 @@ use crate::service::Facilitator;
 use serde_json::{Map, Value};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
+use trust_gate_client::chain;
 use trust_gate_client::decode::Decision;
 use trust_gate_client::simulate::PaymentQuery;
 use trust_gate_client::x402::FacilitatorRequest;
@@ -123,15 +124,30 @@ impl Facilitator {
         } else {
             Some(self.inspect(req, &ctx).await?.payer)
         };
-        let decision = self
-            .decide(PaymentQuery {
-                payer_asset: ctx.payer_asset,
-                payee_asset: ctx.payee_asset,
-                amount: ctx.amount,
-                mint: ctx.mint,
-                policy_id: ctx.policy_id,
-            })
-            .await?;
+        let query = PaymentQuery {
+            payer_asset: ctx.payer_asset,
+            payee_asset: ctx.payee_asset,
+            amount: ctx.amount,
+            mint: ctx.mint,
+            policy_id: ctx.policy_id,
+        };
+        // The engine's config comes back with the decision's simulation, at no extra round
+        // trip; only while it is paused are the payee's accounts read, to tell whether its
+        // feedback (so the settlement) would fail.
+        let ids = self.builder.ids;
+        let config = self.builder.pda.atom_config();
+        let (decision, read) = self.decide_reading(query, &[config]).await?;
+        if decision == Decision::Allow
+            && chain::engine_paused(&ids, read.first().and_then(Option::as_ref))
+            && chain::rated_by_engine(&self.rpc, &ids, &ctx.payee_asset)
+                .await
+                .map_err(ApiError::from)?
+        {
+            return Err(crate::settle::engine_paused(
+                &ids.reputation_engine,
+                "its settlement",
+            ));
+        }
         Ok(X402Verified { decision, payer })
     }
 }

@@ -106,6 +106,14 @@ pub fn atom_stats_pda(asset: &Pubkey) -> (Pubkey, u8) {
     )
 }
 
+/// The engine's `AtomConfig` (PDA `["atom_config"]`, 151 bytes): only the pause flag is read.
+pub mod atom_config {
+    pub const LEN: usize = 151;
+    /// `paused`: while set, the engine refuses every `update_stats`, so the registry every
+    /// feedback to an agent it rates.
+    pub const PAUSED: usize = 145;
+}
+
 /// The engine's per-agent `AtomStats` account (561 bytes).
 pub mod atom_stats {
     use super::{discriminators, ids};

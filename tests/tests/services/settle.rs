@@ -558,19 +558,23 @@ async fn a_paused_reputation_engine_is_named_and_costs_nothing() {
         s.env.token_balance(&p.settlement.source_token).await,
     );
 
-    let settle = || async {
-        let r = s
-            .http
-            .post(s.f("/settle"))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
+    let (s, body) = (&s, &body);
+    let post = |route: &'static str| async move {
+        let r = s.http.post(s.f(route)).json(body).send().await.unwrap();
         (r.status().as_u16(), r.json::<Value>().await.unwrap())
     };
+    let settle = || post("/settle");
 
     // The demo service is rated by the engine: its feedback, so the settlement, cannot land.
+    // /verify says so before anything is sent; /settle refuses in preflight.
     s.env.send(&[pause(true)], &[&authority]).await.unwrap();
+    let (status, verified) = post("/verify").await;
+    assert_eq!(status, 503, "{verified}");
+    assert_eq!(verified["isValid"], false, "{verified}");
+    assert_eq!(
+        verified["invalidReason"], "reputation_engine_paused",
+        "{verified}"
+    );
     let (status, refused) = settle().await;
     assert_eq!(status, 503, "{refused}");
     assert_eq!(
@@ -583,7 +587,7 @@ async fn a_paused_reputation_engine_is_named_and_costs_nothing() {
         "{refused}"
     );
     assert_eq!(s.env.rpc.get_balance(&fee_payer).await.unwrap(), lamports);
-    assert_eq!(ledger(&s).await, counted);
+    assert_eq!(ledger(s).await, counted);
     assert_eq!(
         s.env.token_balance(&p.settlement.source_token).await,
         balance
@@ -591,7 +595,13 @@ async fn a_paused_reputation_engine_is_named_and_costs_nothing() {
 
     // Resumed, the same payment settles.
     s.env.send(&[pause(false)], &[&authority]).await.unwrap();
+    let (status, verified) = post("/verify").await;
+    assert_eq!(
+        (status, &verified["isValid"]),
+        (200, &Value::Bool(true)),
+        "{verified}"
+    );
     let (status, settled) = settle().await;
     assert_eq!(status, 200, "{settled}");
-    assert_eq!(ledger(&s).await, counted + demo::PRICE);
+    assert_eq!(ledger(s).await, counted + demo::PRICE);
 }

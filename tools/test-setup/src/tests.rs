@@ -6,6 +6,16 @@ use super::*;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// One test at a time: a test writing its stand-in tools while another test's thread forks
+/// could hand that child the open file, and exec'ing the tool then fails with "Text file
+/// busy" (ETXTBSY). Held for a whole test; the parallel-callers test makes its own threads
+/// once its tools are written.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A fresh folder with `bin/` for the tools and `pkg/` to install.
 fn scratch() -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
@@ -62,6 +72,7 @@ fn one_line(e: &SetupError) {
 
 #[test]
 fn parallel_callers_install_once_and_again_when_the_lock_file_changes() {
+    let _serial = serial();
     let dir = scratch();
     node_and_npm(&dir, "v20.20.2");
     std::thread::scope(|s| {
@@ -84,6 +95,7 @@ fn parallel_callers_install_once_and_again_when_the_lock_file_changes() {
 
 #[test]
 fn no_node_is_one_line_naming_it() {
+    let _serial = serial();
     let dir = scratch();
     let e = setup(&dir).npm_install("pkg").unwrap_err();
     one_line(&e);
@@ -97,6 +109,7 @@ fn no_node_is_one_line_naming_it() {
 
 #[test]
 fn an_old_node_or_no_npm_is_named() {
+    let _serial = serial();
     let dir = scratch();
     node_and_npm(&dir, "v18.19.0");
     let e = setup(&dir).npm_install("pkg").unwrap_err();
@@ -116,6 +129,7 @@ fn an_old_node_or_no_npm_is_named() {
 
 #[test]
 fn a_failing_npm_ci_is_named_and_leaves_no_stamp() {
+    let _serial = serial();
     let dir = scratch();
     tool(&dir, "node", "echo v20.0.0");
     tool(&dir, "npm", "[ \"$1\" = --version ] && exit 0; exit 7");
@@ -128,6 +142,7 @@ fn a_failing_npm_ci_is_named_and_leaves_no_stamp() {
 
 #[test]
 fn no_python_or_no_venv_is_one_line_naming_it() {
+    let _serial = serial();
     let dir = scratch();
     let e = setup(&dir).venv_install("pkg").unwrap_err();
     one_line(&e);
@@ -152,6 +167,7 @@ fn no_python_or_no_venv_is_one_line_naming_it() {
 
 #[test]
 fn a_venv_is_made_once_from_its_requirements_file() {
+    let _serial = serial();
     let dir = scratch();
     // A python3 whose venv is a folder with a pip that counts its installs.
     tool(
