@@ -16,8 +16,9 @@
 //!   151 bytes as the real one: 8..40 authority (may `update_config` and `set_stats`), 40..72
 //!   the registry, 143 bump, 144 version, 145 paused;
 //! - `AtomStats` (`account:AtomStats`, PDA `["atom_stats", asset]`, 561 bytes): the offsets of
-//!   `external::atom_stats` (collection, asset, risk 549, tier immediate 551, tier confirmed
-//!   555, confidence 557, schema 1 at 560) and the stand-in's bookkeeping at 72..549
+//!   `external::atom_stats` (collection, asset, risk 549, trust tier 551 = the confirmed tier,
+//!   candidate tier 552, the candidacy's engine epoch 553..555, confirmed tier 555, confidence
+//!   557, schema 1 at 560) and the stand-in's bookkeeping at 72..549
 //!   ([`super::layout::stats_book`]).
 //!
 //! `initialize_stats` requires the asset to be a stand-in asset (registry-owned, key byte 1),
@@ -32,15 +33,22 @@
 //!   in the totals but not in the table: tiers cap at 4, so 8 distinct clients are plenty.
 //!
 //! The model's values are then
-//! - tier immediate = min(4, distinct clients with ≥ 1 positive feedback);
-//! - tier confirmed = min(tier immediate, distinct clients with ≥ 2 positive feedbacks);
+//! - the calculated tier = min(4, distinct clients with ≥ 1 positive feedback): the stand-in's
+//!   own measure, far simpler than the real engine's (which weighs quality, risk and
+//!   confidence, and keeps a new agent at tier 0 for many feedbacks);
+//! - the tiers as the real engine keeps them: a calculated tier below the confirmed one is
+//!   confirmed at once; a higher one starts a *candidacy* (552), which a lower calculated tier
+//!   lowers and a higher one does not raise, and which the first feedback 8 engine epochs of
+//!   432 000 slots later confirms; the trust tier (551) always equals the confirmed tier
+//!   (555). Gate mode immediate reads the higher of 551 and 552;
 //! - risk = min(100, 10 × negative feedbacks);
 //! - confidence = min(10000, 1000 × feedbacks).
 //!
-//! `set_stats` writes the four public fields verbatim and also records them as a *floor*;
-//! `update_stats` publishes, field by field, max(floor, model). Without `set_stats` the floor
-//! is zero and the fields are the model's; a seeded demo tier never drops because feedback
-//! arrives later.
+//! `set_stats` writes the tiers (`tier_confirmed` confirmed, a higher `tier_immediate` as a
+//! candidacy beginning now), risk and confidence, and records them as a *floor*: the
+//! calculated tier, the confirmed tier, risk and confidence never go below it. Without
+//! `set_stats` the floor is zero; a seeded demo tier never drops because feedback arrives
+//! later.
 
 use super::layout::{args, asset, atom_config, discriminators, stats_book, tier_model};
 use super::{
@@ -395,7 +403,8 @@ fn update_stats(accounts: &[AccountInfo], args: args::UpdateStatsArgs) -> Progra
         }
     }
     let mut d = stats.try_borrow_mut_data()?;
-    let published = record_feedback(&mut d, &args.client_hash, args.score)
+    let epoch = engine_epoch(Clock::get()?.slot);
+    let published = record_feedback(&mut d, &args.client_hash, args.score, epoch)
         .map_err(|e| fail(e, "update_stats"))?;
     log(&format!(
         "engine stand-in: stats now tier {}/{}, risk {}, confidence {}",
@@ -439,6 +448,17 @@ fn set_stats(accounts: &[AccountInfo], args: args::SetStatsArgs) -> ProgramResul
     };
     let mut d = stats.try_borrow_mut_data()?;
     write_public(&mut d, &stats_value);
+    // As the real engine would hold them: `tier_confirmed` confirmed, a higher
+    // `tier_immediate` a candidacy beginning now.
+    let pending = args.tier_immediate > args.tier_confirmed;
+    write_tiers(
+        &mut d,
+        Tiers {
+            confirmed: args.tier_confirmed,
+            candidate: if pending { args.tier_immediate } else { 0 },
+            since: engine_epoch(Clock::get()?.slot),
+        },
+    );
     d[stats_book::FLOOR_TIER_IMMEDIATE] = args.tier_immediate;
     d[stats_book::FLOOR_TIER_CONFIRMED] = args.tier_confirmed;
     d[stats_book::FLOOR_RISK] = args.risk_score;
@@ -448,10 +468,8 @@ fn set_stats(accounts: &[AccountInfo], args: args::SetStatsArgs) -> ProgramResul
     Ok(())
 }
 
-/// Writes the fields the gate reads.
+/// Writes the risk and confidence the gate reads (the tiers: [`write_tiers`]).
 fn write_public(d: &mut [u8], s: &Stats) {
-    d[atom_stats::TIER_IMMEDIATE] = s.tier_immediate;
-    d[atom_stats::TIER_CONFIRMED] = s.tier_confirmed;
     d[atom_stats::RISK_SCORE] = s.risk_score;
     d[atom_stats::CONFIDENCE..atom_stats::CONFIDENCE + 2]
         .copy_from_slice(&s.confidence.to_le_bytes());
@@ -487,6 +505,7 @@ pub fn record_feedback(
     data: &mut [u8],
     client_hash: &[u8; 32],
     score: u8,
+    epoch: u16,
 ) -> Result<Stats, EngineError> {
     if data.len() != atom_stats::LEN {
         return Err(E::InvalidAccountData);
@@ -535,13 +554,8 @@ pub fn record_feedback(
     let used = usize::from(data[stats_book::CLIENT_COUNT]).min(stats_book::MAX_CLIENTS);
     let positives_of = |i: usize| read_u16(data, entry_at(i) + stats_book::ENTRY_POSITIVES);
     let clamp_tier = |n: usize| u8::try_from(n).unwrap_or(u8::MAX).min(atom_stats::MAX_TIER);
-    let model_immediate = clamp_tier((0..used).filter(|&i| positives_of(i) >= 1).count());
-    let model_confirmed = clamp_tier(
-        (0..used)
-            .filter(|&i| positives_of(i) >= tier_model::CONFIRMED_MIN_POSITIVES)
-            .count(),
-    )
-    .min(model_immediate);
+    let calculated = clamp_tier((0..used).filter(|&i| positives_of(i) >= 1).count())
+        .max(data[stats_book::FLOOR_TIER_IMMEDIATE]);
     // Both values are clamped below their type's maximum, so the casts cannot truncate.
     let model_risk = read_u64(data, stats_book::NEGATIVE_COUNT)
         .saturating_mul(tier_model::RISK_PER_NEGATIVE)
@@ -550,12 +564,71 @@ pub fn record_feedback(
         .saturating_mul(tier_model::CONFIDENCE_PER_FEEDBACK)
         .min(u64::from(tier_model::MAX_CONFIDENCE)) as u16;
 
+    let tiers = next_tiers(data, calculated, epoch);
+    write_tiers(data, tiers);
     let published = Stats {
-        tier_immediate: model_immediate.max(data[stats_book::FLOOR_TIER_IMMEDIATE]),
-        tier_confirmed: model_confirmed.max(data[stats_book::FLOOR_TIER_CONFIRMED]),
+        tier_immediate: atom_stats::immediate_tier(tiers.confirmed, tiers.candidate),
+        tier_confirmed: tiers.confirmed,
         risk_score: model_risk.max(data[stats_book::FLOOR_RISK]),
         confidence: model_confidence.max(read_u16(data, stats_book::FLOOR_CONFIDENCE)),
     };
     write_public(data, &published);
     Ok(published)
+}
+
+/// The engine's tiers as the real engine keeps them: the confirmed tier (555, also the trust
+/// tier at 551), the tier a candidacy waits to confirm (552) and the engine epoch it began
+/// (553..555).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Tiers {
+    confirmed: u8,
+    candidate: u8,
+    since: u16,
+}
+
+/// The tier update of the real engine's model, around the stand-in's own `calculated` tier:
+/// a lower tier is confirmed at once (never below the `set_stats` floor); a higher one starts
+/// a candidacy, which only a lower tier lowers (a higher one does not raise it), and which a
+/// feedback confirms once [`tier_model::CONFIRM_EPOCHS`] engine epochs have passed since it
+/// began; an equal tier ends any candidacy.
+fn next_tiers(data: &[u8], calculated: u8, epoch: u16) -> Tiers {
+    let floor = data[stats_book::FLOOR_TIER_CONFIRMED];
+    let mut t = Tiers {
+        confirmed: data[atom_stats::TIER_CONFIRMED].max(floor),
+        candidate: data[atom_stats::TIER_CANDIDATE],
+        since: read_u16(data, tier_model::CANDIDATE_EPOCH),
+    };
+    if calculated <= t.confirmed {
+        t.confirmed = calculated.max(floor);
+        t.candidate = 0;
+        return t;
+    }
+    if t.candidate == 0 || calculated < t.candidate {
+        t.candidate = calculated;
+        t.since = epoch;
+    }
+    if epoch.saturating_sub(t.since) >= tier_model::CONFIRM_EPOCHS {
+        t.confirmed = t.candidate;
+        t.candidate = if calculated > t.confirmed {
+            calculated
+        } else {
+            0
+        };
+        t.since = epoch;
+    }
+    t
+}
+
+fn write_tiers(d: &mut [u8], t: Tiers) {
+    d[atom_stats::TIER_CONFIRMED] = t.confirmed;
+    d[atom_stats::TIER_IMMEDIATE] = t.confirmed;
+    d[atom_stats::TIER_CANDIDATE] = t.candidate;
+    d[tier_model::CANDIDATE_EPOCH..tier_model::CANDIDATE_EPOCH + 2]
+        .copy_from_slice(&t.since.to_le_bytes());
+}
+
+/// The engine epoch of `slot` (the real engine counts 432 000-slot epochs from its clock's
+/// slot, whatever the cluster's epoch schedule).
+pub fn engine_epoch(slot: u64) -> u16 {
+    u16::try_from(slot / tier_model::EPOCH_SLOTS).unwrap_or(u16::MAX)
 }

@@ -254,8 +254,12 @@ pub mod tier_model {
     pub const POSITIVE_MIN_SCORE: u8 = 60;
     /// A feedback with a score below this is negative.
     pub const NEGATIVE_BELOW_SCORE: u8 = 40;
-    /// Positive feedbacks one client must give to count towards the confirmed tier.
-    pub const CONFIRMED_MIN_POSITIVES: u16 = 2;
+    /// Slots of one engine epoch (the real engine's: 432 000, from its clock's slot).
+    pub const EPOCH_SLOTS: u64 = 432_000;
+    /// Engine epochs a candidacy waits before a feedback confirms it (the real engine's 8).
+    pub const CONFIRM_EPOCHS: u16 = 8;
+    /// 553..555 of AtomStats: the engine epoch the candidacy began (u16 LE).
+    pub const CANDIDATE_EPOCH: usize = 553;
     pub const RISK_PER_NEGATIVE: u64 = 10;
     pub const MAX_RISK: u8 = 100;
     pub const CONFIDENCE_PER_FEEDBACK: u64 = 1_000;

@@ -123,8 +123,7 @@ pub mod atom_stats {
     pub const COLLECTION: usize = 8;
     pub const ASSET: usize = 40;
     pub const RISK_SCORE: usize = 549;
-    /// The engine's trust tier. The real engine keeps it equal to [`TIER_CONFIRMED`]; the
-    /// localnet's stand-in publishes its own unvested tier here.
+    /// The engine's trust tier, which the engine keeps equal to [`TIER_CONFIRMED`].
     pub const TIER_IMMEDIATE: usize = 551;
     /// The tier a candidacy is waiting to confirm (0: none). The real engine confirms it only
     /// after 8 engine epochs of 432 000 slots.

@@ -243,13 +243,13 @@ fn discriminators_are_the_anchor_hashes_of_their_names() {
 #[test]
 fn tier_model_rejects_scores_above_100_and_caps_the_client_table() {
     let mut data = vec![0u8; atom_stats::LEN];
-    let err = engine::record_feedback(&mut data, &[1; 32], 101).unwrap_err();
+    let err = engine::record_feedback(&mut data, &[1; 32], 101, 100).unwrap_err();
     assert_eq!(err, EngineError::InvalidScore);
     assert_eq!(ProgramError::from(err), ProgramError::Custom(6000));
 
     let mut data = vec![0u8; atom_stats::LEN];
     for i in 0..9u8 {
-        engine::record_feedback(&mut data, &[i + 1; 32], 100).unwrap();
+        engine::record_feedback(&mut data, &[i + 1; 32], 100, 100).unwrap();
     }
     let b = stats_book::read(&data).unwrap();
     assert_eq!(b.feedback_count, 9);
@@ -260,14 +260,30 @@ fn tier_model_rejects_scores_above_100_and_caps_the_client_table() {
         "a 9th distinct client is not tabled"
     );
     assert!(b.clients.iter().all(|c| c.client_hash != [9; 32]));
-    // Tier caps at 4; confidence caps at 10000 after 10 feedbacks.
-    let s = engine::record_feedback(&mut data, &[1; 32], 100).unwrap();
-    assert_eq!(s, st(4, 1, 0, 10_000));
-    let s = engine::record_feedback(&mut data, &[2; 32], 30).unwrap();
+    // Confidence caps at 10000 after 10 feedbacks. The first feedback's tier (1) became a
+    // candidacy in epoch 100, which later, higher tiers do not raise; nothing is confirmed
+    // before 8 engine epochs.
+    let s = engine::record_feedback(&mut data, &[1; 32], 100, 107).unwrap();
+    assert_eq!(s, st(1, 0, 0, 10_000));
+    assert_eq!(
+        (
+            data[atom_stats::TIER_IMMEDIATE],
+            data[atom_stats::TIER_CANDIDATE]
+        ),
+        (0, 1),
+        "the trust tier is the confirmed tier; the candidacy waits at 552"
+    );
+    // 8 epochs on, a feedback confirms the candidacy; the calculated tier (capped at 4)
+    // starts the next one; 8 more confirm it.
+    let s = engine::record_feedback(&mut data, &[2; 32], 30, 108).unwrap();
     assert_eq!(s, st(4, 1, 10, 10_000));
+    assert_eq!(data[atom_stats::TIER_IMMEDIATE], 1);
+    let s = engine::record_feedback(&mut data, &[2; 32], 30, 116).unwrap();
+    assert_eq!(s, st(4, 4, 20, 10_000));
+    assert_eq!(data[atom_stats::TIER_CANDIDATE], 0);
     // A wrong-sized buffer is refused rather than indexed out of bounds.
     assert_eq!(
-        engine::record_feedback(&mut [0u8; 10], &[1; 32], 50),
+        engine::record_feedback(&mut [0u8; 10], &[1; 32], 50, 0),
         Err(EngineError::InvalidAccountData)
     );
 }
@@ -970,17 +986,21 @@ async fn feedback_from_distinct_clients_moves_the_tiers() {
     let agent = rated_agent(&mut env).await;
     let [a, b, c, d, e, f] = std::array::from_fn(|_| Keypair::new());
 
+    // The calculated tier climbs 1, 1, 2, 2, 2, 3, 4, 4, 4, 4 (distinct positive clients,
+    // capped at 4), but the engine only confirms a tier after 8 engine epochs: the first
+    // calculated tier (1) becomes the candidacy, which higher tiers do not raise, so gate mode
+    // immediate reads 1 and confirmed 0 all along.
     let steps: [(&Keypair, u8, Stats); 10] = [
-        (&a, 80, st(1, 0, 0, 1_000)),  // A: first positive
-        (&a, 90, st(1, 1, 0, 2_000)),  // A: second positive -> confirmed
-        (&b, 60, st(2, 1, 0, 3_000)),  // B: 60 is positive
-        (&c, 39, st(2, 1, 10, 4_000)), // C: negative -> risk
-        (&c, 40, st(2, 1, 10, 5_000)), // C: 40 is neutral
-        (&d, 100, st(3, 1, 10, 6_000)),
-        (&e, 70, st(4, 1, 10, 7_000)),
-        (&f, 99, st(4, 1, 10, 8_000)), // a 5th positive client: tier capped at 4
-        (&b, 61, st(4, 2, 10, 9_000)), // B's second positive
-        (&c, 0, st(4, 2, 20, 10_000)),
+        (&a, 80, st(1, 0, 0, 1_000)), // A: first positive: a candidacy for tier 1
+        (&a, 90, st(1, 0, 0, 2_000)),
+        (&b, 60, st(1, 0, 0, 3_000)),  // B: 60 is positive
+        (&c, 39, st(1, 0, 10, 4_000)), // C: negative -> risk
+        (&c, 40, st(1, 0, 10, 5_000)), // C: 40 is neutral
+        (&d, 100, st(1, 0, 10, 6_000)),
+        (&e, 70, st(1, 0, 10, 7_000)),
+        (&f, 99, st(1, 0, 10, 8_000)),
+        (&b, 61, st(1, 0, 10, 9_000)),
+        (&c, 0, st(1, 0, 20, 10_000)),
     ];
     for (i, (client_key, score, expected)) in steps.iter().enumerate() {
         give(&mut env, client_key, &agent, &feedback(Some(*score)), true)
@@ -998,7 +1018,7 @@ async fn feedback_from_distinct_clients_moves_the_tiers() {
         .unwrap();
     assert_eq!(
         stats(&mut env.ctx, &agent.asset).await,
-        st(4, 2, 20, 10_000)
+        st(1, 0, 20, 10_000)
     );
 
     let bk = book(&mut env.ctx, &agent.asset).await;
@@ -1026,6 +1046,16 @@ async fn feedback_from_distinct_clients_moves_the_tiers() {
         ]
     );
     assert_eq!(feedback_count(&mut env.ctx, &agent.asset).await, 11);
+
+    // 8 engine epochs (of 432 000 slots) later, a feedback confirms tier 1, and the
+    // calculated tier 4 is the next candidacy; 8 more confirm it.
+    for want in [st(4, 1, 20, 10_000), st(4, 4, 20, 10_000)] {
+        advance_slots(&mut env.ctx, 8 * 432_000).await;
+        give(&mut env, &a, &agent, &feedback(Some(100)), true)
+            .await
+            .unwrap();
+        assert_eq!(stats(&mut env.ctx, &agent.asset).await, want);
+    }
 }
 
 #[tokio::test]
@@ -1161,7 +1191,15 @@ async fn set_stats_seeds_tiers_that_act_as_a_floor() {
     give(&mut env, &c3, &agent, &feedback(Some(90)), true)
         .await
         .unwrap();
-    assert_eq!(stats(&mut env.ctx, &agent.asset).await, st(3, 0, 0, 3_000));
+    // Three raters give a calculated tier of 3, but the candidacy set_stats began (1) is not
+    // raised by a higher tier; 8 engine epochs later a feedback confirms it, and 3 is the
+    // next candidacy.
+    assert_eq!(stats(&mut env.ctx, &agent.asset).await, st(1, 0, 0, 3_000));
+    advance_slots(&mut env.ctx, 8 * 432_000).await;
+    give(&mut env, &c3, &agent, &feedback(Some(90)), true)
+        .await
+        .unwrap();
+    assert_eq!(stats(&mut env.ctx, &agent.asset).await, st(3, 1, 0, 4_000));
 
     let ctx = &mut env.ctx;
     let intruder = Keypair::new();
@@ -1224,7 +1262,7 @@ async fn set_stats_seeds_tiers_that_act_as_a_floor() {
 
     assert_eq!(
         stats(ctx, &agent.asset).await,
-        st(3, 0, 0, 3_000),
+        st(3, 1, 0, 4_000),
         "no rejected call wrote"
     );
 }
