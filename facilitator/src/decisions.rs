@@ -133,8 +133,7 @@ impl DecisionCache {
             }
         }
         self.stats.uncached.fetch_add(1, Ordering::Relaxed);
-        self.decide_uncached_reading(rpc, b, facilitator, q, extra)
-            .await
+        self.decide_uncached(rpc, b, facilitator, q, extra).await
     }
 
     /// The cached inputs for `q`, or `None` when something is not cached (or a rule needs a
@@ -226,22 +225,8 @@ impl DecisionCache {
     }
 
     /// The uncached way: read the policy and the acceptance policy, find the attestations,
-    /// pick a fee payer, simulate; then remember what can be cached.
-    pub async fn decide_uncached(
-        &self,
-        rpc: &RpcClient,
-        b: &Builder,
-        facilitator: Pubkey,
-        q: &PaymentQuery,
-    ) -> Result<Decision, ClientError> {
-        let (decision, _) = self
-            .decide_uncached_reading(rpc, b, facilitator, q, &[])
-            .await?;
-        decision
-    }
-
-    /// As [`Self::decide_uncached`], reading `extra` in the simulation.
-    async fn decide_uncached_reading(
+    /// pick a fee payer, simulate (reading `extra` too); then remember what can be cached.
+    async fn decide_uncached(
         &self,
         rpc: &RpcClient,
         b: &Builder,

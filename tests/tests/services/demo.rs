@@ -6,7 +6,7 @@ use serde_json::Value;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
 use trust_gate_client::x402::{self, GateExtension, PaymentRequired, SettlementResponse};
-use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_demo::pay::{self, PayOutcome};
 use trust_gate_migrations::demo;
 
 #[tokio::test]
@@ -66,18 +66,8 @@ async fn tiers_challenges_payment_and_receipt() {
             "CounterpartyTierBelowMin"
         );
         assert_eq!(header(&r, "PAYMENT-REQUIRED"), "");
-        let outcome = pay::pay(
-            &s.http,
-            &s.env.rpc,
-            &PayOptions {
-                url: s.d("/protected"),
-                payer_agent: Some(w.payer(tier).unwrap().asset()),
-                signer: &w.payer(tier).unwrap().owner,
-                overrides: Default::default(),
-            },
-        )
-        .await
-        .unwrap();
+        let payer = w.payer(tier).unwrap();
+        let outcome = s.pay(Some(payer.asset()), &payer.owner).await;
         match outcome {
             PayOutcome::Refused {
                 status,
@@ -133,18 +123,7 @@ async fn tiers_challenges_payment_and_receipt() {
 
     // Paid by the paying client: 200 with X-Payment-Receipt and PAYMENT-RESPONSE.
     let payer = w.payer(3).unwrap();
-    let outcome = pay::pay(
-        &s.http,
-        &s.env.rpc,
-        &PayOptions {
-            url: s.d("/protected"),
-            payer_agent: None,
-            signer: &payer.owner,
-            overrides: Default::default(),
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = s.pay(None, &payer.owner).await;
     let PayOutcome::Paid {
         receipt,
         payment_id_hash,
@@ -269,18 +248,7 @@ async fn the_vault_funded_payer_pays_from_its_vault() {
     );
     assert_eq!((vault0, hot0), (demo::PAYER_BALANCE, 0));
 
-    let outcome = pay::pay(
-        &s.http,
-        &s.env.rpc,
-        &PayOptions {
-            url: s.d("/protected"),
-            payer_agent: Some(payer.asset()),
-            signer: hot,
-            overrides: Default::default(),
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = s.pay(Some(payer.asset()), hot).await;
     let PayOutcome::Paid {
         payment_id_hash,
         response,

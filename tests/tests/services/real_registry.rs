@@ -9,7 +9,7 @@ use crate::fixture;
 use crate::services::{self, header};
 use solana_sdk::signature::Signature;
 use trust_gate_client::ids::external;
-use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_demo::pay::PayOutcome;
 use trust_gate_localnet::LocalnetConfig;
 
 #[tokio::test]
@@ -43,18 +43,7 @@ async fn up_with_the_real_registry_pays_the_demo_through_it() {
         assert_eq!(header(&r, "X-Payment-Reason-Code"), "6");
     }
     let payer = w.payer(3).unwrap();
-    let outcome = pay::pay(
-        &s.http,
-        &s.env.rpc,
-        &PayOptions {
-            url: s.d("/protected"),
-            payer_agent: None,
-            signer: &payer.owner,
-            overrides: Default::default(),
-        },
-    )
-    .await
-    .unwrap();
+    let outcome = s.pay(None, &payer.owner).await;
     let PayOutcome::Paid { receipt, .. } = outcome else {
         panic!("{outcome:?}")
     };

@@ -67,6 +67,24 @@ impl Services {
         format!("{}{path}", self.demo.url())
     }
 
+    /// Pays the demo's /protected with the paying client (`trust-gate pay`'s code path),
+    /// signed by `signer`, as the payer agent `payer_agent` (the demo's default when `None`).
+    pub async fn pay(
+        &self,
+        payer_agent: Option<solana_sdk::pubkey::Pubkey>,
+        signer: &solana_sdk::signature::Keypair,
+    ) -> trust_gate_demo::pay::PayOutcome {
+        let opts = trust_gate_demo::pay::PayOptions {
+            url: self.d("/protected"),
+            payer_agent,
+            signer,
+            overrides: Default::default(),
+        };
+        trust_gate_demo::pay::pay(&self.http, &self.env.rpc, &opts)
+            .await
+            .unwrap()
+    }
+
     /// GET the demo's /protected as the payer agent `asset` (the demo's payer header).
     pub async fn protected_as(&self, asset: &solana_sdk::pubkey::Pubkey) -> Response {
         self.http
