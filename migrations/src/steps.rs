@@ -277,6 +277,12 @@ impl Migration<'_> {
                     what: "AtomStats",
                     address: address.to_string(),
                 })?;
+        if stats.data.len() != s::LEN {
+            return Err(ClientError::Decode {
+                what: format!("AtomStats {address}"),
+                reason: format!("{} bytes, expected {}", stats.data.len(), s::LEN),
+            });
+        }
         stats.data[s::RISK_SCORE] = want.risk_score;
         stats.data[s::TIER_IMMEDIATE] = want.tier_confirmed;
         stats.data[s::TIER_CANDIDATE] = 0;

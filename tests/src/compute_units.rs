@@ -136,6 +136,9 @@ pub struct Settlement {
     pub instructions: Vec<(String, u64)>,
     /// The whole transaction, as the runtime counts it against the limit.
     pub total: u64,
+    /// What the agent registry consumed inside emit_feedback, its CPI to the engine included
+    /// (metered whenever it runs as SBF: the real registry; the stand-in, native, is not).
+    pub registry: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -471,10 +474,16 @@ async fn settle(
     ];
     let facilitator = w.facilitator.insecure_clone();
     let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&payer.owner]).await;
+    let registry = invokes
+        .iter()
+        .filter(|i| i.program == trust_gate_program_common::external::ids::AGENT_REGISTRY)
+        .filter_map(|i| i.units)
+        .sum();
     r.settlements.push(Settlement {
         case,
         instructions: top_level(&invokes),
         total,
+        registry,
     });
     let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
     let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;

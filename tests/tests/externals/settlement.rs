@@ -212,12 +212,15 @@ async fn externals_compute_units_of_settlements_and_disputes_are_measured() {
             assert!(feedback.is_some_and(|(_, u)| *u > 0), "{s:?}");
         }
     }
+    // The registry's own units, not the whole transactions': those also carry our programs'
+    // PDA bump searches, which differ with every run's random keys by more than the engine's
+    // update costs.
     let (rated, unrated) = (&report.settlements[1], &report.settlements[0]);
     assert!(
-        rated.total > unrated.total,
-        "the engine's update adds units: {} vs {}",
-        rated.total,
-        unrated.total
+        unrated.registry > 0 && rated.registry > unrated.registry,
+        "the engine's update adds units inside the registry: {} vs {}",
+        rated.registry,
+        unrated.registry
     );
     println!("{}", report.table());
 }
