@@ -227,6 +227,7 @@ fn same<T: PartialEq + std::fmt::Display>(
 /// Runs every check; on success returns the payer and the settlement the transaction is.
 pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rejection> {
     use gate::instruction::{EmitFeedback, GatePaymentStrict};
+    use gate::settlement::strict_accounts;
     let b = e.builder;
     let ctx = e.ctx;
     let keys = account_keys(&tx.message, e.tables)?;
@@ -316,20 +317,26 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         e.decimals,
     )?;
 
-    // The gate's arguments.
+    // The gate's arguments, and the parties and mint its accounts name.
     let g: GatePaymentStrict = args(&ixs[0], "gate_payment_strict")?;
     same("amount_mismatch", "the gate's amount", g.amount, ctx.amount)?;
-    same("mint_mismatch", "the gate's mint", g.mint, ctx.mint)?;
+    let gate_account = |i: usize| ixs[0].accounts.get(i).copied().unwrap_or_default();
+    same(
+        "mint_mismatch",
+        "the gate's mint",
+        gate_account(strict_accounts::MINT),
+        ctx.mint,
+    )?;
     same(
         "payer_mismatch",
         "the gate's payer agent",
-        g.payer_asset,
+        gate_account(strict_accounts::PAYER_ASSET),
         ctx.payer_asset,
     )?;
     same(
         "payee_mismatch",
         "the gate's payee agent",
-        g.payee_asset,
+        gate_account(strict_accounts::PAYEE_ASSET),
         ctx.payee_asset,
     )?;
     same(

@@ -178,6 +178,11 @@ pub fn program_test_on(
         ids::REPUTATION_ENGINE,
         processor!(crate::standin::engine::process_instruction),
     );
+    pt.add_program(
+        "mpl_core_standin",
+        ids::MPL_CORE,
+        processor!(crate::standin::core::process_instruction),
+    );
     pt
 }
 

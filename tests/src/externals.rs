@@ -2,7 +2,7 @@
 //! `TRUST_GATE_EXTERNALS_DIR` names, else `../shared/fixtures/8004` beside the repository.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Once;
 use trust_gate_localnet::externals::{ExternalPrograms, MPL_CORE_FILE};
 
@@ -16,7 +16,7 @@ pub fn dir() -> (PathBuf, String) {
     match std::env::var_os(DIR_VAR).filter(|d| !d.is_empty()) {
         Some(d) => (PathBuf::from(&d), d.to_string_lossy().into_owned()),
         None => (
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/8004"),
+            trust_gate_test_setup::repo_root().join("../shared/fixtures/8004"),
             "../shared/fixtures/8004".to_string(),
         ),
     }

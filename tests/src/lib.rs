@@ -21,6 +21,7 @@ pub mod externals;
 pub mod hook;
 pub mod mints;
 pub mod registry;
+pub mod transfers;
 pub mod world;
 pub mod wrapper;
 

@@ -616,6 +616,26 @@ impl World {
         ]
     }
 
+    /// Transfers `agent`'s asset on MPL Core to `new_owner`, signed by its owner, as a
+    /// marketplace would: the registry does not see it (its cached owner and agent wallet
+    /// stay until someone calls its `sync_owner`). The agent's `owner` becomes `new_owner`.
+    pub async fn transfer_asset(
+        &mut self,
+        agent: &mut Agent,
+        new_owner: Keypair,
+    ) -> Result<(), BanksClientError> {
+        let ix = trust_gate_localnet::standin::core::transfer_v1(
+            &agent.asset(),
+            &self.collection.pubkey(),
+            &agent.owner.pubkey(),
+            &new_owner.pubkey(),
+        );
+        let owner = agent.owner.insecure_clone();
+        self.send(&[ix], &[&owner]).await?;
+        agent.owner = new_owner;
+        Ok(())
+    }
+
     /// Sends a bundle signed by the facilitator (fee payer) and the payer's owner.
     pub async fn send_settlement(
         &mut self,

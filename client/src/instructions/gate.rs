@@ -152,7 +152,9 @@ impl Builder {
             accounts::GatePaymentStrict {
                 evaluation: self.commit_evaluation(payer_asset, payee_asset, policy_id, att),
                 payer_signer: *payer_signer,
+                payer_asset: *payer_asset,
                 payer_agent: self.pda.agent_account(payer_asset),
+                payee_asset: *payee_asset,
                 payee_agent: self.pda.agent_account(payee_asset),
                 destination_token: *destination_token,
                 mint_account: *mint,
@@ -161,13 +163,7 @@ impl Builder {
                 payer_token: release.map(|r| r.payer_token),
                 token_program: release.map(|r| r.token_program),
             },
-            instruction::GatePaymentStrict {
-                payer_asset: *payer_asset,
-                payee_asset: *payee_asset,
-                amount,
-                mint: *mint,
-                policy_id,
-            },
+            instruction::GatePaymentStrict { amount, policy_id },
         )
     }
 

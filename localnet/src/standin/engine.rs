@@ -63,7 +63,7 @@ use std::result::Result;
 use trust_gate_program_common::external::{
     self, atom_config_pda,
     atom_stats::{self, Stats},
-    atom_stats_pda, ids, registry_cpi_authority_pda, seeds,
+    atom_stats_pda, core_asset, ids, registry_cpi_authority_pda, seeds,
 };
 use trust_gate_program_common::runtime::log;
 
@@ -279,16 +279,10 @@ fn initialize_stats(accounts: &[AccountInfo]) -> ProgramResult {
     require_writable::<E>(stats, "atom_stats")?;
     {
         let d = asset_account.try_borrow_data()?;
-        if *asset_account.owner != ids::AGENT_REGISTRY
-            || d.len() != asset::LEN
-            || d[asset::KEY] != asset::KEY_ASSET_V1
-        {
-            return Err(fail(
-                E::InvalidAsset,
-                "the asset is not a registry stand-in asset",
-            ));
-        }
-        if key_at(&d, asset::OWNER) != Some(*owner.key) {
+        let live_owner = core_asset::owner(asset_account.owner, &d)
+            .filter(|_| d.len() >= asset::HEAD_LEN)
+            .ok_or_else(|| fail(E::InvalidAsset, "the asset is not an MPL Core asset"))?;
+        if live_owner != *owner.key {
             return Err(fail(
                 E::NotAssetOwner,
                 "only the asset's owner may initialize its stats",

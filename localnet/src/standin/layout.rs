@@ -65,22 +65,18 @@ pub mod collection {
     pub const LEN: usize = 41;
 }
 
-/// The asset account created by `register_with_options`. Not an MPL Core asset (there is no
-/// MPL Core on the localnet) but owned by the registry stand-in, with the same prefix as MPL
-/// Core's `AssetV1`: key byte, owner, then `UpdateAuthority::Collection(collection)`.
+/// An asset: MPL Core's `BaseAssetV1`, written by the MPL Core stand-in
+/// ([`crate::standin::core`]) or by MPL Core itself.
 pub mod asset {
-    /// MPL Core's `Key::AssetV1`.
-    pub const KEY_ASSET_V1: u8 = 1;
-    /// MPL Core's `UpdateAuthority::Collection` tag.
-    pub const UPDATE_AUTHORITY_COLLECTION: u8 = 2;
-    pub const KEY: usize = 0;
-    /// 1..33: the asset's owner.
-    pub const OWNER: usize = 1;
-    /// 33: update-authority tag (always [`UPDATE_AUTHORITY_COLLECTION`]).
-    pub const UPDATE_AUTHORITY_KIND: usize = 33;
-    /// 34..66: the collection.
-    pub const COLLECTION: usize = 34;
-    pub const LEN: usize = 66;
+    pub use trust_gate_program_common::external::core_asset::{
+        KEY, KEY_ASSET_V1, OWNER, UPDATE_AUTHORITY_COLLECTION, UPDATE_AUTHORITY_KIND,
+    };
+    /// 34..66: the collection, when the update-authority tag is
+    /// [`UPDATE_AUTHORITY_COLLECTION`].
+    pub const COLLECTION: usize = trust_gate_program_common::external::core_asset::UPDATE_AUTHORITY;
+    /// The head that holds the key, the owner and a keyed update authority; the name and
+    /// the uri follow.
+    pub const HEAD_LEN: usize = 66;
 }
 
 /// The stand-in's part of the `AgentAccount`, after the fields `external::agent_account`

@@ -1,13 +1,13 @@
 //! The local stand-in for the external "8004" agent registry and its reputation engine.
 //!
-//! **This is not the real registry.** It is two small native programs, loaded by
-//! [`crate::native::program_test`] at the DEVNET registry and engine program ids and never
-//! deployed anywhere, that implement what trust-gate reads and calls with the real account
+//! **This is not the real registry.** It is three small native programs, loaded by
+//! [`crate::native::program_test`] at the DEVNET registry and engine program ids and at MPL
+//! Core's, and never deployed anywhere, that implement what trust-gate reads and calls with the real account
 //! layouts and discriminators (`trust_gate_program_common::external`), so that the gate's
 //! account reads and CPIs in tests and in the embedded localnet are real, byte for byte:
 //!
 //! - [`registry`]: `initialize` (localnet-only), `register_with_options`, `set_agent_wallet`
-//!   (localnet-only) and `give_feedback` (its nine accounts every time, bounds as the real
+//!   and `give_feedback` (its nine accounts every time, bounds as the real
 //!   one, rejects self-feedback, CPIs the engine's `update_stats`);
 //! - [`engine`]: `initialize_config` (localnet-only), `initialize_stats`, `update_config`
 //!   (pause and resume), `update_stats` (a simple documented tier model; refused while paused)
@@ -15,8 +15,10 @@
 //! - [`client`]: instruction builders;
 //! - [`layout`]: the constants, offsets and argument structs the stand-in adds to `external`.
 //!
-//! There is no MPL Core on the localnet: assets and collections are small accounts owned by
-//! the registry stand-in whose first bytes mimic MPL Core's (see [`layout::asset`]).
+//! - [`core`]: MPL Core's `CreateV2` and `TransferV1` for the agents' assets (real
+//!   `BaseAssetV1` accounts owned by MPL Core's id, so the gate reads live owners as on a
+//!   cluster); the registry's collection stays a look-alike owned by the registry stand-in
+//!   ([`layout::collection`]).
 //!
 //! Errors are `ProgramError::Custom` codes numbered as the real programs answer the same
 //! failure: the registry's own from 12000 ([`RegistryError`]), the engine's from 6000
@@ -25,6 +27,7 @@
 //! differential tests compare them with the real programs'.
 
 pub mod client;
+pub mod core;
 pub mod engine;
 pub mod layout;
 pub mod registry;

@@ -15,9 +15,10 @@
 //!   collection, 40..72 authority, 72 bump;
 //! - `RegistryConfig` (`account:RegistryConfig`, [`super::layout::registry_config`]): 8..40
 //!   collection, 40..72 authority, 72 bump;
-//! - the collection ([`super::layout::collection`]) and asset ([`super::layout::asset`])
-//!   accounts, owned by this program because the localnet has no MPL Core (the
-//!   `mpl_core_program` account must still be MPL Core's id but is never invoked);
+//! - the collection ([`super::layout::collection`]), a look-alike owned by this program;
+//! - the asset, created by MPL Core's `CreateV2` (the MPL Core stand-in, [`super::core`], or
+//!   MPL Core itself): a `BaseAssetV1` in the collection, named "Agent", the agent URI as
+//!   its uri;
 //! - `AgentAccount` (`account:AgentAccount`), 748 bytes: the offsets of
 //!   `external::agent_account`, then the tail of [`super::layout::agent_tail`] (feedback
 //!   count, agent URI).
@@ -28,7 +29,7 @@
 //! otherwise the feedback is only counted on the agent.
 
 use super::layout::{
-    self, agent_tail, args, asset, collection, discriminators, registry_config, root_config,
+    self, agent_tail, args, collection, discriminators, registry_config, root_config,
 };
 use super::{
     create_account, decode_args, fail, key_at, require_signer, require_writable,
@@ -41,13 +42,15 @@ use anchor_lang::compat::solana_instructions_sysvar::{
 };
 use anchor_lang::solana_program::entrypoint::ProgramResult;
 use anchor_lang::solana_program::{
-    instruction::Instruction, program::invoke_signed, system_program,
+    instruction::{AccountMeta, Instruction},
+    program::invoke_signed,
+    system_program,
 };
 use solana_sdk::ed25519_program;
 use std::result::Result;
 use trust_gate_client::instructions::{wallet_set_message, MAX_WALLET_DEADLINE_SECS};
 use trust_gate_program_common::external::{
-    self, agent_account, agent_account_pda, atom_config_pda, atom_stats_pda, ids,
+    self, agent_account, agent_account_pda, atom_config_pda, atom_stats_pda, core_asset, ids,
     instructions::{self as ext_ix, GiveFeedbackArgs, RegisterWithOptionsArgs},
     registry_config_pda, registry_cpi_authority_pda, root_config_pda, seeds,
 };
@@ -353,15 +356,17 @@ fn register_with_options(accounts: &[AccountInfo], args: RegisterWithOptionsArgs
     require_address(system, &system_program::ID, "system_program")?;
     require_address(mpl_core, &ids::MPL_CORE, "mpl_core_program")?;
 
-    // The asset first: a reused asset keypair fails here, before the agent PDA is touched.
-    create_account::<E>(
-        owner,
+    // The asset first, through MPL Core as the real registry does (named "Agent", the agent
+    // URI as its uri, the registry config as the collection's authority): a reused asset
+    // keypair fails here, before the agent PDA is touched.
+    create_asset(
+        mpl_core,
         asset_account,
+        collection_account,
+        registry_config,
+        owner,
         system,
-        asset::LEN,
-        &ids::AGENT_REGISTRY,
-        &[],
-        "asset",
+        &args.agent_uri,
     )?;
     create_account::<E>(
         owner,
@@ -386,14 +391,6 @@ fn register_with_options(accounts: &[AccountInfo], args: RegisterWithOptionsArgs
         d[at..at + 8].copy_from_slice(&count.to_le_bytes());
     }
     {
-        let mut d = asset_account.try_borrow_mut_data()?;
-        d[asset::KEY] = asset::KEY_ASSET_V1;
-        d[asset::OWNER..asset::OWNER + 32].copy_from_slice(owner.key.as_ref());
-        d[asset::UPDATE_AUTHORITY_KIND] = asset::UPDATE_AUTHORITY_COLLECTION;
-        d[asset::COLLECTION..asset::COLLECTION + 32]
-            .copy_from_slice(collection_account.key.as_ref());
-    }
-    {
         let mut d = agent.try_borrow_mut_data()?;
         d[..8].copy_from_slice(&external::discriminators::AGENT_ACCOUNT);
         d[agent_account::COLLECTION..agent_account::COLLECTION + 32]
@@ -411,6 +408,61 @@ fn register_with_options(accounts: &[AccountInfo], args: RegisterWithOptionsArgs
         agent.key, asset_account.key, owner.key, args.atom_enabled
     ));
     Ok(())
+}
+
+/// MPL Core's `CreateV2` of the agent's asset in the registry's collection, owned and paid
+/// by `owner`, signed for by the registry config (the collection's update authority).
+fn create_asset<'a>(
+    mpl_core: &AccountInfo<'a>,
+    asset_account: &AccountInfo<'a>,
+    collection_account: &AccountInfo<'a>,
+    registry_config: &AccountInfo<'a>,
+    owner: &AccountInfo<'a>,
+    system: &AccountInfo<'a>,
+    uri: &str,
+) -> ProgramResult {
+    let absent = AccountMeta::new_readonly(ids::MPL_CORE, false);
+    let mut data = vec![super::core::tags::CREATE_V2];
+    super::core::CreateV2Args {
+        data_state: 0,
+        name: "Agent".into(),
+        uri: uri.into(),
+        plugins: 0,
+        external_plugin_adapters: 0,
+    }
+    .serialize(&mut data)
+    .map_err(|_| fail(E::InvalidInstructionData, "CreateV2 arguments"))?;
+    let ix = Instruction {
+        program_id: ids::MPL_CORE,
+        accounts: vec![
+            AccountMeta::new(*asset_account.key, true),
+            AccountMeta::new(*collection_account.key, false),
+            AccountMeta::new_readonly(*registry_config.key, true),
+            AccountMeta::new(*owner.key, true),
+            AccountMeta::new_readonly(*owner.key, false),
+            absent.clone(),
+            AccountMeta::new_readonly(system_program::ID, false),
+            absent,
+        ],
+        data,
+    };
+    let bump = registry_config_pda(collection_account.key).1;
+    invoke_signed(
+        &ix,
+        &[
+            asset_account.clone(),
+            collection_account.clone(),
+            registry_config.clone(),
+            owner.clone(),
+            system.clone(),
+            mpl_core.clone(),
+        ],
+        &[&[
+            seeds::REGISTRY_CONFIG,
+            collection_account.key.as_ref(),
+            &[bump],
+        ]],
+    )
 }
 
 /// Rewrites everything from the wallet option on: the option, the feedback count, the URI,
@@ -468,17 +520,11 @@ fn load_agent(
         .ok_or_else(|| fail(E::InvalidAccountData, "agent_account does not decode"))
 }
 
-/// The asset's owner as MPL Core records it (bytes 1..33 of a stand-in asset, which copies
-/// MPL Core's layout): the owner the real registry checks, not the AgentAccount's cached one.
+/// The asset's owner as MPL Core records it: the owner the real registry checks, not the
+/// AgentAccount's cached one.
 fn live_owner(asset_account: &AccountInfo) -> Result<Pubkey, ProgramError> {
-    let d = asset_account.try_borrow_data()?;
-    if *asset_account.owner != ids::AGENT_REGISTRY
-        || d.len() != asset::LEN
-        || d[asset::KEY] != asset::KEY_ASSET_V1
-    {
-        return Err(fail(E::InvalidAsset, "the asset is not a stand-in asset"));
-    }
-    key_at(&d, asset::OWNER).ok_or_else(|| fail(E::InvalidAsset, "the asset is too short"))
+    core_asset::owner(asset_account.owner, &asset_account.try_borrow_data()?)
+        .ok_or_else(|| fail(E::InvalidAsset, "the asset is not an MPL Core asset"))
 }
 
 /// `set_agent_wallet(new_wallet, deadline)`, as the real registry: the asset's owner signs;

@@ -109,9 +109,33 @@ export async function agent(rpc: TrustGateRpc, ids: ProgramIds, asset: Address):
   return view;
 }
 
-/** Where payments to an agent go: its agent wallet when set, else its owner. */
-export function recipientOf(a: AgentView): Address {
-  return a.agentWallet ?? a.owner;
+/** MPL Core, which owns the agents' assets (same id on every cluster). */
+export const MPL_CORE_PROGRAM = address('CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d');
+
+/**
+ * The live owner in an MPL Core asset account (`BaseAssetV1.owner`, bytes 1..33), as the gate
+ * reads it; null unless MPL Core owns the account and it is an asset (key byte 1).
+ */
+export function readAssetOwner(acc: RawAccount): Address | null {
+  if (acc.owner !== MPL_CORE_PROGRAM || acc.data.length < 33 || acc.data[0] !== 1) return null;
+  return keyAt(acc.data, 1);
+}
+
+/** The live owner of an agent's MPL Core asset (the registry's AgentAccount only caches it). */
+export async function assetOwner(rpc: TrustGateRpc, asset: Address): Promise<Address> {
+  const acc = await requiredAccount(rpc, asset, 'MPL Core asset');
+  const owner = readAssetOwner(acc);
+  if (!owner) throw new Error(`MPL Core asset ${asset}: not an MPL Core asset (owned by ${acc.owner})`);
+  return owner;
+}
+
+/**
+ * Where payments to an agent go, as the gate decides: the agent wallet while the owner who set
+ * it still owns the asset (the registry's cached owner is the live one), else the live owner.
+ * After a sale on MPL Core without the registry's `sync_owner`, the wallet is the seller's.
+ */
+export function recipientOf(a: AgentView, liveOwner: Address): Address {
+  return a.agentWallet !== null && a.owner === liveOwner ? a.agentWallet : liveOwner;
 }
 
 export type TokenProgramId = typeof TOKEN_PROGRAM | typeof TOKEN_2022_PROGRAM;

@@ -16,12 +16,13 @@ import {
   getGatePaymentStrictInstruction,
   getRegisterAgentViaCpiInstruction,
 } from './generated/gate/instructions/index.js';
-import { SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
+import { MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
+
+export { MPL_CORE_PROGRAM };
 import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas } from './pda.js';
 
 export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
-export const MPL_CORE_PROGRAM = address('CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d');
 
 /** Attestation accounts of an evaluation (absent: undefined). */
 export interface Attestations {
@@ -114,11 +115,14 @@ export class Builder {
       this.pda.agentAccount(p.payeeAsset),
       release ? this.pda.vault(p.payerAsset, p.mint) : undefined,
     ]);
+    // The parties and the mint are accounts here, not arguments (see the gate's docs).
     return getGatePaymentStrictInstruction(
       {
         ...(await this.evaluation(p, att)),
         payerSigner,
+        payerAsset: p.payerAsset,
         payerAgent,
+        payeeAsset: p.payeeAsset,
         payeeAgent,
         destinationToken,
         mintAccount: p.mint,
@@ -126,7 +130,8 @@ export class Builder {
         vault,
         payerToken: release?.payerToken,
         tokenProgram: release?.tokenProgram,
-        ...p,
+        amount: p.amount,
+        policyId: p.policyId,
       },
       this.gate,
     );

@@ -5,11 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { address, generateKeyPairSigner } from '@solana/kit';
+import { address, generateKeyPairSigner, getAddressEncoder } from '@solana/kit';
 import { assertAtomicityEnforced, Builder, decisionFromWire, programIds, summarizeLogs, validationRegistryId, ValidationRegistryBuilder } from '../dist/index.js';
 import { decodeHeader, encodeHeader, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 import { ATOM_STATS, decodeReputation } from '../dist/reputation.js';
+import { MPL_CORE_PROGRAM, readAgent, readAssetOwner, recipientOf } from '../dist/chain.js';
 
 test('the validation registry default id applies only to devnet and local RPC URLs', () => {
   for (const url of ['https://api.devnet.solana.com', 'http://127.0.0.1:8899', 'http://localhost:8899']) {
@@ -65,6 +66,29 @@ test('reputation: immediate is the higher of the trust tier and a pending candid
   assert.deepEqual(decodeReputation(engine, stats(1, 3, 1)), { tierImmediate: 3, tierConfirmed: 1, riskScore: 12, confidence: 7_500, schemaVersion: 1 });
   assert.equal(decodeReputation(engine, stats(2, 0, 1)).tierImmediate, 2);
   assert.throws(() => decodeReputation(engine, stats(1, 5, 1)), { code: 'schema_mismatch' });
+});
+
+test('an agent is paid and acts by its asset\'s live owner; the wallet only while that owner set it', async () => {
+  const [owner, wallet, buyer] = await Promise.all([0, 1, 2].map(() => generateKeyPairSigner().then((k) => k.address)));
+  const bytes = (a) => new Uint8Array(getAddressEncoder().encode(a));
+  const asset = (who) => {
+    const data = new Uint8Array(80);
+    data[0] = 1;
+    data.set(bytes(who), 1);
+    return { lamports: 1n, owner: MPL_CORE_PROGRAM, data };
+  };
+  assert.equal(readAssetOwner(asset(owner)), owner);
+  assert.equal(readAssetOwner({ ...asset(owner), owner: wallet }), null);
+  assert.equal(readAssetOwner({ ...asset(owner), data: asset(owner).data.subarray(0, 32) }), null);
+  const data = new Uint8Array(171);
+  data.set([241, 119, 69, 140, 233, 9, 112, 50], 0);
+  data.set(bytes(owner), 72);
+  data[138] = 1;
+  data.set(bytes(wallet), 139);
+  const view = readAgent(data);
+  assert.equal(recipientOf(view, owner), wallet);
+  // Sold on MPL Core without sync_owner: the cached owner and its wallet are the seller's.
+  assert.equal(recipientOf(view, buyer), buyer);
 });
 
 test('log summaries keep the last lines that fit, without success and consumed lines', () => {

@@ -227,9 +227,27 @@ pub mod agent_account {
     }
 
     impl AgentView {
-        /// Where payments to this agent must go: its agent wallet when set, else its owner.
-        pub fn recipient(&self) -> Pubkey {
-            self.agent_wallet.unwrap_or(self.owner)
+        /// The agent wallet, while the owner who set it still owns the asset.
+        ///
+        /// The registry syncs its cached `owner` whenever a wallet is set (`set_agent_wallet`
+        /// checks the live owner and stores it) and clears the wallet whenever it learns of a
+        /// new owner (`sync_owner`, `transfer_agent`). A transfer made on MPL Core directly
+        /// leaves both stale: the cached owner is then not the live one, and the wallet is
+        /// the previous owner's key.
+        pub fn wallet(&self, live_owner: &Pubkey) -> Option<Pubkey> {
+            self.agent_wallet.filter(|_| self.owner == *live_owner)
+        }
+
+        /// Where payments to this agent must go: its agent wallet (see [`Self::wallet`]),
+        /// else the asset's live owner.
+        pub fn recipient(&self, live_owner: &Pubkey) -> Pubkey {
+            self.wallet(live_owner).unwrap_or(*live_owner)
+        }
+
+        /// Whether `signer` may act as the agent: the asset's live owner, or the agent wallet
+        /// that owner set.
+        pub fn may_sign(&self, live_owner: &Pubkey, signer: &Pubkey) -> bool {
+            signer == live_owner || self.wallet(live_owner) == Some(*signer)
         }
     }
 
@@ -267,6 +285,36 @@ pub mod agent_account {
             .ok()
             .and_then(|d| d.get(BUMP).copied())
             .unwrap_or(0)
+    }
+}
+
+/// MPL Core's asset account (`BaseAssetV1`): the agent's identity token, whose owner is the
+/// agent's live owner. The registry's `AgentAccount.owner` is only a cache of it.
+pub mod core_asset {
+    use super::ids;
+    use anchor_lang::prelude::Pubkey;
+
+    /// MPL Core's `Key::AssetV1`, the first byte of an asset account.
+    pub const KEY_ASSET_V1: u8 = 1;
+    pub const KEY: usize = 0;
+    /// 1..33: the asset's owner.
+    pub const OWNER: usize = 1;
+    /// 33: the update authority's Borsh tag; 34..66 its key for `Address` and `Collection`.
+    pub const UPDATE_AUTHORITY_KIND: usize = 33;
+    pub const UPDATE_AUTHORITY: usize = 34;
+    /// MPL Core's `UpdateAuthority::Collection` tag (the registry's assets are in its
+    /// collection).
+    pub const UPDATE_AUTHORITY_COLLECTION: u8 = 2;
+    /// The shortest data that holds the owner.
+    pub const MIN_LEN: usize = OWNER + 32;
+
+    /// The asset's live owner; `None` unless MPL Core owns the account and it is an AssetV1.
+    pub fn owner(program_owner: &Pubkey, data: &[u8]) -> Option<Pubkey> {
+        if *program_owner != ids::MPL_CORE || data.first() != Some(&KEY_ASSET_V1) {
+            return None;
+        }
+        let bytes: [u8; 32] = data.get(OWNER..MIN_LEN)?.try_into().ok()?;
+        Some(Pubkey::new_from_array(bytes))
     }
 }
 
@@ -419,14 +467,35 @@ mod tests {
         d[..8].copy_from_slice(&discriminators::AGENT_ACCOUNT);
         d[agent_account::OWNER..agent_account::OWNER + 32].copy_from_slice(owner.as_ref());
         let view = agent_account::read(&d).unwrap();
-        assert_eq!(view.recipient(), owner);
+        assert_eq!(view.recipient(&owner), owner);
         d[agent_account::AGENT_WALLET] = 1;
         d[agent_account::AGENT_WALLET + 1..].copy_from_slice(wallet.as_ref());
-        assert_eq!(agent_account::read(&d).unwrap().recipient(), wallet);
+        let view = agent_account::read(&d).unwrap();
+        assert_eq!(view.recipient(&owner), wallet);
+        assert!(view.may_sign(&owner, &wallet) && view.may_sign(&owner, &owner));
+        // Transferred on MPL Core without a sync: the wallet is the previous owner's.
+        let buyer = Pubkey::new_unique();
+        assert_eq!(view.wallet(&buyer), None);
+        assert_eq!(view.recipient(&buyer), buyer);
+        assert!(view.may_sign(&buyer, &buyer));
+        assert!(!view.may_sign(&buyer, &wallet) && !view.may_sign(&buyer, &owner));
         d[agent_account::AGENT_WALLET] = 7;
         assert!(agent_account::read(&d).is_none());
         d[0] ^= 1;
         assert!(agent_account::read(&d).is_none());
+    }
+
+    #[test]
+    fn core_asset_owner_needs_mpl_core_and_an_asset_v1() {
+        let owner = Pubkey::new_unique();
+        let mut d = vec![0u8; 66];
+        d[core_asset::KEY] = core_asset::KEY_ASSET_V1;
+        d[core_asset::OWNER..core_asset::OWNER + 32].copy_from_slice(owner.as_ref());
+        assert_eq!(core_asset::owner(&ids::MPL_CORE, &d), Some(owner));
+        assert_eq!(core_asset::owner(&ids::AGENT_REGISTRY, &d), None);
+        assert_eq!(core_asset::owner(&ids::MPL_CORE, &d[..32]), None);
+        d[core_asset::KEY] = 5; // CollectionV1
+        assert_eq!(core_asset::owner(&ids::MPL_CORE, &d), None);
     }
 
     #[test]

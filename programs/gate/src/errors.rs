@@ -60,7 +60,7 @@ pub enum GateError {
     RecipientMismatch,
     #[msg("agent account is not the registry's AgentAccount for the asset")]
     AgentAccountInvalid,
-    #[msg("payer_signer is neither the payer agent's owner nor its agent wallet")]
+    #[msg("payer_signer is neither the payer asset's owner nor the agent wallet that owner set")]
     PayerSignerMismatch,
     #[msg("facilitator must equal the signing facilitator")]
     FacilitatorMismatch,
@@ -120,4 +120,7 @@ pub enum GateError {
     PayerTokenMismatch,
     #[msg("the transfer's source is not payer_token, the account the vault's release credits")]
     TransferSourceMismatch,
+    // 6056..: live owners
+    #[msg("payer_asset or payee_asset is not an MPL Core asset")]
+    AgentAssetInvalid,
 }

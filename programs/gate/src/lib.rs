@@ -54,25 +54,15 @@ pub mod gate {
 
     /// The committing gate of a settlement, a top-level instruction only: enforces the
     /// settlement layout, commits the counters on Allow, fails with the reason (code 6000 +
-    /// reason) on Deny and with `ValidationRequired` on RequireValidation.
+    /// reason) on Deny and with `ValidationRequired` on RequireValidation. The parties and
+    /// the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
+    /// settlement must fit in one packet; repeating them as arguments would cost 96 bytes).
     pub fn gate_payment_strict<'info>(
         ctx: Context<'info, GatePaymentStrict<'info>>,
-        payer_asset: Pubkey,
-        payee_asset: Pubkey,
         amount: u64,
-        mint: Pubkey,
         policy_id: u32,
     ) -> Result<()> {
-        instructions::gate_payment_strict(
-            ctx,
-            PaymentArgs {
-                payer_asset,
-                payee_asset,
-                amount,
-                mint,
-                policy_id,
-            },
-        )
+        instructions::gate_payment_strict(ctx, amount, policy_id)
     }
 
     /// Records a payment's feedback in the registry (GateAuthority PDA as the client) and its

@@ -105,13 +105,40 @@ pub fn parse_transfer_checked(ix: &Instruction) -> Option<TransferChecked> {
     })
 }
 
-/// The arguments of a gate_payment_strict instruction of this program.
+/// Where gate_payment_strict's accounts name the payment's parties and mint: after the ten
+/// evaluation accounts come payer_signer, payer_asset, payer_agent, payee_asset, payee_agent,
+/// destination_token and mint_account (a unit test holds this to the accounts struct).
+pub mod strict_accounts {
+    pub const PAYER_ASSET: usize = 11;
+    pub const PAYEE_ASSET: usize = 13;
+    pub const MINT: usize = 16;
+}
+
+/// The arguments of gate_payment_strict in wire order; the rest of [`PaymentArgs`] is its
+/// accounts (see [`strict_accounts`]).
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrictArgs {
+    pub amount: u64,
+    pub policy_id: u32,
+}
+
+/// The payment of a gate_payment_strict instruction of this program: its arguments and the
+/// parties and mint its accounts name.
 pub fn parse_gate_strict(ix: &Instruction) -> Option<PaymentArgs> {
     let disc = crate::instruction::GatePaymentStrict::DISCRIMINATOR;
     if ix.program_id != crate::ID || !ix.data.starts_with(disc) {
         return None;
     }
-    PaymentArgs::try_from_slice(&ix.data[disc.len()..]).ok()
+    let StrictArgs { amount, policy_id } =
+        StrictArgs::try_from_slice(&ix.data[disc.len()..]).ok()?;
+    let key = |i: usize| ix.accounts.get(i).map(|m| m.pubkey);
+    Some(PaymentArgs {
+        payer_asset: key(strict_accounts::PAYER_ASSET)?,
+        payee_asset: key(strict_accounts::PAYEE_ASSET)?,
+        amount,
+        mint: key(strict_accounts::MINT)?,
+        policy_id,
+    })
 }
 
 /// The payee of an emit_feedback instruction of this program (its third argument, after the
@@ -244,19 +271,66 @@ mod tests {
         }
     }
 
+    /// A gate_payment_strict instruction, its accounts laid out by the accounts struct itself
+    /// (so this also holds [`strict_accounts`] to the struct).
     fn gate_ix(a: &PaymentArgs) -> Instruction {
+        use anchor_lang::ToAccountMetas;
+        let any = Pubkey::new_unique;
+        let accounts = crate::accounts::GatePaymentStrict {
+            evaluation: crate::accounts::CommitEvaluationAccounts {
+                evaluate_signer: any(),
+                policy: any(),
+                velocity_ledger: any(),
+                killswitch: any(),
+                payer_stats: any(),
+                payee_stats: any(),
+                payee_acceptance: any(),
+                payer_attestation: None,
+                payee_attestation: None,
+                policy_vault_program: policy_vault::ID,
+            },
+            payer_signer: any(),
+            payer_asset: a.payer_asset,
+            payer_agent: any(),
+            payee_asset: a.payee_asset,
+            payee_agent: any(),
+            destination_token: any(),
+            mint_account: a.mint,
+            instructions: any(),
+            vault: None,
+            payer_token: None,
+            token_program: None,
+        };
         Instruction::new_with_bytes(
             crate::ID,
             &crate::instruction::GatePaymentStrict {
-                payer_asset: a.payer_asset,
-                payee_asset: a.payee_asset,
                 amount: a.amount,
-                mint: a.mint,
                 policy_id: a.policy_id,
             }
             .data(),
-            vec![],
+            accounts.to_account_metas(None),
         )
+    }
+
+    #[test]
+    fn a_strict_gate_names_its_parties_and_mint_by_its_accounts() {
+        let a = args();
+        let ix = gate_ix(&a);
+        assert_eq!(parse_gate_strict(&ix), Some(a));
+        assert_eq!(
+            ix.accounts[strict_accounts::PAYER_ASSET].pubkey,
+            a.payer_asset
+        );
+        assert_eq!(
+            ix.accounts[strict_accounts::PAYEE_ASSET].pubkey,
+            a.payee_asset
+        );
+        assert_eq!(ix.accounts[strict_accounts::MINT].pubkey, a.mint);
+        // Optional accounts keep their place (an absent one is the program id).
+        assert_eq!(ix.accounts.len(), 21);
+        let mut short = ix.clone();
+        short.accounts.truncate(strict_accounts::MINT);
+        assert_eq!(parse_gate_strict(&short), None);
     }
 
     fn transfer_ix(source: Pubkey, e: &Expected) -> Instruction {

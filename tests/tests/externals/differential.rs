@@ -14,6 +14,7 @@ use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_localnet::externals::admin;
 use trust_gate_localnet::standin::{client as registry, stats_book};
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
+use trust_gate_program_tests::transfers::sold_agents;
 use trust_gate_program_tests::world::{pda, Agent, World};
 use trust_gate_program_tests::{custom_code, raw_account};
 
@@ -264,3 +265,18 @@ differential!(
     differential_an_agent_wallet_is_set_by_its_signature_and_pays,
     agent_wallets
 );
+
+/// Agents sold on MPL Core without the registry's `sync_owner` (`transfers::sold_agents`):
+/// every step's outcome and where the payee's money went.
+#[tokio::test]
+async fn differential_a_sold_agent_is_judged_by_its_asset_alike() {
+    let Some(real) = externals() else {
+        return;
+    };
+    let standin = sold_agents(&mut World::new().await).await;
+    let on_real = sold_agents(&mut World::on_real(&real).await).await;
+    assert_eq!(
+        standin, on_real,
+        "stand-in (left) and real programs (right)"
+    );
+}

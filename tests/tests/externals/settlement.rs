@@ -224,3 +224,14 @@ async fn externals_compute_units_of_settlements_and_disputes_are_measured() {
     );
     println!("{}", report.table());
 }
+
+/// The asset sold on MPL Core without `sync_owner`: the real registry keeps the seller as its
+/// cached owner and the seller's agent wallet; the gate goes by the asset's live owner.
+#[tokio::test]
+async fn externals_a_sold_agent_pays_and_is_paid_only_as_its_buyer() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let outcome = trust_gate_program_tests::transfers::sold_agents(&mut w).await;
+    trust_gate_program_tests::transfers::check(&outcome);
+}

@@ -448,3 +448,42 @@ async fn lamports_sent_to_a_pda_in_advance_cannot_block_its_creation() {
         .unwrap();
     assert!(account.lamports >= 1_000_000);
 }
+
+/// An agent sold on MPL Core without the registry's `sync_owner`: the seller (and the agent
+/// wallet the seller set) can no longer pay as the agent or receive its payments; the buyer
+/// can. The gate reads the asset's live owner, not the registry's cached one.
+#[tokio::test]
+async fn a_sold_agent_pays_and_is_paid_only_as_its_buyer() {
+    let mut w = World::new().await;
+    let outcome = trust_gate_program_tests::transfers::sold_agents(&mut w).await;
+    trust_gate_program_tests::transfers::check(&outcome);
+}
+
+/// The live owner is believed only from MPL Core: an account at the asset's address that
+/// another program owns (which a cluster can never produce, but the gate does not rely on
+/// that) naming the attacker as owner makes the gate fail, not let the attacker pay.
+#[tokio::test]
+async fn an_asset_not_owned_by_mpl_core_names_no_owner() {
+    let mut w = World::new().await;
+    let (victim, payee) = w.parties().await;
+    let attacker = funded_keypair(&mut w.ctx).await;
+    let source = w.token_account(&attacker.pubkey(), 10_000_000).await;
+    let dest = w.token_account(&payee.owner.pubkey(), 0).await;
+    let mut asset = raw_account(&mut w.ctx, &victim.asset()).await.unwrap();
+    asset.data[1..33].copy_from_slice(attacker.pubkey().as_ref());
+    asset.owner = trust_gate_program_common::external::ids::AGENT_REGISTRY;
+    w.ctx
+        .set_account(&victim.asset(), &AccountSharedData::from(asset));
+    let mut strict = w.strict_ix(&victim, &payee, 1_000_000, dest, Attestations::default());
+    replace_account(&mut strict, &victim.owner.pubkey(), attacker.pubkey());
+    let ixs = [
+        strict,
+        w.transfer_ix(&source, &dest, &attacker.pubkey(), 1_000_000),
+        w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1_000_000),
+    ];
+    let facilitator = w.facilitator.insecure_clone();
+    assert_code(
+        send_tx(&mut w.ctx, &ixs, &facilitator, &[&attacker]).await,
+        g(G::AgentAssetInvalid),
+    );
+}

@@ -11,7 +11,7 @@ const SETTLEMENT_LIMIT: u64 = 600_000;
 
 /// Every instruction the IDLs declare, as `program::instruction`.
 fn declared_instructions() -> Vec<String> {
-    let idl_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../idl");
+    let idl_dir = trust_gate_test_setup::repo_root().join("idl");
     let mut all = Vec::new();
     for program in ["policy_vault", "gate", "validation_registry"] {
         let text = std::fs::read_to_string(idl_dir.join(format!("{program}.json"))).unwrap();

@@ -373,7 +373,7 @@ async fn register_with_options_creates_the_agent_account_and_asset() {
     assert_eq!(view.collection, env.collection);
     assert!(view.reputation_enabled);
     assert_eq!(view.agent_wallet, None);
-    assert_eq!(view.recipient(), owner);
+    assert_eq!(view.recipient(&owner), owner);
     assert_eq!(
         account.data[agent_account::CREATOR..][..32],
         owner.to_bytes()
@@ -394,10 +394,19 @@ async fn register_with_options_creates_the_agent_account_and_asset() {
         "zero padded"
     );
 
+    // The asset is MPL Core's BaseAssetV1, created by the MPL Core stand-in: "Agent", the
+    // agent URI, no seq.
     let asset = raw_account(ctx, &agent.asset).await.unwrap();
-    assert_eq!(asset.owner, ids::AGENT_REGISTRY);
-    assert_eq!(asset.data.len(), asset_layout::LEN);
+    assert_eq!(asset.owner, ids::MPL_CORE);
+    assert_eq!(
+        asset.data.len(),
+        asset_layout::HEAD_LEN + 4 + "Agent".len() + 4 + URI.len() + 1
+    );
     assert_eq!(asset.data[0], 1, "MPL Core AssetV1 key");
+    assert_eq!(
+        asset.data[asset_layout::HEAD_LEN..][..9],
+        [&5u32.to_le_bytes()[..], b"Agent"].concat()
+    );
     assert_eq!(asset.data[1..33], owner.to_bytes());
     assert_eq!(
         asset.data[asset_layout::UPDATE_AUTHORITY_KIND],
@@ -554,7 +563,7 @@ async fn set_agent_wallet_rewrites_the_wallet_and_keeps_the_later_fields() {
     let data = agent_data(ctx, &agent.asset).await;
     let view = agent_account::read(&data).unwrap();
     assert_eq!(view.agent_wallet, Some(wallet.pubkey()));
-    assert_eq!(view.recipient(), wallet.pubkey());
+    assert_eq!(view.recipient(&owner), wallet.pubkey());
     assert_eq!(view.owner, owner);
     assert_eq!(
         agent_tail::offset(&data),

@@ -31,9 +31,21 @@ impl std::fmt::Display for SetupError {
 
 impl std::error::Error for SetupError {}
 
-/// The repository's root (this crate is `tools/test-setup`).
+/// The repository's root: the nearest folder with a `Cargo.lock` above the package under
+/// test. It is found at run time from the `CARGO_MANIFEST_DIR` that `cargo test` gives each
+/// test process, because a path compiled in is the path of whichever clone compiled this
+/// crate: clones sharing one target directory (CI keeps one warm) reuse the build, and would
+/// install and test another clone's folders. Outside cargo, the compiled-in path is the
+/// fallback.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    let package = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    package
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .map(Path::to_path_buf)
+        .unwrap_or(package)
 }
 
 /// Installs the Node packages of the repository folder `rel` (say `tests/mcp-inspector`) from

@@ -5,30 +5,37 @@ use crate::settlement::{self, Expected, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, DenyReason};
-use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+use trust_gate_program_common::external::{agent_account, core_asset, ids, seeds as ext_seeds};
 use trust_gate_program_common::token_account;
 use trust_gate_program_common::token_mint::{self, MintProblem};
 
 #[derive(Accounts)]
-#[instruction(payer_asset: Pubkey, payee_asset: Pubkey, amount: u64, mint: Pubkey)]
 pub struct GatePaymentStrict<'info> {
     pub evaluation: CommitEvaluationAccounts<'info>,
-    /// The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
-    /// else can spend an agent's budget.
+    /// The payer agent's live owner or the agent wallet that owner set; must also authorize
+    /// the transfer, so nobody else can spend an agent's budget.
     pub payer_signer: Signer<'info>,
+    /// The payer agent's MPL Core asset: the agent's identity, and the authority on who owns
+    /// it now (owner and layout checked in the handler).
+    /// CHECK: verified as described above.
+    pub payer_asset: UncheckedAccount<'info>,
     /// The registry's AgentAccount of the payer (PDA and owner enforced; content read
     /// in the handler).
     /// CHECK: verified as described above.
     #[account(
-        seeds = [ext_seeds::AGENT, payer_asset.as_ref()],
+        seeds = [ext_seeds::AGENT, payer_asset.key().as_ref()],
         bump = agent_account::stored_bump(&payer_agent),
         seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
     )]
     pub payer_agent: UncheckedAccount<'info>,
-    /// CHECK: the registry's AgentAccount of the payee: names the payee's recipient wallet.
+    /// The payee agent's MPL Core asset: its live owner is the recipient unless the agent
+    /// wallet that owner set is (checked in the handler).
+    /// CHECK: verified as described above.
+    pub payee_asset: UncheckedAccount<'info>,
+    /// CHECK: the registry's AgentAccount of the payee: names the payee's agent wallet.
     #[account(
-        seeds = [ext_seeds::AGENT, payee_asset.as_ref()],
+        seeds = [ext_seeds::AGENT, payee_asset.key().as_ref()],
         bump = agent_account::stored_bump(&payee_agent),
         seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
@@ -38,9 +45,9 @@ pub struct GatePaymentStrict<'info> {
     /// payee's recipient (checked in the handler).
     /// CHECK: verified as described above.
     pub destination_token: UncheckedAccount<'info>,
-    /// The gated mint (address enforced); its extensions are checked in the handler.
+    /// The gated mint (the payer's policy must be for it); its extensions are checked in
+    /// the handler.
     /// CHECK: verified as described above.
-    #[account(address = mint @ GateError::TransferMintMismatch)]
     pub mint_account: UncheckedAccount<'info>,
     /// CHECK: the instructions sysvar (address enforced).
     #[account(address = INSTRUCTIONS_SYSVAR_ID)]
@@ -84,11 +91,23 @@ fn vault_release<'info>(
     }))
 }
 
-fn agent(info: &AccountInfo, asset: &Pubkey) -> Result<agent_account::AgentView> {
-    let data = info.try_borrow_data()?;
-    let view = agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?;
-    require_keys_eq!(view.asset, *asset, GateError::AgentAccountInvalid);
-    Ok(view)
+/// An agent as the gate judges it: the registry's AgentAccount (its agent wallet) and the
+/// live owner of its MPL Core asset. The AgentAccount's own `owner` is a cache that a direct
+/// MPL Core transfer leaves stale.
+struct Agent {
+    view: agent_account::AgentView,
+    live_owner: Pubkey,
+}
+
+fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<Agent> {
+    let view = {
+        let data = account.try_borrow_data()?;
+        agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?
+    };
+    require_keys_eq!(view.asset, asset.key(), GateError::AgentAccountInvalid);
+    let live_owner = core_asset::owner(asset.owner, &asset.try_borrow_data()?)
+        .ok_or(GateError::AgentAssetInvalid)?;
+    Ok(Agent { view, live_owner })
 }
 
 /// Whether `info` is an initialized SPL Token / Token-2022 account of `mint` whose authority
@@ -148,23 +167,35 @@ pub fn deny_error(reason: DenyReason) -> GateError {
 /// signer's balance ends where it started and the vault pays.
 pub fn gate_payment_strict<'info>(
     ctx: Context<'info, GatePaymentStrict<'info>>,
-    args: PaymentArgs,
+    amount: u64,
+    policy_id: u32,
 ) -> Result<()> {
+    let a = &ctx.accounts;
+    let args = PaymentArgs {
+        payer_asset: a.payer_asset.key(),
+        payee_asset: a.payee_asset.key(),
+        amount,
+        mint: a.mint_account.key(),
+        policy_id,
+    };
     args.validate()?;
     require!(
         get_stack_height() == TRANSACTION_LEVEL_STACK_HEIGHT,
         GateError::StrictGateNotTopLevel
     );
-    let a = &ctx.accounts;
-    let payer = agent(&a.payer_agent, &args.payer_asset)?;
+    let payer = agent(&a.payer_agent, &a.payer_asset)?;
     let signer = a.payer_signer.key();
     require!(
-        signer == payer.owner || Some(signer) == payer.agent_wallet,
+        payer.view.may_sign(&payer.live_owner, &signer),
         GateError::PayerSignerMismatch
     );
-    let payee = agent(&a.payee_agent, &args.payee_asset)?;
+    let payee = agent(&a.payee_agent, &a.payee_asset)?;
     require!(
-        token_account_of(&a.destination_token, &args.mint, &payee.recipient())?,
+        token_account_of(
+            &a.destination_token,
+            &args.mint,
+            &payee.view.recipient(&payee.live_owner)
+        )?,
         GateError::RecipientMismatch
     );
     check_mint(&a.mint_account)?;

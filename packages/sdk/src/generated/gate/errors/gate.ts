@@ -68,7 +68,7 @@ export const GATE_ERROR__FEEDBACK_PAYEE_MISMATCH = 0x1789; // 6025
 export const GATE_ERROR__RECIPIENT_MISMATCH = 0x178a; // 6026
 /** AgentAccountInvalid: agent account is not the registry's AgentAccount for the asset */
 export const GATE_ERROR__AGENT_ACCOUNT_INVALID = 0x178b; // 6027
-/** PayerSignerMismatch: payer_signer is neither the payer agent's owner nor its agent wallet */
+/** PayerSignerMismatch: payer_signer is neither the payer asset's owner nor the agent wallet that owner set */
 export const GATE_ERROR__PAYER_SIGNER_MISMATCH = 0x178c; // 6028
 /** FacilitatorMismatch: facilitator must equal the signing facilitator */
 export const GATE_ERROR__FACILITATOR_MISMATCH = 0x178d; // 6029
@@ -124,9 +124,12 @@ export const GATE_ERROR__VAULT_ACCOUNTS_INCOMPLETE = 0x17a5; // 6053
 export const GATE_ERROR__PAYER_TOKEN_MISMATCH = 0x17a6; // 6054
 /** TransferSourceMismatch: the transfer's source is not payer_token, the account the vault's release credits */
 export const GATE_ERROR__TRANSFER_SOURCE_MISMATCH = 0x17a7; // 6055
+/** AgentAssetInvalid: payer_asset or payee_asset is not an MPL Core asset */
+export const GATE_ERROR__AGENT_ASSET_INVALID = 0x17a8; // 6056
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
+  | typeof GATE_ERROR__AGENT_ASSET_INVALID
   | typeof GATE_ERROR__AMOUNT_ZERO
   | typeof GATE_ERROR__ASSET_MISMATCH
   | typeof GATE_ERROR__ATOM_STATS_SCHEMA_MISMATCH
@@ -186,6 +189,7 @@ let gateErrorMessages: Record<GateError, string> | undefined;
 if (process.env.NODE_ENV !== "production") {
   gateErrorMessages = {
     [GATE_ERROR__AGENT_ACCOUNT_INVALID]: `agent account is not the registry's AgentAccount for the asset`,
+    [GATE_ERROR__AGENT_ASSET_INVALID]: `payer_asset or payee_asset is not an MPL Core asset`,
     [GATE_ERROR__AMOUNT_ZERO]: `amount must be greater than 0`,
     [GATE_ERROR__ASSET_MISMATCH]: `asset account does not match the asset argument`,
     [GATE_ERROR__ATOM_STATS_SCHEMA_MISMATCH]: `Deny 10: reputation account layout or schema mismatch`,
@@ -215,7 +219,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__MINT_PERMANENT_DELEGATE]: `mint has a Token-2022 permanent delegate: a settled payment could be taken back`,
     [GATE_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: the payee would receive less than amount`,
     [GATE_ERROR__NOT_PAYMENT_PAYER]: `only the payer of a settled payment (its transfer authority) may dispute it`,
-    [GATE_ERROR__PAYER_SIGNER_MISMATCH]: `payer_signer is neither the payer agent's owner nor its agent wallet`,
+    [GATE_ERROR__PAYER_SIGNER_MISMATCH]: `payer_signer is neither the payer asset's owner nor the agent wallet that owner set`,
     [GATE_ERROR__PAYER_TOKEN_MISMATCH]: `payer_token is not a token account of the mint owned by payer_signer`,
     [GATE_ERROR__PAYMENT_NOT_SETTLED]: `only a payment settled atomically can be disputed`,
     [GATE_ERROR__RECIPIENT_MISMATCH]: `destination_token is not a token account of the mint owned by the payee's recipient`,

@@ -10,7 +10,6 @@ import {
   combineCodec,
   fixDecoderSize,
   fixEncoderSize,
-  getAddressDecoder,
   getAddressEncoder,
   getBytesDecoder,
   getBytesEncoder,
@@ -39,7 +38,7 @@ import {
 } from "@solana/kit";
 import { GATE_PROGRAM_ADDRESS } from "../programs/index.js";
 import {
-  expectSome,
+  expectAddress,
   getAccountMetaFactory,
   type ResolvedAccount,
 } from "../shared/index.js";
@@ -69,7 +68,9 @@ export type GatePaymentStrictInstruction<
   TAccountPolicyVaultProgram extends string | AccountMeta<string> =
     "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3",
   TAccountPayerSigner extends string | AccountMeta<string> = string,
+  TAccountPayerAsset extends string | AccountMeta<string> = string,
   TAccountPayerAgent extends string | AccountMeta<string> = string,
+  TAccountPayeeAsset extends string | AccountMeta<string> = string,
   TAccountPayeeAgent extends string | AccountMeta<string> = string,
   TAccountDestinationToken extends string | AccountMeta<string> = string,
   TAccountMintAccount extends string | AccountMeta<string> = string,
@@ -117,9 +118,15 @@ export type GatePaymentStrictInstruction<
         ? ReadonlySignerAccount<TAccountPayerSigner> &
             AccountSignerMeta<TAccountPayerSigner>
         : TAccountPayerSigner,
+      TAccountPayerAsset extends string
+        ? ReadonlyAccount<TAccountPayerAsset>
+        : TAccountPayerAsset,
       TAccountPayerAgent extends string
         ? ReadonlyAccount<TAccountPayerAgent>
         : TAccountPayerAgent,
+      TAccountPayeeAsset extends string
+        ? ReadonlyAccount<TAccountPayeeAsset>
+        : TAccountPayeeAsset,
       TAccountPayeeAgent extends string
         ? ReadonlyAccount<TAccountPayeeAgent>
         : TAccountPayeeAgent,
@@ -147,18 +154,12 @@ export type GatePaymentStrictInstruction<
 
 export type GatePaymentStrictInstructionData = {
   discriminator: ReadonlyUint8Array;
-  payerAsset: Address;
-  payeeAsset: Address;
   amount: bigint;
-  mint: Address;
   policyId: number;
 };
 
 export type GatePaymentStrictInstructionDataArgs = {
-  payerAsset: Address;
-  payeeAsset: Address;
   amount: number | bigint;
-  mint: Address;
   policyId: number;
 };
 
@@ -166,10 +167,7 @@ export function getGatePaymentStrictInstructionDataEncoder(): FixedSizeEncoder<G
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
-      ["payerAsset", getAddressEncoder()],
-      ["payeeAsset", getAddressEncoder()],
       ["amount", getU64Encoder()],
-      ["mint", getAddressEncoder()],
       ["policyId", getU32Encoder()],
     ]),
     (value) => ({ ...value, discriminator: GATE_PAYMENT_STRICT_DISCRIMINATOR }),
@@ -179,10 +177,7 @@ export function getGatePaymentStrictInstructionDataEncoder(): FixedSizeEncoder<G
 export function getGatePaymentStrictInstructionDataDecoder(): FixedSizeDecoder<GatePaymentStrictInstructionData> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
-    ["payerAsset", getAddressDecoder()],
-    ["payeeAsset", getAddressDecoder()],
     ["amount", getU64Decoder()],
-    ["mint", getAddressDecoder()],
     ["policyId", getU32Decoder()],
   ]);
 }
@@ -209,7 +204,9 @@ export type GatePaymentStrictAsyncInput<
   TAccountPayeeAttestation extends string = string,
   TAccountPolicyVaultProgram extends string = string,
   TAccountPayerSigner extends string = string,
+  TAccountPayerAsset extends string = string,
   TAccountPayerAgent extends string = string,
+  TAccountPayeeAsset extends string = string,
   TAccountPayeeAgent extends string = string,
   TAccountDestinationToken extends string = string,
   TAccountMintAccount extends string = string,
@@ -229,22 +226,35 @@ export type GatePaymentStrictAsyncInput<
   payeeAttestation?: Address<TAccountPayeeAttestation>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /**
-   * The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
-   * else can spend an agent's budget.
+   * The payer agent's live owner or the agent wallet that owner set; must also authorize
+   * the transfer, so nobody else can spend an agent's budget.
    */
   payerSigner: TransactionSigner<TAccountPayerSigner>;
+  /**
+   * The payer agent's MPL Core asset: the agent's identity, and the authority on who owns
+   * it now (owner and layout checked in the handler).
+   */
+  payerAsset: Address<TAccountPayerAsset>;
   /**
    * The registry's AgentAccount of the payer (PDA and owner enforced; content read
    * in the handler).
    */
   payerAgent?: Address<TAccountPayerAgent>;
+  /**
+   * The payee agent's MPL Core asset: its live owner is the recipient unless the agent
+   * wallet that owner set is (checked in the handler).
+   */
+  payeeAsset: Address<TAccountPayeeAsset>;
   payeeAgent?: Address<TAccountPayeeAgent>;
   /**
    * The transfer's destination; must be a token account of the mint owned by the
    * payee's recipient (checked in the handler).
    */
   destinationToken: Address<TAccountDestinationToken>;
-  /** The gated mint (address enforced); its extensions are checked in the handler. */
+  /**
+   * The gated mint (the payer's policy must be for it); its extensions are checked in
+   * the handler.
+   */
   mintAccount: Address<TAccountMintAccount>;
   instructions?: Address<TAccountInstructions>;
   /**
@@ -260,10 +270,7 @@ export type GatePaymentStrictAsyncInput<
    */
   payerToken?: Address<TAccountPayerToken>;
   tokenProgram?: Address<TAccountTokenProgram>;
-  payerAsset: GatePaymentStrictInstructionDataArgs["payerAsset"];
-  payeeAsset: GatePaymentStrictInstructionDataArgs["payeeAsset"];
   amount: GatePaymentStrictInstructionDataArgs["amount"];
-  mint: GatePaymentStrictInstructionDataArgs["mint"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
 };
 
@@ -279,7 +286,9 @@ export async function getGatePaymentStrictInstructionAsync<
   TAccountPayeeAttestation extends string,
   TAccountPolicyVaultProgram extends string,
   TAccountPayerSigner extends string,
+  TAccountPayerAsset extends string,
   TAccountPayerAgent extends string,
+  TAccountPayeeAsset extends string,
   TAccountPayeeAgent extends string,
   TAccountDestinationToken extends string,
   TAccountMintAccount extends string,
@@ -301,7 +310,9 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountPayeeAttestation,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
+    TAccountPayerAsset,
     TAccountPayerAgent,
+    TAccountPayeeAsset,
     TAccountPayeeAgent,
     TAccountDestinationToken,
     TAccountMintAccount,
@@ -325,7 +336,9 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountPayeeAttestation,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
+    TAccountPayerAsset,
     TAccountPayerAgent,
+    TAccountPayeeAsset,
     TAccountPayeeAgent,
     TAccountDestinationToken,
     TAccountMintAccount,
@@ -363,7 +376,9 @@ export async function getGatePaymentStrictInstructionAsync<
       isWritable: false,
     },
     payerSigner: { value: input.payerSigner ?? null, isWritable: false },
+    payerAsset: { value: input.payerAsset ?? null, isWritable: false },
     payerAgent: { value: input.payerAgent ?? null, isWritable: false },
+    payeeAsset: { value: input.payeeAsset ?? null, isWritable: false },
     payeeAgent: { value: input.payeeAgent ?? null, isWritable: false },
     destinationToken: {
       value: input.destinationToken ?? null,
@@ -398,7 +413,7 @@ export async function getGatePaymentStrictInstructionAsync<
         "8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C" as Address<"8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C">,
       seeds: [
         getBytesEncoder().encode(new Uint8Array([97, 103, 101, 110, 116])),
-        getAddressEncoder().encode(expectSome(args.payerAsset)),
+        getAddressEncoder().encode(expectAddress(accounts.payerAsset.value)),
       ],
     });
   }
@@ -408,7 +423,7 @@ export async function getGatePaymentStrictInstructionAsync<
         "8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C" as Address<"8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C">,
       seeds: [
         getBytesEncoder().encode(new Uint8Array([97, 103, 101, 110, 116])),
-        getAddressEncoder().encode(expectSome(args.payeeAsset)),
+        getAddressEncoder().encode(expectAddress(accounts.payeeAsset.value)),
       ],
     });
   }
@@ -431,7 +446,9 @@ export async function getGatePaymentStrictInstructionAsync<
       getAccountMeta(accounts.payeeAttestation),
       getAccountMeta(accounts.policyVaultProgram),
       getAccountMeta(accounts.payerSigner),
+      getAccountMeta(accounts.payerAsset),
       getAccountMeta(accounts.payerAgent),
+      getAccountMeta(accounts.payeeAsset),
       getAccountMeta(accounts.payeeAgent),
       getAccountMeta(accounts.destinationToken),
       getAccountMeta(accounts.mintAccount),
@@ -457,7 +474,9 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountPayeeAttestation,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
+    TAccountPayerAsset,
     TAccountPayerAgent,
+    TAccountPayeeAsset,
     TAccountPayeeAgent,
     TAccountDestinationToken,
     TAccountMintAccount,
@@ -480,7 +499,9 @@ export type GatePaymentStrictInput<
   TAccountPayeeAttestation extends string = string,
   TAccountPolicyVaultProgram extends string = string,
   TAccountPayerSigner extends string = string,
+  TAccountPayerAsset extends string = string,
   TAccountPayerAgent extends string = string,
+  TAccountPayeeAsset extends string = string,
   TAccountPayeeAgent extends string = string,
   TAccountDestinationToken extends string = string,
   TAccountMintAccount extends string = string,
@@ -500,22 +521,35 @@ export type GatePaymentStrictInput<
   payeeAttestation?: Address<TAccountPayeeAttestation>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /**
-   * The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
-   * else can spend an agent's budget.
+   * The payer agent's live owner or the agent wallet that owner set; must also authorize
+   * the transfer, so nobody else can spend an agent's budget.
    */
   payerSigner: TransactionSigner<TAccountPayerSigner>;
+  /**
+   * The payer agent's MPL Core asset: the agent's identity, and the authority on who owns
+   * it now (owner and layout checked in the handler).
+   */
+  payerAsset: Address<TAccountPayerAsset>;
   /**
    * The registry's AgentAccount of the payer (PDA and owner enforced; content read
    * in the handler).
    */
   payerAgent: Address<TAccountPayerAgent>;
+  /**
+   * The payee agent's MPL Core asset: its live owner is the recipient unless the agent
+   * wallet that owner set is (checked in the handler).
+   */
+  payeeAsset: Address<TAccountPayeeAsset>;
   payeeAgent: Address<TAccountPayeeAgent>;
   /**
    * The transfer's destination; must be a token account of the mint owned by the
    * payee's recipient (checked in the handler).
    */
   destinationToken: Address<TAccountDestinationToken>;
-  /** The gated mint (address enforced); its extensions are checked in the handler. */
+  /**
+   * The gated mint (the payer's policy must be for it); its extensions are checked in
+   * the handler.
+   */
   mintAccount: Address<TAccountMintAccount>;
   instructions?: Address<TAccountInstructions>;
   /**
@@ -531,10 +565,7 @@ export type GatePaymentStrictInput<
    */
   payerToken?: Address<TAccountPayerToken>;
   tokenProgram?: Address<TAccountTokenProgram>;
-  payerAsset: GatePaymentStrictInstructionDataArgs["payerAsset"];
-  payeeAsset: GatePaymentStrictInstructionDataArgs["payeeAsset"];
   amount: GatePaymentStrictInstructionDataArgs["amount"];
-  mint: GatePaymentStrictInstructionDataArgs["mint"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
 };
 
@@ -550,7 +581,9 @@ export function getGatePaymentStrictInstruction<
   TAccountPayeeAttestation extends string,
   TAccountPolicyVaultProgram extends string,
   TAccountPayerSigner extends string,
+  TAccountPayerAsset extends string,
   TAccountPayerAgent extends string,
+  TAccountPayeeAsset extends string,
   TAccountPayeeAgent extends string,
   TAccountDestinationToken extends string,
   TAccountMintAccount extends string,
@@ -572,7 +605,9 @@ export function getGatePaymentStrictInstruction<
     TAccountPayeeAttestation,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
+    TAccountPayerAsset,
     TAccountPayerAgent,
+    TAccountPayeeAsset,
     TAccountPayeeAgent,
     TAccountDestinationToken,
     TAccountMintAccount,
@@ -595,7 +630,9 @@ export function getGatePaymentStrictInstruction<
   TAccountPayeeAttestation,
   TAccountPolicyVaultProgram,
   TAccountPayerSigner,
+  TAccountPayerAsset,
   TAccountPayerAgent,
+  TAccountPayeeAsset,
   TAccountPayeeAgent,
   TAccountDestinationToken,
   TAccountMintAccount,
@@ -632,7 +669,9 @@ export function getGatePaymentStrictInstruction<
       isWritable: false,
     },
     payerSigner: { value: input.payerSigner ?? null, isWritable: false },
+    payerAsset: { value: input.payerAsset ?? null, isWritable: false },
     payerAgent: { value: input.payerAgent ?? null, isWritable: false },
+    payeeAsset: { value: input.payeeAsset ?? null, isWritable: false },
     payeeAgent: { value: input.payeeAgent ?? null, isWritable: false },
     destinationToken: {
       value: input.destinationToken ?? null,
@@ -680,7 +719,9 @@ export function getGatePaymentStrictInstruction<
       getAccountMeta(accounts.payeeAttestation),
       getAccountMeta(accounts.policyVaultProgram),
       getAccountMeta(accounts.payerSigner),
+      getAccountMeta(accounts.payerAsset),
       getAccountMeta(accounts.payerAgent),
+      getAccountMeta(accounts.payeeAsset),
       getAccountMeta(accounts.payeeAgent),
       getAccountMeta(accounts.destinationToken),
       getAccountMeta(accounts.mintAccount),
@@ -706,7 +747,9 @@ export function getGatePaymentStrictInstruction<
     TAccountPayeeAttestation,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
+    TAccountPayerAsset,
     TAccountPayerAgent,
+    TAccountPayeeAsset,
     TAccountPayeeAgent,
     TAccountDestinationToken,
     TAccountMintAccount,
@@ -734,37 +777,50 @@ export type ParsedGatePaymentStrictInstruction<
     payeeAttestation?: TAccountMetas[8] | undefined;
     policyVaultProgram: TAccountMetas[9];
     /**
-     * The payer agent's owner or agent wallet; must also authorize the transfer, so nobody
-     * else can spend an agent's budget.
+     * The payer agent's live owner or the agent wallet that owner set; must also authorize
+     * the transfer, so nobody else can spend an agent's budget.
      */
     payerSigner: TAccountMetas[10];
+    /**
+     * The payer agent's MPL Core asset: the agent's identity, and the authority on who owns
+     * it now (owner and layout checked in the handler).
+     */
+    payerAsset: TAccountMetas[11];
     /**
      * The registry's AgentAccount of the payer (PDA and owner enforced; content read
      * in the handler).
      */
-    payerAgent: TAccountMetas[11];
-    payeeAgent: TAccountMetas[12];
+    payerAgent: TAccountMetas[12];
+    /**
+     * The payee agent's MPL Core asset: its live owner is the recipient unless the agent
+     * wallet that owner set is (checked in the handler).
+     */
+    payeeAsset: TAccountMetas[13];
+    payeeAgent: TAccountMetas[14];
     /**
      * The transfer's destination; must be a token account of the mint owned by the
      * payee's recipient (checked in the handler).
      */
-    destinationToken: TAccountMetas[13];
-    /** The gated mint (address enforced); its extensions are checked in the handler. */
-    mintAccount: TAccountMetas[14];
-    instructions: TAccountMetas[15];
+    destinationToken: TAccountMetas[15];
+    /**
+     * The gated mint (the payer's policy must be for it); its extensions are checked in
+     * the handler.
+     */
+    mintAccount: TAccountMetas[16];
+    instructions: TAccountMetas[17];
     /**
      * A vault-funded settlement only: the payer agent's vault for the mint (policy_vault
      * checks it against the policy, which must be vault-funded). On Allow policy_vault
      * releases `amount` from it to `payer_token`. A Token-2022 transfer hook's accounts for
      * that release follow as remaining accounts.
      */
-    vault?: TAccountMetas[16] | undefined;
+    vault?: TAccountMetas[18] | undefined;
     /**
      * With `vault`: payer_signer's token account of the mint, credited by the release and
      * debited by the transfer (both checked in the handler).
      */
-    payerToken?: TAccountMetas[17] | undefined;
-    tokenProgram?: TAccountMetas[18] | undefined;
+    payerToken?: TAccountMetas[19] | undefined;
+    tokenProgram?: TAccountMetas[20] | undefined;
   };
   data: GatePaymentStrictInstructionData;
 };
@@ -777,7 +833,7 @@ export function parseGatePaymentStrictInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedGatePaymentStrictInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 19) {
+  if (instruction.accounts.length < 21) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -807,7 +863,9 @@ export function parseGatePaymentStrictInstruction<
       payeeAttestation: getNextOptionalAccount(),
       policyVaultProgram: getNextAccount(),
       payerSigner: getNextAccount(),
+      payerAsset: getNextAccount(),
       payerAgent: getNextAccount(),
+      payeeAsset: getNextAccount(),
       payeeAgent: getNextAccount(),
       destinationToken: getNextAccount(),
       mintAccount: getNextAccount(),
