@@ -7,8 +7,8 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::token_2022::spl_token_2022::{
     self,
-    extension::{transfer_fee, transfer_hook, ExtensionType},
-    state::Mint,
+    extension::{default_account_state, pausable, transfer_fee, transfer_hook, ExtensionType},
+    state::{AccountState, Mint},
 };
 use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use solana_sdk::instruction::Instruction;
@@ -26,6 +26,11 @@ pub enum Extension {
     CloseAuthority(Pubkey),
     /// Transfers call this transfer-hook program (see `crate::hook`).
     TransferHook(Pubkey),
+    /// Pausable, with this pause authority.
+    Pausable(Pubkey),
+    /// DefaultAccountState(Frozen): new accounts are born frozen (the mint then gets the
+    /// world's mint authority as freeze authority).
+    DefaultFrozen,
 }
 
 impl Extension {
@@ -35,6 +40,8 @@ impl Extension {
             Extension::PermanentDelegate(_) => ExtensionType::PermanentDelegate,
             Extension::CloseAuthority(_) => ExtensionType::MintCloseAuthority,
             Extension::TransferHook(_) => ExtensionType::TransferHook,
+            Extension::Pausable(_) => ExtensionType::Pausable,
+            Extension::DefaultFrozen => ExtensionType::DefaultAccountState,
         }
     }
 
@@ -59,6 +66,16 @@ impl Extension {
             }
             Extension::TransferHook(hook) => {
                 transfer_hook::instruction::initialize(p, mint, None, Some(hook))
+            }
+            Extension::Pausable(authority) => {
+                pausable::instruction::initialize(p, mint, &authority)
+            }
+            Extension::DefaultFrozen => {
+                default_account_state::instruction::initialize_default_account_state(
+                    p,
+                    mint,
+                    &AccountState::Frozen,
+                )
             }
         }
         .expect("a valid extension instruction")
@@ -86,7 +103,11 @@ impl World {
                 &TOKEN_2022_PROGRAM_ID,
                 &mint.pubkey(),
                 &self.mint_authority.pubkey(),
-                None,
+                extensions
+                    .iter()
+                    .any(|e| matches!(e, Extension::DefaultFrozen))
+                    .then(|| self.mint_authority.pubkey())
+                    .as_ref(),
                 DECIMALS,
             )
             .unwrap(),

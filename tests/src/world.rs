@@ -624,16 +624,25 @@ impl World {
         agent: &mut Agent,
         new_owner: Keypair,
     ) -> Result<(), BanksClientError> {
+        self.transfer_asset_to(agent, &new_owner.pubkey()).await?;
+        agent.owner = new_owner;
+        Ok(())
+    }
+
+    /// As [`World::transfer_asset`], to any address (a key nobody holds, a PDA).
+    pub async fn transfer_asset_to(
+        &mut self,
+        agent: &Agent,
+        new_owner: &Pubkey,
+    ) -> Result<(), BanksClientError> {
         let ix = trust_gate_localnet::standin::core::transfer_v1(
             &agent.asset(),
             &self.collection.pubkey(),
             &agent.owner.pubkey(),
-            &new_owner.pubkey(),
+            new_owner,
         );
         let owner = agent.owner.insecure_clone();
-        self.send(&[ix], &[&owner]).await?;
-        agent.owner = new_owner;
-        Ok(())
+        self.send(&[ix], &[&owner]).await
     }
 
     /// Sends a bundle signed by the facilitator (fee payer) and the payer's owner.

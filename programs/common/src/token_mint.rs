@@ -30,8 +30,13 @@ pub mod extension {
     pub const UNINITIALIZED: u16 = 0;
     pub const TRANSFER_FEE_CONFIG: u16 = 1;
     pub const MINT_CLOSE_AUTHORITY: u16 = 3;
+    pub const DEFAULT_ACCOUNT_STATE: u16 = 6;
     pub const PERMANENT_DELEGATE: u16 = 12;
+    pub const PAUSABLE: u16 = 26;
 }
+
+/// Token-2022's `AccountState::Frozen`, as the DefaultAccountState extension stores it.
+const ACCOUNT_STATE_FROZEN: u8 = 2;
 
 pub fn is_token_program(id: &Pubkey) -> bool {
     *id == TOKEN_PROGRAM_ID || *id == TOKEN_2022_PROGRAM_ID
@@ -113,6 +118,34 @@ pub fn has_close_authority(owner: &Pubkey, data: &[u8]) -> bool {
             .is_some_and(|(_, value)| value.iter().any(|b| *b != 0))
 }
 
+/// What lets a mint's issuer lock a policy vault's tokens outright, refused for vault mints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VaultLock {
+    /// Token-2022 Pausable: its authority can stop every transfer of the mint.
+    Pausable,
+    /// Token-2022 DefaultAccountState(Frozen): a new vault would be born frozen.
+    DefaultFrozen,
+}
+
+/// Whether a mint (checked by [`check`] first) carries an extension that locks a vault by
+/// design. A freeze authority and a transfer hook can lock one too (by freezing the vault, or
+/// by swapping in a hook that always fails); those are common on stablecoins and are
+/// documented rather than refused (docs/policies.md, "Funding").
+pub fn vault_lock(owner: &Pubkey, data: &[u8]) -> Option<VaultLock> {
+    if *owner != TOKEN_2022_PROGRAM_ID {
+        return None;
+    }
+    extensions(data)
+        .map_while(|entry| entry)
+        .find_map(|(kind, value)| match kind {
+            extension::PAUSABLE => Some(VaultLock::Pausable),
+            extension::DEFAULT_ACCOUNT_STATE if value.first() == Some(&ACCOUNT_STATE_FROZEN) => {
+                Some(VaultLock::DefaultFrozen)
+            }
+            _ => None,
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +192,22 @@ mod tests {
         );
         let no_delegate = mint(&[(extension::PERMANENT_DELEGATE, vec![0; 32])]);
         assert_eq!(check(&TOKEN_2022_PROGRAM_ID, &no_delegate), Ok(()));
+    }
+
+    #[test]
+    fn vault_locks_are_pausable_and_a_frozen_default_only() {
+        let p = &TOKEN_2022_PROGRAM_ID;
+        let state = |s: u8| {
+            mint(&[
+                (14, vec![7; 64]),
+                (extension::DEFAULT_ACCOUNT_STATE, vec![s]),
+            ])
+        };
+        assert_eq!(vault_lock(p, &state(2)), Some(VaultLock::DefaultFrozen));
+        assert_eq!(vault_lock(p, &state(1)), None);
+        let pausable = mint(&[(extension::PAUSABLE, vec![0; 33])]);
+        assert_eq!(vault_lock(p, &pausable), Some(VaultLock::Pausable));
+        assert_eq!(vault_lock(&TOKEN_PROGRAM_ID, &mint(&[])), None);
     }
 
     #[test]

@@ -123,4 +123,11 @@ pub enum GateError {
     // 6056..: live owners
     #[msg("payer_asset or payee_asset is not an MPL Core asset")]
     AgentAssetInvalid,
+    // 6057..: the third audit
+    #[msg("an account after the transfer's fourth is marked as a signer")]
+    TransferExtraSigner,
+    #[msg("the payee's recipient is the payer's own key (its signer, owner or agent wallet): the payment would move nothing")]
+    PaymentToPayer,
+    #[msg("destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid")]
+    PaymentToVault,
 }

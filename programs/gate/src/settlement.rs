@@ -85,6 +85,9 @@ pub struct TransferChecked {
     pub destination: Pubkey,
     pub authority: Pubkey,
     pub amount: u64,
+    /// Whether any account after the first four (a Token-2022 transfer hook's extra accounts;
+    /// a multisig's signers, which a settlement never has) is marked as a signer.
+    pub extra_signer: bool,
 }
 
 pub fn parse_transfer_checked(ix: &Instruction) -> Option<TransferChecked> {
@@ -102,6 +105,7 @@ pub fn parse_transfer_checked(ix: &Instruction) -> Option<TransferChecked> {
         destination: ix.accounts[2].pubkey,
         authority: ix.accounts[3].pubkey,
         amount: u64::from_le_bytes(ix.data[1..9].try_into().ok()?),
+        extra_signer: ix.accounts[4..].iter().any(|m| m.is_signer),
     })
 }
 
@@ -213,6 +217,9 @@ pub fn check_strict_bundle(
         expected.authority,
         GateError::TransferAuthorityMismatch
     );
+    // Token-2022 hands a transfer hook the extra accounts with their flags: a signer there
+    // (the payer's key, say) would lend the hook program the payer's signature.
+    require!(!t.extra_signer, GateError::TransferExtraSigner);
     let payee = load(current + 2)
         .as_ref()
         .and_then(parse_feedback_payee)
@@ -475,6 +482,23 @@ mod tests {
         assert_eq!(
             code(check(&ixs, 0, &e)),
             Some(GateError::SelfTransfer.into())
+        );
+    }
+
+    #[test]
+    fn no_account_after_the_transfers_fourth_may_sign() {
+        let e = expected();
+        let mut ixs = settlement(&e, vec![]);
+        ixs[1]
+            .accounts
+            .push(AccountMeta::new_readonly(Pubkey::new_unique(), false));
+        assert!(check(&ixs, 0, &e).is_ok());
+        ixs[1]
+            .accounts
+            .push(AccountMeta::new_readonly(e.authority, true));
+        assert_eq!(
+            code(check(&ixs, 0, &e)),
+            Some(GateError::TransferExtraSigner.into())
         );
     }
 

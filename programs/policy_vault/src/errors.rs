@@ -87,4 +87,9 @@ pub enum PolicyVaultError {
     AmountZero,
     #[msg("mint has a Token-2022 close authority: once its supply is 0 it could be closed and re-created with a permanent delegate that empties the vault")]
     MintCloseAuthority,
+    // 6039..: the third audit
+    #[msg("mint has the Token-2022 Pausable extension: its authority could stop every transfer out of the vault")]
+    MintPausable,
+    #[msg("mint has Token-2022 DefaultAccountState(Frozen): the vault would be created frozen")]
+    MintDefaultFrozen,
 }

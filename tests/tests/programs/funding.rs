@@ -578,3 +578,45 @@ fn failed_instruction(err: &BanksClientError) -> Option<(u8, InstructionError)> 
         _ => None,
     }
 }
+
+/// F-3 of the third audit, a vault: the payee agent was handed to the payer's vault, so the
+/// payee's recipient is the vault (a token account that is its own authority). Before the fix
+/// a vault-funded settlement released from the vault and paid straight back into it: nothing
+/// moved, yet the policy counted it and the payee was rated.
+#[tokio::test]
+async fn audit3_f3_a_payment_into_a_vault_is_refused() {
+    let mut w = World::new().await;
+    let mint = w.mint;
+    let b = bound_payer(&mut w, mint, TOKEN_PROGRAM_ID, 0, vec![]).await;
+    let payee = w.payee(3, None).await;
+    w.transfer_asset_to(&payee, &b.vault).await.unwrap();
+    let ixs = b.settlement(&w, &payee, b.vault, 1_000_000);
+    assert_code(send_as_hot(&mut w, &b, &ixs).await, g(G::PaymentToVault));
+    assert_eq!(state(&mut w, &b).await, UNTOUCHED);
+}
+
+/// F-6 of the third audit: a mint whose issuer can lock a vault by design (Token-2022
+/// Pausable: one switch stops every transfer; DefaultAccountState(Frozen): the vault is born
+/// frozen) is refused for a vault. Before the fix both vaults opened.
+#[tokio::test]
+async fn audit3_f6_a_vault_refuses_pausable_and_default_frozen_mints() {
+    let mut w = World::new().await;
+    let mint = w.mint;
+    let b = bound_payer(&mut w, mint, TOKEN_PROGRAM_ID, 0, vec![]).await;
+    let owner = b.agent.owner.insecure_clone();
+    let issuer = anchor_lang::prelude::Pubkey::new_unique();
+    for (extension, code) in [
+        (Extension::Pausable(issuer), V::MintPausable),
+        (Extension::DefaultFrozen, V::MintDefaultFrozen),
+    ] {
+        let bad = w.token_2022_mint(&[extension]).await;
+        let open = sdk().open_vault(
+            &owner.pubkey(),
+            &[],
+            &b.asset(),
+            &bad,
+            &TOKEN_2022_PROGRAM_ID,
+        );
+        assert_code(send(&mut w.ctx, &[open], &[&owner]).await, v(code));
+    }
+}

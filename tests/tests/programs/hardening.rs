@@ -237,6 +237,9 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
 
     // A payee whose recipient is the payer's own wallet: SPL Token would accept the transfer
     // from the payer's account to itself, move nothing, and leave a disputable "settled" log.
+    // The gate refuses a recipient that is one of the payer's keys before it reads the
+    // transfer (`PaymentToPayer`; the self-transfer check behind it is unit-tested in
+    // `gate::settlement`).
     let payer_key = payer.owner.insecure_clone();
     w.set_agent_wallet(&payee, &payer_key).await;
     let own = w.token_account(&payer.owner.pubkey(), 0).await;
@@ -246,7 +249,7 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
         w.transfer_ix(&own, &own, &payer.owner.pubkey(), 1_000),
         w.emit_feedback_ix(pay, &payee.asset(), 90, 1_000),
     ];
-    assert_code(w.send_settlement(&payer, &ixs).await, g(G::SelfTransfer));
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::PaymentToPayer));
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
     assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await

@@ -2,6 +2,7 @@
 //! real transactions in a solana-program-test bank (see `trust_gate_program_tests`).
 
 mod adversarial;
+mod audit3;
 mod compute_units;
 mod cpi_example;
 mod decisions;

@@ -190,13 +190,21 @@ pub fn gate_payment_strict<'info>(
         GateError::PayerSignerMismatch
     );
     let payee = agent(&a.payee_agent, &a.payee_asset)?;
+    let recipient = payee.view.recipient(&payee.live_owner);
     require!(
-        token_account_of(
-            &a.destination_token,
-            &args.mint,
-            &payee.view.recipient(&payee.live_owner)
-        )?,
+        token_account_of(&a.destination_token, &args.mint, &recipient)?,
         GateError::RecipientMismatch
+    );
+    // A payment to the payer's own keys, or into a vault, moves nothing between parties but
+    // would be counted, logged as settled and rated.
+    require!(
+        !payer.view.may_sign(&payer.live_owner, &recipient),
+        GateError::PaymentToPayer
+    );
+    require_keys_neq!(
+        recipient,
+        a.destination_token.key(),
+        GateError::PaymentToVault
     );
     check_mint(&a.mint_account)?;
     let release = vault_release(a, &signer, &args.mint)?;

@@ -4,6 +4,7 @@ use crate::events::VaultOpened;
 use crate::state::{seeds, vault, PolicyAuthority};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::program::invoke;
+use trust_gate_program_common::token_mint::VaultLock;
 use trust_gate_program_common::{pda_account, runtime, token_account, token_mint};
 
 #[derive(Accounts)]
@@ -43,6 +44,13 @@ pub fn open_vault(ctx: Context<OpenVault>, asset: Pubkey, mint: Pubkey) -> Resul
         !token_mint::has_close_authority(a.mint_account.owner, &a.mint_account.try_borrow_data()?),
         PolicyVaultError::MintCloseAuthority
     );
+    // A mint whose issuer can stop every transfer, or whose new accounts are born frozen,
+    // would lock the vault by design.
+    match token_mint::vault_lock(a.mint_account.owner, &a.mint_account.try_borrow_data()?) {
+        Some(VaultLock::Pausable) => return err!(PolicyVaultError::MintPausable),
+        Some(VaultLock::DefaultFrozen) => return err!(PolicyVaultError::MintDefaultFrozen),
+        None => {}
+    }
     require_keys_eq!(
         *a.mint_account.owner,
         a.token_program.key(),

@@ -126,6 +126,12 @@ export const GATE_ERROR__PAYER_TOKEN_MISMATCH = 0x17a6; // 6054
 export const GATE_ERROR__TRANSFER_SOURCE_MISMATCH = 0x17a7; // 6055
 /** AgentAssetInvalid: payer_asset or payee_asset is not an MPL Core asset */
 export const GATE_ERROR__AGENT_ASSET_INVALID = 0x17a8; // 6056
+/** TransferExtraSigner: an account after the transfer's fourth is marked as a signer */
+export const GATE_ERROR__TRANSFER_EXTRA_SIGNER = 0x17a9; // 6057
+/** PaymentToPayer: the payee's recipient is the payer's own key (its signer, owner or agent wallet): the payment would move nothing */
+export const GATE_ERROR__PAYMENT_TO_PAYER = 0x17aa; // 6058
+/** PaymentToVault: destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid */
+export const GATE_ERROR__PAYMENT_TO_VAULT = 0x17ab; // 6059
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
@@ -162,6 +168,8 @@ export type GateError =
   | typeof GATE_ERROR__PAYER_SIGNER_MISMATCH
   | typeof GATE_ERROR__PAYER_TOKEN_MISMATCH
   | typeof GATE_ERROR__PAYMENT_NOT_SETTLED
+  | typeof GATE_ERROR__PAYMENT_TO_PAYER
+  | typeof GATE_ERROR__PAYMENT_TO_VAULT
   | typeof GATE_ERROR__RECIPIENT_MISMATCH
   | typeof GATE_ERROR__SCORE_OUT_OF_RANGE
   | typeof GATE_ERROR__SELF_PAYMENT
@@ -176,6 +184,7 @@ export type GateError =
   | typeof GATE_ERROR__TRANSFER_AMOUNT_MISMATCH
   | typeof GATE_ERROR__TRANSFER_AUTHORITY_MISMATCH
   | typeof GATE_ERROR__TRANSFER_DESTINATION_MISMATCH
+  | typeof GATE_ERROR__TRANSFER_EXTRA_SIGNER
   | typeof GATE_ERROR__TRANSFER_MINT_MISMATCH
   | typeof GATE_ERROR__TRANSFER_MISSING
   | typeof GATE_ERROR__TRANSFER_SOURCE_MISMATCH
@@ -222,6 +231,8 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__PAYER_SIGNER_MISMATCH]: `payer_signer is neither the payer asset's owner nor the agent wallet that owner set`,
     [GATE_ERROR__PAYER_TOKEN_MISMATCH]: `payer_token is not a token account of the mint owned by payer_signer`,
     [GATE_ERROR__PAYMENT_NOT_SETTLED]: `only a payment settled atomically can be disputed`,
+    [GATE_ERROR__PAYMENT_TO_PAYER]: `the payee's recipient is the payer's own key (its signer, owner or agent wallet): the payment would move nothing`,
+    [GATE_ERROR__PAYMENT_TO_VAULT]: `destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid`,
     [GATE_ERROR__RECIPIENT_MISMATCH]: `destination_token is not a token account of the mint owned by the payee's recipient`,
     [GATE_ERROR__SCORE_OUT_OF_RANGE]: `score must be 0..=100`,
     [GATE_ERROR__SELF_PAYMENT]: `payer_asset and payee_asset are the same agent`,
@@ -236,6 +247,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__TRANSFER_AMOUNT_MISMATCH]: `the transfer's amount differs from the gated amount`,
     [GATE_ERROR__TRANSFER_AUTHORITY_MISMATCH]: `the transfer's authority is not payer_signer`,
     [GATE_ERROR__TRANSFER_DESTINATION_MISMATCH]: `the transfer's destination is not the destination_token account`,
+    [GATE_ERROR__TRANSFER_EXTRA_SIGNER]: `an account after the transfer's fourth is marked as a signer`,
     [GATE_ERROR__TRANSFER_MINT_MISMATCH]: `the transfer's mint differs from the gated mint`,
     [GATE_ERROR__TRANSFER_MISSING]: `the instruction after gate_payment_strict is not a TransferChecked of SPL Token or Token-2022`,
     [GATE_ERROR__TRANSFER_SOURCE_MISMATCH]: `the transfer's source is not payer_token, the account the vault's release credits`,

@@ -92,6 +92,10 @@ export const POLICY_VAULT_ERROR__VAULT_INSUFFICIENT_FUNDS = 0x1794; // 6036
 export const POLICY_VAULT_ERROR__AMOUNT_ZERO = 0x1795; // 6037
 /** MintCloseAuthority: mint has a Token-2022 close authority: once its supply is 0 it could be closed and re-created with a permanent delegate that empties the vault */
 export const POLICY_VAULT_ERROR__MINT_CLOSE_AUTHORITY = 0x1796; // 6038
+/** MintPausable: mint has the Token-2022 Pausable extension: its authority could stop every transfer out of the vault */
+export const POLICY_VAULT_ERROR__MINT_PAUSABLE = 0x1797; // 6039
+/** MintDefaultFrozen: mint has Token-2022 DefaultAccountState(Frozen): the vault would be created frozen */
+export const POLICY_VAULT_ERROR__MINT_DEFAULT_FROZEN = 0x1798; // 6040
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
@@ -108,8 +112,10 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH
   | typeof POLICY_VAULT_ERROR__MINT_CLOSE_AUTHORITY
+  | typeof POLICY_VAULT_ERROR__MINT_DEFAULT_FROZEN
   | typeof POLICY_VAULT_ERROR__MIN_TIER_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__MINT_INVALID
+  | typeof POLICY_VAULT_ERROR__MINT_PAUSABLE
   | typeof POLICY_VAULT_ERROR__MINT_PERMANENT_DELEGATE
   | typeof POLICY_VAULT_ERROR__MINT_REQUIRED
   | typeof POLICY_VAULT_ERROR__MINT_TRANSFER_FEE
@@ -151,8 +157,10 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE]: `min confidence must be 0..=10000 basis points`,
     [POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH]: `mint account: missing, or not the account at the policy's mint address`,
     [POLICY_VAULT_ERROR__MINT_CLOSE_AUTHORITY]: `mint has a Token-2022 close authority: once its supply is 0 it could be closed and re-created with a permanent delegate that empties the vault`,
+    [POLICY_VAULT_ERROR__MINT_DEFAULT_FROZEN]: `mint has Token-2022 DefaultAccountState(Frozen): the vault would be created frozen`,
     [POLICY_VAULT_ERROR__MIN_TIER_OUT_OF_RANGE]: `min tier must be 0..=4`,
     [POLICY_VAULT_ERROR__MINT_INVALID]: `mint is not an initialized mint of SPL Token or Token-2022`,
+    [POLICY_VAULT_ERROR__MINT_PAUSABLE]: `mint has the Token-2022 Pausable extension: its authority could stop every transfer out of the vault`,
     [POLICY_VAULT_ERROR__MINT_PERMANENT_DELEGATE]: `mint has a Token-2022 permanent delegate: a settled payment could be taken back`,
     [POLICY_VAULT_ERROR__MINT_REQUIRED]: `mint must be set when Spending or Velocity is enabled: caps are counted in the mint's smallest units`,
     [POLICY_VAULT_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: a transfer may deliver less than its amount`,

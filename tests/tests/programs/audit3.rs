@@ -1,0 +1,112 @@
+//! The third audit's findings (issue 23): each test runs the attack the audit describes and
+//! fails without its fix. F-3's vault case is in `funding.rs`, beside the vault helpers.
+
+use anchor_lang::solana_program::program_pack::Pack;
+use anchor_lang::solana_program::system_instruction;
+use anchor_spl::token::spl_token;
+use gate::errors::GateError as G;
+use solana_sdk::instruction::AccountMeta;
+use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_program_tests::world::{Agent, World};
+use trust_gate_program_tests::{assert_code, payment_id, send};
+
+fn g(e: G) -> u32 {
+    u32::from(e)
+}
+
+/// A token account of the world's mint owned by `owner` at a fresh address (not the
+/// associated one): a second account of the same wallet.
+async fn second_account(
+    w: &mut World,
+    owner: &solana_sdk::pubkey::Pubkey,
+) -> solana_sdk::pubkey::Pubkey {
+    let account = Keypair::new();
+    let len = spl_token::state::Account::LEN;
+    let rent = w.ctx.banks_client.get_rent().await.unwrap();
+    let payer = w.ctx.payer.insecure_clone();
+    let ixs = [
+        system_instruction::create_account(
+            &payer.pubkey(),
+            &account.pubkey(),
+            rent.minimum_balance(len),
+            len as u64,
+            &spl_token::ID,
+        ),
+        spl_token::instruction::initialize_account3(
+            &spl_token::ID,
+            &account.pubkey(),
+            &w.mint,
+            owner,
+        )
+        .unwrap(),
+    ];
+    send(&mut w.ctx, &ixs, &[&account]).await.unwrap();
+    account.pubkey()
+}
+
+/// F-3: a payee agent whose recipient is the payer's own key (here its owner: the agent was
+/// handed to the payer's owner) is paid into a second account of that key. Before the fix
+/// the payment moved nothing between parties, yet was counted, logged as settled and rated.
+#[tokio::test]
+async fn audit3_f3_a_payment_to_the_payers_own_keys_is_refused() {
+    let mut w = World::new().await;
+    let (payer, _) = w.parties().await;
+    let payee = w.payee(3, None).await;
+    w.transfer_asset_to(&payee, &payer.owner.pubkey())
+        .await
+        .unwrap();
+    let source = w.token_account(&payer.owner.pubkey(), 0).await;
+    let destination = second_account(&mut w, &payer.owner.pubkey()).await;
+    let as_payee = Agent {
+        owner: payer.owner.insecure_clone(),
+        asset: payee.asset.insecure_clone(),
+    };
+    let ixs = [
+        w.strict_ix(
+            &payer,
+            &as_payee,
+            1_000_000,
+            destination,
+            Default::default(),
+        ),
+        w.transfer_ix(&source, &destination, &payer.owner.pubkey(), 1_000_000),
+        w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1_000_000),
+    ];
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::PaymentToPayer));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
+
+    // The agent wallet is the payer's key too: a payee paid to it is refused alike.
+    let (payer, mut payee) = w.parties().await;
+    let hot = Keypair::new();
+    w.set_agent_wallet(&payer, &hot).await;
+    w.transfer_asset_to(&payee, &hot.pubkey()).await.unwrap();
+    payee.owner = hot.insecure_clone();
+    let source = w.token_account(&payer.owner.pubkey(), 0).await;
+    let destination = w.token_account(&hot.pubkey(), 0).await;
+    let ixs = [
+        w.strict_ix(&payer, &payee, 1_000_000, destination, Default::default()),
+        w.transfer_ix(&source, &destination, &payer.owner.pubkey(), 1_000_000),
+        w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1_000_000),
+    ];
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::PaymentToPayer));
+}
+
+/// F-7: the transfer carries an extra account marked as a signer (the payer's own key, which
+/// signs the transaction anyway). SPL Token ignores it; a Token-2022 transfer hook would get
+/// it with the payer's signature. Refused on chain, not only by our facilitator.
+#[tokio::test]
+async fn audit3_f7_a_signer_after_the_transfers_fourth_account_is_refused() {
+    let mut w = World::new().await;
+    let (payer, payee) = w.parties().await;
+    let mut ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
+    ixs[1]
+        .accounts
+        .push(AccountMeta::new_readonly(payer.owner.pubkey(), true));
+    assert_code(
+        w.send_settlement(&payer, &ixs).await,
+        g(G::TransferExtraSigner),
+    );
+    // The same settlement without the extra signer goes through.
+    ixs[1].accounts.pop();
+    w.send_settlement(&payer, &ixs).await.unwrap();
+}
