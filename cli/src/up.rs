@@ -167,7 +167,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             );
             println!("  demo          {d}   (/protected /health)");
             println!(
-                "  MCP server    http://{}/   (streamable HTTP, 24 tools; /healthz)",
+                "  MCP server    http://{}/   (streamable HTTP, 23 tools; /healthz)",
                 mcp.addr
             );
             println!();

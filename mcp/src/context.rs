@@ -8,7 +8,6 @@ use solana_commitment_config::CommitmentConfig;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signature, Signer};
 use solana_sdk::transaction::Transaction;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 use trust_gate_client::pda::Pdas;
 use trust_gate_client::{Builder, RpcClient};
@@ -20,8 +19,6 @@ pub struct Ctx {
     pub started: Instant,
     /// The docs corpus, or why it could not be loaded (`docs_corpus_not_found`).
     pub docs: Result<Corpus, ToolError>,
-    /// Whether the one-time warning about defaulted feedback decimals was printed.
-    decimals_warned: AtomicBool,
 }
 
 impl Ctx {
@@ -34,7 +31,6 @@ impl Ctx {
             rpc,
             started: Instant::now(),
             docs,
-            decimals_warned: AtomicBool::new(false),
             config,
         }
     }
@@ -55,13 +51,6 @@ impl Ctx {
             .as_ref()
             .map(|(k, _)| k.as_ref())
             .ok_or_else(|| ToolError::auth_required(self.transport(), tool))
-    }
-
-    /// Prints the defaulted-decimals warning to stderr once per process.
-    pub fn warn_decimals_once(&self, message: &str) {
-        if !self.decimals_warned.swap(true, Ordering::SeqCst) {
-            eprintln!("warning: {message}");
-        }
     }
 
     /// Signs (fee payer first) and sends `ixs` as one transaction, waiting for confirmation.

@@ -1,4 +1,4 @@
-//! trust-gate's MCP tool server: 24 tools (13 read, 8 write, 3 discovery), 4 resources and
+//! trust-gate's MCP tool server: 23 tools (13 read, 7 write, 3 discovery), 4 resources and
 //! 3 prompts over stdio or streamable HTTP, built on rmcp.
 //!
 //! - [`config`]: the environment table, validated at boot; [`signer`]: the signer chain.

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
 
-pub const TOOLS: [&str; 24] = [
+pub const TOOLS: [&str; 23] = [
     "gate_get_policy",
     "gate_get_velocity_ledger",
     "gate_get_killswitch",
@@ -27,7 +27,6 @@ pub const TOOLS: [&str; 24] = [
     "gate_register_attestor",
     "gate_request_validation",
     "gate_respond_to_validation",
-    "gate_emit_feedback",
     "gate_demo_state",
     "gate_docs",
     "gate_facilitator_walkthrough",
@@ -596,35 +595,36 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     )
     .await;
 
-    // Feedback as the signer (a facilitator), once per payment id hash.
-    let hash = random_hex32();
-    let fb = json!({"payment_id_hash": hash, "payee_asset": demo.service, "score": 90, "value": "100000",
-                    "value_decimals": 6, "tag1": "x402", "tag2": "demo", "endpoint": "/protected",
-                    "feedback_uri": "https://feedback.example"});
-    let emitted = ok(c, "gate_emit_feedback", fb.clone()).await;
-    assert_eq!(
-        (
-            emitted["created"].as_bool(),
-            emitted["settledAtomically"].as_bool()
-        ),
-        (Some(true), Some(false))
-    );
-    let registry = emitted["registryProgram"].as_str().unwrap();
-    assert!(emitted["instructionAccounts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|a| a["pubkey"] == registry));
-    assert_eq!(ok(c, "gate_emit_feedback", fb).await["created"], false);
+    // Feedback is given only by settlements (the gate refuses it on its own): a demo payment
+    // settled through the SDK, then its feedback log read back.
+    let env = &w.env;
+    let pay = solana_sdk::pubkey::Pubkey::new_unique().to_bytes();
+    let settlement = env.settlement(3, trust_gate_migrations::demo::PRICE, pay);
+    trust_gate_client::settle::settle(
+        &env.rpc,
+        &env.b,
+        &settlement,
+        &env.world.payer(3).unwrap().owner,
+        &env.world.facilitator,
+        &env.tables().await,
+        trust_gate_client::settle::AtomicityEnforced::TRUE,
+    )
+    .await
+    .unwrap();
     let log = ok(
         c,
         "gate_get_feedback_log",
-        json!({"payment_id_hash": hash, "facilitator": me}),
+        json!({"payment_id_hash": pay.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+               "facilitator": env.world.facilitator.pubkey().to_string()}),
     )
     .await;
     assert_eq!(
-        (log["score"].as_u64(), log["value"].as_str()),
-        (Some(90), Some("100000"))
+        (
+            log["score"].as_u64(),
+            log["value"].as_str(),
+            log["settledAtomically"].as_bool()
+        ),
+        (Some(90), Some("100000"), Some(true))
     );
 }
 

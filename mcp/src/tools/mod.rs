@@ -1,4 +1,4 @@
-//! The 24 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! The 23 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
 //! work is in [`read`], [`write`] and [`discovery`], and [`call_result`] shapes the reply.
 
 pub mod discovery;
@@ -213,17 +213,6 @@ impl GateServer {
         Parameters(a): Parameters<RespondArgs>,
     ) -> CallToolResult {
         call_result(respond_to_validation(&self.ctx, a).await)
-    }
-
-    /// Emit reputation feedback for a payment as the facilitator (the signer), through the
-    /// gate into the agent registry (whose program is among the instruction accounts).
-    /// Idempotent per payment id hash.
-    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
-    async fn gate_emit_feedback(
-        &self,
-        Parameters(a): Parameters<EmitFeedbackArgs>,
-    ) -> CallToolResult {
-        call_result(emit_feedback(&self.ctx, a).await)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The 8 write tools. Each reads first and is idempotent: what already exists is returned,
+//! The 7 write tools. Each reads first and is idempotent: what already exists is returned,
 //! not created again. Each needs the signer (`auth_required` otherwise).
 
 use crate::args::{hex32, pubkey};
@@ -13,13 +13,10 @@ use serde_json::{json, Value};
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{
-    AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, GateAuthority, KillSwitchState,
-    PolicyAccount, PolicyAuthority, ValidationRequest,
+    AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAccount, PolicyAuthority,
+    ValidationRequest,
 };
-use trust_gate_client::instructions::{ed25519_verify, Claim, FeedbackArgs};
-
-/// Decimals assumed for feedback `value` when omitted: the common stablecoin's.
-pub const DEFAULT_VALUE_DECIMALS: u8 = 6;
+use trust_gate_client::instructions::{ed25519_verify, Claim};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct InitAuthorityArgs {
@@ -95,28 +92,6 @@ pub struct RespondArgs {
     /// The slot at which the attestation expires (at least 1).
     #[schemars(range(min = 1))]
     pub expires_at_slot: u64,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct EmitFeedbackArgs {
-    /// The payment id hash: 64 hex characters.
-    pub payment_id_hash: String,
-    /// The paid agent's asset (base58).
-    pub payee_asset: String,
-    /// 0..100.
-    #[schemars(range(max = 100))]
-    pub score: u8,
-    /// The paid amount in the mint's smallest units (decimal digits; default 0).
-    pub value: Option<String>,
-    /// Decimals of `value` (default 6, the common stablecoin's).
-    pub value_decimals: Option<u8>,
-    pub tag1: String,
-    pub tag2: String,
-    /// The service endpoint paid for.
-    pub endpoint: String,
-    pub feedback_uri: String,
-    /// The agent registry's base collection (base58); read from the registry when omitted.
-    pub base_collection: Option<String>,
 }
 
 fn ok_sent(signature: impl ToString, mut v: Value) -> Value {
@@ -484,86 +459,5 @@ pub async fn respond_to_validation(ctx: &Ctx, a: RespondArgs) -> ToolResult {
             .ok_or_else(|| ToolError::not_found("ValidationAttestation", address))?;
     let mut v = views::attestation(&address, &att);
     v["changed"] = json!(true);
-    Ok(ok_sent(sig, v))
-}
-
-pub async fn emit_feedback(ctx: &Ctx, a: EmitFeedbackArgs) -> ToolResult {
-    let b = ctx.builder()?;
-    let signer = ctx.signer("gate_emit_feedback")?;
-    let hash = hex32("payment_id_hash", &a.payment_id_hash)?;
-    let payee = pubkey("payee_asset", &a.payee_asset)?;
-    if a.score > 100 {
-        return Err(ToolError::input("score", "must be 0..100"));
-    }
-    let value = match &a.value {
-        Some(v) => crate::args::digits("value", v)?,
-        None => 0,
-    };
-    let value_decimals = match a.value_decimals {
-        Some(d) => d,
-        None => {
-            ctx.warn_decimals_once(&format!(
-                "gate_emit_feedback: value_decimals not given; using {DEFAULT_VALUE_DECIMALS} \
-                 (the common stablecoin's). Pass value_decimals for other mints."
-            ));
-            DEFAULT_VALUE_DECIMALS
-        }
-    };
-    let me = signer.pubkey();
-    let log_key = b.pda.feedback_log(&me, &hash);
-    if let Some(log) =
-        chain::anchor_account::<FeedbackEmissionLog>(&ctx.rpc, "FeedbackEmissionLog", &log_key)
-            .await?
-    {
-        let mut v = views::feedback_log(&log_key, &log);
-        v["created"] = json!(false);
-        return Ok(v);
-    }
-    let collection = match &a.base_collection {
-        Some(c) => pubkey("base_collection", c)?,
-        None => chain::base_collection(&ctx.rpc, &b.ids).await?,
-    };
-    let mut ixs = Vec::new();
-    let gate_authority = b.pda.gate_authority(&me);
-    let healed = chain::anchor_account::<GateAuthority>(&ctx.rpc, "GateAuthority", &gate_authority)
-        .await?
-        .is_none();
-    if healed {
-        ixs.push(b.init_gate_authority(&me));
-    }
-    let ix = b.emit_feedback(
-        &me,
-        &collection,
-        FeedbackArgs {
-            payment_id_hash: hash,
-            payee_asset: payee,
-            score: a.score,
-            value,
-            value_decimals,
-            tag1: a.tag1,
-            tag2: a.tag2,
-            endpoint: a.endpoint,
-            feedback_uri: a.feedback_uri,
-        },
-    );
-    let accounts: Vec<Value> = ix
-        .accounts
-        .iter()
-        .map(|m| json!({"pubkey": m.pubkey.to_string(), "isSigner": m.is_signer, "isWritable": m.is_writable}))
-        .collect();
-    ixs.push(ix);
-    let sig = ctx.send(&ixs, signer, &[]).await?;
-    let log: FeedbackEmissionLog = chain::anchor_account(&ctx.rpc, "FeedbackEmissionLog", &log_key)
-        .await?
-        .ok_or_else(|| ToolError::not_found("FeedbackEmissionLog", log_key))?;
-    let mut v = views::feedback_log(&log_key, &log);
-    v["created"] = json!(true);
-    v["gateAuthorityCreated"] = json!(healed);
-    v["registryProgram"] = json!(b.ids.agent_registry.to_string());
-    v["instructionAccounts"] = json!(accounts);
-    v["note"] = json!(
-        "feedback sent on its own is recorded with settledAtomically=false; a settlement \
-         (gate, transfer, feedback in one transaction) records it as settled"
-    );
     Ok(ok_sent(sig, v))
 }

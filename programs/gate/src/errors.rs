@@ -130,4 +130,8 @@ pub enum GateError {
     PaymentToPayer,
     #[msg("destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid")]
     PaymentToVault,
+    #[msg("emit_feedback must end a settlement for the same payee: feedback is given only for a payment settled through the gate")]
+    FeedbackNotSettled,
+    #[msg("the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself")]
+    SelfDealing,
 }

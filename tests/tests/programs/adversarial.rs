@@ -280,25 +280,23 @@ async fn feedback_cannot_claim_settlement_for_a_payment_that_never_happened() {
         w.transfer_ix(&src, &dest, &payer.owner.pubkey(), 1),
         w.emit_feedback_ix(pay, &payee.asset(), 100, 1_000_000_000),
     ];
-    send_tx(&mut w.ctx, &fake, &facilitator, &[&payer.owner])
+    assert_code(
+        send_tx(&mut w.ctx, &fake, &facilitator, &[&payer.owner]).await,
+        g(G::FeedbackNotSettled),
+    );
+    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
-        .unwrap();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
-        .await
-        .unwrap();
-    assert!(!log.settled_atomically, "not a settlement");
-    // Without any transfer: [emit_feedback] alone is standalone, too.
+        .is_none());
+    // Without any transfer: [emit_feedback] alone is refused too.
     let pay2 = payment_id();
-    w.send(
-        &[w.emit_feedback_ix(pay2, &payee.asset(), 100, 1)],
-        &[&facilitator],
-    )
-    .await
-    .unwrap();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay2))
-        .await
-        .unwrap();
-    assert!(!log.settled_atomically);
+    assert_code(
+        w.send(
+            &[w.emit_feedback_ix(pay2, &payee.asset(), 100, 1)],
+            &[&facilitator],
+        )
+        .await,
+        g(G::FeedbackNotSettled),
+    );
     let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
         .await
         .unwrap();
@@ -308,70 +306,65 @@ async fn feedback_cannot_claim_settlement_for_a_payment_that_never_happened() {
 #[tokio::test]
 async fn nobody_can_front_run_a_facilitators_feedback_log() {
     let mut w = World::new().await;
-    let payee = w.payee(3, None).await;
+    let (payer, payee) = w.parties().await;
     let stranger = funded_keypair(&mut w.ctx).await;
     let pay = payment_id();
+    let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
     // The stranger signs in the facilitator's place for the facilitator's log address.
-    let mut ix = w.emit_feedback_ix(pay, &payee.asset(), 100, 1);
-    ix.accounts[0].pubkey = stranger.pubkey();
+    let mut forged = ixs.clone();
+    forged[2].accounts[0].pubkey = stranger.pubkey();
     assert_code(
-        send(&mut w.ctx, &[ix], &[&stranger]).await,
+        send_tx(&mut w.ctx, &forged, &stranger, &[&payer.owner]).await,
         g(G::FacilitatorMismatch),
     );
     // The facilitator's key without its signature.
-    let mut ix = w.emit_feedback_ix(pay, &payee.asset(), 100, 1);
-    ix.accounts[0].is_signer = false;
-    let payer = w.ctx.payer.insecure_clone();
+    let mut unsigned = ixs.clone();
+    unsigned[2].accounts[0].is_signer = false;
+    let fee_payer = w.ctx.payer.insecure_clone();
     assert_code(
-        send_tx(&mut w.ctx, &[ix], &payer, &[]).await,
+        send_tx(&mut w.ctx, &unsigned, &fee_payer, &[&payer.owner]).await,
         Anchor::AccountNotSigner as u32,
     );
     // The real facilitator still records it.
-    let facilitator = w.facilitator.insecure_clone();
-    w.send(
-        &[w.emit_feedback_ix(pay, &payee.asset(), 100, 1)],
-        &[&facilitator],
-    )
-    .await
-    .unwrap();
+    w.send_settlement(&payer, &ixs).await.unwrap();
+    let f = w.facilitator.pubkey();
+    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .is_some());
 }
 
 #[tokio::test]
 async fn feedback_accounts_must_belong_to_the_payee() {
     let mut w = World::new().await;
-    let payee = w.payee(3, None).await;
+    let (payer, payee) = w.parties().await;
     let other = w.payee(3, None).await;
-    let facilitator = w.facilitator.insecure_clone();
     // One account of another agent among the payee's: the PDA constraints refuse it.
     for (from, to) in [
         (pda::agent(&payee.asset()), pda::agent(&other.asset())),
         (payee.asset(), other.asset()),
         (pda::stats(&payee.asset()), pda::stats(&other.asset())),
     ] {
-        let mut ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
-        replace_account(&mut ix, &from, to);
+        let mut ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
+        replace_account(&mut ixs[2], &from, to);
         assert_code(
-            send(&mut w.ctx, &[ix], &[&facilitator]).await,
+            w.send_settlement(&payer, &ixs).await,
             Anchor::ConstraintSeeds as u32,
         );
     }
     // All of another agent's accounts while the arguments name the payee.
-    let mut ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
+    let mut ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
     replace_account(
-        &mut ix,
+        &mut ixs[2],
         &pda::agent(&payee.asset()),
         pda::agent(&other.asset()),
     );
-    replace_account(&mut ix, &payee.asset(), other.asset());
+    replace_account(&mut ixs[2], &payee.asset(), other.asset());
     replace_account(
-        &mut ix,
+        &mut ixs[2],
         &pda::stats(&payee.asset()),
         pda::stats(&other.asset()),
     );
-    assert_code(
-        send(&mut w.ctx, &[ix], &[&facilitator]).await,
-        g(G::AssetMismatch),
-    );
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::AssetMismatch));
 }
 
 #[tokio::test]
@@ -409,7 +402,7 @@ async fn overflow_sized_payments_deny_instead_of_wrapping() {
 async fn lamports_sent_to_a_pda_in_advance_cannot_block_its_creation() {
     let mut w = World::new().await;
     let agent = w.register_agent().await;
-    let payee = w.payee(3, None).await;
+    let (payer, payee) = w.parties().await;
     let pay = payment_id();
     let f = w.facilitator.pubkey();
     let cap = trust_gate_program_tests::world::capability_hash("kyc.tier-1.v1");
@@ -426,13 +419,8 @@ async fn lamports_sent_to_a_pda_in_advance_cannot_block_its_creation() {
     }
     w.init_authority(&agent).await;
     w.init_policy(&agent, 1, open_policy(w.mint)).await.unwrap();
-    let facilitator = w.facilitator.insecure_clone();
-    w.send(
-        &[w.emit_feedback_ix(pay, &payee.asset(), 90, 1)],
-        &[&facilitator],
-    )
-    .await
-    .unwrap();
+    let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
+    w.send_settlement(&payer, &ixs).await.unwrap();
     assert_eq!(w.register_namespace("kyc.tier-1.v1").await, cap);
     let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await

@@ -7,7 +7,8 @@ use anchor_spl::token::spl_token;
 use gate::errors::GateError as G;
 use solana_sdk::instruction::AccountMeta;
 use solana_sdk::signature::{Keypair, Signer};
-use trust_gate_program_tests::world::{Agent, World};
+use trust_gate_client::instructions::FeedbackArgs;
+use trust_gate_program_tests::world::{sdk, Agent, World};
 use trust_gate_program_tests::{assert_code, payment_id, send};
 
 fn g(e: G) -> u32 {
@@ -109,4 +110,77 @@ async fn audit3_f7_a_signer_after_the_transfers_fourth_account_is_refused() {
     // The same settlement without the extra signer goes through.
     ixs[1].accounts.pop();
     w.send_settlement(&payer, &ixs).await.unwrap();
+}
+
+/// F-4: a GateAuthority is anyone's to create, and before the fix `emit_feedback` on its own
+/// rated any agent as the gate's PDA, which the registry cannot tell from a paying client:
+/// the payee's own owner could rate its agent, and several authorities could push its tier.
+/// Now feedback only ends a settlement of the same payee.
+#[tokio::test]
+async fn audit3_f4_feedback_outside_a_settlement_is_refused() {
+    let mut w = World::new().await;
+    let payee = w.payee(3, None).await;
+    // The payee's own owner, as a facilitator of its own.
+    let owner = payee.owner.insecure_clone();
+    let ixs = [
+        sdk().init_gate_authority(&owner.pubkey()),
+        sdk().emit_feedback(
+            &owner.pubkey(),
+            &w.collection.pubkey(),
+            FeedbackArgs {
+                payment_id_hash: payment_id(),
+                payee_asset: payee.asset(),
+                score: 100,
+                value: 1,
+                value_decimals: 6,
+                tag1: "x402".into(),
+                tag2: String::new(),
+                endpoint: String::new(),
+                feedback_uri: String::new(),
+            },
+        ),
+    ];
+    assert_code(
+        send(&mut w.ctx, &ixs, &[&owner]).await,
+        g(G::FeedbackNotSettled),
+    );
+    // The world's facilitator alone, for any payee: refused alike.
+    let ix = w.emit_feedback_ix(payment_id(), &payee.asset(), 100, 1);
+    let facilitator = w.facilitator.insecure_clone();
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&facilitator]).await,
+        g(G::FeedbackNotSettled),
+    );
+}
+
+/// F-4, through a settlement: two agents of one owner, each with its own agent wallet. The
+/// payer's wallet pays the payee's wallet: no key is both the payer's and the payee's
+/// recipient (F-3 lets it pass), but the owner would rate its own agent. Refused.
+#[tokio::test]
+async fn audit3_f4_agents_of_one_owner_cannot_pay_and_rate_each_other() {
+    let mut w = World::new().await;
+    let (payer, payee) = w.parties().await;
+    let owner = payer.owner.insecure_clone();
+    w.transfer_asset_to(&payee, &owner.pubkey()).await.unwrap();
+    let payee = Agent {
+        owner: owner.insecure_clone(),
+        asset: payee.asset.insecure_clone(),
+    };
+    let (payer_wallet, payee_wallet) = (Keypair::new(), Keypair::new());
+    w.set_agent_wallet(&payer, &payer_wallet).await;
+    w.set_agent_wallet(&payee, &payee_wallet).await;
+    let as_wallet = Agent {
+        owner: payer_wallet.insecure_clone(),
+        asset: payer.asset.insecure_clone(),
+    };
+    let to_wallet = Agent {
+        owner: payee_wallet.insecure_clone(),
+        asset: payee.asset.insecure_clone(),
+    };
+    w.token_account(&payer_wallet.pubkey(), 10_000_000).await;
+    let ixs = w
+        .settlement(&as_wallet, &to_wallet, 1_000_000, payment_id())
+        .await;
+    assert_code(w.send_settlement(&as_wallet, &ixs).await, g(G::SelfDealing));
+    assert_eq!(w.counters(&payer).await, (0, 0, 0));
 }

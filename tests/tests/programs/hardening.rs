@@ -262,16 +262,23 @@ async fn finding_3_no_zero_amount_self_payment_or_self_transfer() {
 async fn finding_5_a_prefunded_stats_address_does_not_switch_the_feedback_path() {
     let mut w = World::new().await;
     let facilitator = w.facilitator.insecure_clone();
+    let (payer, _) = w.parties().await;
     // Reputation-enabled, but its stats account was never created; someone sends it lamports.
     let unrated = w.register_unrated_agent().await;
     fund(&mut w.ctx, &pda::stats(&unrated.asset()), 10_000_000).await;
     let rated = w.payee(3, None).await;
     for (agent, engine) in [(&unrated, "skipped"), (&rated, "updated")] {
-        let ix = w.emit_feedback_ix(payment_id(), &agent.asset(), 80, 1);
+        let ixs = w.settlement(&payer, agent, 1_000_000, payment_id()).await;
         // The gate hands the registry all four engine accounts every time (the real registry
         // answers a shorter list with 3005); the registry decides from them.
-        let cpi = ix.accounts.len();
-        let tx = trust_gate_program_tests::transaction(&mut w.ctx, &[ix], &[&facilitator]).await;
+        let cpi = ixs[2].accounts.len();
+        let tx = trust_gate_program_tests::transaction_paid_by(
+            &mut w.ctx,
+            &ixs,
+            &facilitator,
+            &[&payer.owner],
+        )
+        .await;
         let logs = execute(&mut w.ctx, tx).await.unwrap().log_messages;
         let line = format!("(engine {engine})");
         assert!(

@@ -8,11 +8,12 @@ use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use gate::state::{FeedbackEmissionLog, GateAuthority};
 use solana_program_test::processor;
 use solana_sdk::account::AccountSharedData;
-use solana_sdk::instruction::InstructionError;
+use solana_sdk::instruction::{Instruction, InstructionError};
+use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::hook::{self, REJECTING_HOOK_ID};
 use trust_gate_program_tests::world::{
-    demo_policy, min_tier_acceptance, pda, Attestations, World, DECIMALS,
+    demo_policy, min_tier_acceptance, pda, Agent, Attestations, World, DECIMALS,
 };
 use trust_gate_program_tests::{
     advance_time, assert_already_in_use, assert_code, fetch, funded_keypair, instruction_error,
@@ -342,41 +343,51 @@ async fn a_transfer_hook_that_rejects_leaves_the_ledger_untouched() {
 }
 
 #[tokio::test]
-async fn standalone_feedback_is_recorded_as_not_settled_once() {
+async fn standalone_feedback_is_refused_and_a_payments_feedback_is_recorded_once() {
     let mut w = World::new().await;
-    let payee = w.payee(3, None).await;
+    let (payer, payee) = w.parties().await;
     let pay = payment_id();
     let facilitator = w.facilitator.insecure_clone();
     let ix = w.emit_feedback_ix(pay, &payee.asset(), 80, 5);
-    send(&mut w.ctx, std::slice::from_ref(&ix), &[&facilitator])
-        .await
-        .unwrap();
+    assert_code(
+        send(&mut w.ctx, std::slice::from_ref(&ix), &[&facilitator]).await,
+        g(G::FeedbackNotSettled),
+    );
     let f = facilitator.pubkey();
+    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
+        .await
+        .is_none());
+    let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
+    w.send_settlement(&payer, &ixs).await.unwrap();
     let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
         .unwrap();
-    assert!(!log.settled_atomically);
-    assert_eq!(
-        (log.amount, log.payer_asset),
-        (0, anchor_lang::prelude::Pubkey::default())
-    );
+    assert!(log.settled_atomically);
+    // The same payment id again: its log exists, so the whole settlement fails.
     w.ctx.get_new_latest_blockhash().await.unwrap();
-    assert_already_in_use(send(&mut w.ctx, &[ix], &[&facilitator]).await);
+    assert_already_in_use(w.send_settlement(&payer, &ixs).await);
+    assert_eq!(w.counters(&payer).await.2, 1_000_000);
 }
 
 #[tokio::test]
 async fn emit_feedback_validates_its_arguments() {
     let mut w = World::new().await;
-    let payee = w.payee(3, None).await;
-    let facilitator = w.facilitator.insecure_clone();
-    let f = facilitator.pubkey();
+    let (payer, payee) = w.parties().await;
+    let f = w.facilitator.pubkey();
     let q = payee.asset();
-    let build = |w: &World, edit: &dyn Fn(&mut gate::instruction::EmitFeedback)| {
+    // A settlement whose feedback carries `edit`ed arguments.
+    async fn build(
+        w: &mut World,
+        payer: &Agent,
+        payee: &Agent,
+        f: Pubkey,
+        edit: &dyn Fn(&mut gate::instruction::EmitFeedback),
+    ) -> [Instruction; 3] {
         let pay = payment_id();
         let mut args = gate::instruction::EmitFeedback {
             payment_id_hash: pay,
             facilitator: f,
-            payee_asset: q,
+            payee_asset: payee.asset(),
             score: 50,
             value: 1,
             value_decimals: 6,
@@ -386,10 +397,10 @@ async fn emit_feedback_validates_its_arguments() {
             feedback_uri: String::new(),
         };
         edit(&mut args);
-        let mut ix = w.emit_feedback_ix(pay, &q, 50, 1);
-        ix.data = args.data();
-        ix
-    };
+        let mut ixs = w.settlement(payer, payee, 1_000_000, pay).await;
+        ixs[2].data = args.data();
+        ixs
+    }
     type Edit = Box<dyn Fn(&mut gate::instruction::EmitFeedback)>;
     let cases: Vec<(Edit, G)> = vec![
         (Box::new(|a| a.score = 101), G::ScoreOutOfRange),
@@ -409,28 +420,26 @@ async fn emit_feedback_validates_its_arguments() {
         ),
     ];
     for (edit, err) in cases {
-        let ix = build(&w, &*edit);
-        assert_code(send(&mut w.ctx, &[ix], &[&facilitator]).await, g(err));
+        let ixs = build(&mut w, &payer, &payee, f, &*edit).await;
+        assert_code(w.send_settlement(&payer, &ixs).await, g(err));
     }
     // Wrong collection for the payee.
-    let mut ix = build(&w, &|_| {});
-    replace_account(
-        &mut ix,
-        &w.collection.pubkey(),
-        anchor_lang::prelude::Pubkey::new_unique(),
-    );
+    let mut ixs = build(&mut w, &payer, &payee, f, &|_| {}).await;
+    replace_account(&mut ixs[2], &w.collection.pubkey(), Pubkey::new_unique());
     assert_code(
-        send(&mut w.ctx, &[ix], &[&facilitator]).await,
+        w.send_settlement(&payer, &ixs).await,
         g(G::CollectionMismatch),
     );
     // Accepted bounds: 100, 18, 32, 250.
-    let ix = build(&w, &|a| {
+    let ixs = build(&mut w, &payer, &payee, f, &|a| {
         a.score = 100;
         a.value_decimals = 18;
         a.tag1 = "t".repeat(32);
         a.endpoint = "e".repeat(250);
-    });
-    send(&mut w.ctx, &[ix], &[&facilitator]).await.unwrap();
+    })
+    .await;
+    w.send_settlement(&payer, &ixs).await.unwrap();
+    assert_eq!(w.counters(&payer).await.2, 1_000_000, "{q}");
 }
 
 #[tokio::test]
@@ -452,21 +461,23 @@ async fn dispute_needs_a_settled_payment_and_happens_once() {
         .await,
         anchor_lang::error::ErrorCode::AccountNotInitialized as u32,
     );
-    // A standalone (unsettled) emission cannot be disputed.
+    // A standalone emission is refused, so it leaves nothing to dispute.
     let standalone = payment_id();
-    w.send(
-        &[w.emit_feedback_ix(standalone, &q, 80, 1)],
-        &[&facilitator],
-    )
-    .await
-    .unwrap();
+    assert_code(
+        w.send(
+            &[w.emit_feedback_ix(standalone, &q, 80, 1)],
+            &[&facilitator],
+        )
+        .await,
+        g(G::FeedbackNotSettled),
+    );
     assert_code(
         w.send(
             &[w.dispute_ix(&p, standalone, &q, [9; 32])],
             &[&facilitator, &wallet],
         )
         .await,
-        g(G::PaymentNotSettled),
+        anchor_lang::error::ErrorCode::AccountNotInitialized as u32,
     );
     // A settled one can, once, with a reason.
     let pay = payment_id();
@@ -633,7 +644,7 @@ async fn a_payer_agent_account_that_is_not_an_agent_account_is_refused() {
 #[tokio::test]
 async fn feedback_counters_do_not_wrap() {
     let mut w = World::new().await;
-    let payee = w.payee(3, None).await;
+    let (payer, payee) = w.parties().await;
     let f = w.facilitator.pubkey();
     let address = pda::gate_authority(&f);
     let mut auth: GateAuthority = fetch(&mut w.ctx, &address).await.unwrap();
@@ -642,13 +653,6 @@ async fn feedback_counters_do_not_wrap() {
     anchor_lang::AccountSerialize::try_serialize(&auth, &mut &mut account.data[..]).unwrap();
     w.ctx
         .set_account(&address, &AccountSharedData::from(account));
-    let facilitator = w.facilitator.insecure_clone();
-    assert_code(
-        w.send(
-            &[w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1)],
-            &[&facilitator],
-        )
-        .await,
-        g(G::CounterOverflow),
-    );
+    let ixs = w.settlement(&payer, &payee, 1_000_000, payment_id()).await;
+    assert_code(w.send_settlement(&payer, &ixs).await, g(G::CounterOverflow));
 }

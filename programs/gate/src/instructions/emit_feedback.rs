@@ -33,8 +33,8 @@ pub struct EmitFeedback<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// Records the payment's feedback in the registry and its receipt here. Marked settled only
-/// as the last instruction of a settlement for the same payee.
+/// Records the payment's feedback in the registry and its receipt here. Only as the last
+/// instruction of a settlement for the same payee (`FeedbackNotSettled` otherwise).
 pub fn emit_feedback(
     ctx: Context<EmitFeedback>,
     payment_id_hash: [u8; 32],
@@ -57,10 +57,14 @@ pub fn emit_feedback(
         &feedback_uri,
     )?;
 
+    // Feedback only for a payment settling in this very transaction through this gate: a
+    // standalone emission would let anyone with a GateAuthority (permissionless) rate any
+    // agent, its own included, as the gate's PDA, which the registry cannot tell apart.
     let sysvar = ctx.accounts.instructions.to_account_info();
     let (current, count) = position(&sysvar)?;
     let settled =
-        settlement::settled_payment(current, count, |i| instruction_at(&sysvar, i), &payee_asset);
+        settlement::settled_payment(current, count, |i| instruction_at(&sysvar, i), &payee_asset)
+            .ok_or(GateError::FeedbackNotSettled)?;
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -84,28 +88,28 @@ pub fn emit_feedback(
         .feedback_count
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
-    if settled.is_some() {
-        auth.settled_count = auth
-            .settled_count
-            .checked_add(1)
-            .ok_or(GateError::CounterOverflow)?;
-    }
+    auth.settled_count = auth
+        .settled_count
+        .checked_add(1)
+        .ok_or(GateError::CounterOverflow)?;
 
     let bump = ctx.bumps.feedback_log;
     let log = FeedbackEmissionLog {
         facilitator,
         payment_id_hash,
         payee_asset,
-        payer_asset: settled.map(|p| p.args.payer_asset).unwrap_or_default(),
-        mint: settled.map(|p| p.args.mint).unwrap_or_default(),
-        amount: settled.map(|p| p.args.amount).unwrap_or_default(),
+        payer_asset: settled.args.payer_asset,
+        mint: settled.args.mint,
+        amount: settled.args.amount,
         score,
         value,
         value_decimals,
         slot: clock.slot,
         created_at: clock.unix_timestamp,
-        settled_atomically: settled.is_some(),
-        payer_wallet: settled.map(|p| p.payer_wallet).unwrap_or_default(),
+        // Always true now; kept so that logs written before standalone feedback was refused
+        // still read the same.
+        settled_atomically: true,
+        payer_wallet: settled.payer_wallet,
         bump,
     };
     pda_account::init(

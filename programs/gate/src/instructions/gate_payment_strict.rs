@@ -206,6 +206,17 @@ pub fn gate_payment_strict<'info>(
         a.destination_token.key(),
         GateError::PaymentToVault
     );
+    // Nor may the payee be the payer under another agent: a key of the payer (its live owner
+    // or its agent wallet, the signer being one of them) that acts for the payee would rate
+    // its own agent through the gate.
+    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
+    require!(
+        !payer_keys
+            .iter()
+            .flatten()
+            .any(|k| payee.view.may_sign(&payee.live_owner, k)),
+        GateError::SelfDealing
+    );
     check_mint(&a.mint_account)?;
     let release = vault_release(a, &signer, &args.mint)?;
 

@@ -132,6 +132,10 @@ export const GATE_ERROR__TRANSFER_EXTRA_SIGNER = 0x17a9; // 6057
 export const GATE_ERROR__PAYMENT_TO_PAYER = 0x17aa; // 6058
 /** PaymentToVault: destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid */
 export const GATE_ERROR__PAYMENT_TO_VAULT = 0x17ab; // 6059
+/** FeedbackNotSettled: emit_feedback must end a settlement for the same payee: feedback is given only for a payment settled through the gate */
+export const GATE_ERROR__FEEDBACK_NOT_SETTLED = 0x17ac; // 6060
+/** SelfDealing: the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself */
+export const GATE_ERROR__SELF_DEALING = 0x17ad; // 6061
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
@@ -157,6 +161,7 @@ export type GateError =
   | typeof GATE_ERROR__FACILITATOR_MISMATCH
   | typeof GATE_ERROR__FEEDBACK_LOG_PAYEE_MISMATCH
   | typeof GATE_ERROR__FEEDBACK_MISSING
+  | typeof GATE_ERROR__FEEDBACK_NOT_SETTLED
   | typeof GATE_ERROR__FEEDBACK_PAYEE_MISMATCH
   | typeof GATE_ERROR__FEEDBACK_URI_TOO_LONG
   | typeof GATE_ERROR__KILL_SWITCH_ENGAGED
@@ -172,6 +177,7 @@ export type GateError =
   | typeof GATE_ERROR__PAYMENT_TO_VAULT
   | typeof GATE_ERROR__RECIPIENT_MISMATCH
   | typeof GATE_ERROR__SCORE_OUT_OF_RANGE
+  | typeof GATE_ERROR__SELF_DEALING
   | typeof GATE_ERROR__SELF_PAYMENT
   | typeof GATE_ERROR__SELF_TRANSFER
   | typeof GATE_ERROR__SETTLEMENT_LAYOUT_INVALID
@@ -220,6 +226,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__FACILITATOR_MISMATCH]: `facilitator must equal the signing facilitator`,
     [GATE_ERROR__FEEDBACK_LOG_PAYEE_MISMATCH]: `the feedback log is for another payee`,
     [GATE_ERROR__FEEDBACK_MISSING]: `the last instruction is not gate::emit_feedback`,
+    [GATE_ERROR__FEEDBACK_NOT_SETTLED]: `emit_feedback must end a settlement for the same payee: feedback is given only for a payment settled through the gate`,
     [GATE_ERROR__FEEDBACK_PAYEE_MISMATCH]: `emit_feedback is for another payee`,
     [GATE_ERROR__FEEDBACK_URI_TOO_LONG]: `feedback_uri is longer than 250 bytes`,
     [GATE_ERROR__KILL_SWITCH_ENGAGED]: `Deny 1: the payer's kill switch is engaged`,
@@ -235,6 +242,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__PAYMENT_TO_VAULT]: `destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid`,
     [GATE_ERROR__RECIPIENT_MISMATCH]: `destination_token is not a token account of the mint owned by the payee's recipient`,
     [GATE_ERROR__SCORE_OUT_OF_RANGE]: `score must be 0..=100`,
+    [GATE_ERROR__SELF_DEALING]: `the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself`,
     [GATE_ERROR__SELF_PAYMENT]: `payer_asset and payee_asset are the same agent`,
     [GATE_ERROR__SELF_TRANSFER]: `the transfer's source is its destination: no value would move`,
     [GATE_ERROR__SETTLEMENT_LAYOUT_INVALID]: `settlement must be [gate_payment_strict, TransferChecked, emit_feedback] at the end of the transaction, after at most two ComputeBudget instructions`,
