@@ -240,6 +240,9 @@ pub struct PayOptions<'a> {
     /// The payer agent's owner (or agent wallet): signs the transfer.
     pub signer: &'a Keypair,
     pub overrides: Overrides,
+    /// An optional priority fee: ComputeBudget instructions before the payment (the
+    /// facilitator refuses a unit price above its `MAX_COMPUTE_UNIT_PRICE`).
+    pub compute_budget: settle::ComputeBudget,
 }
 
 pub(crate) fn http_err(url: &str, e: impl std::fmt::Display) -> PayError {
@@ -288,7 +291,8 @@ pub async fn pay(
         });
     };
     let required: PaymentRequired = x402::decode_header(x402::PAYMENT_REQUIRED, &required)?;
-    let prepared = prepare(rpc, &required, &opts.signer.pubkey(), opts.overrides).await?;
+    let mut prepared = prepare(rpc, &required, &opts.signer.pubkey(), opts.overrides).await?;
+    prepared.settlement.compute_budget = opts.compute_budget;
     let ixs = prepared.instructions()?;
     let tx = prepared.transaction(rpc, &ixs, opts.signer).await?;
     let payload = prepared.payload(&tx)?;

@@ -26,6 +26,7 @@ async fn pay_once(s: &Services) -> PayOutcome {
         signer: payer(s),
         payer_agent: Some(s.env.world.payer(3).unwrap().asset()),
         overrides: Default::default(),
+        compute_budget: Default::default(),
     };
     pay::pay(&s.http, &s.env.rpc, &opts).await.unwrap()
 }

@@ -79,6 +79,7 @@ impl Services {
             payer_agent,
             signer,
             overrides: Default::default(),
+            compute_budget: Default::default(),
         };
         trust_gate_demo::pay::pay(&self.http, &self.env.rpc, &opts)
             .await

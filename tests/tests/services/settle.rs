@@ -465,6 +465,49 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
     assert_eq!(r["settledAtomically"], true);
 }
 
+/// `trust-gate pay --priority-fee`: the paying client puts the unit limit and price before
+/// the payment, and the settlement lands with them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_paying_client_carries_a_priority_fee() {
+    let s = services::start().await;
+    let payer = s.env.world.payer(3).unwrap();
+    let opts = pay::PayOptions {
+        url: s.d("/protected"),
+        payer_agent: Some(payer.asset()),
+        signer: payer.signer(),
+        overrides: Default::default(),
+        compute_budget: settle::ComputeBudget {
+            unit_limit: Some(300_000),
+            unit_price_micro_lamports: Some(1_000),
+        },
+    };
+    let outcome = pay::pay(&s.http, &s.env.rpc, &opts).await.unwrap();
+    let pay::PayOutcome::Paid { receipt, .. } = outcome else {
+        panic!("not paid: {outcome:?}");
+    };
+    let (meta, landed) = landed(&s, &Signature::from_str(&receipt).unwrap()).await;
+    assert!(meta.err.is_none());
+    let budget = gate::settlement::COMPUTE_BUDGET_PROGRAM_ID;
+    assert_eq!(
+        program_ids(&landed)[..3],
+        [budget, budget, s.env.b.ids.gate]
+    );
+    let data: Vec<Vec<u8>> = landed
+        .message
+        .instructions()
+        .iter()
+        .take(2)
+        .map(|ix| ix.data.clone())
+        .collect();
+    assert_eq!(
+        data,
+        [
+            [&[2u8][..], &300_000u32.to_le_bytes()].concat(),
+            [&[3u8][..], &1_000u64.to_le_bytes()].concat()
+        ]
+    );
+}
+
 /// The facilitator's verifier knows the vault layout: the vault-funded payer's settlement
 /// with another vault in the gate is refused before co-signing, a wallet-style one (no vault)
 /// is refused by the program by name, and the real one settles from the vault.
