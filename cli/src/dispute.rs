@@ -1,9 +1,11 @@
 //! `trust-gate dispute <payment id hash>`: the payer of a settled payment disputes it.
 
+use anchor_lang::prelude::Pubkey;
 use clap::Args;
 use solana_sdk::signer::Signer;
-use trust_gate_client::Overrides;
-use trust_gate_demo::dispute::{self, DisputeOptions};
+use std::str::FromStr;
+use trust_gate_client::{Network, Overrides};
+use trust_gate_demo::dispute::{self, DisputeAloneOptions, DisputeOptions};
 
 #[derive(Args)]
 pub struct DisputeArgs {
@@ -24,6 +26,14 @@ pub struct DisputeArgs {
     /// The facilitator that settled the payment.
     #[arg(long, env = "FACILITATOR_URL", default_value = "http://127.0.0.1:4020")]
     facilitator_url: String,
+    /// Dispute without the facilitator, which settled the payment under this key (its fee
+    /// payer): the payer signs and pays the fee and the record itself. For a facilitator that
+    /// will not co-sign; its signature is not needed.
+    #[arg(long, value_name = "PUBKEY")]
+    facilitator_key: Option<String>,
+    /// With --facilitator-key: the cluster's network (its program ids).
+    #[arg(long, default_value = "solana-localnet", requires = "facilitator_key")]
+    network: String,
 }
 
 pub async fn run(a: DisputeArgs) -> Result<(), String> {
@@ -46,6 +56,27 @@ pub async fn run(a: DisputeArgs) -> Result<(), String> {
         a.payment_id_hash,
         signer.pubkey()
     );
+    if let Some(key) = &a.facilitator_key {
+        let facilitator = Pubkey::from_str(key)
+            .map_err(|_| format!("--facilitator-key: {key:?} is not a base58 public key"))?;
+        let network = Network::from_str(&a.network).map_err(|e| format!("--network: {e}"))?;
+        let sig = dispute::dispute_alone(
+            &rpc,
+            &DisputeAloneOptions {
+                facilitator,
+                network,
+                payment_id_hash,
+                reason: a.reason.clone(),
+                feedback_uri: a.feedback_uri.clone(),
+                signer: &signer,
+                overrides: Overrides::from_env().map_err(|e| e.to_string())?,
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        println!("Disputed without the facilitator: {sig}");
+        return Ok(());
+    }
     let outcome = dispute::dispute(
         &reqwest::Client::new(),
         &rpc,

@@ -423,6 +423,7 @@ pub fn dispute_transaction(
 ) -> Result<VersionedTransaction, ClientError> {
     let ix = b.dispute_payment(
         facilitator,
+        facilitator,
         &payer.pubkey(),
         &d.collection,
         d.payment_id_hash,
@@ -445,6 +446,31 @@ pub async fn dispute(
     let blockhash = rpc.get_latest_blockhash().await?;
     let mut tx = dispute_transaction(b, &facilitator.pubkey(), payer, d, blockhash)?;
     tx.signatures[0] = facilitator.sign_message(&tx.message.serialize());
+    send(rpc, &tx).await
+}
+
+/// Disputes a settled payment of `facilitator` without it: `payer` signs and pays for the
+/// transaction and the record. For when the facilitator will not co-sign (its signature is
+/// not needed; its `POST /dispute` only saves the payer the fee and the rent).
+pub async fn dispute_alone(
+    rpc: &RpcClient,
+    b: &Builder,
+    facilitator: &Pubkey,
+    payer: &Keypair,
+    d: &Dispute,
+) -> Result<Signature, ClientError> {
+    let ix = b.dispute_payment(
+        &payer.pubkey(),
+        facilitator,
+        &payer.pubkey(),
+        &d.collection,
+        d.payment_id_hash,
+        &d.payee_asset,
+        d.reason_hash,
+        d.feedback_uri.clone(),
+    );
+    let blockhash = rpc.get_latest_blockhash().await?;
+    let tx = transaction(&payer.pubkey(), &[ix], &[], blockhash, &[payer])?;
     send(rpc, &tx).await
 }
 

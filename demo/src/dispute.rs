@@ -1,12 +1,13 @@
 //! The disputing client behind `trust-gate dispute`: the payer of a settled payment signs
 //! `gate::dispute_payment` and asks the facilitator that settled it to co-sign and send it
-//! (`POST /dispute`, body `{"transaction": "<base64>"}`).
+//! (`POST /dispute`, body `{"transaction": "<base64>"}`), or, when the facilitator will not,
+//! sends it alone, paying the fee and the record itself ([`dispute_alone`]).
 
 use crate::pay::{http_err, PayError};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use solana_sdk::pubkey::Pubkey;
-use solana_sdk::signature::Keypair;
+use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
 use trust_gate_client::settle::{self, Dispute};
 use trust_gate_client::x402;
@@ -94,4 +95,50 @@ pub async fn dispute(
     let status = res.status().as_u16();
     let body = res.json().await.unwrap_or(Value::Null);
     Ok(DisputeOutcome { status, body })
+}
+
+/// What to dispute without the facilitator: its key finds the payment's log on chain.
+pub struct DisputeAloneOptions<'a> {
+    /// The facilitator that settled the payment (the settlement's fee payer).
+    pub facilitator: Pubkey,
+    pub network: Network,
+    pub payment_id_hash: [u8; 32],
+    /// Why (hashed with sha256 into the on-chain record).
+    pub reason: String,
+    /// Stored with the registry feedback (up to 250 bytes).
+    pub feedback_uri: String,
+    /// The payer's wallet: the settlement's transfer authority. It signs and pays.
+    pub signer: &'a Keypair,
+    pub overrides: Overrides,
+}
+
+/// Disputes a settled payment without its facilitator: reads the payment's feedback log for
+/// its payee, signs as the payer, pays the fee and the record, sends and confirms.
+pub async fn dispute_alone(
+    rpc: &RpcClient,
+    opts: &DisputeAloneOptions<'_>,
+) -> Result<Signature, PayError> {
+    let b = Builder::new(ProgramIds::for_network(opts.network).with_overrides(opts.overrides))?;
+    let log_key = b.pda.feedback_log(&opts.facilitator, &opts.payment_id_hash);
+    let log: trust_gate_client::decode::FeedbackEmissionLog =
+        chain::anchor_account(rpc, "FeedbackEmissionLog", &log_key)
+            .await?
+            .ok_or_else(|| {
+                http_err(
+                    &log_key.to_string(),
+                    format!(
+                        "facilitator {} has no feedback log of payment {}: nothing to dispute",
+                        opts.facilitator,
+                        trust_gate_client::decode::hex(&opts.payment_id_hash)
+                    ),
+                )
+            })?;
+    let d = Dispute {
+        collection: chain::base_collection(rpc, &b.ids).await?,
+        payment_id_hash: opts.payment_id_hash,
+        payee_asset: log.payee_asset,
+        reason_hash: Sha256::digest(opts.reason.as_bytes()).into(),
+        feedback_uri: opts.feedback_uri.clone(),
+    };
+    Ok(settle::dispute_alone(rpc, &b, &opts.facilitator, opts.signer, &d).await?)
 }

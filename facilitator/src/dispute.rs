@@ -124,7 +124,10 @@ pub fn check(
         .accounts
         .get(1)
         .ok_or_else(|| ApiError::input("transaction", "dispute_payment lacks its accounts"))?;
+    // The facilitator pays for the record it co-signs (the payer could instead dispute
+    // alone, paying itself: `settle::dispute_alone`).
     let want = f.builder.dispute_payment(
+        &facilitator,
         &facilitator,
         &payer,
         collection,

@@ -589,6 +589,7 @@ impl World {
     ) -> Instruction {
         sdk().dispute_payment(
             &self.facilitator.pubkey(),
+            &self.facilitator.pubkey(),
             payer,
             &self.collection.pubkey(),
             payment,

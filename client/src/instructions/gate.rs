@@ -213,10 +213,12 @@ impl Builder {
     }
 
     /// Disputes a settled payment of `facilitator` (once): `payer` (the settlement's transfer
-    /// authority) signs, the facilitator co-signs as fee payer.
+    /// authority) signs; `rent_payer` (the payer itself, or the facilitator as a service)
+    /// signs and pays for the record. The facilitator need not sign.
     #[allow(clippy::too_many_arguments)]
     pub fn dispute_payment(
         &self,
+        rent_payer: &Pubkey,
         facilitator: &Pubkey,
         payer: &Pubkey,
         collection: &Pubkey,
@@ -227,7 +229,7 @@ impl Builder {
     ) -> Instruction {
         self.gate_ix(
             accounts::DisputePayment {
-                facilitator_signer: *facilitator,
+                rent_payer: *rent_payer,
                 payer_signer: *payer,
                 gate_authority: self.pda.gate_authority(facilitator),
                 feedback_log: self.pda.feedback_log(facilitator, &payment_id_hash),

@@ -177,9 +177,14 @@ export class Builder {
     );
   }
 
-  /** Disputes a settled payment once: the payer (the transfer's authority) signs, the facilitator co-signs. */
+  /**
+   * Disputes a settled payment of `facilitator` once: the payer (the transfer's authority)
+   * signs; `rentPayer` (the payer itself, or the facilitator as a service) signs and pays for
+   * the record. The facilitator need not sign.
+   */
   async disputePayment(
-    facilitator: TransactionSigner,
+    rentPayer: TransactionSigner,
+    facilitator: Address,
     payer: TransactionSigner,
     collection: Address,
     paymentIdHash: Uint8Array,
@@ -188,13 +193,13 @@ export class Builder {
     feedbackUri: string,
   ): Promise<Instruction> {
     const [gateAuthority, feedbackLog, dispute] = await Promise.all([
-      this.pda.gateAuthority(facilitator.address),
-      this.pda.feedbackLog(facilitator.address, paymentIdHash),
-      this.pda.dispute(facilitator.address, paymentIdHash),
+      this.pda.gateAuthority(facilitator),
+      this.pda.feedbackLog(facilitator, paymentIdHash),
+      this.pda.dispute(facilitator, paymentIdHash),
     ]);
     return getDisputePaymentInstruction(
       {
-        facilitatorSigner: facilitator,
+        rentPayer,
         payerSigner: payer,
         gateAuthority,
         feedbackLog,
@@ -202,7 +207,7 @@ export class Builder {
         ...(await this.feedbackTarget(payeeAsset, collection)),
         systemProgram: SYSTEM_PROGRAM,
         paymentIdHash,
-        facilitator: facilitator.address,
+        facilitator,
         payeeAsset,
         disputeReasonHash,
         feedbackUri,

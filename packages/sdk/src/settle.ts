@@ -190,6 +190,7 @@ export async function dispute(
 ): Promise<Transaction> {
   const ix = await b.disputePayment(
     signerOrNoop(facilitator),
+    addressOf(facilitator),
     payer,
     d.collection,
     d.paymentIdHash,
@@ -198,4 +199,29 @@ export async function dispute(
     d.feedbackUri,
   );
   return transaction(facilitator, [ix], [], lifetime);
+}
+
+/**
+ * The dispute transaction without the facilitator: `payer` signs and pays for the
+ * transaction and the record. For when the facilitator will not co-sign (its signature is not
+ * needed; its `POST /dispute` only saves the payer the fee and the rent).
+ */
+export async function disputeAlone(
+  b: Builder,
+  facilitator: Address,
+  payer: TransactionSigner,
+  d: Dispute,
+  lifetime: Lifetime,
+): Promise<Transaction> {
+  const ix = await b.disputePayment(
+    payer,
+    facilitator,
+    payer,
+    d.collection,
+    d.paymentIdHash,
+    d.payeeAsset,
+    d.reasonHash,
+    d.feedbackUri,
+  );
+  return transaction(payer, [ix], [], lifetime);
 }

@@ -13,8 +13,10 @@ import {
   Builder,
   compose,
   dispute,
+  disputeAlone,
   gatePayment,
   programIds,
+  sendAndConfirm,
   settle,
   toBase64,
   transaction,
@@ -180,6 +182,18 @@ test('settle holding both keys: one transaction, recorded as settled atomically'
     settle({ rpc, builder: b, settlement: { ...p.settlement, facilitator }, tables: p.tables, atomicityEnforced: false }),
     (e) => e.name === 'AtomicityNotEnforcedError',
   );
+  // The payer disputes it alone: it signs and pays, the facilitator does not sign.
+  const { value: lifetime } = await rpc.getLatestBlockhash().send();
+  const alone = await disputeAlone(b, facilitator.address, payerSigner, {
+    collection: await baseCollection(rpc, b.ids),
+    paymentIdHash,
+    payeeAsset: p.settlement.payeeAsset,
+    reasonHash: createHash('sha256').update('disputed without the facilitator').digest(),
+    feedbackUri: '',
+  }, lifetime);
+  await sendAndConfirm(rpc, alone);
+  const disputed = await (await fetch(`${f.facilitatorUrl}/receipt/${paymentIdHash.toString('hex')}`)).json();
+  assert.equal(disputed.disputed, true);
 });
 
 test('a stock @x402/fetch client with only the exact scheme fails cleanly and sends no payment', async () => {

@@ -8,7 +8,7 @@ use gate::errors::GateError as G;
 use solana_sdk::instruction::AccountMeta;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::instructions::FeedbackArgs;
-use trust_gate_program_tests::world::{sdk, Agent, World};
+use trust_gate_program_tests::world::{pda, sdk, Agent, World};
 use trust_gate_program_tests::{assert_code, payment_id, send};
 
 fn g(e: G) -> u32 {
@@ -183,4 +183,46 @@ async fn audit3_f4_agents_of_one_owner_cannot_pay_and_rate_each_other() {
         .await;
     assert_code(w.send_settlement(&as_wallet, &ixs).await, g(G::SelfDealing));
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
+}
+
+/// F-5: the facilitator had to co-sign every dispute, so it could veto disputes of payments it
+/// settled. Now the payer disputes alone, paying for the record; a stranger still cannot.
+#[tokio::test]
+async fn audit3_f5_the_payer_disputes_without_the_facilitator() {
+    let mut w = World::new().await;
+    let (payer, payee) = w.parties().await;
+    let pay = payment_id();
+    let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
+    w.send_settlement(&payer, &ixs).await.unwrap();
+    let f = w.facilitator.pubkey();
+    let alone = |who: &Keypair| {
+        sdk().dispute_payment(
+            &who.pubkey(),
+            &f,
+            &who.pubkey(),
+            &w.collection.pubkey(),
+            pay,
+            &payee.asset(),
+            [7; 32],
+            String::new(),
+        )
+    };
+    let stranger = trust_gate_program_tests::funded_keypair(&mut w.ctx).await;
+    let ix = alone(&stranger);
+    assert_code(
+        trust_gate_program_tests::send_tx(&mut w.ctx, &[ix], &stranger, &[]).await,
+        g(G::NotPaymentPayer),
+    );
+    let ix = alone(&payer.owner);
+    let before = w.ctx.banks_client.get_balance(f).await.unwrap();
+    trust_gate_program_tests::send_tx(&mut w.ctx, &[ix], &payer.owner, &[])
+        .await
+        .unwrap();
+    let record: gate::state::DisputeRecord =
+        trust_gate_program_tests::fetch(&mut w.ctx, &pda::dispute(&f, &pay))
+            .await
+            .unwrap();
+    assert_eq!(record.disputed_by, payer.owner.pubkey());
+    // The facilitator neither signed nor paid.
+    assert_eq!(w.ctx.banks_client.get_balance(f).await.unwrap(), before);
 }

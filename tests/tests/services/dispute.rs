@@ -150,3 +150,60 @@ async fn the_dispute_window_closes() {
     );
     assert_eq!(s.receipt(&hex(&payment)).await["disputed"], false);
 }
+
+/// The payer disputes without the facilitator (`trust-gate dispute --facilitator-key`): it
+/// signs and pays; the facilitator neither signs nor pays, and its receipt shows the dispute.
+#[tokio::test]
+async fn the_payer_disputes_without_the_facilitator() {
+    let s = services::start().await;
+    let payment = settled(&s).await;
+    let facilitator = s.env.world.facilitator.pubkey();
+    let before = s.env.rpc.get_balance(&facilitator).await.unwrap();
+    let opts = |signer| trust_gate_demo::dispute::DisputeAloneOptions {
+        facilitator,
+        network: trust_gate_client::Network::Localnet,
+        payment_id_hash: payment,
+        reason: "not delivered".into(),
+        feedback_uri: String::new(),
+        signer,
+        overrides: Default::default(),
+    };
+    // A stranger's dispute fails on chain with the gate's NotPaymentPayer.
+    let stranger = Keypair::new();
+    s.env
+        .rpc
+        .request_airdrop(&stranger.pubkey(), 1_000_000_000)
+        .await
+        .unwrap();
+    for _ in 0..100 {
+        if s.env.rpc.get_balance(&stranger.pubkey()).await.unwrap() > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let err = trust_gate_demo::dispute::dispute_alone(&s.env.rpc, &opts(&stranger))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("NotPaymentPayer"), "{err}");
+    trust_gate_demo::dispute::dispute_alone(&s.env.rpc, &opts(payer(&s)))
+        .await
+        .unwrap();
+    let r = s.receipt(&hex(&payment)).await;
+    assert_eq!(r["disputed"], true, "{r}");
+    assert_eq!(
+        s.env.rpc.get_balance(&facilitator).await.unwrap(),
+        before,
+        "the facilitator paid nothing"
+    );
+    // A payment this facilitator never settled: named before anything is sent.
+    let err = trust_gate_demo::dispute::dispute_alone(
+        &s.env.rpc,
+        &trust_gate_demo::dispute::DisputeAloneOptions {
+            payment_id_hash: [5; 32],
+            ..opts(payer(&s))
+        },
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("nothing to dispute"), "{err}");
+}

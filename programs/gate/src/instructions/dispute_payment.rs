@@ -16,10 +16,12 @@ pub const DISPUTE_TAG: &str = "dispute";
 #[derive(Accounts)]
 #[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
 pub struct DisputePayment<'info> {
-    /// The facilitator that settled the payment: pays for the record (it co-signs as fee
-    /// payer); its GateAuthority signs the registry feedback.
-    #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
-    pub facilitator_signer: Signer<'info>,
+    /// Whoever pays for the dispute record: the payer itself, or the facilitator as a service
+    /// (its `POST /dispute` co-signs). The facilitator's signature is not needed, so it cannot
+    /// veto a dispute of a payment it settled; its GateAuthority PDA signs the registry
+    /// feedback either way.
+    #[account(mut)]
+    pub rent_payer: Signer<'info>,
     /// The payment's payer: the wallet that authorized its transfer (compared with the
     /// feedback log in the handler). Nobody else can lower a payee's reputation this way.
     pub payer_signer: Signer<'info>,
@@ -95,7 +97,7 @@ pub fn dispute_payment(
         .ok_or(GateError::CounterOverflow)?;
     let bump = ctx.bumps.dispute;
     pda_account::init(
-        &ctx.accounts.facilitator_signer,
+        &ctx.accounts.rent_payer,
         &ctx.accounts.dispute,
         8 + DisputeRecord::INIT_SPACE,
         &[

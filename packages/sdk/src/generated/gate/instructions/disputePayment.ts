@@ -65,7 +65,7 @@ export function getDisputePaymentDiscriminatorBytes() {
 
 export type DisputePaymentInstruction<
   TProgram extends string = typeof GATE_PROGRAM_ADDRESS,
-  TAccountFacilitatorSigner extends string | AccountMeta<string> = string,
+  TAccountRentPayer extends string | AccountMeta<string> = string,
   TAccountPayerSigner extends string | AccountMeta<string> = string,
   TAccountGateAuthority extends string | AccountMeta<string> = string,
   TAccountFeedbackLog extends string | AccountMeta<string> = string,
@@ -89,10 +89,10 @@ export type DisputePaymentInstruction<
   InstructionWithData<ReadonlyUint8Array> &
   InstructionWithAccounts<
     [
-      TAccountFacilitatorSigner extends string
-        ? WritableSignerAccount<TAccountFacilitatorSigner> &
-            AccountSignerMeta<TAccountFacilitatorSigner>
-        : TAccountFacilitatorSigner,
+      TAccountRentPayer extends string
+        ? WritableSignerAccount<TAccountRentPayer> &
+            AccountSignerMeta<TAccountRentPayer>
+        : TAccountRentPayer,
       TAccountPayerSigner extends string
         ? ReadonlySignerAccount<TAccountPayerSigner> &
             AccountSignerMeta<TAccountPayerSigner>
@@ -190,7 +190,7 @@ export function getDisputePaymentInstructionDataCodec(): Codec<
 }
 
 export type DisputePaymentAsyncInput<
-  TAccountFacilitatorSigner extends string = string,
+  TAccountRentPayer extends string = string,
   TAccountPayerSigner extends string = string,
   TAccountGateAuthority extends string = string,
   TAccountFeedbackLog extends string = string,
@@ -206,10 +206,12 @@ export type DisputePaymentAsyncInput<
   TAccountSystemProgram extends string = string,
 > = {
   /**
-   * The facilitator that settled the payment: pays for the record (it co-signs as fee
-   * payer); its GateAuthority signs the registry feedback.
+   * Whoever pays for the dispute record: the payer itself, or the facilitator as a service
+   * (its `POST /dispute` co-signs). The facilitator's signature is not needed, so it cannot
+   * veto a dispute of a payment it settled; its GateAuthority PDA signs the registry
+   * feedback either way.
    */
-  facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
+  rentPayer: TransactionSigner<TAccountRentPayer>;
   /**
    * The payment's payer: the wallet that authorized its transfer (compared with the
    * feedback log in the handler). Nobody else can lower a payee's reputation this way.
@@ -240,7 +242,7 @@ export type DisputePaymentAsyncInput<
 };
 
 export async function getDisputePaymentInstructionAsync<
-  TAccountFacilitatorSigner extends string,
+  TAccountRentPayer extends string,
   TAccountPayerSigner extends string,
   TAccountGateAuthority extends string,
   TAccountFeedbackLog extends string,
@@ -257,7 +259,7 @@ export async function getDisputePaymentInstructionAsync<
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
   input: DisputePaymentAsyncInput<
-    TAccountFacilitatorSigner,
+    TAccountRentPayer,
     TAccountPayerSigner,
     TAccountGateAuthority,
     TAccountFeedbackLog,
@@ -276,7 +278,7 @@ export async function getDisputePaymentInstructionAsync<
 ): Promise<
   DisputePaymentInstruction<
     TProgramAddress,
-    TAccountFacilitatorSigner,
+    TAccountRentPayer,
     TAccountPayerSigner,
     TAccountGateAuthority,
     TAccountFeedbackLog,
@@ -297,10 +299,7 @@ export async function getDisputePaymentInstructionAsync<
 
   // Original accounts.
   const originalAccounts = {
-    facilitatorSigner: {
-      value: input.facilitatorSigner ?? null,
-      isWritable: true,
-    },
+    rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     payerSigner: { value: input.payerSigner ?? null, isWritable: false },
     gateAuthority: { value: input.gateAuthority ?? null, isWritable: true },
     feedbackLog: { value: input.feedbackLog ?? null, isWritable: false },
@@ -393,7 +392,7 @@ export async function getDisputePaymentInstructionAsync<
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
     accounts: [
-      getAccountMeta(accounts.facilitatorSigner),
+      getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.payerSigner),
       getAccountMeta(accounts.gateAuthority),
       getAccountMeta(accounts.feedbackLog),
@@ -414,7 +413,7 @@ export async function getDisputePaymentInstructionAsync<
     programAddress,
   } as DisputePaymentInstruction<
     TProgramAddress,
-    TAccountFacilitatorSigner,
+    TAccountRentPayer,
     TAccountPayerSigner,
     TAccountGateAuthority,
     TAccountFeedbackLog,
@@ -432,7 +431,7 @@ export async function getDisputePaymentInstructionAsync<
 }
 
 export type DisputePaymentInput<
-  TAccountFacilitatorSigner extends string = string,
+  TAccountRentPayer extends string = string,
   TAccountPayerSigner extends string = string,
   TAccountGateAuthority extends string = string,
   TAccountFeedbackLog extends string = string,
@@ -448,10 +447,12 @@ export type DisputePaymentInput<
   TAccountSystemProgram extends string = string,
 > = {
   /**
-   * The facilitator that settled the payment: pays for the record (it co-signs as fee
-   * payer); its GateAuthority signs the registry feedback.
+   * Whoever pays for the dispute record: the payer itself, or the facilitator as a service
+   * (its `POST /dispute` co-signs). The facilitator's signature is not needed, so it cannot
+   * veto a dispute of a payment it settled; its GateAuthority PDA signs the registry
+   * feedback either way.
    */
-  facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
+  rentPayer: TransactionSigner<TAccountRentPayer>;
   /**
    * The payment's payer: the wallet that authorized its transfer (compared with the
    * feedback log in the handler). Nobody else can lower a payee's reputation this way.
@@ -482,7 +483,7 @@ export type DisputePaymentInput<
 };
 
 export function getDisputePaymentInstruction<
-  TAccountFacilitatorSigner extends string,
+  TAccountRentPayer extends string,
   TAccountPayerSigner extends string,
   TAccountGateAuthority extends string,
   TAccountFeedbackLog extends string,
@@ -499,7 +500,7 @@ export function getDisputePaymentInstruction<
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
   input: DisputePaymentInput<
-    TAccountFacilitatorSigner,
+    TAccountRentPayer,
     TAccountPayerSigner,
     TAccountGateAuthority,
     TAccountFeedbackLog,
@@ -517,7 +518,7 @@ export function getDisputePaymentInstruction<
   config?: { programAddress?: TProgramAddress },
 ): DisputePaymentInstruction<
   TProgramAddress,
-  TAccountFacilitatorSigner,
+  TAccountRentPayer,
   TAccountPayerSigner,
   TAccountGateAuthority,
   TAccountFeedbackLog,
@@ -537,10 +538,7 @@ export function getDisputePaymentInstruction<
 
   // Original accounts.
   const originalAccounts = {
-    facilitatorSigner: {
-      value: input.facilitatorSigner ?? null,
-      isWritable: true,
-    },
+    rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     payerSigner: { value: input.payerSigner ?? null, isWritable: false },
     gateAuthority: { value: input.gateAuthority ?? null, isWritable: true },
     feedbackLog: { value: input.feedbackLog ?? null, isWritable: false },
@@ -594,7 +592,7 @@ export function getDisputePaymentInstruction<
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
     accounts: [
-      getAccountMeta(accounts.facilitatorSigner),
+      getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.payerSigner),
       getAccountMeta(accounts.gateAuthority),
       getAccountMeta(accounts.feedbackLog),
@@ -615,7 +613,7 @@ export function getDisputePaymentInstruction<
     programAddress,
   } as DisputePaymentInstruction<
     TProgramAddress,
-    TAccountFacilitatorSigner,
+    TAccountRentPayer,
     TAccountPayerSigner,
     TAccountGateAuthority,
     TAccountFeedbackLog,
@@ -639,10 +637,12 @@ export type ParsedDisputePaymentInstruction<
   programAddress: Address<TProgram>;
   accounts: {
     /**
-     * The facilitator that settled the payment: pays for the record (it co-signs as fee
-     * payer); its GateAuthority signs the registry feedback.
+     * Whoever pays for the dispute record: the payer itself, or the facilitator as a service
+     * (its `POST /dispute` co-signs). The facilitator's signature is not needed, so it cannot
+     * veto a dispute of a payment it settled; its GateAuthority PDA signs the registry
+     * feedback either way.
      */
-    facilitatorSigner: TAccountMetas[0];
+    rentPayer: TAccountMetas[0];
     /**
      * The payment's payer: the wallet that authorized its transfer (compared with the
      * feedback log in the handler). Nobody else can lower a payee's reputation this way.
@@ -690,7 +690,7 @@ export function parseDisputePaymentInstruction<
   return {
     programAddress: instruction.programAddress,
     accounts: {
-      facilitatorSigner: getNextAccount(),
+      rentPayer: getNextAccount(),
       payerSigner: getNextAccount(),
       gateAuthority: getNextAccount(),
       feedbackLog: getNextAccount(),
