@@ -74,6 +74,8 @@ pub fn policy(address: &Pubkey, p: &PolicyAccount) -> Value {
         "createdAt": p.created_at,
         "retired": p.is_retired(),
         "retiredAt": p.retired_at,
+        // The one key that may pay from the vault (vault-funded policies; null until named).
+        "spender": (p.params.is_vault_funded() && p.spender != Pubkey::default()).then(|| key(&p.spender)),
     });
     if let (Some(obj), Value::Object(params)) = (v.as_object_mut(), policy_params(&p.params)) {
         obj.extend(params);

@@ -13,7 +13,7 @@ use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::program_pack::Pack;
 use solana_sdk::signature::{Keypair, Signer};
-use trust_gate_client::decode::AcceptancePolicy;
+use trust_gate_client::decode::{AcceptancePolicy, PolicyAccount};
 use trust_gate_client::instructions::capability_hash;
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::{chain, Builder, ClientError};
@@ -365,6 +365,41 @@ impl Migration<'_> {
         Ok(())
     }
 
+    /// The vault-funded payer's spender: its hot key, named by its owner (the authority's
+    /// only member), so that only the hot key pays from the vault.
+    async fn vault_spender(
+        &self,
+        agent: &DemoAgent,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let asset = agent.asset();
+        let spender = agent.signer().pubkey();
+        let key = self.builder.pda.policy(&asset, demo::POLICY_ID);
+        let policy = chain::anchor_account::<PolicyAccount>(self.rpc, "PolicyAccount", &key)
+            .await?
+            .ok_or_else(|| {
+                ClientError::Config(format!("policy {key} missing after init_policy"))
+            })?;
+        let created = policy.spender != spender;
+        if created {
+            let ix = self.builder.set_vault_spender(
+                &agent.owner.pubkey(),
+                &[],
+                &asset,
+                demo::POLICY_ID,
+                &spender,
+            );
+            self.send("set_vault_spender", &[ix], &[&agent.owner])
+                .await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("agent {} vault spender {spender}", agent.name),
+        );
+        Ok(())
+    }
+
     async fn payer_policy(
         &self,
         world: &DemoWorld,
@@ -535,6 +570,7 @@ impl Migration<'_> {
             self.payer_policy(world, payer, &mut report).await?;
             if payer.funding == settle::Funding::Vault {
                 self.vault(world, payer, &mut report).await?;
+                self.vault_spender(payer, &mut report).await?;
             }
         }
         self.tokens(world, &mut report).await?;

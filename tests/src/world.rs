@@ -762,8 +762,13 @@ impl World {
         if funding == policy_vault::state::funding::VAULT {
             let owner = payer.owner.pubkey();
             let (mint, program) = (self.mint, TOKEN_PROGRAM_ID);
-            let ix = sdk().open_vault(&owner, &[], &payer.asset(), &mint, &program);
-            send(&mut self.ctx, &[ix], &[&payer.owner]).await.unwrap();
+            // The owner names itself the spender here: the size and compute-unit tests sign
+            // as the owner.
+            let ixs = [
+                sdk().open_vault(&owner, &[], &payer.asset(), &mint, &program),
+                sdk().set_vault_spender(&owner, &[], &payer.asset(), 1, &owner),
+            ];
+            send(&mut self.ctx, &ixs, &[&payer.owner]).await.unwrap();
             let vault = sdk().pda.vault(&payer.asset(), &mint);
             self.deposit(&program, &mint, &vault, 10_000_000).await;
         }

@@ -472,9 +472,15 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     vault_args["agent_asset"] = json!(asset);
     vault_args["policy_id"] = json!(9);
     vault_args["funding"] = json!("vault");
+    // A vault-funded policy names the one key that may pay from the vault.
+    let missing = err(c, "gate_init_policy", vault_args.clone(), "input_invalid").await;
+    assert!(missing.to_string().contains("spender"), "{missing}");
+    let hot = solana_sdk::pubkey::Pubkey::new_unique().to_string();
+    vault_args["spender"] = json!(hot);
     let bound = ok(c, "gate_init_policy", vault_args.clone()).await;
     assert_eq!(bound["funding"], "vault");
     assert_eq!(bound["vault"]["opened"], true, "{bound:#}");
+    assert_eq!(bound["spender"], json!(hot), "{bound:#}");
     let vault = ok(
         c,
         "gate_get_vault",

@@ -230,6 +230,34 @@ impl Builder {
         )
     }
 
+    /// Names `spender`, the one key that may pay from the vault under vault-funded policy
+    /// `policy_id`; `member` and `cosigners` reach the threshold.
+    pub fn set_vault_spender(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        policy_id: u32,
+        spender: &Pubkey,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::SetVaultSpender {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    policy: self.pda.policy(asset, policy_id),
+                },
+                instruction::SetVaultSpender {
+                    asset: *asset,
+                    policy_id,
+                    spender: *spender,
+                },
+            ),
+            cosigners,
+        )
+    }
+
     /// Creates or replaces the agent's AcceptancePolicy (what it asks of its payers).
     pub fn set_acceptance_policy(
         &self,

@@ -38,6 +38,9 @@ pub struct InitPolicyArgs {
     pub policy_id: u32,
     /// The metadata URI of a newly registered agent (only used when agent_asset is omitted).
     pub metadata_uri: Option<String>,
+    /// With funding "vault": the one key that may pay from the vault (base58; usually the
+    /// agent's hot key, the registry's agent wallet). Required for a vault-funded policy.
+    pub spender: Option<String>,
     #[serde(flatten)]
     pub policy: PolicyInput,
 }
@@ -169,6 +172,22 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_init_policy")?;
     let params = policy_input::params(&a.policy)?;
+    let spender = match (&a.spender, params.is_vault_funded()) {
+        (Some(s), true) => Some(pubkey("spender", s)?),
+        (None, true) => {
+            return Err(ToolError::input(
+                "spender",
+                "required when funding is \"vault\": the one key that may pay from the vault (usually the agent's hot key)",
+            ))
+        }
+        (Some(_), false) => {
+            return Err(ToolError::input(
+                "spender",
+                "only a vault-funded policy (funding \"vault\") has a spender",
+            ))
+        }
+        (None, false) => None,
+    };
     // A new agent needs its asset key to sign its registration, so only an omitted
     // agent_asset can be registered here.
     let new_asset = a.agent_asset.is_none().then(Keypair::new);
@@ -247,6 +266,9 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
         None
     };
     ixs.push(b.init_policy(&me, &[], &asset, a.policy_id, params));
+    if let Some(spender) = &spender {
+        ixs.push(b.set_vault_spender(&me, &[], &asset, a.policy_id, spender));
+    }
     let extra: Vec<&Keypair> = new_asset.iter().collect();
     let sig = ctx.send(&ixs, signer, &extra).await?;
     let p: PolicyAccount = chain::anchor_account(&ctx.rpc, "PolicyAccount", &keys[3])

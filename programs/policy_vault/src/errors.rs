@@ -92,4 +92,10 @@ pub enum PolicyVaultError {
     MintPausable,
     #[msg("mint has Token-2022 DefaultAccountState(Frozen): the vault would be created frozen")]
     MintDefaultFrozen,
+    #[msg("the vault-funded policy has no spender yet: the authority's threshold names one with set_vault_spender")]
+    VaultSpenderNotSet,
+    #[msg("payer_token does not belong to the policy's spender: only the key the threshold named may pay from the vault")]
+    NotVaultSpender,
+    #[msg("spender must be a key, not the default (all zero) key")]
+    InvalidSpender,
 }

@@ -56,6 +56,15 @@ pub struct PolicyRetired {
 }
 
 #[event]
+pub struct VaultSpenderSet {
+    pub asset: Pubkey,
+    pub policy_id: u32,
+    pub spender: Pubkey,
+    pub by: Pubkey,
+    pub signers: u8,
+}
+
+#[event]
 pub struct AcceptancePolicySet {
     pub asset: Pubkey,
     pub min_payer_tier: u8,

@@ -76,6 +76,17 @@ pub mod policy_vault {
         instructions::retire_policy(ctx, asset, policy_id)
     }
 
+    /// Names the one key that may pay from the vault under a vault-funded policy; needs
+    /// `threshold` members.
+    pub fn set_vault_spender(
+        ctx: Context<SetVaultSpender>,
+        asset: Pubkey,
+        policy_id: u32,
+        spender: Pubkey,
+    ) -> Result<()> {
+        instructions::set_vault_spender(ctx, asset, policy_id, spender)
+    }
+
     /// Creates or replaces the agent's acceptance policy (who may pay it); needs `threshold`.
     pub fn set_acceptance_policy(
         ctx: Context<SetAcceptancePolicy>,

@@ -18,7 +18,7 @@ use trust_gate_program_tests::hook::{self, SELF_AUTHORIZED_HOOK_ID};
 use trust_gate_program_tests::mints::Extension;
 use trust_gate_program_tests::world::{demo_policy, sdk, tier, Agent, Attestations, World};
 use trust_gate_program_tests::wrapper::{self, WRAPPER_ID};
-use trust_gate_program_tests::{assert_code, payment_id, send, send_tx};
+use trust_gate_program_tests::{assert_code, payment_id, replace_account, send, send_tx};
 
 fn g(e: G) -> u32 {
     u32::from(e)
@@ -178,6 +178,7 @@ async fn bound_payer(
             vault_policy(mint),
         ),
         sdk().open_vault(&owner, &b.cosigner_keys(), &b.asset(), &mint, &program),
+        sdk().set_vault_spender(&owner, &b.cosigner_keys(), &b.asset(), 1, &b.hot.pubkey()),
     ];
     let signers = b.members();
     send(&mut w.ctx, &ixs, &signers).await.unwrap();
@@ -619,4 +620,68 @@ async fn audit3_f6_a_vault_refuses_pausable_and_default_frozen_mints() {
         );
         assert_code(send(&mut w.ctx, &[open], &[&owner]).await, v(code));
     }
+}
+
+/// F-1 of the third audit: the owner, one member of the authority, signed vault-funded
+/// settlements itself and so spent the vault up to the policies' caps without the threshold.
+/// Now only the spender the threshold named can: the owner alone is refused, the spender
+/// pays, and changing the spender takes the threshold again.
+#[tokio::test]
+async fn audit3_f1_only_the_spender_the_threshold_named_pays_from_the_vault() {
+    let mut w = World::new().await;
+    let mint = w.mint;
+    let b = bound_payer(&mut w, mint, TOKEN_PROGRAM_ID, 1, vec![]).await;
+    let (payee, dest) = payee_of(&mut w, &b).await;
+    let owner = b.agent.owner.insecure_clone();
+    let owner_token = w
+        .associated_account(&TOKEN_PROGRAM_ID, &mint, &owner.pubkey(), 0)
+        .await;
+
+    // The owner signs a vault-funded settlement of its own: the release would credit the
+    // owner's account, which is not the spender's.
+    let as_owner = |w: &World| {
+        let mut strict = b.strict(&payee, 1_000_000, dest, 1, Some(owner_token));
+        replace_account(&mut strict, &b.hot.pubkey(), owner.pubkey());
+        let mut transfer = b.transfer(&owner_token, &dest, 1_000_000, 6);
+        replace_account(&mut transfer, &b.hot.pubkey(), owner.pubkey());
+        vec![
+            strict,
+            transfer,
+            w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1_000_000),
+        ]
+    };
+    let facilitator = w.facilitator.insecure_clone();
+    let ixs = as_owner(&w);
+    assert_code(
+        send_tx(&mut w.ctx, &ixs, &facilitator, &[&owner]).await,
+        v(V::NotVaultSpender),
+    );
+    assert_eq!(state(&mut w, &b).await, UNTOUCHED);
+
+    // The named spender (the hot key) pays.
+    let ixs = b.settlement(&w, &payee, dest, 1_000_000);
+    send_as_hot(&mut w, &b, &ixs).await.unwrap();
+    assert_eq!(w.token_balance(&dest).await, 1_000_000);
+
+    // Renaming the spender takes the threshold (owner and cosigner): the owner alone cannot
+    // make itself the spender.
+    let rename = |cosigners: &[anchor_lang::prelude::Pubkey]| {
+        sdk().set_vault_spender(&owner.pubkey(), cosigners, &b.asset(), 1, &owner.pubkey())
+    };
+    assert_code(
+        send(&mut w.ctx, &[rename(&[])], &[&owner]).await,
+        v(V::InsufficientSigners),
+    );
+    let signers = b.members();
+    send(&mut w.ctx, &[rename(&b.cosigner_keys())], &signers)
+        .await
+        .unwrap();
+    // Now the owner is the spender, and the hot key is refused.
+    let ixs = as_owner(&w);
+    send_tx(&mut w.ctx, &ixs, &facilitator, &[&owner])
+        .await
+        .unwrap();
+    let ixs = b.settlement(&w, &payee, dest, 1_000_000);
+    assert_code(send_as_hot(&mut w, &b, &ixs).await, v(V::NotVaultSpender));
+    assert_eq!(w.token_balance(&dest).await, 2_000_000);
 }

@@ -113,6 +113,7 @@ pub fn init_policy(
             retired_at: 0,
             bump,
             vault_bump,
+            spender: Pubkey::default(),
         },
     )?;
     Ok(())

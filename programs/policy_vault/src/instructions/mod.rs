@@ -8,6 +8,7 @@ pub mod retire_policy;
 pub mod rotate_authority;
 pub mod set_acceptance_policy;
 pub mod set_killswitch;
+pub mod set_vault_spender;
 pub mod vault_transfer;
 pub mod withdraw;
 
@@ -20,4 +21,5 @@ pub use retire_policy::*;
 pub use rotate_authority::*;
 pub use set_acceptance_policy::*;
 pub use set_killswitch::*;
+pub use set_vault_spender::*;
 pub use withdraw::*;

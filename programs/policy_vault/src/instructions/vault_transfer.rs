@@ -93,6 +93,17 @@ pub fn release_accounts<'a, 'info>(
     let [vault, to, mint_account, token_program, extra @ ..] = accounts else {
         return err!(PolicyVaultError::VaultAccountsMissing);
     };
+    // Only the spender the threshold named may receive a release, so only the spender can
+    // sign a payment from the vault: no other key, the owner's included, walks around the
+    // threshold.
+    require_keys_neq!(
+        policy.spender,
+        Pubkey::default(),
+        PolicyVaultError::VaultSpenderNotSet
+    );
+    token_account::read(to.owner, &to.try_borrow_data()?)
+        .filter(|t| t.mint == *mint && t.owner == policy.spender)
+        .ok_or(PolicyVaultError::NotVaultSpender)?;
     require_keys_eq!(
         *mint_account.key,
         *mint,

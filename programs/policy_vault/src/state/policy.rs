@@ -172,6 +172,12 @@ pub struct PolicyAccount {
     /// policy is vault-funded, found once at creation so that a settlement does not search
     /// for it; 0 otherwise.
     pub vault_bump: u8,
+    /// A vault-funded policy's spender: the one key whose token account a settlement's
+    /// release may credit, so the one key that can sign payments from the vault (the strict
+    /// gate requires the release's account to belong to the transfer's signer). Named by the
+    /// authority's threshold (`set_vault_spender`); the default key (none yet) releases
+    /// nothing. Unused for a wallet-funded policy.
+    pub spender: Pubkey,
 }
 
 impl PolicyAccount {

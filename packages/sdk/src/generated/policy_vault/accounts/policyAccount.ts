@@ -84,6 +84,14 @@ export type PolicyAccount = {
    * for it; 0 otherwise.
    */
   vaultBump: number;
+  /**
+   * A vault-funded policy's spender: the one key whose token account a settlement's
+   * release may credit, so the one key that can sign payments from the vault (the strict
+   * gate requires the release's account to belong to the transfer's signer). Named by the
+   * authority's threshold (`set_vault_spender`); the default key (none yet) releases
+   * nothing. Unused for a wallet-funded policy.
+   */
+  spender: Address;
 };
 
 export type PolicyAccountArgs = {
@@ -110,6 +118,14 @@ export type PolicyAccountArgs = {
    * for it; 0 otherwise.
    */
   vaultBump: number;
+  /**
+   * A vault-funded policy's spender: the one key whose token account a settlement's
+   * release may credit, so the one key that can sign payments from the vault (the strict
+   * gate requires the release's account to belong to the transfer's signer). Named by the
+   * authority's threshold (`set_vault_spender`); the default key (none yet) releases
+   * nothing. Unused for a wallet-funded policy.
+   */
+  spender: Address;
 };
 
 /** Gets the encoder for {@link PolicyAccountArgs} account data. */
@@ -128,6 +144,7 @@ export function getPolicyAccountEncoder(): FixedSizeEncoder<PolicyAccountArgs> {
       ["retiredAt", getI64Encoder()],
       ["bump", getU8Encoder()],
       ["vaultBump", getU8Encoder()],
+      ["spender", getAddressEncoder()],
     ]),
     (value) => ({ ...value, discriminator: POLICY_ACCOUNT_DISCRIMINATOR }),
   );
@@ -148,6 +165,7 @@ export function getPolicyAccountDecoder(): FixedSizeDecoder<PolicyAccount> {
     ["retiredAt", getI64Decoder()],
     ["bump", getU8Decoder()],
     ["vaultBump", getU8Decoder()],
+    ["spender", getAddressDecoder()],
   ]);
 }
 
@@ -217,5 +235,5 @@ export async function fetchAllMaybePolicyAccount(
 }
 
 export function getPolicyAccountSize(): number {
-  return 272;
+  return 304;
 }

@@ -96,6 +96,12 @@ export const POLICY_VAULT_ERROR__MINT_CLOSE_AUTHORITY = 0x1796; // 6038
 export const POLICY_VAULT_ERROR__MINT_PAUSABLE = 0x1797; // 6039
 /** MintDefaultFrozen: mint has Token-2022 DefaultAccountState(Frozen): the vault would be created frozen */
 export const POLICY_VAULT_ERROR__MINT_DEFAULT_FROZEN = 0x1798; // 6040
+/** VaultSpenderNotSet: the vault-funded policy has no spender yet: the authority's threshold names one with set_vault_spender */
+export const POLICY_VAULT_ERROR__VAULT_SPENDER_NOT_SET = 0x1799; // 6041
+/** NotVaultSpender: payer_token does not belong to the policy's spender: only the key the threshold named may pay from the vault */
+export const POLICY_VAULT_ERROR__NOT_VAULT_SPENDER = 0x179a; // 6042
+/** InvalidSpender: spender must be a key, not the default (all zero) key */
+export const POLICY_VAULT_ERROR__INVALID_SPENDER = 0x179b; // 6043
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
@@ -108,6 +114,7 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__INSUFFICIENT_SIGNERS
   | typeof POLICY_VAULT_ERROR__INVALID_FUNDING
   | typeof POLICY_VAULT_ERROR__INVALID_GATE_MODE
+  | typeof POLICY_VAULT_ERROR__INVALID_SPENDER
   | typeof POLICY_VAULT_ERROR__INVALID_UNRATED_TREATMENT
   | typeof POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH
@@ -122,6 +129,7 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__NO_MEMBERS
   | typeof POLICY_VAULT_ERROR__NOT_AGENT_OWNER
   | typeof POLICY_VAULT_ERROR__NOT_AUTHORITY_MEMBER
+  | typeof POLICY_VAULT_ERROR__NOT_VAULT_SPENDER
   | typeof POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH
   | typeof POLICY_VAULT_ERROR__POLICY_NOT_VAULT_FUNDED
   | typeof POLICY_VAULT_ERROR__POLICY_RETIRED
@@ -137,6 +145,7 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__VAULT_ACCOUNTS_MISSING
   | typeof POLICY_VAULT_ERROR__VAULT_FUNDING_NEEDS_MINT
   | typeof POLICY_VAULT_ERROR__VAULT_INSUFFICIENT_FUNDS
+  | typeof POLICY_VAULT_ERROR__VAULT_SPENDER_NOT_SET
   | typeof POLICY_VAULT_ERROR__VELOCITY_MAX_ZERO
   | typeof POLICY_VAULT_ERROR__VELOCITY_WINDOW_ZERO;
 
@@ -153,6 +162,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__INSUFFICIENT_SIGNERS]: `fewer distinct member signatures than the authority's threshold`,
     [POLICY_VAULT_ERROR__INVALID_FUNDING]: `funding must be 0 (the payer's wallet) or 1 (the agent's policy vault)`,
     [POLICY_VAULT_ERROR__INVALID_GATE_MODE]: `gate_mode must be 0 (immediate) or 1 (confirmed)`,
+    [POLICY_VAULT_ERROR__INVALID_SPENDER]: `spender must be a key, not the default (all zero) key`,
     [POLICY_VAULT_ERROR__INVALID_UNRATED_TREATMENT]: `unrated_treatment must be 0 (Deny), 1 (Allow) or 2 (RequireValidation)`,
     [POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE]: `min confidence must be 0..=10000 basis points`,
     [POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH]: `mint account: missing, or not the account at the policy's mint address`,
@@ -167,6 +177,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__NO_MEMBERS]: `members: at least one member is required`,
     [POLICY_VAULT_ERROR__NOT_AGENT_OWNER]: `signer is not the agent's owner recorded by the registry`,
     [POLICY_VAULT_ERROR__NOT_AUTHORITY_MEMBER]: `signer is not a member of the policy authority`,
+    [POLICY_VAULT_ERROR__NOT_VAULT_SPENDER]: `payer_token does not belong to the policy's spender: only the key the threshold named may pay from the vault`,
     [POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH]: `mint: the policy is for another mint`,
     [POLICY_VAULT_ERROR__POLICY_NOT_VAULT_FUNDED]: `vault: the policy is funded by the payer's wallet; no vault may be released under it`,
     [POLICY_VAULT_ERROR__POLICY_RETIRED]: `the policy is retired: no payment may use it`,
@@ -182,6 +193,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__VAULT_ACCOUNTS_MISSING]: `vault accounts (vault, payer_token, token_program) are required: the policy is funded by the agent's vault`,
     [POLICY_VAULT_ERROR__VAULT_FUNDING_NEEDS_MINT]: `mint must be set when funding is 1 (vault): a vault holds one mint`,
     [POLICY_VAULT_ERROR__VAULT_INSUFFICIENT_FUNDS]: `vault: its balance is below the payment's amount`,
+    [POLICY_VAULT_ERROR__VAULT_SPENDER_NOT_SET]: `the vault-funded policy has no spender yet: the authority's threshold names one with set_vault_spender`,
     [POLICY_VAULT_ERROR__VELOCITY_MAX_ZERO]: `velocity_max_in_window must be > 0 when Velocity is enabled`,
     [POLICY_VAULT_ERROR__VELOCITY_WINDOW_ZERO]: `velocity_window_secs must be > 0 when Velocity is enabled`,
   };

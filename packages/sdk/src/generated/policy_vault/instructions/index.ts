@@ -16,4 +16,5 @@ export * from "./retirePolicy.js";
 export * from "./rotateAuthority.js";
 export * from "./setAcceptancePolicy.js";
 export * from "./setKillswitch.js";
+export * from "./setVaultSpender.js";
 export * from "./withdraw.js";

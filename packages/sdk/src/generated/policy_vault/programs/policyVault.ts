@@ -27,6 +27,7 @@ import {
   parseRotateAuthorityInstruction,
   parseSetAcceptancePolicyInstruction,
   parseSetKillswitchInstruction,
+  parseSetVaultSpenderInstruction,
   parseWithdrawInstruction,
   type ParsedEvaluateAndCommitInstruction,
   type ParsedEvaluateInstruction,
@@ -38,6 +39,7 @@ import {
   type ParsedRotateAuthorityInstruction,
   type ParsedSetAcceptancePolicyInstruction,
   type ParsedSetKillswitchInstruction,
+  type ParsedSetVaultSpenderInstruction,
   type ParsedWithdrawInstruction,
 } from "../instructions/index.js";
 
@@ -115,6 +117,7 @@ export enum PolicyVaultInstruction {
   RotateAuthority,
   SetAcceptancePolicy,
   SetKillswitch,
+  SetVaultSpender,
   Withdraw,
 }
 
@@ -236,6 +239,17 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([153, 249, 27, 237, 193, 123, 32, 83]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.SetVaultSpender;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([183, 18, 70, 156, 148, 109, 161, 34]),
       ),
       0,
@@ -281,6 +295,9 @@ export type ParsedPolicyVaultInstruction<
   | ({
       instructionType: PolicyVaultInstruction.SetKillswitch;
     } & ParsedSetKillswitchInstruction<TProgram>)
+  | ({
+      instructionType: PolicyVaultInstruction.SetVaultSpender;
+    } & ParsedSetVaultSpenderInstruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.Withdraw;
     } & ParsedWithdrawInstruction<TProgram>);
@@ -358,6 +375,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.SetKillswitch,
         ...parseSetKillswitchInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.SetVaultSpender: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.SetVaultSpender,
+        ...parseSetVaultSpenderInstruction(instruction),
       };
     }
     case PolicyVaultInstruction.Withdraw: {

@@ -1,0 +1,52 @@
+use crate::errors::PolicyVaultError;
+use crate::events::VaultSpenderSet;
+use crate::state::{seeds, PolicyAccount, PolicyAuthority};
+use anchor_lang::prelude::*;
+use trust_gate_program_common::runtime;
+
+#[derive(Accounts)]
+#[instruction(asset: Pubkey, policy_id: u32)]
+pub struct SetVaultSpender<'info> {
+    /// A member; further member signers follow as remaining accounts.
+    pub member: Signer<'info>,
+    #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
+    pub authority: Account<'info, PolicyAuthority>,
+    #[account(
+        mut,
+        seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()],
+        bump = policy.bump,
+    )]
+    pub policy: Account<'info, PolicyAccount>,
+}
+
+/// Names the one key that may pay from the vault under a vault-funded policy (its releases
+/// credit only that key's token account); needs `threshold` distinct members, for the first
+/// spender as for every change.
+pub fn set_vault_spender(
+    ctx: Context<SetVaultSpender>,
+    asset: Pubkey,
+    policy_id: u32,
+    spender: Pubkey,
+) -> Result<()> {
+    require_keys_neq!(spender, Pubkey::default(), PolicyVaultError::InvalidSpender);
+    let lead = ctx.accounts.member.key();
+    let signers = ctx
+        .accounts
+        .authority
+        .require_threshold(&lead, ctx.remaining_accounts)?;
+    let policy = &mut ctx.accounts.policy;
+    require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
+    require!(
+        policy.params.is_vault_funded(),
+        PolicyVaultError::PolicyNotVaultFunded
+    );
+    policy.spender = spender;
+    runtime::emit(&VaultSpenderSet {
+        asset,
+        policy_id,
+        spender,
+        by: lead,
+        signers,
+    });
+    Ok(())
+}
