@@ -164,6 +164,9 @@ pub fn authority(address: &Pubkey, a: &PolicyAuthority) -> Value {
     json!({
         "address": key(address),
         "asset": key(&a.asset),
+        // The asset's owner who created (or took over) the authority: it acts only while
+        // that key owns the asset.
+        "owner": key(&a.owner),
         "members": a.members.iter().map(key).collect::<Vec<_>>(),
         "threshold": a.threshold,
     })

@@ -18,8 +18,8 @@ impl Builder {
         self.ix_with_optionals(self.ids.policy_vault, policy_vault::ID, accounts, data)
     }
 
-    /// Creates the agent's PolicyAuthority; `owner` must be the owner recorded in the
-    /// registry's AgentAccount.
+    /// Creates the agent's PolicyAuthority; `owner` must be the live owner of the agent's
+    /// MPL Core asset.
     pub fn init_authority(
         &self,
         owner: &Pubkey,
@@ -30,12 +30,37 @@ impl Builder {
         self.ix(
             self.ids.policy_vault,
             accounts::InitAuthority {
+                agent_asset: *asset,
                 owner: *owner,
                 agent_account: self.pda.agent_account(asset),
                 authority: self.pda.policy_authority(asset),
                 system_program: system_program::ID,
             },
             instruction::InitAuthority {
+                asset: *asset,
+                members,
+                threshold,
+            },
+        )
+    }
+
+    /// The asset's new owner takes over the authority its previous owner created (new
+    /// members and threshold); `owner` must be the asset's live owner.
+    pub fn take_over_authority(
+        &self,
+        owner: &Pubkey,
+        asset: &Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::TakeOverAuthority {
+                owner: *owner,
+                authority: self.pda.policy_authority(asset),
+                agent_asset: *asset,
+            },
+            instruction::TakeOverAuthority {
                 asset: *asset,
                 members,
                 threshold,
@@ -56,6 +81,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::RotateAuthority {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                 },
@@ -95,6 +121,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::SetKillSwitch {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     killswitch: self.pda.killswitch(asset),
@@ -123,6 +150,7 @@ impl Builder {
         with_cosigners(
             self.vault_ix(
                 accounts::InitPolicy {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     policy: self.pda.policy(asset, policy_id),
@@ -155,6 +183,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::OpenVault {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     vault: self.pda.vault(asset, mint),
@@ -188,6 +217,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::Withdraw {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     vault: self.pda.vault(asset, mint),
@@ -217,6 +247,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::RetirePolicy {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     policy: self.pda.policy(asset, policy_id),
@@ -244,6 +275,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::SetVaultSpender {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     policy: self.pda.policy(asset, policy_id),
@@ -270,6 +302,7 @@ impl Builder {
             self.ix(
                 self.ids.policy_vault,
                 accounts::SetAcceptancePolicy {
+                    agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
                     acceptance: self.pda.acceptance(asset),

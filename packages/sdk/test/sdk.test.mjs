@@ -119,6 +119,7 @@ test('attestations: a new attestor attests (Ed25519-verified) and revokes in rea
         authority: await pda.policyAuthority(payee),
         acceptance: await pda.acceptance(payee),
         systemProgram: SYSTEM_PROGRAM,
+        agentAsset: payee,
         asset: payee,
         minPayerTier: 0,
         gateMode: 0,

@@ -42,7 +42,7 @@ pub enum PolicyVaultError {
     ThresholdOutOfRange,
     #[msg("agent_account is not the registry's AgentAccount for this asset")]
     AgentAccountInvalid,
-    #[msg("signer is not the agent's owner recorded by the registry")]
+    #[msg("signer is not the owner of the agent's MPL Core asset")]
     NotAgentOwner,
     #[msg("signer is not a member of the policy authority")]
     NotAuthorityMember,
@@ -98,4 +98,10 @@ pub enum PolicyVaultError {
     NotVaultSpender,
     #[msg("spender must be a key, not the default (all zero) key")]
     InvalidSpender,
+    #[msg("agent_asset is not the agent's MPL Core asset")]
+    AgentAssetInvalid,
+    #[msg("the agent's asset has changed hands since this authority was created: its new owner takes it over (take_over_authority)")]
+    AuthorityStale,
+    #[msg("the authority is already the live owner's: change its members with rotate_authority")]
+    AuthorityCurrent,
 }

@@ -12,6 +12,15 @@ pub struct AuthorityInitialized {
 }
 
 #[event]
+pub struct AuthorityTakenOver {
+    pub asset: Pubkey,
+    pub previous_owner: Pubkey,
+    pub owner: Pubkey,
+    pub members: Vec<Pubkey>,
+    pub threshold: u8,
+}
+
+#[event]
 pub struct AuthorityRotated {
     pub asset: Pubkey,
     pub members: Vec<Pubkey>,

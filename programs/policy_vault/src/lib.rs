@@ -27,8 +27,8 @@ trust_gate_program_common::security_txt!("policy_vault");
 pub mod policy_vault {
     use super::*;
 
-    /// Creates the agent's policy authority. The signer must be the asset's owner recorded in
-    /// the registry's AgentAccount.
+    /// Creates the agent's policy authority. The signer must be the live owner of the
+    /// agent's MPL Core asset.
     pub fn init_authority(
         ctx: Context<InitAuthority>,
         asset: Pubkey,
@@ -36,6 +36,17 @@ pub mod policy_vault {
         threshold: u8,
     ) -> Result<()> {
         instructions::init_authority(ctx, asset, members, threshold)
+    }
+
+    /// The asset's new owner takes over the authority its previous owner created (after a
+    /// sale the old members can no longer act).
+    pub fn take_over_authority(
+        ctx: Context<TakeOverAuthority>,
+        asset: Pubkey,
+        members: Vec<Pubkey>,
+        threshold: u8,
+    ) -> Result<()> {
+        instructions::take_over_authority(ctx, asset, members, threshold)
     }
 
     /// Replaces the authority's members and threshold; needs `threshold` current members.

@@ -226,3 +226,80 @@ async fn audit3_f5_the_payer_disputes_without_the_facilitator() {
     // The facilitator neither signed nor paid.
     assert_eq!(w.ctx.banks_client.get_balance(f).await.unwrap(), before);
 }
+
+fn v(e: policy_vault::errors::PolicyVaultError) -> u32 {
+    u32::from(e)
+}
+
+/// F-2: the agent (its MPL Core asset) is sold. Before the fix the seller's authority kept
+/// its withdraw, kill-switch and policy rights, so deposits made after the sale could be
+/// withdrawn by the seller. Now the authority acts only while its owner owns the asset, and
+/// the buyer takes it over, vault and funds included.
+#[tokio::test]
+async fn audit3_f2_a_sold_agents_authority_passes_to_its_buyer() {
+    use policy_vault::errors::PolicyVaultError as V;
+    let mut w = World::new().await;
+    let mut agent = w.register_agent().await;
+    w.init_authority(&agent).await;
+    let seller = agent.owner.insecure_clone();
+    let (mint, program) = (w.mint, anchor_spl::token::ID);
+    let setup = [
+        sdk().open_vault(&seller.pubkey(), &[], &agent.asset(), &mint, &program),
+        sdk().init_killswitch(&seller.pubkey(), &agent.asset()),
+    ];
+    send(&mut w.ctx, &setup, &[&seller]).await.unwrap();
+    let vault = sdk().pda.vault(&agent.asset(), &mint);
+    let buyer = trust_gate_program_tests::funded_keypair(&mut w.ctx).await;
+    w.transfer_asset(&mut agent, buyer.insecure_clone())
+        .await
+        .unwrap();
+    // A deposit after the sale.
+    w.deposit(&program, &mint, &vault, 5_000_000).await;
+
+    let seller_token = w.token_account(&seller.pubkey(), 0).await;
+    let withdraw = |who: &Keypair, to: &solana_sdk::pubkey::Pubkey| {
+        sdk().withdraw(
+            &who.pubkey(),
+            &[],
+            &agent.asset(),
+            &mint,
+            &program,
+            to,
+            5_000_000,
+        )
+    };
+    assert_code(
+        send(&mut w.ctx, &[withdraw(&seller, &seller_token)], &[&seller]).await,
+        v(V::AuthorityStale),
+    );
+    let pause = sdk().set_killswitch(&seller.pubkey(), &[], &agent.asset(), true);
+    assert_code(
+        send(&mut w.ctx, &[pause], &[&seller]).await,
+        v(V::AuthorityStale),
+    );
+    // The seller cannot take it over; the buyer's own members cannot act before it does.
+    let take = |who: &Keypair| {
+        sdk().take_over_authority(&who.pubkey(), &agent.asset(), vec![who.pubkey()], 1)
+    };
+    assert_code(
+        send(&mut w.ctx, &[take(&seller)], &[&seller]).await,
+        v(V::NotAgentOwner),
+    );
+    let buyer_token = w.token_account(&buyer.pubkey(), 0).await;
+    assert_code(
+        send(&mut w.ctx, &[withdraw(&buyer, &buyer_token)], &[&buyer]).await,
+        v(V::AuthorityStale),
+    );
+    send(&mut w.ctx, &[take(&buyer)], &[&buyer]).await.unwrap();
+    w.ctx.get_new_latest_blockhash().await.unwrap();
+    assert_code(
+        send(&mut w.ctx, &[take(&buyer)], &[&buyer]).await,
+        v(V::AuthorityCurrent),
+    );
+    // The vault and its funds are the buyer's to govern now.
+    send(&mut w.ctx, &[withdraw(&buyer, &buyer_token)], &[&buyer])
+        .await
+        .unwrap();
+    assert_eq!(w.token_balance(&buyer_token).await, 5_000_000);
+    assert_eq!(w.token_balance(&seller_token).await, 0);
+}

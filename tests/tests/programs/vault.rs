@@ -31,6 +31,7 @@ fn rotate_ix(
     let mut accounts = policy_vault::accounts::RotateAuthority {
         member: lead.pubkey(),
         authority: pda::policy_authority(asset),
+        agent_asset: *asset,
     }
     .to_account_metas(None);
     accounts.extend(
@@ -60,6 +61,7 @@ pub fn set_killswitch_ix(
         member: lead.pubkey(),
         authority: pda::policy_authority(asset),
         killswitch: pda::killswitch(asset),
+        agent_asset: *asset,
     }
     .to_account_metas(None);
     accounts.extend(

@@ -1,6 +1,6 @@
 use crate::errors::PolicyVaultError;
-use crate::events::AuthorityInitialized;
-use crate::state::{seeds, validate_members, PolicyAuthority};
+use crate::events::{AuthorityInitialized, AuthorityTakenOver};
+use crate::state::{live_owner, seeds, validate_members, PolicyAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
 use trust_gate_program_common::{pda_account, runtime};
@@ -8,7 +8,7 @@ use trust_gate_program_common::{pda_account, runtime};
 #[derive(Accounts)]
 #[instruction(asset: Pubkey)]
 pub struct InitAuthority<'info> {
-    /// The agent's owner as recorded in the registry's AgentAccount; pays for the account.
+    /// The live owner of the agent's MPL Core asset; pays for the account.
     #[account(mut)]
     pub owner: Signer<'info>,
     /// The registry's AgentAccount of `asset`: PDA under the registry and owned by it
@@ -27,6 +27,9 @@ pub struct InitAuthority<'info> {
     #[account(mut, seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump)]
     pub authority: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
+    /// The agent's MPL Core asset, whose live owner must sign.
+    /// CHECK: address and owner checked by `live_owner`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Only the asset's owner can create its authority: this closes the bootstrap race where
@@ -43,9 +46,11 @@ pub fn init_authority(
         agent_account::read(&data).ok_or(PolicyVaultError::AgentAccountInvalid)?
     };
     require_keys_eq!(view.asset, asset, PolicyVaultError::AgentAccountInvalid);
+    // The live owner, not the registry's cached one, which a sale on MPL Core leaves stale.
+    let owner = ctx.accounts.owner.key();
     require_keys_eq!(
-        view.owner,
-        ctx.accounts.owner.key(),
+        live_owner(&ctx.accounts.agent_asset, &asset)?,
+        owner,
         PolicyVaultError::NotAgentOwner
     );
 
@@ -59,6 +64,7 @@ pub fn init_authority(
             asset,
             threshold,
             bump,
+            owner,
             members: members.clone(),
         },
     )?;
@@ -67,6 +73,50 @@ pub fn init_authority(
         members,
         threshold,
         initialized_by: ctx.accounts.owner.key(),
+    });
+    Ok(())
+}
+
+#[derive(Accounts)]
+#[instruction(asset: Pubkey)]
+pub struct TakeOverAuthority<'info> {
+    /// The live owner of the agent's MPL Core asset.
+    pub owner: Signer<'info>,
+    #[account(mut, seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
+    pub authority: Account<'info, PolicyAuthority>,
+    /// The agent's MPL Core asset.
+    /// CHECK: address and owner checked by `live_owner`.
+    pub agent_asset: UncheckedAccount<'info>,
+}
+
+/// The asset's new owner takes over an authority its previous owner created: new members and
+/// threshold, the owner recorded anew. The agent's policies, kill switch, vault and its funds
+/// stay with the agent, now under the new owner's authority.
+pub fn take_over_authority(
+    ctx: Context<TakeOverAuthority>,
+    asset: Pubkey,
+    members: Vec<Pubkey>,
+    threshold: u8,
+) -> Result<()> {
+    validate_members(&members, threshold)?;
+    let owner = ctx.accounts.owner.key();
+    require_keys_eq!(
+        live_owner(&ctx.accounts.agent_asset, &asset)?,
+        owner,
+        PolicyVaultError::NotAgentOwner
+    );
+    let authority = &mut ctx.accounts.authority;
+    require_keys_neq!(authority.owner, owner, PolicyVaultError::AuthorityCurrent);
+    let previous_owner = authority.owner;
+    authority.owner = owner;
+    authority.members = members.clone();
+    authority.threshold = threshold;
+    runtime::emit(&AuthorityTakenOver {
+        asset,
+        previous_owner,
+        owner,
+        members,
+        threshold,
     });
     Ok(())
 }

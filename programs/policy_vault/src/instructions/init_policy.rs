@@ -34,6 +34,10 @@ pub struct InitPolicy<'info> {
     /// CHECK: compared with `params.mint` and parsed by `check_policy_mint`.
     pub mint: Option<UncheckedAccount<'info>>,
     pub system_program: Program<'info, System>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 pub fn init_policy(
@@ -44,9 +48,9 @@ pub fn init_policy(
 ) -> Result<()> {
     params.validate()?;
     let a = &ctx.accounts;
-    let signers = a
-        .authority
-        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
+    let signers =
+        a.authority
+            .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
     if params.mint != Pubkey::default() {
         check_policy_mint(a.mint.as_ref().map(|m| m.as_ref()), &params.mint)?;
     }

@@ -28,15 +28,19 @@ pub struct OpenVault<'info> {
     /// CHECK: the token program that owns the mint (compared in the handler).
     pub token_program: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Opens the agent's vault for `mint`; needs `threshold` members. Anyone may deposit into it
 /// afterwards with a plain token transfer.
 pub fn open_vault(ctx: Context<OpenVault>, asset: Pubkey, mint: Pubkey) -> Result<()> {
     let a = &ctx.accounts;
-    let signers = a
-        .authority
-        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
+    let signers =
+        a.authority
+            .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
     check_policy_mint(Some(a.mint_account.as_ref()), &mint)?;
     // Tokens wait in a vault: a mint that can be closed (and re-created with a permanent
     // delegate) while the vault is empty could later take deposits back.

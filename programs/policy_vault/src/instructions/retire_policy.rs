@@ -17,16 +17,21 @@ pub struct RetirePolicy<'info> {
         bump = policy.bump,
     )]
     pub policy: Account<'info, PolicyAccount>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Switches a policy off for good; needs `threshold` distinct members. Policies are otherwise
 /// immutable, so this is how an owner withdraws limits it no longer wants a payer to use.
 pub fn retire_policy(ctx: Context<RetirePolicy>, asset: Pubkey, policy_id: u32) -> Result<()> {
     let lead = ctx.accounts.member.key();
-    let signers = ctx
-        .accounts
-        .authority
-        .require_threshold(&lead, ctx.remaining_accounts)?;
+    let signers = ctx.accounts.authority.require_threshold(
+        &ctx.accounts.agent_asset,
+        &lead,
+        ctx.remaining_accounts,
+    )?;
     let policy = &mut ctx.accounts.policy;
     require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
     // A cluster's clock is never 0; `max` keeps "retired" distinct from "in force" anyway.

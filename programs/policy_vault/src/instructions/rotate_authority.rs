@@ -14,6 +14,10 @@ pub struct RotateAuthority<'info> {
         bump = authority.bump,
     )]
     pub authority: Account<'info, PolicyAuthority>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Replaces the member list and threshold; needs `threshold` distinct current members.
@@ -26,7 +30,8 @@ pub fn rotate_authority(
     validate_members(&members, threshold)?;
     let authority = &mut ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    let signers = authority.require_threshold(&lead, ctx.remaining_accounts)?;
+    let signers =
+        authority.require_threshold(&ctx.accounts.agent_asset, &lead, ctx.remaining_accounts)?;
     authority.members = members.clone();
     authority.threshold = threshold;
     runtime::emit(&AuthorityRotated {

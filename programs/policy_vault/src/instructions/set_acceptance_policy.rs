@@ -18,6 +18,10 @@ pub struct SetAcceptancePolicy<'info> {
     #[account(mut, seeds = [seeds::ACCEPTANCE, asset.as_ref()], bump)]
     pub acceptance: UncheckedAccount<'info>,
     pub system_program: Program<'info, System>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Creates or replaces the agent's acceptance policy; needs the authority's threshold.
@@ -29,7 +33,7 @@ pub fn set_acceptance_policy(
     params.validate()?;
     let a = &ctx.accounts;
     a.authority
-        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
+        .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
     let bump = ctx.bumps.acceptance;
     let replaced = pda_account::load::<AcceptancePolicy>(&a.acceptance)?.is_some();
     runtime::emit(&AcceptancePolicySet {

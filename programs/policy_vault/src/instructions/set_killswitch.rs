@@ -12,13 +12,18 @@ pub struct SetKillSwitch<'info> {
     pub authority: Account<'info, PolicyAuthority>,
     #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump = killswitch.bump)]
     pub killswitch: Account<'info, KillSwitchState>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Pauses or resumes every payment of the agent; needs `threshold` distinct members.
 pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
     let authority = &ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    let signers = authority.require_threshold(&lead, ctx.remaining_accounts)?;
+    let signers =
+        authority.require_threshold(&ctx.accounts.agent_asset, &lead, ctx.remaining_accounts)?;
     let now = Clock::get()?.unix_timestamp;
     let ks = &mut ctx.accounts.killswitch;
     ks.paused = paused;

@@ -17,6 +17,10 @@ pub struct SetVaultSpender<'info> {
         bump = policy.bump,
     )]
     pub policy: Account<'info, PolicyAccount>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Names the one key that may pay from the vault under a vault-funded policy (its releases
@@ -30,10 +34,11 @@ pub fn set_vault_spender(
 ) -> Result<()> {
     require_keys_neq!(spender, Pubkey::default(), PolicyVaultError::InvalidSpender);
     let lead = ctx.accounts.member.key();
-    let signers = ctx
-        .accounts
-        .authority
-        .require_threshold(&lead, ctx.remaining_accounts)?;
+    let signers = ctx.accounts.authority.require_threshold(
+        &ctx.accounts.agent_asset,
+        &lead,
+        ctx.remaining_accounts,
+    )?;
     let policy = &mut ctx.accounts.policy;
     require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
     require!(

@@ -27,6 +27,10 @@ pub struct Withdraw<'info> {
     pub destination: UncheckedAccount<'info>,
     /// CHECK: the token program that owns the mint (compared in the handler).
     pub token_program: UncheckedAccount<'info>,
+    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+    /// MPL Core ends the seller's authority; the buyer takes it over).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    pub agent_asset: UncheckedAccount<'info>,
 }
 
 /// Moves `amount` out of the agent's vault for `mint`; needs `threshold` members, never the
@@ -39,9 +43,9 @@ pub fn withdraw<'info>(
 ) -> Result<()> {
     require!(amount > 0, PolicyVaultError::AmountZero);
     let a = &ctx.accounts;
-    let signers = a
-        .authority
-        .require_threshold(&a.member.key(), ctx.remaining_accounts)?;
+    let signers =
+        a.authority
+            .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
     transfer_out(
         &VaultTransfer {
             asset,

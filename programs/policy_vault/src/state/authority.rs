@@ -1,13 +1,18 @@
 use anchor_lang::prelude::*;
+use trust_gate_program_common::external::core_asset;
 
 pub const MAX_MEMBERS: usize = 7;
 
 /// Who may configure an agent's policies: `threshold` of `members` must sign every change
-/// (rotation, kill switch, policy creation and retirement, acceptance policy); any one member
-/// may create the kill switch, which starts unpaused.
+/// (rotation, kill switch, policy creation and retirement, acceptance policy, vault opening,
+/// withdrawal, spender); any one member may create the kill switch, which starts unpaused.
 ///
-/// Offsets: 8 asset, 40 threshold, 41 bump, 42 members (Borsh Vec, at most 7; the account is
-/// allocated for 7 so rotation never reallocates).
+/// It is the authority of the asset's owner who created it (or took it over): once the asset
+/// belongs to someone else (a sale on MPL Core) its members can no longer act
+/// (`AuthorityStale`), and the new owner takes it over (`take_over_authority`).
+///
+/// Offsets: 8 asset, 40 threshold, 41 bump, 42 owner, 74 members (Borsh Vec, at most 7; the
+/// account is allocated for 7 so rotation never reallocates).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct PolicyAuthority {
@@ -15,6 +20,9 @@ pub struct PolicyAuthority {
     pub asset: Pubkey,
     pub threshold: u8,
     pub bump: u8,
+    /// The asset's owner when the authority was created or taken over: the authority acts
+    /// only while the asset's live owner is still this key.
+    pub owner: Pubkey,
     #[max_len(MAX_MEMBERS)]
     pub members: Vec<Pubkey>,
 }
@@ -24,10 +32,21 @@ impl PolicyAuthority {
         self.members.contains(key)
     }
 
-    /// Requires `lead` to be a member and `threshold` distinct members among the signers
-    /// `lead` and `others`; returns how many signed.
-    pub fn require_threshold(&self, lead: &Pubkey, others: &[AccountInfo]) -> Result<u8> {
+    /// Requires the authority to be current (`agent_asset` is the agent's MPL Core asset and
+    /// its live owner is still [`Self::owner`]), `lead` to be a member and `threshold`
+    /// distinct members among the signers `lead` and `others`; returns how many signed.
+    pub fn require_threshold(
+        &self,
+        agent_asset: &AccountInfo,
+        lead: &Pubkey,
+        others: &[AccountInfo],
+    ) -> Result<u8> {
         use crate::errors::PolicyVaultError as E;
+        require_keys_eq!(
+            live_owner(agent_asset, &self.asset)?,
+            self.owner,
+            E::AuthorityStale
+        );
         require!(self.is_member(lead), E::NotAuthorityMember);
         let signers = self.count_member_signers(lead, others);
         require!(
@@ -51,6 +70,15 @@ impl PolicyAuthority {
         }
         seen.len()
     }
+}
+
+/// The live owner of `asset` from its MPL Core account `info` (the registry's AgentAccount
+/// only caches it).
+pub fn live_owner(info: &AccountInfo, asset: &Pubkey) -> Result<Pubkey> {
+    use crate::errors::PolicyVaultError as E;
+    require_keys_eq!(*info.key, *asset, E::AgentAssetInvalid);
+    core_asset::owner(info.owner, &info.try_borrow_data()?)
+        .ok_or_else(|| error!(E::AgentAssetInvalid))
 }
 
 /// Validates a member list and threshold (used by init and rotation).

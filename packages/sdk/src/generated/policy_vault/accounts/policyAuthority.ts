@@ -55,6 +55,11 @@ export type PolicyAuthority = {
   asset: Address;
   threshold: number;
   bump: number;
+  /**
+   * The asset's owner when the authority was created or taken over: the authority acts
+   * only while the asset's live owner is still this key.
+   */
+  owner: Address;
   members: Array<Address>;
 };
 
@@ -63,6 +68,11 @@ export type PolicyAuthorityArgs = {
   asset: Address;
   threshold: number;
   bump: number;
+  /**
+   * The asset's owner when the authority was created or taken over: the authority acts
+   * only while the asset's live owner is still this key.
+   */
+  owner: Address;
   members: Array<Address>;
 };
 
@@ -74,6 +84,7 @@ export function getPolicyAuthorityEncoder(): Encoder<PolicyAuthorityArgs> {
       ["asset", getAddressEncoder()],
       ["threshold", getU8Encoder()],
       ["bump", getU8Encoder()],
+      ["owner", getAddressEncoder()],
       ["members", getArrayEncoder(getAddressEncoder())],
     ]),
     (value) => ({ ...value, discriminator: POLICY_AUTHORITY_DISCRIMINATOR }),
@@ -87,6 +98,7 @@ export function getPolicyAuthorityDecoder(): Decoder<PolicyAuthority> {
     ["asset", getAddressDecoder()],
     ["threshold", getU8Decoder()],
     ["bump", getU8Decoder()],
+    ["owner", getAddressDecoder()],
     ["members", getArrayDecoder(getAddressDecoder())],
   ]);
 }

@@ -50,7 +50,7 @@ export const POLICY_VAULT_ERROR__DUPLICATE_MEMBER = 0x177f; // 6015
 export const POLICY_VAULT_ERROR__THRESHOLD_OUT_OF_RANGE = 0x1780; // 6016
 /** AgentAccountInvalid: agent_account is not the registry's AgentAccount for this asset */
 export const POLICY_VAULT_ERROR__AGENT_ACCOUNT_INVALID = 0x1781; // 6017
-/** NotAgentOwner: signer is not the agent's owner recorded by the registry */
+/** NotAgentOwner: signer is not the owner of the agent's MPL Core asset */
 export const POLICY_VAULT_ERROR__NOT_AGENT_OWNER = 0x1782; // 6018
 /** NotAuthorityMember: signer is not a member of the policy authority */
 export const POLICY_VAULT_ERROR__NOT_AUTHORITY_MEMBER = 0x1783; // 6019
@@ -102,12 +102,21 @@ export const POLICY_VAULT_ERROR__VAULT_SPENDER_NOT_SET = 0x1799; // 6041
 export const POLICY_VAULT_ERROR__NOT_VAULT_SPENDER = 0x179a; // 6042
 /** InvalidSpender: spender must be a key, not the default (all zero) key */
 export const POLICY_VAULT_ERROR__INVALID_SPENDER = 0x179b; // 6043
+/** AgentAssetInvalid: agent_asset is not the agent's MPL Core asset */
+export const POLICY_VAULT_ERROR__AGENT_ASSET_INVALID = 0x179c; // 6044
+/** AuthorityStale: the agent's asset has changed hands since this authority was created: its new owner takes it over (take_over_authority) */
+export const POLICY_VAULT_ERROR__AUTHORITY_STALE = 0x179d; // 6045
+/** AuthorityCurrent: the authority is already the live owner's: change its members with rotate_authority */
+export const POLICY_VAULT_ERROR__AUTHORITY_CURRENT = 0x179e; // 6046
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
   | typeof POLICY_VAULT_ERROR__AGENT_ACCOUNT_INVALID
+  | typeof POLICY_VAULT_ERROR__AGENT_ASSET_INVALID
   | typeof POLICY_VAULT_ERROR__AMOUNT_ZERO
   | typeof POLICY_VAULT_ERROR__ATTESTATION_ADDRESS_MISMATCH
+  | typeof POLICY_VAULT_ERROR__AUTHORITY_CURRENT
+  | typeof POLICY_VAULT_ERROR__AUTHORITY_STALE
   | typeof POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR
   | typeof POLICY_VAULT_ERROR__DUPLICATE_MEMBER
@@ -154,8 +163,11 @@ if (process.env.NODE_ENV !== "production") {
   policyVaultErrorMessages = {
     [POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID]: `acceptance account holds no AcceptancePolicy`,
     [POLICY_VAULT_ERROR__AGENT_ACCOUNT_INVALID]: `agent_account is not the registry's AgentAccount for this asset`,
+    [POLICY_VAULT_ERROR__AGENT_ASSET_INVALID]: `agent_asset is not the agent's MPL Core asset`,
     [POLICY_VAULT_ERROR__AMOUNT_ZERO]: `amount must be greater than 0`,
     [POLICY_VAULT_ERROR__ATTESTATION_ADDRESS_MISMATCH]: `attestation is not the registry PDA for its subject, capability and attestor`,
+    [POLICY_VAULT_ERROR__AUTHORITY_CURRENT]: `the authority is already the live owner's: change its members with rotate_authority`,
+    [POLICY_VAULT_ERROR__AUTHORITY_STALE]: `the agent's asset has changed hands since this authority was created: its new owner takes it over (take_over_authority)`,
     [POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE]: `tier0_decay_bps must be 0..=10000`,
     [POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR]: `accepted_attestors: the two entries are the same key`,
     [POLICY_VAULT_ERROR__DUPLICATE_MEMBER]: `members: duplicate key`,
@@ -175,7 +187,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__MINT_REQUIRED]: `mint must be set when Spending or Velocity is enabled: caps are counted in the mint's smallest units`,
     [POLICY_VAULT_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: a transfer may deliver less than its amount`,
     [POLICY_VAULT_ERROR__NO_MEMBERS]: `members: at least one member is required`,
-    [POLICY_VAULT_ERROR__NOT_AGENT_OWNER]: `signer is not the agent's owner recorded by the registry`,
+    [POLICY_VAULT_ERROR__NOT_AGENT_OWNER]: `signer is not the owner of the agent's MPL Core asset`,
     [POLICY_VAULT_ERROR__NOT_AUTHORITY_MEMBER]: `signer is not a member of the policy authority`,
     [POLICY_VAULT_ERROR__NOT_VAULT_SPENDER]: `payer_token does not belong to the policy's spender: only the key the threshold named may pay from the vault`,
     [POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH]: `mint: the policy is for another mint`,

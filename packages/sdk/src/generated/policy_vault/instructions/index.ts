@@ -17,4 +17,5 @@ export * from "./rotateAuthority.js";
 export * from "./setAcceptancePolicy.js";
 export * from "./setKillswitch.js";
 export * from "./setVaultSpender.js";
+export * from "./takeOverAuthority.js";
 export * from "./withdraw.js";

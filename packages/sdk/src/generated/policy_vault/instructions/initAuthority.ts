@@ -62,6 +62,7 @@ export type InitAuthorityInstruction<
   TAccountAuthority extends string | AccountMeta<string> = string,
   TAccountSystemProgram extends string | AccountMeta<string> =
     "11111111111111111111111111111111",
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -80,6 +81,9 @@ export type InitAuthorityInstruction<
       TAccountSystemProgram extends string
         ? ReadonlyAccount<TAccountSystemProgram>
         : TAccountSystemProgram,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -133,8 +137,9 @@ export type InitAuthorityAsyncInput<
   TAccountAgentAccount extends string = string,
   TAccountAuthority extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
-  /** The agent's owner as recorded in the registry's AgentAccount; pays for the account. */
+  /** The live owner of the agent's MPL Core asset; pays for the account. */
   owner: TransactionSigner<TAccountOwner>;
   /**
    * The registry's AgentAccount of `asset`: PDA under the registry and owned by it
@@ -147,6 +152,8 @@ export type InitAuthorityAsyncInput<
    */
   authority?: Address<TAccountAuthority>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /** The agent's MPL Core asset, whose live owner must sign. */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: InitAuthorityInstructionDataArgs["asset"];
   members: InitAuthorityInstructionDataArgs["members"];
   threshold: InitAuthorityInstructionDataArgs["threshold"];
@@ -157,13 +164,15 @@ export async function getInitAuthorityInstructionAsync<
   TAccountAgentAccount extends string,
   TAccountAuthority extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: InitAuthorityAsyncInput<
     TAccountOwner,
     TAccountAgentAccount,
     TAccountAuthority,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -172,7 +181,8 @@ export async function getInitAuthorityInstructionAsync<
     TAccountOwner,
     TAccountAgentAccount,
     TAccountAuthority,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -184,6 +194,7 @@ export async function getInitAuthorityInstructionAsync<
     agentAccount: { value: input.agentAccount ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -221,6 +232,7 @@ export async function getInitAuthorityInstructionAsync<
       getAccountMeta(accounts.agentAccount),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getInitAuthorityInstructionDataEncoder().encode(
       args as InitAuthorityInstructionDataArgs,
@@ -231,7 +243,8 @@ export async function getInitAuthorityInstructionAsync<
     TAccountOwner,
     TAccountAgentAccount,
     TAccountAuthority,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -240,8 +253,9 @@ export type InitAuthorityInput<
   TAccountAgentAccount extends string = string,
   TAccountAuthority extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
-  /** The agent's owner as recorded in the registry's AgentAccount; pays for the account. */
+  /** The live owner of the agent's MPL Core asset; pays for the account. */
   owner: TransactionSigner<TAccountOwner>;
   /**
    * The registry's AgentAccount of `asset`: PDA under the registry and owned by it
@@ -254,6 +268,8 @@ export type InitAuthorityInput<
    */
   authority: Address<TAccountAuthority>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /** The agent's MPL Core asset, whose live owner must sign. */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: InitAuthorityInstructionDataArgs["asset"];
   members: InitAuthorityInstructionDataArgs["members"];
   threshold: InitAuthorityInstructionDataArgs["threshold"];
@@ -264,13 +280,15 @@ export function getInitAuthorityInstruction<
   TAccountAgentAccount extends string,
   TAccountAuthority extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: InitAuthorityInput<
     TAccountOwner,
     TAccountAgentAccount,
     TAccountAuthority,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): InitAuthorityInstruction<
@@ -278,7 +296,8 @@ export function getInitAuthorityInstruction<
   TAccountOwner,
   TAccountAgentAccount,
   TAccountAuthority,
-  TAccountSystemProgram
+  TAccountSystemProgram,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -289,6 +308,7 @@ export function getInitAuthorityInstruction<
     agentAccount: { value: input.agentAccount ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -311,6 +331,7 @@ export function getInitAuthorityInstruction<
       getAccountMeta(accounts.agentAccount),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getInitAuthorityInstructionDataEncoder().encode(
       args as InitAuthorityInstructionDataArgs,
@@ -321,7 +342,8 @@ export function getInitAuthorityInstruction<
     TAccountOwner,
     TAccountAgentAccount,
     TAccountAuthority,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -331,7 +353,7 @@ export type ParsedInitAuthorityInstruction<
 > = {
   programAddress: Address<TProgram>;
   accounts: {
-    /** The agent's owner as recorded in the registry's AgentAccount; pays for the account. */
+    /** The live owner of the agent's MPL Core asset; pays for the account. */
     owner: TAccountMetas[0];
     /**
      * The registry's AgentAccount of `asset`: PDA under the registry and owned by it
@@ -344,6 +366,8 @@ export type ParsedInitAuthorityInstruction<
      */
     authority: TAccountMetas[2];
     systemProgram: TAccountMetas[3];
+    /** The agent's MPL Core asset, whose live owner must sign. */
+    agentAsset: TAccountMetas[4];
   };
   data: InitAuthorityInstructionData;
 };
@@ -356,7 +380,7 @@ export function parseInitAuthorityInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedInitAuthorityInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 4) {
+  if (instruction.accounts.length < 5) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -373,6 +397,7 @@ export function parseInitAuthorityInstruction<
       agentAccount: getNextAccount(),
       authority: getNextAccount(),
       systemProgram: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getInitAuthorityInstructionDataDecoder().decode(instruction.data),
   };

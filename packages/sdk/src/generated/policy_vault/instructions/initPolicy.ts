@@ -71,6 +71,7 @@ export type InitPolicyInstruction<
   TAccountMint extends string | AccountMeta<string> = string,
   TAccountSystemProgram extends string | AccountMeta<string> =
     "11111111111111111111111111111111",
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -98,6 +99,9 @@ export type InitPolicyInstruction<
       TAccountSystemProgram extends string
         ? ReadonlyAccount<TAccountSystemProgram>
         : TAccountSystemProgram,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -154,6 +158,7 @@ export type InitPolicyAsyncInput<
   TAccountKillswitch extends string = string,
   TAccountMint extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member of the agent's policy authority; pays for the accounts. Further member
@@ -179,6 +184,11 @@ export type InitPolicyAsyncInput<
    */
   mint?: Address<TAccountMint>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: InitPolicyInstructionDataArgs["asset"];
   policyId: InitPolicyInstructionDataArgs["policyId"];
   params: InitPolicyInstructionDataArgs["params"];
@@ -192,6 +202,7 @@ export async function getInitPolicyInstructionAsync<
   TAccountKillswitch extends string,
   TAccountMint extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: InitPolicyAsyncInput<
@@ -201,7 +212,8 @@ export async function getInitPolicyInstructionAsync<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -213,7 +225,8 @@ export async function getInitPolicyInstructionAsync<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -228,6 +241,7 @@ export async function getInitPolicyInstructionAsync<
     killswitch: { value: input.killswitch ?? null, isWritable: true },
     mint: { value: input.mint ?? null, isWritable: false },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -275,6 +289,7 @@ export async function getInitPolicyInstructionAsync<
       getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.mint),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getInitPolicyInstructionDataEncoder().encode(
       args as InitPolicyInstructionDataArgs,
@@ -288,7 +303,8 @@ export async function getInitPolicyInstructionAsync<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -300,6 +316,7 @@ export type InitPolicyInput<
   TAccountKillswitch extends string = string,
   TAccountMint extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member of the agent's policy authority; pays for the accounts. Further member
@@ -325,6 +342,11 @@ export type InitPolicyInput<
    */
   mint?: Address<TAccountMint>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: InitPolicyInstructionDataArgs["asset"];
   policyId: InitPolicyInstructionDataArgs["policyId"];
   params: InitPolicyInstructionDataArgs["params"];
@@ -338,6 +360,7 @@ export function getInitPolicyInstruction<
   TAccountKillswitch extends string,
   TAccountMint extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: InitPolicyInput<
@@ -347,7 +370,8 @@ export function getInitPolicyInstruction<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): InitPolicyInstruction<
@@ -358,7 +382,8 @@ export function getInitPolicyInstruction<
   TAccountVelocity,
   TAccountKillswitch,
   TAccountMint,
-  TAccountSystemProgram
+  TAccountSystemProgram,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -372,6 +397,7 @@ export function getInitPolicyInstruction<
     killswitch: { value: input.killswitch ?? null, isWritable: true },
     mint: { value: input.mint ?? null, isWritable: false },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -397,6 +423,7 @@ export function getInitPolicyInstruction<
       getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.mint),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getInitPolicyInstructionDataEncoder().encode(
       args as InitPolicyInstructionDataArgs,
@@ -410,7 +437,8 @@ export function getInitPolicyInstruction<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -444,6 +472,11 @@ export type ParsedInitPolicyInstruction<
      */
     mint?: TAccountMetas[5] | undefined;
     systemProgram: TAccountMetas[6];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[7];
   };
   data: InitPolicyInstructionData;
 };
@@ -456,7 +489,7 @@ export function parseInitPolicyInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedInitPolicyInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 7) {
+  if (instruction.accounts.length < 8) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -482,6 +515,7 @@ export function parseInitPolicyInstruction<
       killswitch: getNextAccount(),
       mint: getNextOptionalAccount(),
       systemProgram: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getInitPolicyInstructionDataDecoder().decode(instruction.data),
   };

@@ -58,6 +58,7 @@ export type OpenVaultInstruction<
     "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
   TAccountSystemProgram extends string | AccountMeta<string> =
     "11111111111111111111111111111111",
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -82,6 +83,9 @@ export type OpenVaultInstruction<
       TAccountSystemProgram extends string
         ? ReadonlyAccount<TAccountSystemProgram>
         : TAccountSystemProgram,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -130,6 +134,7 @@ export type OpenVaultAsyncInput<
   TAccountMintAccount extends string = string,
   TAccountTokenProgram extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member of the agent's policy authority; pays the vault's rent. Further member
@@ -149,6 +154,11 @@ export type OpenVaultAsyncInput<
   mintAccount: Address<TAccountMintAccount>;
   tokenProgram?: Address<TAccountTokenProgram>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: OpenVaultInstructionDataArgs["asset"];
   mint: OpenVaultInstructionDataArgs["mint"];
 };
@@ -160,6 +170,7 @@ export async function getOpenVaultInstructionAsync<
   TAccountMintAccount extends string,
   TAccountTokenProgram extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: OpenVaultAsyncInput<
@@ -168,7 +179,8 @@ export async function getOpenVaultInstructionAsync<
     TAccountVault,
     TAccountMintAccount,
     TAccountTokenProgram,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -179,7 +191,8 @@ export async function getOpenVaultInstructionAsync<
     TAccountVault,
     TAccountMintAccount,
     TAccountTokenProgram,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -193,6 +206,7 @@ export async function getOpenVaultInstructionAsync<
     mintAccount: { value: input.mintAccount ?? null, isWritable: false },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -232,6 +246,7 @@ export async function getOpenVaultInstructionAsync<
       getAccountMeta(accounts.mintAccount),
       getAccountMeta(accounts.tokenProgram),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getOpenVaultInstructionDataEncoder().encode(
       args as OpenVaultInstructionDataArgs,
@@ -244,7 +259,8 @@ export async function getOpenVaultInstructionAsync<
     TAccountVault,
     TAccountMintAccount,
     TAccountTokenProgram,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -255,6 +271,7 @@ export type OpenVaultInput<
   TAccountMintAccount extends string = string,
   TAccountTokenProgram extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member of the agent's policy authority; pays the vault's rent. Further member
@@ -274,6 +291,11 @@ export type OpenVaultInput<
   mintAccount: Address<TAccountMintAccount>;
   tokenProgram?: Address<TAccountTokenProgram>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: OpenVaultInstructionDataArgs["asset"];
   mint: OpenVaultInstructionDataArgs["mint"];
 };
@@ -285,6 +307,7 @@ export function getOpenVaultInstruction<
   TAccountMintAccount extends string,
   TAccountTokenProgram extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: OpenVaultInput<
@@ -293,7 +316,8 @@ export function getOpenVaultInstruction<
     TAccountVault,
     TAccountMintAccount,
     TAccountTokenProgram,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): OpenVaultInstruction<
@@ -303,7 +327,8 @@ export function getOpenVaultInstruction<
   TAccountVault,
   TAccountMintAccount,
   TAccountTokenProgram,
-  TAccountSystemProgram
+  TAccountSystemProgram,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -316,6 +341,7 @@ export function getOpenVaultInstruction<
     mintAccount: { value: input.mintAccount ?? null, isWritable: false },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -344,6 +370,7 @@ export function getOpenVaultInstruction<
       getAccountMeta(accounts.mintAccount),
       getAccountMeta(accounts.tokenProgram),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getOpenVaultInstructionDataEncoder().encode(
       args as OpenVaultInstructionDataArgs,
@@ -356,7 +383,8 @@ export function getOpenVaultInstruction<
     TAccountVault,
     TAccountMintAccount,
     TAccountTokenProgram,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -384,6 +412,11 @@ export type ParsedOpenVaultInstruction<
     mintAccount: TAccountMetas[3];
     tokenProgram: TAccountMetas[4];
     systemProgram: TAccountMetas[5];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[6];
   };
   data: OpenVaultInstructionData;
 };
@@ -396,7 +429,7 @@ export function parseOpenVaultInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedOpenVaultInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 6) {
+  if (instruction.accounts.length < 7) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -415,6 +448,7 @@ export function parseOpenVaultInstruction<
       mintAccount: getNextAccount(),
       tokenProgram: getNextAccount(),
       systemProgram: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getOpenVaultInstructionDataDecoder().decode(instruction.data),
   };

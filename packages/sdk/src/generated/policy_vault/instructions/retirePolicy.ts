@@ -57,6 +57,7 @@ export type RetirePolicyInstruction<
   TAccountMember extends string | AccountMeta<string> = string,
   TAccountAuthority extends string | AccountMeta<string> = string,
   TAccountPolicy extends string | AccountMeta<string> = string,
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -72,6 +73,9 @@ export type RetirePolicyInstruction<
       TAccountPolicy extends string
         ? WritableAccount<TAccountPolicy>
         : TAccountPolicy,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -120,11 +124,17 @@ export type RetirePolicyAsyncInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountPolicy extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   policy?: Address<TAccountPolicy>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: RetirePolicyInstructionDataArgs["asset"];
   policyId: RetirePolicyInstructionDataArgs["policyId"];
 };
@@ -133,12 +143,14 @@ export async function getRetirePolicyInstructionAsync<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountPolicy extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: RetirePolicyAsyncInput<
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -146,7 +158,8 @@ export async function getRetirePolicyInstructionAsync<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -157,6 +170,7 @@ export async function getRetirePolicyInstructionAsync<
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: false },
     policy: { value: input.policy ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -185,6 +199,7 @@ export async function getRetirePolicyInstructionAsync<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getRetirePolicyInstructionDataEncoder().encode(
       args as RetirePolicyInstructionDataArgs,
@@ -194,7 +209,8 @@ export async function getRetirePolicyInstructionAsync<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >);
 }
 
@@ -202,11 +218,17 @@ export type RetirePolicyInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountPolicy extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   policy: Address<TAccountPolicy>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: RetirePolicyInstructionDataArgs["asset"];
   policyId: RetirePolicyInstructionDataArgs["policyId"];
 };
@@ -215,15 +237,22 @@ export function getRetirePolicyInstruction<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountPolicy extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
-  input: RetirePolicyInput<TAccountMember, TAccountAuthority, TAccountPolicy>,
+  input: RetirePolicyInput<
+    TAccountMember,
+    TAccountAuthority,
+    TAccountPolicy,
+    TAccountAgentAsset
+  >,
   config?: { programAddress?: TProgramAddress },
 ): RetirePolicyInstruction<
   TProgramAddress,
   TAccountMember,
   TAccountAuthority,
-  TAccountPolicy
+  TAccountPolicy,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -233,6 +262,7 @@ export function getRetirePolicyInstruction<
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: false },
     policy: { value: input.policy ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -248,6 +278,7 @@ export function getRetirePolicyInstruction<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getRetirePolicyInstructionDataEncoder().encode(
       args as RetirePolicyInstructionDataArgs,
@@ -257,7 +288,8 @@ export function getRetirePolicyInstruction<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >);
 }
 
@@ -271,6 +303,11 @@ export type ParsedRetirePolicyInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     policy: TAccountMetas[2];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[3];
   };
   data: RetirePolicyInstructionData;
 };
@@ -283,7 +320,7 @@ export function parseRetirePolicyInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedRetirePolicyInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 3) {
+  if (instruction.accounts.length < 4) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -299,6 +336,7 @@ export function parseRetirePolicyInstruction<
       member: getNextAccount(),
       authority: getNextAccount(),
       policy: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getRetirePolicyInstructionDataDecoder().decode(instruction.data),
   };

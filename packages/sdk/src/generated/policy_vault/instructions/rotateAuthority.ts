@@ -30,6 +30,7 @@ import {
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
+  type ReadonlyAccount,
   type ReadonlySignerAccount,
   type ReadonlyUint8Array,
   type TransactionSigner,
@@ -57,6 +58,7 @@ export type RotateAuthorityInstruction<
   TProgram extends string = typeof POLICY_VAULT_PROGRAM_ADDRESS,
   TAccountMember extends string | AccountMeta<string> = string,
   TAccountAuthority extends string | AccountMeta<string> = string,
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -69,6 +71,9 @@ export type RotateAuthorityInstruction<
       TAccountAuthority extends string
         ? WritableAccount<TAccountAuthority>
         : TAccountAuthority,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -120,10 +125,16 @@ export function getRotateAuthorityInstructionDataCodec(): Codec<
 export type RotateAuthorityAsyncInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A current member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: RotateAuthorityInstructionDataArgs["asset"];
   members: RotateAuthorityInstructionDataArgs["members"];
   threshold: RotateAuthorityInstructionDataArgs["threshold"];
@@ -132,12 +143,22 @@ export type RotateAuthorityAsyncInput<
 export async function getRotateAuthorityInstructionAsync<
   TAccountMember extends string,
   TAccountAuthority extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
-  input: RotateAuthorityAsyncInput<TAccountMember, TAccountAuthority>,
+  input: RotateAuthorityAsyncInput<
+    TAccountMember,
+    TAccountAuthority,
+    TAccountAgentAsset
+  >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
-  RotateAuthorityInstruction<TProgramAddress, TAccountMember, TAccountAuthority>
+  RotateAuthorityInstruction<
+    TProgramAddress,
+    TAccountMember,
+    TAccountAuthority,
+    TAccountAgentAsset
+  >
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -146,6 +167,7 @@ export async function getRotateAuthorityInstructionAsync<
   const originalAccounts = {
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -167,6 +189,7 @@ export async function getRotateAuthorityInstructionAsync<
     accounts: [
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getRotateAuthorityInstructionDataEncoder().encode(
       args as RotateAuthorityInstructionDataArgs,
@@ -175,17 +198,24 @@ export async function getRotateAuthorityInstructionAsync<
   } as RotateAuthorityInstruction<
     TProgramAddress,
     TAccountMember,
-    TAccountAuthority
+    TAccountAuthority,
+    TAccountAgentAsset
   >);
 }
 
 export type RotateAuthorityInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A current member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: RotateAuthorityInstructionDataArgs["asset"];
   members: RotateAuthorityInstructionDataArgs["members"];
   threshold: RotateAuthorityInstructionDataArgs["threshold"];
@@ -194,14 +224,20 @@ export type RotateAuthorityInput<
 export function getRotateAuthorityInstruction<
   TAccountMember extends string,
   TAccountAuthority extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
-  input: RotateAuthorityInput<TAccountMember, TAccountAuthority>,
+  input: RotateAuthorityInput<
+    TAccountMember,
+    TAccountAuthority,
+    TAccountAgentAsset
+  >,
   config?: { programAddress?: TProgramAddress },
 ): RotateAuthorityInstruction<
   TProgramAddress,
   TAccountMember,
-  TAccountAuthority
+  TAccountAuthority,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -210,6 +246,7 @@ export function getRotateAuthorityInstruction<
   const originalAccounts = {
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -224,6 +261,7 @@ export function getRotateAuthorityInstruction<
     accounts: [
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getRotateAuthorityInstructionDataEncoder().encode(
       args as RotateAuthorityInstructionDataArgs,
@@ -232,7 +270,8 @@ export function getRotateAuthorityInstruction<
   } as RotateAuthorityInstruction<
     TProgramAddress,
     TAccountMember,
-    TAccountAuthority
+    TAccountAuthority,
+    TAccountAgentAsset
   >);
 }
 
@@ -245,6 +284,11 @@ export type ParsedRotateAuthorityInstruction<
     /** A current member; further member signers follow as remaining accounts. */
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[2];
   };
   data: RotateAuthorityInstructionData;
 };
@@ -257,7 +301,7 @@ export function parseRotateAuthorityInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedRotateAuthorityInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 2) {
+  if (instruction.accounts.length < 3) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -269,7 +313,11 @@ export function parseRotateAuthorityInstruction<
   };
   return {
     programAddress: instruction.programAddress,
-    accounts: { member: getNextAccount(), authority: getNextAccount() },
+    accounts: {
+      member: getNextAccount(),
+      authority: getNextAccount(),
+      agentAsset: getNextAccount(),
+    },
     data: getRotateAuthorityInstructionDataDecoder().decode(instruction.data),
   };
 }

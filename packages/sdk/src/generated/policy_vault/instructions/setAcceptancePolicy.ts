@@ -63,6 +63,7 @@ export type SetAcceptancePolicyInstruction<
   TAccountAcceptance extends string | AccountMeta<string> = string,
   TAccountSystemProgram extends string | AccountMeta<string> =
     "11111111111111111111111111111111",
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -81,6 +82,9 @@ export type SetAcceptancePolicyInstruction<
       TAccountSystemProgram extends string
         ? ReadonlyAccount<TAccountSystemProgram>
         : TAccountSystemProgram,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -171,6 +175,7 @@ export type SetAcceptancePolicyAsyncInput<
   TAccountAuthority extends string = string,
   TAccountAcceptance extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member (pays when the account is created); further member signers follow as
@@ -184,6 +189,11 @@ export type SetAcceptancePolicyAsyncInput<
    */
   acceptance?: Address<TAccountAcceptance>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: SetAcceptancePolicyInstructionDataArgs["asset"];
   minPayerTier: SetAcceptancePolicyInstructionDataArgs["minPayerTier"];
   gateMode: SetAcceptancePolicyInstructionDataArgs["gateMode"];
@@ -199,13 +209,15 @@ export async function getSetAcceptancePolicyInstructionAsync<
   TAccountAuthority extends string,
   TAccountAcceptance extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: SetAcceptancePolicyAsyncInput<
     TAccountMember,
     TAccountAuthority,
     TAccountAcceptance,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -214,7 +226,8 @@ export async function getSetAcceptancePolicyInstructionAsync<
     TAccountMember,
     TAccountAuthority,
     TAccountAcceptance,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -226,6 +239,7 @@ export async function getSetAcceptancePolicyInstructionAsync<
     authority: { value: input.authority ?? null, isWritable: false },
     acceptance: { value: input.acceptance ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -258,6 +272,7 @@ export async function getSetAcceptancePolicyInstructionAsync<
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.acceptance),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getSetAcceptancePolicyInstructionDataEncoder().encode(
       args as SetAcceptancePolicyInstructionDataArgs,
@@ -268,7 +283,8 @@ export async function getSetAcceptancePolicyInstructionAsync<
     TAccountMember,
     TAccountAuthority,
     TAccountAcceptance,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -277,6 +293,7 @@ export type SetAcceptancePolicyInput<
   TAccountAuthority extends string = string,
   TAccountAcceptance extends string = string,
   TAccountSystemProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member (pays when the account is created); further member signers follow as
@@ -290,6 +307,11 @@ export type SetAcceptancePolicyInput<
    */
   acceptance: Address<TAccountAcceptance>;
   systemProgram?: Address<TAccountSystemProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: SetAcceptancePolicyInstructionDataArgs["asset"];
   minPayerTier: SetAcceptancePolicyInstructionDataArgs["minPayerTier"];
   gateMode: SetAcceptancePolicyInstructionDataArgs["gateMode"];
@@ -305,13 +327,15 @@ export function getSetAcceptancePolicyInstruction<
   TAccountAuthority extends string,
   TAccountAcceptance extends string,
   TAccountSystemProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: SetAcceptancePolicyInput<
     TAccountMember,
     TAccountAuthority,
     TAccountAcceptance,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): SetAcceptancePolicyInstruction<
@@ -319,7 +343,8 @@ export function getSetAcceptancePolicyInstruction<
   TAccountMember,
   TAccountAuthority,
   TAccountAcceptance,
-  TAccountSystemProgram
+  TAccountSystemProgram,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -330,6 +355,7 @@ export function getSetAcceptancePolicyInstruction<
     authority: { value: input.authority ?? null, isWritable: false },
     acceptance: { value: input.acceptance ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -352,6 +378,7 @@ export function getSetAcceptancePolicyInstruction<
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.acceptance),
       getAccountMeta(accounts.systemProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getSetAcceptancePolicyInstructionDataEncoder().encode(
       args as SetAcceptancePolicyInstructionDataArgs,
@@ -362,7 +389,8 @@ export function getSetAcceptancePolicyInstruction<
     TAccountMember,
     TAccountAuthority,
     TAccountAcceptance,
-    TAccountSystemProgram
+    TAccountSystemProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -384,6 +412,11 @@ export type ParsedSetAcceptancePolicyInstruction<
      */
     acceptance: TAccountMetas[2];
     systemProgram: TAccountMetas[3];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[4];
   };
   data: SetAcceptancePolicyInstructionData;
 };
@@ -396,7 +429,7 @@ export function parseSetAcceptancePolicyInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedSetAcceptancePolicyInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 4) {
+  if (instruction.accounts.length < 5) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -413,6 +446,7 @@ export function parseSetAcceptancePolicyInstruction<
       authority: getNextAccount(),
       acceptance: getNextAccount(),
       systemProgram: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getSetAcceptancePolicyInstructionDataDecoder().decode(
       instruction.data,

@@ -57,6 +57,7 @@ export type SetKillswitchInstruction<
   TAccountMember extends string | AccountMeta<string> = string,
   TAccountAuthority extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -72,6 +73,9 @@ export type SetKillswitchInstruction<
       TAccountKillswitch extends string
         ? WritableAccount<TAccountKillswitch>
         : TAccountKillswitch,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -120,11 +124,17 @@ export type SetKillswitchAsyncInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountKillswitch extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   killswitch?: Address<TAccountKillswitch>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: SetKillswitchInstructionDataArgs["asset"];
   paused: SetKillswitchInstructionDataArgs["paused"];
 };
@@ -133,12 +143,14 @@ export async function getSetKillswitchInstructionAsync<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountKillswitch extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: SetKillswitchAsyncInput<
     TAccountMember,
     TAccountAuthority,
-    TAccountKillswitch
+    TAccountKillswitch,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -146,7 +158,8 @@ export async function getSetKillswitchInstructionAsync<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountKillswitch
+    TAccountKillswitch,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -157,6 +170,7 @@ export async function getSetKillswitchInstructionAsync<
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: false },
     killswitch: { value: input.killswitch ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -184,6 +198,7 @@ export async function getSetKillswitchInstructionAsync<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.killswitch),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getSetKillswitchInstructionDataEncoder().encode(
       args as SetKillswitchInstructionDataArgs,
@@ -193,7 +208,8 @@ export async function getSetKillswitchInstructionAsync<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountKillswitch
+    TAccountKillswitch,
+    TAccountAgentAsset
   >);
 }
 
@@ -201,11 +217,17 @@ export type SetKillswitchInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountKillswitch extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   killswitch: Address<TAccountKillswitch>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: SetKillswitchInstructionDataArgs["asset"];
   paused: SetKillswitchInstructionDataArgs["paused"];
 };
@@ -214,19 +236,22 @@ export function getSetKillswitchInstruction<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountKillswitch extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: SetKillswitchInput<
     TAccountMember,
     TAccountAuthority,
-    TAccountKillswitch
+    TAccountKillswitch,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): SetKillswitchInstruction<
   TProgramAddress,
   TAccountMember,
   TAccountAuthority,
-  TAccountKillswitch
+  TAccountKillswitch,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -236,6 +261,7 @@ export function getSetKillswitchInstruction<
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: false },
     killswitch: { value: input.killswitch ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -251,6 +277,7 @@ export function getSetKillswitchInstruction<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.killswitch),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getSetKillswitchInstructionDataEncoder().encode(
       args as SetKillswitchInstructionDataArgs,
@@ -260,7 +287,8 @@ export function getSetKillswitchInstruction<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountKillswitch
+    TAccountKillswitch,
+    TAccountAgentAsset
   >);
 }
 
@@ -274,6 +302,11 @@ export type ParsedSetKillswitchInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     killswitch: TAccountMetas[2];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[3];
   };
   data: SetKillswitchInstructionData;
 };
@@ -286,7 +319,7 @@ export function parseSetKillswitchInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedSetKillswitchInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 3) {
+  if (instruction.accounts.length < 4) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -302,6 +335,7 @@ export function parseSetKillswitchInstruction<
       member: getNextAccount(),
       authority: getNextAccount(),
       killswitch: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getSetKillswitchInstructionDataDecoder().decode(instruction.data),
   };

@@ -57,6 +57,7 @@ export type SetVaultSpenderInstruction<
   TAccountMember extends string | AccountMeta<string> = string,
   TAccountAuthority extends string | AccountMeta<string> = string,
   TAccountPolicy extends string | AccountMeta<string> = string,
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -72,6 +73,9 @@ export type SetVaultSpenderInstruction<
       TAccountPolicy extends string
         ? WritableAccount<TAccountPolicy>
         : TAccountPolicy,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -124,11 +128,17 @@ export type SetVaultSpenderAsyncInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountPolicy extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   policy?: Address<TAccountPolicy>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: SetVaultSpenderInstructionDataArgs["asset"];
   policyId: SetVaultSpenderInstructionDataArgs["policyId"];
   spender: SetVaultSpenderInstructionDataArgs["spender"];
@@ -138,12 +148,14 @@ export async function getSetVaultSpenderInstructionAsync<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountPolicy extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: SetVaultSpenderAsyncInput<
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -151,7 +163,8 @@ export async function getSetVaultSpenderInstructionAsync<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -162,6 +175,7 @@ export async function getSetVaultSpenderInstructionAsync<
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: false },
     policy: { value: input.policy ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -190,6 +204,7 @@ export async function getSetVaultSpenderInstructionAsync<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getSetVaultSpenderInstructionDataEncoder().encode(
       args as SetVaultSpenderInstructionDataArgs,
@@ -199,7 +214,8 @@ export async function getSetVaultSpenderInstructionAsync<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >);
 }
 
@@ -207,11 +223,17 @@ export type SetVaultSpenderInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountPolicy extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   policy: Address<TAccountPolicy>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: SetVaultSpenderInstructionDataArgs["asset"];
   policyId: SetVaultSpenderInstructionDataArgs["policyId"];
   spender: SetVaultSpenderInstructionDataArgs["spender"];
@@ -221,19 +243,22 @@ export function getSetVaultSpenderInstruction<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountPolicy extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: SetVaultSpenderInput<
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): SetVaultSpenderInstruction<
   TProgramAddress,
   TAccountMember,
   TAccountAuthority,
-  TAccountPolicy
+  TAccountPolicy,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -243,6 +268,7 @@ export function getSetVaultSpenderInstruction<
     member: { value: input.member ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: false },
     policy: { value: input.policy ?? null, isWritable: true },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -258,6 +284,7 @@ export function getSetVaultSpenderInstruction<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getSetVaultSpenderInstructionDataEncoder().encode(
       args as SetVaultSpenderInstructionDataArgs,
@@ -267,7 +294,8 @@ export function getSetVaultSpenderInstruction<
     TProgramAddress,
     TAccountMember,
     TAccountAuthority,
-    TAccountPolicy
+    TAccountPolicy,
+    TAccountAgentAsset
   >);
 }
 
@@ -281,6 +309,11 @@ export type ParsedSetVaultSpenderInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     policy: TAccountMetas[2];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[3];
   };
   data: SetVaultSpenderInstructionData;
 };
@@ -293,7 +326,7 @@ export function parseSetVaultSpenderInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedSetVaultSpenderInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 3) {
+  if (instruction.accounts.length < 4) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -309,6 +342,7 @@ export function parseSetVaultSpenderInstruction<
       member: getNextAccount(),
       authority: getNextAccount(),
       policy: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getSetVaultSpenderInstructionDataDecoder().decode(instruction.data),
   };

@@ -59,6 +59,7 @@ export type WithdrawInstruction<
   TAccountDestination extends string | AccountMeta<string> = string,
   TAccountTokenProgram extends string | AccountMeta<string> =
     "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
+  TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -83,6 +84,9 @@ export type WithdrawInstruction<
       TAccountTokenProgram extends string
         ? ReadonlyAccount<TAccountTokenProgram>
         : TAccountTokenProgram,
+      TAccountAgentAsset extends string
+        ? ReadonlyAccount<TAccountAgentAsset>
+        : TAccountAgentAsset,
       ...TRemainingAccounts,
     ]
   >;
@@ -138,6 +142,7 @@ export type WithdrawAsyncInput<
   TAccountMintAccount extends string = string,
   TAccountDestination extends string = string,
   TAccountTokenProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member of the agent's policy authority. Further member signers follow as remaining
@@ -152,6 +157,11 @@ export type WithdrawAsyncInput<
   /** Any token account of the mint; the owners choose where the funds go. */
   destination: Address<TAccountDestination>;
   tokenProgram?: Address<TAccountTokenProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: WithdrawInstructionDataArgs["asset"];
   mint: WithdrawInstructionDataArgs["mint"];
   amount: WithdrawInstructionDataArgs["amount"];
@@ -164,6 +174,7 @@ export async function getWithdrawInstructionAsync<
   TAccountMintAccount extends string,
   TAccountDestination extends string,
   TAccountTokenProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: WithdrawAsyncInput<
@@ -172,7 +183,8 @@ export async function getWithdrawInstructionAsync<
     TAccountVault,
     TAccountMintAccount,
     TAccountDestination,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -183,7 +195,8 @@ export async function getWithdrawInstructionAsync<
     TAccountVault,
     TAccountMintAccount,
     TAccountDestination,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountAgentAsset
   >
 > {
   // Program address.
@@ -197,6 +210,7 @@ export async function getWithdrawInstructionAsync<
     mintAccount: { value: input.mintAccount ?? null, isWritable: false },
     destination: { value: input.destination ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -232,6 +246,7 @@ export async function getWithdrawInstructionAsync<
       getAccountMeta(accounts.mintAccount),
       getAccountMeta(accounts.destination),
       getAccountMeta(accounts.tokenProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getWithdrawInstructionDataEncoder().encode(
       args as WithdrawInstructionDataArgs,
@@ -244,7 +259,8 @@ export async function getWithdrawInstructionAsync<
     TAccountVault,
     TAccountMintAccount,
     TAccountDestination,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -255,6 +271,7 @@ export type WithdrawInput<
   TAccountMintAccount extends string = string,
   TAccountDestination extends string = string,
   TAccountTokenProgram extends string = string,
+  TAccountAgentAsset extends string = string,
 > = {
   /**
    * A member of the agent's policy authority. Further member signers follow as remaining
@@ -269,6 +286,11 @@ export type WithdrawInput<
   /** Any token account of the mint; the owners choose where the funds go. */
   destination: Address<TAccountDestination>;
   tokenProgram?: Address<TAccountTokenProgram>;
+  /**
+   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+   * MPL Core ends the seller's authority; the buyer takes it over).
+   */
+  agentAsset: Address<TAccountAgentAsset>;
   asset: WithdrawInstructionDataArgs["asset"];
   mint: WithdrawInstructionDataArgs["mint"];
   amount: WithdrawInstructionDataArgs["amount"];
@@ -281,6 +303,7 @@ export function getWithdrawInstruction<
   TAccountMintAccount extends string,
   TAccountDestination extends string,
   TAccountTokenProgram extends string,
+  TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: WithdrawInput<
@@ -289,7 +312,8 @@ export function getWithdrawInstruction<
     TAccountVault,
     TAccountMintAccount,
     TAccountDestination,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): WithdrawInstruction<
@@ -299,7 +323,8 @@ export function getWithdrawInstruction<
   TAccountVault,
   TAccountMintAccount,
   TAccountDestination,
-  TAccountTokenProgram
+  TAccountTokenProgram,
+  TAccountAgentAsset
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -312,6 +337,7 @@ export function getWithdrawInstruction<
     mintAccount: { value: input.mintAccount ?? null, isWritable: false },
     destination: { value: input.destination ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
+    agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -336,6 +362,7 @@ export function getWithdrawInstruction<
       getAccountMeta(accounts.mintAccount),
       getAccountMeta(accounts.destination),
       getAccountMeta(accounts.tokenProgram),
+      getAccountMeta(accounts.agentAsset),
     ],
     data: getWithdrawInstructionDataEncoder().encode(
       args as WithdrawInstructionDataArgs,
@@ -348,7 +375,8 @@ export function getWithdrawInstruction<
     TAccountVault,
     TAccountMintAccount,
     TAccountDestination,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountAgentAsset
   >);
 }
 
@@ -371,6 +399,11 @@ export type ParsedWithdrawInstruction<
     /** Any token account of the mint; the owners choose where the funds go. */
     destination: TAccountMetas[4];
     tokenProgram: TAccountMetas[5];
+    /**
+     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
+     * MPL Core ends the seller's authority; the buyer takes it over).
+     */
+    agentAsset: TAccountMetas[6];
   };
   data: WithdrawInstructionData;
 };
@@ -383,7 +416,7 @@ export function parseWithdrawInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedWithdrawInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 6) {
+  if (instruction.accounts.length < 7) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -402,6 +435,7 @@ export function parseWithdrawInstruction<
       mintAccount: getNextAccount(),
       destination: getNextAccount(),
       tokenProgram: getNextAccount(),
+      agentAsset: getNextAccount(),
     },
     data: getWithdrawInstructionDataDecoder().decode(instruction.data),
   };

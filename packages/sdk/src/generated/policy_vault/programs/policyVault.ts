@@ -28,6 +28,7 @@ import {
   parseSetAcceptancePolicyInstruction,
   parseSetKillswitchInstruction,
   parseSetVaultSpenderInstruction,
+  parseTakeOverAuthorityInstruction,
   parseWithdrawInstruction,
   type ParsedEvaluateAndCommitInstruction,
   type ParsedEvaluateInstruction,
@@ -40,6 +41,7 @@ import {
   type ParsedSetAcceptancePolicyInstruction,
   type ParsedSetKillswitchInstruction,
   type ParsedSetVaultSpenderInstruction,
+  type ParsedTakeOverAuthorityInstruction,
   type ParsedWithdrawInstruction,
 } from "../instructions/index.js";
 
@@ -118,6 +120,7 @@ export enum PolicyVaultInstruction {
   SetAcceptancePolicy,
   SetKillswitch,
   SetVaultSpender,
+  TakeOverAuthority,
   Withdraw,
 }
 
@@ -250,6 +253,17 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([106, 184, 238, 109, 65, 195, 21, 175]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.TakeOverAuthority;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([183, 18, 70, 156, 148, 109, 161, 34]),
       ),
       0,
@@ -298,6 +312,9 @@ export type ParsedPolicyVaultInstruction<
   | ({
       instructionType: PolicyVaultInstruction.SetVaultSpender;
     } & ParsedSetVaultSpenderInstruction<TProgram>)
+  | ({
+      instructionType: PolicyVaultInstruction.TakeOverAuthority;
+    } & ParsedTakeOverAuthorityInstruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.Withdraw;
     } & ParsedWithdrawInstruction<TProgram>);
@@ -382,6 +399,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.SetVaultSpender,
         ...parseSetVaultSpenderInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.TakeOverAuthority: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.TakeOverAuthority,
+        ...parseTakeOverAuthorityInstruction(instruction),
       };
     }
     case PolicyVaultInstruction.Withdraw: {
