@@ -351,6 +351,15 @@ pub async fn tour() -> Report {
     measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
     let ix = w.set_acceptance_ix(&b.owner.pubkey(), &[], &b.asset(), min_tier_acceptance(1));
     measure(&mut w, &mut r, &[ix], None, &[&b.owner]).await;
+    // A sold agent: its buyer takes the authority over.
+    let mut sold = w.register_agent().await;
+    w.init_authority(&sold).await;
+    let buyer = crate::funded_keypair(&mut w.ctx).await;
+    w.transfer_asset(&mut sold, buyer.insecure_clone())
+        .await
+        .expect("the sale on MPL Core");
+    let ix = sdk.take_over_authority(&buyer.pubkey(), &sold.asset(), vec![buyer.pubkey()], 1);
+    measure(&mut w, &mut r, &[ix], None, &[&buyer]).await;
 
     // validation_registry: namespace, attestor, request, respond, revoke.
     let payer_key = w.ctx.payer.pubkey();
@@ -428,6 +437,15 @@ pub async fn tour() -> Report {
         &TOKEN_PROGRAM_ID,
         &to,
         1_000_000,
+    );
+    measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
+    // largest_case named the owner the spender; name it again (a rename costs the same).
+    let ix = sdk.set_vault_spender(
+        &owner.pubkey(),
+        &[],
+        &vault_payer.asset(),
+        1,
+        &owner.pubkey(),
     );
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
     settle(

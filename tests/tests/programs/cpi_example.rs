@@ -31,11 +31,31 @@ fn vault_address(escrow: &Pubkey) -> Pubkey {
     Pubkey::find_program_address(&[gated_escrow::VAULT, escrow.as_ref()], &gated_escrow::ID).0
 }
 
-/// The payer's owner escrows `amount` for `payee` under the payer's policy 1.
+/// How long an escrow waits before its depositor may take the tokens back.
+const REFUND_AFTER_SECS: i64 = 3_600;
+
+/// The payer's owner escrows `amount` for `payee` under the payer's policy 1, payable to the
+/// payee owner's account.
 async fn open(w: &mut World, payer: &Agent, payee: &Agent, id: u64, amount: u64) -> Pubkey {
+    let payee_token = w.token_account(&payee.owner.pubkey(), 0).await;
+    open_to(w, payer, payee, id, amount, payee_token).await
+}
+
+/// As [`open`], payable to `payee_token`.
+async fn open_to(
+    w: &mut World,
+    payer: &Agent,
+    payee: &Agent,
+    id: u64,
+    amount: u64,
+    payee_token: Pubkey,
+) -> Pubkey {
     let depositor = payer.owner.pubkey();
     let depositor_token = w.token_account(&depositor, 10_000_000).await;
-    let payee_token = w.token_account(&payee.owner.pubkey(), 0).await;
+    let refund_after = trust_gate_program_tests::clock(&mut w.ctx)
+        .await
+        .unix_timestamp
+        + REFUND_AFTER_SECS;
     let escrow = escrow_address(&depositor, id);
     let ix = Instruction {
         program_id: gated_escrow::ID,
@@ -56,6 +76,7 @@ async fn open(w: &mut World, payer: &Agent, payee: &Agent, id: u64, amount: u64)
             payee_asset: payee.asset(),
             policy_id: 1,
             amount,
+            refund_after,
         }
         .data(),
     };
@@ -64,6 +85,18 @@ async fn open(w: &mut World, payer: &Agent, payee: &Agent, id: u64, amount: u64)
 }
 
 fn release_ix(w: &World, escrow: &Pubkey, payer: &Agent, payee: &Agent) -> Instruction {
+    let payee_token =
+        anchor_spl::associated_token::get_associated_token_address(&payee.owner.pubkey(), &w.mint);
+    release_to_ix(w, escrow, payer, payee, payee_token)
+}
+
+fn release_to_ix(
+    w: &World,
+    escrow: &Pubkey,
+    payer: &Agent,
+    payee: &Agent,
+    payee_token: Pubkey,
+) -> Instruction {
     let (p, q) = (payer.asset(), payee.asset());
     Instruction {
         program_id: gated_escrow::ID,
@@ -71,10 +104,7 @@ fn release_ix(w: &World, escrow: &Pubkey, payer: &Agent, payee: &Agent) -> Instr
             escrow: *escrow,
             vault: vault_address(escrow),
             mint: w.mint,
-            payee_token: anchor_spl::associated_token::get_associated_token_address(
-                &payee.owner.pubkey(),
-                &w.mint,
-            ),
+            payee_token,
             token_program: gate::settlement::TOKEN_PROGRAM_ID,
             gate: gated_escrow::accounts::GateAccounts {
                 evaluate_signer: pda::evaluate_signer(),
@@ -89,10 +119,33 @@ fn release_ix(w: &World, escrow: &Pubkey, payer: &Agent, payee: &Agent) -> Instr
                 policy_vault_program: policy_vault::ID,
                 gate_program: gate::ID,
             },
+            payee: gated_escrow::accounts::PayeeAccounts {
+                agent: pda::agent(&q),
+                asset: q,
+            },
         }
         .to_account_metas(None),
         data: gated_escrow::instruction::Release {}.data(),
     }
+}
+
+fn refund_ix(w: &World, escrow: &Pubkey, depositor_token: Pubkey) -> Instruction {
+    Instruction {
+        program_id: gated_escrow::ID,
+        accounts: gated_escrow::accounts::Refund {
+            escrow: *escrow,
+            vault: vault_address(escrow),
+            mint: w.mint,
+            depositor_token,
+            token_program: gate::settlement::TOKEN_PROGRAM_ID,
+        }
+        .to_account_metas(None),
+        data: gated_escrow::instruction::Refund {}.data(),
+    }
+}
+
+fn escrow_err(e: gated_escrow::EscrowError) -> u32 {
+    u32::from(e)
 }
 
 /// Sends `release`; returns the decision read from the transaction's return data.
@@ -177,4 +230,53 @@ async fn require_validation_keeps_the_escrow_and_names_the_capability() {
     );
     assert_eq!(w.token_balance(&vault_address(&e)).await, AMOUNT);
     assert!(!escrow(&mut w, &e).await.released);
+}
+
+/// F-8 of the third audit: `payee_token` was any token account of the mint, fixed by whoever
+/// opened the escrow, so an Allow for the payee could pay someone else. Now the tokens move
+/// only to an account of the payee's recipient as the gate sees it (checked at release, after
+/// any sale of the agent).
+#[tokio::test]
+async fn audit3_f8_an_escrow_pays_only_the_payees_recipient() {
+    let mut w = world().await;
+    let payer = w.payer_with_policy(3, demo_policy(w.mint)).await;
+    let payee = w.payee(3, None).await;
+    let stranger = Pubkey::new_unique();
+    let elsewhere = w.token_account(&stranger, 0).await;
+    let e = open_to(&mut w, &payer, &payee, 8, AMOUNT, elsewhere).await;
+    let ix = release_to_ix(&w, &e, &payer, &payee, elsewhere);
+    trust_gate_program_tests::assert_code(
+        w.send(&[ix], &[]).await,
+        escrow_err(gated_escrow::EscrowError::PayeeTokenNotRecipient),
+    );
+    assert_eq!(w.token_balance(&elsewhere).await, 0);
+    assert_eq!(w.token_balance(&vault_address(&e)).await, AMOUNT);
+}
+
+/// F-8: an escrow the gate never allows kept its tokens for ever. Now the depositor takes them
+/// back once the deadline has passed, not before, and a refunded escrow releases nothing.
+#[tokio::test]
+async fn audit3_f8_the_depositor_is_refunded_after_the_deadline() {
+    let mut w = world().await;
+    let payer = w.payer_with_policy(3, demo_policy(w.mint)).await;
+    let payee = w.payee(3, None).await;
+    let amount = demo_policy(w.mint).per_tx_cap + 1; // denied: it stays escrowed
+    let e = open(&mut w, &payer, &payee, 9, amount).await;
+    let depositor_token = w.token_account(&payer.owner.pubkey(), 0).await;
+    let before = w.token_balance(&depositor_token).await;
+    trust_gate_program_tests::assert_code(
+        w.send(&[refund_ix(&w, &e, depositor_token)], &[]).await,
+        escrow_err(gated_escrow::EscrowError::RefundTooEarly),
+    );
+    trust_gate_program_tests::advance_time(&mut w.ctx, REFUND_AFTER_SECS).await;
+    w.send(&[refund_ix(&w, &e, depositor_token)], &[])
+        .await
+        .unwrap();
+    assert_eq!(w.token_balance(&depositor_token).await, before + amount);
+    assert!(escrow(&mut w, &e).await.refunded);
+    w.ctx.get_new_latest_blockhash().await.unwrap();
+    trust_gate_program_tests::assert_code(
+        w.send(&[release_ix(&w, &e, &payer, &payee)], &[]).await,
+        escrow_err(gated_escrow::EscrowError::AlreadyRefunded),
+    );
 }

@@ -12,6 +12,18 @@
 //!   an atomic settlement, whose `gate::gate_payment_strict` must be a top-level instruction
 //!   (it reads the transaction around it; a program calling it could commit the counters more
 //!   than once for one transfer, so the gate refuses to be called that way).
+//! - The tokens go only to the payee's recipient as the gate sees it (the agent wallet its
+//!   live owner set, else its live owner: `AgentView::recipient`), checked when they move.
+//! - The depositor gets the tokens back with `refund` once `refund_after` has passed, if the
+//!   escrow was not released.
+//!
+//! Limits a real escrow must weigh (this example leaves them as they are):
+//! - **A read-only Allow reserves nothing.** Each release asks for a decision on its own, and
+//!   the payer's counters do not move, so N escrows of one payer can each pass under a cap
+//!   that admits only one of them. Caps and velocity bind only settlements.
+//! - **Anyone may open an escrow citing any payer agent and policy**: the depositor's tokens
+//!   are at stake, not the payer's, and the payer's policy only answers whether the payer
+//!   would be allowed to pay; nothing ties the depositor to the payer agent.
 //!
 //! Not deployed by trust-gate's migrations; its id is a placeholder for your own.
 
@@ -22,6 +34,7 @@ use anchor_spl::token_interface::{self, Mint, TokenAccount, TokenInterface, Tran
 use gate::cpi::accounts::{EvaluationAccounts, GatePayment};
 use gate::program::Gate;
 use gate::Decision;
+use trust_gate_program_common::external::{ids, seeds as ext_seeds};
 use trust_gate_program_common::runtime;
 
 declare_id!("dkWr7HqQwg6AaFxgkAtEgGAin1An2x9PGxSKaJ3JuKL");
@@ -38,7 +51,10 @@ pub mod gated_escrow {
     use super::*;
 
     /// Locks `amount` of the depositor's tokens for a payment from `payer_asset` to
-    /// `payee_asset` under the payer's policy `policy_id`, payable to `payee_token`.
+    /// `payee_asset` under the payer's policy `policy_id`, payable to `payee_token` (which
+    /// must belong to the payee's recipient when released); refundable to the depositor
+    /// from `refund_after` (unix time) unless released by then.
+    #[allow(clippy::too_many_arguments)]
     pub fn open(
         ctx: Context<Open>,
         escrow_id: u64,
@@ -46,6 +62,7 @@ pub mod gated_escrow {
         payee_asset: Pubkey,
         policy_id: u32,
         amount: u64,
+        refund_after: i64,
     ) -> Result<()> {
         require!(amount > 0, EscrowError::AmountZero);
         let a = &ctx.accounts;
@@ -71,7 +88,10 @@ pub mod gated_escrow {
             mint: a.mint.key(),
             amount,
             payee_token: a.payee_token.key(),
+            depositor_token: a.depositor_token.key(),
+            refund_after,
             released: false,
+            refunded: false,
             last_decision: [0; 35],
             bump: ctx.bumps.escrow,
             vault_bump: ctx.bumps.vault,
@@ -83,6 +103,12 @@ pub mod gated_escrow {
     pub fn release(ctx: Context<Release>) -> Result<()> {
         let e = &ctx.accounts.escrow;
         require!(!e.released, EscrowError::AlreadyReleased);
+        require!(!e.refunded, EscrowError::AlreadyRefunded);
+        // The payee's recipient now (the agent may have been sold since the escrow opened).
+        require!(
+            ctx.accounts.payee_token.owner == payee_recipient(&ctx.accounts.payee, &e.payee_asset)?,
+            EscrowError::PayeeTokenNotRecipient
+        );
         let g = &ctx.accounts.gate;
         gate::cpi::gate_payment(
             // Absent attestations are encoded as the gate's id, so its account travels along.
@@ -147,6 +173,51 @@ pub mod gated_escrow {
         runtime::set_return_data(&escrow.last_decision);
         Ok(())
     }
+
+    /// Returns the escrowed tokens to the depositor's account once `refund_after` has passed,
+    /// unless the escrow was released. Anyone may send it; the tokens go only back.
+    pub fn refund(ctx: Context<Refund>) -> Result<()> {
+        let e = &ctx.accounts.escrow;
+        require!(!e.released, EscrowError::AlreadyReleased);
+        require!(!e.refunded, EscrowError::AlreadyRefunded);
+        require!(
+            Clock::get()?.unix_timestamp >= e.refund_after,
+            EscrowError::RefundTooEarly
+        );
+        let a = &ctx.accounts;
+        let depositor = e.depositor;
+        let id = e.escrow_id.to_le_bytes();
+        let seeds: &[&[u8]] = &[ESCROW, depositor.as_ref(), &id, &[e.bump]];
+        token_interface::transfer_checked(
+            CpiContext::new_with_signer(
+                a.token_program.key(),
+                TransferChecked {
+                    from: a.vault.to_account_info(),
+                    mint: a.mint.to_account_info(),
+                    to: a.depositor_token.to_account_info(),
+                    authority: a.escrow.to_account_info(),
+                },
+                &[seeds],
+            ),
+            e.amount,
+            a.mint.decimals,
+        )?;
+        ctx.accounts.escrow.refunded = true;
+        Ok(())
+    }
+}
+
+/// The payee's recipient as the gate pays it: the registry's AgentAccount of `payee_asset`
+/// (its agent wallet) and the live owner of its MPL Core asset.
+fn payee_recipient(p: &PayeeAccounts, payee_asset: &Pubkey) -> Result<Pubkey> {
+    use trust_gate_program_common::external::{agent_account, core_asset};
+    require_keys_eq!(p.asset.key(), *payee_asset, EscrowError::PayeeInvalid);
+    let view = agent_account::read(&p.agent.try_borrow_data()?)
+        .filter(|v| v.asset == *payee_asset)
+        .ok_or(EscrowError::PayeeInvalid)?;
+    let live = core_asset::owner(p.asset.owner, &p.asset.try_borrow_data()?)
+        .ok_or(EscrowError::PayeeInvalid)?;
+    Ok(view.recipient(&live))
 }
 
 /// One escrowed payment.
@@ -160,9 +231,15 @@ pub struct Escrow {
     pub policy_id: u32,
     pub mint: Pubkey,
     pub amount: u64,
-    /// Where the tokens go on Allow (fixed at opening).
+    /// Where the tokens go on Allow (fixed at opening; must belong to the payee's recipient
+    /// when they move).
     pub payee_token: Pubkey,
+    /// Where a refund goes (the account the deposit came from).
+    pub depositor_token: Pubkey,
+    /// Unix time from which the depositor may take the tokens back (unless released).
+    pub refund_after: i64,
     pub released: bool,
+    pub refunded: bool,
     /// The latest decision in the gate's wire form (byte 0 kind, byte 1 reason code, byte 2
     /// subject, then the capability hash).
     pub last_decision: [u8; 35],
@@ -229,6 +306,21 @@ pub struct GateAccounts<'info> {
     pub gate_program: Program<'info, Gate>,
 }
 
+/// The payee agent as the registry and MPL Core hold it.
+#[derive(Accounts)]
+pub struct PayeeAccounts<'info> {
+    /// CHECK: the registry's AgentAccount of the payee (PDA and owner enforced).
+    #[account(
+        seeds = [ext_seeds::AGENT, asset.key().as_ref()],
+        bump,
+        seeds::program = ids::AGENT_REGISTRY,
+        owner = ids::AGENT_REGISTRY @ EscrowError::PayeeInvalid,
+    )]
+    pub agent: UncheckedAccount<'info>,
+    /// CHECK: the payee's MPL Core asset (address and owner checked in `payee_recipient`).
+    pub asset: UncheckedAccount<'info>,
+}
+
 #[derive(Accounts)]
 pub struct Release<'info> {
     #[account(
@@ -245,6 +337,24 @@ pub struct Release<'info> {
     pub payee_token: InterfaceAccount<'info, TokenAccount>,
     pub token_program: Interface<'info, TokenInterface>,
     pub gate: GateAccounts<'info>,
+    pub payee: PayeeAccounts<'info>,
+}
+
+#[derive(Accounts)]
+pub struct Refund<'info> {
+    #[account(
+        mut,
+        seeds = [ESCROW, escrow.depositor.as_ref(), &escrow.escrow_id.to_le_bytes()],
+        bump = escrow.bump,
+    )]
+    pub escrow: Account<'info, Escrow>,
+    #[account(mut, seeds = [VAULT, escrow.key().as_ref()], bump = escrow.vault_bump)]
+    pub vault: InterfaceAccount<'info, TokenAccount>,
+    #[account(address = escrow.mint)]
+    pub mint: InterfaceAccount<'info, Mint>,
+    #[account(mut, address = escrow.depositor_token)]
+    pub depositor_token: InterfaceAccount<'info, TokenAccount>,
+    pub token_program: Interface<'info, TokenInterface>,
 }
 
 #[error_code]
@@ -255,4 +365,12 @@ pub enum EscrowError {
     AlreadyReleased,
     #[msg("the gate returned no decision")]
     NoDecision,
+    #[msg("the escrow was refunded already")]
+    AlreadyRefunded,
+    #[msg("payee_token does not belong to the payee's recipient (its agent wallet, else its live owner)")]
+    PayeeTokenNotRecipient,
+    #[msg("the payee's AgentAccount or MPL Core asset is not the escrow's payee's")]
+    PayeeInvalid,
+    #[msg("the refund deadline has not passed")]
+    RefundTooEarly,
 }
