@@ -210,6 +210,17 @@ pub async fn agent(
     })
 }
 
+/// The live owner of an agent's MPL Core asset (the registry's AgentAccount only caches it).
+pub async fn asset_owner(rpc: &RpcClient, asset: &Pubkey) -> Result<Pubkey, ClientError> {
+    let acc = required_account(rpc, asset, "MPL Core asset").await?;
+    trust_gate_program_common::external::core_asset::owner(&acc.owner, &acc.data).ok_or_else(|| {
+        ClientError::Decode {
+            what: "MPL Core asset".into(),
+            reason: format!("{asset} is not an MPL Core asset (owned by {})", acc.owner),
+        }
+    })
+}
+
 /// The engine's reputation block of `asset`; the outer error is an RPC failure, the inner
 /// one what the canary/size/tier checks found.
 pub async fn engine_reputation(

@@ -495,6 +495,34 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     let bad = err(c, "gate_init_policy", vault_args, "input_invalid").await;
     assert!(bad.to_string().contains("funding"), "{bad}");
 
+    // An agent bought from someone else: the signer takes over its previous owner's
+    // authority, once.
+    let (seller, sold) = w.env.new_agent().await;
+    let ix = w
+        .env
+        .b
+        .init_authority(&seller.pubkey(), &sold.pubkey(), vec![seller.pubkey()], 1);
+    w.env.send(&[ix], &[&seller]).await.unwrap();
+    let sale = trust_gate_localnet::standin::core::transfer_v1(
+        &sold.pubkey(),
+        &w.env.collection,
+        &seller.pubkey(),
+        &w.signer.pubkey(),
+    );
+    w.env.send(&[sale], &[&seller]).await.unwrap();
+    let sold = sold.pubkey().to_string();
+    let taken = ok(c, "gate_init_authority", json!({"agent_asset": sold})).await;
+    assert_eq!(
+        (taken["takenOver"].as_bool(), taken["owner"].as_str()),
+        (Some(true), Some(me.as_str())),
+        "{taken:#}"
+    );
+    let again = ok(c, "gate_init_authority", json!({"agent_asset": sold})).await;
+    assert_eq!(
+        (again["created"].as_bool(), again["current"].as_bool()),
+        (Some(false), Some(true))
+    );
+
     let auth = ok(c, "gate_init_authority", json!({"agent_asset": asset})).await;
     assert_eq!(
         (auth["created"].as_bool(), auth["threshold"].as_u64()),

@@ -151,7 +151,8 @@ impl GateServer {
 #[tool_router(router = write_tools, vis = "pub")]
 impl GateServer {
     /// Create an agent's policy authority (members and threshold). Idempotent: an existing
-    /// authority is returned with its members and threshold.
+    /// authority is returned with its members and threshold. After a sale of the agent, its
+    /// new owner (the signer) takes the previous owner's authority over instead.
     #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
     async fn gate_init_authority(
         &self,

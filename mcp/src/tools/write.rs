@@ -20,7 +20,9 @@ use trust_gate_client::instructions::{ed25519_verify, Claim};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct InitAuthorityArgs {
-    /// The agent's asset (base58); the signer must be its owner in the agent registry.
+    /// The agent's asset (base58); the signer must own it (its live MPL Core owner). When the
+    /// agent's authority was created by a previous owner (the agent was sold), the signer
+    /// takes it over with these members and threshold.
     pub agent_asset: String,
     /// Members of the authority (base58); default: the signer alone.
     pub members: Option<Vec<String>>,
@@ -107,13 +109,23 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
     let signer = ctx.signer("gate_init_authority")?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let address = b.pda.policy_authority(&asset);
-    if let Some(existing) =
-        chain::anchor_account::<PolicyAuthority>(&ctx.rpc, "PolicyAuthority", &address).await?
-    {
-        let mut v = views::authority(&address, &existing);
-        v["created"] = json!(false);
-        return Ok(v);
-    }
+    let existing =
+        chain::anchor_account::<PolicyAuthority>(&ctx.rpc, "PolicyAuthority", &address).await?;
+    // An authority created by a previous owner of the asset (the agent was sold) is taken
+    // over by its live owner; one that is still current is returned as it is.
+    let take_over = match &existing {
+        Some(current) => {
+            let live = chain::asset_owner(&ctx.rpc, &asset).await?;
+            if current.owner == live || live != signer.pubkey() {
+                let mut v = views::authority(&address, current);
+                v["created"] = json!(false);
+                v["current"] = json!(current.owner == live);
+                return Ok(v);
+            }
+            true
+        }
+        None => false,
+    };
     let members = match &a.members {
         None => vec![signer.pubkey()],
         Some(list) if list.is_empty() => {
@@ -131,16 +143,22 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
             format!("must be 1..{} (the number of members)", members.len()),
         ));
     }
-    let ix = b.init_authority(&signer.pubkey(), &asset, members.clone(), threshold);
+    let ix = if take_over {
+        b.take_over_authority(&signer.pubkey(), &asset, members.clone(), threshold)
+    } else {
+        b.init_authority(&signer.pubkey(), &asset, members.clone(), threshold)
+    };
     let sig = ctx.send(&[ix], signer, &[]).await?;
     Ok(ok_sent(
         sig,
         json!({
             "address": address.to_string(),
             "asset": asset.to_string(),
+            "owner": signer.pubkey().to_string(),
             "members": members.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
             "threshold": threshold,
-            "created": true,
+            "created": !take_over,
+            "takenOver": take_over,
         }),
     ))
 }
