@@ -481,6 +481,18 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     assert_eq!(bound["funding"], "vault");
     assert_eq!(bound["vault"]["opened"], true, "{bound:#}");
     assert_eq!(bound["spender"], json!(hot), "{bound:#}");
+    // Another spender for the same policy renames it (the rule itself stays).
+    let other = solana_sdk::pubkey::Pubkey::new_unique().to_string();
+    vault_args["spender"] = json!(other);
+    let renamed = ok(c, "gate_init_policy", vault_args.clone()).await;
+    assert_eq!(
+        (
+            renamed["spenderChanged"].as_bool(),
+            renamed["spender"].clone()
+        ),
+        (Some(true), json!(other)),
+        "{renamed:#}"
+    );
     let vault = ok(
         c,
         "gate_get_vault",

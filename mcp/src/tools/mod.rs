@@ -163,7 +163,9 @@ impl GateServer {
 
     /// Create a spending policy. Missing prerequisites are created in the same transaction
     /// (register_agent_via_cpi when agent_asset is omitted, init_authority, init_killswitch)
-    /// and reported in selfHealed/healedSteps. Idempotent: an existing policy is returned.
+    /// and reported in selfHealed/healedSteps. A vault-funded policy (funding "vault") needs
+    /// its spender, the one key that may pay from the vault. Idempotent: an existing policy is
+    /// returned (with its spender renamed when another one is given).
     #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
     async fn gate_init_policy(&self, Parameters(a): Parameters<InitPolicyArgs>) -> CallToolResult {
         call_result(init_policy(&self.ctx, a).await)

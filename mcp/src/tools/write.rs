@@ -244,6 +244,15 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
         v["matchesRequest"] = json!(p.params == params);
         v["selfHealed"] = json!(false);
         v["healedSteps"] = json!([]);
+        // The rule is immutable, but a vault-funded policy's spender is renamed by the
+        // threshold: a different spender in the request renames it.
+        if let Some(spender) = spender.filter(|s| p.params.is_vault_funded() && p.spender != *s) {
+            let ix = b.set_vault_spender(&signer.pubkey(), &[], &asset, a.policy_id, &spender);
+            let sig = ctx.send(&[ix], signer, &[]).await?;
+            v["spender"] = json!(spender.to_string());
+            v["spenderChanged"] = json!(true);
+            return Ok(ok_sent(sig, v));
+        }
         return Ok(v);
     }
     let steps = heal_steps(pre);
