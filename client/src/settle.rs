@@ -421,17 +421,29 @@ pub fn dispute_transaction(
     d: &Dispute,
     blockhash: Hash,
 ) -> Result<VersionedTransaction, ClientError> {
-    let ix = b.dispute_payment(
+    let ix = dispute_ix(b, facilitator, facilitator, &payer.pubkey(), d);
+    transaction(facilitator, &[ix], &[], blockhash, &[payer])
+}
+
+/// `dispute_payment` of `d`, a payment of `facilitator`, signed by `payer`; `rent_payer`
+/// pays for the record.
+fn dispute_ix(
+    b: &Builder,
+    rent_payer: &Pubkey,
+    facilitator: &Pubkey,
+    payer: &Pubkey,
+    d: &Dispute,
+) -> Instruction {
+    b.dispute_payment(
+        rent_payer,
         facilitator,
-        facilitator,
-        &payer.pubkey(),
+        payer,
         &d.collection,
         d.payment_id_hash,
         &d.payee_asset,
         d.reason_hash,
         d.feedback_uri.clone(),
-    );
-    transaction(facilitator, &[ix], &[], blockhash, &[payer])
+    )
 }
 
 /// Disputes a settled payment holding both keys: `payer` signs the dispute, `facilitator`
@@ -459,16 +471,7 @@ pub async fn dispute_alone(
     payer: &Keypair,
     d: &Dispute,
 ) -> Result<Signature, ClientError> {
-    let ix = b.dispute_payment(
-        &payer.pubkey(),
-        facilitator,
-        &payer.pubkey(),
-        &d.collection,
-        d.payment_id_hash,
-        &d.payee_asset,
-        d.reason_hash,
-        d.feedback_uri.clone(),
-    );
+    let ix = dispute_ix(b, &payer.pubkey(), facilitator, &payer.pubkey(), d);
     let blockhash = rpc.get_latest_blockhash().await?;
     let tx = transaction(&payer.pubkey(), &[ix], &[], blockhash, &[payer])?;
     send(rpc, &tx).await

@@ -430,24 +430,19 @@ async fn a_vault_refuses_mints_that_could_take_its_funds_and_opens_when_prefunde
     let b = bound_payer(&mut w, mint, TOKEN_PROGRAM_ID, 0, vec![]).await;
     let owner = b.agent.owner.insecure_clone();
     let someone = anchor_lang::prelude::Pubkey::new_unique();
-    for (extension, code) in [
-        (Extension::CloseAuthority(someone), V::MintCloseAuthority),
-        (
-            Extension::PermanentDelegate(someone),
-            V::MintPermanentDelegate,
-        ),
-        (Extension::TransferFee { bps: 0 }, V::MintTransferFee),
-    ] {
-        let bad = w.token_2022_mint(&[extension]).await;
-        let open = sdk().open_vault(
-            &owner.pubkey(),
-            &[],
-            &b.asset(),
-            &bad,
-            &TOKEN_2022_PROGRAM_ID,
-        );
-        assert_code(send(&mut w.ctx, &[open], &[&owner]).await, v(code));
-    }
+    refuses_vault_mints(
+        &mut w,
+        &b,
+        [
+            (Extension::CloseAuthority(someone), V::MintCloseAuthority),
+            (
+                Extension::PermanentDelegate(someone),
+                V::MintPermanentDelegate,
+            ),
+            (Extension::TransferFee { bps: 0 }, V::MintTransferFee),
+        ],
+    )
+    .await;
     // The right mint with the wrong token program.
     let plain = w.token_2022_mint(&[]).await;
     let open = sdk().open_vault(&owner.pubkey(), &[], &b.asset(), &plain, &TOKEN_PROGRAM_ID);
@@ -604,12 +599,23 @@ async fn audit3_f6_a_vault_refuses_pausable_and_default_frozen_mints() {
     let mut w = World::new().await;
     let mint = w.mint;
     let b = bound_payer(&mut w, mint, TOKEN_PROGRAM_ID, 0, vec![]).await;
-    let owner = b.agent.owner.insecure_clone();
     let issuer = anchor_lang::prelude::Pubkey::new_unique();
-    for (extension, code) in [
-        (Extension::Pausable(issuer), V::MintPausable),
-        (Extension::DefaultFrozen, V::MintDefaultFrozen),
-    ] {
+    refuses_vault_mints(
+        &mut w,
+        &b,
+        [
+            (Extension::Pausable(issuer), V::MintPausable),
+            (Extension::DefaultFrozen, V::MintDefaultFrozen),
+        ],
+    )
+    .await;
+}
+
+/// For each case, a Token-2022 mint with that extension: `b`'s owner cannot open a vault for
+/// it, with the case's error.
+async fn refuses_vault_mints<const N: usize>(w: &mut World, b: &Bound, cases: [(Extension, V); N]) {
+    let owner = b.agent.owner.insecure_clone();
+    for (extension, code) in cases {
         let bad = w.token_2022_mint(&[extension]).await;
         let open = sdk().open_vault(
             &owner.pubkey(),

@@ -149,22 +149,12 @@ pub mod gated_escrow {
 
         if decision == Decision::Allow {
             let a = &ctx.accounts;
-            let depositor = e.depositor;
-            let id = e.escrow_id.to_le_bytes();
-            let seeds: &[&[u8]] = &[ESCROW, depositor.as_ref(), &id, &[e.bump]];
-            token_interface::transfer_checked(
-                CpiContext::new_with_signer(
-                    a.token_program.key(),
-                    TransferChecked {
-                        from: a.vault.to_account_info(),
-                        mint: a.mint.to_account_info(),
-                        to: a.payee_token.to_account_info(),
-                        authority: a.escrow.to_account_info(),
-                    },
-                    &[seeds],
-                ),
-                e.amount,
-                a.mint.decimals,
+            pay_out(
+                &a.escrow,
+                &a.vault,
+                &a.mint,
+                &a.payee_token,
+                &a.token_program,
             )?;
             ctx.accounts.escrow.released = true;
         }
@@ -185,26 +175,42 @@ pub mod gated_escrow {
             EscrowError::RefundTooEarly
         );
         let a = &ctx.accounts;
-        let depositor = e.depositor;
-        let id = e.escrow_id.to_le_bytes();
-        let seeds: &[&[u8]] = &[ESCROW, depositor.as_ref(), &id, &[e.bump]];
-        token_interface::transfer_checked(
-            CpiContext::new_with_signer(
-                a.token_program.key(),
-                TransferChecked {
-                    from: a.vault.to_account_info(),
-                    mint: a.mint.to_account_info(),
-                    to: a.depositor_token.to_account_info(),
-                    authority: a.escrow.to_account_info(),
-                },
-                &[seeds],
-            ),
-            e.amount,
-            a.mint.decimals,
+        pay_out(
+            &a.escrow,
+            &a.vault,
+            &a.mint,
+            &a.depositor_token,
+            &a.token_program,
         )?;
         ctx.accounts.escrow.refunded = true;
         Ok(())
     }
+}
+
+/// Moves the whole escrowed amount from the escrow's vault to `to`, signed by the escrow PDA.
+fn pay_out<'info>(
+    escrow: &Account<'info, Escrow>,
+    vault: &InterfaceAccount<'info, TokenAccount>,
+    mint: &InterfaceAccount<'info, Mint>,
+    to: &InterfaceAccount<'info, TokenAccount>,
+    token_program: &Interface<'info, TokenInterface>,
+) -> Result<()> {
+    let id = escrow.escrow_id.to_le_bytes();
+    let seeds: &[&[u8]] = &[ESCROW, escrow.depositor.as_ref(), &id, &[escrow.bump]];
+    token_interface::transfer_checked(
+        CpiContext::new_with_signer(
+            token_program.key(),
+            TransferChecked {
+                from: vault.to_account_info(),
+                mint: mint.to_account_info(),
+                to: to.to_account_info(),
+                authority: escrow.to_account_info(),
+            },
+            &[seeds],
+        ),
+        escrow.amount,
+        mint.decimals,
+    )
 }
 
 /// The payee's recipient as the gate pays it: the registry's AgentAccount of `payee_asset`
