@@ -110,6 +110,45 @@ fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<Agent> {
     Ok(Agent { view, live_owner })
 }
 
+/// Who pays and who is paid: the signer acts for the payer agent, the destination is the
+/// payee's recipient's, and the two agents are distinct parties.
+fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<()> {
+    let payer = agent(&a.payer_agent, &a.payer_asset)?;
+    require!(
+        payer.view.may_sign(&payer.live_owner, signer),
+        GateError::PayerSignerMismatch
+    );
+    let payee = agent(&a.payee_agent, &a.payee_asset)?;
+    let recipient = payee.view.recipient(&payee.live_owner);
+    require!(
+        token_account_of(&a.destination_token, mint, &recipient)?,
+        GateError::RecipientMismatch
+    );
+    // A payment to the payer's own keys, or into a vault, moves nothing between parties but
+    // would be counted, logged as settled and rated.
+    require!(
+        !payer.view.may_sign(&payer.live_owner, &recipient),
+        GateError::PaymentToPayer
+    );
+    require_keys_neq!(
+        recipient,
+        a.destination_token.key(),
+        GateError::PaymentToVault
+    );
+    // Nor may the payee be the payer under another agent: a key of the payer (its live owner
+    // or its agent wallet, the signer being one of them) that acts for the payee would rate
+    // its own agent through the gate.
+    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
+    require!(
+        !payer_keys
+            .iter()
+            .flatten()
+            .any(|k| payee.view.may_sign(&payee.live_owner, k)),
+        GateError::SelfDealing
+    );
+    Ok(())
+}
+
 /// Whether `info` is an initialized SPL Token / Token-2022 account of `mint` whose authority
 /// is `owner`.
 fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Result<bool> {
@@ -183,40 +222,8 @@ pub fn gate_payment_strict<'info>(
         get_stack_height() == TRANSACTION_LEVEL_STACK_HEIGHT,
         GateError::StrictGateNotTopLevel
     );
-    let payer = agent(&a.payer_agent, &a.payer_asset)?;
     let signer = a.payer_signer.key();
-    require!(
-        payer.view.may_sign(&payer.live_owner, &signer),
-        GateError::PayerSignerMismatch
-    );
-    let payee = agent(&a.payee_agent, &a.payee_asset)?;
-    let recipient = payee.view.recipient(&payee.live_owner);
-    require!(
-        token_account_of(&a.destination_token, &args.mint, &recipient)?,
-        GateError::RecipientMismatch
-    );
-    // A payment to the payer's own keys, or into a vault, moves nothing between parties but
-    // would be counted, logged as settled and rated.
-    require!(
-        !payer.view.may_sign(&payer.live_owner, &recipient),
-        GateError::PaymentToPayer
-    );
-    require_keys_neq!(
-        recipient,
-        a.destination_token.key(),
-        GateError::PaymentToVault
-    );
-    // Nor may the payee be the payer under another agent: a key of the payer (its live owner
-    // or its agent wallet, the signer being one of them) that acts for the payee would rate
-    // its own agent through the gate.
-    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
-    require!(
-        !payer_keys
-            .iter()
-            .flatten()
-            .any(|k| payee.view.may_sign(&payee.live_owner, k)),
-        GateError::SelfDealing
-    );
+    check_parties(a, &signer, &args.mint)?;
     check_mint(&a.mint_account)?;
     let release = vault_release(a, &signer, &args.mint)?;
 
