@@ -128,6 +128,21 @@ impl Row {
     }
 }
 
+/// The settlement cases of the tours.
+pub const SMALLEST: &str = "smallest: open policy, unrated payee, no attestations";
+pub const LARGEST: &str =
+    "largest: all policy kinds, both rated, acceptance policy, both attestations";
+pub const VAULT_FUNDED: &str =
+    "largest, vault-funded: as above, paid from the payer's policy vault";
+pub const REAL_UNRATED: &str = "smallest, real registry and engine: payee without engine stats";
+pub const REAL_RATED: &str = "smallest, real registry and engine: payee with engine stats";
+
+/// The block's per-account limit of compute units: what all transactions that write one
+/// account (a payee's registry and engine accounts) may use together in one slot.
+pub const ACCOUNT_UNITS_PER_BLOCK: u64 = 12_000_000;
+/// Seconds per slot.
+pub const SLOT_SECS: f64 = 0.4;
+
 /// A settlement [gate_payment_strict, TransferChecked, emit_feedback] and its costs.
 #[derive(Clone, Debug)]
 pub struct Settlement {
@@ -252,6 +267,77 @@ impl Report {
         }
         out
     }
+}
+
+impl Settlement {
+    /// Our programs' own part: the whole transaction but the token program's transfer and
+    /// the registry's and engine's own work inside emit_feedback.
+    pub fn own(&self) -> u64 {
+        let transfer = self
+            .instructions
+            .iter()
+            .find(|(i, _)| i == "transfer_checked")
+            .map_or(0, |(_, u)| *u);
+        self.total
+            .saturating_sub(transfer)
+            .saturating_sub(self.registry)
+    }
+}
+
+impl Report {
+    /// The median of `f` over the runs of settlement `case`, if it ran.
+    fn settlement_median(&self, case: &str, f: impl Fn(&Settlement) -> u64) -> Option<u64> {
+        median(self.settlements.iter().filter(|s| s.case == case).map(f))
+    }
+
+    /// The one-line budget: gate_payment's median, the largest own part of the three
+    /// stand-in settlements' medians, and the per-payee ceiling from the whole smallest
+    /// settlement (on the real registry and engine, rated payee, when they ran).
+    pub fn budget_line(&self) -> String {
+        let gate_payment = median(
+            self.rows
+                .iter()
+                .filter(|r| {
+                    r.program == "gate" && r.instruction == "gate_payment" && r.caller.is_none()
+                })
+                .flat_map(|r| r.units.iter().copied()),
+        );
+        let own = [SMALLEST, LARGEST, VAULT_FUNDED]
+            .iter()
+            .filter_map(|case| self.settlement_median(case, Settlement::own))
+            .max();
+        let (smallest, on) = match self.settlement_median(REAL_RATED, |s| s.total) {
+            Some(units) => (
+                Some(units),
+                "real registry and engine, payee with engine stats",
+            ),
+            None => (
+                self.settlement_median(SMALLEST, |s| s.total),
+                "stand-in registry and engine",
+            ),
+        };
+        let show = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+        let ceiling = smallest
+            .map(|u| {
+                format!(
+                    "{:.0}",
+                    ACCOUNT_UNITS_PER_BLOCK as f64 / u as f64 / SLOT_SECS
+                )
+            })
+            .unwrap_or_else(|| "-".into());
+        format!(
+            "CU budget: gate_payment {}, own {} (settlement medians on SBF), ceiling {ceiling} payments/s per payee ({on})",
+            show(gate_payment),
+            show(own),
+        )
+    }
+}
+
+/// The median of `units`, if any.
+fn median(units: impl Iterator<Item = u64>) -> Option<u64> {
+    let mut all: Vec<u64> = units.collect();
+    all.sort_unstable();
+    all.get(all.len() / 2).copied()
 }
 
 /// `median (lo–hi)`, or one number when they all agree.
@@ -396,7 +482,7 @@ pub async fn tour() -> Report {
     settle(
         &mut w,
         &mut r,
-        "smallest: open policy, unrated payee, no attestations",
+        SMALLEST,
         (&small_payer, &small_payee),
         Attestations::default(),
         Funding::Wallet,
@@ -409,7 +495,7 @@ pub async fn tour() -> Report {
     settle(
         &mut w,
         &mut r,
-        "largest: all policy kinds, both rated, acceptance policy, both attestations",
+        LARGEST,
         (&big_payer, &big_payee),
         att,
         Funding::Wallet,
@@ -451,7 +537,7 @@ pub async fn tour() -> Report {
     settle(
         &mut w,
         &mut r,
-        "largest, vault-funded: as above, paid from the payer's policy vault",
+        VAULT_FUNDED,
         (&vault_payer, &vault_payee),
         att,
         Funding::Vault,
@@ -518,16 +604,7 @@ pub async fn real_tour(externals: &ExternalPrograms) -> Report {
     let payer = w.register_agent_with(true, false).await;
     w.init_authority(&payer).await;
     w.init_policy(&payer, 1, open_policy(w.mint)).await.unwrap();
-    let cases = [
-        (
-            false,
-            "smallest, real registry and engine: payee without engine stats",
-        ),
-        (
-            true,
-            "smallest, real registry and engine: payee with engine stats",
-        ),
-    ];
+    let cases = [(false, REAL_UNRATED), (true, REAL_RATED)];
     for (stats, case) in cases {
         let payee = w.register_agent_with(true, stats).await;
         // The engine counts feedback within 3 slots of the last as a burst.
@@ -552,6 +629,50 @@ pub async fn real_tour(externals: &ExternalPrograms) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settlement(case: &'static str, total: u64, transfer: u64, registry: u64) -> Settlement {
+        Settlement {
+            case,
+            instructions: vec![
+                ("gate_payment_strict".into(), 1),
+                ("transfer_checked".into(), transfer),
+                ("emit_feedback".into(), 1),
+            ],
+            total,
+            registry,
+        }
+    }
+
+    #[test]
+    fn the_budget_line_takes_the_largest_own_part_and_the_real_smallest_settlement() {
+        let mut r = Report {
+            rows: vec![Row {
+                program: "gate",
+                instruction: "gate_payment".into(),
+                caller: None,
+                units: vec![30_000, 10_000, 20_000],
+                runs: 3,
+            }],
+            settlements: vec![
+                settlement(SMALLEST, 100_000, 6_000, 0),
+                settlement(LARGEST, 120_000, 6_000, 0),
+                settlement(VAULT_FUNDED, 110_000, 6_000, 0),
+            ],
+            disputes: vec![],
+        };
+        assert_eq!(
+            r.budget_line(),
+            "CU budget: gate_payment 20000, own 114000 (settlement medians on SBF), ceiling 300 payments/s per payee (stand-in registry and engine)"
+        );
+        // With the real registry and engine: their own work leaves the own part, the whole
+        // transaction sets the ceiling.
+        r.settlements
+            .push(settlement(REAL_RATED, 150_000, 6_000, 60_000));
+        assert_eq!(r.settlements[3].own(), 84_000);
+        assert!(r.budget_line().ends_with(
+            "ceiling 200 payments/s per payee (real registry and engine, payee with engine stats)"
+        ));
+    }
 
     #[test]
     fn invokes_nest_and_take_their_names_and_units() {

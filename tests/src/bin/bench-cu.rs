@@ -59,6 +59,7 @@ async fn main() -> std::process::ExitCode {
         Err(why) => eprintln!("the real registry and engine are not measured: {why}"),
     }
     println!("{}", report.table());
+    println!("{}\n", report.budget_line());
 
     let rent = Rent::default();
     println!("| program | .so bytes | rent to deploy (SOL) |\n|---|---:|---:|");
