@@ -10,8 +10,6 @@ use crate::externals::ExternalPrograms;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::{account_info::AccountInfo, entrypoint::ProgramResult};
 use solana_program_test::{processor, ProgramTest};
-use solana_sdk::account::Account;
-use solana_sdk::rent::Rent;
 use std::path::{Path, PathBuf};
 use trust_gate_program_common::external::ids;
 
@@ -102,9 +100,12 @@ macro_rules! add_ours {
     };
 }
 
-/// Loads `<dir>/<name>.so` at `id`, owned by the BPF loader, as solana-program-test does
-/// for `prefer_bpf`, but by path: its search list falls back to the working directory, and a
-/// missing build must fail, not go unnoticed.
+/// Loads `<dir>/<name>.so` at `id` as a cluster deploys it: through the upgradeable loader
+/// (a 36-byte program account, the ELF in its ProgramData account), so that compute units
+/// are metered as on a cluster. (Under the non-upgradeable loader the program account holds
+/// the whole ELF, and every CPI that passes it as an account pays for its size: about 3 300
+/// units for an 820 KB program.) By path, not solana-program-test's search list, which falls
+/// back to the working directory: a missing build must fail, not go unnoticed.
 fn add_sbf(pt: &mut ProgramTest, dir: &Path, name: &str, id: Pubkey) {
     let file = sbf_file(dir, name);
     let data = std::fs::read(&file).unwrap_or_else(|e| {
@@ -113,17 +114,15 @@ fn add_sbf(pt: &mut ProgramTest, dir: &Path, name: &str, id: Pubkey) {
             file.display()
         )
     });
-    pt.add_account(
-        id,
-        Account {
-            lamports: Rent::default().minimum_balance(data.len()).max(1),
-            data,
-            owner: solana_sdk::bpf_loader::id(),
-            executable: true,
-            rent_epoch: 0,
-        },
-    );
+    for (address, account) in
+        crate::externals::upgradeable_program(&id, &data, &SBF_UPGRADE_AUTHORITY)
+    {
+        pt.add_account(address, account);
+    }
 }
+
+/// The upgrade authority our SBF programs are loaded with in tests: a key nobody holds.
+const SBF_UPGRADE_AUTHORITY: Pubkey = Pubkey::new_from_array([7; 32]);
 
 /// [`program_test_with`] the programs [`Programs::from_env`] names.
 pub fn program_test() -> ProgramTest {
