@@ -76,7 +76,7 @@ pub mod asset {
     pub const COLLECTION: usize = trust_gate_program_common::external::core_asset::UPDATE_AUTHORITY;
     /// The head that holds the key, the owner and a keyed update authority; the name and
     /// the uri follow.
-    pub const HEAD_LEN: usize = 66;
+    pub const HEAD_LEN: usize = COLLECTION + 32;
 }
 
 /// The stand-in's part of the `AgentAccount`, after the fields `external::agent_account`

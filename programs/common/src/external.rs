@@ -318,6 +318,57 @@ pub mod core_asset {
     }
 }
 
+/// An agent as the gate judges it: the registry's AgentAccount of its asset (for the agent
+/// wallet) and the live owner of the asset itself, read from the accounts' bytes.
+pub mod live_agent {
+    use super::{agent_account, core_asset};
+    use anchor_lang::prelude::Pubkey;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct LiveAgent {
+        pub view: agent_account::AgentView,
+        /// The asset's owner now (the AgentAccount's `owner` only caches it).
+        pub live_owner: Pubkey,
+    }
+
+    impl LiveAgent {
+        /// Where payments to the agent must go (see [`agent_account::AgentView::recipient`]).
+        pub fn recipient(&self) -> Pubkey {
+            self.view.recipient(&self.live_owner)
+        }
+
+        /// Whether `signer` may act as the agent (see [`agent_account::AgentView::may_sign`]).
+        pub fn may_sign(&self, signer: &Pubkey) -> bool {
+            self.view.may_sign(&self.live_owner, signer)
+        }
+    }
+
+    /// Which of the two accounts is not what it must be.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Problem {
+        /// Not an AgentAccount, or one of another asset.
+        AgentAccount,
+        /// Not an MPL Core asset.
+        Asset,
+    }
+
+    /// Reads the agent of the asset at `asset_key` (owned by `asset_owner`, holding
+    /// `asset_data`) from its AgentAccount's `agent_data`. The caller checks the AgentAccount's
+    /// owning program and PDA.
+    pub fn read(
+        agent_data: &[u8],
+        asset_key: &Pubkey,
+        asset_owner: &Pubkey,
+        asset_data: &[u8],
+    ) -> Result<LiveAgent, Problem> {
+        let view = agent_account::read(agent_data)
+            .filter(|v| v.asset == *asset_key)
+            .ok_or(Problem::AgentAccount)?;
+        let live_owner = core_asset::owner(asset_owner, asset_data).ok_or(Problem::Asset)?;
+        Ok(LiveAgent { view, live_owner })
+    }
+}
+
 /// Instruction data of the registry and engine instructions trust-gate calls (Anchor layout:
 /// discriminator, then the Borsh-encoded arguments in order).
 pub mod instructions {
@@ -483,6 +534,30 @@ mod tests {
         assert!(agent_account::read(&d).is_none());
         d[0] ^= 1;
         assert!(agent_account::read(&d).is_none());
+    }
+
+    #[test]
+    fn a_live_agent_needs_its_own_agent_account_and_an_mpl_core_asset() {
+        let (asset, owner) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let mut agent = vec![0u8; agent_account::MIN_LEN];
+        agent[..8].copy_from_slice(&discriminators::AGENT_ACCOUNT);
+        agent[agent_account::ASSET..agent_account::ASSET + 32].copy_from_slice(asset.as_ref());
+        let mut core = vec![0u8; core_asset::MIN_LEN];
+        core[core_asset::KEY] = core_asset::KEY_ASSET_V1;
+        core[core_asset::OWNER..core_asset::MIN_LEN].copy_from_slice(owner.as_ref());
+        let read =
+            |asset: &Pubkey, program: &Pubkey| live_agent::read(&agent, asset, program, &core);
+        let live = read(&asset, &ids::MPL_CORE).unwrap();
+        assert_eq!((live.live_owner, live.recipient()), (owner, owner));
+        assert!(live.may_sign(&owner));
+        assert_eq!(
+            read(&Pubkey::new_unique(), &ids::MPL_CORE),
+            Err(live_agent::Problem::AgentAccount)
+        );
+        assert_eq!(
+            read(&asset, &ids::AGENT_REGISTRY),
+            Err(live_agent::Problem::Asset)
+        );
     }
 
     #[test]

@@ -216,14 +216,16 @@ fn pay_out<'info>(
 /// The payee's recipient as the gate pays it: the registry's AgentAccount of `payee_asset`
 /// (its agent wallet) and the live owner of its MPL Core asset.
 fn payee_recipient(p: &PayeeAccounts, payee_asset: &Pubkey) -> Result<Pubkey> {
-    use trust_gate_program_common::external::{agent_account, core_asset};
+    use trust_gate_program_common::external::live_agent;
     require_keys_eq!(p.asset.key(), *payee_asset, EscrowError::PayeeInvalid);
-    let view = agent_account::read(&p.agent.try_borrow_data()?)
-        .filter(|v| v.asset == *payee_asset)
-        .ok_or(EscrowError::PayeeInvalid)?;
-    let live = core_asset::owner(p.asset.owner, &p.asset.try_borrow_data()?)
-        .ok_or(EscrowError::PayeeInvalid)?;
-    Ok(view.recipient(&live))
+    let agent = live_agent::read(
+        &p.agent.try_borrow_data()?,
+        p.asset.key,
+        p.asset.owner,
+        &p.asset.try_borrow_data()?,
+    )
+    .map_err(|_| EscrowError::PayeeInvalid)?;
+    Ok(agent.recipient())
 }
 
 /// One escrowed payment.

@@ -5,7 +5,8 @@ use crate::settlement::{self, Expected, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, DenyReason};
-use trust_gate_program_common::external::{agent_account, core_asset, ids, seeds as ext_seeds};
+use trust_gate_program_common::external::live_agent::{self, LiveAgent, Problem};
+use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
 use trust_gate_program_common::token_account;
 use trust_gate_program_common::token_mint::{self, MintProblem};
 
@@ -94,42 +95,35 @@ fn vault_release<'info>(
 /// An agent as the gate judges it: the registry's AgentAccount (its agent wallet) and the
 /// live owner of its MPL Core asset. The AgentAccount's own `owner` is a cache that a direct
 /// MPL Core transfer leaves stale.
-struct Agent {
-    view: agent_account::AgentView,
-    live_owner: Pubkey,
-}
-
-fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<Agent> {
-    let view = {
-        let data = account.try_borrow_data()?;
-        agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?
-    };
-    require_keys_eq!(view.asset, asset.key(), GateError::AgentAccountInvalid);
-    let live_owner = core_asset::owner(asset.owner, &asset.try_borrow_data()?)
-        .ok_or(GateError::AgentAssetInvalid)?;
-    Ok(Agent { view, live_owner })
+fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
+    live_agent::read(
+        &account.try_borrow_data()?,
+        asset.key,
+        asset.owner,
+        &asset.try_borrow_data()?,
+    )
+    .map_err(|p| {
+        error!(match p {
+            Problem::AgentAccount => GateError::AgentAccountInvalid,
+            Problem::Asset => GateError::AgentAssetInvalid,
+        })
+    })
 }
 
 /// Who pays and who is paid: the signer acts for the payer agent, the destination is the
 /// payee's recipient's, and the two agents are distinct parties.
 fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<()> {
     let payer = agent(&a.payer_agent, &a.payer_asset)?;
-    require!(
-        payer.view.may_sign(&payer.live_owner, signer),
-        GateError::PayerSignerMismatch
-    );
+    require!(payer.may_sign(signer), GateError::PayerSignerMismatch);
     let payee = agent(&a.payee_agent, &a.payee_asset)?;
-    let recipient = payee.view.recipient(&payee.live_owner);
+    let recipient = payee.recipient();
     require!(
         token_account_of(&a.destination_token, mint, &recipient)?,
         GateError::RecipientMismatch
     );
     // A payment to the payer's own keys, or into a vault, moves nothing between parties but
     // would be counted, logged as settled and rated.
-    require!(
-        !payer.view.may_sign(&payer.live_owner, &recipient),
-        GateError::PaymentToPayer
-    );
+    require!(!payer.may_sign(&recipient), GateError::PaymentToPayer);
     require_keys_neq!(
         recipient,
         a.destination_token.key(),
@@ -140,10 +134,7 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
     // its own agent through the gate.
     let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
     require!(
-        !payer_keys
-            .iter()
-            .flatten()
-            .any(|k| payee.view.may_sign(&payee.live_owner, k)),
+        !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
         GateError::SelfDealing
     );
     Ok(())
