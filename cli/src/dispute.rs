@@ -51,6 +51,7 @@ pub async fn run(a: DisputeArgs) -> Result<(), String> {
     }
     let signer = crate::pay::payer_keypair(a.keypair.as_deref(), None)?;
     let rpc = trust_gate_migrations::rpc(&a.rpc_url);
+    let overrides = Overrides::from_env().map_err(|e| e.to_string())?;
     println!(
         "Disputing payment {} as {}",
         a.payment_id_hash,
@@ -69,7 +70,7 @@ pub async fn run(a: DisputeArgs) -> Result<(), String> {
                 reason: a.reason.clone(),
                 feedback_uri: a.feedback_uri.clone(),
                 signer: &signer,
-                overrides: Overrides::from_env().map_err(|e| e.to_string())?,
+                overrides,
             },
         )
         .await
@@ -86,7 +87,7 @@ pub async fn run(a: DisputeArgs) -> Result<(), String> {
             reason: a.reason.clone(),
             feedback_uri: a.feedback_uri.clone(),
             signer: &signer,
-            overrides: Overrides::from_env().map_err(|e| e.to_string())?,
+            overrides,
         },
     )
     .await

@@ -71,13 +71,15 @@ pub async fn dispute(
         .and_then(|n| Network::from_str(n).ok())
         .unwrap_or(Network::Localnet);
     let b = Builder::new(ProgramIds::for_network(network).with_overrides(opts.overrides))?;
-    let d = Dispute {
-        collection: chain::base_collection(rpc, &b.ids).await?,
-        payment_id_hash: opts.payment_id_hash,
+    let d = dispute_of(
+        rpc,
+        &b,
+        opts.payment_id_hash,
         payee_asset,
-        reason_hash: Sha256::digest(opts.reason.as_bytes()).into(),
-        feedback_uri: opts.feedback_uri.clone(),
-    };
+        &opts.reason,
+        &opts.feedback_uri,
+    )
+    .await?;
     let blockhash = rpc
         .get_latest_blockhash()
         .await
@@ -133,12 +135,33 @@ pub async fn dispute_alone(
                     ),
                 )
             })?;
-    let d = Dispute {
-        collection: chain::base_collection(rpc, &b.ids).await?,
-        payment_id_hash: opts.payment_id_hash,
-        payee_asset: log.payee_asset,
-        reason_hash: Sha256::digest(opts.reason.as_bytes()).into(),
-        feedback_uri: opts.feedback_uri.clone(),
-    };
+    let d = dispute_of(
+        rpc,
+        &b,
+        opts.payment_id_hash,
+        log.payee_asset,
+        &opts.reason,
+        &opts.feedback_uri,
+    )
+    .await?;
     Ok(settle::dispute_alone(rpc, &b, &opts.facilitator, opts.signer, &d).await?)
+}
+
+/// The dispute of payment `payment_id_hash` to `payee_asset`: the registry's base collection,
+/// the reason's sha256 and the feedback URI.
+async fn dispute_of(
+    rpc: &RpcClient,
+    b: &Builder,
+    payment_id_hash: [u8; 32],
+    payee_asset: Pubkey,
+    reason: &str,
+    feedback_uri: &str,
+) -> Result<Dispute, PayError> {
+    Ok(Dispute {
+        collection: chain::base_collection(rpc, &b.ids).await?,
+        payment_id_hash,
+        payee_asset,
+        reason_hash: Sha256::digest(reason.as_bytes()).into(),
+        feedback_uri: feedback_uri.to_string(),
+    })
 }

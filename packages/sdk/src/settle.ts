@@ -188,16 +188,7 @@ export async function dispute(
   d: Dispute,
   lifetime: Lifetime,
 ): Promise<Transaction> {
-  const ix = await b.disputePayment(
-    signerOrNoop(facilitator),
-    addressOf(facilitator),
-    payer,
-    d.collection,
-    d.paymentIdHash,
-    d.payeeAsset,
-    d.reasonHash,
-    d.feedbackUri,
-  );
+  const ix = await disputeInstruction(b, signerOrNoop(facilitator), addressOf(facilitator), payer, d);
   return transaction(facilitator, [ix], [], lifetime);
 }
 
@@ -213,15 +204,17 @@ export async function disputeAlone(
   d: Dispute,
   lifetime: Lifetime,
 ): Promise<Transaction> {
-  const ix = await b.disputePayment(
-    payer,
-    facilitator,
-    payer,
-    d.collection,
-    d.paymentIdHash,
-    d.payeeAsset,
-    d.reasonHash,
-    d.feedbackUri,
-  );
+  const ix = await disputeInstruction(b, payer, facilitator, payer, d);
   return transaction(payer, [ix], [], lifetime);
+}
+
+/** `dispute_payment` of `d`, a payment of `facilitator`, signed by `payer`; `rentPayer` pays for the record. */
+function disputeInstruction(
+  b: Builder,
+  rentPayer: TransactionSigner,
+  facilitator: Address,
+  payer: TransactionSigner,
+  d: Dispute,
+): Promise<Instruction> {
+  return b.disputePayment(rentPayer, facilitator, payer, d.collection, d.paymentIdHash, d.payeeAsset, d.reasonHash, d.feedbackUri);
 }
