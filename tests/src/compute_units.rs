@@ -365,6 +365,15 @@ async fn measure(
     let meta = crate::execute(&mut w.ctx, tx)
         .await
         .unwrap_or_else(|e| panic!("{e:?}"));
+    // TRUST_GATE_CU_LOGS=1: every measured transaction's logs on stderr, for profiling with
+    // `sol_log_compute_units` probes.
+    if std::env::var_os("TRUST_GATE_CU_LOGS").is_some() {
+        eprintln!(
+            "--- {} CU\n{}",
+            meta.compute_units_consumed,
+            meta.log_messages.join("\n")
+        );
+    }
     let invokes = invokes(&meta.log_messages);
     report.record(&invokes);
     (meta.compute_units_consumed, invokes)

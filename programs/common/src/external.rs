@@ -168,6 +168,30 @@ pub mod atom_stats {
         trust_tier.max(candidate)
     }
 
+    /// Whether an account (its owning program and data) is the engine's AtomStats of
+    /// `asset`. The engine creates an AtomStats only at the canonical PDA of
+    /// `["atom_stats", asset]` and stores that asset in it, so this is the seeds check of an
+    /// existing account without hashing.
+    pub fn names(owner: &Pubkey, data: &[u8], asset: &Pubkey) -> bool {
+        *owner == ids::REPUTATION_ENGINE
+            && data.len() == LEN
+            && data[..8] == discriminators::ATOM_STATS
+            && data[ASSET..ASSET + 32] == asset.to_bytes()
+    }
+
+    /// Whether the account at `key` is where `asset`'s stats are or would be: the one that
+    /// [`names`] the asset, else (no stats yet, or an account the engine would not have
+    /// written) the canonical PDA itself, searched for. Anything else would let a rated
+    /// agent pass as unrated.
+    pub fn is_account_of(key: &Pubkey, owner: &Pubkey, data: &[u8], asset: &Pubkey) -> bool {
+        names(owner, data, asset)
+            || crate::pda::is_canonical(
+                key,
+                &[super::seeds::ATOM_STATS, asset.as_ref()],
+                &ids::REPUTATION_ENGINE,
+            )
+    }
+
     /// Reads a stats account as the gate sees it. Never fails: every malformed input maps to a
     /// variant so that a simulation always yields a decision.
     pub fn read(owner: &Pubkey, lamports: u64, data: &[u8]) -> Reputation {
@@ -276,15 +300,31 @@ pub mod agent_account {
         })
     }
 
-    /// The bump the AgentAccount stores (0 when the data is too short to hold one), so that
-    /// its PDA is checked with one `create_program_address` instead of a search. The registry
-    /// creates agent accounts at their canonical bump only, so a registry-owned account at
-    /// another bump of the same seeds cannot exist.
-    pub fn stored_bump(info: &anchor_lang::prelude::AccountInfo) -> u8 {
+    /// Whether an account (its owning program and data) is the registry's AgentAccount of
+    /// `asset`. The registry creates an AgentAccount only at the PDA of
+    /// `["agent", asset]` and stores that asset in it, so this is the seeds check without
+    /// hashing.
+    pub fn names(owner: &Pubkey, data: &[u8], asset: &Pubkey) -> bool {
+        is_agent_account(owner, data) && data[ASSET..ASSET + 32] == asset.to_bytes()
+    }
+
+    /// Whether an account is an AgentAccount of the registry at all (of any asset).
+    pub fn is_agent_account(owner: &Pubkey, data: &[u8]) -> bool {
+        *owner == super::ids::AGENT_REGISTRY
+            && data.len() >= MIN_LEN
+            && data[..8] == discriminators::AGENT_ACCOUNT
+    }
+
+    /// [`is_agent_account`] for an account as Anchor hands it over.
+    pub fn info_is_agent_account(info: &anchor_lang::prelude::AccountInfo) -> bool {
         info.try_borrow_data()
-            .ok()
-            .and_then(|d| d.get(BUMP).copied())
-            .unwrap_or(0)
+            .is_ok_and(|data| is_agent_account(info.owner, &data))
+    }
+
+    /// [`names`] for an account as Anchor hands it over.
+    pub fn info_names(info: &anchor_lang::prelude::AccountInfo, asset: &Pubkey) -> bool {
+        info.try_borrow_data()
+            .is_ok_and(|data| names(info.owner, &data, asset))
     }
 }
 

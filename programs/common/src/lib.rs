@@ -4,6 +4,7 @@
 //!   PDA seeds, discriminators, byte offsets) and pure readers of their accounts.
 //! - [`runtime`]: return data, logs and events that behave the same when a program runs
 //!   natively (solana-program-test `processor!`, the embedded localnet) and as SBF.
+//! - [`pda`]: program-derived addresses for a fifth of the runtime's compute units.
 //! - [`pda_account`]: creating PDA accounts so that pre-funding their address cannot block it.
 //! - [`security_txt!`]: the `security.txt` each program's SBF build carries.
 //! - [`token_mint`]: which mints may back a policy or a settlement (no Token-2022 transfer fee
@@ -12,6 +13,7 @@
 //!   invokes.
 
 pub mod external;
+pub mod pda;
 pub mod pda_account;
 pub mod runtime;
 pub mod security_txt;

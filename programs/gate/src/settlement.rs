@@ -30,6 +30,37 @@ pub const PAYMENT_INSTRUCTIONS: u16 = 3;
 /// SPL Token / Token-2022 instruction tag of TransferChecked (data: tag, u64 amount, u8 decimals).
 pub const TRANSFER_CHECKED_TAG: u8 = 12;
 
+/// A top-level instruction as the settlement rule reads it: in place in the instructions
+/// sysvar on chain (`instructions::introspection`), an [`Instruction`] in the SDKs and tests.
+pub trait TxInstruction {
+    fn is_program(&self, id: &Pubkey) -> bool {
+        self.program_id() == *id
+    }
+    fn program_id(&self) -> Pubkey;
+    fn data(&self) -> &[u8];
+    fn account_count(&self) -> usize;
+    fn account_key(&self, i: usize) -> Option<Pubkey>;
+    fn account_is_signer(&self, i: usize) -> Option<bool>;
+}
+
+impl TxInstruction for Instruction {
+    fn program_id(&self) -> Pubkey {
+        self.program_id
+    }
+    fn data(&self) -> &[u8] {
+        &self.data
+    }
+    fn account_count(&self) -> usize {
+        self.accounts.len()
+    }
+    fn account_key(&self, i: usize) -> Option<Pubkey> {
+        self.accounts.get(i).map(|m| m.pubkey)
+    }
+    fn account_is_signer(&self, i: usize) -> Option<bool> {
+        self.accounts.get(i).map(|m| m.is_signer)
+    }
+}
+
 /// Where the payment part starts in a settlement of `count` instructions: it ends the
 /// transaction, after a prefix of at most [`MAX_PREFIX`] instructions.
 pub fn payment_start(count: u16) -> Option<u16> {
@@ -40,11 +71,11 @@ pub fn payment_start(count: u16) -> Option<u16> {
 
 /// The tag of a ComputeBudget instruction that may precede the payment (unit limit or unit
 /// price, well formed, no accounts), else `None`.
-pub fn compute_budget_tag(ix: &Instruction) -> Option<u8> {
-    if ix.program_id != COMPUTE_BUDGET_PROGRAM_ID || !ix.accounts.is_empty() {
+pub fn compute_budget_tag(ix: &impl TxInstruction) -> Option<u8> {
+    if !ix.is_program(&COMPUTE_BUDGET_PROGRAM_ID) || ix.account_count() != 0 {
         return None;
     }
-    match (ix.data.first(), ix.data.len()) {
+    match (ix.data().first(), ix.data().len()) {
         (Some(&SET_COMPUTE_UNIT_LIMIT_TAG), 5) => Some(SET_COMPUTE_UNIT_LIMIT_TAG),
         (Some(&SET_COMPUTE_UNIT_PRICE_TAG), 9) => Some(SET_COMPUTE_UNIT_PRICE_TAG),
         _ => None,
@@ -52,7 +83,7 @@ pub fn compute_budget_tag(ix: &Instruction) -> Option<u8> {
 }
 
 /// The prefix: only a unit limit and a unit price, each at most once.
-pub fn check_prefix(prefix: impl IntoIterator<Item = Option<Instruction>>) -> Result<()> {
+pub fn check_prefix<I: TxInstruction>(prefix: impl IntoIterator<Item = Option<I>>) -> Result<()> {
     let mut seen = [false; 2];
     for ix in prefix {
         let tag = ix
@@ -90,22 +121,24 @@ pub struct TransferChecked {
     pub extra_signer: bool,
 }
 
-pub fn parse_transfer_checked(ix: &Instruction) -> Option<TransferChecked> {
-    if !is_token_program(&ix.program_id)
-        || ix.data.len() != 10
-        || ix.data[0] != TRANSFER_CHECKED_TAG
-        || ix.accounts.len() < 4
+pub fn parse_transfer_checked(ix: &impl TxInstruction) -> Option<TransferChecked> {
+    let data = ix.data();
+    let token_program = ix.program_id();
+    if !is_token_program(&token_program)
+        || data.len() != 10
+        || data[0] != TRANSFER_CHECKED_TAG
+        || ix.account_count() < 4
     {
         return None;
     }
     Some(TransferChecked {
-        token_program: ix.program_id,
-        source: ix.accounts[0].pubkey,
-        mint: ix.accounts[1].pubkey,
-        destination: ix.accounts[2].pubkey,
-        authority: ix.accounts[3].pubkey,
-        amount: u64::from_le_bytes(ix.data[1..9].try_into().ok()?),
-        extra_signer: ix.accounts[4..].iter().any(|m| m.is_signer),
+        token_program,
+        source: ix.account_key(0)?,
+        mint: ix.account_key(1)?,
+        destination: ix.account_key(2)?,
+        authority: ix.account_key(3)?,
+        amount: u64::from_le_bytes(data[1..9].try_into().ok()?),
+        extra_signer: (4..ix.account_count()).any(|i| ix.account_is_signer(i) == Some(true)),
     })
 }
 
@@ -128,32 +161,31 @@ pub struct StrictArgs {
 
 /// The payment of a gate_payment_strict instruction of this program: its arguments and the
 /// parties and mint its accounts name.
-pub fn parse_gate_strict(ix: &Instruction) -> Option<PaymentArgs> {
+pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<PaymentArgs> {
     let disc = crate::instruction::GatePaymentStrict::DISCRIMINATOR;
-    if ix.program_id != crate::ID || !ix.data.starts_with(disc) {
+    if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {
         return None;
     }
     let StrictArgs { amount, policy_id } =
-        StrictArgs::try_from_slice(&ix.data[disc.len()..]).ok()?;
-    let key = |i: usize| ix.accounts.get(i).map(|m| m.pubkey);
+        StrictArgs::try_from_slice(&ix.data()[disc.len()..]).ok()?;
     Some(PaymentArgs {
-        payer_asset: key(strict_accounts::PAYER_ASSET)?,
-        payee_asset: key(strict_accounts::PAYEE_ASSET)?,
+        payer_asset: ix.account_key(strict_accounts::PAYER_ASSET)?,
+        payee_asset: ix.account_key(strict_accounts::PAYEE_ASSET)?,
         amount,
-        mint: key(strict_accounts::MINT)?,
+        mint: ix.account_key(strict_accounts::MINT)?,
         policy_id,
     })
 }
 
 /// The payee of an emit_feedback instruction of this program (its third argument, after the
 /// 32-byte payment id hash and the facilitator key).
-pub fn parse_feedback_payee(ix: &Instruction) -> Option<Pubkey> {
+pub fn parse_feedback_payee(ix: &impl TxInstruction) -> Option<Pubkey> {
     let disc = crate::instruction::EmitFeedback::DISCRIMINATOR;
-    if ix.program_id != crate::ID || !ix.data.starts_with(disc) {
+    if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {
         return None;
     }
     let start = disc.len() + 64;
-    let bytes: [u8; 32] = ix.data.get(start..start + 32)?.try_into().ok()?;
+    let bytes: [u8; 32] = ix.data().get(start..start + 32)?.try_into().ok()?;
     Some(Pubkey::new_from_array(bytes))
 }
 
@@ -179,10 +211,10 @@ impl PaymentArgs {
 
 /// Checks the transaction seen from gate_payment_strict executing at top-level index
 /// `current` of `count`; `load(i)` reads instruction `i`.
-pub fn check_strict_bundle(
+pub fn check_strict_bundle<I: TxInstruction>(
     current: u16,
     count: u16,
-    load: impl Fn(u16) -> Option<Instruction>,
+    load: impl Fn(u16) -> Option<I>,
     expected: &Expected,
 ) -> Result<()> {
     require!(
@@ -244,10 +276,10 @@ pub struct SettledPayment {
 /// ends a settlement for `payee_asset`, else `None` (a standalone emission). The strict gate
 /// two instructions earlier has already checked the whole layout, or the transaction would
 /// not have reached this instruction.
-pub fn settled_payment(
+pub fn settled_payment<I: TxInstruction>(
     current: u16,
     count: u16,
-    load: impl Fn(u16) -> Option<Instruction>,
+    load: impl Fn(u16) -> Option<I>,
     payee_asset: &Pubkey,
 ) -> Option<SettledPayment> {
     let start = current.checked_sub(PAYMENT_INSTRUCTIONS - 1)?;

@@ -8,6 +8,9 @@
 //!
 //! Every run uses fresh random keys, so the PDA bump searches (1 500 compute units per bump
 //! tried) differ from run to run; RUNS (default 5) runs give the spread.
+//!
+//! `TRUST_GATE_CU_LOGS=1` prints every measured transaction's logs, for profiling: a
+//! `sol_log_compute_units` probe between two steps of a program shows what each costs.
 
 use solana_sdk::rent::Rent;
 use trust_gate_localnet::native::{sbf_file, SBF_PROGRAMS};

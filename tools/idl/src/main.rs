@@ -1,8 +1,11 @@
 //! Generates `idl/<program>.json` from the programs' code with Anchor's own IDL builder
 //! (`anchor-lang-idl`, the library the Anchor CLI uses), or, with `--check`, fails when the
-//! committed files differ from what the code produces.
+//! committed files differ from what the code produces. The seeds of accounts that a program
+//! checks without Anchor's `seeds` constraint are added from `declared.rs`.
 //!
 //! Usage: `cargo run -p trust-gate-idl [-- --check]` from the workspace root.
+
+mod declared;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,10 +13,11 @@ use std::process::ExitCode;
 const PROGRAMS: [&str; 3] = ["policy_vault", "gate", "validation_registry"];
 
 fn generate(root: &Path, program: &str) -> Result<String, String> {
-    let idl = anchor_lang_idl::build::IdlBuilder::new()
+    let mut idl = anchor_lang_idl::build::IdlBuilder::new()
         .program_path(root.join("programs").join(program))
         .build()
         .map_err(|e| format!("{program}: building the IDL failed: {e}"))?;
+    declared::apply(program, &mut idl).map_err(|e| format!("{program}: {e}"))?;
     let mut json = serde_json::to_string_pretty(&idl).map_err(|e| format!("{program}: {e}"))?;
     json.push('\n');
     Ok(json)

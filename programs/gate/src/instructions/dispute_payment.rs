@@ -25,22 +25,23 @@ pub struct DisputePayment<'info> {
     /// The payment's payer: the wallet that authorized its transfer (compared with the
     /// feedback log in the handler). Nobody else can lower a payee's reputation this way.
     pub payer_signer: Signer<'info>,
+    /// The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+    /// `GateAuthority::is_for`).
     #[account(
         mut,
-        seeds = [seeds::GATE_AUTHORITY, facilitator.as_ref()],
-        bump = gate_authority.bump,
+        constraint = gate_authority.is_for(&facilitator) @ ErrorCode::ConstraintSeeds,
     )]
     pub gate_authority: Account<'info, GateAuthority>,
-    /// The facilitator's own receipt of the payment; must exist and be settled.
+    /// The facilitator's own receipt of the payment; must exist and be settled (its stored
+    /// facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
     #[account(
-        seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
-        bump = feedback_log.bump,
+        constraint = feedback_log.is_for(&facilitator, &payment_id_hash) @ ErrorCode::ConstraintSeeds,
     )]
     pub feedback_log: Account<'info, FeedbackEmissionLog>,
-    /// The DisputeRecord PDA (seeds enforced), created by the handler: a payment is
-    /// disputed once, and pre-funding the address cannot block it.
+    /// The DisputeRecord PDA (canonical address checked by the handler), created by the
+    /// handler: a payment is disputed once, and pre-funding the address cannot block it.
     /// CHECK: verified as described above.
-    #[account(mut, seeds = [seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash], bump)]
+    #[account(mut)]
     pub dispute: UncheckedAccount<'info>,
     pub target: FeedbackTarget<'info>,
     pub system_program: Program<'info, System>,
@@ -56,6 +57,10 @@ pub fn dispute_payment(
     dispute_reason_hash: [u8; 32],
     feedback_uri: String,
 ) -> Result<()> {
+    let bump = canonical_bump(
+        &ctx.accounts.dispute,
+        &[seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash],
+    )?;
     require!(
         dispute_reason_hash != [0u8; 32],
         GateError::DisputeReasonMissing
@@ -95,7 +100,6 @@ pub fn dispute_payment(
         .dispute_count
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
-    let bump = ctx.bumps.dispute;
     pda_account::init(
         &ctx.accounts.rent_payer,
         &ctx.accounts.dispute,

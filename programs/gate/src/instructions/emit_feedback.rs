@@ -1,5 +1,5 @@
 use super::feedback_cpi::*;
-use super::introspection::{instruction_at, position, INSTRUCTIONS_SYSVAR_ID};
+use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
 use crate::settlement;
@@ -15,16 +15,18 @@ pub struct EmitFeedback<'info> {
     /// front-run a payment's feedback log.
     #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
     pub facilitator_signer: Signer<'info>,
+    /// The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+    /// `GateAuthority::is_for`).
     #[account(
         mut,
-        seeds = [seeds::GATE_AUTHORITY, facilitator.as_ref()],
-        bump = gate_authority.bump,
+        constraint = gate_authority.is_for(&facilitator) @ ErrorCode::ConstraintSeeds,
     )]
     pub gate_authority: Account<'info, GateAuthority>,
-    /// The payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
-    /// one emission per payment, and pre-funding the address cannot block it.
+    /// The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+    /// created by the handler: one emission per payment, and pre-funding the address cannot
+    /// block it.
     /// CHECK: verified as described above.
-    #[account(mut, seeds = [seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash], bump)]
+    #[account(mut)]
     pub feedback_log: UncheckedAccount<'info>,
     pub target: FeedbackTarget<'info>,
     /// CHECK: the instructions sysvar (address enforced).
@@ -48,6 +50,10 @@ pub fn emit_feedback(
     endpoint: String,
     feedback_uri: String,
 ) -> Result<()> {
+    let bump = canonical_bump(
+        &ctx.accounts.feedback_log,
+        &[seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
+    )?;
     validate_feedback_fields(
         score,
         value_decimals,
@@ -60,11 +66,13 @@ pub fn emit_feedback(
     // Feedback only for a payment settling in this very transaction through this gate: a
     // standalone emission would let anyone with a GateAuthority (permissionless) rate any
     // agent, its own included, as the gate's PDA, which the registry cannot tell apart.
-    let sysvar = ctx.accounts.instructions.to_account_info();
-    let (current, count) = position(&sysvar)?;
-    let settled =
-        settlement::settled_payment(current, count, |i| instruction_at(&sysvar, i), &payee_asset)
-            .ok_or(GateError::FeedbackNotSettled)?;
+    let settled = {
+        let sysvar = ctx.accounts.instructions.try_borrow_data()?;
+        let transaction = Instructions::new(&sysvar);
+        let (current, count) = transaction.position()?;
+        settlement::settled_payment(current, count, |i| transaction.get(i), &payee_asset)
+            .ok_or(GateError::FeedbackNotSettled)?
+    };
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -93,7 +101,6 @@ pub fn emit_feedback(
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
 
-    let bump = ctx.bumps.feedback_log;
     let log = FeedbackEmissionLog {
         facilitator,
         payment_id_hash,

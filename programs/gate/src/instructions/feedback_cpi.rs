@@ -8,20 +8,22 @@ use anchor_lang::solana_program::program::invoke_signed;
 use trust_gate_program_common::external::instructions::{
     give_feedback_data, GiveFeedbackArgs, MAX_TAG_LEN, MAX_URI_LEN, MAX_VALUE_DECIMALS,
 };
-use trust_gate_program_common::external::{addresses, agent_account, ids, seeds as ext_seeds};
+use trust_gate_program_common::external::{addresses, agent_account, atom_stats, ids};
+use trust_gate_program_common::pda;
 
 /// The payee's registry and engine accounts, all derived from `asset`; the handler ties
 /// `asset` to the `payee_asset` argument (a nested Accounts struct cannot read instruction
 /// arguments reliably, so the link is checked in [`FeedbackTarget::give_feedback`]).
 #[derive(Accounts)]
 pub struct FeedbackTarget<'info> {
-    /// CHECK: the payee's AgentAccount (PDA and owner enforced); the registry updates it.
+    /// The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+    /// for its seeds: see `agent_account::names`); the registry updates it.
+    /// CHECK: verified as described above.
     #[account(
         mut,
-        seeds = [ext_seeds::AGENT, asset.key().as_ref()],
-        bump = agent_account::stored_bump(&agent_account),
-        seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
+        constraint = agent_account::info_is_agent_account(&agent_account) @ GateError::AgentAccountInvalid,
+        constraint = agent_account::info_names(&agent_account, asset.key) @ ErrorCode::ConstraintSeeds,
     )]
     pub agent_account: UncheckedAccount<'info>,
     /// CHECK: the payee's asset (must equal the `payee_asset` argument, checked in the handler).
@@ -31,12 +33,12 @@ pub struct FeedbackTarget<'info> {
     /// CHECK: the engine's AtomConfig PDA (address enforced).
     #[account(address = addresses::ATOM_CONFIG)]
     pub atom_config: UncheckedAccount<'info>,
-    /// CHECK: the payee's AtomStats PDA (address enforced); may not exist yet.
+    /// The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+    /// not exist yet.
+    /// CHECK: verified as described above.
     #[account(
         mut,
-        seeds = [ext_seeds::ATOM_STATS, asset.key().as_ref()],
-        bump,
-        seeds::program = ids::REPUTATION_ENGINE,
+        constraint = atom_stats_of(&atom_stats, asset.key) @ ErrorCode::ConstraintSeeds,
     )]
     pub atom_stats: UncheckedAccount<'info>,
     /// CHECK: the registry's CPI authority PDA (address enforced).
@@ -48,6 +50,22 @@ pub struct FeedbackTarget<'info> {
     /// CHECK: the reputation engine program (address enforced).
     #[account(address = ids::REPUTATION_ENGINE)]
     pub engine_program: UncheckedAccount<'info>,
+}
+
+/// The bump of the gate's account `info` that a handler is about to create at the
+/// canonical PDA of `seeds` (ConstraintSeeds, as Anchor's `seeds` constraint, for any
+/// other address).
+pub fn canonical_bump(info: &AccountInfo, seeds: &[&[u8]]) -> Result<u8> {
+    match pda::find(seeds, &crate::ID) {
+        Some((address, bump)) if address == *info.key => Ok(bump),
+        _ => Err(error!(ErrorCode::ConstraintSeeds)),
+    }
+}
+
+/// Whether `info` is `asset`'s AtomStats account, existing or not.
+pub fn atom_stats_of(info: &AccountInfo, asset: &Pubkey) -> bool {
+    info.try_borrow_data()
+        .is_ok_and(|data| atom_stats::is_account_of(info.key, info.owner, &data, asset))
 }
 
 /// Validates the feedback strings and numbers against the registry's bounds, naming the field.

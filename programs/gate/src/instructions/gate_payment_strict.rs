@@ -1,12 +1,12 @@
 use super::evaluation::*;
-use super::introspection::{instruction_at, position, INSTRUCTIONS_SYSVAR_ID};
+use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
 use crate::settlement::{self, Expected, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, DenyReason};
 use trust_gate_program_common::external::live_agent::{self, LiveAgent, Problem};
-use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
+use trust_gate_program_common::external::{agent_account, ids};
 use trust_gate_program_common::token_account;
 use trust_gate_program_common::token_mint::{self, MintProblem};
 
@@ -20,26 +20,26 @@ pub struct GatePaymentStrict<'info> {
     /// it now (owner and layout checked in the handler).
     /// CHECK: verified as described above.
     pub payer_asset: UncheckedAccount<'info>,
-    /// The registry's AgentAccount of the payer (PDA and owner enforced; content read
-    /// in the handler).
+    /// The registry's AgentAccount of the payer (owner enforced, and that it names the asset,
+    /// which stands for its seeds: see `agent_account::names`; content read in the handler).
     /// CHECK: verified as described above.
     #[account(
-        seeds = [ext_seeds::AGENT, payer_asset.key().as_ref()],
-        bump = agent_account::stored_bump(&payer_agent),
-        seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
+        constraint = agent_account::info_is_agent_account(&payer_agent) @ GateError::AgentAccountInvalid,
+        constraint = agent_account::info_names(&payer_agent, payer_asset.key) @ ErrorCode::ConstraintSeeds,
     )]
     pub payer_agent: UncheckedAccount<'info>,
     /// The payee agent's MPL Core asset: its live owner is the recipient unless the agent
     /// wallet that owner set is (checked in the handler).
     /// CHECK: verified as described above.
     pub payee_asset: UncheckedAccount<'info>,
-    /// CHECK: the registry's AgentAccount of the payee: names the payee's agent wallet.
+    /// The registry's AgentAccount of the payee (checked as `payer_agent`): names the
+    /// payee's agent wallet.
+    /// CHECK: verified as described above.
     #[account(
-        seeds = [ext_seeds::AGENT, payee_asset.key().as_ref()],
-        bump = agent_account::stored_bump(&payee_agent),
-        seeds::program = ids::AGENT_REGISTRY,
         owner = ids::AGENT_REGISTRY @ GateError::AgentAccountInvalid,
+        constraint = agent_account::info_is_agent_account(&payee_agent) @ GateError::AgentAccountInvalid,
+        constraint = agent_account::info_names(&payee_agent, payee_asset.key) @ ErrorCode::ConstraintSeeds,
     )]
     pub payee_agent: UncheckedAccount<'info>,
     /// The transfer's destination; must be a token account of the mint owned by the
@@ -218,12 +218,13 @@ pub fn gate_payment_strict<'info>(
     check_mint(&a.mint_account)?;
     let release = vault_release(a, &signer, &args.mint)?;
 
-    let sysvar = a.instructions.to_account_info();
-    let (current, count) = position(&sysvar)?;
+    let sysvar = a.instructions.try_borrow_data()?;
+    let transaction = Instructions::new(&sysvar);
+    let (current, count) = transaction.position()?;
     settlement::check_strict_bundle(
         current,
         count,
-        |i| instruction_at(&sysvar, i),
+        |i| transaction.get(i),
         &Expected {
             args,
             destination: a.destination_token.key(),

@@ -31,3 +31,12 @@ pub struct FeedbackEmissionLog {
     pub payer_wallet: Pubkey,
     pub bump: u8,
 }
+
+impl FeedbackEmissionLog {
+    /// Whether this is the log of `facilitator`'s payment `payment_id_hash`. The gate
+    /// creates a log only at the canonical PDA of the two it stores, so for an account the
+    /// gate owns this is the seeds check without hashing.
+    pub fn is_for(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> bool {
+        self.facilitator == *facilitator && self.payment_id_hash == *payment_id_hash
+    }
+}

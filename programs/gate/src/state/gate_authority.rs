@@ -17,3 +17,12 @@ pub struct GateAuthority {
     pub created_slot: u64,
     pub bump: u8,
 }
+
+impl GateAuthority {
+    /// Whether this is `facilitator`'s authority. The gate creates a GateAuthority only at
+    /// the canonical PDA of the facilitator it stores, so for an account the gate owns this
+    /// is the seeds check without hashing.
+    pub fn is_for(&self, facilitator: &Pubkey) -> bool {
+        self.facilitator == *facilitator
+    }
+}

@@ -4,7 +4,8 @@ use crate::errors::PolicyVaultError;
 use crate::events::{PaymentEvaluated, VaultReleased};
 use crate::state::{seeds, AcceptancePolicy, KillSwitchState, PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::*;
-use trust_gate_program_common::external::{atom_stats, ids, seeds as ext_seeds};
+use trust_gate_program_common::external::atom_stats;
+use trust_gate_program_common::pda;
 use trust_gate_program_common::runtime;
 use validation_registry::state::{seeds as vr_seeds, ValidationAttestation};
 
@@ -41,26 +42,21 @@ pub struct Evaluate<'info> {
     /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012).
     #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
-    /// The engine's AtomStats PDA of the payer (address enforced); read by
+    /// The engine's AtomStats PDA of the payer (address enforced: the account that names
+    /// the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
     /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
     /// CHECK: verified as described above.
-    #[account(
-        seeds = [ext_seeds::ATOM_STATS, args.payer_asset.as_ref()],
-        bump,
-        seeds::program = ids::REPUTATION_ENGINE,
-    )]
+    #[account(constraint = stats_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub payer_stats: UncheckedAccount<'info>,
     /// CHECK: as `payer_stats`, for the payee.
-    #[account(
-        seeds = [ext_seeds::ATOM_STATS, args.payee_asset.as_ref()],
-        bump,
-        seeds::program = ids::REPUTATION_ENGINE,
-    )]
+    #[account(constraint = stats_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
     pub payee_stats: UncheckedAccount<'info>,
     /// The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
-    /// omitted); when it holds no account the payee accepts any payer.
+    /// omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
     /// CHECK: verified as described above.
-    #[account(seeds = [seeds::ACCEPTANCE, args.payee_asset.as_ref()], bump)]
+    #[account(
+        constraint = acceptance_of(&payee_acceptance, &args.payee_asset) @ ErrorCode::ConstraintSeeds,
+    )]
     pub payee_acceptance: UncheckedAccount<'info>,
     /// An attestation about the payer (for the payee's acceptance policy), when the payer has one.
     pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
@@ -92,24 +88,36 @@ pub struct EvaluateAndCommit<'info> {
     #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// CHECK: as in [`Evaluate`].
-    #[account(
-        seeds = [ext_seeds::ATOM_STATS, args.payer_asset.as_ref()],
-        bump,
-        seeds::program = ids::REPUTATION_ENGINE,
-    )]
+    #[account(constraint = stats_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub payer_stats: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
-    #[account(
-        seeds = [ext_seeds::ATOM_STATS, args.payee_asset.as_ref()],
-        bump,
-        seeds::program = ids::REPUTATION_ENGINE,
-    )]
+    #[account(constraint = stats_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
     pub payee_stats: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
-    #[account(seeds = [seeds::ACCEPTANCE, args.payee_asset.as_ref()], bump)]
+    #[account(
+        constraint = acceptance_of(&payee_acceptance, &args.payee_asset) @ ErrorCode::ConstraintSeeds,
+    )]
     pub payee_acceptance: UncheckedAccount<'info>,
     pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
     pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
+}
+
+/// Whether `info` is `asset`'s AtomStats account, existing or not.
+fn stats_of(info: &AccountInfo, asset: &Pubkey) -> bool {
+    info.try_borrow_data()
+        .is_ok_and(|data| atom_stats::is_account_of(info.key, info.owner, &data, asset))
+}
+
+/// Whether `info` is `asset`'s AcceptancePolicy account, existing or not: an account
+/// policy_vault owns that names the asset (policy_vault creates one only at the canonical
+/// PDA of the asset it stores), else the canonical PDA itself, searched for.
+fn acceptance_of(info: &AccountInfo, asset: &Pubkey) -> bool {
+    let names = info.owner == &crate::ID
+        && info.try_borrow_data().is_ok_and(|data| {
+            data.starts_with(AcceptancePolicy::DISCRIMINATOR)
+                && data.get(8..40) == Some(asset.as_ref())
+        });
+    names || pda::is_canonical(info.key, &[seeds::ACCEPTANCE, asset.as_ref()], &crate::ID)
 }
 
 fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
@@ -121,20 +129,14 @@ fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
 /// owner-checked account always does; this keeps the invariant explicit and cheap).
 fn attestation(a: &Option<Account<ValidationAttestation>>) -> Result<Option<AttestationView>> {
     let Some(a) = a else { return Ok(None) };
-    let expected = Pubkey::create_program_address(
-        &[
-            vr_seeds::ATTESTATION,
-            a.subject.as_ref(),
-            &a.capability,
-            a.attestor.as_ref(),
-            &[a.bump],
-        ],
-        &validation_registry::ID,
-    )
-    .map_err(|_| error!(PolicyVaultError::AttestationAddressMismatch))?;
-    require_keys_eq!(
-        expected,
-        a.key(),
+    let seeds: [&[u8]; 4] = [
+        vr_seeds::ATTESTATION,
+        a.subject.as_ref(),
+        &a.capability,
+        a.attestor.as_ref(),
+    ];
+    require!(
+        pda::is(&a.key(), &seeds, a.bump, &validation_registry::ID),
         PolicyVaultError::AttestationAddressMismatch
     );
     Ok(Some(AttestationView {
@@ -182,6 +184,11 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         .as_ref()
         .map(|acc| acc.params.to_config())
         .transpose()?;
+    let payer_reputation = stats(i.payer_stats)?;
+    let payee_reputation = stats(i.payee_stats)?;
+    let payer_attestation = attestation(i.payer_attestation)?;
+    let payee_attestation = attestation(i.payee_attestation)?;
+    let now = Clock::get()?.unix_timestamp;
     Ok(engine::evaluate(&EvalInput {
         policy: &policy,
         acceptance: acceptance.as_ref(),
@@ -190,16 +197,16 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         velocity: i.velocity.state(),
         payer: Party {
             asset: args.payer_asset,
-            reputation: stats(i.payer_stats)?,
-            attestation: attestation(i.payer_attestation)?,
+            reputation: payer_reputation,
+            attestation: payer_attestation,
         },
         payee: Party {
             asset: args.payee_asset,
-            reputation: stats(i.payee_stats)?,
-            attestation: attestation(i.payee_attestation)?,
+            reputation: payee_reputation,
+            attestation: payee_attestation,
         },
         amount: args.amount,
-        now: Clock::get()?.unix_timestamp,
+        now,
     }))
 }
 
@@ -288,7 +295,6 @@ pub fn evaluate_and_commit<'info>(
         ctx.accounts.policy.store_counters(evaluation.spending);
         ctx.accounts.velocity.store(evaluation.velocity);
     }
-    // Last, so that nothing the release invoked overwrites the decision.
     report(&args, &evaluation.decision, committed);
     Ok(())
 }

@@ -11,11 +11,11 @@ use anchor_lang::prelude::*;
 /// The vault's address for `asset` and `mint` with a known bump; `None` when the bump is not
 /// the vault's (create_program_address fails only for points on the curve).
 pub fn address(asset: &Pubkey, mint: &Pubkey, bump: u8) -> Option<Pubkey> {
-    Pubkey::create_program_address(
-        &[seeds::VAULT, asset.as_ref(), mint.as_ref(), &[bump]],
+    trust_gate_program_common::pda::create(
+        &[seeds::VAULT, asset.as_ref(), mint.as_ref()],
+        bump,
         &crate::ID,
     )
-    .ok()
 }
 
 /// The vault's address and bump (a search: for set-up, not for settlements).

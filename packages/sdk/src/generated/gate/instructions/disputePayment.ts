@@ -217,18 +217,33 @@ export type DisputePaymentAsyncInput<
    * feedback log in the handler). Nobody else can lower a payee's reputation this way.
    */
   payerSigner: TransactionSigner<TAccountPayerSigner>;
+  /**
+   * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+   * `GateAuthority::is_for`).
+   */
   gateAuthority?: Address<TAccountGateAuthority>;
-  /** The facilitator's own receipt of the payment; must exist and be settled. */
+  /**
+   * The facilitator's own receipt of the payment; must exist and be settled (its stored
+   * facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+   */
   feedbackLog?: Address<TAccountFeedbackLog>;
   /**
-   * The DisputeRecord PDA (seeds enforced), created by the handler: a payment is
-   * disputed once, and pre-funding the address cannot block it.
+   * The DisputeRecord PDA (canonical address checked by the handler), created by the
+   * handler: a payment is disputed once, and pre-funding the address cannot block it.
    */
   dispute?: Address<TAccountDispute>;
+  /**
+   * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+   * for its seeds: see `agent_account::names`); the registry updates it.
+   */
   agentAccount?: Address<TAccountAgentAccount>;
   asset: Address<TAccountAsset>;
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
+  /**
+   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+   * not exist yet.
+   */
   atomStats?: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
   registryProgram?: Address<TAccountRegistryProgram>;
@@ -458,18 +473,33 @@ export type DisputePaymentInput<
    * feedback log in the handler). Nobody else can lower a payee's reputation this way.
    */
   payerSigner: TransactionSigner<TAccountPayerSigner>;
+  /**
+   * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+   * `GateAuthority::is_for`).
+   */
   gateAuthority: Address<TAccountGateAuthority>;
-  /** The facilitator's own receipt of the payment; must exist and be settled. */
+  /**
+   * The facilitator's own receipt of the payment; must exist and be settled (its stored
+   * facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+   */
   feedbackLog: Address<TAccountFeedbackLog>;
   /**
-   * The DisputeRecord PDA (seeds enforced), created by the handler: a payment is
-   * disputed once, and pre-funding the address cannot block it.
+   * The DisputeRecord PDA (canonical address checked by the handler), created by the
+   * handler: a payment is disputed once, and pre-funding the address cannot block it.
    */
   dispute: Address<TAccountDispute>;
+  /**
+   * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+   * for its seeds: see `agent_account::names`); the registry updates it.
+   */
   agentAccount: Address<TAccountAgentAccount>;
   asset: Address<TAccountAsset>;
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
+  /**
+   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+   * not exist yet.
+   */
   atomStats: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
   registryProgram?: Address<TAccountRegistryProgram>;
@@ -648,18 +678,33 @@ export type ParsedDisputePaymentInstruction<
      * feedback log in the handler). Nobody else can lower a payee's reputation this way.
      */
     payerSigner: TAccountMetas[1];
+    /**
+     * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+     * `GateAuthority::is_for`).
+     */
     gateAuthority: TAccountMetas[2];
-    /** The facilitator's own receipt of the payment; must exist and be settled. */
+    /**
+     * The facilitator's own receipt of the payment; must exist and be settled (its stored
+     * facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+     */
     feedbackLog: TAccountMetas[3];
     /**
-     * The DisputeRecord PDA (seeds enforced), created by the handler: a payment is
-     * disputed once, and pre-funding the address cannot block it.
+     * The DisputeRecord PDA (canonical address checked by the handler), created by the
+     * handler: a payment is disputed once, and pre-funding the address cannot block it.
      */
     dispute: TAccountMetas[4];
+    /**
+     * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+     * for its seeds: see `agent_account::names`); the registry updates it.
+     */
     agentAccount: TAccountMetas[5];
     asset: TAccountMetas[6];
     collection: TAccountMetas[7];
     atomConfig: TAccountMetas[8];
+    /**
+     * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+     * not exist yet.
+     */
     atomStats: TAccountMetas[9];
     registryCpiAuthority: TAccountMetas[10];
     registryProgram: TAccountMetas[11];

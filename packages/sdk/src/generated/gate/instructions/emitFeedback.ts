@@ -224,16 +224,29 @@ export type EmitFeedbackAsyncInput<
    * front-run a payment's feedback log.
    */
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
+  /**
+   * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+   * `GateAuthority::is_for`).
+   */
   gateAuthority?: Address<TAccountGateAuthority>;
   /**
-   * The payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
-   * one emission per payment, and pre-funding the address cannot block it.
+   * The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+   * created by the handler: one emission per payment, and pre-funding the address cannot
+   * block it.
    */
   feedbackLog?: Address<TAccountFeedbackLog>;
+  /**
+   * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+   * for its seeds: see `agent_account::names`); the registry updates it.
+   */
   agentAccount?: Address<TAccountAgentAccount>;
   asset: Address<TAccountAsset>;
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
+  /**
+   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+   * not exist yet.
+   */
   atomStats?: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
   registryProgram?: Address<TAccountRegistryProgram>;
@@ -456,16 +469,29 @@ export type EmitFeedbackInput<
    * front-run a payment's feedback log.
    */
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
+  /**
+   * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+   * `GateAuthority::is_for`).
+   */
   gateAuthority: Address<TAccountGateAuthority>;
   /**
-   * The payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
-   * one emission per payment, and pre-funding the address cannot block it.
+   * The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+   * created by the handler: one emission per payment, and pre-funding the address cannot
+   * block it.
    */
   feedbackLog: Address<TAccountFeedbackLog>;
+  /**
+   * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+   * for its seeds: see `agent_account::names`); the registry updates it.
+   */
   agentAccount: Address<TAccountAgentAccount>;
   asset: Address<TAccountAsset>;
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
+  /**
+   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+   * not exist yet.
+   */
   atomStats: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
   registryProgram?: Address<TAccountRegistryProgram>;
@@ -644,16 +670,29 @@ export type ParsedEmitFeedbackInstruction<
      * front-run a payment's feedback log.
      */
     facilitatorSigner: TAccountMetas[0];
+    /**
+     * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
+     * `GateAuthority::is_for`).
+     */
     gateAuthority: TAccountMetas[1];
     /**
-     * The payment's FeedbackEmissionLog PDA (seeds enforced), created by the handler:
-     * one emission per payment, and pre-funding the address cannot block it.
+     * The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+     * created by the handler: one emission per payment, and pre-funding the address cannot
+     * block it.
      */
     feedbackLog: TAccountMetas[2];
+    /**
+     * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+     * for its seeds: see `agent_account::names`); the registry updates it.
+     */
     agentAccount: TAccountMetas[3];
     asset: TAccountMetas[4];
     collection: TAccountMetas[5];
     atomConfig: TAccountMetas[6];
+    /**
+     * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
+     * not exist yet.
+     */
     atomStats: TAccountMetas[7];
     registryCpiAuthority: TAccountMetas[8];
     registryProgram: TAccountMetas[9];

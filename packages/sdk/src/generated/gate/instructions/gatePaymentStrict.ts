@@ -236,8 +236,8 @@ export type GatePaymentStrictAsyncInput<
    */
   payerAsset: Address<TAccountPayerAsset>;
   /**
-   * The registry's AgentAccount of the payer (PDA and owner enforced; content read
-   * in the handler).
+   * The registry's AgentAccount of the payer (owner enforced, and that it names the asset,
+   * which stands for its seeds: see `agent_account::names`; content read in the handler).
    */
   payerAgent?: Address<TAccountPayerAgent>;
   /**
@@ -245,6 +245,10 @@ export type GatePaymentStrictAsyncInput<
    * wallet that owner set is (checked in the handler).
    */
   payeeAsset: Address<TAccountPayeeAsset>;
+  /**
+   * The registry's AgentAccount of the payee (checked as `payer_agent`): names the
+   * payee's agent wallet.
+   */
   payeeAgent?: Address<TAccountPayeeAgent>;
   /**
    * The transfer's destination; must be a token account of the mint owned by the
@@ -531,8 +535,8 @@ export type GatePaymentStrictInput<
    */
   payerAsset: Address<TAccountPayerAsset>;
   /**
-   * The registry's AgentAccount of the payer (PDA and owner enforced; content read
-   * in the handler).
+   * The registry's AgentAccount of the payer (owner enforced, and that it names the asset,
+   * which stands for its seeds: see `agent_account::names`; content read in the handler).
    */
   payerAgent: Address<TAccountPayerAgent>;
   /**
@@ -540,6 +544,10 @@ export type GatePaymentStrictInput<
    * wallet that owner set is (checked in the handler).
    */
   payeeAsset: Address<TAccountPayeeAsset>;
+  /**
+   * The registry's AgentAccount of the payee (checked as `payer_agent`): names the
+   * payee's agent wallet.
+   */
   payeeAgent: Address<TAccountPayeeAgent>;
   /**
    * The transfer's destination; must be a token account of the mint owned by the
@@ -787,8 +795,8 @@ export type ParsedGatePaymentStrictInstruction<
      */
     payerAsset: TAccountMetas[11];
     /**
-     * The registry's AgentAccount of the payer (PDA and owner enforced; content read
-     * in the handler).
+     * The registry's AgentAccount of the payer (owner enforced, and that it names the asset,
+     * which stands for its seeds: see `agent_account::names`; content read in the handler).
      */
     payerAgent: TAccountMetas[12];
     /**
@@ -796,6 +804,10 @@ export type ParsedGatePaymentStrictInstruction<
      * wallet that owner set is (checked in the handler).
      */
     payeeAsset: TAccountMetas[13];
+    /**
+     * The registry's AgentAccount of the payee (checked as `payer_agent`): names the
+     * payee's agent wallet.
+     */
     payeeAgent: TAccountMetas[14];
     /**
      * The transfer's destination; must be a token account of the mint owned by the

@@ -155,14 +155,15 @@ export type EvaluateInput<
   /** The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). */
   killswitch: Address<TAccountKillswitch>;
   /**
-   * The engine's AtomStats PDA of the payer (address enforced); read by
+   * The engine's AtomStats PDA of the payer (address enforced: the account that names
+   * the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
    * `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
    */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
   /**
    * The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
-   * omitted); when it holds no account the payee accepts any payer.
+   * omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
    */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
   /** An attestation about the payer (for the payee's acceptance policy), when the payer has one. */
@@ -298,14 +299,15 @@ export type ParsedEvaluateInstruction<
     /** The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). */
     killswitch: TAccountMetas[3];
     /**
-     * The engine's AtomStats PDA of the payer (address enforced); read by
+     * The engine's AtomStats PDA of the payer (address enforced: the account that names
+     * the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
      * `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
      */
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
     /**
      * The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
-     * omitted); when it holds no account the payee accepts any payer.
+     * omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
      */
     payeeAcceptance: TAccountMetas[6];
     /** An attestation about the payer (for the payee's acceptance policy), when the payer has one. */
