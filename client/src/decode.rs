@@ -15,8 +15,7 @@ pub use gate::state::{DisputeRecord, FeedbackEmissionLog, GateAuthority};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, AuthorityInitialized, AuthorityRotated, KillSwitchInitialized,
-    KillSwitchSet, PaymentEvaluated, PolicyCreated, PolicyRetired, VaultOpened, VaultReleased,
-    VaultWithdrawn,
+    KillSwitchSet, PolicyCreated, PolicyRetired, VaultOpened, VaultReleased, VaultWithdrawn,
 };
 pub use policy_vault::state::{
     AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,

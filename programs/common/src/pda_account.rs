@@ -8,7 +8,9 @@
 //! allocate and assign it instead, which works on every runtime.
 
 use anchor_lang::prelude::*;
-use anchor_lang::system_program::{self, Allocate, Assign, CreateAccount, Transfer};
+use anchor_lang::solana_program::program::invoke_signed_unchecked;
+use anchor_lang::solana_program::system_instruction;
+use anchor_lang::system_program::{self, Allocate, Assign, Transfer};
 use anchor_lang::{AccountDeserialize, AccountSerialize};
 
 /// Creates the account `target` (a PDA signed for by `signer_seeds`) with `space` bytes owned
@@ -28,19 +30,17 @@ pub fn create_pda<'info>(
     let signers = [signer_seeds];
     let current = target.lamports();
     if current == 0 {
-        return system_program::create_account(
-            CpiContext::new_with_signer(
-                system_program::ID,
-                CreateAccount {
-                    from: payer.clone(),
-                    to: target.clone(),
-                },
-                &signers,
-            ),
+        let ix = system_instruction::create_account(
+            payer.key,
+            target.key,
             required,
             space as u64,
             owner,
         );
+        // Without `invoke_signed`'s scan of the accounts' RefCells: the caller holds no
+        // borrow of either (about 120 compute units less than Anchor's wrapper).
+        invoke_signed_unchecked(&ix, &[payer.clone(), target.clone()], &signers)?;
+        return Ok(());
     }
     // Pre-funded by someone: keep their lamports, add what rent exemption still needs.
     let top_up = required.saturating_sub(current);

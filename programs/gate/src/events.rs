@@ -3,8 +3,10 @@
 
 use anchor_lang::prelude::*;
 
-/// A gate decision. `kind`/`reason_code`/`subject`/`capability` follow the 35-byte decision
-/// wire format (`policy_vault::engine::Decision::to_wire`).
+/// A gate decision, logged by gate_payment. `kind`/`reason_code`/`subject`/`capability`
+/// follow the 35-byte decision wire format (`policy_vault::engine::Decision::to_wire`). A
+/// settlement's gate_payment_strict logs none: its decision is Allow or the transaction
+/// fails, and emit_feedback's FeedbackEmitted records the payment.
 #[event]
 pub struct GateDecision {
     pub payer_asset: Pubkey,
@@ -16,7 +18,8 @@ pub struct GateDecision {
     pub reason_code: u8,
     pub subject: u8,
     pub capability: [u8; 32],
-    /// True for gate_payment_strict (counters committed on Allow).
+    /// Always false now (gate_payment_strict logged its decisions with true before it
+    /// stopped logging them); kept so that every GateDecision decodes alike.
     pub strict: bool,
 }
 

@@ -81,22 +81,6 @@ pub struct AcceptancePolicySet {
     pub replaced: bool,
 }
 
-/// The outcome of `evaluate`; `kind`, `reason_code`, `subject` and `capability` follow the
-/// decision wire format of `engine::Decision::to_wire`.
-#[event]
-pub struct PaymentEvaluated {
-    pub payer_asset: Pubkey,
-    pub payee_asset: Pubkey,
-    pub policy_id: u32,
-    pub amount: u64,
-    pub mint: Pubkey,
-    pub kind: u8,
-    pub reason_code: u8,
-    pub subject: u8,
-    pub capability: [u8; 32],
-    pub committed: bool,
-}
-
 /// The agent's vault for `mint` was opened (by the authority's threshold).
 #[event]
 pub struct VaultOpened {

@@ -6,6 +6,9 @@ use crate::events::GateDecision;
 use crate::settlement::PaymentArgs;
 use crate::state::seeds;
 use anchor_lang::prelude::*;
+use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
+use anchor_lang::solana_program::program::invoke_signed_unchecked;
+use anchor_lang::Discriminator;
 use policy_vault::engine::Decision;
 use policy_vault::instructions::EvaluateArgs;
 use policy_vault::program::PolicyVault;
@@ -76,21 +79,105 @@ pub struct CommitEvaluationAccounts<'info> {
     pub policy_vault_program: Program<'info, PolicyVault>,
 }
 
-/// policy_vault's CPI accounts (`$ty`) from either accounts struct (`$a`): same fields.
+/// The accounts of policy_vault's evaluation, borrowed from either accounts struct (same
+/// fields, in policy_vault's order).
 macro_rules! vault_accounts {
-    ($($ty:ident)::+, $a:expr) => {
-        $($ty)::+ {
-            gate_signer: $a.evaluate_signer.to_account_info(),
-            policy: $a.policy.to_account_info(),
-            velocity: $a.velocity_ledger.to_account_info(),
-            killswitch: $a.killswitch.to_account_info(),
-            payer_stats: $a.payer_stats.to_account_info(),
-            payee_stats: $a.payee_stats.to_account_info(),
-            payee_acceptance: $a.payee_acceptance.to_account_info(),
-            payer_attestation: $a.payer_attestation.as_ref().map(|a| a.to_account_info()),
-            payee_attestation: $a.payee_attestation.as_ref().map(|a| a.to_account_info()),
+    ($a:expr) => {
+        VaultAccounts {
+            signer: &$a.evaluate_signer,
+            policy: &$a.policy,
+            velocity: &$a.velocity_ledger,
+            killswitch: &$a.killswitch,
+            payer_stats: &$a.payer_stats,
+            payee_stats: &$a.payee_stats,
+            payee_acceptance: &$a.payee_acceptance,
+            payer_attestation: $a.payer_attestation.as_ref().map(|a| &**a),
+            payee_attestation: $a.payee_attestation.as_ref().map(|a| &**a),
+            program: &$a.policy_vault_program,
         }
     };
+}
+
+struct VaultAccounts<'a, 'info> {
+    signer: &'a AccountInfo<'info>,
+    policy: &'a AccountInfo<'info>,
+    velocity: &'a AccountInfo<'info>,
+    killswitch: &'a AccountInfo<'info>,
+    payer_stats: &'a AccountInfo<'info>,
+    payee_stats: &'a AccountInfo<'info>,
+    payee_acceptance: &'a AccountInfo<'info>,
+    payer_attestation: Option<&'a AccountInfo<'info>>,
+    payee_attestation: Option<&'a AccountInfo<'info>>,
+    program: &'a AccountInfo<'info>,
+}
+
+impl<'info> VaultAccounts<'_, 'info> {
+    /// Calls policy_vault's `evaluate`, or with `commit` its `evaluate_and_commit` (the policy
+    /// and the ledger then writable), `extra` following as remaining accounts. Built by hand
+    /// and invoked without `invoke_signed`'s scan of every meta against every account info
+    /// (about 1 000 compute units with these twelve): nothing here holds an account's data
+    /// borrowed across the call. An absent attestation is encoded as policy_vault's id, as
+    /// Anchor does, so policy_vault's program account travels among the account infos.
+    fn call(&self, commit: bool, args: &PaymentArgs, extra: &[AccountInfo<'info>]) -> Result<()> {
+        let meta = |info: &AccountInfo, writable: bool| AccountMeta {
+            pubkey: *info.key,
+            is_signer: false,
+            is_writable: writable,
+        };
+        let optional = |info: Option<&AccountInfo>| {
+            AccountMeta::new_readonly(info.map_or(policy_vault::ID, |i| *i.key), false)
+        };
+        let mut metas = Vec::with_capacity(9 + extra.len());
+        metas.extend([
+            AccountMeta::new_readonly(*self.signer.key, true),
+            meta(self.policy, commit),
+            meta(self.velocity, commit),
+            meta(self.killswitch, false),
+            meta(self.payer_stats, false),
+            meta(self.payee_stats, false),
+            meta(self.payee_acceptance, false),
+            optional(self.payer_attestation),
+            optional(self.payee_attestation),
+        ]);
+        metas.extend(extra.iter().map(|a| AccountMeta {
+            pubkey: *a.key,
+            is_signer: a.is_signer,
+            is_writable: a.is_writable,
+        }));
+        let mut infos = Vec::with_capacity(12 + extra.len());
+        infos.extend(
+            [
+                self.signer,
+                self.policy,
+                self.velocity,
+                self.killswitch,
+                self.payer_stats,
+                self.payee_stats,
+                self.payee_acceptance,
+                self.program,
+            ]
+            .into_iter()
+            .chain(self.payer_attestation)
+            .chain(self.payee_attestation)
+            .cloned(),
+        );
+        infos.extend(extra.iter().cloned());
+        let discriminator = if commit {
+            policy_vault::instruction::EvaluateAndCommit::DISCRIMINATOR
+        } else {
+            policy_vault::instruction::Evaluate::DISCRIMINATOR
+        };
+        let mut data = Vec::with_capacity(discriminator.len() + 108);
+        data.extend_from_slice(discriminator);
+        evaluate_args(args).serialize(&mut data)?;
+        let ix = Instruction {
+            program_id: policy_vault::ID,
+            accounts: metas,
+            data,
+        };
+        invoke_signed_unchecked(&ix, &infos, EVALUATE_SIGNER_SEEDS)?;
+        Ok(())
+    }
 }
 
 /// The accounts of a vault's release, passed on to policy_vault::evaluate_and_commit.
@@ -115,17 +202,7 @@ impl<'info> EvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate (read-only) and returns its decision; sets it as this
     /// instruction's return data and emits a [`GateDecision`] event.
     pub fn evaluate(&self, args: &PaymentArgs) -> Result<Decision> {
-        policy_vault::cpi::evaluate(
-            // The program's own account travels along: absent optional accounts are encoded
-            // as the callee's program id, and every meta of a CPI needs its AccountInfo.
-            CpiContext::new_with_signer(
-                policy_vault::ID,
-                vault_accounts!(policy_vault::cpi::accounts::Evaluate, self),
-                EVALUATE_SIGNER_SEEDS,
-            )
-            .with_remaining_accounts(vec![self.policy_vault_program.to_account_info()]),
-            evaluate_args(args),
-        )?;
+        vault_accounts!(self).call(false, args, &[])?;
         report(args, false)
     }
 }
@@ -140,34 +217,31 @@ impl<'info> CommitEvaluationAccounts<'info> {
         release: Option<VaultRelease<'info>>,
         extra: &[AccountInfo<'info>],
     ) -> Result<Decision> {
-        // policy_vault's own account travels first (absent attestations are encoded as its
-        // id); a release's accounts follow, in the order policy_vault reads them.
-        let mut remaining = vec![self.policy_vault_program.to_account_info()];
+        // A release's accounts follow, in the order policy_vault reads them.
+        let mut remaining = Vec::new();
         if let Some(r) = release {
             remaining.extend([r.vault, r.payer_token, r.mint, r.token_program]);
             remaining.extend(extra.iter().cloned());
         }
-        policy_vault::cpi::evaluate_and_commit(
-            CpiContext::new_with_signer(
-                policy_vault::ID,
-                vault_accounts!(policy_vault::cpi::accounts::EvaluateAndCommit, self),
-                EVALUATE_SIGNER_SEEDS,
-            )
-            .with_remaining_accounts(remaining),
-            evaluate_args(args),
-        )?;
+        vault_accounts!(self).call(true, args, &remaining)?;
         report(args, true)
     }
 }
 
-/// Reads policy_vault's decision from the CPI's return data, emits [`GateDecision`] and sets
-/// the decision as this instruction's return data.
+/// Reads policy_vault's decision from the CPI's return data and sets it as this
+/// instruction's return data; gate_payment (not `strict`) also emits [`GateDecision`].
 fn report(args: &PaymentArgs, strict: bool) -> Result<Decision> {
     let (program, data) = runtime::get_return_data().ok_or(GateError::DecisionMissing)?;
     require_keys_eq!(program, policy_vault::ID, GateError::DecisionMissing);
     let decision = Decision::from_wire(&data).ok_or(GateError::DecisionMissing)?;
 
     let wire = decision.to_wire();
+    // A settlement logs no decision: it is Allow or the transaction fails, and
+    // emit_feedback records the payment (about 430 compute units saved per settlement).
+    if strict {
+        runtime::set_return_data(&wire);
+        return Ok(decision);
+    }
     runtime::emit(&GateDecision {
         payer_asset: args.payer_asset,
         payee_asset: args.payee_asset,
@@ -178,7 +252,7 @@ fn report(args: &PaymentArgs, strict: bool) -> Result<Decision> {
         reason_code: wire[1],
         subject: wire[2],
         capability: wire[3..].try_into().unwrap_or_default(),
-        strict,
+        strict: false,
     });
     runtime::set_return_data(&wire);
     Ok(decision)

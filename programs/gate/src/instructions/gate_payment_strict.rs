@@ -218,20 +218,22 @@ pub fn gate_payment_strict<'info>(
     check_mint(&a.mint_account)?;
     let release = vault_release(a, &signer, &args.mint)?;
 
-    let sysvar = a.instructions.try_borrow_data()?;
-    let transaction = Instructions::new(&sysvar);
-    let (current, count) = transaction.position()?;
-    settlement::check_strict_bundle(
-        current,
-        count,
-        |i| transaction.get(i),
-        &Expected {
-            args,
-            destination: a.destination_token.key(),
-            authority: signer,
-            source: release.as_ref().map(|r| r.payer_token.key()),
-        },
-    )?;
+    {
+        let sysvar = a.instructions.try_borrow_data()?;
+        let transaction = Instructions::new(&sysvar);
+        let (current, count) = transaction.position()?;
+        settlement::check_strict_bundle(
+            current,
+            count,
+            |i| transaction.get(i),
+            &Expected {
+                args,
+                destination: a.destination_token.key(),
+                authority: signer,
+                source: release.as_ref().map(|r| r.payer_token.key()),
+            },
+        )?;
+    }
 
     let decision =
         ctx.accounts

@@ -1,7 +1,7 @@
 use super::vault_transfer::{release_accounts, transfer_out};
 use crate::engine::{self, AttestationView, EvalInput, Party};
 use crate::errors::PolicyVaultError;
-use crate::events::{PaymentEvaluated, VaultReleased};
+use crate::events::VaultReleased;
 use crate::state::{seeds, AcceptancePolicy, KillSwitchState, PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
@@ -210,22 +210,11 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
     }))
 }
 
-/// Emits the evaluation event and returns the 35-byte decision as return data.
-fn report(args: &EvaluateArgs, decision: &engine::Decision, committed: bool) {
-    let wire = decision.to_wire();
-    runtime::emit(&PaymentEvaluated {
-        payer_asset: args.payer_asset,
-        payee_asset: args.payee_asset,
-        policy_id: args.policy_id,
-        amount: args.amount,
-        mint: args.mint,
-        kind: wire[0],
-        reason_code: wire[1],
-        subject: wire[2],
-        capability: wire[3..].try_into().unwrap_or_default(),
-        committed,
-    });
-    runtime::set_return_data(&wire);
+/// Returns the 35-byte decision as return data. No event: the gate, the only caller (its
+/// evaluate signer), logs the same decision and payment as its `GateDecision` event, and an
+/// event here as well cost about 700 compute units per payment.
+fn report(decision: &engine::Decision) {
+    runtime::set_return_data(&decision.to_wire());
 }
 
 /// Decides a payment without writing anything. Return data: the 35-byte decision.
@@ -244,7 +233,7 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
         },
         &args,
     )?;
-    report(&args, &evaluation.decision, false);
+    report(&evaluation.decision);
     Ok(())
 }
 
@@ -295,6 +284,6 @@ pub fn evaluate_and_commit<'info>(
         ctx.accounts.policy.store_counters(evaluation.spending);
         ctx.accounts.velocity.store(evaluation.velocity);
     }
-    report(&args, &evaluation.decision, committed);
+    report(&evaluation.decision);
     Ok(())
 }
