@@ -154,6 +154,9 @@ pub struct Settlement {
     /// What the agent registry consumed inside emit_feedback, its CPI to the engine included
     /// (metered whenever it runs as SBF: the real registry; the stand-in, native, is not).
     pub registry: u64,
+    /// What the token programs consumed: the payment's TransferChecked and, vault-funded,
+    /// the vault's release into the payer's account (a CPI from policy_vault).
+    pub token: u64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -230,7 +233,7 @@ impl Report {
             };
             out.push_str(&format!("| {name} | {units} | {} |\n", r.runs));
         }
-        out.push_str("\n| settlement | gate_payment_strict | TransferChecked | emit_feedback | whole transaction |\n|---|---:|---:|---:|---:|\n");
+        out.push_str("\n| settlement | gate_payment_strict | TransferChecked | emit_feedback | whole transaction | own part |\n|---|---:|---:|---:|---:|---:|\n");
         let mut cases: Vec<&str> = Vec::new();
         for s in &self.settlements {
             if !cases.contains(&s.case) {
@@ -250,11 +253,12 @@ impl Report {
                     }))
                 };
             out.push_str(&format!(
-                "| {case} | {} | {} | {} | {} |\n",
+                "| {case} | {} | {} | {} | {} | {} |\n",
                 column("gate_payment_strict"),
                 column("transfer_checked"),
                 column("emit_feedback"),
-                range(runs.iter().map(|s| s.total))
+                range(runs.iter().map(|s| s.total)),
+                range(runs.iter().map(|s| s.own()))
             ));
         }
         out.push_str("\n| dispute of the settlement | whole transaction |\n|---|---:|\n");
@@ -270,23 +274,19 @@ impl Report {
 }
 
 impl Settlement {
-    /// Our programs' own part: the whole transaction but the token program's transfer and
-    /// the registry's and engine's own work inside emit_feedback.
+    /// Our programs' own part: the whole transaction but the token programs' transfers (the
+    /// payment, and a vault's release) and the registry's and engine's own work inside
+    /// emit_feedback.
     pub fn own(&self) -> u64 {
-        let transfer = self
-            .instructions
-            .iter()
-            .find(|(i, _)| i == "transfer_checked")
-            .map_or(0, |(_, u)| *u);
         self.total
-            .saturating_sub(transfer)
+            .saturating_sub(self.token)
             .saturating_sub(self.registry)
     }
 }
 
 impl Report {
     /// The median of `f` over the runs of settlement `case`, if it ran.
-    fn settlement_median(&self, case: &str, f: impl Fn(&Settlement) -> u64) -> Option<u64> {
+    pub fn settlement_median(&self, case: &str, f: impl Fn(&Settlement) -> u64) -> Option<u64> {
         median(self.settlements.iter().filter(|s| s.case == case).map(f))
     }
 
@@ -294,14 +294,7 @@ impl Report {
     /// stand-in settlements' medians, and the per-payee ceiling from the whole smallest
     /// settlement (on the real registry and engine, rated payee, when they ran).
     pub fn budget_line(&self) -> String {
-        let gate_payment = median(
-            self.rows
-                .iter()
-                .filter(|r| {
-                    r.program == "gate" && r.instruction == "gate_payment" && r.caller.is_none()
-                })
-                .flat_map(|r| r.units.iter().copied()),
-        );
+        let gate_payment = self.gate_payment_median();
         let own = [SMALLEST, LARGEST, VAULT_FUNDED]
             .iter()
             .filter_map(|case| self.settlement_median(case, Settlement::own))
@@ -329,6 +322,20 @@ impl Report {
             "CU budget: gate_payment {}, own {} (settlement medians on SBF), ceiling {ceiling} payments/s per payee ({on})",
             show(gate_payment),
             show(own),
+        )
+    }
+}
+
+impl Report {
+    /// The median of the top-level gate_payment's units over every time it ran.
+    pub fn gate_payment_median(&self) -> Option<u64> {
+        median(
+            self.rows
+                .iter()
+                .filter(|r| {
+                    r.program == "gate" && r.instruction == "gate_payment" && r.caller.is_none()
+                })
+                .flat_map(|r| r.units.iter().copied()),
         )
     }
 }
@@ -587,16 +594,19 @@ async fn settle(
     ];
     let facilitator = w.facilitator.insecure_clone();
     let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&payer.owner]).await;
-    let registry = invokes
-        .iter()
-        .filter(|i| i.program == trust_gate_program_common::external::ids::AGENT_REGISTRY)
-        .filter_map(|i| i.units)
-        .sum();
+    let units_of = |program: fn(&Pubkey) -> bool| -> u64 {
+        invokes
+            .iter()
+            .filter(|i| program(&i.program))
+            .filter_map(|i| i.units)
+            .sum()
+    };
     r.settlements.push(Settlement {
         case,
         instructions: top_level(&invokes),
         total,
-        registry,
+        registry: units_of(|p| *p == trust_gate_program_common::external::ids::AGENT_REGISTRY),
+        token: units_of(gate::settlement::is_token_program),
     });
     let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
     let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
@@ -639,16 +649,17 @@ pub async fn real_tour(externals: &ExternalPrograms) -> Report {
 mod tests {
     use super::*;
 
-    fn settlement(case: &'static str, total: u64, transfer: u64, registry: u64) -> Settlement {
+    fn settlement(case: &'static str, total: u64, token: u64, registry: u64) -> Settlement {
         Settlement {
             case,
             instructions: vec![
                 ("gate_payment_strict".into(), 1),
-                ("transfer_checked".into(), transfer),
+                ("transfer_checked".into(), 6_000),
                 ("emit_feedback".into(), 1),
             ],
             total,
             registry,
+            token,
         }
     }
 
@@ -665,7 +676,8 @@ mod tests {
             settlements: vec![
                 settlement(SMALLEST, 100_000, 6_000, 0),
                 settlement(LARGEST, 120_000, 6_000, 0),
-                settlement(VAULT_FUNDED, 110_000, 6_000, 0),
+                // Vault-funded: the release is a second token transfer.
+                settlement(VAULT_FUNDED, 126_000, 12_000, 0),
             ],
             disputes: vec![],
         };

@@ -1,10 +1,13 @@
 //! Every instruction of the three programs runs, and on the SBF builds (`SBF_OUT_DIR`) each
 //! stays within the runtime's default limits: 200 000 compute units for one instruction and
 //! 600 000 for the three-instruction settlement (200 000 per instruction without a
-//! ComputeBudget request). The figures: `cargo run -p trust-gate-program-tests --bin bench-cu`.
+//! ComputeBudget request), and the gate within its compute-unit budget. The figures: `cargo run
+//! -p trust-gate-program-tests --bin bench-cu`.
 
 use trust_gate_localnet::Programs;
-use trust_gate_program_tests::compute_units::tour;
+use trust_gate_program_tests::compute_units::{
+    tour, Report, Settlement, LARGEST, SMALLEST, VAULT_FUNDED,
+};
 
 const INSTRUCTION_LIMIT: u64 = 200_000;
 const SETTLEMENT_LIMIT: u64 = 600_000;
@@ -71,5 +74,50 @@ async fn every_instruction_runs_within_the_default_compute_limits() {
             ["gate_payment_strict", "transfer_checked", "emit_feedback"]
         );
         assert!(s.instructions.iter().all(|(_, units)| *units > 0), "{s:?}");
+    }
+}
+
+/// The budget, as medians on the SBF builds: `gate_payment` at most 15 000 compute units, and
+/// our own part of a settlement (all but the token programs' transfers and the registry's
+/// and engine's work) at most 35 000.
+const GATE_PAYMENT_BUDGET: u64 = 15_000;
+const OWN_BUDGET: u64 = 35_000;
+/// Where the own part is not within [`OWN_BUDGET`] yet (medians of bench-cu 20: 34 846 and
+/// 33 417 wallet-funded, 39 445 vault-funded, up to 42 000 in a run), these bounds keep it from
+/// growing: the medians of five tours stay well inside them whatever the keys.
+const WALLET_OWN_BOUND: u64 = 40_000;
+const VAULT_OWN_BOUND: u64 = 44_000;
+/// Tours per check: every tour draws new keys, and a PDA's bump search, so an instruction's
+/// units, depends on them.
+const TOURS: usize = 5;
+
+#[tokio::test]
+async fn the_gate_stays_within_its_compute_unit_budget() {
+    if Programs::from_env() == Programs::Native {
+        eprintln!("native programs: compute units not metered (set SBF_OUT_DIR)");
+        return;
+    }
+    let mut report = Report::default();
+    for _ in 0..TOURS {
+        report.merge(tour().await);
+    }
+    println!("{}", report.budget_line());
+    let gate_payment = report.gate_payment_median().expect("gate_payment ran");
+    assert!(
+        gate_payment <= GATE_PAYMENT_BUDGET,
+        "gate_payment: median {gate_payment} compute units"
+    );
+    for (case, bound) in [
+        (SMALLEST, WALLET_OWN_BOUND),
+        (LARGEST, WALLET_OWN_BOUND),
+        (VAULT_FUNDED, VAULT_OWN_BOUND),
+    ] {
+        let own = report
+            .settlement_median(case, Settlement::own)
+            .unwrap_or_else(|| panic!("the tour never settled {case}"));
+        assert!(
+            own <= bound,
+            "{case}: own part median {own} compute units (bound {bound}, budget {OWN_BUDGET})"
+        );
     }
 }
