@@ -79,6 +79,87 @@ pub fn invokes(logs: &[String]) -> Vec<Invoke> {
     done
 }
 
+/// Our programs log no instruction names (built with Anchor's `no-log-ix-name`: each name
+/// line cost about 110 compute units), so [`invokes`] cannot name their invokes: a top-level
+/// one is named here by its instruction's discriminator in the IDLs (`ixs` are the
+/// transaction's instructions, in order), a CPI by the instruction that makes it.
+pub fn name_ours(invokes: &mut [Invoke], ixs: &[Instruction]) {
+    let names = idl_names();
+    let mut top = ixs.iter();
+    for inv in invokes.iter_mut().filter(|i| i.depth == 1) {
+        let Some(ix) = top.next() else { break };
+        if inv.instruction.is_empty() && ix.program_id == inv.program {
+            if let Some(name) = ix
+                .data
+                .get(..8)
+                .and_then(|d| names.get(&(ix.program_id, d.to_vec())))
+            {
+                inv.instruction = name.clone();
+            }
+        }
+    }
+    for i in 0..invokes.len() {
+        if !invokes[i].instruction.is_empty() || program_name(&invokes[i].program).is_none() {
+            continue;
+        }
+        let depth = invokes[i].depth;
+        let Some(caller) = invokes[i + 1..].iter().find(|c| c.depth < depth) else {
+            continue;
+        };
+        let caller = format!(
+            "{}::{}",
+            program_name(&caller.program).unwrap_or("?"),
+            caller.instruction
+        );
+        if let Some((_, _, name)) = CPI_NAMES
+            .iter()
+            .find(|(c, callee, _)| *c == caller && *callee == invokes[i].program)
+        {
+            invokes[i].instruction = name.to_string();
+        }
+    }
+}
+
+/// The instruction each of our CPIs runs, by the instruction that makes it.
+const CPI_NAMES: [(&str, Pubkey, &str); 3] = [
+    ("gate::gate_payment", policy_vault::ID, "evaluate"),
+    (
+        "gate::gate_payment_strict",
+        policy_vault::ID,
+        "evaluate_and_commit",
+    ),
+    ("gate::init_killswitch", policy_vault::ID, "init_killswitch"),
+];
+
+/// (program id, discriminator) → instruction name, from the committed IDLs.
+fn idl_names() -> std::collections::HashMap<(Pubkey, Vec<u8>), String> {
+    let dir = trust_gate_test_setup::repo_root().join("idl");
+    let mut names = std::collections::HashMap::new();
+    for (id, program) in [
+        (policy_vault::ID, "policy_vault"),
+        (gate::ID, "gate"),
+        (validation_registry::ID, "validation_registry"),
+    ] {
+        let path = dir.join(format!("{program}.json"));
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+        let idl: serde_json::Value = serde_json::from_str(&text).expect("an IDL");
+        for ix in idl["instructions"].as_array().expect("instructions") {
+            let discriminator: Vec<u8> = ix["discriminator"]
+                .as_array()
+                .expect("a discriminator")
+                .iter()
+                .map(|b| b.as_u64().expect("a byte") as u8)
+                .collect();
+            names.insert(
+                (id, discriminator),
+                ix["name"].as_str().expect("a name").to_string(),
+            );
+        }
+    }
+    names
+}
+
 fn snake_case(camel: &str) -> String {
     let mut out = String::new();
     for (i, c) in camel.chars().enumerate() {
@@ -381,7 +462,8 @@ async fn measure(
             meta.log_messages.join("\n")
         );
     }
-    let invokes = invokes(&meta.log_messages);
+    let mut invokes = invokes(&meta.log_messages);
+    name_ours(&mut invokes, ixs);
     report.record(&invokes);
     (meta.compute_units_consumed, invokes)
 }
@@ -648,6 +730,7 @@ pub async fn real_tour(externals: &ExternalPrograms) -> Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anchor_lang::InstructionData;
 
     fn settlement(case: &'static str, total: u64, token: u64, registry: u64) -> Settlement {
         Settlement {
@@ -693,6 +776,51 @@ mod tests {
         assert!(r.budget_line().ends_with(
             "ceiling 200 payments/s per payee (real registry and engine, payee with engine stats)"
         ));
+    }
+
+    #[test]
+    fn our_invokes_are_named_by_discriminator_and_caller() {
+        let g = gate::ID.to_string();
+        let v = policy_vault::ID.to_string();
+        let t = TOKEN_PROGRAM_ID.to_string();
+        // A settlement's logs without instruction names but the token program's own.
+        let logs: Vec<String> = [
+            format!("Program {g} invoke [1]"),
+            format!("Program {v} invoke [2]"),
+            format!("Program {v} consumed 8000 of 190000 compute units"),
+            format!("Program {v} success"),
+            format!("Program {g} consumed 18000 of 200000 compute units"),
+            format!("Program {g} success"),
+            format!("Program {t} invoke [1]"),
+            "Program log: Instruction: TransferChecked".into(),
+            format!("Program {t} consumed 6174 of 180000 compute units"),
+            format!("Program {t} success"),
+        ]
+        .into();
+        let ix =
+            |program: Pubkey, data: Vec<u8>| Instruction::new_with_bytes(program, &data, vec![]);
+        let ixs = [
+            ix(
+                gate::ID,
+                gate::instruction::GatePaymentStrict {
+                    amount: 1,
+                    policy_id: 1,
+                }
+                .data(),
+            ),
+            ix(TOKEN_PROGRAM_ID, vec![12]),
+        ];
+        let mut got = invokes(&logs);
+        name_ours(&mut got, &ixs);
+        let names: Vec<&str> = got.iter().map(|i| i.instruction.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "evaluate_and_commit",
+                "gate_payment_strict",
+                "transfer_checked"
+            ]
+        );
     }
 
     #[test]

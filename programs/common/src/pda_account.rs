@@ -104,3 +104,19 @@ pub fn load<T: AccountDeserialize + Owner>(target: &AccountInfo) -> Result<Optio
     let data = target.try_borrow_data()?;
     T::try_deserialize(&mut &data[..]).map(Some)
 }
+
+/// The account of type `T` at `target`, checked as Anchor's `Account::try_from` checks it
+/// (the same errors: not initialized, owned by another program, another discriminator), for a
+/// handler that writes what changes back in place rather than have Anchor serialize the
+/// whole account again on exit.
+pub fn read<T: AccountDeserialize + Owner>(target: &AccountInfo) -> Result<T> {
+    if target.owner == &system_program::ID && target.lamports() == 0 {
+        return Err(ErrorCode::AccountNotInitialized.into());
+    }
+    if target.owner != &T::owner() {
+        return Err(Error::from(ErrorCode::AccountOwnedByWrongProgram)
+            .with_pubkeys((*target.owner, T::owner())));
+    }
+    let data = target.try_borrow_data()?;
+    T::try_deserialize(&mut &data[..])
+}

@@ -146,6 +146,9 @@ pub fn parse_transfer_checked(ix: &impl TxInstruction) -> Option<TransferChecked
 /// evaluation accounts come payer_signer, payer_asset, payer_agent, payee_asset, payee_agent,
 /// destination_token and mint_account (a unit test holds this to the accounts struct).
 pub mod strict_accounts {
+    /// The payee's AtomStats, which policy_vault checked (see `atom_stats::is_account_of`):
+    /// emit_feedback passes the same account on to the registry.
+    pub const PAYEE_STATS: usize = 5;
     pub const PAYER_ASSET: usize = 11;
     pub const PAYEE_ASSET: usize = 13;
     pub const MINT: usize = 16;
@@ -270,6 +273,9 @@ pub struct SettledPayment {
     pub args: PaymentArgs,
     /// The transfer's authority: the payer's wallet, who may dispute the payment.
     pub payer_wallet: Pubkey,
+    /// The payee's AtomStats account as the strict gate was given it (and policy_vault
+    /// checked it).
+    pub payee_stats: Pubkey,
 }
 
 /// Seen from emit_feedback at `current` of `count`: the settled payment when this emission
@@ -286,11 +292,14 @@ pub fn settled_payment<I: TxInstruction>(
     if payment_start(count) != Some(start) {
         return None;
     }
-    let args = load(start).as_ref().and_then(parse_gate_strict)?;
+    let gate = load(start)?;
+    let args = parse_gate_strict(&gate)?;
+    let payee_stats = gate.account_key(strict_accounts::PAYEE_STATS)?;
     let transfer = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
     (args.payee_asset == *payee_asset).then_some(SettledPayment {
         args,
         payer_wallet: transfer.authority,
+        payee_stats,
     })
 }
 
@@ -310,6 +319,8 @@ mod tests {
         }
     }
 
+    const PAYEE_STATS: Pubkey = Pubkey::new_from_array([5; 32]);
+
     /// A gate_payment_strict instruction, its accounts laid out by the accounts struct itself
     /// (so this also holds [`strict_accounts`] to the struct).
     fn gate_ix(a: &PaymentArgs) -> Instruction {
@@ -322,7 +333,7 @@ mod tests {
                 velocity_ledger: any(),
                 killswitch: any(),
                 payer_stats: any(),
-                payee_stats: any(),
+                payee_stats: PAYEE_STATS,
                 payee_acceptance: any(),
                 payer_attestation: None,
                 payee_attestation: None,
@@ -365,6 +376,10 @@ mod tests {
             a.payee_asset
         );
         assert_eq!(ix.accounts[strict_accounts::MINT].pubkey, a.mint);
+        assert_eq!(
+            ix.accounts[strict_accounts::PAYEE_STATS].pubkey,
+            PAYEE_STATS
+        );
         // Optional accounts keep their place (an absent one is the program id).
         assert_eq!(ix.accounts.len(), 21);
         let mut short = ix.clone();
@@ -559,6 +574,7 @@ mod tests {
             let settled = settled_payment(n - 1, n, load, &payee).unwrap();
             assert_eq!(settled.args, e.args);
             assert_eq!(settled.payer_wallet, e.authority);
+            assert_eq!(settled.payee_stats, PAYEE_STATS);
             // Another payee, or not the last instruction: not settled.
             assert!(settled_payment(n - 1, n, load, &Pubkey::new_unique()).is_none());
             assert!(settled_payment(n - 2, n, load, &payee).is_none());

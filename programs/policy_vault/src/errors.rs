@@ -51,6 +51,8 @@ pub enum PolicyVaultError {
     // 6021..: evaluation
     #[msg("mint: the policy is for another mint")]
     PolicyMintMismatch,
+    /// No longer returned (an attestation's stored fields are its seeds); kept so that the
+    /// codes after it keep their numbers.
     #[msg("attestation is not the registry PDA for its subject, capability and attestor")]
     AttestationAddressMismatch,
     #[msg("acceptance account holds no AcceptancePolicy")]

@@ -82,13 +82,9 @@ async fn every_instruction_runs_within_the_default_compute_limits() {
 /// and engine's work) at most 35 000.
 const GATE_PAYMENT_BUDGET: u64 = 15_000;
 const OWN_BUDGET: u64 = 35_000;
-/// Where the own part is not within [`OWN_BUDGET`] yet (medians of bench-cu 20: 34 846 and
-/// 33 417 wallet-funded, 39 445 vault-funded, up to 42 000 in a run), these bounds keep it from
-/// growing: the medians of five tours stay well inside them whatever the keys.
-const WALLET_OWN_BOUND: u64 = 40_000;
-const VAULT_OWN_BOUND: u64 = 44_000;
 /// Tours per check: every tour draws new keys, and a PDA's bump search, so an instruction's
-/// units, depends on them.
+/// units, depends on them. In bench-cu runs the medians sit 3 000 (gate_payment) and 1 200
+/// (the vault-funded own part, the highest) under the budget, and single runs rarely reach it.
 const TOURS: usize = 5;
 
 #[tokio::test]
@@ -107,17 +103,13 @@ async fn the_gate_stays_within_its_compute_unit_budget() {
         gate_payment <= GATE_PAYMENT_BUDGET,
         "gate_payment: median {gate_payment} compute units"
     );
-    for (case, bound) in [
-        (SMALLEST, WALLET_OWN_BOUND),
-        (LARGEST, WALLET_OWN_BOUND),
-        (VAULT_FUNDED, VAULT_OWN_BOUND),
-    ] {
+    for case in [SMALLEST, LARGEST, VAULT_FUNDED] {
         let own = report
             .settlement_median(case, Settlement::own)
             .unwrap_or_else(|| panic!("the tour never settled {case}"));
         assert!(
-            own <= bound,
-            "{case}: own part median {own} compute units (bound {bound}, budget {OWN_BUDGET})"
+            own <= OWN_BUDGET,
+            "{case}: own part median {own} compute units"
         );
     }
 }

@@ -26,7 +26,9 @@ pub struct DisputePayment<'info> {
     /// feedback log in the handler). Nobody else can lower a payee's reputation this way.
     pub payer_signer: Signer<'info>,
     /// The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-    /// `GateAuthority::is_for`).
+    /// `GateAuthority::is_for`). An `Account` here, unlike in emit_feedback (which writes
+    /// its counters in place): a dispute's cost matters less than the account's place in
+    /// the IDL, which names account types from the instructions that take them.
     #[account(
         mut,
         constraint = gate_authority.is_for(&facilitator) @ ErrorCode::ConstraintSeeds,
@@ -66,6 +68,12 @@ pub fn dispute_payment(
         GateError::DisputeReasonMissing
     );
     validate_feedback_fields(DISPUTE_SCORE, 0, DISPUTE_TAG, "", "", &feedback_uri)?;
+    let target = &ctx.accounts.target;
+    require_keys_eq!(target.asset.key(), payee_asset, GateError::AssetMismatch);
+    require!(
+        atom_stats_of(&target.atom_stats, &payee_asset),
+        ErrorCode::ConstraintSeeds
+    );
     let log = &ctx.accounts.feedback_log;
     require!(log.settled_atomically, GateError::PaymentNotSettled);
     require_keys_eq!(
@@ -81,7 +89,10 @@ pub fn dispute_payment(
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
-        &ctx.accounts.gate_authority,
+        (
+            ctx.accounts.gate_authority.as_ref(),
+            &ctx.accounts.gate_authority,
+        ),
         &ctx.accounts.system_program.to_account_info(),
         &GiveFeedbackArgs {
             value: 0,
@@ -95,8 +106,8 @@ pub fn dispute_payment(
         },
     )?;
 
-    let auth = &mut ctx.accounts.gate_authority;
-    auth.dispute_count = auth
+    let authority = &mut ctx.accounts.gate_authority;
+    authority.dispute_count = authority
         .dispute_count
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;

@@ -16,12 +16,10 @@ pub struct EmitFeedback<'info> {
     #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
     pub facilitator_signer: Signer<'info>,
     /// The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-    /// `GateAuthority::is_for`).
-    #[account(
-        mut,
-        constraint = gate_authority.is_for(&facilitator) @ ErrorCode::ConstraintSeeds,
-    )]
-    pub gate_authority: Account<'info, GateAuthority>,
+    /// `GateAuthority::read_for`; the handler writes its counters in place).
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub gate_authority: UncheckedAccount<'info>,
     /// The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
     /// created by the handler: one emission per payment, and pre-funding the address cannot
     /// block it.
@@ -50,6 +48,7 @@ pub fn emit_feedback(
     endpoint: String,
     feedback_uri: String,
 ) -> Result<()> {
+    let mut authority = GateAuthority::read_for(&ctx.accounts.gate_authority, &facilitator)?;
     let bump = canonical_bump(
         &ctx.accounts.feedback_log,
         &[seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
@@ -73,10 +72,20 @@ pub fn emit_feedback(
         settlement::settled_payment(current, count, |i| transaction.get(i), &payee_asset)
             .ok_or(GateError::FeedbackNotSettled)?
     };
+    // The payee's stats: the account the strict gate was given and policy_vault checked,
+    // rather than searched for a second time in one settlement (after the asset, so that
+    // another agent's accounts are named as such).
+    let target = &ctx.accounts.target;
+    require_keys_eq!(target.asset.key(), payee_asset, GateError::AssetMismatch);
+    require_keys_eq!(
+        target.atom_stats.key(),
+        settled.payee_stats,
+        ErrorCode::ConstraintSeeds
+    );
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
-        &ctx.accounts.gate_authority,
+        (&ctx.accounts.gate_authority, &authority),
         &ctx.accounts.system_program.to_account_info(),
         &GiveFeedbackArgs {
             value: i128::from(value),
@@ -91,15 +100,15 @@ pub fn emit_feedback(
     )?;
 
     let clock = Clock::get()?;
-    let auth = &mut ctx.accounts.gate_authority;
-    auth.feedback_count = auth
+    authority.feedback_count = authority
         .feedback_count
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
-    auth.settled_count = auth
+    authority.settled_count = authority
         .settled_count
         .checked_add(1)
         .ok_or(GateError::CounterOverflow)?;
+    authority.write_counters(&mut ctx.accounts.gate_authority.try_borrow_mut_data()?);
 
     let log = FeedbackEmissionLog {
         facilitator,

@@ -33,13 +33,11 @@ pub struct FeedbackTarget<'info> {
     /// CHECK: the engine's AtomConfig PDA (address enforced).
     #[account(address = addresses::ATOM_CONFIG)]
     pub atom_config: UncheckedAccount<'info>,
-    /// The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-    /// not exist yet.
+    /// The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+    /// (emit_feedback: the account the settlement's strict gate was given, which
+    /// policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
     /// CHECK: verified as described above.
-    #[account(
-        mut,
-        constraint = atom_stats_of(&atom_stats, asset.key) @ ErrorCode::ConstraintSeeds,
-    )]
+    #[account(mut)]
     pub atom_stats: UncheckedAccount<'info>,
     /// CHECK: the registry's CPI authority PDA (address enforced).
     #[account(address = addresses::ATOM_CPI_AUTHORITY)]
@@ -102,7 +100,7 @@ impl<'info> FeedbackTarget<'info> {
     pub fn give_feedback(
         &self,
         payee_asset: &Pubkey,
-        gate_authority: &Account<'info, GateAuthority>,
+        gate_authority: (&AccountInfo<'info>, &GateAuthority),
         system_program: &AccountInfo<'info>,
         args: &GiveFeedbackArgs,
     ) -> Result<()> {
@@ -118,7 +116,7 @@ impl<'info> FeedbackTarget<'info> {
             GateError::CollectionMismatch
         );
 
-        let client = gate_authority.to_account_info();
+        let (client, authority) = (gate_authority.0.clone(), gate_authority.1);
         let metas = vec![
             AccountMeta::new(client.key(), true),
             AccountMeta::new(self.agent_account.key(), false),
@@ -147,12 +145,8 @@ impl<'info> FeedbackTarget<'info> {
             accounts: metas,
             data: give_feedback_data(args),
         };
-        let bump = [gate_authority.bump];
-        let signer: &[&[u8]] = &[
-            seeds::GATE_AUTHORITY,
-            gate_authority.facilitator.as_ref(),
-            &bump,
-        ];
+        let bump = [authority.bump];
+        let signer: &[&[u8]] = &[seeds::GATE_AUTHORITY, authority.facilitator.as_ref(), &bump];
         // Without `invoke_signed`'s scan of every meta against every account info: nothing
         // here holds an account's data borrowed across the call.
         invoke_signed_unchecked(&ix, &infos, &[signer])?;

@@ -5,9 +5,9 @@ use crate::events::VaultReleased;
 use crate::state::{seeds, AcceptancePolicy, KillSwitchState, PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
-use trust_gate_program_common::pda;
 use trust_gate_program_common::runtime;
-use validation_registry::state::{seeds as vr_seeds, ValidationAttestation};
+use trust_gate_program_common::{pda, pda_account};
+use validation_registry::state::attestation;
 
 /// What the gate asks policy_vault to evaluate.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,10 +58,13 @@ pub struct Evaluate<'info> {
         constraint = acceptance_of(&payee_acceptance, &args.payee_asset) @ ErrorCode::ConstraintSeeds,
     )]
     pub payee_acceptance: UncheckedAccount<'info>,
-    /// An attestation about the payer (for the payee's acceptance policy), when the payer has one.
-    pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
+    /// An attestation about the payer (for the payee's acceptance policy), when the payer has
+    /// one: validation_registry's ValidationAttestation (checked and read by [`attestation`]).
+    /// CHECK: verified as described above.
+    pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// An attestation about the payee (for the payer's policy), when the payee has one.
-    pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
+    /// CHECK: verified as described above.
+    pub payee_attestation: Option<UncheckedAccount<'info>>,
 }
 
 /// The accounts of an evaluation that commits: [`Evaluate`]'s, with the policy (spending
@@ -74,17 +77,17 @@ pub struct EvaluateAndCommit<'info> {
     /// As in [`Evaluate`].
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
-    /// As in [`Evaluate`]: the stored fields stand for the seeds.
-    #[account(
-        mut,
-        constraint = policy.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
-    )]
-    pub policy: Account<'info, PolicyAccount>,
-    #[account(
-        mut,
-        constraint = velocity.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
-    )]
-    pub velocity: Account<'info, VelocityLedger>,
+    /// As in [`Evaluate`]: the stored fields stand for the seeds. Read by the handler, as
+    /// an `Account` is (`pda_account::read`: owner, discriminator; then those fields), which
+    /// writes the counters back in place: as an `Account` field Anchor would serialize the
+    /// whole account again on exit.
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub policy: UncheckedAccount<'info>,
+    /// As `policy`.
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub velocity: UncheckedAccount<'info>,
     #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// CHECK: as in [`Evaluate`].
@@ -98,8 +101,10 @@ pub struct EvaluateAndCommit<'info> {
         constraint = acceptance_of(&payee_acceptance, &args.payee_asset) @ ErrorCode::ConstraintSeeds,
     )]
     pub payee_acceptance: UncheckedAccount<'info>,
-    pub payer_attestation: Option<Account<'info, ValidationAttestation>>,
-    pub payee_attestation: Option<Account<'info, ValidationAttestation>>,
+    /// CHECK: as in [`Evaluate`].
+    pub payer_attestation: Option<UncheckedAccount<'info>>,
+    /// CHECK: as in [`Evaluate`].
+    pub payee_attestation: Option<UncheckedAccount<'info>>,
 }
 
 /// Whether `info` is `asset`'s AtomStats account, existing or not.
@@ -125,26 +130,28 @@ fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
     Ok(atom_stats::read(account.owner, account.lamports(), &data))
 }
 
-/// Views an attestation after checking it sits at the registry PDA of its own fields (an
-/// owner-checked account always does; this keeps the invariant explicit and cheap).
-fn attestation(a: &Option<Account<ValidationAttestation>>) -> Result<Option<AttestationView>> {
-    let Some(a) = a else { return Ok(None) };
-    let seeds: [&[u8]; 4] = [
-        vr_seeds::ATTESTATION,
-        a.subject.as_ref(),
-        &a.capability,
-        a.attestor.as_ref(),
-    ];
-    require!(
-        pda::is(&a.key(), &seeds, a.bump, &validation_registry::ID),
-        PolicyVaultError::AttestationAddressMismatch
-    );
+/// Reads an attestation in place, checked as an `Account` of validation_registry's
+/// ValidationAttestation would be (the same errors). validation_registry creates an
+/// attestation only at the canonical PDA of the subject, capability and attestor it stores,
+/// so those fields are the account's seeds; the engine compares them with the party and the
+/// rule.
+fn attestation(a: &Option<UncheckedAccount>) -> Result<Option<AttestationView>> {
+    let Some(info) = a else { return Ok(None) };
+    if info.owner == &system_program::ID && info.lamports() == 0 {
+        return err!(ErrorCode::AccountNotInitialized);
+    }
+    if info.owner != &validation_registry::ID {
+        return Err(Error::from(ErrorCode::AccountOwnedByWrongProgram)
+            .with_pubkeys((*info.owner, validation_registry::ID)));
+    }
+    let data = info.try_borrow_data()?;
+    let f = attestation::fields(&data).ok_or(ErrorCode::AccountDiscriminatorMismatch)?;
     Ok(Some(AttestationView {
-        subject: a.subject,
-        capability: a.capability,
-        attestor: a.attestor,
-        revoked: a.revoked,
-        expires_at: a.expires_at,
+        subject: f.subject,
+        capability: f.capability,
+        attestor: f.attestor,
+        revoked: f.revoked,
+        expires_at: f.expires_at,
     }))
 }
 
@@ -166,8 +173,8 @@ struct Inputs<'a, 'info> {
     payer_stats: &'a AccountInfo<'info>,
     payee_stats: &'a AccountInfo<'info>,
     payee_acceptance: &'a AccountInfo<'info>,
-    payer_attestation: &'a Option<Account<'info, ValidationAttestation>>,
-    payee_attestation: &'a Option<Account<'info, ValidationAttestation>>,
+    payer_attestation: &'a Option<UncheckedAccount<'info>>,
+    payee_attestation: &'a Option<UncheckedAccount<'info>>,
 }
 
 /// Runs the engine over the accounts. A retired policy or another mint is a hard error.
@@ -250,10 +257,20 @@ pub fn evaluate_and_commit<'info>(
     args: EvaluateArgs,
 ) -> Result<()> {
     let a = &ctx.accounts;
+    let policy: PolicyAccount = pda_account::read(&a.policy)?;
+    require!(
+        policy.is_for(&args.payer_asset, args.policy_id),
+        ErrorCode::ConstraintSeeds
+    );
+    let velocity: VelocityLedger = pda_account::read(&a.velocity)?;
+    require!(
+        velocity.is_for(&args.payer_asset, args.policy_id),
+        ErrorCode::ConstraintSeeds
+    );
     let evaluation = decide(
         Inputs {
-            policy: &a.policy,
-            velocity: &a.velocity,
+            policy: &policy,
+            velocity: &velocity,
             killswitch: &a.killswitch,
             payer_stats: &a.payer_stats,
             payee_stats: &a.payee_stats,
@@ -265,9 +282,8 @@ pub fn evaluate_and_commit<'info>(
     )?;
     // After the hard errors of `decide` (a retired policy, another mint), before the
     // decision is acted on: a wrong shape fails whatever the decision.
-    let release = release_accounts(&a.policy, &args.mint, ctx.remaining_accounts)?;
+    let release = release_accounts(&policy, &args.mint, ctx.remaining_accounts)?;
     let committed = evaluation.decision.is_allow();
-    // Release before storing the counters: `release` borrows the accounts they live in.
     if committed {
         if let Some(t) = &release {
             transfer_out(t, args.amount)?;
@@ -281,9 +297,10 @@ pub fn evaluate_and_commit<'info>(
         }
     }
     if committed {
-        ctx.accounts.policy.store_counters(evaluation.spending);
-        ctx.accounts.velocity.store(evaluation.velocity);
+        PolicyAccount::write_counters(&mut a.policy.try_borrow_mut_data()?, &evaluation.spending);
+        VelocityLedger::write_state(&mut a.velocity.try_borrow_mut_data()?, &evaluation.velocity);
     }
+    // Last, so that nothing the release invoked overwrites the decision.
     report(&evaluation.decision);
     Ok(())
 }

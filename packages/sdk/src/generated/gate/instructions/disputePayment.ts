@@ -219,7 +219,9 @@ export type DisputePaymentAsyncInput<
   payerSigner: TransactionSigner<TAccountPayerSigner>;
   /**
    * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-   * `GateAuthority::is_for`).
+   * `GateAuthority::is_for`). An `Account` here, unlike in emit_feedback (which writes
+   * its counters in place): a dispute's cost matters less than the account's place in
+   * the IDL, which names account types from the instructions that take them.
    */
   gateAuthority?: Address<TAccountGateAuthority>;
   /**
@@ -241,8 +243,9 @@ export type DisputePaymentAsyncInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-   * not exist yet.
+   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+   * (emit_feedback: the account the settlement's strict gate was given, which
+   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
    */
   atomStats?: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -475,7 +478,9 @@ export type DisputePaymentInput<
   payerSigner: TransactionSigner<TAccountPayerSigner>;
   /**
    * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-   * `GateAuthority::is_for`).
+   * `GateAuthority::is_for`). An `Account` here, unlike in emit_feedback (which writes
+   * its counters in place): a dispute's cost matters less than the account's place in
+   * the IDL, which names account types from the instructions that take them.
    */
   gateAuthority: Address<TAccountGateAuthority>;
   /**
@@ -497,8 +502,9 @@ export type DisputePaymentInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-   * not exist yet.
+   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+   * (emit_feedback: the account the settlement's strict gate was given, which
+   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
    */
   atomStats: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -680,7 +686,9 @@ export type ParsedDisputePaymentInstruction<
     payerSigner: TAccountMetas[1];
     /**
      * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-     * `GateAuthority::is_for`).
+     * `GateAuthority::is_for`). An `Account` here, unlike in emit_feedback (which writes
+     * its counters in place): a dispute's cost matters less than the account's place in
+     * the IDL, which names account types from the instructions that take them.
      */
     gateAuthority: TAccountMetas[2];
     /**
@@ -702,8 +710,9 @@ export type ParsedDisputePaymentInstruction<
     collection: TAccountMetas[7];
     atomConfig: TAccountMetas[8];
     /**
-     * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-     * not exist yet.
+     * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+     * (emit_feedback: the account the settlement's strict gate was given, which
+     * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
      */
     atomStats: TAccountMetas[9];
     registryCpiAuthority: TAccountMetas[10];

@@ -226,7 +226,7 @@ export type EmitFeedbackAsyncInput<
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
   /**
    * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-   * `GateAuthority::is_for`).
+   * `GateAuthority::read_for`; the handler writes its counters in place).
    */
   gateAuthority?: Address<TAccountGateAuthority>;
   /**
@@ -244,8 +244,9 @@ export type EmitFeedbackAsyncInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-   * not exist yet.
+   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+   * (emit_feedback: the account the settlement's strict gate was given, which
+   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
    */
   atomStats?: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -471,7 +472,7 @@ export type EmitFeedbackInput<
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
   /**
    * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-   * `GateAuthority::is_for`).
+   * `GateAuthority::read_for`; the handler writes its counters in place).
    */
   gateAuthority: Address<TAccountGateAuthority>;
   /**
@@ -489,8 +490,9 @@ export type EmitFeedbackInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-   * not exist yet.
+   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+   * (emit_feedback: the account the settlement's strict gate was given, which
+   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
    */
   atomStats: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -672,7 +674,7 @@ export type ParsedEmitFeedbackInstruction<
     facilitatorSigner: TAccountMetas[0];
     /**
      * The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
-     * `GateAuthority::is_for`).
+     * `GateAuthority::read_for`; the handler writes its counters in place).
      */
     gateAuthority: TAccountMetas[1];
     /**
@@ -690,8 +692,9 @@ export type ParsedEmitFeedbackInstruction<
     collection: TAccountMetas[5];
     atomConfig: TAccountMetas[6];
     /**
-     * The payee's AtomStats PDA (address enforced, see `atom_stats::is_account_of`); may
-     * not exist yet.
+     * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
+     * (emit_feedback: the account the settlement's strict gate was given, which
+     * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
      */
     atomStats: TAccountMetas[7];
     registryCpiAuthority: TAccountMetas[8];

@@ -166,7 +166,10 @@ export type EvaluateInput<
    * omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
    */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
-  /** An attestation about the payer (for the payee's acceptance policy), when the payer has one. */
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the payer has
+   * one: validation_registry's ValidationAttestation (checked and read by [`attestation`]).
+   */
   payerAttestation?: Address<TAccountPayerAttestation>;
   /** An attestation about the payee (for the payer's policy), when the payee has one. */
   payeeAttestation?: Address<TAccountPayeeAttestation>;
@@ -310,7 +313,10 @@ export type ParsedEvaluateInstruction<
      * omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
      */
     payeeAcceptance: TAccountMetas[6];
-    /** An attestation about the payer (for the payee's acceptance policy), when the payer has one. */
+    /**
+     * An attestation about the payer (for the payee's acceptance policy), when the payer has
+     * one: validation_registry's ValidationAttestation (checked and read by [`attestation`]).
+     */
     payerAttestation?: TAccountMetas[7] | undefined;
     /** An attestation about the payee (for the payer's policy), when the payee has one. */
     payeeAttestation?: TAccountMetas[8] | undefined;

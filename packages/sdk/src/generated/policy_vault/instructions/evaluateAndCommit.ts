@@ -145,8 +145,14 @@ export type EvaluateAndCommitInput<
 > = {
   /** As in [`Evaluate`]. */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
-  /** As in [`Evaluate`]: the stored fields stand for the seeds. */
+  /**
+   * As in [`Evaluate`]: the stored fields stand for the seeds. Read by the handler, as
+   * an `Account` is (`pda_account::read`: owner, discriminator; then those fields), which
+   * writes the counters back in place: as an `Account` field Anchor would serialize the
+   * whole account again on exit.
+   */
   policy: Address<TAccountPolicy>;
+  /** As `policy`. */
   velocity: Address<TAccountVelocity>;
   killswitch: Address<TAccountKillswitch>;
   payerStats: Address<TAccountPayerStats>;
@@ -270,8 +276,14 @@ export type ParsedEvaluateAndCommitInstruction<
   accounts: {
     /** As in [`Evaluate`]. */
     gateSigner: TAccountMetas[0];
-    /** As in [`Evaluate`]: the stored fields stand for the seeds. */
+    /**
+     * As in [`Evaluate`]: the stored fields stand for the seeds. Read by the handler, as
+     * an `Account` is (`pda_account::read`: owner, discriminator; then those fields), which
+     * writes the counters back in place: as an `Account` field Anchor would serialize the
+     * whole account again on exit.
+     */
     policy: TAccountMetas[1];
+    /** As `policy`. */
     velocity: TAccountMetas[2];
     killswitch: TAccountMetas[3];
     payerStats: TAccountMetas[4];

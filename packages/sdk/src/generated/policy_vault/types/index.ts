@@ -8,4 +8,3 @@
 
 export * from "./evaluateArgs.js";
 export * from "./policyParams.js";
-export * from "./validationAttestation.js";
