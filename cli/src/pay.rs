@@ -27,38 +27,33 @@ pub struct PayArgs {
     /// Where the receipt can be looked up.
     #[arg(long, env = "FACILITATOR_URL", default_value = "http://127.0.0.1:4020")]
     facilitator_url: String,
-    /// A priority fee, in micro-lamports per compute unit: the settlement starts with a
-    /// ComputeBudget unit price (the facilitator refuses one above its cap) and unit limit.
+    /// A priority fee, in micro-lamports per compute unit: the settlement carries a
+    /// ComputeBudget unit price (the facilitator refuses one above its cap).
     #[arg(long, value_name = "MICROLAMPORTS")]
     priority_fee: Option<u64>,
-    /// The compute-unit limit the priority fee is paid on (with --priority-fee).
-    #[arg(long, value_name = "UNITS", default_value_t = DEFAULT_UNIT_LIMIT, requires = "priority_fee")]
-    compute_unit_limit: u32,
+    /// The settlement's compute-unit limit. Default: what the SDK computes for it, just above
+    /// what it uses (`trust_gate_client::units`).
+    #[arg(long, value_name = "UNITS")]
+    compute_unit_limit: Option<u32>,
 }
 
-/// The unit limit a priority fee is paid on unless `--compute-unit-limit` says otherwise: above
-/// the largest settlement measured on the real registry and engine (about 195 000 CU), well
-/// below the 600 000 the runtime would otherwise assume for three instructions.
-pub const DEFAULT_UNIT_LIMIT: u32 = 300_000;
-
 impl PayArgs {
-    /// The ComputeBudget of the settlement: none without `--priority-fee`.
+    /// What the flags ask of the settlement's ComputeBudget; a unit limit left out is the
+    /// SDK's (the paying client computes it).
     fn compute_budget(&self) -> Result<ComputeBudget, String> {
-        let Some(price) = self.priority_fee else {
-            return Ok(ComputeBudget::default());
-        };
-        if price == 0 {
+        if self.priority_fee == Some(0) {
             return Err("--priority-fee: 0 is no priority fee; leave the flag out".into());
         }
-        if self.compute_unit_limit == 0 || self.compute_unit_limit > MAX_UNIT_LIMIT {
-            return Err(format!(
-                "--compute-unit-limit: {} is outside 1..={MAX_UNIT_LIMIT}",
-                self.compute_unit_limit
-            ));
+        if let Some(limit) = self.compute_unit_limit {
+            if limit == 0 || limit > MAX_UNIT_LIMIT {
+                return Err(format!(
+                    "--compute-unit-limit: {limit} is outside 1..={MAX_UNIT_LIMIT}"
+                ));
+            }
         }
         Ok(ComputeBudget {
-            unit_limit: Some(self.compute_unit_limit),
-            unit_price_micro_lamports: Some(price),
+            unit_limit: self.compute_unit_limit,
+            unit_price_micro_lamports: self.priority_fee,
         })
     }
 }
@@ -202,14 +197,20 @@ mod tests {
     }
 
     #[test]
-    fn a_priority_fee_is_a_unit_price_on_a_unit_limit() {
+    fn a_priority_fee_is_a_unit_price_and_a_limit_overrides_the_sdks() {
         assert_eq!(budget(&[]), Ok(ComputeBudget::default()));
         assert_eq!(
             budget(&["--priority-fee", "5000"]),
             Ok(ComputeBudget {
-                unit_limit: Some(DEFAULT_UNIT_LIMIT),
+                unit_limit: None,
                 unit_price_micro_lamports: Some(5_000),
             })
+        );
+        assert_eq!(
+            budget(&["--compute-unit-limit", "90000"])
+                .unwrap()
+                .unit_limit,
+            Some(90_000)
         );
         assert_eq!(
             budget(&["--priority-fee", "1", "--compute-unit-limit", "200000"])
@@ -217,8 +218,7 @@ mod tests {
                 .unit_limit,
             Some(200_000)
         );
-        // A limit without a fee, a zero fee, a limit the runtime refuses, not a number.
-        assert!(budget(&["--compute-unit-limit", "200000"]).is_err());
+        // A zero fee, a limit the runtime refuses, not a number.
         assert!(budget(&["--priority-fee", "0"])
             .unwrap_err()
             .contains("--priority-fee"));

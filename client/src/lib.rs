@@ -26,6 +26,7 @@ pub mod instructions;
 pub mod pda;
 pub mod settle;
 pub mod simulate;
+pub mod units;
 pub mod x402;
 
 pub use error::ClientError;

@@ -20,8 +20,8 @@ use trust_gate_client::x402::{
     SettlementResponse, GATE_EXTENSION, SCHEME_TRUST_GATE, X402_VERSION,
 };
 use trust_gate_client::{
-    chain, simulate, AtomicityEnforced, Builder, ClientError, Network, Overrides, ProgramIds,
-    RpcClient,
+    chain, simulate, units, AtomicityEnforced, Builder, ClientError, Network, Overrides,
+    ProgramIds, RpcClient,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -152,7 +152,7 @@ pub async fn prepare(
     let attestations = simulate::attestations_for(rpc, &b, &query, simulate::now_unix()).await?;
     // A vault-funded policy pays from the agent's vault through the signer's token account.
     let funding = chain::policy_funding(rpc, &b.ids, &payer_asset, gate.policy_id).await?;
-    let settlement = Settlement {
+    let mut settlement = Settlement {
         facilitator: fee_payer,
         payer_signer: *signer,
         payer_asset,
@@ -177,6 +177,11 @@ pub async fn prepare(
         compute_budget: settle::ComputeBudget::default(),
         funding,
     };
+    // A unit limit just above what the settlement uses (`trust_gate_client::units`), not the
+    // 600 000 the scheduler reserves for three instructions without one.
+    let rated = chain::rated_by_engine(rpc, &b.ids, &payee_asset).await?;
+    settlement.compute_budget.unit_limit =
+        Some(units::Shape::of(&settlement, rated).unit_limit(&b.ids));
     Ok(Prepared {
         builder: b,
         requirements: r,
@@ -240,8 +245,9 @@ pub struct PayOptions<'a> {
     /// The payer agent's owner (or agent wallet): signs the transfer.
     pub signer: &'a Keypair,
     pub overrides: Overrides,
-    /// An optional priority fee: ComputeBudget instructions before the payment (the
-    /// facilitator refuses a unit price above its `MAX_COMPUTE_UNIT_PRICE`).
+    /// An optional priority fee (the facilitator refuses a unit price above its
+    /// `MAX_COMPUTE_UNIT_PRICE`) and unit limit; without a limit, the settlement asks for the
+    /// one `trust_gate_client::units` computes for it.
     pub compute_budget: settle::ComputeBudget,
 }
 
@@ -292,7 +298,11 @@ pub async fn pay(
     };
     let required: PaymentRequired = x402::decode_header(x402::PAYMENT_REQUIRED, &required)?;
     let mut prepared = prepare(rpc, &required, &opts.signer.pubkey(), opts.overrides).await?;
-    prepared.settlement.compute_budget = opts.compute_budget;
+    let budget = &mut prepared.settlement.compute_budget;
+    if opts.compute_budget.unit_limit.is_some() {
+        budget.unit_limit = opts.compute_budget.unit_limit;
+    }
+    budget.unit_price_micro_lamports = opts.compute_budget.unit_price_micro_lamports;
     let ixs = prepared.instructions()?;
     let tx = prepared.transaction(rpc, &ixs, opts.signer).await?;
     let payload = prepared.payload(&tx)?;

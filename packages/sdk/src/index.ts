@@ -10,6 +10,7 @@ export * from './chain.js';
 export * from './rpc.js';
 export * from './instructions.js';
 export * from './simulate.js';
+export * from './units.js';
 export * from './settle.js';
 export * from './message.js';
 export * from './loaders.js';

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { address } from '@solana/kit';
-import { Pdas, programIds } from '../dist/index.js';
+import { Pdas, programIds, extraBumpTries, settlementUnitLimit } from '../dist/index.js';
 
 function fixture() {
   const path = process.env.TRUST_GATE_FIXTURE;
@@ -55,4 +55,24 @@ test('every PDA equals the Rust SDK one', async () => {
 test('a 32-byte seed of another length is refused by name', async () => {
   const p = new Pdas(programIds('solana-devnet'));
   await assert.rejects(p.namespace(new Uint8Array(31)), /capabilityHash: 32 bytes expected, got 31/);
+});
+
+test('a settlement\'s compute-unit limit equals the Rust SDK one', async () => {
+  const f = fixture();
+  const k = Object.fromEntries(Object.entries(f.keys).map(([name, v]) => [name, address(v)]));
+  const ids = programIds(f.network);
+  assert.ok(f.unitLimits.length > 0);
+  for (const u of f.unitLimits) {
+    const shape = {
+      funding: u.funding,
+      tokenProgram: address(u.tokenProgram),
+      payeeRated: u.payeeRated,
+      payerAsset: k.asset,
+      payeeAsset: k.requester,
+      facilitator: k.facilitator,
+      paymentIdHash: hex(f.paymentIdHash),
+    };
+    assert.equal(await extraBumpTries(shape, ids), u.extraBumpTries, JSON.stringify(u));
+    assert.equal(await settlementUnitLimit(shape, ids), u.limit, JSON.stringify(u));
+  }
 });

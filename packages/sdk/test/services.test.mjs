@@ -30,6 +30,9 @@ const f = fixture();
 const rpc = rpcOf(f);
 const world = f.world;
 const payerNamed = (name) => world.payers.find((p) => p.name === name);
+const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
+/** A composed settlement's payment part: [gate_payment_strict, TransferChecked, emit_feedback]. */
+const paymentPart = (c) => c.instructions.filter((ix) => ix.programId !== COMPUTE_BUDGET_PROGRAM);
 
 test('gatePayment decides as the Rust SDK for every demo payer (tiers 0, 1, 3 and the vault-funded 3)', async () => {
   assert.equal(f.decisions.length, 4);
@@ -124,11 +127,11 @@ test('@x402/fetch with the trust-gate scheme pays the Rust demo: 200, a receipt,
     assert.equal(settled.success, true);
     assert.equal(settled.transaction, receipt);
     assert.equal(body.transaction, receipt);
-    // The transaction as the cluster holds it: the three instructions of a settlement.
+    // The transaction as the cluster holds it: the SDK's compute-unit limit, then the three
+    // instructions of a settlement.
     const { tx, keys, programs } = await landed(rpc, receipt);
-    const gate = f.composed[0].instructions[0].programId;
-    const token = f.composed[0].instructions[1].programId;
-    assert.deepEqual(programs, [gate, token, gate], label);
+    const [gate, token] = paymentPart(f.composed[0]).map((ix) => ix.programId);
+    assert.deepEqual(programs, [COMPUTE_BUDGET_PROGRAM, gate, token, gate], label);
     assert.equal(keys[0], world.facilitator, 'the facilitator pays the fee');
     paid.push({ label, tx });
   }
@@ -201,7 +204,7 @@ test('a stock @x402/fetch client with only the exact scheme fails cleanly and se
   const client = registerExactSvmScheme(spendControlled(f), { signer });
   const counted = countingFetch();
   const pay = wrapFetchWithPayment(counted.fetch, client);
-  const source = f.composed[0].instructions[1].accounts[0].pubkey;
+  const source = paymentPart(f.composed[0])[1].accounts[0].pubkey;
   const before = await tokenBalance(rpc, source);
   await assert.rejects(
     pay(`${f.demoUrl}/protected`, { headers: { [f.demoPayerHeader]: payerNamed('payer-tier-3').asset } }),

@@ -12,3 +12,4 @@ mod differential;
 mod fixtures;
 mod reputation;
 mod settlement;
+mod unit_limit;

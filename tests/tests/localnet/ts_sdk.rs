@@ -5,10 +5,12 @@
 use anchor_lang::prelude::Pubkey;
 use serde_json::json;
 use trust_gate_client::pda::Pdas;
+use trust_gate_client::settle::{Funding, TokenProgram};
+use trust_gate_client::units::Shape;
 use trust_gate_client::{Network, ProgramIds};
 
 #[test]
-fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
+fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
     let dir = crate::node::build_sdk();
     let ids = ProgramIds::for_network(Network::Localnet);
     let p = Pdas::new(ids);
@@ -47,6 +49,32 @@ fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
     .map(|(name, key)| (name.to_string(), json!(key.to_string())))
     .collect();
     let s = |k: Pubkey| k.to_string();
+    // The compute-unit limits of two settlement shapes (payer `asset`, payee `requester`):
+    // the bumps the searches try come from these keys, the rest from the measured constants.
+    let unit_limits: Vec<serde_json::Value> = [
+        (Funding::Wallet, TokenProgram::SplToken, false),
+        (Funding::Vault, TokenProgram::Token2022, true),
+    ]
+    .into_iter()
+    .map(|(funding, token_program, payee_rated)| {
+        let shape = Shape {
+            funding,
+            token_program,
+            payee_rated,
+            payer_asset: asset,
+            payee_asset: requester,
+            facilitator,
+            payment_id_hash: payment,
+        };
+        json!({
+            "funding": funding,
+            "tokenProgram": token_program.id().to_string(),
+            "payeeRated": payee_rated,
+            "extraBumpTries": shape.extra_bump_tries(&ids),
+            "limit": shape.unit_limit(&ids),
+        })
+    })
+    .collect();
     crate::node::node_test(
         &dir,
         "test/pda.test.mjs",
@@ -67,6 +95,7 @@ fn every_pda_of_the_typescript_sdk_equals_the_rust_sdks() {
             "capabilityHash": trust_gate_client::decode::hex(&capability),
             "paymentIdHash": trust_gate_client::decode::hex(&payment),
             "pdas": pdas,
+            "unitLimits": unit_limits,
         }),
     );
 }

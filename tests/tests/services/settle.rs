@@ -149,7 +149,11 @@ pub async fn ledger(s: &Services) -> u64 {
 #[tokio::test]
 async fn tampered_payments_are_refused_and_a_real_one_settles_once() {
     let s = services::start().await;
-    let p = prepared(&s).await;
+    let mut p = prepared(&s).await;
+    // The paying client asks for a unit limit of its own; the cases below rearrange the
+    // payment's three instructions, so they go without it.
+    assert!(p.settlement.compute_budget.unit_limit.is_some());
+    p.settlement.compute_budget = settle::ComputeBudget::default();
     let source = p.settlement.source_token;
     let balance = s.env.token_balance(&source).await;
     let counted = ledger(&s).await;
@@ -544,12 +548,17 @@ async fn a_vault_funded_settlement_is_verified_against_the_vault_layout() {
     // Another agent's vault address where the payer's belongs.
     let mut ixs = p.instructions().unwrap();
     let other = s.env.b.pda.vault(&w.payer(3).unwrap().asset(), &w.mint());
-    let slot = ixs[0]
+    // After the SDK's compute-unit limit.
+    let g = ixs
+        .iter()
+        .position(|ix| ix.program_id == s.env.b.ids.gate)
+        .expect("the strict gate");
+    let slot = ixs[g]
         .accounts
         .iter()
         .position(|m| m.pubkey == vault)
         .expect("the gate carries the vault");
-    ixs[0].accounts[slot].pubkey = other;
+    ixs[g].accounts[slot].pubkey = other;
     let tx = p.transaction(&s.env.rpc, &ixs, hot).await.unwrap();
     refused(&s, &request(&p, &tx), "gate_accounts_mismatch").await;
 

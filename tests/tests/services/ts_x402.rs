@@ -74,7 +74,11 @@ async fn composed(
     )
     .await
     .unwrap();
-    prepared.settlement.compute_budget = budget;
+    // As the paying clients do: a unit limit given replaces the SDK's, a price is added.
+    if budget.unit_limit.is_some() {
+        prepared.settlement.compute_budget.unit_limit = budget.unit_limit;
+    }
+    prepared.settlement.compute_budget.unit_price_micro_lamports = budget.unit_price_micro_lamports;
     let ixs = prepared.instructions().unwrap();
     let blockhash = Hash::new_from_array([7; 32]);
     let tx =

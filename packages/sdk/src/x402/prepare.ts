@@ -9,6 +9,7 @@ import { programIds, type Network, type ProgramIds } from '../ids.js';
 import { Builder, type ComputeBudget } from '../instructions.js';
 import { associatedTokenAccount, compose, type Settlement } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
+import { ratedByEngine, settlementUnitLimit } from '../units.js';
 import { gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
 
 export const CAIP2_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
@@ -96,9 +97,26 @@ export async function prepare(
       endpoint: Array.from(resourceUrl).slice(0, 250).join(''),
       feedbackUri: '',
     },
-    computeBudget,
+    computeBudget: { ...computeBudget },
     funding,
   };
+  // A unit limit just above what the settlement uses (units.ts), not the 600 000 the
+  // scheduler reserves for three instructions without one, unless the caller set one.
+  if (settlement.computeBudget!.unitLimit === undefined) {
+    const payeeRated = await ratedByEngine(rpc, builder.ids, payeeAsset);
+    settlement.computeBudget!.unitLimit = await settlementUnitLimit(
+      {
+        funding,
+        tokenProgram: m.tokenProgram,
+        payeeRated,
+        payerAsset,
+        payeeAsset,
+        facilitator: feePayer,
+        paymentIdHash: settlement.feedback.paymentIdHash,
+      },
+      builder.ids,
+    );
+  }
   // Fail here, not at the facilitator, when the inputs cannot make a settlement.
   await compose(builder, settlement, true);
   return { builder, feePayer, tables, settlement };

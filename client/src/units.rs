@@ -1,0 +1,125 @@
+//! The compute-unit limit a settlement asks for.
+//!
+//! The block scheduler reserves the limit a transaction requests before running it (200 000
+//! per instruction without a ComputeBudget limit, so 600 000 for a settlement), and all the
+//! settlements of one payee share 12 000 000 units a block: a limit just above what the
+//! settlement uses is what lets a payee be paid often. Below its use a transaction fails.
+//!
+//! What a settlement uses, measured on the SBF builds (`bench-cu`, README "Compute units"):
+//! - our programs and the token transfer, per funding, when no PDA search tries a second bump;
+//! - each search for an account that may not exist yet (the payer's and the payee's engine
+//!   stats, the payee's acceptance policy, the payment's feedback log) tries bumps from 255
+//!   down, [`PDA_TRY`] each: the keys fix the bumps, so the client counts them exactly
+//!   (counting all four, whether the account exists or not, can only overestimate);
+//! - the registry's `give_feedback` and, for a payee with engine stats, the engine's
+//!   `update_stats` (the largest measured).
+//!
+//! A Token-2022 mint with a transfer hook runs the hook's program too, which nothing here
+//! can measure: such a payer passes its own limit.
+
+use crate::settle::{Funding, Settlement, TokenProgram};
+use crate::ProgramIds;
+use anchor_lang::prelude::Pubkey;
+use gate::state::seeds as gate_seeds;
+use policy_vault::state::seeds as pv_seeds;
+use trust_gate_program_common::external::seeds as ext_seeds;
+
+/// One more bump tried by an on-chain PDA search (`trust_gate_program_common::pda`).
+pub const PDA_TRY: u32 = 340;
+/// Our programs' part of a settlement when every search succeeds at bump 255, the largest
+/// of the shapes measured (attestations, acceptance policy, rated parties), rounded up.
+pub const OURS_WALLET: u32 = 28_500;
+pub const OURS_VAULT: u32 = 34_500;
+/// A vault's release: the token program's own TransferChecked inside the settlement.
+pub const RELEASE: u32 = 6_200;
+/// The payment's TransferChecked, by token program (Token-2022 reads extensions).
+pub const TRANSFER_SPL_TOKEN: u32 = 6_200;
+pub const TRANSFER_TOKEN_2022: u32 = 9_000;
+/// The registry's `give_feedback` inside emit_feedback: for a payee without engine stats,
+/// and with them (the engine's `update_stats` included), the largest measured.
+pub const REGISTRY_UNRATED: u32 = 27_000;
+pub const REGISTRY_RATED: u32 = 58_000;
+/// Headroom for what varies with the data rather than the shape: the feedback strings'
+/// lengths, a ComputeBudget prefix, the engine's branches.
+pub const MARGIN: u32 = 4_000;
+
+/// What a settlement's compute units depend on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub funding: Funding,
+    pub token_program: TokenProgram,
+    /// The payee has engine stats, so the registry's `give_feedback` calls the engine.
+    pub payee_rated: bool,
+    /// The keys that fix the PDA searches' bumps.
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+}
+
+impl Shape {
+    /// The shape of settlement `s` to a payee with engine stats or without.
+    pub fn of(s: &Settlement, payee_rated: bool) -> Shape {
+        Shape {
+            funding: s.funding,
+            token_program: s.token_program,
+            payee_rated,
+            payer_asset: s.payer_asset,
+            payee_asset: s.payee_asset,
+            facilitator: s.facilitator,
+            payment_id_hash: s.feedback.payment_id_hash,
+        }
+    }
+
+    /// The bumps past the first that the settlement's PDA searches try: the payer's and
+    /// the payee's engine stats, the payee's acceptance policy, the feedback log.
+    pub fn extra_bump_tries(&self, ids: &ProgramIds) -> u32 {
+        let searches: [(&[&[u8]], &Pubkey); 4] = [
+            (
+                &[ext_seeds::ATOM_STATS, self.payer_asset.as_ref()],
+                &ids.reputation_engine,
+            ),
+            (
+                &[ext_seeds::ATOM_STATS, self.payee_asset.as_ref()],
+                &ids.reputation_engine,
+            ),
+            (
+                &[pv_seeds::ACCEPTANCE, self.payee_asset.as_ref()],
+                &ids.policy_vault,
+            ),
+            (
+                &[
+                    gate_seeds::FEEDBACK_LOG,
+                    self.facilitator.as_ref(),
+                    &self.payment_id_hash,
+                ],
+                &ids.gate,
+            ),
+        ];
+        searches
+            .iter()
+            .map(|(seeds, program)| {
+                u32::from(u8::MAX - Pubkey::find_program_address(seeds, program).1)
+            })
+            .sum()
+    }
+
+    /// The compute-unit limit for a settlement of this shape: what it uses at most, from the
+    /// measurements above.
+    pub fn unit_limit(&self, ids: &ProgramIds) -> u32 {
+        let ours = match self.funding {
+            Funding::Wallet => OURS_WALLET,
+            Funding::Vault => OURS_VAULT + RELEASE,
+        };
+        let transfer = match self.token_program {
+            TokenProgram::SplToken => TRANSFER_SPL_TOKEN,
+            TokenProgram::Token2022 => TRANSFER_TOKEN_2022,
+        };
+        let registry = if self.payee_rated {
+            REGISTRY_RATED
+        } else {
+            REGISTRY_UNRATED
+        };
+        ours + transfer + registry + PDA_TRY * self.extra_bump_tries(ids) + MARGIN
+    }
+}

@@ -1,0 +1,77 @@
+//! The compute-unit limit the SDK requests for a settlement (`trust_gate_client::units`),
+//! checked against what settlements on the real registry and engine use: never below it, and
+//! not far above (the scheduler reserves the limit, not the use).
+
+use crate::common::*;
+use crate::fixtures::real_world;
+use solana_sdk::signature::Signer;
+use trust_gate_client::settle::{ComputeBudget, Funding, TokenProgram};
+use trust_gate_client::units::{Shape, MARGIN, PDA_TRY};
+use trust_gate_localnet::Programs;
+use trust_gate_program_tests::world::{sdk, World};
+use trust_gate_program_tests::{execute, payment_id, transaction_paid_by};
+
+/// How far above its use the limit of a settlement may be: the margin, and the bumps the
+/// limit counts for searches that do not run (the accounts exist), or that the registry and
+/// engine's own variation left unused.
+const SLACK: u64 = MARGIN as u64 + 8 * PDA_TRY as u64 + 6_000;
+
+#[tokio::test]
+async fn externals_the_sdk_unit_limit_is_just_above_what_a_settlement_uses() {
+    let Some(mut w) = real_world().await else {
+        return;
+    };
+    let payer = payer(&mut w).await;
+    let ids = sdk().ids;
+    for rated in [false, true] {
+        let payee = w.register_agent_with(true, rated).await;
+        w.token_account(&payee.owner.pubkey(), 0).await;
+        // Several payments: each feedback log's bump differs.
+        for _ in 0..6 {
+            // The engine counts feedback within 3 slots of the last as a burst.
+            trust_gate_program_tests::advance_slots(&mut w.ctx, 10).await;
+            let pay = payment_id();
+            let shape = Shape {
+                funding: Funding::Wallet,
+                token_program: TokenProgram::SplToken,
+                payee_rated: rated,
+                payer_asset: payer.asset(),
+                payee_asset: payee.asset(),
+                facilitator: w.facilitator.pubkey(),
+                payment_id_hash: pay,
+            };
+            let limit = shape.unit_limit(&ids);
+            let mut ixs = ComputeBudget {
+                unit_limit: Some(limit),
+                unit_price_micro_lamports: None,
+            }
+            .instructions();
+            ixs.extend(w.settlement(&payer, &payee, AMOUNT, pay).await);
+            let (used, limit) = settle_with(&mut w, &payer, &ixs, limit).await;
+            println!("payee rated: {rated}: used {used}, limit {limit}");
+            // Natively our programs are builtins, not metered: only the SBF builds use what
+            // a cluster's do.
+            if Programs::from_env() != Programs::Native {
+                assert!(
+                    used <= limit && limit - used <= SLACK,
+                    "payee rated: {rated}: used {used} of the limit {limit}"
+                );
+            }
+        }
+    }
+}
+
+/// Sends the settlement; the units it used and the limit it asked for.
+async fn settle_with(
+    w: &mut World,
+    payer: &trust_gate_program_tests::world::Agent,
+    ixs: &[solana_sdk::instruction::Instruction],
+    limit: u32,
+) -> (u64, u64) {
+    let facilitator = w.facilitator.insecure_clone();
+    let tx = transaction_paid_by(&mut w.ctx, ixs, &facilitator, &[&payer.owner]).await;
+    let meta = execute(&mut w.ctx, tx)
+        .await
+        .unwrap_or_else(|e| panic!("a settlement within the SDK's limit {limit}: {e:?}"));
+    (meta.compute_units_consumed, u64::from(limit))
+}
