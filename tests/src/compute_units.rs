@@ -13,7 +13,8 @@ use crate::registry;
 use crate::world::{min_tier_acceptance, open_policy, Agent, Attestations, World};
 use anchor_lang::prelude::Pubkey;
 use gate::settlement::TOKEN_PROGRAM_ID;
-use policy_vault::state::funding;
+use policy_vault::engine::kinds;
+use policy_vault::state::{funding, PolicyParams};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::settle::Funding;
@@ -215,6 +216,7 @@ pub const LARGEST: &str =
     "largest: all policy kinds, both rated, acceptance policy, both attestations";
 pub const VAULT_FUNDED: &str =
     "largest, vault-funded: as above, paid from the payer's policy vault";
+pub const TOKEN_2022: &str = "smallest in a Token-2022 mint (no extensions)";
 pub const REAL_UNRATED: &str = "smallest, real registry and engine: payee without engine stats";
 pub const REAL_RATED: &str = "smallest, real registry and engine: payee with engine stats";
 
@@ -343,8 +345,12 @@ impl Report {
             ));
         }
         out.push_str("\n| dispute of the settlement | whole transaction |\n|---|---:|\n");
-        for case in cases {
-            let totals = self.disputes.iter().filter(|(c, _)| *c == case);
+        // The cases that were disputed (the Token-2022 settlement is not).
+        for case in cases
+            .iter()
+            .filter(|c| self.disputes.iter().any(|(d, _)| d == *c))
+        {
+            let totals = self.disputes.iter().filter(|(c, _)| c == case);
             out.push_str(&format!(
                 "| {case} | {} |\n",
                 range(totals.map(|(_, units)| *units))
@@ -641,6 +647,23 @@ pub async fn tour() -> Report {
         Funding::Vault,
     )
     .await;
+
+    // The smallest settlement in a Token-2022 mint (no extensions): what its TransferChecked
+    // costs, for the unit limit the SDKs request (`trust_gate_client::units`).
+    let any_mint = PolicyParams {
+        kinds: kinds::KILL_SWITCH,
+        ..open_policy(Pubkey::default())
+    };
+    let payer = w.payer_with_policy(3, any_mint).await;
+    let payee = w.payee(3, None).await;
+    let mint = w.token_2022_mint(&[]).await;
+    let ixs = w
+        .token_2022_settlement(&mint, &payer, &payee, 1_000_000, crate::payment_id())
+        .await;
+    let facilitator = w.facilitator.insecure_clone();
+    let (total, invokes) = measure(&mut w, &mut r, &ixs, Some(&facilitator), &[&payer.owner]).await;
+    r.settlements
+        .push(settlement_of(TOKEN_2022, total, &invokes));
     r
 }
 
@@ -676,6 +699,14 @@ async fn settle(
     ];
     let facilitator = w.facilitator.insecure_clone();
     let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&payer.owner]).await;
+    r.settlements.push(settlement_of(case, total, &invokes));
+    let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
+    let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
+    r.disputes.push((case, total));
+}
+
+/// A settlement's record from its transaction's units and invokes.
+fn settlement_of(case: &'static str, total: u64, invokes: &[Invoke]) -> Settlement {
     let units_of = |program: fn(&Pubkey) -> bool| -> u64 {
         invokes
             .iter()
@@ -683,16 +714,13 @@ async fn settle(
             .filter_map(|i| i.units)
             .sum()
     };
-    r.settlements.push(Settlement {
+    Settlement {
         case,
-        instructions: top_level(&invokes),
+        instructions: top_level(invokes),
         total,
         registry: units_of(|p| *p == trust_gate_program_common::external::ids::AGENT_REGISTRY),
         token: units_of(gate::settlement::is_token_program),
-    });
-    let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
-    let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
-    r.disputes.push((case, total));
+    }
 }
 
 /// Settlements and their disputes on the REAL registry, engine and MPL Core (`externals`):

@@ -21,10 +21,14 @@ export const OURS_VAULT = 34_500;
 export const RELEASE = 6_200;
 /** The payment's TransferChecked, by token program. */
 export const TRANSFER_SPL_TOKEN = 6_200;
-export const TRANSFER_TOKEN_2022 = 9_000;
-/** The registry's give_feedback for a payee without engine stats, and with them. */
-export const REGISTRY_UNRATED = 27_000;
-export const REGISTRY_RATED = 58_000;
+export const TRANSFER_TOKEN_2022 = 3_000;
+/** The registry's give_feedback when its own search for the payee's stats succeeds at bump
+ * 255: for a payee without engine stats, and with them (the engine's update_stats included). */
+export const REGISTRY_UNRATED = 24_000;
+export const REGISTRY_RATED = 54_500;
+/** One more bump tried by the registry's own search for the payee's stats (the runtime's
+ * find_program_address). */
+export const REGISTRY_PDA_TRY = 1_550;
 /** Headroom for what varies with the data rather than the shape. */
 export const MARGIN = 4_000;
 
@@ -44,19 +48,20 @@ export interface SettlementShape {
 const text = (s: string) => new TextEncoder().encode(s);
 const key = (a: Address) => getAddressEncoder().encode(a);
 
-/** The bumps past the first that the settlement's PDA searches try: the payer's and the
- * payee's engine stats, the payee's acceptance policy, the feedback log. */
-export async function extraBumpTries(shape: SettlementShape, ids: ProgramIds): Promise<number> {
+/** The bumps past the first that the settlement's PDA searches try, in this order: the payer's
+ * engine stats, the payee's (which the registry searches for too), the payee's acceptance
+ * policy, the feedback log. */
+export async function extraBumpTries(shape: SettlementShape, ids: ProgramIds): Promise<number[]> {
   const searches: [Address, ReadonlyUint8Array[]][] = [
     [ids.reputationEngine, [text(SEEDS.atomStats), key(shape.payerAsset)]],
     [ids.reputationEngine, [text(SEEDS.atomStats), key(shape.payeeAsset)]],
     [ids.policyVault, [text(SEEDS.acceptance), key(shape.payeeAsset)]],
     [ids.gate, [text(SEEDS.feedbackLog), key(shape.facilitator), shape.paymentIdHash]],
   ];
-  let tries = 0;
+  const tries: number[] = [];
   for (const [programAddress, seeds] of searches) {
     const [, bump] = await getProgramDerivedAddress({ programAddress, seeds });
-    tries += 255 - bump;
+    tries.push(255 - bump);
   }
   return tries;
 }
@@ -66,7 +71,9 @@ export async function settlementUnitLimit(shape: SettlementShape, ids: ProgramId
   const ours = shape.funding === 'vault' ? OURS_VAULT + RELEASE : OURS_WALLET;
   const transfer = shape.tokenProgram === TOKEN_2022_PROGRAM ? TRANSFER_TOKEN_2022 : TRANSFER_SPL_TOKEN;
   const registry = shape.payeeRated ? REGISTRY_RATED : REGISTRY_UNRATED;
-  return ours + transfer + registry + PDA_TRY * (await extraBumpTries(shape, ids)) + MARGIN;
+  const tries = await extraBumpTries(shape, ids);
+  const all = tries.reduce((a, b) => a + b, 0);
+  return ours + transfer + registry + PDA_TRY * all + REGISTRY_PDA_TRY * tries[1] + MARGIN;
 }
 
 /** Whether the engine rates `asset`: the agent is reputation-enabled and its stats exist

@@ -72,7 +72,7 @@ test('a settlement\'s compute-unit limit equals the Rust SDK one', async () => {
       facilitator: k.facilitator,
       paymentIdHash: hex(f.paymentIdHash),
     };
-    assert.equal(await extraBumpTries(shape, ids), u.extraBumpTries, JSON.stringify(u));
+    assert.deepEqual(await extraBumpTries(shape, ids), u.extraBumpTries, JSON.stringify(u));
     assert.equal(await settlementUnitLimit(shape, ids), u.limit, JSON.stringify(u));
   }
 });

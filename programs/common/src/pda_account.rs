@@ -110,13 +110,20 @@ pub fn load<T: AccountDeserialize + Owner>(target: &AccountInfo) -> Result<Optio
 /// handler that writes what changes back in place rather than have Anchor serialize the
 /// whole account again on exit.
 pub fn read<T: AccountDeserialize + Owner>(target: &AccountInfo) -> Result<T> {
+    check_owner(target, &T::owner())?;
+    let data = target.try_borrow_data()?;
+    T::try_deserialize(&mut &data[..])
+}
+
+/// That `target` is an account of `owner`, as Anchor's `Account` checks it before reading it:
+/// `AccountNotInitialized` for an empty address, `AccountOwnedByWrongProgram` otherwise.
+pub fn check_owner(target: &AccountInfo, owner: &Pubkey) -> Result<()> {
     if target.owner == &system_program::ID && target.lamports() == 0 {
         return Err(ErrorCode::AccountNotInitialized.into());
     }
-    if target.owner != &T::owner() {
+    if target.owner != owner {
         return Err(Error::from(ErrorCode::AccountOwnedByWrongProgram)
-            .with_pubkeys((*target.owner, T::owner())));
+            .with_pubkeys((*target.owner, *owner)));
     }
-    let data = target.try_borrow_data()?;
-    T::try_deserialize(&mut &data[..])
+    Ok(())
 }

@@ -137,13 +137,7 @@ fn stats(account: &AccountInfo) -> Result<atom_stats::Reputation> {
 /// rule.
 fn attestation(a: &Option<UncheckedAccount>) -> Result<Option<AttestationView>> {
     let Some(info) = a else { return Ok(None) };
-    if info.owner == &system_program::ID && info.lamports() == 0 {
-        return err!(ErrorCode::AccountNotInitialized);
-    }
-    if info.owner != &validation_registry::ID {
-        return Err(Error::from(ErrorCode::AccountOwnedByWrongProgram)
-            .with_pubkeys((*info.owner, validation_registry::ID)));
-    }
+    pda_account::check_owner(info, &validation_registry::ID)?;
     let data = info.try_borrow_data()?;
     let f = attestation::fields(&data).ok_or(ErrorCode::AccountDiscriminatorMismatch)?;
     Ok(Some(AttestationView {
