@@ -359,6 +359,16 @@ pub async fn mint(
     Ok(Some((program, decimals)))
 }
 
+/// The program a Token-2022 mint's transfers call (its transfer hook), if any.
+pub async fn mint_transfer_hook(
+    rpc: &RpcClient,
+    mint: &Pubkey,
+) -> Result<Option<Pubkey>, ClientError> {
+    Ok(account(rpc, mint).await?.and_then(|acc| {
+        trust_gate_program_common::token_mint::transfer_hook_program(&acc.owner, &acc.data)
+    }))
+}
+
 /// The address lookup tables whose authority is `authority` (a facilitator's), by
 /// `getProgramAccounts` with a memcmp filter on the authority (offset 22 of the table's
 /// metadata: type u32, deactivation slot u64, last extended slot u64, start index u8,

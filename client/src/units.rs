@@ -17,7 +17,8 @@
 //!   [`REGISTRY_PDA_TRY`] for each bump past it, which the same keys fix.
 //!
 //! A Token-2022 mint with a transfer hook runs the hook's program too, which nothing here
-//! can measure: such a payer passes its own limit.
+//! can measure: the paying clients request no limit for such a mint (the scheduler's default)
+//! unless their caller passes one.
 
 use crate::settle::{Funding, Settlement, TokenProgram};
 use crate::ProgramIds;

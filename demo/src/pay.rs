@@ -178,10 +178,17 @@ pub async fn prepare(
         funding,
     };
     // A unit limit just above what the settlement uses (`trust_gate_client::units`), not the
-    // 600 000 the scheduler reserves for three instructions without one.
-    let rated = chain::rated_by_engine(rpc, &b.ids, &payee_asset).await?;
-    settlement.compute_budget.unit_limit =
-        Some(units::Shape::of(&settlement, rated).unit_limit(&b.ids));
+    // 600 000 the scheduler reserves for three instructions without one; none for a mint with
+    // a transfer hook, whose program's cost the SDK cannot know.
+    let hook = match token_program {
+        settle::TokenProgram::Token2022 => chain::mint_transfer_hook(rpc, &mint).await?,
+        settle::TokenProgram::SplToken => None,
+    };
+    if hook.is_none() {
+        let rated = chain::rated_by_engine(rpc, &b.ids, &payee_asset).await?;
+        settlement.compute_budget.unit_limit =
+            Some(units::Shape::of(&settlement, rated).unit_limit(&b.ids));
+    }
     Ok(Prepared {
         builder: b,
         requirements: r,

@@ -145,7 +145,7 @@ export async function mint(
   rpc: TrustGateRpc,
   field: string,
   key: Address,
-): Promise<{ tokenProgram: TokenProgramId; decimals: number } | null> {
+): Promise<{ tokenProgram: TokenProgramId; decimals: number; transferHook: Address | null } | null> {
   const acc = await account(rpc, key);
   if (!acc) return null;
   if (acc.owner !== TOKEN_PROGRAM && acc.owner !== TOKEN_2022_PROGRAM) {
@@ -153,7 +153,28 @@ export async function mint(
   }
   // `decimals` is byte 44 of a mint in both token programs.
   if (acc.data.length <= 44) throw new TrustGateInputError(field, `${key} is not a mint`);
-  return { tokenProgram: acc.owner as TokenProgramId, decimals: acc.data[44] };
+  return { tokenProgram: acc.owner as TokenProgramId, decimals: acc.data[44], transferHook: transferHookProgram(acc) };
+}
+
+/**
+ * The program a Token-2022 mint's transfers call (its TransferHook extension, type 14: an
+ * authority, then the program, all zeros for none), else null; as the Rust SDK's
+ * `token_mint::transfer_hook_program`.
+ */
+export function transferHookProgram(acc: RawAccount): Address | null {
+  if (acc.owner !== TOKEN_2022_PROGRAM || acc.data.length <= 166 || acc.data[165] !== 1) return null;
+  const d = acc.data;
+  for (let at = 166; at + 4 <= d.length; ) {
+    const kind = d[at] | (d[at + 1] << 8);
+    const len = d[at + 2] | (d[at + 3] << 8);
+    if (kind === 0 || at + 4 + len > d.length) return null;
+    if (kind === 14 && len >= 64) {
+      const program = d.subarray(at + 4 + 32, at + 4 + 64);
+      return program.some((b) => b !== 0) ? keyAt(d, at + 4 + 32) : null;
+    }
+    at += 4 + len;
+  }
+  return null;
 }
 
 export type Funding = 'wallet' | 'vault';

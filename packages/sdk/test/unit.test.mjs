@@ -10,7 +10,7 @@ import { assertAtomicityEnforced, Builder, decisionFromWire, programIds, summari
 import { decodeHeader, encodeHeader, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 import { ATOM_STATS, decodeReputation } from '../dist/reputation.js';
-import { MPL_CORE_PROGRAM, readAgent, readAssetOwner, recipientOf } from '../dist/chain.js';
+import { MPL_CORE_PROGRAM, readAgent, readAssetOwner, recipientOf, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, transferHookProgram } from '../dist/chain.js';
 
 test('the validation registry default id applies only to devnet and local RPC URLs', () => {
   for (const url of ['https://api.devnet.solana.com', 'http://127.0.0.1:8899', 'http://localhost:8899']) {
@@ -134,4 +134,23 @@ test('the server scheme prices in base units, or in money with the configured as
   await assert.rejects(s.parsePrice({ amount: '1.5', asset: mint }, 'solana:x'), /price\.amount/);
   const bare = new TrustGateServerScheme({ serviceKey: await generateKeyPairSigner(), payeeAgentAsset: mint, policyId: 1 });
   await assert.rejects(bare.parsePrice('$1', 'solana:x'), /price: a money price needs config\.asset/);
+});
+
+test('a Token-2022 mint names its transfer hook program, as the Rust SDK reads it', () => {
+  const hook = address('9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin');
+  // Base mint and padding to 165 bytes, account type 1 (mint), then TLV entries.
+  const mint = (entries) => {
+    const parts = [new Uint8Array(165), Uint8Array.of(1)];
+    for (const [kind, value] of entries) parts.push(Uint8Array.of(kind & 0xff, kind >> 8, value.length & 0xff, value.length >> 8), value);
+    return Uint8Array.from(parts.flatMap((p) => Array.from(p)));
+  };
+  const hookValue = (program) => Uint8Array.from([...new Uint8Array(32), ...program]);
+  const closeAuthority = [3, new Uint8Array(32).fill(7)];
+  const program = Uint8Array.from(getAddressEncoder().encode(hook));
+  const acc = (owner, data) => ({ owner, data, lamports: 1n, executable: false });
+  assert.equal(transferHookProgram(acc(TOKEN_2022_PROGRAM, mint([closeAuthority, [14, hookValue(program)]]))), hook);
+  assert.equal(transferHookProgram(acc(TOKEN_2022_PROGRAM, mint([[14, hookValue(new Uint8Array(32))]]))), null, 'no program');
+  assert.equal(transferHookProgram(acc(TOKEN_2022_PROGRAM, mint([closeAuthority]))), null, 'no hook');
+  assert.equal(transferHookProgram(acc(TOKEN_PROGRAM, mint([[14, hookValue(program)]]))), null, 'SPL Token');
+  assert.equal(transferHookProgram(acc(TOKEN_2022_PROGRAM, new Uint8Array(82))), null, 'no extensions');
 });

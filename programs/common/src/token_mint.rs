@@ -32,6 +32,7 @@ pub mod extension {
     pub const MINT_CLOSE_AUTHORITY: u16 = 3;
     pub const DEFAULT_ACCOUNT_STATE: u16 = 6;
     pub const PERMANENT_DELEGATE: u16 = 12;
+    pub const TRANSFER_HOOK: u16 = 14;
     pub const PAUSABLE: u16 = 26;
 }
 
@@ -116,6 +117,21 @@ pub fn has_close_authority(owner: &Pubkey, data: &[u8]) -> bool {
             .find(|(kind, _)| *kind == extension::MINT_CLOSE_AUTHORITY)
             // An all-zero close authority is "none".
             .is_some_and(|(_, value)| value.iter().any(|b| *b != 0))
+}
+
+/// The program a Token-2022 mint's transfers call (its TransferHook extension: an authority,
+/// then the program, each all zeros for none), if any. A client cannot know what that program
+/// costs, so it requests no compute-unit limit of its own for such a mint.
+pub fn transfer_hook_program(owner: &Pubkey, data: &[u8]) -> Option<Pubkey> {
+    if *owner != TOKEN_2022_PROGRAM_ID {
+        return None;
+    }
+    extensions(data)
+        .map_while(|entry| entry)
+        .find(|(kind, _)| *kind == extension::TRANSFER_HOOK)
+        .and_then(|(_, value)| value.get(32..64))
+        .filter(|program| program.iter().any(|b| *b != 0))
+        .map(|program| Pubkey::new_from_array(program.try_into().unwrap_or([0; 32])))
 }
 
 /// What lets a mint's issuer lock a policy vault's tokens outright, refused for vault mints.

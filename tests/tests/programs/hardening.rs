@@ -434,3 +434,26 @@ async fn finding_7_the_prefix_is_the_only_relaxation() {
     }
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
 }
+
+#[tokio::test]
+async fn a_transfer_hook_mint_names_its_hook_program() {
+    use trust_gate_program_common::token_mint::transfer_hook_program;
+    let mut w = World::new().await;
+    let hook = Pubkey::new_unique();
+    for (extensions, expected) in [
+        (vec![Extension::TransferHook(hook)], Some(hook)),
+        (vec![Extension::CloseAuthority(Pubkey::new_unique())], None),
+        (vec![], None),
+    ] {
+        let mint = w.token_2022_mint(&extensions).await;
+        let account = raw_account(&mut w.ctx, &mint).await.unwrap();
+        assert_eq!(
+            transfer_hook_program(&account.owner, &account.data),
+            expected,
+            "{extensions:?}"
+        );
+    }
+    // An SPL Token mint has no extensions.
+    let account = raw_account(&mut w.ctx, &w.mint.clone()).await.unwrap();
+    assert_eq!(transfer_hook_program(&account.owner, &account.data), None);
+}

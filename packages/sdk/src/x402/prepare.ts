@@ -101,8 +101,9 @@ export async function prepare(
     funding,
   };
   // A unit limit just above what the settlement uses (units.ts), not the 600 000 the
-  // scheduler reserves for three instructions without one, unless the caller set one.
-  if (settlement.computeBudget!.unitLimit === undefined) {
+  // scheduler reserves for three instructions without one, unless the caller set one; none
+  // for a mint with a transfer hook, whose program's cost the SDK cannot know.
+  if (settlement.computeBudget!.unitLimit === undefined && m.transferHook === null) {
     const payeeRated = await ratedByEngine(rpc, builder.ids, payeeAsset);
     settlement.computeBudget!.unitLimit = await settlementUnitLimit(
       {
