@@ -340,32 +340,38 @@ pub async fn attestations_about(
     Ok(out)
 }
 
-/// A mint's token program and decimals; `None` when the account does not exist. `field`
-/// names the mint in errors (owned by neither token program, too short to be a mint).
+/// What the clients read of a mint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mint {
+    pub token_program: crate::settle::TokenProgram,
+    pub decimals: u8,
+    /// The program a Token-2022 mint's transfers call, if it has a transfer hook.
+    pub transfer_hook: Option<Pubkey>,
+}
+
+/// A mint's token program, decimals and transfer hook; `None` when the account does not
+/// exist. `field` names the mint in errors (owned by neither token program, too short to be a
+/// mint).
 pub async fn mint(
     rpc: &RpcClient,
     field: &str,
     mint: &Pubkey,
-) -> Result<Option<(crate::settle::TokenProgram, u8)>, ClientError> {
+) -> Result<Option<Mint>, ClientError> {
     let Some(acc) = account(rpc, mint).await? else {
         return Ok(None);
     };
-    let program = crate::settle::TokenProgram::of_owner(&acc.owner, field)?;
+    let token_program = crate::settle::TokenProgram::of_owner(&acc.owner, field)?;
     // `decimals` is byte 44 of a mint in both token programs.
     let decimals = *acc
         .data
         .get(44)
         .ok_or_else(|| ClientError::input(field, format!("{mint} is not a mint")))?;
-    Ok(Some((program, decimals)))
-}
-
-/// The program a Token-2022 mint's transfers call (its transfer hook), if any.
-pub async fn mint_transfer_hook(
-    rpc: &RpcClient,
-    mint: &Pubkey,
-) -> Result<Option<Pubkey>, ClientError> {
-    Ok(account(rpc, mint).await?.and_then(|acc| {
-        trust_gate_program_common::token_mint::transfer_hook_program(&acc.owner, &acc.data)
+    Ok(Some(Mint {
+        token_program,
+        decimals,
+        transfer_hook: trust_gate_program_common::token_mint::transfer_hook_program(
+            &acc.owner, &acc.data,
+        ),
     }))
 }
 

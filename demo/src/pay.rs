@@ -139,7 +139,11 @@ pub async fn prepare(
 
     let ids = ProgramIds::for_network(network_of(&r.network)).with_overrides(overrides);
     let b = Builder::new(ids)?;
-    let (token_program, decimals) = chain::mint(rpc, "asset", &mint).await?.ok_or_else(|| {
+    let chain::Mint {
+        token_program,
+        decimals,
+        transfer_hook,
+    } = chain::mint(rpc, "asset", &mint).await?.ok_or_else(|| {
         challenge_err(url, format!("asset {mint} does not exist on this cluster"))
     })?;
     let query = simulate::PaymentQuery {
@@ -180,11 +184,7 @@ pub async fn prepare(
     // A unit limit just above what the settlement uses (`trust_gate_client::units`), not the
     // 600 000 the scheduler reserves for three instructions without one; none for a mint with
     // a transfer hook, whose program's cost the SDK cannot know.
-    let hook = match token_program {
-        settle::TokenProgram::Token2022 => chain::mint_transfer_hook(rpc, &mint).await?,
-        settle::TokenProgram::SplToken => None,
-    };
-    if hook.is_none() {
+    if transfer_hook.is_none() {
         let rated = chain::rated_by_engine(rpc, &b.ids, &payee_asset).await?;
         settlement.compute_budget.unit_limit =
             Some(units::Shape::of(&settlement, rated).unit_limit(&b.ids));

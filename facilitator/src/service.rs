@@ -156,16 +156,19 @@ impl Facilitator {
         if let Some(m) = self.mints.read().await.get(mint) {
             return Ok(*m);
         }
-        let (program, decimals) =
-            chain::mint(&self.rpc, "asset", mint)
-                .await?
-                .ok_or_else(|| {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "invalid_payment_requirements",
-                        format!("asset {mint} does not exist on this cluster"),
-                    )
-                })?;
+        let chain::Mint {
+            token_program: program,
+            decimals,
+            ..
+        } = chain::mint(&self.rpc, "asset", mint)
+            .await?
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_payment_requirements",
+                    format!("asset {mint} does not exist on this cluster"),
+                )
+            })?;
         self.mints.write().await.insert(*mint, (program, decimals));
         Ok((program, decimals))
     }

@@ -132,8 +132,15 @@ const CPI_NAMES: [(&str, Pubkey, &str); 3] = [
     ("gate::init_killswitch", policy_vault::ID, "init_killswitch"),
 ];
 
-/// (program id, discriminator) → instruction name, from the committed IDLs.
-fn idl_names() -> std::collections::HashMap<(Pubkey, Vec<u8>), String> {
+/// (program id, discriminator) → instruction name, from the committed IDLs, read once per
+/// process (every measured transaction is named).
+fn idl_names() -> &'static std::collections::HashMap<(Pubkey, Vec<u8>), String> {
+    static NAMES: std::sync::OnceLock<std::collections::HashMap<(Pubkey, Vec<u8>), String>> =
+        std::sync::OnceLock::new();
+    NAMES.get_or_init(read_idl_names)
+}
+
+fn read_idl_names() -> std::collections::HashMap<(Pubkey, Vec<u8>), String> {
     let dir = trust_gate_test_setup::repo_root().join("idl");
     let mut names = std::collections::HashMap::new();
     for (id, program) in [

@@ -281,10 +281,10 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
             .await?
             .is_none()
         {
-            let (program, _) = chain::mint(&ctx.rpc, "mint", &params.mint)
+            let mint = chain::mint(&ctx.rpc, "mint", &params.mint)
                 .await?
                 .ok_or_else(|| ToolError::not_found("mint", params.mint))?;
-            ixs.push(b.open_vault(&me, &[], &asset, &params.mint, &program.id()));
+            ixs.push(b.open_vault(&me, &[], &asset, &params.mint, &mint.token_program.id()));
             Some(json!({"address": address.to_string(), "opened": true}))
         } else {
             Some(json!({"address": address.to_string(), "opened": false}))

@@ -109,6 +109,15 @@ export async function agent(rpc: TrustGateRpc, ids: ProgramIds, asset: Address):
   return view;
 }
 
+/** Whether the engine rates `asset`: the agent is reputation-enabled and its stats exist
+ * (engine-owned, with data), as the Rust SDK's `chain::rated_by_engine`. */
+export async function ratedByEngine(rpc: TrustGateRpc, ids: ProgramIds, asset: Address): Promise<boolean> {
+  const p = new Pdas(ids);
+  const [agentAcc, stats] = await accounts(rpc, [await p.agentAccount(asset), await p.atomStats(asset)]);
+  const enabled = agentAcc ? (readAgent(agentAcc.data)?.reputationEnabled ?? false) : false;
+  return enabled && !!stats && stats.owner === ids.reputationEngine && stats.data.length > 0;
+}
+
 /** MPL Core, which owns the agents' assets (same id on every cluster). */
 export const MPL_CORE_PROGRAM = address('CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d');
 

@@ -8,9 +8,9 @@
 // settlement uses is what lets a payee be paid often. Below its use a transaction fails.
 
 import { getAddressEncoder, getProgramDerivedAddress, type Address, type ReadonlyUint8Array } from '@solana/kit';
-import { accounts, readAgent, TOKEN_2022_PROGRAM, type Funding, type TokenProgramId, type TrustGateRpc } from './chain.js';
+import { TOKEN_2022_PROGRAM, type Funding, type TokenProgramId } from './chain.js';
 import type { ProgramIds } from './ids.js';
-import { Pdas, SEEDS } from './pda.js';
+import { SEEDS } from './pda.js';
 
 /** One more bump tried by an on-chain PDA search. */
 export const PDA_TRY = 340;
@@ -74,13 +74,4 @@ export async function settlementUnitLimit(shape: SettlementShape, ids: ProgramId
   const tries = await extraBumpTries(shape, ids);
   const all = tries.reduce((a, b) => a + b, 0);
   return ours + transfer + registry + PDA_TRY * all + REGISTRY_PDA_TRY * tries[1] + MARGIN;
-}
-
-/** Whether the engine rates `asset`: the agent is reputation-enabled and its stats exist
- * (engine-owned, with data), as the Rust SDK's `chain::rated_by_engine`. */
-export async function ratedByEngine(rpc: TrustGateRpc, ids: ProgramIds, asset: Address): Promise<boolean> {
-  const p = new Pdas(ids);
-  const [agentAcc, stats] = await accounts(rpc, [await p.agentAccount(asset), await p.atomStats(asset)]);
-  const enabled = agentAcc ? (readAgent(agentAcc.data)?.reputationEnabled ?? false) : false;
-  return enabled && !!stats && stats.owner === ids.reputationEngine && stats.data.length > 0;
 }

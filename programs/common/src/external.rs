@@ -192,6 +192,12 @@ pub mod atom_stats {
             )
     }
 
+    /// [`is_account_of`] for an account as Anchor hands it over.
+    pub fn info_is_account_of(info: &anchor_lang::prelude::AccountInfo, asset: &Pubkey) -> bool {
+        info.try_borrow_data()
+            .is_ok_and(|data| is_account_of(info.key, info.owner, &data, asset))
+    }
+
     /// Reads a stats account as the gate sees it. Never fails: every malformed input maps to a
     /// variant so that a simulation always yields a decision.
     pub fn read(owner: &Pubkey, lamports: u64, data: &[u8]) -> Reputation {

@@ -2,14 +2,14 @@
 // `prepare` does, read from the same accounts.
 
 import { address, type Address, type TransactionSigner } from '@solana/kit';
-import { baseCollection, lookupTables, mint as readMint, policyFunding, type LookupTable, type TrustGateRpc } from '../chain.js';
+import { baseCollection, lookupTables, mint as readMint, policyFunding, ratedByEngine, type LookupTable, type TrustGateRpc } from '../chain.js';
 import { TrustGateInputError } from '../errors.js';
 import { GATE_EXTENSION, SCHEME_TRUST_GATE } from '../headers.js';
 import { programIds, type Network, type ProgramIds } from '../ids.js';
 import { Builder, type ComputeBudget } from '../instructions.js';
 import { associatedTokenAccount, compose, type Settlement } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
-import { ratedByEngine, settlementUnitLimit } from '../units.js';
+import { settlementUnitLimit } from '../units.js';
 import { gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
 
 export const CAIP2_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';

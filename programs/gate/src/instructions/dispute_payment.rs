@@ -68,12 +68,6 @@ pub fn dispute_payment(
         GateError::DisputeReasonMissing
     );
     validate_feedback_fields(DISPUTE_SCORE, 0, DISPUTE_TAG, "", "", &feedback_uri)?;
-    let target = &ctx.accounts.target;
-    require_keys_eq!(target.asset.key(), payee_asset, GateError::AssetMismatch);
-    require!(
-        atom_stats_of(&target.atom_stats, &payee_asset),
-        ErrorCode::ConstraintSeeds
-    );
     let log = &ctx.accounts.feedback_log;
     require!(log.settled_atomically, GateError::PaymentNotSettled);
     require_keys_eq!(
@@ -89,6 +83,7 @@ pub fn dispute_payment(
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
+        PayeeStats::Derived,
         (
             ctx.accounts.gate_authority.as_ref(),
             &ctx.accounts.gate_authority,

@@ -72,19 +72,10 @@ pub fn emit_feedback(
         settlement::settled_payment(current, count, |i| transaction.get(i), &payee_asset)
             .ok_or(GateError::FeedbackNotSettled)?
     };
-    // The payee's stats: the account the strict gate was given and policy_vault checked,
-    // rather than searched for a second time in one settlement (after the asset, so that
-    // another agent's accounts are named as such).
-    let target = &ctx.accounts.target;
-    require_keys_eq!(target.asset.key(), payee_asset, GateError::AssetMismatch);
-    require_keys_eq!(
-        target.atom_stats.key(),
-        settled.payee_stats,
-        ErrorCode::ConstraintSeeds
-    );
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
+        PayeeStats::Settled(settled.payee_stats),
         (&ctx.accounts.gate_authority, &authority),
         &ctx.accounts.system_program.to_account_info(),
         &GiveFeedbackArgs {

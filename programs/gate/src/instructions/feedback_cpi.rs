@@ -33,9 +33,8 @@ pub struct FeedbackTarget<'info> {
     /// CHECK: the engine's AtomConfig PDA (address enforced).
     #[account(address = addresses::ATOM_CONFIG)]
     pub atom_config: UncheckedAccount<'info>,
-    /// The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-    /// (emit_feedback: the account the settlement's strict gate was given, which
-    /// policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+    /// The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+    /// (see [`PayeeStats`]).
     /// CHECK: verified as described above.
     #[account(mut)]
     pub atom_stats: UncheckedAccount<'info>,
@@ -60,10 +59,14 @@ pub fn canonical_bump(info: &AccountInfo, seeds: &[&[u8]]) -> Result<u8> {
     }
 }
 
-/// Whether `info` is `asset`'s AtomStats account, existing or not.
-pub fn atom_stats_of(info: &AccountInfo, asset: &Pubkey) -> bool {
-    info.try_borrow_data()
-        .is_ok_and(|data| atom_stats::is_account_of(info.key, info.owner, &data, asset))
+/// Where the payee's AtomStats account must be.
+pub enum PayeeStats {
+    /// The account the settlement's strict gate was given in this transaction: policy_vault
+    /// checked it, so it is not searched for a second time.
+    Settled(Pubkey),
+    /// No settlement in this transaction: the account that names the asset, else the
+    /// canonical PDA (`atom_stats::is_account_of`).
+    Derived,
 }
 
 /// Validates the feedback strings and numbers against the registry's bounds, naming the field.
@@ -97,14 +100,22 @@ impl<'info> FeedbackTarget<'info> {
     /// (3005, AccountNotEnoughKeys) even for a payee it would not rate. Whether the engine is
     /// called is the registry's decision (reputation enabled, stats owned by the engine and
     /// holding data, a score), made from these same accounts.
+    /// The asset is checked first, so that another agent's accounts are named as such, then
+    /// the stats account as `stats` says.
     pub fn give_feedback(
         &self,
         payee_asset: &Pubkey,
+        stats: PayeeStats,
         gate_authority: (&AccountInfo<'info>, &GateAuthority),
         system_program: &AccountInfo<'info>,
         args: &GiveFeedbackArgs,
     ) -> Result<()> {
         require_keys_eq!(self.asset.key(), *payee_asset, GateError::AssetMismatch);
+        let stats_ok = match stats {
+            PayeeStats::Settled(key) => self.atom_stats.key() == key,
+            PayeeStats::Derived => atom_stats::info_is_account_of(&self.atom_stats, payee_asset),
+        };
+        require!(stats_ok, ErrorCode::ConstraintSeeds);
         let view = {
             let data = self.agent_account.try_borrow_data()?;
             agent_account::read(&data).ok_or(GateError::AgentAccountInvalid)?

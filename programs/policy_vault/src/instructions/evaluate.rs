@@ -46,10 +46,10 @@ pub struct Evaluate<'info> {
     /// the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
     /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
     /// CHECK: verified as described above.
-    #[account(constraint = stats_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
+    #[account(constraint = atom_stats::info_is_account_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub payer_stats: UncheckedAccount<'info>,
     /// CHECK: as `payer_stats`, for the payee.
-    #[account(constraint = stats_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
+    #[account(constraint = atom_stats::info_is_account_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
     pub payee_stats: UncheckedAccount<'info>,
     /// The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
     /// omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
@@ -91,10 +91,10 @@ pub struct EvaluateAndCommit<'info> {
     #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub killswitch: Account<'info, KillSwitchState>,
     /// CHECK: as in [`Evaluate`].
-    #[account(constraint = stats_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
+    #[account(constraint = atom_stats::info_is_account_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub payer_stats: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
-    #[account(constraint = stats_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
+    #[account(constraint = atom_stats::info_is_account_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
     pub payee_stats: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
     #[account(
@@ -105,12 +105,6 @@ pub struct EvaluateAndCommit<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: as in [`Evaluate`].
     pub payee_attestation: Option<UncheckedAccount<'info>>,
-}
-
-/// Whether `info` is `asset`'s AtomStats account, existing or not.
-fn stats_of(info: &AccountInfo, asset: &Pubkey) -> bool {
-    info.try_borrow_data()
-        .is_ok_and(|data| atom_stats::is_account_of(info.key, info.owner, &data, asset))
 }
 
 /// Whether `info` is `asset`'s AcceptancePolicy account, existing or not: an account

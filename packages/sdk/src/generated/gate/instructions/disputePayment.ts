@@ -243,9 +243,8 @@ export type DisputePaymentAsyncInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-   * (emit_feedback: the account the settlement's strict gate was given, which
-   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+   * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+   * (see [`PayeeStats`]).
    */
   atomStats?: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -502,9 +501,8 @@ export type DisputePaymentInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-   * (emit_feedback: the account the settlement's strict gate was given, which
-   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+   * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+   * (see [`PayeeStats`]).
    */
   atomStats: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -710,9 +708,8 @@ export type ParsedDisputePaymentInstruction<
     collection: TAccountMetas[7];
     atomConfig: TAccountMetas[8];
     /**
-     * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-     * (emit_feedback: the account the settlement's strict gate was given, which
-     * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+     * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+     * (see [`PayeeStats`]).
      */
     atomStats: TAccountMetas[9];
     registryCpiAuthority: TAccountMetas[10];

@@ -244,9 +244,8 @@ export type EmitFeedbackAsyncInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-   * (emit_feedback: the account the settlement's strict gate was given, which
-   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+   * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+   * (see [`PayeeStats`]).
    */
   atomStats?: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -490,9 +489,8 @@ export type EmitFeedbackInput<
   collection: Address<TAccountCollection>;
   atomConfig?: Address<TAccountAtomConfig>;
   /**
-   * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-   * (emit_feedback: the account the settlement's strict gate was given, which
-   * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+   * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+   * (see [`PayeeStats`]).
    */
   atomStats: Address<TAccountAtomStats>;
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
@@ -692,9 +690,8 @@ export type ParsedEmitFeedbackInstruction<
     collection: TAccountMetas[5];
     atomConfig: TAccountMetas[6];
     /**
-     * The payee's AtomStats PDA, which may not exist yet: the handler checks the address
-     * (emit_feedback: the account the settlement's strict gate was given, which
-     * policy_vault checked; dispute_payment: `atom_stats::is_account_of`).
+     * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+     * (see [`PayeeStats`]).
      */
     atomStats: TAccountMetas[7];
     registryCpiAuthority: TAccountMetas[8];
