@@ -40,6 +40,15 @@ pub struct LocalnetBench {
     /// from bench/x402-rs-peer), on its plain `exact` payments against the same localnet.
     #[arg(long)]
     pub peer: Option<std::path::PathBuf>,
+    /// `bench facilitator` only: also measure /settle on 1, 2, ... N facilitator replicas
+    /// sharing this Redis (`redis://host:port`, one you run), the clients spread round-robin
+    /// over them.
+    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+    /// `bench facilitator` only: the most replicas to measure with `--redis-url` (1 to 8;
+    /// default 3).
+    #[arg(long, requires = "redis_url")]
+    pub replicas: Option<usize>,
 }
 
 impl LocalnetBench {
@@ -52,6 +61,13 @@ impl LocalnetBench {
         }
         if self.payers == 0 || self.payers > 64 {
             return Err("--payers must be between 1 and 64".into());
+        }
+        if self.replicas.is_some_and(|n| n == 0 || n > 8) {
+            return Err("--replicas must be between 1 and 8".into());
+        }
+        if let Some(url) = &self.redis_url {
+            trust_gate_facilitator::config::validate_redis_url(url)
+                .map_err(|e| format!("--redis-url: {}", e.reason))?;
         }
         if let Some(peer) = self.peer.as_ref().filter(|p| !p.is_file()) {
             return Err(format!(
@@ -114,9 +130,14 @@ impl Summary {
         self
     }
 
+    /// Requests made, successful or not.
+    pub fn requests(&self) -> usize {
+        self.count + self.errors
+    }
+
     /// RPC calls per request (successful or not).
     pub fn calls_per_request(&self) -> Option<f64> {
-        let requests = (self.count + self.errors).max(1) as f64;
+        let requests = self.requests().max(1) as f64;
         self.rpc_calls.map(|c| c as f64 / requests)
     }
 

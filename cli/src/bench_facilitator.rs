@@ -144,7 +144,6 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         .get_latest_blockhash()
         .await
         .map_err(|e| e.to_string())?;
-    let shared = Arc::new((demo_config, templates.clone(), signers.clone()));
     let settle_seconds = a.seconds.min(30);
 
     // The settlement floor: the same kind of settlement, built and signed by both keys here,
@@ -207,57 +206,69 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         "POST /settle: {settle_seconds} s, {} clients ...",
         a.concurrency
     );
-    let (h, u, caip) = (http.clone(), url.clone(), caip2.clone());
+    let payments = Arc::new(Payments {
+        http: http.clone(),
+        config: Arc::new(demo_config),
+        templates: templates.clone(),
+        signers: signers.clone(),
+        caip2: caip2.clone(),
+        fee_payer,
+        blockhash,
+    });
     let calls = rpc_calls(&localnet);
-    let settle = drive(a.concurrency, settle_duration, move |c, _| {
-        let (http, url, shared, caip2) = (h.clone(), u.clone(), shared.clone(), caip.clone());
-        async move {
-            let (cfg, templates, signers) = &*shared;
-            let (template, signer) = (&templates[c % templates.len()], &signers[c % signers.len()]);
-            let now = trust_gate_client::simulate::now_unix();
-            let pr = challenge::issue(
-                cfg,
-                &caip2,
-                &fee_payer,
-                &template.settlement.payer_asset,
-                now,
-            );
-            let Some(r) = pr.accepts.into_iter().next() else {
-                return false;
-            };
-            let memo = r.extra["memo"].as_str().unwrap_or_default();
-            let id = x402::payment_id_hash(memo);
-            let Some((settlement, tx)) = settlement_tx(template, id, blockhash, &[signer]) else {
-                return false;
-            };
-            let prepared = pay::Prepared {
-                builder: template.builder,
-                requirements: r.clone(),
-                resource: pr.resource.clone(),
-                fee_payer,
-                tables: template.tables.clone(),
-                settlement,
-            };
-            let Ok(payload) = prepared.payload(&tx) else {
-                return false;
-            };
-            let req = FacilitatorRequest {
-                x402_version: 2,
-                payment_payload: payload,
-                payment_requirements: r,
-            };
-            match http.post(format!("{url}/settle")).json(&req).send().await {
-                Ok(res) if res.status() == 200 => true,
-                Ok(res) => {
-                    tracing::debug!("settle: {}", res.text().await.unwrap_or_default());
-                    false
-                }
-                Err(_) => false,
-            }
-        }
-    })
+    let settle = drive(
+        a.concurrency,
+        settle_duration,
+        settle_calls(payments.clone(), vec![url.clone()]),
+    )
     .await
     .with_calls_since(&localnet, calls);
+
+    // The same on 1..N replicas sharing a Redis, the clients round-robin over them.
+    let mut replicated = Vec::new();
+    if let Some(redis_url) = &a.redis_url {
+        for n in 1..=a.replicas.unwrap_or(3) {
+            eprintln!(
+                "POST /settle on {n} replica(s) sharing {redis_url}: {settle_seconds} s, {} clients ...",
+                a.concurrency
+            );
+            let mut servers = Vec::new();
+            for _ in 0..n {
+                let mut args = crate::services::FacilitatorArgs::for_demo(
+                    loopback,
+                    0,
+                    &localnet.rpc_url(),
+                    "solana-localnet",
+                );
+                args.redis_url = Some(redis_url.clone());
+                servers.push(crate::services::start_facilitator(&args).await?);
+            }
+            // A fresh blockhash per phase: the phases together may outlast one.
+            let mut phase = Payments::clone(&payments);
+            phase.blockhash = rpc
+                .get_latest_blockhash()
+                .await
+                .map_err(|e| e.to_string())?;
+            let round_trips = |servers: &[trust_gate_facilitator::Server]| -> u64 {
+                servers
+                    .iter()
+                    .map(|s| s.facilitator.lock_store.round_trips())
+                    .sum()
+            };
+            let (calls, trips) = (rpc_calls(&localnet), round_trips(&servers));
+            let urls = servers.iter().map(|s| s.url()).collect();
+            let summary = drive(
+                a.concurrency,
+                settle_duration,
+                settle_calls(Arc::new(phase), urls),
+            )
+            .await
+            .with_calls_since(&localnet, calls);
+            let trips = round_trips(&servers) - trips;
+            let per_request = trips as f64 / summary.requests().max(1) as f64;
+            replicated.push((n, summary, per_request));
+        }
+    }
 
     // The x402-rs peer last, on the same localnet, so that our own figures do not share the
     // machine with its process.
@@ -280,6 +291,9 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     floor_settle.print("settlement floor");
     floor_serial.print("  one at a time/payer");
     settle.print("POST /settle");
+    for (n, summary, _) in &replicated {
+        summary.print(&format!("  {n} replica(s), Redis"));
+    }
     let ratio = |x: f64, floor: f64| if floor > 0.0 { x / floor } else { 0.0 };
     println!();
     println!("(GET /healthz: the HTTP hop alone, the bench's client and the facilitator's server, no RPC call)");
@@ -313,7 +327,93 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         ratio(settle.rate(), floor_settle.rate()),
         settle.p99_ms(),
     );
+    if !replicated.is_empty() {
+        println!();
+        println!("replicas sharing one Redis and one fee payer, the clients round-robin over them (the lock in Redis: SET NX PX, polled while held; the pending record: GET, then a claim script):");
+        for (n, summary, trips) in &replicated {
+            println!(
+                "/settle on {n} replica(s): {:.2} x the settlement floor (req/s), p99 {:.2} ms, {:.2} RPC calls/req, {trips:.2} Redis round trips/req",
+                ratio(summary.rate(), floor_settle.rate()),
+                summary.p99_ms(),
+                summary.calls_per_request().unwrap_or_default(),
+            );
+        }
+    }
     Ok(())
+}
+
+/// What a benchmarked /settle call needs: a fresh challenge, signed by the payer with the
+/// template's accounts, posted to one of the facilitators.
+#[derive(Clone)]
+struct Payments {
+    http: reqwest::Client,
+    /// The demo's challenge configuration.
+    config: Arc<DemoConfig>,
+    /// The payers' settlements to copy, and their signers.
+    templates: Arc<Vec<pay::Prepared>>,
+    signers: Arc<Vec<solana_sdk::signature::Keypair>>,
+    caip2: String,
+    fee_payer: solana_sdk::pubkey::Pubkey,
+    blockhash: solana_sdk::hash::Hash,
+}
+
+/// Client `c`'s /settle calls: as payer `c` mod the payers, to facilitator `c` mod `urls`.
+fn settle_calls(
+    p: Arc<Payments>,
+    urls: Vec<String>,
+) -> impl Fn(usize, u64) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    let urls = Arc::new(urls);
+    move |c, _| {
+        let (p, urls) = (p.clone(), urls.clone());
+        Box::pin(async move {
+            let (cfg, templates, signers) = (&*p.config, &p.templates, &p.signers);
+            let (template, signer) = (&templates[c % templates.len()], &signers[c % signers.len()]);
+            let now = trust_gate_client::simulate::now_unix();
+            let pr = challenge::issue(
+                cfg,
+                &p.caip2,
+                &p.fee_payer,
+                &template.settlement.payer_asset,
+                now,
+            );
+            let Some(r) = pr.accepts.into_iter().next() else {
+                return false;
+            };
+            let memo = r.extra["memo"].as_str().unwrap_or_default();
+            let id = x402::payment_id_hash(memo);
+            let Some((settlement, tx)) = settlement_tx(template, id, p.blockhash, &[signer]) else {
+                return false;
+            };
+            let prepared = pay::Prepared {
+                builder: template.builder,
+                requirements: r.clone(),
+                resource: pr.resource.clone(),
+                fee_payer: p.fee_payer,
+                tables: template.tables.clone(),
+                settlement,
+            };
+            let Ok(payload) = prepared.payload(&tx) else {
+                return false;
+            };
+            let req = FacilitatorRequest {
+                x402_version: 2,
+                payment_payload: payload,
+                payment_requirements: r,
+            };
+            let url = &urls[c % urls.len()];
+            match p.http.post(format!("{url}/settle")).json(&req).send().await {
+                Ok(res) if res.status() == 200 => true,
+                Ok(res) => {
+                    tracing::debug!("settle: {}", res.text().await.unwrap_or_default());
+                    false
+                }
+                Err(_) => false,
+            }
+        })
+    }
 }
 
 /// `template`'s settlement with payment id `id`, as a transaction paid by the template's

@@ -38,6 +38,11 @@ pub struct FacilitatorArgs {
     /// default 5000000, as the x402 exact scheme.
     #[arg(long, env = "MAX_COMPUTE_UNIT_PRICE")]
     pub max_compute_unit_price: Option<String>,
+    /// The Redis that facilitator replicas share (redis://host:port): each payer's
+    /// settlements run one at a time across all of them, and a retry on any replica finds the
+    /// settlement another sent. Unset: in process, for one facilitator.
+    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
 }
 
 impl FacilitatorArgs {
@@ -60,6 +65,7 @@ impl FacilitatorArgs {
             default_policy_id: Some(trust_gate_migrations::demo::POLICY_ID.to_string()),
             atomicity_enforced: None,
             max_compute_unit_price: std::env::var("MAX_COMPUTE_UNIT_PRICE").ok(),
+            redis_url: None,
         }
     }
 
@@ -84,6 +90,7 @@ impl FacilitatorArgs {
                 .clone()
                 .or_else(|| world.as_ref().map(|w| w.service_key.pubkey().to_string())),
             max_compute_unit_price: self.max_compute_unit_price.clone(),
+            redis_url: self.redis_url.clone(),
         }
     }
 }
@@ -97,7 +104,8 @@ pub async fn start_facilitator(
     let server = trust_gate_facilitator::start(config, SocketAddr::new(a.host, a.port))
         .await
         .map_err(|e| e.to_string())?;
-    tracing::info!(url = %server.url(), facilitator = %key, "facilitator listening");
+    let store = server.facilitator.lock_store.name();
+    tracing::info!(url = %server.url(), facilitator = %key, lock_store = %store, "facilitator listening");
     Ok(server)
 }
 

@@ -31,6 +31,10 @@ pub struct UpArgs {
     /// Port of the MCP tool server (streamable HTTP).
     #[arg(long, default_value_t = trust_gate_mcp::config::DEFAULT_HTTP_PORT, env = "MCP_HTTP_PORT")]
     mcp_port: u16,
+    /// The Redis the facilitator keeps its payer locks and pending settlements in, to run
+    /// beside other replicas (`trust-gate facilitator --redis-url`) on one fee payer.
+    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
+    redis_url: Option<String>,
     /// Run only the chain: no facilitator, no demo, no MCP server.
     #[arg(long)]
     no_services: bool,
@@ -73,7 +77,8 @@ pub struct Services {
 /// The facilitator, demo and MCP server on `host`, against `rpc_url`, with the demo world's
 /// keys.
 async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<Services, String> {
-    let fa = FacilitatorArgs::for_demo(args.host, args.facilitator_port, rpc_url, network);
+    let mut fa = FacilitatorArgs::for_demo(args.host, args.facilitator_port, rpc_url, network);
+    fa.redis_url = args.redis_url.clone();
     let facilitator = start_facilitator(&fa)
         .await
         .map_err(|e| format!("facilitator: {e} (try --facilitator-port)"))?;

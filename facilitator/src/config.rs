@@ -61,10 +61,19 @@ pub struct Config {
     pub clock_skew: Duration,
     /// How long /settle waits for confirmation.
     pub confirm_timeout: Duration,
+    /// How long /settle waits for the RPC to answer the send (no answer: the transaction may
+    /// have gone, so its outcome is waited for as if sent).
+    pub send_timeout: Duration,
+    /// The lock store shared by replicas (`REDIS_URL`); `None`: in process.
+    pub redis_url: Option<String>,
     /// The highest compute-unit price (micro-lamports) of a settlement's priority fee that
     /// this facilitator co-pays as fee payer.
     pub max_compute_unit_price: u64,
 }
+
+/// What a payer's Redis lock outlives besides the send and the confirmation: the store's
+/// own round trips while it is held (each cut at 2 s).
+pub const LOCK_MARGIN: Duration = Duration::from_secs(5);
 
 /// The default cap on a settlement's compute-unit price: the x402 exact scheme's on Solana,
 /// 5 lamports per compute unit.
@@ -78,8 +87,19 @@ impl Config {
             overrides: Overrides::default(),
             clock_skew: Duration::from_secs(30),
             confirm_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(10),
+            redis_url: None,
             max_compute_unit_price: DEFAULT_MAX_COMPUTE_UNIT_PRICE,
         }
+    }
+}
+
+impl Config {
+    /// How long a payer's Redis lock lives unless released: longer than the settlement
+    /// deadline it covers (the send, then the confirmation, each cut at its timeout), so
+    /// that it expires only when its holder died.
+    pub fn lock_ttl(&self) -> Duration {
+        self.send_timeout + self.confirm_timeout + LOCK_MARGIN
     }
 }
 
@@ -100,6 +120,9 @@ pub struct Settings {
     pub trusted_services: Option<String>,
     /// `MAX_COMPUTE_UNIT_PRICE`: micro-lamports per compute unit (default 5000000).
     pub max_compute_unit_price: Option<String>,
+    /// `REDIS_URL`: `redis://[user:password@]host[:port][/db]` or `redis+unix:///path`; the
+    /// lock store that replicas share. Unset: in process (one replica).
+    pub redis_url: Option<String>,
 }
 
 impl Settings {
@@ -164,7 +187,38 @@ impl Settings {
         config.trusted_services = trusted_services;
         config.overrides = overrides;
         config.max_compute_unit_price = max_compute_unit_price;
+        config.redis_url = self
+            .redis_url
+            .as_deref()
+            .map(validate_redis_url)
+            .transpose()?;
         Ok(config)
+    }
+}
+
+/// A Redis URL the client can use (parsed, not connected).
+pub fn validate_redis_url(url: &str) -> Result<String, ConfigError> {
+    let url = url.trim();
+    let scheme = url.split_once("://").map(|(s, _)| s).unwrap_or_default();
+    if !matches!(scheme, "redis" | "redis+unix" | "unix") {
+        return Err(ConfigError::new(
+            "REDIS_URL",
+            format!(
+                "{:?} is not a redis:// or redis+unix:// URL (TLS, rediss://, is not built in)",
+                redact(url)
+            ),
+        ));
+    }
+    redis::Client::open(url)
+        .map_err(|e| ConfigError::new("REDIS_URL", format!("{:?}: {e}", redact(url))))?;
+    Ok(url.to_string())
+}
+
+/// `url` without its credentials, for messages.
+fn redact(url: &str) -> String {
+    match (url.split_once("://"), url.rfind('@')) {
+        (Some((scheme, _)), Some(at)) => format!("{scheme}://***{}", &url[at..]),
+        _ => url.to_string(),
     }
 }
 
@@ -188,6 +242,16 @@ mod tests {
         assert_eq!(c.mount.network, Network::Localnet);
         assert!(c.mount.atomicity_enforced.get());
         assert_eq!(c.max_compute_unit_price, DEFAULT_MAX_COMPUTE_UNIT_PRICE);
+        assert_eq!(c.redis_url, None);
+        let c = Settings {
+            redis_url: Some("redis://127.0.0.1:6379/2".into()),
+            ..settings()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(c.redis_url.as_deref(), Some("redis://127.0.0.1:6379/2"));
+        // The lock outlives the settlement deadline it covers.
+        assert!(c.lock_ttl() > c.send_timeout + c.confirm_timeout);
     }
 
     #[test]
@@ -256,6 +320,30 @@ mod tests {
                 },
                 "MAX_COMPUTE_UNIT_PRICE",
                 "micro-lamports",
+            ),
+            (
+                Settings {
+                    redis_url: Some("rediss://user:secret@cache:6380".into()),
+                    ..settings()
+                },
+                "REDIS_URL",
+                "rediss://***@cache:6380",
+            ),
+            (
+                Settings {
+                    redis_url: Some("127.0.0.1:6379".into()),
+                    ..settings()
+                },
+                "REDIS_URL",
+                "not a redis://",
+            ),
+            (
+                Settings {
+                    redis_url: Some("redis://127.0.0.1:notaport".into()),
+                    ..settings()
+                },
+                "REDIS_URL",
+                "notaport",
             ),
         ];
         for (s, var, text) in cases {

@@ -15,7 +15,9 @@
 //! `extra.gate`, service signature, memo, expiry), [`inspect`] (the settle transaction
 //! verifier), [`service`] (state and chain reads), [`decisions`] (deciding in one round trip
 //! from checked cached inputs), `settle`, `verify`, [`dispute`], `records`
-//! (the operations), [`payer_locks`] (one settlement at a time per payer), [`routes`] (HTTP),
+//! (the operations), [`lock_store`] (one settlement at a time per payer, and the pending
+//! settlements a retry finds: [`payer_locks`] in process, [`redis_store`] shared by
+//! replicas), [`routes`] (HTTP),
 //! [`reject`] and [`error`] (answers).
 
 pub mod adapter;
@@ -24,8 +26,10 @@ pub mod decisions;
 pub mod dispute;
 pub mod error;
 pub mod inspect;
+pub mod lock_store;
 pub mod payer_locks;
 pub mod records;
+pub mod redis_store;
 pub mod reject;
 pub mod routes;
 pub mod service;
@@ -85,7 +89,8 @@ pub enum StartError {
     },
 }
 
-/// Validates `config` against the cluster (RPC reachable, network, lookup tables), binds
+/// Validates `config` against the cluster (RPC reachable, network, lookup tables) and the
+/// lock store (Redis answers, when configured), binds
 /// `addr` and serves until the returned [`Server`] is dropped.
 pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartError> {
     let f = Facilitator::new(config)?;

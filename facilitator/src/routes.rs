@@ -284,9 +284,14 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
     })))
 }
 
+/// Always 200 while the process serves; `ok` is false when the lock store does not answer
+/// (then /settle answers 503 `lock_store_unavailable`; /verify and /receipt still work).
 async fn healthz(State(f): App) -> Json<Value> {
+    let store = f.lock_store.health().await;
     Json(json!({
-        "ok": true,
+        "ok": store.ok,
+        "settle": if store.ok { "available" } else { "unavailable: lock store" },
+        "lockStore": store,
         "service": "trust-gate-facilitator",
         "version": env!("CARGO_PKG_VERSION"),
         "network": f.network.name(),

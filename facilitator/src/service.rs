@@ -5,7 +5,7 @@
 use crate::config::{Config, ConfigError, FacilitatorKey, MountConfig};
 use crate::decisions::DecisionCache;
 use crate::error::ApiError;
-use crate::payer_locks::PayerLocks;
+use crate::lock_store::LockStore;
 use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
 use solana_sdk::account::Account;
@@ -32,9 +32,12 @@ pub struct Facilitator {
     pub trusted_services: Vec<Pubkey>,
     pub clock_skew: Duration,
     pub confirm_timeout: Duration,
+    /// How long /settle waits for the RPC to answer its send.
+    pub send_timeout: Duration,
     pub max_compute_unit_price: u64,
-    /// One settlement at a time per payer agent (see [`crate::payer_locks`]).
-    pub(crate) payer_locks: PayerLocks,
+    /// One settlement at a time per payer agent, and the pending settlements a retry finds:
+    /// in process, or in Redis for replicas (see [`crate::lock_store`]).
+    pub lock_store: LockStore,
     /// What decisions may take from memory (see [`crate::decisions`]).
     pub decisions: DecisionCache,
     started: Instant,
@@ -47,6 +50,7 @@ pub struct Facilitator {
 impl Facilitator {
     /// Builds the state without touching the network (see [`Facilitator::check`]).
     pub fn new(config: Config) -> Result<Arc<Self>, ConfigError> {
+        let lock_ttl = config.lock_ttl();
         let MountConfig {
             rpc_url,
             facilitator,
@@ -62,6 +66,12 @@ impl Facilitator {
             other => ConfigError::new("NETWORK", other.to_string()),
         })?;
         let rpc_url = crate::config::validate_url("RPC_URL", &rpc_url)?;
+        let lock_store = match &config.redis_url {
+            None => LockStore::in_process(),
+            Some(url) => {
+                LockStore::redis(url, lock_ttl).map_err(|e| ConfigError::new("REDIS_URL", e))?
+            }
+        };
         Ok(Arc::new(Facilitator {
             rpc: RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed()),
             rpc_url,
@@ -72,8 +82,9 @@ impl Facilitator {
             trusted_services: config.trusted_services,
             clock_skew: config.clock_skew,
             confirm_timeout: config.confirm_timeout,
+            send_timeout: config.send_timeout,
             max_compute_unit_price: config.max_compute_unit_price,
-            payer_locks: PayerLocks::default(),
+            lock_store,
             decisions: DecisionCache::default(),
             started: Instant::now(),
             caip2: OnceCell::new(),
@@ -83,9 +94,16 @@ impl Facilitator {
         }))
     }
 
-    /// Boot check: the RPC answers, its genesis is the configured network's, and the
-    /// facilitator's lookup tables are loaded.
+    /// Boot check: the RPC answers, its genesis is the configured network's, the
+    /// facilitator's lookup tables are loaded, and the lock store (Redis) answers.
     pub async fn check(&self) -> Result<(), ConfigError> {
+        let store = self.lock_store.health().await;
+        if let Some(e) = store.error {
+            return Err(ConfigError::new(
+                "REDIS_URL",
+                format!("{} does not answer: {e}", self.lock_store.name()),
+            ));
+        }
         let genesis = self.rpc.get_genesis_hash().await.map_err(|e| {
             ConfigError::new("RPC_URL", format!("{} does not answer: {e}", self.rpc_url))
         })?;

@@ -11,16 +11,17 @@
 
 use crate::adapter::{self, Expectations, GateContext};
 use crate::inspect::{self, Expected, Verified};
+use crate::lock_store::{Claim, PendingRecord, StoreUnavailable};
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use axum::http::StatusCode;
-use solana_commitment_config::CommitmentLevel;
+use solana_commitment_config::{CommitmentConfig, CommitmentLevel};
 use solana_rpc_client_api::config::RpcSendTransactionConfig;
 use solana_sdk::instruction::InstructionError;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
-use solana_sdk::transaction::TransactionError;
+use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use std::time::{Duration, Instant};
 use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
@@ -48,6 +49,26 @@ enum Outcome {
     Landed(Result<(), TransactionError>),
     Pending,
 }
+
+/// How a settlement's turn ended once its transaction was (or may have been) sent.
+enum Sent {
+    /// Landed and succeeded; `replayed` when an earlier send of it had landed it.
+    Landed { replayed: bool },
+    /// Outcome not known by the deadline.
+    Pending,
+    /// Landed and failed.
+    Failed(TransactionError),
+}
+
+fn landed_as(done: Result<(), TransactionError>, replayed: bool) -> Sent {
+    match done {
+        Ok(()) => Sent::Landed { replayed },
+        Err(err) => Sent::Failed(err),
+    }
+}
+
+/// A status read gets at least this long, even past the confirmation deadline.
+const MIN_READ: Duration = Duration::from_millis(100);
 
 /// Gate errors 6001..=6015 are Deny reasons 1..=15; 6016 asks for a validation.
 const GATE_DENY_FIRST: u32 = 6001;
@@ -137,56 +158,157 @@ impl Facilitator {
         };
         let failed = |err: TransactionError| self.failure(&signature, err, gate_index, &ctx);
 
-        let _turn = self.payer_locks.lock(ctx.payer_asset).await;
-        // One send with preflight (the cluster simulates it; a gate refusal comes back as
-        // the simulation's error) and confirmation reads: two round trips when all goes
-        // well. A replay or a payment settled by another transaction is recognized from the
-        // send's own error, never by reads up front.
-        let sent = self
-            .rpc
-            .send_transaction_with_config(
-                &tx,
-                RpcSendTransactionConfig {
-                    skip_preflight: false,
-                    preflight_commitment: Some(CommitmentLevel::Confirmed),
-                    ..RpcSendTransactionConfig::default()
-                },
-            )
-            .await;
-        if let Err(e) = sent {
-            let Some((err, logs)) = preflight_failure(&e) else {
-                // No answer from the RPC: the transaction may have reached the cluster, so
-                // it is waited for like any sent one (its outcome, or pending).
-                tracing::warn!(%signature, error = %e, "send unanswered; waiting for the outcome");
-                return match self.confirm(&signature).await {
-                    Outcome::Landed(Ok(())) => Ok(settled(false, false)),
-                    Outcome::Landed(Err(err)) => Err(failed(err).await),
-                    Outcome::Pending => Ok(settled(false, true)),
-                };
-            };
-            // The same transaction may have landed already (a retry, or a concurrent
-            // request): its status says so, and the first signature is the answer.
+        let record = PendingRecord {
+            signature,
+            blockhash: *tx.message.recent_blockhash(),
+        };
+        let store = &self.lock_store;
+        let fac = self.facilitator();
+        let id = &ctx.payment_id_hash;
+
+        // A retry of a settlement that a replica (this one or another) sent: its outcome,
+        // without sending again or waiting for the payer's turn.
+        if store.pending(&fac, id).await.map_err(unavailable)? == Some(record) {
             if let Some(done) = self.landed(&signature).await? {
-                tracing::info!(%signature, "replayed settlement");
+                tracing::info!(%signature, "replayed settlement (pending record)");
                 return match done {
                     Ok(()) => Ok(settled(true, false)),
                     Err(err) => Err(failed(err).await),
                 };
             }
-            return Err(self
-                .refusal(err, &logs, gate_index, &feedback_log, &ctx)
-                .await);
         }
-        match self.confirm(&signature).await {
-            Outcome::Landed(Ok(())) => {
+
+        let turn = store.lock(ctx.payer_asset).await.map_err(unavailable)?;
+        let outcome = self.settle_in_turn(&tx, &record, gate_index, &ctx).await;
+        turn.release().await;
+        match outcome? {
+            Sent::Landed { replayed: false } => {
                 tracing::info!(%signature, %payer, "settled");
                 Ok(settled(false, false))
             }
-            Outcome::Landed(Err(err)) => Err(failed(err).await),
-            Outcome::Pending => {
+            Sent::Landed { replayed: true } => {
+                tracing::info!(%signature, "replayed settlement");
+                Ok(settled(true, false))
+            }
+            Sent::Pending => {
                 tracing::warn!(%signature, "sent, not confirmed in time: pending");
                 Ok(settled(false, true))
             }
+            Sent::Failed(err) => Err(failed(err).await),
+        }
+    }
+
+    /// The payer's turn: claim the payment for this transaction, send it with preflight (the
+    /// cluster simulates it; a gate refusal comes back as the simulation's error) and read
+    /// its status: two RPC round trips when all goes well. A replay or a payment settled by
+    /// another transaction is recognized from the send's own error, never by reads up front.
+    async fn settle_in_turn(
+        &self,
+        tx: &VersionedTransaction,
+        record: &PendingRecord,
+        gate_index: u8,
+        ctx: &GateContext,
+    ) -> Result<Sent, Rejection> {
+        let (store, fac, id) = (&self.lock_store, self.facilitator(), &ctx.payment_id_hash);
+        let signature = &record.signature;
+        match store.claim(&fac, id, record).await.map_err(unavailable)? {
+            Claim::Ours => {}
+            // This transaction was claimed before (a retry). Landed: its outcome. Not yet:
+            // its replica may have died before the send, so it is sent again: the same
+            // signature, of which the cluster lands at most one.
+            Claim::Same => {
+                if let Some(done) = self.landed(signature).await? {
+                    return Ok(landed_as(done, true));
+                }
+            }
+            Claim::Other(earlier) => self.take_over(&earlier, record, ctx).await?,
+        }
+        let config = RpcSendTransactionConfig {
+            skip_preflight: false,
+            preflight_commitment: Some(CommitmentLevel::Confirmed),
+            ..RpcSendTransactionConfig::default()
+        };
+        let sent = tokio::time::timeout(
+            self.send_timeout,
+            self.rpc.send_transaction_with_config(tx, config),
+        )
+        .await;
+        let refused = match sent {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => preflight_failure(&e).or_else(|| {
+                tracing::warn!(%signature, error = %e, "send unanswered; waiting for the outcome");
+                None
+            }),
+            Err(_) => {
+                tracing::warn!(%signature, "send not answered in time; waiting for the outcome");
+                None
+            }
+        };
+        let Some((err, logs)) = refused else {
+            // Sent, or perhaps sent (no answer from the RPC: the transaction may have
+            // reached the cluster): its outcome, or pending.
+            return Ok(match self.confirm(signature).await {
+                Outcome::Landed(done) => landed_as(done, false),
+                Outcome::Pending => Sent::Pending,
+            });
+        };
+        // The same transaction may have landed already (a retry, or a concurrent
+        // request): its status says so, and the first signature is the answer.
+        if let Some(done) = self.landed(signature).await? {
+            return Ok(landed_as(done, true));
+        }
+        // Refused in preflight, so never sent: another transaction of the payment may go.
+        store.forget(&fac, id, record).await;
+        Err(self
+            .refusal(
+                err,
+                &logs,
+                gate_index,
+                &self.builder.pda.feedback_log(&fac, id),
+                ctx,
+            )
+            .await)
+    }
+
+    /// Another transaction of this payment was claimed before `ours`. While its blockhash is
+    /// valid it may still land, so this one waits (409 `settlement_in_progress`), unless it
+    /// has landed (409 `payment_already_settled`) or failed; once its blockhash has expired
+    /// it can no longer land, and `ours` takes the payment (if it did land, the payment's
+    /// feedback log exists and the preflight says so).
+    async fn take_over(
+        &self,
+        earlier: &PendingRecord,
+        ours: &PendingRecord,
+        ctx: &GateContext,
+    ) -> Result<(), Rejection> {
+        let payment = trust_gate_client::decode::hex(&ctx.payment_id_hash);
+        let live = self
+            .rpc
+            .is_blockhash_valid(&earlier.blockhash, CommitmentConfig::processed())
+            .await
+            .map_err(rpc_rejection)?;
+        if live {
+            match self.landed(&earlier.signature).await? {
+                Some(Ok(())) => {
+                    return Err(Rejection::new(
+                        StatusCode::CONFLICT,
+                        "payment_already_settled",
+                        format!(
+                            "payment {payment} was already settled by transaction {}",
+                            earlier.signature
+                        ),
+                    )
+                    .hint("request a fresh challenge: every payment needs its own memo"))
+                }
+                Some(Err(_)) => {}
+                None => return Err(in_progress(&payment, &earlier.signature)),
+            }
+        }
+        let (fac, id) = (self.facilitator(), &ctx.payment_id_hash);
+        match self.lock_store.replace(&fac, id, earlier, ours).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(in_progress(&payment, &earlier.signature)),
+            Err(e) => Err(unavailable(e)),
         }
     }
 
@@ -261,22 +383,25 @@ impl Facilitator {
     }
 
     /// Waits until `signature` lands: reads its status at once, then backs off from 2 ms,
-    /// doubling up to 200 ms. A status read that fails (the RPC backend down for a moment)
-    /// is retried like one that finds nothing yet: the transaction was sent, so until the
-    /// deadline the only honest answers are its outcome or pending, never a failure the
-    /// client would pay again for.
+    /// doubling up to 200 ms, for at most the confirmation timeout (a read that hangs is cut
+    /// there too). A status read that fails (the RPC backend down for a moment) is retried
+    /// like one that finds nothing yet: the transaction was sent, so until the deadline the
+    /// only honest answers are its outcome or pending, never a failure the client would pay
+    /// again for.
     async fn confirm(&self, signature: &Signature) -> Outcome {
-        let start = Instant::now();
+        let deadline = Instant::now() + self.confirm_timeout;
         let mut wait = Duration::from_millis(2);
         loop {
-            match self.landed(signature).await {
-                Ok(Some(done)) => return Outcome::Landed(done),
-                Ok(None) => {}
-                Err(e) => {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left.max(MIN_READ), self.landed(signature)).await {
+                Ok(Ok(Some(done))) => return Outcome::Landed(done),
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => {
                     tracing::warn!(%signature, error = %e.message, "status read failed; retrying")
                 }
+                Err(_) => tracing::warn!(%signature, "status read not answered in time"),
             }
-            if start.elapsed() > self.confirm_timeout {
+            if Instant::now() >= deadline {
                 return Outcome::Pending;
             }
             tokio::time::sleep(wait).await;
@@ -394,6 +519,28 @@ fn query(ctx: &GateContext) -> PaymentQuery {
         mint: ctx.mint,
         policy_id: ctx.policy_id,
     }
+}
+
+/// The lock store failed before anything was sent: 503, fail closed.
+fn unavailable(e: StoreUnavailable) -> Rejection {
+    Rejection::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "lock_store_unavailable",
+        format!("{e}; nothing was sent (no fee)"),
+    )
+    .hint("retry once the store answers again (GET /healthz reports it); /verify does not need it")
+}
+
+/// 409: another transaction of the payment was sent and may still land.
+fn in_progress(payment: &str, earlier: &Signature) -> Rejection {
+    Rejection::new(
+        StatusCode::CONFLICT,
+        "settlement_in_progress",
+        format!(
+            "payment {payment} has another settlement transaction, {earlier}, that may still land"
+        ),
+    )
+    .hint("retry the request that sent it (it returns its outcome), or this one once its blockhash has expired (about a minute)")
 }
 
 fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {

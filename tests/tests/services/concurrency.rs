@@ -11,7 +11,7 @@ use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
 use trust_gate_migrations::demo;
 
 /// The facilitator's lamports.
-async fn fee_payer_balance(s: &Services) -> u64 {
+pub async fn fee_payer_balance(s: &Services) -> u64 {
     s.env
         .rpc
         .get_balance(&s.env.world.facilitator.pubkey())

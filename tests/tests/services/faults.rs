@@ -23,26 +23,33 @@ use trust_gate_migrations::demo;
 
 /// What the proxy does with a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
+pub enum Mode {
     /// Forwards everything.
     Forward,
     /// Forwards everything but answers getSignatureStatuses "not found yet".
     HideStatuses,
     /// Answers nothing but 503 (the backend is down).
     Down,
+    /// As a cluster's RPC node: sendTransaction's preflight simulation, then
+    /// [`CLUSTER_LATENCY`] on the way to the leader before it executes. Two transactions
+    /// may both pass their simulation before either executes.
+    Cluster,
 }
 
-struct Proxy {
+/// The time between a send's preflight simulation and its execution, in [`Mode::Cluster`].
+pub const CLUSTER_LATENCY: Duration = Duration::from_millis(25);
+
+pub struct Proxy {
     upstream: String,
     mode: Mutex<Mode>,
     http: reqwest::Client,
     /// sendTransaction requests received, and those the chain answered.
-    sends: AtomicUsize,
-    sent: AtomicUsize,
+    pub sends: AtomicUsize,
+    pub sent: AtomicUsize,
 }
 
 impl Proxy {
-    fn set(&self, m: Mode) {
+    pub fn set(&self, m: Mode) {
         *self.mode.lock().unwrap() = m;
     }
 }
@@ -64,6 +71,29 @@ async fn relay(State(p): State<Arc<Proxy>>, body: Bytes) -> Response {
     if method == "sendTransaction" {
         p.sends.fetch_add(1, Ordering::SeqCst);
     }
+    let mut body = body;
+    if mode == Mode::Cluster && method == "sendTransaction" {
+        let params = &request["params"];
+        let preflight = json!({"jsonrpc": "2.0", "id": 0, "method": "simulateTransaction",
+            "params": [params[0], {"encoding": params[1]["encoding"], "sigVerify": true,
+                "commitment": "confirmed"}]});
+        let sim: Value = match p.http.post(&p.upstream).json(&preflight).send().await {
+            Ok(r) => r.json().await.unwrap_or(Value::Null),
+            Err(_) => return StatusCode::BAD_GATEWAY.into_response(),
+        };
+        let result = &sim["result"]["value"];
+        if !result["err"].is_null() {
+            return axum::Json(json!({"jsonrpc": "2.0", "id": request["id"], "error": {
+                "code": -32002,
+                "message": format!("Transaction simulation failed: {}", result["err"]),
+                "data": result}}))
+            .into_response();
+        }
+        tokio::time::sleep(CLUSTER_LATENCY).await;
+        let mut send = request.clone();
+        send["params"][1]["skipPreflight"] = true.into();
+        body = Bytes::from(serde_json::to_vec(&send).unwrap());
+    }
     match p
         .http
         .post(&p.upstream)
@@ -84,7 +114,7 @@ async fn relay(State(p): State<Arc<Proxy>>, body: Bytes) -> Response {
     }
 }
 
-async fn start_proxy(upstream: String) -> (Arc<Proxy>, String) {
+pub async fn start_proxy(upstream: String) -> (Arc<Proxy>, String) {
     let proxy = Arc::new(Proxy {
         upstream,
         mode: Mutex::new(Mode::Forward),
@@ -117,16 +147,14 @@ async fn facilitator_via(
 
 /// A facilitator on a runtime of its own, so that it can be killed as a process dies: its
 /// connections and in-flight requests vanish with the runtime.
-struct Killable {
-    url: String,
+pub struct Killable {
+    pub url: String,
     kill: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Killable {
-    async fn start(s: &Services, rpc_url: &str) -> Killable {
-        let mut c = services::config(&s.env, rpc_url);
-        c.confirm_timeout = Duration::from_secs(20);
+    pub async fn start(c: trust_gate_facilitator::Config) -> Killable {
         let (url_tx, url_rx) = tokio::sync::oneshot::channel();
         let (kill, killed) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -154,7 +182,7 @@ impl Killable {
         }
     }
 
-    fn kill(&mut self) {
+    pub fn kill(&mut self) {
         if let Some(k) = self.kill.take() {
             let _ = k.send(());
         }
@@ -164,7 +192,7 @@ impl Killable {
     }
 }
 
-async fn settle_at(s: &Services, url: &str, body: &Value) -> (u16, Value) {
+pub async fn settle_at(s: &Services, url: &str, body: &Value) -> (u16, Value) {
     let r = s
         .http
         .post(format!("{url}/settle"))
@@ -176,7 +204,7 @@ async fn settle_at(s: &Services, url: &str, body: &Value) -> (u16, Value) {
 }
 
 /// A fresh payment of the demo price by the tier-3 payer, as a /settle body.
-async fn payment(s: &Services) -> Value {
+pub async fn payment(s: &Services) -> Value {
     let p = prepared(s).await;
     let ixs = settle::compose(&p.builder, &p.settlement, AtomicityEnforced::TRUE).unwrap();
     request(&p, &signed(s, &p, &ixs).await)
@@ -252,7 +280,9 @@ async fn the_rpc_going_down_mid_settlement_and_coming_back_settles_once() {
 async fn a_facilitator_killed_between_send_and_confirmation_settles_once_after_a_restart() {
     let s = services::start().await;
     let (proxy, rpc) = start_proxy(s.env.localnet.rpc_url()).await;
-    let mut first = Killable::start(&s, &rpc).await;
+    let mut c = services::config(&s.env, &rpc);
+    c.confirm_timeout = Duration::from_secs(20);
+    let mut first = Killable::start(c).await;
     let url = first.url.clone();
     let before = ledger(&s).await;
     let body = payment(&s).await;

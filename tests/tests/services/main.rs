@@ -16,6 +16,7 @@ mod hostile;
 #[path = "../localnet/node.rs"]
 mod node;
 mod real_registry;
+mod replicas;
 mod services;
 mod settle;
 mod soak;

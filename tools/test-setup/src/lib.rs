@@ -8,8 +8,13 @@
 //! threads, and test binaries may run as parallel processes), and again only when its lock or
 //! requirements file changes, which a stamp beside the installed packages records. A missing
 //! tool is a one-line error naming what to install.
+//!
+//! Also [`RedisServer`]: a `redis-server` of a test's own, on a free loopback port.
 
+mod redis_server;
 mod tools;
+
+pub use redis_server::RedisServer;
 
 use std::fs::{self, File};
 use std::io::Write;

@@ -1,0 +1,339 @@
+//! Where /settle's two guarantees live: one settlement at a time per payer agent, and a sent
+//! settlement that a retry finds.
+//!
+//! In process (the default): the payer lock of [`crate::payer_locks`], and no records (a
+//! retry of the same request co-signs the same message into the same signature, which the
+//! send recognizes). With Redis (`--redis-url`), shared by every replica: the payer lock is
+//! also a Redis lock (see [`crate::redis_store`]), and a settlement's signature is claimed for
+//! its payment before the send, so a retry on any replica returns it instead of sending.
+//!
+//! The in-process lock is taken first even with Redis: a replica's own settlements of one
+//! payer queue fairly in memory, and only one of them at a time polls Redis.
+
+use crate::payer_locks::{PayerGuard, PayerLocks};
+use crate::redis_store::RedisStore;
+use serde::Serialize;
+use solana_sdk::hash::Hash;
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Signature;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A pending record outlives the transaction it names: once its blockhash has expired
+/// (150 slots, about a minute on a cluster) the transaction can no longer land.
+const PENDING_TTL: Duration = Duration::from_secs(300);
+
+/// The shared store failed (unreachable, or an error answer): nothing may be sent.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("the lock store {store} is unavailable: {message}")]
+pub struct StoreUnavailable {
+    pub store: String,
+    pub message: String,
+}
+
+/// The transaction sent (or about to be) for a payment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PendingRecord {
+    pub signature: Signature,
+    /// Its recent blockhash: once no longer valid, the transaction can no longer land.
+    pub blockhash: Hash,
+}
+
+impl PendingRecord {
+    fn encode(&self) -> String {
+        format!("{} {}", self.signature, self.blockhash)
+    }
+
+    fn decode(s: &str) -> Option<Self> {
+        let (sig, hash) = s.split_once(' ')?;
+        Some(PendingRecord {
+            signature: Signature::from_str(sig).ok()?,
+            blockhash: Hash::from_str(hash).ok()?,
+        })
+    }
+}
+
+/// What claiming a payment's record found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Written now: this settlement is the payment's.
+    Ours,
+    /// Already this very transaction's (a retry whose first send may or may not have gone).
+    Same,
+    /// Another transaction of the same payment was claimed before.
+    Other(PendingRecord),
+}
+
+/// What /healthz reports of the store.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreHealth {
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    pub ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+pub struct LockStore {
+    local: PayerLocks,
+    shared: Option<Arc<RedisStore>>,
+    lock_ttl: Duration,
+}
+
+/// A payer's turn: held from before the send until the confirmation.
+pub struct Turn<'a> {
+    local: Option<PayerGuard<'a>>,
+    shared: Option<(Arc<RedisStore>, String, String)>,
+}
+
+impl LockStore {
+    /// The in-process store: one replica only.
+    pub fn in_process() -> Self {
+        LockStore {
+            local: PayerLocks::default(),
+            shared: None,
+            lock_ttl: Duration::ZERO,
+        }
+    }
+
+    /// The Redis store at `url`; a lock expires after `lock_ttl` unless released. Makes no
+    /// round trip (see [`LockStore::health`]).
+    pub fn redis(url: &str, lock_ttl: Duration) -> Result<Self, String> {
+        Ok(LockStore {
+            local: PayerLocks::default(),
+            shared: Some(Arc::new(RedisStore::new(url)?)),
+            lock_ttl,
+        })
+    }
+
+    /// `in-process`, or where the shared store is (never its credentials).
+    pub fn name(&self) -> &str {
+        self.shared.as_ref().map_or("in-process", |s| &s.name)
+    }
+
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// How long a Redis lock lives unless released (zero in process).
+    pub fn lock_ttl(&self) -> Duration {
+        self.lock_ttl
+    }
+
+    /// Redis commands sent so far (0 in process).
+    pub fn round_trips(&self) -> u64 {
+        self.shared.as_ref().map_or(0, |s| s.round_trips())
+    }
+
+    fn unavailable(&self, e: redis::RedisError) -> StoreUnavailable {
+        StoreUnavailable {
+            store: self.name().to_string(),
+            message: e.to_string(),
+        }
+    }
+
+    /// Waits until no other settlement of `payer` runs, on this replica or (with Redis) any.
+    pub async fn lock(&self, payer: Pubkey) -> Result<Turn<'_>, StoreUnavailable> {
+        let local = self.local.lock(payer).await;
+        let Some(store) = &self.shared else {
+            return Ok(Turn {
+                local: Some(local),
+                shared: None,
+            });
+        };
+        let key = format!("trust-gate:payer-lock:{payer}");
+        let token = format!("{:032x}", rand::random::<u128>());
+        store
+            .lock(&key, &token, self.lock_ttl)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(Turn {
+            local: Some(local),
+            shared: Some((store.clone(), key, token)),
+        })
+    }
+
+    /// The record of payment `payment_id_hash` settled by `facilitator`, if any.
+    pub async fn pending(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+    ) -> Result<Option<PendingRecord>, StoreUnavailable> {
+        let Some(store) = &self.shared else {
+            return Ok(None);
+        };
+        let found = store
+            .get(&pending_key(facilitator, payment_id_hash))
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(found.as_deref().and_then(PendingRecord::decode))
+    }
+
+    /// Claims the payment for `record` (in process: always [`Claim::Ours`]).
+    pub async fn claim(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+        record: &PendingRecord,
+    ) -> Result<Claim, StoreUnavailable> {
+        let Some(store) = &self.shared else {
+            return Ok(Claim::Ours);
+        };
+        let key = pending_key(facilitator, payment_id_hash);
+        let found = store
+            .claim(&key, &record.encode(), self.pending_ttl())
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(match found {
+            None => Claim::Ours,
+            Some(v) => match PendingRecord::decode(&v) {
+                Some(r) if r == *record => Claim::Same,
+                Some(r) => Claim::Other(r),
+                // Not a record of ours: take the key over.
+                None => {
+                    store
+                        .replace_if(&key, &v, &record.encode(), self.pending_ttl())
+                        .await
+                        .map_err(|e| self.unavailable(e))?;
+                    Claim::Ours
+                }
+            },
+        })
+    }
+
+    /// Replaces `old` with `new`; false when the record no longer was `old`.
+    pub async fn replace(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+        old: &PendingRecord,
+        new: &PendingRecord,
+    ) -> Result<bool, StoreUnavailable> {
+        let Some(store) = &self.shared else {
+            return Ok(true);
+        };
+        store
+            .replace_if(
+                &pending_key(facilitator, payment_id_hash),
+                &old.encode(),
+                &new.encode(),
+                self.pending_ttl(),
+            )
+            .await
+            .map_err(|e| self.unavailable(e))
+    }
+
+    /// Forgets `record` (a transaction that was never sent), so that another transaction
+    /// of the payment may be sent at once. A failure leaves it to expire.
+    pub async fn forget(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+        record: &PendingRecord,
+    ) {
+        let Some(store) = &self.shared else { return };
+        let key = pending_key(facilitator, payment_id_hash);
+        if let Err(e) = store.delete_if(&key, &record.encode()).await {
+            tracing::warn!(store = %store.name, error = %e, "could not forget an unsent settlement; it expires by itself");
+        }
+    }
+
+    /// Whether the store answers now (a round trip with Redis).
+    pub async fn health(&self) -> StoreHealth {
+        let Some(store) = &self.shared else {
+            return StoreHealth {
+                kind: "in-process",
+                url: None,
+                ok: true,
+                error: None,
+            };
+        };
+        let error = store.ping().await.err().map(|e| e.to_string());
+        StoreHealth {
+            kind: "redis",
+            url: Some(store.name.clone()),
+            ok: error.is_none(),
+            error,
+        }
+    }
+
+    fn pending_ttl(&self) -> Duration {
+        PENDING_TTL.max(self.lock_ttl)
+    }
+}
+
+fn pending_key(facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> String {
+    format!(
+        "trust-gate:pending:{facilitator}:{}",
+        trust_gate_client::decode::hex(payment_id_hash)
+    )
+}
+
+impl Turn<'_> {
+    /// Ends the turn: the Redis lock is deleted if this turn still holds it.
+    pub async fn release(mut self) {
+        if let Some((store, key, token)) = self.shared.take() {
+            release(&store, &key, &token).await;
+        }
+        drop(self.local.take());
+    }
+}
+
+impl Drop for Turn<'_> {
+    /// A turn dropped without [`Turn::release`] (the request was cancelled): the Redis lock
+    /// is released in the background.
+    fn drop(&mut self) {
+        if let Some((store, key, token)) = self.shared.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { release(&store, &key, &token).await });
+            }
+        }
+    }
+}
+
+async fn release(store: &RedisStore, key: &str, token: &str) {
+    match store.delete_if(key, token).await {
+        Ok(true) => {}
+        // Held past its expiry: another settlement of the payer may have run beside it.
+        Ok(false) => tracing::warn!(%key, "a payer lock expired before its settlement ended"),
+        Err(e) => {
+            tracing::warn!(%key, store = %store.name, error = %e, "could not release a payer lock; it expires by itself")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pending_record_reads_back_and_nothing_else_does() {
+        let r = PendingRecord {
+            signature: Signature::from([7; 64]),
+            blockhash: Hash::new_from_array([9; 32]),
+        };
+        assert_eq!(PendingRecord::decode(&r.encode()), Some(r));
+        for bad in ["", "x", "1 2", &r.signature.to_string()] {
+            assert_eq!(PendingRecord::decode(bad), None, "{bad:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn in_process_the_store_keeps_no_records_and_always_answers() {
+        let s = LockStore::in_process();
+        let (f, id) = (Pubkey::new_unique(), [1; 32]);
+        let r = PendingRecord {
+            signature: Signature::from([7; 64]),
+            blockhash: Hash::new_from_array([9; 32]),
+        };
+        assert_eq!(s.claim(&f, &id, &r).await.unwrap(), Claim::Ours);
+        assert_eq!(s.claim(&f, &id, &r).await.unwrap(), Claim::Ours);
+        assert_eq!(s.pending(&f, &id).await.unwrap(), None);
+        assert!(s.health().await.ok);
+        assert_eq!((s.name(), s.round_trips()), ("in-process", 0));
+        s.lock(f).await.unwrap().release().await;
+    }
+}

@@ -1,0 +1,156 @@
+//! The Redis lock store against a real `redis-server` of the test's own: two stores on one
+//! Redis stand for two facilitator replicas.
+
+use solana_sdk::hash::Hash;
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Signature;
+use std::time::{Duration, Instant};
+use trust_gate_facilitator::lock_store::{Claim, LockStore, PendingRecord};
+use trust_gate_test_setup::RedisServer;
+
+fn replica(redis: &RedisServer, ttl: Duration) -> LockStore {
+    LockStore::redis(&redis.url(), ttl).unwrap()
+}
+
+fn record(n: u8) -> PendingRecord {
+    PendingRecord {
+        signature: Signature::from([n; 64]),
+        blockhash: Hash::new_from_array([n; 32]),
+    }
+}
+
+#[tokio::test]
+async fn replicas_take_one_payer_one_at_a_time_and_other_payers_freely() {
+    let redis = RedisServer::start();
+    let (a, b) = (
+        replica(&redis, Duration::from_secs(30)),
+        replica(&redis, Duration::from_secs(30)),
+    );
+    let (payer, other) = (Pubkey::new_unique(), Pubkey::new_unique());
+    let held = a.lock(payer).await.unwrap();
+    // Another replica takes another payer at once...
+    tokio::time::timeout(Duration::from_secs(1), b.lock(other))
+        .await
+        .expect("another payer is not blocked")
+        .unwrap()
+        .release()
+        .await;
+    // ...and waits for this one until the holder releases it.
+    let waiting = tokio::time::timeout(Duration::from_millis(300), b.lock(payer)).await;
+    assert!(waiting.is_err(), "a second replica took a held payer lock");
+    held.release().await;
+    tokio::time::timeout(Duration::from_secs(1), b.lock(payer))
+        .await
+        .expect("released: the other replica takes it")
+        .unwrap()
+        .release()
+        .await;
+    assert!(a.round_trips() >= 2 && b.round_trips() >= 4);
+}
+
+#[tokio::test]
+async fn replicas_a_lock_whose_holder_died_frees_itself_at_expiry_and_only_its_holder_releases_it()
+{
+    let redis = RedisServer::start();
+    let ttl = Duration::from_millis(400);
+    let (dead, live) = (replica(&redis, ttl), replica(&redis, ttl));
+    let payer = Pubkey::new_unique();
+    // The holder dies: its turn is never released.
+    std::mem::forget(dead.lock(payer).await.unwrap());
+    let start = Instant::now();
+    let turn = tokio::time::timeout(Duration::from_secs(5), live.lock(payer))
+        .await
+        .expect("the dead holder's lock expired")
+        .unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(300),
+        "taken before its expiry: {:?}",
+        start.elapsed()
+    );
+    drop(turn);
+
+    // A holder whose lock expired does not release the next holder's. (`dead` still holds
+    // the payer in its own process: the forgotten turn; a new replica stands in.)
+    let slow = replica(&redis, ttl);
+    let late = slow.lock(payer).await.unwrap();
+    tokio::time::sleep(ttl + Duration::from_millis(100)).await;
+    let next = live.lock(payer).await.unwrap();
+    late.release().await;
+    let third = replica(&redis, Duration::from_secs(5));
+    let stolen = tokio::time::timeout(Duration::from_millis(150), third.lock(payer)).await;
+    assert!(
+        stolen.is_err(),
+        "a late release freed another holder's lock"
+    );
+    next.release().await;
+}
+
+#[tokio::test]
+async fn replicas_share_a_payments_pending_record() {
+    let redis = RedisServer::start();
+    let (a, b) = (
+        replica(&redis, Duration::from_secs(30)),
+        replica(&redis, Duration::from_secs(30)),
+    );
+    let (fee_payer, id) = (Pubkey::new_unique(), [3u8; 32]);
+    let (first, second) = (record(1), record(2));
+    assert_eq!(b.pending(&fee_payer, &id).await.unwrap(), None);
+    assert_eq!(a.claim(&fee_payer, &id, &first).await.unwrap(), Claim::Ours);
+    // Any replica sees it; the same transaction again is the same claim, another is not.
+    assert_eq!(b.pending(&fee_payer, &id).await.unwrap(), Some(first));
+    assert_eq!(b.claim(&fee_payer, &id, &first).await.unwrap(), Claim::Same);
+    assert_eq!(
+        b.claim(&fee_payer, &id, &second).await.unwrap(),
+        Claim::Other(first)
+    );
+    // Another facilitator's payment of the same id is its own.
+    let other_fee_payer = Pubkey::new_unique();
+    assert_eq!(
+        b.claim(&other_fee_payer, &id, &second).await.unwrap(),
+        Claim::Ours
+    );
+    // Only the record that is there is replaced or forgotten.
+    assert!(!b.replace(&fee_payer, &id, &second, &first).await.unwrap());
+    assert!(b.replace(&fee_payer, &id, &first, &second).await.unwrap());
+    a.forget(&fee_payer, &id, &first).await;
+    assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), Some(second));
+    a.forget(&fee_payer, &id, &second).await;
+    assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn replicas_with_redis_down_get_an_error_naming_it_and_recover_when_it_is_back() {
+    let mut redis = RedisServer::start();
+    let store = replica(&redis, Duration::from_secs(30));
+    let payer = Pubkey::new_unique();
+    store.lock(payer).await.unwrap().release().await;
+    assert!(store.health().await.ok);
+
+    redis.stop();
+    let err = match store.lock(payer).await {
+        Ok(_) => panic!("a lock was taken with Redis down"),
+        Err(e) => e,
+    };
+    assert_eq!(err.store, redis.url());
+    assert!(err.to_string().contains(&redis.url()), "{err}");
+    let health = store.health().await;
+    assert!(!health.ok && health.error.is_some());
+    assert!(store.pending(&payer, &[1; 32]).await.is_err());
+
+    redis.restart();
+    let start = Instant::now();
+    loop {
+        match store.lock(payer).await {
+            Ok(t) => {
+                t.release().await;
+                break;
+            }
+            Err(e) => assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "no reconnection: {e}"
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(store.health().await.ok);
+}
