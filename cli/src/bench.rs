@@ -43,7 +43,7 @@ pub struct LocalnetBench {
     /// `bench facilitator` only: also measure /settle on 1, 2, ... N facilitator replicas
     /// sharing this Redis (`redis://host:port`, one you run), the clients spread round-robin
     /// over them.
-    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
+    #[arg(long)]
     pub redis_url: Option<String>,
     /// `bench facilitator` only: the most replicas to measure with `--redis-url` (1 to 8;
     /// default 3).
@@ -368,4 +368,51 @@ pub async fn send_and_confirm(
         wait = (wait * 2).min(std::time::Duration::from_millis(200));
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        bench: BenchCommand,
+    }
+
+    fn facilitator(args: &[&str]) -> Result<LocalnetBench, String> {
+        let cli = Cli::try_parse_from(["bench", "facilitator"].iter().chain(args))
+            .map_err(|e| e.to_string())?;
+        let BenchCommand::Facilitator(a) = cli.bench else {
+            unreachable!()
+        };
+        a.validate().map(|_| a)
+    }
+
+    #[test]
+    fn replicas_need_a_redis_url_and_a_count_from_one_to_eight() {
+        let a = facilitator(&["--redis-url", "redis://127.0.0.1:6379", "--replicas", "2"]).unwrap();
+        assert_eq!(a.replicas, Some(2));
+        let a = facilitator(&["--redis-url", "redis://127.0.0.1:6379"]).unwrap();
+        assert_eq!((a.replicas, a.redis_url.is_some()), (None, true));
+        for (args, says) in [
+            (&["--replicas", "2"][..], "--redis-url"),
+            (
+                &["--redis-url", "redis://127.0.0.1:6379", "--replicas", "9"][..],
+                "between 1 and 8",
+            ),
+            (
+                &["--redis-url", "redis://127.0.0.1:6379", "--replicas", "0"][..],
+                "between 1 and 8",
+            ),
+            (
+                &["--redis-url", "http://127.0.0.1:6379"][..],
+                "--redis-url: ",
+            ),
+        ] {
+            let err = facilitator(args).map(|_| ()).unwrap_err();
+            assert!(err.contains(says), "{args:?}: {err}");
+        }
+    }
 }

@@ -123,23 +123,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     }
     let templates = Arc::new(templates);
     let signers = Arc::new(signers);
-    // Every settlement creates a FeedbackEmissionLog whose rent (about 0.0023 SOL) the
-    // facilitator pays: fund it for tens of thousands of them.
-    let before = rpc
-        .get_balance(&fee_payer)
-        .await
-        .map_err(|e| e.to_string())?;
-    rpc.request_airdrop(&fee_payer, 100_000_000_000)
-        .await
-        .map_err(|e| format!("funding the facilitator: {e}"))?;
-    if rpc
-        .get_balance(&fee_payer)
-        .await
-        .map_err(|e| e.to_string())?
-        <= before
-    {
-        return Err("funding the facilitator: the airdrop did not land".into());
-    }
+    fund(&rpc, &fee_payer).await?;
     let blockhash = rpc
         .get_latest_blockhash()
         .await
@@ -193,11 +177,12 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         .await
         .with_calls_since(&localnet, calls);
     // The same, one settlement at a time per payer, as /settle runs them so that none fails
-    // on chain (see the facilitator's payer_locks): what one payer's settlements can reach.
+    // on chain (see the facilitator's lock_store): what one payer's settlements can reach.
     eprintln!(
         "settlement floor, one at a time per payer: {settle_seconds} s, {} clients ...",
         a.concurrency
     );
+    fund(&rpc, &fee_payer).await?;
     let calls = rpc_calls(&localnet);
     let floor_serial = drive(a.concurrency, settle_duration, floor_of(true))
         .await
@@ -206,6 +191,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         "POST /settle: {settle_seconds} s, {} clients ...",
         a.concurrency
     );
+    fund(&rpc, &fee_payer).await?;
     let payments = Arc::new(Payments {
         http: http.clone(),
         config: Arc::new(demo_config),
@@ -243,7 +229,9 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 args.redis_url = Some(redis_url.clone());
                 servers.push(crate::services::start_facilitator(&args).await?);
             }
-            // A fresh blockhash per phase: the phases together may outlast one.
+            // Fresh funds and a fresh blockhash per phase: the phases together may spend more
+            // and outlast one.
+            fund(&rpc, &fee_payer).await?;
             let mut phase = Payments::clone(&payments);
             phase.blockhash = rpc
                 .get_latest_blockhash()
@@ -338,6 +326,30 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 summary.calls_per_request().unwrap_or_default(),
             );
         }
+    }
+    Ok(())
+}
+
+/// Every settlement creates a FeedbackEmissionLog whose rent (about 0.0023 SOL) the
+/// facilitator pays: 100 SOL more for some 40 000 of them.
+async fn fund(
+    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
+    fee_payer: &solana_sdk::pubkey::Pubkey,
+) -> Result<(), String> {
+    let before = rpc
+        .get_balance(fee_payer)
+        .await
+        .map_err(|e| e.to_string())?;
+    rpc.request_airdrop(fee_payer, 100_000_000_000)
+        .await
+        .map_err(|e| format!("funding the facilitator: {e}"))?;
+    if rpc
+        .get_balance(fee_payer)
+        .await
+        .map_err(|e| e.to_string())?
+        <= before
+    {
+        return Err("funding the facilitator: the airdrop did not land".into());
     }
     Ok(())
 }

@@ -95,11 +95,13 @@ impl Config {
 }
 
 impl Config {
-    /// How long a payer's Redis lock lives unless released: longer than the settlement
-    /// deadline it covers (the send, then the confirmation, each cut at its timeout), so
-    /// that it expires only when its holder died.
+    /// How long a payer's Redis lock lives unless released: longer than a settlement can
+    /// hold it, so that it expires only when its holder died. A settlement holds it for the
+    /// reads before its send (cut at the send timeout), the send (cut there too), then the
+    /// confirmation (cut at its timeout) or, after a refusal, a status read (the send
+    /// timeout); the margin covers the store's own round trips. 55 s by default.
     pub fn lock_ttl(&self) -> Duration {
-        self.send_timeout + self.confirm_timeout + LOCK_MARGIN
+        self.send_timeout * 2 + self.confirm_timeout.max(self.send_timeout) + LOCK_MARGIN
     }
 }
 

@@ -114,15 +114,6 @@ impl LockStore {
         self.shared.as_ref().map_or("in-process", |s| &s.name)
     }
 
-    pub fn is_shared(&self) -> bool {
-        self.shared.is_some()
-    }
-
-    /// How long a Redis lock lives unless released (zero in process).
-    pub fn lock_ttl(&self) -> Duration {
-        self.lock_ttl
-    }
-
     /// Redis commands sent so far (0 in process).
     pub fn round_trips(&self) -> u64 {
         self.shared.as_ref().map_or(0, |s| s.round_trips())

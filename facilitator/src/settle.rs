@@ -2,12 +2,17 @@
 //! preflight (the cluster's simulation), confirm. A replay of a settled transaction returns
 //! the first signature.
 //!
-//! Replays need no cache: Ed25519 signatures are deterministic, so co-signing the same
-//! message again gives the same transaction signature, whose status the cluster knows.
+//! Replays need no cache in one process: Ed25519 signatures are deterministic, so co-signing
+//! the same message again gives the same transaction signature, whose status the cluster
+//! knows. Replicas on Redis also write the signature for the payment before the send (see
+//! [`crate::lock_store`]), so that a retry on another replica answers without sending, and a
+//! second transaction of the same payment waits while the first may still land.
 //!
-//! Settlements of one payer agent run one at a time (see [`crate::payer_locks`]), so each
+//! Settlements of one payer agent run one at a time, across replicas with Redis, so each
 //! simulation sees the counters the previous one committed; a settlement that still fails on
-//! chain is named exactly as /verify names a refusal (the Deny's code, name and headers).
+//! chain is named exactly as /verify names a refusal (the Deny's code, name and headers). The
+//! store failing before the send is 503 `lock_store_unavailable`: nothing is sent without the
+//! lock.
 
 use crate::adapter::{self, Expectations, GateContext};
 use crate::inspect::{self, Expected, Verified};
@@ -58,6 +63,8 @@ enum Sent {
     Pending,
     /// Landed and failed.
     Failed(TransactionError),
+    /// Refused by the preflight simulation: never sent.
+    Refused(TransactionError, Vec<String>),
 }
 
 fn landed_as(done: Result<(), TransactionError>, replayed: bool) -> Sent {
@@ -179,7 +186,7 @@ impl Facilitator {
         }
 
         let turn = store.lock(ctx.payer_asset).await.map_err(unavailable)?;
-        let outcome = self.settle_in_turn(&tx, &record, gate_index, &ctx).await;
+        let outcome = self.settle_in_turn(&tx, &record, &ctx).await;
         turn.release().await;
         match outcome? {
             Sent::Landed { replayed: false } => {
@@ -195,6 +202,10 @@ impl Facilitator {
                 Ok(settled(false, true))
             }
             Sent::Failed(err) => Err(failed(err).await),
+            // Named after the turn: the payer's next settlement need not wait for it.
+            Sent::Refused(err, logs) => Err(self
+                .refusal(err, &logs, gate_index, &feedback_log, &ctx)
+                .await),
         }
     }
 
@@ -202,11 +213,15 @@ impl Facilitator {
     /// cluster simulates it; a gate refusal comes back as the simulation's error) and read
     /// its status: two RPC round trips when all goes well. A replay or a payment settled by
     /// another transaction is recognized from the send's own error, never by reads up front.
+    ///
+    /// How long it may hold the payer's lock is bounded (see `Config::lock_ttl`): the reads
+    /// before the send within one send timeout, the send within another, then the
+    /// confirmation within its timeout or, after a refusal, one status read within a send
+    /// timeout.
     async fn settle_in_turn(
         &self,
         tx: &VersionedTransaction,
         record: &PendingRecord,
-        gate_index: u8,
         ctx: &GateContext,
     ) -> Result<Sent, Rejection> {
         let (store, fac, id) = (&self.lock_store, self.facilitator(), &ctx.payment_id_hash);
@@ -217,11 +232,11 @@ impl Facilitator {
             // its replica may have died before the send, so it is sent again: the same
             // signature, of which the cluster lands at most one.
             Claim::Same => {
-                if let Some(done) = self.landed(signature).await? {
+                if let Some(done) = self.within(self.landed(signature)).await? {
                     return Ok(landed_as(done, true));
                 }
             }
-            Claim::Other(earlier) => self.take_over(&earlier, record, ctx).await?,
+            Claim::Other(earlier) => self.within(self.take_over(&earlier, record, ctx)).await?,
         }
         let config = RpcSendTransactionConfig {
             skip_preflight: false,
@@ -254,20 +269,27 @@ impl Facilitator {
         };
         // The same transaction may have landed already (a retry, or a concurrent
         // request): its status says so, and the first signature is the answer.
-        if let Some(done) = self.landed(signature).await? {
+        if let Some(done) = self.within(self.landed(signature)).await? {
             return Ok(landed_as(done, true));
         }
         // Refused in preflight, so never sent: another transaction of the payment may go.
         store.forget(&fac, id, record).await;
-        Err(self
-            .refusal(
-                err,
-                &logs,
-                gate_index,
-                &self.builder.pda.feedback_log(&fac, id),
-                ctx,
-            )
-            .await)
+        Ok(Sent::Refused(err, logs))
+    }
+
+    /// `work`'s answer, or 502 when the RPC has not given it within the send timeout.
+    async fn within<T>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, Rejection>>,
+    ) -> Result<T, Rejection> {
+        tokio::time::timeout(self.send_timeout, work)
+            .await
+            .unwrap_or_else(|_| {
+                Err(rpc_rejection(format!(
+                    "no answer within {} s",
+                    self.send_timeout.as_secs_f64()
+                )))
+            })
     }
 
     /// Another transaction of this payment was claimed before `ours`. While its blockhash is

@@ -179,7 +179,7 @@ async fn replicas_a_replica_killed_between_send_and_confirmation_the_retry_elsew
     let payer_asset = s.env.world.payer(3).unwrap().asset();
     let lock_key = format!("trust-gate:payer-lock:{payer_asset}");
     // The replica to be killed confirms for up to 3 s and gives its send 2 s: its lock lives
-    // 10 s (send + confirmation + margin) unless released.
+    // 12 s (see `Config::lock_ttl`) unless released.
     let mut c = replica_config(&s, &rpc, &redis);
     c.confirm_timeout = Duration::from_secs(3);
     c.send_timeout = Duration::from_secs(2);
