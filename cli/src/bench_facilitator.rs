@@ -214,10 +214,6 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let mut replicated = Vec::new();
     if let Some(redis_url) = &a.redis_url {
         for n in 1..=a.replicas.unwrap_or(3) {
-            eprintln!(
-                "POST /settle on {n} replica(s) sharing {redis_url}: {settle_seconds} s, {} clients ...",
-                a.concurrency
-            );
             let mut servers = Vec::new();
             for _ in 0..n {
                 let mut args = crate::services::FacilitatorArgs::for_demo(
@@ -229,6 +225,12 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 args.redis_url = Some(redis_url.clone());
                 servers.push(crate::services::start_facilitator(&args).await?);
             }
+            // The store's name, never the URL's credentials.
+            let store = servers[0].facilitator.lock_store.name();
+            eprintln!(
+                "POST /settle on {n} replica(s) sharing {store}: {settle_seconds} s, {} clients ...",
+                a.concurrency
+            );
             // Fresh funds and a fresh blockhash per phase: the phases together may spend more
             // and outlast one.
             fund(&rpc, &fee_payer).await?;
