@@ -183,12 +183,18 @@ impl LockStore {
             Some(v) => match PendingRecord::decode(&v) {
                 Some(r) if r == *record => Claim::Same,
                 Some(r) => Claim::Other(r),
-                // Not a record of ours: take the key over.
+                // Not a record of ours: take the key over, unless it changed meanwhile.
                 None => {
-                    store
+                    let taken = store
                         .replace_if(&key, &v, &record.encode(), self.pending_ttl())
                         .await
                         .map_err(|e| self.unavailable(e))?;
+                    if !taken {
+                        return Err(StoreUnavailable {
+                            store: self.name().to_string(),
+                            message: format!("{key} changed while it was being claimed"),
+                        });
+                    }
                     Claim::Ours
                 }
             },

@@ -116,6 +116,26 @@ async fn replicas_share_a_payments_pending_record() {
     assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), Some(second));
     a.forget(&fee_payer, &id, &second).await;
     assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), None);
+
+    // A value that is no record (written by hand) is taken over.
+    let key = format!(
+        "trust-gate:pending:{fee_payer}:{}",
+        trust_gate_client::decode::hex(&id)
+    );
+    let mut con = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let () = redis::cmd("SET")
+        .arg(&key)
+        .arg("not a record")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), None);
+    assert_eq!(a.claim(&fee_payer, &id, &first).await.unwrap(), Claim::Ours);
+    assert_eq!(b.pending(&fee_payer, &id).await.unwrap(), Some(first));
 }
 
 #[tokio::test]
