@@ -1,6 +1,7 @@
 //! Faults between the facilitator and the chain: a JSON-RPC proxy on loopback that can hide
-//! signature statuses or stop answering, and a facilitator killed between the send and the
-//! confirmation. In every case the payment settles exactly once: a settlement whose outcome
+//! signature statuses or stop answering (or, for the replicas tests, put a cluster's delay
+//! between a send's preflight and its execution), and a facilitator killed between the send
+//! and the confirmation. In every case the payment settles exactly once: a settlement whose outcome
 //! is not known in time answers 202 `settlement_pending` with its signature (never a
 //! failure), and the client's retry of the same request returns that signature.
 
