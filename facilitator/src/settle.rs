@@ -175,20 +175,20 @@ impl Facilitator {
 
         // A retry of a settlement that a replica (this one or another) sent: its outcome,
         // without sending again or waiting for the payer's turn.
-        if store.pending(&fac, id).await.map_err(unavailable)? == Some(record) {
-            if let Some(done) = self.landed(&signature).await? {
-                tracing::info!(%signature, "replayed settlement (pending record)");
-                return match done {
-                    Ok(()) => Ok(settled(true, false)),
-                    Err(err) => Err(failed(err).await),
-                };
+        let replayed = match store.pending(&fac, id).await.map_err(unavailable)? {
+            Some(r) if r == record => self.landed(&signature).await?,
+            _ => None,
+        };
+        let outcome = match replayed {
+            Some(done) => landed_as(done, true),
+            None => {
+                let turn = store.lock(ctx.payer_asset).await.map_err(unavailable)?;
+                let outcome = self.settle_in_turn(&tx, &record, &ctx).await;
+                turn.release().await;
+                outcome?
             }
-        }
-
-        let turn = store.lock(ctx.payer_asset).await.map_err(unavailable)?;
-        let outcome = self.settle_in_turn(&tx, &record, &ctx).await;
-        turn.release().await;
-        match outcome? {
+        };
+        match outcome {
             Sent::Landed { replayed: false } => {
                 tracing::info!(%signature, %payer, "settled");
                 Ok(settled(false, false))
@@ -312,15 +312,10 @@ impl Facilitator {
         if live {
             match self.landed(&earlier.signature).await? {
                 Some(Ok(())) => {
-                    return Err(Rejection::new(
-                        StatusCode::CONFLICT,
-                        "payment_already_settled",
-                        format!(
-                            "payment {payment} was already settled by transaction {}",
-                            earlier.signature
-                        ),
-                    )
-                    .hint("request a fresh challenge: every payment needs its own memo"))
+                    return Err(already_settled(
+                        &payment,
+                        &format!("transaction {}", earlier.signature),
+                    ))
                 }
                 Some(Err(_)) => {}
                 None => return Err(in_progress(&payment, &earlier.signature)),
@@ -460,15 +455,10 @@ impl Facilitator {
             ) if *i == gate_index + 2
         );
         if exists {
-            return Rejection::new(
-                StatusCode::CONFLICT,
-                "payment_already_settled",
-                format!(
-                    "payment {} was already settled by another transaction (feedback log {feedback_log})",
-                    trust_gate_client::decode::hex(&ctx.payment_id_hash)
-                ),
-            )
-            .hint("request a fresh challenge: every payment needs its own memo");
+            return already_settled(
+                &trust_gate_client::decode::hex(&ctx.payment_id_hash),
+                &format!("another transaction (feedback log {feedback_log})"),
+            );
         }
         let named = errors::explain(&err, logs);
         if named.as_ref().is_some_and(errors::is_engine_paused) {
@@ -551,6 +541,16 @@ fn unavailable(e: StoreUnavailable) -> Rejection {
         format!("{e}; nothing was sent (no fee)"),
     )
     .hint("retry once the store answers again (GET /healthz reports it); /verify does not need it")
+}
+
+/// 409: the payment was settled `by` another transaction.
+fn already_settled(payment: &str, by: &str) -> Rejection {
+    Rejection::new(
+        StatusCode::CONFLICT,
+        "payment_already_settled",
+        format!("payment {payment} was already settled by {by}"),
+    )
+    .hint("request a fresh challenge: every payment needs its own memo")
 }
 
 /// 409: another transaction of the payment was sent and may still land.

@@ -5,6 +5,7 @@
 use crate::services::{self, Services};
 use crate::settle::payer;
 use futures::future::join_all;
+use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
 use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
@@ -17,6 +18,25 @@ pub async fn fee_payer_balance(s: &Services) -> u64 {
         .get_balance(&s.env.world.facilitator.pubkey())
         .await
         .unwrap()
+}
+
+/// The demo policy's velocity ledger and day counter of payer agent `asset` both hold
+/// `amount`.
+pub async fn assert_counted(s: &Services, asset: &Pubkey, amount: u64) {
+    let key = s.env.b.pda.velocity(asset, demo::POLICY_ID);
+    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
+        .await
+        .unwrap()
+        .unwrap();
+    let ledger: VelocityLedger = decode::account("VelocityLedger", &acc.data).unwrap();
+    assert_eq!(ledger.cumulative, amount);
+    let key = s.env.b.pda.policy(asset, demo::POLICY_ID);
+    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
+        .await
+        .unwrap()
+        .unwrap();
+    let policy: PolicyAccount = decode::account("PolicyAccount", &acc.data).unwrap();
+    assert_eq!(policy.day_spent, amount);
 }
 
 /// `trust-gate pay` of the demo resource as the tier-3 payer.
@@ -83,21 +103,7 @@ async fn concurrent_payments_over_the_cap_never_fail_on_chain() {
     }
 
     // The counters are the sum of what settled; tokens moved for exactly those.
-    let settled_amount = (paid as u64 + 1) * demo::PRICE;
-    let key = s.env.b.pda.velocity(&asset, demo::POLICY_ID);
-    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
-        .await
-        .unwrap()
-        .unwrap();
-    let ledger: VelocityLedger = decode::account("VelocityLedger", &acc.data).unwrap();
-    assert_eq!(ledger.cumulative, settled_amount);
-    let key = s.env.b.pda.policy(&asset, demo::POLICY_ID);
-    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
-        .await
-        .unwrap()
-        .unwrap();
-    let policy: PolicyAccount = decode::account("PolicyAccount", &acc.data).unwrap();
-    assert_eq!(policy.day_spent, settled_amount);
+    assert_counted(&s, &asset, (paid as u64 + 1) * demo::PRICE).await;
     assert_eq!(
         s.env.token_balance(&source).await,
         tokens - paid as u64 * demo::PRICE

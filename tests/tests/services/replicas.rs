@@ -3,7 +3,7 @@
 //! per payer across all of them, a retry on any replica finds what another sent, and with
 //! Redis down /settle fails closed while /verify goes on.
 
-use crate::concurrency::fee_payer_balance;
+use crate::concurrency::{assert_counted, fee_payer_balance};
 use crate::faults::{payment, settle_at, start_proxy, Killable, Mode};
 use crate::services::{self, Services};
 use crate::settle::ledger;
@@ -12,7 +12,6 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
 use trust_gate_facilitator::Server;
 use trust_gate_migrations::demo;
 use trust_gate_test_setup::RedisServer;
@@ -142,22 +141,7 @@ async fn replicas_three_settle_one_payers_concurrent_payments_one_at_a_time() {
     for r in &refusals {
         assert_eq!(r, &(402, json!("VelocityWindowExceeded")), "{refusals:?}");
     }
-    let settled_amount = (paid as u64 + 1) * demo::PRICE;
-    assert_eq!(ledger(&s).await, settled_amount);
-    let key = s.env.b.pda.policy(&asset, demo::POLICY_ID);
-    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
-        .await
-        .unwrap()
-        .unwrap();
-    let policy: PolicyAccount = decode::account("PolicyAccount", &acc.data).unwrap();
-    assert_eq!(policy.day_spent, settled_amount);
-    let key = s.env.b.pda.velocity(&asset, demo::POLICY_ID);
-    let acc = trust_gate_client::chain::account(&s.env.rpc, &key)
-        .await
-        .unwrap()
-        .unwrap();
-    let velocity: VelocityLedger = decode::account("VelocityLedger", &acc.data).unwrap();
-    assert_eq!(velocity.cumulative, settled_amount);
+    assert_counted(&s, &asset, (paid as u64 + 1) * demo::PRICE).await;
     assert_eq!(
         s.env.token_balance(&source).await,
         tokens - paid as u64 * demo::PRICE
@@ -268,26 +252,9 @@ async fn replicas_with_redis_stopped_mid_run_refuse_to_settle_then_resume_settli
     let (before, lamports) = (ledger(&s).await, fee_payer_balance(&s).await);
 
     // All at once, round-robin; Redis is killed once four have settled.
-    let watcher = {
-        let (rpc, key) = (
-            trust_gate_migrations::rpc(&s.env.localnet.rpc_url()),
-            s.env
-                .b
-                .pda
-                .velocity(&s.env.world.payer(3).unwrap().asset(), demo::POLICY_ID),
-        );
-        async move {
-            loop {
-                let acc = trust_gate_client::chain::account(&rpc, &key)
-                    .await
-                    .unwrap()
-                    .unwrap();
-                let l: VelocityLedger = decode::account("VelocityLedger", &acc.data).unwrap();
-                if l.cumulative >= before + 4 * demo::PRICE {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
+    let watcher = async {
+        while ledger(&s).await < before + 4 * demo::PRICE {
+            tokio::time::sleep(Duration::from_millis(2)).await;
         }
     };
     let urls: Vec<String> = fleet.iter().map(Server::url).collect();
@@ -331,15 +298,7 @@ async fn replicas_with_redis_stopped_mid_run_refuse_to_settle_then_resume_settli
 
     // While it is down: /healthz says so, /settle refuses, /verify answers.
     for f in &fleet {
-        let h: Value = s
-            .http
-            .get(format!("{}/healthz", f.url()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let h = s.get_json(format!("{}/healthz", f.url())).await;
         assert_eq!(h["ok"], false, "{h}");
         assert_eq!(h["lockStore"]["ok"], false, "{h}");
         assert_eq!(h["lockStore"]["url"], redis.url(), "{h}");
@@ -394,15 +353,7 @@ async fn replicas_with_redis_stopped_mid_run_refuse_to_settle_then_resume_settli
         "a settlement failed on chain or was paid twice"
     );
     for f in &fleet {
-        let h: Value = s
-            .http
-            .get(format!("{}/healthz", f.url()))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let h = s.get_json(format!("{}/healthz", f.url())).await;
         assert_eq!(h["ok"], true, "{h}");
     }
 }
