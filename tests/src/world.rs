@@ -388,9 +388,14 @@ impl World {
         amount: u64,
     ) -> Pubkey {
         let ata = get_associated_token_address_with_program_id(owner, mint, program);
-        let payer = self.ctx.payer.pubkey();
-        let create = create_associated_token_account_idempotent(&payer, owner, mint, program);
-        send(&mut self.ctx, &[create], &[]).await.unwrap();
+        // Only when missing: sending the idempotent creation again could be the very same
+        // transaction (same blockhash), which the bank refuses as AlreadyProcessed.
+        let exists = self.ctx.banks_client.get_account(ata).await.unwrap();
+        if exists.is_none() {
+            let payer = self.ctx.payer.pubkey();
+            let create = create_associated_token_account_idempotent(&payer, owner, mint, program);
+            send(&mut self.ctx, &[create], &[]).await.unwrap();
+        }
         if amount > 0 {
             self.deposit(program, mint, &ata, amount).await;
         }
