@@ -1,8 +1,6 @@
 //! `trust-gate`: the one command users run.
 
 mod bench;
-mod bench_facilitator;
-mod bench_peer;
 mod demo_key;
 mod dispute;
 mod mcp;

@@ -1,7 +1,6 @@
 //! `trust-gate facilitator` and `trust-gate demo`: each service alone against any RPC URL
 //! (and the start-up code `trust-gate up` shares).
 
-use crate::up::shutdown_signal;
 use clap::Args;
 use solana_sdk::signer::Signer;
 use std::net::{IpAddr, SocketAddr};
@@ -149,4 +148,26 @@ pub async fn demo(a: DemoArgs) -> Result<(), String> {
     println!("Demo listening on {}", server.url());
     shutdown_signal().await;
     Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
 }

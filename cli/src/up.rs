@@ -1,6 +1,6 @@
 //! `trust-gate up`: the embedded localnet with the demo world, on loopback, until Ctrl-C.
 
-use crate::services::{start_demo, start_facilitator, DemoArgs, FacilitatorArgs};
+use crate::services::{shutdown_signal, start_demo, start_facilitator, DemoArgs, FacilitatorArgs};
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -265,26 +265,4 @@ async fn external_cluster(args: &UpArgs, url: &str) -> Result<(), String> {
     shutdown_signal().await;
     drop(services);
     Ok(())
-}
-
-/// Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term => {},
-    }
 }

@@ -343,7 +343,7 @@ pub async fn attestations_about(
 /// What the clients read of a mint.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mint {
-    pub token_program: crate::settle::TokenProgram,
+    pub token_program: crate::token::TokenProgram,
     pub decimals: u8,
     /// The program a Token-2022 mint's transfers call, if it has a transfer hook.
     pub transfer_hook: Option<Pubkey>,
@@ -360,7 +360,7 @@ pub async fn mint(
     let Some(acc) = account(rpc, mint).await? else {
         return Ok(None);
     };
-    let token_program = crate::settle::TokenProgram::of_owner(&acc.owner, field)?;
+    let token_program = crate::token::TokenProgram::of_owner(&acc.owner, field)?;
     // `decimals` is byte 44 of a mint in both token programs.
     let decimals = *acc
         .data

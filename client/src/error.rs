@@ -1,8 +1,31 @@
-//! The SDK's error type.
+//! The SDK's error type, and two types its variants carry: a named on-chain error (named by
+//! `errors`) and a refused atomicity setting (refused by `settle::AtomicityEnforced`). They
+//! are here, at the bottom, so that every module can return a `ClientError`.
 
-use crate::errors::NamedError;
-use crate::ids::Network;
+use crate::network::Network;
+use serde::Serialize;
 use solana_sdk::transaction::TransactionError;
+
+/// A named on-chain error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NamedError {
+    pub code: u32,
+    pub name: String,
+    /// The program's message, when known.
+    pub message: Option<String>,
+    /// The program that raised it, when known.
+    pub program: Option<String>,
+}
+
+/// Configuration tried to turn atomic settlement off (or spelled "on" as anything but the
+/// boolean `true`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("atomicityEnforced must be the boolean true, got {got}: trust-gate never settles a payment outside one transaction of [gate_payment_strict, TransferChecked, emit_feedback]")]
+pub struct AtomicityNotEnforcedError {
+    /// What the configuration held, as JSON.
+    pub got: String,
+}
 
 /// Everything the SDK can fail with. Variants carry what a caller needs to act: the field
 /// that was wrong, the program id variable to set, the log summary of a failed simulation.
@@ -46,7 +69,7 @@ pub enum ClientError {
     },
 
     #[error(transparent)]
-    AtomicityNotEnforced(#[from] crate::settle::AtomicityNotEnforcedError),
+    AtomicityNotEnforced(#[from] AtomicityNotEnforcedError),
 
     #[error("no IDL for {program}: {remediation}")]
     IdlMissing {

@@ -2,9 +2,9 @@
 //! (read from the bundled IDLs, so the table cannot drift from the programs), and those of the
 //! external registry and engine that the gate's feedback can meet.
 
+pub use crate::error::NamedError;
 use crate::idl;
 use anchor_lang::prelude::Pubkey;
-use serde::Serialize;
 use solana_sdk::instruction::InstructionError;
 use solana_sdk::transaction::TransactionError;
 use std::collections::HashMap;
@@ -199,18 +199,6 @@ pub fn is_engine_paused(named: &NamedError) -> bool {
             .as_deref()
             .and_then(|p| Pubkey::from_str(p).ok())
             .is_some_and(|p| is_engine(&p))
-}
-
-/// A named on-chain error.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NamedError {
-    pub code: u32,
-    pub name: String,
-    /// The program's message, when known.
-    pub message: Option<String>,
-    /// The program that raised it, when known.
-    pub program: Option<String>,
 }
 
 type Table = HashMap<(Pubkey, u32), (String, String)>;

@@ -7,9 +7,9 @@
 //! Overrides are per program; a partial override never falls back to devnet ids.
 
 use crate::error::ClientError;
+pub use crate::network::{caip2_from_genesis, Network, CAIP2_DEVNET, CAIP2_MAINNET};
 use anchor_lang::prelude::{pubkey, Pubkey};
 
-use std::fmt;
 use std::str::FromStr;
 
 /// The external agent registry and reputation engine, per cluster.
@@ -29,49 +29,7 @@ pub mod external {
 /// The value that marks "no deployment of this program on this network".
 pub const SENTINEL: Pubkey = anchor_lang::system_program::ID;
 
-/// CAIP-2 ids of the public clusters (x402 v2 `network`).
-pub const CAIP2_MAINNET: &str = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
-pub const CAIP2_DEVNET: &str = "solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Network {
-    Localnet,
-    Devnet,
-    Mainnet,
-}
-
-impl Network {
-    /// The canonical name (`solana-devnet`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            Network::Localnet => "solana-localnet",
-            Network::Devnet => "solana-devnet",
-            Network::Mainnet => "solana-mainnet",
-        }
-    }
-
-    /// The CAIP-2 id. A localnet's id is derived from its genesis hash, like any cluster's.
-    pub fn caip2(self, genesis_hash: Option<&str>) -> String {
-        match self {
-            Network::Mainnet => CAIP2_MAINNET.to_string(),
-            Network::Devnet => CAIP2_DEVNET.to_string(),
-            Network::Localnet => caip2_from_genesis(genesis_hash.unwrap_or_default()),
-        }
-    }
-}
-
-/// `solana:<first 32 characters of the base58 genesis hash>`.
-pub fn caip2_from_genesis(genesis_hash: &str) -> String {
-    let prefix: String = genesis_hash.chars().take(32).collect();
-    format!("solana:{prefix}")
-}
-
-impl fmt::Display for Network {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
+// Here rather than in `network`: it fails with a `ClientError`, which names a `Network`.
 impl FromStr for Network {
     type Err = ClientError;
 

@@ -1,16 +1,24 @@
 //! trust-gate client SDK.
 //!
+//! Its modules, lowest first. Each imports only modules listed before it, so imports run one
+//! way (`tools/repo-checks/tests/layers.rs` holds the same list and checks it):
+//!
+//! - [`network`]: the clusters by name and CAIP-2 id.
+//! - [`error`]: [`ClientError`], with the named on-chain error and the refused atomicity
+//!   setting it carries.
 //! - [`ids`]: program ids per network (the mainnet sentinel rule), overrides.
+//! - [`token`]: which token program a mint belongs to, its associated token accounts.
 //! - [`pda`]: every account address of the three programs and the external registry/engine.
 //! - [`instructions`]: a [`Builder`] for every instruction.
-//! - [`simulate::gate_payment`]: the decision a real gate would make.
-//! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
-//! - [`chain`]: reads over JSON-RPC.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
+//! - [`chain`]: reads over JSON-RPC.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
 //! - [`errors`]: names of on-chain error codes.
-//! - [`env`]: configuration values from the environment, with errors naming the variable.
+//! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
+//! - [`simulate`]: [`gate_payment`], the decision a real gate would make.
+//! - [`units`]: the compute-unit limit a settlement asks for.
+//! - [`env`](mod@env): configuration values from the environment, with errors naming the variable.
 //!
 //! Everything talks to the chain through Solana JSON-RPC, so the same code runs against the
 //! embedded localnet, devnet or mainnet.
@@ -23,9 +31,11 @@ pub mod errors;
 pub mod idl;
 pub mod ids;
 pub mod instructions;
+pub mod network;
 pub mod pda;
 pub mod settle;
 pub mod simulate;
+pub mod token;
 pub mod units;
 pub mod x402;
 

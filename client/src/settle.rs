@@ -4,9 +4,11 @@
 //! `dispute` helpers.
 
 pub use crate::decode::Funding;
+pub use crate::error::AtomicityNotEnforcedError;
 use crate::error::ClientError;
 use crate::errors::{self, summarize_logs};
 use crate::instructions::{Attestations, Builder, FeedbackArgs, VaultRelease};
+pub use crate::token::TokenProgram;
 use anchor_lang::prelude::Pubkey;
 use anchor_spl::token::spl_token;
 use anchor_spl::token_2022::spl_token_2022;
@@ -26,15 +28,6 @@ use solana_sdk::transaction::VersionedTransaction;
 /// the boolean `true`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct AtomicityEnforced;
-
-/// Configuration tried to turn atomic settlement off (or spelled "on" as anything but the
-/// boolean `true`).
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("atomicityEnforced must be the boolean true, got {got}: trust-gate never settles a payment outside one transaction of [gate_payment_strict, TransferChecked, emit_feedback]")]
-pub struct AtomicityNotEnforcedError {
-    /// What the configuration held, as JSON.
-    pub got: String,
-}
 
 impl AtomicityEnforced {
     pub const TRUE: AtomicityEnforced = AtomicityEnforced;
@@ -77,45 +70,6 @@ impl<'de> serde::Deserialize<'de> for AtomicityEnforced {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = serde_json::Value::deserialize(d)?;
         AtomicityEnforced::from_json(&v).map_err(serde::de::Error::custom)
-    }
-}
-
-/// The token program that owns a mint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TokenProgram {
-    SplToken,
-    Token2022,
-}
-
-impl TokenProgram {
-    pub fn id(self) -> Pubkey {
-        match self {
-            TokenProgram::SplToken => spl_token::ID,
-            TokenProgram::Token2022 => spl_token_2022::ID,
-        }
-    }
-
-    /// The token program owning an account (a mint), or an error naming `field`.
-    pub fn of_owner(owner: &Pubkey, field: &str) -> Result<Self, ClientError> {
-        if *owner == spl_token::ID {
-            Ok(TokenProgram::SplToken)
-        } else if *owner == spl_token_2022::ID {
-            Ok(TokenProgram::Token2022)
-        } else {
-            Err(ClientError::input(
-                field,
-                format!("owned by {owner}, which is neither SPL Token nor Token-2022"),
-            ))
-        }
-    }
-
-    /// The associated token account of `owner` for `mint` under this program.
-    pub fn associated_account(self, owner: &Pubkey, mint: &Pubkey) -> Pubkey {
-        anchor_spl::associated_token::get_associated_token_address_with_program_id(
-            owner,
-            mint,
-            &self.id(),
-        )
     }
 }
 

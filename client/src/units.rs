@@ -5,7 +5,7 @@
 //! settlements of one payee share 12 000 000 units a block: a limit just above what the
 //! settlement uses is what lets a payee be paid often. Below its use a transaction fails.
 //!
-//! What a settlement uses, measured on the SBF builds (`bench-cu`, README "Compute units"):
+//! What a settlement uses, measured on the SBF builds (`bench-cu`, docs/compute-units.md):
 //! - our programs and the token transfer, per funding, when no PDA search tries a second bump;
 //! - each search for an account that may not exist yet (the payer's and the payee's engine
 //!   stats, the payee's acceptance policy, the payment's feedback log) tries bumps from 255
@@ -20,8 +20,8 @@
 //! can measure: the paying clients request no limit for such a mint (the scheduler's default)
 //! unless their caller passes one.
 
+use crate::ids::ProgramIds;
 use crate::settle::{Funding, Settlement, TokenProgram};
-use crate::ProgramIds;
 use anchor_lang::prelude::Pubkey;
 use gate::state::seeds as gate_seeds;
 use policy_vault::state::seeds as pv_seeds;

@@ -108,7 +108,7 @@ impl Builder {
         }
     }
 
-    /// The read-only decision (simulate it; see [`crate::simulate::gate_payment`]). Every
+    /// The read-only decision (simulate it; see `simulate::gate_payment`). Every
     /// account is read-only: a decision locks nothing.
     pub fn gate_payment(
         &self,
@@ -134,7 +134,7 @@ impl Builder {
     }
 
     /// The committing gate; only valid as the first payment instruction of a settlement (see
-    /// [`crate::settle::compose`]). `release` for a vault-funded policy.
+    /// `settle::compose`). `release` for a vault-funded policy.
     #[allow(clippy::too_many_arguments)]
     pub fn gate_payment_strict(
         &self,
@@ -181,7 +181,7 @@ impl Builder {
     }
 
     /// Records feedback for a payment (settled only as instruction 2 of a settlement).
-    /// `collection` is the registry's base collection (see [`crate::registry::base_collection`]).
+    /// `collection` is the registry's base collection (see `chain::base_collection`).
     pub fn emit_feedback(
         &self,
         facilitator: &Pubkey,

@@ -8,7 +8,7 @@
 //! TransferChecked of one base unit of the demo mint to the service's token account, and a
 //! Memo with a nonce (so that no two share a signature), fee payer the peer's key.
 
-use crate::bench::{drive, rpc_calls, send_and_confirm, simulations, LocalnetBench, Summary};
+use super::measure::{drive, rpc_calls, send_and_confirm, simulations, LocalnetBench, Summary};
 use anchor_lang::solana_program::instruction::Instruction;
 use anchor_spl::token::spl_token;
 use serde_json::{json, Value};

@@ -2,9 +2,9 @@
 //! against an in-process localnet, next to their floors measured on the same machine in the
 //! same run (simulateTransaction of the decision; the same settlement transactions sent and
 //! confirmed straight against the RPC, side by side and one at a time per payer), and with
-//! `--peer` the x402-rs facilitator on the same localnet (see `bench_peer`).
+//! `--peer` the x402-rs facilitator on the same localnet (see `peer`).
 
-use crate::bench::{cores, drive, floor, rpc_calls, send_and_confirm, LocalnetBench};
+use super::measure::{cores, drive, floor, rpc_calls, send_and_confirm, LocalnetBench};
 use serde_json::json;
 use solana_sdk::signer::Signer;
 use std::sync::Arc;
@@ -263,7 +263,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     // The x402-rs peer last, on the same localnet, so that our own figures do not share the
     // machine with its process.
     let peer = match &a.peer {
-        Some(binary) => Some(crate::bench_peer::run(&localnet, &world, &caip2, binary, &a).await?),
+        Some(binary) => Some(super::peer::run(&localnet, &world, &caip2, binary, &a).await?),
         None => None,
     };
 

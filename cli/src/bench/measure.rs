@@ -1,7 +1,7 @@
-//! `trust-gate bench localnet`: simulateTransaction and sendTransaction throughput and
-//! latency of the embedded localnet over its JSON-RPC, on this machine.
+//! What the `bench` commands share: their flags, and the measuring of a method (clients
+//! driven for a while, latencies summarized) and of the localnet's floor.
 
-use clap::{Args, Subcommand};
+use clap::Args;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
 use solana_sdk::pubkey::Pubkey;
@@ -10,18 +10,8 @@ use solana_sdk::transaction::Transaction;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trust_gate_client::{Builder, Network, ProgramIds};
-use trust_gate_localnet::{Localnet, LocalnetConfig};
+use trust_gate_localnet::Localnet;
 use trust_gate_migrations::demo;
-
-#[derive(Subcommand)]
-pub enum BenchCommand {
-    /// The localnet's own floor: simulateTransaction of a gate decision and
-    /// sendTransaction of transfers, over JSON-RPC on loopback.
-    Localnet(LocalnetBench),
-    /// The facilitator over HTTP on loopback: POST /verify and POST /settle, each next to
-    /// its floor on the same localnet (simulateTransaction, sendTransaction).
-    Facilitator(LocalnetBench),
-}
 
 #[derive(Args)]
 pub struct LocalnetBench {
@@ -76,13 +66,6 @@ impl LocalnetBench {
             ));
         }
         Ok(Duration::from_secs(self.seconds))
-    }
-}
-
-pub async fn run(cmd: BenchCommand) -> Result<(), String> {
-    match cmd {
-        BenchCommand::Localnet(a) => localnet(a).await,
-        BenchCommand::Facilitator(a) => crate::bench_facilitator::run(a).await,
     }
 }
 
@@ -198,29 +181,6 @@ where
         }
     }
     Summary::of(all, errors, start.elapsed())
-}
-
-async fn localnet(a: LocalnetBench) -> Result<(), String> {
-    a.validate()?;
-    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
-    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
-        .await
-        .map_err(|e| e.to_string())?;
-    let (simulate, send) = floor(&localnet, &world, &a).await?;
-    println!();
-    println!(
-        "localnet JSON-RPC on this machine ({} cores), {} s per method, {} concurrent clients:",
-        cores(),
-        a.seconds,
-        a.concurrency
-    );
-    simulate.print("simulateTransaction");
-    send.print("sendTransaction");
-    println!(
-        "(sendTransaction runs the preflight simulation, executes, and records the transaction)"
-    );
-    Ok(())
 }
 
 pub fn cores() -> usize {
@@ -368,51 +328,4 @@ pub async fn send_and_confirm(
         wait = (wait * 2).min(std::time::Duration::from_millis(200));
     }
     false
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(subcommand)]
-        bench: BenchCommand,
-    }
-
-    fn facilitator(args: &[&str]) -> Result<LocalnetBench, String> {
-        let cli = Cli::try_parse_from(["bench", "facilitator"].iter().chain(args))
-            .map_err(|e| e.to_string())?;
-        let BenchCommand::Facilitator(a) = cli.bench else {
-            unreachable!()
-        };
-        a.validate().map(|_| a)
-    }
-
-    #[test]
-    fn replicas_need_a_redis_url_and_a_count_from_one_to_eight() {
-        let a = facilitator(&["--redis-url", "redis://127.0.0.1:6379", "--replicas", "2"]).unwrap();
-        assert_eq!(a.replicas, Some(2));
-        let a = facilitator(&["--redis-url", "redis://127.0.0.1:6379"]).unwrap();
-        assert_eq!((a.replicas, a.redis_url.is_some()), (None, true));
-        for (args, says) in [
-            (&["--replicas", "2"][..], "--redis-url"),
-            (
-                &["--redis-url", "redis://127.0.0.1:6379", "--replicas", "9"][..],
-                "between 1 and 8",
-            ),
-            (
-                &["--redis-url", "redis://127.0.0.1:6379", "--replicas", "0"][..],
-                "between 1 and 8",
-            ),
-            (
-                &["--redis-url", "http://127.0.0.1:6379"][..],
-                "--redis-url: ",
-            ),
-        ] {
-            let err = facilitator(args).map(|_| ()).unwrap_err();
-            assert!(err.contains(says), "{args:?}: {err}");
-        }
-    }
 }
