@@ -7,7 +7,7 @@ use trust_gate_client::decode::Decision;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rejection {
     pub status: StatusCode,
-    /// Stable reason code (see the README's table).
+    /// Stable reason string (docs/facilitator.md lists them with the checks that give them).
     pub reason: String,
     pub message: String,
     pub hint: Option<String>,

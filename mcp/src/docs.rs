@@ -13,6 +13,22 @@ const BUNDLED: &[(&str, &str)] = &[
     ("settlement", include_str!("../../docs/settlement.md")),
     ("validation", include_str!("../../docs/validation.md")),
     ("mcp", include_str!("../../docs/mcp.md")),
+    ("facilitator", include_str!("../../docs/facilitator.md")),
+    ("demo", include_str!("../../docs/demo.md")),
+    ("cli", include_str!("../../docs/cli.md")),
+    ("sdk-rust", include_str!("../../docs/sdk-rust.md")),
+    (
+        "sdk-typescript",
+        include_str!("../../docs/sdk-typescript.md"),
+    ),
+    ("localnet", include_str!("../../docs/localnet.md")),
+    ("externals", include_str!("../../docs/externals.md")),
+    ("deploying", include_str!("../../docs/deploying.md")),
+    ("security", include_str!("../../docs/security.md")),
+    ("reliability", include_str!("../../docs/reliability.md")),
+    ("compute-units", include_str!("../../docs/compute-units.md")),
+    ("performance", include_str!("../../docs/performance.md")),
+    ("testing", include_str!("../../docs/testing.md")),
     (
         "walkthroughs/facilitator-x402",
         include_str!("../../docs/walkthroughs/facilitator-x402.md"),
@@ -250,6 +266,29 @@ mod tests {
                 "validation-flow"
             ]
         );
+    }
+
+    /// Every page of `docs/` is bundled, so a page added there reaches MCP clients too.
+    #[test]
+    fn the_bundled_corpus_is_every_page_of_docs() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        let on_disk = Corpus::load(Some(&dir)).unwrap();
+        let mut bundled: Vec<&str> = BUNDLED.iter().map(|(n, _)| *n).collect();
+        bundled.sort_unstable();
+        let names: Vec<&str> = on_disk.pages.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(
+            bundled, names,
+            "add the missing pages to BUNDLED in mcp/src/docs.rs"
+        );
+        let b = Corpus::load(None).unwrap();
+        for p in &on_disk.pages {
+            assert_eq!(
+                b.page(&p.name).map(|b| &b.text),
+                Some(&p.text),
+                "{}",
+                p.name
+            );
+        }
     }
 
     #[test]
