@@ -28,7 +28,7 @@ pub async fn run(args: MigrateArgs) -> Result<(), String> {
     let rpc = trust_gate_migrations::rpc(&args.rpc_url);
     eprintln!(
         "migrating {} ({network}) as {}; tiers are not set (only the localnet's stand-in can)",
-        args.rpc_url,
+        trust_gate_facilitator::redact::origin(&args.rpc_url),
         funder.pubkey()
     );
     let log = |line: &str| eprintln!("{line}");

@@ -37,11 +37,68 @@ pub struct FacilitatorArgs {
     /// default 5000000, as the x402 exact scheme.
     #[arg(long, env = "MAX_COMPUTE_UNIT_PRICE")]
     pub max_compute_unit_price: Option<String>,
+    /// The priority-fee caps past the unit price, and the rate limits (boxed: they are many).
+    #[command(flatten)]
+    pub limits: Box<LimitArgs>,
     /// The Redis that facilitator replicas share (redis://host:port): each payer's
     /// settlements run one at a time across all of them, and a retry on any replica finds the
     /// settlement another sent. Unset: in process, for one facilitator.
     #[arg(long, env = "REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
+}
+
+/// The facilitator's caps on what a co-signed transaction may cost it, past the unit price,
+/// and its rate limits (each per process).
+#[derive(Args, Clone)]
+pub struct LimitArgs {
+    /// The highest compute-unit limit a co-signed transaction may request; default 400000.
+    #[arg(long, env = "MAX_COMPUTE_UNIT_LIMIT")]
+    pub max_compute_unit_limit: Option<String>,
+    /// The highest priority fee (unit limit x unit price) of one co-signed transaction, in
+    /// lamports; default 100000 (0.0001 SOL).
+    #[arg(long, env = "MAX_PRIORITY_FEE_LAMPORTS")]
+    pub max_priority_fee_lamports: Option<String>,
+    /// With a unit price, a transaction may request at most the units its simulation used
+    /// times (100 + this) / 100, plus --compute-unit-limit-margin-units; default and least 25.
+    #[arg(long, env = "COMPUTE_UNIT_LIMIT_MARGIN_PERCENT")]
+    pub compute_unit_limit_margin_percent: Option<String>,
+    /// See --compute-unit-limit-margin-percent; default and least 10000.
+    #[arg(long, env = "COMPUTE_UNIT_LIMIT_MARGIN_UNITS")]
+    pub compute_unit_limit_margin_units: Option<String>,
+    /// Requests a second one HTTP peer address may send (every route but /healthz); default
+    /// 1000, 0 for no limit. Per process.
+    #[arg(long, env = "RATE_LIMIT_PER_ADDRESS")]
+    pub rate_limit_per_address: Option<String>,
+    /// Requests one address may send at once; default 2000.
+    #[arg(long, env = "RATE_LIMIT_PER_ADDRESS_BURST")]
+    pub rate_limit_per_address_burst: Option<String>,
+    /// Settlements a second of one payer agent; default 10, 0 for no limit. Per process.
+    #[arg(long, env = "RATE_LIMIT_PER_PAYER")]
+    pub rate_limit_per_payer: Option<String>,
+    /// Settlements of one payer agent at once; default 20.
+    #[arg(long, env = "RATE_LIMIT_PER_PAYER_BURST")]
+    pub rate_limit_per_payer_burst: Option<String>,
+    /// Settlements of one payer agent that may wait for its turn (429 payer_busy past it);
+    /// default 32. Per process.
+    #[arg(long, env = "MAX_WAITING_PER_PAYER")]
+    pub max_waiting_per_payer: Option<String>,
+}
+
+impl LimitArgs {
+    /// The values `trust-gate up` passes through from its environment.
+    fn from_env() -> Self {
+        LimitArgs {
+            max_compute_unit_limit: env("MAX_COMPUTE_UNIT_LIMIT"),
+            max_priority_fee_lamports: env("MAX_PRIORITY_FEE_LAMPORTS"),
+            compute_unit_limit_margin_percent: env("COMPUTE_UNIT_LIMIT_MARGIN_PERCENT"),
+            compute_unit_limit_margin_units: env("COMPUTE_UNIT_LIMIT_MARGIN_UNITS"),
+            rate_limit_per_address: env("RATE_LIMIT_PER_ADDRESS"),
+            rate_limit_per_address_burst: env("RATE_LIMIT_PER_ADDRESS_BURST"),
+            rate_limit_per_payer: env("RATE_LIMIT_PER_PAYER"),
+            rate_limit_per_payer_burst: env("RATE_LIMIT_PER_PAYER_BURST"),
+            max_waiting_per_payer: env("MAX_WAITING_PER_PAYER"),
+        }
+    }
 }
 
 impl FacilitatorArgs {
@@ -63,7 +120,8 @@ impl FacilitatorArgs {
             trusted_service_keys: Some(DemoWorld::new().service_key.pubkey().to_string()),
             default_policy_id: Some(trust_gate_migrations::demo::POLICY_ID.to_string()),
             atomicity_enforced: None,
-            max_compute_unit_price: std::env::var("MAX_COMPUTE_UNIT_PRICE").ok(),
+            max_compute_unit_price: env("MAX_COMPUTE_UNIT_PRICE"),
+            limits: Box::new(LimitArgs::from_env()),
             redis_url: None,
         }
     }
@@ -89,9 +147,26 @@ impl FacilitatorArgs {
                 .clone()
                 .or_else(|| world.as_ref().map(|w| w.service_key.pubkey().to_string())),
             max_compute_unit_price: self.max_compute_unit_price.clone(),
+            max_compute_unit_limit: self.limits.max_compute_unit_limit.clone(),
+            max_priority_fee_lamports: self.limits.max_priority_fee_lamports.clone(),
+            compute_unit_limit_margin_percent: self
+                .limits
+                .compute_unit_limit_margin_percent
+                .clone(),
+            compute_unit_limit_margin_units: self.limits.compute_unit_limit_margin_units.clone(),
+            rate_limit_per_address: self.limits.rate_limit_per_address.clone(),
+            rate_limit_per_address_burst: self.limits.rate_limit_per_address_burst.clone(),
+            rate_limit_per_payer: self.limits.rate_limit_per_payer.clone(),
+            rate_limit_per_payer_burst: self.limits.rate_limit_per_payer_burst.clone(),
+            max_waiting_per_payer: self.limits.max_waiting_per_payer.clone(),
             redis_url: self.redis_url.clone(),
         }
     }
+}
+
+/// An environment variable, when set.
+fn env(variable: &str) -> Option<String> {
+    std::env::var(variable).ok()
 }
 
 /// Validates the configuration, checks it against the cluster, and serves.
@@ -104,7 +179,8 @@ pub async fn start_facilitator(
         .await
         .map_err(|e| e.to_string())?;
     let store = server.facilitator.lock_store.name();
-    tracing::info!(url = %server.url(), facilitator = %key, lock_store = %store, "facilitator listening");
+    let rpc = &server.facilitator.rpc_origin;
+    tracing::info!(url = %server.url(), facilitator = %key, %rpc, lock_store = %store, "facilitator listening");
     Ok(server)
 }
 
@@ -169,5 +245,76 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        facilitator: FacilitatorArgs,
+    }
+
+    fn validate(args: &[&str]) -> Result<trust_gate_facilitator::Config, String> {
+        let mut all = vec!["trust-gate-facilitator"];
+        all.extend(args);
+        let cli = Cli::try_parse_from(all).map_err(|e| e.to_string())?;
+        cli.facilitator
+            .settings()
+            .validate()
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_caps_and_limits_flags_reach_the_facilitator_and_a_bad_one_names_its_variable() {
+        let c = validate(&[
+            "--max-compute-unit-limit",
+            "250000",
+            "--max-priority-fee-lamports",
+            "50000",
+            "--compute-unit-limit-margin-percent",
+            "40",
+            "--compute-unit-limit-margin-units",
+            "12000",
+            "--rate-limit-per-address",
+            "0",
+            "--rate-limit-per-payer",
+            "2.5",
+            "--rate-limit-per-payer-burst",
+            "5",
+            "--max-waiting-per-payer",
+            "8",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                c.compute.max_unit_limit,
+                c.compute.max_priority_fee_lamports,
+                c.compute.margin_percent,
+                c.compute.margin_units
+            ),
+            (250_000, 50_000, 40, 12_000)
+        );
+        assert_eq!(c.limits.per_caller, None);
+        assert_eq!(
+            c.limits.per_payer,
+            Some(trust_gate_facilitator::config::Rate {
+                per_second: 2.5,
+                burst: 5
+            })
+        );
+        assert_eq!(c.limits.max_waiting_per_payer, 8);
+        // Without them, the defaults.
+        let d = validate(&[]).unwrap();
+        assert_eq!(d.compute, Default::default());
+        assert_eq!(d.limits, Default::default());
+        let e = validate(&["--max-priority-fee-lamports", "a lot"]).unwrap_err();
+        assert!(e.starts_with("MAX_PRIORITY_FEE_LAMPORTS: "), "{e}");
+        let e = validate(&["--rate-limit-per-payer=-1"]).unwrap_err();
+        assert!(e.starts_with("RATE_LIMIT_PER_PAYER: "), "{e}");
     }
 }

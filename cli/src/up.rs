@@ -4,6 +4,7 @@ use crate::services::{shutdown_signal, start_demo, start_facilitator, DemoArgs, 
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
+use trust_gate_facilitator::redact;
 use trust_gate_localnet::externals::ExternalPrograms;
 use trust_gate_localnet::{Localnet, LocalnetConfig, Programs};
 
@@ -242,12 +243,14 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
 
 async fn external_cluster(args: &UpArgs, url: &str) -> Result<(), String> {
     let rpc = trust_gate_migrations::rpc(url);
+    // Shown by origin only: an RPC provider's API key sits in the path or query.
+    let shown = redact::origin(url);
     let version = rpc
         .get_version()
         .await
-        .map_err(|e| format!("RPC_URL {url} does not answer: {e}"))?;
+        .map_err(|e| redact::urls_in(&format!("RPC_URL {shown} does not answer: {e}")))?;
     println!(
-        "Using the cluster at {url} (solana-core {}).",
+        "Using the cluster at {shown} (solana-core {}).",
         version.solana_core
     );
     let network = std::env::var("NETWORK").unwrap_or_else(|_| "solana-devnet".into());

@@ -14,11 +14,13 @@ pub use gate::events::{
 pub use gate::state::{DisputeRecord, FeedbackEmissionLog, GateAuthority};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
-    AcceptancePolicySet, AuthorityInitialized, AuthorityRotated, KillSwitchInitialized,
-    KillSwitchSet, PolicyCreated, PolicyRetired, VaultOpened, VaultReleased, VaultWithdrawn,
+    AcceptancePolicySet, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
+    AuthorityTakenOver, KillSwitchInitialized, KillSwitchSet, PolicyCreated, PolicyRetired,
+    TakeOverCancelled, TakeOverRequested, VaultOpened, VaultReleased, VaultWithdrawn,
 };
 pub use policy_vault::state::{
-    AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,
+    AcceptancePolicy, AuthorityGuard, KillSwitchState, PolicyAccount, PolicyAuthority,
+    TakeOverRequest, VelocityLedger,
 };
 pub use validation_registry::events::{
     AttestorRegistered, NamespaceRegistered, ValidationRequested, ValidationResponded,
@@ -224,6 +226,8 @@ pub enum AnyAccount {
     VelocityLedger(VelocityLedger),
     KillSwitchState(KillSwitchState),
     AcceptancePolicy(AcceptancePolicy),
+    AuthorityGuard(AuthorityGuard),
+    TakeOverRequest(TakeOverRequest),
     GateAuthority(GateAuthority),
     FeedbackEmissionLog(FeedbackEmissionLog),
     DisputeRecord(DisputeRecord),
@@ -251,6 +255,8 @@ impl AnyAccount {
             VelocityLedger,
             KillSwitchState,
             AcceptancePolicy,
+            AuthorityGuard,
+            TakeOverRequest,
             GateAuthority,
             FeedbackEmissionLog,
             DisputeRecord,
@@ -285,6 +291,8 @@ impl AnyAccount {
             AnyAccount::VelocityLedger(_) => "VelocityLedger",
             AnyAccount::KillSwitchState(_) => "KillSwitchState",
             AnyAccount::AcceptancePolicy(_) => "AcceptancePolicy",
+            AnyAccount::AuthorityGuard(_) => "AuthorityGuard",
+            AnyAccount::TakeOverRequest(_) => "TakeOverRequest",
             AnyAccount::GateAuthority(_) => "GateAuthority",
             AnyAccount::FeedbackEmissionLog(_) => "FeedbackEmissionLog",
             AnyAccount::DisputeRecord(_) => "DisputeRecord",

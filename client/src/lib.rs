@@ -3,6 +3,7 @@
 //! Its modules, lowest first. Each imports only modules listed before it, so imports run one
 //! way (`tools/repo-checks/tests/layers.rs` holds the same list and checks it):
 //!
+//! - [`redact`]: URLs as services show them (`scheme://host[:port]`: no API key).
 //! - [`network`]: the clusters by name and CAIP-2 id.
 //! - [`error`]: [`ClientError`], with the named on-chain error and the refused atomicity
 //!   setting it carries.
@@ -33,6 +34,7 @@ pub mod ids;
 pub mod instructions;
 pub mod network;
 pub mod pda;
+pub mod redact;
 pub mod settle;
 pub mod simulate;
 pub mod token;

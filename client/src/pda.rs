@@ -95,6 +95,20 @@ impl Pdas {
             &self.ids.policy_vault,
         )
     }
+    /// `["authority_guard", asset]`: the take-over delay and the recovery key.
+    pub fn authority_guard(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[pv_seeds::AUTHORITY_GUARD, asset.as_ref()],
+            &self.ids.policy_vault,
+        )
+    }
+    /// `["take_over", asset]`: a pending take-over request.
+    pub fn take_over_request(&self, asset: &Pubkey) -> Pubkey {
+        find(
+            &[pv_seeds::TAKE_OVER, asset.as_ref()],
+            &self.ids.policy_vault,
+        )
+    }
 
     // gate
 

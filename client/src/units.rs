@@ -19,12 +19,23 @@
 //! A Token-2022 mint with a transfer hook runs the hook's program too, which nothing here
 //! can measure: the paying clients request no limit for such a mint (the scheduler's default)
 //! unless their caller passes one.
+//!
+//! The registry's and engine's part was measured on builds of theirs that are not the deployed
+//! ones (those are built for size, which usually costs more units), so a client with an RPC
+//! sizes its limit by simulating the settlement itself ([`measure`], then [`limit_for_use`]),
+//! as wallets estimate units; [`Shape::unit_limit`], for a client without one, keeps a margin
+//! in proportion to that external part ([`EXTERNAL_HEADROOM_PERCENT`]).
 
+use crate::error::ClientError;
 use crate::ids::ProgramIds;
 use crate::settle::{Funding, Settlement, TokenProgram};
 use anchor_lang::prelude::Pubkey;
 use gate::state::seeds as gate_seeds;
 use policy_vault::state::seeds as pv_seeds;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::message::AddressLookupTableAccount;
 use trust_gate_program_common::external::seeds as ext_seeds;
 
 /// One more bump tried by an on-chain PDA search (`trust_gate_program_common::pda`).
@@ -50,6 +61,14 @@ pub const REGISTRY_PDA_TRY: u32 = 1_550;
 /// Headroom for what varies with the data rather than the shape: the feedback strings'
 /// lengths, a ComputeBudget prefix, the engine's branches.
 pub const MARGIN: u32 = 4_000;
+/// Headroom on the registry's and engine's measured part, in percent, for builds of theirs
+/// that cost more than the ones measured.
+pub const EXTERNAL_HEADROOM_PERCENT: u32 = 15;
+/// The most a transaction may ask for: what a settlement is simulated with.
+pub const MAX_UNIT_LIMIT: u32 = 1_400_000;
+/// Headroom on a simulated use: a tenth, at least [`MIN_SIMULATED_HEADROOM`], for what the
+/// simulation and the execution may see differently (another slot: the engine's branches).
+pub const MIN_SIMULATED_HEADROOM: u64 = 2_000;
 
 /// What a settlement's compute units depend on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,11 +145,75 @@ impl Shape {
         } else {
             REGISTRY_UNRATED
         };
+        let registry = registry + registry * EXTERNAL_HEADROOM_PERCENT / 100;
         let tries = self.extra_bump_tries(ids);
         ours + transfer
             + registry
             + PDA_TRY * tries.iter().sum::<u32>()
             + REGISTRY_PDA_TRY * tries[1]
             + MARGIN
+    }
+}
+
+/// The limit to ask for a settlement that a simulation saw use `used` units: a tenth more, at
+/// least [`MIN_SIMULATED_HEADROOM`], rounded up to a thousand, at most [`MAX_UNIT_LIMIT`].
+pub fn limit_for_use(used: u64) -> u32 {
+    let headroom = (used / 10).max(MIN_SIMULATED_HEADROOM);
+    let limit = used
+        .saturating_add(headroom)
+        .div_ceil(1_000)
+        .saturating_mul(1_000);
+    u32::try_from(limit.min(u64::from(MAX_UNIT_LIMIT))).unwrap_or(MAX_UNIT_LIMIT)
+}
+
+/// The compute units the settlement `ixs` (composed with a unit limit of [`MAX_UNIT_LIMIT`],
+/// or none) uses, by one simulation paid by `fee_payer` with its lookup `tables`: unsigned,
+/// on the cluster's latest blockhash, nothing charged. An error when the simulation fails
+/// (the settlement would fail too) or reports no units.
+pub async fn measure(
+    rpc: &RpcClient,
+    fee_payer: &Pubkey,
+    ixs: &[Instruction],
+    tables: &[AddressLookupTableAccount],
+) -> Result<u64, ClientError> {
+    let blockhash = solana_sdk::hash::Hash::default();
+    let tx = crate::settle::transaction(fee_payer, ixs, tables, blockhash, &[])?;
+    let sim = rpc
+        .simulate_transaction_with_config(
+            &tx,
+            RpcSimulateTransactionConfig {
+                sig_verify: false,
+                replace_recent_blockhash: true,
+                ..RpcSimulateTransactionConfig::default()
+            },
+        )
+        .await?
+        .value;
+    if let Some(err) = sim.err {
+        let logs = sim.logs.unwrap_or_default();
+        let err: solana_sdk::transaction::TransactionError = err.into();
+        return Err(ClientError::SimulationFailed {
+            named: crate::errors::explain(&err, &logs),
+            err: Some(err),
+            logs: crate::errors::summarize_logs(&logs, 400),
+        });
+    }
+    sim.units_consumed.ok_or_else(|| ClientError::Decode {
+        what: "simulateTransaction".into(),
+        reason: "no unitsConsumed in the answer".into(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_simulated_use_gets_a_tenth_at_least_two_thousand_rounded_up() {
+        assert_eq!(limit_for_use(0), 2_000);
+        assert_eq!(limit_for_use(15_000), 17_000);
+        assert_eq!(limit_for_use(35_425), 39_000);
+        assert_eq!(limit_for_use(90_282), 100_000);
+        assert_eq!(limit_for_use(2_000_000), MAX_UNIT_LIMIT);
     }
 }

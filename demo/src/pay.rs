@@ -181,19 +181,29 @@ pub async fn prepare(
         compute_budget: settle::ComputeBudget::default(),
         funding,
     };
-    // A unit limit just above what the settlement uses (`trust_gate_client::units`), not the
-    // 600 000 the scheduler reserves for three instructions without one; none for a mint with
-    // a transfer hook, whose program's cost the SDK cannot know.
+    let tables = chain::lookup_tables(rpc, &fee_payer).await?;
+    // A unit limit just above what the settlement uses, not the 600 000 the scheduler
+    // reserves for three instructions without one: measured by simulating the settlement
+    // (`trust_gate_client::units`), else, when the simulation fails (the facilitator will then
+    // name why), from the measured shape; none for a mint with a transfer hook, whose
+    // program's cost the SDK cannot know.
     if transfer_hook.is_none() {
-        let rated = chain::rated_by_engine(rpc, &b.ids, &payee_asset).await?;
-        settlement.compute_budget.unit_limit =
-            Some(units::Shape::of(&settlement, rated).unit_limit(&b.ids));
+        settlement.compute_budget.unit_limit = Some(units::MAX_UNIT_LIMIT);
+        let ixs = settle::compose(&b, &settlement, AtomicityEnforced::TRUE)?;
+        let limit = match units::measure(rpc, &fee_payer, &ixs, &tables).await {
+            Ok(used) => units::limit_for_use(used),
+            Err(_) => {
+                let rated = chain::rated_by_engine(rpc, &b.ids, &payee_asset).await?;
+                units::Shape::of(&settlement, rated).unit_limit(&b.ids)
+            }
+        };
+        settlement.compute_budget.unit_limit = Some(limit);
     }
     Ok(Prepared {
         builder: b,
         requirements: r,
         resource: required.resource.clone(),
-        tables: chain::lookup_tables(rpc, &fee_payer).await?,
+        tables,
         fee_payer,
         settlement,
     })

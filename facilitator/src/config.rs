@@ -1,6 +1,7 @@
 //! Configuration: the typed config of the mountable router and of the facilitator server,
 //! and its validation from flags or environment variables with errors that name the
-//! variable.
+//! variable. The value types other modules act on (the compute-budget caps, the rate limits)
+//! live here, below them.
 
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
@@ -66,18 +67,110 @@ pub struct Config {
     pub send_timeout: Duration,
     /// The lock store shared by replicas (`REDIS_URL`); `None`: in process.
     pub redis_url: Option<String>,
-    /// The highest compute-unit price (micro-lamports) of a settlement's priority fee that
-    /// this facilitator co-pays as fee payer.
-    pub max_compute_unit_price: u64,
+    /// What a co-signed transaction may make this facilitator pay as a priority fee.
+    pub compute: ComputeCaps,
+    /// Rate limits and the bound on the settlements waiting for one payer.
+    pub limits: Limits,
+}
+
+/// The caps on what a transaction the facilitator co-signs as fee payer may make it pay on
+/// top of the signatures' fee: the priority fee is its compute-unit limit times its unit
+/// price (see [`crate::budget`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ComputeCaps {
+    /// `MAX_COMPUTE_UNIT_PRICE`: the highest unit price, micro-lamports per unit.
+    pub max_unit_price: u64,
+    /// `MAX_COMPUTE_UNIT_LIMIT`: the highest unit limit a transaction may request.
+    pub max_unit_limit: u32,
+    /// `MAX_PRIORITY_FEE_LAMPORTS`: the highest priority fee (limit × price) of one
+    /// transaction, in lamports.
+    pub max_priority_fee_lamports: u64,
+    /// `COMPUTE_UNIT_LIMIT_MARGIN_PERCENT` and `..._UNITS`: a transaction with a unit price
+    /// may request at most the units its simulation used × (100 + percent) / 100 + units.
+    pub margin_percent: u32,
+    pub margin_units: u32,
+}
+
+/// The default cap on a settlement's compute-unit price: the x402 exact scheme's on Solana,
+/// 5 lamports per compute unit.
+pub const DEFAULT_MAX_COMPUTE_UNIT_PRICE: u64 = 5_000_000;
+/// The default cap on a requested unit limit: above the largest settlement measured on the
+/// real registry and engine (about 100 000 units with its limit) with room for a Token-2022
+/// transfer hook's program, well below the runtime's 1 400 000.
+pub const DEFAULT_MAX_COMPUTE_UNIT_LIMIT: u32 = 400_000;
+/// The default cap on one transaction's priority fee: 0.0001 SOL, ten times the two
+/// signatures' fee and about 4 % of the feedback log's rent that a settlement costs anyway.
+pub const DEFAULT_MAX_PRIORITY_FEE_LAMPORTS: u64 = 100_000;
+/// The smallest (and default) margin over the measured units: the paying clients request
+/// up to 10 % plus a few thousand units above what a settlement uses.
+pub const MIN_MARGIN_PERCENT: u32 = 25;
+pub const MIN_MARGIN_UNITS: u32 = 10_000;
+/// The runtime's largest compute-unit limit.
+pub const RUNTIME_MAX_UNIT_LIMIT: u32 = 1_400_000;
+
+impl Default for ComputeCaps {
+    fn default() -> Self {
+        ComputeCaps {
+            max_unit_price: DEFAULT_MAX_COMPUTE_UNIT_PRICE,
+            max_unit_limit: DEFAULT_MAX_COMPUTE_UNIT_LIMIT,
+            max_priority_fee_lamports: DEFAULT_MAX_PRIORITY_FEE_LAMPORTS,
+            margin_percent: MIN_MARGIN_PERCENT,
+            margin_units: MIN_MARGIN_UNITS,
+        }
+    }
+}
+
+/// A token bucket: `per_second` requests a second on average, `burst` at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rate {
+    pub per_second: f64,
+    pub burst: u32,
+}
+
+/// How much one caller and one payer may ask of this process (see [`crate::limits`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    /// `RATE_LIMIT_PER_ADDRESS` (and `_BURST`): requests per HTTP peer address, every route
+    /// but /healthz; `None`: unlimited.
+    pub per_caller: Option<Rate>,
+    /// `RATE_LIMIT_PER_PAYER` (and `_BURST`): settlements per payer agent, counted once the
+    /// signer is known to act for the payer; `None`: unlimited.
+    pub per_payer: Option<Rate>,
+    /// `MAX_WAITING_PER_PAYER`: settlements of one payer that may wait for its turn while
+    /// another holds it; past it 429 `payer_busy`.
+    pub max_waiting_per_payer: usize,
+}
+
+/// A resource server carries many payers through one address: 1 000 requests a second
+/// (2 000 at once) is far above what one facilitator process serves on two cores, so the
+/// limit only stops a caller that floods.
+pub const DEFAULT_PER_CALLER: Rate = Rate {
+    per_second: 1_000.0,
+    burst: 2_000,
+};
+/// One payer's settlements run one at a time, each for about a confirmation (0.4 to 2 s on
+/// a cluster): more than a few a second only queue. 10 a second, 20 at once.
+pub const DEFAULT_PER_PAYER: Rate = Rate {
+    per_second: 10.0,
+    burst: 20,
+};
+/// 32 waiting settlements are 15 to 60 s of one payer's turns on a cluster, as long as a
+/// request may run (60 s).
+pub const DEFAULT_MAX_WAITING_PER_PAYER: usize = 32;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            per_caller: Some(DEFAULT_PER_CALLER),
+            per_payer: Some(DEFAULT_PER_PAYER),
+            max_waiting_per_payer: DEFAULT_MAX_WAITING_PER_PAYER,
+        }
+    }
 }
 
 /// What a payer's Redis lock outlives besides the send and the confirmation: the store's
 /// own round trips while it is held (each cut at 2 s).
 pub const LOCK_MARGIN: Duration = Duration::from_secs(5);
-
-/// The default cap on a settlement's compute-unit price: the x402 exact scheme's on Solana,
-/// 5 lamports per compute unit.
-pub const DEFAULT_MAX_COMPUTE_UNIT_PRICE: u64 = 5_000_000;
 
 impl Config {
     pub fn new(mount: MountConfig) -> Self {
@@ -89,7 +182,8 @@ impl Config {
             confirm_timeout: Duration::from_secs(30),
             send_timeout: Duration::from_secs(10),
             redis_url: None,
-            max_compute_unit_price: DEFAULT_MAX_COMPUTE_UNIT_PRICE,
+            compute: ComputeCaps::default(),
+            limits: Limits::default(),
         }
     }
 }
@@ -122,6 +216,26 @@ pub struct Settings {
     pub trusted_services: Option<String>,
     /// `MAX_COMPUTE_UNIT_PRICE`: micro-lamports per compute unit (default 5000000).
     pub max_compute_unit_price: Option<String>,
+    /// `MAX_COMPUTE_UNIT_LIMIT`: the highest unit limit a co-signed transaction may request
+    /// (default 400000).
+    pub max_compute_unit_limit: Option<String>,
+    /// `MAX_PRIORITY_FEE_LAMPORTS`: the highest priority fee of one co-signed transaction
+    /// (default 100000).
+    pub max_priority_fee_lamports: Option<String>,
+    /// `COMPUTE_UNIT_LIMIT_MARGIN_PERCENT` (default and least 25) and
+    /// `COMPUTE_UNIT_LIMIT_MARGIN_UNITS` (default and least 10000).
+    pub compute_unit_limit_margin_percent: Option<String>,
+    pub compute_unit_limit_margin_units: Option<String>,
+    /// `RATE_LIMIT_PER_ADDRESS` (requests a second, default 1000; 0: off) and
+    /// `RATE_LIMIT_PER_ADDRESS_BURST` (default 2000).
+    pub rate_limit_per_address: Option<String>,
+    pub rate_limit_per_address_burst: Option<String>,
+    /// `RATE_LIMIT_PER_PAYER` (settlements a second, default 10; 0: off) and
+    /// `RATE_LIMIT_PER_PAYER_BURST` (default 20).
+    pub rate_limit_per_payer: Option<String>,
+    pub rate_limit_per_payer_burst: Option<String>,
+    /// `MAX_WAITING_PER_PAYER`: settlements of one payer waiting for its turn (default 32).
+    pub max_waiting_per_payer: Option<String>,
     /// `REDIS_URL`: `redis://[user:password@]host[:port][/db]` or `redis+unix:///path`; the
     /// lock store that replicas share. Unset: in process (one replica).
     pub redis_url: Option<String>,
@@ -130,7 +244,7 @@ pub struct Settings {
 impl Settings {
     /// Validates every value; the first bad one is named.
     pub fn validate(&self) -> Result<Config, ConfigError> {
-        let rpc_url = validate_url("RPC_URL", &self.rpc_url)?;
+        let rpc_url = validate_rpc_url(&self.rpc_url)?;
         let network = Network::from_str(&self.network)
             .map_err(|e| ConfigError::new("NETWORK", e.to_string()))?;
         let keypair = self
@@ -164,19 +278,8 @@ impl Settings {
             None => Vec::new(),
             Some(list) => parse_pubkeys("TRUSTED_SERVICE_KEYS", list)?,
         };
-        let max_compute_unit_price = self
-            .max_compute_unit_price
-            .as_deref()
-            .map(|v| {
-                v.parse::<u64>().map_err(|_| {
-                    ConfigError::new(
-                        "MAX_COMPUTE_UNIT_PRICE",
-                        format!("{v:?} is not a whole number of micro-lamports"),
-                    )
-                })
-            })
-            .transpose()?
-            .unwrap_or(DEFAULT_MAX_COMPUTE_UNIT_PRICE);
+        let compute = self.compute_caps()?;
+        let limits = self.limits()?;
         let overrides =
             Overrides::from_env().map_err(|e| ConfigError::new("*_PROGRAM_ID", e.to_string()))?;
         let mut config = Config::new(MountConfig {
@@ -188,7 +291,8 @@ impl Settings {
         });
         config.trusted_services = trusted_services;
         config.overrides = overrides;
-        config.max_compute_unit_price = max_compute_unit_price;
+        config.compute = compute;
+        config.limits = limits;
         config.redis_url = self
             .redis_url
             .as_deref()
@@ -196,6 +300,154 @@ impl Settings {
             .transpose()?;
         Ok(config)
     }
+}
+
+impl Settings {
+    fn compute_caps(&self) -> Result<ComputeCaps, ConfigError> {
+        let d = ComputeCaps::default();
+        let caps = ComputeCaps {
+            max_unit_price: number(
+                "MAX_COMPUTE_UNIT_PRICE",
+                &self.max_compute_unit_price,
+                "a whole number of micro-lamports",
+                0..=u64::MAX,
+            )?
+            .unwrap_or(d.max_unit_price),
+            max_unit_limit: number(
+                "MAX_COMPUTE_UNIT_LIMIT",
+                &self.max_compute_unit_limit,
+                "a whole number of compute units",
+                1..=RUNTIME_MAX_UNIT_LIMIT,
+            )?
+            .unwrap_or(d.max_unit_limit),
+            max_priority_fee_lamports: number(
+                "MAX_PRIORITY_FEE_LAMPORTS",
+                &self.max_priority_fee_lamports,
+                "a whole number of lamports",
+                0..=u64::MAX,
+            )?
+            .unwrap_or(d.max_priority_fee_lamports),
+            // Below the defaults the paying clients' own limits (a few thousand units and up
+            // to 10 % above use) would be refused.
+            margin_percent: number(
+                "COMPUTE_UNIT_LIMIT_MARGIN_PERCENT",
+                &self.compute_unit_limit_margin_percent,
+                "a whole percentage (the paying clients' limits need 25 or more)",
+                MIN_MARGIN_PERCENT..=1_000,
+            )?
+            .unwrap_or(d.margin_percent),
+            margin_units: number(
+                "COMPUTE_UNIT_LIMIT_MARGIN_UNITS",
+                &self.compute_unit_limit_margin_units,
+                "a whole number of compute units (the paying clients' limits need 10000 or more)",
+                MIN_MARGIN_UNITS..=RUNTIME_MAX_UNIT_LIMIT,
+            )?
+            .unwrap_or(d.margin_units),
+        };
+        Ok(caps)
+    }
+
+    fn limits(&self) -> Result<Limits, ConfigError> {
+        let d = Limits::default();
+        Ok(Limits {
+            per_caller: rate(
+                ("RATE_LIMIT_PER_ADDRESS", &self.rate_limit_per_address),
+                (
+                    "RATE_LIMIT_PER_ADDRESS_BURST",
+                    &self.rate_limit_per_address_burst,
+                ),
+                DEFAULT_PER_CALLER,
+            )?,
+            per_payer: rate(
+                ("RATE_LIMIT_PER_PAYER", &self.rate_limit_per_payer),
+                (
+                    "RATE_LIMIT_PER_PAYER_BURST",
+                    &self.rate_limit_per_payer_burst,
+                ),
+                DEFAULT_PER_PAYER,
+            )?,
+            max_waiting_per_payer: number(
+                "MAX_WAITING_PER_PAYER",
+                &self.max_waiting_per_payer,
+                "a whole number of settlements",
+                0..=100_000,
+            )?
+            .unwrap_or(d.max_waiting_per_payer),
+        })
+    }
+}
+
+/// The highest rate a limit may be set to, requests a second (a burst is bounded alike).
+const MAX_RATE: f64 = 1_000_000.0;
+/// The lowest rate above 0 (one request in 1 000 s).
+const MIN_RATE: f64 = 0.001;
+
+/// An optional whole number in `range`; the error names `variable` and says it must be
+/// `what`.
+fn number<T>(
+    variable: &'static str,
+    value: &Option<String>,
+    what: &str,
+    range: std::ops::RangeInclusive<T>,
+) -> Result<Option<T>, ConfigError>
+where
+    T: FromStr + PartialOrd + std::fmt::Display,
+{
+    let Some(v) = value.as_deref().map(str::trim) else {
+        return Ok(None);
+    };
+    match v.parse::<T>() {
+        Ok(n) if range.contains(&n) => Ok(Some(n)),
+        _ => Err(ConfigError::new(
+            variable,
+            format!("{v:?} is not {what} in {}..={}", range.start(), range.end()),
+        )),
+    }
+}
+
+/// A rate limit from its two variables: requests a second (0 turns it off) and the burst.
+fn rate(
+    (variable, value): (&'static str, &Option<String>),
+    (burst_variable, burst): (&'static str, &Option<String>),
+    default: Rate,
+) -> Result<Option<Rate>, ConfigError> {
+    let per_second = match value.as_deref().map(str::trim) {
+        None => default.per_second,
+        Some(v) => match v.parse::<f64>() {
+            Ok(0.0) => return Ok(None),
+            Ok(r) if (MIN_RATE..=MAX_RATE).contains(&r) => r,
+            _ => {
+                return Err(ConfigError::new(
+                    variable,
+                    format!(
+                        "{v:?} is not a number of requests a second: 0 (no limit) or {MIN_RATE}..={MAX_RATE}"
+                    ),
+                ))
+            }
+        },
+    };
+    let burst = number(
+        burst_variable,
+        burst,
+        "a whole number of requests",
+        1..=MAX_RATE as u32,
+    )?
+    .unwrap_or(default.burst);
+    Ok(Some(Rate { per_second, burst }))
+}
+
+/// `RPC_URL`: an `http://` or `https://` URL with a host. A refusal shows only its origin:
+/// an RPC provider's API key often sits in the path or query.
+pub fn validate_rpc_url(url: &str) -> Result<String, ConfigError> {
+    validate_url("RPC_URL", url).map_err(|_| {
+        ConfigError::new(
+            "RPC_URL",
+            format!(
+                "{} is not an http:// or https:// URL with a host (its path and query are not shown)",
+                crate::redact::origin(url)
+            ),
+        )
+    })
 }
 
 /// A Redis URL the client can use (parsed, not connected).
@@ -243,7 +495,9 @@ mod tests {
         assert_eq!(c.mount.rpc_url, "http://127.0.0.1:8899");
         assert_eq!(c.mount.network, Network::Localnet);
         assert!(c.mount.atomicity_enforced.get());
-        assert_eq!(c.max_compute_unit_price, DEFAULT_MAX_COMPUTE_UNIT_PRICE);
+        assert_eq!(c.compute, ComputeCaps::default());
+        assert_eq!(c.compute.max_unit_price, DEFAULT_MAX_COMPUTE_UNIT_PRICE);
+        assert_eq!(c.limits, Limits::default());
         assert_eq!(c.redis_url, None);
         let c = Settings {
             redis_url: Some("redis://127.0.0.1:6379/2".into()),
@@ -325,6 +579,94 @@ mod tests {
             ),
             (
                 Settings {
+                    max_compute_unit_limit: Some("1400001".into()),
+                    ..settings()
+                },
+                "MAX_COMPUTE_UNIT_LIMIT",
+                "1..=1400000",
+            ),
+            (
+                Settings {
+                    max_compute_unit_limit: Some("0".into()),
+                    ..settings()
+                },
+                "MAX_COMPUTE_UNIT_LIMIT",
+                "compute units",
+            ),
+            (
+                Settings {
+                    max_priority_fee_lamports: Some("0.5".into()),
+                    ..settings()
+                },
+                "MAX_PRIORITY_FEE_LAMPORTS",
+                "lamports",
+            ),
+            (
+                Settings {
+                    compute_unit_limit_margin_percent: Some("10".into()),
+                    ..settings()
+                },
+                "COMPUTE_UNIT_LIMIT_MARGIN_PERCENT",
+                "25 or more",
+            ),
+            (
+                Settings {
+                    compute_unit_limit_margin_units: Some("3000".into()),
+                    ..settings()
+                },
+                "COMPUTE_UNIT_LIMIT_MARGIN_UNITS",
+                "10000 or more",
+            ),
+            (
+                Settings {
+                    rate_limit_per_address: Some("-1".into()),
+                    ..settings()
+                },
+                "RATE_LIMIT_PER_ADDRESS",
+                "requests a second",
+            ),
+            (
+                Settings {
+                    rate_limit_per_address_burst: Some("0".into()),
+                    ..settings()
+                },
+                "RATE_LIMIT_PER_ADDRESS_BURST",
+                "whole number of requests",
+            ),
+            (
+                Settings {
+                    rate_limit_per_payer: Some("NaN".into()),
+                    ..settings()
+                },
+                "RATE_LIMIT_PER_PAYER",
+                "requests a second",
+            ),
+            (
+                Settings {
+                    rate_limit_per_payer_burst: Some("lots".into()),
+                    ..settings()
+                },
+                "RATE_LIMIT_PER_PAYER_BURST",
+                "whole number",
+            ),
+            (
+                Settings {
+                    max_waiting_per_payer: Some("-3".into()),
+                    ..settings()
+                },
+                "MAX_WAITING_PER_PAYER",
+                "settlements",
+            ),
+            (
+                Settings {
+                    rpc_url: "localhost:8899/secret-key?api-key=abc".into(),
+                    ..settings()
+                },
+                "RPC_URL",
+                "localhost:8899 is not an http",
+            ),
+            (
+                Settings {
                     redis_url: Some("rediss://user:secret@cache:6380".into()),
                     ..settings()
                 },
@@ -352,6 +694,46 @@ mod tests {
             let err = s.validate().unwrap_err();
             assert_eq!(err.variable, var, "{err}");
             assert!(err.to_string().contains(text), "{err}");
+            assert!(!err.to_string().contains("secret-key"), "{err}");
         }
+    }
+
+    #[test]
+    fn caps_and_limits_read_from_their_variables() {
+        let c = Settings {
+            max_compute_unit_price: Some("1000".into()),
+            max_compute_unit_limit: Some("250000".into()),
+            max_priority_fee_lamports: Some("0".into()),
+            compute_unit_limit_margin_percent: Some("50".into()),
+            compute_unit_limit_margin_units: Some("20000".into()),
+            rate_limit_per_address: Some("0".into()),
+            rate_limit_per_payer: Some("0.5".into()),
+            rate_limit_per_payer_burst: Some("3".into()),
+            max_waiting_per_payer: Some("0".into()),
+            ..settings()
+        }
+        .validate()
+        .unwrap();
+        assert_eq!(
+            c.compute,
+            ComputeCaps {
+                max_unit_price: 1_000,
+                max_unit_limit: 250_000,
+                max_priority_fee_lamports: 0,
+                margin_percent: 50,
+                margin_units: 20_000,
+            }
+        );
+        assert_eq!(
+            c.limits,
+            Limits {
+                per_caller: None,
+                per_payer: Some(Rate {
+                    per_second: 0.5,
+                    burst: 3
+                }),
+                max_waiting_per_payer: 0,
+            }
+        );
     }
 }

@@ -10,6 +10,8 @@
 //!
 //! Body: `{"transaction": "<base64>"}`, the transaction the SDK's
 //! `settle::dispute_transaction` builds (fee payer = this facilitator, signed by the payer).
+//! It is exactly one instruction: no ComputeBudget prefix, so the facilitator pays no
+//! priority fee for a dispute (see [`crate::budget`]).
 
 use crate::error::ApiError;
 use crate::inspect::{self, Resolved};
@@ -87,6 +89,17 @@ pub fn check(
     let facilitator = f.facilitator();
     let keys = inspect::account_keys(&tx.message, &[]).map_err(refused)?;
     let ixs = inspect::resolve(&tx.message, &keys).map_err(refused)?;
+    // The fee payer would pay a priority fee for a dispute as for a settlement; a dispute is
+    // small and not urgent, so it carries none.
+    if ixs
+        .iter()
+        .any(|ix| ix.program_id == gate::settlement::COMPUTE_BUDGET_PROGRAM_ID)
+    {
+        return Err(ApiError::input(
+            "transaction",
+            "has a ComputeBudget instruction; a dispute is exactly one gate::dispute_payment and this facilitator pays no priority fee for it",
+        ));
+    }
     let [ix]: &[Resolved; 1] = ixs.as_slice().try_into().map_err(|_| {
         ApiError::input(
             "transaction",

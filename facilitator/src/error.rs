@@ -1,17 +1,20 @@
 //! Errors as the routes answer them: always JSON `{"error","message","hint"}` with the
-//! status that tells a client what to do, never a stack trace.
+//! status that tells a client what to do, never a stack trace, and never more of a URL than
+//! its origin (the RPC client's errors quote the URL it called, API key and all).
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use trust_gate_client::ClientError;
 
+use crate::redact;
+
 /// A request the facilitator refuses (or could not serve).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {
     pub status: StatusCode,
     /// Stable machine code: `input_invalid`, `not_found`, `policy_mismatch`, `conflict`,
-    /// `rpc_failure`, `signer_required`, `internal`.
+    /// `rpc_failure`, `signer_required`, `caller_rate_limited`, `internal`.
     pub code: &'static str,
     pub message: String,
     pub hint: Option<String>,
@@ -50,17 +53,22 @@ impl ApiError {
         ApiError::new(
             StatusCode::BAD_GATEWAY,
             "rpc_failure",
-            format!("the Solana RPC backend failed: {e}"),
+            redact::urls_in(&format!("the Solana RPC backend failed: {e}")),
         )
         .with_hint("check that RPC_URL points at a running cluster or localnet")
     }
 
     pub fn internal(e: impl std::fmt::Display) -> Self {
-        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            redact::urls_in(&e.to_string()),
+        )
     }
 
     pub fn body(&self) -> serde_json::Value {
-        let mut v = serde_json::json!({"error": self.code, "message": self.message});
+        let mut v =
+            serde_json::json!({"error": self.code, "message": redact::urls_in(&self.message)});
         if let Some(h) = &self.hint {
             v["hint"] = h.clone().into();
         }
@@ -84,7 +92,8 @@ impl From<ClientError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if self.status.is_server_error() {
-            tracing::warn!(code = self.code, message = %self.message, "request failed");
+            let message = redact::urls_in(&self.message);
+            tracing::warn!(code = self.code, %message, "request failed");
         }
         (self.status, Json(self.body())).into_response()
     }

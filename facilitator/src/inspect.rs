@@ -3,13 +3,15 @@
 //! mint's token program and decimals.
 //!
 //! The transaction must be [gate_payment_strict, TransferChecked, emit_feedback] for the
-//! authenticated context, optionally after a ComputeBudget unit limit and unit price (a price
-//! at most the facilitator's cap, since it pays the fee), paid by this facilitator, loading
+//! authenticated context, optionally after a ComputeBudget unit limit and unit price (within
+//! the facilitator's caps, see [`crate::budget`], since it pays the fee), paid by this
+//! facilitator, loading
 //! accounts only from its own lookup tables, and signed by the payer. Each deviation has its
 //! own reason; anything the named checks do not cover is caught by comparing every payment
 //! instruction with the one the SDK composes for the same payment.
 
 use crate::adapter::GateContext;
+use crate::config::ComputeCaps;
 use crate::reject::Rejection;
 use anchor_lang::{AnchorDeserialize, Discriminator};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
@@ -39,8 +41,8 @@ pub struct Expected<'a> {
     pub decimals: u8,
     /// The facilitator's own address lookup tables.
     pub tables: &'a [AddressLookupTableAccount],
-    /// The highest compute-unit price (micro-lamports) the facilitator co-pays.
-    pub max_compute_unit_price: u64,
+    /// What the facilitator co-pays as a priority fee.
+    pub compute: &'a ComputeCaps,
 }
 
 /// A transaction that passed every check.
@@ -247,7 +249,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         .hint("a plain exact-scheme transfer is never settled here; compose the settlement with the trust-gate SDK (settle::compose) or `trust-gate pay`"));
     }
     let start = payment_start(b, &ixs)?;
-    let budget = compute_budget(&ixs[..start], e.max_compute_unit_price)?;
+    let budget = compute_budget(&ixs[..start])?;
+    crate::budget::check(&budget, ixs.len() - start, e.compute)?;
     let ixs = &ixs[start..];
 
     // Fee payer isolation.
@@ -468,8 +471,8 @@ fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
 }
 
 /// Reads the ComputeBudget instructions before the payment part: at most one unit limit and
-/// one unit price, the price within the facilitator's cap (it pays the fee).
-fn compute_budget(prefix: &[Resolved], max_price: u64) -> Result<ComputeBudget, Rejection> {
+/// one unit price (their caps are [`crate::budget::check`]'s).
+fn compute_budget(prefix: &[Resolved]) -> Result<ComputeBudget, Rejection> {
     let as_ix = |r: &Resolved| Instruction {
         program_id: r.program_id,
         accounts: r
@@ -480,22 +483,12 @@ fn compute_budget(prefix: &[Resolved], max_price: u64) -> Result<ComputeBudget, 
         data: r.data.clone(),
     };
     let ixs: Vec<Instruction> = prefix.iter().map(as_ix).collect();
-    let budget = ComputeBudget::parse(&ixs).ok_or_else(|| {
-            Rejection::bad(
-                "compute_budget_invalid",
-                "the ComputeBudget instructions before the payment may only be one SetComputeUnitLimit and one SetComputeUnitPrice",
-            )
-        })?;
-    if let Some(price) = budget.unit_price_micro_lamports.filter(|p| *p > max_price) {
-        return Err(Rejection::bad(
-            "compute_unit_price_too_high",
-            format!(
-                "the compute-unit price is {price} micro-lamports; this facilitator co-pays at most {max_price}"
-            ),
+    ComputeBudget::parse(&ixs).ok_or_else(|| {
+        Rejection::bad(
+            "compute_budget_invalid",
+            "the ComputeBudget instructions before the payment may only be one SetComputeUnitLimit and one SetComputeUnitPrice",
         )
-        .hint("lower SetComputeUnitPrice, or leave it out"));
-    }
-    Ok(budget)
+    })
 }
 
 /// The optional accounts of the gate instruction: the slots where a gate without them has

@@ -11,24 +11,32 @@
 //!
 //! [`mount`] gives only /verify and /receipt, for embedding in another axum app.
 //!
-//! Modules: [`config`] (typed config and its validation), [`adapter`] (the pay adapter:
-//! `extra.gate`, service signature, memo, expiry), [`inspect`] (the settle transaction
-//! verifier), [`service`] (state and chain reads), [`decisions`] (deciding in one round trip
-//! from checked cached inputs), `settle`, `verify`, [`dispute`], `records`
-//! (the operations), [`lock_store`] (one settlement at a time per payer, and the pending
-//! settlements a retry finds: [`payer_locks`] in process, [`redis_store`] shared by
-//! replicas), [`routes`] (HTTP),
-//! [`reject`] and [`error`] (answers).
+//! Modules: [`redact`] (URLs shown as their origin only), [`config`] (typed config and its
+//! validation), [`adapter`] (the pay adapter: `extra.gate`, service signature, memo,
+//! expiry), [`budget`] (the priority-fee caps), [`inspect`] (the settle transaction
+//! verifier), [`payer_signers`] (who may sign for a payer agent), [`payee_account`] (the
+//! payee's token account: required memos), [`limits`] (rate limits per caller address and
+//! per payer), [`service`] (state and chain reads), [`decisions`] (deciding in one round trip
+//! from checked cached inputs), `settle`, `verify`, [`dispute`], `records` (the operations),
+//! [`lock_store`] (one settlement at a time per payer, and the pending settlements a retry
+//! finds: [`payer_locks`] in process, with the bound on those waiting, [`redis_store`]
+//! shared by replicas), [`routes`] (HTTP), [`reject`] and [`error`] (answers).
 
 pub mod adapter;
+pub mod budget;
 pub mod config;
 pub mod decisions;
 pub mod dispute;
 pub mod error;
 pub mod inspect;
+pub mod limits;
 pub mod lock_store;
+pub mod payee_account;
 pub mod payer_locks;
+pub mod payer_signers;
 pub mod records;
+/// URLs shown as their origin only; the client SDK's, which the MCP server shares.
+pub use trust_gate_client::redact;
 pub mod redis_store;
 pub mod reject;
 pub mod routes;
@@ -53,9 +61,11 @@ pub fn mount(config: MountConfig) -> Result<Router, ConfigError> {
     Ok(routes::mount_routes(f))
 }
 
-/// Every route, with the HTTP layers (body limit, timeout, CORS).
+/// Every route, with the HTTP layers (body limit, timeout, CORS, and the per-address rate
+/// limit, which needs the peer address: serve with
+/// `into_make_service_with_connect_info::<SocketAddr>()`, as [`start`] does).
 pub fn router(f: Arc<Facilitator>) -> Router {
-    routes::http_layers(routes::all_routes(f))
+    routes::http_layers(routes::limit_callers(routes::all_routes(f.clone()), f))
 }
 
 /// A running facilitator server. Dropping it stops the server.
@@ -101,7 +111,7 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
     let addr = listener
         .local_addr()
         .map_err(|source| StartError::Bind { addr, source })?;
-    let app = router(f.clone());
+    let app = router(f.clone()).into_make_service_with_connect_info::<SocketAddr>();
     let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
             tracing::error!("facilitator server stopped: {e}");

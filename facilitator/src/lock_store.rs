@@ -8,9 +8,10 @@
 //! its payment before the send, so a retry on any replica returns it instead of sending.
 //!
 //! The in-process lock is taken first even with Redis: a replica's own settlements of one
-//! payer queue fairly in memory, and only one of them at a time polls Redis.
+//! payer queue fairly in memory, and only one of them at a time polls Redis. The bound on
+//! the settlements waiting for one payer is that queue's, so it is per replica.
 
-use crate::payer_locks::{PayerGuard, PayerLocks};
+use crate::payer_locks::{PayerBusy, PayerGuard, PayerLocks};
 use crate::redis_store::RedisStore;
 use serde::Serialize;
 use solana_sdk::hash::Hash;
@@ -30,6 +31,16 @@ const PENDING_TTL: Duration = Duration::from_secs(300);
 pub struct StoreUnavailable {
     pub store: String,
     pub message: String,
+}
+
+/// Why a payer's turn was not given.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum LockError {
+    /// Too many settlements of the payer already wait (nothing was asked of the store).
+    #[error(transparent)]
+    Busy(#[from] PayerBusy),
+    #[error(transparent)]
+    Unavailable(#[from] StoreUnavailable),
 }
 
 /// The transaction sent (or about to be) for a payment.
@@ -81,6 +92,7 @@ pub struct LockStore {
     local: PayerLocks,
     shared: Option<Arc<RedisStore>>,
     lock_ttl: Duration,
+    max_waiting: usize,
 }
 
 /// A payer's turn: held from before the send until the confirmation.
@@ -96,6 +108,7 @@ impl LockStore {
             local: PayerLocks::default(),
             shared: None,
             lock_ttl: Duration::ZERO,
+            max_waiting: usize::MAX,
         }
     }
 
@@ -106,7 +119,20 @@ impl LockStore {
             local: PayerLocks::default(),
             shared: Some(Arc::new(RedisStore::new(url)?)),
             lock_ttl,
+            max_waiting: usize::MAX,
         })
+    }
+
+    /// At most `n` settlements of one payer wait for its turn in this process (others are
+    /// refused with [`LockError::Busy`]).
+    pub fn with_max_waiting(mut self, n: usize) -> Self {
+        self.max_waiting = n;
+        self
+    }
+
+    /// The settlements of `payer` that hold or wait for its turn in this process.
+    pub fn queued(&self, payer: &Pubkey) -> usize {
+        self.local.queued(payer)
     }
 
     /// `in-process`, or where the shared store is (never its credentials).
@@ -126,9 +152,10 @@ impl LockStore {
         }
     }
 
-    /// Waits until no other settlement of `payer` runs, on this replica or (with Redis) any.
-    pub async fn lock(&self, payer: Pubkey) -> Result<Turn<'_>, StoreUnavailable> {
-        let local = self.local.lock(payer).await;
+    /// Waits until no other settlement of `payer` runs, on this replica or (with Redis) any;
+    /// refused at once when too many already wait here.
+    pub async fn lock(&self, payer: Pubkey) -> Result<Turn<'_>, LockError> {
+        let local = self.local.lock(payer, self.max_waiting).await?;
         let Some(store) = &self.shared else {
             return Ok(Turn {
                 local: Some(local),
@@ -140,7 +167,7 @@ impl LockStore {
         store
             .lock(&key, &token, self.lock_ttl)
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| LockError::Unavailable(self.unavailable(e)))?;
         Ok(Turn {
             local: Some(local),
             shared: Some((store.clone(), key, token)),

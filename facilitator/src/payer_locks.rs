@@ -5,6 +5,10 @@
 //! raw program error instead of the Deny it is. Holding a per-payer lock from the simulation
 //! until the confirmation makes each simulation see the previous commit. Different payers
 //! never wait for each other.
+//!
+//! The settlements waiting for one payer are bounded: past the bound a new one is refused at
+//! once ([`PayerBusy`]) instead of holding a request, its body and a task for as long as the
+//! queue ahead of it takes.
 
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
@@ -18,6 +22,14 @@ pub struct PayerLocks {
     locks: Mutex<HashMap<Pubkey, Lock>>,
 }
 
+/// A payer already has as many settlements waiting as allowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("payer agent {payer} already has {waiting} settlements waiting for its turn")]
+pub struct PayerBusy {
+    pub payer: Pubkey,
+    pub waiting: usize,
+}
+
 /// Held while one payer's settlement runs; dropping it lets the next one in.
 pub struct PayerGuard<'a> {
     owner: &'a PayerLocks,
@@ -26,20 +38,40 @@ pub struct PayerGuard<'a> {
 }
 
 impl PayerLocks {
-    /// Waits until no other settlement of `payer` runs.
-    pub async fn lock(&self, payer: Pubkey) -> PayerGuard<'_> {
-        let lock = self
-            .locks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(payer)
-            .or_default()
-            .clone();
-        PayerGuard {
+    /// Waits until no other settlement of `payer` runs; refused at once when `max_waiting`
+    /// others already wait behind the one that runs.
+    pub async fn lock(
+        &self,
+        payer: Pubkey,
+        max_waiting: usize,
+    ) -> Result<PayerGuard<'_>, PayerBusy> {
+        let lock = {
+            let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+            let lock = locks.entry(payer).or_default();
+            // Every clone but the map's own is a settlement that holds or awaits the lock.
+            let queued = Arc::strong_count(lock) - 1;
+            if queued > max_waiting {
+                return Err(PayerBusy {
+                    payer,
+                    waiting: queued - 1,
+                });
+            }
+            lock.clone()
+        };
+        Ok(PayerGuard {
             owner: self,
             payer,
             guard: Some(lock.lock_owned().await),
-        }
+        })
+    }
+
+    /// The settlements of `payer` that hold or wait for its lock.
+    pub fn queued(&self, payer: &Pubkey) -> usize {
+        self.locks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(payer)
+            .map_or(0, |l| Arc::strong_count(l) - 1)
     }
 
     /// Payers with a settlement running or waiting.
@@ -76,26 +108,60 @@ mod tests {
     async fn one_payer_waits_others_do_not_and_the_map_empties() {
         let locks = Arc::new(PayerLocks::default());
         let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
-        let held = locks.lock(a).await;
+        let held = locks.lock(a, 8).await.unwrap();
         // Another payer is not blocked.
-        tokio::time::timeout(Duration::from_secs(1), locks.lock(b))
+        tokio::time::timeout(Duration::from_secs(1), locks.lock(b, 8))
             .await
-            .expect("a different payer proceeds");
+            .expect("a different payer proceeds")
+            .unwrap();
         // The same payer waits until the first guard is dropped.
         let l = locks.clone();
         let waiter = tokio::spawn(async move {
-            let _g = l.lock(a).await;
+            let _g = l.lock(a, 8).await.unwrap();
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(
             !waiter.is_finished(),
             "a second settlement of one payer must wait"
         );
+        assert_eq!(locks.queued(&a), 2);
         drop(held);
         tokio::time::timeout(Duration::from_secs(1), waiter)
             .await
             .expect("released")
             .unwrap();
         assert!(locks.is_empty());
+    }
+
+    #[tokio::test]
+    async fn past_the_waiting_bound_a_settlement_is_refused_at_once() {
+        let locks = Arc::new(PayerLocks::default());
+        let a = Pubkey::new_unique();
+        // None may wait: only the one that runs.
+        let held = locks.lock(a, 0).await.unwrap();
+        assert_eq!(
+            locks.lock(a, 0).await.err(),
+            Some(PayerBusy {
+                payer: a,
+                waiting: 0
+            })
+        );
+        drop(held);
+        // One may wait behind the one that runs; a third is refused.
+        let held = locks.lock(a, 1).await.unwrap();
+        let l = locks.clone();
+        let waiter = tokio::spawn(async move { l.lock(a, 1).await.map(drop) });
+        while locks.queued(&a) < 2 {
+            tokio::task::yield_now().await;
+        }
+        let busy = locks.lock(a, 1).await.err().unwrap();
+        assert_eq!(busy.waiting, 1);
+        assert!(busy.to_string().contains("1 settlements waiting"));
+        drop(held);
+        waiter.await.unwrap().unwrap();
+        assert!(
+            locks.is_empty(),
+            "a refused settlement leaves nothing behind"
+        );
     }
 }

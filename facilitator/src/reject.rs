@@ -14,6 +14,10 @@ pub struct Rejection {
     /// The gate's decision when the refusal is a Deny or RequireValidation (the response
     /// then carries the decision headers).
     pub decision: Option<Decision>,
+    /// Seconds after which the request may be tried again (the `Retry-After` header of a
+    /// 429). Small, so that a refusal stays small: a wait at the lowest rate a limit takes
+    /// is 1 000 s.
+    pub retry_after: Option<u16>,
 }
 
 impl Rejection {
@@ -29,6 +33,15 @@ impl Rejection {
             message: message.into(),
             hint: None,
             decision: None,
+            retry_after: None,
+        }
+    }
+
+    /// 429 `reason`: too many requests; retry after `secs` seconds.
+    pub fn too_many(reason: &str, message: impl Into<String>, secs: u64) -> Self {
+        Rejection {
+            retry_after: Some(u16::try_from(secs).unwrap_or(u16::MAX)),
+            ..Rejection::new(StatusCode::TOO_MANY_REQUESTS, reason, message)
         }
     }
 
@@ -67,6 +80,7 @@ impl Rejection {
             message,
             hint: None,
             decision: Some(d),
+            retry_after: None,
         }
     }
 }
@@ -79,6 +93,7 @@ impl From<crate::error::ApiError> for Rejection {
             message: e.message,
             hint: e.hint,
             decision: None,
+            retry_after: None,
         }
     }
 }

@@ -1,20 +1,24 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
-//! (status, decision headers, x402 bodies).
+//! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
 use crate::dispute::DisputeRequest;
 use crate::error::ApiError;
+use crate::limits::retry_after_secs;
 use crate::records::parse_receipt_hash;
+use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::settle::Settled;
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tower_http::cors::{Any, CorsLayer};
@@ -76,6 +80,62 @@ pub fn http_layers(router: Router) -> Router {
             REQUEST_TIMEOUT,
         ))
         .layer(cors)
+}
+
+/// The per-address rate limit on every route but /healthz (which must answer a load
+/// balancer while a caller floods). The address is the HTTP peer's, from the connection
+/// (`ConnectInfo`; a router served without it is not limited here): behind a reverse proxy
+/// it is the proxy's, so the proxy limits its own clients.
+pub fn limit_callers(router: Router, f: Arc<Facilitator>) -> Router {
+    router.layer(middleware::from_fn_with_state(f, limit_caller))
+}
+
+async fn limit_caller(State(f): App, req: Request, next: Next) -> Response {
+    let peer = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|c| c.0.ip());
+    let Some(ip) = peer.filter(|_| req.uri().path() != "/healthz") else {
+        return next.run(req).await;
+    };
+    let Err(wait) = f.limits.caller.check(&ip) else {
+        return next.run(req).await;
+    };
+    let r = Rejection::too_many(
+        "caller_rate_limited",
+        format!(
+            "{ip} sent more requests than this facilitator takes from one address (RATE_LIMIT_PER_ADDRESS); nothing was done"
+        ),
+        retry_after_secs(wait),
+    )
+    .hint("retry after the Retry-After seconds");
+    tracing::info!(%ip, "caller rate limited");
+    match req.uri().path() {
+        "/settle" => {
+            let network = f.caip2().await.unwrap_or_default();
+            settle_failure(&f, r, network)
+        }
+        "/verify" => verify_rejection(&f, r),
+        _ => {
+            let secs = r.retry_after;
+            let mut res = ApiError {
+                status: r.status,
+                code: "caller_rate_limited",
+                message: r.message,
+                hint: r.hint,
+            }
+            .into_response();
+            retry_after(&mut res, secs);
+            res
+        }
+    }
+}
+
+/// Sets `Retry-After` on a 429.
+fn retry_after(res: &mut Response, secs: Option<u16>) {
+    if let Some(v) = secs.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
+        res.headers_mut().insert(header::RETRY_AFTER, v);
+    }
 }
 
 /// The decision headers of the seed: X-Gate-Decision, and the reason or capability.
@@ -140,17 +200,20 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     if let Some(d) = &r.decision {
         return decision_response(f, d, None);
     }
+    let message = redact::urls_in(&r.message);
     let mut body = json!({
         "isValid": false,
         "invalidReason": r.reason,
-        "invalidMessage": r.message,
+        "invalidMessage": message,
         "error": r.reason,
-        "message": r.message,
+        "message": message,
     });
     if let Some(h) = &r.hint {
         body["hint"] = h.clone().into();
     }
-    (r.status, Json(body)).into_response()
+    let mut res = (r.status, Json(body)).into_response();
+    retry_after(&mut res, r.retry_after);
+    res
 }
 
 async fn verify(State(f): App, body: Bytes) -> Response {
@@ -222,7 +285,8 @@ fn settle_success(s: Settled, network: String) -> Response {
 }
 
 fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
-    tracing::info!(reason = %r.reason, message = %r.message, "settlement refused");
+    let message = redact::urls_in(&r.message);
+    tracing::info!(reason = %r.reason, %message, "settlement refused");
     let headers = r
         .decision
         .as_ref()
@@ -234,7 +298,7 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
         payer: None,
         transaction: String::new(),
         network,
-        error_message: Some(r.message),
+        error_message: Some(message),
         receipt: None,
     })
     .unwrap_or_default();
@@ -244,7 +308,9 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
     if let Some(d) = &r.decision {
         body["decision"] = serde_json::to_value(DecisionView::from(d)).unwrap_or_default();
     }
-    (r.status, headers, Json(body)).into_response()
+    let mut res = (r.status, headers, Json(body)).into_response();
+    retry_after(&mut res, r.retry_after);
+    res
 }
 
 async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, ApiError> {
@@ -285,9 +351,11 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
 }
 
 /// Always 200 while the process serves; `ok` is false when the lock store does not answer
-/// (then /settle answers 503 `lock_store_unavailable`; /verify and /receipt still work).
+/// (then /settle answers 503 `lock_store_unavailable`; /verify and /receipt still work). The
+/// RPC is named by its origin only: this route answers anyone.
 async fn healthz(State(f): App) -> Json<Value> {
-    let store = f.lock_store.health().await;
+    let mut store = f.lock_store.health().await;
+    store.error = store.error.map(|e| redact::urls_in(&e));
     Json(json!({
         "ok": store.ok,
         "settle": if store.ok { "available" } else { "unavailable: lock store" },
@@ -296,7 +364,7 @@ async fn healthz(State(f): App) -> Json<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "network": f.network.name(),
         "caip2": f.caip2().await.ok(),
-        "rpcUrl": f.rpc_url,
+        "rpcUrl": f.rpc_origin,
         "facilitator": f.facilitator().to_string(),
         "signing": f.key.keypair().is_some(),
         "uptimeSeconds": f.uptime().as_secs(),

@@ -2,10 +2,13 @@
 //! lookup-table caches. The HTTP routes (`routes`) and the settle flow (`settle`) are built
 //! on it.
 
-use crate::config::{Config, ConfigError, FacilitatorKey, MountConfig};
+use crate::config::{ComputeCaps, Config, ConfigError, FacilitatorKey, MountConfig};
 use crate::decisions::DecisionCache;
 use crate::error::ApiError;
+use crate::limits::RateLimits;
 use crate::lock_store::LockStore;
+use crate::payer_signers::AgentCache;
+use crate::redact;
 use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
 use solana_sdk::account::Account;
@@ -24,7 +27,9 @@ use trust_gate_client::{chain, decode, Builder, ClientError, Network, ProgramIds
 /// Everything the routes share.
 pub struct Facilitator {
     pub rpc: RpcClient,
-    pub rpc_url: String,
+    /// The RPC as shown (healthz, messages): `scheme://host[:port]`, never its path or query,
+    /// where a provider's API key sits.
+    pub rpc_origin: String,
     pub builder: Builder,
     pub key: FacilitatorKey,
     pub network: Network,
@@ -34,12 +39,18 @@ pub struct Facilitator {
     pub confirm_timeout: Duration,
     /// How long /settle waits for the RPC to answer its send.
     pub send_timeout: Duration,
-    pub max_compute_unit_price: u64,
+    /// What a co-signed transaction may make the facilitator pay as a priority fee (see
+    /// [`crate::budget`]).
+    pub compute: ComputeCaps,
+    /// Per caller address and per payer agent (see [`crate::limits`]).
+    pub limits: RateLimits,
     /// One settlement at a time per payer agent, and the pending settlements a retry finds:
     /// in process, or in Redis for replicas (see [`crate::lock_store`]).
     pub lock_store: LockStore,
     /// What decisions may take from memory (see [`crate::decisions`]).
     pub decisions: DecisionCache,
+    /// Who may sign for the payer agents seen lately (see [`crate::payer_signers`]).
+    pub agents: AgentCache,
     started: Instant,
     caip2: OnceCell<String>,
     collection: OnceCell<Pubkey>,
@@ -65,16 +76,17 @@ impl Facilitator {
             }
             other => ConfigError::new("NETWORK", other.to_string()),
         })?;
-        let rpc_url = crate::config::validate_url("RPC_URL", &rpc_url)?;
+        let rpc_url = crate::config::validate_rpc_url(&rpc_url)?;
         let lock_store = match &config.redis_url {
             None => LockStore::in_process(),
             Some(url) => {
                 LockStore::redis(url, lock_ttl).map_err(|e| ConfigError::new("REDIS_URL", e))?
             }
-        };
+        }
+        .with_max_waiting(config.limits.max_waiting_per_payer);
         Ok(Arc::new(Facilitator {
-            rpc: RpcClient::new_with_commitment(rpc_url.clone(), CommitmentConfig::confirmed()),
-            rpc_url,
+            rpc_origin: redact::origin(&rpc_url),
+            rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
             builder,
             key: facilitator,
             network,
@@ -83,9 +95,11 @@ impl Facilitator {
             clock_skew: config.clock_skew,
             confirm_timeout: config.confirm_timeout,
             send_timeout: config.send_timeout,
-            max_compute_unit_price: config.max_compute_unit_price,
+            compute: config.compute,
+            limits: RateLimits::new(&config.limits),
             lock_store,
             decisions: DecisionCache::default(),
+            agents: AgentCache::default(),
             started: Instant::now(),
             caip2: OnceCell::new(),
             collection: OnceCell::new(),
@@ -105,7 +119,10 @@ impl Facilitator {
             ));
         }
         let genesis = self.rpc.get_genesis_hash().await.map_err(|e| {
-            ConfigError::new("RPC_URL", format!("{} does not answer: {e}", self.rpc_url))
+            ConfigError::new(
+                "RPC_URL",
+                redact::urls_in(&format!("{} does not answer: {e}", self.rpc_origin)),
+            )
         })?;
         let cluster = caip2_from_genesis(&genesis.to_string());
         if self.network != Network::Localnet && cluster != self.network.caip2(None) {
@@ -120,7 +137,7 @@ impl Facilitator {
         }
         self.refresh_tables()
             .await
-            .map_err(|e| ConfigError::new("RPC_URL", e.message))?;
+            .map_err(|e| ConfigError::new("RPC_URL", redact::urls_in(&e.message)))?;
         Ok(())
     }
 

@@ -13,23 +13,36 @@
 //! chain is named exactly as /verify names a refusal (the Deny's code, name and headers). The
 //! store failing before the send is 503 `lock_store_unavailable`: nothing is sent without the
 //! lock.
+//!
+//! Before the payer's turn is asked for, the signer must be one that may act for the payer
+//! agent ([`crate::payer_signers`]: a stranger holds no victim's turn), the payer must be
+//! within its rate limit, and no more than the bound may already wait for its turn. A
+//! settlement with a unit price is simulated in its turn before the send, and its unit limit
+//! held to the units used ([`crate::budget`]): one more RPC call, only then.
 
 use crate::adapter::{self, Expectations, GateContext};
+use crate::budget;
 use crate::inspect::{self, Expected, Verified};
-use crate::lock_store::{Claim, PendingRecord, StoreUnavailable};
+use crate::limits::retry_after_secs;
+use crate::lock_store::{Claim, LockError, PendingRecord, StoreUnavailable};
+use crate::payee_account;
+use crate::payer_signers;
+use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use axum::http::StatusCode;
 use solana_commitment_config::{CommitmentConfig, CommitmentLevel};
-use solana_rpc_client_api::config::RpcSendTransactionConfig;
+use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
 use solana_sdk::instruction::InstructionError;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use std::time::{Duration, Instant};
+use trust_gate_client::chain;
 use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
+use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::x402::FacilitatorRequest;
 
@@ -65,6 +78,18 @@ enum Sent {
     Failed(TransactionError),
     /// Refused by the preflight simulation: never sent.
     Refused(TransactionError, Vec<String>),
+}
+
+/// What the reads before a send found.
+enum Ready {
+    /// Send it.
+    Send,
+    /// Nothing to send: an earlier send of it landed.
+    Done(Sent),
+    /// Its simulation failed: never sent.
+    Refused(TransactionError, Vec<String>),
+    /// Its simulation used far fewer units than the priced limit it requests: never sent.
+    LimitTooHigh(Rejection),
 }
 
 fn landed_as(done: Result<(), TransactionError>, replayed: bool) -> Sent {
@@ -119,7 +144,7 @@ impl Facilitator {
                     token_program,
                     decimals,
                     tables,
-                    max_compute_unit_price: self.max_compute_unit_price,
+                    compute: &self.compute,
                 },
             )
         };
@@ -147,8 +172,22 @@ impl Facilitator {
             mut tx,
             payer,
             gate_index,
-            ..
+            settlement,
         } = self.inspect(req, &ctx).await?;
+        // Nothing of the payer's is held for a signer that may not act for it, nor past the
+        // payer's rate (counted only for its own signers, so a stranger spends none of it).
+        self.authorize_payer(&ctx.payer_asset, &payer).await?;
+        if let Err(wait) = self.limits.payer.check(&ctx.payer_asset) {
+            return Err(Rejection::too_many(
+                "payer_rate_limited",
+                format!(
+                    "payer agent {} sent more settlements than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)",
+                    ctx.payer_asset
+                ),
+                retry_after_secs(wait),
+            )
+            .hint("retry after the Retry-After seconds"));
+        }
         let signature = keypair.sign_message(&tx.message.serialize());
         tx.signatures[0] = signature;
         let feedback_log = self
@@ -182,8 +221,18 @@ impl Facilitator {
         let outcome = match replayed {
             Some(done) => landed_as(done, true),
             None => {
-                let turn = store.lock(ctx.payer_asset).await.map_err(unavailable)?;
-                let outcome = self.settle_in_turn(&tx, &record, &ctx).await;
+                let turn = store.lock(ctx.payer_asset).await.map_err(|e| match e {
+                    LockError::Unavailable(e) => unavailable(e),
+                    LockError::Busy(busy) => Rejection::too_many(
+                        "payer_busy",
+                        format!("{busy} (MAX_WAITING_PER_PAYER); nothing was sent (no fee)"),
+                        1,
+                    )
+                    .hint("retry in a moment: one payer's settlements run one at a time"),
+                })?;
+                let outcome = self
+                    .settle_in_turn(&tx, &record, &ctx, &settlement.compute_budget)
+                    .await;
                 turn.release().await;
                 outcome?
             }
@@ -209,10 +258,33 @@ impl Facilitator {
         }
     }
 
+    /// Whether `signer` may act for the payer agent `asset` (see [`crate::payer_signers`]):
+    /// from the cache when it accepts the signer, else from the AgentAccount and the asset,
+    /// read in one call (cut at the send timeout) and cached.
+    async fn authorize_payer(&self, asset: &Pubkey, signer: &Pubkey) -> Result<(), Rejection> {
+        if self.agents.get(asset).is_some_and(|a| a.may_sign(signer)) {
+            return Ok(());
+        }
+        let keys = [self.builder.pda.agent_account(asset), *asset];
+        let read = self
+            .within(async {
+                chain::accounts(&self.rpc, &keys)
+                    .await
+                    .map_err(rpc_rejection)
+            })
+            .await?;
+        let seen = |i: usize| read.get(i).and_then(Option::as_ref);
+        let agent = payer_signers::read(&self.builder.ids.agent_registry, asset, seen(0), seen(1))?;
+        self.agents.put(*asset, agent);
+        payer_signers::judge(asset, &agent, signer)
+    }
+
     /// The payer's turn: claim the payment for this transaction, send it with preflight (the
     /// cluster simulates it; a gate refusal comes back as the simulation's error) and read
-    /// its status: two RPC round trips when all goes well. A replay or a payment settled by
-    /// another transaction is recognized from the send's own error, never by reads up front.
+    /// its status: two RPC round trips when all goes well; a priced settlement is simulated
+    /// first, to hold its unit limit to the units it uses (a third). A replay or a payment
+    /// settled by another transaction is recognized from the send's own error, never by
+    /// reads up front.
     ///
     /// How long it may hold the payer's lock is bounded (see `Config::lock_ttl`): the reads
     /// before the send within one send timeout, the send within another, then the
@@ -223,41 +295,23 @@ impl Facilitator {
         tx: &VersionedTransaction,
         record: &PendingRecord,
         ctx: &GateContext,
+        budget: &ComputeBudget,
     ) -> Result<Sent, Rejection> {
         let (store, fac, id) = (&self.lock_store, self.facilitator(), &ctx.payment_id_hash);
         let signature = &record.signature;
-        match store.claim(&fac, id, record).await.map_err(unavailable)? {
-            Claim::Ours => {}
-            // This transaction was claimed before (a retry). Landed: its outcome. Not yet:
-            // its replica may have died before the send, so it is sent again: the same
-            // signature, of which the cluster lands at most one.
-            Claim::Same => {
-                if let Some(done) = self.within(self.landed(signature)).await? {
-                    return Ok(landed_as(done, true));
-                }
+        let claim = store.claim(&fac, id, record).await.map_err(unavailable)?;
+        let ready = self
+            .within(self.before_send(claim, tx, record, ctx, budget))
+            .await?;
+        let refused = match ready {
+            Ready::Done(sent) => return Ok(sent),
+            Ready::LimitTooHigh(r) => {
+                // Never sent: a transaction with a lower limit may take the payment at once.
+                store.forget(&fac, id, record).await;
+                return Err(r);
             }
-            Claim::Other(earlier) => self.within(self.take_over(&earlier, record, ctx)).await?,
-        }
-        let config = RpcSendTransactionConfig {
-            skip_preflight: false,
-            preflight_commitment: Some(CommitmentLevel::Confirmed),
-            ..RpcSendTransactionConfig::default()
-        };
-        let sent = tokio::time::timeout(
-            self.send_timeout,
-            self.rpc.send_transaction_with_config(tx, config),
-        )
-        .await;
-        let refused = match sent {
-            Ok(Ok(_)) => None,
-            Ok(Err(e)) => preflight_failure(&e).or_else(|| {
-                tracing::warn!(%signature, error = %e, "send unanswered; waiting for the outcome");
-                None
-            }),
-            Err(_) => {
-                tracing::warn!(%signature, "send not answered in time; waiting for the outcome");
-                None
-            }
+            Ready::Refused(err, logs) => Some((err, logs)),
+            Ready::Send => self.send(tx).await,
         };
         let Some((err, logs)) = refused else {
             // Sent, or perhaps sent (no answer from the RPC: the transaction may have
@@ -275,6 +329,87 @@ impl Facilitator {
         // Refused in preflight, so never sent: another transaction of the payment may go.
         store.forget(&fac, id, record).await;
         Ok(Sent::Refused(err, logs))
+    }
+
+    /// The reads before the send. This transaction was claimed before (a retry): landed,
+    /// its outcome; not yet, its replica may have died before the send, so it is sent again
+    /// (the same signature, of which the cluster lands at most one). Another transaction of
+    /// the payment was claimed: see [`Self::take_over`]. Then, with a unit price, the
+    /// simulation that measures the units it uses.
+    async fn before_send(
+        &self,
+        claim: Claim,
+        tx: &VersionedTransaction,
+        record: &PendingRecord,
+        ctx: &GateContext,
+        budget: &ComputeBudget,
+    ) -> Result<Ready, Rejection> {
+        match claim {
+            Claim::Ours => {}
+            Claim::Same => {
+                if let Some(done) = self.landed(&record.signature).await? {
+                    return Ok(Ready::Done(landed_as(done, true)));
+                }
+            }
+            Claim::Other(earlier) => self.take_over(&earlier, record, ctx).await?,
+        }
+        // Without a price the limit costs the fee payer nothing: no simulation.
+        if !budget::priced(budget) {
+            return Ok(Ready::Send);
+        }
+        let config = RpcSimulateTransactionConfig {
+            sig_verify: false,
+            replace_recent_blockhash: false,
+            commitment: Some(CommitmentConfig::confirmed()),
+            ..RpcSimulateTransactionConfig::default()
+        };
+        let sim = self
+            .rpc
+            .simulate_transaction_with_config(tx, config)
+            .await
+            .map_err(rpc_rejection)?
+            .value;
+        if let Some(err) = sim.err {
+            return Ok(Ready::Refused(err.into(), sim.logs.unwrap_or_default()));
+        }
+        let used = sim
+            .units_consumed
+            .ok_or_else(|| rpc_rejection("the simulation did not say how many units it used"))?;
+        // A settlement's payment part is its three instructions after the ComputeBudget ones.
+        let limit = budget::effective_limit(budget, 3);
+        Ok(match budget::check_measured(limit, used, &self.compute) {
+            Ok(()) => Ready::Send,
+            Err(r) => Ready::LimitTooHigh(r),
+        })
+    }
+
+    /// Sends with preflight (the cluster's simulation, which refuses for free): `None` when
+    /// sent or perhaps sent (no answer: it may have reached the cluster), else the
+    /// simulation's error and logs.
+    async fn send(&self, tx: &VersionedTransaction) -> Option<(TransactionError, Vec<String>)> {
+        let signature = &tx.signatures[0];
+        let config = RpcSendTransactionConfig {
+            skip_preflight: false,
+            preflight_commitment: Some(CommitmentLevel::Confirmed),
+            ..RpcSendTransactionConfig::default()
+        };
+        let sent = tokio::time::timeout(
+            self.send_timeout,
+            self.rpc.send_transaction_with_config(tx, config),
+        )
+        .await;
+        match sent {
+            Ok(Ok(_)) => None,
+            Ok(Err(e)) => preflight_failure(&e).or_else(|| {
+                let error = redact::urls_in(&e.to_string());
+                tracing::warn!(%signature, %error, "send unanswered; waiting for the outcome");
+                None
+            }),
+            Err(_) => {
+                tracing::warn!(%signature, "send not answered in time; waiting for the outcome");
+                None
+            }
+        }
     }
 
     /// `work`'s answer, or 502 when the RPC has not given it within the send timeout.
@@ -350,6 +485,9 @@ impl Facilitator {
             return onchain(err.to_string());
         };
         let (index, code) = (*index, *code);
+        if let Some(r) = self.transfer_refused(index, code, gate_index, ctx).await {
+            return r;
+        }
         if index == gate_index && (GATE_DENY_FIRST..=GATE_VALIDATION_REQUIRED).contains(&code) {
             if let Some(d) = self.gate_decision(code, ctx).await {
                 let mut r = Rejection::decision(d);
@@ -365,10 +503,36 @@ impl Facilitator {
         let named = errors::lookup(program.as_ref(), code)
             .or_else(|| errors::lookup(Some(&self.builder.ids.policy_vault), code))
             .or_else(|| errors::lookup(None, code));
+        self.forget_stale_signer(named.as_ref(), ctx);
         onchain(match named {
             Some(n) => format!("instruction {index}: error {} {}", n.code, n.name),
             None => err.to_string(),
         })
+    }
+
+    /// The payee's token account refused the transfer for want of a memo (Token-2022's
+    /// `NoMemo` at the TransferChecked): 422 `payee_requires_memo`.
+    async fn transfer_refused(
+        &self,
+        index: u8,
+        code: u32,
+        gate_index: u8,
+        ctx: &GateContext,
+    ) -> Option<Rejection> {
+        if index != gate_index + 1 || code != payee_account::NO_MEMO {
+            return None;
+        }
+        let (program, _) = self.mint(&ctx.mint).await.ok()?;
+        (program == TokenProgram::Token2022)
+            .then(|| payee_account::refusal(&program.associated_account(&ctx.pay_to, &ctx.mint)))
+    }
+
+    /// The chain refused the signer for the payer (`PayerSignerMismatch`): the cached agent
+    /// that accepted it is stale (sold on MPL Core directly, say), and is read again next time.
+    fn forget_stale_signer(&self, named: Option<&errors::NamedError>, ctx: &GateContext) {
+        if named.is_some_and(|n| n.name == "PayerSignerMismatch") {
+            self.agents.forget(&ctx.payer_asset);
+        }
     }
 
     /// The decision behind a gate error code: a Deny's reason is the code itself; a
@@ -460,7 +624,13 @@ impl Facilitator {
                 &format!("another transaction (feedback log {feedback_log})"),
             );
         }
+        if let TransactionError::InstructionError(index, InstructionError::Custom(code)) = &err {
+            if let Some(r) = self.transfer_refused(*index, *code, gate_index, ctx).await {
+                return r;
+            }
+        }
         let named = errors::explain(&err, logs);
+        self.forget_stale_signer(named.as_ref(), ctx);
         if named.as_ref().is_some_and(errors::is_engine_paused) {
             return engine_paused(&self.builder.ids.reputation_engine, "the settlement");
         }
@@ -569,6 +739,6 @@ fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
     Rejection::new(
         StatusCode::BAD_GATEWAY,
         "rpc_failure",
-        format!("the Solana RPC backend failed: {e}"),
+        redact::urls_in(&format!("the Solana RPC backend failed: {e}")),
     )
 }

@@ -2,6 +2,8 @@
 //! decision it gets. Nothing is written.
 
 use crate::error::ApiError;
+use crate::payee_account;
+use crate::payer_signers;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use serde_json::{Map, Value};
@@ -116,7 +118,10 @@ pub struct X402Verified {
 
 impl Facilitator {
     /// An x402 request: authenticate the challenge, check the transaction when one is
-    /// present, then decide.
+    /// present, then decide. What else can make the settlement fail is read by the same
+    /// simulation, at no extra round trip: the engine's pause flag, the payee's token account
+    /// (a Token-2022 account that requires memos can never be paid), and, with a transaction,
+    /// the payer agent's AgentAccount and asset (whether its signer may act for it).
     pub async fn verify_x402(&self, req: &FacilitatorRequest) -> Result<X402Verified, Rejection> {
         let ctx = self.context(req).await?;
         let payer = if req.payment_payload.payload.transaction.is_empty() {
@@ -131,14 +136,31 @@ impl Facilitator {
             mint: ctx.mint,
             policy_id: ctx.policy_id,
         };
-        // The engine's config comes back with the decision's simulation, at no extra round
-        // trip; only while it is paused are the payee's accounts read, to tell whether its
-        // feedback (so the settlement) would fail.
         let ids = self.builder.ids;
-        let config = self.builder.pda.atom_config();
-        let (decision, read) = self.decide_reading(query, &[config]).await?;
-        if decision == Decision::Allow
-            && chain::engine_paused(&ids, read.first().and_then(Option::as_ref))
+        // The mint's token program is cached: it names the payee's token account.
+        let (program, _) = self.mint(&ctx.mint).await?;
+        let destination = program.associated_account(&ctx.pay_to, &ctx.mint);
+        let mut extra = vec![self.builder.pda.atom_config(), destination];
+        if payer.is_some() {
+            extra.extend([
+                self.builder.pda.agent_account(&ctx.payer_asset),
+                ctx.payer_asset,
+            ]);
+        }
+        let (decision, read) = self.decide_reading(query, &extra).await?;
+        let seen = |i: usize| read.get(i).and_then(Option::as_ref);
+        if let Some(signer) = payer {
+            let agent =
+                payer_signers::read(&ids.agent_registry, &ctx.payer_asset, seen(2), seen(3))?;
+            self.agents.put(ctx.payer_asset, agent);
+            payer_signers::judge(&ctx.payer_asset, &agent, &signer)?;
+        }
+        if decision != Decision::Allow {
+            return Ok(X402Verified { decision, payer });
+        }
+        // Only while the engine is paused are the payee's accounts read, to tell whether its
+        // feedback (so the settlement) would fail.
+        if chain::engine_paused(&ids, seen(0))
             && chain::rated_by_engine(&self.rpc, &ids, &ctx.payee_asset)
                 .await
                 .map_err(ApiError::from)?
@@ -147,6 +169,9 @@ impl Facilitator {
                 &ids.reputation_engine,
                 "its settlement",
             ));
+        }
+        if seen(1).is_some_and(payee_account::requires_memo) {
+            return Err(payee_account::refusal(&destination));
         }
         Ok(X402Verified { decision, payer })
     }

@@ -5,7 +5,7 @@ use solana_sdk::hash::Hash;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use std::time::{Duration, Instant};
-use trust_gate_facilitator::lock_store::{Claim, LockStore, PendingRecord};
+use trust_gate_facilitator::lock_store::{Claim, LockError, LockStore, PendingRecord};
 use trust_gate_test_setup::RedisServer;
 
 fn replica(redis: &RedisServer, ttl: Duration) -> LockStore {
@@ -149,7 +149,8 @@ async fn replicas_with_redis_down_get_an_error_naming_it_and_recover_when_it_is_
     redis.stop();
     let err = match store.lock(payer).await {
         Ok(_) => panic!("a lock was taken with Redis down"),
-        Err(e) => e,
+        Err(LockError::Unavailable(e)) => e,
+        Err(e) => panic!("not the store's failure: {e}"),
     };
     assert_eq!(err.store, redis.url());
     assert!(err.to_string().contains(&redis.url()), "{err}");

@@ -100,9 +100,9 @@ impl From<ClientError> for ToolError {
                     "set {variable} (and the other *_PROGRAM_ID variables) to your deployment"
                 ))
             }
-            ClientError::Rpc(cause) => {
-                ToolError::new(codes::RPC_FAILURE, "the RPC request failed").cause(cause)
-            }
+            // The RPC client quotes the URL it failed on, with any API key in it.
+            ClientError::Rpc(cause) => ToolError::new(codes::RPC_FAILURE, "the RPC request failed")
+                .cause(trust_gate_client::redact::urls_in(&cause)),
             ClientError::AccountNotFound { what, address } => ToolError::not_found(what, address),
             ClientError::SimulationFailed { named, logs, .. } => chain_error(message, named, logs),
             ClientError::Transaction { named, logs, .. } => chain_error(message, named, logs),

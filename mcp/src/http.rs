@@ -129,7 +129,8 @@ async fn healthz(State(s): State<AppState>) -> Json<serde_json::Value> {
         "service": SERVICE_NAME,
         "version": env!("CARGO_PKG_VERSION"),
         "network": c.network.name(),
-        "rpcUrl": c.rpc_url,
+        // Anyone may ask (CORS allows any origin): the RPC's origin only, never its API key.
+        "rpcUrl": trust_gate_client::redact::origin(&c.rpc_url),
         "uptimeSeconds": s.ctx.started.elapsed().as_secs(),
         "activeSessions": s.sessions.sessions.read().await.len(),
         "toolCount": s.tool_count,

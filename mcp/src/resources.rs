@@ -138,7 +138,8 @@ fn not_found(uri: &str, known: &str) -> ErrorData {
 /// The program manifest: ids (the sentinel is flagged) and explorer URLs.
 fn programs(ctx: &Ctx) -> serde_json::Value {
     let ids = ctx.config.ids;
-    let link = |id: &str| explorer(ctx.config.network, &ctx.config.rpc_url, id);
+    let rpc = trust_gate_client::redact::origin(&ctx.config.rpc_url);
+    let link = |id: &str| explorer(ctx.config.network, &rpc, id);
     let ours: Vec<_> = Program::ALL
         .iter()
         .map(|p| {
@@ -156,7 +157,7 @@ fn programs(ctx: &Ctx) -> serde_json::Value {
         |name: &str, id: String| json!({"name": name, "programId": id, "explorerUrl": link(&id)});
     json!({
         "network": ctx.config.network.name(),
-        "rpcUrl": ctx.config.rpc_url,
+        "rpcUrl": trust_gate_client::redact::origin(&ctx.config.rpc_url),
         "programs": ours,
         "external": [
             external("agent_registry", ids.agent_registry.to_string()),

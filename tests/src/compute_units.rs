@@ -548,15 +548,46 @@ pub async fn tour() -> Report {
     measure(&mut w, &mut r, &[ix], None, &[&a.owner]).await;
     let ix = w.set_acceptance_ix(&b.owner.pubkey(), &[], &b.asset(), min_tier_acceptance(1));
     measure(&mut w, &mut r, &[ix], None, &[&b.owner]).await;
-    // A sold agent: its buyer takes the authority over.
+    // A sold agent: the seller's authority names its guard, the buyer asks to take the
+    // authority over, and completes it after the delay; a second sale the members cancel,
+    // a third they accept.
     let mut sold = w.register_agent().await;
     w.init_authority(&sold).await;
+    let seller = sold.owner.insecure_clone();
+    let delay = policy_vault::state::DEFAULT_TAKE_OVER_DELAY_SECS;
+    let ix = sdk.set_authority_guard(
+        &seller.pubkey(),
+        &[],
+        &sold.asset(),
+        delay,
+        &seller.pubkey(),
+    );
+    measure(&mut w, &mut r, &[ix], None, &[&seller]).await;
     let buyer = crate::funded_keypair(&mut w.ctx).await;
     w.transfer_asset(&mut sold, buyer.insecure_clone())
         .await
         .expect("the sale on MPL Core");
-    let ix = sdk.take_over_authority(&buyer.pubkey(), &sold.asset(), vec![buyer.pubkey()], 1);
+    let ix = sdk.request_take_over(&buyer.pubkey(), &sold.asset(), vec![buyer.pubkey()], 1);
     measure(&mut w, &mut r, &[ix], None, &[&buyer]).await;
+    crate::advance_time(&mut w.ctx, i64::from(delay)).await;
+    let ix = sdk.complete_take_over(&sold.asset(), &buyer.pubkey());
+    measure(&mut w, &mut r, &[ix], None, &[]).await;
+    for accept in [false, true] {
+        let next = crate::funded_keypair(&mut w.ctx).await;
+        w.transfer_asset(&mut sold, next.insecure_clone())
+            .await
+            .expect("the sale on MPL Core");
+        let ix = sdk.request_take_over(&next.pubkey(), &sold.asset(), vec![next.pubkey()], 1);
+        crate::send(&mut w.ctx, &[ix], &[&next])
+            .await
+            .expect("the request");
+        let ix = if accept {
+            sdk.accept_take_over(&buyer.pubkey(), &[], &sold.asset(), &next.pubkey())
+        } else {
+            sdk.cancel_take_over(&buyer.pubkey(), &[], &sold.asset(), &next.pubkey())
+        };
+        measure(&mut w, &mut r, &[ix], None, &[&buyer]).await;
+    }
 
     // validation_registry: namespace, attestor, request, respond, revoke.
     let payer_key = w.ctx.payer.pubkey();

@@ -18,6 +18,15 @@ use trust_gate_migrations::demo;
 /// per hour) allow millions of them.
 const BENCH_AMOUNT: u64 = 1;
 
+/// No rate limit and no bound on a payer's waiting settlements: the bench measures what the
+/// facilitator serves, from one address for a few payers, far past what the limits let one
+/// caller or one payer ask.
+fn unlimited(args: &mut crate::services::FacilitatorArgs) {
+    args.limits.rate_limit_per_address = Some("0".into());
+    args.limits.rate_limit_per_payer = Some("0".into());
+    args.limits.max_waiting_per_payer = Some("100000".into());
+}
+
 pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let duration = a.validate()?;
     eprintln!("starting a localnet on a free loopback port and seeding the demo world");
@@ -26,13 +35,14 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let loopback = std::net::Ipv4Addr::LOCALHOST.into();
-    let server = crate::services::start_facilitator(&crate::services::FacilitatorArgs::for_demo(
+    let mut args = crate::services::FacilitatorArgs::for_demo(
         loopback,
         0,
         &localnet.rpc_url(),
         "solana-localnet",
-    ))
-    .await?;
+    );
+    unlimited(&mut args);
+    let server = crate::services::start_facilitator(&args).await?;
     let url = server.url();
     let http = reqwest::Client::new();
 
@@ -223,6 +233,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                     "solana-localnet",
                 );
                 args.redis_url = Some(redis_url.clone());
+                unlimited(&mut args);
                 servers.push(crate::services::start_facilitator(&args).await?);
             }
             // The store's name, never the URL's credentials.

@@ -36,6 +36,9 @@ async fn sessions_eviction_cors_health_and_read_only() {
     let w = harness::world("sessions").await;
     let mut vars = w.vars(false);
     vars.insert("MCP_SESSION_IDLE_SECS".into(), "2".into());
+    // An RPC URL with an API key in its query, as providers hand them out (the localnet
+    // ignores it): /healthz, anyone's to ask, must not show it.
+    vars.insert("RPC_URL".into(), format!("{}/?api-key=abc", w.rpc_url()));
     let server = w.http(w.config(vars)).await;
     let base = format!("http://{}", server.addr);
     let http = reqwest::Client::new();
@@ -45,7 +48,8 @@ async fn sessions_eviction_cors_health_and_read_only() {
     assert_eq!(h["service"], "trust-gate-mcp");
     assert_eq!(h["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(h["network"], "solana-localnet");
-    assert_eq!(h["rpcUrl"], w.rpc_url());
+    assert_eq!(h["rpcUrl"], w.rpc_url(), "audit4_g5: the RPC's origin only");
+    assert!(!h.to_string().contains("api-key"), "{h}");
     assert_eq!(h["toolCount"], crate::tools::TOOLS.len());
     assert_eq!(h["activeSessions"], 0);
     assert!(h["uptimeSeconds"].is_u64());

@@ -507,8 +507,8 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     let bad = err(c, "gate_init_policy", vault_args, "input_invalid").await;
     assert!(bad.to_string().contains("funding"), "{bad}");
 
-    // An agent bought from someone else: the signer takes over its previous owner's
-    // authority, once.
+    // An agent bought from someone else: the signer asks to take over its previous owner's
+    // authority, and completes the take-over once its delay has passed, once.
     let (seller, sold) = w.env.new_agent().await;
     let ix = w
         .env
@@ -523,6 +523,33 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     );
     w.env.send(&[sale], &[&seller]).await.unwrap();
     let sold = sold.pubkey().to_string();
+    let asked = ok(c, "gate_init_authority", json!({"agent_asset": sold})).await;
+    assert_eq!(
+        (
+            asked["takeOverRequested"].as_bool(),
+            asked["takenOver"].as_bool()
+        ),
+        (Some(true), Some(false)),
+        "{asked:#}"
+    );
+    let pending = ok(c, "gate_init_authority", json!({"agent_asset": sold})).await;
+    assert_eq!(
+        (
+            pending["takeOverPending"].as_bool(),
+            pending["effectiveAt"].clone()
+        ),
+        (Some(true), asked["effectiveAt"].clone()),
+        "{pending:#}"
+    );
+    let now = trust_gate_client::chain::unix_time(&w.env.rpc)
+        .await
+        .unwrap();
+    let wait = asked["effectiveAt"].as_i64().unwrap() - now;
+    assert!(
+        wait > 3600,
+        "the take-over would take effect at once: {asked:#}"
+    );
+    w.env.localnet.warp(wait as u64 + 60).await.unwrap();
     let taken = ok(c, "gate_init_authority", json!({"agent_asset": sold})).await;
     assert_eq!(
         (taken["takenOver"].as_bool(), taken["owner"].as_str()),

@@ -44,9 +44,10 @@ impl Builder {
         )
     }
 
-    /// The asset's new owner takes over the authority its previous owner created (new
-    /// members and threshold); `owner` must be the asset's live owner.
-    pub fn take_over_authority(
+    /// The asset's live owner (`owner`, who pays for the request) asks to take over the
+    /// authority its previous owner created, with new members and threshold. It takes effect
+    /// no sooner than the authority's take-over delay from now (`complete_take_over`).
+    pub fn request_take_over(
         &self,
         owner: &Pubkey,
         asset: &Pubkey,
@@ -55,16 +56,114 @@ impl Builder {
     ) -> Instruction {
         self.ix(
             self.ids.policy_vault,
-            accounts::TakeOverAuthority {
+            accounts::RequestTakeOver {
                 owner: *owner,
                 authority: self.pda.policy_authority(asset),
+                authority_guard: self.pda.authority_guard(asset),
+                take_over_request: self.pda.take_over_request(asset),
                 agent_asset: *asset,
+                system_program: system_program::ID,
             },
-            instruction::TakeOverAuthority {
+            instruction::RequestTakeOver {
                 asset: *asset,
                 members,
                 threshold,
             },
+        )
+    }
+
+    /// Completes a take-over whose delay has passed; anyone may send it. `rent_payer` is the
+    /// request's (it gets the request's rent back).
+    pub fn complete_take_over(&self, asset: &Pubkey, rent_payer: &Pubkey) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::CompleteTakeOver {
+                authority: self.pda.policy_authority(asset),
+                take_over_request: self.pda.take_over_request(asset),
+                rent_payer: *rent_payer,
+                agent_asset: *asset,
+            },
+            instruction::CompleteTakeOver { asset: *asset },
+        )
+    }
+
+    /// The members in force cancel a pending take-over; `member` and `cosigners` reach the
+    /// threshold. `rent_payer` is the request's.
+    pub fn cancel_take_over(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        rent_payer: &Pubkey,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::CancelTakeOver {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    take_over_request: self.pda.take_over_request(asset),
+                    rent_payer: *rent_payer,
+                    agent_asset: *asset,
+                },
+                instruction::CancelTakeOver { asset: *asset },
+            ),
+            cosigners,
+        )
+    }
+
+    /// The members in force accept a pending take-over at once; `member` and `cosigners`
+    /// reach the threshold. `rent_payer` is the request's.
+    pub fn accept_take_over(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        rent_payer: &Pubkey,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::AcceptTakeOver {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    take_over_request: self.pda.take_over_request(asset),
+                    rent_payer: *rent_payer,
+                    agent_asset: *asset,
+                },
+                instruction::AcceptTakeOver { asset: *asset },
+            ),
+            cosigners,
+        )
+    }
+
+    /// Sets the take-over delay (seconds) and the recovery key (`Pubkey::default()`: none);
+    /// `member` (who pays for the guard the first time) and `cosigners` reach the threshold.
+    pub fn set_authority_guard(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        take_over_delay_secs: u32,
+        recovery: &Pubkey,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::SetAuthorityGuard {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    authority_guard: self.pda.authority_guard(asset),
+                    agent_asset: *asset,
+                    system_program: system_program::ID,
+                },
+                instruction::SetAuthorityGuard {
+                    asset: *asset,
+                    take_over_delay_secs,
+                    recovery: *recovery,
+                },
+            ),
+            cosigners,
         )
     }
 
@@ -224,6 +323,7 @@ impl Builder {
                     mint_account: *mint,
                     destination: *destination,
                     token_program: *token_program,
+                    authority_guard: self.pda.authority_guard(asset),
                 },
                 instruction::Withdraw {
                     asset: *asset,

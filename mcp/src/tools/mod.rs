@@ -152,7 +152,10 @@ impl GateServer {
 impl GateServer {
     /// Create an agent's policy authority (members and threshold). Idempotent: an existing
     /// authority is returned with its members and threshold. After a sale of the agent, its
-    /// new owner (the signer) takes the previous owner's authority over instead.
+    /// new owner (the signer) requests to take the previous owner's authority over instead
+    /// (`takeOverRequested`, `effectiveAt`: the previous owner's members may cancel or accept
+    /// it until then) and, called again once that time has passed, completes it
+    /// (`takenOver`).
     #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
     async fn gate_init_authority(
         &self,

@@ -10,19 +10,22 @@ use crate::views;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
+use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{
     AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAccount, PolicyAuthority,
-    ValidationRequest,
+    TakeOverRequest, ValidationRequest,
 };
 use trust_gate_client::instructions::{ed25519_verify, Claim};
+use trust_gate_client::Builder;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct InitAuthorityArgs {
     /// The agent's asset (base58); the signer must own it (its live MPL Core owner). When the
     /// agent's authority was created by a previous owner (the agent was sold), the signer
-    /// takes it over with these members and threshold.
+    /// requests to take it over with these members and threshold; called again once the
+    /// request's delay has passed, it completes the take-over.
     pub agent_asset: String,
     /// Members of the authority (base58); default: the signer alone.
     pub members: Option<Vec<String>>,
@@ -112,7 +115,8 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
     let existing =
         chain::anchor_account::<PolicyAuthority>(&ctx.rpc, "PolicyAuthority", &address).await?;
     // An authority created by a previous owner of the asset (the agent was sold) is taken
-    // over by its live owner; one that is still current is returned as it is.
+    // over by its live owner, never at once: a request, completed once its delay has passed
+    // (on-chain rule); one that is still current is returned as it is.
     let take_over = match &existing {
         Some(current) => {
             let live = chain::asset_owner(&ctx.rpc, &asset).await?;
@@ -121,6 +125,16 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
                 v["created"] = json!(false);
                 v["current"] = json!(current.owner == live);
                 return Ok(v);
+            }
+            let request_address = b.pda.take_over_request(&asset);
+            let request = chain::anchor_account::<TakeOverRequest>(
+                &ctx.rpc,
+                "TakeOverRequest",
+                &request_address,
+            )
+            .await?;
+            if let Some(r) = request.filter(|r| r.new_owner == signer.pubkey()) {
+                return complete_take_over(ctx, &b, signer, &address, &asset, &r).await;
             }
             true
         }
@@ -143,11 +157,34 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
             format!("must be 1..{} (the number of members)", members.len()),
         ));
     }
-    let ix = if take_over {
-        b.take_over_authority(&signer.pubkey(), &asset, members.clone(), threshold)
-    } else {
-        b.init_authority(&signer.pubkey(), &asset, members.clone(), threshold)
-    };
+    let members_json: Vec<String> = members.iter().map(|m| m.to_string()).collect();
+    if take_over {
+        let ix = b.request_take_over(&signer.pubkey(), &asset, members, threshold);
+        let sig = ctx.send(&[ix], signer, &[]).await?;
+        let request = chain::anchor_account::<TakeOverRequest>(
+            &ctx.rpc,
+            "TakeOverRequest",
+            &b.pda.take_over_request(&asset),
+        )
+        .await?
+        .ok_or_else(|| ToolError::not_found("TakeOverRequest", "the request just sent"))?;
+        return Ok(ok_sent(
+            sig,
+            json!({
+                "address": address.to_string(),
+                "asset": asset.to_string(),
+                "owner": signer.pubkey().to_string(),
+                "members": members_json,
+                "threshold": threshold,
+                "created": false,
+                "takenOver": false,
+                "takeOverRequested": true,
+                "effectiveAt": request.effective_at,
+                "hint": "the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed to complete it",
+            }),
+        ));
+    }
+    let ix = b.init_authority(&signer.pubkey(), &asset, members, threshold);
     let sig = ctx.send(&[ix], signer, &[]).await?;
     Ok(ok_sent(
         sig,
@@ -155,12 +192,44 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
             "address": address.to_string(),
             "asset": asset.to_string(),
             "owner": signer.pubkey().to_string(),
-            "members": members.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            "members": members_json,
             "threshold": threshold,
-            "created": !take_over,
-            "takenOver": take_over,
+            "created": true,
+            "takenOver": false,
         }),
     ))
+}
+
+/// The signer's own pending take-over: completed when its delay has passed by the cluster's
+/// clock, else reported with the time it may be completed.
+async fn complete_take_over(
+    ctx: &Ctx,
+    b: &Builder,
+    signer: &Keypair,
+    address: &Pubkey,
+    asset: &Pubkey,
+    request: &TakeOverRequest,
+) -> ToolResult {
+    let members: Vec<String> = request.members.iter().map(|m| m.to_string()).collect();
+    let mut v = json!({
+        "address": address.to_string(),
+        "asset": asset.to_string(),
+        "owner": signer.pubkey().to_string(),
+        "members": members,
+        "threshold": request.threshold,
+        "created": false,
+        "effectiveAt": request.effective_at,
+    });
+    if chain::unix_time(&ctx.rpc).await? < request.effective_at {
+        v["takenOver"] = json!(false);
+        v["takeOverPending"] = json!(true);
+        v["hint"] = json!("the take-over takes effect at effectiveAt (unix seconds, the cluster's clock); call again then");
+        return Ok(v);
+    }
+    let ix = b.complete_take_over(asset, &request.rent_payer);
+    let sig = ctx.send(&[ix], signer, &[]).await?;
+    v["takenOver"] = json!(true);
+    Ok(ok_sent(sig, v))
 }
 
 /// What `gate_init_policy` must create before the policy itself, in order.

@@ -21,6 +21,8 @@ export const SEEDS = {
   killswitch: 'killswitch',
   acceptance: 'acceptance',
   vault: 'vault',
+  authorityGuard: 'authority_guard',
+  takeOver: 'take_over',
   evaluateSigner: 'evaluate_signer',
   gateAuthority: 'gate_authority',
   feedbackLog: 'feedback_log',
@@ -77,6 +79,14 @@ export class Pdas {
   /** `["vault", asset, mint]`: the agent's policy vault for `mint` (a token account that is its own authority). */
   async vault(asset: Address, mint: Address) {
     return this.find(this.ids.policyVault, [text(SEEDS.vault), key(asset), key(mint)]);
+  }
+  /** `["authority_guard", asset]`: the take-over delay and the recovery key of the agent's authority. */
+  async authorityGuard(asset: Address) {
+    return this.find(this.ids.policyVault, [text(SEEDS.authorityGuard), key(asset)]);
+  }
+  /** `["take_over", asset]`: a pending take-over of the agent's authority. */
+  async takeOverRequest(asset: Address) {
+    return this.find(this.ids.policyVault, [text(SEEDS.takeOver), key(asset)]);
   }
 
   // gate

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { address } from '@solana/kit';
-import { Pdas, programIds, extraBumpTries, settlementUnitLimit } from '../dist/index.js';
+import { Pdas, programIds, extraBumpTries, limitForUse, settlementUnitLimit } from '../dist/index.js';
 
 function fixture() {
   const path = process.env.TRUST_GATE_FIXTURE;
@@ -31,6 +31,8 @@ test('every PDA equals the Rust SDK one', async () => {
     killswitch: await p.killswitch(k.asset),
     acceptance: await p.acceptance(k.asset),
     vault: await p.vault(k.asset, k.mint),
+    authorityGuard: await p.authorityGuard(k.asset),
+    takeOverRequest: await p.takeOverRequest(k.asset),
     evaluateSigner: await p.evaluateSigner(),
     gateAuthority: await p.gateAuthority(k.facilitator),
     feedbackLog: await p.feedbackLog(k.facilitator, pay),
@@ -74,5 +76,9 @@ test('a settlement\'s compute-unit limit equals the Rust SDK one', async () => {
     };
     assert.deepEqual(await extraBumpTries(shape, ids), u.extraBumpTries, JSON.stringify(u));
     assert.equal(await settlementUnitLimit(shape, ids), u.limit, JSON.stringify(u));
+  }
+  assert.ok(f.limitsForUse.length > 0);
+  for (const [used, limit] of f.limitsForUse) {
+    assert.equal(limitForUse(BigInt(used)), limit, `a simulated use of ${used}`);
   }
 });

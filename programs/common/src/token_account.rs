@@ -6,7 +6,7 @@
 //! readers and builders serves both. They are written out rather than pulled from the
 //! spl-token crates to keep the programs small.
 
-use crate::token_mint::{is_token_program, TOKEN_PROGRAM_ID};
+use crate::token_mint::{extensions, is_token_program, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 
@@ -14,6 +14,10 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 /// extensions).
 pub const ACCOUNT_LEN: usize = 165;
 const STATE: usize = 108;
+/// Token-2022's account-type byte (at 165) of a token account with extensions.
+const ACCOUNT_TYPE_ACCOUNT: u8 = 2;
+/// A multisig's length, which the token programs never read as an account's.
+const MULTISIG_LEN: usize = 355;
 const STATE_INITIALIZED: u8 = 1;
 /// Offset of the decimals byte in a mint (both programs).
 const MINT_DECIMALS: usize = 44;
@@ -41,14 +45,21 @@ fn key(data: &[u8], at: usize) -> Pubkey {
 }
 
 /// Reads an initialized (or frozen) token account owned by a token program; `None` for
-/// anything else.
+/// anything else. The length is the token program's own: an SPL Token account is exactly
+/// 165 bytes; a Token-2022 account is 165, or more with the account-type byte 2 and
+/// well-formed extensions after it, and never a multisig's length.
 pub fn read(program: &Pubkey, data: &[u8]) -> Option<TokenAccountView> {
     if !is_token_program(program) || data.len() < ACCOUNT_LEN || data[STATE] < STATE_INITIALIZED {
         return None;
     }
-    // A Token-2022 account with extensions carries account type 2 right after the base.
-    if data.len() > ACCOUNT_LEN && data[ACCOUNT_LEN] != 2 {
-        return None;
+    if data.len() > ACCOUNT_LEN {
+        let extended = *program == TOKEN_2022_PROGRAM_ID
+            && data.len() != MULTISIG_LEN
+            && data[ACCOUNT_LEN] == ACCOUNT_TYPE_ACCOUNT
+            && extensions(data).all(|entry| entry.is_some());
+        if !extended {
+            return None;
+        }
     }
     Some(TokenAccountView {
         mint: key(data, 0),
@@ -149,7 +160,6 @@ pub fn account_size<'info>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::token_mint::TOKEN_2022_PROGRAM_ID;
 
     fn account(mint: Pubkey, owner: Pubkey, amount: u64) -> Vec<u8> {
         let mut d = vec![0u8; ACCOUNT_LEN];
@@ -187,6 +197,36 @@ mod tests {
         let mut mint = d.clone();
         mint.extend_from_slice(&[1, 0, 0]);
         assert_eq!(read(&TOKEN_2022_PROGRAM_ID, &mint), None);
+    }
+
+    /// I-1: an SPL Token account is read only at its own length, and a Token-2022 account
+    /// only with the account-type byte and well-formed extensions, never at a multisig's
+    /// length: the base bytes of anything longer are not a token account's.
+    #[test]
+    fn audit4_i1_only_the_token_programs_own_account_lengths_are_read() {
+        let d = account(Pubkey::new_unique(), Pubkey::new_unique(), 1);
+        // SPL Token: 165 bytes exactly, whatever follows.
+        for tail in [&[2u8][..], &[2, 0, 0, 0, 0], &[0; 190]] {
+            let mut longer = d.clone();
+            longer.extend_from_slice(tail);
+            assert_eq!(read(&TOKEN_PROGRAM_ID, &longer), None, "{}", longer.len());
+        }
+        // Token-2022: the account-type byte, then TLV entries that fit.
+        let ext = |tlv: &[u8]| {
+            let mut x = d.clone();
+            x.push(ACCOUNT_TYPE_ACCOUNT);
+            x.extend_from_slice(tlv);
+            x
+        };
+        // ImmutableOwner (7, no value), then MemoTransfer (8, one byte).
+        let good = ext(&[7, 0, 0, 0, 8, 0, 1, 0, 1]);
+        assert!(read(&TOKEN_2022_PROGRAM_ID, &good).is_some());
+        // An entry that runs past the data.
+        assert_eq!(read(&TOKEN_2022_PROGRAM_ID, &ext(&[8, 0, 9, 0, 1])), None);
+        // A multisig's length, whatever its byte 165 says.
+        let mut multisig = ext(&[]);
+        multisig.resize(MULTISIG_LEN, 0);
+        assert_eq!(read(&TOKEN_2022_PROGRAM_ID, &multisig), None);
     }
 
     #[test]

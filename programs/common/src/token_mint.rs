@@ -83,9 +83,10 @@ pub fn check(owner: &Pubkey, data: &[u8]) -> core::result::Result<(), MintProble
     Ok(())
 }
 
-/// The TLV entries (type, value) of a Token-2022 mint's extensions, in order, up to the first
-/// uninitialized one; `None` for an entry that runs past the data (and nothing after it).
-fn extensions(data: &[u8]) -> impl Iterator<Item = Option<(u16, &[u8])>> + '_ {
+/// The TLV entries (type, value) of a Token-2022 mint's or account's extensions (both start
+/// after the account-type byte at 165), in order, up to the first uninitialized one; `None`
+/// for an entry that runs past the data (and nothing after it).
+pub(crate) fn extensions(data: &[u8]) -> impl Iterator<Item = Option<(u16, &[u8])>> + '_ {
     let mut at = TLV_START;
     core::iter::from_fn(move || {
         if at + 4 > data.len() {

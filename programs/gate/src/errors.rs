@@ -134,4 +134,7 @@ pub enum GateError {
     FeedbackNotSettled,
     #[msg("the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself")]
     SelfDealing,
+    // 6062..: the fourth audit
+    #[msg("the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals")]
+    FeedbackValueMismatch,
 }

@@ -116,6 +116,8 @@ pub struct TransferChecked {
     pub destination: Pubkey,
     pub authority: Pubkey,
     pub amount: u64,
+    /// The decimals the transfer names; the token program refuses any but the mint's.
+    pub decimals: u8,
     /// Whether any account after the first four (a Token-2022 transfer hook's extra accounts;
     /// a multisig's signers, which a settlement never has) is marked as a signer.
     pub extra_signer: bool,
@@ -138,6 +140,7 @@ pub fn parse_transfer_checked(ix: &impl TxInstruction) -> Option<TransferChecked
         destination: ix.account_key(2)?,
         authority: ix.account_key(3)?,
         amount: u64::from_le_bytes(data[1..9].try_into().ok()?),
+        decimals: data[9],
         extra_signer: (4..ix.account_count()).any(|i| ix.account_is_signer(i) == Some(true)),
     })
 }
@@ -273,6 +276,8 @@ pub struct SettledPayment {
     pub args: PaymentArgs,
     /// The transfer's authority: the payer's wallet, who may dispute the payment.
     pub payer_wallet: Pubkey,
+    /// The mint's decimals, as the transfer named them (the token program checked them).
+    pub decimals: u8,
     /// The payee's AtomStats account as the strict gate was given it (and policy_vault
     /// checked it).
     pub payee_stats: Pubkey,
@@ -299,6 +304,7 @@ pub fn settled_payment<I: TxInstruction>(
     (args.payee_asset == *payee_asset).then_some(SettledPayment {
         args,
         payer_wallet: transfer.authority,
+        decimals: transfer.decimals,
         payee_stats,
     })
 }

@@ -102,8 +102,25 @@ pub enum PolicyVaultError {
     InvalidSpender,
     #[msg("agent_asset is not the agent's MPL Core asset")]
     AgentAssetInvalid,
-    #[msg("the agent's asset has changed hands since this authority was created: its new owner takes it over (take_over_authority)")]
+    #[msg("the agent's asset has changed hands since this authority was created: until its new owner's take-over takes effect (request_take_over), the members may only pause, cancel or accept the request, or withdraw to the recovery key")]
     AuthorityStale,
     #[msg("the authority is already the live owner's: change its members with rotate_authority")]
     AuthorityCurrent,
+    // 6047..: the fourth audit
+    #[msg("the take-over takes effect only after its delay: complete it at its effective_at or later, or have the members accept it")]
+    TakeOverNotYetEffective,
+    #[msg(
+        "the request's new owner no longer owns the agent's asset: the request cannot take effect"
+    )]
+    TakeOverStale,
+    #[msg("this owner's take-over request is already pending")]
+    TakeOverAlreadyRequested,
+    #[msg("take_over_delay_secs must be 3600..=7776000 (one hour to 90 days)")]
+    TakeOverDelayOutOfRange,
+    #[msg("while the agent's asset is with another owner the members may withdraw only to the recovery key, and the authority names none")]
+    RecoveryNotSet,
+    #[msg("while the agent's asset is with another owner the members may withdraw only to a token account of the recovery key named before")]
+    WithdrawalNotToRecovery,
+    #[msg("rent_payer is not the account that paid for the request")]
+    RentPayerMismatch,
 }

@@ -20,6 +20,38 @@ pub struct AuthorityTakenOver {
     pub threshold: u8,
 }
 
+/// The asset's live owner asked to take the authority over; it may take effect from
+/// `effective_at` unless the members cancel it first.
+#[event]
+pub struct TakeOverRequested {
+    pub asset: Pubkey,
+    /// The authority's owner now.
+    pub owner: Pubkey,
+    pub new_owner: Pubkey,
+    pub members: Vec<Pubkey>,
+    pub threshold: u8,
+    pub effective_at: i64,
+}
+
+/// The members in force cancelled a pending take-over.
+#[event]
+pub struct TakeOverCancelled {
+    pub asset: Pubkey,
+    pub new_owner: Pubkey,
+    pub by: Pubkey,
+    pub signers: u8,
+}
+
+/// The authority's threshold set the take-over delay and the recovery key.
+#[event]
+pub struct AuthorityGuardSet {
+    pub asset: Pubkey,
+    pub take_over_delay_secs: u32,
+    pub recovery: Pubkey,
+    pub by: Pubkey,
+    pub signers: u8,
+}
+
 #[event]
 pub struct AuthorityRotated {
     pub asset: Pubkey,

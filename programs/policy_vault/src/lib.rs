@@ -38,15 +38,44 @@ pub mod policy_vault {
         instructions::init_authority(ctx, asset, members, threshold)
     }
 
-    /// The asset's new owner takes over the authority its previous owner created (after a
-    /// sale the old members can no longer act).
-    pub fn take_over_authority(
-        ctx: Context<TakeOverAuthority>,
+    /// The asset's live owner asks to take over the authority its previous owner created,
+    /// with new members and threshold. It takes effect no sooner than the authority's
+    /// take-over delay from now; until then the old members stay in force.
+    pub fn request_take_over(
+        ctx: Context<RequestTakeOver>,
         asset: Pubkey,
         members: Vec<Pubkey>,
         threshold: u8,
     ) -> Result<()> {
-        instructions::take_over_authority(ctx, asset, members, threshold)
+        instructions::request_take_over(ctx, asset, members, threshold)
+    }
+
+    /// Completes a take-over whose delay has passed, while its new owner still owns the
+    /// asset; anyone may send it.
+    pub fn complete_take_over(ctx: Context<CompleteTakeOver>, asset: Pubkey) -> Result<()> {
+        instructions::complete_take_over(ctx, asset)
+    }
+
+    /// The members in force cancel a pending take-over; needs `threshold` members.
+    pub fn cancel_take_over(ctx: Context<CancelTakeOver>, asset: Pubkey) -> Result<()> {
+        instructions::cancel_take_over(ctx, asset)
+    }
+
+    /// The members in force accept a pending take-over at once (a sale they agree to); needs
+    /// `threshold` members.
+    pub fn accept_take_over(ctx: Context<AcceptTakeOver>, asset: Pubkey) -> Result<()> {
+        instructions::accept_take_over(ctx, asset)
+    }
+
+    /// Sets the take-over delay and the recovery key the members may withdraw to while the
+    /// asset is with another owner; needs `threshold` members of a current authority.
+    pub fn set_authority_guard(
+        ctx: Context<SetAuthorityGuard>,
+        asset: Pubkey,
+        take_over_delay_secs: u32,
+        recovery: Pubkey,
+    ) -> Result<()> {
+        instructions::set_authority_guard(ctx, asset, take_over_delay_secs, recovery)
     }
 
     /// Replaces the authority's members and threshold; needs `threshold` current members.
@@ -64,7 +93,9 @@ pub mod policy_vault {
         instructions::init_killswitch(ctx, asset)
     }
 
-    /// Pauses or resumes all of the agent's payments; needs `threshold` members.
+    /// Pauses or resumes all of the agent's payments; needs `threshold` members of the
+    /// authority in force (also while the asset is with another owner, until a take-over
+    /// takes effect).
     pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
         instructions::set_killswitch(ctx, asset, paused)
     }
@@ -115,7 +146,8 @@ pub mod policy_vault {
     }
 
     /// Moves `amount` out of the agent's vault for `mint` to any token account of the mint;
-    /// needs `threshold` members.
+    /// needs `threshold` members. While the asset is with another owner (before a take-over
+    /// takes effect), only to a token account of the recovery key.
     pub fn withdraw<'info>(
         ctx: Context<'info, Withdraw<'info>>,
         asset: Pubkey,

@@ -27,6 +27,8 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
         ("killswitch", p.killswitch(&asset)),
         ("acceptance", p.acceptance(&asset)),
         ("vault", p.vault(&asset, &mint)),
+        ("authorityGuard", p.authority_guard(&asset)),
+        ("takeOverRequest", p.take_over_request(&asset)),
         ("evaluateSigner", p.evaluate_signer()),
         ("gateAuthority", p.gate_authority(&facilitator)),
         ("feedbackLog", p.feedback_log(&facilitator, &payment)),
@@ -75,6 +77,10 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
         })
     })
     .collect();
+    let limits_for_use: Vec<serde_json::Value> = [0u64, 15_000, 35_425, 90_282, 2_000_000]
+        .into_iter()
+        .map(|used| json!([used, trust_gate_client::units::limit_for_use(used)]))
+        .collect();
     crate::node::node_test(
         &dir,
         "test/pda.test.mjs",
@@ -96,6 +102,8 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
             "paymentIdHash": trust_gate_client::decode::hex(&payment),
             "pdas": pdas,
             "unitLimits": unit_limits,
+            // The limit for a simulated use, on both sides.
+            "limitsForUse": limits_for_use,
         }),
     );
 }

@@ -8,7 +8,7 @@ use gate::errors::GateError as G;
 use solana_sdk::instruction::AccountMeta;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::instructions::FeedbackArgs;
-use trust_gate_program_tests::world::{pda, sdk, Agent, World};
+use trust_gate_program_tests::world::{open_policy, pda, sdk, Agent, World};
 use trust_gate_program_tests::{assert_code, payment_id, send};
 
 fn g(e: G) -> u32 {
@@ -233,8 +233,9 @@ fn v(e: policy_vault::errors::PolicyVaultError) -> u32 {
 
 /// F-2: the agent (its MPL Core asset) is sold. Before the fix the seller's authority kept
 /// its withdraw, kill-switch and policy rights, so deposits made after the sale could be
-/// withdrawn by the seller. Now the authority acts only while its owner owns the asset, and
-/// the buyer takes it over, vault and funds included.
+/// withdrawn by the seller. Now the seller's members keep only what protects the agent until
+/// the buyer's take-over takes effect (audit 4's G-1: a withdrawal only to the recovery key
+/// they named, here none), and then the buyer governs it, vault and funds included.
 #[tokio::test]
 async fn audit3_f2_a_sold_agents_authority_passes_to_its_buyer() {
     use policy_vault::errors::PolicyVaultError as V;
@@ -270,16 +271,20 @@ async fn audit3_f2_a_sold_agents_authority_passes_to_its_buyer() {
     };
     assert_code(
         send(&mut w.ctx, &[withdraw(&seller, &seller_token)], &[&seller]).await,
-        v(V::AuthorityStale),
+        v(V::RecoveryNotSet),
     );
+    // The seller's members keep the kill switch until the take-over takes effect, but no
+    // policy rights.
     let pause = sdk().set_killswitch(&seller.pubkey(), &[], &agent.asset(), true);
+    send(&mut w.ctx, &[pause], &[&seller]).await.unwrap();
+    let policy = w.init_policy_ix(&seller.pubkey(), &agent.asset(), 9, open_policy(mint));
     assert_code(
-        send(&mut w.ctx, &[pause], &[&seller]).await,
+        send(&mut w.ctx, &[policy], &[&seller]).await,
         v(V::AuthorityStale),
     );
-    // The seller cannot take it over; the buyer's own members cannot act before it does.
+    // The seller cannot take it over; the buyer cannot act before it does.
     let take = |who: &Keypair| {
-        sdk().take_over_authority(&who.pubkey(), &agent.asset(), vec![who.pubkey()], 1)
+        sdk().request_take_over(&who.pubkey(), &agent.asset(), vec![who.pubkey()], 1)
     };
     assert_code(
         send(&mut w.ctx, &[take(&seller)], &[&seller]).await,
@@ -288,15 +293,27 @@ async fn audit3_f2_a_sold_agents_authority_passes_to_its_buyer() {
     let buyer_token = w.token_account(&buyer.pubkey(), 0).await;
     assert_code(
         send(&mut w.ctx, &[withdraw(&buyer, &buyer_token)], &[&buyer]).await,
-        v(V::AuthorityStale),
+        v(V::NotAuthorityMember),
     );
     send(&mut w.ctx, &[take(&buyer)], &[&buyer]).await.unwrap();
+    trust_gate_program_tests::advance_time(
+        &mut w.ctx,
+        i64::from(policy_vault::state::DEFAULT_TAKE_OVER_DELAY_SECS),
+    )
+    .await;
+    let complete = sdk().complete_take_over(&agent.asset(), &buyer.pubkey());
+    send(&mut w.ctx, &[complete], &[]).await.unwrap();
     w.ctx.get_new_latest_blockhash().await.unwrap();
     assert_code(
         send(&mut w.ctx, &[take(&buyer)], &[&buyer]).await,
         v(V::AuthorityCurrent),
     );
-    // The vault and its funds are the buyer's to govern now.
+    // The vault and its funds are the buyer's to govern now; the seller's members are gone.
+    let resume = sdk().set_killswitch(&seller.pubkey(), &[], &agent.asset(), false);
+    assert_code(
+        send(&mut w.ctx, &[resume], &[&seller]).await,
+        v(V::NotAuthorityMember),
+    );
     send(&mut w.ctx, &[withdraw(&buyer, &buyer_token)], &[&buyer])
         .await
         .unwrap();

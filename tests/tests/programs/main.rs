@@ -3,6 +3,7 @@
 
 mod adversarial;
 mod audit3;
+mod audit4;
 mod compute_units;
 mod cpi_example;
 mod decisions;

@@ -389,7 +389,8 @@ async fn emit_feedback_validates_its_arguments() {
             facilitator: f,
             payee_asset: payee.asset(),
             score: 50,
-            value: 1,
+            // The settlement's amount and the mint's decimals (audit 4's G-3).
+            value: 1_000_000,
             value_decimals: 6,
             tag1: String::new(),
             tag2: String::new(),
@@ -430,10 +431,9 @@ async fn emit_feedback_validates_its_arguments() {
         w.send_settlement(&payer, &ixs).await,
         g(G::CollectionMismatch),
     );
-    // Accepted bounds: 100, 18, 32, 250.
+    // Accepted bounds: 100, 32, 250 (value and decimals are the settlement's).
     let ixs = build(&mut w, &payer, &payee, f, &|a| {
         a.score = 100;
-        a.value_decimals = 18;
         a.tag1 = "t".repeat(32);
         a.endpoint = "e".repeat(250);
     })

@@ -2,6 +2,7 @@
 //! in-process localnet with the demo world seeded; the TypeScript SDK's tests run against
 //! them too.
 
+mod audit4;
 mod concurrency;
 mod conformance;
 mod decisions;

@@ -37,12 +37,29 @@ pub async fn start() -> Services {
     start_on(fixture::seeded().await).await
 }
 
+/// As [`start`], with the facilitator's configuration edited first.
+pub async fn start_with(edit: impl FnOnce(&mut Config)) -> Services {
+    start_on_with(fixture::seeded().await, edit).await
+}
+
+/// Lets one payer's settlements arrive all at once: no per-payer rate limit and no bound on
+/// those waiting for the payer's turn. The tests of many concurrent payments of one payer
+/// send them far faster than one payer on a cluster could settle them.
+pub fn unthrottled_payers(c: &mut Config) {
+    c.limits.per_payer = None;
+    c.limits.max_waiting_per_payer = usize::MAX;
+}
+
 /// The facilitator and the demo on `env`'s seeded localnet.
 pub async fn start_on(env: Env) -> Services {
-    let facilitator =
-        trust_gate_facilitator::start(config(&env, &env.localnet.rpc_url()), loopback())
-            .await
-            .unwrap();
+    start_on_with(env, |_| {}).await
+}
+
+/// As [`start_on`], with the facilitator's configuration edited first.
+pub async fn start_on_with(env: Env, edit: impl FnOnce(&mut Config)) -> Services {
+    let mut c = config(&env, &env.localnet.rpc_url());
+    edit(&mut c);
+    let facilitator = trust_gate_facilitator::start(c, loopback()).await.unwrap();
     // The demo signs its own URL into challenges: bind first, then tell it where it is.
     let listener = std::net::TcpListener::bind(loopback()).unwrap();
     let addr = listener.local_addr().unwrap();

@@ -83,6 +83,38 @@ pub async fn landed(
     )
 }
 
+/// The units the payment of `p` uses: its simulation (with a generous limit and no price) on
+/// the localnet, as a paying client that sizes its limit measures it.
+pub async fn units_used(s: &Services, p: &Prepared) -> u64 {
+    use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
+    let mut t = p.settlement.clone();
+    t.compute_budget = settle::ComputeBudget {
+        unit_limit: Some(400_000),
+        unit_price_micro_lamports: None,
+    };
+    let ixs = settle::compose(&p.builder, &t, trust_gate_client::AtomicityEnforced::TRUE).unwrap();
+    let tx = signed(s, p, &ixs).await;
+    let config = RpcSimulateTransactionConfig {
+        sig_verify: false,
+        ..Default::default()
+    };
+    let sim = s
+        .env
+        .rpc
+        .simulate_transaction_with_config(&tx, config)
+        .await
+        .unwrap()
+        .value;
+    assert!(sim.err.is_none(), "{:?} {:?}", sim.err, sim.logs);
+    sim.units_consumed.unwrap()
+}
+
+/// A unit limit just above what the payment of `p` uses, as the paying clients size it from
+/// a simulation: the units used × 1.1 + 3 000.
+pub async fn sized_limit(s: &Services, p: &Prepared) -> u32 {
+    (units_used(s, p).await * 11 / 10 + 3_000) as u32
+}
+
 /// The programs of a transaction's instructions, in order.
 fn program_ids(tx: &VersionedTransaction) -> Vec<Pubkey> {
     let keys = tx.message.static_account_keys();
@@ -433,8 +465,12 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
     let tx = signed(&s, &p, &three).await;
     refused(&s, &request(&p, &tx), "unexpected_instruction").await;
 
-    // At the cap it settles, in one transaction of five instructions.
-    let tx = signed(&s, &p, &with_budget(&p, Some(200_000), Some(cap))).await;
+    // Within every cap it settles, in one transaction of five instructions: a limit just
+    // above what the payment uses, at the highest price the priority-fee cap then allows.
+    let limit = sized_limit(&s, &p).await;
+    let fee_cap = trust_gate_facilitator::config::DEFAULT_MAX_PRIORITY_FEE_LAMPORTS;
+    let price = (fee_cap * 1_000_000 / u64::from(limit)).min(cap);
+    let tx = signed(&s, &p, &with_budget(&p, Some(limit), Some(price))).await;
     let (status, b) = settle_body(&s, &request(&p, &tx)).await;
     assert_eq!(status, 200, "{b}");
     let sig = Signature::from_str(b["transaction"].as_str().unwrap()).unwrap();
@@ -451,8 +487,8 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
             s.env.b.ids.gate
         ]
     );
-    // The priority fee was paid: 200 000 units at 5 lamports each on top of two signatures
-    // (the fee payer also paid the feedback log's rent).
+    // The priority fee was paid: the limit at the price, on top of two signatures (the fee
+    // payer also paid the feedback log's rent).
     let log_size = 8 + <gate::state::FeedbackEmissionLog as anchor_lang::Space>::INIT_SPACE;
     let rent = s
         .env
@@ -461,7 +497,9 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
         .await
         .unwrap();
     let paid = meta.pre_balances[0] - meta.post_balances[0] - rent;
-    assert_eq!(paid, 2 * 5_000 + 200_000 * cap / 1_000_000);
+    let priority = trust_gate_facilitator::budget::priority_fee_lamports(limit, price);
+    assert!(priority <= fee_cap && priority > fee_cap / 2, "{priority}");
+    assert_eq!(paid, 2 * 5_000 + priority);
     assert_eq!(meta.fee, paid, "getTransaction reports the fee charged");
     let r = s
         .receipt(&hex(&p.settlement.feedback.payment_id_hash))
@@ -474,6 +512,9 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_paying_client_carries_a_priority_fee() {
     let s = services::start().await;
+    // With a price, the facilitator holds the limit to what the payment uses (plus its
+    // margin): the limit of a simulation-sized client.
+    let limit = sized_limit(&s, &prepared(&s).await).await;
     let payer = s.env.world.payer(3).unwrap();
     let opts = pay::PayOptions {
         url: s.d("/protected"),
@@ -481,7 +522,7 @@ async fn the_paying_client_carries_a_priority_fee() {
         signer: payer.signer(),
         overrides: Default::default(),
         compute_budget: settle::ComputeBudget {
-            unit_limit: Some(300_000),
+            unit_limit: Some(limit),
             unit_price_micro_lamports: Some(1_000),
         },
     };
@@ -506,7 +547,7 @@ async fn the_paying_client_carries_a_priority_fee() {
     assert_eq!(
         data,
         [
-            [&[2u8][..], &300_000u32.to_le_bytes()].concat(),
+            [&[2u8][..], &limit.to_le_bytes()].concat(),
             [&[3u8][..], &1_000u64.to_le_bytes()].concat()
         ]
     );

@@ -12,9 +12,14 @@ pub mod links;
 
 use std::path::{Path, PathBuf};
 
-/// The workspace root (this crate is `tools/repo-checks`).
+/// The workspace root (this crate is `tools/repo-checks`). Read at run time, where cargo
+/// names the package's directory, rather than baked in at compile time: a test binary built
+/// from another checkout into a shared target directory must still check this one.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    Path::new(&manifest)
         .ancestors()
         .nth(2)
         .expect("tools/repo-checks sits two levels below the root")

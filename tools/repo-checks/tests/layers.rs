@@ -7,6 +7,7 @@ use trust_gate_repo_checks::workspace_root;
 /// The client SDK's modules, lowest first: each imports only modules before it. The crate
 /// docs (client/src/lib.rs) list them in this order.
 const CLIENT_ORDER: &[&str] = &[
+    "redact",
     "network",
     "error",
     "ids",

@@ -9,7 +9,7 @@ import { programIds, type Network, type ProgramIds } from '../ids.js';
 import { Builder, type ComputeBudget } from '../instructions.js';
 import { associatedTokenAccount, compose, type Settlement } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
-import { settlementUnitLimit } from '../units.js';
+import { limitForUse, MAX_UNIT_LIMIT, measureUnits, settlementUnitLimit } from '../units.js';
 import { gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
 
 export const CAIP2_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
@@ -100,23 +100,33 @@ export async function prepare(
     computeBudget: { ...computeBudget },
     funding,
   };
-  // A unit limit just above what the settlement uses (units.ts), not the 600 000 the
-  // scheduler reserves for three instructions without one, unless the caller set one; none
-  // for a mint with a transfer hook, whose program's cost the SDK cannot know.
+  // A unit limit just above what the settlement uses, not the 600 000 the scheduler
+  // reserves for three instructions without one, unless the caller set one: measured by
+  // simulating the settlement (units.ts), else, when the simulation fails (the facilitator
+  // will then name why), from the measured shape; none for a mint with a transfer hook, whose
+  // program's cost the SDK cannot know.
   if (settlement.computeBudget!.unitLimit === undefined && m.transferHook === null) {
-    const payeeRated = await ratedByEngine(rpc, builder.ids, payeeAsset);
-    settlement.computeBudget!.unitLimit = await settlementUnitLimit(
-      {
-        funding,
-        tokenProgram: m.tokenProgram,
-        payeeRated,
-        payerAsset,
-        payeeAsset,
-        facilitator: feePayer,
-        paymentIdHash: settlement.feedback.paymentIdHash,
-      },
-      builder.ids,
-    );
+    settlement.computeBudget!.unitLimit = MAX_UNIT_LIMIT;
+    let limit: number;
+    try {
+      const ixs = await compose(builder, settlement, true);
+      limit = limitForUse(await measureUnits(rpc, feePayer, ixs, tables));
+    } catch {
+      const payeeRated = await ratedByEngine(rpc, builder.ids, payeeAsset);
+      limit = await settlementUnitLimit(
+        {
+          funding,
+          tokenProgram: m.tokenProgram,
+          payeeRated,
+          payerAsset,
+          payeeAsset,
+          facilitator: feePayer,
+          paymentIdHash: settlement.feedback.paymentIdHash,
+        },
+        builder.ids,
+      );
+    }
+    settlement.computeBudget!.unitLimit = limit;
   }
   // Fail here, not at the facilitator, when the inputs cannot make a settlement.
   await compose(builder, settlement, true);

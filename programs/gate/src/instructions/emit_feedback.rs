@@ -72,6 +72,13 @@ pub fn emit_feedback(
         settlement::settled_payment(current, count, |i| transaction.get(i), &payee_asset)
             .ok_or(GateError::FeedbackNotSettled)?
     };
+    // The registry records the value as given: it must be what moved, in the mint's units,
+    // not a figure the facilitator makes up (a 1-unit transfer of a worthless token claiming
+    // a value of 10^12).
+    require!(
+        value == settled.args.amount && value_decimals == settled.decimals,
+        GateError::FeedbackValueMismatch
+    );
 
     ctx.accounts.target.give_feedback(
         &payee_asset,

@@ -1,5 +1,5 @@
 use crate::errors::PolicyVaultError;
-use crate::events::{AuthorityInitialized, AuthorityTakenOver};
+use crate::events::AuthorityInitialized;
 use crate::state::{live_owner, seeds, validate_members, PolicyAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::{agent_account, ids, seeds as ext_seeds};
@@ -73,50 +73,6 @@ pub fn init_authority(
         members,
         threshold,
         initialized_by: ctx.accounts.owner.key(),
-    });
-    Ok(())
-}
-
-#[derive(Accounts)]
-#[instruction(asset: Pubkey)]
-pub struct TakeOverAuthority<'info> {
-    /// The live owner of the agent's MPL Core asset.
-    pub owner: Signer<'info>,
-    #[account(mut, seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
-    pub authority: Account<'info, PolicyAuthority>,
-    /// The agent's MPL Core asset.
-    /// CHECK: address and owner checked by `live_owner`.
-    pub agent_asset: UncheckedAccount<'info>,
-}
-
-/// The asset's new owner takes over an authority its previous owner created: new members and
-/// threshold, the owner recorded anew. The agent's policies, kill switch, vault and its funds
-/// stay with the agent, now under the new owner's authority.
-pub fn take_over_authority(
-    ctx: Context<TakeOverAuthority>,
-    asset: Pubkey,
-    members: Vec<Pubkey>,
-    threshold: u8,
-) -> Result<()> {
-    validate_members(&members, threshold)?;
-    let owner = ctx.accounts.owner.key();
-    require_keys_eq!(
-        live_owner(&ctx.accounts.agent_asset, &asset)?,
-        owner,
-        PolicyVaultError::NotAgentOwner
-    );
-    let authority = &mut ctx.accounts.authority;
-    require_keys_neq!(authority.owner, owner, PolicyVaultError::AuthorityCurrent);
-    let previous_owner = authority.owner;
-    authority.owner = owner;
-    authority.members = members.clone();
-    authority.threshold = threshold;
-    runtime::emit(&AuthorityTakenOver {
-        asset,
-        previous_owner,
-        owner,
-        members,
-        threshold,
     });
     Ok(())
 }

@@ -12,18 +12,23 @@ pub struct SetKillSwitch<'info> {
     pub authority: Account<'info, PolicyAuthority>,
     #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump = killswitch.bump)]
     pub killswitch: Account<'info, KillSwitchState>,
-    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-    /// MPL Core ends the seller's authority; the buyer takes it over).
-    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    /// The agent's MPL Core asset (the members in force act whoever owns it, until a
+    /// take-over takes effect).
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold_in_force`.
     pub agent_asset: UncheckedAccount<'info>,
 }
 
-/// Pauses or resumes every payment of the agent; needs `threshold` distinct members.
+/// Pauses or resumes every payment of the agent; needs `threshold` distinct members of the
+/// authority in force: also while a take-over is pending, so that the members can stop an
+/// agent whose asset moved.
 pub fn set_killswitch(ctx: Context<SetKillSwitch>, asset: Pubkey, paused: bool) -> Result<()> {
     let authority = &ctx.accounts.authority;
     let lead = ctx.accounts.member.key();
-    let signers =
-        authority.require_threshold(&ctx.accounts.agent_asset, &lead, ctx.remaining_accounts)?;
+    let (signers, _) = authority.require_threshold_in_force(
+        &ctx.accounts.agent_asset,
+        &lead,
+        ctx.remaining_accounts,
+    )?;
     let now = Clock::get()?.unix_timestamp;
     let ks = &mut ctx.accounts.killswitch;
     ks.paused = paused;

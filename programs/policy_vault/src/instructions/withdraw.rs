@@ -1,9 +1,9 @@
 use super::vault_transfer::{transfer_out, VaultTransfer};
 use crate::errors::PolicyVaultError;
 use crate::events::VaultWithdrawn;
-use crate::state::{seeds, PolicyAuthority};
+use crate::state::{load_guard, seeds, PolicyAuthority};
 use anchor_lang::prelude::*;
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{runtime, token_account};
 
 #[derive(Accounts)]
 #[instruction(asset: Pubkey, mint: Pubkey)]
@@ -21,20 +21,28 @@ pub struct Withdraw<'info> {
     /// CHECK: the mint (address enforced; the token program checks it against the vault).
     #[account(address = mint @ PolicyVaultError::MintAccountMismatch)]
     pub mint_account: UncheckedAccount<'info>,
-    /// Any token account of the mint; the owners choose where the funds go.
-    /// CHECK: the token program checks it.
+    /// Any token account of the mint; the owners choose where the funds go (while the asset
+    /// is with another owner, one of the recovery key's).
+    /// CHECK: the token program checks it; its authority is read when it must be the
+    /// recovery key's.
     #[account(mut)]
     pub destination: UncheckedAccount<'info>,
     /// CHECK: the token program that owns the mint (compared in the handler).
     pub token_program: UncheckedAccount<'info>,
-    /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-    /// MPL Core ends the seller's authority; the buyer takes it over).
-    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
+    /// The agent's MPL Core asset: while its live owner is not the authority's owner (a sale
+    /// on MPL Core, before the take-over takes effect), the members may withdraw only to the
+    /// recovery key.
+    /// CHECK: address and owner checked by `PolicyAuthority::require_threshold_in_force`.
     pub agent_asset: UncheckedAccount<'info>,
+    /// The authority's guard (the recovery key), when its threshold set one.
+    /// CHECK: address enforced by seeds; read only when policy_vault owns it.
+    #[account(seeds = [seeds::AUTHORITY_GUARD, asset.as_ref()], bump)]
+    pub authority_guard: UncheckedAccount<'info>,
 }
 
 /// Moves `amount` out of the agent's vault for `mint`; needs `threshold` members, never the
-/// agent's hot key (unless the owners made it a member).
+/// agent's hot key (unless the owners made it a member). While the asset is with another
+/// owner, only to a token account of the recovery key named before.
 pub fn withdraw<'info>(
     ctx: Context<'info, Withdraw<'info>>,
     asset: Pubkey,
@@ -43,9 +51,25 @@ pub fn withdraw<'info>(
 ) -> Result<()> {
     require!(amount > 0, PolicyVaultError::AmountZero);
     let a = &ctx.accounts;
-    let signers =
-        a.authority
-            .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
+    let (signers, current) = a.authority.require_threshold_in_force(
+        &a.agent_asset,
+        &a.member.key(),
+        ctx.remaining_accounts,
+    )?;
+    if !current {
+        // The asset is with another owner, who may be taking the authority over: the vault
+        // goes only where the members said before that it may.
+        let recovery = load_guard(&a.authority_guard)?
+            .and_then(|g| g.recovery())
+            .ok_or(PolicyVaultError::RecoveryNotSet)?;
+        let to = token_account::read(a.destination.owner, &a.destination.try_borrow_data()?)
+            .ok_or(PolicyVaultError::WithdrawalNotToRecovery)?;
+        require_keys_eq!(
+            to.owner,
+            recovery,
+            PolicyVaultError::WithdrawalNotToRecovery
+        );
+    }
     transfer_out(
         &VaultTransfer {
             asset,

@@ -5,11 +5,14 @@ pub const MAX_MEMBERS: usize = 7;
 
 /// Who may configure an agent's policies: `threshold` of `members` must sign every change
 /// (rotation, kill switch, policy creation and retirement, acceptance policy, vault opening,
-/// withdrawal, spender); any one member may create the kill switch, which starts unpaused.
+/// withdrawal, spender, the take-over guard); any one member may create the kill switch,
+/// which starts unpaused.
 ///
-/// It is the authority of the asset's owner who created it (or took it over): once the asset
-/// belongs to someone else (a sale on MPL Core) its members can no longer act
-/// (`AuthorityStale`), and the new owner takes it over (`take_over_authority`).
+/// It is the authority of the asset's owner who created it (or took it over). Once the asset
+/// belongs to someone else (a sale on MPL Core), its members keep only what protects the
+/// agent until a take-over takes effect (see [`crate::state::take_over`]): the kill switch,
+/// cancelling or accepting the request, a withdrawal to the recovery key. Everything else
+/// fails with `AuthorityStale`.
 ///
 /// Offsets: 8 asset, 40 threshold, 41 bump, 42 owner, 74 members (Borsh Vec, at most 7; the
 /// account is allocated for 7 so rotation never reallocates).
@@ -41,12 +44,36 @@ impl PolicyAuthority {
         lead: &Pubkey,
         others: &[AccountInfo],
     ) -> Result<u8> {
-        use crate::errors::PolicyVaultError as E;
-        require_keys_eq!(
-            live_owner(agent_asset, &self.asset)?,
-            self.owner,
-            E::AuthorityStale
+        require!(
+            self.is_current(agent_asset)?,
+            crate::errors::PolicyVaultError::AuthorityStale
         );
+        self.require_signers(lead, others)
+    }
+
+    /// The threshold of the members in force: the authority's own until a take-over takes
+    /// effect, whoever owns the asset now. Returns how many signed and whether the authority
+    /// is current; the caller allows a stale authority only what protects the agent.
+    pub fn require_threshold_in_force(
+        &self,
+        agent_asset: &AccountInfo,
+        lead: &Pubkey,
+        others: &[AccountInfo],
+    ) -> Result<(u8, bool)> {
+        let current = self.is_current(agent_asset)?;
+        Ok((self.require_signers(lead, others)?, current))
+    }
+
+    /// Whether the live owner of `agent_asset` (which must be the agent's MPL Core asset) is
+    /// still [`Self::owner`].
+    pub fn is_current(&self, agent_asset: &AccountInfo) -> Result<bool> {
+        Ok(live_owner(agent_asset, &self.asset)? == self.owner)
+    }
+
+    /// `lead` a member and `threshold` distinct members among the signers `lead` and
+    /// `others`; returns how many signed.
+    fn require_signers(&self, lead: &Pubkey, others: &[AccountInfo]) -> Result<u8> {
+        use crate::errors::PolicyVaultError as E;
         require!(self.is_member(lead), E::NotAuthorityMember);
         let signers = self.count_member_signers(lead, others);
         require!(

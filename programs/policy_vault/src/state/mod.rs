@@ -7,6 +7,7 @@ pub mod authority;
 pub mod killswitch;
 pub mod policy;
 pub mod seeds;
+pub mod take_over;
 pub mod vault;
 pub mod velocity;
 
@@ -14,4 +15,5 @@ pub use acceptance::*;
 pub use authority::*;
 pub use killswitch::*;
 pub use policy::*;
+pub use take_over::*;
 pub use velocity::*;

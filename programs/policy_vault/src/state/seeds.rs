@@ -15,6 +15,10 @@ pub const ACCEPTANCE: &[u8] = b"acceptance";
 /// `["vault", asset, mint]` -> the agent's vault: a token account of `mint` whose authority
 /// is its own address, so that only policy_vault can sign for it (see [`crate::state::vault`]).
 pub const VAULT: &[u8] = b"vault";
+/// `["authority_guard", asset]` -> [`crate::state::AuthorityGuard`]
+pub const AUTHORITY_GUARD: &[u8] = b"authority_guard";
+/// `["take_over", asset]` -> [`crate::state::TakeOverRequest`]
+pub const TAKE_OVER: &[u8] = b"take_over";
 
 /// The gate program: the only caller allowed to run `evaluate`. Kept as a constant because
 /// the gate depends on this crate (a test asserts it equals `gate::ID`).

@@ -136,6 +136,8 @@ export const GATE_ERROR__PAYMENT_TO_VAULT = 0x17ab; // 6059
 export const GATE_ERROR__FEEDBACK_NOT_SETTLED = 0x17ac; // 6060
 /** SelfDealing: the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself */
 export const GATE_ERROR__SELF_DEALING = 0x17ad; // 6061
+/** FeedbackValueMismatch: the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals */
+export const GATE_ERROR__FEEDBACK_VALUE_MISMATCH = 0x17ae; // 6062
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
@@ -164,6 +166,7 @@ export type GateError =
   | typeof GATE_ERROR__FEEDBACK_NOT_SETTLED
   | typeof GATE_ERROR__FEEDBACK_PAYEE_MISMATCH
   | typeof GATE_ERROR__FEEDBACK_URI_TOO_LONG
+  | typeof GATE_ERROR__FEEDBACK_VALUE_MISMATCH
   | typeof GATE_ERROR__KILL_SWITCH_ENGAGED
   | typeof GATE_ERROR__METADATA_URI_TOO_LONG
   | typeof GATE_ERROR__MINT_INVALID
@@ -229,6 +232,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__FEEDBACK_NOT_SETTLED]: `emit_feedback must end a settlement for the same payee: feedback is given only for a payment settled through the gate`,
     [GATE_ERROR__FEEDBACK_PAYEE_MISMATCH]: `emit_feedback is for another payee`,
     [GATE_ERROR__FEEDBACK_URI_TOO_LONG]: `feedback_uri is longer than 250 bytes`,
+    [GATE_ERROR__FEEDBACK_VALUE_MISMATCH]: `the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals`,
     [GATE_ERROR__KILL_SWITCH_ENGAGED]: `Deny 1: the payer's kill switch is engaged`,
     [GATE_ERROR__METADATA_URI_TOO_LONG]: `metadata_uri is longer than 250 bytes`,
     [GATE_ERROR__MINT_INVALID]: `mint is not an initialized mint of SPL Token or Token-2022`,

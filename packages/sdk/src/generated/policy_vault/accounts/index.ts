@@ -9,4 +9,5 @@
 export * from "./killSwitchState.js";
 export * from "./policyAccount.js";
 export * from "./policyAuthority.js";
+export * from "./takeOverRequest.js";
 export * from "./velocityLedger.js";

@@ -104,10 +104,24 @@ export const POLICY_VAULT_ERROR__NOT_VAULT_SPENDER = 0x179a; // 6042
 export const POLICY_VAULT_ERROR__INVALID_SPENDER = 0x179b; // 6043
 /** AgentAssetInvalid: agent_asset is not the agent's MPL Core asset */
 export const POLICY_VAULT_ERROR__AGENT_ASSET_INVALID = 0x179c; // 6044
-/** AuthorityStale: the agent's asset has changed hands since this authority was created: its new owner takes it over (take_over_authority) */
+/** AuthorityStale: the agent's asset has changed hands since this authority was created: until its new owner's take-over takes effect (request_take_over), the members may only pause, cancel or accept the request, or withdraw to the recovery key */
 export const POLICY_VAULT_ERROR__AUTHORITY_STALE = 0x179d; // 6045
 /** AuthorityCurrent: the authority is already the live owner's: change its members with rotate_authority */
 export const POLICY_VAULT_ERROR__AUTHORITY_CURRENT = 0x179e; // 6046
+/** TakeOverNotYetEffective: the take-over takes effect only after its delay: complete it at its effective_at or later, or have the members accept it */
+export const POLICY_VAULT_ERROR__TAKE_OVER_NOT_YET_EFFECTIVE = 0x179f; // 6047
+/** TakeOverStale: the request's new owner no longer owns the agent's asset: the request cannot take effect */
+export const POLICY_VAULT_ERROR__TAKE_OVER_STALE = 0x17a0; // 6048
+/** TakeOverAlreadyRequested: this owner's take-over request is already pending */
+export const POLICY_VAULT_ERROR__TAKE_OVER_ALREADY_REQUESTED = 0x17a1; // 6049
+/** TakeOverDelayOutOfRange: take_over_delay_secs must be 3600..=7776000 (one hour to 90 days) */
+export const POLICY_VAULT_ERROR__TAKE_OVER_DELAY_OUT_OF_RANGE = 0x17a2; // 6050
+/** RecoveryNotSet: while the agent's asset is with another owner the members may withdraw only to the recovery key, and the authority names none */
+export const POLICY_VAULT_ERROR__RECOVERY_NOT_SET = 0x17a3; // 6051
+/** WithdrawalNotToRecovery: while the agent's asset is with another owner the members may withdraw only to a token account of the recovery key named before */
+export const POLICY_VAULT_ERROR__WITHDRAWAL_NOT_TO_RECOVERY = 0x17a4; // 6052
+/** RentPayerMismatch: rent_payer is not the account that paid for the request */
+export const POLICY_VAULT_ERROR__RENT_PAYER_MISMATCH = 0x17a5; // 6053
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
@@ -142,8 +156,14 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH
   | typeof POLICY_VAULT_ERROR__POLICY_NOT_VAULT_FUNDED
   | typeof POLICY_VAULT_ERROR__POLICY_RETIRED
+  | typeof POLICY_VAULT_ERROR__RECOVERY_NOT_SET
+  | typeof POLICY_VAULT_ERROR__RENT_PAYER_MISMATCH
   | typeof POLICY_VAULT_ERROR__REQUIRED_CAPABILITY_MISSING
   | typeof POLICY_VAULT_ERROR__SPENDING_CAP_ZERO
+  | typeof POLICY_VAULT_ERROR__TAKE_OVER_ALREADY_REQUESTED
+  | typeof POLICY_VAULT_ERROR__TAKE_OVER_DELAY_OUT_OF_RANGE
+  | typeof POLICY_VAULT_ERROR__TAKE_OVER_NOT_YET_EFFECTIVE
+  | typeof POLICY_VAULT_ERROR__TAKE_OVER_STALE
   | typeof POLICY_VAULT_ERROR__THRESHOLD_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__TOKEN_PROGRAM_MISMATCH
   | typeof POLICY_VAULT_ERROR__TOO_MANY_ATTESTORS
@@ -156,7 +176,8 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__VAULT_INSUFFICIENT_FUNDS
   | typeof POLICY_VAULT_ERROR__VAULT_SPENDER_NOT_SET
   | typeof POLICY_VAULT_ERROR__VELOCITY_MAX_ZERO
-  | typeof POLICY_VAULT_ERROR__VELOCITY_WINDOW_ZERO;
+  | typeof POLICY_VAULT_ERROR__VELOCITY_WINDOW_ZERO
+  | typeof POLICY_VAULT_ERROR__WITHDRAWAL_NOT_TO_RECOVERY;
 
 let policyVaultErrorMessages: Record<PolicyVaultError, string> | undefined;
 if (process.env.NODE_ENV !== "production") {
@@ -167,7 +188,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__AMOUNT_ZERO]: `amount must be greater than 0`,
     [POLICY_VAULT_ERROR__ATTESTATION_ADDRESS_MISMATCH]: `attestation is not the registry PDA for its subject, capability and attestor`,
     [POLICY_VAULT_ERROR__AUTHORITY_CURRENT]: `the authority is already the live owner's: change its members with rotate_authority`,
-    [POLICY_VAULT_ERROR__AUTHORITY_STALE]: `the agent's asset has changed hands since this authority was created: its new owner takes it over (take_over_authority)`,
+    [POLICY_VAULT_ERROR__AUTHORITY_STALE]: `the agent's asset has changed hands since this authority was created: until its new owner's take-over takes effect (request_take_over), the members may only pause, cancel or accept the request, or withdraw to the recovery key`,
     [POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE]: `tier0_decay_bps must be 0..=10000`,
     [POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR]: `accepted_attestors: the two entries are the same key`,
     [POLICY_VAULT_ERROR__DUPLICATE_MEMBER]: `members: duplicate key`,
@@ -193,8 +214,14 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH]: `mint: the policy is for another mint`,
     [POLICY_VAULT_ERROR__POLICY_NOT_VAULT_FUNDED]: `vault: the policy is funded by the payer's wallet; no vault may be released under it`,
     [POLICY_VAULT_ERROR__POLICY_RETIRED]: `the policy is retired: no payment may use it`,
+    [POLICY_VAULT_ERROR__RECOVERY_NOT_SET]: `while the agent's asset is with another owner the members may withdraw only to the recovery key, and the authority names none`,
+    [POLICY_VAULT_ERROR__RENT_PAYER_MISMATCH]: `rent_payer is not the account that paid for the request`,
     [POLICY_VAULT_ERROR__REQUIRED_CAPABILITY_MISSING]: `required_capability must be set when RequireValidation is enabled`,
     [POLICY_VAULT_ERROR__SPENDING_CAP_ZERO]: `per_tx_cap, daily_cap and weekly_cap must be > 0 when Spending is enabled`,
+    [POLICY_VAULT_ERROR__TAKE_OVER_ALREADY_REQUESTED]: `this owner's take-over request is already pending`,
+    [POLICY_VAULT_ERROR__TAKE_OVER_DELAY_OUT_OF_RANGE]: `take_over_delay_secs must be 3600..=7776000 (one hour to 90 days)`,
+    [POLICY_VAULT_ERROR__TAKE_OVER_NOT_YET_EFFECTIVE]: `the take-over takes effect only after its delay: complete it at its effective_at or later, or have the members accept it`,
+    [POLICY_VAULT_ERROR__TAKE_OVER_STALE]: `the request's new owner no longer owns the agent's asset: the request cannot take effect`,
     [POLICY_VAULT_ERROR__THRESHOLD_OUT_OF_RANGE]: `threshold must be 1..=number of members`,
     [POLICY_VAULT_ERROR__TOKEN_PROGRAM_MISMATCH]: `token_program: not the token program that owns the mint`,
     [POLICY_VAULT_ERROR__TOO_MANY_ATTESTORS]: `accepted_attestors: at most 2`,
@@ -208,6 +235,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__VAULT_SPENDER_NOT_SET]: `the vault-funded policy has no spender yet: the authority's threshold names one with set_vault_spender`,
     [POLICY_VAULT_ERROR__VELOCITY_MAX_ZERO]: `velocity_max_in_window must be > 0 when Velocity is enabled`,
     [POLICY_VAULT_ERROR__VELOCITY_WINDOW_ZERO]: `velocity_window_secs must be > 0 when Velocity is enabled`,
+    [POLICY_VAULT_ERROR__WITHDRAWAL_NOT_TO_RECOVERY]: `while the agent's asset is with another owner the members may withdraw only to a token account of the recovery key named before`,
   };
 }
 

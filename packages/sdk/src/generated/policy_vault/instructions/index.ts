@@ -6,16 +6,20 @@
  * @see https://github.com/codama-idl/codama
  */
 
+export * from "./acceptTakeOver.js";
+export * from "./cancelTakeOver.js";
+export * from "./completeTakeOver.js";
 export * from "./evaluate.js";
 export * from "./evaluateAndCommit.js";
 export * from "./initAuthority.js";
 export * from "./initKillswitch.js";
 export * from "./initPolicy.js";
 export * from "./openVault.js";
+export * from "./requestTakeOver.js";
 export * from "./retirePolicy.js";
 export * from "./rotateAuthority.js";
 export * from "./setAcceptancePolicy.js";
+export * from "./setAuthorityGuard.js";
 export * from "./setKillswitch.js";
 export * from "./setVaultSpender.js";
-export * from "./takeOverAuthority.js";
 export * from "./withdraw.js";

@@ -131,8 +131,8 @@ export type SetKillswitchAsyncInput<
   authority?: Address<TAccountAuthority>;
   killswitch?: Address<TAccountKillswitch>;
   /**
-   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-   * MPL Core ends the seller's authority; the buyer takes it over).
+   * The agent's MPL Core asset (the members in force act whoever owns it, until a
+   * take-over takes effect).
    */
   agentAsset: Address<TAccountAgentAsset>;
   asset: SetKillswitchInstructionDataArgs["asset"];
@@ -224,8 +224,8 @@ export type SetKillswitchInput<
   authority: Address<TAccountAuthority>;
   killswitch: Address<TAccountKillswitch>;
   /**
-   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-   * MPL Core ends the seller's authority; the buyer takes it over).
+   * The agent's MPL Core asset (the members in force act whoever owns it, until a
+   * take-over takes effect).
    */
   agentAsset: Address<TAccountAgentAsset>;
   asset: SetKillswitchInstructionDataArgs["asset"];
@@ -303,8 +303,8 @@ export type ParsedSetKillswitchInstruction<
     authority: TAccountMetas[1];
     killswitch: TAccountMetas[2];
     /**
-     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-     * MPL Core ends the seller's authority; the buyer takes it over).
+     * The agent's MPL Core asset (the members in force act whoever owns it, until a
+     * take-over takes effect).
      */
     agentAsset: TAccountMetas[3];
   };

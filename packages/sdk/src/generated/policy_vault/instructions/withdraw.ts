@@ -34,7 +34,7 @@ import {
   type TransactionSigner,
   type WritableAccount,
 } from "@solana/kit";
-import { findAuthorityPda, findVaultPda } from "../pdas/index.js";
+import { findAuthorityGuardPda, findAuthorityPda, findVaultPda } from "../pdas/index.js";
 import { POLICY_VAULT_PROGRAM_ADDRESS } from "../programs/index.js";
 import {
   expectSome,
@@ -60,6 +60,7 @@ export type WithdrawInstruction<
   TAccountTokenProgram extends string | AccountMeta<string> =
     "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA",
   TAccountAgentAsset extends string | AccountMeta<string> = string,
+  TAccountAuthorityGuard extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -87,6 +88,9 @@ export type WithdrawInstruction<
       TAccountAgentAsset extends string
         ? ReadonlyAccount<TAccountAgentAsset>
         : TAccountAgentAsset,
+      TAccountAuthorityGuard extends string
+        ? ReadonlyAccount<TAccountAuthorityGuard>
+        : TAccountAuthorityGuard,
       ...TRemainingAccounts,
     ]
   >;
@@ -143,6 +147,7 @@ export type WithdrawAsyncInput<
   TAccountDestination extends string = string,
   TAccountTokenProgram extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountAuthorityGuard extends string = string,
 > = {
   /**
    * A member of the agent's policy authority. Further member signers follow as remaining
@@ -154,14 +159,21 @@ export type WithdrawAsyncInput<
   /** token program, which also refuses it if it is not the vault's authority). */
   vault?: Address<TAccountVault>;
   mintAccount: Address<TAccountMintAccount>;
-  /** Any token account of the mint; the owners choose where the funds go. */
+  /**
+   * Any token account of the mint; the owners choose where the funds go (while the asset
+   * is with another owner, one of the recovery key's).
+   * recovery key's.
+   */
   destination: Address<TAccountDestination>;
   tokenProgram?: Address<TAccountTokenProgram>;
   /**
-   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-   * MPL Core ends the seller's authority; the buyer takes it over).
+   * The agent's MPL Core asset: while its live owner is not the authority's owner (a sale
+   * on MPL Core, before the take-over takes effect), the members may withdraw only to the
+   * recovery key.
    */
   agentAsset: Address<TAccountAgentAsset>;
+  /** The authority's guard (the recovery key), when its threshold set one. */
+  authorityGuard?: Address<TAccountAuthorityGuard>;
   asset: WithdrawInstructionDataArgs["asset"];
   mint: WithdrawInstructionDataArgs["mint"];
   amount: WithdrawInstructionDataArgs["amount"];
@@ -175,6 +187,7 @@ export async function getWithdrawInstructionAsync<
   TAccountDestination extends string,
   TAccountTokenProgram extends string,
   TAccountAgentAsset extends string,
+  TAccountAuthorityGuard extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: WithdrawAsyncInput<
@@ -184,7 +197,8 @@ export async function getWithdrawInstructionAsync<
     TAccountMintAccount,
     TAccountDestination,
     TAccountTokenProgram,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -196,7 +210,8 @@ export async function getWithdrawInstructionAsync<
     TAccountMintAccount,
     TAccountDestination,
     TAccountTokenProgram,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard
   >
 > {
   // Program address.
@@ -211,6 +226,7 @@ export async function getWithdrawInstructionAsync<
     destination: { value: input.destination ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    authorityGuard: { value: input.authorityGuard ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -236,6 +252,11 @@ export async function getWithdrawInstructionAsync<
     accounts.tokenProgram.value =
       "TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA" as Address<"TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA">;
   }
+  if (!accounts.authorityGuard.value) {
+    accounts.authorityGuard.value = await findAuthorityGuardPda({
+      asset: expectSome(args.asset),
+    });
+  }
 
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
@@ -247,6 +268,7 @@ export async function getWithdrawInstructionAsync<
       getAccountMeta(accounts.destination),
       getAccountMeta(accounts.tokenProgram),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.authorityGuard),
     ],
     data: getWithdrawInstructionDataEncoder().encode(
       args as WithdrawInstructionDataArgs,
@@ -260,7 +282,8 @@ export async function getWithdrawInstructionAsync<
     TAccountMintAccount,
     TAccountDestination,
     TAccountTokenProgram,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard
   >);
 }
 
@@ -272,6 +295,7 @@ export type WithdrawInput<
   TAccountDestination extends string = string,
   TAccountTokenProgram extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountAuthorityGuard extends string = string,
 > = {
   /**
    * A member of the agent's policy authority. Further member signers follow as remaining
@@ -283,14 +307,21 @@ export type WithdrawInput<
   /** token program, which also refuses it if it is not the vault's authority). */
   vault: Address<TAccountVault>;
   mintAccount: Address<TAccountMintAccount>;
-  /** Any token account of the mint; the owners choose where the funds go. */
+  /**
+   * Any token account of the mint; the owners choose where the funds go (while the asset
+   * is with another owner, one of the recovery key's).
+   * recovery key's.
+   */
   destination: Address<TAccountDestination>;
   tokenProgram?: Address<TAccountTokenProgram>;
   /**
-   * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-   * MPL Core ends the seller's authority; the buyer takes it over).
+   * The agent's MPL Core asset: while its live owner is not the authority's owner (a sale
+   * on MPL Core, before the take-over takes effect), the members may withdraw only to the
+   * recovery key.
    */
   agentAsset: Address<TAccountAgentAsset>;
+  /** The authority's guard (the recovery key), when its threshold set one. */
+  authorityGuard: Address<TAccountAuthorityGuard>;
   asset: WithdrawInstructionDataArgs["asset"];
   mint: WithdrawInstructionDataArgs["mint"];
   amount: WithdrawInstructionDataArgs["amount"];
@@ -304,6 +335,7 @@ export function getWithdrawInstruction<
   TAccountDestination extends string,
   TAccountTokenProgram extends string,
   TAccountAgentAsset extends string,
+  TAccountAuthorityGuard extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: WithdrawInput<
@@ -313,7 +345,8 @@ export function getWithdrawInstruction<
     TAccountMintAccount,
     TAccountDestination,
     TAccountTokenProgram,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard
   >,
   config?: { programAddress?: TProgramAddress },
 ): WithdrawInstruction<
@@ -324,7 +357,8 @@ export function getWithdrawInstruction<
   TAccountMintAccount,
   TAccountDestination,
   TAccountTokenProgram,
-  TAccountAgentAsset
+  TAccountAgentAsset,
+  TAccountAuthorityGuard
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -338,6 +372,7 @@ export function getWithdrawInstruction<
     destination: { value: input.destination ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    authorityGuard: { value: input.authorityGuard ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -363,6 +398,7 @@ export function getWithdrawInstruction<
       getAccountMeta(accounts.destination),
       getAccountMeta(accounts.tokenProgram),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.authorityGuard),
     ],
     data: getWithdrawInstructionDataEncoder().encode(
       args as WithdrawInstructionDataArgs,
@@ -376,7 +412,8 @@ export function getWithdrawInstruction<
     TAccountMintAccount,
     TAccountDestination,
     TAccountTokenProgram,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard
   >);
 }
 
@@ -396,14 +433,21 @@ export type ParsedWithdrawInstruction<
     /** token program, which also refuses it if it is not the vault's authority). */
     vault: TAccountMetas[2];
     mintAccount: TAccountMetas[3];
-    /** Any token account of the mint; the owners choose where the funds go. */
+    /**
+     * Any token account of the mint; the owners choose where the funds go (while the asset
+     * is with another owner, one of the recovery key's).
+     * recovery key's.
+     */
     destination: TAccountMetas[4];
     tokenProgram: TAccountMetas[5];
     /**
-     * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
-     * MPL Core ends the seller's authority; the buyer takes it over).
+     * The agent's MPL Core asset: while its live owner is not the authority's owner (a sale
+     * on MPL Core, before the take-over takes effect), the members may withdraw only to the
+     * recovery key.
      */
     agentAsset: TAccountMetas[6];
+    /** The authority's guard (the recovery key), when its threshold set one. */
+    authorityGuard: TAccountMetas[7];
   };
   data: WithdrawInstructionData;
 };
@@ -416,7 +460,7 @@ export function parseWithdrawInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedWithdrawInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 7) {
+  if (instruction.accounts.length < 8) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -436,6 +480,7 @@ export function parseWithdrawInstruction<
       destination: getNextAccount(),
       tokenProgram: getNextAccount(),
       agentAsset: getNextAccount(),
+      authorityGuard: getNextAccount(),
     },
     data: getWithdrawInstructionDataDecoder().decode(instruction.data),
   };

@@ -8,7 +8,9 @@
 
 export * from "./acceptance.js";
 export * from "./authority.js";
+export * from "./authorityGuard.js";
 export * from "./killswitch.js";
 export * from "./policy.js";
+export * from "./takeOverRequest.js";
 export * from "./vault.js";
 export * from "./velocity.js";

@@ -17,31 +17,39 @@ import {
   type ReadonlyUint8Array,
 } from "@solana/kit";
 import {
+  parseAcceptTakeOverInstruction,
+  parseCancelTakeOverInstruction,
+  parseCompleteTakeOverInstruction,
   parseEvaluateAndCommitInstruction,
   parseEvaluateInstruction,
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
   parseInitPolicyInstruction,
   parseOpenVaultInstruction,
+  parseRequestTakeOverInstruction,
   parseRetirePolicyInstruction,
   parseRotateAuthorityInstruction,
   parseSetAcceptancePolicyInstruction,
+  parseSetAuthorityGuardInstruction,
   parseSetKillswitchInstruction,
   parseSetVaultSpenderInstruction,
-  parseTakeOverAuthorityInstruction,
   parseWithdrawInstruction,
+  type ParsedAcceptTakeOverInstruction,
+  type ParsedCancelTakeOverInstruction,
+  type ParsedCompleteTakeOverInstruction,
   type ParsedEvaluateAndCommitInstruction,
   type ParsedEvaluateInstruction,
   type ParsedInitAuthorityInstruction,
   type ParsedInitKillswitchInstruction,
   type ParsedInitPolicyInstruction,
   type ParsedOpenVaultInstruction,
+  type ParsedRequestTakeOverInstruction,
   type ParsedRetirePolicyInstruction,
   type ParsedRotateAuthorityInstruction,
   type ParsedSetAcceptancePolicyInstruction,
+  type ParsedSetAuthorityGuardInstruction,
   type ParsedSetKillswitchInstruction,
   type ParsedSetVaultSpenderInstruction,
-  type ParsedTakeOverAuthorityInstruction,
   type ParsedWithdrawInstruction,
 } from "../instructions/index.js";
 
@@ -52,6 +60,7 @@ export enum PolicyVaultAccount {
   KillSwitchState,
   PolicyAccount,
   PolicyAuthority,
+  TakeOverRequest,
   VelocityLedger,
 }
 
@@ -96,6 +105,17 @@ export function identifyPolicyVaultAccount(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([86, 29, 198, 2, 103, 80, 164, 130]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultAccount.TakeOverRequest;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([115, 201, 156, 54, 58, 211, 95, 214]),
       ),
       0,
@@ -109,18 +129,22 @@ export function identifyPolicyVaultAccount(
 }
 
 export enum PolicyVaultInstruction {
+  AcceptTakeOver,
+  CancelTakeOver,
+  CompleteTakeOver,
   Evaluate,
   EvaluateAndCommit,
   InitAuthority,
   InitKillswitch,
   InitPolicy,
   OpenVault,
+  RequestTakeOver,
   RetirePolicy,
   RotateAuthority,
   SetAcceptancePolicy,
+  SetAuthorityGuard,
   SetKillswitch,
   SetVaultSpender,
-  TakeOverAuthority,
   Withdraw,
 }
 
@@ -128,6 +152,39 @@ export function identifyPolicyVaultInstruction(
   instruction: { data: ReadonlyUint8Array } | ReadonlyUint8Array,
 ): PolicyVaultInstruction {
   const data = "data" in instruction ? instruction.data : instruction;
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([16, 136, 97, 103, 150, 218, 157, 94]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.AcceptTakeOver;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([255, 68, 70, 20, 220, 197, 223, 97]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.CancelTakeOver;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([96, 184, 118, 250, 222, 3, 14, 1]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.CompleteTakeOver;
+  }
   if (
     containsBytes(
       data,
@@ -198,6 +255,17 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([30, 90, 113, 236, 148, 162, 206, 221]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.RequestTakeOver;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([43, 97, 145, 72, 11, 81, 202, 76]),
       ),
       0,
@@ -231,6 +299,17 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([12, 182, 252, 73, 185, 105, 207, 97]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.SetAuthorityGuard;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([34, 125, 234, 122, 153, 20, 25, 47]),
       ),
       0,
@@ -253,17 +332,6 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
-        new Uint8Array([106, 184, 238, 109, 65, 195, 21, 175]),
-      ),
-      0,
-    )
-  ) {
-    return PolicyVaultInstruction.TakeOverAuthority;
-  }
-  if (
-    containsBytes(
-      data,
-      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([183, 18, 70, 156, 148, 109, 161, 34]),
       ),
       0,
@@ -279,6 +347,15 @@ export function identifyPolicyVaultInstruction(
 export type ParsedPolicyVaultInstruction<
   TProgram extends string = "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3",
 > =
+  | ({
+      instructionType: PolicyVaultInstruction.AcceptTakeOver;
+    } & ParsedAcceptTakeOverInstruction<TProgram>)
+  | ({
+      instructionType: PolicyVaultInstruction.CancelTakeOver;
+    } & ParsedCancelTakeOverInstruction<TProgram>)
+  | ({
+      instructionType: PolicyVaultInstruction.CompleteTakeOver;
+    } & ParsedCompleteTakeOverInstruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.Evaluate;
     } & ParsedEvaluateInstruction<TProgram>)
@@ -298,6 +375,9 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.OpenVault;
     } & ParsedOpenVaultInstruction<TProgram>)
   | ({
+      instructionType: PolicyVaultInstruction.RequestTakeOver;
+    } & ParsedRequestTakeOverInstruction<TProgram>)
+  | ({
       instructionType: PolicyVaultInstruction.RetirePolicy;
     } & ParsedRetirePolicyInstruction<TProgram>)
   | ({
@@ -307,14 +387,14 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.SetAcceptancePolicy;
     } & ParsedSetAcceptancePolicyInstruction<TProgram>)
   | ({
+      instructionType: PolicyVaultInstruction.SetAuthorityGuard;
+    } & ParsedSetAuthorityGuardInstruction<TProgram>)
+  | ({
       instructionType: PolicyVaultInstruction.SetKillswitch;
     } & ParsedSetKillswitchInstruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.SetVaultSpender;
     } & ParsedSetVaultSpenderInstruction<TProgram>)
-  | ({
-      instructionType: PolicyVaultInstruction.TakeOverAuthority;
-    } & ParsedTakeOverAuthorityInstruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.Withdraw;
     } & ParsedWithdrawInstruction<TProgram>);
@@ -324,6 +404,27 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
 ): ParsedPolicyVaultInstruction<TProgram> {
   const instructionType = identifyPolicyVaultInstruction(instruction);
   switch (instructionType) {
+    case PolicyVaultInstruction.AcceptTakeOver: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.AcceptTakeOver,
+        ...parseAcceptTakeOverInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.CancelTakeOver: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.CancelTakeOver,
+        ...parseCancelTakeOverInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.CompleteTakeOver: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.CompleteTakeOver,
+        ...parseCompleteTakeOverInstruction(instruction),
+      };
+    }
     case PolicyVaultInstruction.Evaluate: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -366,6 +467,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
         ...parseOpenVaultInstruction(instruction),
       };
     }
+    case PolicyVaultInstruction.RequestTakeOver: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.RequestTakeOver,
+        ...parseRequestTakeOverInstruction(instruction),
+      };
+    }
     case PolicyVaultInstruction.RetirePolicy: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -387,6 +495,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
         ...parseSetAcceptancePolicyInstruction(instruction),
       };
     }
+    case PolicyVaultInstruction.SetAuthorityGuard: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.SetAuthorityGuard,
+        ...parseSetAuthorityGuardInstruction(instruction),
+      };
+    }
     case PolicyVaultInstruction.SetKillswitch: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -399,13 +514,6 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.SetVaultSpender,
         ...parseSetVaultSpenderInstruction(instruction),
-      };
-    }
-    case PolicyVaultInstruction.TakeOverAuthority: {
-      assertIsInstructionWithAccounts(instruction);
-      return {
-        instructionType: PolicyVaultInstruction.TakeOverAuthority,
-        ...parseTakeOverAuthorityInstruction(instruction),
       };
     }
     case PolicyVaultInstruction.Withdraw: {

@@ -12,31 +12,24 @@ import {
   fixEncoderSize,
   getAddressDecoder,
   getAddressEncoder,
-  getArrayDecoder,
-  getArrayEncoder,
   getBytesDecoder,
   getBytesEncoder,
   getStructDecoder,
   getStructEncoder,
-  getU8Decoder,
-  getU8Encoder,
   transformEncoder,
   type AccountMeta,
-  type AccountSignerMeta,
   type Address,
-  type Codec,
-  type Decoder,
-  type Encoder,
+  type FixedSizeCodec,
+  type FixedSizeDecoder,
+  type FixedSizeEncoder,
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
   type ReadonlyAccount,
-  type ReadonlySignerAccount,
   type ReadonlyUint8Array,
-  type TransactionSigner,
   type WritableAccount,
 } from "@solana/kit";
-import { findAuthorityPda } from "../pdas/index.js";
+import { findAuthorityPda, findTakeOverRequestPda } from "../pdas/index.js";
 import { POLICY_VAULT_PROGRAM_ADDRESS } from "../programs/index.js";
 import {
   expectSome,
@@ -44,33 +37,36 @@ import {
   type ResolvedAccount,
 } from "../shared/index.js";
 
-export const TAKE_OVER_AUTHORITY_DISCRIMINATOR = new Uint8Array([
-  106, 184, 238, 109, 65, 195, 21, 175,
+export const COMPLETE_TAKE_OVER_DISCRIMINATOR = new Uint8Array([
+  96, 184, 118, 250, 222, 3, 14, 1,
 ]);
 
-export function getTakeOverAuthorityDiscriminatorBytes() {
+export function getCompleteTakeOverDiscriminatorBytes() {
   return fixEncoderSize(getBytesEncoder(), 8).encode(
-    TAKE_OVER_AUTHORITY_DISCRIMINATOR,
+    COMPLETE_TAKE_OVER_DISCRIMINATOR,
   );
 }
 
-export type TakeOverAuthorityInstruction<
+export type CompleteTakeOverInstruction<
   TProgram extends string = typeof POLICY_VAULT_PROGRAM_ADDRESS,
-  TAccountOwner extends string | AccountMeta<string> = string,
   TAccountAuthority extends string | AccountMeta<string> = string,
+  TAccountTakeOverRequest extends string | AccountMeta<string> = string,
+  TAccountRentPayer extends string | AccountMeta<string> = string,
   TAccountAgentAsset extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
   InstructionWithAccounts<
     [
-      TAccountOwner extends string
-        ? ReadonlySignerAccount<TAccountOwner> &
-            AccountSignerMeta<TAccountOwner>
-        : TAccountOwner,
       TAccountAuthority extends string
         ? WritableAccount<TAccountAuthority>
         : TAccountAuthority,
+      TAccountTakeOverRequest extends string
+        ? WritableAccount<TAccountTakeOverRequest>
+        : TAccountTakeOverRequest,
+      TAccountRentPayer extends string
+        ? WritableAccount<TAccountRentPayer>
+        : TAccountRentPayer,
       TAccountAgentAsset extends string
         ? ReadonlyAccount<TAccountAgentAsset>
         : TAccountAgentAsset,
@@ -78,82 +74,75 @@ export type TakeOverAuthorityInstruction<
     ]
   >;
 
-export type TakeOverAuthorityInstructionData = {
+export type CompleteTakeOverInstructionData = {
   discriminator: ReadonlyUint8Array;
   asset: Address;
-  members: Array<Address>;
-  threshold: number;
 };
 
-export type TakeOverAuthorityInstructionDataArgs = {
-  asset: Address;
-  members: Array<Address>;
-  threshold: number;
-};
+export type CompleteTakeOverInstructionDataArgs = { asset: Address };
 
-export function getTakeOverAuthorityInstructionDataEncoder(): Encoder<TakeOverAuthorityInstructionDataArgs> {
+export function getCompleteTakeOverInstructionDataEncoder(): FixedSizeEncoder<CompleteTakeOverInstructionDataArgs> {
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
       ["asset", getAddressEncoder()],
-      ["members", getArrayEncoder(getAddressEncoder())],
-      ["threshold", getU8Encoder()],
     ]),
-    (value) => ({ ...value, discriminator: TAKE_OVER_AUTHORITY_DISCRIMINATOR }),
+    (value) => ({ ...value, discriminator: COMPLETE_TAKE_OVER_DISCRIMINATOR }),
   );
 }
 
-export function getTakeOverAuthorityInstructionDataDecoder(): Decoder<TakeOverAuthorityInstructionData> {
+export function getCompleteTakeOverInstructionDataDecoder(): FixedSizeDecoder<CompleteTakeOverInstructionData> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
     ["asset", getAddressDecoder()],
-    ["members", getArrayDecoder(getAddressDecoder())],
-    ["threshold", getU8Decoder()],
   ]);
 }
 
-export function getTakeOverAuthorityInstructionDataCodec(): Codec<
-  TakeOverAuthorityInstructionDataArgs,
-  TakeOverAuthorityInstructionData
+export function getCompleteTakeOverInstructionDataCodec(): FixedSizeCodec<
+  CompleteTakeOverInstructionDataArgs,
+  CompleteTakeOverInstructionData
 > {
   return combineCodec(
-    getTakeOverAuthorityInstructionDataEncoder(),
-    getTakeOverAuthorityInstructionDataDecoder(),
+    getCompleteTakeOverInstructionDataEncoder(),
+    getCompleteTakeOverInstructionDataDecoder(),
   );
 }
 
-export type TakeOverAuthorityAsyncInput<
-  TAccountOwner extends string = string,
+export type CompleteTakeOverAsyncInput<
   TAccountAuthority extends string = string,
+  TAccountTakeOverRequest extends string = string,
+  TAccountRentPayer extends string = string,
   TAccountAgentAsset extends string = string,
 > = {
-  /** The live owner of the agent's MPL Core asset. */
-  owner: TransactionSigner<TAccountOwner>;
   authority?: Address<TAccountAuthority>;
-  /** The agent's MPL Core asset. */
+  takeOverRequest?: Address<TAccountTakeOverRequest>;
+  /** Who paid the request's rent, refunded. */
+  rentPayer: Address<TAccountRentPayer>;
+  /** The agent's MPL Core asset, whose live owner must still be the request's new owner. */
   agentAsset: Address<TAccountAgentAsset>;
-  asset: TakeOverAuthorityInstructionDataArgs["asset"];
-  members: TakeOverAuthorityInstructionDataArgs["members"];
-  threshold: TakeOverAuthorityInstructionDataArgs["threshold"];
+  asset: CompleteTakeOverInstructionDataArgs["asset"];
 };
 
-export async function getTakeOverAuthorityInstructionAsync<
-  TAccountOwner extends string,
+export async function getCompleteTakeOverInstructionAsync<
   TAccountAuthority extends string,
+  TAccountTakeOverRequest extends string,
+  TAccountRentPayer extends string,
   TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
-  input: TakeOverAuthorityAsyncInput<
-    TAccountOwner,
+  input: CompleteTakeOverAsyncInput<
     TAccountAuthority,
+    TAccountTakeOverRequest,
+    TAccountRentPayer,
     TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
-  TakeOverAuthorityInstruction<
+  CompleteTakeOverInstruction<
     TProgramAddress,
-    TAccountOwner,
     TAccountAuthority,
+    TAccountTakeOverRequest,
+    TAccountRentPayer,
     TAccountAgentAsset
   >
 > {
@@ -162,8 +151,9 @@ export async function getTakeOverAuthorityInstructionAsync<
 
   // Original accounts.
   const originalAccounts = {
-    owner: { value: input.owner ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: true },
+    takeOverRequest: { value: input.takeOverRequest ?? null, isWritable: true },
+    rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
@@ -180,57 +170,67 @@ export async function getTakeOverAuthorityInstructionAsync<
       asset: expectSome(args.asset),
     });
   }
+  if (!accounts.takeOverRequest.value) {
+    accounts.takeOverRequest.value = await findTakeOverRequestPda({
+      asset: expectSome(args.asset),
+    });
+  }
 
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
     accounts: [
-      getAccountMeta(accounts.owner),
       getAccountMeta(accounts.authority),
+      getAccountMeta(accounts.takeOverRequest),
+      getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.agentAsset),
     ],
-    data: getTakeOverAuthorityInstructionDataEncoder().encode(
-      args as TakeOverAuthorityInstructionDataArgs,
+    data: getCompleteTakeOverInstructionDataEncoder().encode(
+      args as CompleteTakeOverInstructionDataArgs,
     ),
     programAddress,
-  } as TakeOverAuthorityInstruction<
+  } as CompleteTakeOverInstruction<
     TProgramAddress,
-    TAccountOwner,
     TAccountAuthority,
+    TAccountTakeOverRequest,
+    TAccountRentPayer,
     TAccountAgentAsset
   >);
 }
 
-export type TakeOverAuthorityInput<
-  TAccountOwner extends string = string,
+export type CompleteTakeOverInput<
   TAccountAuthority extends string = string,
+  TAccountTakeOverRequest extends string = string,
+  TAccountRentPayer extends string = string,
   TAccountAgentAsset extends string = string,
 > = {
-  /** The live owner of the agent's MPL Core asset. */
-  owner: TransactionSigner<TAccountOwner>;
   authority: Address<TAccountAuthority>;
-  /** The agent's MPL Core asset. */
+  takeOverRequest: Address<TAccountTakeOverRequest>;
+  /** Who paid the request's rent, refunded. */
+  rentPayer: Address<TAccountRentPayer>;
+  /** The agent's MPL Core asset, whose live owner must still be the request's new owner. */
   agentAsset: Address<TAccountAgentAsset>;
-  asset: TakeOverAuthorityInstructionDataArgs["asset"];
-  members: TakeOverAuthorityInstructionDataArgs["members"];
-  threshold: TakeOverAuthorityInstructionDataArgs["threshold"];
+  asset: CompleteTakeOverInstructionDataArgs["asset"];
 };
 
-export function getTakeOverAuthorityInstruction<
-  TAccountOwner extends string,
+export function getCompleteTakeOverInstruction<
   TAccountAuthority extends string,
+  TAccountTakeOverRequest extends string,
+  TAccountRentPayer extends string,
   TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
-  input: TakeOverAuthorityInput<
-    TAccountOwner,
+  input: CompleteTakeOverInput<
     TAccountAuthority,
+    TAccountTakeOverRequest,
+    TAccountRentPayer,
     TAccountAgentAsset
   >,
   config?: { programAddress?: TProgramAddress },
-): TakeOverAuthorityInstruction<
+): CompleteTakeOverInstruction<
   TProgramAddress,
-  TAccountOwner,
   TAccountAuthority,
+  TAccountTakeOverRequest,
+  TAccountRentPayer,
   TAccountAgentAsset
 > {
   // Program address.
@@ -238,8 +238,9 @@ export function getTakeOverAuthorityInstruction<
 
   // Original accounts.
   const originalAccounts = {
-    owner: { value: input.owner ?? null, isWritable: false },
     authority: { value: input.authority ?? null, isWritable: true },
+    takeOverRequest: { value: input.takeOverRequest ?? null, isWritable: true },
+    rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
@@ -253,46 +254,49 @@ export function getTakeOverAuthorityInstruction<
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
     accounts: [
-      getAccountMeta(accounts.owner),
       getAccountMeta(accounts.authority),
+      getAccountMeta(accounts.takeOverRequest),
+      getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.agentAsset),
     ],
-    data: getTakeOverAuthorityInstructionDataEncoder().encode(
-      args as TakeOverAuthorityInstructionDataArgs,
+    data: getCompleteTakeOverInstructionDataEncoder().encode(
+      args as CompleteTakeOverInstructionDataArgs,
     ),
     programAddress,
-  } as TakeOverAuthorityInstruction<
+  } as CompleteTakeOverInstruction<
     TProgramAddress,
-    TAccountOwner,
     TAccountAuthority,
+    TAccountTakeOverRequest,
+    TAccountRentPayer,
     TAccountAgentAsset
   >);
 }
 
-export type ParsedTakeOverAuthorityInstruction<
+export type ParsedCompleteTakeOverInstruction<
   TProgram extends string = typeof POLICY_VAULT_PROGRAM_ADDRESS,
   TAccountMetas extends readonly AccountMeta[] = readonly AccountMeta[],
 > = {
   programAddress: Address<TProgram>;
   accounts: {
-    /** The live owner of the agent's MPL Core asset. */
-    owner: TAccountMetas[0];
-    authority: TAccountMetas[1];
-    /** The agent's MPL Core asset. */
-    agentAsset: TAccountMetas[2];
+    authority: TAccountMetas[0];
+    takeOverRequest: TAccountMetas[1];
+    /** Who paid the request's rent, refunded. */
+    rentPayer: TAccountMetas[2];
+    /** The agent's MPL Core asset, whose live owner must still be the request's new owner. */
+    agentAsset: TAccountMetas[3];
   };
-  data: TakeOverAuthorityInstructionData;
+  data: CompleteTakeOverInstructionData;
 };
 
-export function parseTakeOverAuthorityInstruction<
+export function parseCompleteTakeOverInstruction<
   TProgram extends string,
   TAccountMetas extends readonly AccountMeta[],
 >(
   instruction: Instruction<TProgram> &
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
-): ParsedTakeOverAuthorityInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 3) {
+): ParsedCompleteTakeOverInstruction<TProgram, TAccountMetas> {
+  if (instruction.accounts.length < 4) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -305,10 +309,11 @@ export function parseTakeOverAuthorityInstruction<
   return {
     programAddress: instruction.programAddress,
     accounts: {
-      owner: getNextAccount(),
       authority: getNextAccount(),
+      takeOverRequest: getNextAccount(),
+      rentPayer: getNextAccount(),
       agentAsset: getNextAccount(),
     },
-    data: getTakeOverAuthorityInstructionDataDecoder().decode(instruction.data),
+    data: getCompleteTakeOverInstructionDataDecoder().decode(instruction.data),
   };
 }
