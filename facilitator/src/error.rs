@@ -21,11 +21,12 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// The message with every URL in it cut to its origin, here once for every route.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
         ApiError {
             status,
             code,
-            message: message.into(),
+            message: redact::urls_in(&message.into()),
             hint: None,
         }
     }
@@ -53,22 +54,17 @@ impl ApiError {
         ApiError::new(
             StatusCode::BAD_GATEWAY,
             "rpc_failure",
-            redact::urls_in(&format!("the Solana RPC backend failed: {e}")),
+            format!("the Solana RPC backend failed: {e}"),
         )
         .with_hint("check that RPC_URL points at a running cluster or localnet")
     }
 
     pub fn internal(e: impl std::fmt::Display) -> Self {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            redact::urls_in(&e.to_string()),
-        )
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string())
     }
 
     pub fn body(&self) -> serde_json::Value {
-        let mut v =
-            serde_json::json!({"error": self.code, "message": redact::urls_in(&self.message)});
+        let mut v = serde_json::json!({"error": self.code, "message": self.message});
         if let Some(h) = &self.hint {
             v["hint"] = h.clone().into();
         }
@@ -92,8 +88,7 @@ impl From<ClientError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         if self.status.is_server_error() {
-            let message = redact::urls_in(&self.message);
-            tracing::warn!(code = self.code, %message, "request failed");
+            tracing::warn!(code = self.code, message = %self.message, "request failed");
         }
         (self.status, Json(self.body())).into_response()
     }

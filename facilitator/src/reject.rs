@@ -26,11 +26,13 @@ impl Rejection {
         Rejection::new(StatusCode::BAD_REQUEST, reason, message)
     }
 
+    /// The message with every URL in it cut to its origin (the RPC client's errors quote the
+    /// URL they called, API key and all), here once for every refusal.
     pub fn new(status: StatusCode, reason: &str, message: impl Into<String>) -> Self {
         Rejection {
             status,
             reason: reason.to_string(),
-            message: message.into(),
+            message: trust_gate_client::redact::urls_in(&message.into()),
             hint: None,
             decision: None,
             retry_after: None,

@@ -200,13 +200,12 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     if let Some(d) = &r.decision {
         return decision_response(f, d, None);
     }
-    let message = redact::urls_in(&r.message);
     let mut body = json!({
         "isValid": false,
         "invalidReason": r.reason,
-        "invalidMessage": message,
+        "invalidMessage": r.message,
         "error": r.reason,
-        "message": message,
+        "message": r.message,
     });
     if let Some(h) = &r.hint {
         body["hint"] = h.clone().into();
@@ -285,8 +284,7 @@ fn settle_success(s: Settled, network: String) -> Response {
 }
 
 fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
-    let message = redact::urls_in(&r.message);
-    tracing::info!(reason = %r.reason, %message, "settlement refused");
+    tracing::info!(reason = %r.reason, message = %r.message, "settlement refused");
     let headers = r
         .decision
         .as_ref()
@@ -298,7 +296,7 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
         payer: None,
         transaction: String::new(),
         network,
-        error_message: Some(message),
+        error_message: Some(r.message),
         receipt: None,
     })
     .unwrap_or_default();

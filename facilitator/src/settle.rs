@@ -739,6 +739,6 @@ fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
     Rejection::new(
         StatusCode::BAD_GATEWAY,
         "rpc_failure",
-        redact::urls_in(&format!("the Solana RPC backend failed: {e}")),
+        format!("the Solana RPC backend failed: {e}"),
     )
 }

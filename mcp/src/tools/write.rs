@@ -168,36 +168,37 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
         )
         .await?
         .ok_or_else(|| ToolError::not_found("TakeOverRequest", "the request just sent"))?;
-        return Ok(ok_sent(
-            sig,
-            json!({
-                "address": address.to_string(),
-                "asset": asset.to_string(),
-                "owner": signer.pubkey().to_string(),
-                "members": members_json,
-                "threshold": threshold,
-                "created": false,
-                "takenOver": false,
-                "takeOverRequested": true,
-                "effectiveAt": request.effective_at,
-                "hint": "the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed to complete it",
-            }),
-        ));
+        let mut v = authority_reply(&address, &asset, signer, &members_json, threshold);
+        v["created"] = json!(false);
+        v["takenOver"] = json!(false);
+        v["takeOverRequested"] = json!(true);
+        v["effectiveAt"] = json!(request.effective_at);
+        v["hint"] = json!("the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed to complete it");
+        return Ok(ok_sent(sig, v));
     }
     let ix = b.init_authority(&signer.pubkey(), &asset, members, threshold);
     let sig = ctx.send(&[ix], signer, &[]).await?;
-    Ok(ok_sent(
-        sig,
-        json!({
-            "address": address.to_string(),
-            "asset": asset.to_string(),
-            "owner": signer.pubkey().to_string(),
-            "members": members_json,
-            "threshold": threshold,
-            "created": true,
-            "takenOver": false,
-        }),
-    ))
+    let mut v = authority_reply(&address, &asset, signer, &members_json, threshold);
+    v["created"] = json!(true);
+    v["takenOver"] = json!(false);
+    Ok(ok_sent(sig, v))
+}
+
+/// What `gate_init_authority` answers about the authority the signer creates or takes over.
+fn authority_reply(
+    address: &Pubkey,
+    asset: &Pubkey,
+    signer: &Keypair,
+    members: &[String],
+    threshold: u8,
+) -> Value {
+    json!({
+        "address": address.to_string(),
+        "asset": asset.to_string(),
+        "owner": signer.pubkey().to_string(),
+        "members": members,
+        "threshold": threshold,
+    })
 }
 
 /// The signer's own pending take-over: completed when its delay has passed by the cluster's
@@ -211,15 +212,9 @@ async fn complete_take_over(
     request: &TakeOverRequest,
 ) -> ToolResult {
     let members: Vec<String> = request.members.iter().map(|m| m.to_string()).collect();
-    let mut v = json!({
-        "address": address.to_string(),
-        "asset": asset.to_string(),
-        "owner": signer.pubkey().to_string(),
-        "members": members,
-        "threshold": request.threshold,
-        "created": false,
-        "effectiveAt": request.effective_at,
-    });
+    let mut v = authority_reply(address, asset, signer, &members, request.threshold);
+    v["created"] = json!(false);
+    v["effectiveAt"] = json!(request.effective_at);
     if chain::unix_time(&ctx.rpc).await? < request.effective_at {
         v["takenOver"] = json!(false);
         v["takeOverPending"] = json!(true);
