@@ -6,6 +6,7 @@ mod dispute;
 mod mcp;
 mod migrate;
 mod pay;
+mod reclaim;
 mod services;
 mod simulate;
 mod up;
@@ -36,6 +37,9 @@ enum Command {
     Pay(pay::PayArgs),
     /// Dispute a settled payment as its payer (the facilitator that settled it co-signs).
     Dispute(dispute::DisputeArgs),
+    /// Close a facilitator's payment records whose deadline and dispute window have passed,
+    /// returning their rent (the facilitator's crank does it in the background).
+    Reclaim(reclaim::ReclaimArgs),
     /// Set up a cluster: capability namespaces, the facilitator's authority and the demo
     /// world. Idempotent.
     Migrate(migrate::MigrateArgs),
@@ -78,6 +82,7 @@ fn main() -> std::process::ExitCode {
             Command::Facilitator(a) => services::facilitator(a).await,
             Command::Demo(a) => services::demo(a).await,
             Command::Pay(a) => pay::run(a).await,
+            Command::Reclaim(a) => reclaim::run(a).await,
             Command::Dispute(a) => dispute::run(a).await,
             Command::Migrate(a) => migrate::run(a).await,
             Command::Simulate(a) => simulate::run(a).await,

@@ -82,6 +82,11 @@ pub struct LimitArgs {
     /// default 32. Per process.
     #[arg(long, env = "MAX_WAITING_PER_PAYER")]
     pub max_waiting_per_payer: Option<String>,
+    /// Seconds between the crank's rounds, which close the payment records whose deadline
+    /// and dispute window have passed (their rent back to the facilitator); default 60, 0
+    /// for never (then reclaim with `trust-gate reclaim`).
+    #[arg(long, env = "RECLAIM_INTERVAL_SECS")]
+    pub reclaim_interval_secs: Option<String>,
 }
 
 impl LimitArgs {
@@ -97,6 +102,7 @@ impl LimitArgs {
             rate_limit_per_payer: env("RATE_LIMIT_PER_PAYER"),
             rate_limit_per_payer_burst: env("RATE_LIMIT_PER_PAYER_BURST"),
             max_waiting_per_payer: env("MAX_WAITING_PER_PAYER"),
+            reclaim_interval_secs: env("RECLAIM_INTERVAL_SECS"),
         }
     }
 }
@@ -160,6 +166,7 @@ impl FacilitatorArgs {
             rate_limit_per_payer_burst: self.limits.rate_limit_per_payer_burst.clone(),
             max_waiting_per_payer: self.limits.max_waiting_per_payer.clone(),
             redis_url: self.redis_url.clone(),
+            reclaim_interval_secs: self.limits.reclaim_interval_secs.clone(),
         }
     }
 }

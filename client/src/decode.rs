@@ -10,8 +10,11 @@ use serde::Serialize;
 
 pub use gate::events::{
     AgentRegistered, FeedbackEmitted, GateAuthorityInitialized, GateDecision, PaymentDisputed,
+    PaymentRecordsClosed,
 };
-pub use gate::state::{DisputeRecord, FeedbackEmissionLog, GateAuthority};
+pub use gate::state::{
+    DisputeRecord, FeedbackEmissionLog, FeedbackLog, GateAuthority, DISPUTE_WINDOW_SECS,
+};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
@@ -229,6 +232,8 @@ pub enum AnyAccount {
     AuthorityGuard(AuthorityGuard),
     TakeOverRequest(TakeOverRequest),
     GateAuthority(GateAuthority),
+    FeedbackLog(FeedbackLog),
+    /// A payment log written before logs carried a deadline.
     FeedbackEmissionLog(FeedbackEmissionLog),
     DisputeRecord(DisputeRecord),
     CapabilityNamespace(CapabilityNamespace),
@@ -258,6 +263,7 @@ impl AnyAccount {
             AuthorityGuard,
             TakeOverRequest,
             GateAuthority,
+            FeedbackLog,
             FeedbackEmissionLog,
             DisputeRecord,
             CapabilityNamespace,
@@ -294,6 +300,7 @@ impl AnyAccount {
             AnyAccount::AuthorityGuard(_) => "AuthorityGuard",
             AnyAccount::TakeOverRequest(_) => "TakeOverRequest",
             AnyAccount::GateAuthority(_) => "GateAuthority",
+            AnyAccount::FeedbackLog(_) => "FeedbackLog",
             AnyAccount::FeedbackEmissionLog(_) => "FeedbackEmissionLog",
             AnyAccount::DisputeRecord(_) => "DisputeRecord",
             AnyAccount::CapabilityNamespace(_) => "CapabilityNamespace",

@@ -14,9 +14,11 @@
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`chain`]: reads over JSON-RPC.
+//! - [`receipts`]: a payment's receipt, from its log or, once closed, the chain's history.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
 //! - [`errors`]: names of on-chain error codes.
 //! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
+//! - [`reclaim`]: a facilitator's closable payment records and the transactions closing them.
 //! - [`simulate`]: [`gate_payment`], the decision a real gate would make.
 //! - [`units`]: the compute-unit limit a settlement asks for.
 //! - [`env`](mod@env): configuration values from the environment, with errors naming the variable.
@@ -34,6 +36,8 @@ pub mod ids;
 pub mod instructions;
 pub mod network;
 pub mod pda;
+pub mod receipts;
+pub mod reclaim;
 pub mod redact;
 pub mod settle;
 pub mod simulate;

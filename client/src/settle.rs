@@ -83,6 +83,9 @@ pub struct Settlement {
     pub payer_asset: Pubkey,
     pub payee_asset: Pubkey,
     pub policy_id: u32,
+    /// Unix seconds: the last moment the settlement may land (the x402 challenge's expiry,
+    /// its `issuedAt` plus `maxTimeoutSeconds`; see [`crate::x402::deadline`]).
+    pub deadline: i64,
     pub mint: Pubkey,
     pub decimals: u8,
     pub token_program: TokenProgram,
@@ -191,6 +194,7 @@ pub fn compose(
         s.amount,
         &s.mint,
         s.policy_id,
+        s.deadline,
         &s.destination_token,
         s.attestations,
         (s.funding == Funding::Vault).then_some(VaultRelease {

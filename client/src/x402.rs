@@ -242,6 +242,14 @@ pub fn challenge_signed_by(
         .is_ok_and(|sig| sig.verify(service.as_ref(), &challenge_message(r, resource_url, g)))
 }
 
+/// A challenge's expiry and so its payment's deadline (the strict gate's argument): its
+/// `issuedAt` plus the requirements' `maxTimeoutSeconds`, saturating. Both are signed by the
+/// service, so the facilitator derives the same deadline and refuses any other.
+pub fn deadline(r: &PaymentRequirements, g: &GateExtension) -> i64 {
+    let timeout = i64::try_from(r.max_timeout_seconds).unwrap_or(i64::MAX);
+    g.issued_at.saturating_add(timeout)
+}
+
 /// The payment id hash of a memo: the bytes themselves when the memo is 64 hex characters,
 /// else sha256 of its UTF-8 bytes.
 pub fn payment_id_hash(memo: &str) -> [u8; 32] {

@@ -122,8 +122,8 @@ pub async fn dispute_alone(
 ) -> Result<Signature, PayError> {
     let b = Builder::new(ProgramIds::for_network(opts.network).with_overrides(opts.overrides))?;
     let log_key = b.pda.feedback_log(&opts.facilitator, &opts.payment_id_hash);
-    let log: trust_gate_client::decode::FeedbackEmissionLog =
-        chain::anchor_account(rpc, "FeedbackEmissionLog", &log_key)
+    let log: trust_gate_client::decode::FeedbackLog =
+        chain::anchor_account(rpc, "FeedbackLog", &log_key)
             .await?
             .ok_or_else(|| {
                 http_err(

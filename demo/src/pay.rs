@@ -162,6 +162,8 @@ pub async fn prepare(
         payer_asset,
         payee_asset,
         policy_id: gate.policy_id,
+        // The challenge's expiry: the facilitator co-signs no other deadline.
+        deadline: x402::deadline(&r, &gate),
         mint,
         decimals,
         token_program,

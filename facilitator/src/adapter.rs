@@ -27,6 +27,9 @@ pub struct GateContext {
     pub amount: u64,
     pub mint: Pubkey,
     pub payment_id_hash: [u8; 32],
+    /// The challenge's expiry (`issuedAt` + `maxTimeoutSeconds`): the strict gate's deadline
+    /// must be exactly this.
+    pub deadline: i64,
     /// The trusted service whose key signed the challenge.
     pub service: Pubkey,
     pub resource_url: String,
@@ -157,6 +160,7 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         amount,
         mint,
         payment_id_hash: x402::payment_id_hash(memo),
+        deadline: x402::deadline(r, &gate),
         service,
         resource_url,
     })

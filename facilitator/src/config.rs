@@ -71,7 +71,13 @@ pub struct Config {
     pub compute: ComputeCaps,
     /// Rate limits and the bound on the settlements waiting for one payer.
     pub limits: Limits,
+    /// How often the crank closes closable payment records (`RECLAIM_INTERVAL_SECS`);
+    /// `None`: never (another process reclaims, `trust-gate reclaim`).
+    pub reclaim_interval: Option<Duration>,
 }
+
+/// The crank's default interval: a minute.
+pub const DEFAULT_RECLAIM_INTERVAL: Duration = Duration::from_secs(60);
 
 /// The caps on what a transaction the facilitator co-signs as fee payer may make it pay on
 /// top of the signatures' fee: the priority fee is its compute-unit limit times its unit
@@ -184,6 +190,7 @@ impl Config {
             redis_url: None,
             compute: ComputeCaps::default(),
             limits: Limits::default(),
+            reclaim_interval: Some(DEFAULT_RECLAIM_INTERVAL),
         }
     }
 }
@@ -239,6 +246,9 @@ pub struct Settings {
     /// `REDIS_URL`: `redis://[user:password@]host[:port][/db]` or `redis+unix:///path`; the
     /// lock store that replicas share. Unset: in process (one replica).
     pub redis_url: Option<String>,
+    /// `RECLAIM_INTERVAL_SECS`: how often the crank closes closable payment records
+    /// (default 60; 0: never).
+    pub reclaim_interval_secs: Option<String>,
 }
 
 impl Settings {
@@ -298,6 +308,14 @@ impl Settings {
             .as_deref()
             .map(validate_redis_url)
             .transpose()?;
+        if let Some(secs) = number(
+            "RECLAIM_INTERVAL_SECS",
+            &self.reclaim_interval_secs,
+            "a whole number of seconds (0: never)",
+            0..=86_400u64,
+        )? {
+            config.reclaim_interval = (secs > 0).then(|| Duration::from_secs(secs));
+        }
         Ok(config)
     }
 }

@@ -175,17 +175,8 @@ impl Facilitator {
         let c = check(self, &d.tx, &collection)?;
         let hash_hex = hex(&c.payment_id_hash);
         let Some(log) = self.feedback_log(&c.payment_id_hash).await? else {
-            return Err(ApiError::not_found(format!(
-                "payment {hash_hex} was never settled by this facilitator (no feedback log)"
-            )));
+            return Err(self.no_log(&c.payment_id_hash).await);
         };
-        if !log.settled_atomically {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "payment_not_settled",
-                format!("payment {hash_hex} has feedback but was not settled atomically: only settled payments can be disputed"),
-            ));
-        }
         if log.payee_asset != c.payee_asset {
             return Err(ApiError::input(
                 "transaction",
@@ -270,10 +261,11 @@ impl Facilitator {
                 json!({
                     "address": record.to_string(),
                     "paymentIdHash": hex(&r.payment_id_hash),
-                    "payee": r.payee_asset.to_string(),
+                    "payee": c.payee_asset.to_string(),
                     "reasonHash": hex(&r.reason_hash),
                     "disputedBy": r.disputed_by.to_string(),
-                    "slot": r.slot,
+                    "rentPayer": r.rent_payer.to_string(),
+                    "createdAt": r.created_at,
                 })
             }
             None => json!({"address": record.to_string()}),

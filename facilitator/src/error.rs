@@ -93,3 +93,14 @@ impl IntoResponse for ApiError {
         (self.status, Json(self.body())).into_response()
     }
 }
+
+impl From<crate::lock_store::StoreUnavailable> for ApiError {
+    /// The record store (in Redis) did not answer: 503, as /settle answers it.
+    fn from(e: crate::lock_store::StoreUnavailable) -> Self {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "lock_store_unavailable",
+            e.to_string(),
+        )
+    }
+}

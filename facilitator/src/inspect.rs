@@ -348,6 +348,14 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         g.policy_id,
         ctx.policy_id,
     )?;
+    // The chain holds a payment to its deadline; the challenge's expiry is the only one this
+    // facilitator co-signs, so a payment cannot outlive the challenge it answers.
+    same(
+        "deadline_mismatch",
+        "the gate's deadline",
+        g.deadline,
+        ctx.deadline,
+    )?;
 
     // The feedback.
     let f: EmitFeedback = args(&ixs[2], "emit_feedback")?;
@@ -384,6 +392,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         payer_asset: ctx.payer_asset,
         payee_asset: ctx.payee_asset,
         policy_id: ctx.policy_id,
+        deadline: ctx.deadline,
         mint: ctx.mint,
         decimals: e.decimals,
         token_program: e.token_program,
@@ -503,6 +512,7 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding)
         &Pubkey::default(),
         0,
         &Pubkey::default(),
+        0,
         0,
         &Pubkey::default(),
         Attestations::default(),

@@ -18,13 +18,16 @@
 //! payee's token account: required memos), [`limits`] (rate limits per caller address and
 //! per payer), [`service`] (state and chain reads), [`decisions`] (deciding in one round trip
 //! from checked cached inputs), `settle`, `verify`, [`dispute`], `records` (the operations),
-//! [`lock_store`] (one settlement at a time per payer, and the pending settlements a retry
-//! finds: [`payer_locks`] in process, with the bound on those waiting, [`redis_store`]
+//! [`payment_records`] (what it keeps of each payment it settled: the refusal of a payment
+//! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
+//! records in the background), [`lock_store`] (one settlement at a time per payer, the
+//! pending settlements a retry finds and the payment records: [`payer_locks`] in process, with the bound on those waiting, [`redis_store`]
 //! shared by replicas), [`routes`] (HTTP), [`reject`] and [`error`] (answers).
 
 pub mod adapter;
 pub mod budget;
 pub mod config;
+pub mod crank;
 pub mod decisions;
 pub mod dispute;
 pub mod error;
@@ -34,6 +37,7 @@ pub mod lock_store;
 pub mod payee_account;
 pub mod payer_locks;
 pub mod payer_signers;
+pub mod payment_records;
 pub mod records;
 /// URLs shown as their origin only; the client SDK's, which the MCP server shares.
 pub use trust_gate_client::redact;
@@ -73,6 +77,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub facilitator: Arc<Facilitator>,
     task: tokio::task::JoinHandle<()>,
+    /// The crank, when it runs (see [`crank`]).
+    crank: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
@@ -84,6 +90,9 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.task.abort();
+        if let Some(c) = &self.crank {
+            c.abort();
+        }
     }
 }
 
@@ -100,9 +109,10 @@ pub enum StartError {
 }
 
 /// Validates `config` against the cluster (RPC reachable, network, lookup tables) and the
-/// lock store (Redis answers, when configured), binds
-/// `addr` and serves until the returned [`Server`] is dropped.
+/// lock store (Redis answers, when configured), binds `addr` and serves until the returned
+/// [`Server`] is dropped; with a keypair and a reclaim interval, the crank runs beside it.
 pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartError> {
+    let reclaim_every = config.reclaim_interval;
     let f = Facilitator::new(config)?;
     f.check().await?;
     let listener = tokio::net::TcpListener::bind(addr)
@@ -117,9 +127,14 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
             tracing::error!("facilitator server stopped: {e}");
         }
     });
+    let crank = match reclaim_every {
+        Some(every) if f.key.keypair().is_some() => Some(crank::spawn(f.clone(), every)),
+        _ => None,
+    };
     Ok(Server {
         addr,
         facilitator: f,
         task,
+        crank,
     })
 }

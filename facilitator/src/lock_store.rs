@@ -12,14 +12,16 @@
 //! the settlements waiting for one payer is that queue's, so it is per replica.
 
 use crate::payer_locks::{PayerBusy, PayerGuard, PayerLocks};
+use crate::payment_records::{PaymentRecord, RECORD_TTL};
 use crate::redis_store::RedisStore;
 use serde::Serialize;
 use solana_sdk::hash::Hash;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
+use std::collections::HashMap;
 use std::str::FromStr;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A pending record outlives the transaction it names: once its blockhash has expired
 /// (150 slots, about a minute on a cluster) the transaction can no longer land.
@@ -88,8 +90,13 @@ pub struct StoreHealth {
     pub error: Option<String>,
 }
 
+/// A payment of a facilitator: its key and payment id hash.
+type PaymentKey = (Pubkey, [u8; 32]);
+
 pub struct LockStore {
     local: PayerLocks,
+    /// Payment records in process (encoded, with when they expire); unused with Redis.
+    records: Mutex<HashMap<PaymentKey, (String, Instant)>>,
     shared: Option<Arc<RedisStore>>,
     lock_ttl: Duration,
     max_waiting: usize,
@@ -106,6 +113,7 @@ impl LockStore {
     pub fn in_process() -> Self {
         LockStore {
             local: PayerLocks::default(),
+            records: Mutex::default(),
             shared: None,
             lock_ttl: Duration::ZERO,
             max_waiting: usize::MAX,
@@ -117,6 +125,7 @@ impl LockStore {
     pub fn redis(url: &str, lock_ttl: Duration) -> Result<Self, String> {
         Ok(LockStore {
             local: PayerLocks::default(),
+            records: Mutex::default(),
             shared: Some(Arc::new(RedisStore::new(url)?)),
             lock_ttl,
             max_waiting: usize::MAX,
@@ -265,6 +274,59 @@ impl LockStore {
         }
     }
 
+    /// The record of payment `payment_id_hash` of `facilitator` (see
+    /// [`crate::payment_records`]); one round trip with Redis.
+    pub async fn record(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+    ) -> Result<Option<PaymentRecord>, StoreUnavailable> {
+        let found = match &self.shared {
+            None => {
+                let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+                records
+                    .get(&(*facilitator, *payment_id_hash))
+                    .filter(|(_, until)| Instant::now() < *until)
+                    .map(|(v, _)| v.clone())
+            }
+            Some(store) => store
+                .get(&record_key(facilitator, payment_id_hash))
+                .await
+                .map_err(|e| self.unavailable(e))?,
+        };
+        Ok(found.as_deref().and_then(PaymentRecord::decode))
+    }
+
+    /// Keeps `record` for [`RECORD_TTL`], replacing what was kept; one round trip with Redis.
+    pub async fn keep(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+        record: &PaymentRecord,
+    ) -> Result<(), StoreUnavailable> {
+        let value = record.encode();
+        match &self.shared {
+            None => {
+                let now = Instant::now();
+                let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+                // Expired records go whenever the map has doubled since the last sweep.
+                if records.len().is_power_of_two() {
+                    records.retain(|_, (_, until)| now < *until);
+                }
+                records.insert((*facilitator, *payment_id_hash), (value, now + RECORD_TTL));
+                Ok(())
+            }
+            Some(store) => store
+                .set(
+                    &record_key(facilitator, payment_id_hash),
+                    &value,
+                    RECORD_TTL,
+                )
+                .await
+                .map_err(|e| self.unavailable(e)),
+        }
+    }
+
     /// Whether the store answers now (a round trip with Redis).
     pub async fn health(&self) -> StoreHealth {
         let Some(store) = &self.shared else {
@@ -292,6 +354,13 @@ impl LockStore {
 fn pending_key(facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> String {
     format!(
         "trust-gate:pending:{facilitator}:{}",
+        trust_gate_client::decode::hex(payment_id_hash)
+    )
+}
+
+fn record_key(facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> String {
+    format!(
+        "trust-gate:payment:{facilitator}:{}",
         trust_gate_client::decode::hex(payment_id_hash)
     )
 }
@@ -343,6 +412,21 @@ mod tests {
         for bad in ["", "x", "1 2", &r.signature.to_string()] {
             assert_eq!(PendingRecord::decode(bad), None, "{bad:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn in_process_payment_records_are_kept_per_facilitator_and_payment() {
+        let s = LockStore::in_process();
+        let (f, id) = (Pubkey::new_unique(), [1; 32]);
+        assert_eq!(s.record(&f, &id).await.unwrap(), None);
+        let r = PaymentRecord {
+            signature: Some(Signature::from([7; 64])),
+            ..PaymentRecord::default()
+        };
+        s.keep(&f, &id, &r).await.unwrap();
+        assert_eq!(s.record(&f, &id).await.unwrap(), Some(r));
+        assert_eq!(s.record(&Pubkey::new_unique(), &id).await.unwrap(), None);
+        assert_eq!(s.record(&f, &[2; 32]).await.unwrap(), None);
     }
 
     #[tokio::test]

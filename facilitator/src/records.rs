@@ -1,11 +1,15 @@
-//! GET /receipt: the facilitator's on-chain records of a payment (the FeedbackEmissionLog
-//! written by settlement, the DisputeRecord written by a dispute).
+//! GET /receipt: what this facilitator knows of a payment. While the payment's log exists,
+//! the log (and whether a DisputeRecord exists); once it is closed, the record this
+//! facilitator kept when its crank closed it, else the chain's history of the log's address
+//! (see [`trust_gate_client::receipts`]).
 
 use crate::error::ApiError;
 use crate::service::Facilitator;
+use axum::http::StatusCode;
 use serde_json::{json, Value};
 use trust_gate_client::chain;
-use trust_gate_client::decode::{self, hex, parse_hex32, FeedbackEmissionLog};
+use trust_gate_client::decode::{self, hex, parse_hex32, FeedbackLog};
+use trust_gate_client::receipts::{self, Receipt};
 
 /// Parses the path of /receipt/:paymentIdHashHex.
 pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], ApiError> {
@@ -20,50 +24,114 @@ pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], ApiError> {
 }
 
 impl Facilitator {
+    /// The payment's live log of the current layout, if any (a dispute needs one).
     pub(crate) async fn feedback_log(
         &self,
         hash: &[u8; 32],
-    ) -> Result<Option<FeedbackEmissionLog>, ApiError> {
+    ) -> Result<Option<FeedbackLog>, ApiError> {
         let key = self.builder.pda.feedback_log(&self.facilitator(), hash);
         match chain::account(&self.rpc, &key).await? {
             Some(acc) if acc.owner == self.builder.ids.gate => {
-                Ok(Some(decode::account("FeedbackEmissionLog", &acc.data)?))
+                Ok(decode::account("FeedbackLog", &acc.data).ok())
             }
             _ => Ok(None),
         }
     }
 
-    /// GET /receipt: the FeedbackEmissionLog of a payment, whether it was disputed, and the
-    /// payer agent's policy vault for the mint (its balance now) when it has one.
-    pub async fn receipt(&self, hash: [u8; 32]) -> Result<Value, ApiError> {
-        let Some(log) = self.feedback_log(&hash).await? else {
-            return Ok(json!({"paymentIdHash": hex(&hash), "exists": false}));
-        };
-        let dispute_key = self.builder.pda.dispute(&self.facilitator(), &hash);
-        let vault_key = self.builder.pda.vault(&log.payer_asset, &log.mint);
-        let accounts = chain::accounts(&self.rpc, &[dispute_key, vault_key]).await?;
-        let disputed = accounts[0].is_some();
-        let vault = accounts[1]
-            .as_ref()
-            .and_then(|a| decode::vault(&vault_key, &a.owner, &a.data))
-            .map(|v| json!({"address": v.address.to_string(), "balance": v.amount.to_string()}));
-        Ok(json!({
-            "paymentIdHash": hex(&hash),
-            "exists": true,
-            "score": log.score,
-            "value": log.value.to_string(),
-            "valueDecimals": log.value_decimals,
-            "mint": log.mint.to_string(),
-            "payee": log.payee_asset.to_string(),
-            "payer": log.payer_asset.to_string(),
-            "payerWallet": log.payer_wallet.to_string(),
-            "emittedAtSlot": log.slot,
-            "settledAtomically": log.settled_atomically,
-            "disputed": disputed,
-            "payerVault": vault,
-            "feedbackLog": self.builder.pda.feedback_log(&self.facilitator(), &hash).to_string(),
-        }))
+    /// Why a dispute finds no log: the payment was never settled here, or its log has
+    /// closed (past its dispute window).
+    pub(crate) async fn no_log(&self, hash: &[u8; 32]) -> ApiError {
+        let closed = matches!(
+            self.lock_store.record(&self.facilitator(), hash).await,
+            Ok(Some(_))
+        );
+        if closed {
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                "dispute_window_closed",
+                format!(
+                    "payment {} was settled here and its records are closed: its dispute window has passed",
+                    hex(hash)
+                ),
+            );
+        }
+        ApiError::not_found(format!(
+            "payment {} was never settled by this facilitator (no feedback log)",
+            hex(hash)
+        ))
     }
+
+    /// GET /receipt: the payment's receipt, whether it was disputed and whether its records
+    /// are closed; for an open payment whose payer agent is known, the payer's policy vault
+    /// for the mint (its balance now) when it has one.
+    pub async fn receipt(&self, hash: [u8; 32]) -> Result<Value, ApiError> {
+        let fac = self.facilitator();
+        let pda = &self.builder.pda;
+        let live = receipts::live(&self.rpc, pda, &fac, &hash).await?;
+        let kept = self.lock_store.record(&fac, &hash).await?;
+        let log = pda.feedback_log(&fac, &hash).to_string();
+        if let Some(mut r) = live.receipt {
+            if let Some(k) = &kept {
+                r.signature = r.signature.or(k.signature);
+                r.payer_asset = r.payer_asset.or(k.payer_asset);
+            }
+            let vault = match r.payer_asset {
+                Some(payer) => self.payer_vault(&payer, &r.mint).await?,
+                None => None,
+            };
+            return Ok(view(&r, true, live.disputed, false, None, &log, vault));
+        }
+        if let Some(k) = kept.filter(|k| k.receipt.is_some()) {
+            let r = k.receipt.as_ref().expect("filtered");
+            return Ok(view(r, true, k.disputed, true, k.closed_by, &log, None));
+        }
+        match receipts::from_history(&self.rpc, pda, &fac, &hash).await? {
+            Some(h) => Ok(view(
+                &h.receipt,
+                true,
+                h.disputed,
+                true,
+                h.closed_by,
+                &log,
+                None,
+            )),
+            None => Ok(json!({"paymentIdHash": hex(&hash), "exists": false})),
+        }
+    }
+
+    async fn payer_vault(
+        &self,
+        payer: &solana_sdk::pubkey::Pubkey,
+        mint: &solana_sdk::pubkey::Pubkey,
+    ) -> Result<Option<Value>, ApiError> {
+        let key = self.builder.pda.vault(payer, mint);
+        Ok(chain::account(&self.rpc, &key)
+            .await?
+            .and_then(|a| decode::vault(&key, &a.owner, &a.data))
+            .map(|v| json!({"address": v.address.to_string(), "balance": v.amount.to_string()})))
+    }
+}
+
+/// The /receipt body of a settled payment.
+fn view(
+    r: &Receipt,
+    exists: bool,
+    disputed: bool,
+    closed: bool,
+    closed_by: Option<solana_sdk::signature::Signature>,
+    log: &str,
+    vault: Option<Value>,
+) -> Value {
+    let mut v = r.to_json();
+    v["exists"] = exists.into();
+    v["disputed"] = disputed.into();
+    v["closed"] = closed.into();
+    if let Some(s) = closed_by {
+        v["closedBy"] = s.to_string().into();
+    }
+    v["feedbackLog"] = log.into();
+    v["payerVault"] = vault.unwrap_or(Value::Null);
+    v
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //!   holding it).
 //! - A payment's pending record (`payment id → signature and blockhash`), claimed before the
 //!   send, so that a retry on any replica finds the transaction that was sent.
+//! - A payment's record once settled (`crate::payment_records`): a plain `SET` with an
+//!   expiry.
 //!
 //! Every command is one round trip (a script is EVALSHA, loaded again after a Redis restart);
 //! [`RedisStore::round_trips`] counts them for the bench.
@@ -141,6 +143,17 @@ impl RedisStore {
         redis::cmd("GET")
             .arg(key)
             .query_async(&mut self.con())
+            .await
+    }
+
+    /// Writes `value` at `key`, expiring in `ttl`.
+    pub async fn set(&self, key: &str, value: &str, ttl: Duration) -> redis::RedisResult<()> {
+        redis::cmd("SET")
+            .arg(key)
+            .arg(value)
+            .arg("PX")
+            .arg(millis(ttl))
+            .query_async::<()>(&mut self.con())
             .await
     }
 

@@ -27,6 +27,7 @@ use crate::limits::retry_after_secs;
 use crate::lock_store::{Claim, LockError, PendingRecord, StoreUnavailable};
 use crate::payee_account;
 use crate::payer_signers;
+use crate::payment_records::PaymentRecord;
 use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
@@ -212,6 +213,28 @@ impl Facilitator {
         let fac = self.facilitator();
         let id = &ctx.payment_id_hash;
 
+        // A payment id settles once, even after its log is closed (the chain then refuses
+        // only the same deadline): the record of an earlier settlement refuses another.
+        if let Some(earlier) = store.record(&fac, id).await.map_err(unavailable)? {
+            let by = earlier
+                .signature
+                .or(earlier.receipt.as_ref().and_then(|r| r.signature));
+            if by != Some(signature) {
+                let closed = if earlier.receipt.is_some() {
+                    ", its records since closed"
+                } else {
+                    ""
+                };
+                return Err(already_settled(
+                    &trust_gate_client::decode::hex(id),
+                    &by.map_or_else(
+                        || "an earlier transaction".to_string(),
+                        |s| format!("transaction {s}{closed}"),
+                    ),
+                ));
+            }
+        }
+
         // A retry of a settlement that a replica (this one or another) sent: its outcome,
         // without sending again or waiting for the payer's turn.
         let replayed = match store.pending(&fac, id).await.map_err(unavailable)? {
@@ -237,6 +260,18 @@ impl Facilitator {
                 outcome?
             }
         };
+        if matches!(outcome, Sent::Landed { .. }) {
+            let record = PaymentRecord {
+                signature: Some(signature),
+                payer_asset: Some(ctx.payer_asset),
+                ..PaymentRecord::default()
+            };
+            if let Err(e) = store.keep(&fac, id, &record).await {
+                // Landed all the same; the chain still holds the payment id until its log
+                // closes, and /receipt falls back to the chain.
+                tracing::warn!(%signature, error = %e, "could not keep the payment's record");
+            }
+        }
         match outcome {
             Sent::Landed { replayed: false } => {
                 tracing::info!(%signature, %payer, "settled");

@@ -467,8 +467,8 @@ impl Chain {
             },
         };
         let mut index = self.index_mut();
+        index.record(signature, record, &keys);
         index.note_accounts(keys);
-        index.record(signature, record);
         Ok(signature)
     }
 

@@ -5,9 +5,10 @@ use policy_vault::state::{AcceptanceParams, PolicyParams};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
-    hex, AttestorProfile, CapabilityNamespace, FeedbackEmissionLog, KillSwitchState, PolicyAccount,
-    PolicyAuthority, ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
+    hex, AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAccount, PolicyAuthority,
+    ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
 };
+use trust_gate_client::receipts::Receipt;
 use trust_gate_client::settle::Funding;
 
 fn key(k: &Pubkey) -> String {
@@ -172,23 +173,23 @@ pub fn authority(address: &Pubkey, a: &PolicyAuthority) -> Value {
     })
 }
 
-pub fn feedback_log(address: &Pubkey, l: &FeedbackEmissionLog) -> Value {
-    json!({
-        "address": key(address),
-        "facilitator": key(&l.facilitator),
-        "paymentIdHash": hex(&l.payment_id_hash),
-        "payeeAsset": key(&l.payee_asset),
-        "payerAsset": opt_key(&l.payer_asset),
-        "mint": opt_key(&l.mint),
-        "amount": l.amount.to_string(),
-        "score": l.score,
-        "value": l.value.to_string(),
-        "valueDecimals": l.value_decimals,
-        "slot": l.slot,
-        "createdAt": l.created_at,
-        "settledAtomically": l.settled_atomically,
-        "payerWallet": opt_key(&l.payer_wallet),
-    })
+/// A payment's receipt: its log's fields, whether it was disputed, and, once the log is
+/// closed (`closed` given: the closing transaction when found), `closed: true` and the
+/// settlement's signature.
+pub fn feedback_log(
+    address: &Pubkey,
+    r: &Receipt,
+    disputed: bool,
+    closed: Option<Option<solana_sdk::signature::Signature>>,
+) -> Value {
+    let mut v = r.to_json();
+    v["address"] = key(address).into();
+    v["disputed"] = disputed.into();
+    v["closed"] = closed.is_some().into();
+    if let Some(Some(s)) = closed {
+        v["closedBy"] = s.to_string().into();
+    }
+    v
 }
 
 pub fn namespace(address: &Pubkey, n: &CapabilityNamespace) -> Value {

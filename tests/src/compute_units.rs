@@ -569,7 +569,7 @@ pub async fn tour() -> Report {
         .expect("the sale on MPL Core");
     let ix = sdk.request_take_over(&buyer.pubkey(), &sold.asset(), vec![buyer.pubkey()], 1);
     measure(&mut w, &mut r, &[ix], None, &[&buyer]).await;
-    crate::advance_time(&mut w.ctx, i64::from(delay)).await;
+    w.advance_time(i64::from(delay)).await;
     let ix = sdk.complete_take_over(&sold.asset(), &buyer.pubkey());
     measure(&mut w, &mut r, &[ix], None, &[]).await;
     for accept in [false, true] {
@@ -621,28 +621,33 @@ pub async fn tour() -> Report {
         .await
         .unwrap();
     let small_payee = w.register_unrated_agent().await;
-    settle(
-        &mut w,
-        &mut r,
-        SMALLEST,
-        (&small_payer, &small_payee),
-        Attestations::default(),
-        Funding::Wallet,
-    )
-    .await;
+    let mut paid = Vec::new();
+    paid.push(
+        settle(
+            &mut w,
+            &mut r,
+            SMALLEST,
+            (&small_payer, &small_payee),
+            Attestations::default(),
+            Funding::Wallet,
+        )
+        .await,
+    );
 
     // The largest: every policy kind, both rated, an acceptance policy, both attestations;
     // from the payer's wallet, then from its vault (opened, then a withdrawal).
     let (big_payer, big_payee, att) = w.largest_case(&attestor, funding::WALLET).await;
-    settle(
-        &mut w,
-        &mut r,
-        LARGEST,
-        (&big_payer, &big_payee),
-        att,
-        Funding::Wallet,
-    )
-    .await;
+    paid.push(
+        settle(
+            &mut w,
+            &mut r,
+            LARGEST,
+            (&big_payer, &big_payee),
+            att,
+            Funding::Wallet,
+        )
+        .await,
+    );
     let (vault_payer, vault_payee, att) = w.largest_case(&attestor, funding::VAULT).await;
     // largest_case opened the vault; measure another opening (a second mint) and a
     // withdrawal.
@@ -676,15 +681,17 @@ pub async fn tour() -> Report {
         &owner.pubkey(),
     );
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
-    settle(
-        &mut w,
-        &mut r,
-        VAULT_FUNDED,
-        (&vault_payer, &vault_payee),
-        att,
-        Funding::Vault,
-    )
-    .await;
+    paid.push(
+        settle(
+            &mut w,
+            &mut r,
+            VAULT_FUNDED,
+            (&vault_payer, &vault_payee),
+            att,
+            Funding::Vault,
+        )
+        .await,
+    );
 
     // The smallest settlement in a Token-2022 mint (no extensions): what its TransferChecked
     // costs, for the unit limit the SDKs request (`trust_gate_client::units`).
@@ -695,17 +702,30 @@ pub async fn tour() -> Report {
     let payer = w.payer_with_policy(3, any_mint).await;
     let payee = w.payee(3, None).await;
     let mint = w.token_2022_mint(&[]).await;
+    let undisputed = crate::payment_id();
     let ixs = w
-        .token_2022_settlement(&mint, &payer, &payee, 1_000_000, crate::payment_id())
+        .token_2022_settlement(&mint, &payer, &payee, 1_000_000, undisputed)
         .await;
     let facilitator = w.facilitator.insecure_clone();
     let (total, invokes) = measure(&mut w, &mut r, &ixs, Some(&facilitator), &[&payer.owner]).await;
     r.settlements
         .push(settlement_of(TOKEN_2022, total, &invokes));
+
+    // Past the dispute window every payment's records close (anyone may send the close; the
+    // disputed ones' records go with their logs, their rent to the facilitator that paid it).
+    w.advance_time(gate::instructions::DISPUTE_WINDOW_SECS + 1)
+        .await;
+    let f = facilitator.pubkey();
+    paid.push(undisputed);
+    for pay in paid {
+        let ix = sdk.close_payment_records(&f, &pay, &f);
+        measure(&mut w, &mut r, &[ix], None, &[]).await;
+    }
     r
 }
 
-/// The read-only decision, then the settlement of the same payment, then its dispute.
+/// The read-only decision, then the settlement of the same payment, then its dispute;
+/// returns the payment id hash.
 async fn settle(
     w: &mut World,
     r: &mut Report,
@@ -713,7 +733,7 @@ async fn settle(
     (payer, payee): (&Agent, &Agent),
     att: Attestations,
     funding: Funding,
-) {
+) -> [u8; 32] {
     let amount = 1_000_000;
     // A vault-funded payer's own account starts (and ends) empty.
     let own_funds = match funding {
@@ -741,6 +761,7 @@ async fn settle(
     let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
     let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
     r.disputes.push((case, total));
+    pay
 }
 
 /// A settlement's record from its transaction's units and invokes.
@@ -775,7 +796,7 @@ pub async fn real_tour(externals: &ExternalPrograms) -> Report {
     for (stats, case) in cases {
         let payee = w.register_agent_with(true, stats).await;
         // The engine counts feedback within 3 slots of the last as a burst.
-        crate::advance_slots(&mut w.ctx, 10).await;
+        w.advance_slots(10).await;
         settle(
             &mut w,
             &mut r,
@@ -871,6 +892,7 @@ mod tests {
                 gate::instruction::GatePaymentStrict {
                     amount: 1,
                     policy_id: 1,
+                    deadline: 0,
                 }
                 .data(),
             ),

@@ -54,7 +54,15 @@ pub struct World {
     pub facilitator: Keypair,
     pub mint: Pubkey,
     pub mint_authority: Keypair,
+    /// The bank's unix time as last read: the strict gates the world builds take a deadline
+    /// [`DEADLINE_AHEAD_SECS`] after it. Moving the clock through the world's own
+    /// `advance_time`, `set_time` and `advance_slots` keeps it current.
+    pub now: i64,
 }
+
+/// How far after [`World::now`] the world's payments are due: well within the gate's
+/// maximum, with room for the clock to move without the world knowing.
+pub const DEADLINE_AHEAD_SECS: i64 = 600;
 
 /// The PDAs the tests name, from the SDK's derivers.
 pub mod pda {
@@ -230,6 +238,7 @@ impl World {
         let f = facilitator.pubkey();
         let init = sdk().init_gate_authority(&f);
         send(&mut ctx, &[init], &[&facilitator]).await.unwrap();
+        let now = crate::clock(&mut ctx).await.unix_timestamp;
         World {
             ctx,
             real,
@@ -238,7 +247,31 @@ impl World {
             facilitator,
             mint: mint.pubkey(),
             mint_authority,
+            now,
         }
+    }
+
+    /// The deadline of the world's payments (see [`World::now`]).
+    pub fn deadline(&self) -> i64 {
+        self.now + DEADLINE_AHEAD_SECS
+    }
+
+    /// Moves the bank's unix time forward by `seconds` (see [`crate::advance_time`]).
+    pub async fn advance_time(&mut self, seconds: i64) {
+        crate::advance_time(&mut self.ctx, seconds).await;
+        self.now = crate::clock(&mut self.ctx).await.unix_timestamp;
+    }
+
+    /// Sets the bank's unix time (see [`crate::set_time`]).
+    pub async fn set_time(&mut self, unix_timestamp: i64) {
+        crate::set_time(&mut self.ctx, unix_timestamp).await;
+        self.now = unix_timestamp;
+    }
+
+    /// Moves the bank forward by `slots` slots (see [`crate::advance_slots`]).
+    pub async fn advance_slots(&mut self, slots: u64) {
+        crate::advance_slots(&mut self.ctx, slots).await;
+        self.now = crate::clock(&mut self.ctx).await.unix_timestamp;
     }
 
     /// Sends one transaction paid by the context's payer (see [`crate::send`]).
@@ -534,6 +567,7 @@ impl World {
             amount,
             &mint,
             1,
+            self.deadline(),
             &destination,
             att,
             release,

@@ -124,7 +124,8 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     }
     let mut templates = Vec::new();
     for (asset, signer) in assets.iter().zip(&signers) {
-        let first = challenge::issue(&demo_config, &caip2, &fee_payer, asset, 0);
+        let now = trust_gate_client::simulate::now_unix();
+        let first = challenge::issue(&demo_config, &caip2, &fee_payer, asset, now);
         templates.push(
             pay::prepare(&rpc, &first, &signer.pubkey(), Default::default())
                 .await
@@ -169,7 +170,10 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                     "floor-{one_at_a_time}-{c}-{n}-{}",
                     std::process::id()
                 ));
-                let Some((_, tx)) = settlement_tx(template, id, blockhash, &[signer, facilitator])
+                // Sent straight to the RPC, so any deadline within the gate's bound will do.
+                let deadline = trust_gate_client::simulate::now_unix() + 300;
+                let Some((_, tx)) =
+                    settlement_tx(template, id, deadline, blockhash, &[signer, facilitator])
                 else {
                     return false;
                 };
@@ -343,8 +347,8 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     Ok(())
 }
 
-/// Every settlement creates a FeedbackEmissionLog whose rent (about 0.0023 SOL) the
-/// facilitator pays: 100 SOL more for some 40 000 of them.
+/// Every settlement locks a FeedbackLog's rent (about 0.0023 SOL) until the crank closes it:
+/// 100 SOL more for some 40 000 of them in one run.
 async fn fund(
     rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
     fee_payer: &solana_sdk::pubkey::Pubkey,
@@ -409,7 +413,13 @@ fn settle_calls(
             };
             let memo = r.extra["memo"].as_str().unwrap_or_default();
             let id = x402::payment_id_hash(memo);
-            let Some((settlement, tx)) = settlement_tx(template, id, p.blockhash, &[signer]) else {
+            let Ok(gate) = x402::GateExtension::from_requirements(&r) else {
+                return false;
+            };
+            let deadline = x402::deadline(&r, &gate);
+            let Some((settlement, tx)) =
+                settlement_tx(template, id, deadline, p.blockhash, &[signer])
+            else {
                 return false;
             };
             let prepared = pay::Prepared {
@@ -441,11 +451,13 @@ fn settle_calls(
     }
 }
 
-/// `template`'s settlement with payment id `id`, as a transaction paid by the template's
-/// facilitator and signed by `signers` (the payer; the facilitator too for the floor).
+/// `template`'s settlement with payment id `id` and `deadline`, as a transaction paid by the
+/// template's facilitator and signed by `signers` (the payer; the facilitator too for the
+/// floor).
 fn settlement_tx(
     template: &pay::Prepared,
     id: [u8; 32],
+    deadline: i64,
     blockhash: solana_sdk::hash::Hash,
     signers: &[&solana_sdk::signature::Keypair],
 ) -> Option<(
@@ -454,6 +466,7 @@ fn settlement_tx(
 )> {
     let mut settlement = template.settlement.clone();
     settlement.feedback.payment_id_hash = id;
+    settlement.deadline = deadline;
     let ixs =
         trust_gate_client::settle::compose(&template.builder, &settlement, AtomicityEnforced::TRUE)
             .ok()?;

@@ -1,6 +1,7 @@
 //! `trust-gate bench`: throughput and latency, measured on this machine. The commands are
 //! submodules; what they share is in `measure`, below them all.
 
+mod cost;
 mod facilitator;
 mod localnet;
 mod measure;
@@ -17,12 +18,17 @@ pub enum BenchCommand {
     /// The facilitator over HTTP on loopback: POST /verify and POST /settle, each next to
     /// its floor on the same localnet (simulateTransaction, sendTransaction).
     Facilitator(LocalnetBench),
+    /// What a settled payment costs its facilitator in lamports once it can no longer be
+    /// disputed (fees, priority, rent locked and returned), with `--peer` next to the
+    /// x402-rs facilitator's exact payment.
+    Cost(cost::CostBench),
 }
 
 pub async fn run(cmd: BenchCommand) -> Result<(), String> {
     match cmd {
         BenchCommand::Localnet(a) => localnet::run(a).await,
         BenchCommand::Facilitator(a) => facilitator::run(a).await,
+        BenchCommand::Cost(a) => cost::run(a).await,
     }
 }
 

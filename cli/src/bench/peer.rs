@@ -36,14 +36,14 @@ pub struct PeerFigures {
 }
 
 /// A running peer: killed when dropped.
-struct Peer {
-    url: String,
+pub(super) struct Peer {
+    pub(super) url: String,
     _child: tokio::process::Child,
 }
 
 /// Starts `binary` against the localnet with a fresh, funded fee payer and waits for its
 /// `listening on <url>` line.
-async fn start(
+pub(super) async fn start(
     binary: &Path,
     rpc_url: &str,
     caip2: &str,
@@ -118,7 +118,7 @@ fn write_secret(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// What every payment of the run shares.
-struct Payments {
+pub(super) struct Payments {
     fee_payer: Pubkey,
     mint: Pubkey,
     pay_to_token: Pubkey,
@@ -126,8 +126,29 @@ struct Payments {
 }
 
 impl Payments {
+    /// The payments of one base unit of the demo mint to the demo service, `fee_payer` the
+    /// peer's key, on network `caip2`.
+    pub(super) fn new(world: &DemoWorld, caip2: &str, fee_payer: Pubkey) -> Payments {
+        let pay_to = world.service.owner.pubkey();
+        let mint = world.mint();
+        Payments {
+            fee_payer,
+            mint,
+            pay_to_token: TokenProgram::SplToken.associated_account(&pay_to, &mint),
+            requirements: json!({
+                "scheme": "exact",
+                "network": caip2,
+                "amount": "1",
+                "payTo": pay_to.to_string(),
+                "maxTimeoutSeconds": 60,
+                "asset": mint.to_string(),
+                "extra": {"feePayer": fee_payer.to_string()},
+            }),
+        }
+    }
+
     /// A payment of one base unit from `payer`, unique by `nonce`, signed by `signers`.
-    fn transaction(
+    pub(super) fn transaction(
         &self,
         payer: &Keypair,
         nonce: &str,
@@ -161,7 +182,7 @@ impl Payments {
     }
 
     /// The x402 v2 body of /verify and /settle carrying `tx`.
-    fn body(&self, tx: &VersionedTransaction) -> Option<Value> {
+    pub(super) fn body(&self, tx: &VersionedTransaction) -> Option<Value> {
         let wire = trust_gate_client::x402::encode_transaction(tx).ok()?;
         Some(json!({
             "x402Version": 2,
@@ -224,22 +245,7 @@ pub async fn run(
     .into_iter()
     .map(|p| p.owner)
     .collect();
-    let pay_to = world.service.owner.pubkey();
-    let mint = world.mint();
-    let payments = Arc::new(Payments {
-        fee_payer: fee_payer.pubkey(),
-        mint,
-        pay_to_token: TokenProgram::SplToken.associated_account(&pay_to, &mint),
-        requirements: json!({
-            "scheme": "exact",
-            "network": caip2,
-            "amount": "1",
-            "payTo": pay_to.to_string(),
-            "maxTimeoutSeconds": 60,
-            "asset": mint.to_string(),
-            "extra": {"feePayer": fee_payer.pubkey().to_string()},
-        }),
-    });
+    let payments = Arc::new(Payments::new(world, caip2, fee_payer.pubkey()));
     let senders = Arc::new(senders);
     let fee_payer = Arc::new(fee_payer);
     let blockhash = || async {

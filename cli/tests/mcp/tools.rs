@@ -672,32 +672,62 @@ async fn writes(c: &harness::Client, w: &harness::World, demo: &DemoKeys) {
     // settled through the SDK, then its feedback log read back.
     let env = &w.env;
     let pay = solana_sdk::pubkey::Pubkey::new_unique().to_bytes();
-    let settlement = env.settlement(3, trust_gate_migrations::demo::PRICE, pay);
-    trust_gate_client::settle::settle(
-        &env.rpc,
-        &env.b,
-        &settlement,
-        &env.world.payer(3).unwrap().owner,
-        &env.world.facilitator,
-        &env.tables().await,
-        trust_gate_client::settle::AtomicityEnforced::TRUE,
-    )
-    .await
-    .unwrap();
-    let log = ok(
-        c,
-        "gate_get_feedback_log",
-        json!({"payment_id_hash": pay.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-               "facilitator": env.world.facilitator.pubkey().to_string()}),
-    )
-    .await;
+    let (settlement, signature) = env.settle(3, trust_gate_migrations::demo::PRICE, pay).await;
+    let args = json!({"payment_id_hash": pay.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                      "facilitator": env.world.facilitator.pubkey().to_string()});
+    let log = ok(c, "gate_get_feedback_log", args.clone()).await;
     assert_eq!(
         (
             log["score"].as_u64(),
             log["value"].as_str(),
-            log["settledAtomically"].as_bool()
+            log["settledAtomically"].as_bool(),
+            log["closed"].as_bool(),
         ),
-        (Some(90), Some("100000"), Some(true))
+        (Some(90), Some("100000"), Some(true), Some(false))
+    );
+    // Past its window the log closes (the client's reclaim, as the crank does); the tool
+    // then answers from the chain's history, with the settlement's transaction.
+    let window = trust_gate_client::decode::DISPUTE_WINDOW_SECS as u64;
+    env.localnet.warp(window + 600).await.unwrap();
+    let now = trust_gate_client::chain::unix_time(&env.rpc).await.unwrap();
+    let facilitator = env.world.facilitator.pubkey();
+    let scan = trust_gate_client::reclaim::scan(&env.rpc, &env.b, &facilitator, now)
+        .await
+        .unwrap();
+    let ours: Vec<_> = scan
+        .closable
+        .into_iter()
+        .filter(|c| c.receipt.payment_id_hash == pay)
+        .collect();
+    assert_eq!(ours.len(), 1);
+    trust_gate_client::reclaim::close_run(&env.rpc, &env.b, &env.world.facilitator, &ours)
+        .await
+        .unwrap();
+    let closed = ok(c, "gate_get_feedback_log", args).await;
+    assert_eq!(
+        (
+            closed["closed"].as_bool(),
+            closed["transaction"].as_str(),
+            closed["payer"].as_str(),
+        ),
+        (
+            Some(true),
+            Some(signature.to_string().as_str()),
+            Some(settlement.payer_asset.to_string().as_str())
+        ),
+        "{closed:#}"
+    );
+    assert_eq!(
+        (
+            closed["score"].clone(),
+            closed["value"].clone(),
+            closed["deadline"].clone()
+        ),
+        (
+            log["score"].clone(),
+            log["value"].clone(),
+            log["deadline"].clone()
+        )
     );
 }
 

@@ -134,7 +134,8 @@ impl Builder {
     }
 
     /// The committing gate; only valid as the first payment instruction of a settlement (see
-    /// `settle::compose`). `release` for a vault-funded policy.
+    /// `settle::compose`). `release` for a vault-funded policy; `deadline` (unix seconds) the
+    /// last moment the payment may land (an x402 challenge's expiry).
     #[allow(clippy::too_many_arguments)]
     pub fn gate_payment_strict(
         &self,
@@ -144,6 +145,7 @@ impl Builder {
         amount: u64,
         mint: &Pubkey,
         policy_id: u32,
+        deadline: i64,
         destination_token: &Pubkey,
         att: Attestations,
         release: Option<VaultRelease>,
@@ -163,7 +165,11 @@ impl Builder {
                 payer_token: release.map(|r| r.payer_token),
                 token_program: release.map(|r| r.token_program),
             },
-            instruction::GatePaymentStrict { amount, policy_id },
+            instruction::GatePaymentStrict {
+                amount,
+                policy_id,
+                deadline,
+            },
         )
     }
 
@@ -244,6 +250,27 @@ impl Builder {
                 dispute_reason_hash,
                 feedback_uri,
             },
+        )
+    }
+
+    /// Closes payment `payment_id_hash`'s records of `facilitator` (its log, and its dispute
+    /// record when there is one) once closable; nobody signs, and the rent goes back to the
+    /// facilitator and to `dispute_rent_payer` (the record's rent payer; pass the
+    /// facilitator when the payment was not disputed).
+    pub fn close_payment_records(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+        dispute_rent_payer: &Pubkey,
+    ) -> Instruction {
+        self.gate_ix(
+            accounts::ClosePaymentRecords {
+                feedback_log: self.pda.feedback_log(facilitator, payment_id_hash),
+                facilitator: *facilitator,
+                dispute: self.pda.dispute(facilitator, payment_id_hash),
+                dispute_rent_payer: *dispute_rent_payer,
+            },
+            instruction::ClosePaymentRecords {},
         )
     }
 

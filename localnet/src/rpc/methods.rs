@@ -59,6 +59,7 @@ pub async fn dispatch(chain: &Arc<Chain>, method: &str, p: &[Value]) -> RpcResul
         "sendTransaction" => send_transaction(chain, p).await,
         "getSignatureStatuses" => get_signature_statuses(chain, p).await,
         "getTransaction" => get_transaction(chain, p).await,
+        "getSignaturesForAddress" => get_signatures_for_address(chain, p).await,
         "requestAirdrop" => request_airdrop(chain, p).await,
         LOCALNET_SET_ACCOUNT => set_account(chain, p).await,
         other => Err(RpcError {
@@ -444,6 +445,56 @@ async fn get_transaction(chain: &Chain, p: &[Value]) -> RpcResult {
         block_time: Some(record.block_time),
     };
     serde_json::to_value(encoded).map_err(|e| RpcError::internal(e.to_string()))
+}
+
+/// getSignaturesForAddress's config.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SignaturesConfig {
+    limit: Option<usize>,
+    before: Option<String>,
+    until: Option<String>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    commitment: Option<Value>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    min_context_slot: Option<u64>,
+}
+
+/// The most signatures one call returns (a cluster's limit too).
+const MAX_SIGNATURES: usize = 1000;
+
+/// getSignaturesForAddress(address, {limit, before, until}): the transactions that named
+/// the address, newest first, as a cluster pages them.
+async fn get_signatures_for_address(chain: &Chain, p: &[Value]) -> RpcResult {
+    let address = pubkey(p, 0, "address")?;
+    let cfg: SignaturesConfig = config(p, 1)?;
+    let limit = cfg.limit.unwrap_or(MAX_SIGNATURES);
+    if !(1..=MAX_SIGNATURES).contains(&limit) {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid limit; max {MAX_SIGNATURES}"
+        )));
+    }
+    let before = cfg.before.as_deref().map(parse_signature).transpose()?;
+    let until = cfg.until.as_deref().map(parse_signature).transpose()?;
+    let index = chain.index();
+    let found: Vec<Value> = index
+        .signatures_for(&address, before.as_ref(), until.as_ref(), limit)
+        .into_iter()
+        .map(|(sig, r)| {
+            json!({
+                "signature": sig.to_string(),
+                "slot": r.slot,
+                "err": r.meta.status.clone().err(),
+                "memo": Value::Null,
+                "blockTime": r.block_time,
+                // The localnet roots every slot at once.
+                "confirmationStatus": "finalized",
+            })
+        })
+        .collect();
+    Ok(Value::Array(found))
 }
 
 /// The account `localnet_setAccount` writes.

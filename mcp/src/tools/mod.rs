@@ -69,8 +69,9 @@ impl GateServer {
         call_result(get_authority(&self.ctx, a).await)
     }
 
-    /// Read the feedback emission log of a payment (exists once feedback was emitted;
-    /// settledAtomically tells whether it came with a settlement).
+    /// Read a payment's receipt: its feedback log while it exists; once closed (after its
+    /// deadline and dispute window), what the chain's history holds, with closed: true and
+    /// the settlement's transaction.
     #[tool(annotations(read_only_hint = true))]
     async fn gate_get_feedback_log(
         &self,

@@ -10,15 +10,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
-use trust_gate_client::chain;
 use trust_gate_client::decode::{
-    self, hex, AttestorProfile, CapabilityNamespace, DecisionView, FeedbackEmissionLog,
-    KillSwitchState, PolicyAccount, PolicyAuthority, ValidationAttestation, ValidationRequest,
-    VelocityLedger,
+    self, hex, AttestorProfile, CapabilityNamespace, DecisionView, KillSwitchState, PolicyAccount,
+    PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
 };
 use trust_gate_client::instructions::capability_hash;
 use trust_gate_client::simulate::{gate_payment, now_unix, Caller, PaymentQuery};
 use trust_gate_client::Program;
+use trust_gate_client::{chain, receipts};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PolicyArgs {
@@ -194,8 +193,20 @@ pub async fn get_feedback_log(ctx: &Ctx, a: FeedbackLogArgs) -> ToolResult {
         }
     };
     let address = ctx.pda.feedback_log(&facilitator, &hash);
-    let log: FeedbackEmissionLog = read(ctx, "FeedbackEmissionLog", &address).await?;
-    Ok(views::feedback_log(&address, &log))
+    // The log while it exists; once closed, what the chain's history of its address holds.
+    let live = receipts::live(&ctx.rpc, &ctx.pda, &facilitator, &hash).await?;
+    if let Some(r) = live.receipt {
+        return Ok(views::feedback_log(&address, &r, live.disputed, None));
+    }
+    match receipts::from_history(&ctx.rpc, &ctx.pda, &facilitator, &hash).await? {
+        Some(h) => Ok(views::feedback_log(
+            &address,
+            &h.receipt,
+            h.disputed,
+            Some(h.closed_by),
+        )),
+        None => Err(ToolError::not_found("FeedbackLog", address)),
+    }
 }
 
 pub async fn get_capability_namespace(ctx: &Ctx, a: NamespaceArgs) -> ToolResult {

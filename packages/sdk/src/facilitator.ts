@@ -2,11 +2,11 @@
 // GET /receipt/:paymentIdHashHex, with the Rust facilitator's statuses, headers and bodies,
 // independent of any web framework (`express.ts` mounts them).
 
-import { address, getAddressDecoder, type Address } from '@solana/kit';
-import { accounts, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, type TrustGateRpc } from './chain.js';
+import { address, type Address } from '@solana/kit';
+import { accounts, type TrustGateRpc } from './chain.js';
 import { toHex, type Decision } from './decision.js';
 import { TransactionFailedError } from './errors.js';
-import { getFeedbackEmissionLogDecoder } from './generated/gate/accounts/index.js';
+import { getFeedbackLogDecoder } from './generated/gate/accounts/index.js';
 import { getPolicyAccountDecoder } from './generated/policy_vault/accounts/index.js';
 import { POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH, POLICY_VAULT_ERROR__POLICY_RETIRED } from './generated/policy_vault/errors/index.js';
 
@@ -281,16 +281,12 @@ async function forward(facilitatorUrl: string, body: unknown): Promise<Answer> {
   return json(res.status, parsed, headers);
 }
 
-/** A policy vault's address and balance: a token account that is its own authority. */
-function vaultOf(key: Address, program: Address, data: Uint8Array): { address: Address; balance: string } | null {
-  if ((program !== TOKEN_PROGRAM && program !== TOKEN_2022_PROGRAM) || data.length < 165 || data[108] < 1) return null;
-  // A Token-2022 account with extensions carries account type 2 right after the base.
-  if (data.length > 165 && data[165] !== 2) return null;
-  if (getAddressDecoder().decode(data.subarray(32, 64)) !== key) return null;
-  return { address: key, balance: Buffer.from(data.subarray(64, 72)).readBigUInt64LE().toString() };
-}
-
-/** GET /receipt/:paymentIdHashHex. */
+/**
+ * GET /receipt/:paymentIdHashHex: the payment's live records (its FeedbackLog and whether a
+ * DisputeRecord exists). The mount keeps no records of its own: `transaction` and `payer`
+ * are null, and a payment whose log has closed reads as `exists: false`; the facilitator
+ * server (which keeps them, and reads the chain's history) answers for closed payments.
+ */
 export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Promise<Answer> {
   const field = 'paymentIdHashHex';
   if (hashHex.length !== 64) return input(field, `must be 64 hex characters, got ${hashHex.length}`);
@@ -298,26 +294,31 @@ export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Pro
   const hash = Uint8Array.from(Buffer.from(hashHex, 'hex'));
   const b = new Builder(c.ids);
   const logKey = await b.pda.feedbackLog(c.facilitator, hash);
-  const [logAcc] = await accounts(c.rpc, [logKey]);
-  if (!logAcc || logAcc.owner !== c.ids.gate) return json(200, { paymentIdHash: toHex(hash), exists: false });
-  const log = getFeedbackEmissionLogDecoder().decode(logAcc.data);
   const disputeKey = await b.pda.dispute(c.facilitator, hash);
-  const vaultKey = await b.pda.vault(log.payerAsset, log.mint);
-  const [dispute, vault] = await accounts(c.rpc, [disputeKey, vaultKey]);
+  const [logAcc, dispute] = await accounts(c.rpc, [logKey, disputeKey]);
+  if (!logAcc || logAcc.owner !== c.ids.gate) {
+    return json(200, { paymentIdHash: toHex(hash), exists: false });
+  }
+  const log = getFeedbackLogDecoder().decode(logAcc.data);
   return json(200, {
     paymentIdHash: toHex(hash),
     exists: true,
+    closed: false,
+    facilitator: log.facilitator,
     score: log.score,
-    value: log.value.toString(),
+    value: log.amount.toString(),
     valueDecimals: log.valueDecimals,
     mint: log.mint,
     payee: log.payeeAsset,
-    payer: log.payerAsset,
+    payer: null,
     payerWallet: log.payerWallet,
     emittedAtSlot: Number(log.slot),
-    settledAtomically: log.settledAtomically,
-    disputed: dispute !== null,
-    payerVault: vault ? vaultOf(vaultKey, vault.owner, vault.data) : null,
+    createdAt: Number(log.createdAt),
+    deadline: Number(log.deadline),
+    transaction: null,
+    settledAtomically: true,
+    disputed: dispute !== null && dispute.owner === c.ids.gate,
+    payerVault: null,
     feedbackLog: logKey,
   });
 }

@@ -102,9 +102,13 @@ export class Builder {
     return getGatePaymentInstruction({ ...(await this.evaluation(p, att)), ...p }, this.gate);
   }
 
-  /** The committing gate: instruction one of a settlement (see `compose`). */
+  /**
+   * The committing gate: instruction one of a settlement (see `compose`). `deadline` (unix
+   * seconds) is the last moment the payment may land: an x402 challenge's expiry.
+   */
   async gatePaymentStrict(
     p: PaymentArgs,
+    deadline: bigint,
     payerSigner: TransactionSigner,
     destinationToken: Address,
     att: Attestations = {},
@@ -132,6 +136,7 @@ export class Builder {
         tokenProgram: release?.tokenProgram,
         amount: p.amount,
         policyId: p.policyId,
+        deadline,
       },
       this.gate,
     );

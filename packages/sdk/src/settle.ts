@@ -46,6 +46,11 @@ export interface Settlement {
   payerAsset: Address;
   payeeAsset: Address;
   policyId: number;
+  /**
+   * Unix seconds: the last moment the settlement may land (the x402 challenge's expiry, its
+   * `issuedAt` plus `maxTimeoutSeconds`; see `challengeDeadline`).
+   */
+  deadline: bigint;
   mint: Address;
   decimals: number;
   tokenProgram: TokenProgramId;
@@ -85,7 +90,7 @@ export async function compose(b: Builder, s: Settlement, atomicityEnforced: true
   const facilitator = signerOrNoop(s.facilitator);
   const p = { payerAsset: s.payerAsset, payeeAsset: s.payeeAsset, amount: s.amount, mint: s.mint, policyId: s.policyId };
   const release = s.funding === 'vault' ? { payerToken: s.sourceToken, tokenProgram: s.tokenProgram } : undefined;
-  const gate = await b.gatePaymentStrict(p, payer, s.destinationToken, s.attestations, release);
+  const gate = await b.gatePaymentStrict(p, s.deadline, payer, s.destinationToken, s.attestations, release);
   const transfer = transferChecked(s.tokenProgram, s.sourceToken, s.mint, s.destinationToken, payer, s.amount, s.decimals);
   const feedback = await b.emitFeedback(facilitator, s.collection, {
     ...s.feedback,

@@ -168,11 +168,25 @@ test('the Express mount answers /verify and /receipt exactly as the Rust facilit
   assert.deepEqual([...decisions].sort(), [200, 400, 402, 404, 422], 'every kind of answer was compared');
   // The receipt of the payment just settled, of a payment never made, and a bad hash.
   const paymentId = paymentIdOf(paidTransaction).toString('hex');
+  // The mount keeps no records: the settlement's transaction and payer agent, which the
+  // facilitator server knows from its own, are null there; everything the log holds is equal.
+  const fromLog = (a) => {
+    const c = structuredClone(a);
+    if (c.body && typeof c.body === 'object') {
+      delete c.body.transaction;
+      delete c.body.payer;
+    }
+    return c;
+  };
   for (const hash of [paymentId, '00'.repeat(32), 'zz', 'g'.repeat(64)]) {
     const want = await answer(await fetch(`${f.facilitatorUrl}/receipt/${hash}`));
     const got = await answer(await fetch(`${mount}/receipt/${hash}`));
-    assert.deepEqual(got, want, `GET /receipt/${hash}`);
-    if (hash === paymentId) assert.equal(want.body.exists, true);
+    assert.deepEqual(fromLog(got), fromLog(want), `GET /receipt/${hash}`);
+    if (hash === paymentId) {
+      assert.equal(want.body.exists, true);
+      assert.equal(typeof want.body.transaction, 'string', 'the facilitator knows its settlement');
+      assert.equal(got.body.transaction, null);
+    }
   }
   // Without a facilitator to forward to, an x402 request is refused by name.
   const bare = express();

@@ -84,6 +84,7 @@ pub enum GateError {
     CollectionMismatch,
     #[msg("dispute_reason_hash must be non-zero")]
     DisputeReasonMissing,
+    /// No longer raised: every log the gate writes now is of a settled payment.
     #[msg("only a payment settled atomically can be disputed")]
     PaymentNotSettled,
     #[msg("the feedback log is for another payee")]
@@ -137,4 +138,21 @@ pub enum GateError {
     // 6062..: the fourth audit
     #[msg("the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals")]
     FeedbackValueMismatch,
+    // 6063..: records that close
+    #[msg(
+        "the payment's deadline has passed: it can no longer settle (request a fresh challenge)"
+    )]
+    PaymentExpired,
+    #[msg(
+        "the payment's deadline is further ahead than the gate allows (MAX_DEADLINE_AHEAD_SECS)"
+    )]
+    DeadlineTooFar,
+    #[msg("the payment can still be disputed or settled: its records close after its deadline and the dispute window")]
+    PaymentRecordsOpen,
+    #[msg("feedback_log is not a payment log of the gate")]
+    PaymentLogInvalid,
+    #[msg("the rent recipient is not the account that paid the rent (the log's facilitator, the dispute record's rent payer)")]
+    RentRecipientMismatch,
+    #[msg("dispute is not the payment's DisputeRecord address")]
+    DisputeAddressMismatch,
 }

@@ -37,7 +37,19 @@ pub struct FeedbackEmitted {
     pub payer_asset: Pubkey,
     pub amount: u64,
     pub score: u8,
-    pub settled_atomically: bool,
+    /// The payment's deadline: its log closes after it and the dispute window.
+    pub deadline: i64,
+}
+
+/// A payment's log (and its dispute record, if any) closed, the rent returned.
+#[event]
+pub struct PaymentRecordsClosed {
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    /// Lamports returned to the facilitator (the log's rent).
+    pub log_lamports: u64,
+    /// Lamports returned to the dispute record's rent payer; 0 when it was not disputed.
+    pub dispute_lamports: u64,
 }
 
 #[event]

@@ -57,16 +57,19 @@ pub mod gate {
     /// reason) on Deny and with `ValidationRequired` on RequireValidation. The parties and
     /// the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
     /// settlement must fit in one packet; repeating them as arguments would cost 96 bytes).
+    /// `deadline`: unix seconds, the x402 challenge's expiry; refused once past or when
+    /// further ahead than `settlement::MAX_DEADLINE_AHEAD_SECS`.
     pub fn gate_payment_strict<'info>(
         ctx: Context<'info, GatePaymentStrict<'info>>,
         amount: u64,
         policy_id: u32,
+        deadline: i64,
     ) -> Result<()> {
-        instructions::gate_payment_strict(ctx, amount, policy_id)
+        instructions::gate_payment_strict(ctx, amount, policy_id, deadline)
     }
 
     /// Records a payment's feedback in the registry (GateAuthority PDA as the client) and its
-    /// receipt (FeedbackEmissionLog); settled only inside an atomic settlement.
+    /// receipt (FeedbackLog); settled only inside an atomic settlement.
     pub fn emit_feedback(
         ctx: Context<EmitFeedback>,
         payment_id_hash: [u8; 32],
@@ -113,6 +116,13 @@ pub mod gate {
             dispute_reason_hash,
             feedback_uri,
         )
+    }
+
+    /// Closes a payment's FeedbackLog, and its DisputeRecord with it when it was disputed,
+    /// once the payment can be neither disputed nor settled again: every lamport back to
+    /// whoever paid the rent. Anyone may send it; several fit one transaction.
+    pub fn close_payment_records(ctx: Context<ClosePaymentRecords>) -> Result<()> {
+        instructions::close_payment_records(ctx)
     }
 
     /// Registers a reputation-enabled agent in the external registry and initializes its

@@ -163,24 +163,56 @@ pub mod strict_accounts {
 pub struct StrictArgs {
     pub amount: u64,
     pub policy_id: u32,
+    pub deadline: i64,
+}
+
+/// A gate_payment_strict instruction as the settlement rule reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StrictPayment {
+    pub args: PaymentArgs,
+    /// Unix seconds; no settlement of the payment may land after it.
+    pub deadline: i64,
 }
 
 /// The payment of a gate_payment_strict instruction of this program: its arguments and the
 /// parties and mint its accounts name.
-pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<PaymentArgs> {
+pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
     let disc = crate::instruction::GatePaymentStrict::DISCRIMINATOR;
     if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {
         return None;
     }
-    let StrictArgs { amount, policy_id } =
-        StrictArgs::try_from_slice(&ix.data()[disc.len()..]).ok()?;
-    Some(PaymentArgs {
-        payer_asset: ix.account_key(strict_accounts::PAYER_ASSET)?,
-        payee_asset: ix.account_key(strict_accounts::PAYEE_ASSET)?,
+    let StrictArgs {
         amount,
-        mint: ix.account_key(strict_accounts::MINT)?,
         policy_id,
+        deadline,
+    } = StrictArgs::try_from_slice(&ix.data()[disc.len()..]).ok()?;
+    Some(StrictPayment {
+        args: PaymentArgs {
+            payer_asset: ix.account_key(strict_accounts::PAYER_ASSET)?,
+            payee_asset: ix.account_key(strict_accounts::PAYEE_ASSET)?,
+            amount,
+            mint: ix.account_key(strict_accounts::MINT)?,
+            policy_id,
+        },
+        deadline,
     })
+}
+
+/// How far ahead of the cluster's clock a payment's deadline may be: an hour. The deadline
+/// is an x402 challenge's expiry (its issue time plus `maxTimeoutSeconds`, typically a minute
+/// or a few), and a bound keeps every log closable soon after its dispute window.
+pub const MAX_DEADLINE_AHEAD_SECS: i64 = 60 * 60;
+
+/// A settlement may land at `now` only up to its deadline, and only when the deadline is no
+/// further ahead than [`MAX_DEADLINE_AHEAD_SECS`]. A log closes only after its deadline, so
+/// the same payment id and deadline can never settle again once its log is gone.
+pub fn check_deadline(deadline: i64, now: i64) -> Result<()> {
+    require!(now <= deadline, GateError::PaymentExpired);
+    require!(
+        deadline.saturating_sub(now) <= MAX_DEADLINE_AHEAD_SECS,
+        GateError::DeadlineTooFar
+    );
+    Ok(())
 }
 
 /// The payee of an emit_feedback instruction of this program (its third argument, after the
@@ -199,6 +231,7 @@ pub fn parse_feedback_payee(ix: &impl TxInstruction) -> Option<Pubkey> {
 pub struct Expected {
     /// The strict gate's own arguments: the instruction at the current index must carry them.
     pub args: PaymentArgs,
+    pub deadline: i64,
     pub destination: Pubkey,
     pub authority: Pubkey,
     /// For a vault-funded settlement, the account the vault's release credits: the transfer
@@ -229,7 +262,13 @@ pub fn check_strict_bundle<I: TxInstruction>(
     );
     // The instruction at `current` must be this very gate, not a program that calls it.
     let me = load(current).as_ref().and_then(parse_gate_strict);
-    require!(me == Some(expected.args), GateError::StrictGateNotTopLevel);
+    require!(
+        me == Some(StrictPayment {
+            args: expected.args,
+            deadline: expected.deadline
+        }),
+        GateError::StrictGateNotTopLevel
+    );
     check_prefix((0..current).map(&load))?;
     let t = load(current + 1)
         .as_ref()
@@ -281,6 +320,8 @@ pub struct SettledPayment {
     /// The payee's AtomStats account as the strict gate was given it (and policy_vault
     /// checked it).
     pub payee_stats: Pubkey,
+    /// The strict gate's deadline.
+    pub deadline: i64,
 }
 
 /// Seen from emit_feedback at `current` of `count`: the settled payment when this emission
@@ -298,7 +339,7 @@ pub fn settled_payment<I: TxInstruction>(
         return None;
     }
     let gate = load(start)?;
-    let args = parse_gate_strict(&gate)?;
+    let StrictPayment { args, deadline } = parse_gate_strict(&gate)?;
     let payee_stats = gate.account_key(strict_accounts::PAYEE_STATS)?;
     let transfer = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
     (args.payee_asset == *payee_asset).then_some(SettledPayment {
@@ -306,6 +347,7 @@ pub fn settled_payment<I: TxInstruction>(
         payer_wallet: transfer.authority,
         decimals: transfer.decimals,
         payee_stats,
+        deadline,
     })
 }
 
@@ -329,7 +371,13 @@ mod tests {
 
     /// A gate_payment_strict instruction, its accounts laid out by the accounts struct itself
     /// (so this also holds [`strict_accounts`] to the struct).
+    const DEADLINE: i64 = 1_700_000_060;
+
     fn gate_ix(a: &PaymentArgs) -> Instruction {
+        gate_ix_until(a, DEADLINE)
+    }
+
+    fn gate_ix_until(a: &PaymentArgs, deadline: i64) -> Instruction {
         use anchor_lang::ToAccountMetas;
         let any = Pubkey::new_unique;
         let accounts = crate::accounts::GatePaymentStrict {
@@ -362,6 +410,7 @@ mod tests {
             &crate::instruction::GatePaymentStrict {
                 amount: a.amount,
                 policy_id: a.policy_id,
+                deadline,
             }
             .data(),
             accounts.to_account_metas(None),
@@ -372,7 +421,13 @@ mod tests {
     fn a_strict_gate_names_its_parties_and_mint_by_its_accounts() {
         let a = args();
         let ix = gate_ix(&a);
-        assert_eq!(parse_gate_strict(&ix), Some(a));
+        assert_eq!(
+            parse_gate_strict(&ix),
+            Some(StrictPayment {
+                args: a,
+                deadline: DEADLINE
+            })
+        );
         assert_eq!(
             ix.accounts[strict_accounts::PAYER_ASSET].pubkey,
             a.payer_asset
@@ -424,6 +479,7 @@ mod tests {
     fn expected() -> Expected {
         Expected {
             args: args(),
+            deadline: DEADLINE,
             destination: Pubkey::new_unique(),
             authority: Pubkey::new_unique(),
             source: None,
@@ -518,12 +574,37 @@ mod tests {
             code(check(&ixs, 0, &e)),
             Some(GateError::StrictGateNotTopLevel.into())
         );
-        // The gate instruction for another payment.
-        let mut ixs = settlement(&e, vec![]);
-        ixs[0] = gate_ix(&args());
+        // The gate instruction for another payment, or the same one with another deadline.
+        for other in [gate_ix(&args()), gate_ix_until(&e.args, DEADLINE + 1)] {
+            let mut ixs = settlement(&e, vec![]);
+            ixs[0] = other;
+            assert_eq!(
+                code(check(&ixs, 0, &e)),
+                Some(GateError::StrictGateNotTopLevel.into())
+            );
+        }
+    }
+
+    #[test]
+    fn a_payment_settles_up_to_its_deadline_and_no_further_ahead_than_an_hour() {
+        let now = 1_700_000_000;
+        assert!(check_deadline(now, now).is_ok());
+        assert!(check_deadline(now + MAX_DEADLINE_AHEAD_SECS, now).is_ok());
         assert_eq!(
-            code(check(&ixs, 0, &e)),
-            Some(GateError::StrictGateNotTopLevel.into())
+            code(check_deadline(now - 1, now)),
+            Some(GateError::PaymentExpired.into())
+        );
+        assert_eq!(
+            code(check_deadline(now + MAX_DEADLINE_AHEAD_SECS + 1, now)),
+            Some(GateError::DeadlineTooFar.into())
+        );
+        assert_eq!(
+            code(check_deadline(i64::MIN, now)),
+            Some(GateError::PaymentExpired.into())
+        );
+        assert_eq!(
+            code(check_deadline(i64::MAX, now)),
+            Some(GateError::DeadlineTooFar.into())
         );
     }
 
@@ -581,6 +662,7 @@ mod tests {
             assert_eq!(settled.args, e.args);
             assert_eq!(settled.payer_wallet, e.authority);
             assert_eq!(settled.payee_stats, PAYEE_STATS);
+            assert_eq!(settled.deadline, DEADLINE);
             // Another payee, or not the last instruction: not settled.
             assert!(settled_payment(n - 1, n, load, &Pubkey::new_unique()).is_none());
             assert!(settled_payment(n - 2, n, load, &payee).is_none());

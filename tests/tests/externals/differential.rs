@@ -104,7 +104,7 @@ async fn payees_of_every_kind(w: &mut World) -> Outcome {
     for payee in &payees {
         let paid = settle(w, &payer, payee).await;
         o.steps.push(settled(paid));
-        trust_gate_program_tests::advance_slots(&mut w.ctx, 10).await;
+        w.advance_slots(10).await;
         if let Ok(pay) = paid {
             let ix = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
             let facilitator = w.facilitator.insecure_clone();

@@ -11,8 +11,8 @@ use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::instructions::Attestations;
 use trust_gate_localnet::standin::client as registry;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
+use trust_gate_program_tests::raw_account;
 use trust_gate_program_tests::world::{open_policy, pda, Agent, World};
-use trust_gate_program_tests::{advance_slots, raw_account};
 
 /// The AtomStats bytes the gate reads, and the pending tier beside them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +121,7 @@ async fn externals_one_facilitator_is_one_client_and_never_earns_its_payees_a_ti
     let mut last = check_rules(&mut w, &payer, &payee).await;
     for n in 1..=30u32 {
         // 400 slots (about 2.7 minutes) between payments: no burst from timing alone.
-        advance_slots(&mut w.ctx, 400).await;
+        w.advance_slots(400).await;
         settle(&mut w, &payer, &payee).await.expect("settles");
         last = check_rules(&mut w, &payer, &payee).await;
         assert_eq!(
@@ -164,7 +164,7 @@ async fn externals_distinct_raters_move_risk_and_confidence_as_the_rules_read_th
     };
     let mut confidences = vec![];
     for _ in 0..30 {
-        advance_slots(&mut w.ctx, 400).await;
+        w.advance_slots(400).await;
         let rater = Keypair::new();
         let ix = registry::give_feedback(&rater.pubkey(), &payee.asset(), &collection, &args, true);
         w.send(&[ix], &[&rater]).await.unwrap();

@@ -144,7 +144,7 @@ async fn externals_a_settled_payment_is_disputed() {
         w.register_agent_with(true, false).await,
     ] {
         let pay = settle(&mut w, &payer, &payee).await.expect("settles");
-        trust_gate_program_tests::advance_slots(&mut w.ctx, 10).await;
+        w.advance_slots(10).await;
         let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
         let facilitator = w.facilitator.insecure_clone();
         let owner = payer.owner.insecure_clone();

@@ -37,7 +37,7 @@ async fn externals_the_sdk_unit_limit_is_just_above_what_a_settlement_uses() {
             let payee = w.register_agent_with(true, rated).await;
             w.token_account(&payee.owner.pubkey(), 0).await;
             // The engine counts feedback within 3 slots of the last as a burst.
-            trust_gate_program_tests::advance_slots(&mut w.ctx, 10).await;
+            w.advance_slots(10).await;
             let pay = payment_id();
             let shape = Shape {
                 funding: Funding::Wallet,

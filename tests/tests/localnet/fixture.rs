@@ -82,13 +82,14 @@ impl Env {
     }
 
     /// The demo settlement of `amount` from the payer of `tier` to the demo service.
-    pub fn settlement(&self, tier: u8, amount: u64, payment_id_hash: [u8; 32]) -> Settlement {
+    pub async fn settlement(&self, tier: u8, amount: u64, payment_id_hash: [u8; 32]) -> Settlement {
         self.settlement_of(self.world.payer(tier).unwrap(), amount, payment_id_hash)
+            .await
     }
 
     /// The demo settlement of `amount` from `payer` (signed by its signer, from its funding)
-    /// to the demo service.
-    pub fn settlement_of(
+    /// to the demo service, due five minutes after the cluster's clock now.
+    pub async fn settlement_of(
         &self,
         payer: &trust_gate_migrations::demo::DemoAgent,
         amount: u64,
@@ -102,6 +103,7 @@ impl Env {
             payer_asset: payer.asset(),
             payee_asset: w.service.asset(),
             policy_id: demo::POLICY_ID,
+            deadline: chain::unix_time(&self.rpc).await.unwrap() + 300,
             mint: w.mint(),
             decimals: demo::DECIMALS,
             token_program: program,
@@ -121,6 +123,30 @@ impl Env {
             compute_budget: Default::default(),
             funding: payer.funding,
         }
+    }
+
+    /// Settles the demo settlement of `amount` from the payer of `tier` as payment `pay`
+    /// through the SDK (signed by the payer and the demo facilitator); returns it and its
+    /// signature.
+    pub async fn settle(
+        &self,
+        tier: u8,
+        amount: u64,
+        pay: [u8; 32],
+    ) -> (Settlement, solana_sdk::signature::Signature) {
+        let s = self.settlement(tier, amount, pay).await;
+        let signature = trust_gate_client::settle::settle(
+            &self.rpc,
+            &self.b,
+            &s,
+            &self.world.payer(tier).unwrap().owner,
+            &self.world.facilitator,
+            &self.tables().await,
+            trust_gate_client::AtomicityEnforced::TRUE,
+        )
+        .await
+        .unwrap();
+        (s, signature)
     }
 
     /// The demo facilitator's address lookup tables.

@@ -294,19 +294,7 @@ async fn send_simulate_statuses_and_transactions() {
 
     // A v0 transaction needs maxSupportedTransactionVersion, as on a cluster.
     let pay = crate::fixture::payment_id();
-    let s = env.settlement(3, 1_000, pay);
-    let v0 = trust_gate_client::settle::settle(
-        &env.rpc,
-        &env.b,
-        &s,
-        &env.world.payer(3).unwrap().owner,
-        &env.world.facilitator,
-        &env.tables().await,
-        trust_gate_client::AtomicityEnforced::TRUE,
-    )
-    .await
-    .unwrap()
-    .to_string();
+    let v0 = env.settle(3, 1_000, pay).await.1.to_string();
     let refused = call(&env, "getTransaction", json!([v0, {"encoding": "json"}])).await;
     assert_eq!(refused["error"]["code"], -32015);
     let got = result(
@@ -480,4 +468,138 @@ async fn a_client_we_did_not_write_reads_simulates_and_sends() {
     assert!(status["value"][0]["err"].is_null(), "{status}");
     let to: Pubkey = report["recipient"].as_str().unwrap().parse().unwrap();
     assert_eq!(env.rpc.get_balance(&to).await.unwrap(), 1_234_567);
+}
+
+/// getSignaturesForAddress as a cluster serves it, through solana-rpc-client: newest first,
+/// paged by `before`, `until` and `limit`, failed transactions included with their error,
+/// addresses named through a lookup table included; and a closed payment's receipt rebuilt
+/// from it (`receipts::from_history`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signatures_for_an_address_page_as_on_a_cluster_and_rebuild_a_closed_receipt() {
+    use solana_rpc_client::rpc_client::GetConfirmedSignaturesForAddress2Config as Config;
+    use trust_gate_client::{receipts, reclaim};
+    let env = seeded().await;
+    let target = Keypair::new().pubkey();
+    let payer = env.funded().await;
+    let mut sent = Vec::new();
+    for lamports in [1_000_000, 2_000_000, 3_000_000] {
+        let ix = anchor_lang::solana_program::system_instruction::transfer(
+            &payer.pubkey(),
+            &target,
+            lamports,
+        );
+        let blockhash = env.rpc.get_latest_blockhash().await.unwrap();
+        let tx =
+            Transaction::new_signed_with_payer(&[ix], Some(&payer.pubkey()), &[&payer], blockhash);
+        sent.push(env.rpc.send_and_confirm_transaction(&tx).await.unwrap());
+    }
+    let page = |before, until, limit| Config {
+        before,
+        until,
+        limit,
+        commitment: None,
+    };
+    let sigs = |v: Vec<
+        solana_rpc_client_api::response::RpcConfirmedTransactionStatusWithSignature,
+    >| { v.into_iter().map(|s| s.signature).collect::<Vec<_>>() };
+    let names: Vec<String> = sent.iter().rev().map(|s| s.to_string()).collect();
+    let all = env
+        .rpc
+        .get_signatures_for_address_with_config(&target, page(None, None, None))
+        .await
+        .unwrap();
+    assert!(all
+        .iter()
+        .all(|s| s.err.is_none() && s.block_time.is_some()));
+    assert_eq!(sigs(all), names, "newest first");
+    let first = env
+        .rpc
+        .get_signatures_for_address_with_config(&target, page(None, None, Some(1)))
+        .await
+        .unwrap();
+    assert_eq!(sigs(first), names[..1]);
+    let older = env
+        .rpc
+        .get_signatures_for_address_with_config(&target, page(Some(sent[2]), None, None))
+        .await
+        .unwrap();
+    assert_eq!(sigs(older), names[1..]);
+    let newer = env
+        .rpc
+        .get_signatures_for_address_with_config(&target, page(None, Some(sent[0]), None))
+        .await
+        .unwrap();
+    assert_eq!(sigs(newer), names[..2]);
+    let none = env
+        .rpc
+        .get_signatures_for_address(&Keypair::new().pubkey())
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+    let too_many = call(
+        &env,
+        "getSignaturesForAddress",
+        json!([target.to_string(), {"limit": 1001}]),
+    )
+    .await;
+    assert_eq!(too_many["error"]["code"], -32602, "{too_many}");
+
+    // A settlement (v0, its accounts partly through the lookup table): its log's address
+    // names it; once the log is closed the receipt comes back from that history.
+    let pay = crate::fixture::payment_id();
+    let (s, signature) = env.settle(3, 1_000, pay).await;
+    let facilitator = env.world.facilitator.pubkey();
+    let live = receipts::live(&env.rpc, &env.b.pda, &facilitator, &pay)
+        .await
+        .unwrap();
+    let open = live.receipt.unwrap();
+    // The mint is named through the lookup table only.
+    let via_table = env.rpc.get_signatures_for_address(&s.mint).await.unwrap();
+    assert!(via_table
+        .iter()
+        .any(|x| x.signature == signature.to_string()));
+
+    env.localnet
+        .warp(trust_gate_client::decode::DISPUTE_WINDOW_SECS as u64 + 600)
+        .await
+        .unwrap();
+    let now = trust_gate_client::chain::unix_time(&env.rpc).await.unwrap();
+    let scan = reclaim::scan(&env.rpc, &env.b, &facilitator, now)
+        .await
+        .unwrap();
+    let ours: Vec<_> = scan
+        .closable
+        .into_iter()
+        .filter(|c| c.receipt.payment_id_hash == pay)
+        .collect();
+    let closed_by = reclaim::close_run(&env.rpc, &env.b, &env.world.facilitator, &ours)
+        .await
+        .unwrap();
+    assert!(receipts::live(&env.rpc, &env.b.pda, &facilitator, &pay)
+        .await
+        .unwrap()
+        .receipt
+        .is_none());
+    let h = receipts::from_history(&env.rpc, &env.b.pda, &facilitator, &pay)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(h.closed_by, Some(closed_by));
+    assert!(!h.disputed);
+    assert_eq!(h.receipt.signature, Some(signature));
+    assert_eq!(h.receipt.payer_asset, Some(s.payer_asset));
+    let mut expected = open;
+    expected.signature = Some(signature);
+    expected.payer_asset = Some(s.payer_asset);
+    assert_eq!(
+        h.receipt, expected,
+        "the history gives back what the log held"
+    );
+    // Never settled: nothing in the history.
+    assert_eq!(
+        receipts::from_history(&env.rpc, &env.b.pda, &facilitator, &[3; 32])
+            .await
+            .unwrap(),
+        None
+    );
 }

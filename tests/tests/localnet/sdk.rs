@@ -12,8 +12,8 @@ use solana_transaction_status_client_types::{
     EncodedTransaction, UiMessage, UiTransactionEncoding,
 };
 use trust_gate_client::decode::{
-    self, AcceptancePolicy, AnyAccount, Decision, DenyReason, DisputeRecord, FeedbackEmissionLog,
-    FeedbackEmitted, GateDecision, KillSwitchState, PolicyAuthority, VaultReleased, VelocityLedger,
+    self, AcceptancePolicy, AnyAccount, Decision, DenyReason, DisputeRecord, FeedbackEmitted,
+    FeedbackLog, GateDecision, KillSwitchState, PolicyAuthority, VaultReleased, VelocityLedger,
 };
 use trust_gate_client::instructions::{capability_hash, ed25519_verify, Claim};
 use trust_gate_client::settle::{self, AtomicityEnforced, TokenProgram};
@@ -140,7 +140,7 @@ async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions(
     let env = seeded().await;
     let w = &env.world;
     let pay = payment_id();
-    let s = env.settlement(3, demo::PRICE, pay);
+    let s = env.settlement(3, demo::PRICE, pay).await;
     let before = (
         env.token_balance(&s.source_token).await,
         env.token_balance(&s.destination_token).await,
@@ -172,17 +172,19 @@ async fn the_composed_settlement_lands_as_one_transaction_of_three_instructions(
     let logs: Vec<String> = Option::from(meta.log_messages).unwrap();
     let emitted = decode::events::<FeedbackEmitted>(&logs);
     assert_eq!(emitted.len(), 1, "{logs:#?}");
-    assert!(emitted[0].settled_atomically);
+    assert_eq!(emitted[0].deadline, s.deadline);
     assert_eq!(emitted[0].amount, demo::PRICE);
     // The settlement's decision is Allow or the transaction fails: its gate logs none.
     assert!(
         decode::events::<GateDecision>(&logs).is_empty(),
         "{logs:#?}"
     );
-    let log: FeedbackEmissionLog =
+    let log: FeedbackLog =
         decode_at(&env, &env.b.pda.feedback_log(&w.facilitator.pubkey(), &pay)).await;
-    assert!(log.settled_atomically);
-    assert_eq!((log.amount, log.score), (demo::PRICE, 90));
+    assert_eq!(
+        (log.amount, log.score, log.deadline),
+        (demo::PRICE, 90, s.deadline)
+    );
     let ledger: VelocityLedger =
         decode_at(&env, &env.b.pda.velocity(&w.payer(3).unwrap().asset(), 1)).await;
     assert_eq!(ledger.cumulative, demo::PRICE);
@@ -240,7 +242,7 @@ async fn a_vault_funded_settlement_composed_by_the_sdk_pays_from_the_vault() {
     };
     assert_eq!((before.mint, before.amount), (mint, demo::PAYER_BALANCE));
 
-    let s = env.settlement_of(payer, demo::PRICE, payment_id());
+    let s = env.settlement_of(payer, demo::PRICE, payment_id()).await;
     assert_eq!(s.funding, settle::Funding::Vault);
     let hot_before = env.token_balance(&s.source_token).await;
     let sig = settle_as(&env, &s, hot).await.unwrap();
@@ -266,7 +268,7 @@ async fn a_vault_funded_settlement_composed_by_the_sdk_pays_from_the_vault() {
     assert_eq!(ledger.cumulative, demo::PRICE);
 
     // The same settlement without the vault: the policy says where the money comes from.
-    let mut wallet = env.settlement_of(payer, demo::PRICE, payment_id());
+    let mut wallet = env.settlement_of(payer, demo::PRICE, payment_id()).await;
     wallet.funding = settle::Funding::Wallet;
     let err = settle_as(&env, &wallet, hot).await.unwrap_err();
     assert!(err.to_string().contains("VaultAccountsMissing"), "{err}");
@@ -276,7 +278,7 @@ async fn a_vault_funded_settlement_composed_by_the_sdk_pays_from_the_vault() {
 async fn a_denied_settlement_fails_with_the_named_reason_and_moves_nothing() {
     let env = seeded().await;
     let w = &env.world;
-    let s = env.settlement(1, demo::PRICE, payment_id());
+    let s = env.settlement(1, demo::PRICE, payment_id()).await;
     let before = env.token_balance(&s.source_token).await;
     let err = settle::settle(
         &env.rpc,
@@ -376,7 +378,7 @@ async fn a_token_2022_settlement_passes_the_introspection() {
         .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 2, policy);
     env.send(&[ix], &[&payer.owner]).await.unwrap();
 
-    let mut s = env.settlement(3, 250_000, payment_id());
+    let mut s = env.settlement(3, 250_000, payment_id()).await;
     s.mint = mint.pubkey();
     s.policy_id = 2;
     s.token_program = t22;

@@ -11,7 +11,7 @@
 
 use anchor_lang::error::ErrorCode as Anchor;
 use gate::errors::GateError as G;
-use gate::state::FeedbackEmissionLog;
+use gate::state::FeedbackLog;
 use policy_vault::engine::{Decision, DenyReason};
 use policy_vault::state::{PolicyAccount, PolicyParams};
 use solana_sdk::account::AccountSharedData;
@@ -422,7 +422,7 @@ async fn lamports_sent_to_a_pda_in_advance_cannot_block_its_creation() {
     let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
     assert_eq!(w.register_namespace("kyc.tier-1.v1").await, cap);
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+    let log: FeedbackLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
         .unwrap();
     assert_eq!(log.payee_asset, payee.asset());

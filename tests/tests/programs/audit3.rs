@@ -296,11 +296,8 @@ async fn audit3_f2_a_sold_agents_authority_passes_to_its_buyer() {
         v(V::NotAuthorityMember),
     );
     send(&mut w.ctx, &[take(&buyer)], &[&buyer]).await.unwrap();
-    trust_gate_program_tests::advance_time(
-        &mut w.ctx,
-        i64::from(policy_vault::state::DEFAULT_TAKE_OVER_DELAY_SECS),
-    )
-    .await;
+    w.advance_time(i64::from(policy_vault::state::DEFAULT_TAKE_OVER_DELAY_SECS))
+        .await;
     let complete = sdk().complete_take_over(&agent.asset(), &buyer.pubkey());
     send(&mut w.ctx, &[complete], &[]).await.unwrap();
     w.ctx.get_new_latest_blockhash().await.unwrap();

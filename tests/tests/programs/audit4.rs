@@ -10,9 +10,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::world::{open_policy, sdk, Agent, World};
-use trust_gate_program_tests::{
-    advance_time, assert_code, fetch, funded_keypair, payment_id, raw_account, send,
-};
+use trust_gate_program_tests::{assert_code, fetch, funded_keypair, payment_id, raw_account, send};
 
 fn v(e: V) -> u32 {
     u32::from(e)
@@ -203,7 +201,8 @@ async fn audit4_g1_within_the_delay_the_new_owner_moves_nothing_and_the_members_
         v(V::TakeOverAlreadyRequested),
     );
 
-    advance_time(&mut w.ctx, i64::from(DEFAULT_TAKE_OVER_DELAY_SECS) - 60).await;
+    w.advance_time(i64::from(DEFAULT_TAKE_OVER_DELAY_SECS) - 60)
+        .await;
     let complete = sdk().complete_take_over(&asset, &second.pubkey());
     assert_code(
         send(&mut w.ctx, &[complete], &[]).await,
@@ -273,7 +272,8 @@ async fn audit4_g1_the_members_cancel_a_pending_take_over() {
             .unwrap(),
         before + rent
     );
-    advance_time(&mut w.ctx, i64::from(DEFAULT_TAKE_OVER_DELAY_SECS) + 1).await;
+    w.advance_time(i64::from(DEFAULT_TAKE_OVER_DELAY_SECS) + 1)
+        .await;
     let complete = sdk().complete_take_over(&asset, &second.pubkey());
     assert_code(
         send(&mut w.ctx, &[complete], &[]).await,
@@ -298,7 +298,8 @@ async fn audit4_g1_a_buyer_holds_control_after_the_delay() {
         .unwrap();
     let request = sdk().request_take_over(&buyer.pubkey(), &asset, vec![buyer.pubkey()], 1);
     send(&mut w.ctx, &[request], &[&buyer]).await.unwrap();
-    advance_time(&mut w.ctx, i64::from(DEFAULT_TAKE_OVER_DELAY_SECS)).await;
+    w.advance_time(i64::from(DEFAULT_TAKE_OVER_DELAY_SECS))
+        .await;
     // A third party (the test's fee payer, neither party) sends the completion; the request's
     // rent goes to the buyer, who paid it.
     let complete = sdk().complete_take_over(&asset, &buyer.pubkey());
@@ -371,7 +372,7 @@ async fn audit4_g1_the_guard_is_the_thresholds_and_a_stale_request_never_applies
     w.transfer_asset(&mut g.agent, next.insecure_clone())
         .await
         .unwrap();
-    advance_time(&mut w.ctx, 7_200).await;
+    w.advance_time(7_200).await;
     let stale = sdk().complete_take_over(&asset, &first.pubkey());
     assert_code(send(&mut w.ctx, &[stale], &[]).await, v(V::TakeOverStale));
     let request = sdk().request_take_over(&next.pubkey(), &asset, vec![next.pubkey()], 1);
@@ -383,7 +384,7 @@ async fn audit4_g1_the_guard_is_the_thresholds_and_a_stale_request_never_applies
         (pending.new_owner, pending.rent_payer),
         (next.pubkey(), first.pubkey())
     );
-    advance_time(&mut w.ctx, 7_200).await;
+    w.advance_time(7_200).await;
     let wrong_payer = sdk().complete_take_over(&asset, &next.pubkey());
     assert_code(
         send(&mut w.ctx, &[wrong_payer], &[]).await,

@@ -268,7 +268,7 @@ async fn audit3_f8_the_depositor_is_refunded_after_the_deadline() {
         w.send(&[refund_ix(&w, &e, depositor_token)], &[]).await,
         escrow_err(gated_escrow::EscrowError::RefundTooEarly),
     );
-    trust_gate_program_tests::advance_time(&mut w.ctx, REFUND_AFTER_SECS).await;
+    w.advance_time(REFUND_AFTER_SECS).await;
     w.send(&[refund_ix(&w, &e, depositor_token)], &[])
         .await
         .unwrap();

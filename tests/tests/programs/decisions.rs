@@ -16,8 +16,7 @@ use trust_gate_program_tests::world::{
     demo_policy, min_tier_acceptance, open_policy, pda, tier, Agent, Attestations, World,
 };
 use trust_gate_program_tests::{
-    advance_slots, advance_time, assert_already_in_use, assert_code, fetch, funded_keypair,
-    raw_account, send,
+    assert_already_in_use, assert_code, fetch, funded_keypair, raw_account, send,
 };
 
 fn deny(r: DenyReason) -> Decision {
@@ -414,8 +413,8 @@ async fn attestation_outcomes_11_12_13_14_and_renewal() {
         Decision::Allow
     );
     // 12: expired (100 slots ≈ 40 s of unix time).
-    advance_slots(&mut w.ctx, 200).await;
-    advance_time(&mut w.ctx, 80).await;
+    w.advance_slots(200).await;
+    w.advance_time(80).await;
     assert_eq!(
         w.decide(&payer, &payee, 1, payee_att(good)).await,
         deny(DenyReason::AttestationExpired)

@@ -55,6 +55,8 @@ struct Bound {
     program: anchor_lang::prelude::Pubkey,
     /// A transfer hook's accounts, for the mint's transfers.
     hook: Vec<AccountMeta>,
+    /// The deadline of its payments (the world's when it was bound).
+    deadline: i64,
 }
 
 impl Bound {
@@ -89,6 +91,7 @@ impl Bound {
             amount,
             &self.mint,
             policy_id,
+            self.deadline,
             &destination,
             Attestations::default(),
             payer_token.map(|payer_token| VaultRelease {
@@ -164,6 +167,7 @@ async fn bound_payer(
         mint,
         program,
         hook,
+        deadline: w.deadline(),
     };
     let mut members = vec![owner];
     members.extend(b.cosigner_keys());

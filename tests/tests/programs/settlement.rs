@@ -5,7 +5,7 @@ use anchor_lang::InstructionData;
 use anchor_spl::token_2022::spl_token_2022;
 use gate::errors::GateError as G;
 use gate::settlement::TOKEN_2022_PROGRAM_ID;
-use gate::state::{FeedbackEmissionLog, GateAuthority};
+use gate::state::{FeedbackLog, GateAuthority};
 use solana_program_test::processor;
 use solana_sdk::account::AccountSharedData;
 use solana_sdk::instruction::{Instruction, InstructionError};
@@ -16,8 +16,8 @@ use trust_gate_program_tests::world::{
     demo_policy, min_tier_acceptance, pda, Agent, Attestations, World, DECIMALS,
 };
 use trust_gate_program_tests::{
-    advance_time, assert_already_in_use, assert_code, fetch, funded_keypair, instruction_error,
-    payment_id, raw_account, replace_account, send,
+    assert_already_in_use, assert_code, fetch, funded_keypair, instruction_error, payment_id,
+    raw_account, replace_account, send,
 };
 
 fn g(e: G) -> u32 {
@@ -40,15 +40,15 @@ async fn a_settlement_moves_money_counters_and_feedback_together() {
     assert_eq!(w.token_balance(&dest).await, 2_000_000);
     assert_eq!(w.counters(&payer).await, (2_000_000, 2_000_000, 2_000_000));
     let f = w.facilitator.pubkey();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+    let log: FeedbackLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
         .unwrap();
-    assert!(log.settled_atomically);
     assert_eq!(
-        (log.payer_asset, log.payee_asset, log.mint, log.amount),
-        (payer.asset(), payee.asset(), w.mint, 2_000_000)
+        (log.payer_wallet, log.payee_asset, log.mint, log.amount),
+        (payer.owner.pubkey(), payee.asset(), w.mint, 2_000_000)
     );
-    assert_eq!((log.score, log.value), (90, 2_000_000));
+    assert_eq!((log.facilitator, log.deadline), (f, w.deadline()));
+    assert_eq!((log.score, log.value_decimals), (90, 6));
     let auth: GateAuthority = fetch(&mut w.ctx, &pda::gate_authority(&f)).await.unwrap();
     assert_eq!((auth.feedback_count, auth.settled_count), (1, 1));
     // The registry passed the feedback on to the engine: the payee's stats changed.
@@ -359,10 +359,10 @@ async fn standalone_feedback_is_refused_and_a_payments_feedback_is_recorded_once
         .is_none());
     let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+    let log: FeedbackLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
         .unwrap();
-    assert!(log.settled_atomically);
+    assert_eq!(log.payment_id_hash, pay);
     // The same payment id again: its log exists, so the whole settlement fails.
     w.ctx.get_new_latest_blockhash().await.unwrap();
     assert_already_in_use(w.send_settlement(&payer, &ixs).await);
@@ -483,7 +483,7 @@ async fn dispute_needs_a_settled_payment_and_happens_once() {
     let pay = payment_id();
     let ixs = w.settlement(&payer, &payee, 1_000_000, pay).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
-    let log: FeedbackEmissionLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
+    let log: FeedbackLog = fetch(&mut w.ctx, &pda::feedback_log(&f, &pay))
         .await
         .unwrap();
     assert_eq!(log.payer_wallet, p, "the log records who paid");
@@ -509,8 +509,13 @@ async fn dispute_needs_a_settled_payment_and_happens_once() {
     .unwrap();
     let d: gate::state::DisputeRecord = fetch(&mut w.ctx, &pda::dispute(&f, &pay)).await.unwrap();
     assert_eq!(
-        (d.payee_asset, d.reason_hash, d.disputed_by),
-        (q, [9; 32], p)
+        (
+            d.payment_id_hash,
+            d.reason_hash,
+            d.disputed_by,
+            d.rent_payer
+        ),
+        (pay, [9; 32], p, f)
     );
     let auth: GateAuthority = fetch(&mut w.ctx, &pda::gate_authority(&f)).await.unwrap();
     assert_eq!(auth.dispute_count, 1);
@@ -560,7 +565,8 @@ async fn only_the_payer_may_dispute_and_only_within_the_window() {
         .is_none());
 
     // Past the window even the payer is refused.
-    advance_time(&mut w.ctx, gate::instructions::DISPUTE_WINDOW_SECS + 1).await;
+    w.advance_time(gate::instructions::DISPUTE_WINDOW_SECS + 1)
+        .await;
     assert_code(
         w.send(
             &[w.dispute_ix(&wallet.pubkey(), pay, &q, [9; 32])],
@@ -573,7 +579,8 @@ async fn only_the_payer_may_dispute_and_only_within_the_window() {
     let fresh = payment_id();
     let ixs = w.settlement(&payer, &payee, 1_000_000, fresh).await;
     w.send_settlement(&payer, &ixs).await.unwrap();
-    advance_time(&mut w.ctx, gate::instructions::DISPUTE_WINDOW_SECS).await;
+    w.advance_time(gate::instructions::DISPUTE_WINDOW_SECS)
+        .await;
     w.send(
         &[w.dispute_ix(&wallet.pubkey(), fresh, &q, [9; 32])],
         &[&facilitator, &wallet],

@@ -3,7 +3,7 @@
 //! unit limit and unit price before the payment) is sent as a v0 transaction that loads the
 //! static accounts from an address lookup table, on chain.
 
-use gate::state::FeedbackEmissionLog;
+use gate::state::FeedbackLog;
 use policy_vault::state::funding;
 use solana_address_lookup_table_interface::instruction::{
     create_lookup_table, extend_lookup_table,
@@ -14,7 +14,7 @@ use solana_sdk::transaction::{Transaction, VersionedTransaction};
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_program_common::external as ext;
 use trust_gate_program_tests::world::{pda, World};
-use trust_gate_program_tests::{advance_slots, clock, fetch, payment_id, send};
+use trust_gate_program_tests::{clock, fetch, payment_id, send};
 
 /// Solana's packet limit for a serialized transaction.
 const PACKET_LIMIT: usize = 1232;
@@ -71,7 +71,7 @@ async fn largest_settlement_fits(funding: u8) {
         pda::evaluate_signer(),
         pda::gate_authority(&facilitator.pubkey()),
     ];
-    advance_slots(&mut w.ctx, 2).await;
+    w.advance_slots(2).await;
     let recent = clock(&mut w.ctx).await.slot - 1;
     let (create, table) = create_lookup_table(facilitator.pubkey(), facilitator.pubkey(), recent);
     let extend = extend_lookup_table(
@@ -84,7 +84,7 @@ async fn largest_settlement_fits(funding: u8) {
         .await
         .unwrap();
     // A table is usable from the slot after its last extension.
-    advance_slots(&mut w.ctx, 2).await;
+    w.advance_slots(2).await;
 
     let legacy = Transaction::new_with_payer(&bundle, Some(&facilitator.pubkey()));
     let legacy_size = bincode::serialize(&legacy).unwrap().len();
@@ -118,11 +118,10 @@ async fn largest_settlement_fits(funding: u8) {
     trust_gate_program_tests::process(&mut w.ctx, tx)
         .await
         .unwrap();
-    let log: FeedbackEmissionLog =
-        fetch(&mut w.ctx, &pda::feedback_log(&facilitator.pubkey(), &pay))
-            .await
-            .unwrap();
-    assert!(log.settled_atomically);
+    let log: FeedbackLog = fetch(&mut w.ctx, &pda::feedback_log(&facilitator.pubkey(), &pay))
+        .await
+        .unwrap();
+    assert_eq!(log.payer_wallet, payer.owner.pubkey());
     if vault_funded {
         // The vault paid; the payer's own account passed the amount on.
         let vault = trust_gate_program_tests::world::sdk()

@@ -56,7 +56,7 @@ async fn concurrent_payments_over_the_cap_never_fail_on_chain() {
     // 115 settlements of one payer at once: past the default per-payer rate and waiting bound.
     let s = services::start_with(services::unthrottled_payers).await;
     let asset = s.env.world.payer(3).unwrap().asset();
-    let source = s.env.settlement(3, 1, [0; 32]).source_token;
+    let source = s.env.settlement(3, 1, [0; 32]).await.source_token;
     // The velocity rule of the demo policy admits this many payments at the demo price.
     let cap =
         (demo::payer_policy(s.env.world.mint()).velocity_max_in_window / demo::PRICE) as usize;

@@ -17,6 +17,7 @@ mod hostile;
 #[path = "../localnet/node.rs"]
 mod node;
 mod real_registry;
+mod records;
 mod replicas;
 mod services;
 mod settle;

@@ -90,7 +90,7 @@ async fn replicas_three_settle_one_payers_concurrent_payments_one_at_a_time() {
     proxy.set(Mode::Cluster);
     let fleet = replicas(&s, &rpc, &redis, 3).await;
     let asset = s.env.world.payer(3).unwrap().asset();
-    let source = s.env.settlement(3, 1, [0; 32]).source_token;
+    let source = s.env.settlement(3, 1, [0; 32]).await.source_token;
     // The velocity rule of the demo policy admits this many payments at the demo price; the
     // concurrency test's count: 15 more than that.
     let cap =

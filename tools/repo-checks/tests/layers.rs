@@ -17,9 +17,11 @@ const CLIENT_ORDER: &[&str] = &[
     "decode",
     "x402",
     "chain",
+    "receipts",
     "idl",
     "errors",
     "settle",
+    "reclaim",
     "simulate",
     "units",
     "env",
@@ -27,7 +29,8 @@ const CLIENT_ORDER: &[&str] = &[
 
 /// The CLI's modules (main.rs the root), lowest first: each imports only modules before it.
 const CLI_ORDER: &[&str] = &[
-    "demo_key", "migrate", "simulate", "pay", "dispute", "services", "mcp", "bench", "up",
+    "demo_key", "migrate", "simulate", "pay", "dispute", "reclaim", "services", "mcp", "bench",
+    "up",
 ];
 
 /// The crates of a workspace member, by its directory.

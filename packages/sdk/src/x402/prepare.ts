@@ -10,7 +10,7 @@ import { Builder, type ComputeBudget } from '../instructions.js';
 import { associatedTokenAccount, compose, type Settlement } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
 import { limitForUse, MAX_UNIT_LIMIT, measureUnits, settlementUnitLimit } from '../units.js';
-import { gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
+import { challengeDeadline, gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
 
 export const CAIP2_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 export const CAIP2_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
@@ -82,6 +82,8 @@ export async function prepare(
     facilitator: feePayer,
     payerSigner: signer,
     ...p,
+    // The challenge's expiry: the facilitator co-signs no other deadline.
+    deadline: challengeDeadline(r),
     decimals: m.decimals,
     tokenProgram: m.tokenProgram,
     sourceToken,

@@ -102,6 +102,15 @@ export async function challengeSignedBy(service: Address, r: PaymentRequirements
   return verifySignature(key, sig as SignatureBytes, challengeMessage(r, resourceUrl, g));
 }
 
+/**
+ * A challenge's expiry and so its payment's deadline (the strict gate's argument): its
+ * `issuedAt` plus the requirements' `maxTimeoutSeconds`. Both are signed by the service, so
+ * the facilitator derives the same deadline and refuses any other.
+ */
+export function challengeDeadline(r: PaymentRequirements): bigint {
+  return BigInt(gateExtensionOf(r).issuedAt) + BigInt(r.maxTimeoutSeconds);
+}
+
 /** A fresh memo: 32 random bytes as 64 hex characters (its own payment id hash). */
 export function freshMemo(): string {
   return randomBytes(32).toString('hex');

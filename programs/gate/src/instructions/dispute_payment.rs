@@ -1,16 +1,14 @@
 use super::feedback_cpi::*;
 use crate::errors::GateError;
 use crate::events::PaymentDisputed;
-use crate::state::{seeds, DisputeRecord, FeedbackEmissionLog, GateAuthority};
+use crate::state::{seeds, DisputeRecord, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
 use trust_gate_program_common::{pda_account, runtime};
 
 /// The score a dispute records in the registry.
 pub const DISPUTE_SCORE: u8 = 0;
-/// How long after settlement its payer may dispute a payment: 7 days, in unix seconds. Past
-/// it, a payee's reputation no longer moves for an old payment.
-pub const DISPUTE_WINDOW_SECS: i64 = 7 * 24 * 60 * 60;
+pub use crate::state::DISPUTE_WINDOW_SECS;
 pub const DISPUTE_TAG: &str = "dispute";
 
 #[derive(Accounts)]
@@ -34,12 +32,13 @@ pub struct DisputePayment<'info> {
         constraint = gate_authority.is_for(&facilitator) @ ErrorCode::ConstraintSeeds,
     )]
     pub gate_authority: Account<'info, GateAuthority>,
-    /// The facilitator's own receipt of the payment; must exist and be settled (its stored
-    /// facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+    /// The facilitator's own receipt of the payment; must exist (its stored facilitator and
+    /// payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
+    /// logs carried a deadline is refused (another discriminator): see docs/settlement.md.
     #[account(
         constraint = feedback_log.is_for(&facilitator, &payment_id_hash) @ ErrorCode::ConstraintSeeds,
     )]
-    pub feedback_log: Account<'info, FeedbackEmissionLog>,
+    pub feedback_log: Account<'info, FeedbackLog>,
     /// The DisputeRecord PDA (canonical address checked by the handler), created by the
     /// handler: a payment is disputed once, and pre-funding the address cannot block it.
     /// CHECK: verified as described above.
@@ -69,7 +68,6 @@ pub fn dispute_payment(
     );
     validate_feedback_fields(DISPUTE_SCORE, 0, DISPUTE_TAG, "", "", &feedback_uri)?;
     let log = &ctx.accounts.feedback_log;
-    require!(log.settled_atomically, GateError::PaymentNotSettled);
     require_keys_eq!(
         log.payee_asset,
         payee_asset,
@@ -119,12 +117,10 @@ pub fn dispute_payment(
         &DisputeRecord {
             facilitator,
             payment_id_hash,
-            payee_asset,
             reason_hash: dispute_reason_hash,
-            slot: clock.slot,
-            created_at: clock.unix_timestamp,
             disputed_by: payer,
-            bump,
+            rent_payer: ctx.accounts.rent_payer.key(),
+            created_at: clock.unix_timestamp,
         },
     )?;
     runtime::emit(&PaymentDisputed {

@@ -3,7 +3,7 @@ use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
 use crate::settlement;
-use crate::state::{seeds, FeedbackEmissionLog, GateAuthority};
+use crate::state::{seeds, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
 use trust_gate_program_common::{pda_account, runtime};
@@ -20,7 +20,7 @@ pub struct EmitFeedback<'info> {
     /// CHECK: verified as described above.
     #[account(mut)]
     pub gate_authority: UncheckedAccount<'info>,
-    /// The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+    /// The payment's FeedbackLog PDA (canonical address checked by the handler),
     /// created by the handler: one emission per payment, and pre-funding the address cannot
     /// block it.
     /// CHECK: verified as described above.
@@ -108,28 +108,23 @@ pub fn emit_feedback(
         .ok_or(GateError::CounterOverflow)?;
     authority.write_counters(&mut ctx.accounts.gate_authority.try_borrow_mut_data()?);
 
-    let log = FeedbackEmissionLog {
+    let log = FeedbackLog {
         facilitator,
         payment_id_hash,
         payee_asset,
-        payer_asset: settled.args.payer_asset,
+        payer_wallet: settled.payer_wallet,
         mint: settled.args.mint,
         amount: settled.args.amount,
-        score,
-        value,
         value_decimals,
+        score,
         slot: clock.slot,
         created_at: clock.unix_timestamp,
-        // Always true now; kept so that logs written before standalone feedback was refused
-        // still read the same.
-        settled_atomically: true,
-        payer_wallet: settled.payer_wallet,
-        bump,
+        deadline: settled.deadline,
     };
     pda_account::init(
         &ctx.accounts.facilitator_signer,
         &ctx.accounts.feedback_log,
-        8 + FeedbackEmissionLog::INIT_SPACE,
+        8 + FeedbackLog::INIT_SPACE,
         &[
             seeds::FEEDBACK_LOG,
             facilitator.as_ref(),
@@ -142,10 +137,10 @@ pub fn emit_feedback(
         facilitator,
         payment_id_hash,
         payee_asset,
-        payer_asset: log.payer_asset,
+        payer_asset: settled.args.payer_asset,
         amount: log.amount,
         score,
-        settled_atomically: log.settled_atomically,
+        deadline: log.deadline,
     });
     Ok(())
 }

@@ -1,7 +1,7 @@
 use super::evaluation::*;
 use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
-use crate::settlement::{self, Expected, PaymentArgs};
+use crate::settlement::{self, check_deadline, Expected, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, DenyReason};
@@ -192,6 +192,10 @@ pub fn deny_error(reason: DenyReason) -> GateError {
 /// same payee]; then commits the counters on Allow and fails on anything else, so the
 /// counters move only together with the money.
 ///
+/// `deadline` (unix seconds) bounds when the payment may land (see
+/// [`settlement::check_deadline`]): emit_feedback stores it in the log, which closes only
+/// after it, so a payment id settles once even after its log is gone.
+///
 /// A vault-funded settlement carries the payer's vault and `payer_token`: the transfer must
 /// debit `payer_token`, which policy_vault credits from the vault on Allow, so the payer
 /// signer's balance ends where it started and the vault pays.
@@ -199,6 +203,7 @@ pub fn gate_payment_strict<'info>(
     ctx: Context<'info, GatePaymentStrict<'info>>,
     amount: u64,
     policy_id: u32,
+    deadline: i64,
 ) -> Result<()> {
     let a = &ctx.accounts;
     let args = PaymentArgs {
@@ -209,6 +214,7 @@ pub fn gate_payment_strict<'info>(
         policy_id,
     };
     args.validate()?;
+    check_deadline(deadline, Clock::get()?.unix_timestamp)?;
     require!(
         get_stack_height() == TRANSACTION_LEVEL_STACK_HEIGHT,
         GateError::StrictGateNotTopLevel
@@ -228,6 +234,7 @@ pub fn gate_payment_strict<'info>(
             |i| transaction.get(i),
             &Expected {
                 args,
+                deadline,
                 destination: a.destination_token.key(),
                 authority: signer,
                 source: release.as_ref().map(|r| r.payer_token.key()),

@@ -1,3 +1,4 @@
+pub mod close_payment_records;
 pub mod dispute_payment;
 pub mod emit_feedback;
 pub mod evaluation;
@@ -9,6 +10,7 @@ pub mod init_killswitch;
 pub mod introspection;
 pub mod register_agent_via_cpi;
 
+pub use close_payment_records::*;
 pub use dispute_payment::*;
 pub use emit_feedback::*;
 pub use evaluation::*;

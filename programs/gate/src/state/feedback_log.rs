@@ -1,7 +1,52 @@
+use super::DISPUTE_WINDOW_SECS;
 use anchor_lang::prelude::*;
+use anchor_lang::Discriminator;
 
-/// The receipt of one payment's feedback, keyed by the payment id hash. Init-only: a
-/// payment's feedback is recorded once.
+/// The receipt of one settled payment, keyed by its payment id hash: init-only, so a payment
+/// id settles once while its log exists; closable by anyone (`close_payment_records`) once
+/// the payment can neither be disputed nor settled again, its rent back to its facilitator.
+///
+/// It holds only what the dispute (facilitator, payment, payee, payer wallet, created_at),
+/// the close (deadline) and a receipt (mint, amount, decimals, score, slot) need; the payer
+/// agent, the feedback's tags and the settlement's signature are in the settlement
+/// transaction (see docs/settlement.md, "Receipts").
+///
+/// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_wallet, 136 mint,
+/// 168 amount, 176 value_decimals, 177 score, 178 slot, 186 created_at, 194 deadline.
+#[account]
+#[derive(InitSpace, Debug)]
+pub struct FeedbackLog {
+    /// The facilitator that settled the payment and paid this account's rent: the only
+    /// account its rent may return to.
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    pub payee_asset: Pubkey,
+    /// The settlement's transfer authority (the payer's wallet): the only key that may
+    /// dispute the payment.
+    pub payer_wallet: Pubkey,
+    pub mint: Pubkey,
+    /// What moved, in the mint's units (the feedback's value: emit_feedback holds them equal).
+    pub amount: u64,
+    pub value_decimals: u8,
+    pub score: u8,
+    pub slot: u64,
+    pub created_at: i64,
+    /// The payment's deadline (the strict gate's argument): the settlement landed no later,
+    /// and none of this payment id can land after it.
+    pub deadline: i64,
+}
+
+impl FeedbackLog {
+    /// Whether this is the log of `facilitator`'s payment `payment_id_hash`. The gate
+    /// creates a log only at the canonical PDA of the two it stores, so for an account the
+    /// gate owns this is the seeds check without hashing.
+    pub fn is_for(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> bool {
+        self.facilitator == *facilitator && self.payment_id_hash == *payment_id_hash
+    }
+}
+
+/// The log as the gate wrote it before payments carried a deadline (236 bytes). Still read:
+/// such logs close too, once their dispute window has passed.
 ///
 /// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_asset, 136 mint,
 /// 168 amount, 176 score, 177 value, 185 value_decimals, 186 slot, 194 created_at,
@@ -12,31 +57,121 @@ pub struct FeedbackEmissionLog {
     pub facilitator: Pubkey,
     pub payment_id_hash: [u8; 32],
     pub payee_asset: Pubkey,
-    /// From the settlement's gate instruction; default when not settled atomically.
     pub payer_asset: Pubkey,
-    /// From the settlement's gate instruction; default when not settled atomically.
     pub mint: Pubkey,
-    /// From the settlement's gate instruction; 0 when not settled atomically.
     pub amount: u64,
     pub score: u8,
     pub value: u64,
     pub value_decimals: u8,
     pub slot: u64,
     pub created_at: i64,
-    /// True only when emitted as the last instruction of [gate_payment_strict,
-    /// TransferChecked, emit_feedback] for the same payee, i.e. the money moved.
     pub settled_atomically: bool,
-    /// The settlement's transfer authority (the payer's wallet): the only key that may
-    /// dispute the payment. Default when not settled atomically.
     pub payer_wallet: Pubkey,
     pub bump: u8,
 }
 
-impl FeedbackEmissionLog {
-    /// Whether this is the log of `facilitator`'s payment `payment_id_hash`. The gate
-    /// creates a log only at the canonical PDA of the two it stores, so for an account the
-    /// gate owns this is the seeds check without hashing.
-    pub fn is_for(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> bool {
-        self.facilitator == *facilitator && self.payment_id_hash == *payment_id_hash
+/// What closing a payment's log needs of it, from either layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClosableLog {
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    /// Unix seconds after which the log may close: past both the payment's deadline (no
+    /// settlement of its id can land any more) and its dispute window.
+    pub closes_after: i64,
+}
+
+impl ClosableLog {
+    /// Reads a gate-owned account's data as a payment log of either layout; `None` for
+    /// anything else (another of the gate's accounts, a closed account).
+    pub fn read(data: &[u8]) -> Option<ClosableLog> {
+        let disc = data.get(..8)?;
+        if disc == FeedbackLog::DISCRIMINATOR {
+            let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
+            let window_ends = log.created_at.checked_add(DISPUTE_WINDOW_SECS)?;
+            return Some(ClosableLog {
+                facilitator: log.facilitator,
+                payment_id_hash: log.payment_id_hash,
+                closes_after: window_ends.max(log.deadline),
+            });
+        }
+        if disc == FeedbackEmissionLog::DISCRIMINATOR {
+            let log = FeedbackEmissionLog::try_deserialize(&mut &data[..]).ok()?;
+            return Some(ClosableLog {
+                facilitator: log.facilitator,
+                payment_id_hash: log.payment_id_hash,
+                closes_after: log.created_at.checked_add(DISPUTE_WINDOW_SECS)?,
+            });
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anchor_lang::AccountSerialize;
+
+    fn log(created_at: i64, deadline: i64) -> FeedbackLog {
+        FeedbackLog {
+            facilitator: Pubkey::new_unique(),
+            payment_id_hash: [7; 32],
+            payee_asset: Pubkey::new_unique(),
+            payer_wallet: Pubkey::new_unique(),
+            mint: Pubkey::new_unique(),
+            amount: 1,
+            value_decimals: 6,
+            score: 90,
+            slot: 3,
+            created_at,
+            deadline,
+        }
+    }
+
+    #[test]
+    fn a_log_closes_after_its_window_or_its_deadline_whichever_is_later() {
+        let mut data = Vec::new();
+        let l = log(1_000, 1_060);
+        l.try_serialize(&mut data).unwrap();
+        assert_eq!(data.len(), 8 + FeedbackLog::INIT_SPACE);
+        let c = ClosableLog::read(&data).unwrap();
+        assert_eq!(c.facilitator, l.facilitator);
+        assert_eq!(c.closes_after, 1_000 + DISPUTE_WINDOW_SECS);
+        let mut data = Vec::new();
+        log(1_000, 1_000 + DISPUTE_WINDOW_SECS + 5)
+            .try_serialize(&mut data)
+            .unwrap();
+        let c = ClosableLog::read(&data).unwrap();
+        assert_eq!(c.closes_after, 1_000 + DISPUTE_WINDOW_SECS + 5);
+    }
+
+    #[test]
+    fn a_legacy_log_closes_after_its_window_and_nothing_else_reads_as_a_log() {
+        let legacy = FeedbackEmissionLog {
+            facilitator: Pubkey::new_unique(),
+            payment_id_hash: [9; 32],
+            payee_asset: Pubkey::new_unique(),
+            payer_asset: Pubkey::new_unique(),
+            mint: Pubkey::new_unique(),
+            amount: 5,
+            score: 1,
+            value: 5,
+            value_decimals: 6,
+            slot: 1,
+            created_at: 50,
+            settled_atomically: true,
+            payer_wallet: Pubkey::new_unique(),
+            bump: 255,
+        };
+        let mut data = Vec::new();
+        legacy.try_serialize(&mut data).unwrap();
+        assert_eq!(data.len(), 236);
+        let c = ClosableLog::read(&data).unwrap();
+        assert_eq!(
+            (c.facilitator, c.payment_id_hash, c.closes_after),
+            (legacy.facilitator, [9; 32], 50 + DISPUTE_WINDOW_SECS)
+        );
+        assert_eq!(ClosableLog::read(&data[..100]), None);
+        assert_eq!(ClosableLog::read(&[0; 300]), None);
+        assert_eq!(ClosableLog::read(&[]), None);
     }
 }

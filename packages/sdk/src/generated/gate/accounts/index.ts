@@ -6,5 +6,5 @@
  * @see https://github.com/codama-idl/codama
  */
 
-export * from "./feedbackEmissionLog.js";
+export * from "./feedbackLog.js";
 export * from "./gateAuthority.js";

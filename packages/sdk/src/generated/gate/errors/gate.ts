@@ -138,6 +138,18 @@ export const GATE_ERROR__FEEDBACK_NOT_SETTLED = 0x17ac; // 6060
 export const GATE_ERROR__SELF_DEALING = 0x17ad; // 6061
 /** FeedbackValueMismatch: the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals */
 export const GATE_ERROR__FEEDBACK_VALUE_MISMATCH = 0x17ae; // 6062
+/** PaymentExpired: the payment's deadline has passed: it can no longer settle (request a fresh challenge) */
+export const GATE_ERROR__PAYMENT_EXPIRED = 0x17af; // 6063
+/** DeadlineTooFar: the payment's deadline is further ahead than the gate allows (MAX_DEADLINE_AHEAD_SECS) */
+export const GATE_ERROR__DEADLINE_TOO_FAR = 0x17b0; // 6064
+/** PaymentRecordsOpen: the payment can still be disputed or settled: its records close after its deadline and the dispute window */
+export const GATE_ERROR__PAYMENT_RECORDS_OPEN = 0x17b1; // 6065
+/** PaymentLogInvalid: feedback_log is not a payment log of the gate */
+export const GATE_ERROR__PAYMENT_LOG_INVALID = 0x17b2; // 6066
+/** RentRecipientMismatch: the rent recipient is not the account that paid the rent (the log's facilitator, the dispute record's rent payer) */
+export const GATE_ERROR__RENT_RECIPIENT_MISMATCH = 0x17b3; // 6067
+/** DisputeAddressMismatch: dispute is not the payment's DisputeRecord address */
+export const GATE_ERROR__DISPUTE_ADDRESS_MISMATCH = 0x17b4; // 6068
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
@@ -156,7 +168,9 @@ export type GateError =
   | typeof GATE_ERROR__COUNTERPARTY_CONFIDENCE_BELOW
   | typeof GATE_ERROR__COUNTERPARTY_RISK_ABOVE_MAX
   | typeof GATE_ERROR__COUNTERPARTY_TIER_BELOW_MIN
+  | typeof GATE_ERROR__DEADLINE_TOO_FAR
   | typeof GATE_ERROR__DECISION_MISSING
+  | typeof GATE_ERROR__DISPUTE_ADDRESS_MISMATCH
   | typeof GATE_ERROR__DISPUTE_REASON_MISSING
   | typeof GATE_ERROR__DISPUTE_WINDOW_CLOSED
   | typeof GATE_ERROR__ENDPOINT_TOO_LONG
@@ -175,10 +189,14 @@ export type GateError =
   | typeof GATE_ERROR__NOT_PAYMENT_PAYER
   | typeof GATE_ERROR__PAYER_SIGNER_MISMATCH
   | typeof GATE_ERROR__PAYER_TOKEN_MISMATCH
+  | typeof GATE_ERROR__PAYMENT_EXPIRED
+  | typeof GATE_ERROR__PAYMENT_LOG_INVALID
   | typeof GATE_ERROR__PAYMENT_NOT_SETTLED
+  | typeof GATE_ERROR__PAYMENT_RECORDS_OPEN
   | typeof GATE_ERROR__PAYMENT_TO_PAYER
   | typeof GATE_ERROR__PAYMENT_TO_VAULT
   | typeof GATE_ERROR__RECIPIENT_MISMATCH
+  | typeof GATE_ERROR__RENT_RECIPIENT_MISMATCH
   | typeof GATE_ERROR__SCORE_OUT_OF_RANGE
   | typeof GATE_ERROR__SELF_DEALING
   | typeof GATE_ERROR__SELF_PAYMENT
@@ -222,7 +240,9 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__COUNTERPARTY_CONFIDENCE_BELOW]: `Deny 8: counterparty confidence below the minimum`,
     [GATE_ERROR__COUNTERPARTY_RISK_ABOVE_MAX]: `Deny 7: counterparty risk above the maximum`,
     [GATE_ERROR__COUNTERPARTY_TIER_BELOW_MIN]: `Deny 6: counterparty tier below the minimum`,
+    [GATE_ERROR__DEADLINE_TOO_FAR]: `the payment's deadline is further ahead than the gate allows (MAX_DEADLINE_AHEAD_SECS)`,
     [GATE_ERROR__DECISION_MISSING]: `policy_vault returned no decision`,
+    [GATE_ERROR__DISPUTE_ADDRESS_MISMATCH]: `dispute is not the payment's DisputeRecord address`,
     [GATE_ERROR__DISPUTE_REASON_MISSING]: `dispute_reason_hash must be non-zero`,
     [GATE_ERROR__DISPUTE_WINDOW_CLOSED]: `the dispute window of this payment has closed`,
     [GATE_ERROR__ENDPOINT_TOO_LONG]: `endpoint is longer than 250 bytes`,
@@ -241,10 +261,14 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__NOT_PAYMENT_PAYER]: `only the payer of a settled payment (its transfer authority) may dispute it`,
     [GATE_ERROR__PAYER_SIGNER_MISMATCH]: `payer_signer is neither the payer asset's owner nor the agent wallet that owner set`,
     [GATE_ERROR__PAYER_TOKEN_MISMATCH]: `payer_token is not a token account of the mint owned by payer_signer`,
+    [GATE_ERROR__PAYMENT_EXPIRED]: `the payment's deadline has passed: it can no longer settle (request a fresh challenge)`,
+    [GATE_ERROR__PAYMENT_LOG_INVALID]: `feedback_log is not a payment log of the gate`,
     [GATE_ERROR__PAYMENT_NOT_SETTLED]: `only a payment settled atomically can be disputed`,
+    [GATE_ERROR__PAYMENT_RECORDS_OPEN]: `the payment can still be disputed or settled: its records close after its deadline and the dispute window`,
     [GATE_ERROR__PAYMENT_TO_PAYER]: `the payee's recipient is the payer's own key (its signer, owner or agent wallet): the payment would move nothing`,
     [GATE_ERROR__PAYMENT_TO_VAULT]: `destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid`,
     [GATE_ERROR__RECIPIENT_MISMATCH]: `destination_token is not a token account of the mint owned by the payee's recipient`,
+    [GATE_ERROR__RENT_RECIPIENT_MISMATCH]: `the rent recipient is not the account that paid the rent (the log's facilitator, the dispute record's rent payer)`,
     [GATE_ERROR__SCORE_OUT_OF_RANGE]: `score must be 0..=100`,
     [GATE_ERROR__SELF_DEALING]: `the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself`,
     [GATE_ERROR__SELF_PAYMENT]: `payer_asset and payee_asset are the same agent`,

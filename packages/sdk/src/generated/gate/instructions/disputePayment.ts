@@ -225,8 +225,9 @@ export type DisputePaymentAsyncInput<
    */
   gateAuthority?: Address<TAccountGateAuthority>;
   /**
-   * The facilitator's own receipt of the payment; must exist and be settled (its stored
-   * facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+   * The facilitator's own receipt of the payment; must exist (its stored facilitator and
+   * payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
+   * logs carried a deadline is refused (another discriminator): see docs/settlement.md.
    */
   feedbackLog?: Address<TAccountFeedbackLog>;
   /**
@@ -483,8 +484,9 @@ export type DisputePaymentInput<
    */
   gateAuthority: Address<TAccountGateAuthority>;
   /**
-   * The facilitator's own receipt of the payment; must exist and be settled (its stored
-   * facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+   * The facilitator's own receipt of the payment; must exist (its stored facilitator and
+   * payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
+   * logs carried a deadline is refused (another discriminator): see docs/settlement.md.
    */
   feedbackLog: Address<TAccountFeedbackLog>;
   /**
@@ -690,8 +692,9 @@ export type ParsedDisputePaymentInstruction<
      */
     gateAuthority: TAccountMetas[2];
     /**
-     * The facilitator's own receipt of the payment; must exist and be settled (its stored
-     * facilitator and payment id stand for its seeds, see `FeedbackEmissionLog::is_for`).
+     * The facilitator's own receipt of the payment; must exist (its stored facilitator and
+     * payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
+     * logs carried a deadline is refused (another discriminator): see docs/settlement.md.
      */
     feedbackLog: TAccountMetas[3];
     /**

@@ -230,7 +230,7 @@ export type EmitFeedbackAsyncInput<
    */
   gateAuthority?: Address<TAccountGateAuthority>;
   /**
-   * The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+   * The payment's FeedbackLog PDA (canonical address checked by the handler),
    * created by the handler: one emission per payment, and pre-funding the address cannot
    * block it.
    */
@@ -475,7 +475,7 @@ export type EmitFeedbackInput<
    */
   gateAuthority: Address<TAccountGateAuthority>;
   /**
-   * The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+   * The payment's FeedbackLog PDA (canonical address checked by the handler),
    * created by the handler: one emission per payment, and pre-funding the address cannot
    * block it.
    */
@@ -676,7 +676,7 @@ export type ParsedEmitFeedbackInstruction<
      */
     gateAuthority: TAccountMetas[1];
     /**
-     * The payment's FeedbackEmissionLog PDA (canonical address checked by the handler),
+     * The payment's FeedbackLog PDA (canonical address checked by the handler),
      * created by the handler: one emission per payment, and pre-funding the address cannot
      * block it.
      */

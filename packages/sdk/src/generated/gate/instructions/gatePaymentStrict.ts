@@ -13,6 +13,8 @@ import {
   getAddressEncoder,
   getBytesDecoder,
   getBytesEncoder,
+  getI64Decoder,
+  getI64Encoder,
   getProgramDerivedAddress,
   getStructDecoder,
   getStructEncoder,
@@ -156,11 +158,13 @@ export type GatePaymentStrictInstructionData = {
   discriminator: ReadonlyUint8Array;
   amount: bigint;
   policyId: number;
+  deadline: bigint;
 };
 
 export type GatePaymentStrictInstructionDataArgs = {
   amount: number | bigint;
   policyId: number;
+  deadline: number | bigint;
 };
 
 export function getGatePaymentStrictInstructionDataEncoder(): FixedSizeEncoder<GatePaymentStrictInstructionDataArgs> {
@@ -169,6 +173,7 @@ export function getGatePaymentStrictInstructionDataEncoder(): FixedSizeEncoder<G
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
       ["amount", getU64Encoder()],
       ["policyId", getU32Encoder()],
+      ["deadline", getI64Encoder()],
     ]),
     (value) => ({ ...value, discriminator: GATE_PAYMENT_STRICT_DISCRIMINATOR }),
   );
@@ -179,6 +184,7 @@ export function getGatePaymentStrictInstructionDataDecoder(): FixedSizeDecoder<G
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
     ["amount", getU64Decoder()],
     ["policyId", getU32Decoder()],
+    ["deadline", getI64Decoder()],
   ]);
 }
 
@@ -276,6 +282,7 @@ export type GatePaymentStrictAsyncInput<
   tokenProgram?: Address<TAccountTokenProgram>;
   amount: GatePaymentStrictInstructionDataArgs["amount"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
+  deadline: GatePaymentStrictInstructionDataArgs["deadline"];
 };
 
 export async function getGatePaymentStrictInstructionAsync<
@@ -575,6 +582,7 @@ export type GatePaymentStrictInput<
   tokenProgram?: Address<TAccountTokenProgram>;
   amount: GatePaymentStrictInstructionDataArgs["amount"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
+  deadline: GatePaymentStrictInstructionDataArgs["deadline"];
 };
 
 export function getGatePaymentStrictInstruction<

@@ -6,6 +6,7 @@
  * @see https://github.com/codama-idl/codama
  */
 
+export * from "./closePaymentRecords.js";
 export * from "./disputePayment.js";
 export * from "./emitFeedback.js";
 export * from "./gatePayment.js";

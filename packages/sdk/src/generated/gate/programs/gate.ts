@@ -17,6 +17,7 @@ import {
   type ReadonlyUint8Array,
 } from "@solana/kit";
 import {
+  parseClosePaymentRecordsInstruction,
   parseDisputePaymentInstruction,
   parseEmitFeedbackInstruction,
   parseGatePaymentInstruction,
@@ -24,6 +25,7 @@ import {
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
   parseRegisterAgentViaCpiInstruction,
+  type ParsedClosePaymentRecordsInstruction,
   type ParsedDisputePaymentInstruction,
   type ParsedEmitFeedbackInstruction,
   type ParsedGatePaymentInstruction,
@@ -37,7 +39,7 @@ export const GATE_PROGRAM_ADDRESS =
   "616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g" as Address<"616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g">;
 
 export enum GateAccount {
-  FeedbackEmissionLog,
+  FeedbackLog,
   GateAuthority,
 }
 
@@ -49,12 +51,12 @@ export function identifyGateAccount(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
-        new Uint8Array([249, 226, 70, 42, 27, 11, 110, 5]),
+        new Uint8Array([200, 233, 116, 192, 201, 88, 110, 51]),
       ),
       0,
     )
   ) {
-    return GateAccount.FeedbackEmissionLog;
+    return GateAccount.FeedbackLog;
   }
   if (
     containsBytes(
@@ -73,6 +75,7 @@ export function identifyGateAccount(
 }
 
 export enum GateInstruction {
+  ClosePaymentRecords,
   DisputePayment,
   EmitFeedback,
   GatePayment,
@@ -86,6 +89,17 @@ export function identifyGateInstruction(
   instruction: { data: ReadonlyUint8Array } | ReadonlyUint8Array,
 ): GateInstruction {
   const data = "data" in instruction ? instruction.data : instruction;
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([55, 111, 0, 195, 104, 228, 200, 222]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.ClosePaymentRecords;
+  }
   if (
     containsBytes(
       data,
@@ -172,6 +186,9 @@ export type ParsedGateInstruction<
   TProgram extends string = "616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g",
 > =
   | ({
+      instructionType: GateInstruction.ClosePaymentRecords;
+    } & ParsedClosePaymentRecordsInstruction<TProgram>)
+  | ({
       instructionType: GateInstruction.DisputePayment;
     } & ParsedDisputePaymentInstruction<TProgram>)
   | ({
@@ -198,6 +215,13 @@ export function parseGateInstruction<TProgram extends string>(
 ): ParsedGateInstruction<TProgram> {
   const instructionType = identifyGateInstruction(instruction);
   switch (instructionType) {
+    case GateInstruction.ClosePaymentRecords: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.ClosePaymentRecords,
+        ...parseClosePaymentRecordsInstruction(instruction),
+      };
+    }
     case GateInstruction.DisputePayment: {
       assertIsInstructionWithAccounts(instruction);
       return {

@@ -1,0 +1,459 @@
+//! A payment's receipt: what its feedback log holds, read from the log while it exists and,
+//! once the log is closed, from the chain's history of the log's address (the settlement
+//! transaction that created it, the dispute that named it, the close that ended it).
+//!
+//! A facilitator keeps its own copy of closed receipts (its record store); this is what
+//! anyone can rebuild from the chain alone, as long as the RPC node keeps that history.
+
+use crate::chain;
+use crate::decode::{hex, FeedbackEmissionLog, FeedbackLog};
+use crate::error::ClientError;
+use crate::pda::Pdas;
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::{AccountDeserialize, AnchorDeserialize, Discriminator};
+use gate::settlement::{parse_gate_strict, parse_transfer_checked, StrictPayment};
+use serde_json::{json, Value};
+use solana_commitment_config::CommitmentConfig;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client::rpc_client::GetConfirmedSignaturesForAddress2Config;
+use solana_rpc_client_api::config::RpcTransactionConfig;
+use solana_sdk::instruction::{AccountMeta, Instruction};
+use solana_sdk::signature::Signature;
+use solana_sdk::transaction::VersionedTransaction;
+use solana_transaction_status_client_types::option_serializer::OptionSerializer;
+use solana_transaction_status_client_types::UiTransactionEncoding;
+use std::str::FromStr;
+
+/// What a payment's feedback log held (or, for a closed log, what its settlement wrote).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    pub payment_id_hash: [u8; 32],
+    pub facilitator: Pubkey,
+    pub payee_asset: Pubkey,
+    /// The payer agent: not in the log (the settlement names it); known from the settlement
+    /// transaction or the facilitator's own record.
+    pub payer_asset: Option<Pubkey>,
+    /// The settlement's transfer authority.
+    pub payer_wallet: Pubkey,
+    pub mint: Pubkey,
+    pub amount: u64,
+    pub value_decimals: u8,
+    pub score: u8,
+    pub slot: u64,
+    /// Unix seconds (the block time of the settlement).
+    pub created_at: i64,
+    /// The payment's deadline; `None` for a log written before payments carried one.
+    pub deadline: Option<i64>,
+    /// The settlement transaction, when known (from history or the facilitator's record).
+    pub signature: Option<Signature>,
+}
+
+impl Receipt {
+    /// From a live log of the current layout.
+    pub fn from_log(log: &FeedbackLog) -> Receipt {
+        Receipt {
+            payment_id_hash: log.payment_id_hash,
+            facilitator: log.facilitator,
+            payee_asset: log.payee_asset,
+            payer_asset: None,
+            payer_wallet: log.payer_wallet,
+            mint: log.mint,
+            amount: log.amount,
+            value_decimals: log.value_decimals,
+            score: log.score,
+            slot: log.slot,
+            created_at: log.created_at,
+            deadline: Some(log.deadline),
+            signature: None,
+        }
+    }
+
+    /// From a live log of the layout before deadlines.
+    pub fn from_legacy_log(log: &FeedbackEmissionLog) -> Receipt {
+        Receipt {
+            payment_id_hash: log.payment_id_hash,
+            facilitator: log.facilitator,
+            payee_asset: log.payee_asset,
+            payer_asset: Some(log.payer_asset),
+            payer_wallet: log.payer_wallet,
+            mint: log.mint,
+            amount: log.amount,
+            value_decimals: log.value_decimals,
+            score: log.score,
+            slot: log.slot,
+            created_at: log.created_at,
+            deadline: None,
+            signature: None,
+        }
+    }
+
+    /// A gate-owned account's data as either log layout; `None` for anything else.
+    pub fn from_account_data(data: &[u8]) -> Option<Receipt> {
+        if data.starts_with(FeedbackLog::DISCRIMINATOR) {
+            return FeedbackLog::try_deserialize(&mut &data[..])
+                .ok()
+                .map(|l| Receipt::from_log(&l));
+        }
+        if data.starts_with(FeedbackEmissionLog::DISCRIMINATOR) {
+            return FeedbackEmissionLog::try_deserialize(&mut &data[..])
+                .ok()
+                .map(|l| Receipt::from_legacy_log(&l));
+        }
+        None
+    }
+
+    /// The receipt's fields as /receipt and the MCP tools show them (camelCase; amounts as
+    /// strings, since u64 exceeds JSON's safe integers).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "paymentIdHash": hex(&self.payment_id_hash),
+            "facilitator": self.facilitator.to_string(),
+            "payee": self.payee_asset.to_string(),
+            "payer": self.payer_asset.map(|p| p.to_string()),
+            "payerWallet": self.payer_wallet.to_string(),
+            "mint": self.mint.to_string(),
+            "value": self.amount.to_string(),
+            "valueDecimals": self.value_decimals,
+            "score": self.score,
+            "emittedAtSlot": self.slot,
+            "createdAt": self.created_at,
+            "deadline": self.deadline,
+            "transaction": self.signature.map(|s| s.to_string()),
+            // Every log the gate writes is of a settlement (the spec's field, kept).
+            "settledAtomically": true,
+        })
+    }
+
+    /// Reads back what [`Receipt::to_json`] wrote (a facilitator's stored record).
+    pub fn from_json(v: &Value) -> Option<Receipt> {
+        let key = |f: &str| Pubkey::from_str(v.get(f)?.as_str()?).ok();
+        let opt_key = |f: &str| match v.get(f) {
+            None | Some(Value::Null) => Some(None),
+            Some(s) => Pubkey::from_str(s.as_str()?).ok().map(Some),
+        };
+        let hash =
+            crate::decode::parse_hex32("paymentIdHash", v["paymentIdHash"].as_str()?).ok()?;
+        Some(Receipt {
+            payment_id_hash: hash,
+            facilitator: key("facilitator")?,
+            payee_asset: key("payee")?,
+            payer_asset: opt_key("payer")?,
+            payer_wallet: key("payerWallet")?,
+            mint: key("mint")?,
+            amount: v["value"].as_str()?.parse().ok()?,
+            value_decimals: u8::try_from(v["valueDecimals"].as_u64()?).ok()?,
+            score: u8::try_from(v["score"].as_u64()?).ok()?,
+            slot: v["emittedAtSlot"].as_u64()?,
+            created_at: v["createdAt"].as_i64()?,
+            deadline: match &v["deadline"] {
+                Value::Null => None,
+                d => Some(d.as_i64()?),
+            },
+            signature: match &v["transaction"] {
+                Value::Null => None,
+                s => Some(Signature::from_str(s.as_str()?).ok()?),
+            },
+        })
+    }
+}
+
+/// A payment's records on chain now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Live {
+    /// The log, when it exists.
+    pub receipt: Option<Receipt>,
+    /// Whether its dispute record exists.
+    pub disputed: bool,
+}
+
+/// Reads payment `hash`'s log and dispute record of `facilitator` (one RPC call).
+pub async fn live(
+    rpc: &RpcClient,
+    pda: &Pdas,
+    facilitator: &Pubkey,
+    hash: &[u8; 32],
+) -> Result<Live, ClientError> {
+    let keys = [
+        pda.feedback_log(facilitator, hash),
+        pda.dispute(facilitator, hash),
+    ];
+    let found = chain::accounts(rpc, &keys).await?;
+    let gate = pda.ids.gate;
+    let owned = |i: usize| found[i].as_ref().filter(|a| a.owner == gate);
+    Ok(Live {
+        receipt: owned(0).and_then(|a| Receipt::from_account_data(&a.data)),
+        disputed: owned(1).is_some(),
+    })
+}
+
+/// What the chain's history tells of a payment whose log is gone.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct History {
+    /// What the settlement wrote into the log, its signature included.
+    pub receipt: Receipt,
+    /// The transaction that closed the log, when found.
+    pub closed_by: Option<Signature>,
+    /// Whether a dispute of the payment landed.
+    pub disputed: bool,
+}
+
+/// At most this many pages of 1 000 signatures are read for one address: a log's address
+/// normally has two or three (settlement, dispute, close); anything far beyond is noise
+/// someone paid for, and the settlement is the oldest.
+const MAX_HISTORY_PAGES: usize = 10;
+
+/// The successful transactions that named `address`, oldest first.
+pub async fn signatures_of(
+    rpc: &RpcClient,
+    address: &Pubkey,
+) -> Result<Vec<Signature>, ClientError> {
+    let mut all = Vec::new();
+    let mut before = None;
+    for _ in 0..MAX_HISTORY_PAGES {
+        let page = rpc
+            .get_signatures_for_address_with_config(
+                address,
+                GetConfirmedSignaturesForAddress2Config {
+                    before,
+                    until: None,
+                    limit: None,
+                    commitment: Some(CommitmentConfig::confirmed()),
+                },
+            )
+            .await?;
+        let Some(last) = page.last() else { break };
+        before = Signature::from_str(&last.signature).ok();
+        let full = page.len() >= 1000;
+        all.extend(
+            page.iter()
+                .filter(|s| s.err.is_none())
+                .filter_map(|s| Signature::from_str(&s.signature).ok()),
+        );
+        if !full || before.is_none() {
+            break;
+        }
+    }
+    all.reverse();
+    Ok(all)
+}
+
+/// A landed transaction's instructions with their accounts resolved (address lookup tables
+/// included, from the transaction's metadata), its slot and block time.
+pub struct Landed {
+    pub instructions: Vec<Instruction>,
+    pub slot: u64,
+    pub block_time: Option<i64>,
+    /// The fee it paid, lamports (signatures and priority).
+    pub fee: u64,
+    pub signatures: usize,
+}
+
+/// Reads transaction `signature` (`None` when the node does not have it).
+pub async fn transaction(
+    rpc: &RpcClient,
+    signature: &Signature,
+) -> Result<Option<Landed>, ClientError> {
+    let got = rpc
+        .get_transaction_with_config(
+            signature,
+            RpcTransactionConfig {
+                encoding: Some(UiTransactionEncoding::Base64),
+                commitment: Some(CommitmentConfig::confirmed()),
+                max_supported_transaction_version: Some(0),
+            },
+        )
+        .await;
+    let got = match got {
+        Ok(g) => g,
+        // Not found is an RPC error whose message names it; anything else is a failure.
+        Err(e) if e.to_string().contains("not found") || e.to_string().contains("null") => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let Some(tx) = got.transaction.transaction.decode() else {
+        return Ok(None);
+    };
+    let mut keys = tx.message.static_account_keys().to_vec();
+    let fee = got.transaction.meta.as_ref().map_or(0, |m| m.fee);
+    if let Some(meta) = &got.transaction.meta {
+        if let OptionSerializer::Some(loaded) = &meta.loaded_addresses {
+            for k in loaded.writable.iter().chain(&loaded.readonly) {
+                keys.push(Pubkey::from_str(k).map_err(|e| ClientError::Decode {
+                    what: "loaded address".into(),
+                    reason: e.to_string(),
+                })?);
+            }
+        }
+    }
+    Ok(Some(Landed {
+        instructions: resolve(&tx, &keys),
+        slot: got.slot,
+        block_time: got.block_time,
+        fee,
+        signatures: tx.signatures.len(),
+    }))
+}
+
+/// The top-level instructions of `tx` with account keys from `keys` (static then loaded).
+fn resolve(tx: &VersionedTransaction, keys: &[Pubkey]) -> Vec<Instruction> {
+    let signers = usize::from(tx.message.header().num_required_signatures);
+    let key = |i: u8| keys.get(usize::from(i)).copied().unwrap_or_default();
+    tx.message
+        .instructions()
+        .iter()
+        .map(|ix| Instruction {
+            program_id: key(ix.program_id_index),
+            accounts: ix
+                .accounts
+                .iter()
+                .map(|&i| AccountMeta {
+                    pubkey: key(i),
+                    is_signer: usize::from(i) < signers,
+                    is_writable: false,
+                })
+                .collect(),
+            data: ix.data.clone(),
+        })
+        .collect()
+}
+
+/// The receipt a settlement transaction wrote for payment `hash` of `facilitator`: its
+/// emit_feedback of that payment, and the strict gate and transfer before it.
+pub fn settled_in(
+    gate_program: &Pubkey,
+    landed: &Landed,
+    facilitator: &Pubkey,
+    hash: &[u8; 32],
+) -> Option<Receipt> {
+    let ixs = &landed.instructions;
+    let at = ixs.iter().position(|ix| {
+        feedback_args(gate_program, ix)
+            .is_some_and(|a| a.payment_id_hash == *hash && a.facilitator == *facilitator)
+    })?;
+    let feedback = feedback_args(gate_program, &ixs[at])?;
+    let StrictPayment { args, deadline } = parse_gate_strict(ixs.get(at.checked_sub(2)?)?)?;
+    let transfer = parse_transfer_checked(ixs.get(at - 1)?)?;
+    Some(Receipt {
+        payment_id_hash: *hash,
+        facilitator: *facilitator,
+        payee_asset: feedback.payee_asset,
+        payer_asset: Some(args.payer_asset),
+        payer_wallet: transfer.authority,
+        mint: args.mint,
+        amount: args.amount,
+        value_decimals: transfer.decimals,
+        score: feedback.score,
+        slot: landed.slot,
+        created_at: landed.block_time.unwrap_or_default(),
+        deadline: Some(deadline),
+        signature: None,
+    })
+}
+
+/// emit_feedback's arguments, when `ix` is one of `gate_program`.
+fn feedback_args(
+    gate_program: &Pubkey,
+    ix: &Instruction,
+) -> Option<gate::instruction::EmitFeedback> {
+    let disc = gate::instruction::EmitFeedback::DISCRIMINATOR;
+    if ix.program_id != *gate_program || !ix.data.starts_with(disc) {
+        return None;
+    }
+    gate::instruction::EmitFeedback::deserialize(&mut &ix.data[disc.len()..]).ok()
+}
+
+/// Whether `ix` is `gate_program`'s instruction with discriminator `disc`.
+fn is_gate_ix(gate_program: &Pubkey, ix: &Instruction, disc: &[u8]) -> bool {
+    ix.program_id == *gate_program && ix.data.starts_with(disc)
+}
+
+/// Rebuilds a closed payment's receipt from the history of its log's and dispute record's
+/// addresses: `None` when no settlement of it is found (never settled, or history the node
+/// no longer keeps). Reads `getSignaturesForAddress` twice and `getTransaction` for the
+/// transactions found.
+pub async fn from_history(
+    rpc: &RpcClient,
+    pda: &Pdas,
+    facilitator: &Pubkey,
+    hash: &[u8; 32],
+) -> Result<Option<History>, ClientError> {
+    let gate_program = pda.ids.gate;
+    let log = pda.feedback_log(facilitator, hash);
+    let mut receipt = None;
+    let mut closed_by = None;
+    for signature in signatures_of(rpc, &log).await? {
+        let Some(landed) = transaction(rpc, &signature).await? else {
+            continue;
+        };
+        if receipt.is_none() {
+            if let Some(mut r) = settled_in(&gate_program, &landed, facilitator, hash) {
+                r.signature = Some(signature);
+                receipt = Some(r);
+                continue;
+            }
+        }
+        let close = gate::instruction::ClosePaymentRecords::DISCRIMINATOR;
+        let closes_log = landed.instructions.iter().any(|ix| {
+            is_gate_ix(&gate_program, ix, close)
+                && ix.accounts.first().map(|a| a.pubkey) == Some(log)
+        });
+        if receipt.is_some() && closes_log {
+            closed_by = Some(signature);
+        }
+    }
+    let Some(receipt) = receipt else {
+        return Ok(None);
+    };
+    let dispute_disc = gate::instruction::DisputePayment::DISCRIMINATOR;
+    let mut disputed = false;
+    for signature in signatures_of(rpc, &pda.dispute(facilitator, hash)).await? {
+        if let Some(landed) = transaction(rpc, &signature).await? {
+            if landed
+                .instructions
+                .iter()
+                .any(|ix| is_gate_ix(&gate_program, ix, dispute_disc))
+            {
+                disputed = true;
+                break;
+            }
+        }
+    }
+    Ok(Some(History {
+        receipt,
+        closed_by,
+        disputed,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_receipt_reads_back_what_it_wrote() {
+        let mut r = Receipt {
+            payment_id_hash: [3; 32],
+            facilitator: Pubkey::new_unique(),
+            payee_asset: Pubkey::new_unique(),
+            payer_asset: None,
+            payer_wallet: Pubkey::new_unique(),
+            mint: Pubkey::new_unique(),
+            amount: u64::MAX,
+            value_decimals: 6,
+            score: 90,
+            slot: 12,
+            created_at: 1_700_000_000,
+            deadline: Some(1_700_000_060),
+            signature: None,
+        };
+        assert_eq!(Receipt::from_json(&r.to_json()), Some(r.clone()));
+        r.payer_asset = Some(Pubkey::new_unique());
+        r.deadline = None;
+        r.signature = Some(Signature::from([7; 64]));
+        assert_eq!(Receipt::from_json(&r.to_json()), Some(r.clone()));
+        let mut broken = r.to_json();
+        broken["value"] = json!(5);
+        assert_eq!(Receipt::from_json(&broken), None);
+    }
+}

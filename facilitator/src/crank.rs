@@ -1,0 +1,146 @@
+//! The crank: in the background, closes this facilitator's payment records that can close
+//! (their deadline and dispute window passed), so that every settlement's rent comes back.
+//!
+//! Each round reads the cluster's clock and the facilitator's logs, keeps each closable
+//! payment's receipt in the record store first (so /receipt still answers for it), then
+//! closes at most [`MAX_CLOSES_PER_ROUND`] of them, as many per transaction as fit. It
+//! cannot race a dispute or a settlement: the chain closes a log only once no dispute of it
+//! (past its window) and no settlement of its payment id (past its deadline) can land, and a
+//! close touches none of a payer's accounts, so settlements of the same payer run beside it
+//! unchanged.
+
+use crate::error::ApiError;
+use crate::service::Facilitator;
+use std::sync::Arc;
+use std::time::Duration;
+use trust_gate_client::chain;
+use trust_gate_client::reclaim::{self, Closable, Skipped};
+
+/// The most payments one round closes (about 8 transactions); the rest wait for the next.
+pub const MAX_CLOSES_PER_ROUND: usize = 100;
+
+/// What a round did.
+#[derive(Clone, Debug, Default)]
+pub struct Round {
+    /// Payments whose records closed.
+    pub closed: usize,
+    /// Lamports returned (to this facilitator, and to the dispute records' rent payers).
+    pub lamports: u64,
+    pub transactions: usize,
+    /// Closable payments left for the next round (past the round's bound, or whose close
+    /// failed).
+    pub left: usize,
+    /// Records not yet closable.
+    pub open: usize,
+    pub skipped: Vec<Skipped>,
+    /// Why a transaction failed (its payments are tried again next round).
+    pub failures: Vec<String>,
+}
+
+impl Facilitator {
+    /// One round of the crank (see the module docs). Needs the facilitator's keypair.
+    pub async fn reclaim_once(&self) -> Result<Round, ApiError> {
+        let Some(keypair) = self.key.keypair() else {
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "facilitator_not_signing",
+                "this facilitator is configured with a public key only and cannot close records",
+            ));
+        };
+        let fac = self.facilitator();
+        let now = chain::unix_time(&self.rpc).await?;
+        let scan = reclaim::scan(&self.rpc, &self.builder, &fac, now).await?;
+        let mut round = Round {
+            open: scan.open.len(),
+            skipped: scan.skipped,
+            left: scan.closable.len().saturating_sub(MAX_CLOSES_PER_ROUND),
+            ..Round::default()
+        };
+        let closable: Vec<Closable> = scan
+            .closable
+            .into_iter()
+            .take(MAX_CLOSES_PER_ROUND)
+            .collect();
+        for run in reclaim::batches(&self.builder, &fac, &closable) {
+            // The receipts first: a close that lands is never without its record.
+            if let Err(e) = self.keep_receipts(run).await {
+                round.failures.push(e.message.clone());
+                round.left += run.len();
+                continue;
+            }
+            match reclaim::close_run(&self.rpc, &self.builder, keypair, run).await {
+                Ok(signature) => {
+                    self.note_closed(run, signature).await;
+                    round.closed += run.len();
+                    round.transactions += 1;
+                    round.lamports = run
+                        .iter()
+                        .fold(round.lamports, |sum, c| sum.saturating_add(c.lamports()));
+                }
+                Err(e) => {
+                    round.failures.push(e.to_string());
+                    round.left += run.len();
+                }
+            }
+        }
+        Ok(round)
+    }
+
+    /// Keeps what each payment's log holds (with what the record store already knew: the
+    /// settlement's signature, the payer agent) before the log closes.
+    async fn keep_receipts(&self, run: &[Closable]) -> Result<(), ApiError> {
+        let fac = self.facilitator();
+        for c in run {
+            let id = &c.receipt.payment_id_hash;
+            let mut record = self.lock_store.record(&fac, id).await?.unwrap_or_default();
+            let mut receipt = c.receipt.clone();
+            receipt.signature = receipt.signature.or(record.signature);
+            receipt.payer_asset = receipt.payer_asset.or(record.payer_asset);
+            record.receipt = Some(receipt);
+            record.disputed = c.dispute.is_some();
+            self.lock_store.keep(&fac, id, &record).await?;
+        }
+        Ok(())
+    }
+
+    /// Adds the closing transaction to the records (best effort: the receipt is kept
+    /// already).
+    async fn note_closed(&self, run: &[Closable], signature: solana_sdk::signature::Signature) {
+        let fac = self.facilitator();
+        for c in run {
+            let id = &c.receipt.payment_id_hash;
+            if let Ok(Some(mut record)) = self.lock_store.record(&fac, id).await {
+                record.closed_by = Some(signature);
+                let _ = self.lock_store.keep(&fac, id, &record).await;
+            }
+        }
+    }
+}
+
+/// Runs the crank every `every` until the task is aborted; each round that did or found
+/// something is logged.
+pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            match f.reclaim_once().await {
+                Ok(r) if r.closed > 0 || !r.failures.is_empty() || !r.skipped.is_empty() => {
+                    tracing::info!(
+                        closed = r.closed,
+                        lamports = r.lamports,
+                        transactions = r.transactions,
+                        left = r.left,
+                        open = r.open,
+                        skipped = r.skipped.len(),
+                        failures = ?r.failures,
+                        "reclaimed payment records"
+                    );
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e.message, "reclaim round failed"),
+            }
+        }
+    })
+}
