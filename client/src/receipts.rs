@@ -17,11 +17,14 @@ use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client::rpc_client::GetConfirmedSignaturesForAddress2Config;
 use solana_rpc_client_api::config::RpcTransactionConfig;
+use solana_rpc_client_api::request::RpcRequest;
 use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::signature::Signature;
 use solana_sdk::transaction::VersionedTransaction;
 use solana_transaction_status_client_types::option_serializer::OptionSerializer;
-use solana_transaction_status_client_types::UiTransactionEncoding;
+use solana_transaction_status_client_types::{
+    EncodedConfirmedTransactionWithStatusMeta, UiTransactionEncoding,
+};
 use std::str::FromStr;
 
 /// What a payment's feedback log held (or, for a closed log, what its settlement wrote).
@@ -253,23 +256,20 @@ pub async fn transaction(
     rpc: &RpcClient,
     signature: &Signature,
 ) -> Result<Option<Landed>, ClientError> {
-    let got = rpc
-        .get_transaction_with_config(
-            signature,
-            RpcTransactionConfig {
-                encoding: Some(UiTransactionEncoding::Base64),
-                commitment: Some(CommitmentConfig::confirmed()),
-                max_supported_transaction_version: Some(0),
-            },
+    // A signature the node does not have is `null`: asked for as an Option, not an error.
+    let config = RpcTransactionConfig {
+        encoding: Some(UiTransactionEncoding::Base64),
+        commitment: Some(CommitmentConfig::confirmed()),
+        max_supported_transaction_version: Some(0),
+    };
+    let got: Option<EncodedConfirmedTransactionWithStatusMeta> = rpc
+        .send(
+            RpcRequest::GetTransaction,
+            serde_json::json!([signature.to_string(), config]),
         )
-        .await;
-    let got = match got {
-        Ok(g) => g,
-        // Not found is an RPC error whose message names it; anything else is a failure.
-        Err(e) if e.to_string().contains("not found") || e.to_string().contains("null") => {
-            return Ok(None)
-        }
-        Err(e) => return Err(e.into()),
+        .await?;
+    let Some(got) = got else {
+        return Ok(None);
     };
     let Some(tx) = got.transaction.transaction.decode() else {
         return Ok(None);

@@ -38,9 +38,23 @@ impl Facilitator {
         }
     }
 
-    /// Why a dispute finds no log: the payment was never settled here, or its log has
-    /// closed (past its dispute window).
+    /// Why a dispute finds no log of the current layout: the payment was settled before
+    /// logs carried a deadline (its log can no longer be disputed), its log has closed (past
+    /// its dispute window), or it was never settled here.
     pub(crate) async fn no_log(&self, hash: &[u8; 32]) -> ApiError {
+        let fac = self.facilitator();
+        if let Ok(live) = receipts::live(&self.rpc, &self.builder.pda, &fac, hash).await {
+            if live.receipt.is_some() {
+                return ApiError::new(
+                    StatusCode::CONFLICT,
+                    "payment_log_legacy",
+                    format!(
+                        "payment {} was settled before payment logs carried a deadline: its log can close but no longer be disputed",
+                        hex(hash)
+                    ),
+                );
+            }
+        }
         let closed = matches!(
             self.lock_store.record(&self.facilitator(), hash).await,
             Ok(Some(_))

@@ -207,3 +207,58 @@ async fn the_payer_disputes_without_the_facilitator() {
     .unwrap_err();
     assert!(err.to_string().contains("nothing to dispute"), "{err}");
 }
+
+/// A payment settled before logs carried a deadline: its log (the earlier layout, placed at
+/// the payment's address) can close but no longer be disputed, and /dispute says so by name
+/// rather than "never settled".
+#[tokio::test]
+async fn a_log_of_the_layout_before_deadlines_is_refused_by_name() {
+    use anchor_lang::AccountSerialize;
+    let s = services::start().await;
+    let payment = [0x42; 32];
+    let facilitator = s.env.world.facilitator.pubkey();
+    let legacy = trust_gate_client::decode::FeedbackEmissionLog {
+        facilitator,
+        payment_id_hash: payment,
+        payee_asset: s.env.world.service.asset(),
+        payer_asset: s.env.world.payer(3).unwrap().asset(),
+        mint: s.env.world.mint(),
+        amount: 1,
+        score: 90,
+        value: 1,
+        value_decimals: 6,
+        slot: 1,
+        created_at: trust_gate_client::simulate::now_unix(),
+        settled_atomically: true,
+        payer_wallet: payer(&s).pubkey(),
+        bump: 255,
+    };
+    let mut data = Vec::new();
+    legacy.try_serialize(&mut data).unwrap();
+    let account = solana_sdk::account::Account {
+        lamports: 2_533_440,
+        data,
+        owner: s.env.b.ids.gate,
+        executable: false,
+        rent_epoch: 0,
+    };
+    let log = s.env.b.pda.feedback_log(&facilitator, &payment);
+    trust_gate_client::chain::localnet_set_account(&s.env.rpc, &log, &account)
+        .await
+        .unwrap();
+    let (status, b) = post(&s, &body(&dispute_tx(&s, payer(&s), payment).await)).await;
+    assert_eq!(
+        (status, b["error"].as_str()),
+        (409, Some("payment_log_legacy")),
+        "{b}"
+    );
+    // Its receipt still reads (the earlier layout names the payer agent).
+    let r = s.receipt(&hex(&payment)).await;
+    assert_eq!(
+        (&r["exists"], &r["closed"]),
+        (&json!(true), &json!(false)),
+        "{r}"
+    );
+    assert_eq!(r["payer"], legacy.payer_asset.to_string());
+    assert_eq!(r["deadline"], Value::Null);
+}
