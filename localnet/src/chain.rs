@@ -57,6 +57,9 @@ pub struct Chain {
     slot: AtomicU64,
     /// Seconds added to wall time (tests warp the clock forward).
     time_offset: AtomicU64,
+    /// The unix time the Clock sysvar was last set to (by [`Chain::tick`]): what programs saw,
+    /// and what a transaction's block time is.
+    clock_time: std::sync::atomic::AtomicI64,
     /// The cluster's blockhashes, one per slot (see [`Blockhashes`]).
     blockhashes: std::sync::Mutex<Blockhashes>,
     /// JSON-RPC calls served, by method (what benchmarks report per request).
@@ -147,6 +150,7 @@ impl Chain {
             faucet,
             slot: AtomicU64::new(0),
             time_offset: AtomicU64::new(0),
+            clock_time: std::sync::atomic::AtomicI64::new(now_unix()),
             rpc_calls: std::sync::Mutex::new(Default::default()),
         })
     }
@@ -188,6 +192,11 @@ impl Chain {
 
     /// The unix time the Clock sysvar shows.
     pub fn unix_time(&self) -> i64 {
+        self.clock_time.load(Ordering::Relaxed)
+    }
+
+    /// Wall time plus any warp offset: what the next tick sets the Clock to.
+    fn wall_time(&self) -> i64 {
         now_unix() + self.time_offset.load(Ordering::Relaxed) as i64
     }
 
@@ -215,8 +224,10 @@ impl Chain {
             .get_sysvar()
             .await
             .map_err(|e| e.to_string())?;
-        clock.unix_timestamp = self.unix_time();
+        clock.unix_timestamp = self.wall_time();
         ctx.set_sysvar(&clock);
+        self.clock_time
+            .store(clock.unix_timestamp, Ordering::Relaxed);
         self.slot.store(next, Ordering::Relaxed);
         self.blockhashes().push(ctx.last_blockhash, next);
         Ok(())

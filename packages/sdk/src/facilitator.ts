@@ -259,10 +259,19 @@ export async function verifyAnswer(c: FacilitatorContext, body: Uint8Array | unk
 
 /** The facilitator's answer to an x402 /verify request, passed through. */
 async function forward(facilitatorUrl: string, body: unknown): Promise<Answer> {
-  const url = `${facilitatorUrl.replace(/\/+$/, '')}/verify`;
+  return passThrough(facilitatorUrl, '/verify', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+}
+
+/** The facilitator's answer at `path` (its status, decision headers and body), passed through. */
+async function passThrough(facilitatorUrl: string, path: string, init?: RequestInit): Promise<Answer> {
+  const url = `${facilitatorUrl.replace(/\/+$/, '')}${path}`;
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    res = await fetch(url, init);
   } catch (e) {
     return apiError(502, 'facilitator_unavailable', `${url}: ${(e as Error).message}`);
   }
@@ -283,9 +292,10 @@ async function forward(facilitatorUrl: string, body: unknown): Promise<Answer> {
 
 /**
  * GET /receipt/:paymentIdHashHex: the payment's live records (its FeedbackLog and whether a
- * DisputeRecord exists). The mount keeps no records of its own: `transaction` and `payer`
- * are null, and a payment whose log has closed reads as `exists: false`; the facilitator
- * server (which keeps them, and reads the chain's history) answers for closed payments.
+ * DisputeRecord exists). The mount keeps no records of its own, so `transaction` and `payer`
+ * are null while the log exists; once it is gone (closed, or never written) the facilitator
+ * at `facilitatorUrl`, which keeps records and reads the chain's history, answers, passed
+ * through; without one, `exists: false`.
  */
 export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Promise<Answer> {
   const field = 'paymentIdHashHex';
@@ -297,6 +307,7 @@ export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Pro
   const disputeKey = await b.pda.dispute(c.facilitator, hash);
   const [logAcc, dispute] = await accounts(c.rpc, [logKey, disputeKey]);
   if (!logAcc || logAcc.owner !== c.ids.gate) {
+    if (c.facilitatorUrl) return passThrough(c.facilitatorUrl, `/receipt/${toHex(hash)}`);
     return json(200, { paymentIdHash: toHex(hash), exists: false });
   }
   const log = getFeedbackLogDecoder().decode(logAcc.data);

@@ -10,6 +10,7 @@ import {
 } from '@solana-program/compute-budget';
 import {
   type EmitFeedbackInstructionDataArgs,
+  getClosePaymentRecordsInstruction,
   getDisputePaymentInstruction,
   getEmitFeedbackInstruction,
   getGatePaymentInstruction,
@@ -219,6 +220,20 @@ export class Builder {
       },
       this.gate,
     );
+  }
+
+  /**
+   * Closes payment `paymentIdHash`'s records of `facilitator` (its log, and its dispute
+   * record when there is one) once its deadline and dispute window have passed; nobody signs
+   * but the fee payer, and the rent goes back to the facilitator and to `disputeRentPayer`
+   * (the record's rent payer; the facilitator when the payment was not disputed).
+   */
+  async closePaymentRecords(facilitator: Address, paymentIdHash: Uint8Array, disputeRentPayer: Address = facilitator): Promise<Instruction> {
+    const [feedbackLog, dispute] = await Promise.all([
+      this.pda.feedbackLog(facilitator, paymentIdHash),
+      this.pda.dispute(facilitator, paymentIdHash),
+    ]);
+    return getClosePaymentRecordsInstruction({ feedbackLog, facilitator, dispute, disputeRentPayer }, this.gate);
   }
 
   /** The four accounts (and the asset's stats) the registry's inner registration of `asset` needs. */

@@ -7,13 +7,14 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import express from 'express';
-import { address } from '@solana/kit';
+import { address, generateKeyPairSigner } from '@solana/kit';
 import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
-import { compose, toBase64, transaction, DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
+import { Builder, compose, programIds, sendAndConfirm, toBase64, transaction, DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
 import { prepare, registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
 import { gateDecision, mountTrustGate } from '../dist/express.js';
+import { getFeedbackLogDecoder, getFeedbackLogEncoder } from '../dist/generated/gate/accounts/index.js';
 import { countingFetch, fixture, landed, paymentIdOf, rpcOf, signerOf, spendControlled } from './helpers.mjs';
 
 const f = fixture();
@@ -188,6 +189,37 @@ test('the Express mount answers /verify and /receipt exactly as the Rust facilit
       assert.equal(got.body.transaction, null);
     }
   }
+  // Once the payment's log is closed, the mount passes the facilitator's receipt through
+  // (it keeps the records, else reads the chain's history). The log is made a week and more
+  // old (localnet_setAccount), then closed with the SDK's builder, paid by another key.
+  const builder = new Builder(programIds(f.network));
+  const logKey = await builder.pda.feedbackLog(address(world.facilitator), Buffer.from(paymentId, 'hex'));
+  const { value: logAcc } = await rpc.getAccountInfo(logKey, { encoding: 'base64' }).send();
+  const log = getFeedbackLogDecoder().decode(Buffer.from(logAcc.data[0], 'base64'));
+  const aged = { ...log, createdAt: log.createdAt - 605_000n, deadline: log.deadline - 605_000n };
+  const set = await fetch(f.rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'localnet_setAccount',
+      params: [logKey, { lamports: Number(logAcc.lamports), owner: logAcc.owner, data: [Buffer.from(getFeedbackLogEncoder().encode(aged)).toString('base64'), 'base64'] }],
+    }),
+  });
+  assert.equal((await set.json()).error, undefined);
+  const closer = await generateKeyPairSigner();
+  const airdrop = await rpc.requestAirdrop(closer.address, 1_000_000_000n).send();
+  await landed(rpc, airdrop);
+  const { value: lifetime } = await rpc.getLatestBlockhash().send();
+  const close = await builder.closePaymentRecords(address(world.facilitator), Buffer.from(paymentId, 'hex'));
+  await sendAndConfirm(rpc, await transaction(closer, [close], [], lifetime));
+  assert.equal((await rpc.getAccountInfo(logKey, { encoding: 'base64' }).send()).value, null, 'the log is closed');
+  const closedWant = await answer(await fetch(`${f.facilitatorUrl}/receipt/${paymentId}`));
+  const closedGot = await answer(await fetch(`${mount}/receipt/${paymentId}`));
+  assert.deepEqual(closedGot, closedWant);
+  assert.equal(closedWant.body.closed, true, JSON.stringify(closedWant.body));
+  assert.equal(closedWant.body.value, String(world.price));
   // Without a facilitator to forward to, an x402 request is refused by name.
   const bare = express();
   mountTrustGate(bare, { rpcUrl: f.rpcUrl, facilitator: address(world.facilitator), atomicityEnforced: true });
