@@ -6,7 +6,7 @@
 //!   [gate_payment_strict, TransferChecked, emit_feedback] transaction (optionally after a
 //!   ComputeBudget unit limit and unit price), co-signed as fee payer.
 //! - POST /dispute: a payer-signed `dispute_payment` transaction, checked and co-signed.
-//! - GET /receipt/{paymentIdHashHex}: the payment's on-chain records.
+//! - GET /receipt/{paymentIdHashHex}: the payment's receipt, also once its records are closed.
 //! - GET /supported, GET /healthz.
 //!
 //! [`mount`] gives only /verify and /receipt, for embedding in another axum app.
@@ -21,8 +21,9 @@
 //! [`payment_records`] (what it keeps of each payment it settled: the refusal of a payment
 //! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
 //! records in the background), [`lock_store`] (one settlement at a time per payer, the
-//! pending settlements a retry finds and the payment records: [`payer_locks`] in process, with the bound on those waiting, [`redis_store`]
-//! shared by replicas), [`routes`] (HTTP), [`reject`] and [`error`] (answers).
+//! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
+//! with the bound on those waiting, [`redis_store`] shared by replicas), [`routes`] (HTTP),
+//! [`reject`] and [`error`] (answers).
 
 pub mod adapter;
 pub mod budget;

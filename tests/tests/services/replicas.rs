@@ -325,6 +325,20 @@ async fn replicas_with_redis_stopped_mid_run_refuse_to_settle_then_resume_settli
         .await
         .unwrap();
     assert_eq!(verify.status(), 200, "/verify needs no lock store");
+    // /receipt reads the chain alone while the store is down.
+    let settled = (0..bodies.len()).find(|i| !refused.contains(i)).unwrap();
+    let memo = bodies[settled]["paymentRequirements"]["extra"]["memo"]
+        .as_str()
+        .unwrap();
+    let id = trust_gate_client::x402::payment_id_hash(memo);
+    let r = s
+        .get_json(format!(
+            "{}/receipt/{}",
+            fleet[0].url(),
+            trust_gate_client::decode::hex(&id)
+        ))
+        .await;
+    assert_eq!(r["exists"], true, "/receipt needs no lock store: {r}");
 
     // Back (empty, as after a crash): the refused payments settle on retry, each once; every
     // payment's retry is a replay of its first signature.
