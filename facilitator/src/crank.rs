@@ -117,11 +117,12 @@ impl Facilitator {
     }
 }
 
-/// Runs the crank every `every` until the task is aborted; each round that did or found
-/// something is logged.
+/// Runs the crank every `every`, the first round one interval after the start (a process
+/// starting under load is not met by a scan of all its logs), until the task is aborted;
+/// each round that did or found something is logged.
 pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(every);
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;

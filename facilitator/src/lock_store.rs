@@ -274,6 +274,32 @@ impl LockStore {
         }
     }
 
+    /// What /settle reads before a payer's turn, in one round trip with Redis (`MGET`): the
+    /// payment's pending record (see [`LockStore::pending`]) and its payment record (see
+    /// [`LockStore::record`]).
+    pub async fn lookup(
+        &self,
+        facilitator: &Pubkey,
+        payment_id_hash: &[u8; 32],
+    ) -> Result<(Option<PendingRecord>, Option<PaymentRecord>), StoreUnavailable> {
+        let Some(store) = &self.shared else {
+            return Ok((None, self.record(facilitator, payment_id_hash).await?));
+        };
+        let keys = [
+            pending_key(facilitator, payment_id_hash),
+            record_key(facilitator, payment_id_hash),
+        ];
+        let found = store
+            .get_many(&[&keys[0], &keys[1]])
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        let at = |i: usize| found.get(i).cloned().flatten();
+        Ok((
+            at(0).as_deref().and_then(PendingRecord::decode),
+            at(1).as_deref().and_then(PaymentRecord::decode),
+        ))
+    }
+
     /// The record of payment `payment_id_hash` of `facilitator` (see
     /// [`crate::payment_records`]); one round trip with Redis.
     pub async fn record(

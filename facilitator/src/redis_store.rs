@@ -139,6 +139,14 @@ impl RedisStore {
         Ok(n == 1)
     }
 
+    /// Several keys in one round trip (`MGET`), in order.
+    pub async fn get_many(&self, keys: &[&str]) -> redis::RedisResult<Vec<Option<String>>> {
+        redis::cmd("MGET")
+            .arg(keys)
+            .query_async(&mut self.con())
+            .await
+    }
+
     pub async fn get(&self, key: &str) -> redis::RedisResult<Option<String>> {
         redis::cmd("GET")
             .arg(key)

@@ -213,9 +213,11 @@ impl Facilitator {
         let fac = self.facilitator();
         let id = &ctx.payment_id_hash;
 
+        // Both of the payment's records, in one round trip with Redis.
+        let (pending, earlier) = store.lookup(&fac, id).await.map_err(unavailable)?;
         // A payment id settles once, even after its log is closed (the chain then refuses
         // only the same deadline): the record of an earlier settlement refuses another.
-        if let Some(earlier) = store.record(&fac, id).await.map_err(unavailable)? {
+        if let Some(earlier) = earlier {
             let by = earlier
                 .signature
                 .or(earlier.receipt.as_ref().and_then(|r| r.signature));
@@ -237,7 +239,7 @@ impl Facilitator {
 
         // A retry of a settlement that a replica (this one or another) sent: its outcome,
         // without sending again or waiting for the payer's turn.
-        let replayed = match store.pending(&fac, id).await.map_err(unavailable)? {
+        let replayed = match pending {
             Some(r) if r == record => self.landed(&signature).await?,
             _ => None,
         };

@@ -117,6 +117,21 @@ async fn replicas_share_a_payments_pending_record() {
     a.forget(&fee_payer, &id, &second).await;
     assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), None);
 
+    // What /settle reads before a payer's turn: both records in one round trip.
+    b.claim(&fee_payer, &id, &first).await.unwrap();
+    let settled = trust_gate_facilitator::payment_records::PaymentRecord {
+        signature: Some(first.signature),
+        ..Default::default()
+    };
+    b.keep(&fee_payer, &id, &settled).await.unwrap();
+    let trips = a.round_trips();
+    assert_eq!(
+        a.lookup(&fee_payer, &id).await.unwrap(),
+        (Some(first), Some(settled))
+    );
+    assert_eq!(a.round_trips(), trips + 1);
+    assert_eq!(a.lookup(&fee_payer, &[9; 32]).await.unwrap(), (None, None));
+
     // A value that is no record (written by hand) is taken over.
     let key = format!(
         "trust-gate:pending:{fee_payer}:{}",

@@ -20,11 +20,13 @@ const BENCH_AMOUNT: u64 = 1;
 
 /// No rate limit and no bound on a payer's waiting settlements: the bench measures what the
 /// facilitator serves, from one address for a few payers, far past what the limits let one
-/// caller or one payer ask.
+/// caller or one payer ask. No crank either: its rounds (`bench cost` measures them) would
+/// read the run's thousands of logs in the middle of the measurement.
 fn unlimited(args: &mut crate::services::FacilitatorArgs) {
     args.limits.rate_limit_per_address = Some("0".into());
     args.limits.rate_limit_per_payer = Some("0".into());
     args.limits.max_waiting_per_payer = Some("100000".into());
+    args.limits.reclaim_interval_secs = Some("0".into());
 }
 
 pub async fn run(a: LocalnetBench) -> Result<(), String> {
