@@ -8,6 +8,7 @@ use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use std::io::{IsTerminal, Write};
 use std::str::FromStr;
+use trust_gate_client::receipts;
 use trust_gate_client::reclaim::{self, Closable};
 use trust_gate_client::{chain, Builder, Network, Overrides, ProgramIds};
 use trust_gate_migrations::DemoWorld;
@@ -134,19 +135,11 @@ pub async fn run(a: ReclaimArgs) -> Result<(), String> {
             Ok(signature) => {
                 closed += run.len();
                 returned += run.iter().map(Closable::lamports).sum::<u64>();
-                fees += rpc
-                    .get_transaction_with_config(
-                        &signature,
-                        solana_rpc_client_api::config::RpcTransactionConfig {
-                            encoding: None,
-                            commitment: None,
-                            max_supported_transaction_version: Some(0),
-                        },
-                    )
+                fees += receipts::transaction(&rpc, &signature)
                     .await
                     .ok()
-                    .and_then(|t| t.transaction.meta.map(|m| m.fee))
-                    .unwrap_or_default();
+                    .flatten()
+                    .map_or(0, |t| t.fee);
             }
             Err(e) => failures.push(format!("{} payment(s): {e}", run.len())),
         }

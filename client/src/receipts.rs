@@ -357,7 +357,7 @@ fn feedback_args(
     ix: &Instruction,
 ) -> Option<gate::instruction::EmitFeedback> {
     let disc = gate::instruction::EmitFeedback::DISCRIMINATOR;
-    if ix.program_id != *gate_program || !ix.data.starts_with(disc) {
+    if !is_gate_ix(gate_program, ix, disc) {
         return None;
     }
     gate::instruction::EmitFeedback::deserialize(&mut &ix.data[disc.len()..]).ok()

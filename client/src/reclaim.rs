@@ -26,9 +26,6 @@ use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::Transaction;
 
-/// The largest transaction a cluster accepts (an IPv6 packet's payload): 1 232 bytes.
-pub const PACKET_DATA_SIZE: usize = 1232;
-
 /// A payment's records that may close now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Closable {
@@ -179,7 +176,7 @@ pub fn batches<'a>(b: &Builder, fee_payer: &Pubkey, closes: &'a [Closable]) -> V
         let ixs: Vec<Instruction> = run.iter().map(|c| close_instruction(b, c)).collect();
         let message = Message::new_with_blockhash(&ixs, Some(fee_payer), &Hash::default());
         let tx = Transaction::new_unsigned(message);
-        bincode::serialized_size(&tx).is_ok_and(|n| n as usize <= PACKET_DATA_SIZE)
+        bincode::serialized_size(&tx).is_ok_and(|n| n as usize <= settle::PACKET_LIMIT)
     };
     let mut out = Vec::new();
     let mut start = 0;

@@ -22,6 +22,9 @@ use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
 
+/// The largest transaction a cluster accepts (an IPv6 packet's payload): 1 232 bytes.
+pub const PACKET_LIMIT: usize = 1232;
+
 /// Proof that settlement is atomic. It has exactly one value, so atomicity cannot be switched
 /// off in Rust code; configuration read from JSON or the environment goes through
 /// [`AtomicityEnforced::from_json`] / [`AtomicityEnforced::from_env_value`], which accept only

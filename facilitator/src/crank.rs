@@ -10,6 +10,7 @@
 //! unchanged.
 
 use crate::error::ApiError;
+use crate::payment_records::PaymentRecord;
 use crate::service::Facilitator;
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,14 +64,17 @@ impl Facilitator {
             .collect();
         for run in reclaim::batches(&self.builder, &fac, &closable) {
             // The receipts first: a close that lands is never without its record.
-            if let Err(e) = self.keep_receipts(run).await {
-                round.failures.push(e.message.clone());
-                round.left += run.len();
-                continue;
-            }
+            let records = match self.keep_receipts(run).await {
+                Ok(records) => records,
+                Err(e) => {
+                    round.failures.push(e.message.clone());
+                    round.left += run.len();
+                    continue;
+                }
+            };
             match reclaim::close_run(&self.rpc, &self.builder, keypair, run).await {
                 Ok(signature) => {
-                    self.note_closed(run, signature).await;
+                    self.note_closed(records, signature).await;
                     round.closed += run.len();
                     round.transactions += 1;
                     round.lamports = run
@@ -87,32 +91,39 @@ impl Facilitator {
     }
 
     /// Keeps what each payment's log holds (with what the record store already knew: the
-    /// settlement's signature, the payer agent) before the log closes.
-    async fn keep_receipts(&self, run: &[Closable]) -> Result<(), ApiError> {
+    /// settlement's signature, the payer agent) before the log closes; returns the records
+    /// kept, with their payments' ids.
+    async fn keep_receipts(
+        &self,
+        run: &[Closable],
+    ) -> Result<Vec<([u8; 32], PaymentRecord)>, ApiError> {
         let fac = self.facilitator();
+        let mut kept = Vec::with_capacity(run.len());
         for c in run {
-            let id = &c.receipt.payment_id_hash;
-            let mut record = self.lock_store.record(&fac, id).await?.unwrap_or_default();
+            let id = c.receipt.payment_id_hash;
+            let mut record = self.lock_store.record(&fac, &id).await?.unwrap_or_default();
             let mut receipt = c.receipt.clone();
             receipt.signature = receipt.signature.or(record.signature);
             receipt.payer_asset = receipt.payer_asset.or(record.payer_asset);
             record.receipt = Some(receipt);
             record.disputed = c.dispute.is_some();
-            self.lock_store.keep(&fac, id, &record).await?;
+            self.lock_store.keep(&fac, &id, &record).await?;
+            kept.push((id, record));
         }
-        Ok(())
+        Ok(kept)
     }
 
-    /// Adds the closing transaction to the records (best effort: the receipt is kept
-    /// already).
-    async fn note_closed(&self, run: &[Closable], signature: solana_sdk::signature::Signature) {
+    /// Adds the closing transaction to the records just kept (best effort: the receipt is
+    /// kept already).
+    async fn note_closed(
+        &self,
+        records: Vec<([u8; 32], PaymentRecord)>,
+        signature: solana_sdk::signature::Signature,
+    ) {
         let fac = self.facilitator();
-        for c in run {
-            let id = &c.receipt.payment_id_hash;
-            if let Ok(Some(mut record)) = self.lock_store.record(&fac, id).await {
-                record.closed_by = Some(signature);
-                let _ = self.lock_store.keep(&fac, id, &record).await;
-            }
+        for (id, mut record) in records {
+            record.closed_by = Some(signature);
+            let _ = self.lock_store.keep(&fac, &id, &record).await;
         }
     }
 }

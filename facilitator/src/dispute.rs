@@ -23,7 +23,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::decode::{self, hex, DisputeRecord};
-use trust_gate_client::{chain, errors, settle, ClientError};
+use trust_gate_client::{chain, errors, receipts, settle, ClientError};
 
 pub use gate::instructions::DISPUTE_WINDOW_SECS;
 
@@ -174,8 +174,13 @@ impl Facilitator {
         let collection = self.collection().await?;
         let c = check(self, &d.tx, &collection)?;
         let hash_hex = hex(&c.payment_id_hash);
-        let Some(log) = self.feedback_log(&c.payment_id_hash).await? else {
-            return Err(self.no_log(&c.payment_id_hash).await);
+        // The payment's log and whether it is disputed, in one read.
+        let fac = self.facilitator();
+        let live = receipts::live(&self.rpc, &self.builder.pda, &fac, &c.payment_id_hash).await?;
+        // Only a log of the current layout (it carries a deadline) can be disputed.
+        let log = match live.receipt {
+            Some(log) if log.deadline.is_some() => log,
+            other => return Err(self.no_log(&c.payment_id_hash, other.is_some()).await),
         };
         if log.payee_asset != c.payee_asset {
             return Err(ApiError::input(
@@ -196,10 +201,7 @@ impl Facilitator {
                 ),
             ));
         }
-        let record = self
-            .builder
-            .pda
-            .dispute(&self.facilitator(), &c.payment_id_hash);
+        let record = self.builder.pda.dispute(&fac, &c.payment_id_hash);
         let conflict = || {
             ApiError::new(
                 StatusCode::CONFLICT,
@@ -207,7 +209,7 @@ impl Facilitator {
                 format!("payment {hash_hex} is already disputed (record {record})"),
             )
         };
-        if chain::account(&self.rpc, &record).await?.is_some() {
+        if live.disputed {
             return Err(conflict());
         }
 

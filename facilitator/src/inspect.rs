@@ -25,7 +25,7 @@ use trust_gate_client::settle::{self, ComputeBudget, Feedback, Funding, Settleme
 use trust_gate_client::{AtomicityEnforced, Builder};
 
 /// The largest transaction Solana accepts.
-pub const PACKET_LIMIT: usize = 1232;
+pub use trust_gate_client::settle::PACKET_LIMIT;
 /// TransferChecked's instruction tag in both token programs.
 const TRANSFER_CHECKED: u8 = 12;
 

@@ -8,7 +8,7 @@ use crate::service::Facilitator;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 use trust_gate_client::chain;
-use trust_gate_client::decode::{self, hex, parse_hex32, FeedbackLog};
+use trust_gate_client::decode::{self, hex, parse_hex32};
 use trust_gate_client::receipts::{self, Receipt};
 
 /// Parses the path of /receipt/:paymentIdHashHex.
@@ -24,36 +24,19 @@ pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], ApiError> {
 }
 
 impl Facilitator {
-    /// The payment's live log of the current layout, if any (a dispute needs one).
-    pub(crate) async fn feedback_log(
-        &self,
-        hash: &[u8; 32],
-    ) -> Result<Option<FeedbackLog>, ApiError> {
-        let key = self.builder.pda.feedback_log(&self.facilitator(), hash);
-        match chain::account(&self.rpc, &key).await? {
-            Some(acc) if acc.owner == self.builder.ids.gate => {
-                Ok(decode::account("FeedbackLog", &acc.data).ok())
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// Why a dispute finds no log of the current layout: the payment was settled before
-    /// logs carried a deadline (its log can no longer be disputed), its log has closed (past
-    /// its dispute window), or it was never settled here.
-    pub(crate) async fn no_log(&self, hash: &[u8; 32]) -> ApiError {
-        let fac = self.facilitator();
-        if let Ok(live) = receipts::live(&self.rpc, &self.builder.pda, &fac, hash).await {
-            if live.receipt.is_some() {
-                return ApiError::new(
-                    StatusCode::CONFLICT,
-                    "payment_log_legacy",
-                    format!(
-                        "payment {} was settled before payment logs carried a deadline: its log can close but no longer be disputed",
-                        hex(hash)
-                    ),
-                );
-            }
+    /// Why a dispute finds no log: it was settled before logs carried a deadline (its log
+    /// can close but no longer be disputed: `legacy`), its log has closed (past its dispute
+    /// window), or it was never settled here.
+    pub(crate) async fn no_log(&self, hash: &[u8; 32], legacy: bool) -> ApiError {
+        if legacy {
+            return ApiError::new(
+                StatusCode::CONFLICT,
+                "payment_log_legacy",
+                format!(
+                    "payment {} was settled before payment logs carried a deadline: its log can close but no longer be disputed",
+                    hex(hash)
+                ),
+            );
         }
         let closed = matches!(
             self.lock_store.record(&self.facilitator(), hash).await,

@@ -454,12 +454,8 @@ struct SignaturesConfig {
     limit: Option<usize>,
     before: Option<String>,
     until: Option<String>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    commitment: Option<Value>,
-    #[serde(default)]
-    #[allow(dead_code)]
-    min_context_slot: Option<u64>,
+    // `commitment` and `minContextSlot` are accepted and ignored, as unknown fields are:
+    // the localnet roots every slot at once.
 }
 
 /// The most signatures one call returns (a cluster's limit too).
