@@ -136,8 +136,22 @@ pub async fn policy_funding(
 ) -> Result<decode::Funding, ClientError> {
     let key = Pdas::new(*ids).policy(asset, policy_id);
     let acc = required_account(rpc, &key, "PolicyAccount").await?;
-    let policy: decode::PolicyAccount = decode::account("PolicyAccount", &acc.data)?;
-    Ok(decode::Funding::of(&policy.params))
+    let policy = decode::policy(&acc.data)?;
+    Ok(decode::Funding::of(&policy.base().params))
+}
+
+/// Policy `policy_id` of `asset`, of either version; `None` when it does not exist.
+pub async fn policy(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+    policy_id: u32,
+) -> Result<Option<decode::Policy>, ClientError> {
+    let key = Pdas::new(*ids).policy(asset, policy_id);
+    match account(rpc, &key).await? {
+        None => Ok(None),
+        Some(a) => decode::policy(&a.data).map(Some),
+    }
 }
 
 /// The agent's policy vault for `mint`; `None` when it has not been opened (its address may

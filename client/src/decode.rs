@@ -18,12 +18,13 @@ pub use gate::state::{
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
-    AuthorityTakenOver, KillSwitchInitialized, KillSwitchSet, PolicyCreated, PolicyRetired,
-    TakeOverCancelled, TakeOverRequested, VaultOpened, VaultReleased, VaultWithdrawn,
+    AuthorityTakenOver, KillSwitchInitialized, KillSwitchSet, PayeeListEdited, PolicyCreated,
+    PolicyRetired, TakeOverCancelled, TakeOverRequested, VaultOpened, VaultReleased,
+    VaultWithdrawn,
 };
 pub use policy_vault::state::{
-    AcceptancePolicy, AuthorityGuard, KillSwitchState, PolicyAccount, PolicyAuthority,
-    TakeOverRequest, VelocityLedger,
+    AcceptancePolicy, AuthorityGuard, KillSwitchState, PayeeList, PolicyAccount, PolicyAccountV2,
+    PolicyAuthority, PolicyRules, TakeOverRequest, VelocityLedger,
 };
 pub use validation_registry::events::{
     AttestorRegistered, NamespaceRegistered, ValidationRequested, ValidationResponded,
@@ -110,7 +111,7 @@ pub fn decision_from_event(e: &GateDecision) -> Option<Decision> {
     Decision::from_wire(&wire)
 }
 
-/// Deny code → name (1..=15).
+/// Deny code → name (1..=23).
 pub fn deny_name(code: u8) -> Option<&'static str> {
     DenyReason::from_code(code).map(DenyReason::name)
 }
@@ -221,11 +222,63 @@ pub fn vault(address: &Pubkey, program: &Pubkey, data: &[u8]) -> Option<VaultVie
     })
 }
 
+/// A spending policy of either version (both live at `["policy", asset, policy_id]`).
+#[derive(Clone, Debug)]
+pub enum Policy {
+    V1(Box<PolicyAccount>),
+    /// A v2 policy: the v1 fields in `base`, and its rules and counters.
+    V2(Box<PolicyAccountV2>),
+}
+
+impl Policy {
+    /// The fields both versions have.
+    pub fn base(&self) -> &PolicyAccount {
+        match self {
+            Policy::V1(p) => p,
+            Policy::V2(p) => &p.base,
+        }
+    }
+
+    /// A v2 policy's rules.
+    pub fn rules(&self) -> Option<&PolicyRules> {
+        match self {
+            Policy::V1(_) => None,
+            Policy::V2(p) => Some(&p.rules),
+        }
+    }
+
+    /// 1 or 2.
+    pub fn version(&self) -> u8 {
+        match self {
+            Policy::V1(_) => 1,
+            Policy::V2(_) => 2,
+        }
+    }
+
+    /// The payee list account a v2 policy names.
+    pub fn payee_list(&self) -> Option<Pubkey> {
+        self.rules()
+            .filter(|r| r.has_list_account())
+            .map(|r| r.payee_list)
+    }
+}
+
+/// Decodes a policy account of either version.
+pub fn policy(data: &[u8]) -> Result<Policy, ClientError> {
+    if data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
+        account::<PolicyAccountV2>("PolicyAccountV2", data).map(|p| Policy::V2(Box::new(p)))
+    } else {
+        account::<PolicyAccount>("PolicyAccount", data).map(|p| Policy::V1(Box::new(p)))
+    }
+}
+
 /// Any account of the three programs, recognised by its discriminator.
 #[derive(Debug)]
 pub enum AnyAccount {
     PolicyAuthority(PolicyAuthority),
     PolicyAccount(PolicyAccount),
+    PolicyAccountV2(Box<PolicyAccountV2>),
+    PayeeList(PayeeList),
     VelocityLedger(VelocityLedger),
     KillSwitchState(KillSwitchState),
     AcceptancePolicy(AcceptancePolicy),
@@ -254,9 +307,14 @@ impl AnyAccount {
                 })*
             };
         }
+        if data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
+            return account::<PolicyAccountV2>("PolicyAccountV2", data)
+                .map(|p| AnyAccount::PolicyAccountV2(Box::new(p)));
+        }
         try_types!(
             PolicyAuthority,
             PolicyAccount,
+            PayeeList,
             VelocityLedger,
             KillSwitchState,
             AcceptancePolicy,
@@ -294,6 +352,8 @@ impl AnyAccount {
         match self {
             AnyAccount::PolicyAuthority(_) => "PolicyAuthority",
             AnyAccount::PolicyAccount(_) => "PolicyAccount",
+            AnyAccount::PolicyAccountV2(_) => "PolicyAccountV2",
+            AnyAccount::PayeeList(_) => "PayeeList",
             AnyAccount::VelocityLedger(_) => "VelocityLedger",
             AnyAccount::KillSwitchState(_) => "KillSwitchState",
             AnyAccount::AcceptancePolicy(_) => "AcceptancePolicy",
@@ -493,13 +553,15 @@ mod tests {
 
     #[test]
     fn deny_codes_and_names_round_trip() {
-        for code in 1..=15u8 {
+        for code in 1..=23u8 {
             let name = deny_name(code).unwrap();
             assert_eq!(deny_code(name), Some(code));
         }
         assert_eq!(deny_name(6), Some("CounterpartyTierBelowMin"));
+        assert_eq!(deny_name(16), Some("PolicyNotYetValid"));
+        assert_eq!(deny_name(23), Some("PayeeSlotsFull"));
         assert_eq!(deny_name(0), None);
-        assert_eq!(deny_name(16), None);
+        assert_eq!(deny_name(24), None);
     }
 
     #[test]

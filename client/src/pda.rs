@@ -72,6 +72,17 @@ impl Pdas {
             &self.ids.policy_vault,
         )
     }
+    /// `["payee_list", asset, policy_id u32 LE]`: a v2 policy's editable payee list.
+    pub fn payee_list(&self, asset: &Pubkey, policy_id: u32) -> Pubkey {
+        find(
+            &[
+                pv_seeds::PAYEE_LIST,
+                asset.as_ref(),
+                &policy_id.to_le_bytes(),
+            ],
+            &self.ids.policy_vault,
+        )
+    }
     /// `["killswitch", asset]`
     pub fn killswitch(&self, asset: &Pubkey) -> Pubkey {
         find(

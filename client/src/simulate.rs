@@ -1,7 +1,7 @@
 //! `gate_payment`: the decision a real gate would make, by simulation.
 
 use crate::chain;
-use crate::decode::{self, AcceptancePolicy, Decision, PolicyAccount};
+use crate::decode::{self, AcceptancePolicy, Decision};
 use crate::error::ClientError;
 use crate::errors::summarize_logs;
 use crate::instructions::{Attestations, Builder};
@@ -68,17 +68,26 @@ pub fn now_unix() -> i64 {
 /// are empty slots; none named = any attestor).
 pub type Rule = ([u8; 32], [Pubkey; 2]);
 
-/// The rule the payer's policy sets for the payee; `None` when the account is missing or not
-/// policy_vault's.
-pub fn policy_rule(b: &Builder, acc: Option<&Account>) -> Result<Option<Rule>, ClientError> {
+/// What a payer's policy asks of an evaluation's accounts: the rule the payee's attestation
+/// must meet, and the payee list account a v2 policy names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PolicyRule {
+    pub payee: Rule,
+    pub payee_list: Option<Pubkey>,
+}
+
+/// What the payer's policy asks (see [`PolicyRule`]); `None` when the account is missing
+/// or not policy_vault's.
+pub fn policy_rule(b: &Builder, acc: Option<&Account>) -> Result<Option<PolicyRule>, ClientError> {
     let Some(acc) = acc.filter(|a| a.owner == b.ids.policy_vault) else {
         return Ok(None);
     };
-    let p: PolicyAccount = decode::account("PolicyAccount", &acc.data)?;
-    Ok(Some((
-        p.params.required_capability,
-        p.params.accepted_attestors,
-    )))
+    let p = decode::policy(&acc.data)?;
+    let params = &p.base().params;
+    Ok(Some(PolicyRule {
+        payee: (params.required_capability, params.accepted_attestors),
+        payee_list: p.payee_list(),
+    }))
 }
 
 /// The rule the payee's acceptance policy sets for the payer; `None` when there is none.
@@ -118,7 +127,7 @@ pub async fn rules(
     rpc: &RpcClient,
     b: &Builder,
     q: &PaymentQuery,
-) -> Result<(Option<Rule>, Option<Rule>), ClientError> {
+) -> Result<(Option<PolicyRule>, Option<Rule>), ClientError> {
     let accs = chain::accounts(rpc, &rule_accounts(b, q)).await?;
     Ok((
         policy_rule(b, accs[0].as_ref())?,
@@ -132,14 +141,15 @@ pub async fn attestations_by_rules(
     rpc: &RpcClient,
     b: &Builder,
     q: &PaymentQuery,
-    (policy, acceptance): (Option<Rule>, Option<Rule>),
+    (policy, acceptance): (Option<PolicyRule>, Option<Rule>),
     now: i64,
 ) -> Result<Attestations, ClientError> {
     let mut att = Attestations::default();
     // The payer's policy may ask an attestation of the payee; the payee's acceptance policy
     // one of the payer.
     if let Some(rule) = policy {
-        att.payee = required_attestation(rpc, b, &q.payee_asset, rule, now).await?;
+        att.payee = required_attestation(rpc, b, &q.payee_asset, rule.payee, now).await?;
+        att.payee_list = rule.payee_list;
     }
     if let Some(rule) = acceptance {
         att.payer = required_attestation(rpc, b, &q.payer_asset, rule, now).await?;

@@ -29,7 +29,7 @@ use trust_gate_client::decode::Decision;
 use trust_gate_client::instructions::Attestations;
 use trust_gate_client::simulate::{
     self, acceptance_rule, now_unix, policy_rule, simulate_decision, simulate_wire, PaymentQuery,
-    Rule,
+    PolicyRule, Rule,
 };
 use trust_gate_client::{Builder, ClientError, RpcClient};
 
@@ -59,7 +59,7 @@ pub struct CacheStats {
 
 #[derive(Default)]
 pub struct DecisionCache {
-    policies: RwLock<HashMap<(Pubkey, u32), Rule>>,
+    policies: RwLock<HashMap<(Pubkey, u32), PolicyRule>>,
     acceptances: RwLock<HashMap<Pubkey, Option<Rule>>>,
     choices: RwLock<HashMap<ChoiceKey, Choice>>,
     /// The simulated transactions (base64): pure functions of the payment, its
@@ -74,7 +74,7 @@ struct Plan {
     attestations: Attestations,
     /// policy, acceptance, then each side's named attestation accounts.
     watch: Vec<Pubkey>,
-    policy: Rule,
+    policy: PolicyRule,
     acceptance: Option<Rule>,
     /// The choice per side with a capability, in watch order after the first two.
     sides: Vec<Choice>,
@@ -146,11 +146,14 @@ impl DecisionCache {
         let acceptance = read(&self.acceptances, &q.payee_asset)?;
         // The SDK remembers derived addresses, so this costs no derivation.
         let mut watch = simulate::rule_accounts(b, q).to_vec();
-        let mut attestations = Attestations::default();
+        let mut attestations = Attestations {
+            payee_list: policy.payee_list,
+            ..Attestations::default()
+        };
         let mut sides = Vec::new();
         // The payer's policy asks about the payee; the payee's acceptance about the payer.
         for (subject, rule, slot) in [
-            (q.payee_asset, Some(policy), &mut attestations.payee),
+            (q.payee_asset, Some(policy.payee), &mut attestations.payee),
             (q.payer_asset, acceptance, &mut attestations.payer),
         ] {
             let Some(rule) = rule.filter(needs_capability) else {
@@ -251,7 +254,7 @@ impl DecisionCache {
         // remembered (it may be created).
         if let Some(rule) = policy {
             write(&self.policies, (q.payer_asset, q.policy_id), rule);
-            remember_choice(&self.choices, b, q.payee_asset, rule, att.payee);
+            remember_choice(&self.choices, b, q.payee_asset, rule.payee, att.payee);
         }
         write(&self.acceptances, q.payee_asset, acceptance);
         if let Some(rule) = acceptance {

@@ -532,9 +532,18 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding)
             .copied()
             .filter(|k| *k != b.ids.gate)
     };
+    // The payee list's slot holds the policy account when the policy names no list
+    // (policy_vault refuses a settlement without the list when it does).
+    use gate::settlement::strict_accounts::{PAYEE_LIST, POLICY};
+    let payee_list = gate_ix
+        .accounts
+        .get(PAYEE_LIST)
+        .copied()
+        .filter(|k| Some(k) != gate_ix.accounts.get(POLICY));
     let attestations = Attestations {
         payer: at(0),
         payee: at(1),
+        payee_list,
     };
     let funding = if at(2).is_some() {
         Funding::Vault

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, RwLock};
-use trust_gate_client::decode::{Decision, PolicyAccount};
+use trust_gate_client::decode::Decision;
 use trust_gate_client::ids::caip2_from_genesis;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::PaymentQuery;
@@ -304,8 +304,8 @@ impl Facilitator {
     async fn mint_mismatch(&self, q: &PaymentQuery) -> ApiError {
         let key = self.builder.pda.policy(&q.payer_asset, q.policy_id);
         let policy_mint = match chain::account(&self.rpc, &key).await {
-            Ok(Some(acc)) => decode::account::<PolicyAccount>("PolicyAccount", &acc.data)
-                .map(|p| p.params.mint.to_string())
+            Ok(Some(acc)) => decode::policy(&acc.data)
+                .map(|p| p.base().params.mint.to_string())
                 .unwrap_or_else(|_| "another mint".into()),
             _ => "another mint".into(),
         };

@@ -103,9 +103,14 @@ fn landed_as(done: Result<(), TransactionError>, replayed: bool) -> Sent {
 /// A status read gets at least this long, even past the confirmation deadline.
 const MIN_READ: Duration = Duration::from_millis(100);
 
-/// Gate errors 6001..=6015 are Deny reasons 1..=15; 6016 asks for a validation.
-const GATE_DENY_FIRST: u32 = 6001;
+/// The strict gate's error for a Deny is 6000 + reason (1..=15) or 6100 + reason (16 and
+/// up: `DenyReason::strict_error_code`); 6016 asks for a validation.
 const GATE_VALIDATION_REQUIRED: u32 = 6016;
+
+/// Whether a gate error code stands for a decision (a Deny, or a validation asked for).
+fn is_decision_code(code: u32) -> bool {
+    code == GATE_VALIDATION_REQUIRED || DenyReason::from_strict_error_code(code).is_some()
+}
 
 impl Facilitator {
     /// The pay adapter with this facilitator's expectations.
@@ -525,7 +530,7 @@ impl Facilitator {
         if let Some(r) = self.transfer_refused(index, code, gate_index, ctx).await {
             return r;
         }
-        if index == gate_index && (GATE_DENY_FIRST..=GATE_VALIDATION_REQUIRED).contains(&code) {
+        if index == gate_index && is_decision_code(code) {
             if let Some(d) = self.gate_decision(code, ctx).await {
                 let mut r = Rejection::decision(d);
                 r.message = format!("{} (settlement {signature} failed on chain)", r.message);
@@ -575,9 +580,8 @@ impl Facilitator {
     /// The decision behind a gate error code: a Deny's reason is the code itself; a
     /// RequireValidation needs the capability, which the read-only gate tells.
     async fn gate_decision(&self, code: u32, ctx: &GateContext) -> Option<Decision> {
-        if code < GATE_VALIDATION_REQUIRED {
-            let reason = u8::try_from(code - GATE_DENY_FIRST + 1).ok()?;
-            return DenyReason::from_code(reason).map(Decision::Deny);
+        if let Some(reason) = DenyReason::from_strict_error_code(code) {
+            return Some(Decision::Deny(reason));
         }
         let d = self.decide(query(ctx)).await.ok()?;
         (d != Decision::Allow).then_some(d)
@@ -675,7 +679,7 @@ impl Facilitator {
             .as_ref()
             .filter(|n| n.program.as_deref() == Some(self.builder.ids.gate.to_string().as_str()))
             .map(|n| n.code)
-            .filter(|c| (GATE_DENY_FIRST..=GATE_VALIDATION_REQUIRED).contains(c));
+            .filter(|c| is_decision_code(*c));
         if gate_code.is_some() {
             // The read-only gate gives the full decision (reason, or capability and subject).
             if let Ok(d) = self.decide(query(ctx)).await {

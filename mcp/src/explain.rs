@@ -1,4 +1,4 @@
-//! Deny reason codes 1..15 explained: name, category, meaning and a remediation that holds for
+//! Deny reason codes 1..23 explained: name, category, meaning and a remediation that holds for
 //! this implementation (see docs/deny-codes.md).
 
 /// One deny reason explained.
@@ -6,7 +6,8 @@
 pub struct Explanation {
     pub code: u8,
     pub name: &'static str,
-    /// kill_switch | spending | velocity | counterparty | reputation_integrity | validation | unrated
+    /// kill_switch | spending | velocity | counterparty | reputation_integrity | validation |
+    /// unrated | validity | payee_list
     pub category: &'static str,
     /// One line: what the gate found.
     pub meaning: &'static str,
@@ -14,7 +15,7 @@ pub struct Explanation {
     pub remediation: &'static str,
 }
 
-pub const EXPLANATIONS: [Explanation; 15] = [
+pub const EXPLANATIONS: [Explanation; 23] = [
     Explanation {
         code: 1,
         name: "KillSwitchEngaged",
@@ -120,9 +121,65 @@ pub const EXPLANATIONS: [Explanation; 15] = [
         meaning: "The counterparty has no reputation account in the engine and the rule's unrated_treatment is Deny (0).",
         remediation: "Agents registered through register_agent_via_cpi get engine stats at registration, so they are not unrated. Otherwise the rule's owner accepts unrated counterparties (unrated_treatment 1, or 2 with a required capability) in a new payer policy_id or with set_acceptance_policy.",
     },
+    Explanation {
+        code: 16,
+        name: "PolicyNotYetValid",
+        category: "validity",
+        meaning: "The payer's v2 policy has a validity window that has not started: the chain's clock is before its not_before.",
+        remediation: "Wait until not_before (gate_get_policy shows it), or pay under another policy_id whose window is open.",
+    },
+    Explanation {
+        code: 17,
+        name: "PolicyExpired",
+        category: "validity",
+        meaning: "The payer's v2 policy has a validity window that has ended: the chain's clock is after its not_after.",
+        remediation: "Policies are immutable: the authority's threshold creates a new policy under another policy_id (gate_init_policy) and the payer pays under that id.",
+    },
+    Explanation {
+        code: 18,
+        name: "PayeeNotAllowed",
+        category: "payee_list",
+        meaning: "The payer's v2 policy has an allow list and the payee agent is not on it (neither inline nor in its list account).",
+        remediation: "Pay a listed payee, or, when the policy has a list account, the authority's threshold adds the payee with edit_payee_list (an instruction of the SDKs' builders). Inline entries are immutable.",
+    },
+    Explanation {
+        code: 19,
+        name: "PayeeDenied",
+        category: "payee_list",
+        meaning: "The payer's v2 policy has a deny list and the payee agent is on it.",
+        remediation: "Pay another payee; when the payee is in the policy's list account, the authority's threshold can remove it with edit_payee_list. Inline entries are immutable.",
+    },
+    Explanation {
+        code: 20,
+        name: "SpendingMonthlyExceeded",
+        category: "spending",
+        meaning: "This payment would take the payer's spending this calendar month (UTC) over the v2 policy's monthly_cap.",
+        remediation: "Wait for the first second of the next month (UTC), pay less, or pay under another policy_id.",
+    },
+    Explanation {
+        code: 21,
+        name: "SpendingLifetimeExceeded",
+        category: "spending",
+        meaning: "This payment would take everything ever paid under the v2 policy over its lifetime_cap.",
+        remediation: "The lifetime cap never resets: pay less (what is left is lifetime_cap minus lifetimeSpent in gate_get_policy), or pay under another policy_id.",
+    },
+    Explanation {
+        code: 22,
+        name: "PayeeDailyExceeded",
+        category: "spending",
+        meaning: "This payment would take what the payer paid this payee today (UTC) over the v2 policy's payee_daily_cap.",
+        remediation: "Wait for the next UTC day, pay less, or pay another payee.",
+    },
+    Explanation {
+        code: 23,
+        name: "PayeeSlotsFull",
+        category: "spending",
+        meaning: "The v2 policy has a per-payee daily cap and has already paid 16 other payees today (UTC): its 16 per-payee slots are taken.",
+        remediation: "Wait for the next UTC day (every slot frees), or pay one of today's payees, or pay under another policy_id.",
+    },
 ];
 
-/// The explanation of `code`, or None outside 1..=15.
+/// The explanation of `code`, or None outside 1..=23.
 pub fn explain(code: u8) -> Option<&'static Explanation> {
     EXPLANATIONS.get(usize::from(code).checked_sub(1)?)
 }
@@ -132,7 +189,7 @@ mod tests {
     use super::*;
     use policy_vault::engine::DenyReason;
 
-    const CATEGORIES: [&str; 7] = [
+    const CATEGORIES: [&str; 9] = [
         "kill_switch",
         "spending",
         "velocity",
@@ -140,16 +197,19 @@ mod tests {
         "reputation_integrity",
         "validation",
         "unrated",
+        "validity",
+        "payee_list",
     ];
 
     #[test]
-    fn codes_are_one_to_fifteen_in_order() {
+    fn codes_are_one_to_twenty_three_in_order() {
         for (i, e) in EXPLANATIONS.iter().enumerate() {
             assert_eq!(usize::from(e.code), i + 1, "{}", e.name);
             assert_eq!(explain(e.code), Some(e));
         }
+        assert_eq!(EXPLANATIONS.len(), DenyReason::ALL.len());
         assert_eq!(explain(0), None);
-        assert_eq!(explain(16), None);
+        assert_eq!(explain(24), None);
     }
 
     #[test]

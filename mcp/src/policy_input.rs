@@ -8,7 +8,8 @@
 use crate::args::{digits, pubkey};
 use crate::envelope::ToolError;
 use policy_vault::engine::config::{kinds, needs_mint, validate_policy, ConfigError};
-use policy_vault::state::PolicyParams;
+use policy_vault::engine::config::{validate_extended, ExtendedRules, ListMode};
+use policy_vault::state::{PolicyParams, PolicyRules, INLINE_PAYEES};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use solana_sdk::pubkey::Pubkey;
@@ -64,6 +65,25 @@ pub struct ValidationInput {
     pub accepted_attestors: Option<Vec<String>>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct PayeeListInput {
+    /// "allow" (only the listed payees) or "deny" (every payee but them).
+    pub mode: String,
+    /// Payee agents (assets, base58) listed inline, immutable: at most 4.
+    pub payees: Option<Vec<String>>,
+    /// Also create the policy's editable list account (its entries are added and removed by
+    /// the authority's threshold with the SDKs' edit_payee_list); default false.
+    pub account: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ValidityInput {
+    /// Unix seconds: no payment before this second (omitted: no bound).
+    pub not_before: Option<i64>,
+    /// Unix seconds: no payment after this second, itself included (omitted: no bound).
+    pub not_after: Option<i64>,
+}
+
 /// The policy part of `gate_init_policy`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct PolicyInput {
@@ -87,6 +107,100 @@ pub struct PolicyInput {
     /// account; the default) or "vault" (the agent's policy vault for `mint`, which only a
     /// gated settlement or the authority's threshold can empty; needs `mint`).
     pub funding: Option<String>,
+    /// A payee allow or deny list. This and the fields below make a v2 policy.
+    pub payee_list: Option<PayeeListInput>,
+    /// When the policy is valid (UTC unix seconds, both ends included).
+    pub validity: Option<ValidityInput>,
+    /// Cap per calendar month (UTC), in the mint's smallest units (decimal digits).
+    pub monthly_cap: Option<String>,
+    /// Cap over the policy's whole life (decimal digits).
+    pub lifetime_cap: Option<String>,
+    /// Cap to any one payee per UTC day (decimal digits); the policy counts at most 16
+    /// payees a day, a 17th is denied (PayeeSlotsFull).
+    pub payee_daily_cap: Option<String>,
+}
+
+impl PolicyInput {
+    /// Whether any v2 rule is given.
+    pub fn is_v2(&self) -> bool {
+        self.payee_list.is_some()
+            || self.validity.is_some()
+            || self.monthly_cap.is_some()
+            || self.lifetime_cap.is_some()
+            || self.payee_daily_cap.is_some()
+    }
+}
+
+/// The v2 rules of `input` (`None` when it gives none), checked as the program checks them;
+/// `list_account` is the policy's PayeeList address, named when the list has an account.
+pub fn rules(input: &PolicyInput, list_account: Pubkey) -> Result<Option<PolicyRules>, ToolError> {
+    if !input.is_v2() {
+        return Ok(None);
+    }
+    let cap = |field: &str, v: &Option<String>| -> Result<u64, ToolError> {
+        v.as_deref()
+            .map(|v| digits(field, v))
+            .transpose()
+            .map(|c| c.unwrap_or(0))
+    };
+    let mut r = PolicyRules {
+        monthly_cap: cap("monthly_cap", &input.monthly_cap)?,
+        lifetime_cap: cap("lifetime_cap", &input.lifetime_cap)?,
+        payee_daily_cap: cap("payee_daily_cap", &input.payee_daily_cap)?,
+        ..PolicyRules::default()
+    };
+    if let Some(v) = &input.validity {
+        r.not_before = v.not_before.unwrap_or(0);
+        r.not_after = v.not_after.unwrap_or(0);
+    }
+    if let Some(list) = &input.payee_list {
+        r.payee_list_mode = match list.mode.as_str() {
+            "allow" => ListMode::Allow as u8,
+            "deny" => ListMode::Deny as u8,
+            other => {
+                return Err(ToolError::input(
+                    "payee_list.mode",
+                    format!("{other:?}: expected \"allow\" or \"deny\""),
+                ))
+            }
+        };
+        let payees = list.payees.as_deref().unwrap_or_default();
+        if payees.len() > INLINE_PAYEES {
+            return Err(ToolError::input(
+                "payee_list.payees",
+                format!(
+                    "at most {INLINE_PAYEES} payees inline, got {}: set account true and add more with edit_payee_list",
+                    payees.len()
+                ),
+            ));
+        }
+        for (i, p) in payees.iter().enumerate() {
+            let k = pubkey("payee_list.payees", p)?;
+            if k == Pubkey::default() || r.payees[..i].contains(&k) {
+                return Err(ToolError::input(
+                    "payee_list.payees",
+                    format!("{k}: the default key, or listed twice"),
+                ));
+            }
+            r.payees[i] = k;
+        }
+        if list.account.unwrap_or(false) {
+            r.payee_list = list_account;
+        }
+        if payees.is_empty() && !r.has_list_account() {
+            return Err(ToolError::input(
+                "payee_list",
+                "give payees, or account true for a list edited later",
+            ));
+        }
+    }
+    validate_extended(&ExtendedRules {
+        not_before: r.not_before,
+        not_after: r.not_after,
+        ..ExtendedRules::OFF
+    })
+    .map_err(config_error)?;
+    Ok(Some(r))
 }
 
 /// The program's parameters for `input`, with the spending defaults applied.
@@ -165,12 +279,22 @@ pub fn params(input: &PolicyInput) -> Result<PolicyParams, ToolError> {
             *slot = pubkey("validation.accepted_attestors", a)?;
         }
     }
+    let amount_caps = [
+        &input.monthly_cap,
+        &input.lifetime_cap,
+        &input.payee_daily_cap,
+    ]
+    .iter()
+    .any(|c| {
+        c.as_deref()
+            .is_some_and(|c| !c.trim_start_matches('0').is_empty())
+    });
     let mint = match &input.mint {
         Some(m) => pubkey("mint", m)?,
-        None if needs_mint(input.kinds) => {
+        None if needs_mint(input.kinds) || amount_caps => {
             return Err(ToolError::input(
                 "mint",
-                "required when kinds includes Spending (2) or Velocity (4): caps are counted in the mint's smallest units",
+                "required when kinds includes Spending (2) or Velocity (4), or a monthly, lifetime or per-payee cap is set: caps are counted in the mint's smallest units",
             ))
         }
         None => Pubkey::default(),
@@ -257,6 +381,11 @@ fn config_error(e: ConfigError) -> ToolError {
         ConfigError::DuplicateAttestor => (
             "validation.accepted_attestors",
             "the two attestors are the same",
+        ),
+        ConfigError::ValidityNegative => ("validity", "not_before and not_after must be >= 0"),
+        ConfigError::ValidityInverted => (
+            "validity.not_before",
+            "must be at or before validity.not_after",
         ),
     };
     ToolError::input(field, reason)

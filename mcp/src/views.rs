@@ -1,12 +1,12 @@
 //! Accounts as tool results: camelCase JSON, public keys in base58, hashes in hex, token
 //! amounts as decimal strings (they exceed JSON's safe integers), empty slots dropped.
 
-use policy_vault::state::{AcceptanceParams, PolicyParams};
+use policy_vault::state::{AcceptanceParams, PolicyParams, PolicyRules};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
-    hex, AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAccount, PolicyAuthority,
-    ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
+    hex, AttestorProfile, CapabilityNamespace, KillSwitchState, Policy, PolicyAccount,
+    PolicyAuthority, ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
 };
 use trust_gate_client::receipts::Receipt;
 use trust_gate_client::settle::Funding;
@@ -63,6 +63,40 @@ pub fn unrated_name(v: u8) -> &'static str {
         2 => "require_validation",
         _ => "unknown",
     }
+}
+
+/// A policy of either version: a v2 policy adds `rules` and `counters` of its own.
+pub fn any_policy(address: &Pubkey, p: &Policy) -> Value {
+    let mut v = policy(address, p.base());
+    v["version"] = json!(p.version());
+    if let Policy::V2(p2) = p {
+        v["rules"] = policy_rules(&p2.rules);
+        v["counters"] = json!({
+            "month": {"monthIndex": p2.month_index, "spent": p2.month_spent.to_string()},
+            "lifetimeSpent": p2.lifetime_spent.to_string(),
+            "payeeDay": p2.payee_day,
+            "payees": p2.payee_slots.iter()
+                .filter(|s| s.payee != Pubkey::default())
+                .map(|s| json!({"payee": key(&s.payee), "spent": s.spent.to_string()}))
+                .collect::<Vec<_>>(),
+        });
+    }
+    v
+}
+
+/// A v2 policy's rules (0 = off for every bound and cap).
+pub fn policy_rules(r: &PolicyRules) -> Value {
+    json!({
+        "payeeList": {
+            "mode": match r.payee_list_mode { 0 => "off", 1 => "allow", 2 => "deny", _ => "unknown" },
+            "payees": r.payees.iter().filter(|k| **k != Pubkey::default()).map(key).collect::<Vec<_>>(),
+            "account": r.has_list_account().then(|| key(&r.payee_list)),
+        },
+        "validity": {"notBefore": r.not_before, "notAfter": r.not_after},
+        "monthlyCap": r.monthly_cap.to_string(),
+        "lifetimeCap": r.lifetime_cap.to_string(),
+        "payeeDailyCap": r.payee_daily_cap.to_string(),
+    })
 }
 
 pub fn policy(address: &Pubkey, p: &PolicyAccount) -> Value {

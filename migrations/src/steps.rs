@@ -13,7 +13,7 @@ use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::program_pack::Pack;
 use solana_sdk::signature::{Keypair, Signer};
-use trust_gate_client::decode::{AcceptancePolicy, PolicyAccount};
+use trust_gate_client::decode::AcceptancePolicy;
 use trust_gate_client::instructions::capability_hash;
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::{chain, Builder, ClientError};
@@ -375,12 +375,12 @@ impl Migration<'_> {
         let asset = agent.asset();
         let spender = agent.signer().pubkey();
         let key = self.builder.pda.policy(&asset, demo::POLICY_ID);
-        let policy = chain::anchor_account::<PolicyAccount>(self.rpc, "PolicyAccount", &key)
+        let policy = chain::policy(self.rpc, &self.builder.ids, &asset, demo::POLICY_ID)
             .await?
             .ok_or_else(|| {
                 ClientError::Config(format!("policy {key} missing after init_policy"))
             })?;
-        let created = policy.spender != spender;
+        let created = policy.base().spender != spender;
         if created {
             let ix = self.builder.set_vault_spender(
                 &agent.owner.pubkey(),

@@ -13,7 +13,7 @@ use anchor_spl::associated_token::{
 use anchor_spl::token::spl_token;
 use gate::settlement::TOKEN_PROGRAM_ID;
 use policy_vault::engine::Decision;
-use policy_vault::state::{AcceptanceParams, PolicyParams};
+use policy_vault::state::{AcceptanceParams, PolicyParams, PolicyRules};
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     instruction::Instruction,
@@ -338,6 +338,75 @@ impl World {
         self.init_authority(&agent).await;
         self.init_policy(&agent, 1, policy).await.unwrap();
         agent
+    }
+
+    /// An agent with tier `t`, an authority (owner, threshold 1), and v2 policy 1 =
+    /// `policy` with `rules` (whose `payee_list`, when set, is replaced by the policy's PDA).
+    pub async fn payer_with_policy_v2(
+        &mut self,
+        t: u8,
+        policy: PolicyParams,
+        rules: PolicyRules,
+    ) -> Agent {
+        let agent = self.register_agent().await;
+        self.set_stats(&agent.asset(), tier(t)).await;
+        self.init_authority(&agent).await;
+        self.init_policy_v2(&agent, 1, policy, rules).await.unwrap();
+        agent
+    }
+
+    /// `init_policy_v2` by the agent's owner (threshold 1); a set `rules.payee_list` is
+    /// replaced by the policy's PayeeList PDA.
+    pub async fn init_policy_v2(
+        &mut self,
+        agent: &Agent,
+        policy_id: u32,
+        params: PolicyParams,
+        rules: PolicyRules,
+    ) -> Result<(), BanksClientError> {
+        let b = sdk();
+        let rules = if rules.has_list_account() {
+            b.payee_list_rules(&agent.asset(), policy_id, rules)
+        } else {
+            rules
+        };
+        let ix = b.init_policy_v2(
+            &agent.owner.pubkey(),
+            &[],
+            &agent.asset(),
+            policy_id,
+            params,
+            rules,
+        );
+        send(&mut self.ctx, &[ix], &[&agent.owner]).await
+    }
+
+    /// `edit_payee_list` of the agent's policy `policy_id` by its owner (threshold 1), in
+    /// transactions of at most 24 keys.
+    pub async fn edit_payee_list(
+        &mut self,
+        agent: &Agent,
+        policy_id: u32,
+        add: &[Pubkey],
+        remove: &[Pubkey],
+    ) -> Result<(), BanksClientError> {
+        let b = sdk();
+        let (mut add, mut remove) = (add, remove);
+        while !add.is_empty() || !remove.is_empty() {
+            let (a, r) = (add.len().min(24), remove.len().min(24 - add.len().min(24)));
+            let ix = b.edit_payee_list(
+                &agent.owner.pubkey(),
+                &[],
+                &agent.asset(),
+                policy_id,
+                add[..a].to_vec(),
+                remove[..r].to_vec(),
+            );
+            send(&mut self.ctx, &[ix], &[&agent.owner]).await?;
+            add = &add[a..];
+            remove = &remove[r..];
+        }
+        Ok(())
     }
 
     pub fn init_authority_ix(
@@ -771,10 +840,10 @@ impl World {
         pda::attestation(subject, &capability, &attestor.pubkey())
     }
 
-    /// The parties of the largest payment the gate decides: a payer (tier 3) whose policy
-    /// has every kind and requires the payee's capability, a payee (tier 3) whose acceptance
-    /// policy requires the payer's capability, and both attested by `attestor`. Registers
-    /// the two namespaces when missing.
+    /// The parties of the largest payment the gate decides under a v1 policy: a payer (tier 3)
+    /// whose policy has every kind and requires the payee's capability, a payee (tier 3)
+    /// whose acceptance policy requires the payer's capability, and both attested by
+    /// `attestor`. Registers the two namespaces when missing.
     ///
     /// With `funding` VAULT the policy is vault-funded, and the payer's vault is opened and
     /// holds 10 tokens.
@@ -782,6 +851,26 @@ impl World {
         &mut self,
         attestor: &Keypair,
         funding: u8,
+    ) -> (Agent, Agent, Attestations) {
+        self.largest_case_of(attestor, funding, false).await
+    }
+
+    /// [`World::largest_case`] under a v2 policy with every rule: every kind, the payee's
+    /// capability, a validity window, monthly, lifetime and per-payee daily caps, and an
+    /// allow list whose account holds the payee among 256 entries.
+    pub async fn largest_case_v2(
+        &mut self,
+        attestor: &Keypair,
+        funding: u8,
+    ) -> (Agent, Agent, Attestations) {
+        self.largest_case_of(attestor, funding, true).await
+    }
+
+    async fn largest_case_of(
+        &mut self,
+        attestor: &Keypair,
+        funding: u8,
+        v2: bool,
     ) -> (Agent, Agent, Attestations) {
         let payee_cap = self.register_namespace("audit.smart-contract.v1").await;
         let payer_cap = self.register_namespace("kyc.tier-1.v1").await;
@@ -797,7 +886,22 @@ impl World {
             funding,
             ..open_policy(self.mint)
         };
-        let payer = self.payer_with_policy(3, policy).await;
+        let now = self.now;
+        let rules = PolicyRules {
+            payee_list_mode: 1,
+            payee_list: Pubkey::new_unique(),
+            not_before: now - 60,
+            not_after: now + 365 * 86_400,
+            monthly_cap: 10_000_000,
+            lifetime_cap: 10_000_000,
+            payee_daily_cap: 10_000_000,
+            ..PolicyRules::default()
+        };
+        let payer = if v2 {
+            self.payer_with_policy_v2(3, policy, rules).await
+        } else {
+            self.payer_with_policy(3, policy).await
+        };
         if funding == policy_vault::state::funding::VAULT {
             let owner = payer.owner.pubkey();
             let (mint, program) = (self.mint, TOKEN_PROGRAM_ID);
@@ -814,6 +918,11 @@ impl World {
         let mut acceptance = min_tier_acceptance(2);
         acceptance.required_capability = payer_cap;
         let payee = self.payee(3, Some(acceptance)).await;
+        if v2 {
+            let mut listed: Vec<Pubkey> = (0..255).map(|_| Pubkey::new_unique()).collect();
+            listed.push(payee.asset());
+            self.edit_payee_list(&payer, 1, &listed, &[]).await.unwrap();
+        }
         let expires = crate::clock(&mut self.ctx).await.slot + 10_000;
         let att = Attestations {
             payer: Some(
@@ -824,6 +933,7 @@ impl World {
                 self.attest(attestor, &payee.asset(), payee_cap, expires)
                     .await,
             ),
+            payee_list: v2.then(|| sdk().pda.payee_list(&payer.asset(), 1)),
         };
         (payer, payee, att)
     }

@@ -270,10 +270,14 @@ async fn discovery(c: &harness::Client) {
     let x = ok(c, "gate_explain_decision", json!({"reason_code": 6})).await;
     assert_eq!(x["name"], "CounterpartyTierBelowMin");
     assert_eq!(x["gateErrorCode"], 6006);
+    // A v2 policy's reasons fail the strict gate with 6100 + code.
+    let x = ok(c, "gate_explain_decision", json!({"reason_code": 23})).await;
+    assert_eq!(x["name"], "PayeeSlotsFull");
+    assert_eq!(x["gateErrorCode"], 6123);
     err(
         c,
         "gate_explain_decision",
-        json!({"reason_code": 16}),
+        json!({"reason_code": 24}),
         "input_invalid",
     )
     .await;

@@ -7,13 +7,18 @@ use gate::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::sysvar;
 
-/// Attestation accounts passed to an evaluation (an absent one is `None`).
+/// The optional accounts of an evaluation (an absent one is `None`): the attestations, and
+/// the payee list account a v2 policy may name (read with the policy's rules, see
+/// `simulate::rules`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Attestations {
     /// An attestation about the payer (asked by the payee's AcceptancePolicy).
     pub payer: Option<Pubkey>,
     /// An attestation about the payee (asked by the payer's policy).
     pub payee: Option<Pubkey>,
+    /// The payer policy's PayeeList (`PolicyRules::payee_list`), when it names one; without
+    /// it the builders pass the policy account in its place.
+    pub payee_list: Option<Pubkey>,
 }
 
 /// The extra accounts of a settlement under a vault-funded policy: the strict gate releases
@@ -71,9 +76,10 @@ impl Builder {
         policy_id: u32,
         att: Attestations,
     ) -> accounts::EvaluationAccounts {
+        let policy = self.pda.policy(payer, policy_id);
         accounts::EvaluationAccounts {
             evaluate_signer: self.pda.evaluate_signer(),
-            policy: self.pda.policy(payer, policy_id),
+            policy,
             velocity_ledger: self.pda.velocity(payer, policy_id),
             killswitch: self.pda.killswitch(payer),
             payer_stats: self.pda.atom_stats(payer),
@@ -81,6 +87,7 @@ impl Builder {
             payee_acceptance: self.pda.acceptance(payee),
             payer_attestation: att.payer,
             payee_attestation: att.payee,
+            payee_list: att.payee_list.unwrap_or(policy),
             policy_vault_program: self.ids.policy_vault,
         }
     }
@@ -104,6 +111,7 @@ impl Builder {
             payee_acceptance: e.payee_acceptance,
             payer_attestation: e.payer_attestation,
             payee_attestation: e.payee_attestation,
+            payee_list: e.payee_list,
             policy_vault_program: e.policy_vault_program,
         }
     }

@@ -4,7 +4,7 @@ use super::{with_cosigners, Builder};
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
 use policy_vault::instructions::EvaluateArgs;
-use policy_vault::state::{AcceptanceParams, PolicyParams};
+use policy_vault::state::{AcceptanceParams, PolicyParams, PolicyRules};
 use policy_vault::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
 
@@ -268,6 +268,89 @@ impl Builder {
         )
     }
 
+    /// Creates v2 policy `policy_id` (immutable): `params` as [`Builder::init_policy`]'s and
+    /// `rules`. When `rules.payee_list` is set it must be [`PdaDeriver::payee_list`] of this
+    /// policy (see [`Builder::payee_list_rules`]); the list account is created empty.
+    pub fn init_policy_v2(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        policy_id: u32,
+        params: PolicyParams,
+        rules: PolicyRules,
+    ) -> Instruction {
+        let mint = (params.mint != Pubkey::default()).then_some(params.mint);
+        let payee_list = rules.has_list_account().then_some(rules.payee_list);
+        with_cosigners(
+            self.vault_ix(
+                accounts::InitPolicyV2 {
+                    agent_asset: *asset,
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    policy: self.pda.policy(asset, policy_id),
+                    velocity: self.pda.velocity(asset, policy_id),
+                    killswitch: self.pda.killswitch(asset),
+                    mint,
+                    payee_list,
+                    system_program: system_program::ID,
+                },
+                instruction::InitPolicyV2 {
+                    asset: *asset,
+                    policy_id,
+                    params,
+                    rules,
+                },
+            ),
+            cosigners,
+        )
+    }
+
+    /// `rules` naming the payee list account of `asset`'s policy `policy_id`.
+    pub fn payee_list_rules(
+        &self,
+        asset: &Pubkey,
+        policy_id: u32,
+        rules: PolicyRules,
+    ) -> PolicyRules {
+        PolicyRules {
+            payee_list: self.pda.payee_list(asset, policy_id),
+            ..rules
+        }
+    }
+
+    /// Adds and removes payees of a v2 policy's list account; `member` (who pays for growth
+    /// and receives freed rent) and `cosigners` reach the authority's threshold.
+    pub fn edit_payee_list(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        policy_id: u32,
+        add: Vec<Pubkey>,
+        remove: Vec<Pubkey>,
+    ) -> Instruction {
+        with_cosigners(
+            self.vault_ix(
+                accounts::EditPayeeList {
+                    member: *member,
+                    authority: self.pda.policy_authority(asset),
+                    policy: self.pda.policy(asset, policy_id),
+                    payee_list: self.pda.payee_list(asset, policy_id),
+                    system_program: system_program::ID,
+                    agent_asset: *asset,
+                },
+                instruction::EditPayeeList {
+                    asset: *asset,
+                    policy_id,
+                    add,
+                    remove,
+                },
+            ),
+            cosigners,
+        )
+    }
+
     /// Opens the agent's vault for `mint` (owned by `token_program`); `member` (who pays the
     /// rent) and `cosigners` reach the authority's threshold.
     pub fn open_vault(
@@ -429,9 +512,10 @@ impl Builder {
         commit: bool,
     ) -> Instruction {
         let (payer, payee, id) = (args.payer_asset, args.payee_asset, args.policy_id);
+        let policy = self.pda.policy(&payer, id);
         let read_only = accounts::Evaluate {
             gate_signer: *gate_signer,
-            policy: self.pda.policy(&payer, id),
+            policy,
             velocity: self.pda.velocity(&payer, id),
             killswitch: self.pda.killswitch(&payer),
             payer_stats: self.pda.atom_stats(&payer),
@@ -439,6 +523,7 @@ impl Builder {
             payee_acceptance: self.pda.acceptance(&payee),
             payer_attestation: attestations.payer,
             payee_attestation: attestations.payee,
+            payee_list: attestations.payee_list.unwrap_or(policy),
         };
         if !commit {
             return self.vault_ix(read_only, instruction::Evaluate { args });
@@ -455,6 +540,7 @@ impl Builder {
                 payee_acceptance: r.payee_acceptance,
                 payer_attestation: r.payer_attestation,
                 payee_attestation: r.payee_attestation,
+                payee_list: r.payee_list,
             },
             instruction::EvaluateAndCommit { args },
         )

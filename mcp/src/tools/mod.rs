@@ -139,7 +139,7 @@ impl GateServer {
         call_result(get_engine_reputation(&self.ctx, a).await)
     }
 
-    /// Explain a deny reason code 1..15: name, category, meaning and what to do about it.
+    /// Explain a deny reason code 1..23: name, category, meaning and what to do about it.
     #[tool(annotations(read_only_hint = true))]
     async fn gate_explain_decision(
         &self,

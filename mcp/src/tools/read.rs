@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
-    self, hex, AttestorProfile, CapabilityNamespace, DecisionView, KillSwitchState, PolicyAccount,
+    self, hex, AttestorProfile, CapabilityNamespace, DecisionView, KillSwitchState,
     PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
 };
 use trust_gate_client::instructions::capability_hash;
@@ -105,7 +105,7 @@ pub struct SimulateArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExplainArgs {
-    /// A deny reason code, 1..15.
+    /// A deny reason code, 1..23.
     #[schemars(range(min = 1, max = 15))]
     pub reason_code: i64,
 }
@@ -141,8 +141,10 @@ pub async fn get_policy(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let address = ctx.pda.policy(&asset, a.policy_id);
-    let p: PolicyAccount = read(ctx, "PolicyAccount", &address).await?;
-    Ok(views::policy(&address, &p))
+    let p = chain::policy(&ctx.rpc, &ctx.config.ids, &asset, a.policy_id)
+        .await?
+        .ok_or_else(|| ToolError::not_found("PolicyAccount", address))?;
+    Ok(views::any_policy(&address, &p))
 }
 
 pub async fn get_velocity_ledger(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
@@ -341,7 +343,7 @@ pub fn explain_decision(a: ExplainArgs) -> ToolResult {
         .ok_or_else(|| {
             ToolError::input(
                 "reason_code",
-                format!("{} is not a reason code 1..15", a.reason_code),
+                format!("{} is not a reason code 1..23", a.reason_code),
             )
         })?;
     Ok(json!({
@@ -350,7 +352,9 @@ pub fn explain_decision(a: ExplainArgs) -> ToolResult {
         "category": e.category,
         "meaning": e.meaning,
         "remediation": e.remediation,
-        "gateErrorCode": 6000 + u32::from(e.code),
+        // 6000 + code for 1..=15, 6100 + code from 16 (the strict gate's errors).
+        "gateErrorCode": policy_vault::engine::DenyReason::from_code(e.code)
+            .map(|r| r.strict_error_code()),
     }))
 }
 

@@ -14,8 +14,8 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{
-    AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAccount, PolicyAuthority,
-    TakeOverRequest, ValidationRequest,
+    AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAuthority, TakeOverRequest,
+    ValidationRequest,
 };
 use trust_gate_client::instructions::{ed25519_verify, Claim};
 use trust_gate_client::Builder;
@@ -301,11 +301,13 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
         return Err(ToolError::not_found("agent", format!("{asset} in the agent registry"))
             .hint("omit agent_asset to register a new agent owned by the signer in the same transaction"));
     }
+    let rules = policy_input::rules(&a.policy, b.pda.payee_list(&asset, a.policy_id))?;
     if let Some(existing) = &found[3] {
-        let p: PolicyAccount = trust_gate_client::decode::account("PolicyAccount", &existing.data)?;
-        let mut v = views::policy(&keys[3], &p);
+        let any = trust_gate_client::decode::policy(&existing.data)?;
+        let mut v = views::any_policy(&keys[3], &any);
+        let p = any.base();
         v["created"] = json!(false);
-        v["matchesRequest"] = json!(p.params == params);
+        v["matchesRequest"] = json!(p.params == params && any.rules() == rules.as_ref());
         v["selfHealed"] = json!(false);
         v["healedSteps"] = json!([]);
         // The rule is immutable, but a vault-funded policy's spender is renamed by the
@@ -356,16 +358,19 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     } else {
         None
     };
-    ixs.push(b.init_policy(&me, &[], &asset, a.policy_id, params));
+    ixs.push(match rules {
+        Some(rules) => b.init_policy_v2(&me, &[], &asset, a.policy_id, params, rules),
+        None => b.init_policy(&me, &[], &asset, a.policy_id, params),
+    });
     if let Some(spender) = &spender {
         ixs.push(b.set_vault_spender(&me, &[], &asset, a.policy_id, spender));
     }
     let extra: Vec<&Keypair> = new_asset.iter().collect();
     let sig = ctx.send(&ixs, signer, &extra).await?;
-    let p: PolicyAccount = chain::anchor_account(&ctx.rpc, "PolicyAccount", &keys[3])
+    let p = chain::policy(&ctx.rpc, &b.ids, &asset, a.policy_id)
         .await?
         .ok_or_else(|| ToolError::not_found("PolicyAccount", keys[3]))?;
-    let mut v = views::policy(&keys[3], &p);
+    let mut v = views::any_policy(&keys[3], &p);
     v["created"] = json!(true);
     v["selfHealed"] = json!(!steps.is_empty());
     v["healedSteps"] = json!(steps);

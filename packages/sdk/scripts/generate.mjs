@@ -29,10 +29,11 @@ function files(dir) {
   });
 }
 
-// `from "./x"` → `from "./x.js"`, or `"./x/index.js"` when x is a folder.
+// `from "./x"` → `from "./x.js"`, or `"./x/index.js"` when x is a folder (`"."`, the
+// folder itself, as a type of the folder importing another: `"./index.js"`).
 function explicitImports(file) {
   const text = readFileSync(file, 'utf8');
-  const fixed = text.replace(/(from\s+|import\s*\(\s*)(["'])(\.{1,2}\/[^"']*)\2/g, (match, lead, quote, spec) => {
+  const fixed = text.replace(/(from\s+|import\s*\(\s*)(["'])(\.{1,2}(?:\/[^"']*)?)\2/g, (match, lead, quote, spec) => {
     if (spec.endsWith('.js')) return match;
     const base = resolve(dirname(file), spec);
     const path = existsSync(base) && statSync(base).isDirectory() ? `${spec}/index.js` : `${spec}.js`;

@@ -12,7 +12,14 @@ import {
   type Rpc,
   type SolanaRpcApi,
 } from '@solana/kit';
-import { getPolicyAccountDecoder, POLICY_ACCOUNT_DISCRIMINATOR } from './generated/policy_vault/accounts/index.js';
+import {
+  getPolicyAccountDecoder,
+  getPolicyAccountV2Decoder,
+  POLICY_ACCOUNT_DISCRIMINATOR,
+  POLICY_ACCOUNT_V2_DISCRIMINATOR,
+  type PolicyAccount,
+  type PolicyAccountV2,
+} from './generated/policy_vault/accounts/index.js';
 import {
   getValidationAttestationDecoder,
   getValidationAttestationSize,
@@ -188,11 +195,41 @@ export function transferHookProgram(acc: RawAccount): Address | null {
 
 export type Funding = 'wallet' | 'vault';
 
+/**
+ * A spending policy of either version (both live at `["policy", asset, policy_id]`): `base` holds
+ * the fields both have; a v2 policy also has its rules and counters in `v2`.
+ */
+export interface Policy {
+  version: 1 | 2;
+  base: PolicyAccount;
+  v2?: PolicyAccountV2;
+}
+
+/** Decodes a policy account of either version; null when `data` is neither. */
+export function decodePolicy(data: Uint8Array): Policy | null {
+  if (sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_V2_DISCRIMINATOR)) {
+    const v2 = getPolicyAccountV2Decoder().decode(data);
+    return { version: 2, base: { discriminator: POLICY_ACCOUNT_DISCRIMINATOR, ...v2.base }, v2 };
+  }
+  if (sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_DISCRIMINATOR)) {
+    return { version: 1, base: getPolicyAccountDecoder().decode(data) };
+  }
+  return null;
+}
+
+/** The payee list account a v2 policy names, or null. */
+export function policyPayeeList(p: Policy): Address | null {
+  const list = p.v2?.rules.payeeList;
+  return list && list !== SYSTEM_PROGRAM ? list : null;
+}
+
 /** The funding policy `policyId` of `asset` declares; throws when the policy does not exist. */
 export async function policyFunding(rpc: TrustGateRpc, ids: ProgramIds, asset: Address, policyId: number): Promise<Funding> {
   const key = await new Pdas(ids).policy(asset, policyId);
   const acc = await requiredAccount(rpc, key, 'PolicyAccount');
-  return getPolicyAccountDecoder().decode(acc.data).params.funding === 1 ? 'vault' : 'wallet';
+  const p = decodePolicy(acc.data);
+  if (!p) throw new AccountNotFoundError('PolicyAccount', key);
+  return p.base.params.funding === 1 ? 'vault' : 'wallet';
 }
 
 /** A validation rule: the capability (zero = none) and up to two attestors (default = empty). */
@@ -203,10 +240,11 @@ export interface Rule {
 
 const sameBytes = (a: Uint8Array, b: ArrayLike<number>) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** The rule a PolicyAccount sets for the payee. */
+/** The rule a policy (either version) sets for the payee. */
 export function policyRule(data: Uint8Array): Rule | null {
-  if (!sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_DISCRIMINATOR)) return null;
-  const p = getPolicyAccountDecoder().decode(data).params;
+  const policy = decodePolicy(data);
+  if (!policy) return null;
+  const p = policy.base.params;
   return { capability: Uint8Array.from(p.requiredCapability), attestors: p.acceptedAttestors };
 }
 

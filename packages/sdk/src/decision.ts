@@ -1,7 +1,10 @@
 // The gate's decision: the 35-byte wire form `gate_payment` returns (kind, reason code,
 // subject, capability hash) and the JSON view the facilitator answers with.
 
-/** Deny reason codes 1..15 and their stable names (policy_vault's `DenyReason`). */
+/**
+ * Deny reason codes 1..23 and their stable names (policy_vault's `DenyReason`); 16 and up are
+ * the rules of v2 policies.
+ */
 export const DENY_REASONS = [
   'KillSwitchEngaged',
   'SpendingPerTxExceeded',
@@ -18,7 +21,29 @@ export const DENY_REASONS = [
   'AttestationRevoked',
   'AttestationAttestorRejected',
   'UnratedTreatmentDeny',
+  'PolicyNotYetValid',
+  'PolicyExpired',
+  'PayeeNotAllowed',
+  'PayeeDenied',
+  'SpendingMonthlyExceeded',
+  'SpendingLifetimeExceeded',
+  'PayeeDailyExceeded',
+  'PayeeSlotsFull',
 ] as const;
+
+/**
+ * The strict gate's error code for deny code `code`: 6000 + code for 1..15, 6100 + code from 16
+ * (the gate's own errors had taken 6016 and up).
+ */
+export function strictErrorCode(code: number): number {
+  return code <= 15 ? 6000 + code : 6100 + code;
+}
+
+/** The deny code a strict-gate error code stands for, or undefined. */
+export function denyCodeOfError(error: number): number | undefined {
+  const code = error >= 6001 && error <= 6015 ? error - 6000 : error >= 6116 && error <= 6199 ? error - 6100 : 0;
+  return denyName(code) ? code : undefined;
+}
 
 export type DenyReasonName = (typeof DENY_REASONS)[number];
 
@@ -34,9 +59,9 @@ export type Decision =
 
 export const DECISION_WIRE_LEN = 35;
 
-/** The name of deny code `code` (1..15), or undefined. */
+/** The name of deny code `code` (1..23), or undefined. */
 export function denyName(code: number): DenyReasonName | undefined {
-  return DENY_REASONS[code - 1];
+  return Number.isInteger(code) && code >= 1 ? DENY_REASONS[code - 1] : undefined;
 }
 
 /** The decision in 35 bytes of return data; undefined when the bytes are not one. */

@@ -3,11 +3,10 @@
 // independent of any web framework (`express.ts` mounts them).
 
 import { address, type Address } from '@solana/kit';
-import { accounts, type TrustGateRpc } from './chain.js';
+import { accounts, decodePolicy, type TrustGateRpc } from './chain.js';
 import { toHex, type Decision } from './decision.js';
 import { TransactionFailedError } from './errors.js';
 import { getFeedbackLogDecoder } from './generated/gate/accounts/index.js';
-import { getPolicyAccountDecoder } from './generated/policy_vault/accounts/index.js';
 import { POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH, POLICY_VAULT_ERROR__POLICY_RETIRED } from './generated/policy_vault/errors/index.js';
 
 /** Anchor's AccountNotInitialized: a required account does not exist. */
@@ -216,7 +215,8 @@ async function mintMismatch(c: FacilitatorContext, q: { payer: Address; mint: Ad
   let policyMint = 'another mint';
   try {
     const [acc] = await accounts(c.rpc, [key]);
-    if (acc) policyMint = getPolicyAccountDecoder().decode(acc.data).params.mint;
+    const policy = acc && decodePolicy(acc.data);
+    if (policy) policyMint = policy.base.params.mint;
   } catch {
     // Keep "another mint".
   }

@@ -25,12 +25,17 @@ import { Pdas } from './pda.js';
 
 export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
 
-/** Attestation accounts of an evaluation (absent: undefined). */
+/**
+ * The optional accounts of an evaluation (absent: undefined): the attestations, and the payee
+ * list account a v2 policy may name (read with the policy, see `attestationsFor`).
+ */
 export interface Attestations {
   /** About the payer (asked by the payee's AcceptancePolicy). */
   payer?: Address;
   /** About the payee (asked by the payer's policy). */
   payee?: Address;
+  /** The payer policy's PayeeList, when its (v2) policy names one (else the builder passes the policy account in its slot). */
+  payeeList?: Address;
 }
 
 /** The payment an evaluation decides. */
@@ -94,6 +99,8 @@ export class Builder {
       payeeAcceptance,
       payerAttestation: att.payer,
       payeeAttestation: att.payee,
+      // Without a list the policy account stands in its slot (policy_vault ignores it).
+      payeeList: att.payeeList ?? policy,
       policyVaultProgram: this.ids.policyVault,
     };
   }

@@ -15,7 +15,18 @@ import {
   type Blockhash,
   type Base64EncodedWireTransaction,
 } from '@solana/kit';
-import { accounts, acceptanceRule, agent, findAttestation, policyRule, SYSTEM_PROGRAM, type Rule, type TrustGateRpc } from './chain.js';
+import {
+  accounts,
+  acceptanceRule,
+  agent,
+  decodePolicy,
+  findAttestation,
+  policyPayeeList,
+  policyRule,
+  SYSTEM_PROGRAM,
+  type Rule,
+  type TrustGateRpc,
+} from './chain.js';
 import { decisionFromWire, type Decision } from './decision.js';
 import { TransactionFailedError } from './errors.js';
 import type { ProgramIds } from './ids.js';
@@ -40,8 +51,9 @@ async function requiredAttestation(
 }
 
 /**
- * The attestation accounts a real gate would see for `p`: the payee's, when the payer's
- * policy requires a capability; the payer's, when the payee's acceptance policy does.
+ * The optional accounts a real gate would see for `p`: the payee's attestation, when the
+ * payer's policy requires a capability; the payer's, when the payee's acceptance policy does;
+ * the payee list account a v2 policy names.
  */
 export async function attestationsFor(rpc: TrustGateRpc, b: Builder, p: PaymentArgs, now = nowUnix()): Promise<Attestations> {
   const keys = [await b.pda.policy(p.payerAsset, p.policyId), await b.pda.acceptance(p.payeeAsset)];
@@ -49,9 +61,12 @@ export async function attestationsFor(rpc: TrustGateRpc, b: Builder, p: PaymentA
   const ours = (a: typeof policy) => (a && a.owner === b.ids.policyVault ? a : null);
   const payerPolicy = ours(policy);
   const payeeAcceptance = ours(acceptance);
+  const decoded = payerPolicy && decodePolicy(payerPolicy.data);
+  const payeeList = decoded ? policyPayeeList(decoded) : null;
   return {
     payee: await requiredAttestation(rpc, b.ids, p.payeeAsset, payerPolicy && policyRule(payerPolicy.data), now),
     payer: await requiredAttestation(rpc, b.ids, p.payerAsset, payeeAcceptance && acceptanceRule(payeeAcceptance.data), now),
+    ...(payeeList ? { payeeList } : {}),
   };
 }
 

@@ -13,6 +13,7 @@
 //!   invokes.
 
 pub mod external;
+pub mod keys;
 pub mod pda;
 pub mod pda_account;
 pub mod runtime;

@@ -29,33 +29,13 @@ trust_gate_program_common::security_txt!("gate");
 pub mod gate {
     use super::*;
 
-    /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the
-    /// 35-byte decision; also emitted as a `GateDecision` event. Every account is read-only,
-    /// so other programs can ask for a decision by CPI.
-    pub fn gate_payment(
-        ctx: Context<GatePayment>,
-        payer_asset: Pubkey,
-        payee_asset: Pubkey,
-        amount: u64,
-        mint: Pubkey,
-        policy_id: u32,
-    ) -> Result<()> {
-        instructions::gate_payment(
-            ctx,
-            PaymentArgs {
-                payer_asset,
-                payee_asset,
-                amount,
-                mint,
-                policy_id,
-            },
-        )
-    }
+    // A settlement's two instructions come first: Anchor dispatches by comparing the
+    // instruction's discriminator with each instruction's in this order.
 
     /// The committing gate of a settlement, a top-level instruction only: enforces the
     /// settlement layout, commits the counters on Allow, fails with the reason (code 6000 +
-    /// reason) on Deny and with `ValidationRequired` on RequireValidation. The parties and
-    /// the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
+    /// reason for reasons 1..=15, 6100 + reason from 16) on Deny and with
+    /// `ValidationRequired` on RequireValidation. The parties and the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
     /// settlement must fit in one packet; repeating them as arguments would cost 96 bytes).
     /// `deadline`: unix seconds, the x402 challenge's expiry; refused once past or when
     /// further ahead than `settlement::MAX_DEADLINE_AHEAD_SECS`.
@@ -95,6 +75,29 @@ pub mod gate {
             tag2,
             endpoint,
             feedback_uri,
+        )
+    }
+
+    /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the
+    /// 35-byte decision; also emitted as a `GateDecision` event. Every account is read-only,
+    /// so other programs can ask for a decision by CPI.
+    pub fn gate_payment(
+        ctx: Context<GatePayment>,
+        payer_asset: Pubkey,
+        payee_asset: Pubkey,
+        amount: u64,
+        mint: Pubkey,
+        policy_id: u32,
+    ) -> Result<()> {
+        instructions::gate_payment(
+            ctx,
+            PaymentArgs {
+                payer_asset,
+                payee_asset,
+                amount,
+                mint,
+                policy_id,
+            },
         )
     }
 

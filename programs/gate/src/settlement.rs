@@ -145,16 +145,20 @@ pub fn parse_transfer_checked(ix: &impl TxInstruction) -> Option<TransferChecked
     })
 }
 
-/// Where gate_payment_strict's accounts name the payment's parties and mint: after the ten
+/// Where gate_payment_strict's accounts name the payment's parties and mint: after the eleven
 /// evaluation accounts come payer_signer, payer_asset, payer_agent, payee_asset, payee_agent,
 /// destination_token and mint_account (a unit test holds this to the accounts struct).
 pub mod strict_accounts {
     /// The payee's AtomStats, which policy_vault checked (see `atom_stats::is_account_of`):
     /// emit_feedback passes the same account on to the registry.
     pub const PAYEE_STATS: usize = 5;
-    pub const PAYER_ASSET: usize = 11;
-    pub const PAYEE_ASSET: usize = 13;
-    pub const MINT: usize = 16;
+    /// The payer's policy, and the slot of its payee list (the policy again when it names
+    /// none).
+    pub const POLICY: usize = 1;
+    pub const PAYEE_LIST: usize = 9;
+    pub const PAYER_ASSET: usize = 12;
+    pub const PAYEE_ASSET: usize = 14;
+    pub const MINT: usize = 17;
 }
 
 /// The arguments of gate_payment_strict in wire order; the rest of [`PaymentArgs`] is its
@@ -368,6 +372,7 @@ mod tests {
     }
 
     const PAYEE_STATS: Pubkey = Pubkey::new_from_array([5; 32]);
+    const PAYEE_LIST: Pubkey = Pubkey::new_from_array([6; 32]);
 
     /// A gate_payment_strict instruction, its accounts laid out by the accounts struct itself
     /// (so this also holds [`strict_accounts`] to the struct).
@@ -391,6 +396,7 @@ mod tests {
                 payee_acceptance: any(),
                 payer_attestation: None,
                 payee_attestation: None,
+                payee_list: PAYEE_LIST,
                 policy_vault_program: policy_vault::ID,
             },
             payer_signer: any(),
@@ -441,8 +447,9 @@ mod tests {
             ix.accounts[strict_accounts::PAYEE_STATS].pubkey,
             PAYEE_STATS
         );
+        assert_eq!(ix.accounts[strict_accounts::PAYEE_LIST].pubkey, PAYEE_LIST);
         // Optional accounts keep their place (an absent one is the program id).
-        assert_eq!(ix.accounts.len(), 21);
+        assert_eq!(ix.accounts.len(), 22);
         let mut short = ix.clone();
         short.accounts.truncate(strict_accounts::MINT);
         assert_eq!(parse_gate_strict(&short), None);

@@ -30,6 +30,7 @@ fn policy(kinds: u8) -> PolicyConfig {
             capability: [9; 32],
             attestors: vec![Pubkey::new_from_array([7; 32])],
         },
+        extended: ExtendedRules::OFF,
     }
 }
 
@@ -96,6 +97,8 @@ fn bench(c: &mut Criterion) {
                     paused: false,
                     spending: SpendingCounters::default(),
                     velocity: VelocityState::default(),
+                    extended: None,
+                    payee_listed: false,
                     payer,
                     payee,
                     amount: 1_000_000,

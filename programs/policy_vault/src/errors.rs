@@ -58,7 +58,7 @@ pub enum PolicyVaultError {
     #[msg("acceptance account holds no AcceptancePolicy")]
     AcceptancePolicyInvalid,
     // 6024..: mints and retirement
-    #[msg("mint must be set when Spending or Velocity is enabled: caps are counted in the mint's smallest units")]
+    #[msg("mint must be set when Spending or Velocity is enabled, or a monthly, lifetime or per-payee cap is set: caps are counted in the mint's smallest units")]
     MintRequired,
     #[msg("mint account: missing, or not the account at the policy's mint address")]
     MintAccountMismatch,
@@ -123,4 +123,27 @@ pub enum PolicyVaultError {
     WithdrawalNotToRecovery,
     #[msg("rent_payer is not the account that paid for the request")]
     RentPayerMismatch,
+    // 6054..: policy v2
+    #[msg("payee_list_mode must be 0 (no list), 1 (allow list) or 2 (deny list)")]
+    InvalidListMode,
+    #[msg("payees / payee_list: a payee list needs payee_list_mode 1 (allow) or 2 (deny)")]
+    PayeesWithoutListMode,
+    #[msg("payee_list_mode: the list has no payee and no list account")]
+    PayeeListEmpty,
+    #[msg("payees: the same payee twice")]
+    DuplicatePayee,
+    #[msg("not_before and not_after must be >= 0 (0 = no bound)")]
+    ValidityNegative,
+    #[msg("not_before must be <= not_after")]
+    ValidityInverted,
+    #[msg("payee_list: not the policy's PayeeList account (its PDA [\"payee_list\", asset, policy_id])")]
+    PayeeListMismatch,
+    #[msg("payee_list: the policy names a payee list account, which the evaluation must be given (not the policy account in its place)")]
+    PayeeListMissing,
+    #[msg("the policy names no payee list account: its list is immutable")]
+    PolicyHasNoPayeeList,
+    #[msg("payee list: at most 256 entries")]
+    PayeeListFull,
+    #[msg("add / remove: at least one payee to add or remove, and no default (all zero) key")]
+    PayeeListEditInvalid,
 }

@@ -85,6 +85,21 @@ pub struct PolicyCreated {
     pub created_by: Pubkey,
     /// Distinct member signatures (at least the authority's threshold).
     pub signers: u8,
+    /// 1 (`init_policy`) or 2 (`init_policy_v2`).
+    pub version: u8,
+}
+
+/// The authority's threshold edited a v2 policy's payee list.
+#[event]
+pub struct PayeeListEdited {
+    pub asset: Pubkey,
+    pub policy_id: u32,
+    pub added: u16,
+    pub removed: u16,
+    /// Entries after the edit.
+    pub entries: u16,
+    pub by: Pubkey,
+    pub signers: u8,
 }
 
 #[event]

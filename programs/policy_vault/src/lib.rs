@@ -17,7 +17,7 @@ pub mod instructions;
 pub mod state;
 
 use instructions::*;
-use state::{AcceptanceParams, PolicyParams};
+use state::{AcceptanceParams, PolicyParams, PolicyRules};
 
 declare_id!("P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3");
 
@@ -26,6 +26,24 @@ trust_gate_program_common::security_txt!("policy_vault");
 #[program]
 pub mod policy_vault {
     use super::*;
+
+    // The evaluations come first, the settlement's first of all: Anchor dispatches by
+    // comparing the instruction's discriminator with each instruction's in this order.
+    /// Evaluates a payment (CPI from the gate's strict settlement only) and on Allow applies
+    /// the spending and velocity deltas and, for a vault-funded policy, releases `amount`
+    /// from the vault to the payer's token account. Return data: the 35-byte decision.
+    pub fn evaluate_and_commit<'info>(
+        ctx: Context<'info, EvaluateAndCommit<'info>>,
+        args: EvaluateArgs,
+    ) -> Result<()> {
+        instructions::evaluate_and_commit(ctx, args)
+    }
+
+    /// Evaluates a payment (CPI from the gate only), read-only. Return data: the 35-byte
+    /// decision.
+    pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
+        instructions::evaluate(ctx, args)
+    }
 
     /// Creates the agent's policy authority. The signer must be the live owner of the
     /// agent's MPL Core asset.
@@ -103,13 +121,38 @@ pub mod policy_vault {
     /// Creates an immutable spending policy, its velocity ledger and (if missing) the kill
     /// switch; needs `threshold` members. A policy with Spending or Velocity names its mint,
     /// whose account is checked (no Token-2022 transfer fee or permanent delegate).
-    pub fn init_policy(
-        ctx: Context<InitPolicy>,
+    pub fn init_policy<'info>(
+        ctx: Context<'info, InitPolicy<'info>>,
         asset: Pubkey,
         policy_id: u32,
         params: PolicyParams,
     ) -> Result<()> {
         instructions::init_policy(ctx, asset, policy_id, params)
+    }
+
+    /// Creates an immutable v2 policy: `params` as `init_policy`'s, and `rules` (validity
+    /// window, payee allow or deny list, monthly, lifetime and per-payee daily caps), with
+    /// its payee list account (empty) when `rules.payee_list` names one; needs `threshold`.
+    pub fn init_policy_v2<'info>(
+        ctx: Context<'info, InitPolicyV2<'info>>,
+        asset: Pubkey,
+        policy_id: u32,
+        params: PolicyParams,
+        rules: PolicyRules,
+    ) -> Result<()> {
+        instructions::init_policy_v2(ctx, asset, policy_id, params, rules)
+    }
+
+    /// Adds and removes payees of a v2 policy's list account (at most 256 entries); needs
+    /// `threshold` members. The list's meaning (allow or deny) is the policy's.
+    pub fn edit_payee_list(
+        ctx: Context<EditPayeeList>,
+        asset: Pubkey,
+        policy_id: u32,
+        add: Vec<Pubkey>,
+        remove: Vec<Pubkey>,
+    ) -> Result<()> {
+        instructions::edit_payee_list(ctx, asset, policy_id, add, remove)
     }
 
     /// Retires a policy for good (both gates then refuse it with `PolicyRetired`); needs
@@ -155,21 +198,5 @@ pub mod policy_vault {
         amount: u64,
     ) -> Result<()> {
         instructions::withdraw(ctx, asset, mint, amount)
-    }
-
-    /// Evaluates a payment (CPI from the gate only), read-only. Return data: the 35-byte
-    /// decision.
-    pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
-        instructions::evaluate(ctx, args)
-    }
-
-    /// Evaluates a payment (CPI from the gate's strict settlement only) and on Allow applies
-    /// the spending and velocity deltas and, for a vault-funded policy, releases `amount`
-    /// from the vault to the payer's token account. Return data: the 35-byte decision.
-    pub fn evaluate_and_commit<'info>(
-        ctx: Context<'info, EvaluateAndCommit<'info>>,
-        args: EvaluateArgs,
-    ) -> Result<()> {
-        instructions::evaluate_and_commit(ctx, args)
     }
 }

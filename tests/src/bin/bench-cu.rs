@@ -64,6 +64,36 @@ async fn main() -> std::process::ExitCode {
     println!("{}", report.table());
     println!("{}\n", report.budget_line());
 
+    // Each rule of a v2 policy alone: evaluate_and_commit's median over the runs.
+    let mut rules: Vec<(&str, Vec<u64>)> = Vec::new();
+    for run in 1..=runs {
+        eprintln!("run {run}/{runs}: each rule of a v2 policy alone");
+        for (i, (name, units)) in trust_gate_program_tests::compute_units::rule_costs()
+            .await
+            .into_iter()
+            .enumerate()
+        {
+            if rules.len() <= i {
+                rules.push((name, Vec::new()));
+            }
+            rules[i].1.push(units);
+        }
+    }
+    println!(
+        "| policy (one rule alone) | evaluate_and_commit CU: median | over v1 |\n|---|---:|---:|"
+    );
+    let median = |v: &Vec<u64>| {
+        let mut v = v.clone();
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    let base = rules.first().map(|(_, u)| median(u)).unwrap_or_default();
+    for (name, units) in &rules {
+        let m = median(units);
+        println!("| {name} | {m} | {:+} |", m as i64 - base as i64);
+    }
+    println!();
+
     let rent = Rent::default();
     println!("| program | .so bytes | rent to deploy (SOL) |\n|---|---:|---:|");
     for name in SBF_PROGRAMS {

@@ -250,6 +250,7 @@ async fn omitting_an_attestation_never_allows() {
         Attestations {
             payer: None,
             payee: Some(pda::stats(&payee.asset())),
+            payee_list: None,
         },
     );
     assert_code(

@@ -116,6 +116,7 @@ fn release_to_ix(
                 payee_acceptance: pda::acceptance(&q),
                 payer_attestation: None,
                 payee_attestation: None,
+                payee_list: pda::policy(&p, 1),
                 policy_vault_program: policy_vault::ID,
                 gate_program: gate::ID,
             },

@@ -346,6 +346,7 @@ async fn unrated_payee_treatments_15_allow_and_require_validation() {
     let with = Attestations {
         payee: Some(att),
         payer: None,
+        payee_list: None,
     };
     assert_eq!(w.decide(&rv_payer, &payee, 1, with).await, Decision::Allow);
 }
@@ -370,6 +371,7 @@ async fn attestation_outcomes_11_12_13_14_and_renewal() {
     let payee_att = |a| Attestations {
         payer: None,
         payee: Some(a),
+        payee_list: None,
     };
 
     assert_eq!(
@@ -446,7 +448,8 @@ async fn acceptance_policy_requires_a_payer_attestation() {
             1,
             Attestations {
                 payer: Some(att),
-                payee: None
+                payee: None,
+                payee_list: None,
             }
         )
         .await,

@@ -10,6 +10,7 @@ mod decisions;
 mod engine_standin;
 mod funding;
 mod hardening;
+mod policy_v2;
 mod records;
 mod sbf_artifacts;
 mod settlement;

@@ -590,15 +590,20 @@ async fn only_the_payer_may_dispute_and_only_within_the_window() {
 }
 
 #[test]
-fn every_deny_reason_fails_strict_with_6000_plus_its_code() {
+fn every_deny_reason_fails_strict_with_6000_or_6100_plus_its_code() {
     for reason in policy_vault::engine::DenyReason::ALL {
         let err = gate::instructions::deny_error(reason);
+        let base = if reason.code() <= 15 { 6000 } else { 6100 };
+        let anchor_lang::error::Error::AnchorError(e) = &err else {
+            panic!("{reason:?}: {err:?}");
+        };
+        assert_eq!(e.error_name, reason.name());
+        use anchor_lang::solana_program::program_error::ProgramError;
         assert_eq!(
-            u32::from(err),
-            6000 + u32::from(reason.code()),
+            ProgramError::from(err),
+            ProgramError::Custom(base + u32::from(reason.code())),
             "{reason:?}"
         );
-        assert_eq!(format!("{err:?}"), reason.name());
     }
 }
 

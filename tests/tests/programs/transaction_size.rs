@@ -34,7 +34,7 @@ async fn the_largest_vault_funded_settlement_fits_in_a_packet_too() {
 async fn largest_settlement_fits(funding: u8) {
     let mut w = World::new().await;
     let attestor = w.attestor().await;
-    let (payer, payee, att) = w.largest_case(&attestor, funding).await;
+    let (payer, payee, att) = w.largest_case_v2(&attestor, funding).await;
     let vault_funded = funding == funding::VAULT;
     let own_funds = if vault_funded { 0 } else { 10_000_000 };
     let source = w.token_account(&payer.owner.pubkey(), own_funds).await;

@@ -104,6 +104,54 @@ async fn decisions_errors_and_the_mount() {
         "{e}"
     );
 
+    // A v2 policy of the tier-3 payer whose deny list account names the service: /verify
+    // reads the list account the policy names and answers Deny 19 with every header; taken
+    // off the list by the threshold, the payment is allowed again.
+    let owner = payer.owner.pubkey();
+    let rules = s.env.b.payee_list_rules(
+        &payer.asset(),
+        6,
+        policy_vault::state::PolicyRules {
+            payee_list_mode: 2,
+            ..Default::default()
+        },
+    );
+    let create = s
+        .env
+        .b
+        .init_policy_v2(&owner, &[], &payer.asset(), 6, w.payer_policy(), rules);
+    let list = |add: bool| {
+        let service = vec![w.service.asset()];
+        let (a, r) = if add {
+            (service, vec![])
+        } else {
+            (vec![], service)
+        };
+        s.env
+            .b
+            .edit_payee_list(&owner, &[], &payer.asset(), 6, a, r)
+    };
+    s.env
+        .send(&[create, list(true)], &[&payer.owner])
+        .await
+        .unwrap();
+    let mut ctx = context(&s, 3);
+    ctx["policyId"] = json!(6);
+    let (status, r) = s.post("/verify", &ctx).await;
+    assert_eq!(status, 402);
+    assert_eq!(header(&r, "X-Gate-Decision"), "Deny");
+    assert_eq!(header(&r, "X-Payment-Reason-Code"), "19");
+    assert_eq!(header(&r, "X-Payment-Reason-Name"), "PayeeDenied");
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(
+        body["decision"],
+        json!({"kind": "Deny", "reasonCode": 19, "reasonName": "PayeeDenied"})
+    );
+    s.env.send(&[list(false)], &[&payer.owner]).await.unwrap();
+    let (status, r) = s.post("/verify", &ctx).await;
+    assert_eq!(status, 200);
+    assert_eq!(header(&r, "X-Gate-Decision"), "Allow");
+
     // 400: each bad field is named.
     let cases: Vec<(Edit, &str)> = vec![
         (

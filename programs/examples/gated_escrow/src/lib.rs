@@ -131,6 +131,7 @@ pub mod gated_escrow {
                             .payee_attestation
                             .as_ref()
                             .map(|a| a.to_account_info()),
+                        payee_list: g.payee_list.to_account_info(),
                         policy_vault_program: g.policy_vault_program.to_account_info(),
                     },
                 },
@@ -309,6 +310,8 @@ pub struct GateAccounts<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: an attestation about the payee.
     pub payee_attestation: Option<UncheckedAccount<'info>>,
+    /// CHECK: the payer policy's payee list when its (v2) policy names one, else the policy.
+    pub payee_list: UncheckedAccount<'info>,
     /// CHECK: policy_vault (the gate checks its id).
     pub policy_vault_program: UncheckedAccount<'info>,
     pub gate_program: Program<'info, Gate>,

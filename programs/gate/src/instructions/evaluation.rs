@@ -48,6 +48,10 @@ pub struct EvaluationAccounts<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: an attestation about the payee (checked by policy_vault).
     pub payee_attestation: Option<UncheckedAccount<'info>>,
+    /// CHECK: the payer policy's PayeeList when its (v2) policy names one, else the policy
+    /// account again, which policy_vault then ignores (checked by policy_vault). An account
+    /// already in the instruction costs less than an absent one's placeholder.
+    pub payee_list: UncheckedAccount<'info>,
     pub policy_vault_program: Program<'info, PolicyVault>,
 }
 
@@ -76,6 +80,8 @@ pub struct CommitEvaluationAccounts<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: as in [`EvaluationAccounts`].
     pub payee_attestation: Option<UncheckedAccount<'info>>,
+    /// CHECK: as in [`EvaluationAccounts`].
+    pub payee_list: UncheckedAccount<'info>,
     pub policy_vault_program: Program<'info, PolicyVault>,
 }
 
@@ -93,6 +99,7 @@ macro_rules! vault_accounts {
             payee_acceptance: &$a.payee_acceptance,
             payer_attestation: $a.payer_attestation.as_ref().map(|a| &**a),
             payee_attestation: $a.payee_attestation.as_ref().map(|a| &**a),
+            payee_list: &$a.payee_list,
             program: &$a.policy_vault_program,
         }
     };
@@ -108,6 +115,7 @@ struct VaultAccounts<'a, 'info> {
     payee_acceptance: &'a AccountInfo<'info>,
     payer_attestation: Option<&'a AccountInfo<'info>>,
     payee_attestation: Option<&'a AccountInfo<'info>>,
+    payee_list: &'a AccountInfo<'info>,
     program: &'a AccountInfo<'info>,
 }
 
@@ -115,7 +123,7 @@ impl<'info> VaultAccounts<'_, 'info> {
     /// Calls policy_vault's `evaluate`, or with `commit` its `evaluate_and_commit` (the policy
     /// and the ledger then writable), `extra` following as remaining accounts. Built by hand
     /// and invoked without `invoke_signed`'s scan of every meta against every account info
-    /// (about 1 000 compute units with these twelve): nothing here holds an account's data
+    /// (about 1 000 compute units with these thirteen): nothing here holds an account's data
     /// borrowed across the call. An absent attestation is encoded as policy_vault's id, as
     /// Anchor does, so policy_vault's program account travels among the account infos.
     fn call(&self, commit: bool, args: &PaymentArgs, extra: &[AccountInfo<'info>]) -> Result<()> {
@@ -127,7 +135,7 @@ impl<'info> VaultAccounts<'_, 'info> {
         let optional = |info: Option<&AccountInfo>| {
             AccountMeta::new_readonly(info.map_or(policy_vault::ID, |i| *i.key), false)
         };
-        let mut metas = Vec::with_capacity(9 + extra.len());
+        let mut metas = Vec::with_capacity(10 + extra.len());
         metas.extend([
             AccountMeta::new_readonly(*self.signer.key, true),
             meta(self.policy, commit),
@@ -138,13 +146,14 @@ impl<'info> VaultAccounts<'_, 'info> {
             meta(self.payee_acceptance, false),
             optional(self.payer_attestation),
             optional(self.payee_attestation),
+            meta(self.payee_list, false),
         ]);
         metas.extend(extra.iter().map(|a| AccountMeta {
             pubkey: *a.key,
             is_signer: a.is_signer,
             is_writable: a.is_writable,
         }));
-        let mut infos = Vec::with_capacity(12 + extra.len());
+        let mut infos = Vec::with_capacity(13 + extra.len());
         infos.extend(
             [
                 self.signer,
@@ -154,6 +163,7 @@ impl<'info> VaultAccounts<'_, 'info> {
                 self.payer_stats,
                 self.payee_stats,
                 self.payee_acceptance,
+                self.payee_list,
                 self.program,
             ]
             .into_iter()

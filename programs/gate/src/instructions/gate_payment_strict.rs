@@ -164,9 +164,11 @@ fn check_mint(info: &AccountInfo) -> Result<()> {
     })
 }
 
-/// The Anchor error for a deny reason: `code - 6000 == reason code`.
-pub fn deny_error(reason: DenyReason) -> GateError {
-    match reason {
+/// The error for a deny reason: `6000 + code` for codes 1..=15 (the gate's own errors of
+/// those numbers), `6100 + code` for the reasons of v2 policies (16 and up), whose numbers
+/// after 6015 the gate's other errors had taken (see `DenyReason::strict_error_code`).
+pub fn deny_error(reason: DenyReason) -> Error {
+    let v1 = match reason {
         DenyReason::KillSwitchEngaged => GateError::KillSwitchEngaged,
         DenyReason::SpendingPerTxExceeded => GateError::SpendingPerTxExceeded,
         DenyReason::SpendingDailyExceeded => GateError::SpendingDailyExceeded,
@@ -182,7 +184,26 @@ pub fn deny_error(reason: DenyReason) -> GateError {
         DenyReason::AttestationRevoked => GateError::AttestationRevoked,
         DenyReason::AttestationAttestorRejected => GateError::AttestationAttestorRejected,
         DenyReason::UnratedTreatmentDeny => GateError::UnratedTreatmentDeny,
-    }
+        DenyReason::PolicyNotYetValid
+        | DenyReason::PolicyExpired
+        | DenyReason::PayeeNotAllowed
+        | DenyReason::PayeeDenied
+        | DenyReason::SpendingMonthlyExceeded
+        | DenyReason::SpendingLifetimeExceeded
+        | DenyReason::PayeeDailyExceeded
+        | DenyReason::PayeeSlotsFull => {
+            // An Anchor error like the gate's own (Anchor logs its name and number), with a
+            // number outside the gate's enum.
+            return Error::from(anchor_lang::error::AnchorError {
+                error_name: reason.name().to_string(),
+                error_code_number: reason.strict_error_code(),
+                error_msg: "payment denied by the payer's policy".to_string(),
+                error_origin: None,
+                compared_values: None,
+            });
+        }
+    };
+    v1.into()
 }
 
 /// The committing gate of a settlement. It is a top-level instruction by design: it reads
@@ -248,7 +269,7 @@ pub fn gate_payment_strict<'info>(
             .evaluate_and_commit(&args, release, ctx.remaining_accounts)?;
     match decision {
         Decision::Allow => Ok(()),
-        Decision::Deny(reason) => Err(deny_error(reason).into()),
+        Decision::Deny(reason) => Err(deny_error(reason)),
         Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),
     }
 }

@@ -122,6 +122,63 @@ impl ValidationRule {
     }
 }
 
+/// What a policy's payee list means.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ListMode {
+    /// No list: any payee.
+    #[default]
+    Off = 0,
+    /// Only the payees on the list.
+    Allow = 1,
+    /// Any payee but those on the list.
+    Deny = 2,
+}
+
+impl ListMode {
+    pub fn from_u8(v: u8) -> Option<Self> {
+        match v {
+            0 => Some(ListMode::Off),
+            1 => Some(ListMode::Allow),
+            2 => Some(ListMode::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// The rules of a v2 policy; all off in a v1 policy. Zero turns a bound or cap off.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExtendedRules {
+    /// The payee list's meaning; whether the payee is on it is an input of the evaluation.
+    pub list_mode: ListMode,
+    /// Unix seconds: no payment before this second.
+    pub not_before: i64,
+    /// Unix seconds: no payment after this second (it is itself still valid).
+    pub not_after: i64,
+    /// Per calendar month (UTC).
+    pub monthly_cap: u64,
+    /// Over the policy's whole life.
+    pub lifetime_cap: u64,
+    /// Per payee per UTC day.
+    pub payee_daily_cap: u64,
+}
+
+impl ExtendedRules {
+    pub const OFF: ExtendedRules = ExtendedRules {
+        list_mode: ListMode::Off,
+        not_before: 0,
+        not_after: 0,
+        monthly_cap: 0,
+        lifetime_cap: 0,
+        payee_daily_cap: 0,
+    };
+
+    /// Whether a cap counted in the mint's units is set.
+    pub fn has_amount_caps(&self) -> bool {
+        self.monthly_cap != 0 || self.lifetime_cap != 0 || self.payee_daily_cap != 0
+    }
+}
+
 /// A payer's spending policy.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyConfig {
@@ -132,6 +189,8 @@ pub struct PolicyConfig {
     pub counterparty: TrustRequirement,
     /// Asked of the payee (bit REQUIRE_VALIDATION, and by unrated treatment RequireValidation).
     pub validation: ValidationRule,
+    /// A v2 policy's rules ([`ExtendedRules::OFF`] for v1).
+    pub extended: ExtendedRules,
 }
 
 impl PolicyConfig {
@@ -162,6 +221,10 @@ pub enum ConfigError {
     UnratedValidationWithoutCapability,
     TooManyAttestors,
     DuplicateAttestor,
+    /// `not_before` or `not_after` is negative.
+    ValidityNegative,
+    /// `not_before` is after `not_after`.
+    ValidityInverted,
 }
 
 fn validate_trust(t: &TrustRequirement, v: &ValidationRule) -> Result<(), ConfigError> {
@@ -213,7 +276,20 @@ pub fn validate_policy(p: &PolicyConfig) -> Result<(), ConfigError> {
         return Err(ConfigError::RequiredCapabilityMissing);
     }
     validate_trust(&p.counterparty, &p.validation)?;
-    validate_attestors(&p.validation)
+    validate_attestors(&p.validation)?;
+    validate_extended(&p.extended)
+}
+
+/// The bounds of a v2 policy's validity window. Its payee list is checked where its entries
+/// are (`state::policy_v2`).
+pub fn validate_extended(r: &ExtendedRules) -> Result<(), ConfigError> {
+    if r.not_before < 0 || r.not_after < 0 {
+        return Err(ConfigError::ValidityNegative);
+    }
+    if r.not_before != 0 && r.not_after != 0 && r.not_before > r.not_after {
+        return Err(ConfigError::ValidityInverted);
+    }
+    Ok(())
 }
 
 pub fn validate_acceptance(a: &AcceptanceConfig) -> Result<(), ConfigError> {

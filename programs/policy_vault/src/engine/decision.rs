@@ -1,7 +1,7 @@
 //! Decisions and the stable deny reason codes.
 
-/// Why a payment was denied. The numeric code is the public contract (1..=15); the names
-/// are the strings clients see.
+/// Why a payment was denied. The numeric code is the public contract (1..=23, codes 16 and
+/// up for the rules of a v2 policy); the names are the strings clients see.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DenyReason {
@@ -20,10 +20,26 @@ pub enum DenyReason {
     AttestationRevoked = 13,
     AttestationAttestorRejected = 14,
     UnratedTreatmentDeny = 15,
+    /// Before the policy's `not_before`.
+    PolicyNotYetValid = 16,
+    /// After the policy's `not_after`.
+    PolicyExpired = 17,
+    /// The policy has an allow list and the payee is not on it.
+    PayeeNotAllowed = 18,
+    /// The policy has a deny list and the payee is on it.
+    PayeeDenied = 19,
+    /// Over the cap of the calendar month (UTC).
+    SpendingMonthlyExceeded = 20,
+    /// Over the cap of the policy's whole life.
+    SpendingLifetimeExceeded = 21,
+    /// Over the cap paid to this one payee in the UTC day.
+    PayeeDailyExceeded = 22,
+    /// Every per-payee slot of the UTC day is taken by other payees.
+    PayeeSlotsFull = 23,
 }
 
 impl DenyReason {
-    pub const ALL: [DenyReason; 15] = [
+    pub const ALL: [DenyReason; 23] = [
         DenyReason::KillSwitchEngaged,
         DenyReason::SpendingPerTxExceeded,
         DenyReason::SpendingDailyExceeded,
@@ -39,7 +55,19 @@ impl DenyReason {
         DenyReason::AttestationRevoked,
         DenyReason::AttestationAttestorRejected,
         DenyReason::UnratedTreatmentDeny,
+        DenyReason::PolicyNotYetValid,
+        DenyReason::PolicyExpired,
+        DenyReason::PayeeNotAllowed,
+        DenyReason::PayeeDenied,
+        DenyReason::SpendingMonthlyExceeded,
+        DenyReason::SpendingLifetimeExceeded,
+        DenyReason::PayeeDailyExceeded,
+        DenyReason::PayeeSlotsFull,
     ];
+    /// The highest code of the first set, whose strict-gate errors are `6000 + code`; codes
+    /// after it fail the strict gate with `6100 + code` (the gate's errors 6016 and up were
+    /// taken when they came).
+    pub const LAST_V1_CODE: u8 = 15;
 
     pub fn code(self) -> u8 {
         self as u8
@@ -66,7 +94,36 @@ impl DenyReason {
             DenyReason::AttestationRevoked => "AttestationRevoked",
             DenyReason::AttestationAttestorRejected => "AttestationAttestorRejected",
             DenyReason::UnratedTreatmentDeny => "UnratedTreatmentDeny",
+            DenyReason::PolicyNotYetValid => "PolicyNotYetValid",
+            DenyReason::PolicyExpired => "PolicyExpired",
+            DenyReason::PayeeNotAllowed => "PayeeNotAllowed",
+            DenyReason::PayeeDenied => "PayeeDenied",
+            DenyReason::SpendingMonthlyExceeded => "SpendingMonthlyExceeded",
+            DenyReason::SpendingLifetimeExceeded => "SpendingLifetimeExceeded",
+            DenyReason::PayeeDailyExceeded => "PayeeDailyExceeded",
+            DenyReason::PayeeSlotsFull => "PayeeSlotsFull",
         }
+    }
+
+    /// The strict gate's error code for this reason: `6000 + code` for codes 1..=15,
+    /// `6100 + code` for 16 and up.
+    pub fn strict_error_code(self) -> u32 {
+        let code = u32::from(self.code());
+        if self.code() <= Self::LAST_V1_CODE {
+            6000 + code
+        } else {
+            6100 + code
+        }
+    }
+
+    /// The reason a strict-gate error code stands for, if any.
+    pub fn from_strict_error_code(error: u32) -> Option<Self> {
+        let code = match error {
+            6001..=6015 => error - 6000,
+            6116..=6199 => error - 6100,
+            _ => return None,
+        };
+        Self::from_code(u8::try_from(code).ok()?)
     }
 }
 
@@ -106,7 +163,7 @@ pub enum Decision {
 /// | byte | field |
 /// |---|---|
 /// | 0 | kind: 0 Allow, 1 Deny, 2 RequireValidation |
-/// | 1 | deny reason code 1..=15 (0 unless Deny) |
+/// | 1 | deny reason code 1..=23 (0 unless Deny) |
 /// | 2 | subject: 0 payer, 1 payee (0 unless RequireValidation) |
 /// | 3..35 | capability hash (zero unless RequireValidation) |
 pub const DECISION_WIRE_LEN: usize = 35;
@@ -172,12 +229,30 @@ mod tests {
             assert_eq!(DenyReason::from_code(r.code()), Some(*r));
         }
         assert_eq!(DenyReason::from_code(0), None);
-        assert_eq!(DenyReason::from_code(16), None);
+        assert_eq!(DenyReason::from_code(24), None);
+        assert_eq!(DenyReason::PayeeSlotsFull.code(), 23);
         assert_eq!(DenyReason::CounterpartyTierBelowMin.code(), 6);
         assert_eq!(
             DenyReason::SpendingPerTxExceeded.name(),
             "SpendingPerTxExceeded"
         );
+    }
+
+    #[test]
+    fn strict_error_codes_are_two_ranges() {
+        assert_eq!(DenyReason::KillSwitchEngaged.strict_error_code(), 6001);
+        assert_eq!(DenyReason::UnratedTreatmentDeny.strict_error_code(), 6015);
+        assert_eq!(DenyReason::PolicyNotYetValid.strict_error_code(), 6116);
+        assert_eq!(DenyReason::PayeeSlotsFull.strict_error_code(), 6123);
+        for r in DenyReason::ALL {
+            assert_eq!(
+                DenyReason::from_strict_error_code(r.strict_error_code()),
+                Some(r)
+            );
+        }
+        for unrelated in [6000, 6016, 6068, 6100, 6115, 6124] {
+            assert_eq!(DenyReason::from_strict_error_code(unrelated), None);
+        }
     }
 
     #[test]

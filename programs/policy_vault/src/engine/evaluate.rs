@@ -1,9 +1,13 @@
 //! The decision procedure. First failure wins, in this order:
-//! KillSwitch → Spending → Velocity → payee checks (tier, then attestation) → payer checks
-//! from the payee's AcceptancePolicy (tier/risk/confidence, then attestation).
+//! KillSwitch → validity window → payee list → Spending (per transaction, daily, weekly) →
+//! monthly, lifetime and per-payee daily caps → Velocity → payee checks (tier, then
+//! attestation) → payer checks from the payee's AcceptancePolicy (tier/risk/confidence, then
+//! attestation). The rules between the kill switch and Spending, and the three caps after
+//! it, are a v2 policy's ([`ExtendedRules`]); a v1 policy has them all off.
 
 use super::config::*;
 use super::decision::*;
+use super::extended::{self, ExtendedState, ExtendedUpdate};
 use super::time::{day_index, week_index};
 use anchor_lang::prelude::Pubkey;
 pub use trust_gate_program_common::external::atom_stats::{Reputation, Stats};
@@ -51,6 +55,11 @@ pub struct EvalInput<'a> {
     pub paused: bool,
     pub spending: SpendingCounters,
     pub velocity: VelocityState,
+    /// A v2 policy's counters and the payee's slot; `None` for a v1 policy, whose v2 rules
+    /// are all off and which counts nothing of theirs.
+    pub extended: Option<ExtendedState>,
+    /// Whether the payee is on the policy's payee list (inline or in its list account).
+    pub payee_listed: bool,
     pub payer: Party,
     pub payee: Party,
     pub amount: u64,
@@ -64,7 +73,12 @@ pub struct Evaluation {
     pub decision: Decision,
     pub spending: SpendingCounters,
     pub velocity: VelocityState,
+    /// What a v2 policy stores on Allow; `None` for v1, and on anything but Allow.
+    pub extended: Option<ExtendedUpdate>,
 }
+
+/// The counters an Allow stores.
+type Counters = (SpendingCounters, Option<ExtendedUpdate>, VelocityState);
 
 /// The velocity cap that applies to a payer. Payers of immediate tier 0, unrated or with
 /// unreadable stats get the decayed cap; lower trust is never more permissive.
@@ -226,12 +240,14 @@ fn check_party(
     None
 }
 
-fn decide(input: &EvalInput) -> Result<(SpendingCounters, VelocityState), Decision> {
+fn decide(input: &EvalInput) -> Result<Counters, Decision> {
     let p = input.policy;
     let deny = |r| Decision::Deny(r);
     if input.paused {
         return Err(deny(DenyReason::KillSwitchEngaged));
     }
+    extended::check_validity(&p.extended, input.now).map_err(deny)?;
+    extended::check_list(p.extended.list_mode, input.payee_listed).map_err(deny)?;
     let spending = check_spending(
         &p.spending,
         input.spending,
@@ -240,6 +256,19 @@ fn decide(input: &EvalInput) -> Result<(SpendingCounters, VelocityState), Decisi
         p.has(kinds::SPENDING),
     )
     .map_err(deny)?;
+    let extended = match &input.extended {
+        Some(state) => Some(
+            extended::check_caps(
+                &p.extended,
+                state,
+                &input.payee.asset,
+                input.amount,
+                input.now,
+            )
+            .map_err(deny)?,
+        ),
+        None => None,
+    };
     let velocity = check_velocity(
         &p.velocity,
         input.velocity,
@@ -273,21 +302,23 @@ fn decide(input: &EvalInput) -> Result<(SpendingCounters, VelocityState), Decisi
             return Err(d);
         }
     }
-    Ok((spending, velocity))
+    Ok((spending, extended, velocity))
 }
 
 /// Evaluates a payment. On anything but Allow the returned counters equal the inputs.
 pub fn evaluate(input: &EvalInput) -> Evaluation {
     match decide(input) {
-        Ok((spending, velocity)) => Evaluation {
+        Ok((spending, extended, velocity)) => Evaluation {
             decision: Decision::Allow,
             spending,
             velocity,
+            extended,
         },
         Err(decision) => Evaluation {
             decision,
             spending: input.spending,
             velocity: input.velocity,
+            extended: None,
         },
     }
 }

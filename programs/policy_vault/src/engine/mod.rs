@@ -8,8 +8,12 @@
 pub mod config;
 pub mod decision;
 pub mod evaluate;
+pub mod extended;
 pub mod time;
 
 pub use config::*;
 pub use decision::*;
 pub use evaluate::*;
+pub use extended::{
+    ExtendedCounters, ExtendedState, ExtendedUpdate, PayeeDay, PayeeSlot, SlotWrite, PAYEE_SLOTS,
+};

@@ -14,6 +14,25 @@ pub fn week_index(now: i64) -> i64 {
     floor_div(day_index(now) + 3, 7)
 }
 
+/// Calendar months (UTC) since January 1970: `(year - 1970) * 12 + month - 1`, from the
+/// civil date of `now`'s day (H. Hinnant's days-to-civil algorithm, in eras of 400 years
+/// that start on 1 March, written with unsigned division only, see [`floor_div`]).
+pub fn month_index(now: i64) -> i64 {
+    // Days since 0000-03-01; a day index is within ±1.1e14, so the shift cannot overflow.
+    let z = day_index(now) + 719_468;
+    let era = floor_div(z, 146_097);
+    // 0..=146_096, so the casts are exact.
+    let day_of_era = (z - era * 146_097) as u64;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    // Months counted from March: 0 March .. 11 February.
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    // Months since March of year 0, then shifted to January 1970 (0000-03 is 23 638
+    // months before 1970-01).
+    era * 4_800 + (year_of_era * 12 + month_from_march) as i64 - 23_638
+}
+
 /// `n.div_euclid(d)` for a positive divisor, with unsigned division only: SBPF v0 has no
 /// signed division instruction, and LLVM refuses to lower one for it. For negative `n`,
 /// `!n == -n - 1` is non-negative, and `floor(n / d) == !((!n) / d)`.
@@ -62,6 +81,66 @@ mod tests {
                 assert_eq!(floor_div(n, d), n.div_euclid(d as i64), "{n} / {d}");
             }
         }
+    }
+
+    /// Months since 1970-01 of a civil date, the slow and obvious way.
+    fn civil_month(year: i64, month: i64) -> i64 {
+        (year - 1970) * 12 + month - 1
+    }
+
+    /// Unix time of `year-month-01 00:00:00 UTC`, by counting days.
+    fn month_start(year: i64, month: i64) -> i64 {
+        let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let month_days = |y: i64, m: i64| match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let mut days = 0;
+        if year >= 1970 {
+            for y in 1970..year {
+                days += if leap(y) { 366 } else { 365 };
+            }
+        } else {
+            for y in year..1970 {
+                days -= if leap(y) { 366 } else { 365 };
+            }
+        }
+        for m in 1..month {
+            days += month_days(year, m);
+        }
+        days * SECONDS_PER_DAY
+    }
+
+    #[test]
+    fn months_turn_at_the_first_second_of_each_month() {
+        for year in [1600, 1899, 1900, 1969, 1970, 2000, 2024, 2026, 2100, 2400] {
+            for month in 1..=12 {
+                let start = month_start(year, month);
+                assert_eq!(
+                    month_index(start),
+                    civil_month(year, month),
+                    "{year}-{month}"
+                );
+                assert_eq!(
+                    month_index(start - 1),
+                    civil_month(year, month) - 1,
+                    "the last second before {year}-{month}"
+                );
+            }
+        }
+        // The last second of 2026 and the first of 2027.
+        assert_eq!(month_index(1_798_761_599), civil_month(2026, 12));
+        assert_eq!(month_index(1_798_761_600), civil_month(2027, 1));
+        // 2028-02-29 23:59:59 is still February of a leap year.
+        assert_eq!(month_index(1_835_481_599), civil_month(2028, 2));
+        assert_eq!(month_index(1_835_481_600), civil_month(2028, 3));
+        assert_eq!(month_index(0), 0);
+        assert_eq!(month_index(-1), -1);
+        // The extremes do not overflow.
+        month_index(i64::MIN);
+        month_index(i64::MAX);
     }
 
     #[test]

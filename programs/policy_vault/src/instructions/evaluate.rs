@@ -1,12 +1,15 @@
 use super::vault_transfer::{release_accounts, transfer_out};
-use crate::engine::{self, AttestationView, EvalInput, Party};
+use crate::engine::{self, AttestationView, EvalInput, ExtendedState, ListMode, Party, PayeeDay};
 use crate::errors::PolicyVaultError;
 use crate::events::VaultReleased;
-use crate::state::{seeds, AcceptancePolicy, KillSwitchState, PolicyAccount, VelocityLedger};
+use crate::state::{
+    seeds, AcceptancePolicy, AnyPolicy, KillSwitchState, PayeeList, PolicyAccount, PolicyAccountV2,
+    VelocityLedger,
+};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
 use trust_gate_program_common::runtime;
-use trust_gate_program_common::{pda, pda_account};
+use trust_gate_program_common::{keys, pda, pda_account};
 use validation_registry::state::attestation;
 
 /// What the gate asks policy_vault to evaluate.
@@ -28,13 +31,12 @@ pub struct Evaluate<'info> {
     /// gate can evaluate (and commit).
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
-    /// The payer's policy. For these three accounts (owner and discriminator checked by
-    /// `Account`) `is_for` is the seeds check without deriving the address again; a mismatch
-    /// answers ConstraintSeeds, as the derivation did.
-    #[account(
-        constraint = policy.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
-    )]
-    pub policy: Account<'info, PolicyAccount>,
+    /// The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
+    /// is: owner, then discriminator). For it and the next two accounts `is_for` is the seeds
+    /// check without deriving the address again; a mismatch answers ConstraintSeeds, as the
+    /// derivation did.
+    /// CHECK: verified as described above.
+    pub policy: UncheckedAccount<'info>,
     #[account(
         constraint = velocity.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
     )]
@@ -65,6 +67,11 @@ pub struct Evaluate<'info> {
     /// An attestation about the payee (for the payer's policy), when the payee has one.
     /// CHECK: verified as described above.
     pub payee_attestation: Option<UncheckedAccount<'info>>,
+    /// The payer policy's PayeeList when the (v2) policy names one: it must be that address
+    /// (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
+    /// account, ignored: the gate passes the policy account again.
+    /// CHECK: verified as described above.
+    pub payee_list: UncheckedAccount<'info>,
 }
 
 /// The accounts of an evaluation that commits: [`Evaluate`]'s, with the policy (spending
@@ -105,6 +112,8 @@ pub struct EvaluateAndCommit<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: as in [`Evaluate`].
     pub payee_attestation: Option<UncheckedAccount<'info>>,
+    /// CHECK: as in [`Evaluate`].
+    pub payee_list: UncheckedAccount<'info>,
 }
 
 /// Whether `info` is `asset`'s AcceptancePolicy account, existing or not: an account
@@ -153,9 +162,50 @@ fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
         .map_err(|_| error!(PolicyVaultError::AcceptancePolicyInvalid))
 }
 
+/// Whether the payee is on a v2 policy's list: its inline payees, then the list account the
+/// policy names, which must be the one given (`PayeeListMissing` when the caller passed the
+/// policy account in its place, as for a policy without one; `PayeeListMismatch` for any
+/// other account). Read only when the policy has a list.
+fn payee_listed(
+    policy: &AnyPolicy,
+    policy_key: &Pubkey,
+    list: &AccountInfo,
+    payee: &Pubkey,
+) -> Result<bool> {
+    let Some(rules) = policy.rules() else {
+        return Ok(false);
+    };
+    if rules.list_mode()? == ListMode::Off {
+        return Ok(false);
+    }
+    if rules.lists_inline(payee) {
+        return Ok(true);
+    }
+    if !rules.has_list_account() {
+        return Ok(false);
+    }
+    require!(list.key != policy_key, PolicyVaultError::PayeeListMissing);
+    require!(
+        keys::eq(list.key.as_array(), rules.payee_list.as_array()),
+        PolicyVaultError::PayeeListMismatch
+    );
+    // The policy names the address, and policy_vault creates a PayeeList only at the PDA
+    // of the asset and id it stores (compared below): owner, then discriminator.
+    require!(
+        keys::eq(list.owner.as_array(), crate::ID.as_array()),
+        ErrorCode::AccountOwnedByWrongProgram
+    );
+    let data = list.try_borrow_data()?;
+    let base = policy.base();
+    PayeeList::contains_in(&data, &base.asset, base.policy_id, payee)
+        .ok_or_else(|| error!(ErrorCode::AccountDiscriminatorMismatch))
+}
+
 /// What one evaluation reads, borrowed from either accounts struct.
 struct Inputs<'a, 'info> {
-    policy: &'a PolicyAccount,
+    policy: &'a AnyPolicy,
+    /// The policy's account, whose v2 slots are read in place.
+    policy_data: &'a AccountInfo<'info>,
     velocity: &'a VelocityLedger,
     killswitch: &'a KillSwitchState,
     payer_stats: &'a AccountInfo<'info>,
@@ -163,17 +213,33 @@ struct Inputs<'a, 'info> {
     payee_acceptance: &'a AccountInfo<'info>,
     payer_attestation: &'a Option<UncheckedAccount<'info>>,
     payee_attestation: &'a Option<UncheckedAccount<'info>>,
+    payee_list: &'a AccountInfo<'info>,
 }
 
 /// Runs the engine over the accounts. A retired policy or another mint is a hard error.
 fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
-    require!(!i.policy.is_retired(), PolicyVaultError::PolicyRetired);
-    let params = &i.policy.params;
+    let base = i.policy.base();
+    require!(!base.is_retired(), PolicyVaultError::PolicyRetired);
+    let params = &base.params;
     require!(
         params.mint == Pubkey::default() || params.mint == args.mint,
         PolicyVaultError::PolicyMintMismatch
     );
-    let policy = params.to_config()?;
+    let policy = params.to_config_with(i.policy.rules())?;
+    let payee_listed = payee_listed(i.policy, i.policy_data.key, i.payee_list, &args.payee_asset)?;
+    // A v1 policy counts none; a v2 policy's slots are read only under a per-payee cap.
+    let extended = match i.policy {
+        AnyPolicy::V1(_) => None,
+        AnyPolicy::V2(p) => Some(ExtendedState {
+            counters: p.counters,
+            payee_day: if p.rules.payee_daily_cap == 0 {
+                PayeeDay::default()
+            } else {
+                let data = i.policy_data.try_borrow_data()?;
+                PolicyAccountV2::payee_day_in(&data, &args.payee_asset)
+            },
+        }),
+    };
     let acceptance_account = acceptance(i.payee_acceptance)?;
     let acceptance = acceptance_account
         .as_ref()
@@ -188,8 +254,10 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         policy: &policy,
         acceptance: acceptance.as_ref(),
         paused: i.killswitch.paused,
-        spending: i.policy.counters(),
+        spending: base.counters(),
         velocity: i.velocity.state(),
+        extended,
+        payee_listed,
         payer: Party {
             asset: args.payer_asset,
             reputation: payer_reputation,
@@ -216,9 +284,15 @@ fn report(decision: &engine::Decision) {
 /// Decides a payment without writing anything. Return data: the 35-byte decision.
 pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
     let a = &ctx.accounts;
+    let policy = AnyPolicy::read(&a.policy)?;
+    require!(
+        policy.base().is_for(&args.payer_asset, args.policy_id),
+        ErrorCode::ConstraintSeeds
+    );
     let evaluation = decide(
         Inputs {
-            policy: &a.policy,
+            policy: &policy,
+            policy_data: &a.policy,
             velocity: &a.velocity,
             killswitch: &a.killswitch,
             payer_stats: &a.payer_stats,
@@ -226,6 +300,7 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
             payee_acceptance: &a.payee_acceptance,
             payer_attestation: &a.payer_attestation,
             payee_attestation: &a.payee_attestation,
+            payee_list: a.payee_list.as_ref(),
         },
         &args,
     )?;
@@ -246,9 +321,9 @@ pub fn evaluate_and_commit<'info>(
     args: EvaluateArgs,
 ) -> Result<()> {
     let a = &ctx.accounts;
-    let policy: PolicyAccount = pda_account::read(&a.policy)?;
+    let policy = AnyPolicy::read(&a.policy)?;
     require!(
-        policy.is_for(&args.payer_asset, args.policy_id),
+        policy.base().is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
     );
     let velocity: VelocityLedger = pda_account::read(&a.velocity)?;
@@ -259,6 +334,7 @@ pub fn evaluate_and_commit<'info>(
     let evaluation = decide(
         Inputs {
             policy: &policy,
+            policy_data: &a.policy,
             velocity: &velocity,
             killswitch: &a.killswitch,
             payer_stats: &a.payer_stats,
@@ -266,12 +342,13 @@ pub fn evaluate_and_commit<'info>(
             payee_acceptance: &a.payee_acceptance,
             payer_attestation: &a.payer_attestation,
             payee_attestation: &a.payee_attestation,
+            payee_list: a.payee_list.as_ref(),
         },
         &args,
     )?;
     // After the hard errors of `decide` (a retired policy, another mint), before the
     // decision is acted on: a wrong shape fails whatever the decision.
-    let release = release_accounts(&policy, &args.mint, ctx.remaining_accounts)?;
+    let release = release_accounts(policy.base(), &args.mint, ctx.remaining_accounts)?;
     let committed = evaluation.decision.is_allow();
     if committed {
         if let Some(t) = &release {
@@ -286,7 +363,12 @@ pub fn evaluate_and_commit<'info>(
         }
     }
     if committed {
-        PolicyAccount::write_counters(&mut a.policy.try_borrow_mut_data()?, &evaluation.spending);
+        let mut data = a.policy.try_borrow_mut_data()?;
+        PolicyAccount::write_counters(&mut data, &evaluation.spending);
+        if let Some(update) = &evaluation.extended {
+            PolicyAccountV2::write_extended(&mut data, update);
+        }
+        drop(data);
         VelocityLedger::write_state(&mut a.velocity.try_borrow_mut_data()?, &evaluation.velocity);
     }
     // Last, so that nothing the release invoked overwrites the decision.

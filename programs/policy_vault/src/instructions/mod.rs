@@ -1,3 +1,4 @@
+pub mod edit_payee_list;
 pub mod evaluate;
 pub mod init_authority;
 pub mod init_killswitch;
@@ -14,6 +15,7 @@ pub mod take_over;
 pub mod vault_transfer;
 pub mod withdraw;
 
+pub use edit_payee_list::*;
 pub use evaluate::*;
 pub use init_authority::*;
 pub use init_killswitch::*;

@@ -1,6 +1,6 @@
 use crate::errors::PolicyVaultError;
 use crate::events::PolicyRetired;
-use crate::state::{seeds, PolicyAccount, PolicyAuthority};
+use crate::state::{seeds, AnyPolicy, PolicyAccount, PolicyAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::runtime;
 
@@ -11,12 +11,11 @@ pub struct RetirePolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    #[account(
-        mut,
-        seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()],
-        bump = policy.bump,
-    )]
-    pub policy: Account<'info, PolicyAccount>,
+    /// The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+    /// id it stores, which stand for its seeds); the field changes in place.
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub policy: UncheckedAccount<'info>,
     /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
     /// MPL Core ends the seller's authority; the buyer takes it over).
     /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
@@ -32,11 +31,14 @@ pub fn retire_policy(ctx: Context<RetirePolicy>, asset: Pubkey, policy_id: u32) 
         &lead,
         ctx.remaining_accounts,
     )?;
-    let policy = &mut ctx.accounts.policy;
+    let info = &ctx.accounts.policy;
+    let policy = AnyPolicy::read(info)?;
+    let policy = policy.base();
+    require!(policy.is_for(&asset, policy_id), ErrorCode::ConstraintSeeds);
     require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
     // A cluster's clock is never 0; `max` keeps "retired" distinct from "in force" anyway.
     let now = Clock::get()?.unix_timestamp.max(1);
-    policy.retired_at = now;
+    PolicyAccount::write_retired_at(&mut info.try_borrow_mut_data()?, now);
     runtime::emit(&PolicyRetired {
         asset,
         policy_id,

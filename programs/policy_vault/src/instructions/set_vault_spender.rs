@@ -1,6 +1,6 @@
 use crate::errors::PolicyVaultError;
 use crate::events::VaultSpenderSet;
-use crate::state::{seeds, PolicyAccount, PolicyAuthority};
+use crate::state::{seeds, AnyPolicy, PolicyAccount, PolicyAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::runtime;
 
@@ -11,12 +11,11 @@ pub struct SetVaultSpender<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    #[account(
-        mut,
-        seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()],
-        bump = policy.bump,
-    )]
-    pub policy: Account<'info, PolicyAccount>,
+    /// The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+    /// id it stores, which stand for its seeds); the field changes in place.
+    /// CHECK: verified as described above.
+    #[account(mut)]
+    pub policy: UncheckedAccount<'info>,
     /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
     /// MPL Core ends the seller's authority; the buyer takes it over).
     /// CHECK: address and owner checked by `PolicyAuthority::require_threshold`.
@@ -39,13 +38,16 @@ pub fn set_vault_spender(
         &lead,
         ctx.remaining_accounts,
     )?;
-    let policy = &mut ctx.accounts.policy;
+    let info = &ctx.accounts.policy;
+    let policy = AnyPolicy::read(info)?;
+    let policy = policy.base();
+    require!(policy.is_for(&asset, policy_id), ErrorCode::ConstraintSeeds);
     require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
     require!(
         policy.params.is_vault_funded(),
         PolicyVaultError::PolicyNotVaultFunded
     );
-    policy.spender = spender;
+    PolicyAccount::write_spender(&mut info.try_borrow_mut_data()?, &spender);
     runtime::emit(&VaultSpenderSet {
         asset,
         policy_id,

@@ -1,6 +1,7 @@
+use super::rules::PolicyRules;
 use crate::engine::{
-    self, ConfigError, GateMode, PolicyConfig, SpendingCaps, SpendingCounters, TrustRequirement,
-    UnratedTreatment, ValidationRule, VelocityRule,
+    self, ConfigError, ExtendedRules, GateMode, PolicyConfig, SpendingCaps, SpendingCounters,
+    TrustRequirement, UnratedTreatment, ValidationRule, VelocityRule,
 };
 use crate::errors::PolicyVaultError;
 use anchor_lang::prelude::*;
@@ -70,8 +71,14 @@ pub(crate) fn unrated_treatment(v: u8) -> Result<UnratedTreatment> {
 }
 
 impl PolicyParams {
-    /// The engine's view of these parameters; fails on enum bytes out of range.
+    /// The engine's view of these parameters (a v1 policy: the v2 rules off); fails on enum
+    /// bytes out of range.
     pub fn to_config(&self) -> Result<PolicyConfig> {
+        self.to_config_with(None)
+    }
+
+    /// The engine's view of these parameters with a v2 policy's `rules`.
+    pub fn to_config_with(&self, rules: Option<&PolicyRules>) -> Result<PolicyConfig> {
         Ok(PolicyConfig {
             kinds: self.kinds,
             spending: SpendingCaps {
@@ -95,15 +102,24 @@ impl PolicyParams {
                 capability: self.required_capability,
                 attestors: attestor_list(&self.accepted_attestors),
             },
+            extended: match rules {
+                Some(r) => r.to_extended()?,
+                None => ExtendedRules::OFF,
+            },
         })
     }
 
-    /// Validates every field; the error names the field.
-    pub fn validate(&self) -> Result<()> {
-        let config = self.to_config()?;
+    /// Validates every field (with a v2 policy's `rules`, theirs too); the error names the
+    /// field.
+    pub fn validate(&self, rules: Option<&PolicyRules>) -> Result<()> {
+        let config = self.to_config_with(rules)?;
         engine::validate_policy(&config).map_err(config_error)?;
+        if let Some(r) = rules {
+            r.validate_list()?;
+        }
+        let needs_mint = engine::needs_mint(self.kinds) || config.extended.has_amount_caps();
         require!(
-            !engine::needs_mint(self.kinds) || self.mint != Pubkey::default(),
+            !needs_mint || self.mint != Pubkey::default(),
             PolicyVaultError::MintRequired
         );
         require!(
@@ -139,6 +155,8 @@ pub(crate) fn config_error(e: ConfigError) -> Error {
         }
         ConfigError::TooManyAttestors => PolicyVaultError::TooManyAttestors,
         ConfigError::DuplicateAttestor => PolicyVaultError::DuplicateAttestor,
+        ConfigError::ValidityNegative => PolicyVaultError::ValidityNegative,
+        ConfigError::ValidityInverted => PolicyVaultError::ValidityInverted,
     };
     error!(code)
 }
@@ -226,6 +244,21 @@ pub mod counters_at {
     pub const DAY_SPENT: usize = 230;
     pub const WEEK_INDEX: usize = 238;
     pub const WEEK_SPENT: usize = 246;
+    /// The two fields the authority's threshold may change after creation.
+    pub const RETIRED_AT: usize = 262;
+    pub const SPENDER: usize = 272;
+}
+
+impl PolicyAccount {
+    /// Writes `retired_at` in place: the same offset in a v1 and a v2 account.
+    pub fn write_retired_at(data: &mut [u8], at: i64) {
+        put(data, counters_at::RETIRED_AT, at.to_le_bytes());
+    }
+
+    /// Writes `spender` in place: the same offset in a v1 and a v2 account.
+    pub fn write_spender(data: &mut [u8], spender: &Pubkey) {
+        put(data, counters_at::SPENDER, spender.to_bytes());
+    }
 }
 
 /// Writes `bytes` at `at`; the account's length was checked when it was deserialized.
@@ -289,6 +322,12 @@ mod tests {
         expected.try_serialize(&mut again).unwrap();
         assert_eq!(data, again);
         let read = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
+        assert_eq!(read.counters(), c);
+        let spender = Pubkey::new_unique();
+        PolicyAccount::write_retired_at(&mut data, 1_234);
+        PolicyAccount::write_spender(&mut data, &spender);
+        let read = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
+        assert_eq!((read.retired_at, read.spender), (1_234, spender));
         assert_eq!(read.counters(), c);
     }
 }

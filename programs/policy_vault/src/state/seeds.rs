@@ -6,6 +6,8 @@ use anchor_lang::prelude::{pubkey, Pubkey};
 pub const POLICY_AUTHORITY: &[u8] = b"policy_authority";
 /// `["policy", asset, policy_id u32 LE]` -> [`crate::state::PolicyAccount`]
 pub const POLICY: &[u8] = b"policy";
+/// `["payee_list", asset, policy_id u32 LE]` -> [`crate::state::PayeeList`]
+pub const PAYEE_LIST: &[u8] = b"payee_list";
 /// `["velocity", asset, policy_id u32 LE]` -> [`crate::state::VelocityLedger`]
 pub const VELOCITY: &[u8] = b"velocity";
 /// `["killswitch", asset]` -> [`crate::state::KillSwitchState`]

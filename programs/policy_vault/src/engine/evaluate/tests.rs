@@ -1,5 +1,6 @@
 use super::*;
-use crate::engine::time::SECONDS_PER_DAY;
+use crate::engine::extended::{ExtendedCounters, PayeeDay};
+use crate::engine::time::{month_index, SECONDS_PER_DAY};
 use proptest::prelude::*;
 
 const NOW: i64 = 1_794_787_200 + 3_600; // Monday 2026-11-16 01:00 UTC
@@ -38,6 +39,7 @@ fn policy(kinds: u8) -> PolicyConfig {
             capability: CAP,
             attestors: vec![],
         },
+        extended: ExtendedRules::OFF,
     }
 }
 
@@ -66,6 +68,8 @@ fn input<'a>(policy: &'a PolicyConfig, amount: u64) -> EvalInput<'a> {
         paused: false,
         spending: SpendingCounters::default(),
         velocity: VelocityState::default(),
+        extended: Some(ExtendedState::default()),
+        payee_listed: false,
         payer: party(1, rated(3)),
         payee: party(2, rated(3)),
         amount,
@@ -101,6 +105,82 @@ fn kill_switch_denies_every_payment_whatever_the_bits() {
         assert_eq!(e.decision, deny(DenyReason::KillSwitchEngaged));
         assert_eq!(e.spending, i.spending, "no counter moves on a deny");
     }
+}
+
+/// A v2 policy with every rule on, the payee allowed.
+fn v2_policy() -> PolicyConfig {
+    PolicyConfig {
+        extended: ExtendedRules {
+            list_mode: ListMode::Allow,
+            not_before: NOW - 10,
+            not_after: NOW + 10,
+            monthly_cap: 500,
+            lifetime_cap: 5_000,
+            payee_daily_cap: 90,
+        },
+        ..policy(kinds::SPENDING | kinds::VELOCITY)
+    }
+}
+
+#[test]
+fn v2_rules_come_after_the_kill_switch_and_in_their_order() {
+    let p = v2_policy();
+    let mut i = input(&p, 50);
+    i.payee_listed = true;
+    assert_eq!(decision(&i), Decision::Allow);
+    i.paused = true;
+    i.now = p.extended.not_after + 1;
+    i.payee_listed = false;
+    // The kill switch first, then the window, then the list.
+    assert_eq!(decision(&i), deny(DenyReason::KillSwitchEngaged));
+    i.paused = false;
+    assert_eq!(decision(&i), deny(DenyReason::PolicyExpired));
+    i.now = p.extended.not_before - 1;
+    assert_eq!(decision(&i), deny(DenyReason::PolicyNotYetValid));
+    i.now = NOW;
+    assert_eq!(decision(&i), deny(DenyReason::PayeeNotAllowed));
+    // The list before the per-transaction cap; the per-transaction cap before the payee's.
+    i.amount = 101;
+    assert_eq!(decision(&i), deny(DenyReason::PayeeNotAllowed));
+    i.payee_listed = true;
+    assert_eq!(decision(&i), deny(DenyReason::SpendingPerTxExceeded));
+    // The per-payee cap (90) before velocity.
+    i.amount = 91;
+    assert_eq!(decision(&i), deny(DenyReason::PayeeDailyExceeded));
+}
+
+#[test]
+fn v2_allow_commits_the_extended_counters_and_a_deny_none() {
+    let p = v2_policy();
+    let mut i = input(&p, 50);
+    i.payee_listed = true;
+    let e = evaluate(&i);
+    assert_eq!(e.decision, Decision::Allow);
+    let u = e.extended.unwrap();
+    assert_eq!(u.counters.month_index, month_index(NOW));
+    assert_eq!(u.counters.month_spent, 50);
+    assert_eq!(u.counters.lifetime_spent, 50);
+    let slot = u.slot.unwrap();
+    assert_eq!((slot.index, slot.payee, slot.spent), (0, i.payee.asset, 50));
+    i.velocity.cumulative = 1_000; // over the velocity cap: denied after the caps passed
+    i.velocity.window_start = NOW;
+    let e = evaluate(&i);
+    assert_eq!(e.decision, deny(DenyReason::VelocityWindowExceeded));
+    assert_eq!(e.extended, None, "a deny stores nothing");
+    // A v1 policy stores nothing of a v2 one's.
+    i.extended = None;
+    i.velocity = VelocityState::default();
+    assert_eq!(evaluate(&i).extended, None);
+}
+
+#[test]
+fn a_deny_list_denies_only_its_payees() {
+    let mut p = policy(0);
+    p.extended.list_mode = ListMode::Deny;
+    let mut i = input(&p, 1);
+    assert_eq!(decision(&i), Decision::Allow);
+    i.payee_listed = true;
+    assert_eq!(decision(&i), deny(DenyReason::PayeeDenied));
 }
 
 #[test]
@@ -595,25 +675,56 @@ fn any_policy() -> impl Strategy<Value = PolicyConfig> {
         (1u64..1_000, 1u64..3_000, 1u64..10_000),
         (1u64..100_000, 1u64..2_000, 0u16..=10_000),
         any_trust(),
+        any_extended(),
     )
-        .prop_map(|(k, (t, d, w), (ws, m, decay), trust)| PolicyConfig {
-            kinds: k,
-            spending: SpendingCaps {
-                per_tx: t,
-                daily: d,
-                weekly: w,
+        .prop_map(
+            |(k, (t, d, w), (ws, m, decay), trust, extended)| PolicyConfig {
+                kinds: k,
+                spending: SpendingCaps {
+                    per_tx: t,
+                    daily: d,
+                    weekly: w,
+                },
+                velocity: VelocityRule {
+                    window_secs: ws,
+                    max_in_window: m,
+                    tier0_decay_bps: decay,
+                },
+                counterparty: trust,
+                validation: ValidationRule {
+                    capability: CAP,
+                    attestors: vec![],
+                },
+                extended,
             },
-            velocity: VelocityRule {
-                window_secs: ws,
-                max_in_window: m,
-                tier0_decay_bps: decay,
+        )
+}
+
+/// v2 rules, each off about half the time.
+fn any_extended() -> impl Strategy<Value = ExtendedRules> {
+    let cap = prop_oneof![Just(0u64), 1u64..3_000];
+    (
+        0u8..=2,
+        prop_oneof![
+            Just(0i64),
+            (NOW - SECONDS_PER_DAY)..(NOW + 7 * SECONDS_PER_DAY)
+        ],
+        prop_oneof![
+            Just(0i64),
+            (NOW + 7 * SECONDS_PER_DAY)..(NOW + 15 * SECONDS_PER_DAY)
+        ],
+        (cap.clone(), cap.clone(), cap),
+    )
+        .prop_map(
+            |(mode, not_before, not_after, (monthly, lifetime, payee))| ExtendedRules {
+                list_mode: ListMode::from_u8(mode).unwrap(),
+                not_before,
+                not_after,
+                monthly_cap: monthly,
+                lifetime_cap: lifetime,
+                payee_daily_cap: payee,
             },
-            counterparty: trust,
-            validation: ValidationRule {
-                capability: CAP,
-                attestors: vec![],
-            },
-        })
+        )
 }
 
 fn any_attestation(asset: Pubkey) -> impl Strategy<Value = Option<AttestationView>> {
@@ -639,6 +750,8 @@ struct Case {
     paused: bool,
     spending: SpendingCounters,
     velocity: VelocityState,
+    extended: ExtendedState,
+    payee_listed: bool,
     payer: Party,
     payee: Party,
     amount: u64,
@@ -653,6 +766,8 @@ impl Case {
             paused: self.paused,
             spending: self.spending,
             velocity: self.velocity,
+            extended: Some(self.extended),
+            payee_listed: self.payee_listed,
             payer: self.payer,
             payee: self.payee,
             amount: self.amount,
@@ -674,6 +789,7 @@ fn any_case() -> impl Strategy<Value = Case> {
         (any_reputation(), any_attestation(payee_asset)),
         0u64..2_000,
         0i64..(14 * SECONDS_PER_DAY),
+        ((0u64..3_000, 0u64..10_000, 0u64..3_000), any::<bool>()),
     )
         .prop_map(
             move |(
@@ -686,6 +802,7 @@ fn any_case() -> impl Strategy<Value = Case> {
                 (er, ea),
                 amount,
                 dt,
+                ((ms, ls, ps), payee_listed),
             )| {
                 let now = NOW + dt;
                 Case {
@@ -709,6 +826,19 @@ fn any_case() -> impl Strategy<Value = Case> {
                         window_start: now + start,
                         last_commit: 0,
                     },
+                    extended: ExtendedState {
+                        counters: ExtendedCounters {
+                            month_index: month_index(now) + shift,
+                            month_spent: ms,
+                            lifetime_spent: ls,
+                        },
+                        payee_day: PayeeDay {
+                            day: day_index(now) + shift,
+                            held: Some((3, ps)),
+                            free: Some(0),
+                        },
+                    },
+                    payee_listed,
                     payer: Party {
                         asset: payer_asset,
                         reputation: pr,
@@ -761,9 +891,30 @@ proptest! {
                 prop_assert!(e.velocity.cumulative <= cap);
                 prop_assert!(cap <= case.policy.velocity.max_in_window);
             }
+            let r = &case.policy.extended;
+            let u = e.extended.unwrap();
+            if r.monthly_cap != 0 {
+                prop_assert!(u.counters.month_spent <= r.monthly_cap);
+            }
+            if r.lifetime_cap != 0 {
+                prop_assert!(u.counters.lifetime_spent <= r.lifetime_cap);
+            }
+            if r.payee_daily_cap != 0 {
+                let slot = u.slot.unwrap();
+                prop_assert!(slot.payee == case.payee.asset && slot.spent <= r.payee_daily_cap);
+            }
+            prop_assert!(r.not_before == 0 || case.now >= r.not_before);
+            prop_assert!(r.not_after == 0 || case.now <= r.not_after);
+            let list_passes = match r.list_mode {
+                ListMode::Off => true,
+                ListMode::Allow => case.payee_listed,
+                ListMode::Deny => !case.payee_listed,
+            };
+            prop_assert!(list_passes);
         } else {
             prop_assert_eq!(e.spending, case.spending);
             prop_assert_eq!(e.velocity, case.velocity);
+            prop_assert_eq!(e.extended, None);
         }
     }
 

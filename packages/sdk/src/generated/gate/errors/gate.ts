@@ -150,6 +150,22 @@ export const GATE_ERROR__PAYMENT_LOG_INVALID = 0x17b2; // 6066
 export const GATE_ERROR__RENT_RECIPIENT_MISMATCH = 0x17b3; // 6067
 /** DisputeAddressMismatch: dispute is not the payment's DisputeRecord address */
 export const GATE_ERROR__DISPUTE_ADDRESS_MISMATCH = 0x17b4; // 6068
+/** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
+export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
+/** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
+export const GATE_ERROR__POLICY_EXPIRED = 0x17e5; // 6117
+/** PayeeNotAllowed: payment denied by the payer's policy: deny reason 18 (PayeeNotAllowed) */
+export const GATE_ERROR__PAYEE_NOT_ALLOWED = 0x17e6; // 6118
+/** PayeeDenied: payment denied by the payer's policy: deny reason 19 (PayeeDenied) */
+export const GATE_ERROR__PAYEE_DENIED = 0x17e7; // 6119
+/** SpendingMonthlyExceeded: payment denied by the payer's policy: deny reason 20 (SpendingMonthlyExceeded) */
+export const GATE_ERROR__SPENDING_MONTHLY_EXCEEDED = 0x17e8; // 6120
+/** SpendingLifetimeExceeded: payment denied by the payer's policy: deny reason 21 (SpendingLifetimeExceeded) */
+export const GATE_ERROR__SPENDING_LIFETIME_EXCEEDED = 0x17e9; // 6121
+/** PayeeDailyExceeded: payment denied by the payer's policy: deny reason 22 (PayeeDailyExceeded) */
+export const GATE_ERROR__PAYEE_DAILY_EXCEEDED = 0x17ea; // 6122
+/** PayeeSlotsFull: payment denied by the payer's policy: deny reason 23 (PayeeSlotsFull) */
+export const GATE_ERROR__PAYEE_SLOTS_FULL = 0x17eb; // 6123
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
@@ -187,6 +203,10 @@ export type GateError =
   | typeof GATE_ERROR__MINT_PERMANENT_DELEGATE
   | typeof GATE_ERROR__MINT_TRANSFER_FEE
   | typeof GATE_ERROR__NOT_PAYMENT_PAYER
+  | typeof GATE_ERROR__PAYEE_DAILY_EXCEEDED
+  | typeof GATE_ERROR__PAYEE_DENIED
+  | typeof GATE_ERROR__PAYEE_NOT_ALLOWED
+  | typeof GATE_ERROR__PAYEE_SLOTS_FULL
   | typeof GATE_ERROR__PAYER_SIGNER_MISMATCH
   | typeof GATE_ERROR__PAYER_TOKEN_MISMATCH
   | typeof GATE_ERROR__PAYMENT_EXPIRED
@@ -195,6 +215,8 @@ export type GateError =
   | typeof GATE_ERROR__PAYMENT_RECORDS_OPEN
   | typeof GATE_ERROR__PAYMENT_TO_PAYER
   | typeof GATE_ERROR__PAYMENT_TO_VAULT
+  | typeof GATE_ERROR__POLICY_EXPIRED
+  | typeof GATE_ERROR__POLICY_NOT_YET_VALID
   | typeof GATE_ERROR__RECIPIENT_MISMATCH
   | typeof GATE_ERROR__RENT_RECIPIENT_MISMATCH
   | typeof GATE_ERROR__SCORE_OUT_OF_RANGE
@@ -203,6 +225,8 @@ export type GateError =
   | typeof GATE_ERROR__SELF_TRANSFER
   | typeof GATE_ERROR__SETTLEMENT_LAYOUT_INVALID
   | typeof GATE_ERROR__SPENDING_DAILY_EXCEEDED
+  | typeof GATE_ERROR__SPENDING_LIFETIME_EXCEEDED
+  | typeof GATE_ERROR__SPENDING_MONTHLY_EXCEEDED
   | typeof GATE_ERROR__SPENDING_PER_TX_EXCEEDED
   | typeof GATE_ERROR__SPENDING_WEEKLY_EXCEEDED
   | typeof GATE_ERROR__STRICT_GATE_NOT_TOP_LEVEL
@@ -259,6 +283,10 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__MINT_PERMANENT_DELEGATE]: `mint has a Token-2022 permanent delegate: a settled payment could be taken back`,
     [GATE_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: the payee would receive less than amount`,
     [GATE_ERROR__NOT_PAYMENT_PAYER]: `only the payer of a settled payment (its transfer authority) may dispute it`,
+    [GATE_ERROR__PAYEE_DAILY_EXCEEDED]: `payment denied by the payer's policy: deny reason 22 (PayeeDailyExceeded)`,
+    [GATE_ERROR__PAYEE_DENIED]: `payment denied by the payer's policy: deny reason 19 (PayeeDenied)`,
+    [GATE_ERROR__PAYEE_NOT_ALLOWED]: `payment denied by the payer's policy: deny reason 18 (PayeeNotAllowed)`,
+    [GATE_ERROR__PAYEE_SLOTS_FULL]: `payment denied by the payer's policy: deny reason 23 (PayeeSlotsFull)`,
     [GATE_ERROR__PAYER_SIGNER_MISMATCH]: `payer_signer is neither the payer asset's owner nor the agent wallet that owner set`,
     [GATE_ERROR__PAYER_TOKEN_MISMATCH]: `payer_token is not a token account of the mint owned by payer_signer`,
     [GATE_ERROR__PAYMENT_EXPIRED]: `the payment's deadline has passed: it can no longer settle (request a fresh challenge)`,
@@ -267,6 +295,8 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__PAYMENT_RECORDS_OPEN]: `the payment can still be disputed or settled: its records close after its deadline and the dispute window`,
     [GATE_ERROR__PAYMENT_TO_PAYER]: `the payee's recipient is the payer's own key (its signer, owner or agent wallet): the payment would move nothing`,
     [GATE_ERROR__PAYMENT_TO_VAULT]: `destination_token is its own authority, as a policy vault is: a vault is funded by deposit, not paid`,
+    [GATE_ERROR__POLICY_EXPIRED]: `payment denied by the payer's policy: deny reason 17 (PolicyExpired)`,
+    [GATE_ERROR__POLICY_NOT_YET_VALID]: `payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid)`,
     [GATE_ERROR__RECIPIENT_MISMATCH]: `destination_token is not a token account of the mint owned by the payee's recipient`,
     [GATE_ERROR__RENT_RECIPIENT_MISMATCH]: `the rent recipient is not the account that paid the rent (the log's facilitator, the dispute record's rent payer)`,
     [GATE_ERROR__SCORE_OUT_OF_RANGE]: `score must be 0..=100`,
@@ -275,6 +305,8 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__SELF_TRANSFER]: `the transfer's source is its destination: no value would move`,
     [GATE_ERROR__SETTLEMENT_LAYOUT_INVALID]: `settlement must be [gate_payment_strict, TransferChecked, emit_feedback] at the end of the transaction, after at most two ComputeBudget instructions`,
     [GATE_ERROR__SPENDING_DAILY_EXCEEDED]: `Deny 3: the daily cap would be exceeded`,
+    [GATE_ERROR__SPENDING_LIFETIME_EXCEEDED]: `payment denied by the payer's policy: deny reason 21 (SpendingLifetimeExceeded)`,
+    [GATE_ERROR__SPENDING_MONTHLY_EXCEEDED]: `payment denied by the payer's policy: deny reason 20 (SpendingMonthlyExceeded)`,
     [GATE_ERROR__SPENDING_PER_TX_EXCEEDED]: `Deny 2: amount exceeds the per-transaction cap`,
     [GATE_ERROR__SPENDING_WEEKLY_EXCEEDED]: `Deny 4: the weekly cap would be exceeded`,
     [GATE_ERROR__STRICT_GATE_NOT_TOP_LEVEL]: `gate_payment_strict must be a top-level instruction of the settlement, not called by another program`,

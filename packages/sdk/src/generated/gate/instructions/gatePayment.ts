@@ -57,6 +57,7 @@ export type GatePaymentInstruction<
   TAccountPayeeAcceptance extends string | AccountMeta<string> = string,
   TAccountPayerAttestation extends string | AccountMeta<string> = string,
   TAccountPayeeAttestation extends string | AccountMeta<string> = string,
+  TAccountPayeeList extends string | AccountMeta<string> = string,
   TAccountPolicyVaultProgram extends string | AccountMeta<string> =
     "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3",
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
@@ -91,6 +92,9 @@ export type GatePaymentInstruction<
       TAccountPayeeAttestation extends string
         ? ReadonlyAccount<TAccountPayeeAttestation>
         : TAccountPayeeAttestation,
+      TAccountPayeeList extends string
+        ? ReadonlyAccount<TAccountPayeeList>
+        : TAccountPayeeList,
       TAccountPolicyVaultProgram extends string
         ? ReadonlyAccount<TAccountPolicyVaultProgram>
         : TAccountPolicyVaultProgram,
@@ -160,6 +164,7 @@ export type GatePaymentInput<
   TAccountPayeeAcceptance extends string = string,
   TAccountPayerAttestation extends string = string,
   TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
   TAccountPolicyVaultProgram extends string = string,
 > = {
   evaluateSigner?: Address<TAccountEvaluateSigner>;
@@ -171,6 +176,11 @@ export type GatePaymentInput<
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * account again, which policy_vault then ignores (checked by policy_vault). An account
+   * already in the instruction costs less than an absent one's placeholder.
+   */
+  payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   payerAsset: GatePaymentInstructionDataArgs["payerAsset"];
   payeeAsset: GatePaymentInstructionDataArgs["payeeAsset"];
@@ -189,6 +199,7 @@ export function getGatePaymentInstruction<
   TAccountPayeeAcceptance extends string,
   TAccountPayerAttestation extends string,
   TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
   TAccountPolicyVaultProgram extends string,
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
@@ -202,6 +213,7 @@ export function getGatePaymentInstruction<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram
   >,
   config?: { programAddress?: TProgramAddress },
@@ -216,6 +228,7 @@ export function getGatePaymentInstruction<
   TAccountPayeeAcceptance,
   TAccountPayerAttestation,
   TAccountPayeeAttestation,
+  TAccountPayeeList,
   TAccountPolicyVaultProgram
 > {
   // Program address.
@@ -241,6 +254,7 @@ export function getGatePaymentInstruction<
       value: input.payeeAttestation ?? null,
       isWritable: false,
     },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
     policyVaultProgram: {
       value: input.policyVaultProgram ?? null,
       isWritable: false,
@@ -276,6 +290,7 @@ export function getGatePaymentInstruction<
       getAccountMeta(accounts.payeeAcceptance),
       getAccountMeta(accounts.payerAttestation),
       getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
       getAccountMeta(accounts.policyVaultProgram),
     ],
     data: getGatePaymentInstructionDataEncoder().encode(
@@ -293,6 +308,7 @@ export function getGatePaymentInstruction<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram
   >);
 }
@@ -312,7 +328,12 @@ export type ParsedGatePaymentInstruction<
     payeeAcceptance: TAccountMetas[6];
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
-    policyVaultProgram: TAccountMetas[9];
+    /**
+     * account again, which policy_vault then ignores (checked by policy_vault). An account
+     * already in the instruction costs less than an absent one's placeholder.
+     */
+    payeeList: TAccountMetas[9];
+    policyVaultProgram: TAccountMetas[10];
   };
   data: GatePaymentInstructionData;
 };
@@ -325,7 +346,7 @@ export function parseGatePaymentInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedGatePaymentInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 10) {
+  if (instruction.accounts.length < 11) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -353,6 +374,7 @@ export function parseGatePaymentInstruction<
       payeeAcceptance: getNextAccount(),
       payerAttestation: getNextOptionalAccount(),
       payeeAttestation: getNextOptionalAccount(),
+      payeeList: getNextAccount(),
       policyVaultProgram: getNextAccount(),
     },
     data: getGatePaymentInstructionDataDecoder().decode(instruction.data),

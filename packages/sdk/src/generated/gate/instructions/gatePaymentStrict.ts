@@ -67,6 +67,7 @@ export type GatePaymentStrictInstruction<
   TAccountPayeeAcceptance extends string | AccountMeta<string> = string,
   TAccountPayerAttestation extends string | AccountMeta<string> = string,
   TAccountPayeeAttestation extends string | AccountMeta<string> = string,
+  TAccountPayeeList extends string | AccountMeta<string> = string,
   TAccountPolicyVaultProgram extends string | AccountMeta<string> =
     "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3",
   TAccountPayerSigner extends string | AccountMeta<string> = string,
@@ -113,6 +114,9 @@ export type GatePaymentStrictInstruction<
       TAccountPayeeAttestation extends string
         ? ReadonlyAccount<TAccountPayeeAttestation>
         : TAccountPayeeAttestation,
+      TAccountPayeeList extends string
+        ? ReadonlyAccount<TAccountPayeeList>
+        : TAccountPayeeList,
       TAccountPolicyVaultProgram extends string
         ? ReadonlyAccount<TAccountPolicyVaultProgram>
         : TAccountPolicyVaultProgram,
@@ -208,6 +212,7 @@ export type GatePaymentStrictAsyncInput<
   TAccountPayeeAcceptance extends string = string,
   TAccountPayerAttestation extends string = string,
   TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
   TAccountPolicyVaultProgram extends string = string,
   TAccountPayerSigner extends string = string,
   TAccountPayerAsset extends string = string,
@@ -230,6 +235,7 @@ export type GatePaymentStrictAsyncInput<
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /**
    * The payer agent's live owner or the agent wallet that owner set; must also authorize
@@ -295,6 +301,7 @@ export async function getGatePaymentStrictInstructionAsync<
   TAccountPayeeAcceptance extends string,
   TAccountPayerAttestation extends string,
   TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
   TAccountPolicyVaultProgram extends string,
   TAccountPayerSigner extends string,
   TAccountPayerAsset extends string,
@@ -319,6 +326,7 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
     TAccountPayerAsset,
@@ -345,6 +353,7 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
     TAccountPayerAsset,
@@ -382,6 +391,7 @@ export async function getGatePaymentStrictInstructionAsync<
       value: input.payeeAttestation ?? null,
       isWritable: false,
     },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
     policyVaultProgram: {
       value: input.policyVaultProgram ?? null,
       isWritable: false,
@@ -455,6 +465,7 @@ export async function getGatePaymentStrictInstructionAsync<
       getAccountMeta(accounts.payeeAcceptance),
       getAccountMeta(accounts.payerAttestation),
       getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
       getAccountMeta(accounts.policyVaultProgram),
       getAccountMeta(accounts.payerSigner),
       getAccountMeta(accounts.payerAsset),
@@ -483,6 +494,7 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
     TAccountPayerAsset,
@@ -508,6 +520,7 @@ export type GatePaymentStrictInput<
   TAccountPayeeAcceptance extends string = string,
   TAccountPayerAttestation extends string = string,
   TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
   TAccountPolicyVaultProgram extends string = string,
   TAccountPayerSigner extends string = string,
   TAccountPayerAsset extends string = string,
@@ -530,6 +543,7 @@ export type GatePaymentStrictInput<
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /**
    * The payer agent's live owner or the agent wallet that owner set; must also authorize
@@ -595,6 +609,7 @@ export function getGatePaymentStrictInstruction<
   TAccountPayeeAcceptance extends string,
   TAccountPayerAttestation extends string,
   TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
   TAccountPolicyVaultProgram extends string,
   TAccountPayerSigner extends string,
   TAccountPayerAsset extends string,
@@ -619,6 +634,7 @@ export function getGatePaymentStrictInstruction<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
     TAccountPayerAsset,
@@ -644,6 +660,7 @@ export function getGatePaymentStrictInstruction<
   TAccountPayeeAcceptance,
   TAccountPayerAttestation,
   TAccountPayeeAttestation,
+  TAccountPayeeList,
   TAccountPolicyVaultProgram,
   TAccountPayerSigner,
   TAccountPayerAsset,
@@ -680,6 +697,7 @@ export function getGatePaymentStrictInstruction<
       value: input.payeeAttestation ?? null,
       isWritable: false,
     },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
     policyVaultProgram: {
       value: input.policyVaultProgram ?? null,
       isWritable: false,
@@ -733,6 +751,7 @@ export function getGatePaymentStrictInstruction<
       getAccountMeta(accounts.payeeAcceptance),
       getAccountMeta(accounts.payerAttestation),
       getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
       getAccountMeta(accounts.policyVaultProgram),
       getAccountMeta(accounts.payerSigner),
       getAccountMeta(accounts.payerAsset),
@@ -761,6 +780,7 @@ export function getGatePaymentStrictInstruction<
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
     TAccountPayeeAttestation,
+    TAccountPayeeList,
     TAccountPolicyVaultProgram,
     TAccountPayerSigner,
     TAccountPayerAsset,
@@ -791,56 +811,57 @@ export type ParsedGatePaymentStrictInstruction<
     payeeAcceptance: TAccountMetas[6];
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
-    policyVaultProgram: TAccountMetas[9];
+    payeeList: TAccountMetas[9];
+    policyVaultProgram: TAccountMetas[10];
     /**
      * The payer agent's live owner or the agent wallet that owner set; must also authorize
      * the transfer, so nobody else can spend an agent's budget.
      */
-    payerSigner: TAccountMetas[10];
+    payerSigner: TAccountMetas[11];
     /**
      * The payer agent's MPL Core asset: the agent's identity, and the authority on who owns
      * it now (owner and layout checked in the handler).
      */
-    payerAsset: TAccountMetas[11];
+    payerAsset: TAccountMetas[12];
     /**
      * The registry's AgentAccount of the payer (owner enforced, and that it names the asset,
      * which stands for its seeds: see `agent_account::names`; content read in the handler).
      */
-    payerAgent: TAccountMetas[12];
+    payerAgent: TAccountMetas[13];
     /**
      * The payee agent's MPL Core asset: its live owner is the recipient unless the agent
      * wallet that owner set is (checked in the handler).
      */
-    payeeAsset: TAccountMetas[13];
+    payeeAsset: TAccountMetas[14];
     /**
      * The registry's AgentAccount of the payee (checked as `payer_agent`): names the
      * payee's agent wallet.
      */
-    payeeAgent: TAccountMetas[14];
+    payeeAgent: TAccountMetas[15];
     /**
      * The transfer's destination; must be a token account of the mint owned by the
      * payee's recipient (checked in the handler).
      */
-    destinationToken: TAccountMetas[15];
+    destinationToken: TAccountMetas[16];
     /**
      * The gated mint (the payer's policy must be for it); its extensions are checked in
      * the handler.
      */
-    mintAccount: TAccountMetas[16];
-    instructions: TAccountMetas[17];
+    mintAccount: TAccountMetas[17];
+    instructions: TAccountMetas[18];
     /**
      * A vault-funded settlement only: the payer agent's vault for the mint (policy_vault
      * checks it against the policy, which must be vault-funded). On Allow policy_vault
      * releases `amount` from it to `payer_token`. A Token-2022 transfer hook's accounts for
      * that release follow as remaining accounts.
      */
-    vault?: TAccountMetas[18] | undefined;
+    vault?: TAccountMetas[19] | undefined;
     /**
      * With `vault`: payer_signer's token account of the mint, credited by the release and
      * debited by the transfer (both checked in the handler).
      */
-    payerToken?: TAccountMetas[19] | undefined;
-    tokenProgram?: TAccountMetas[20] | undefined;
+    payerToken?: TAccountMetas[20] | undefined;
+    tokenProgram?: TAccountMetas[21] | undefined;
   };
   data: GatePaymentStrictInstructionData;
 };
@@ -853,7 +874,7 @@ export function parseGatePaymentStrictInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedGatePaymentStrictInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 21) {
+  if (instruction.accounts.length < 22) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -881,6 +902,7 @@ export function parseGatePaymentStrictInstruction<
       payeeAcceptance: getNextAccount(),
       payerAttestation: getNextOptionalAccount(),
       payeeAttestation: getNextOptionalAccount(),
+      payeeList: getNextAccount(),
       policyVaultProgram: getNextAccount(),
       payerSigner: getNextAccount(),
       payerAsset: getNextAccount(),

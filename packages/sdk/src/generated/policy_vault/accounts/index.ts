@@ -7,7 +7,9 @@
  */
 
 export * from "./killSwitchState.js";
+export * from "./payeeList.js";
 export * from "./policyAccount.js";
+export * from "./policyAccountV2.js";
 export * from "./policyAuthority.js";
 export * from "./takeOverRequest.js";
 export * from "./velocityLedger.js";

@@ -62,7 +62,7 @@ export const POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH = 0x1785; // 6021
 export const POLICY_VAULT_ERROR__ATTESTATION_ADDRESS_MISMATCH = 0x1786; // 6022
 /** AcceptancePolicyInvalid: acceptance account holds no AcceptancePolicy */
 export const POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID = 0x1787; // 6023
-/** MintRequired: mint must be set when Spending or Velocity is enabled: caps are counted in the mint's smallest units */
+/** MintRequired: mint must be set when Spending or Velocity is enabled, or a monthly, lifetime or per-payee cap is set: caps are counted in the mint's smallest units */
 export const POLICY_VAULT_ERROR__MINT_REQUIRED = 0x1788; // 6024
 /** MintAccountMismatch: mint account: missing, or not the account at the policy's mint address */
 export const POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH = 0x1789; // 6025
@@ -122,6 +122,28 @@ export const POLICY_VAULT_ERROR__RECOVERY_NOT_SET = 0x17a3; // 6051
 export const POLICY_VAULT_ERROR__WITHDRAWAL_NOT_TO_RECOVERY = 0x17a4; // 6052
 /** RentPayerMismatch: rent_payer is not the account that paid for the request */
 export const POLICY_VAULT_ERROR__RENT_PAYER_MISMATCH = 0x17a5; // 6053
+/** InvalidListMode: payee_list_mode must be 0 (no list), 1 (allow list) or 2 (deny list) */
+export const POLICY_VAULT_ERROR__INVALID_LIST_MODE = 0x17a6; // 6054
+/** PayeesWithoutListMode: payees / payee_list: a payee list needs payee_list_mode 1 (allow) or 2 (deny) */
+export const POLICY_VAULT_ERROR__PAYEES_WITHOUT_LIST_MODE = 0x17a7; // 6055
+/** PayeeListEmpty: payee_list_mode: the list has no payee and no list account */
+export const POLICY_VAULT_ERROR__PAYEE_LIST_EMPTY = 0x17a8; // 6056
+/** DuplicatePayee: payees: the same payee twice */
+export const POLICY_VAULT_ERROR__DUPLICATE_PAYEE = 0x17a9; // 6057
+/** ValidityNegative: not_before and not_after must be >= 0 (0 = no bound) */
+export const POLICY_VAULT_ERROR__VALIDITY_NEGATIVE = 0x17aa; // 6058
+/** ValidityInverted: not_before must be <= not_after */
+export const POLICY_VAULT_ERROR__VALIDITY_INVERTED = 0x17ab; // 6059
+/** PayeeListMismatch: payee_list: not the policy's PayeeList account (its PDA [\payee_list\, asset, policy_id]) */
+export const POLICY_VAULT_ERROR__PAYEE_LIST_MISMATCH = 0x17ac; // 6060
+/** PayeeListMissing: payee_list: the policy names a payee list account, which the evaluation must be given (not the policy account in its place) */
+export const POLICY_VAULT_ERROR__PAYEE_LIST_MISSING = 0x17ad; // 6061
+/** PolicyHasNoPayeeList: the policy names no payee list account: its list is immutable */
+export const POLICY_VAULT_ERROR__POLICY_HAS_NO_PAYEE_LIST = 0x17ae; // 6062
+/** PayeeListFull: payee list: at most 256 entries */
+export const POLICY_VAULT_ERROR__PAYEE_LIST_FULL = 0x17af; // 6063
+/** PayeeListEditInvalid: add / remove: at least one payee to add or remove, and no default (all zero) key */
+export const POLICY_VAULT_ERROR__PAYEE_LIST_EDIT_INVALID = 0x17b0; // 6064
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
@@ -134,9 +156,11 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR
   | typeof POLICY_VAULT_ERROR__DUPLICATE_MEMBER
+  | typeof POLICY_VAULT_ERROR__DUPLICATE_PAYEE
   | typeof POLICY_VAULT_ERROR__INSUFFICIENT_SIGNERS
   | typeof POLICY_VAULT_ERROR__INVALID_FUNDING
   | typeof POLICY_VAULT_ERROR__INVALID_GATE_MODE
+  | typeof POLICY_VAULT_ERROR__INVALID_LIST_MODE
   | typeof POLICY_VAULT_ERROR__INVALID_SPENDER
   | typeof POLICY_VAULT_ERROR__INVALID_UNRATED_TREATMENT
   | typeof POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE
@@ -153,6 +177,13 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__NOT_AGENT_OWNER
   | typeof POLICY_VAULT_ERROR__NOT_AUTHORITY_MEMBER
   | typeof POLICY_VAULT_ERROR__NOT_VAULT_SPENDER
+  | typeof POLICY_VAULT_ERROR__PAYEE_LIST_EDIT_INVALID
+  | typeof POLICY_VAULT_ERROR__PAYEE_LIST_EMPTY
+  | typeof POLICY_VAULT_ERROR__PAYEE_LIST_FULL
+  | typeof POLICY_VAULT_ERROR__PAYEE_LIST_MISMATCH
+  | typeof POLICY_VAULT_ERROR__PAYEE_LIST_MISSING
+  | typeof POLICY_VAULT_ERROR__PAYEES_WITHOUT_LIST_MODE
+  | typeof POLICY_VAULT_ERROR__POLICY_HAS_NO_PAYEE_LIST
   | typeof POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH
   | typeof POLICY_VAULT_ERROR__POLICY_NOT_VAULT_FUNDED
   | typeof POLICY_VAULT_ERROR__POLICY_RETIRED
@@ -170,6 +201,8 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__TOO_MANY_MEMBERS
   | typeof POLICY_VAULT_ERROR__UNKNOWN_KIND_BITS
   | typeof POLICY_VAULT_ERROR__UNRATED_VALIDATION_WITHOUT_CAPABILITY
+  | typeof POLICY_VAULT_ERROR__VALIDITY_INVERTED
+  | typeof POLICY_VAULT_ERROR__VALIDITY_NEGATIVE
   | typeof POLICY_VAULT_ERROR__VAULT_ACCOUNT_INVALID
   | typeof POLICY_VAULT_ERROR__VAULT_ACCOUNTS_MISSING
   | typeof POLICY_VAULT_ERROR__VAULT_FUNDING_NEEDS_MINT
@@ -192,9 +225,11 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE]: `tier0_decay_bps must be 0..=10000`,
     [POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR]: `accepted_attestors: the two entries are the same key`,
     [POLICY_VAULT_ERROR__DUPLICATE_MEMBER]: `members: duplicate key`,
+    [POLICY_VAULT_ERROR__DUPLICATE_PAYEE]: `payees: the same payee twice`,
     [POLICY_VAULT_ERROR__INSUFFICIENT_SIGNERS]: `fewer distinct member signatures than the authority's threshold`,
     [POLICY_VAULT_ERROR__INVALID_FUNDING]: `funding must be 0 (the payer's wallet) or 1 (the agent's policy vault)`,
     [POLICY_VAULT_ERROR__INVALID_GATE_MODE]: `gate_mode must be 0 (immediate) or 1 (confirmed)`,
+    [POLICY_VAULT_ERROR__INVALID_LIST_MODE]: `payee_list_mode must be 0 (no list), 1 (allow list) or 2 (deny list)`,
     [POLICY_VAULT_ERROR__INVALID_SPENDER]: `spender must be a key, not the default (all zero) key`,
     [POLICY_VAULT_ERROR__INVALID_UNRATED_TREATMENT]: `unrated_treatment must be 0 (Deny), 1 (Allow) or 2 (RequireValidation)`,
     [POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE]: `min confidence must be 0..=10000 basis points`,
@@ -205,12 +240,19 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__MINT_INVALID]: `mint is not an initialized mint of SPL Token or Token-2022`,
     [POLICY_VAULT_ERROR__MINT_PAUSABLE]: `mint has the Token-2022 Pausable extension: its authority could stop every transfer out of the vault`,
     [POLICY_VAULT_ERROR__MINT_PERMANENT_DELEGATE]: `mint has a Token-2022 permanent delegate: a settled payment could be taken back`,
-    [POLICY_VAULT_ERROR__MINT_REQUIRED]: `mint must be set when Spending or Velocity is enabled: caps are counted in the mint's smallest units`,
+    [POLICY_VAULT_ERROR__MINT_REQUIRED]: `mint must be set when Spending or Velocity is enabled, or a monthly, lifetime or per-payee cap is set: caps are counted in the mint's smallest units`,
     [POLICY_VAULT_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: a transfer may deliver less than its amount`,
     [POLICY_VAULT_ERROR__NO_MEMBERS]: `members: at least one member is required`,
     [POLICY_VAULT_ERROR__NOT_AGENT_OWNER]: `signer is not the owner of the agent's MPL Core asset`,
     [POLICY_VAULT_ERROR__NOT_AUTHORITY_MEMBER]: `signer is not a member of the policy authority`,
     [POLICY_VAULT_ERROR__NOT_VAULT_SPENDER]: `payer_token does not belong to the policy's spender: only the key the threshold named may pay from the vault`,
+    [POLICY_VAULT_ERROR__PAYEE_LIST_EDIT_INVALID]: `add / remove: at least one payee to add or remove, and no default (all zero) key`,
+    [POLICY_VAULT_ERROR__PAYEE_LIST_EMPTY]: `payee_list_mode: the list has no payee and no list account`,
+    [POLICY_VAULT_ERROR__PAYEE_LIST_FULL]: `payee list: at most 256 entries`,
+    [POLICY_VAULT_ERROR__PAYEE_LIST_MISMATCH]: `payee_list: not the policy's PayeeList account (its PDA [\payee_list\, asset, policy_id])`,
+    [POLICY_VAULT_ERROR__PAYEE_LIST_MISSING]: `payee_list: the policy names a payee list account, which the evaluation must be given (not the policy account in its place)`,
+    [POLICY_VAULT_ERROR__PAYEES_WITHOUT_LIST_MODE]: `payees / payee_list: a payee list needs payee_list_mode 1 (allow) or 2 (deny)`,
+    [POLICY_VAULT_ERROR__POLICY_HAS_NO_PAYEE_LIST]: `the policy names no payee list account: its list is immutable`,
     [POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH]: `mint: the policy is for another mint`,
     [POLICY_VAULT_ERROR__POLICY_NOT_VAULT_FUNDED]: `vault: the policy is funded by the payer's wallet; no vault may be released under it`,
     [POLICY_VAULT_ERROR__POLICY_RETIRED]: `the policy is retired: no payment may use it`,
@@ -228,6 +270,8 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__TOO_MANY_MEMBERS]: `members: at most 7`,
     [POLICY_VAULT_ERROR__UNKNOWN_KIND_BITS]: `kinds: unknown bits set (allowed: 0x01 0x02 0x04 0x08 0x10)`,
     [POLICY_VAULT_ERROR__UNRATED_VALIDATION_WITHOUT_CAPABILITY]: `unrated_treatment RequireValidation needs a non-zero required_capability`,
+    [POLICY_VAULT_ERROR__VALIDITY_INVERTED]: `not_before must be <= not_after`,
+    [POLICY_VAULT_ERROR__VALIDITY_NEGATIVE]: `not_before and not_after must be >= 0 (0 = no bound)`,
     [POLICY_VAULT_ERROR__VAULT_ACCOUNT_INVALID]: `vault: not the agent's vault for this mint, or not a token account of it`,
     [POLICY_VAULT_ERROR__VAULT_ACCOUNTS_MISSING]: `vault accounts (vault, payer_token, token_program) are required: the policy is funded by the agent's vault`,
     [POLICY_VAULT_ERROR__VAULT_FUNDING_NEEDS_MINT]: `mint must be set when funding is 1 (vault): a vault holds one mint`,

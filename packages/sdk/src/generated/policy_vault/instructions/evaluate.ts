@@ -58,6 +58,7 @@ export type EvaluateInstruction<
   TAccountPayeeAcceptance extends string | AccountMeta<string> = string,
   TAccountPayerAttestation extends string | AccountMeta<string> = string,
   TAccountPayeeAttestation extends string | AccountMeta<string> = string,
+  TAccountPayeeList extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -91,6 +92,9 @@ export type EvaluateInstruction<
       TAccountPayeeAttestation extends string
         ? ReadonlyAccount<TAccountPayeeAttestation>
         : TAccountPayeeAttestation,
+      TAccountPayeeList extends string
+        ? ReadonlyAccount<TAccountPayeeList>
+        : TAccountPayeeList,
       ...TRemainingAccounts,
     ]
   >;
@@ -139,6 +143,7 @@ export type EvaluateInput<
   TAccountPayeeAcceptance extends string = string,
   TAccountPayerAttestation extends string = string,
   TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
 > = {
   /**
    * The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only the
@@ -146,9 +151,10 @@ export type EvaluateInput<
    */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
   /**
-   * The payer's policy. For these three accounts (owner and discriminator checked by
-   * `Account`) `is_for` is the seeds check without deriving the address again; a mismatch
-   * answers ConstraintSeeds, as the derivation did.
+   * The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
+   * is: owner, then discriminator). For it and the next two accounts `is_for` is the seeds
+   * check without deriving the address again; a mismatch answers ConstraintSeeds, as the
+   * derivation did.
    */
   policy: Address<TAccountPolicy>;
   velocity: Address<TAccountVelocity>;
@@ -173,6 +179,12 @@ export type EvaluateInput<
   payerAttestation?: Address<TAccountPayerAttestation>;
   /** An attestation about the payee (for the payer's policy), when the payee has one. */
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the (v2) policy names one: it must be that address
+   * (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
+   * account, ignored: the gate passes the policy account again.
+   */
+  payeeList: Address<TAccountPayeeList>;
   args: EvaluateInstructionDataArgs["args"];
 };
 
@@ -186,6 +198,7 @@ export function getEvaluateInstruction<
   TAccountPayeeAcceptance extends string,
   TAccountPayerAttestation extends string,
   TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: EvaluateInput<
@@ -197,7 +210,8 @@ export function getEvaluateInstruction<
     TAccountPayeeStats,
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
-    TAccountPayeeAttestation
+    TAccountPayeeAttestation,
+    TAccountPayeeList
   >,
   config?: { programAddress?: TProgramAddress },
 ): EvaluateInstruction<
@@ -210,7 +224,8 @@ export function getEvaluateInstruction<
   TAccountPayeeStats,
   TAccountPayeeAcceptance,
   TAccountPayerAttestation,
-  TAccountPayeeAttestation
+  TAccountPayeeAttestation,
+  TAccountPayeeList
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -235,6 +250,7 @@ export function getEvaluateInstruction<
       value: input.payeeAttestation ?? null,
       isWritable: false,
     },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -262,6 +278,7 @@ export function getEvaluateInstruction<
       getAccountMeta(accounts.payeeAcceptance),
       getAccountMeta(accounts.payerAttestation),
       getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
     ],
     data: getEvaluateInstructionDataEncoder().encode(
       args as EvaluateInstructionDataArgs,
@@ -277,7 +294,8 @@ export function getEvaluateInstruction<
     TAccountPayeeStats,
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
-    TAccountPayeeAttestation
+    TAccountPayeeAttestation,
+    TAccountPayeeList
   >);
 }
 
@@ -293,9 +311,10 @@ export type ParsedEvaluateInstruction<
      */
     gateSigner: TAccountMetas[0];
     /**
-     * The payer's policy. For these three accounts (owner and discriminator checked by
-     * `Account`) `is_for` is the seeds check without deriving the address again; a mismatch
-     * answers ConstraintSeeds, as the derivation did.
+     * The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
+     * is: owner, then discriminator). For it and the next two accounts `is_for` is the seeds
+     * check without deriving the address again; a mismatch answers ConstraintSeeds, as the
+     * derivation did.
      */
     policy: TAccountMetas[1];
     velocity: TAccountMetas[2];
@@ -320,6 +339,12 @@ export type ParsedEvaluateInstruction<
     payerAttestation?: TAccountMetas[7] | undefined;
     /** An attestation about the payee (for the payer's policy), when the payee has one. */
     payeeAttestation?: TAccountMetas[8] | undefined;
+    /**
+     * The payer policy's PayeeList when the (v2) policy names one: it must be that address
+     * (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
+     * account, ignored: the gate passes the policy account again.
+     */
+    payeeList: TAccountMetas[9];
   };
   data: EvaluateInstructionData;
 };
@@ -332,7 +357,7 @@ export function parseEvaluateInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedEvaluateInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 9) {
+  if (instruction.accounts.length < 10) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -360,6 +385,7 @@ export function parseEvaluateInstruction<
       payeeAcceptance: getNextAccount(),
       payerAttestation: getNextOptionalAccount(),
       payeeAttestation: getNextOptionalAccount(),
+      payeeList: getNextAccount(),
     },
     data: getEvaluateInstructionDataDecoder().decode(instruction.data),
   };

@@ -61,6 +61,7 @@ export type EvaluateAndCommitInstruction<
   TAccountPayeeAcceptance extends string | AccountMeta<string> = string,
   TAccountPayerAttestation extends string | AccountMeta<string> = string,
   TAccountPayeeAttestation extends string | AccountMeta<string> = string,
+  TAccountPayeeList extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -94,6 +95,9 @@ export type EvaluateAndCommitInstruction<
       TAccountPayeeAttestation extends string
         ? ReadonlyAccount<TAccountPayeeAttestation>
         : TAccountPayeeAttestation,
+      TAccountPayeeList extends string
+        ? ReadonlyAccount<TAccountPayeeList>
+        : TAccountPayeeList,
       ...TRemainingAccounts,
     ]
   >;
@@ -142,6 +146,7 @@ export type EvaluateAndCommitInput<
   TAccountPayeeAcceptance extends string = string,
   TAccountPayerAttestation extends string = string,
   TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
 > = {
   /** As in [`Evaluate`]. */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
@@ -160,6 +165,7 @@ export type EvaluateAndCommitInput<
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  payeeList: Address<TAccountPayeeList>;
   args: EvaluateAndCommitInstructionDataArgs["args"];
 };
 
@@ -173,6 +179,7 @@ export function getEvaluateAndCommitInstruction<
   TAccountPayeeAcceptance extends string,
   TAccountPayerAttestation extends string,
   TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: EvaluateAndCommitInput<
@@ -184,7 +191,8 @@ export function getEvaluateAndCommitInstruction<
     TAccountPayeeStats,
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
-    TAccountPayeeAttestation
+    TAccountPayeeAttestation,
+    TAccountPayeeList
   >,
   config?: { programAddress?: TProgramAddress },
 ): EvaluateAndCommitInstruction<
@@ -197,7 +205,8 @@ export function getEvaluateAndCommitInstruction<
   TAccountPayeeStats,
   TAccountPayeeAcceptance,
   TAccountPayerAttestation,
-  TAccountPayeeAttestation
+  TAccountPayeeAttestation,
+  TAccountPayeeList
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -222,6 +231,7 @@ export function getEvaluateAndCommitInstruction<
       value: input.payeeAttestation ?? null,
       isWritable: false,
     },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -249,6 +259,7 @@ export function getEvaluateAndCommitInstruction<
       getAccountMeta(accounts.payeeAcceptance),
       getAccountMeta(accounts.payerAttestation),
       getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
     ],
     data: getEvaluateAndCommitInstructionDataEncoder().encode(
       args as EvaluateAndCommitInstructionDataArgs,
@@ -264,7 +275,8 @@ export function getEvaluateAndCommitInstruction<
     TAccountPayeeStats,
     TAccountPayeeAcceptance,
     TAccountPayerAttestation,
-    TAccountPayeeAttestation
+    TAccountPayeeAttestation,
+    TAccountPayeeList
   >);
 }
 
@@ -291,6 +303,7 @@ export type ParsedEvaluateAndCommitInstruction<
     payeeAcceptance: TAccountMetas[6];
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
+    payeeList: TAccountMetas[9];
   };
   data: EvaluateAndCommitInstructionData;
 };
@@ -303,7 +316,7 @@ export function parseEvaluateAndCommitInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedEvaluateAndCommitInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 9) {
+  if (instruction.accounts.length < 10) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -331,6 +344,7 @@ export function parseEvaluateAndCommitInstruction<
       payeeAcceptance: getNextAccount(),
       payerAttestation: getNextOptionalAccount(),
       payeeAttestation: getNextOptionalAccount(),
+      payeeList: getNextAccount(),
     },
     data: getEvaluateAndCommitInstructionDataDecoder().decode(instruction.data),
   };

@@ -129,6 +129,10 @@ export type RetirePolicyAsyncInput<
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
+  /**
+   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * id it stores, which stand for its seeds); the field changes in place.
+   */
   policy?: Address<TAccountPolicy>;
   /**
    * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -223,6 +227,10 @@ export type RetirePolicyInput<
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
+  /**
+   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * id it stores, which stand for its seeds); the field changes in place.
+   */
   policy: Address<TAccountPolicy>;
   /**
    * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -302,6 +310,10 @@ export type ParsedRetirePolicyInstruction<
     /** A member; further member signers follow as remaining accounts. */
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
+    /**
+     * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+     * id it stores, which stand for its seeds); the field changes in place.
+     */
     policy: TAccountMetas[2];
     /**
      * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on

@@ -133,6 +133,10 @@ export type SetVaultSpenderAsyncInput<
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
+  /**
+   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * id it stores, which stand for its seeds); the field changes in place.
+   */
   policy?: Address<TAccountPolicy>;
   /**
    * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -228,6 +232,10 @@ export type SetVaultSpenderInput<
   /** A member; further member signers follow as remaining accounts. */
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
+  /**
+   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * id it stores, which stand for its seeds); the field changes in place.
+   */
   policy: Address<TAccountPolicy>;
   /**
    * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -308,6 +316,10 @@ export type ParsedSetVaultSpenderInstruction<
     /** A member; further member signers follow as remaining accounts. */
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
+    /**
+     * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+     * id it stores, which stand for its seeds); the field changes in place.
+     */
     policy: TAccountMetas[2];
     /**
      * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on

@@ -10,6 +10,7 @@ export * from "./acceptance.js";
 export * from "./authority.js";
 export * from "./authorityGuard.js";
 export * from "./killswitch.js";
+export * from "./payeeList.js";
 export * from "./policy.js";
 export * from "./takeOverRequest.js";
 export * from "./vault.js";

@@ -20,11 +20,13 @@ import {
   parseAcceptTakeOverInstruction,
   parseCancelTakeOverInstruction,
   parseCompleteTakeOverInstruction,
+  parseEditPayeeListInstruction,
   parseEvaluateAndCommitInstruction,
   parseEvaluateInstruction,
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
   parseInitPolicyInstruction,
+  parseInitPolicyV2Instruction,
   parseOpenVaultInstruction,
   parseRequestTakeOverInstruction,
   parseRetirePolicyInstruction,
@@ -37,11 +39,13 @@ import {
   type ParsedAcceptTakeOverInstruction,
   type ParsedCancelTakeOverInstruction,
   type ParsedCompleteTakeOverInstruction,
+  type ParsedEditPayeeListInstruction,
   type ParsedEvaluateAndCommitInstruction,
   type ParsedEvaluateInstruction,
   type ParsedInitAuthorityInstruction,
   type ParsedInitKillswitchInstruction,
   type ParsedInitPolicyInstruction,
+  type ParsedInitPolicyV2Instruction,
   type ParsedOpenVaultInstruction,
   type ParsedRequestTakeOverInstruction,
   type ParsedRetirePolicyInstruction,
@@ -58,7 +62,9 @@ export const POLICY_VAULT_PROGRAM_ADDRESS =
 
 export enum PolicyVaultAccount {
   KillSwitchState,
+  PayeeList,
   PolicyAccount,
+  PolicyAccountV2,
   PolicyAuthority,
   TakeOverRequest,
   VelocityLedger,
@@ -83,12 +89,34 @@ export function identifyPolicyVaultAccount(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([220, 173, 210, 22, 169, 59, 58, 238]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultAccount.PayeeList;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([218, 201, 183, 164, 156, 127, 81, 175]),
       ),
       0,
     )
   ) {
     return PolicyVaultAccount.PolicyAccount;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([170, 95, 89, 36, 206, 208, 227, 161]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultAccount.PolicyAccountV2;
   }
   if (
     containsBytes(
@@ -132,11 +160,13 @@ export enum PolicyVaultInstruction {
   AcceptTakeOver,
   CancelTakeOver,
   CompleteTakeOver,
+  EditPayeeList,
   Evaluate,
   EvaluateAndCommit,
   InitAuthority,
   InitKillswitch,
   InitPolicy,
+  InitPolicyV2,
   OpenVault,
   RequestTakeOver,
   RetirePolicy,
@@ -184,6 +214,17 @@ export function identifyPolicyVaultInstruction(
     )
   ) {
     return PolicyVaultInstruction.CompleteTakeOver;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([52, 79, 199, 1, 208, 22, 30, 109]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.EditPayeeList;
   }
   if (
     containsBytes(
@@ -239,6 +280,17 @@ export function identifyPolicyVaultInstruction(
     )
   ) {
     return PolicyVaultInstruction.InitPolicy;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([227, 147, 86, 158, 147, 113, 33, 8]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.InitPolicyV2;
   }
   if (
     containsBytes(
@@ -357,6 +409,9 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.CompleteTakeOver;
     } & ParsedCompleteTakeOverInstruction<TProgram>)
   | ({
+      instructionType: PolicyVaultInstruction.EditPayeeList;
+    } & ParsedEditPayeeListInstruction<TProgram>)
+  | ({
       instructionType: PolicyVaultInstruction.Evaluate;
     } & ParsedEvaluateInstruction<TProgram>)
   | ({
@@ -371,6 +426,9 @@ export type ParsedPolicyVaultInstruction<
   | ({
       instructionType: PolicyVaultInstruction.InitPolicy;
     } & ParsedInitPolicyInstruction<TProgram>)
+  | ({
+      instructionType: PolicyVaultInstruction.InitPolicyV2;
+    } & ParsedInitPolicyV2Instruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.OpenVault;
     } & ParsedOpenVaultInstruction<TProgram>)
@@ -425,6 +483,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
         ...parseCompleteTakeOverInstruction(instruction),
       };
     }
+    case PolicyVaultInstruction.EditPayeeList: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.EditPayeeList,
+        ...parseEditPayeeListInstruction(instruction),
+      };
+    }
     case PolicyVaultInstruction.Evaluate: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -458,6 +523,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.InitPolicy,
         ...parseInitPolicyInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.InitPolicyV2: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.InitPolicyV2,
+        ...parseInitPolicyV2Instruction(instruction),
       };
     }
     case PolicyVaultInstruction.OpenVault: {

@@ -7,4 +7,7 @@
  */
 
 export * from "./evaluateArgs.js";
+export * from "./payeeSlot.js";
+export * from "./policyBase.js";
 export * from "./policyParams.js";
+export * from "./policyRules.js";
