@@ -261,9 +261,21 @@ async fn a_deny_list_account_is_edited_by_the_threshold_only() {
     ];
     let err = w.send_settlement(&agent, &ixs).await.unwrap_err();
     assert_eq!(custom_code(&err), strict_code(DenyReason::PayeeDenied));
-    // Without the list account the policy names, the evaluation refuses to decide.
+    // Without the list account the policy names, the evaluation refuses to decide; with
+    // another account in its place (another policy's list address), too.
     let err = settle(&mut w, &agent, &payee, 1).await.unwrap_err();
     assert_eq!(err, code(E::PayeeListMissing));
+    let other = Attestations {
+        payee_list: Some(b.pda.payee_list(&agent.asset(), 2)),
+        ..Attestations::default()
+    };
+    let ixs = [
+        w.strict_ix(&agent, &payee, 1, dest, other),
+        w.transfer_ix(&source, &dest, &owner, 1),
+        w.emit_feedback_ix(payment_id(), &payee.asset(), 90, 1),
+    ];
+    let err = w.send_settlement(&agent, &ixs).await.unwrap_err();
+    assert_eq!(custom_code(&err), code(E::PayeeListMismatch));
 
     // The threshold takes the payee off the list again.
     let remove = b.edit_payee_list(
