@@ -491,4 +491,79 @@ mod tests {
             (2, 1, 255)
         );
     }
+
+    #[test]
+    fn v2_rules_are_read_and_named_after_the_argument() {
+        let list = Pubkey::new_unique();
+        let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
+        // No v2 field: a v1 policy.
+        assert_eq!(rules(&input(json!({"kinds": 0})), list).unwrap(), None);
+        let r = rules(
+            &input(json!({"kinds": 0, "mint": MINT, "payee_list": {"mode": "deny", "payees": [a.to_string(), b.to_string()], "account": true}, "validity": {"not_before": 10, "not_after": 20}, "monthly_cap": "500", "lifetime_cap": "5000", "payee_daily_cap": "20"})),
+            list,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.payee_list_mode, 2);
+        assert_eq!(&r.payees[..2], &[a, b]);
+        assert_eq!(r.payees[2], Pubkey::default());
+        assert_eq!(r.payee_list, list);
+        assert_eq!((r.not_before, r.not_after), (10, 20));
+        assert_eq!(
+            (r.monthly_cap, r.lifetime_cap, r.payee_daily_cap),
+            (500, 5000, 20)
+        );
+        // Without `account`, no list account is named.
+        let r = rules(
+            &input(json!({"kinds": 0, "payee_list": {"mode": "allow", "payees": [a.to_string()]}})),
+            list,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!((r.payee_list_mode, r.payee_list), (1, Pubkey::default()));
+        // A cap counts in the mint's units.
+        let e = params(&input(json!({"kinds": 0, "monthly_cap": "5"}))).unwrap_err();
+        assert!(e.message.starts_with("invalid mint:"), "{}", e.message);
+        let five: Vec<String> = (0..5).map(|_| Pubkey::new_unique().to_string()).collect();
+        for (v, field) in [
+            (
+                json!({"mode": "maybe", "payees": [a.to_string()]}),
+                "payee_list.mode",
+            ),
+            (
+                json!({"mode": "allow", "payees": five}),
+                "payee_list.payees",
+            ),
+            (
+                json!({"mode": "allow", "payees": [a.to_string(), a.to_string()]}),
+                "payee_list.payees",
+            ),
+            (
+                json!({"mode": "allow", "payees": [Pubkey::default().to_string()]}),
+                "payee_list.payees",
+            ),
+            (json!({"mode": "deny"}), "payee_list"),
+        ] {
+            let e = rules(&input(json!({"kinds": 0, "payee_list": v})), list).unwrap_err();
+            assert!(
+                e.message.starts_with(&format!("invalid {field}:")),
+                "{}",
+                e.message
+            );
+        }
+        for (v, field) in [
+            (
+                json!({"not_before": 20, "not_after": 10}),
+                "validity.not_before",
+            ),
+            (json!({"not_after": -1}), "validity"),
+        ] {
+            let e = rules(&input(json!({"kinds": 0, "validity": v})), list).unwrap_err();
+            assert!(
+                e.message.starts_with(&format!("invalid {field}:")),
+                "{}",
+                e.message
+            );
+        }
+    }
 }

@@ -28,11 +28,6 @@ pub fn is_zero(k: &[u8; 32]) -> bool {
     head(k) == 0 && *k == [0u8; 32]
 }
 
-/// The 32 bytes of `data` at `at` as a key, if they are there.
-pub fn at(data: &[u8], at: usize) -> Option<&[u8; 32]> {
-    data.get(at..at.checked_add(32)?)?.try_into().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,9 +49,5 @@ mod tests {
             }
             assert_eq!(is_zero(a), *a == [0; 32]);
         }
-        let data = [1u8; 40];
-        assert_eq!(at(&data, 8), Some(&[1u8; 32]));
-        assert_eq!(at(&data, 9), None);
-        assert_eq!(at(&data, usize::MAX), None);
     }
 }

@@ -9,7 +9,7 @@ use crate::state::{
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
 use trust_gate_program_common::runtime;
-use trust_gate_program_common::{keys, pda, pda_account};
+use trust_gate_program_common::{pda, pda_account};
 use validation_registry::state::attestation;
 
 /// What the gate asks policy_vault to evaluate.
@@ -165,19 +165,17 @@ fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
 /// Whether the payee is on a v2 policy's list: its inline payees, then the list account the
 /// policy names, which must be the one given (`PayeeListMissing` when the caller passed the
 /// policy account in its place, as for a policy without one; `PayeeListMismatch` for any
-/// other account). Read only when the policy has a list.
+/// other account). Read only when the policy has a list (`mode`, from its configuration).
 fn payee_listed(
     policy: &AnyPolicy,
+    mode: ListMode,
     policy_key: &Pubkey,
     list: &AccountInfo,
     payee: &Pubkey,
 ) -> Result<bool> {
-    let Some(rules) = policy.rules() else {
+    let Some(rules) = policy.rules().filter(|_| mode != ListMode::Off) else {
         return Ok(false);
     };
-    if rules.list_mode()? == ListMode::Off {
-        return Ok(false);
-    }
     if rules.lists_inline(payee) {
         return Ok(true);
     }
@@ -185,14 +183,15 @@ fn payee_listed(
         return Ok(false);
     }
     require!(list.key != policy_key, PolicyVaultError::PayeeListMissing);
-    require!(
-        keys::eq(list.key.as_array(), rules.payee_list.as_array()),
+    require_keys_eq!(
+        *list.key,
+        rules.payee_list,
         PolicyVaultError::PayeeListMismatch
     );
     // The policy names the address, and policy_vault creates a PayeeList only at the PDA
     // of the asset and id it stores (compared below): owner, then discriminator.
     require!(
-        keys::eq(list.owner.as_array(), crate::ID.as_array()),
+        list.owner == &crate::ID,
         ErrorCode::AccountOwnedByWrongProgram
     );
     let data = list.try_borrow_data()?;
@@ -226,7 +225,13 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         PolicyVaultError::PolicyMintMismatch
     );
     let policy = params.to_config_with(i.policy.rules())?;
-    let payee_listed = payee_listed(i.policy, i.policy_data.key, i.payee_list, &args.payee_asset)?;
+    let payee_listed = payee_listed(
+        i.policy,
+        policy.extended.list_mode,
+        i.policy_data.key,
+        i.payee_list,
+        &args.payee_asset,
+    )?;
     // A v1 policy counts none; a v2 policy's slots are read only under a per-payee cap.
     let extended = match i.policy {
         AnyPolicy::V1(_) => None,

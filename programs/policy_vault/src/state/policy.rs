@@ -267,11 +267,12 @@ pub(crate) fn put<const N: usize>(data: &mut [u8], at: usize, bytes: [u8; N]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use anchor_lang::{AccountDeserialize, AccountSerialize};
 
-    fn account() -> PolicyAccount {
+    /// A v1 policy with every field set (a v2 policy's tests reuse it as its `base`).
+    pub(crate) fn account() -> PolicyAccount {
         PolicyAccount {
             asset: Pubkey::new_unique(),
             policy_id: 7,

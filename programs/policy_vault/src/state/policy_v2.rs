@@ -12,27 +12,6 @@ use anchor_lang::prelude::*;
 use anchor_lang::Discriminator;
 use trust_gate_program_common::{keys, pda_account};
 
-impl PolicyRules {
-    /// Reads the rules at their offsets in a PolicyAccountV2's `data` (at least
-    /// `extended_at::END` long): field by field, without Borsh's reader, which cost several
-    /// hundred compute units more for these 201 bytes.
-    pub fn read_in(data: &[u8]) -> PolicyRules {
-        let key =
-            |at: usize| Pubkey::new_from_array(keys::at(data, at).copied().unwrap_or_default());
-        let at = extended_at::RULES;
-        PolicyRules {
-            payee_list_mode: data.get(at).copied().unwrap_or_default(),
-            payees: [key(at + 1), key(at + 33), key(at + 65), key(at + 97)],
-            payee_list: key(at + 129),
-            not_before: i64_at(data, at + 161),
-            not_after: i64_at(data, at + 169),
-            monthly_cap: u64_at(data, at + 177),
-            lifetime_cap: u64_at(data, at + 185),
-            payee_daily_cap: u64_at(data, at + 193),
-        }
-    }
-}
-
 /// One payee's spending of the day under the per-payee daily cap (default payee = empty).
 #[derive(
     AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Copy, Debug, PartialEq, Eq, Default,
@@ -239,14 +218,6 @@ impl AnyPolicy {
             AnyPolicy::V2(p) => Some(&p.rules),
         }
     }
-
-    /// 1 or 2.
-    pub fn version(&self) -> u8 {
-        match self {
-            AnyPolicy::V1(_) => 1,
-            AnyPolicy::V2(_) => 2,
-        }
-    }
 }
 
 #[cfg(test)]
@@ -255,46 +226,11 @@ mod tests {
     use crate::engine::SlotWrite;
     use crate::state::policy::counters_at;
     use crate::state::rules::INLINE_PAYEES;
-    use crate::state::PolicyParams;
     use anchor_lang::AccountSerialize;
-
-    fn base() -> PolicyAccount {
-        PolicyAccount {
-            asset: Pubkey::new_unique(),
-            policy_id: 7,
-            params: PolicyParams {
-                kinds: 3,
-                gate_mode: 1,
-                mint: Pubkey::new_unique(),
-                per_tx_cap: 1,
-                daily_cap: 2,
-                weekly_cap: 3,
-                velocity_window_secs: 4,
-                velocity_max_in_window: 5,
-                tier0_decay_bps: 6,
-                min_counterparty_tier: 1,
-                max_counterparty_risk: 9,
-                min_counterparty_confidence: 10,
-                unrated_treatment: 0,
-                required_capability: [3; 32],
-                accepted_attestors: [Pubkey::new_unique(), Pubkey::new_unique()],
-                funding: 1,
-            },
-            day_index: 11,
-            day_spent: 12,
-            week_index: 13,
-            week_spent: 14,
-            created_at: 15,
-            retired_at: 16,
-            bump: 17,
-            vault_bump: 18,
-            spender: Pubkey::new_unique(),
-        }
-    }
 
     fn account() -> PolicyAccountV2 {
         PolicyAccountV2 {
-            base: base(),
+            base: crate::state::policy::tests::account(),
             rules: PolicyRules {
                 payee_list_mode: 1,
                 payees: [Pubkey::new_unique(); INLINE_PAYEES],
@@ -328,13 +264,6 @@ mod tests {
         assert_eq!(data2.len(), 1177);
         assert_eq!(data1[8..], data2[8..304]);
         assert_eq!(counters_at::WEEK_SPENT, 246);
-        let mut rules = v2.rules;
-        rules.payees[1] = Pubkey::new_unique();
-        rules.payee_list_mode = 2;
-        let again = PolicyAccountV2 { rules, ..account() };
-        let mut data3 = Vec::new();
-        again.try_serialize(&mut data3).unwrap();
-        assert_eq!(PolicyRules::read_in(&data3), rules);
         match AnyPolicy::from_data(&data2).unwrap() {
             AnyPolicy::V2(p) => {
                 assert_eq!(p.rules, v2.rules);
