@@ -6,6 +6,7 @@ mod dispute;
 mod mcp;
 mod migrate;
 mod pay;
+mod policy;
 mod reclaim;
 mod services;
 mod simulate;
@@ -35,6 +36,9 @@ enum Command {
     Demo(services::DemoArgs),
     /// Pay an x402 resource protected by trust-gate (the demo's /protected, say).
     Pay(pay::PayArgs),
+    /// Create, show and edit spending policies (v1 and v2) on any cluster.
+    #[command(subcommand)]
+    Policy(policy::PolicyCommand),
     /// Dispute a settled payment as its payer (the facilitator that settled it co-signs).
     Dispute(dispute::DisputeArgs),
     /// Close a facilitator's payment records whose deadline and dispute window have passed,
@@ -82,6 +86,7 @@ fn main() -> std::process::ExitCode {
             Command::Facilitator(a) => services::facilitator(a).await,
             Command::Demo(a) => services::demo(a).await,
             Command::Pay(a) => pay::run(a).await,
+            Command::Policy(c) => policy::run(c).await,
             Command::Reclaim(a) => reclaim::run(a).await,
             Command::Dispute(a) => dispute::run(a).await,
             Command::Migrate(a) => migrate::run(a).await,

@@ -19,8 +19,7 @@ pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
     AuthorityTakenOver, KillSwitchInitialized, KillSwitchSet, PayeeListEdited, PolicyCreated,
-    PolicyRetired, TakeOverCancelled, TakeOverRequested, VaultOpened, VaultReleased,
-    VaultWithdrawn,
+    PolicyRetired, TakeOverCancelled, TakeOverRequested, VaultOpened, VaultWithdrawn,
 };
 pub use policy_vault::state::{
     AcceptancePolicy, AuthorityGuard, KillSwitchState, PayeeList, PolicyAccount, PolicyAccountV2,

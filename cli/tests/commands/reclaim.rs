@@ -9,20 +9,10 @@ use trust_gate_client::decode::DISPUTE_WINDOW_SECS;
 
 /// Runs `trust-gate reclaim <args>` against `env`; returns (success, stdout, stderr).
 fn reclaim(env: &Env, args: &[&str]) -> (bool, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_trust-gate"))
-        .arg("reclaim")
-        .args(["--rpc-url", &env.localnet.rpc_url()])
-        .args(args)
-        .env_remove("FACILITATOR_KEYPAIR")
-        .env_remove("NETWORK")
-        .env("RUST_LOG", "error")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let args: Vec<&str> = std::iter::once("reclaim")
+        .chain(args.iter().copied())
+        .collect();
+    crate::trust_gate(env, &args, &["FACILITATOR_KEYPAIR", "NETWORK"])
 }
 
 async fn settled(env: &Env) -> Pubkey {

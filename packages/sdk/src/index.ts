@@ -18,3 +18,5 @@ export * from './validation-registry.js';
 export * from './registry.js';
 export * from './reputation.js';
 export * from './facilitator.js';
+// The argument types of `Builder.initPolicy` / `initPolicyV2`.
+export type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';

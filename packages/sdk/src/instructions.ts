@@ -2,7 +2,7 @@
 // the same accounts, order and flags as the Rust SDK's `Builder` (absent optional accounts
 // become the gate's id, as Anchor expects).
 
-import { address, type Address, type Instruction, type TransactionSigner } from '@solana/kit';
+import { AccountRole, address, type Address, type Instruction, type TransactionSigner } from '@solana/kit';
 import { getTransferCheckedInstruction } from '@solana-program/token';
 import {
   getSetComputeUnitLimitInstruction,
@@ -17,6 +17,12 @@ import {
   getGatePaymentStrictInstruction,
   getRegisterAgentViaCpiInstruction,
 } from './generated/gate/instructions/index.js';
+import {
+  getEditPayeeListInstruction,
+  getInitPolicyInstruction,
+  getInitPolicyV2Instruction,
+} from './generated/policy_vault/instructions/index.js';
+import type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';
 import { MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
 
 export { MPL_CORE_PROGRAM };
@@ -24,6 +30,20 @@ import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas } from './pda.js';
 
 export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
+
+/** The default key: an empty slot, or no payee list account. */
+const DEFAULT_KEY = address('11111111111111111111111111111111');
+
+/** `ix` with `cosigners` appended as read-only signers (the authority's further members). */
+function withCosigners(ix: Instruction, cosigners: readonly TransactionSigner[]): Instruction {
+  return {
+    ...ix,
+    accounts: [
+      ...(ix.accounts ?? []),
+      ...cosigners.map((signer) => ({ address: signer.address, role: AccountRole.READONLY_SIGNER, signer })),
+    ],
+  };
+}
 
 /**
  * The optional accounts of an evaluation (absent: undefined): the attestations, and the payee
@@ -241,6 +261,103 @@ export class Builder {
       this.pda.dispute(facilitator, paymentIdHash),
     ]);
     return getClosePaymentRecordsInstruction({ feedbackLog, facilitator, dispute, disputeRentPayer }, this.gate);
+  }
+
+  private get policyVault() {
+    return { programAddress: this.ids.policyVault };
+  }
+
+  private async policyAccounts(asset: Address, policyId: number) {
+    const [authority, policy, velocity, killswitch] = await Promise.all([
+      this.pda.policyAuthority(asset),
+      this.pda.policy(asset, policyId),
+      this.pda.velocity(asset, policyId),
+      this.pda.killswitch(asset),
+    ]);
+    return { authority, policy, velocity, killswitch, systemProgram: SYSTEM_PROGRAM, agentAsset: asset };
+  }
+
+  /**
+   * Creates v1 policy `policyId` (immutable) with its velocity ledger, and the kill switch
+   * when missing; `member` (who pays) and `cosigners` reach the authority's threshold. The
+   * policy's mint account is passed when `params.mint` names one.
+   */
+  async initPolicy(
+    member: TransactionSigner,
+    cosigners: readonly TransactionSigner[],
+    asset: Address,
+    policyId: number,
+    params: PolicyParamsArgs,
+  ): Promise<Instruction> {
+    const mint = params.mint === DEFAULT_KEY ? undefined : params.mint;
+    const ix = getInitPolicyInstruction(
+      { member, ...(await this.policyAccounts(asset, policyId)), mint, asset, policyId, params },
+      this.policyVault,
+    );
+    return withCosigners(ix, cosigners);
+  }
+
+  /**
+   * Creates v2 policy `policyId` (immutable): `params` as `initPolicy`'s and `rules` (a
+   * validity window, a payee allow or deny list, monthly, lifetime and per-payee daily caps).
+   * When `rules.payeeList` names the list account it must be `pda.payeeList` of this policy
+   * (see `payeeListRules`); the list is created empty.
+   */
+  async initPolicyV2(
+    member: TransactionSigner,
+    cosigners: readonly TransactionSigner[],
+    asset: Address,
+    policyId: number,
+    params: PolicyParamsArgs,
+    rules: PolicyRulesArgs,
+  ): Promise<Instruction> {
+    const mint = params.mint === DEFAULT_KEY ? undefined : params.mint;
+    const payeeList = rules.payeeList === DEFAULT_KEY ? undefined : rules.payeeList;
+    const ix = getInitPolicyV2Instruction(
+      { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules },
+      this.policyVault,
+    );
+    return withCosigners(ix, cosigners);
+  }
+
+  /** `rules` naming the payee list account of `asset`'s policy `policyId`. */
+  async payeeListRules(asset: Address, policyId: number, rules: PolicyRulesArgs): Promise<PolicyRulesArgs> {
+    return { ...rules, payeeList: await this.pda.payeeList(asset, policyId) };
+  }
+
+  /**
+   * Adds and removes payees of a v2 policy's list account; `member` (who pays for its growth
+   * and receives the rent its shrinking frees) and `cosigners` reach the threshold.
+   */
+  async editPayeeList(
+    member: TransactionSigner,
+    cosigners: readonly TransactionSigner[],
+    asset: Address,
+    policyId: number,
+    add: readonly Address[],
+    remove: readonly Address[],
+  ): Promise<Instruction> {
+    const [authority, policy, payeeList] = await Promise.all([
+      this.pda.policyAuthority(asset),
+      this.pda.policy(asset, policyId),
+      this.pda.payeeList(asset, policyId),
+    ]);
+    const ix = getEditPayeeListInstruction(
+      {
+        member,
+        authority,
+        policy,
+        payeeList,
+        systemProgram: SYSTEM_PROGRAM,
+        agentAsset: asset,
+        asset,
+        policyId,
+        add: [...add],
+        remove: [...remove],
+      },
+      this.policyVault,
+    );
+    return withCosigners(ix, cosigners);
   }
 
   /** The four accounts (and the asset's stats) the registry's inner registration of `asset` needs. */

@@ -21,6 +21,7 @@ export const SEEDS = {
   killswitch: 'killswitch',
   acceptance: 'acceptance',
   vault: 'vault',
+  payeeList: 'payee_list',
   authorityGuard: 'authority_guard',
   takeOver: 'take_over',
   evaluateSigner: 'evaluate_signer',
@@ -67,6 +68,10 @@ export class Pdas {
   /** `["velocity", asset, policy_id u32 LE]` */
   async velocity(asset: Address, policyId: number) {
     return this.find(this.ids.policyVault, [text(SEEDS.velocity), key(asset), getU32Encoder().encode(policyId)]);
+  }
+  /** `["payee_list", asset, policy_id u32 LE]`: a v2 policy's payee list account. */
+  async payeeList(asset: Address, policyId: number) {
+    return this.find(this.ids.policyVault, [text(SEEDS.payeeList), key(asset), getU32Encoder().encode(policyId)]);
   }
   /** `["killswitch", asset]` */
   async killswitch(asset: Address) {

@@ -28,6 +28,7 @@ test('every PDA equals the Rust SDK one', async () => {
     policyAuthority: await p.policyAuthority(k.asset),
     policy: await p.policy(k.asset, f.policyId),
     velocity: await p.velocity(k.asset, f.policyId),
+    payeeList: await p.payeeList(k.asset, f.policyId),
     killswitch: await p.killswitch(k.asset),
     acceptance: await p.acceptance(k.asset),
     vault: await p.vault(k.asset, k.mint),

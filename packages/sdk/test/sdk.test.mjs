@@ -56,12 +56,53 @@ test('validation-registry, registration and agent-wallet builders equal the Rust
     await v.revokeValidation(attestor, address(x.subject), capability, new Uint8Array(32).fill(3)),
     await new Builder(ids).registerAgentViaCpi(owner, newAsset, address(x.collection), 'https://agent.example'),
     ...(await setAgentWallet(ids, owner.address, address(x.subject), attestor, 1_700_000_000n)),
+    ...(await policyBuilders(x, owner, attestor)),
   ];
   assert.equal(got.length, x.instructions.length);
   got.forEach((ix, i) => assert.deepEqual(instructionJson(ix), x.instructions[i], `builder ${i}`));
   const r = await new Builder(ids).registrationAccounts(address(x.collection), newAsset.address);
   assert.deepEqual(Object.fromEntries(Object.entries(r).map(([k, a]) => [k, String(a)])), x.registrationAccounts);
 });
+
+/** The Rust fixture's policy builders (tests/tests/services/ts_x402.rs), with the same inputs. */
+async function policyBuilders(x, owner, attestor) {
+  const b = new Builder(ids);
+  const asset = address(x.subject);
+  const none = SYSTEM_PROGRAM;
+  const params = {
+    kinds: 3,
+    gateMode: 1,
+    mint: address(x.mint),
+    perTxCap: 1n,
+    dailyCap: 2n,
+    weeklyCap: 3n,
+    velocityWindowSecs: 0n,
+    velocityMaxInWindow: 0n,
+    tier0DecayBps: 0,
+    minCounterpartyTier: 0,
+    maxCounterpartyRisk: 255,
+    minCounterpartyConfidence: 0,
+    unratedTreatment: 1,
+    requiredCapability: new Uint8Array(32),
+    acceptedAttestors: [none, none],
+    funding: 0,
+  };
+  const rules = await b.payeeListRules(asset, 9, {
+    payeeListMode: 1,
+    payees: [address(x.service), none, none, none],
+    payeeList: none,
+    notBefore: 10n,
+    notAfter: 20n,
+    monthlyCap: 4n,
+    lifetimeCap: 5n,
+    payeeDailyCap: 6n,
+  });
+  return [
+    await b.initPolicy(owner, [attestor], asset, 8, params),
+    await b.initPolicyV2(owner, [attestor], asset, 9, params, rules),
+    await b.editPayeeList(owner, [attestor], asset, 9, [address(x.service)], [address(x.removed)]),
+  ];
+}
 
 async function funded() {
   const k = await generateKeyPairSigner();

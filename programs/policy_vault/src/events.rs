@@ -148,14 +148,3 @@ pub struct VaultWithdrawn {
     pub by: Pubkey,
     pub signers: u8,
 }
-
-/// A settlement under vault-funded policy `policy_id` released `amount` from the vault to
-/// `payer_token`, the account the settlement's transfer then debits.
-#[event]
-pub struct VaultReleased {
-    pub asset: Pubkey,
-    pub mint: Pubkey,
-    pub policy_id: u32,
-    pub amount: u64,
-    pub payer_token: Pubkey,
-}

@@ -13,7 +13,7 @@ use solana_transaction_status_client_types::{
 };
 use trust_gate_client::decode::{
     self, AcceptancePolicy, AnyAccount, Decision, DenyReason, DisputeRecord, FeedbackEmitted,
-    FeedbackLog, GateDecision, KillSwitchState, PolicyAuthority, VaultReleased, VelocityLedger,
+    FeedbackLog, GateDecision, KillSwitchState, PolicyAuthority, VelocityLedger,
 };
 use trust_gate_client::instructions::{capability_hash, ed25519_verify, Claim};
 use trust_gate_client::settle::{self, AtomicityEnforced, TokenProgram};
@@ -246,18 +246,7 @@ async fn a_vault_funded_settlement_composed_by_the_sdk_pays_from_the_vault() {
     assert_eq!(s.funding, settle::Funding::Vault);
     let hot_before = env.token_balance(&s.source_token).await;
     let sig = settle_as(&env, &s, hot).await.unwrap();
-    let tx = landed(&env, &sig).await;
-    let logs: Vec<String> = Option::from(tx.transaction.meta.unwrap().log_messages).unwrap();
-    let released = decode::events::<VaultReleased>(&logs);
-    assert_eq!(released.len(), 1, "{logs:#?}");
-    assert_eq!(
-        (
-            released[0].asset,
-            released[0].amount,
-            released[0].payer_token
-        ),
-        (asset, demo::PRICE, s.source_token)
-    );
+    landed(&env, &sig).await;
     let after = chain::vault(&env.rpc, &env.b.ids, &asset, &mint)
         .await
         .unwrap()

@@ -24,6 +24,7 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
         ("policyAuthority", p.policy_authority(&asset)),
         ("policy", p.policy(&asset, policy_id)),
         ("velocity", p.velocity(&asset, policy_id)),
+        ("payeeList", p.payee_list(&asset, policy_id)),
         ("killswitch", p.killswitch(&asset)),
         ("acceptance", p.acceptance(&asset)),
         ("vault", p.vault(&asset, &mint)),

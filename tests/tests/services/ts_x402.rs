@@ -134,6 +134,7 @@ fn builders(s: &Services) -> Value {
     .into_iter()
     // The registry's agent wallet flow: the Ed25519 check, then set_agent_wallet.
     .chain(b.set_agent_wallet(&owner, &subject, &w.attestor, 1_700_000_000))
+    .chain(policy_builders(s))
     .collect::<Vec<_>>();
     let r = b.registration_accounts(&s.env.collection, &w.service_key.pubkey());
     json!({
@@ -142,6 +143,9 @@ fn builders(s: &Services) -> Value {
         "newAsset": "service-key",
         "subject": subject.to_string(),
         "collection": s.env.collection.to_string(),
+        "mint": w.mint().to_string(),
+        "service": w.service.asset().to_string(),
+        "removed": w.payer(1).unwrap().asset().to_string(),
         "instructions": ixs.iter().map(instruction_json).collect::<Vec<_>>(),
         "registrationAccounts": {
             "rootConfig": r.root_config.to_string(),
@@ -151,6 +155,63 @@ fn builders(s: &Services) -> Value {
             "atomStats": r.atom_stats.to_string(),
         },
     })
+}
+
+/// The policy builders for fixed inputs, which the Node test repeats: a v1 and a v2 policy
+/// (every v2 field set, the list account named) of the tier-0 payer, created by the tier-3
+/// payer's owner with the attestor as a second member, and a list edit.
+fn policy_builders(s: &Services) -> Vec<Instruction> {
+    use policy_vault::state::{funding, PolicyParams, PolicyRules};
+    let (w, b) = (&s.env.world, &s.env.b);
+    let owner = w.payer(3).unwrap().owner.pubkey();
+    let cosigners = [w.attestor.pubkey()];
+    let asset = w.payer(0).unwrap().asset();
+    let params = PolicyParams {
+        kinds: 3,
+        gate_mode: 1,
+        mint: w.mint(),
+        per_tx_cap: 1,
+        daily_cap: 2,
+        weekly_cap: 3,
+        velocity_window_secs: 0,
+        velocity_max_in_window: 0,
+        tier0_decay_bps: 0,
+        min_counterparty_tier: 0,
+        max_counterparty_risk: 255,
+        min_counterparty_confidence: 0,
+        unrated_treatment: 1,
+        required_capability: [0; 32],
+        accepted_attestors: [Default::default(); 2],
+        funding: funding::WALLET,
+    };
+    let mut payees = [Default::default(); 4];
+    payees[0] = w.service.asset();
+    let rules = b.payee_list_rules(
+        &asset,
+        9,
+        PolicyRules {
+            payee_list_mode: 1,
+            payees,
+            payee_list: Default::default(),
+            not_before: 10,
+            not_after: 20,
+            monthly_cap: 4,
+            lifetime_cap: 5,
+            payee_daily_cap: 6,
+        },
+    );
+    vec![
+        b.init_policy(&owner, &cosigners, &asset, 8, params.clone()),
+        b.init_policy_v2(&owner, &cosigners, &asset, 9, params, rules),
+        b.edit_payee_list(
+            &owner,
+            &cosigners,
+            &asset,
+            9,
+            vec![w.service.asset()],
+            vec![w.payer(1).unwrap().asset()],
+        ),
+    ]
 }
 
 /// Every fact the Node tests compare with, computed by the Rust SDK and the servers.

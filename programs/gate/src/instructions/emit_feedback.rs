@@ -9,11 +9,12 @@ use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
 use trust_gate_program_common::{pda_account, runtime};
 
 #[derive(Accounts)]
-#[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
 pub struct EmitFeedback<'info> {
     /// The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-    /// front-run a payment's feedback log.
-    #[account(mut, address = facilitator @ GateError::FacilitatorMismatch)]
+    /// front-run a payment's feedback log: it must be the `facilitator` argument (checked
+    /// first by the handler rather than as a constraint, which would deserialize the
+    /// arguments a second time).
+    #[account(mut)]
     pub facilitator_signer: Signer<'info>,
     /// The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
     /// `GateAuthority::read_for`; the handler writes its counters in place).
@@ -48,6 +49,11 @@ pub fn emit_feedback(
     endpoint: String,
     feedback_uri: String,
 ) -> Result<()> {
+    require_keys_eq!(
+        ctx.accounts.facilitator_signer.key(),
+        facilitator,
+        GateError::FacilitatorMismatch
+    );
     let mut authority = GateAuthority::read_for(&ctx.accounts.gate_authority, &facilitator)?;
     let bump = canonical_bump(
         &ctx.accounts.feedback_log,

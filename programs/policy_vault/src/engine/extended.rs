@@ -37,21 +37,30 @@ pub struct PayeeDay {
     pub day: i64,
     /// The payee's slot on that day and what it holds.
     pub held: Option<(usize, u64)>,
-    /// The first empty slot.
+    /// The first empty slot, when the payee holds none.
     pub free: Option<usize>,
 }
 
 impl PayeeDay {
-    /// The view of `payee` in `slots`, which count `day`.
+    /// The view of `payee` in `slots`, which count `day`. Slots fill in order from the first
+    /// (a new day empties them all and [`payee_slot`] writes the payee's slot, else the first
+    /// empty one), so the first empty slot ends the day's payees and the scan.
     pub fn of(slots: &[PayeeSlot], day: i64, payee: &Pubkey) -> PayeeDay {
-        PayeeDay {
+        let mut d = PayeeDay {
             day,
-            held: slots
-                .iter()
-                .position(|s| s.payee == *payee)
-                .map(|i| (i, slots[i].spent)),
-            free: slots.iter().position(|s| s.payee == Pubkey::default()),
+            ..PayeeDay::default()
+        };
+        for (i, s) in slots.iter().enumerate() {
+            if s.payee == Pubkey::default() {
+                d.free = Some(i);
+                break;
+            }
+            if s.payee == *payee {
+                d.held = Some((i, s.spent));
+                break;
+            }
         }
+        d
     }
 }
 
@@ -468,5 +477,27 @@ mod tests {
             l.pay(&r3, 1, 11, END_OF_NOVEMBER),
             Err(DenyReason::PayeeDailyExceeded)
         );
+    }
+
+    proptest::proptest! {
+        /// Whatever the payments, the slots stay filled in order from the first, and no
+        /// payee holds two: what lets a settlement stop its scan at the first empty slot.
+        #[test]
+        fn slots_fill_in_order_and_hold_a_payee_once(
+            payments in proptest::collection::vec((1u8..24, 1u64..8, 0i64..3), 1..80),
+        ) {
+            let r = rules();
+            let mut l = Ledger::default();
+            let mut now = END_OF_NOVEMBER - 2 * 86_400;
+            for (payee, amount, days_later) in payments {
+                now += days_later * 86_400;
+                let _ = l.pay(&r, payee, amount, now);
+                let filled = l.slots.iter().take_while(|s| s.payee != Pubkey::default()).count();
+                proptest::prop_assert!(l.slots[filled..].iter().all(|s| *s == PayeeSlot::default()));
+                for (i, s) in l.slots[..filled].iter().enumerate() {
+                    proptest::prop_assert!(!l.slots[..i].iter().any(|o| o.payee == s.payee));
+                }
+            }
+        }
     }
 }

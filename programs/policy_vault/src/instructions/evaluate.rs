@@ -1,10 +1,9 @@
 use super::vault_transfer::{release_accounts, transfer_out};
 use crate::engine::{self, AttestationView, EvalInput, ExtendedState, ListMode, Party, PayeeDay};
 use crate::errors::PolicyVaultError;
-use crate::events::VaultReleased;
 use crate::state::{
-    seeds, AcceptancePolicy, AnyPolicy, KillSwitchState, PayeeList, PolicyAccount, PolicyAccountV2,
-    VelocityLedger,
+    fixed, seeds, AcceptancePolicy, AnyPolicy, KillSwitchState, PayeeList, PolicyAccount,
+    PolicyAccountV2, VelocityLedger,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
@@ -25,40 +24,33 @@ pub struct EvaluateArgs {
 /// The accounts of a read-only evaluation. Nothing is writable, so a decision takes no write
 /// lock on the payer's policy or ledger and any program can ask for one (through the gate).
 #[derive(Accounts)]
-#[instruction(args: EvaluateArgs)]
 pub struct Evaluate<'info> {
     /// The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only the
     /// gate can evaluate (and commit).
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
     /// The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
-    /// is: owner, then discriminator). For it and the next two accounts `is_for` is the seeds
-    /// check without deriving the address again; a mismatch answers ConstraintSeeds, as the
-    /// derivation did.
+    /// is: owner, then discriminator, its fields in place: see `state::fixed`). For it and
+    /// the next two accounts `is_for` is the seeds check without deriving the address again;
+    /// a mismatch answers ConstraintSeeds, as the derivation did.
     /// CHECK: verified as described above.
     pub policy: UncheckedAccount<'info>,
-    #[account(
-        constraint = velocity.is_for(&args.payer_asset, args.policy_id) @ ErrorCode::ConstraintSeeds,
-    )]
+    /// The payer's VelocityLedger (the handler checks that it is the payer's).
     pub velocity: Account<'info, VelocityLedger>,
-    /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012).
-    #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
-    pub killswitch: Account<'info, KillSwitchState>,
+    /// The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). Read by the
+    /// handler as `policy` is.
+    /// CHECK: verified as described above.
+    pub killswitch: UncheckedAccount<'info>,
     /// The engine's AtomStats PDA of the payer (address enforced: the account that names
     /// the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
     /// `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
     /// CHECK: verified as described above.
-    #[account(constraint = atom_stats::info_is_account_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub payer_stats: UncheckedAccount<'info>,
     /// CHECK: as `payer_stats`, for the payee.
-    #[account(constraint = atom_stats::info_is_account_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
     pub payee_stats: UncheckedAccount<'info>,
     /// The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
     /// omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
     /// CHECK: verified as described above.
-    #[account(
-        constraint = acceptance_of(&payee_acceptance, &args.payee_asset) @ ErrorCode::ConstraintSeeds,
-    )]
     pub payee_acceptance: UncheckedAccount<'info>,
     /// An attestation about the payer (for the payee's acceptance policy), when the payer has
     /// one: validation_registry's ValidationAttestation (checked and read by [`attestation`]).
@@ -79,7 +71,6 @@ pub struct Evaluate<'info> {
 /// atomic settlement. A vault-funded payment's vault accounts come as remaining accounts
 /// (see [`evaluate_and_commit`]).
 #[derive(Accounts)]
-#[instruction(args: EvaluateArgs)]
 pub struct EvaluateAndCommit<'info> {
     /// As in [`Evaluate`].
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
@@ -95,18 +86,14 @@ pub struct EvaluateAndCommit<'info> {
     /// CHECK: verified as described above.
     #[account(mut)]
     pub velocity: UncheckedAccount<'info>,
-    #[account(constraint = killswitch.is_for(&args.payer_asset) @ ErrorCode::ConstraintSeeds)]
-    pub killswitch: Account<'info, KillSwitchState>,
+    /// As in [`Evaluate`].
+    /// CHECK: verified as described above.
+    pub killswitch: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
-    #[account(constraint = atom_stats::info_is_account_of(&payer_stats, &args.payer_asset) @ ErrorCode::ConstraintSeeds)]
     pub payer_stats: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
-    #[account(constraint = atom_stats::info_is_account_of(&payee_stats, &args.payee_asset) @ ErrorCode::ConstraintSeeds)]
     pub payee_stats: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
-    #[account(
-        constraint = acceptance_of(&payee_acceptance, &args.payee_asset) @ ErrorCode::ConstraintSeeds,
-    )]
     pub payee_acceptance: UncheckedAccount<'info>,
     /// CHECK: as in [`Evaluate`].
     pub payer_attestation: Option<UncheckedAccount<'info>>,
@@ -157,7 +144,7 @@ fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
         return Ok(None);
     }
     let data = account.try_borrow_data()?;
-    AcceptancePolicy::try_deserialize(&mut &data[..])
+    fixed::from_data::<AcceptancePolicy>(&data)
         .map(Some)
         .map_err(|_| error!(PolicyVaultError::AcceptancePolicyInvalid))
 }
@@ -182,12 +169,15 @@ fn payee_listed(
     if !rules.has_list_account() {
         return Ok(false);
     }
-    require!(list.key != policy_key, PolicyVaultError::PayeeListMissing);
-    require_keys_eq!(
-        *list.key,
-        rules.payee_list,
-        PolicyVaultError::PayeeListMismatch
-    );
+    if list.key != &rules.payee_list {
+        // The policy account in the list's place is what a caller passes for a policy
+        // without a list account.
+        return Err(if list.key == policy_key {
+            error!(PolicyVaultError::PayeeListMissing)
+        } else {
+            error!(PolicyVaultError::PayeeListMismatch).with_pubkeys((*list.key, rules.payee_list))
+        });
+    }
     // The policy names the address, and policy_vault creates a PayeeList only at the PDA
     // of the asset and id it stores (compared below): owner, then discriminator.
     require!(
@@ -278,6 +268,65 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
     }))
 }
 
+/// The engine's stats accounts of both parties and the payee's acceptance policy must be
+/// theirs (`ConstraintSeeds` naming the account, as an Anchor constraint would; checked here
+/// so that the instruction's arguments are deserialized once, for the handler).
+fn check_party_accounts(
+    payer_stats: &AccountInfo,
+    payee_stats: &AccountInfo,
+    payee_acceptance: &AccountInfo,
+    args: &EvaluateArgs,
+) -> Result<()> {
+    let checks = [
+        (
+            atom_stats::info_is_account_of(payer_stats, &args.payer_asset),
+            "payer_stats",
+        ),
+        (
+            atom_stats::info_is_account_of(payee_stats, &args.payee_asset),
+            "payee_stats",
+        ),
+        (
+            acceptance_of(payee_acceptance, &args.payee_asset),
+            "payee_acceptance",
+        ),
+    ];
+    for (ok, name) in checks {
+        if !ok {
+            return Err(error!(ErrorCode::ConstraintSeeds).with_account_name(name));
+        }
+    }
+    Ok(())
+}
+
+/// The payer's policy and kill switch, each read as an `Account` is and checked to be the
+/// payer's (their stored asset and policy id stand for their seeds).
+fn payer_accounts(
+    policy: &AccountInfo,
+    killswitch: &AccountInfo,
+    args: &EvaluateArgs,
+) -> Result<(AnyPolicy, KillSwitchState)> {
+    let policy = AnyPolicy::read(policy)?;
+    require!(
+        policy.base().is_for(&args.payer_asset, args.policy_id),
+        ErrorCode::ConstraintSeeds
+    );
+    let killswitch: KillSwitchState = fixed::read(killswitch)?;
+    require!(
+        killswitch.is_for(&args.payer_asset),
+        ErrorCode::ConstraintSeeds
+    );
+    Ok((policy, killswitch))
+}
+
+fn check_velocity(velocity: &VelocityLedger, args: &EvaluateArgs) -> Result<()> {
+    require!(
+        velocity.is_for(&args.payer_asset, args.policy_id),
+        ErrorCode::ConstraintSeeds
+    );
+    Ok(())
+}
+
 /// Returns the 35-byte decision as return data. No event: the gate, the only caller (its
 /// evaluate signer), logs gate_payment's decision and payment as its `GateDecision` event
 /// (a settlement's is Allow or the transaction fails), and an event here as well cost about
@@ -289,17 +338,15 @@ fn report(decision: &engine::Decision) {
 /// Decides a payment without writing anything. Return data: the 35-byte decision.
 pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
     let a = &ctx.accounts;
-    let policy = AnyPolicy::read(&a.policy)?;
-    require!(
-        policy.base().is_for(&args.payer_asset, args.policy_id),
-        ErrorCode::ConstraintSeeds
-    );
+    check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
+    let (policy, killswitch) = payer_accounts(&a.policy, &a.killswitch, &args)?;
+    check_velocity(&a.velocity, &args)?;
     let evaluation = decide(
         Inputs {
             policy: &policy,
             policy_data: &a.policy,
             velocity: &a.velocity,
-            killswitch: &a.killswitch,
+            killswitch: &killswitch,
             payer_stats: &a.payer_stats,
             payee_stats: &a.payee_stats,
             payee_acceptance: &a.payee_acceptance,
@@ -326,22 +373,16 @@ pub fn evaluate_and_commit<'info>(
     args: EvaluateArgs,
 ) -> Result<()> {
     let a = &ctx.accounts;
-    let policy = AnyPolicy::read(&a.policy)?;
-    require!(
-        policy.base().is_for(&args.payer_asset, args.policy_id),
-        ErrorCode::ConstraintSeeds
-    );
-    let velocity: VelocityLedger = pda_account::read(&a.velocity)?;
-    require!(
-        velocity.is_for(&args.payer_asset, args.policy_id),
-        ErrorCode::ConstraintSeeds
-    );
+    check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
+    let (policy, killswitch) = payer_accounts(&a.policy, &a.killswitch, &args)?;
+    let velocity: VelocityLedger = fixed::read(&a.velocity)?;
+    check_velocity(&velocity, &args)?;
     let evaluation = decide(
         Inputs {
             policy: &policy,
             policy_data: &a.policy,
             velocity: &velocity,
-            killswitch: &a.killswitch,
+            killswitch: &killswitch,
             payer_stats: &a.payer_stats,
             payee_stats: &a.payee_stats,
             payee_acceptance: &a.payee_acceptance,
@@ -353,18 +394,11 @@ pub fn evaluate_and_commit<'info>(
     )?;
     // After the hard errors of `decide` (a retired policy, another mint), before the
     // decision is acted on: a wrong shape fails whatever the decision.
-    let release = release_accounts(policy.base(), &args.mint, ctx.remaining_accounts)?;
+    let release = release_accounts(&policy, &args.mint, ctx.remaining_accounts)?;
     let committed = evaluation.decision.is_allow();
     if committed {
         if let Some(t) = &release {
             transfer_out(t, args.amount)?;
-            runtime::emit(&VaultReleased {
-                asset: args.payer_asset,
-                mint: args.mint,
-                policy_id: args.policy_id,
-                amount: args.amount,
-                payer_token: t.to.key(),
-            });
         }
     }
     if committed {

@@ -172,6 +172,11 @@ pub fn init_policy_v2<'info>(
             },
         )?;
     }
+    let vault = if base.params.is_vault_funded() {
+        vault::address(&asset, &base.params.mint, base.vault_bump).unwrap_or_default()
+    } else {
+        Pubkey::default()
+    };
     ctx.accounts.policy.set_inner(PolicyAccountV2 {
         base,
         rules,
@@ -180,6 +185,7 @@ pub fn init_policy_v2<'info>(
         lifetime_spent: 0,
         payee_day: 0,
         payee_slots: [PayeeSlot::default(); PAYEE_SLOTS],
+        vault,
     });
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! go through [`transfer_out`], the only place policy_vault signs for a vault.
 
 use crate::errors::PolicyVaultError;
-use crate::state::{vault, PolicyAccount};
+use crate::state::{vault, AnyPolicy};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::AccountMeta;
 use anchor_lang::solana_program::program::invoke_signed_unchecked;
@@ -17,6 +17,8 @@ pub struct VaultTransfer<'a, 'info> {
     pub vault_bump: u8,
     pub to: &'a AccountInfo<'info>,
     pub token_program: &'a AccountInfo<'info>,
+    /// The vault's balance, as read when the vault was checked ([`vault_balance`]).
+    pub balance: u64,
     /// Passed on to the token program: a Token-2022 transfer hook's program and accounts
     /// (the token programs ignore accounts they do not need).
     pub extra: &'a [AccountInfo<'info>],
@@ -30,10 +32,10 @@ pub fn transfer_out(t: &VaultTransfer, amount: u64) -> Result<()> {
         is_token_program(program) && t.mint.owner == program,
         PolicyVaultError::TokenProgramMismatch
     );
-    let balance = token_account::read(t.vault.owner, &t.vault.try_borrow_data()?)
-        .ok_or(PolicyVaultError::VaultAccountInvalid)?
-        .amount;
-    require!(balance >= amount, PolicyVaultError::VaultInsufficientFunds);
+    require!(
+        t.balance >= amount,
+        PolicyVaultError::VaultInsufficientFunds
+    );
     let decimals = token_account::mint_decimals(&t.mint.try_borrow_data()?)
         .ok_or(PolicyVaultError::MintInvalid)?;
     // Passed on without signer rights: a hook has no use for them, and among the accounts
@@ -68,16 +70,24 @@ pub fn transfer_out(t: &VaultTransfer, amount: u64) -> Result<()> {
     Ok(())
 }
 
+/// The balance of `vault`, a token account (`VaultAccountInvalid` otherwise).
+pub fn vault_balance(vault: &AccountInfo) -> Result<u64> {
+    token_account::read(vault.owner, &vault.try_borrow_data()?)
+        .map(|v| v.amount)
+        .ok_or_else(|| error!(PolicyVaultError::VaultAccountInvalid))
+}
+
 /// The release a committing evaluation makes on Allow, read from its remaining accounts
 /// (after policy_vault's own account, when the gate passed it) and checked against the
 /// policy's funding: `None` for a wallet-funded policy, which must carry no vault accounts,
 /// so that a vault is never emptied under the caps of a policy not written for it. The
 /// balance is checked only when releasing, so that a Deny keeps its reason code.
 pub fn release_accounts<'a, 'info>(
-    policy: &PolicyAccount,
+    any: &AnyPolicy,
     mint: &Pubkey,
     remaining: &'a [AccountInfo<'info>],
 ) -> Result<Option<VaultTransfer<'a, 'info>>> {
+    let policy = any.base();
     let accounts = match remaining.split_first() {
         Some((first, rest)) if first.key == &crate::ID => rest,
         _ => remaining,
@@ -111,14 +121,20 @@ pub fn release_accounts<'a, 'info>(
         *mint,
         PolicyVaultError::MintAccountMismatch
     );
-    // The stored bump stands for the seeds search; a wrong account fails here.
+    // The vault's address: stored by a v2 policy, derived from the stored bump for v1 (no
+    // search either way); a wrong account fails here.
+    let expected = match any.vault() {
+        Some(stored) => Some(stored),
+        None => vault::address(&policy.asset, mint, policy.vault_bump),
+    };
     require!(
-        vault::address(&policy.asset, mint, policy.vault_bump) == Some(*vault.key),
+        expected == Some(*vault.key),
         PolicyVaultError::VaultAccountInvalid
     );
-    token_account::read(vault.owner, &vault.try_borrow_data()?)
+    let balance = token_account::read(vault.owner, &vault.try_borrow_data()?)
         .filter(|v| v.mint == *mint && v.owner == *vault.key)
-        .ok_or(PolicyVaultError::VaultAccountInvalid)?;
+        .ok_or(PolicyVaultError::VaultAccountInvalid)?
+        .amount;
     Ok(Some(VaultTransfer {
         asset: policy.asset,
         mint: mint_account,
@@ -127,5 +143,6 @@ pub fn release_accounts<'a, 'info>(
         to,
         token_program,
         extra,
+        balance,
     }))
 }

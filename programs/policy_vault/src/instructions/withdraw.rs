@@ -1,4 +1,4 @@
-use super::vault_transfer::{transfer_out, VaultTransfer};
+use super::vault_transfer::{transfer_out, vault_balance, VaultTransfer};
 use crate::errors::PolicyVaultError;
 use crate::events::VaultWithdrawn;
 use crate::state::{load_guard, seeds, PolicyAuthority};
@@ -79,6 +79,7 @@ pub fn withdraw<'info>(
             to: &a.destination,
             token_program: &a.token_program,
             extra: ctx.remaining_accounts,
+            balance: vault_balance(&a.vault)?,
         },
         amount,
     )?;

@@ -1,3 +1,4 @@
+use super::fixed::{Fields, FixedLayout};
 use super::policy::{attestor_list, config_error, gate_mode, unrated_treatment};
 use crate::engine::{self, AcceptanceConfig, TrustRequirement, ValidationRule};
 use anchor_lang::prelude::*;
@@ -54,4 +55,26 @@ pub struct AcceptancePolicy {
     pub params: AcceptanceParams,
     pub updated_at: i64,
     pub bump: u8,
+}
+
+impl FixedLayout for AcceptancePolicy {
+    const FIELDS_LEN: usize = 143;
+
+    fn read_fields(data: &[u8]) -> Option<AcceptancePolicy> {
+        let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
+        Some(AcceptancePolicy {
+            asset: f.key(),
+            params: AcceptanceParams {
+                min_payer_tier: f.u8(),
+                gate_mode: f.u8(),
+                max_payer_risk: f.u8(),
+                min_payer_confidence: f.u16(),
+                unrated_treatment: f.u8(),
+                required_capability: f.bytes(),
+                accepted_attestors: [f.key(), f.key()],
+            },
+            updated_at: f.i64(),
+            bump: f.u8(),
+        })
+    }
 }

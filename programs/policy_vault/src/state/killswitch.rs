@@ -1,3 +1,4 @@
+use super::fixed::{Fields, FixedLayout};
 use anchor_lang::prelude::*;
 
 /// An agent's emergency stop. While `paused`, every payment of the agent is denied with
@@ -16,6 +17,22 @@ pub struct KillSwitchState {
     /// Unix time of the latest unpause (0 = never).
     pub unpaused_at: i64,
     pub bump: u8,
+}
+
+impl FixedLayout for KillSwitchState {
+    const FIELDS_LEN: usize = 82;
+
+    fn read_fields(data: &[u8]) -> Option<KillSwitchState> {
+        let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
+        Some(KillSwitchState {
+            asset: f.key(),
+            paused: f.bool()?,
+            paused_at: f.i64(),
+            paused_by: f.key(),
+            unpaused_at: f.i64(),
+            bump: f.u8(),
+        })
+    }
 }
 
 impl KillSwitchState {

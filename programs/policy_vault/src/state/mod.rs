@@ -4,6 +4,7 @@
 
 pub mod acceptance;
 pub mod authority;
+pub mod fixed;
 pub mod killswitch;
 pub mod payee_list;
 pub mod policy;
@@ -16,6 +17,7 @@ pub mod velocity;
 
 pub use acceptance::*;
 pub use authority::*;
+pub use fixed::FixedLayout;
 pub use killswitch::*;
 pub use payee_list::*;
 pub use policy::*;

@@ -1,3 +1,4 @@
+use super::fixed::{Fields, FixedLayout};
 use super::rules::PolicyRules;
 use crate::engine::{
     self, ConfigError, ExtendedRules, GateMode, PolicyConfig, SpendingCaps, SpendingCounters,
@@ -234,6 +235,51 @@ impl PolicyAccount {
         put(data, counters_at::DAY_SPENT, c.day_spent.to_le_bytes());
         put(data, counters_at::WEEK_INDEX, c.week_index.to_le_bytes());
         put(data, counters_at::WEEK_SPENT, c.week_spent.to_le_bytes());
+    }
+}
+
+impl PolicyParams {
+    fn read_from(f: &mut Fields) -> Self {
+        PolicyParams {
+            kinds: f.u8(),
+            gate_mode: f.u8(),
+            mint: f.key(),
+            per_tx_cap: f.u64(),
+            daily_cap: f.u64(),
+            weekly_cap: f.u64(),
+            velocity_window_secs: f.u64(),
+            velocity_max_in_window: f.u64(),
+            tier0_decay_bps: f.u16(),
+            min_counterparty_tier: f.u8(),
+            max_counterparty_risk: f.u8(),
+            min_counterparty_confidence: f.u16(),
+            unrated_treatment: f.u8(),
+            required_capability: f.bytes(),
+            accepted_attestors: [f.key(), f.key()],
+            funding: f.u8(),
+        }
+    }
+}
+
+impl FixedLayout for PolicyAccount {
+    const FIELDS_LEN: usize = 296;
+
+    fn read_fields(data: &[u8]) -> Option<PolicyAccount> {
+        let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
+        Some(PolicyAccount {
+            asset: f.key(),
+            policy_id: f.u32(),
+            params: PolicyParams::read_from(f),
+            day_index: f.i64(),
+            day_spent: f.u64(),
+            week_index: f.i64(),
+            week_spent: f.u64(),
+            created_at: f.i64(),
+            retired_at: f.i64(),
+            bump: f.u8(),
+            vault_bump: f.u8(),
+            spender: f.key(),
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! versions live at the same PDA (`["policy", asset, policy_id]`) and are told apart by their
 //! discriminators; a v1 account is read unchanged and keeps working (see [`AnyPolicy`]).
 
+use super::fixed::FixedLayout;
 use super::policy::{put, PolicyAccount};
 use super::rules::PolicyRules;
 use crate::engine::{
@@ -27,7 +28,7 @@ pub struct PayeeSlot {
 /// written in place there as for v1), 304 rules (mode 304, payees 305..433, payee_list
 /// 433..465, not_before 465, not_after 473, monthly 481, lifetime 489, payee_daily 497),
 /// 505 month_index, 513 month_spent, 521 lifetime_spent, 529 payee_day, 537..1177 the 16
-/// payee slots (payee 32, spent 8 each).
+/// payee slots (payee 32, spent 8 each), 1177 vault.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct PolicyAccountV2 {
@@ -42,6 +43,11 @@ pub struct PolicyAccountV2 {
     /// The UTC day (days since the epoch) that `payee_slots` count.
     pub payee_day: i64,
     pub payee_slots: [PayeeSlot; PAYEE_SLOTS],
+    /// The agent's vault for `base.params.mint` (`["vault", asset, mint]`, bump
+    /// `base.vault_bump`) when the policy is vault-funded, derived once at creation so that a
+    /// settlement compares it rather than derives it (about 350 compute units); the default
+    /// key otherwise.
+    pub vault: Pubkey,
 }
 
 /// Where Borsh keeps a PolicyAccountV2's fields after the v1 ones (a unit test holds them to
@@ -54,7 +60,9 @@ pub mod extended_at {
     pub const PAYEE_DAY: usize = 529;
     pub const PAYEE_SLOTS: usize = 537;
     pub const SLOT_LEN: usize = 40;
-    pub const END: usize = PAYEE_SLOTS + super::PAYEE_SLOTS * SLOT_LEN;
+    pub const SLOTS_END: usize = PAYEE_SLOTS + super::PAYEE_SLOTS * SLOT_LEN;
+    pub const VAULT: usize = SLOTS_END;
+    pub const END: usize = VAULT + 32;
 }
 
 fn i64_at(data: &[u8], at: usize) -> i64 {
@@ -107,11 +115,13 @@ impl PolicyAccountV2 {
         }
     }
 
-    /// What the slots in `data` say about `payee`, read in place: a settlement compares 16
-    /// keys rather than deserializing 640 bytes.
+    /// What the slots in `data` say about `payee`, read in place: a settlement compares up
+    /// to 16 keys rather than deserializing 640 bytes. Slots fill in order, so the scan stops
+    /// at the payee's slot or the first empty one; a held payee's `free` is not needed and
+    /// stays `None`.
     pub fn payee_day_in(data: &[u8], payee: &Pubkey) -> PayeeDay {
         let mut day = PayeeDay::default();
-        let Some(slots) = data.get(extended_at::PAYEE_SLOTS..extended_at::END) else {
+        let Some(slots) = data.get(extended_at::PAYEE_SLOTS..extended_at::SLOTS_END) else {
             return day;
         };
         day.day = i64_at(data, extended_at::PAYEE_DAY);
@@ -121,10 +131,15 @@ impl PolicyAccountV2 {
             else {
                 break;
             };
-            if day.held.is_none() && keys::eq(key, payee) {
-                day.held = Some((i, u64::from_le_bytes(*spent)));
-            } else if day.free.is_none() && keys::is_zero(key) {
+            if keys::is_zero(key) {
+                // Slots fill in order from the first (a new day empties them all and writes
+                // the first), so the first empty one ends the day's payees.
                 day.free = Some(i);
+                break;
+            }
+            if keys::eq(key, payee) {
+                day.held = Some((i, u64::from_le_bytes(*spent)));
+                break;
             }
         }
         day
@@ -144,7 +159,7 @@ impl PolicyAccountV2 {
         );
         let Some(w) = &u.slot else { return };
         if w.evict {
-            data[extended_at::PAYEE_SLOTS..extended_at::END].fill(0);
+            data[extended_at::PAYEE_SLOTS..extended_at::SLOTS_END].fill(0);
         }
         put(data, extended_at::PAYEE_DAY, w.day.to_le_bytes());
         let at = extended_at::PAYEE_SLOTS + w.index * extended_at::SLOT_LEN;
@@ -161,6 +176,8 @@ pub struct PolicyV2 {
     pub base: PolicyAccount,
     pub rules: PolicyRules,
     pub counters: ExtendedCounters,
+    /// See [`PolicyAccountV2::vault`].
+    pub vault: Pubkey,
 }
 
 /// A policy account of either version, on the heap: moving a v1 policy's 304 bytes through
@@ -180,27 +197,32 @@ impl AnyPolicy {
         Self::from_data(&data)
     }
 
-    /// A v2 account's v1 fields and rules are deserialized (about what a v1 account costs),
-    /// its counters and slots are read in place: Borsh over all 1 177 bytes cost thousands
-    /// of compute units more.
+    /// Either version's fields are read in place (see [`super::fixed`]), a v2 account's
+    /// counters too, its slots only when asked (see [`PolicyAccountV2::payee_day_in`]).
     pub fn from_data(data: &[u8]) -> Result<AnyPolicy> {
+        let bad = || error!(ErrorCode::AccountDidNotDeserialize);
+        let fields = data.get(8..).unwrap_or_default();
+        if data.starts_with(PolicyAccount::DISCRIMINATOR) {
+            let base = PolicyAccount::read_fields(fields).ok_or_else(bad)?;
+            return Ok(AnyPolicy::V1(Box::new(base)));
+        }
         if !data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
-            return Ok(AnyPolicy::V1(Box::new(PolicyAccount::try_deserialize(
-                &mut &data[..],
-            )?)));
+            return err!(ErrorCode::AccountDiscriminatorMismatch);
         }
         if data.len() < extended_at::END {
-            return err!(ErrorCode::AccountDidNotDeserialize);
+            return Err(bad());
         }
-        let bad = |_| error!(ErrorCode::AccountDidNotDeserialize);
-        let base = PolicyAccount::deserialize(&mut &data[8..extended_at::RULES]).map_err(bad)?;
-        let rules =
-            PolicyRules::deserialize(&mut &data[extended_at::RULES..extended_at::MONTH_INDEX])
-                .map_err(bad)?;
+        let base = PolicyAccount::read_fields(fields).ok_or_else(bad)?;
+        let rules = PolicyRules::read_fields(&data[extended_at::RULES..]).ok_or_else(bad)?;
         Ok(AnyPolicy::V2(Box::new(PolicyV2 {
             base,
             rules,
             counters: PolicyAccountV2::counters_in(data),
+            vault: Pubkey::new_from_array(
+                data[extended_at::VAULT..extended_at::END]
+                    .try_into()
+                    .unwrap_or_default(),
+            ),
         })))
     }
 
@@ -216,6 +238,14 @@ impl AnyPolicy {
         match self {
             AnyPolicy::V1(_) => None,
             AnyPolicy::V2(p) => Some(&p.rules),
+        }
+    }
+
+    /// The vault address a v2 policy stores (`None` for v1, which stores only its bump).
+    pub fn vault(&self) -> Option<Pubkey> {
+        match self {
+            AnyPolicy::V1(_) => None,
+            AnyPolicy::V2(p) => Some(p.vault),
         }
     }
 }
@@ -249,6 +279,7 @@ mod tests {
                 payee: Pubkey::new_unique(),
                 spent: 10,
             }; PAYEE_SLOTS],
+            vault: Pubkey::new_unique(),
         }
     }
 
@@ -261,7 +292,7 @@ mod tests {
         v2.base.try_serialize(&mut data1).unwrap();
         assert_eq!(data1.len(), 304);
         assert_eq!(data2.len(), 8 + PolicyAccountV2::INIT_SPACE);
-        assert_eq!(data2.len(), 1177);
+        assert_eq!(data2.len(), 1209);
         assert_eq!(data1[8..], data2[8..304]);
         assert_eq!(counters_at::WEEK_SPENT, 246);
         match AnyPolicy::from_data(&data2).unwrap() {
@@ -326,23 +357,36 @@ mod tests {
         let mut v2 = account();
         let payee = Pubkey::new_unique();
         v2.payee_slots[3] = PayeeSlot { payee, spent: 7 };
-        v2.payee_slots[9] = PayeeSlot::default();
-        v2.payee_slots[12] = PayeeSlot::default();
+        // Slots fill in order: 0..9 hold payees of the day, 9.. are empty.
+        for slot in &mut v2.payee_slots[9..] {
+            *slot = PayeeSlot::default();
+        }
         let mut data = Vec::new();
         v2.try_serialize(&mut data).unwrap();
-        for key in [payee, Pubkey::new_unique()] {
+        let other = Pubkey::new_unique();
+        for key in [payee, other, v2.payee_slots[8].payee] {
             assert_eq!(
                 PolicyAccountV2::payee_day_in(&data, &key),
                 PayeeDay::of(&v2.slots(), v2.payee_day, &key)
             );
         }
+        let at = |held, free| PayeeDay {
+            day: v2.payee_day,
+            held,
+            free,
+        };
         assert_eq!(
             PolicyAccountV2::payee_day_in(&data, &payee),
-            PayeeDay {
-                day: v2.payee_day,
-                held: Some((3, 7)),
-                free: Some(9)
-            }
+            at(Some((3, 7)), None)
         );
+        assert_eq!(
+            PolicyAccountV2::payee_day_in(&data, &other),
+            at(None, Some(9))
+        );
+        // Every slot taken: neither held nor free (PayeeSlotsFull).
+        let full = account();
+        let mut data = Vec::new();
+        full.try_serialize(&mut data).unwrap();
+        assert_eq!(PolicyAccountV2::payee_day_in(&data, &other), at(None, None));
     }
 }

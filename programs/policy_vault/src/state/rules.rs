@@ -1,6 +1,7 @@
 //! A v2 policy's rules (validity window, payee list, monthly, lifetime and per-payee caps):
 //! their fields and the checks that need only them.
 
+use super::fixed::Fields;
 use crate::engine::{ExtendedRules, ListMode};
 use crate::errors::PolicyVaultError;
 use anchor_lang::prelude::*;
@@ -37,6 +38,25 @@ pub struct PolicyRules {
 }
 
 impl PolicyRules {
+    /// Bytes of the rules in an account.
+    pub const LEN: usize = 201;
+
+    /// The rules in `data` as Borsh would deserialize them (see [`super::fixed`]); `None`
+    /// when `data` is shorter.
+    pub(crate) fn read_fields(data: &[u8]) -> Option<PolicyRules> {
+        let f = &mut Fields::new(data, Self::LEN)?;
+        Some(PolicyRules {
+            payee_list_mode: f.u8(),
+            payees: [f.key(), f.key(), f.key(), f.key()],
+            payee_list: f.key(),
+            not_before: f.i64(),
+            not_after: f.i64(),
+            monthly_cap: f.u64(),
+            lifetime_cap: f.u64(),
+            payee_daily_cap: f.u64(),
+        })
+    }
+
     pub fn list_mode(&self) -> Result<ListMode> {
         ListMode::from_u8(self.payee_list_mode)
             .ok_or_else(|| error!(PolicyVaultError::InvalidListMode))

@@ -1,3 +1,4 @@
+use super::fixed::{Fields, FixedLayout};
 use super::policy::put;
 use crate::engine::VelocityState;
 use anchor_lang::prelude::*;
@@ -46,6 +47,22 @@ impl VelocityLedger {
         put(data, state_at::CUMULATIVE, s.cumulative.to_le_bytes());
         put(data, state_at::WINDOW_START, s.window_start.to_le_bytes());
         put(data, state_at::LAST_COMMIT, s.last_commit.to_le_bytes());
+    }
+}
+
+impl FixedLayout for VelocityLedger {
+    const FIELDS_LEN: usize = 61;
+
+    fn read_fields(data: &[u8]) -> Option<VelocityLedger> {
+        let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
+        Some(VelocityLedger {
+            asset: f.key(),
+            policy_id: f.u32(),
+            cumulative: f.u64(),
+            window_start: f.i64(),
+            last_commit: f.i64(),
+            bump: f.u8(),
+        })
     }
 }
 

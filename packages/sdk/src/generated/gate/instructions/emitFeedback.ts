@@ -221,7 +221,9 @@ export type EmitFeedbackAsyncInput<
 > = {
   /**
    * The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-   * front-run a payment's feedback log.
+   * front-run a payment's feedback log: it must be the `facilitator` argument (checked
+   * first by the handler rather than as a constraint, which would deserialize the
+   * arguments a second time).
    */
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
   /**
@@ -466,7 +468,9 @@ export type EmitFeedbackInput<
 > = {
   /**
    * The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-   * front-run a payment's feedback log.
+   * front-run a payment's feedback log: it must be the `facilitator` argument (checked
+   * first by the handler rather than as a constraint, which would deserialize the
+   * arguments a second time).
    */
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
   /**
@@ -667,7 +671,9 @@ export type ParsedEmitFeedbackInstruction<
   accounts: {
     /**
      * The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-     * front-run a payment's feedback log.
+     * front-run a payment's feedback log: it must be the `facilitator` argument (checked
+     * first by the handler rather than as a constraint, which would deserialize the
+     * arguments a second time).
      */
     facilitatorSigner: TAccountMetas[0];
     /**

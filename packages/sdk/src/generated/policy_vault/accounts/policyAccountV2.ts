@@ -15,6 +15,8 @@ import {
   fetchEncodedAccounts,
   fixDecoderSize,
   fixEncoderSize,
+  getAddressDecoder,
+  getAddressEncoder,
   getArrayDecoder,
   getArrayEncoder,
   getBytesDecoder,
@@ -76,6 +78,13 @@ export type PolicyAccountV2 = {
   /** The UTC day (days since the epoch) that `payee_slots` count. */
   payeeDay: bigint;
   payeeSlots: Array<PayeeSlot>;
+  /**
+   * The agent's vault for `base.params.mint` (`["vault", asset, mint]`, bump
+   * `base.vault_bump`) when the policy is vault-funded, derived once at creation so that a
+   * settlement compares it rather than derives it (about 350 compute units); the default
+   * key otherwise.
+   */
+  vault: Address;
 };
 
 export type PolicyAccountV2Args = {
@@ -90,6 +99,13 @@ export type PolicyAccountV2Args = {
   /** The UTC day (days since the epoch) that `payee_slots` count. */
   payeeDay: number | bigint;
   payeeSlots: Array<PayeeSlotArgs>;
+  /**
+   * The agent's vault for `base.params.mint` (`["vault", asset, mint]`, bump
+   * `base.vault_bump`) when the policy is vault-funded, derived once at creation so that a
+   * settlement compares it rather than derives it (about 350 compute units); the default
+   * key otherwise.
+   */
+  vault: Address;
 };
 
 /** Gets the encoder for {@link PolicyAccountV2Args} account data. */
@@ -104,6 +120,7 @@ export function getPolicyAccountV2Encoder(): FixedSizeEncoder<PolicyAccountV2Arg
       ["lifetimeSpent", getU64Encoder()],
       ["payeeDay", getI64Encoder()],
       ["payeeSlots", getArrayEncoder(getPayeeSlotEncoder(), { size: 16 })],
+      ["vault", getAddressEncoder()],
     ]),
     (value) => ({ ...value, discriminator: POLICY_ACCOUNT_V2_DISCRIMINATOR }),
   );
@@ -120,6 +137,7 @@ export function getPolicyAccountV2Decoder(): FixedSizeDecoder<PolicyAccountV2> {
     ["lifetimeSpent", getU64Decoder()],
     ["payeeDay", getI64Decoder()],
     ["payeeSlots", getArrayDecoder(getPayeeSlotDecoder(), { size: 16 })],
+    ["vault", getAddressDecoder()],
   ]);
 }
 
@@ -194,5 +212,5 @@ export async function fetchAllMaybePolicyAccountV2(
 }
 
 export function getPolicyAccountV2Size(): number {
-  return 1177;
+  return 1209;
 }

@@ -152,13 +152,17 @@ export type EvaluateInput<
   gateSigner?: TransactionSigner<TAccountGateSigner>;
   /**
    * The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
-   * is: owner, then discriminator). For it and the next two accounts `is_for` is the seeds
-   * check without deriving the address again; a mismatch answers ConstraintSeeds, as the
-   * derivation did.
+   * is: owner, then discriminator, its fields in place: see `state::fixed`). For it and
+   * the next two accounts `is_for` is the seeds check without deriving the address again;
+   * a mismatch answers ConstraintSeeds, as the derivation did.
    */
   policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger (the handler checks that it is the payer's). */
   velocity: Address<TAccountVelocity>;
-  /** The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). */
+  /**
+   * The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). Read by the
+   * handler as `policy` is.
+   */
   killswitch: Address<TAccountKillswitch>;
   /**
    * The engine's AtomStats PDA of the payer (address enforced: the account that names
@@ -312,13 +316,17 @@ export type ParsedEvaluateInstruction<
     gateSigner: TAccountMetas[0];
     /**
      * The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
-     * is: owner, then discriminator). For it and the next two accounts `is_for` is the seeds
-     * check without deriving the address again; a mismatch answers ConstraintSeeds, as the
-     * derivation did.
+     * is: owner, then discriminator, its fields in place: see `state::fixed`). For it and
+     * the next two accounts `is_for` is the seeds check without deriving the address again;
+     * a mismatch answers ConstraintSeeds, as the derivation did.
      */
     policy: TAccountMetas[1];
+    /** The payer's VelocityLedger (the handler checks that it is the payer's). */
     velocity: TAccountMetas[2];
-    /** The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). */
+    /**
+     * The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). Read by the
+     * handler as `policy` is.
+     */
     killswitch: TAccountMetas[3];
     /**
      * The engine's AtomStats PDA of the payer (address enforced: the account that names

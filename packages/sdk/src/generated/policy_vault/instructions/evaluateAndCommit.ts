@@ -159,6 +159,7 @@ export type EvaluateAndCommitInput<
   policy: Address<TAccountPolicy>;
   /** As `policy`. */
   velocity: Address<TAccountVelocity>;
+  /** As in [`Evaluate`]. */
   killswitch: Address<TAccountKillswitch>;
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
@@ -297,6 +298,7 @@ export type ParsedEvaluateAndCommitInstruction<
     policy: TAccountMetas[1];
     /** As `policy`. */
     velocity: TAccountMetas[2];
+    /** As in [`Evaluate`]. */
     killswitch: TAccountMetas[3];
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
