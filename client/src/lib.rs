@@ -11,6 +11,8 @@
 //! - [`token`]: which token program a mint belongs to, its associated token accounts.
 //! - [`pda`]: every account address of the three programs and the external registry/engine.
 //! - [`instructions`]: a [`Builder`] for every instruction.
+//! - [`channels`]: Solana's payment-channels program: a channel's address and layout,
+//!   vouchers, every instruction.
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`chain`]: reads over JSON-RPC.
@@ -27,6 +29,7 @@
 //! embedded localnet, devnet or mainnet.
 
 pub mod chain;
+pub mod channels;
 pub mod decode;
 pub mod env;
 pub mod error;

@@ -16,6 +16,7 @@ use solana_sdk::{
     transaction::{Transaction, TransactionError, VersionedTransaction},
 };
 
+pub mod channels;
 pub mod compute_units;
 pub mod externals;
 pub mod hook;

@@ -14,6 +14,7 @@ const CLIENT_ORDER: &[&str] = &[
     "token",
     "pda",
     "instructions",
+    "channels",
     "decode",
     "x402",
     "chain",
