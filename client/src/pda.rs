@@ -134,6 +134,13 @@ impl Pdas {
             &self.ids.gate,
         )
     }
+    /// `["channel_record", channel]`: the gate's record of a payment channel it let open.
+    pub fn channel_record(&self, channel: &Pubkey) -> Pubkey {
+        find(
+            &[gate_seeds::CHANNEL_RECORD, channel.as_ref()],
+            &self.ids.gate,
+        )
+    }
     /// `["feedback_log", facilitator, payment_id_hash]`
     pub fn feedback_log(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> Pubkey {
         find(

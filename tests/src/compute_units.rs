@@ -122,8 +122,13 @@ pub fn name_ours(invokes: &mut [Invoke], ixs: &[Instruction]) {
 }
 
 /// The instruction each of our CPIs runs, by the instruction that makes it.
-const CPI_NAMES: [(&str, Pubkey, &str); 3] = [
+const CPI_NAMES: [(&str, Pubkey, &str); 4] = [
     ("gate::gate_payment", policy_vault::ID, "evaluate"),
+    (
+        "gate::gate_channel_open",
+        policy_vault::ID,
+        "evaluate_and_commit",
+    ),
     (
         "gate::gate_payment_strict",
         policy_vault::ID,
@@ -498,7 +503,10 @@ fn top_level(invokes: &[Invoke]) -> Vec<(String, u64)> {
 
 /// Runs every instruction of the three programs and the two settlement cases.
 pub async fn tour() -> Report {
-    let mut w = World::new().await;
+    // With the real payment-channels program, for the gated channel open.
+    let mut pt = trust_gate_localnet::native::program_test();
+    crate::channels::add_to(&mut pt);
+    let mut w = World::with_program_test(pt).await;
     let mut r = Report::default();
     let sdk = crate::world::sdk();
 
@@ -737,6 +745,46 @@ pub async fn tour() -> Report {
         )
         .await,
     );
+
+    // gate: a payment channel opened through the gate, the real program's open after it.
+    let (payer, payee) = w.parties().await;
+    let open = trust_gate_client::channels::Open {
+        payer: payer.owner.pubkey(),
+        rent_payer: w.facilitator.pubkey(),
+        payee: w.facilitator.pubkey(),
+        mint: w.mint,
+        token_program: trust_gate_client::settle::TokenProgram::SplToken,
+        // A voucher key must be a point of the curve: a keypair's.
+        authorized_signer: Keypair::new().pubkey(),
+        salt: 1,
+        deposit: 1_000_000,
+        grace_period: 3_600,
+        open_slot: crate::clock(&mut w.ctx).await.slot,
+        splits: vec![trust_gate_client::channels::Split {
+            recipient: payee.owner.pubkey(),
+            bps: trust_gate_client::channels::ALL_BPS,
+        }],
+    };
+    let ix = sdk.gate_channel_open(
+        &payer.owner.pubkey(),
+        &payer.asset(),
+        &payee.asset(),
+        &w.facilitator.pubkey(),
+        &w.mint,
+        open.deposit,
+        1,
+        &open.channel(),
+        Attestations::default(),
+    );
+    let facilitator = w.facilitator.insecure_clone();
+    measure(
+        &mut w,
+        &mut r,
+        &[ix, open.instruction()],
+        None,
+        &[&payer.owner, &facilitator],
+    )
+    .await;
 
     // The smallest settlement in a Token-2022 mint (no extensions): what its TransferChecked
     // costs, for the unit limit the SDKs request (`trust_gate_client::units`).

@@ -181,6 +181,41 @@ impl Builder {
         )
     }
 
+    /// The gated open of a payment channel; only valid right before the channel program's
+    /// `open` of `channel` (see `channels::Open`), which must deposit `deposit` of `mint` from
+    /// `payer_signer`, pay 100 % to the payee agent's recipient and be held by `facilitator`
+    /// (payee and rent payer, which also pays the gate's record).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gate_channel_open(
+        &self,
+        payer_signer: &Pubkey,
+        payer_asset: &Pubkey,
+        payee_asset: &Pubkey,
+        facilitator: &Pubkey,
+        mint: &Pubkey,
+        deposit: u64,
+        policy_id: u32,
+        channel: &Pubkey,
+        att: Attestations,
+    ) -> Instruction {
+        self.gate_ix(
+            accounts::GateChannelOpen {
+                evaluation: self.commit_evaluation(payer_asset, payee_asset, policy_id, att),
+                payer_signer: *payer_signer,
+                payer_asset: *payer_asset,
+                payer_agent: self.pda.agent_account(payer_asset),
+                payee_asset: *payee_asset,
+                payee_agent: self.pda.agent_account(payee_asset),
+                mint_account: *mint,
+                facilitator: *facilitator,
+                channel_record: self.pda.channel_record(channel),
+                instructions: sysvar::instructions::ID,
+                system_program: system_program::ID,
+            },
+            instruction::GateChannelOpen { deposit, policy_id },
+        )
+    }
+
     fn feedback_target(&self, payee: &Pubkey, collection: &Pubkey) -> accounts::FeedbackTarget {
         accounts::FeedbackTarget {
             agent_account: self.pda.agent_account(payee),

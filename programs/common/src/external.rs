@@ -24,6 +24,11 @@ pub mod ids {
 
     /// MPL Core, the program that owns agent assets (same id on every cluster).
     pub const MPL_CORE: Pubkey = pubkey!("CoREENxT6tW1HoK8ypY1SxRMZTcVPm7R94rH4PZNhX7d");
+    /// Solana's payment-channels program, behind x402's `upto` and `batch-settlement` (same id
+    /// on mainnet and devnet).
+    pub const PAYMENT_CHANNELS: Pubkey = pubkey!("CHNLxYvVA28MJP9PrFuDXccuoGXAx7jBacfLEkahyGsX");
+    /// SPL Memo (v2).
+    pub const MEMO: Pubkey = pubkey!("MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr");
 }
 
 /// PDA seed prefixes of the registry and the engine.

@@ -155,4 +155,15 @@ pub enum GateError {
     RentRecipientMismatch,
     #[msg("dispute is not the payment's DisputeRecord address")]
     DisputeAddressMismatch,
+    // 6068..: channels
+    #[msg("a gated channel open is [at most two ComputeBudget, gate_channel_open, the payment-channels program's open, at most two Memo instructions without accounts]")]
+    ChannelBundleInvalid,
+    #[msg("the channel's open must deposit the evaluated amount of the policy's mint from the payer agent's signer, who signs it")]
+    ChannelOpenMismatch,
+    #[msg("the channel's distribution must pay 100 % (10000 bps) to the payee agent's recipient")]
+    ChannelDistributionInvalid,
+    #[msg("the facilitator must be the channel's payee and its rent payer, signing")]
+    ChannelFacilitatorMismatch,
+    #[msg("a vault-funded policy cannot open a channel: the channel refunds to the signer's own token account, not the vault")]
+    ChannelVaultFunded,
 }

@@ -9,6 +9,7 @@
 
 use anchor_lang::prelude::*;
 
+pub mod channel;
 pub mod errors;
 pub mod events;
 pub mod instructions;
@@ -76,6 +77,20 @@ pub mod gate {
             endpoint,
             feedback_uri,
         )
+    }
+
+    /// The gated open of a payment channel (Solana's payment-channels program), a top-level
+    /// instruction right before the program's `open`: checks that the open deposits `deposit`
+    /// from the payer agent's signer, pays 100 % to the payee agent's recipient and is held by
+    /// the facilitator; runs and counts the payer's policy and the payee's acceptance policy on
+    /// the deposit (failing with the reason as the strict gate does); records the channel
+    /// (`ChannelRecord`). Vault-funded policies are refused (`ChannelVaultFunded`).
+    pub fn gate_channel_open<'info>(
+        ctx: Context<'info, GateChannelOpen<'info>>,
+        deposit: u64,
+        policy_id: u32,
+    ) -> Result<()> {
+        instructions::gate_channel_open(ctx, deposit, policy_id)
     }
 
     /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the

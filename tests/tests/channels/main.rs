@@ -7,6 +7,8 @@
 //! Token parties at once with the newer build's (p-token's) `Batch` instruction, which the
 //! classic build refuses. The SPL Token test pins that divergence down.
 
+mod gated;
+
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
 use anchor_spl::token::spl_token;

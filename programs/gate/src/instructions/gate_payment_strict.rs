@@ -95,7 +95,7 @@ fn vault_release<'info>(
 /// An agent as the gate judges it: the registry's AgentAccount (its agent wallet) and the
 /// live owner of its MPL Core asset. The AgentAccount's own `owner` is a cache that a direct
 /// MPL Core transfer leaves stale.
-fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
+pub(crate) fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
     live_agent::read(
         &account.try_borrow_data()?,
         asset.key,
@@ -153,7 +153,7 @@ fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Result
 /// The mint must deliver exactly `amount` and never take it back. Checked at every
 /// settlement, not only when the policy was created: a Token-2022 mint with a close
 /// authority can be closed and re-created with other extensions at the same address.
-fn check_mint(info: &AccountInfo) -> Result<()> {
+pub(crate) fn check_mint(info: &AccountInfo) -> Result<()> {
     let data = info.try_borrow_data()?;
     token_mint::check(info.owner, &data).map_err(|p| {
         error!(match p {

@@ -4,6 +4,8 @@
 pub const GATE_AUTHORITY: &[u8] = b"gate_authority";
 /// `["feedback_log", facilitator, payment_id_hash]` -> [`crate::state::FeedbackEmissionLog`]
 pub const FEEDBACK_LOG: &[u8] = b"feedback_log";
+/// `["channel_record", channel]` -> [`crate::state::ChannelRecord`]
+pub const CHANNEL_RECORD: &[u8] = b"channel_record";
 /// `["dispute", facilitator, payment_id_hash]` -> [`crate::state::DisputeRecord`]
 pub const DISPUTE: &[u8] = b"dispute";
 /// `["evaluate_signer"]`: the data-less PDA the gate signs policy_vault::evaluate with.

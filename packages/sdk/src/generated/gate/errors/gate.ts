@@ -150,6 +150,16 @@ export const GATE_ERROR__PAYMENT_LOG_INVALID = 0x17b2; // 6066
 export const GATE_ERROR__RENT_RECIPIENT_MISMATCH = 0x17b3; // 6067
 /** DisputeAddressMismatch: dispute is not the payment's DisputeRecord address */
 export const GATE_ERROR__DISPUTE_ADDRESS_MISMATCH = 0x17b4; // 6068
+/** ChannelBundleInvalid: a gated channel open is [at most two ComputeBudget, gate_channel_open, the payment-channels program's open, at most two Memo instructions without accounts] */
+export const GATE_ERROR__CHANNEL_BUNDLE_INVALID = 0x17b5; // 6069
+/** ChannelOpenMismatch: the channel's open must deposit the evaluated amount of the policy's mint from the payer agent's signer, who signs it */
+export const GATE_ERROR__CHANNEL_OPEN_MISMATCH = 0x17b6; // 6070
+/** ChannelDistributionInvalid: the channel's distribution must pay 100 % (10000 bps) to the payee agent's recipient */
+export const GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID = 0x17b7; // 6071
+/** ChannelFacilitatorMismatch: the facilitator must be the channel's payee and its rent payer, signing */
+export const GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH = 0x17b8; // 6072
+/** ChannelVaultFunded: a vault-funded policy cannot open a channel: the channel refunds to the signer's own token account, not the vault */
+export const GATE_ERROR__CHANNEL_VAULT_FUNDED = 0x17b9; // 6073
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -178,6 +188,11 @@ export type GateError =
   | typeof GATE_ERROR__ATTESTATION_EXPIRED
   | typeof GATE_ERROR__ATTESTATION_MISSING
   | typeof GATE_ERROR__ATTESTATION_REVOKED
+  | typeof GATE_ERROR__CHANNEL_BUNDLE_INVALID
+  | typeof GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID
+  | typeof GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH
+  | typeof GATE_ERROR__CHANNEL_OPEN_MISMATCH
+  | typeof GATE_ERROR__CHANNEL_VAULT_FUNDED
   | typeof GATE_ERROR__COLLECTION_MISMATCH
   | typeof GATE_ERROR__COMPUTE_BUDGET_PREFIX_INVALID
   | typeof GATE_ERROR__COUNTER_OVERFLOW
@@ -258,6 +273,11 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__ATTESTATION_EXPIRED]: `Deny 12: the attestation has expired`,
     [GATE_ERROR__ATTESTATION_MISSING]: `Deny 11: the attestation is for another subject or capability`,
     [GATE_ERROR__ATTESTATION_REVOKED]: `Deny 13: the attestation was revoked`,
+    [GATE_ERROR__CHANNEL_BUNDLE_INVALID]: `a gated channel open is [at most two ComputeBudget, gate_channel_open, the payment-channels program's open, at most two Memo instructions without accounts]`,
+    [GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID]: `the channel's distribution must pay 100 % (10000 bps) to the payee agent's recipient`,
+    [GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH]: `the facilitator must be the channel's payee and its rent payer, signing`,
+    [GATE_ERROR__CHANNEL_OPEN_MISMATCH]: `the channel's open must deposit the evaluated amount of the policy's mint from the payer agent's signer, who signs it`,
+    [GATE_ERROR__CHANNEL_VAULT_FUNDED]: `a vault-funded policy cannot open a channel: the channel refunds to the signer's own token account, not the vault`,
     [GATE_ERROR__COLLECTION_MISMATCH]: `collection is not the agent's collection`,
     [GATE_ERROR__COMPUTE_BUDGET_PREFIX_INVALID]: `only ComputeBudget SetComputeUnitLimit and SetComputeUnitPrice, each at most once, may precede the payment`,
     [GATE_ERROR__COUNTER_OVERFLOW]: `counter overflow`,

@@ -9,6 +9,7 @@
 export * from "./closePaymentRecords.js";
 export * from "./disputePayment.js";
 export * from "./emitFeedback.js";
+export * from "./gateChannelOpen.js";
 export * from "./gatePayment.js";
 export * from "./gatePaymentStrict.js";
 export * from "./initAuthority.js";

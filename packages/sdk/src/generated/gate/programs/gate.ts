@@ -20,6 +20,7 @@ import {
   parseClosePaymentRecordsInstruction,
   parseDisputePaymentInstruction,
   parseEmitFeedbackInstruction,
+  parseGateChannelOpenInstruction,
   parseGatePaymentInstruction,
   parseGatePaymentStrictInstruction,
   parseInitAuthorityInstruction,
@@ -28,6 +29,7 @@ import {
   type ParsedClosePaymentRecordsInstruction,
   type ParsedDisputePaymentInstruction,
   type ParsedEmitFeedbackInstruction,
+  type ParsedGateChannelOpenInstruction,
   type ParsedGatePaymentInstruction,
   type ParsedGatePaymentStrictInstruction,
   type ParsedInitAuthorityInstruction,
@@ -78,6 +80,7 @@ export enum GateInstruction {
   ClosePaymentRecords,
   DisputePayment,
   EmitFeedback,
+  GateChannelOpen,
   GatePayment,
   GatePaymentStrict,
   InitAuthority,
@@ -121,6 +124,17 @@ export function identifyGateInstruction(
     )
   ) {
     return GateInstruction.EmitFeedback;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([181, 64, 139, 226, 78, 177, 165, 173]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.GateChannelOpen;
   }
   if (
     containsBytes(
@@ -195,6 +209,9 @@ export type ParsedGateInstruction<
       instructionType: GateInstruction.EmitFeedback;
     } & ParsedEmitFeedbackInstruction<TProgram>)
   | ({
+      instructionType: GateInstruction.GateChannelOpen;
+    } & ParsedGateChannelOpenInstruction<TProgram>)
+  | ({
       instructionType: GateInstruction.GatePayment;
     } & ParsedGatePaymentInstruction<TProgram>)
   | ({
@@ -234,6 +251,13 @@ export function parseGateInstruction<TProgram extends string>(
       return {
         instructionType: GateInstruction.EmitFeedback,
         ...parseEmitFeedbackInstruction(instruction),
+      };
+    }
+    case GateInstruction.GateChannelOpen: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.GateChannelOpen,
+        ...parseGateChannelOpenInstruction(instruction),
       };
     }
     case GateInstruction.GatePayment: {

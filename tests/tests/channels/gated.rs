@@ -1,0 +1,253 @@
+//! The gated open: `gate_channel_open` right before the real program's `open`, with our
+//! programs and the registry's stand-in. Allowed, it counts the deposit under the payer's
+//! policy and records the channel; refused for a distribution to anyone but the payee's
+//! recipient, another deposit, a channel not held by the facilitator, a policy's cap, a
+//! vault-funded policy, and any other transaction layout.
+
+use gate::errors::GateError;
+use policy_vault::state::{funding, PolicyParams};
+use solana_program_test::BanksClientError;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::channels::{self, Open, Split};
+use trust_gate_client::instructions::{Attestations, FeedbackArgs};
+use trust_gate_client::settle::TokenProgram;
+use trust_gate_program_tests::world::{demo_policy, sdk, Agent, World};
+use trust_gate_program_tests::{assert_code, clock, fetch, raw_account, send};
+
+/// Well within the demo policy's caps (per payment 5 tokens).
+const DEPOSIT: u64 = 1_000_000;
+
+fn copy(a: &Agent) -> Agent {
+    Agent {
+        owner: a.owner.insecure_clone(),
+        asset: a.asset.insecure_clone(),
+    }
+}
+
+struct Setup {
+    w: World,
+    payer: Agent,
+    payee: Agent,
+}
+
+async fn setup() -> Setup {
+    let mut pt = trust_gate_localnet::native::program_test();
+    trust_gate_program_tests::channels::add_to(&mut pt);
+    let mut w = World::with_program_test(pt).await;
+    w.advance_slots(1_000).await;
+    let (payer, payee) = w.parties().await;
+    Setup { w, payer, payee }
+}
+
+impl Setup {
+    /// The open x402's channel schemes make: the payer agent's owner pays `deposit`, all of it
+    /// to the payee's owner (its recipient), the facilitator holds the channel.
+    async fn open(&mut self, deposit: u64) -> Open {
+        Open {
+            payer: self.payer.owner.pubkey(),
+            rent_payer: self.w.facilitator.pubkey(),
+            payee: self.w.facilitator.pubkey(),
+            mint: self.w.mint,
+            token_program: TokenProgram::SplToken,
+            authorized_signer: Keypair::new().pubkey(),
+            salt: 1,
+            deposit,
+            grace_period: 3_600,
+            open_slot: clock(&mut self.w.ctx).await.slot,
+            splits: vec![Split {
+                recipient: self.payee.owner.pubkey(),
+                bps: channels::ALL_BPS,
+            }],
+        }
+    }
+
+    fn gate(&self, payer: &Agent, open: &Open, deposit: u64) -> Instruction {
+        sdk().gate_channel_open(
+            &payer.owner.pubkey(),
+            &payer.asset(),
+            &self.payee.asset(),
+            &self.w.facilitator.pubkey(),
+            &self.w.mint,
+            deposit,
+            1,
+            &open.channel(),
+            Attestations::default(),
+        )
+    }
+
+    async fn send(&mut self, ixs: &[Instruction], payer: &Agent) -> Result<(), BanksClientError> {
+        let facilitator = self.w.facilitator.insecure_clone();
+        let owner = payer.owner.insecure_clone();
+        send(&mut self.w.ctx, ixs, &[&owner, &facilitator]).await
+    }
+}
+
+#[tokio::test]
+async fn a_gated_open_counts_the_deposit_and_records_the_channel() {
+    let mut s = setup().await;
+    let open = s.open(DEPOSIT).await;
+    let payer = copy(&s.payer);
+    let gate = s.gate(&payer, &open, DEPOSIT);
+    s.send(&[gate, open.instruction()], &payer).await.unwrap();
+
+    let account = raw_account(&mut s.w.ctx, &open.channel()).await.unwrap();
+    let channel = channels::Channel::decode(&account.data).unwrap();
+    assert_eq!(
+        (channel.deposit, channel.payee),
+        (DEPOSIT, s.w.facilitator.pubkey())
+    );
+    // Counted like a payment of the deposit: the day's and week's spending, the velocity.
+    assert_eq!(s.w.counters(&payer).await, (DEPOSIT, DEPOSIT, DEPOSIT));
+    let record: gate::state::ChannelRecord =
+        fetch(&mut s.w.ctx, &sdk().pda.channel_record(&open.channel()))
+            .await
+            .unwrap();
+    let now = clock(&mut s.w.ctx).await.unix_timestamp;
+    assert_eq!(
+        (
+            record.channel,
+            record.deposit,
+            record.policy_id,
+            record.open_slot
+        ),
+        (open.channel(), DEPOSIT, 1, open.open_slot)
+    );
+    assert_eq!(
+        (record.payer_asset, record.payee_asset, record.payer_signer),
+        (payer.asset(), s.payee.asset(), payer.owner.pubkey())
+    );
+    assert_eq!(
+        (record.facilitator, record.mint, record.authorized_signer),
+        (s.w.facilitator.pubkey(), s.w.mint, open.authorized_signer)
+    );
+    assert_eq!(
+        (record.day_index, record.week_index, record.month_index),
+        (
+            policy_vault::engine::time::day_index(now),
+            policy_vault::engine::time::week_index(now),
+            policy_vault::engine::time::month_index(now)
+        )
+    );
+    // The same channel cannot be recorded, and so opened through the gate, twice.
+    let again = s.gate(&payer, &open, DEPOSIT);
+    let result = s.send(&[again, open.instruction()], &payer).await;
+    assert!(result.is_err(), "a second gated open of the same channel");
+}
+
+#[tokio::test]
+async fn a_gated_open_is_refused_unless_it_pays_the_payee_from_the_payer_into_the_facilitators_hands(
+) {
+    let mut s = setup().await;
+    let payer = copy(&s.payer);
+    let code = |e: GateError| u32::from(e);
+
+    // 100 % to someone else, or split with someone else.
+    for splits in [
+        vec![Split {
+            recipient: Keypair::new().pubkey(),
+            bps: channels::ALL_BPS,
+        }],
+        vec![
+            Split {
+                recipient: s.payee.owner.pubkey(),
+                bps: 5_000,
+            },
+            Split {
+                recipient: Keypair::new().pubkey(),
+                bps: 5_000,
+            },
+        ],
+    ] {
+        let open = Open {
+            splits,
+            ..s.open(DEPOSIT).await
+        };
+        let gate = s.gate(&payer, &open, DEPOSIT);
+        assert_code(
+            s.send(&[gate, open.instruction()], &payer).await,
+            code(GateError::ChannelDistributionInvalid),
+        );
+    }
+    // The gate evaluates another amount than the open deposits.
+    let open = s.open(DEPOSIT).await;
+    let gate = s.gate(&payer, &open, DEPOSIT - 1);
+    assert_code(
+        s.send(&[gate, open.instruction()], &payer).await,
+        code(GateError::ChannelOpenMismatch),
+    );
+    // Someone else holds the channel (its payee and rent payer).
+    let other = Keypair::new();
+    trust_gate_program_tests::fund(&mut s.w.ctx, &other.pubkey(), 1_000_000_000).await;
+    let open = Open {
+        rent_payer: other.pubkey(),
+        payee: other.pubkey(),
+        ..s.open(DEPOSIT).await
+    };
+    let gate = s.gate(&payer, &open, DEPOSIT);
+    let owner = payer.owner.insecure_clone();
+    let facilitator = s.w.facilitator.insecure_clone();
+    assert_code(
+        send(
+            &mut s.w.ctx,
+            &[gate, open.instruction()],
+            &[&owner, &facilitator, &other],
+        )
+        .await,
+        code(GateError::ChannelFacilitatorMismatch),
+    );
+    // Above the policy's per-payment cap: denied as a payment would be (reason 2).
+    let open = s.open(5_000_001).await;
+    let gate = s.gate(&payer, &open, 5_000_001);
+    assert_code(s.send(&[gate, open.instruction()], &payer).await, 6_002);
+    // The gate alone, or followed by anything but the open and memos: an emit_feedback after
+    // a channel open is no settlement either.
+    let open = s.open(DEPOSIT).await;
+    let gate = s.gate(&payer, &open, DEPOSIT);
+    assert_code(
+        s.send(std::slice::from_ref(&gate), &payer).await,
+        code(GateError::ChannelBundleInvalid),
+    );
+    let collection = s.w.collection.pubkey();
+    let feedback = sdk().emit_feedback(
+        &s.w.facilitator.pubkey(),
+        &collection,
+        FeedbackArgs {
+            payment_id_hash: [9; 32],
+            payee_asset: s.payee.asset(),
+            score: 100,
+            value: DEPOSIT,
+            value_decimals: 6,
+            tag1: "x402".into(),
+            tag2: String::new(),
+            endpoint: String::new(),
+            feedback_uri: String::new(),
+        },
+    );
+    assert_code(
+        s.send(&[gate, open.instruction(), feedback], &payer).await,
+        code(GateError::ChannelBundleInvalid),
+    );
+    // Nothing was counted.
+    assert_eq!(s.w.counters(&payer).await, (0, 0, 0));
+}
+
+#[tokio::test]
+async fn a_vault_funded_policy_cannot_open_a_channel() {
+    let mut s = setup().await;
+    let policy = PolicyParams {
+        funding: funding::VAULT,
+        ..demo_policy(s.w.mint)
+    };
+    let payer = s.w.payer_with_policy(3, policy).await;
+    s.w.token_account(&payer.owner.pubkey(), 10_000_000).await;
+    let open = Open {
+        payer: payer.owner.pubkey(),
+        ..s.open(DEPOSIT).await
+    };
+    let gate = s.gate(&payer, &open, DEPOSIT);
+    assert_code(
+        s.send(&[gate, open.instruction()], &payer).await,
+        u32::from(GateError::ChannelVaultFunded),
+    );
+}
