@@ -251,3 +251,93 @@ async fn a_vault_funded_policy_cannot_open_a_channel() {
         u32::from(GateError::ChannelVaultFunded),
     );
 }
+
+/// The largest gated open the layout allows (a unit limit and price before it, two memos
+/// after it) fits in one packet as a v0 transaction whose static accounts come from the
+/// facilitator's lookup table; as a legacy transaction it does not.
+#[tokio::test]
+async fn the_largest_gated_open_fits_in_a_packet_as_v0_with_a_lookup_table() {
+    use solana_address_lookup_table_interface::instruction::{
+        create_lookup_table, extend_lookup_table,
+    };
+    use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
+    use solana_sdk::transaction::{Transaction, VersionedTransaction};
+    use trust_gate_client::settle::ComputeBudget;
+    const PACKET_LIMIT: usize = 1232;
+
+    let mut s = setup().await;
+    let payer = copy(&s.payer);
+    let open = s.open(DEPOSIT).await;
+    let mut bundle = ComputeBudget {
+        unit_limit: Some(400_000),
+        unit_price_micro_lamports: Some(5_000_000),
+    }
+    .instructions();
+    bundle.push(s.gate(&payer, &open, DEPOSIT));
+    bundle.push(open.instruction());
+    for memo in [
+        &b"seller memo: 32 characters long."[..],
+        b"x402 binding memo of a receiver.",
+    ] {
+        bundle.push(Instruction::new_with_bytes(
+            trust_gate_program_common::external::ids::MEMO,
+            memo,
+            vec![],
+        ));
+    }
+    let facilitator = s.w.facilitator.insecure_clone();
+    // Accounts every gated open of this facilitator and mint shares (programs only invoked
+    // by others may come from the table; the top-level programs may not).
+    let statics = vec![
+        policy_vault::ID,
+        anchor_lang::system_program::ID,
+        solana_sdk::sysvar::instructions::ID,
+        solana_sdk::sysvar::rent::ID,
+        s.w.mint,
+        anchor_spl::token::ID,
+        anchor_spl::associated_token::ID,
+        channels::event_authority(),
+        sdk().pda.evaluate_signer(),
+    ];
+    s.w.advance_slots(2).await;
+    let recent = clock(&mut s.w.ctx).await.slot - 1;
+    let (create, table) = create_lookup_table(facilitator.pubkey(), facilitator.pubkey(), recent);
+    let extend = extend_lookup_table(
+        table,
+        facilitator.pubkey(),
+        Some(facilitator.pubkey()),
+        statics.clone(),
+    );
+    send(&mut s.w.ctx, &[create, extend], &[&facilitator])
+        .await
+        .unwrap();
+    s.w.advance_slots(2).await;
+
+    let legacy = Transaction::new_with_payer(&bundle, Some(&facilitator.pubkey()));
+    let legacy_size = bincode::serialize(&legacy).unwrap().len();
+    let blockhash = s.w.ctx.banks_client.get_latest_blockhash().await.unwrap();
+    let message = v0::Message::try_compile(
+        &facilitator.pubkey(),
+        &bundle,
+        &[AddressLookupTableAccount {
+            key: table,
+            addresses: statics,
+        }],
+        blockhash,
+    )
+    .unwrap();
+    let tx =
+        VersionedTransaction::try_new(VersionedMessage::V0(message), &[&facilitator, &payer.owner])
+            .unwrap();
+    let size = bincode::serialize(&tx).unwrap().len();
+    println!("largest gated open: legacy {legacy_size} bytes, v0 + lookup table {size} bytes (limit {PACKET_LIMIT})");
+    assert!(
+        legacy_size > PACKET_LIMIT,
+        "the reason for the table: {legacy_size}"
+    );
+    assert!(size <= PACKET_LIMIT, "v0 gated open is {size} bytes");
+    trust_gate_program_tests::process(&mut s.w.ctx, tx)
+        .await
+        .unwrap();
+    assert_eq!(s.w.counters(&payer).await, (DEPOSIT, DEPOSIT, DEPOSIT));
+}
