@@ -355,6 +355,58 @@ impl World {
         agent
     }
 
+    /// An address lookup table of `addresses`, created and extended by `authority`, and moved
+    /// past the slot of its extension so that transactions may load from it.
+    pub async fn lookup_table(
+        &mut self,
+        authority: &Keypair,
+        addresses: Vec<Pubkey>,
+    ) -> solana_sdk::message::AddressLookupTableAccount {
+        use solana_address_lookup_table_interface::instruction::{
+            create_lookup_table, extend_lookup_table,
+        };
+        self.advance_slots(2).await;
+        let recent = crate::clock(&mut self.ctx).await.slot - 1;
+        let (create, key) = create_lookup_table(authority.pubkey(), authority.pubkey(), recent);
+        let extend = extend_lookup_table(
+            key,
+            authority.pubkey(),
+            Some(authority.pubkey()),
+            addresses.clone(),
+        );
+        send(&mut self.ctx, &[create, extend], &[authority])
+            .await
+            .unwrap();
+        // A table is usable from the slot after its last extension.
+        self.advance_slots(2).await;
+        solana_sdk::message::AddressLookupTableAccount { key, addresses }
+    }
+
+    /// `ixs` paid by `payer` and signed by it and `signers`: the serialized size of the
+    /// legacy transaction, and the v0 transaction loading from `table`.
+    pub async fn v0_transaction(
+        &mut self,
+        ixs: &[Instruction],
+        payer: &Keypair,
+        signers: &[&Keypair],
+        table: solana_sdk::message::AddressLookupTableAccount,
+    ) -> (usize, solana_sdk::transaction::VersionedTransaction) {
+        use solana_sdk::message::{v0, VersionedMessage};
+        let legacy =
+            solana_sdk::transaction::Transaction::new_with_payer(ixs, Some(&payer.pubkey()));
+        let legacy_size = bincode::serialize(&legacy).unwrap().len();
+        let blockhash = self.ctx.banks_client.get_latest_blockhash().await.unwrap();
+        let message = v0::Message::try_compile(&payer.pubkey(), ixs, &[table], blockhash).unwrap();
+        let mut all = vec![payer];
+        all.extend_from_slice(signers);
+        let tx = solana_sdk::transaction::VersionedTransaction::try_new(
+            VersionedMessage::V0(message),
+            &all,
+        )
+        .unwrap();
+        (legacy_size, tx)
+    }
+
     /// `init_policy_v2` by the agent's owner (threshold 1); a set `rules.payee_list` is
     /// replaced by the policy's PayeeList PDA.
     pub async fn init_policy_v2(

@@ -31,9 +31,6 @@ import { Pdas } from './pda.js';
 
 export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
 
-/** The default key: an empty slot, or no payee list account. */
-const DEFAULT_KEY = address('11111111111111111111111111111111');
-
 /** `ix` with `cosigners` appended as read-only signers (the authority's further members). */
 function withCosigners(ix: Instruction, cosigners: readonly TransactionSigner[]): Instruction {
   return {
@@ -289,7 +286,7 @@ export class Builder {
     policyId: number,
     params: PolicyParamsArgs,
   ): Promise<Instruction> {
-    const mint = params.mint === DEFAULT_KEY ? undefined : params.mint;
+    const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
     const ix = getInitPolicyInstruction(
       { member, ...(await this.policyAccounts(asset, policyId)), mint, asset, policyId, params },
       this.policyVault,
@@ -311,8 +308,8 @@ export class Builder {
     params: PolicyParamsArgs,
     rules: PolicyRulesArgs,
   ): Promise<Instruction> {
-    const mint = params.mint === DEFAULT_KEY ? undefined : params.mint;
-    const payeeList = rules.payeeList === DEFAULT_KEY ? undefined : rules.payeeList;
+    const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
+    const payeeList = rules.payeeList === SYSTEM_PROGRAM ? undefined : rules.payeeList;
     const ix = getInitPolicyV2Instruction(
       { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules },
       this.policyVault,

@@ -257,11 +257,6 @@ async fn a_vault_funded_policy_cannot_open_a_channel() {
 /// facilitator's lookup table; as a legacy transaction it does not.
 #[tokio::test]
 async fn the_largest_gated_open_fits_in_a_packet_as_v0_with_a_lookup_table() {
-    use solana_address_lookup_table_interface::instruction::{
-        create_lookup_table, extend_lookup_table,
-    };
-    use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
-    use solana_sdk::transaction::{Transaction, VersionedTransaction};
     use trust_gate_client::settle::ComputeBudget;
     const PACKET_LIMIT: usize = 1232;
 
@@ -299,36 +294,10 @@ async fn the_largest_gated_open_fits_in_a_packet_as_v0_with_a_lookup_table() {
         channels::event_authority(),
         sdk().pda.evaluate_signer(),
     ];
-    s.w.advance_slots(2).await;
-    let recent = clock(&mut s.w.ctx).await.slot - 1;
-    let (create, table) = create_lookup_table(facilitator.pubkey(), facilitator.pubkey(), recent);
-    let extend = extend_lookup_table(
-        table,
-        facilitator.pubkey(),
-        Some(facilitator.pubkey()),
-        statics.clone(),
-    );
-    send(&mut s.w.ctx, &[create, extend], &[&facilitator])
-        .await
-        .unwrap();
-    s.w.advance_slots(2).await;
-
-    let legacy = Transaction::new_with_payer(&bundle, Some(&facilitator.pubkey()));
-    let legacy_size = bincode::serialize(&legacy).unwrap().len();
-    let blockhash = s.w.ctx.banks_client.get_latest_blockhash().await.unwrap();
-    let message = v0::Message::try_compile(
-        &facilitator.pubkey(),
-        &bundle,
-        &[AddressLookupTableAccount {
-            key: table,
-            addresses: statics,
-        }],
-        blockhash,
-    )
-    .unwrap();
-    let tx =
-        VersionedTransaction::try_new(VersionedMessage::V0(message), &[&facilitator, &payer.owner])
-            .unwrap();
+    let table = s.w.lookup_table(&facilitator, statics).await;
+    let (legacy_size, tx) =
+        s.w.v0_transaction(&bundle, &facilitator, &[&payer.owner], table)
+            .await;
     let size = bincode::serialize(&tx).unwrap().len();
     println!("largest gated open: legacy {legacy_size} bytes, v0 + lookup table {size} bytes (limit {PACKET_LIMIT})");
     assert!(

@@ -5,16 +5,11 @@
 
 use gate::state::FeedbackLog;
 use policy_vault::state::funding;
-use solana_address_lookup_table_interface::instruction::{
-    create_lookup_table, extend_lookup_table,
-};
-use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
 use solana_sdk::signature::Signer;
-use solana_sdk::transaction::{Transaction, VersionedTransaction};
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_program_common::external as ext;
 use trust_gate_program_tests::world::{pda, World};
-use trust_gate_program_tests::{clock, fetch, payment_id, send};
+use trust_gate_program_tests::{fetch, payment_id};
 
 /// Solana's packet limit for a serialized transaction.
 const PACKET_LIMIT: usize = 1232;
@@ -71,37 +66,10 @@ async fn largest_settlement_fits(funding: u8) {
         pda::evaluate_signer(),
         pda::gate_authority(&facilitator.pubkey()),
     ];
-    w.advance_slots(2).await;
-    let recent = clock(&mut w.ctx).await.slot - 1;
-    let (create, table) = create_lookup_table(facilitator.pubkey(), facilitator.pubkey(), recent);
-    let extend = extend_lookup_table(
-        table,
-        facilitator.pubkey(),
-        Some(facilitator.pubkey()),
-        statics.clone(),
-    );
-    send(&mut w.ctx, &[create, extend], &[&facilitator])
-        .await
-        .unwrap();
-    // A table is usable from the slot after its last extension.
-    w.advance_slots(2).await;
-
-    let legacy = Transaction::new_with_payer(&bundle, Some(&facilitator.pubkey()));
-    let legacy_size = bincode::serialize(&legacy).unwrap().len();
-    let blockhash = w.ctx.banks_client.get_latest_blockhash().await.unwrap();
-    let message = v0::Message::try_compile(
-        &facilitator.pubkey(),
-        &bundle,
-        &[AddressLookupTableAccount {
-            key: table,
-            addresses: statics,
-        }],
-        blockhash,
-    )
-    .unwrap();
-    let tx =
-        VersionedTransaction::try_new(VersionedMessage::V0(message), &[&facilitator, &payer.owner])
-            .unwrap();
+    let table = w.lookup_table(&facilitator, statics).await;
+    let (legacy_size, tx) = w
+        .v0_transaction(&bundle, &facilitator, &[&payer.owner], table)
+        .await;
     let size = bincode::serialize(&tx).unwrap().len();
     let case = if vault_funded {
         "vault-funded"

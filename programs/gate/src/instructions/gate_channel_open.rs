@@ -1,6 +1,6 @@
 use super::evaluation::*;
 use super::feedback_cpi::canonical_bump;
-use super::gate_payment_strict::{agent, check_mint, deny_error};
+use super::gate_payment_strict::{check_mint, check_not_self_dealing, deny_error, signing_parties};
 use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::channel::{check_channel_bundle, check_open, ExpectedOpen};
 use crate::errors::GateError;
@@ -10,11 +10,9 @@ use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::time::{day_index, month_index, week_index};
 use policy_vault::engine::Decision;
+use policy_vault::state::{funding, PolicyAccount};
 use trust_gate_program_common::external::{agent_account, ids};
 use trust_gate_program_common::pda_account;
-
-/// Where a policy account keeps `PolicyParams::funding` (v1 and v2 alike).
-const POLICY_FUNDING_AT: usize = 221;
 
 #[derive(Accounts)]
 pub struct GateChannelOpen<'info> {
@@ -82,18 +80,18 @@ pub fn gate_channel_open<'info>(
         GateError::StrictGateNotTopLevel
     );
     let signer = a.payer_signer.key();
-    let payer = agent(&a.payer_agent, &a.payer_asset)?;
-    require!(payer.may_sign(&signer), GateError::PayerSignerMismatch);
-    let payee = agent(&a.payee_agent, &a.payee_asset)?;
+    let (payer, payee) = signing_parties(
+        &a.payer_agent,
+        &a.payer_asset,
+        &a.payee_agent,
+        &a.payee_asset,
+        &signer,
+    )?;
     let recipient = payee.recipient();
     // As for a payment: the channel must pay another party than the payer, and the payee may
     // not be the payer under another agent.
     require!(!payer.may_sign(&recipient), GateError::PaymentToPayer);
-    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
-    require!(
-        !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
-        GateError::SelfDealing
-    );
+    check_not_self_dealing(&payer, &payee)?;
     check_mint(&a.mint_account)?;
     let open = {
         let sysvar = a.instructions.try_borrow_data()?;
@@ -114,7 +112,8 @@ pub fn gate_channel_open<'info>(
     let vault_funded = {
         let policy = &a.evaluation.policy;
         let data = policy.try_borrow_data()?;
-        policy.owner == &policy_vault::ID && data.get(POLICY_FUNDING_AT) == Some(&1)
+        policy.owner == &policy_vault::ID
+            && PolicyAccount::funding_in(&data) == Some(funding::VAULT)
     };
     require!(!vault_funded, GateError::ChannelVaultFunded);
 

@@ -95,7 +95,7 @@ fn vault_release<'info>(
 /// An agent as the gate judges it: the registry's AgentAccount (its agent wallet) and the
 /// live owner of its MPL Core asset. The AgentAccount's own `owner` is a cache that a direct
 /// MPL Core transfer leaves stale.
-pub(crate) fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
+fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
     live_agent::read(
         &account.try_borrow_data()?,
         asset.key,
@@ -110,12 +110,42 @@ pub(crate) fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAg
     })
 }
 
+/// The payer and payee agents, the signer acting for the payer (`PayerSignerMismatch`).
+/// Shared by the strict gate and the gated channel open.
+pub(crate) fn signing_parties(
+    payer_agent: &AccountInfo,
+    payer_asset: &AccountInfo,
+    payee_agent: &AccountInfo,
+    payee_asset: &AccountInfo,
+    signer: &Pubkey,
+) -> Result<(LiveAgent, LiveAgent)> {
+    let payer = agent(payer_agent, payer_asset)?;
+    require!(payer.may_sign(signer), GateError::PayerSignerMismatch);
+    Ok((payer, agent(payee_agent, payee_asset)?))
+}
+
+/// The payee may not be the payer under another agent: a key of the payer (its live owner or
+/// its agent wallet, the signer being one of them) that acts for the payee would rate its own
+/// agent through the gate (`SelfDealing`).
+pub(crate) fn check_not_self_dealing(payer: &LiveAgent, payee: &LiveAgent) -> Result<()> {
+    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
+    require!(
+        !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
+        GateError::SelfDealing
+    );
+    Ok(())
+}
+
 /// Who pays and who is paid: the signer acts for the payer agent, the destination is the
 /// payee's recipient's, and the two agents are distinct parties.
 fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<()> {
-    let payer = agent(&a.payer_agent, &a.payer_asset)?;
-    require!(payer.may_sign(signer), GateError::PayerSignerMismatch);
-    let payee = agent(&a.payee_agent, &a.payee_asset)?;
+    let (payer, payee) = signing_parties(
+        &a.payer_agent,
+        &a.payer_asset,
+        &a.payee_agent,
+        &a.payee_asset,
+        signer,
+    )?;
     let recipient = payee.recipient();
     require!(
         token_account_of(&a.destination_token, mint, &recipient)?,
@@ -129,15 +159,7 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
         a.destination_token.key(),
         GateError::PaymentToVault
     );
-    // Nor may the payee be the payer under another agent: a key of the payer (its live owner
-    // or its agent wallet, the signer being one of them) that acts for the payee would rate
-    // its own agent through the gate.
-    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
-    require!(
-        !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
-        GateError::SelfDealing
-    );
-    Ok(())
+    check_not_self_dealing(&payer, &payee)
 }
 
 /// Whether `info` is an initialized SPL Token / Token-2022 account of `mint` whose authority

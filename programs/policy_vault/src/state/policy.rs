@@ -286,6 +286,8 @@ impl FixedLayout for PolicyAccount {
 /// Where Borsh keeps a PolicyAccount's spending counters in its data (the layout above; a
 /// unit test holds them to the serialization).
 pub mod counters_at {
+    /// `params.funding`, read by the gate's channel open.
+    pub const FUNDING: usize = 221;
     pub const DAY_INDEX: usize = 222;
     pub const DAY_SPENT: usize = 230;
     pub const WEEK_INDEX: usize = 238;
@@ -296,6 +298,12 @@ pub mod counters_at {
 }
 
 impl PolicyAccount {
+    /// `params.funding` of a policy account's `data`, either version (the same offset);
+    /// `None` when `data` is too short.
+    pub fn funding_in(data: &[u8]) -> Option<u8> {
+        data.get(counters_at::FUNDING).copied()
+    }
+
     /// Writes `retired_at` in place: the same offset in a v1 and a v2 account.
     pub fn write_retired_at(data: &mut [u8], at: i64) {
         put(data, counters_at::RETIRED_AT, at.to_le_bytes());
@@ -375,6 +383,7 @@ pub(crate) mod tests {
         PolicyAccount::write_spender(&mut data, &spender);
         let read = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
         assert_eq!((read.retired_at, read.spender), (1_234, spender));
+        assert_eq!(PolicyAccount::funding_in(&data), Some(read.params.funding));
         assert_eq!(read.counters(), c);
     }
 }
