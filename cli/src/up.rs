@@ -49,7 +49,8 @@ pub struct UpArgs {
     /// Load the REAL agent registry and reputation engine from this folder
     /// (`agent_registry_8004.so`, `atom_engine.so`, and `mpl_core.so` when there) at their
     /// program ids, instead of the local stand-in, and seed the demo world through their own
-    /// instructions.
+    /// instructions; also the REAL payment-channels program (`payment_channels.so` in this
+    /// folder or in the `payment-channels` folder beside it) instead of its stand-in.
     #[arg(long, conflicts_with = "rpc_url")]
     external_programs: Option<PathBuf>,
 }
@@ -159,7 +160,10 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     println!("  programs      {}", localnet.programs.describe());
     match &localnet.externals {
         Some(real) => println!("  registry      {}", real.describe()),
-        None => println!("  registry      the local stand-in of the agent registry and its engine (--external-programs DIR loads the real ones)"),
+        None => {
+            println!("  registry      the local stand-in of the agent registry and its engine (--external-programs DIR loads the real ones)");
+            println!("  channels      the local stand-in of Solana's payment-channels program (--external-programs DIR loads the real one)");
+        }
     }
     match &services {
         Some(Services {

@@ -1,7 +1,8 @@
 //! Our programs loaded into a solana-program-test bank: natively (`processor!`), or the SBF
 //! builds that `tools/sbf/build` writes when `SBF_OUT_DIR` names their folder. This is the
-//! one place that decides; the registry and engine stand-ins and the test-only programs are
-//! always native, and the REAL registry and engine ([`crate::externals`]) are always SBF.
+//! one place that decides; the registry, engine and payment-channels stand-ins and the
+//! test-only programs are always native, and the REAL external programs
+//! ([`crate::externals`]) are always SBF.
 
 // program-test 3.1 flags its whole API as "to become unstable in 4.0"; we pin =3.1.12.
 #![allow(deprecated)]
@@ -182,6 +183,42 @@ pub fn program_test_on(
         ids::MPL_CORE,
         processor!(crate::standin::core::process_instruction),
     );
+    pt
+}
+
+/// Solana's payment-channels program as the localnet serves it: the stand-in
+/// ([`crate::standin::channels`]) unless `externals` found the real build, which
+/// [`ExternalPrograms::add_to`] loads at the same id (as the real registry and engine replace
+/// their stand-ins).
+///
+/// Not part of [`program_test_on`]: the `channels` suites load the real bytecode at the
+/// program's id on top of [`program_test`], and an account added to a ProgramTest does not
+/// replace a builtin registered at the same id (the bank keeps running the builtin's cache
+/// entry, and the loader refuses it). So the stand-in is added only where nothing else is.
+pub fn add_channels(pt: &mut ProgramTest, externals: Option<&ExternalPrograms>) {
+    if externals.is_some_and(|real| real.channels.is_some()) {
+        return;
+    }
+    add_channels_standin(pt);
+}
+
+/// The payment-channels stand-in at the program's id.
+pub fn add_channels_standin(pt: &mut ProgramTest) {
+    pt.add_program(
+        "payment_channels_standin",
+        trust_gate_client::channels::PROGRAM_ID,
+        processor!(crate::standin::channels::process_instruction),
+    );
+}
+
+/// What `trust-gate up` runs: [`program_test_on`] and the payment-channels program
+/// ([`add_channels`]).
+pub fn localnet_program_test(
+    programs: &Programs,
+    externals: Option<(&ExternalPrograms, &Pubkey)>,
+) -> ProgramTest {
+    let mut pt = program_test_on(programs, externals);
+    add_channels(&mut pt, externals.map(|(real, _)| real));
     pt
 }
 

@@ -93,7 +93,7 @@ impl Localnet {
         let engine_authority = deterministic_keypair("engine-authority");
         let upgrade_authority = engine_authority.pubkey();
         let real = config.externals.as_ref().map(|e| (e, &upgrade_authority));
-        let ctx = crate::native::program_test_on(&config.programs, real)
+        let ctx = crate::native::localnet_program_test(&config.programs, real)
             .start_with_context()
             .await;
         let ids = ProgramIds::for_network(trust_gate_client::Network::Localnet);

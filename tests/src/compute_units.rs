@@ -86,7 +86,11 @@ pub fn invokes(logs: &[String]) -> Vec<Invoke> {
 /// transaction's instructions, in order), a CPI by the instruction that makes it.
 pub fn name_ours(invokes: &mut [Invoke], ixs: &[Instruction]) {
     let names = idl_names();
-    let mut top = ixs.iter();
+    // The runtime verifies an Ed25519 precompile instruction (a channel voucher's) without
+    // invoking anything, so it logs no invoke of its own.
+    let mut top = ixs
+        .iter()
+        .filter(|ix| ix.program_id != solana_sdk::ed25519_program::ID);
     for inv in invokes.iter_mut().filter(|i| i.depth == 1) {
         let Some(ix) = top.next() else { break };
         if inv.instruction.is_empty() && ix.program_id == inv.program {
@@ -122,8 +126,13 @@ pub fn name_ours(invokes: &mut [Invoke], ixs: &[Instruction]) {
 }
 
 /// The instruction each of our CPIs runs, by the instruction that makes it.
-const CPI_NAMES: [(&str, Pubkey, &str); 4] = [
+const CPI_NAMES: [(&str, Pubkey, &str); 5] = [
     ("gate::gate_payment", policy_vault::ID, "evaluate"),
+    (
+        "gate::gate_channel_close",
+        policy_vault::ID,
+        "release_reservation",
+    ),
     (
         "gate::gate_channel_open",
         policy_vault::ID,
@@ -748,14 +757,15 @@ pub async fn tour() -> Report {
 
     // gate: a payment channel opened through the gate, the real program's open after it.
     let (payer, payee) = w.parties().await;
+    // A voucher key must be a point of the curve: a keypair's.
+    let voucher_key = Keypair::new();
     let open = trust_gate_client::channels::Open {
         payer: payer.owner.pubkey(),
         rent_payer: w.facilitator.pubkey(),
         payee: w.facilitator.pubkey(),
         mint: w.mint,
         token_program: trust_gate_client::settle::TokenProgram::SplToken,
-        // A voucher key must be a point of the curve: a keypair's.
-        authorized_signer: Keypair::new().pubkey(),
+        authorized_signer: voucher_key.pubkey(),
         salt: 1,
         deposit: 1_000_000,
         grace_period: 3_600,
@@ -785,6 +795,60 @@ pub async fn tour() -> Report {
         &[&payer.owner, &facilitator],
     )
     .await;
+    // ... and closed through it once sealed: a refund given back to the policy, a feedback.
+    let record: gate::state::ChannelRecord =
+        crate::fetch(&mut w.ctx, &sdk.pda.channel_record(&open.channel()))
+            .await
+            .expect("the channel's record");
+    let seal = [
+        trust_gate_client::channels::voucher(&voucher_key, &open.channel(), 400_000, 0),
+        trust_gate_client::channels::settle_and_seal(&facilitator.pubkey(), &open.channel(), true),
+        sdk.gate_channel_close(
+            &record,
+            &w.collection.pubkey(),
+            trust_gate_client::instructions::ChannelFeedback {
+                score: 90,
+                tag1: "x402".into(),
+                ..Default::default()
+            },
+        ),
+    ];
+    measure(&mut w, &mut r, &seal, None, &[&facilitator]).await;
+    // A second channel, sealed at nothing and distributed by anyone once its slot window has
+    // passed, which deletes it: its record closes without the gate's close.
+    let second = trust_gate_client::channels::Open {
+        salt: 2,
+        open_slot: crate::clock(&mut w.ctx).await.slot,
+        ..open
+    };
+    let ix = sdk.gate_channel_open(
+        &payer.owner.pubkey(),
+        &payer.asset(),
+        &payee.asset(),
+        &w.facilitator.pubkey(),
+        &w.mint,
+        second.deposit,
+        1,
+        &second.channel(),
+        Attestations::default(),
+    );
+    w.send(&[ix, second.instruction()], &[&payer.owner, &facilitator])
+        .await
+        .expect("a second gated open");
+    let seal = trust_gate_client::channels::settle_and_seal(
+        &facilitator.pubkey(),
+        &second.channel(),
+        false,
+    );
+    w.send(&[seal], &[&facilitator]).await.expect("sealed");
+    w.token_account(&trust_gate_client::channels::TREASURY_OWNER, 0)
+        .await;
+    w.advance_slots(trust_gate_client::channels::OPEN_SLOT_WINDOW + 1)
+        .await;
+    let distribute = trust_gate_client::channels::Distribute::of(&second).instruction();
+    w.send(&[distribute], &[]).await.expect("distributed");
+    let forget = sdk.close_channel_record(&second.channel(), &facilitator.pubkey());
+    measure(&mut w, &mut r, &[forget], None, &[]).await;
 
     // The smallest settlement in a Token-2022 mint (no extensions): what its TransferChecked
     // costs, for the unit limit the SDKs request (`trust_gate_client::units`).

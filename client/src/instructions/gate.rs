@@ -3,6 +3,7 @@
 use super::Builder;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
+use gate::state::ChannelRecord;
 use gate::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::sysvar;
@@ -42,6 +43,17 @@ pub struct FeedbackArgs {
     /// The paid amount in the mint's base units.
     pub value: u64,
     pub value_decimals: u8,
+    pub tag1: String,
+    pub tag2: String,
+    pub endpoint: String,
+    pub feedback_uri: String,
+}
+
+/// The feedback a channel's close gives (its value is the channel's settled amount).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelFeedback {
+    /// 0..=100.
+    pub score: u8,
     pub tag1: String,
     pub tag2: String,
     pub endpoint: String,
@@ -213,6 +225,59 @@ impl Builder {
                 system_program: system_program::ID,
             },
             instruction::GateChannelOpen { deposit, policy_id },
+        )
+    }
+
+    /// Closes a sealed channel the gate let open (its `gate::state::ChannelRecord`, read
+    /// with `decode::account`): the payer's policy gets back what the channel did not
+    /// spend of the counted deposit; when it settled anything, the payee one feedback of
+    /// value = settled (`feedback.value` and `value_decimals` are ignored: the gate reads
+    /// them from the channel and the record) and its receipt at
+    /// `gate::channel::payment_id_hash(channel)`. The record's facilitator signs.
+    pub fn gate_channel_close(
+        &self,
+        record: &ChannelRecord,
+        collection: &Pubkey,
+        feedback: ChannelFeedback,
+    ) -> Instruction {
+        let facilitator = &record.facilitator;
+        let payment_id_hash = gate::channel::payment_id_hash(&record.channel);
+        self.gate_ix(
+            accounts::GateChannelClose {
+                facilitator: *facilitator,
+                gate_authority: self.pda.gate_authority(facilitator),
+                channel_record: self.pda.channel_record(&record.channel),
+                channel: record.channel,
+                feedback_log: self.pda.feedback_log(facilitator, &payment_id_hash),
+                target: self.feedback_target(&record.payee_asset, collection),
+                release: accounts::ReleaseAccounts {
+                    evaluate_signer: self.pda.evaluate_signer(),
+                    policy: self.pda.policy(&record.payer_asset, record.policy_id),
+                    velocity_ledger: self.pda.velocity(&record.payer_asset, record.policy_id),
+                    policy_vault_program: self.ids.policy_vault,
+                },
+                system_program: system_program::ID,
+            },
+            instruction::GateChannelClose {
+                score: feedback.score,
+                tag1: feedback.tag1,
+                tag2: feedback.tag2,
+                endpoint: feedback.endpoint,
+                feedback_uri: feedback.feedback_uri,
+            },
+        )
+    }
+
+    /// Closes the record of a channel the payment-channels program already deleted (no
+    /// feedback, nothing given back); nobody signs, the rent goes back to `facilitator`.
+    pub fn close_channel_record(&self, channel: &Pubkey, facilitator: &Pubkey) -> Instruction {
+        self.gate_ix(
+            accounts::CloseChannelRecord {
+                channel_record: self.pda.channel_record(channel),
+                facilitator: *facilitator,
+                channel: *channel,
+            },
+            instruction::CloseChannelRecord {},
         )
     }
 

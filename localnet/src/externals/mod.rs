@@ -1,5 +1,7 @@
 //! The REAL external programs, loaded from SBF builds in a folder in place of the stand-ins:
 //! the 8004 agent registry, its ATOM reputation engine and (when the folder has it) MPL Core,
+//! and Solana's payment-channels program when its build is found ([`CHANNELS_FILE`] in the
+//! folder, or in the `payment-channels` folder beside it, as the fixtures are laid out),
 //! at their program ids, as `solana-test-validator --upgradeable-program` loads them. The
 //! registry and the engine check their upgrade authority in their one-time initialization, so
 //! both are loaded through the upgradeable loader with an upgrade authority the caller holds;
@@ -28,6 +30,11 @@ pub const REGISTRY_FILE: &str = "agent_registry_8004.so";
 pub const ENGINE_FILE: &str = "atom_engine.so";
 /// MPL Core's build in the folder (optional: without it nothing runs at MPL Core's id).
 pub const MPL_CORE_FILE: &str = "mpl_core.so";
+/// The payment-channels program's build (optional: without it the localnet serves the
+/// stand-in, [`crate::standin::channels`]).
+pub const CHANNELS_FILE: &str = "payment_channels.so";
+/// The folder beside the registry's that may hold [`CHANNELS_FILE`] instead.
+pub const CHANNELS_SIBLING_DIR: &str = "payment-channels";
 
 /// A folder of the real programs' SBF builds, checked to hold the registry and the engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,6 +42,8 @@ pub struct ExternalPrograms {
     pub dir: PathBuf,
     /// Whether the folder has MPL Core too.
     pub mpl_core: bool,
+    /// The payment-channels build, if found.
+    pub channels: Option<PathBuf>,
 }
 
 impl ExternalPrograms {
@@ -46,33 +55,50 @@ impl ExternalPrograms {
                 return Err(format!("no {file} in {}", dir.display()));
             }
         }
+        let beside = dir
+            .parent()
+            .map(|parent| parent.join(CHANNELS_SIBLING_DIR).join(CHANNELS_FILE));
+        let channels = std::iter::once(dir.join(CHANNELS_FILE))
+            .chain(beside)
+            .find(|path| path.is_file());
         Ok(ExternalPrograms {
             dir: dir.to_path_buf(),
             mpl_core: dir.join(MPL_CORE_FILE).is_file(),
+            channels,
         })
     }
 
     /// One line for logs and start-up banners.
     pub fn describe(&self) -> String {
+        let channels = match &self.channels {
+            Some(path) => format!(
+                "; the real payment-channels program from {}",
+                path.display()
+            ),
+            None => "; the payment-channels stand-in (no payment_channels.so found)".to_string(),
+        };
         format!(
-            "the real registry and engine{} from {}",
+            "the real registry and engine{} from {}{channels}",
             if self.mpl_core { " and MPL Core" } else { "" },
             self.dir.display()
         )
     }
 
-    /// Adds the programs to `pt` at their devnet ids (MPL Core at its one id), each owned by
-    /// the upgradeable loader with `upgrade_authority` as its upgrade authority.
+    /// Adds the programs to `pt` at their devnet ids (MPL Core and payment-channels at their
+    /// one id), each owned by the upgradeable loader with `upgrade_authority` as its upgrade
+    /// authority.
     pub fn add_to(&self, pt: &mut ProgramTest, upgrade_authority: &Pubkey) -> Result<(), String> {
         let mut programs = vec![
-            (REGISTRY_FILE, ids::AGENT_REGISTRY),
-            (ENGINE_FILE, ids::REPUTATION_ENGINE),
+            (self.dir.join(REGISTRY_FILE), ids::AGENT_REGISTRY),
+            (self.dir.join(ENGINE_FILE), ids::REPUTATION_ENGINE),
         ];
         if self.mpl_core {
-            programs.push((MPL_CORE_FILE, ids::MPL_CORE));
+            programs.push((self.dir.join(MPL_CORE_FILE), ids::MPL_CORE));
         }
-        for (file, id) in programs {
-            let path = self.dir.join(file);
+        if let Some(path) = &self.channels {
+            programs.push((path.clone(), trust_gate_client::channels::PROGRAM_ID));
+        }
+        for (path, id) in programs {
             let elf =
                 std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             for (address, account) in upgradeable_program(&id, &elf, upgrade_authority) {

@@ -20,12 +20,16 @@
 //!   cluster); the registry's collection stays a look-alike owned by the registry stand-in
 //!   ([`layout::collection`]).
 //!
+//! - [`channels`]: Solana's payment-channels program (its own stand-in, loaded by
+//!   [`crate::native::add_channels`]; see its module docs).
+//!
 //! Errors are `ProgramError::Custom` codes numbered as the real programs answer the same
 //! failure: the registry's own from 12000 ([`RegistryError`]), the engine's from 6000
 //! ([`EngineError`]), Anchor's framework codes where the real ones fail in their generated
 //! account checks. Every failure logs one reason line first. The `externals` suite's
 //! differential tests compare them with the real programs'.
 
+pub mod channels;
 pub mod client;
 pub mod core;
 pub mod engine;

@@ -39,6 +39,14 @@ pub mod extension {
 /// Token-2022's `AccountState::Frozen`, as the DefaultAccountState extension stores it.
 const ACCOUNT_STATE_FROZEN: u8 = 2;
 
+/// Where both token programs keep a mint's decimals.
+pub const DECIMALS_AT: usize = 44;
+
+/// A mint's decimals (`None` for data too short to be a mint).
+pub fn decimals(data: &[u8]) -> Option<u8> {
+    data.get(DECIMALS_AT).copied()
+}
+
 pub fn is_token_program(id: &Pubkey) -> bool {
     *id == TOKEN_PROGRAM_ID || *id == TOKEN_2022_PROGRAM_ID
 }

@@ -148,6 +148,45 @@ pub fn check_open(open: &ChannelOpen, e: &ExpectedOpen) -> Result<()> {
     Ok(())
 }
 
+/// A channel account as the program keeps it (its public IDL): 256 bytes, a one-byte
+/// discriminator and version, then at these offsets the fields a close reads.
+pub mod channel_at {
+    pub const LEN: usize = 256;
+    pub const DISCRIMINATOR: usize = 0;
+    pub const VERSION: usize = 1;
+    pub const STATUS: usize = 3;
+    pub const SETTLED: usize = 20;
+}
+/// The channel discriminator and the one version the program writes.
+pub const CHANNEL_DISCRIMINATOR: u8 = 1;
+pub const CHANNEL_VERSION: u8 = 1;
+/// Statuses after which a channel's settled amount can no longer change.
+pub const STATUS_SEALED: u8 = 1;
+pub const STATUS_DISTRIBUTED: u8 = 3;
+
+/// The final settled amount of a channel account's `data`: a channel sealed or distributed
+/// (`settle` and `settle_and_seal` refuse both, so the amount is final).
+pub fn final_settled(data: &[u8]) -> Result<u64> {
+    require!(
+        data.len() == channel_at::LEN
+            && data[channel_at::DISCRIMINATOR] == CHANNEL_DISCRIMINATOR
+            && data[channel_at::VERSION] == CHANNEL_VERSION,
+        GateError::ChannelAccountInvalid
+    );
+    require!(
+        matches!(data[channel_at::STATUS], STATUS_SEALED | STATUS_DISTRIBUTED),
+        GateError::ChannelNotSealed
+    );
+    u64_at(data, channel_at::SETTLED).ok_or_else(|| error!(GateError::ChannelAccountInvalid))
+}
+
+/// The payment id of a channel's receipt (its FeedbackLog, which `dispute_payment` and
+/// `close_payment_records` take as a payment's): `sha256("trust-gate:channel:" ‖ channel)`.
+pub fn payment_id_hash(channel: &Pubkey) -> [u8; 32] {
+    solana_sha256_hasher::hashv(&[PAYMENT_ID_DOMAIN, channel.as_ref()]).to_bytes()
+}
+const PAYMENT_ID_DOMAIN: &[u8] = b"trust-gate:channel:";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,5 +379,53 @@ mod tests {
             ..ok
         };
         assert_eq!(code(check_open(&unsigned, &expected(&k, 500))), facilitator);
+    }
+
+    fn channel_data(status: u8, settled: u64) -> Vec<u8> {
+        let mut data = vec![0u8; channel_at::LEN];
+        data[channel_at::DISCRIMINATOR] = CHANNEL_DISCRIMINATOR;
+        data[channel_at::VERSION] = CHANNEL_VERSION;
+        data[channel_at::STATUS] = status;
+        data[channel_at::SETTLED..channel_at::SETTLED + 8].copy_from_slice(&settled.to_le_bytes());
+        data
+    }
+
+    #[test]
+    fn only_a_sealed_or_distributed_channel_has_a_final_settled_amount() {
+        for status in [STATUS_SEALED, STATUS_DISTRIBUTED] {
+            assert_eq!(final_settled(&channel_data(status, 42)).unwrap(), 42);
+        }
+        let code = |r: Result<u64>| match r {
+            Err(Error::AnchorError(e)) => e.error_code_number,
+            other => panic!("{other:?}"),
+        };
+        let not_sealed = u32::from(GateError::ChannelNotSealed);
+        // Open and Closing can still settle.
+        for status in [0, 2] {
+            assert_eq!(code(final_settled(&channel_data(status, 42))), not_sealed);
+        }
+        let invalid = u32::from(GateError::ChannelAccountInvalid);
+        let mut other_version = channel_data(STATUS_SEALED, 1);
+        other_version[channel_at::VERSION] = 2;
+        let mut tombstone = channel_data(STATUS_SEALED, 1);
+        tombstone[channel_at::DISCRIMINATOR] = 2;
+        let short = channel_data(STATUS_SEALED, 1)[..255].to_vec();
+        for data in [other_version, tombstone, short, vec![]] {
+            assert_eq!(code(final_settled(&data)), invalid);
+        }
+    }
+
+    #[test]
+    fn a_channels_payment_id_is_its_domain_separated_hash() {
+        use sha2::{Digest, Sha256};
+        let channel = Pubkey::new_unique();
+        let mut h = Sha256::new();
+        h.update(b"trust-gate:channel:");
+        h.update(channel.as_ref());
+        let expected: [u8; 32] = h.finalize().into();
+        assert_eq!(payment_id_hash(&channel), expected);
+        assert_ne!(payment_id_hash(&Pubkey::new_unique()), expected);
+        // Not the address itself, which an exact payment's id could name.
+        assert_ne!(payment_id_hash(&channel), channel.to_bytes());
     }
 }

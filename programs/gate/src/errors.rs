@@ -166,4 +166,10 @@ pub enum GateError {
     ChannelFacilitatorMismatch,
     #[msg("a vault-funded policy cannot open a channel: the channel refunds to the signer's own token account, not the vault")]
     ChannelVaultFunded,
+    #[msg("the channel is not sealed: its settled amount can still change (seal it first: settle_and_seal, or seal after request_close's grace)")]
+    ChannelNotSealed,
+    #[msg("channel is not the record's channel as the payment-channels program keeps it (address, owner, layout)")]
+    ChannelAccountInvalid,
+    #[msg("the channel still exists: its record closes with gate_channel_close, once the channel is sealed")]
+    ChannelStillOpen,
 }

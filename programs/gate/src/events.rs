@@ -67,3 +67,32 @@ pub struct AgentRegistered {
     pub owner: Pubkey,
     pub agent_account: Pubkey,
 }
+
+/// A channel the gate let open closed through it (`gate_channel_close`).
+#[event]
+pub struct ChannelClosed {
+    pub channel: Pubkey,
+    pub facilitator: Pubkey,
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    /// What the gated open counted.
+    pub deposit: u64,
+    /// The channel's final settled amount (above `deposit` after an ungated top-up).
+    pub settled: u64,
+    /// Given back to the payer's policy: `deposit − min(settled, deposit)`.
+    pub refunded: u64,
+    /// The receipt's payment id (`channel::payment_id_hash`).
+    pub payment_id_hash: [u8; 32],
+    /// Whether a feedback and a receipt were written (settled > 0).
+    pub feedback: bool,
+}
+
+/// The record of a channel the program deleted before the gate saw it sealed, closed
+/// without feedback and without giving anything back (`close_channel_record`).
+#[event]
+pub struct ChannelRecordClosed {
+    pub channel: Pubkey,
+    pub facilitator: Pubkey,
+    /// The deposit the gated open counted, which stays counted.
+    pub deposit: u64,
+}

@@ -93,6 +93,28 @@ pub mod gate {
         instructions::gate_channel_open(ctx, deposit, policy_id)
     }
 
+    /// Closes a channel the gate let open once it is sealed: gives back to the payer's policy
+    /// what it refunds of the counted deposit (in the windows that still count it); when it
+    /// settled anything, one feedback of value = settled and its receipt (disputable as a
+    /// payment's, payment id `channel::payment_id_hash`); closes the record to the
+    /// facilitator, which signs.
+    pub fn gate_channel_close(
+        ctx: Context<GateChannelClose>,
+        score: u8,
+        tag1: String,
+        tag2: String,
+        endpoint: String,
+        feedback_uri: String,
+    ) -> Result<()> {
+        instructions::gate_channel_close(ctx, score, tag1, tag2, endpoint, feedback_uri)
+    }
+
+    /// Closes the record of a channel the payment-channels program already deleted (its
+    /// settled amount gone with it): no feedback, nothing given back. Anyone may send it.
+    pub fn close_channel_record(ctx: Context<CloseChannelRecord>) -> Result<()> {
+        instructions::close_channel_record(ctx)
+    }
+
     /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the
     /// 35-byte decision; also emitted as a `GateDecision` event. Every account is read-only,
     /// so other programs can ask for a decision by CPI.

@@ -45,6 +45,13 @@ pub mod policy_vault {
         instructions::evaluate(ctx, args)
     }
 
+    /// Gives back part of an amount `evaluate_and_commit` counted (CPI from the gate only:
+    /// what a payment channel it let open did not spend), to the counters that still count
+    /// the windows it was counted in, never below zero.
+    pub fn release_reservation(ctx: Context<ReleaseReservation>, args: ReleaseArgs) -> Result<()> {
+        instructions::release_reservation(ctx, args)
+    }
+
     /// Creates the agent's policy authority. The signer must be the live owner of the
     /// agent's MPL Core asset.
     pub fn init_authority(

@@ -8,6 +8,7 @@ use gate::errors::GateError;
 use policy_vault::state::{funding, PolicyParams};
 use solana_program_test::BanksClientError;
 use solana_sdk::instruction::Instruction;
+use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::channels::{self, Open, Split};
 use trust_gate_client::instructions::{Attestations, FeedbackArgs};
@@ -16,42 +17,61 @@ use trust_gate_program_tests::world::{demo_policy, sdk, Agent, World};
 use trust_gate_program_tests::{assert_code, clock, fetch, raw_account, send};
 
 /// Well within the demo policy's caps (per payment 5 tokens).
-const DEPOSIT: u64 = 1_000_000;
+pub(super) const DEPOSIT: u64 = 1_000_000;
 
-fn copy(a: &Agent) -> Agent {
+pub(super) fn copy(a: &Agent) -> Agent {
     Agent {
         owner: a.owner.insecure_clone(),
         asset: a.asset.insecure_clone(),
     }
 }
 
-struct Setup {
-    w: World,
-    payer: Agent,
-    payee: Agent,
+pub(super) struct Setup {
+    pub(super) w: World,
+    pub(super) payer: Agent,
+    pub(super) payee: Agent,
+    /// The channels' voucher key.
+    pub(super) voucher: Keypair,
+    /// The next open's salt (a new channel address each time).
+    salt: u64,
 }
 
-async fn setup() -> Setup {
+pub(super) async fn setup() -> Setup {
     let mut pt = trust_gate_localnet::native::program_test();
     trust_gate_program_tests::channels::add_to(&mut pt);
     let mut w = World::with_program_test(pt).await;
     w.advance_slots(1_000).await;
     let (payer, payee) = w.parties().await;
-    Setup { w, payer, payee }
+    // Where a distribute sends rounding dust and forfeited shares: it must exist.
+    w.token_account(&channels::TREASURY_OWNER, 0).await;
+    Setup {
+        w,
+        payer,
+        payee,
+        voucher: Keypair::new(),
+        salt: 1,
+    }
 }
 
 impl Setup {
     /// The open x402's channel schemes make: the payer agent's owner pays `deposit`, all of it
     /// to the payee's owner (its recipient), the facilitator holds the channel.
-    async fn open(&mut self, deposit: u64) -> Open {
+    pub(super) async fn open(&mut self, deposit: u64) -> Open {
+        let payer = self.payer.owner.pubkey();
+        self.open_for(&payer, deposit).await
+    }
+
+    /// [`Setup::open`] for another payer agent's `owner`.
+    pub(super) async fn open_for(&mut self, owner: &Pubkey, deposit: u64) -> Open {
+        self.salt += 1;
         Open {
-            payer: self.payer.owner.pubkey(),
+            payer: *owner,
             rent_payer: self.w.facilitator.pubkey(),
             payee: self.w.facilitator.pubkey(),
             mint: self.w.mint,
             token_program: TokenProgram::SplToken,
-            authorized_signer: Keypair::new().pubkey(),
-            salt: 1,
+            authorized_signer: self.voucher.pubkey(),
+            salt: self.salt,
             deposit,
             grace_period: 3_600,
             open_slot: clock(&mut self.w.ctx).await.slot,
@@ -62,7 +82,7 @@ impl Setup {
         }
     }
 
-    fn gate(&self, payer: &Agent, open: &Open, deposit: u64) -> Instruction {
+    pub(super) fn gate(&self, payer: &Agent, open: &Open, deposit: u64) -> Instruction {
         sdk().gate_channel_open(
             &payer.owner.pubkey(),
             &payer.asset(),
@@ -76,7 +96,11 @@ impl Setup {
         )
     }
 
-    async fn send(&mut self, ixs: &[Instruction], payer: &Agent) -> Result<(), BanksClientError> {
+    pub(super) async fn send(
+        &mut self,
+        ixs: &[Instruction],
+        payer: &Agent,
+    ) -> Result<(), BanksClientError> {
         let facilitator = self.w.facilitator.insecure_clone();
         let owner = payer.owner.insecure_clone();
         send(&mut self.w.ctx, ixs, &[&owner, &facilitator]).await

@@ -1,13 +1,17 @@
 //! Solana's payment-channels program, its REAL bytecode (`../shared/fixtures/payment-channels`),
 //! driven by the client SDK's builders (`trust_gate_client::channels`): a channel's whole life
-//! in SPL Token and in Token-2022, and the voucher rules the facilitator will lean on. A missing
-//! build fails the suite with one line naming it.
+//! in SPL Token and in Token-2022, and the voucher rules the facilitator will lean on; channels
+//! through the gate, opened (`gated`) and closed (`close`); and the localnet's stand-in of the
+//! program against the real one, scenario by scenario (`standin`). A missing build fails the
+//! suite with one line naming it.
 //!
 //! The bank's SPL Token is solana-program-test's classic build; the program pays two or more SPL
 //! Token parties at once with the newer build's (p-token's) `Batch` instruction, which the
 //! classic build refuses. The SPL Token test pins that divergence down.
 
+mod close;
 mod gated;
+mod standin;
 
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;

@@ -104,15 +104,7 @@ pub fn emit_feedback(
     )?;
 
     let clock = Clock::get()?;
-    authority.feedback_count = authority
-        .feedback_count
-        .checked_add(1)
-        .ok_or(GateError::CounterOverflow)?;
-    authority.settled_count = authority
-        .settled_count
-        .checked_add(1)
-        .ok_or(GateError::CounterOverflow)?;
-    authority.write_counters(&mut ctx.accounts.gate_authority.try_borrow_mut_data()?);
+    authority.count_settled_feedback(&ctx.accounts.gate_authority)?;
 
     let log = FeedbackLog {
         facilitator,

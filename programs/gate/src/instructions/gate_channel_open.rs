@@ -12,7 +12,7 @@ use policy_vault::engine::time::{day_index, month_index, week_index};
 use policy_vault::engine::Decision;
 use policy_vault::state::{funding, PolicyAccount};
 use trust_gate_program_common::external::{agent_account, ids};
-use trust_gate_program_common::pda_account;
+use trust_gate_program_common::{pda_account, token_mint};
 
 #[derive(Accounts)]
 pub struct GateChannelOpen<'info> {
@@ -93,6 +93,8 @@ pub fn gate_channel_open<'info>(
     require!(!payer.may_sign(&recipient), GateError::PaymentToPayer);
     check_not_self_dealing(&payer, &payee)?;
     check_mint(&a.mint_account)?;
+    let decimals =
+        token_mint::decimals(&a.mint_account.try_borrow_data()?).ok_or(GateError::MintInvalid)?;
     let open = {
         let sysvar = a.instructions.try_borrow_data()?;
         let transaction = Instructions::new(&sysvar);
@@ -141,6 +143,7 @@ pub fn gate_channel_open<'info>(
             payer_signer: signer,
             facilitator: a.facilitator.key(),
             mint: args.mint,
+            decimals,
             authorized_signer: open.authorized_signer,
             policy_id,
             deposit,

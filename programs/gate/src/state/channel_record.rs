@@ -7,8 +7,8 @@ use anchor_lang::prelude::*;
 /// (one record per channel address: a channel's address changes with every opening).
 ///
 /// Offsets: 8 channel, 40 payer_asset, 72 payee_asset, 104 payer_signer, 136 facilitator,
-/// 168 mint, 200 authorized_signer, 232 policy_id, 236 deposit, 244 open_slot,
-/// 252 day_index, 260 week_index, 268 month_index, 276 created_at, 284 bump.
+/// 168 mint, 200 decimals, 201 authorized_signer, 233 policy_id, 237 deposit, 245 open_slot,
+/// 253 day_index, 261 week_index, 269 month_index, 277 created_at, 285 bump.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct ChannelRecord {
@@ -20,6 +20,8 @@ pub struct ChannelRecord {
     /// The channel's payee and rent payer, which paid this record's rent.
     pub facilitator: Pubkey,
     pub mint: Pubkey,
+    /// The mint's decimals (the close's feedback gives the settled amount in them).
+    pub decimals: u8,
     /// The channel's voucher key.
     pub authorized_signer: Pubkey,
     pub policy_id: u32,

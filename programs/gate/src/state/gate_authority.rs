@@ -40,6 +40,16 @@ impl GateAuthority {
         }
     }
 
+    /// Counts one feedback given for money that moved (a settlement's, a channel's close)
+    /// and writes the counters into `info`'s data in place (see [`Self::write_counters`]).
+    pub fn count_settled_feedback(&mut self, info: &AccountInfo) -> Result<()> {
+        let overflow = || error!(crate::errors::GateError::CounterOverflow);
+        self.feedback_count = self.feedback_count.checked_add(1).ok_or_else(overflow)?;
+        self.settled_count = self.settled_count.checked_add(1).ok_or_else(overflow)?;
+        self.write_counters(&mut info.try_borrow_mut_data()?);
+        Ok(())
+    }
+
     /// Reads the facilitator's authority from `info` (as an `Account` would: owner,
     /// discriminator) and checks that it is `facilitator`'s (`ConstraintSeeds` otherwise).
     pub fn read_for(info: &AccountInfo, facilitator: &Pubkey) -> Result<GateAuthority> {

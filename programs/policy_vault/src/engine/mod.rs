@@ -9,6 +9,7 @@ pub mod config;
 pub mod decision;
 pub mod evaluate;
 pub mod extended;
+pub mod reservation;
 pub mod time;
 
 pub use config::*;

@@ -6,5 +6,6 @@
  * @see https://github.com/codama-idl/codama
  */
 
+export * from "./channelRecord.js";
 export * from "./feedbackLog.js";
 export * from "./gateAuthority.js";

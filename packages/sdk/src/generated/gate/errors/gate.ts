@@ -160,6 +160,12 @@ export const GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID = 0x17b7; // 6071
 export const GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH = 0x17b8; // 6072
 /** ChannelVaultFunded: a vault-funded policy cannot open a channel: the channel refunds to the signer's own token account, not the vault */
 export const GATE_ERROR__CHANNEL_VAULT_FUNDED = 0x17b9; // 6073
+/** ChannelNotSealed: the channel is not sealed: its settled amount can still change (seal it first: settle_and_seal, or seal after request_close's grace) */
+export const GATE_ERROR__CHANNEL_NOT_SEALED = 0x17ba; // 6074
+/** ChannelAccountInvalid: channel is not the record's channel as the payment-channels program keeps it (address, owner, layout) */
+export const GATE_ERROR__CHANNEL_ACCOUNT_INVALID = 0x17bb; // 6075
+/** ChannelStillOpen: the channel still exists: its record closes with gate_channel_close, once the channel is sealed */
+export const GATE_ERROR__CHANNEL_STILL_OPEN = 0x17bc; // 6076
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -188,10 +194,13 @@ export type GateError =
   | typeof GATE_ERROR__ATTESTATION_EXPIRED
   | typeof GATE_ERROR__ATTESTATION_MISSING
   | typeof GATE_ERROR__ATTESTATION_REVOKED
+  | typeof GATE_ERROR__CHANNEL_ACCOUNT_INVALID
   | typeof GATE_ERROR__CHANNEL_BUNDLE_INVALID
   | typeof GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID
   | typeof GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH
+  | typeof GATE_ERROR__CHANNEL_NOT_SEALED
   | typeof GATE_ERROR__CHANNEL_OPEN_MISMATCH
+  | typeof GATE_ERROR__CHANNEL_STILL_OPEN
   | typeof GATE_ERROR__CHANNEL_VAULT_FUNDED
   | typeof GATE_ERROR__COLLECTION_MISMATCH
   | typeof GATE_ERROR__COMPUTE_BUDGET_PREFIX_INVALID
@@ -273,10 +282,13 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__ATTESTATION_EXPIRED]: `Deny 12: the attestation has expired`,
     [GATE_ERROR__ATTESTATION_MISSING]: `Deny 11: the attestation is for another subject or capability`,
     [GATE_ERROR__ATTESTATION_REVOKED]: `Deny 13: the attestation was revoked`,
+    [GATE_ERROR__CHANNEL_ACCOUNT_INVALID]: `channel is not the record's channel as the payment-channels program keeps it (address, owner, layout)`,
     [GATE_ERROR__CHANNEL_BUNDLE_INVALID]: `a gated channel open is [at most two ComputeBudget, gate_channel_open, the payment-channels program's open, at most two Memo instructions without accounts]`,
     [GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID]: `the channel's distribution must pay 100 % (10000 bps) to the payee agent's recipient`,
     [GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH]: `the facilitator must be the channel's payee and its rent payer, signing`,
+    [GATE_ERROR__CHANNEL_NOT_SEALED]: `the channel is not sealed: its settled amount can still change (seal it first: settle_and_seal, or seal after request_close's grace)`,
     [GATE_ERROR__CHANNEL_OPEN_MISMATCH]: `the channel's open must deposit the evaluated amount of the policy's mint from the payer agent's signer, who signs it`,
+    [GATE_ERROR__CHANNEL_STILL_OPEN]: `the channel still exists: its record closes with gate_channel_close, once the channel is sealed`,
     [GATE_ERROR__CHANNEL_VAULT_FUNDED]: `a vault-funded policy cannot open a channel: the channel refunds to the signer's own token account, not the vault`,
     [GATE_ERROR__COLLECTION_MISMATCH]: `collection is not the agent's collection`,
     [GATE_ERROR__COMPUTE_BUDGET_PREFIX_INVALID]: `only ComputeBudget SetComputeUnitLimit and SetComputeUnitPrice, each at most once, may precede the payment`,

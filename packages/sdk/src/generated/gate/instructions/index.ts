@@ -6,9 +6,11 @@
  * @see https://github.com/codama-idl/codama
  */
 
+export * from "./closeChannelRecord.js";
 export * from "./closePaymentRecords.js";
 export * from "./disputePayment.js";
 export * from "./emitFeedback.js";
+export * from "./gateChannelClose.js";
 export * from "./gateChannelOpen.js";
 export * from "./gatePayment.js";
 export * from "./gatePaymentStrict.js";

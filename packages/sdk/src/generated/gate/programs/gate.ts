@@ -17,18 +17,22 @@ import {
   type ReadonlyUint8Array,
 } from "@solana/kit";
 import {
+  parseCloseChannelRecordInstruction,
   parseClosePaymentRecordsInstruction,
   parseDisputePaymentInstruction,
   parseEmitFeedbackInstruction,
+  parseGateChannelCloseInstruction,
   parseGateChannelOpenInstruction,
   parseGatePaymentInstruction,
   parseGatePaymentStrictInstruction,
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
   parseRegisterAgentViaCpiInstruction,
+  type ParsedCloseChannelRecordInstruction,
   type ParsedClosePaymentRecordsInstruction,
   type ParsedDisputePaymentInstruction,
   type ParsedEmitFeedbackInstruction,
+  type ParsedGateChannelCloseInstruction,
   type ParsedGateChannelOpenInstruction,
   type ParsedGatePaymentInstruction,
   type ParsedGatePaymentStrictInstruction,
@@ -41,6 +45,7 @@ export const GATE_PROGRAM_ADDRESS =
   "616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g" as Address<"616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g">;
 
 export enum GateAccount {
+  ChannelRecord,
   FeedbackLog,
   GateAuthority,
 }
@@ -49,6 +54,17 @@ export function identifyGateAccount(
   account: { data: ReadonlyUint8Array } | ReadonlyUint8Array,
 ): GateAccount {
   const data = "data" in account ? account.data : account;
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([70, 5, 34, 231, 138, 45, 121, 124]),
+      ),
+      0,
+    )
+  ) {
+    return GateAccount.ChannelRecord;
+  }
   if (
     containsBytes(
       data,
@@ -77,9 +93,11 @@ export function identifyGateAccount(
 }
 
 export enum GateInstruction {
+  CloseChannelRecord,
   ClosePaymentRecords,
   DisputePayment,
   EmitFeedback,
+  GateChannelClose,
   GateChannelOpen,
   GatePayment,
   GatePaymentStrict,
@@ -92,6 +110,17 @@ export function identifyGateInstruction(
   instruction: { data: ReadonlyUint8Array } | ReadonlyUint8Array,
 ): GateInstruction {
   const data = "data" in instruction ? instruction.data : instruction;
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([3, 43, 129, 38, 181, 33, 12, 153]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.CloseChannelRecord;
+  }
   if (
     containsBytes(
       data,
@@ -124,6 +153,17 @@ export function identifyGateInstruction(
     )
   ) {
     return GateInstruction.EmitFeedback;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([195, 62, 105, 213, 194, 100, 95, 78]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.GateChannelClose;
   }
   if (
     containsBytes(
@@ -200,6 +240,9 @@ export type ParsedGateInstruction<
   TProgram extends string = "616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g",
 > =
   | ({
+      instructionType: GateInstruction.CloseChannelRecord;
+    } & ParsedCloseChannelRecordInstruction<TProgram>)
+  | ({
       instructionType: GateInstruction.ClosePaymentRecords;
     } & ParsedClosePaymentRecordsInstruction<TProgram>)
   | ({
@@ -208,6 +251,9 @@ export type ParsedGateInstruction<
   | ({
       instructionType: GateInstruction.EmitFeedback;
     } & ParsedEmitFeedbackInstruction<TProgram>)
+  | ({
+      instructionType: GateInstruction.GateChannelClose;
+    } & ParsedGateChannelCloseInstruction<TProgram>)
   | ({
       instructionType: GateInstruction.GateChannelOpen;
     } & ParsedGateChannelOpenInstruction<TProgram>)
@@ -232,6 +278,13 @@ export function parseGateInstruction<TProgram extends string>(
 ): ParsedGateInstruction<TProgram> {
   const instructionType = identifyGateInstruction(instruction);
   switch (instructionType) {
+    case GateInstruction.CloseChannelRecord: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.CloseChannelRecord,
+        ...parseCloseChannelRecordInstruction(instruction),
+      };
+    }
     case GateInstruction.ClosePaymentRecords: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -251,6 +304,13 @@ export function parseGateInstruction<TProgram extends string>(
       return {
         instructionType: GateInstruction.EmitFeedback,
         ...parseEmitFeedbackInstruction(instruction),
+      };
+    }
+    case GateInstruction.GateChannelClose: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.GateChannelClose,
+        ...parseGateChannelCloseInstruction(instruction),
       };
     }
     case GateInstruction.GateChannelOpen: {

@@ -17,6 +17,7 @@ export * from "./initKillswitch.js";
 export * from "./initPolicy.js";
 export * from "./initPolicyV2.js";
 export * from "./openVault.js";
+export * from "./releaseReservation.js";
 export * from "./requestTakeOver.js";
 export * from "./retirePolicy.js";
 export * from "./rotateAuthority.js";

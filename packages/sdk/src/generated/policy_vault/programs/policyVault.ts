@@ -28,6 +28,7 @@ import {
   parseInitPolicyInstruction,
   parseInitPolicyV2Instruction,
   parseOpenVaultInstruction,
+  parseReleaseReservationInstruction,
   parseRequestTakeOverInstruction,
   parseRetirePolicyInstruction,
   parseRotateAuthorityInstruction,
@@ -47,6 +48,7 @@ import {
   type ParsedInitPolicyInstruction,
   type ParsedInitPolicyV2Instruction,
   type ParsedOpenVaultInstruction,
+  type ParsedReleaseReservationInstruction,
   type ParsedRequestTakeOverInstruction,
   type ParsedRetirePolicyInstruction,
   type ParsedRotateAuthorityInstruction,
@@ -168,6 +170,7 @@ export enum PolicyVaultInstruction {
   InitPolicy,
   InitPolicyV2,
   OpenVault,
+  ReleaseReservation,
   RequestTakeOver,
   RetirePolicy,
   RotateAuthority,
@@ -307,6 +310,17 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([57, 15, 101, 135, 113, 21, 168, 247]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.ReleaseReservation;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([30, 90, 113, 236, 148, 162, 206, 221]),
       ),
       0,
@@ -433,6 +447,9 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.OpenVault;
     } & ParsedOpenVaultInstruction<TProgram>)
   | ({
+      instructionType: PolicyVaultInstruction.ReleaseReservation;
+    } & ParsedReleaseReservationInstruction<TProgram>)
+  | ({
       instructionType: PolicyVaultInstruction.RequestTakeOver;
     } & ParsedRequestTakeOverInstruction<TProgram>)
   | ({
@@ -537,6 +554,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.OpenVault,
         ...parseOpenVaultInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.ReleaseReservation: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.ReleaseReservation,
+        ...parseReleaseReservationInstruction(instruction),
       };
     }
     case PolicyVaultInstruction.RequestTakeOver: {
