@@ -21,6 +21,8 @@
 //! - [`errors`]: names of on-chain error codes.
 //! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
 //! - [`reclaim`]: a facilitator's closable payment records and the transactions closing them.
+//! - [`channel_reclaim`]: the rent of a facilitator's payment channels and of the gate's
+//!   records of them.
 //! - [`simulate`]: [`gate_payment`], the decision a real gate would make.
 //! - [`units`]: the compute-unit limit a settlement asks for.
 //! - [`env`](mod@env): configuration values from the environment, with errors naming the variable.
@@ -29,6 +31,7 @@
 //! embedded localnet, devnet or mainnet.
 
 pub mod chain;
+pub mod channel_reclaim;
 pub mod channels;
 pub mod decode;
 pub mod env;

@@ -172,20 +172,30 @@ pub fn close_instruction(b: &Builder, c: &Closable) -> Instruction {
 /// Splits `closes` into the fewest runs whose transaction, paid by `fee_payer`, fits in one
 /// packet (1 232 bytes), in order.
 pub fn batches<'a>(b: &Builder, fee_payer: &Pubkey, closes: &'a [Closable]) -> Vec<&'a [Closable]> {
-    let fits = |run: &[Closable]| {
-        let ixs: Vec<Instruction> = run.iter().map(|c| close_instruction(b, c)).collect();
+    runs(closes, fee_payer, |c| close_instruction(b, c))
+}
+
+/// Splits `items` into the fewest runs whose transaction of their instructions (`to_ix`),
+/// paid by `fee_payer`, fits in one packet, in order.
+pub fn runs<'a, T>(
+    items: &'a [T],
+    fee_payer: &Pubkey,
+    to_ix: impl Fn(&T) -> Instruction,
+) -> Vec<&'a [T]> {
+    let fits = |run: &[T]| {
+        let ixs: Vec<Instruction> = run.iter().map(&to_ix).collect();
         let message = Message::new_with_blockhash(&ixs, Some(fee_payer), &Hash::default());
         let tx = Transaction::new_unsigned(message);
         bincode::serialized_size(&tx).is_ok_and(|n| n as usize <= settle::PACKET_LIMIT)
     };
     let mut out = Vec::new();
     let mut start = 0;
-    while start < closes.len() {
+    while start < items.len() {
         let mut end = start + 1;
-        while end < closes.len() && fits(&closes[start..=end]) {
+        while end < items.len() && fits(&items[start..=end]) {
             end += 1;
         }
-        out.push(&closes[start..end]);
+        out.push(&items[start..end]);
         start = end;
     }
     out
@@ -200,13 +210,19 @@ pub async fn close_run(
     run: &[Closable],
 ) -> Result<Signature, ClientError> {
     let ixs: Vec<Instruction> = run.iter().map(|c| close_instruction(b, c)).collect();
+    send_run(rpc, fee_payer, &ixs).await
+}
+
+/// Sends `ixs` in one transaction paid (and signed) by `fee_payer`, with preflight, and
+/// confirms it.
+pub async fn send_run(
+    rpc: &RpcClient,
+    fee_payer: &Keypair,
+    ixs: &[Instruction],
+) -> Result<Signature, ClientError> {
     let blockhash = rpc.get_latest_blockhash().await?;
-    let tx = Transaction::new_signed_with_payer(
-        &ixs,
-        Some(&fee_payer.pubkey()),
-        &[fee_payer],
-        blockhash,
-    );
+    let tx =
+        Transaction::new_signed_with_payer(ixs, Some(&fee_payer.pubkey()), &[fee_payer], blockhash);
     settle::send(rpc, &tx.into()).await
 }
 

@@ -8,6 +8,12 @@
 //! (past its window) and no settlement of its payment id (past its deadline) can land, and a
 //! close touches none of a payer's accounts, so settlements of the same payer run beside it
 //! unchanged.
+//!
+//! Then the payment channels it holds (`trust_gate_client::channel_reclaim`): it reclaims the
+//! rent of each distributed channel whose open slot is old and whose gate record is closed,
+//! and closes the gate records of channels the program deleted first. A sealed channel whose
+//! record is open waits for the facilitator's close through the gate, which gives its
+//! feedback.
 
 use crate::error::ApiError;
 use crate::payment_records::PaymentRecord;
@@ -15,6 +21,8 @@ use crate::service::Facilitator;
 use std::sync::Arc;
 use std::time::Duration;
 use trust_gate_client::chain;
+use trust_gate_client::channel_reclaim;
+use trust_gate_client::error::ClientError;
 use trust_gate_client::reclaim::{self, Closable, Skipped};
 
 /// The most payments one round closes (about 8 transactions); the rest wait for the next.
@@ -36,6 +44,14 @@ pub struct Round {
     pub skipped: Vec<Skipped>,
     /// Why a transaction failed (its payments are tried again next round).
     pub failures: Vec<String>,
+    /// Distributed channels whose rent came back (`reclaim`).
+    pub channels_reclaimed: usize,
+    /// Gate records of channels the program deleted, closed.
+    pub channel_records_closed: usize,
+    /// Distributed channels inside their slot window.
+    pub channels_waiting: usize,
+    /// Sealed channels whose gate record is open (the facilitator's close comes first).
+    pub channels_awaiting_close: usize,
 }
 
 impl Facilitator {
@@ -87,7 +103,40 @@ impl Facilitator {
                 }
             }
         }
+        self.reclaim_channels(keypair, &mut round).await?;
         Ok(round)
+    }
+
+    /// The channels' part of a round (see the module docs).
+    async fn reclaim_channels(
+        &self,
+        keypair: &solana_sdk::signature::Keypair,
+        round: &mut Round,
+    ) -> Result<(), ApiError> {
+        let fac = self.facilitator();
+        let slot = self.rpc.get_slot().await.map_err(ClientError::from)?;
+        let scan = channel_reclaim::scan(&self.rpc, &self.builder, &fac, slot).await?;
+        round.channels_waiting = scan.waiting.len();
+        round.channels_awaiting_close = scan.awaiting_close.len();
+        let work = scan.work(&self.builder, &fac);
+        for run in reclaim::runs(&work, &fac, |w| w.instruction.clone()) {
+            let ixs: Vec<_> = run.iter().map(|w| w.instruction.clone()).collect();
+            match reclaim::send_run(&self.rpc, keypair, &ixs).await {
+                Ok(_) => {
+                    round.transactions += 1;
+                    for w in run {
+                        round.lamports = round.lamports.saturating_add(w.lamports);
+                        if w.reclaim {
+                            round.channels_reclaimed += 1;
+                        } else {
+                            round.channel_records_closed += 1;
+                        }
+                    }
+                }
+                Err(e) => round.failures.push(e.to_string()),
+            }
+        }
+        Ok(())
     }
 
     /// Keeps what each payment's log holds (with what the record store already knew: the
@@ -138,9 +187,17 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
         loop {
             tick.tick().await;
             match f.reclaim_once().await {
-                Ok(r) if r.closed > 0 || !r.failures.is_empty() || !r.skipped.is_empty() => {
+                Ok(r)
+                    if r.closed > 0
+                        || r.channels_reclaimed > 0
+                        || r.channel_records_closed > 0
+                        || !r.failures.is_empty()
+                        || !r.skipped.is_empty() =>
+                {
                     tracing::info!(
                         closed = r.closed,
+                        channels_reclaimed = r.channels_reclaimed,
+                        channel_records_closed = r.channel_records_closed,
                         lamports = r.lamports,
                         transactions = r.transactions,
                         left = r.left,

@@ -16,7 +16,7 @@ use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::decode::AcceptancePolicy;
 use trust_gate_client::instructions::capability_hash;
 use trust_gate_client::settle::{self, TokenProgram};
-use trust_gate_client::{chain, Builder, ClientError};
+use trust_gate_client::{chain, channels, Builder, ClientError};
 use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_common::external::atom_stats::Stats;
 
@@ -505,6 +505,26 @@ impl Migration<'_> {
                 format!("agent {} token account {ata}", agent.name),
             );
         }
+        // The payment-channels program's treasury must hold a token account of the mint for
+        // any channel of it to be distributed (it takes the rounding dust and what a party
+        // without an account forfeits).
+        let treasury = program.associated_account(&channels::TREASURY_OWNER, &mint);
+        let missing = chain::account(self.rpc, &treasury).await?.is_none();
+        if missing {
+            let ix = create_associated_token_account_idempotent(
+                &self.funder.pubkey(),
+                &channels::TREASURY_OWNER,
+                &mint,
+                &program.id(),
+            );
+            self.send("create the channels treasury's token account", &[ix], &[])
+                .await?;
+        }
+        self.note(
+            report,
+            missing,
+            format!("payment-channels treasury token account {treasury}"),
+        );
         Ok(())
     }
 

@@ -23,6 +23,7 @@ const CLIENT_ORDER: &[&str] = &[
     "errors",
     "settle",
     "reclaim",
+    "channel_reclaim",
     "simulate",
     "units",
     "env",

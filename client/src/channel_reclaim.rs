@@ -1,0 +1,252 @@
+//! Rent that comes back from payment channels a facilitator holds (their rent payer): the
+//! channel's own rent, which the program returns by `reclaim` once a distributed channel's
+//! open slot is old, and the gate's record of a channel the program deleted before the gate
+//! closed it (`close_channel_record`). The escrow's rent comes back at the sealed distribute.
+//!
+//! A channel whose gate record is still open is left alone: its close through the gate
+//! (`gate_channel_close`, the facilitator's own) reads its settled amount for the payee's
+//! feedback and the payer's refund, which a `reclaim` would delete.
+
+use crate::channels::{self, Channel, Status};
+use crate::error::ClientError;
+use crate::instructions::Builder;
+use anchor_lang::prelude::Pubkey;
+use anchor_lang::{AccountDeserialize, Discriminator};
+use gate::state::ChannelRecord;
+use solana_rpc_client::nonblocking::rpc_client::RpcClient;
+use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConfig};
+use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
+use solana_sdk::account::Account;
+use solana_sdk::instruction::Instruction;
+use std::collections::HashSet;
+
+/// Where the program keeps a channel's rent payer, and the gate a record's facilitator.
+const CHANNEL_RENT_PAYER_AT: usize = 216;
+const RECORD_FACILITATOR_AT: usize = 136;
+
+/// What to do now, and what waits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelScan {
+    /// Distributed channels past their slot window, their records closed: `reclaim` (the
+    /// channel's address and lamports).
+    pub reclaim: Vec<(Pubkey, u64)>,
+    /// Records of channels the program deleted: `close_channel_record` (the channel's
+    /// address and the record's lamports).
+    pub orphaned: Vec<(Pubkey, u64)>,
+    /// Sealed or distributed channels whose record is open: they wait for the facilitator's
+    /// close through the gate.
+    pub awaiting_close: Vec<Pubkey>,
+    /// Distributed channels inside their slot window, with the first slot they may be
+    /// reclaimed at.
+    pub waiting: Vec<(Pubkey, u64)>,
+}
+
+/// One instruction that returns rent, and what it returns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Work {
+    pub instruction: Instruction,
+    pub lamports: u64,
+    /// `reclaim` of a channel; otherwise `close_channel_record`.
+    pub reclaim: bool,
+}
+
+impl ChannelScan {
+    /// The instructions that return the rent found, `facilitator` getting all of it: the
+    /// reclaims, then the record closes.
+    pub fn work(&self, b: &Builder, facilitator: &Pubkey) -> Vec<Work> {
+        let reclaims = self.reclaim.iter().map(|(channel, lamports)| Work {
+            instruction: channels::reclaim(channel, facilitator),
+            lamports: *lamports,
+            reclaim: true,
+        });
+        let records = self.orphaned.iter().map(|(channel, lamports)| Work {
+            instruction: b.close_channel_record(channel, facilitator),
+            lamports: *lamports,
+            reclaim: false,
+        });
+        reclaims.chain(records).collect()
+    }
+}
+
+/// Decides, at `slot`, from `facilitator`'s channels (address, channel, lamports) and the
+/// channels its open gate records name (with each record's lamports).
+pub fn plan(
+    channels: &[(Pubkey, Channel, u64)],
+    records: &[(Pubkey, u64)],
+    slot: u64,
+) -> ChannelScan {
+    let mut scan = ChannelScan::default();
+    let recorded: HashSet<Pubkey> = records.iter().map(|(c, _)| *c).collect();
+    let live: HashSet<Pubkey> = channels.iter().map(|(a, _, _)| *a).collect();
+    for (address, channel, lamports) in channels {
+        match channel.status {
+            Status::Open | Status::Closing => {}
+            Status::Sealed | Status::Distributed if recorded.contains(address) => {
+                scan.awaiting_close.push(*address)
+            }
+            // A sealed channel without a record waits for its distribute (anyone's).
+            Status::Sealed => {}
+            Status::Distributed => {
+                let first = channel
+                    .open_slot
+                    .saturating_add(channels::OPEN_SLOT_WINDOW)
+                    .saturating_add(1);
+                if slot >= first {
+                    scan.reclaim.push((*address, *lamports));
+                } else {
+                    scan.waiting.push((*address, first));
+                }
+            }
+        }
+    }
+    scan.orphaned = records
+        .iter()
+        .filter(|(channel, _)| !live.contains(channel))
+        .copied()
+        .collect();
+    scan
+}
+
+/// `program`'s accounts matching `filters`, decoded.
+async fn program_accounts(
+    rpc: &RpcClient,
+    program: &Pubkey,
+    filters: Vec<RpcFilterType>,
+) -> Result<Vec<(Pubkey, Account)>, ClientError> {
+    let config = RpcProgramAccountsConfig {
+        filters: Some(filters),
+        account_config: RpcAccountInfoConfig {
+            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
+            ..RpcAccountInfoConfig::default()
+        },
+        ..RpcProgramAccountsConfig::default()
+    };
+    Ok(rpc
+        .get_program_ui_accounts_with_config(program, config)
+        .await?
+        .into_iter()
+        .filter_map(|(key, ui)| Some((key, ui.decode::<Account>()?)))
+        .collect())
+}
+
+/// Finds `facilitator`'s channels and channel records, and what may close at `slot` (two
+/// reads: the records first, so that a channel opened between the reads is never taken for
+/// deleted).
+pub async fn scan(
+    rpc: &RpcClient,
+    b: &Builder,
+    facilitator: &Pubkey,
+    slot: u64,
+) -> Result<ChannelScan, ClientError> {
+    let memcmp =
+        |at: usize, bytes: &[u8]| RpcFilterType::Memcmp(Memcmp::new_raw_bytes(at, bytes.to_vec()));
+    let records: Vec<(Pubkey, u64)> = program_accounts(
+        rpc,
+        &b.ids.gate,
+        vec![
+            memcmp(0, ChannelRecord::DISCRIMINATOR),
+            memcmp(RECORD_FACILITATOR_AT, facilitator.as_ref()),
+        ],
+    )
+    .await?
+    .into_iter()
+    .filter_map(|(address, account)| {
+        let record = ChannelRecord::try_deserialize(&mut &account.data[..]).ok()?;
+        // The gate writes a record only at its channel's address.
+        (address == b.pda.channel_record(&record.channel))
+            .then_some((record.channel, account.lamports))
+    })
+    .collect();
+    let channels: Vec<(Pubkey, Channel, u64)> = program_accounts(
+        rpc,
+        &channels::PROGRAM_ID,
+        vec![
+            RpcFilterType::DataSize(channels::CHANNEL_LEN as u64),
+            memcmp(CHANNEL_RENT_PAYER_AT, facilitator.as_ref()),
+        ],
+    )
+    .await?
+    .into_iter()
+    .filter_map(|(address, account)| {
+        let channel = Channel::decode(&account.data)?;
+        (channel.rent_payer == *facilitator).then_some((address, channel, account.lamports))
+    })
+    .collect();
+    Ok(plan(&channels, &records, slot))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn channel(status: Status, open_slot: u64) -> Channel {
+        let mut data = vec![0u8; channels::CHANNEL_LEN];
+        data[..4].copy_from_slice(&[1, 1, 255, status as u8]);
+        data[248..256].copy_from_slice(&open_slot.to_le_bytes());
+        Channel::decode(&data).unwrap()
+    }
+
+    #[test]
+    fn a_distributed_channel_is_reclaimed_after_its_window_unless_its_record_is_open() {
+        let [a, b, c, d, e, gone] = [(); 6].map(|_| Pubkey::new_unique());
+        let channels = [
+            (a, channel(Status::Distributed, 100), 10),
+            (b, channel(Status::Distributed, 100), 20),
+            (c, channel(Status::Distributed, 200), 30),
+            (d, channel(Status::Sealed, 100), 40),
+            (e, channel(Status::Open, 100), 50),
+        ];
+        // b's and d's records are open; `gone`'s channel is not among the live ones.
+        let records = [(b, 1), (d, 2), (gone, 3)];
+        let first = 100 + channels::OPEN_SLOT_WINDOW + 1;
+        let scan = plan(&channels, &records, first);
+        assert_eq!(scan.reclaim, vec![(a, 10)]);
+        assert_eq!(
+            scan.waiting,
+            vec![(c, 200 + channels::OPEN_SLOT_WINDOW + 1)]
+        );
+        assert_eq!(scan.awaiting_close, vec![b, d]);
+        assert_eq!(scan.orphaned, vec![(gone, 3)]);
+        // One slot earlier, `a` waits too.
+        let scan = plan(&channels, &records, first - 1);
+        assert!(scan.reclaim.is_empty());
+        assert_eq!(scan.waiting.len(), 2);
+    }
+
+    #[test]
+    fn the_instructions_return_the_rent_to_the_facilitator() {
+        use crate::ids::{Network, ProgramIds};
+        let b = Builder::new(ProgramIds::for_network(Network::Localnet)).unwrap();
+        let facilitator = Pubkey::new_unique();
+        let (reclaimed, orphan) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let scan = ChannelScan {
+            reclaim: vec![(reclaimed, 1)],
+            orphaned: vec![(orphan, 2)],
+            ..ChannelScan::default()
+        };
+        let work = scan.work(&b, &facilitator);
+        assert_eq!(
+            work,
+            vec![
+                Work {
+                    instruction: channels::reclaim(&reclaimed, &facilitator),
+                    lamports: 1,
+                    reclaim: true,
+                },
+                Work {
+                    instruction: b.close_channel_record(&orphan, &facilitator),
+                    lamports: 2,
+                    reclaim: false,
+                },
+            ]
+        );
+        // Many fit one transaction: 20 reclaims take two.
+        let many: Vec<Work> = (0..20).map(|_| work[0].clone()).collect();
+        let runs = crate::reclaim::runs(&many, &facilitator, |w| w.instruction.clone());
+        assert!(
+            runs.len() <= 2 && runs[0].len() >= 10,
+            "{:?}",
+            runs.iter().map(|r| r.len()).collect::<Vec<_>>()
+        );
+    }
+}
