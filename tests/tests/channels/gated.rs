@@ -1,11 +1,13 @@
 //! The gated open: `gate_channel_open` right before the real program's `open`, with our
 //! programs and the registry's stand-in. Allowed, it counts the deposit under the payer's
 //! policy and records the channel; refused for a distribution to anyone but the payee's
-//! recipient, another deposit, a channel not held by the facilitator, a policy's cap, a
-//! vault-funded policy, and any other transaction layout.
+//! recipient, another deposit, a channel not held by the facilitator, every class of policy
+//! rule (as the strict gate refuses a payment), a vault-funded policy, and any other transaction
+//! layout; the exact settlement's layout is unchanged.
 
 use gate::errors::GateError;
-use policy_vault::state::{funding, PolicyParams};
+use policy_vault::engine::{Decision, DenyReason};
+use policy_vault::state::{funding, PolicyParams, PolicyRules};
 use solana_program_test::BanksClientError;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
@@ -333,4 +335,183 @@ async fn the_largest_gated_open_fits_in_a_packet_as_v0_with_a_lookup_table() {
         .await
         .unwrap();
     assert_eq!(s.w.counters(&payer).await, (DEPOSIT, DEPOSIT, DEPOSIT));
+}
+
+impl Setup {
+    /// A gated open of [`DEPOSIT`] by `payer` to `payee` (100 % to its owner).
+    async fn open_between(&mut self, payer: &Agent, payee: &Agent) -> Result<(), BanksClientError> {
+        let open = Open {
+            splits: vec![Split {
+                recipient: payee.owner.pubkey(),
+                bps: channels::ALL_BPS,
+            }],
+            ..self.open_for(&payer.owner.pubkey(), DEPOSIT).await
+        };
+        let gate = sdk().gate_channel_open(
+            &payer.owner.pubkey(),
+            &payer.asset(),
+            &payee.asset(),
+            &self.w.facilitator.pubkey(),
+            &self.w.mint,
+            DEPOSIT,
+            1,
+            &open.channel(),
+            Attestations::default(),
+        );
+        self.send(&[gate, open.instruction()], payer).await
+    }
+
+    /// A payer agent of tier 3 under `policy`, its wallet holding ten deposits.
+    async fn payer_under(&mut self, policy: PolicyParams) -> Agent {
+        let payer = self.w.payer_with_policy(3, policy).await;
+        self.w
+            .token_account(&payer.owner.pubkey(), 10 * DEPOSIT)
+            .await;
+        payer
+    }
+
+    /// The gated open of `payer` to `payee` is refused for `reason`, as the strict gate
+    /// refuses a payment (the same decision first asked of the read-only gate).
+    async fn refused_for(&mut self, payer: &Agent, payee: &Agent, reason: DenyReason) {
+        let decision = self
+            .w
+            .decide(payer, payee, DEPOSIT, Attestations::default())
+            .await;
+        assert_eq!(decision, Decision::Deny(reason));
+        assert_code(
+            self.open_between(payer, payee).await,
+            reason.strict_error_code(),
+        );
+    }
+}
+
+/// Every class of rule the strict gate runs on a payment refuses a gated open of a deposit it
+/// would not allow: the kill switch, the spending caps, the velocity window, the payer's
+/// requirements of the payee, the payee's of the payer, attestations, and a v2 policy's list.
+#[tokio::test]
+async fn a_gated_open_is_refused_by_every_class_of_rule() {
+    use policy_vault::engine::kinds;
+    use trust_gate_program_tests::world::{min_tier_acceptance, open_policy};
+    let mut s = setup().await;
+    let mint = s.w.mint;
+    let payee = copy(&s.payee);
+
+    // The kill switch, paused by the payer's authority.
+    let payer = copy(&s.payer);
+    let owner = payer.owner.insecure_clone();
+    let pause = sdk().set_killswitch(&owner.pubkey(), &[], &payer.asset(), true);
+    send(&mut s.w.ctx, &[pause], &[&owner]).await.unwrap();
+    s.refused_for(&payer, &payee, DenyReason::KillSwitchEngaged)
+        .await;
+
+    // The daily cap and the velocity window: the second deposit of the day, of the hour.
+    for (kind, reason) in [
+        (kinds::SPENDING, DenyReason::SpendingDailyExceeded),
+        (kinds::VELOCITY, DenyReason::VelocityWindowExceeded),
+    ] {
+        let payer = s
+            .payer_under(PolicyParams {
+                kinds: kind,
+                per_tx_cap: DEPOSIT,
+                daily_cap: DEPOSIT,
+                weekly_cap: 10 * DEPOSIT,
+                velocity_window_secs: 3_600,
+                velocity_max_in_window: DEPOSIT,
+                ..open_policy(mint)
+            })
+            .await;
+        s.open_between(&payer, &payee).await.unwrap();
+        s.refused_for(&payer, &payee, reason).await;
+    }
+
+    // The payer's minimum tier of its payee (3 here), and an unrated payee it wants an
+    // attestation for.
+    let payer = s
+        .payer_under(PolicyParams {
+            kinds: kinds::COUNTERPARTY_TIER,
+            min_counterparty_tier: 4,
+            ..open_policy(mint)
+        })
+        .await;
+    s.refused_for(&payer, &payee, DenyReason::CounterpartyTierBelowMin)
+        .await;
+    let unrated = s.w.register_unrated_agent().await;
+    let capability = s.w.register_namespace("kyc.tier-1.v1").await;
+    let payer = s
+        .payer_under(PolicyParams {
+            kinds: kinds::COUNTERPARTY_TIER,
+            min_counterparty_tier: 1,
+            unrated_treatment: 2,
+            required_capability: capability,
+            ..open_policy(mint)
+        })
+        .await;
+    assert!(matches!(
+        s.w.decide(&payer, &unrated, DEPOSIT, Attestations::default())
+            .await,
+        Decision::RequireValidation { .. }
+    ));
+    assert_code(
+        s.open_between(&payer, &unrated).await,
+        u32::from(GateError::ValidationRequired),
+    );
+
+    // The payee's acceptance policy: a payer of tier 4 at least.
+    let choosy = s.w.payee(3, Some(min_tier_acceptance(4))).await;
+    let payer = s.payer_under(open_policy(mint)).await;
+    let Decision::Deny(reason) =
+        s.w.decide(&payer, &choosy, DEPOSIT, Attestations::default())
+            .await
+    else {
+        panic!("the payee's acceptance policy allowed a tier-3 payer");
+    };
+    s.refused_for(&payer, &choosy, reason).await;
+
+    // A v2 policy's allow list without the payee.
+    let rules = PolicyRules {
+        payee_list_mode: 1,
+        payees: [
+            Pubkey::new_unique(),
+            Pubkey::default(),
+            Pubkey::default(),
+            Pubkey::default(),
+        ],
+        ..PolicyRules::default()
+    };
+    let payer = s.w.payer_with_policy_v2(3, open_policy(mint), rules).await;
+    s.w.token_account(&payer.owner.pubkey(), 10 * DEPOSIT).await;
+    s.refused_for(&payer, &payee, DenyReason::PayeeNotAllowed)
+        .await;
+}
+
+/// The exact settlement's rule is unchanged: its strict gate still wants exactly
+/// [gate_payment_strict, TransferChecked, emit_feedback], so a channel open cannot ride on a
+/// settlement, and a settlement alone still lands.
+#[tokio::test]
+async fn a_settlement_stays_exactly_its_three_instructions() {
+    let mut s = setup().await;
+    let payer = copy(&s.payer);
+    let payee = copy(&s.payee);
+    let settlement =
+        s.w.settlement(
+            &payer,
+            &payee,
+            1_000,
+            trust_gate_program_tests::payment_id(),
+        )
+        .await;
+    let open = s.open(DEPOSIT).await;
+    let gate = s.gate(&payer, &open, DEPOSIT);
+    let mut ixs = settlement.to_vec();
+    ixs.extend([gate, open.instruction()]);
+    assert_code(
+        s.send(&ixs, &payer).await,
+        u32::from(GateError::SettlementLayoutInvalid),
+    );
+    let owner = payer.owner.insecure_clone();
+    let facilitator = s.w.facilitator.insecure_clone();
+    send(&mut s.w.ctx, &settlement, &[&owner, &facilitator])
+        .await
+        .unwrap();
+    assert_eq!(s.w.counters(&payer).await, (1_000, 1_000, 1_000));
 }
