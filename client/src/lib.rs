@@ -13,6 +13,8 @@
 //! - [`instructions`]: a [`Builder`] for every instruction.
 //! - [`channels`]: Solana's payment-channels program: a channel's address and layout,
 //!   vouchers, every instruction.
+//! - [`vouchers`]: a channel's vouchers checked off chain (signature, channel, amount, the
+//!   gated deposit, the per-payment cap, the kill switch).
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`chain`]: reads over JSON-RPC.
@@ -49,6 +51,7 @@ pub mod settle;
 pub mod simulate;
 pub mod token;
 pub mod units;
+pub mod vouchers;
 pub mod x402;
 
 pub use error::ClientError;

@@ -5,7 +5,7 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
 use sha2::{Digest, Sha256};
 use solana_sdk::instruction::Instruction;
-use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::signature::{Keypair, Signature, Signer};
 use solana_sdk::sysvar;
 use validation_registry::{accounts, attestation_message, instruction};
 
@@ -41,6 +41,12 @@ impl Claim {
 /// An Ed25519 precompile instruction carrying `signer`'s signature over `message` inline;
 /// placed right before `respond_to_validation` it marks the attestation as signature-verified.
 pub fn ed25519_verify(signer: &Keypair, message: &[u8]) -> Instruction {
+    ed25519_instruction(&signer.pubkey(), &signer.sign_message(message), message)
+}
+
+/// The Ed25519 precompile instruction checking `signature` by `pubkey` over `message` (a
+/// signature made elsewhere: a voucher received over the wire).
+pub fn ed25519_instruction(pubkey: &Pubkey, signature: &Signature, message: &[u8]) -> Instruction {
     // One signature; offsets point into this instruction's own data (index u16::MAX).
     const HEADER: u16 = 2 + 14;
     let (pubkey_at, signature_at) = (HEADER, HEADER + 32);
@@ -57,8 +63,8 @@ pub fn ed25519_verify(signer: &Keypair, message: &[u8]) -> Instruction {
     ] {
         data.extend_from_slice(&v.to_le_bytes());
     }
-    data.extend_from_slice(signer.pubkey().as_ref());
-    data.extend_from_slice(signer.sign_message(message).as_ref());
+    data.extend_from_slice(pubkey.as_ref());
+    data.extend_from_slice(signature.as_ref());
     data.extend_from_slice(message);
     Instruction {
         program_id: solana_sdk::ed25519_program::ID,

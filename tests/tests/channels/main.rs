@@ -12,6 +12,7 @@
 mod close;
 mod gated;
 mod standin;
+mod vouchers;
 
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;

@@ -15,6 +15,7 @@ const CLIENT_ORDER: &[&str] = &[
     "pda",
     "instructions",
     "channels",
+    "vouchers",
     "decode",
     "x402",
     "chain",
