@@ -33,6 +33,7 @@ import { Pdas } from './pda.js';
 export type TrustGateRpc = Rpc<SolanaRpcApi>;
 
 export const SYSTEM_PROGRAM = address('11111111111111111111111111111111');
+export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
 export const TOKEN_PROGRAM = address('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
 export const TOKEN_2022_PROGRAM = address('TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb');
 export const LOOKUP_TABLE_PROGRAM = address('AddressLookupTab1e1111111111111111111111111');

@@ -10,9 +10,12 @@ import {
 } from '@solana-program/compute-budget';
 import {
   type EmitFeedbackInstructionDataArgs,
+  getCloseChannelRecordInstruction,
   getClosePaymentRecordsInstruction,
   getDisputePaymentInstruction,
   getEmitFeedbackInstruction,
+  getGateChannelCloseInstruction,
+  getGateChannelOpenInstruction,
   getGatePaymentInstruction,
   getGatePaymentStrictInstruction,
   getRegisterAgentViaCpiInstruction,
@@ -22,14 +25,18 @@ import {
   getInitPolicyInstruction,
   getInitPolicyV2Instruction,
 } from './generated/policy_vault/instructions/index.js';
+import type { ChannelRecord } from './generated/gate/accounts/index.js';
 import type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';
-import { MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
+import { INSTRUCTIONS_SYSVAR, MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
+import { channelPaymentIdHash } from './channels.js';
+import { TrustGateInputError } from './errors.js';
+import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
 
 export { MPL_CORE_PROGRAM };
 import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas } from './pda.js';
 
-export const INSTRUCTIONS_SYSVAR = address('Sysvar1nstructions1111111111111111111111111');
+export { INSTRUCTIONS_SYSVAR } from './chain.js';
 
 /** `ix` with `cosigners` appended as read-only signers (the authority's further members). */
 function withCosigners(ix: Instruction, cosigners: readonly TransactionSigner[]): Instruction {
@@ -73,6 +80,19 @@ export interface VaultRelease {
 
 /** The arguments of `emit_feedback` besides the facilitator (the generated client's). */
 export type FeedbackArgs = Omit<EmitFeedbackInstructionDataArgs, 'facilitator'>;
+
+/** The feedback a channel's close gives (its value is the channel's settled amount). */
+export interface ChannelFeedback {
+  /** 0..=100. */
+  score: number;
+  tag1: string;
+  tag2: string;
+  endpoint: string;
+  feedbackUri: string;
+}
+
+/** What `gateChannelClose` reads of a gate `ChannelRecord` (a decoded record fits). */
+export type ChannelRecordFields = Pick<ChannelRecord, 'channel' | 'payerAsset' | 'payeeAsset' | 'facilitator' | 'policyId'>;
 
 /** The accounts the registry's inner registration of one new asset needs. */
 export interface RegistrationAccounts {
@@ -258,6 +278,112 @@ export class Builder {
       this.pda.dispute(facilitator, paymentIdHash),
     ]);
     return getClosePaymentRecordsInstruction({ feedbackLog, facilitator, dispute, disputeRentPayer }, this.gate);
+  }
+
+  /**
+   * The gated open of a payment channel; only valid right before the channel program's `open`
+   * of `channel` (see `openInstruction`), which must deposit `deposit` of `mint` from
+   * `payerSigner`, pay 100 % to the payee agent's recipient and be held by `facilitator`
+   * (payee and rent payer, which also pays the gate's record). Either signer may be given as
+   * an address when it signs elsewhere.
+   */
+  async gateChannelOpen(
+    payerSigner: SignerLike,
+    payerAsset: Address,
+    payeeAsset: Address,
+    facilitator: SignerLike,
+    mint: Address,
+    deposit: bigint,
+    policyId: number,
+    channel: Address,
+    att: Attestations = {},
+  ): Promise<Instruction> {
+    const p = { payerAsset, payeeAsset, amount: deposit, mint, policyId };
+    const [evaluation, payerAgent, payeeAgent, channelRecord] = await Promise.all([
+      this.evaluation(p, att),
+      this.pda.agentAccount(payerAsset),
+      this.pda.agentAccount(payeeAsset),
+      this.pda.channelRecord(channel),
+    ]);
+    return getGateChannelOpenInstruction(
+      {
+        ...evaluation,
+        payerSigner: signerOrNoop(payerSigner),
+        payerAsset,
+        payerAgent,
+        payeeAsset,
+        payeeAgent,
+        mintAccount: mint,
+        facilitator: signerOrNoop(facilitator),
+        channelRecord,
+        instructions: INSTRUCTIONS_SYSVAR,
+        systemProgram: SYSTEM_PROGRAM,
+        deposit,
+        policyId,
+      },
+      this.gate,
+    );
+  }
+
+  /**
+   * Closes a sealed channel the gate let open (its gate `ChannelRecord`, decoded with the
+   * generated `getChannelRecordDecoder`): the payer's policy gets back what the channel did
+   * not spend of the counted deposit; when it settled anything, the payee one feedback of
+   * value = settled and its receipt at `channelPaymentIdHash(channel)`. The record's
+   * facilitator signs: pass its signer as `facilitator` (it must be the record's), else its
+   * signature slot is left empty.
+   */
+  async gateChannelClose(
+    record: ChannelRecordFields,
+    collection: Address,
+    feedback: ChannelFeedback,
+    facilitator: SignerLike = record.facilitator,
+  ): Promise<Instruction> {
+    if (addressOf(facilitator) !== record.facilitator) {
+      throw new TrustGateInputError('facilitator', `is not the record's facilitator ${record.facilitator}`);
+    }
+    const f = record.facilitator;
+    const [gateAuthority, channelRecord, feedbackLog, target, evaluateSigner, policy, velocityLedger] = await Promise.all([
+      this.pda.gateAuthority(f),
+      this.pda.channelRecord(record.channel),
+      this.pda.feedbackLog(f, channelPaymentIdHash(record.channel)),
+      this.feedbackTarget(record.payeeAsset, collection),
+      this.pda.evaluateSigner(),
+      this.pda.policy(record.payerAsset, record.policyId),
+      this.pda.velocity(record.payerAsset, record.policyId),
+    ]);
+    return getGateChannelCloseInstruction(
+      {
+        facilitator: signerOrNoop(facilitator),
+        gateAuthority,
+        channelRecord,
+        channel: record.channel,
+        feedbackLog,
+        ...target,
+        evaluateSigner,
+        policy,
+        velocityLedger,
+        policyVaultProgram: this.ids.policyVault,
+        systemProgram: SYSTEM_PROGRAM,
+        score: feedback.score,
+        tag1: feedback.tag1,
+        tag2: feedback.tag2,
+        endpoint: feedback.endpoint,
+        feedbackUri: feedback.feedbackUri,
+      },
+      this.gate,
+    );
+  }
+
+  /**
+   * Closes the record of a channel the payment-channels program already deleted (no
+   * feedback, nothing given back); nobody signs, the rent goes back to `facilitator`.
+   */
+  async closeChannelRecord(channel: Address, facilitator: Address): Promise<Instruction> {
+    return getCloseChannelRecordInstruction(
+      { channelRecord: await this.pda.channelRecord(channel), facilitator, channel },
+      this.gate,
+    );
   }
 
   private get policyVault() {

@@ -27,6 +27,7 @@ export const SEEDS = {
   evaluateSigner: 'evaluate_signer',
   gateAuthority: 'gate_authority',
   feedbackLog: 'feedback_log',
+  channelRecord: 'channel_record',
   dispute: 'dispute',
   capability: 'capability',
   attestor: 'attestor',
@@ -107,6 +108,10 @@ export class Pdas {
   /** `["feedback_log", facilitator, payment_id_hash]` */
   async feedbackLog(facilitator: Address, paymentIdHash: ReadonlyUint8Array) {
     return this.find(this.ids.gate, [text(SEEDS.feedbackLog), key(facilitator), bytes32('paymentIdHash', paymentIdHash)]);
+  }
+  /** `["channel_record", channel]`: the gate's record of a payment channel it let open. */
+  async channelRecord(channel: Address) {
+    return this.find(this.ids.gate, [text(SEEDS.channelRecord), key(channel)]);
   }
   /** `["dispute", facilitator, payment_id_hash]` */
   async dispute(facilitator: Address, paymentIdHash: ReadonlyUint8Array) {

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { address, getAddressEncoder, signBytes, type Address, type Instruction, type KeyPairSigner, type TransactionSigner } from '@solana/kit';
 import { SYSTEM_PROGRAM } from './chain.js';
+import { ed25519Instruction } from './ed25519.js';
 import {
   getRegisterAttestorInstruction,
   getRegisterNamespaceInstruction,
@@ -16,7 +17,7 @@ import { requireProgramIds, type ProgramIds } from './ids.js';
 import { INSTRUCTIONS_SYSVAR } from './instructions.js';
 import { Pdas } from './pda.js';
 
-export const ED25519_PROGRAM = address('Ed25519SigVerify111111111111111111111111111');
+export { ED25519_PROGRAM } from './ed25519.js';
 /** The domain an attestor's signature over a claim starts with. */
 export const ATTESTATION_MESSAGE_DOMAIN = 'trust-gate/attestation/v1';
 
@@ -56,15 +57,7 @@ export function attestationMessage(c: Claim): Uint8Array {
  * placed right before `respond_to_validation` it marks the attestation as signature-verified.
  */
 export async function ed25519Verify(signer: KeyPairSigner, message: Uint8Array): Promise<Instruction> {
-  const header = 2 + 14;
-  const pubkeyAt = header;
-  const signatureAt = header + 32;
-  const messageAt = signatureAt + 64;
-  const offsets = Buffer.alloc(14);
-  [signatureAt, 0xffff, pubkeyAt, 0xffff, messageAt, message.length, 0xffff].forEach((v, i) => offsets.writeUInt16LE(v, i * 2));
-  const signature = await signBytes(signer.keyPair.privateKey, message);
-  const data = Buffer.concat([Buffer.from([1, 0]), offsets, Buffer.from(getAddressEncoder().encode(signer.address)), Buffer.from(signature), Buffer.from(message)]);
-  return { programAddress: ED25519_PROGRAM, accounts: [], data: Uint8Array.from(data) };
+  return ed25519Instruction(signer.address, await signBytes(signer.keyPair.privateKey, message), message);
 }
 
 export class ValidationRegistryBuilder {

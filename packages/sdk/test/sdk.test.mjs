@@ -1,13 +1,13 @@
 // The TypeScript SDK's builders and loaders against the Rust SDK and a live localnet
-// (started by tests/tests/services/ts_x402.rs): validation-registry and registration
-// builders equal to the Rust ones, real transactions of a new attestor whose attestations the
-// SDK finds as the Rust facilitator does, and IDLs read from the chain with the bundled
-// fallback.
+// (started by tests/tests/services/ts_x402.rs): validation-registry, registration and
+// payment-channel builders equal to the Rust ones, real transactions of a new attestor whose
+// attestations the SDK finds as the Rust facilitator does, and IDLs read from the chain with
+// the bundled fallback.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { address, generateKeyPairSigner } from '@solana/kit';
+import { address, generateKeyPairSigner, signBytes } from '@solana/kit';
 import {
   attestationMessage,
   bundledIdl,
@@ -16,7 +16,32 @@ import {
   SYSTEM_PROGRAM,
   Builder,
   capabilityHash,
+  channelAddress,
+  channelEventAuthority,
+  channelOf,
+  channelPaymentIdHash,
+  decodeChannel,
+  distributeInstruction,
+  distributionHash,
+  distributionOf,
+  distributionPreimage,
   ed25519Verify,
+  escrowOf,
+  openInstruction,
+  reclaimInstruction,
+  requestCloseInstruction,
+  sealInstruction,
+  settleAndSealInstruction,
+  settleInstruction,
+  signVoucher,
+  topUpInstruction,
+  voucherInstruction,
+  voucherMessage,
+  withdrawPayerInstruction,
+  CHANNEL_TREASURY_OWNER,
+  PAYMENT_CHANNELS_PROGRAM,
+  TOKEN_PROGRAM,
+  TOKEN_2022_PROGRAM,
   IdlMissingError,
   loadIdl,
   programIds,
@@ -26,6 +51,7 @@ import {
   ValidationRegistryBuilder,
 } from '../dist/index.js';
 import { getValidationAttestationDecoder } from '../dist/generated/validation_registry/accounts/index.js';
+import { getChannelRecordDecoder } from '../dist/generated/gate/accounts/index.js';
 import { getSetAcceptancePolicyInstruction } from '../dist/generated/policy_vault/instructions/index.js';
 import { fixture, instructionJson, rpcOf, signerOf } from './helpers.mjs';
 
@@ -103,6 +129,91 @@ async function policyBuilders(x, owner, attestor) {
     await b.editPayeeList(owner, [attestor], asset, 9, [address(x.service)], [address(x.removed)]),
   ];
 }
+
+test('payment-channel and gated-channel builders equal the Rust SDK builders byte for byte', async () => {
+  const x = f.channels;
+  const payer = await signerOf(f, x.payer);
+  const facilitator = await signerOf(f, x.facilitator);
+  const authorizedSigner = await signerOf(f, x.authorizedSigner);
+  const mint = address(x.mint);
+  const hex = (b) => Buffer.from(b).toString('hex');
+  const splits = x.splits.map((s) => ({ recipient: address(s.recipient), bps: s.bps }));
+  const open = {
+    payer,
+    rentPayer: facilitator,
+    payee: facilitator.address,
+    mint,
+    tokenProgram: TOKEN_PROGRAM,
+    authorizedSigner: authorizedSigner.address,
+    salt: 7n,
+    deposit: 1_000_000n,
+    gracePeriod: 600,
+    openSlot: 123_456n,
+    splits,
+  };
+
+  assert.equal(PAYMENT_CHANNELS_PROGRAM, x.programId);
+  assert.equal(CHANNEL_TREASURY_OWNER, x.treasuryOwner);
+  assert.equal(await channelEventAuthority(), x.eventAuthority);
+  const [channel, bump] = await channelAddress(payer.address, facilitator.address, mint, authorizedSigner.address, 7n, 123_456n);
+  assert.equal(channel, x.channel);
+  assert.equal(bump, x.bump);
+  assert.equal(await channelOf(open), x.channel);
+  assert.equal(await escrowOf(open), x.escrow);
+  assert.equal(await new Builder(ids).pda.channelRecord(channel), x.channelRecord);
+  assert.equal(hex(channelPaymentIdHash(channel)), x.paymentIdHash);
+  assert.equal(hex(distributionPreimage(splits)), x.distributionPreimage);
+  assert.equal(hex(distributionHash(splits)), x.distributionHash);
+  assert.equal(hex(voucherMessage(channel, 250_000n, 1_700_000_600n)), x.voucherMessage);
+
+  const b = new Builder(ids);
+  const record = getChannelRecordDecoder().decode(Buffer.from(x.record, 'hex'));
+  assert.equal(record.channel, channel);
+  const att = { payer: address(x.attestations.payer), payee: address(x.attestations.payee), payeeList: address(x.attestations.payeeList) };
+  const gateOpen = (a) => b.gateChannelOpen(payer, address(x.payerAsset), address(x.service), facilitator, mint, 1_000_000n, x.policyId, channel, a);
+  // The second voucher from a signature made outside the SDK, the first signed by it.
+  const maxVoucher = voucherMessage(channel, 2n ** 64n - 1n, -1n);
+  const signature = await signBytes(authorizedSigner.keyPair.privateKey, maxVoucher);
+  const got = [
+    await gateOpen(),
+    await gateOpen(att),
+    await openInstruction(open),
+    await signVoucher(authorizedSigner, channel, 250_000n, 1_700_000_600n),
+    voucherInstruction(authorizedSigner.address, signature, channel, 2n ** 64n - 1n, -1n),
+    settleInstruction(channel),
+    settleAndSealInstruction(facilitator, channel, true),
+    settleAndSealInstruction(facilitator.address, channel, false),
+    await topUpInstruction(payer.address, channel, mint, TOKEN_PROGRAM, 2n ** 64n - 2n),
+    requestCloseInstruction(payer, channel),
+    sealInstruction(channel),
+    await distributeInstruction(await distributionOf(open)),
+    await withdrawPayerInstruction(payer, channel, mint, TOKEN_2022_PROGRAM),
+    reclaimInstruction(channel, facilitator.address),
+    await b.gateChannelClose(record, address(x.collection), { score: 80, tag1: 'channel', tag2: 'x402', endpoint: 'https://api.example/v1', feedbackUri: 'https://feedback.example/1' }, facilitator),
+    await b.closeChannelRecord(channel, facilitator.address),
+  ];
+  assert.equal(got.length, x.instructions.length);
+  got.forEach((ix, i) => assert.deepEqual(instructionJson(ix), x.instructions[i], `channel builder ${i}`));
+  // The signers given are attached to their accounts, for signing the transaction.
+  assert.equal(got[2].accounts[0].signer, payer);
+  assert.equal(got[14].accounts[0].signer, facilitator);
+  assert.throws(() => voucherInstruction(authorizedSigner.address, signature.subarray(1), channel, 1n, 0n), /signature: 64 bytes/);
+  await assert.rejects(b.gateChannelClose(record, address(x.collection), { score: 0, tag1: '', tag2: '', endpoint: '', feedbackUri: '' }, payer), /facilitator/);
+
+  const data = Buffer.from(x.account, 'hex');
+  const c = decodeChannel(data);
+  assert.deepEqual(
+    Object.fromEntries(Object.entries(c).map(([k, v]) => [k, typeof v === 'bigint' ? v.toString() : v instanceof Uint8Array ? hex(v) : v])),
+    x.decoded,
+  );
+  assert.equal(decodeChannel(data.subarray(1)), null, 'a short account');
+  const unknown = Buffer.from(data);
+  unknown[3] = 4;
+  assert.equal(decodeChannel(unknown), null, 'an unknown status');
+  const version = Buffer.from(data);
+  version[1] = 2;
+  assert.equal(decodeChannel(version), null, 'another version');
+});
 
 async function funded() {
   const k = await generateKeyPairSigner();

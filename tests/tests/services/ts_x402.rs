@@ -1,10 +1,10 @@
 //! The TypeScript SDK (`packages/sdk`) against the running services: a seeded localnet, the
 //! Rust facilitator and the Rust demo on loopback. Rust computes what the TypeScript side
-//! must equal (decisions, composed settlements), then the package's Node tests run against
-//! the same servers: the SDK's decisions and settlements, `@x402/fetch` paying the demo with
-//! the trust-gate scheme, an `@x402/express` resource server settling through the
-//! facilitator, a stock exact-scheme client refused cleanly, and the Express mount answering
-//! as the facilitator does.
+//! must equal (decisions, composed settlements, builders, payment-channel instructions), then
+//! the package's Node tests run against the same servers: the SDK's decisions and
+//! settlements, `@x402/fetch` paying the demo with the trust-gate scheme, an `@x402/express`
+//! resource server settling through the facilitator, a stock exact-scheme client refused
+//! cleanly, and the Express mount answering as the facilitator does.
 
 use crate::node;
 use crate::services::{self, Services};
@@ -214,6 +214,198 @@ fn policy_builders(s: &Services) -> Vec<Instruction> {
     ]
 }
 
+/// The payment-channel builders for fixed inputs, which the Node test repeats: a channel of
+/// the tier-3 payer's owner held by the facilitator (payee and rent payer), whose vouchers the
+/// attestor's key signs, with two shares; every instruction of its life (a top-up under the
+/// token program, a withdrawal under Token-2022), the gate's open (without and with optional
+/// accounts), close and record close; its address, escrow, payment id, distribution and
+/// voucher message; and a channel account decoded (amounts past 2^53, a negative time).
+fn channel_builders(s: &Services) -> Value {
+    use anchor_lang::AccountSerialize;
+    use gate::state::ChannelRecord;
+    use trust_gate_client::channels::{self, Channel, Distribute, Open, Split};
+    use trust_gate_client::instructions::{Attestations, ChannelFeedback};
+    use trust_gate_client::token::TokenProgram;
+    let (w, b) = (&s.env.world, &s.env.b);
+    let payer = w.payer(3).unwrap();
+    let facilitator = w.facilitator.pubkey();
+    let splits = vec![
+        Split {
+            recipient: w.service.owner.pubkey(),
+            bps: 2_500,
+        },
+        Split {
+            recipient: w.payer(0).unwrap().owner.pubkey(),
+            bps: 1_000,
+        },
+    ];
+    let open = Open {
+        payer: payer.owner.pubkey(),
+        rent_payer: facilitator,
+        payee: facilitator,
+        mint: w.mint(),
+        token_program: TokenProgram::SplToken,
+        authorized_signer: w.attestor.pubkey(),
+        salt: 7,
+        deposit: 1_000_000,
+        grace_period: 600,
+        open_slot: 123_456,
+        splits: splits.clone(),
+    };
+    let (channel, bump) = channels::channel_address(
+        &open.payer,
+        &open.payee,
+        &open.mint,
+        &open.authorized_signer,
+        open.salt,
+        open.open_slot,
+    );
+    assert_eq!(channel, open.channel());
+    let record = ChannelRecord {
+        channel,
+        payer_asset: payer.asset(),
+        payee_asset: w.service.asset(),
+        payer_signer: payer.owner.pubkey(),
+        facilitator,
+        mint: w.mint(),
+        decimals: 6,
+        authorized_signer: w.attestor.pubkey(),
+        policy_id: demo::POLICY_ID,
+        deposit: 1_000_000,
+        open_slot: 123_456,
+        day_index: 20_000,
+        week_index: 2_857,
+        month_index: 657,
+        created_at: 1_700_000_000,
+        bump: 254,
+    };
+    let mut record_bytes = Vec::new();
+    record.try_serialize(&mut record_bytes).unwrap();
+    let feedback = ChannelFeedback {
+        score: 80,
+        tag1: "channel".into(),
+        tag2: "x402".into(),
+        endpoint: "https://api.example/v1".into(),
+        feedback_uri: "https://feedback.example/1".into(),
+    };
+    let full = Attestations {
+        payer: Some(w.payer(1).unwrap().asset()),
+        payee: Some(w.service_key.pubkey()),
+        payee_list: Some(w.payer(0).unwrap().asset()),
+    };
+    let gate_open = |att: Attestations| {
+        b.gate_channel_open(
+            &payer.owner.pubkey(),
+            &payer.asset(),
+            &w.service.asset(),
+            &facilitator,
+            &w.mint(),
+            1_000_000,
+            demo::POLICY_ID,
+            &channel,
+            att,
+        )
+    };
+    let ixs = [
+        gate_open(Attestations::default()),
+        gate_open(full),
+        open.instruction(),
+        channels::voucher(&w.attestor, &channel, 250_000, 1_700_000_600),
+        channels::voucher(&w.attestor, &channel, u64::MAX, -1),
+        channels::settle(&channel),
+        channels::settle_and_seal(&facilitator, &channel, true),
+        channels::settle_and_seal(&facilitator, &channel, false),
+        channels::top_up(
+            &open.payer,
+            &channel,
+            &open.mint,
+            TokenProgram::SplToken,
+            u64::MAX - 1,
+        ),
+        channels::request_close(&open.payer, &channel),
+        channels::seal(&channel),
+        Distribute::of(&open).instruction(),
+        channels::withdraw_payer(&open.payer, &channel, &open.mint, TokenProgram::Token2022),
+        channels::reclaim(&channel, &facilitator),
+        b.gate_channel_close(&record, &s.env.collection, feedback),
+        b.close_channel_record(&channel, &facilitator),
+    ];
+    // A channel account: closing, amounts past 2^53 and a negative time.
+    let mut data = vec![0u8; channels::CHANNEL_LEN];
+    data[..4].copy_from_slice(&[1, 1, bump, 2]);
+    for (at, v) in [
+        (4, 7u64),
+        (12, u64::MAX - 5),
+        (20, (1u64 << 53) + 1),
+        (28, 3),
+        (36, 1_700_000_000),
+        (44, (-5i64) as u64),
+        (248, 123_456),
+    ] {
+        data[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    data[52..56].copy_from_slice(&600u32.to_le_bytes());
+    data[56..88].copy_from_slice(&channels::distribution_hash(&splits));
+    for (at, k) in [
+        (88, open.payer),
+        (120, open.payee),
+        (152, open.authorized_signer),
+        (184, open.mint),
+        (216, open.rent_payer),
+    ] {
+        data[at..at + 32].copy_from_slice(k.as_ref());
+    }
+    let c = Channel::decode(&data).unwrap();
+    json!({
+        "payer": "payer-tier-3",
+        "facilitator": "facilitator",
+        "authorizedSigner": "attestor",
+        "payerAsset": payer.asset().to_string(),
+        "service": w.service.asset().to_string(),
+        "mint": w.mint().to_string(),
+        "collection": s.env.collection.to_string(),
+        "policyId": demo::POLICY_ID,
+        "splits": splits.iter().map(|s| json!({"recipient": s.recipient.to_string(), "bps": s.bps})).collect::<Vec<_>>(),
+        "attestations": {
+            "payer": full.payer.unwrap().to_string(),
+            "payee": full.payee.unwrap().to_string(),
+            "payeeList": full.payee_list.unwrap().to_string(),
+        },
+        "record": hex(&record_bytes),
+        "programId": channels::PROGRAM_ID.to_string(),
+        "treasuryOwner": channels::TREASURY_OWNER.to_string(),
+        "eventAuthority": channels::event_authority().to_string(),
+        "channel": channel.to_string(),
+        "bump": bump,
+        "escrow": open.escrow().to_string(),
+        "channelRecord": b.pda.channel_record(&channel).to_string(),
+        "paymentIdHash": hex(&gate::channel::payment_id_hash(&channel)),
+        "distributionPreimage": hex(&channels::distribution_preimage(&splits)),
+        "distributionHash": hex(&channels::distribution_hash(&splits)),
+        "voucherMessage": hex(&channels::voucher_message(&channel, 250_000, 1_700_000_600)),
+        "instructions": ixs.iter().map(instruction_json).collect::<Vec<_>>(),
+        "account": hex(&data),
+        "decoded": {
+            "bump": c.bump,
+            "status": format!("{:?}", c.status),
+            "salt": c.salt.to_string(),
+            "deposit": c.deposit.to_string(),
+            "settled": c.settled.to_string(),
+            "payoutWatermark": c.payout_watermark.to_string(),
+            "closureStartedAt": c.closure_started_at.to_string(),
+            "payerWithdrawnAt": c.payer_withdrawn_at.to_string(),
+            "gracePeriod": c.grace_period,
+            "distributionHash": hex(&c.distribution_hash),
+            "payer": c.payer.to_string(),
+            "payee": c.payee.to_string(),
+            "authorizedSigner": c.authorized_signer.to_string(),
+            "mint": c.mint.to_string(),
+            "rentPayer": c.rent_payer.to_string(),
+            "openSlot": c.open_slot.to_string(),
+        },
+    })
+}
+
 /// Every fact the Node tests compare with, computed by the Rust SDK and the servers.
 async fn fixture(s: &Services) -> Value {
     let w: &DemoWorld = &s.env.world;
@@ -282,6 +474,7 @@ async fn fixture(s: &Services) -> Value {
         "keys": keys,
         "decisions": decisions,
         "builders": builders(s),
+        "channels": channel_builders(s),
         "reputations": reputations,
         "composed": [
             composed(s, "payer-tier-3", tier3, settle::ComputeBudget::default()).await,
