@@ -17,6 +17,8 @@
 //!   gated deposit, the per-payment cap, the kill switch).
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
+//! - [`upto`]: x402's `upto` scheme on Solana on the wire (its `extra`, payload and reason
+//!   strings) and trust-gate's gated variant.
 //! - [`chain`]: reads over JSON-RPC.
 //! - [`receipts`]: a payment's receipt, from its log or, once closed, the chain's history.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
@@ -51,6 +53,7 @@ pub mod settle;
 pub mod simulate;
 pub mod token;
 pub mod units;
+pub mod upto;
 pub mod vouchers;
 pub mod x402;
 

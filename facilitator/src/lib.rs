@@ -27,6 +27,7 @@
 
 pub mod adapter;
 pub mod budget;
+pub mod channel_open;
 pub mod config;
 pub mod crank;
 pub mod decisions;

@@ -18,6 +18,7 @@ const CLIENT_ORDER: &[&str] = &[
     "vouchers",
     "decode",
     "x402",
+    "upto",
     "chain",
     "receipts",
     "idl",
