@@ -48,6 +48,7 @@ pub mod reject;
 pub mod routes;
 pub mod service;
 pub mod settle;
+pub mod upto;
 pub mod verify;
 
 pub use config::{Config, ConfigError, FacilitatorKey, MountConfig, Settings};

@@ -9,6 +9,7 @@ use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::settle::Settled;
+use crate::upto::{self, UptoRequest, UptoSettled};
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, Request, State};
@@ -216,6 +217,16 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
 }
 
 async fn verify(State(f): App, body: Bytes) -> Response {
+    if let Some(v) = upto_body(&body) {
+        let checked = match UptoRequest::parse(v) {
+            Ok(r) => f.verify_upto(&r).await,
+            Err(r) => Err(r),
+        };
+        return match checked {
+            Ok(payer) => Json(json!({"isValid": true, "payer": payer.to_string()})).into_response(),
+            Err(r) => verify_rejection(&f, r),
+        };
+    }
     match verify::parse_body(&body, f.default_policy_id) {
         Err(e) => e.into_response(),
         Ok(VerifyBody::Context(q)) => match f.decide(q).await {
@@ -229,8 +240,25 @@ async fn verify(State(f): App, body: Bytes) -> Response {
     }
 }
 
+/// The JSON of an `upto` request (see [`crate::upto`]), `None` for anything else.
+fn upto_body(body: &[u8]) -> Option<Value> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .filter(upto::is_upto)
+}
+
 async fn settle(State(f): App, body: Bytes) -> Response {
     let network = f.caip2().await.unwrap_or_default();
+    if let Some(v) = upto_body(&body) {
+        let settled = match UptoRequest::parse(v) {
+            Ok(r) => f.settle_upto(&r).await,
+            Err(r) => Err(r),
+        };
+        return match settled {
+            Ok(s) => upto_success(s, network),
+            Err(r) => settle_failure(&f, r, network),
+        };
+    }
     let req = serde_json::from_slice::<Value>(&body)
         .map_err(|e| ApiError::input("body", format!("not JSON: {e}")))
         .and_then(verify::parse_x402);
@@ -281,6 +309,30 @@ fn settle_success(s: Settled, network: String) -> Response {
         })),
     };
     (StatusCode::OK, Json(body)).into_response()
+}
+
+/// The x402 answer of a settled `upto` deposit or claim: `amount` is the deposit or the
+/// charge; pending as for a payment (202 `settlement_pending` with the signature).
+fn upto_success(s: UptoSettled, network: String) -> Response {
+    if s.pending {
+        let body = json!({
+            "success": false,
+            "errorReason": trust_gate_client::upto::reason::SETTLEMENT_PENDING,
+            "errorMessage": format!("{} was sent but not confirmed in time; it may still land", s.signature),
+            "transaction": s.signature.to_string(),
+            "network": network,
+            "payer": s.payer.to_string(),
+        });
+        return (StatusCode::ACCEPTED, Json(body)).into_response();
+    }
+    Json(json!({
+        "success": true,
+        "transaction": s.signature.to_string(),
+        "network": network,
+        "amount": s.amount.to_string(),
+        "payer": s.payer.to_string(),
+    }))
+    .into_response()
 }
 
 fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
@@ -342,6 +394,12 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
                     "settlement": ["gate_payment_strict", "TransferChecked", "emit_feedback"],
                 }
             }
+        }, {
+            "x402Version": 2,
+            "scheme": trust_gate_client::upto::SCHEME_UPTO,
+            "network": network,
+            // A server copies every key of this into its offers: the sponsor only.
+            "extra": {"feePayer": fac},
         }],
         "extensions": [x402::GATE_EXTENSION],
         "signers": {"solana:*": [fac]},

@@ -64,7 +64,7 @@ pub struct Settled {
 }
 
 /// What waiting for a sent transaction found.
-enum Outcome {
+pub(crate) enum Outcome {
     Landed(Result<(), TransactionError>),
     Pending,
 }
@@ -428,7 +428,10 @@ impl Facilitator {
     /// Sends with preflight (the cluster's simulation, which refuses for free): `None` when
     /// sent or perhaps sent (no answer: it may have reached the cluster), else the
     /// simulation's error and logs.
-    async fn send(&self, tx: &VersionedTransaction) -> Option<(TransactionError, Vec<String>)> {
+    pub(crate) async fn send(
+        &self,
+        tx: &VersionedTransaction,
+    ) -> Option<(TransactionError, Vec<String>)> {
         let signature = &tx.signatures[0];
         let config = RpcSendTransactionConfig {
             skip_preflight: false,
@@ -455,7 +458,7 @@ impl Facilitator {
     }
 
     /// `work`'s answer, or 502 when the RPC has not given it within the send timeout.
-    async fn within<T>(
+    pub(crate) async fn within<T>(
         &self,
         work: impl std::future::Future<Output = Result<T, Rejection>>,
     ) -> Result<T, Rejection> {
@@ -610,7 +613,7 @@ impl Facilitator {
     /// like one that finds nothing yet: the transaction was sent, so until the deadline the
     /// only honest answers are its outcome or pending, never a failure the client would pay
     /// again for.
-    async fn confirm(&self, signature: &Signature) -> Outcome {
+    pub(crate) async fn confirm(&self, signature: &Signature) -> Outcome {
         let deadline = Instant::now() + self.confirm_timeout;
         let mut wait = Duration::from_millis(2);
         loop {
@@ -776,7 +779,7 @@ fn in_progress(payment: &str, earlier: &Signature) -> Rejection {
     .hint("retry the request that sent it (it returns its outcome), or this one once its blockhash has expired (about a minute)")
 }
 
-fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
+pub(crate) fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
     Rejection::new(
         StatusCode::BAD_GATEWAY,
         "rpc_failure",

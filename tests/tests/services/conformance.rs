@@ -68,9 +68,10 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
     assert!(live.len() >= 4, "{live_report}");
     for (name, pass, detail) in &live {
         if name.starts_with("S3 ") {
+            // Once per kind: the trust-gate scheme's and upto's.
             assert_eq!(
                 detail["unrecognised_solana_ids"],
-                serde_json::json!([caip2]),
+                serde_json::json!([caip2, caip2]),
                 "{detail}"
             );
             assert_eq!(detail["v1_names_in_v2"], serde_json::json!([]), "{detail}");
@@ -88,6 +89,7 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
     // /supported lists as the network's signer.
     let supported = s.get_json(s.f("/supported")).await;
     let fee_payer = s.env.world.facilitator.pubkey().to_string();
+    // Then the stock `upto` scheme, whose offers copy its extra: the sponsor only.
     assert_eq!(
         supported["kinds"],
         serde_json::json!([{
@@ -95,6 +97,11 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
             "scheme": "trust-gate",
             "network": caip2,
             "extra": supported["kinds"][0]["extra"],
+        }, {
+            "x402Version": 2,
+            "scheme": "upto",
+            "network": caip2,
+            "extra": {"feePayer": fee_payer},
         }])
     );
     assert_eq!(supported["kinds"][0]["extra"]["feePayer"], fee_payer);

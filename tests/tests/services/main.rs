@@ -24,4 +24,5 @@ mod services;
 mod settle;
 mod soak;
 mod ts_x402;
+mod upto;
 mod verify;

@@ -1,0 +1,530 @@
+//! POST /verify and /settle for x402's stock `upto` scheme on Solana (as `@x402/svm` 2.27's
+//! server and client speak it), for routes a resource server configures as ungated: no
+//! policy runs on these payments. One channel a request:
+//!
+//! - **deposit** (before the server's handler; `/verify` runs the same checks without
+//!   sending): the client's open is checked ([`crate::channel_open`]), the channel must not
+//!   exist yet, the facilitator co-signs it as the fee payer and sends it, then reads the
+//!   channel back;
+//! - **claim** (after the handler): the actual amount, at most the ceiling, with the server's
+//!   voucher over it (checked here, strictly; a claim of 0 too, so that no one but the server
+//!   can cancel); the facilitator seals the channel at it and distributes it in one
+//!   transaction it alone signs.
+//!
+//! Not yet: the gated variant's routes, delegated voucher keys, deduplication of concurrent
+//! identical requests across replicas (the chain refuses the second open and the second seal),
+//! and the close of channels abandoned before their claim (their rent waits for it).
+
+use crate::channel_open::{self, Expected};
+use crate::inspect;
+use crate::reject::Rejection;
+use crate::service::Facilitator;
+use crate::settle::{rpc_rejection, Outcome};
+use serde::Deserialize;
+use serde_json::Value;
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::Signature;
+use solana_sdk::signer::Signer;
+use solana_sdk::transaction::{Transaction, VersionedTransaction};
+use std::str::FromStr;
+use trust_gate_client::chain;
+use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
+use trust_gate_client::settle::ComputeBudget;
+use trust_gate_client::simulate::now_unix;
+use trust_gate_client::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
+use trust_gate_client::vouchers::Voucher;
+use trust_gate_client::x402::PaymentRequirements;
+
+/// The claim's unit limit (a seal and a distribute of one payout measure about 20 000).
+pub const CLAIM_UNIT_LIMIT: u32 = 100_000;
+/// How far past `now + maxTimeoutSeconds` a payload's expiry may be (clock skew).
+pub const EXPIRY_SLACK_SECS: i64 = 60;
+
+/// An `upto` request to /verify or /settle.
+#[derive(Clone, Debug)]
+pub struct UptoRequest {
+    pub requirements: PaymentRequirements,
+    pub accepted: PaymentRequirements,
+    pub payload: UptoPayload,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Body {
+    payment_payload: PayloadEnvelope,
+    payment_requirements: PaymentRequirements,
+}
+
+#[derive(Deserialize)]
+struct PayloadEnvelope {
+    accepted: PaymentRequirements,
+    payload: Value,
+}
+
+/// Whether a request body is for the `upto` scheme (by its requirements, or the offer it
+/// accepted).
+pub fn is_upto(body: &Value) -> bool {
+    let scheme = |v: &Value| v.get("scheme").and_then(Value::as_str) == Some(upto::SCHEME_UPTO);
+    body.get("paymentRequirements").is_some_and(scheme)
+        || body.pointer("/paymentPayload/accepted").is_some_and(scheme)
+}
+
+impl UptoRequest {
+    /// Reads the body; a payload of another shape is `unsupported_payload_type`.
+    pub fn parse(body: Value) -> Result<UptoRequest, Rejection> {
+        let b: Body = serde_json::from_value(body).map_err(|e| {
+            Rejection::bad(
+                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                format!("not an x402 upto request: {e}"),
+            )
+        })?;
+        let payload: UptoPayload =
+            serde_json::from_value(b.payment_payload.payload).map_err(|e| {
+                Rejection::bad(
+                    reason::UNSUPPORTED_PAYLOAD_TYPE,
+                    format!("paymentPayload.payload is not an upto payload: {e}"),
+                )
+            })?;
+        Ok(UptoRequest {
+            requirements: b.payment_requirements,
+            accepted: b.payment_payload.accepted,
+            payload,
+        })
+    }
+}
+
+/// What the requirements and the payload say, checked.
+struct Terms {
+    extra: UptoExtra,
+    from: Pubkey,
+    mint: Pubkey,
+    pay_to: Pubkey,
+    receiver_authorizer: Pubkey,
+    channel: Pubkey,
+    ceiling: u64,
+    salt: u64,
+}
+
+fn bad(reason: &str, message: impl Into<String>) -> Rejection {
+    Rejection::bad(reason, message)
+}
+
+fn named(r: Result<Pubkey, (&'static str, String)>) -> Result<Pubkey, Rejection> {
+    r.map_err(|(reason, message)| bad(reason, message))
+}
+
+/// The checks of every phase: the scheme, the network, the facilitator, the requirements,
+/// the payload's amounts, keys and times.
+fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms, Rejection> {
+    if r.accepted.scheme != upto::SCHEME_UPTO || r.requirements.scheme != upto::SCHEME_UPTO {
+        return Err(bad(reason::UNSUPPORTED_SCHEME, "the scheme is not upto"));
+    }
+    if r.accepted.network != r.requirements.network || r.requirements.network != network {
+        return Err(bad(
+            reason::NETWORK_MISMATCH,
+            format!(
+                "the network is {}; this facilitator settles on {network}",
+                r.requirements.network
+            ),
+        ));
+    }
+    let invalid = |m: String| bad(reason::INVALID_REQUIREMENTS, m);
+    let extra: UptoExtra = serde_json::from_value(Value::Object(r.requirements.extra.clone()))
+        .map_err(|e| invalid(format!("extra: {e}")))?;
+    if extra.fee_payer != fac.to_string() {
+        return Err(bad(
+            reason::FACILITATOR_MISMATCH,
+            format!(
+                "extra.feePayer is {}; this facilitator is {fac}",
+                extra.fee_payer
+            ),
+        ));
+    }
+    if extra.withdraw_delay == 0 || r.requirements.max_timeout_seconds == 0 {
+        return Err(invalid(
+            "extra.withdrawDelay and maxTimeoutSeconds are whole seconds above 0".into(),
+        ));
+    }
+    let key = |field: &str, v: &str| {
+        Pubkey::from_str(v).map_err(|_| invalid(format!("{field} is not a base58 address")))
+    };
+    let receiver_authorizer = key("extra.receiverAuthorizer", &extra.receiver_authorizer)?;
+    let mint = key("asset", &r.requirements.asset)?;
+    let pay_to = key("payTo", &r.requirements.pay_to)?;
+
+    let p = &r.payload;
+    let from = named(upto::key("from", &p.from))?;
+    let channel = named(upto::key("channelId", &p.channel_id))?;
+    let authorized = named(upto::key("authorizedSigner", &p.authorized_signer))?;
+    if authorized != receiver_authorizer {
+        return Err(bad(
+            reason::RECEIVER_AUTHORIZER,
+            "payload.authorizedSigner is not extra.receiverAuthorizer",
+        ));
+    }
+    let amount = |field: &str, v: &str| upto::amount(field, v).map_err(|(r, m)| bad(r, m));
+    let ceiling = amount("maxAmount", &p.max_amount)?;
+    if amount("deposit", &p.deposit)? != ceiling {
+        return Err(bad(
+            reason::DEPOSIT_NOT_CEILING,
+            "payload.deposit is not payload.maxAmount",
+        ));
+    }
+    let salt = p
+        .nonce
+        .parse()
+        .map_err(|_| bad(reason::CHANNEL_SEED, "payload.nonce is not a decimal u64"))?;
+    if now < p.valid_after {
+        return Err(bad(
+            reason::NOT_YET_ACTIVE,
+            format!("the payment is valid after {}", p.valid_after),
+        ));
+    }
+    if p.expires_at == 0 || now >= p.expires_at {
+        return Err(bad(
+            reason::EXPIRED,
+            format!("the payment expired at {}", p.expires_at),
+        ));
+    }
+    let latest = now
+        .saturating_add(i64::try_from(r.requirements.max_timeout_seconds).unwrap_or(i64::MAX))
+        .saturating_add(EXPIRY_SLACK_SECS);
+    if p.expires_at > latest {
+        return Err(bad(
+            reason::EXPIRES_AT_MISMATCH,
+            "payload.expiresAt is further ahead than maxTimeoutSeconds allows",
+        ));
+    }
+    Ok(Terms {
+        extra,
+        from,
+        mint,
+        pay_to,
+        receiver_authorizer,
+        channel,
+        ceiling,
+        salt,
+    })
+}
+
+/// A settled `upto` request.
+#[derive(Clone, Debug)]
+pub struct UptoSettled {
+    pub signature: Signature,
+    /// The deposit, or the amount charged.
+    pub amount: u64,
+    pub payer: Pubkey,
+    /// Sent, outcome not known in time.
+    pub pending: bool,
+}
+
+impl Facilitator {
+    /// The deposit's checks, without sending (`/verify`): returns the payer.
+    pub async fn verify_upto(&self, r: &UptoRequest) -> Result<Pubkey, Rejection> {
+        if r.payload.voucher_signature.is_some() {
+            return Err(bad(
+                reason::UNEXPECTED_VOUCHER,
+                "a client's payload carries no voucherSignature",
+            ));
+        }
+        if r.payload.settle_type.is_some() {
+            return Err(bad(
+                reason::PAYLOAD_TYPE,
+                "type is the server's, for /settle",
+            ));
+        }
+        let (t, _) = self.checked_open(r).await?;
+        Ok(t.from)
+    }
+
+    /// `/settle` of a deposit or a claim (see the module docs).
+    pub async fn settle_upto(&self, r: &UptoRequest) -> Result<UptoSettled, Rejection> {
+        let Some(keypair) = self.key.keypair() else {
+            return Err(Rejection::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "facilitator_not_signing",
+                "this facilitator is configured with a public key only and cannot settle",
+            ));
+        };
+        match r.payload.settle_type {
+            Some(UptoSettleType::Claim) => self.claim(r, keypair).await,
+            Some(UptoSettleType::Deposit) | None => {
+                if r.payload.voucher_signature.is_some() {
+                    return Err(bad(
+                        reason::UNEXPECTED_VOUCHER,
+                        "a deposit carries no voucherSignature",
+                    ));
+                }
+                self.deposit(r, keypair).await
+            }
+        }
+    }
+
+    /// The terms and the checked open of a deposit.
+    async fn checked_open(
+        &self,
+        r: &UptoRequest,
+    ) -> Result<(Terms, channel_open::Checked), Rejection> {
+        let network = self
+            .caip2()
+            .await
+            .map_err(|e| bad("network_unavailable", e.message))?;
+        let fac = self.facilitator();
+        let t = terms(r, &fac, &network, now_unix())?;
+        let required =
+            upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
+        if required != t.ceiling {
+            return Err(bad(
+                reason::AMOUNT_MISMATCH,
+                "payload.maxAmount is not the requirements' amount",
+            ));
+        }
+        let (token_program, _) = self
+            .mint(&t.mint)
+            .await
+            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
+        if let Some(hint) = &t.extra.token_program {
+            if *hint != token_program.id().to_string() {
+                return Err(bad(
+                    reason::INVALID_REQUIREMENTS,
+                    "extra.tokenProgram is not the mint's token program",
+                ));
+            }
+        }
+        let tx = inspect::decode(&r.payload.open_transaction)
+            .map_err(|e| bad(reason::OPEN_TRANSACTION, e.message))?;
+        let slot = self
+            .within(async { self.rpc.get_slot().await.map_err(rpc_rejection) })
+            .await?;
+        // The server's offer may name a slot a little ahead of this RPC's view.
+        let slot = t.extra.recent_slot.map_or(slot, |s| s.0.max(slot));
+        let checked = channel_open::verify(
+            tx,
+            Expected {
+                builder: &self.builder,
+                facilitator: fac,
+                mint: t.mint,
+                token_program,
+                pay_to: t.pay_to,
+                receiver_authorizer: t.receiver_authorizer,
+                withdraw_delay: t.extra.withdraw_delay,
+                ceiling: t.ceiling,
+                from: t.from,
+                salt: t.salt,
+                open_slot: r.payload.open_slot.0,
+                channel: t.channel,
+                slot,
+                memo: t.extra.memo.as_deref(),
+                compute: &self.compute,
+                gated: None,
+            },
+        )?;
+        if chain::account(&self.rpc, &t.channel)
+            .await
+            .map_err(rpc_rejection)?
+            .is_some()
+        {
+            return Err(bad(
+                reason::CHANNEL_ALREADY_OPEN,
+                format!("channel {} exists already", t.channel),
+            ));
+        }
+        Ok((t, checked))
+    }
+
+    async fn deposit(
+        &self,
+        r: &UptoRequest,
+        keypair: &solana_sdk::signature::Keypair,
+    ) -> Result<UptoSettled, Rejection> {
+        let (t, checked) = self.checked_open(r).await?;
+        let mut tx = checked.tx;
+        let signature = keypair.sign_message(&tx.message.serialize());
+        tx.signatures[0] = signature;
+        let pending = self
+            .send_and_confirm(&tx, reason::CHANNEL_BROADCAST)
+            .await?;
+        if !pending {
+            let c = self.channel(&t.channel).await?;
+            let fac = self.facilitator();
+            let splits = [Split {
+                recipient: t.pay_to,
+                bps: channels::ALL_BPS,
+            }];
+            let good = c.status == Status::Open
+                && c.deposit == t.ceiling
+                && (c.payer, c.payee, c.rent_payer, c.mint) == (t.from, fac, fac, t.mint)
+                && c.authorized_signer == t.receiver_authorizer
+                && c.distribution_hash == channels::distribution_hash(&splits);
+            if !good {
+                return Err(bad(
+                    reason::CHANNEL_STATE,
+                    format!("channel {} is not the one the payment opens", t.channel),
+                ));
+            }
+        }
+        Ok(UptoSettled {
+            signature,
+            amount: t.ceiling,
+            payer: t.from,
+            pending,
+        })
+    }
+
+    async fn claim(
+        &self,
+        r: &UptoRequest,
+        keypair: &solana_sdk::signature::Keypair,
+    ) -> Result<UptoSettled, Rejection> {
+        let network = self
+            .caip2()
+            .await
+            .map_err(|e| bad("network_unavailable", e.message))?;
+        let fac = self.facilitator();
+        let t = terms(r, &fac, &network, now_unix())?;
+        let actual = upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
+        if actual > t.ceiling {
+            return Err(bad(
+                reason::SETTLEMENT_EXCEEDS_AMOUNT,
+                format!("the charge {actual} is above the ceiling {}", t.ceiling),
+            ));
+        }
+        let (token_program, _) = self
+            .mint(&t.mint)
+            .await
+            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
+        let c = self.channel(&t.channel).await?;
+        let splits = vec![Split {
+            recipient: t.pay_to,
+            bps: channels::ALL_BPS,
+        }];
+        let bound = c.status == Status::Open
+            && (c.payer, c.payee, c.rent_payer, c.mint) == (t.from, fac, fac, t.mint)
+            && c.authorized_signer == t.receiver_authorizer
+            && c.deposit == t.ceiling
+            && c.distribution_hash == channels::distribution_hash(&splits);
+        if !bound {
+            return Err(bad(
+                reason::CHANNEL_STATE,
+                format!(
+                    "channel {} is not open as this payment opened it",
+                    t.channel
+                ),
+            ));
+        }
+        let mut ixs = ComputeBudget {
+            unit_limit: Some(CLAIM_UNIT_LIMIT),
+            unit_price_micro_lamports: None,
+        }
+        .instructions();
+        // Every claim, 0 included, carries the server's voucher of its amount: without it
+        // anyone holding the payload could seal the channel at nothing before the server
+        // charges. A voucher of 0 is checked here only (the program wants none to seal).
+        let sig = r.payload.voucher_signature.as_deref().ok_or_else(|| {
+            bad(
+                reason::MISSING_VOUCHER,
+                "a claim carries the server's voucherSignature of its amount",
+            )
+        })?;
+        let signature = Signature::from_str(sig).map_err(|_| {
+            bad(
+                reason::VOUCHER_SIGNATURE,
+                "voucherSignature is not a base58 signature",
+            )
+        })?;
+        let voucher = Voucher {
+            channel: t.channel,
+            cumulative: actual,
+            expires_at: r.payload.expires_at,
+            signature,
+        };
+        if !voucher.signed_by(&t.receiver_authorizer) {
+            return Err(bad(
+                reason::VOUCHER_SIGNATURE,
+                "voucherSignature is not extra.receiverAuthorizer's signature of the charge",
+            ));
+        }
+        if actual > 0 {
+            ixs.push(voucher.instruction(&t.receiver_authorizer));
+        }
+        ixs.push(channels::settle_and_seal(&fac, &t.channel, actual > 0));
+        ixs.push(
+            Distribute {
+                channel: t.channel,
+                payer: t.from,
+                rent_payer: fac,
+                payee: fac,
+                mint: t.mint,
+                token_program,
+                splits,
+            }
+            .instruction(),
+        );
+        let blockhash = self
+            .rpc
+            .get_latest_blockhash()
+            .await
+            .map_err(rpc_rejection)?;
+        let tx: VersionedTransaction =
+            Transaction::new_signed_with_payer(&ixs, Some(&fac), &[keypair], blockhash).into();
+        let signature = tx.signatures[0];
+        let pending = self
+            .send_and_confirm(&tx, reason::TRANSACTION_FAILED)
+            .await?;
+        Ok(UptoSettled {
+            signature,
+            amount: actual,
+            payer: c.payer,
+            pending,
+        })
+    }
+
+    /// The channel at `address`, read at confirmed.
+    async fn channel(&self, address: &Pubkey) -> Result<Channel, Rejection> {
+        let account = chain::account(&self.rpc, address)
+            .await
+            .map_err(rpc_rejection)?
+            .ok_or_else(|| {
+                bad(
+                    reason::CHANNEL_STATE,
+                    format!("channel {address} does not exist"),
+                )
+            })?;
+        if account.owner != channels::PROGRAM_ID {
+            return Err(bad(
+                reason::CHANNEL_STATE,
+                format!("{address} is not a channel"),
+            ));
+        }
+        Channel::decode(&account.data).ok_or_else(|| {
+            bad(
+                reason::CHANNEL_STATE,
+                format!("{address} is not a version-1 channel"),
+            )
+        })
+    }
+
+    /// Sends with preflight and waits: `Ok(false)` landed, `Ok(true)` pending; a refusal by
+    /// the simulation is `settlement_simulation`, a failure on chain `failed`.
+    async fn send_and_confirm(
+        &self,
+        tx: &VersionedTransaction,
+        failed: &str,
+    ) -> Result<bool, Rejection> {
+        let signature = tx.signatures[0];
+        if let Some((err, logs)) = self.send(tx).await {
+            let summary = trust_gate_client::errors::summarize_logs(&logs, 3);
+            return Err(bad(
+                reason::SETTLEMENT_SIMULATION,
+                format!("the cluster's simulation refused it: {err} ({summary})"),
+            ));
+        }
+        match self.confirm(&signature).await {
+            Outcome::Landed(Ok(())) => Ok(false),
+            Outcome::Landed(Err(err)) => {
+                Err(bad(failed, format!("{signature} failed on chain: {err}")))
+            }
+            Outcome::Pending => Ok(true),
+        }
+    }
+}

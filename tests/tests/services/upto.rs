@@ -1,0 +1,312 @@
+//! x402's stock `upto` scheme through the facilitator over HTTP, on the localnet `trust-gate
+//! up` runs (its payment-channels stand-in): a client's open verified and deposited, a replay
+//! refused, claims refused above the ceiling and without the server's voucher, the claim of
+//! the whole ceiling and the server's cancel (a claim of nothing, a full refund) sealed and
+//! distributed. The test
+//! plays the client and the resource server (which holds the voucher key), as `@x402/svm`
+//! 2.27's would.
+//!
+//! On this localnet a claim between 0 and the ceiling in an SPL Token mint pays two parties,
+//! which the bank's classic SPL Token cannot do in one call (see docs/channels.md): such
+//! claims want a Token-2022 mint here.
+
+use crate::services::{self, Services};
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use serde_json::{json, Value};
+use solana_sdk::hash::Hash;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::message::{v0, VersionedMessage};
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::{Keypair, Signature, Signer};
+use solana_sdk::transaction::VersionedTransaction;
+use trust_gate_client::channels::{self, Channel, Open, Split, Status};
+use trust_gate_client::settle::{ComputeBudget, TokenProgram};
+use trust_gate_client::upto::reason;
+use trust_gate_client::{chain, simulate::now_unix};
+
+const CEILING: u64 = 2_000_000;
+const MEMO: &str = "order-1";
+
+struct Client<'a> {
+    s: &'a Services,
+    payer: Keypair,
+    /// The resource server's voucher key (extra.receiverAuthorizer).
+    server: Keypair,
+    requirements: Value,
+}
+
+impl<'a> Client<'a> {
+    async fn new(s: &'a Services) -> Client<'a> {
+        let w = &s.env.world;
+        let network = s.facilitator.facilitator.caip2().await.unwrap();
+        let server = Keypair::new();
+        let requirements = json!({
+            "scheme": "upto",
+            "network": network,
+            "amount": CEILING.to_string(),
+            "asset": w.mint().to_string(),
+            "payTo": w.service.owner.pubkey().to_string(),
+            "maxTimeoutSeconds": 300,
+            "extra": {
+                "feePayer": w.facilitator.pubkey().to_string(),
+                "receiverAuthorizer": server.pubkey().to_string(),
+                "withdrawDelay": 900,
+                "tokenProgram": TokenProgram::SplToken.id().to_string(),
+                "paymentFlow": "escrow",
+                "memo": MEMO,
+            },
+        });
+        Client {
+            s,
+            payer: w.payer(3).unwrap().owner.insecure_clone(),
+            server,
+            requirements,
+        }
+    }
+
+    /// The client's open and payload, as the stock client builds them.
+    async fn payload(&self, salt: u64) -> (Open, Value) {
+        let w = &self.s.env.world;
+        let fac = w.facilitator.pubkey();
+        let open = Open {
+            payer: self.payer.pubkey(),
+            rent_payer: fac,
+            payee: fac,
+            mint: w.mint(),
+            token_program: TokenProgram::SplToken,
+            authorized_signer: self.server.pubkey(),
+            salt,
+            deposit: CEILING,
+            grace_period: 900,
+            open_slot: self.s.env.rpc.get_slot().await.unwrap(),
+            splits: vec![Split {
+                recipient: w.service.owner.pubkey(),
+                bps: channels::ALL_BPS,
+            }],
+        };
+        let mut ixs = ComputeBudget {
+            unit_limit: Some(90_000),
+            unit_price_micro_lamports: Some(1),
+        }
+        .instructions();
+        ixs.push(open.instruction());
+        ixs.push(Instruction::new_with_bytes(
+            trust_gate_program_common::external::ids::MEMO,
+            MEMO.as_bytes(),
+            vec![],
+        ));
+        let blockhash: Hash = self.s.env.rpc.get_latest_blockhash().await.unwrap();
+        let message =
+            VersionedMessage::V0(v0::Message::try_compile(&fac, &ixs, &[], blockhash).unwrap());
+        let n = usize::from(message.header().num_required_signatures);
+        let mut signatures = vec![Signature::default(); n];
+        let at = message
+            .static_account_keys()
+            .iter()
+            .position(|k| *k == self.payer.pubkey())
+            .unwrap();
+        signatures[at] = self.payer.sign_message(&message.serialize());
+        let tx = VersionedTransaction {
+            signatures,
+            message,
+        };
+        let now = now_unix();
+        let payload = json!({
+            "from": self.payer.pubkey().to_string(),
+            "maxAmount": CEILING.to_string(),
+            "expiresAt": now + 300,
+            "validAfter": now - 1,
+            "nonce": salt.to_string(),
+            "openSlot": open.open_slot.to_string(),
+            "channelId": open.channel().to_string(),
+            "deposit": CEILING.to_string(),
+            "authorizedSigner": self.server.pubkey().to_string(),
+            "openTransaction": STANDARD.encode(bincode::serialize(&tx).unwrap()),
+        });
+        (open, payload)
+    }
+
+    fn body(&self, payload: &Value, amount: u64) -> Value {
+        let mut requirements = self.requirements.clone();
+        requirements["amount"] = amount.to_string().into();
+        json!({
+            "x402Version": 2,
+            "paymentPayload": {"x402Version": 2, "accepted": self.requirements, "payload": payload},
+            "paymentRequirements": requirements,
+        })
+    }
+
+    async fn post(&self, route: &str, body: &Value) -> Value {
+        let url = format!("{}{route}", self.s.facilitator.url());
+        self.s
+            .http
+            .post(url)
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// The server's claim of `amount`, its voucher signed by `key`.
+    fn claim(&self, payload: &Value, channel: &Pubkey, amount: u64, key: &Keypair) -> Value {
+        let mut p = payload.clone();
+        p["type"] = "claim".into();
+        let expires_at = p["expiresAt"].as_i64().unwrap();
+        let message = channels::voucher_message(channel, amount, expires_at);
+        p["voucherSignature"] = key.sign_message(&message).to_string().into();
+        self.body(&p, amount)
+    }
+}
+
+async fn channel(s: &Services, address: &Pubkey) -> Option<Channel> {
+    let account = chain::account(&s.env.rpc, address).await.unwrap()?;
+    Channel::decode(&account.data)
+}
+
+async fn tokens(s: &Services, owner: &Pubkey) -> u64 {
+    let ata = TokenProgram::SplToken.associated_account(owner, &s.env.world.mint());
+    let account = chain::account(&s.env.rpc, &ata).await.unwrap().unwrap();
+    u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+}
+
+#[tokio::test]
+async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
+    let s = services::start().await;
+    let c = Client::new(&s).await;
+    let supported = s.get_json(s.f("/supported")).await;
+    assert!(supported["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|k| k["scheme"] == "upto"));
+    let (open, payload) = c.payload(1).await;
+    let address = open.channel();
+    let payer_before = tokens(&s, &c.payer.pubkey()).await;
+
+    let verified = c.post("/verify", &c.body(&payload, CEILING)).await;
+    assert_eq!(verified["isValid"], true, "{verified}");
+    assert_eq!(verified["payer"], c.payer.pubkey().to_string());
+    assert!(
+        channel(&s, &address).await.is_none(),
+        "/verify sends nothing"
+    );
+
+    let mut deposit = payload.clone();
+    deposit["type"] = "deposit".into();
+    let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    assert_eq!(settled["amount"], CEILING.to_string());
+    let ch = channel(&s, &address).await.unwrap();
+    assert_eq!((ch.status, ch.deposit), (Status::Open, CEILING));
+    assert_eq!(tokens(&s, &c.payer.pubkey()).await, payer_before - CEILING);
+    // The same deposit again: the channel exists.
+    let again = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(
+        again["errorReason"],
+        reason::CHANNEL_ALREADY_OPEN,
+        "{again}"
+    );
+
+    // Claims the facilitator refuses: above the ceiling, no voucher, another key's voucher.
+    let over = c
+        .post(
+            "/settle",
+            &c.claim(&payload, &address, CEILING + 1, &c.server),
+        )
+        .await;
+    assert_eq!(
+        over["errorReason"],
+        reason::SETTLEMENT_EXCEEDS_AMOUNT,
+        "{over}"
+    );
+    let mut bare = c.claim(&payload, &address, CEILING, &c.server);
+    bare["paymentPayload"]["payload"]
+        .as_object_mut()
+        .unwrap()
+        .remove("voucherSignature");
+    let bare = c.post("/settle", &bare).await;
+    assert_eq!(bare["errorReason"], reason::MISSING_VOUCHER, "{bare}");
+    let forged = c
+        .post(
+            "/settle",
+            &c.claim(&payload, &address, CEILING, &Keypair::new()),
+        )
+        .await;
+    assert_eq!(forged["errorReason"], reason::VOUCHER_SIGNATURE, "{forged}");
+
+    // The server charges the whole ceiling: sealed at it and distributed to payTo.
+    let pay_to = s.env.world.service.owner.pubkey();
+    let paid_before = tokens(&s, &pay_to).await;
+    let claimed = c
+        .post("/settle", &c.claim(&payload, &address, CEILING, &c.server))
+        .await;
+    assert_eq!(claimed["success"], true, "{claimed}");
+    assert_eq!(claimed["amount"], CEILING.to_string());
+    assert_eq!(tokens(&s, &pay_to).await, paid_before + CEILING);
+    let ch = channel(&s, &address).await.unwrap();
+    assert_eq!((ch.status, ch.settled), (Status::Distributed, CEILING));
+    // A claim again: the channel is no longer open.
+    let twice = c
+        .post("/settle", &c.claim(&payload, &address, CEILING, &c.server))
+        .await;
+    assert_eq!(twice["errorReason"], reason::CHANNEL_STATE, "{twice}");
+}
+
+#[tokio::test]
+async fn a_claim_of_nothing_refunds_the_whole_deposit() {
+    let s = services::start().await;
+    let c = Client::new(&s).await;
+    let (open, payload) = c.payload(2).await;
+    let before = tokens(&s, &c.payer.pubkey()).await;
+    let mut deposit = payload.clone();
+    deposit["type"] = "deposit".into();
+    let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    // Only the server may cancel: a claim of 0 without its voucher is refused.
+    let mut bare = c.claim(&payload, &open.channel(), 0, &c.server);
+    bare["paymentPayload"]["payload"]
+        .as_object_mut()
+        .unwrap()
+        .remove("voucherSignature");
+    let refused = c.post("/settle", &bare).await;
+    assert_eq!(refused["errorReason"], reason::MISSING_VOUCHER, "{refused}");
+    // The handler failed: the server cancels with its voucher of 0.
+    let cancel = c.claim(&payload, &open.channel(), 0, &c.server);
+    let cancelled = c.post("/settle", &cancel).await;
+    assert_eq!(cancelled["success"], true, "{cancelled}");
+    assert_eq!(cancelled["amount"], "0");
+    assert_eq!(tokens(&s, &c.payer.pubkey()).await, before);
+    let ch = channel(&s, &open.channel()).await.unwrap();
+    assert_eq!((ch.status, ch.settled), (Status::Distributed, 0));
+}
+
+#[tokio::test]
+async fn a_client_payload_carrying_the_servers_fields_or_another_shape_is_refused() {
+    let s = services::start().await;
+    let c = Client::new(&s).await;
+    let (_, payload) = c.payload(3).await;
+    for (field, value, want) in [
+        ("voucherSignature", json!("x"), reason::UNEXPECTED_VOUCHER),
+        ("type", json!("deposit"), reason::PAYLOAD_TYPE),
+        ("openSlot", json!(true), reason::UNSUPPORTED_PAYLOAD_TYPE),
+    ] {
+        let mut p = payload.clone();
+        p[field] = value;
+        let r = c.post("/verify", &c.body(&p, CEILING)).await;
+        assert_eq!(
+            (r["isValid"].clone(), r["invalidReason"].clone()),
+            (json!(false), json!(want)),
+            "{field}: {r}"
+        );
+    }
+    // Another facilitator's sponsor, and a deposit that is not the ceiling.
+    let mut other = c.body(&payload, CEILING);
+    other["paymentRequirements"]["extra"]["feePayer"] = Pubkey::new_unique().to_string().into();
+    let r = c.post("/verify", &other).await;
+    assert_eq!(r["invalidReason"], reason::FACILITATOR_MISMATCH, "{r}");
+    let r = c.post("/verify", &c.body(&payload, CEILING - 1)).await;
+    assert_eq!(r["invalidReason"], reason::AMOUNT_MISMATCH, "{r}");
+}
