@@ -217,6 +217,10 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
         "  mint           {} ({} decimals), price {}",
         s.mint, s.decimals, s.price
     );
+    println!(
+        "  metered mint   {} (Token-2022, for payment channels)",
+        s.metered_mint
+    );
     println!("  facilitator    {}", s.facilitator);
     println!(
         "  service agent  {} (accepts payers of tier >= {}; label {})",

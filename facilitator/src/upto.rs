@@ -39,6 +39,10 @@ use trust_gate_client::x402::PaymentRequirements;
 pub const CLAIM_UNIT_LIMIT: u32 = 100_000;
 /// How far past `now + maxTimeoutSeconds` a payload's expiry may be (clock skew).
 pub const EXPIRY_SLACK_SECS: i64 = 60;
+/// The longest `maxTimeoutSeconds` of an upto offer (the stock facilitator's default channel
+/// lifetime): the claim must come within it, which bounds how long the facilitator's rent
+/// sits in a channel that is never claimed.
+pub const MAX_CHANNEL_LIFETIME_SECS: u64 = 3_600;
 
 /// An `upto` request to /verify or /settle.
 #[derive(Clone, Debug)]
@@ -143,6 +147,15 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     if extra.withdraw_delay == 0 || r.requirements.max_timeout_seconds == 0 {
         return Err(invalid(
             "extra.withdrawDelay and maxTimeoutSeconds are whole seconds above 0".into(),
+        ));
+    }
+    if r.requirements.max_timeout_seconds > MAX_CHANNEL_LIFETIME_SECS {
+        return Err(bad(
+            reason::CHANNEL_LIFETIME_EXCEEDED,
+            format!(
+                "maxTimeoutSeconds is {}; this facilitator holds an upto channel's rent for at most {MAX_CHANNEL_LIFETIME_SECS} s",
+                r.requirements.max_timeout_seconds
+            ),
         ));
     }
     let key = |field: &str, v: &str| {

@@ -128,6 +128,11 @@ pub struct DemoWorld {
     pub service_key: Keypair,
     pub mint: Keypair,
     pub mint_authority: Keypair,
+    /// A second stablecoin-like mint, in Token-2022, for metered payments (payment channels):
+    /// a channel that pays two parties at once (the payee and the payer's refund) needs one
+    /// call per payout, which Token-2022 makes and the localnet's classic SPL Token cannot
+    /// batch (see docs/channels.md). The same authority and decimals as `mint`.
+    pub metered_mint: Keypair,
     /// The demo service agent (payee).
     pub service: DemoAgent,
     /// Payer agents with engine tiers 0, 1 and 3 paying from their owners' wallets, and a
@@ -149,6 +154,7 @@ impl DemoWorld {
             service_key: deterministic_keypair("demo/service-key"),
             mint: deterministic_keypair("demo/mint"),
             mint_authority: deterministic_keypair("demo/mint-authority"),
+            metered_mint: deterministic_keypair("demo/metered-mint"),
             service: DemoAgent::new("service", 3),
             payers: [
                 DemoAgent::new("payer-tier-0", 0),
@@ -162,6 +168,11 @@ impl DemoWorld {
 
     pub fn mint(&self) -> Pubkey {
         self.mint.pubkey()
+    }
+
+    /// The Token-2022 mint of metered payments (see [`DemoWorld::metered_mint`]).
+    pub fn metered_mint(&self) -> Pubkey {
+        self.metered_mint.pubkey()
     }
 
     /// The wallet-funded payer agent with engine tier `tier`.
@@ -231,6 +242,7 @@ impl DemoWorld {
             facilitator: self.facilitator.pubkey().to_string(),
             service_key: self.service_key.pubkey().to_string(),
             mint: self.mint().to_string(),
+            metered_mint: self.metered_mint().to_string(),
             decimals: DECIMALS,
             price: PRICE,
             policy_id: POLICY_ID,
@@ -275,6 +287,8 @@ pub struct DemoSummary {
     pub facilitator: String,
     pub service_key: String,
     pub mint: String,
+    /// The Token-2022 mint of metered payments (see [`DemoWorld::metered_mint`]).
+    pub metered_mint: String,
     pub decimals: u8,
     pub price: u64,
     pub policy_id: u32,

@@ -6,6 +6,7 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
 use anchor_spl::token::spl_token;
+use anchor_spl::token_2022::spl_token_2022;
 use solana_address_lookup_table_interface::instruction::{
     create_lookup_table, extend_lookup_table,
 };
@@ -140,35 +141,66 @@ impl Migration<'_> {
     }
 
     async fn mint(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
-        let mint = world.mint();
-        let created = !self.exists(&mint).await?;
+        self.mint_of(
+            world,
+            &world.mint,
+            TokenProgram::SplToken,
+            "the demo mint",
+            report,
+        )
+        .await?;
+        self.mint_of(
+            world,
+            &world.metered_mint,
+            TokenProgram::Token2022,
+            "the metered mint",
+            report,
+        )
+        .await
+    }
+
+    /// Creates `mint` in `program` (82 bytes, no extension, the same in both programs) with
+    /// the world's authority and decimals.
+    async fn mint_of(
+        &self,
+        world: &DemoWorld,
+        mint: &Keypair,
+        program: TokenProgram,
+        what: &str,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let key = mint.pubkey();
+        let created = !self.exists(&key).await?;
         if created {
             let len = spl_token::state::Mint::LEN;
             let rent = self.rpc.get_minimum_balance_for_rent_exemption(len).await?;
             let ixs = [
                 system_instruction::create_account(
                     &self.funder.pubkey(),
-                    &mint,
+                    &key,
                     rent,
                     len as u64,
-                    &spl_token::ID,
+                    &program.id(),
                 ),
-                spl_token::instruction::initialize_mint2(
-                    &spl_token::ID,
-                    &mint,
+                spl_token_2022::instruction::initialize_mint2(
+                    &program.id(),
+                    &key,
                     &world.mint_authority.pubkey(),
                     None,
                     demo::DECIMALS,
                 )
                 .map_err(|e| ClientError::Config(e.to_string()))?,
             ];
-            self.send("create the demo mint", &ixs, &[&world.mint])
-                .await?;
+            self.send(&format!("create {what}"), &ixs, &[mint]).await?;
         }
+        let program_name = match program {
+            TokenProgram::SplToken => "SPL Token",
+            TokenProgram::Token2022 => "Token-2022",
+        };
         self.note(
             report,
             created,
-            format!("mint {mint} ({} decimals)", demo::DECIMALS),
+            format!("{what} {key} ({program_name}, {} decimals)", demo::DECIMALS),
         );
         Ok(())
     }
@@ -459,8 +491,25 @@ impl Migration<'_> {
     /// up to [`demo::PAYER_BALANCE`], a vault-funded payer's hot key holds nothing (its
     /// account only passes the vault's release on to the payee).
     async fn tokens(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
-        let mint = world.mint();
-        let program = TokenProgram::SplToken;
+        self.tokens_of(world, &world.mint(), TokenProgram::SplToken, report)
+            .await?;
+        self.tokens_of(
+            world,
+            &world.metered_mint(),
+            TokenProgram::Token2022,
+            report,
+        )
+        .await
+    }
+
+    /// The token accounts of `mint`: the agents' and the payment-channels treasury's.
+    async fn tokens_of(
+        &self,
+        world: &DemoWorld,
+        mint: &Pubkey,
+        program: TokenProgram,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
         let mut holders: Vec<(&DemoAgent, u64)> = vec![(&world.service, 0)];
         holders.extend(world.payers.iter().map(|p| match p.funding {
             settle::Funding::Wallet => (p, demo::PAYER_BALANCE),
@@ -468,7 +517,7 @@ impl Migration<'_> {
         }));
         for (agent, target) in holders {
             let owner = agent.signer().pubkey();
-            let ata = program.associated_account(&owner, &mint);
+            let ata = program.associated_account(&owner, mint);
             let balance = match chain::account(self.rpc, &ata).await? {
                 Some(a) => token_amount(&a.data).ok_or_else(|| ClientError::Decode {
                     what: "token account".into(),
@@ -478,7 +527,7 @@ impl Migration<'_> {
                     let ix = create_associated_token_account_idempotent(
                         &self.funder.pubkey(),
                         &owner,
-                        &mint,
+                        mint,
                         &program.id(),
                     );
                     self.send("create token account", &[ix], &[]).await?;
@@ -487,9 +536,9 @@ impl Migration<'_> {
             };
             let created = balance < target;
             if created {
-                let ix = spl_token::instruction::mint_to(
-                    &spl_token::ID,
-                    &mint,
+                let ix = spl_token_2022::instruction::mint_to(
+                    &program.id(),
+                    mint,
                     &ata,
                     &world.mint_authority.pubkey(),
                     &[],
@@ -502,19 +551,19 @@ impl Migration<'_> {
             self.note(
                 report,
                 created,
-                format!("agent {} token account {ata}", agent.name),
+                format!("agent {} token account {ata} of {mint}", agent.name),
             );
         }
         // The payment-channels program's treasury must hold a token account of the mint for
         // any channel of it to be distributed (it takes the rounding dust and what a party
         // without an account forfeits).
-        let treasury = program.associated_account(&channels::TREASURY_OWNER, &mint);
+        let treasury = program.associated_account(&channels::TREASURY_OWNER, mint);
         let missing = chain::account(self.rpc, &treasury).await?.is_none();
         if missing {
             let ix = create_associated_token_account_idempotent(
                 &self.funder.pubkey(),
                 &channels::TREASURY_OWNER,
-                &mint,
+                mint,
                 &program.id(),
             );
             self.send("create the channels treasury's token account", &[ix], &[])
@@ -523,7 +572,7 @@ impl Migration<'_> {
         self.note(
             report,
             missing,
-            format!("payment-channels treasury token account {treasury}"),
+            format!("payment-channels treasury token account {treasury} of {mint}"),
         );
         Ok(())
     }

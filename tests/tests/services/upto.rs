@@ -6,9 +6,10 @@
 //! plays the client and the resource server (which holds the voucher key), as `@x402/svm`
 //! 2.27's would.
 //!
-//! On this localnet a claim between 0 and the ceiling in an SPL Token mint pays two parties,
-//! which the bank's classic SPL Token cannot do in one call (see docs/channels.md): such
-//! claims want a Token-2022 mint here.
+//! A claim between 0 and the ceiling pays two parties (the payee, and the payer's refund):
+//! on this localnet that needs the demo world's Token-2022 mint (the bank's classic SPL Token
+//! cannot take the program's two-payout call, see docs/channels.md), which the metered claim
+//! here uses.
 
 use crate::services::{self, Services};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
@@ -29,6 +30,8 @@ const MEMO: &str = "order-1";
 
 struct Client<'a> {
     s: &'a Services,
+    mint: Pubkey,
+    program: TokenProgram,
     payer: Keypair,
     /// The resource server's voucher key (extra.receiverAuthorizer).
     server: Keypair,
@@ -36,7 +39,12 @@ struct Client<'a> {
 }
 
 impl<'a> Client<'a> {
+    /// A client of the demo mint (SPL Token).
     async fn new(s: &'a Services) -> Client<'a> {
+        Client::of(s, s.env.world.mint(), TokenProgram::SplToken).await
+    }
+
+    async fn of(s: &'a Services, mint: Pubkey, program: TokenProgram) -> Client<'a> {
         let w = &s.env.world;
         let network = s.facilitator.facilitator.caip2().await.unwrap();
         let server = Keypair::new();
@@ -44,20 +52,22 @@ impl<'a> Client<'a> {
             "scheme": "upto",
             "network": network,
             "amount": CEILING.to_string(),
-            "asset": w.mint().to_string(),
+            "asset": mint.to_string(),
             "payTo": w.service.owner.pubkey().to_string(),
             "maxTimeoutSeconds": 300,
             "extra": {
                 "feePayer": w.facilitator.pubkey().to_string(),
                 "receiverAuthorizer": server.pubkey().to_string(),
                 "withdrawDelay": 900,
-                "tokenProgram": TokenProgram::SplToken.id().to_string(),
+                "tokenProgram": program.id().to_string(),
                 "paymentFlow": "escrow",
                 "memo": MEMO,
             },
         });
         Client {
             s,
+            mint,
+            program,
             payer: w.payer(3).unwrap().owner.insecure_clone(),
             server,
             requirements,
@@ -72,8 +82,8 @@ impl<'a> Client<'a> {
             payer: self.payer.pubkey(),
             rent_payer: fac,
             payee: fac,
-            mint: w.mint(),
-            token_program: TokenProgram::SplToken,
+            mint: self.mint,
+            token_program: self.program,
             authorized_signer: self.server.pubkey(),
             salt,
             deposit: CEILING,
@@ -166,10 +176,17 @@ async fn channel(s: &Services, address: &Pubkey) -> Option<Channel> {
     Channel::decode(&account.data)
 }
 
-async fn tokens(s: &Services, owner: &Pubkey) -> u64 {
-    let ata = TokenProgram::SplToken.associated_account(owner, &s.env.world.mint());
-    let account = chain::account(&s.env.rpc, &ata).await.unwrap().unwrap();
-    u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+impl Client<'_> {
+    /// `owner`'s balance of the client's mint.
+    async fn tokens(&self, owner: &Pubkey) -> u64 {
+        let ata = self.program.associated_account(owner, &self.mint);
+        let account = chain::account(&self.s.env.rpc, &ata)
+            .await
+            .unwrap()
+            .unwrap();
+        // The amount sits at the same offset in both token programs' accounts.
+        u64::from_le_bytes(account.data[64..72].try_into().unwrap())
+    }
 }
 
 #[tokio::test]
@@ -184,7 +201,7 @@ async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
         .any(|k| k["scheme"] == "upto"));
     let (open, payload) = c.payload(1).await;
     let address = open.channel();
-    let payer_before = tokens(&s, &c.payer.pubkey()).await;
+    let payer_before = c.tokens(&c.payer.pubkey()).await;
 
     let verified = c.post("/verify", &c.body(&payload, CEILING)).await;
     assert_eq!(verified["isValid"], true, "{verified}");
@@ -201,7 +218,7 @@ async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
     assert_eq!(settled["amount"], CEILING.to_string());
     let ch = channel(&s, &address).await.unwrap();
     assert_eq!((ch.status, ch.deposit), (Status::Open, CEILING));
-    assert_eq!(tokens(&s, &c.payer.pubkey()).await, payer_before - CEILING);
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, payer_before - CEILING);
     // The same deposit again: the channel exists.
     let again = c.post("/settle", &c.body(&deposit, CEILING)).await;
     assert_eq!(
@@ -239,13 +256,13 @@ async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
 
     // The server charges the whole ceiling: sealed at it and distributed to payTo.
     let pay_to = s.env.world.service.owner.pubkey();
-    let paid_before = tokens(&s, &pay_to).await;
+    let paid_before = c.tokens(&pay_to).await;
     let claimed = c
         .post("/settle", &c.claim(&payload, &address, CEILING, &c.server))
         .await;
     assert_eq!(claimed["success"], true, "{claimed}");
     assert_eq!(claimed["amount"], CEILING.to_string());
-    assert_eq!(tokens(&s, &pay_to).await, paid_before + CEILING);
+    assert_eq!(c.tokens(&pay_to).await, paid_before + CEILING);
     let ch = channel(&s, &address).await.unwrap();
     assert_eq!((ch.status, ch.settled), (Status::Distributed, CEILING));
     // A claim again: the channel is no longer open.
@@ -260,7 +277,7 @@ async fn a_claim_of_nothing_refunds_the_whole_deposit() {
     let s = services::start().await;
     let c = Client::new(&s).await;
     let (open, payload) = c.payload(2).await;
-    let before = tokens(&s, &c.payer.pubkey()).await;
+    let before = c.tokens(&c.payer.pubkey()).await;
     let mut deposit = payload.clone();
     deposit["type"] = "deposit".into();
     let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
@@ -278,7 +295,7 @@ async fn a_claim_of_nothing_refunds_the_whole_deposit() {
     let cancelled = c.post("/settle", &cancel).await;
     assert_eq!(cancelled["success"], true, "{cancelled}");
     assert_eq!(cancelled["amount"], "0");
-    assert_eq!(tokens(&s, &c.payer.pubkey()).await, before);
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, before);
     let ch = channel(&s, &open.channel()).await.unwrap();
     assert_eq!((ch.status, ch.settled), (Status::Distributed, 0));
 }
@@ -309,4 +326,39 @@ async fn a_client_payload_carrying_the_servers_fields_or_another_shape_is_refuse
     assert_eq!(r["invalidReason"], reason::FACILITATOR_MISMATCH, "{r}");
     let r = c.post("/verify", &c.body(&payload, CEILING - 1)).await;
     assert_eq!(r["invalidReason"], reason::AMOUNT_MISMATCH, "{r}");
+    // An offer longer than the facilitator holds a channel's rent for.
+    let mut long = c.body(&payload, CEILING);
+    long["paymentRequirements"]["maxTimeoutSeconds"] = 3_601.into();
+    let r = c.post("/verify", &long).await;
+    assert_eq!(r["invalidReason"], reason::CHANNEL_LIFETIME_EXCEEDED, "{r}");
+}
+
+#[tokio::test]
+async fn a_metered_claim_pays_the_charge_and_refunds_the_rest() {
+    let s = services::start().await;
+    let mint = s.env.world.metered_mint();
+    let c = Client::of(&s, mint, TokenProgram::Token2022).await;
+    let (open, payload) = c.payload(4).await;
+    let pay_to = s.env.world.service.owner.pubkey();
+    let (payer_before, paid_before) = (c.tokens(&c.payer.pubkey()).await, c.tokens(&pay_to).await);
+    let mut deposit = payload.clone();
+    deposit["type"] = "deposit".into();
+    let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, payer_before - CEILING);
+
+    // The server served 1.25 of the 2.00 it reserved.
+    let charge = 1_250_000;
+    let claimed = c
+        .post(
+            "/settle",
+            &c.claim(&payload, &open.channel(), charge, &c.server),
+        )
+        .await;
+    assert_eq!(claimed["success"], true, "{claimed}");
+    assert_eq!(claimed["amount"], charge.to_string());
+    assert_eq!(c.tokens(&pay_to).await, paid_before + charge);
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, payer_before - charge);
+    let ch = channel(&s, &open.channel()).await.unwrap();
+    assert_eq!((ch.status, ch.settled), (Status::Distributed, charge));
 }
