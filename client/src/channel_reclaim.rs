@@ -7,9 +7,12 @@
 //! (`gate_channel_close`, the facilitator's own) reads its settled amount for the payee's
 //! feedback and the payer's refund, which a `reclaim` would delete.
 
-use crate::channels::{self, Channel, Status};
+use crate::channels::{self, Channel, Distribute, Status};
 use crate::error::ClientError;
 use crate::instructions::Builder;
+use crate::receipts;
+use crate::token::TokenProgram;
+use crate::upto;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{AccountDeserialize, Discriminator};
 use gate::state::ChannelRecord;
@@ -39,7 +42,15 @@ pub struct ChannelScan {
     /// Distributed channels inside their slot window, with the first slot they may be
     /// reclaimed at.
     pub waiting: Vec<(Pubkey, u64)>,
+    /// Open channels without a gate record (stock `upto` deposits) old enough that their
+    /// claim may never come: [`abandoned_close`] tells, from their open's transaction.
+    pub stale_open: Vec<(Pubkey, Channel)>,
 }
+
+/// Slots after its open slot an unrecorded open channel is looked at as possibly abandoned:
+/// about half the longest upto lifetime at 400 ms a slot, so that young channels cost no
+/// history reads (the decision itself is by the open's block time).
+pub const STALE_AFTER_SLOTS: u64 = upto::MAX_CHANNEL_LIFETIME_SECS * 10 / 4 / 2;
 
 /// One instruction that returns rent, and what it returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +91,12 @@ pub fn plan(
     let live: HashSet<Pubkey> = channels.iter().map(|(a, _, _)| *a).collect();
     for (address, channel, lamports) in channels {
         match channel.status {
+            Status::Open
+                if !recorded.contains(address)
+                    && slot >= channel.open_slot.saturating_add(STALE_AFTER_SLOTS) =>
+            {
+                scan.stale_open.push((*address, channel.clone()))
+            }
             Status::Open | Status::Closing => {}
             Status::Sealed | Status::Distributed if recorded.contains(address) => {
                 scan.awaiting_close.push(*address)
@@ -105,6 +122,68 @@ pub fn plan(
         .copied()
         .collect();
     scan
+}
+
+/// The transaction that closes an unrecorded open channel whose claim can no longer come
+/// (stock `upto`: its open landed more than [`upto::abandoned_after`] before `now`): the
+/// facilitator, its payee, seals it at what it settled (nothing: `upto` applies its one
+/// voucher at the claim) and distributes it, the whole deposit back to the payer and the
+/// escrow's rent to the facilitator; `reclaim` returns the channel's rent later. The
+/// distribution is read from the open's own transaction (the channel keeps only its hash,
+/// checked here). `None` while the claim may still come, or when the history is not there.
+pub async fn abandoned_close(
+    rpc: &RpcClient,
+    facilitator: &Pubkey,
+    address: &Pubkey,
+    channel: &Channel,
+    now: i64,
+) -> Result<Option<Vec<Instruction>>, ClientError> {
+    let signatures = receipts::signatures_of(rpc, address).await?;
+    let Some(first) = signatures.first() else {
+        return Ok(None);
+    };
+    let Some(opened) = receipts::transaction(rpc, first).await? else {
+        return Ok(None);
+    };
+    if opened
+        .block_time
+        .is_none_or(|t| now <= upto::abandoned_after(t))
+    {
+        return Ok(None);
+    }
+    let open = opened.instructions.iter().find(|ix| {
+        ix.program_id == channels::PROGRAM_ID
+            && ix.data.first() == Some(&channels::tag::OPEN)
+            && ix.accounts.get(5).map(|m| m.pubkey) == Some(*address)
+    });
+    let Some(open) = open else { return Ok(None) };
+    let Some(splits) = open.data.get(29..).and_then(channels::parse_distribution) else {
+        return Ok(None);
+    };
+    let token_program = open
+        .accounts
+        .get(8)
+        .map(|m| TokenProgram::of_owner(&m.pubkey, "the open's token program"))
+        .transpose()?;
+    let Some(token_program) = token_program else {
+        return Ok(None);
+    };
+    if channels::distribution_hash(&splits) != channel.distribution_hash {
+        return Ok(None);
+    }
+    Ok(Some(vec![
+        channels::settle_and_seal(facilitator, address, false),
+        Distribute {
+            channel: *address,
+            payer: channel.payer,
+            rent_payer: *facilitator,
+            payee: *facilitator,
+            mint: channel.mint,
+            token_program,
+            splits,
+        }
+        .instruction(),
+    ]))
 }
 
 /// `program`'s accounts matching `filters`, decoded.
@@ -211,6 +290,13 @@ mod tests {
         let scan = plan(&channels, &records, first - 1);
         assert!(scan.reclaim.is_empty());
         assert_eq!(scan.waiting.len(), 2);
+        // The open channel without a record is looked at once it is old enough.
+        assert!(scan.stale_open.is_empty());
+        let scan = plan(&channels, &records, 100 + STALE_AFTER_SLOTS);
+        assert_eq!(
+            scan.stale_open.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            vec![e]
+        );
     }
 
     #[test]

@@ -109,6 +109,24 @@ pub fn distribution_preimage(splits: &[Split]) -> Vec<u8> {
     out
 }
 
+/// The shares of a [`distribution_preimage`] (the tail of an `open`'s data); `None` unless
+/// `data` is exactly one.
+pub fn parse_distribution(data: &[u8]) -> Option<Vec<Split>> {
+    let count = u32::from_le_bytes(data.get(..4)?.try_into().ok()?) as usize;
+    if data.len() != 4usize.checked_add(count.checked_mul(34)?)? {
+        return None;
+    }
+    Some(
+        data[4..]
+            .chunks_exact(34)
+            .map(|c| Split {
+                recipient: Pubkey::new_from_array(c[..32].try_into().unwrap_or_default()),
+                bps: u16::from_le_bytes([c[32], c[33]]),
+            })
+            .collect(),
+    )
+}
+
 /// What a channel stores of its distribution: the SHA-256 of [`distribution_preimage`].
 pub fn distribution_hash(splits: &[Split]) -> [u8; 32] {
     Sha256::digest(distribution_preimage(splits)).into()
@@ -437,5 +455,35 @@ impl Channel {
             rent_payer: key_at(216),
             open_slot: u64_at(248),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_distribution_reads_back_from_its_preimage() {
+        let splits = vec![
+            Split {
+                recipient: Pubkey::new_unique(),
+                bps: 7_000,
+            },
+            Split {
+                recipient: Pubkey::new_unique(),
+                bps: 3_000,
+            },
+        ];
+        let preimage = distribution_preimage(&splits);
+        let back = parse_distribution(&preimage).unwrap();
+        assert_eq!(distribution_preimage(&back), preimage);
+        assert_eq!(back[1].bps, 3_000);
+        assert_eq!(parse_distribution(&preimage[..preimage.len() - 1]), None);
+        assert_eq!(
+            parse_distribution(&[preimage.clone(), vec![0]].concat()),
+            None
+        );
+        assert_eq!(parse_distribution(&[]), None);
+        assert_eq!(parse_distribution(&0u32.to_le_bytes()), Some(vec![]));
     }
 }

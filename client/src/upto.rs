@@ -33,6 +33,24 @@ pub const MAX_OPEN_SUFFIX: usize = 4;
 pub const MAX_LIGHTHOUSE: usize = 3;
 /// The memo a seller may ask for, in UTF-8 bytes.
 pub const MAX_MEMO_BYTES: usize = 256;
+/// The longest `maxTimeoutSeconds` of an upto offer a trust-gate facilitator takes (the stock
+/// facilitator's default channel lifetime): the claim must come within it, which bounds how
+/// long the facilitator's rent sits in a channel that is never claimed.
+pub const MAX_CHANNEL_LIFETIME_SECS: u64 = 3_600;
+/// How far past `now + maxTimeoutSeconds` a payload's expiry may be (clock skew).
+pub const EXPIRY_SLACK_SECS: i64 = 60;
+/// How long after the latest possible expiry of its claim an unclaimed channel is closed
+/// (the stock facilitator's abandon grace).
+pub const ABANDON_GRACE_SECS: i64 = 120;
+
+/// The unix time after which no claim of a deposit that landed at `opened_at` can land
+/// (its expiry is at most `opened_at` + the lifetime + the slack), with the grace.
+pub fn abandoned_after(opened_at: i64) -> i64 {
+    opened_at
+        .saturating_add(MAX_CHANNEL_LIFETIME_SECS as i64)
+        .saturating_add(EXPIRY_SLACK_SECS)
+        .saturating_add(ABANDON_GRACE_SECS)
+}
 
 /// `extra` of an `upto` offer.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

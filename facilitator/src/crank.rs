@@ -13,7 +13,8 @@
 //! rent of each distributed channel whose open slot is old and whose gate record is closed,
 //! and closes the gate records of channels the program deleted first. A sealed channel whose
 //! record is open waits for the facilitator's close through the gate, which gives its
-//! feedback.
+//! feedback. A stock `upto` channel whose claim can no longer come (by its open's block time)
+//! is sealed at nothing and distributed, the deposit back to the payer.
 
 use crate::error::ApiError;
 use crate::payment_records::PaymentRecord;
@@ -52,6 +53,9 @@ pub struct Round {
     pub channels_waiting: usize,
     /// Sealed channels whose gate record is open (the facilitator's close comes first).
     pub channels_awaiting_close: usize,
+    /// Stock `upto` channels whose claim can no longer come, sealed at nothing and
+    /// distributed (the deposit back to the payer, the escrow's rent to the facilitator).
+    pub channels_unclaimed_closed: usize,
 }
 
 impl Facilitator {
@@ -118,6 +122,25 @@ impl Facilitator {
         let scan = channel_reclaim::scan(&self.rpc, &self.builder, &fac, slot).await?;
         round.channels_waiting = scan.waiting.len();
         round.channels_awaiting_close = scan.awaiting_close.len();
+        // Unclaimed stock channels first: their reclaim comes in a later round.
+        if !scan.stale_open.is_empty() {
+            let now = chain::unix_time(&self.rpc).await?;
+            for (address, channel) in &scan.stale_open {
+                let close =
+                    channel_reclaim::abandoned_close(&self.rpc, &fac, address, channel, now).await;
+                match close {
+                    Ok(Some(ixs)) => match reclaim::send_run(&self.rpc, keypair, &ixs).await {
+                        Ok(_) => {
+                            round.transactions += 1;
+                            round.channels_unclaimed_closed += 1;
+                        }
+                        Err(e) => round.failures.push(e.to_string()),
+                    },
+                    Ok(None) => {}
+                    Err(e) => round.failures.push(e.to_string()),
+                }
+            }
+        }
         let work = scan.work(&self.builder, &fac);
         for run in reclaim::runs(&work, &fac, |w| w.instruction.clone()) {
             let ixs: Vec<_> = run.iter().map(|w| w.instruction.clone()).collect();
@@ -191,6 +214,7 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                     if r.closed > 0
                         || r.channels_reclaimed > 0
                         || r.channel_records_closed > 0
+                        || r.channels_unclaimed_closed > 0
                         || !r.failures.is_empty()
                         || !r.skipped.is_empty() =>
                 {
@@ -198,6 +222,7 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                         closed = r.closed,
                         channels_reclaimed = r.channels_reclaimed,
                         channel_records_closed = r.channel_records_closed,
+                        channels_unclaimed_closed = r.channels_unclaimed_closed,
                         lamports = r.lamports,
                         transactions = r.transactions,
                         left = r.left,

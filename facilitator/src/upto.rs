@@ -37,12 +37,7 @@ use trust_gate_client::x402::PaymentRequirements;
 
 /// The claim's unit limit (a seal and a distribute of one payout measure about 20 000).
 pub const CLAIM_UNIT_LIMIT: u32 = 100_000;
-/// How far past `now + maxTimeoutSeconds` a payload's expiry may be (clock skew).
-pub const EXPIRY_SLACK_SECS: i64 = 60;
-/// The longest `maxTimeoutSeconds` of an upto offer (the stock facilitator's default channel
-/// lifetime): the claim must come within it, which bounds how long the facilitator's rent
-/// sits in a channel that is never claimed.
-pub const MAX_CHANNEL_LIFETIME_SECS: u64 = 3_600;
+pub use trust_gate_client::upto::{EXPIRY_SLACK_SECS, MAX_CHANNEL_LIFETIME_SECS};
 
 /// An `upto` request to /verify or /settle.
 #[derive(Clone, Debug)]

@@ -362,3 +362,58 @@ async fn a_metered_claim_pays_the_charge_and_refunds_the_rest() {
     let ch = channel(&s, &open.channel()).await.unwrap();
     assert_eq!((ch.status, ch.settled), (Status::Distributed, charge));
 }
+
+/// A deposit whose claim never comes: once no claim can land any more (by the open's block
+/// time), the facilitator's crank seals the channel at nothing and distributes it, the whole
+/// deposit back to the payer and every lamport of rent back to the facilitator.
+#[tokio::test]
+async fn the_crank_closes_a_deposit_whose_claim_never_came() {
+    let s = services::start().await;
+    let c = Client::new(&s).await;
+    let (open, payload) = c.payload(5).await;
+    let before = c.tokens(&c.payer.pubkey()).await;
+    let mut deposit = payload.clone();
+    deposit["type"] = "deposit".into();
+    let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    let crank = &s.facilitator.facilitator;
+    let round = crank.reclaim_once().await.unwrap();
+    assert_eq!(round.channels_unclaimed_closed, 0, "{round:?}");
+
+    // Past the longest lifetime, the expiry's slack and the grace.
+    let past = trust_gate_client::upto::abandoned_after(0) as u64 + 60;
+    s.env.localnet.warp(past).await.unwrap();
+    let fac = s.env.world.facilitator.pubkey();
+    let rent = s.env.rpc.get_balance(&open.channel()).await.unwrap()
+        + s.env.rpc.get_balance(&open.escrow()).await.unwrap();
+    let fac_before = s.env.rpc.get_balance(&fac).await.unwrap();
+    let round = crank.reclaim_once().await.unwrap();
+    assert_eq!(round.channels_unclaimed_closed, 1, "{round:?}");
+    // Distributed past its slot window, the channel is deleted at once: every lamport of its
+    // and its escrow's rent back, less the close's one signature; the deposit back to the
+    // payer.
+    assert!(channel(&s, &open.channel()).await.is_none());
+    assert_eq!(
+        c.tokens(&c.payer.pubkey()).await,
+        before,
+        "the whole deposit back"
+    );
+    assert_eq!(
+        s.env.rpc.get_balance(&fac).await.unwrap(),
+        fac_before + rent - 5_000
+    );
+    // The server's claim comes too late.
+    let late = c
+        .post(
+            "/settle",
+            &c.claim(&payload, &open.channel(), CEILING, &c.server),
+        )
+        .await;
+    assert_eq!(late["success"], false, "{late}");
+    let round = crank.reclaim_once().await.unwrap();
+    assert_eq!(
+        (round.channels_unclaimed_closed, round.channels_reclaimed),
+        (0, 0),
+        "{round:?}"
+    );
+}
