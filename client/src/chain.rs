@@ -19,6 +19,29 @@ use trust_gate_program_common::external::{
     agent_account::{self, AgentView},
 };
 
+/// `program`'s accounts that pass `filters`, by `getProgramAccounts` in base64 (an account
+/// the node does not send decodable is left out).
+pub async fn program_accounts(
+    rpc: &RpcClient,
+    program: &Pubkey,
+    filters: Vec<RpcFilterType>,
+) -> Result<Vec<(Pubkey, Account)>, ClientError> {
+    let config = RpcProgramAccountsConfig {
+        filters: Some(filters),
+        account_config: RpcAccountInfoConfig {
+            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
+            ..RpcAccountInfoConfig::default()
+        },
+        ..RpcProgramAccountsConfig::default()
+    };
+    Ok(rpc
+        .get_program_ui_accounts_with_config(program, config)
+        .await?
+        .into_iter()
+        .filter_map(|(key, ui)| Some((key, ui.decode::<Account>()?)))
+        .collect())
+}
+
 /// Several accounts in one `getMultipleAccounts` call (chunks of 100, the RPC limit).
 pub async fn accounts(
     rpc: &RpcClient,
@@ -329,22 +352,8 @@ pub async fn attestations_about(
     if let Some(c) = capability {
         filters.push(RpcFilterType::Memcmp(Memcmp::new_raw_bytes(40, c.to_vec())));
     }
-    let config = RpcProgramAccountsConfig {
-        filters: Some(filters),
-        account_config: RpcAccountInfoConfig {
-            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
-            ..RpcAccountInfoConfig::default()
-        },
-        ..RpcProgramAccountsConfig::default()
-    };
-    let raw = rpc
-        .get_program_ui_accounts_with_config(&ids.validation_registry, config)
-        .await?;
     let mut out = Vec::new();
-    for (key, ui) in raw {
-        let Some(acc) = ui.decode::<Account>() else {
-            continue;
-        };
+    for (key, acc) in program_accounts(rpc, &ids.validation_registry, filters).await? {
         if let Ok(att) =
             decode::account::<ValidationAttestation>("ValidationAttestation", &acc.data)
         {
@@ -397,26 +406,13 @@ pub async fn lookup_tables(
     rpc: &RpcClient,
     authority: &Pubkey,
 ) -> Result<Vec<AddressLookupTableAccount>, ClientError> {
-    let config = RpcProgramAccountsConfig {
-        filters: Some(vec![
-            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(21, vec![1])),
-            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(22, authority.to_bytes().to_vec())),
-        ]),
-        account_config: RpcAccountInfoConfig {
-            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
-            ..RpcAccountInfoConfig::default()
-        },
-        ..RpcProgramAccountsConfig::default()
-    };
+    let filters = vec![
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(21, vec![1])),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(22, authority.to_bytes().to_vec())),
+    ];
     let program = solana_address_lookup_table_interface::program::ID;
-    let raw = rpc
-        .get_program_ui_accounts_with_config(&program, config)
-        .await?;
     let mut out = Vec::new();
-    for (key, ui) in raw {
-        let Some(acc) = ui.decode::<Account>() else {
-            continue;
-        };
+    for (key, acc) in program_accounts(rpc, &program, filters).await? {
         if let Ok(table) = AddressLookupTable::deserialize(&acc.data) {
             if table.meta.deactivation_slot == u64::MAX {
                 out.push(AddressLookupTableAccount {

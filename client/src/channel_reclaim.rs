@@ -7,6 +7,7 @@
 //! (`gate_channel_close`, the facilitator's own) reads its settled amount for the payee's
 //! feedback and the payer's refund, which a `reclaim` would delete.
 
+use crate::chain;
 use crate::channels::{self, Channel, Distribute, Status};
 use crate::error::ClientError;
 use crate::instructions::Builder;
@@ -17,9 +18,7 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::{AccountDeserialize, Discriminator};
 use gate::state::ChannelRecord;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
-use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConfig};
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
-use solana_sdk::account::Account;
 use solana_sdk::instruction::Instruction;
 use std::collections::HashSet;
 
@@ -186,28 +185,6 @@ pub async fn abandoned_close(
     ]))
 }
 
-/// `program`'s accounts matching `filters`, decoded.
-async fn program_accounts(
-    rpc: &RpcClient,
-    program: &Pubkey,
-    filters: Vec<RpcFilterType>,
-) -> Result<Vec<(Pubkey, Account)>, ClientError> {
-    let config = RpcProgramAccountsConfig {
-        filters: Some(filters),
-        account_config: RpcAccountInfoConfig {
-            encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
-            ..RpcAccountInfoConfig::default()
-        },
-        ..RpcProgramAccountsConfig::default()
-    };
-    Ok(rpc
-        .get_program_ui_accounts_with_config(program, config)
-        .await?
-        .into_iter()
-        .filter_map(|(key, ui)| Some((key, ui.decode::<Account>()?)))
-        .collect())
-}
-
 /// Finds `facilitator`'s channels and channel records, and what may close at `slot` (two
 /// reads: the records first, so that a channel opened between the reads is never taken for
 /// deleted).
@@ -219,7 +196,7 @@ pub async fn scan(
 ) -> Result<ChannelScan, ClientError> {
     let memcmp =
         |at: usize, bytes: &[u8]| RpcFilterType::Memcmp(Memcmp::new_raw_bytes(at, bytes.to_vec()));
-    let records: Vec<(Pubkey, u64)> = program_accounts(
+    let records: Vec<(Pubkey, u64)> = chain::program_accounts(
         rpc,
         &b.ids.gate,
         vec![
@@ -236,7 +213,7 @@ pub async fn scan(
             .then_some((record.channel, account.lamports))
     })
     .collect();
-    let channels: Vec<(Pubkey, Channel, u64)> = program_accounts(
+    let channels: Vec<(Pubkey, Channel, u64)> = chain::program_accounts(
         rpc,
         &channels::PROGRAM_ID,
         vec![

@@ -16,7 +16,6 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::Discriminator;
 use gate::state::{ClosableLog, DisputeRecord};
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
-use solana_rpc_client_api::config::{RpcAccountInfoConfig, RpcProgramAccountsConfig};
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
 use solana_sdk::account::Account;
 use solana_sdk::hash::Hash;
@@ -74,25 +73,11 @@ async fn logs_of(
         FeedbackLog::DISCRIMINATOR,
         FeedbackEmissionLog::DISCRIMINATOR,
     ] {
-        let config = RpcProgramAccountsConfig {
-            filters: Some(vec![
-                RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, disc.to_vec())),
-                RpcFilterType::Memcmp(Memcmp::new_raw_bytes(8, facilitator.to_bytes().to_vec())),
-            ]),
-            account_config: RpcAccountInfoConfig {
-                encoding: Some(solana_account_decoder_client_types::UiAccountEncoding::Base64),
-                ..RpcAccountInfoConfig::default()
-            },
-            ..RpcProgramAccountsConfig::default()
-        };
-        for (key, ui) in rpc
-            .get_program_ui_accounts_with_config(gate_program, config)
-            .await?
-        {
-            if let Some(acc) = ui.decode::<Account>() {
-                out.push((key, acc));
-            }
-        }
+        let filters = vec![
+            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, disc.to_vec())),
+            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(8, facilitator.to_bytes().to_vec())),
+        ];
+        out.extend(chain::program_accounts(rpc, gate_program, filters).await?);
     }
     Ok(out)
 }

@@ -15,7 +15,9 @@
 //! facilitator as rent payer and payee, the voucher key. The named mismatches come first.
 
 use crate::config::ComputeCaps;
-use crate::inspect::{account_keys, resolve, Keys, Resolved};
+use crate::inspect::{
+    account_keys, check_signatures, compare, optional_accounts_of, resolve, Keys, Resolved,
+};
 use crate::reject::Rejection;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::message::AddressLookupTableAccount;
@@ -76,20 +78,8 @@ fn open_tx(message: impl Into<String>) -> Rejection {
     Rejection::bad(reason::OPEN_TRANSACTION, message)
 }
 
-/// The accounts the open's `Instruction` names, with the privileges the message gives them.
-fn metas(ix: &Resolved, keys: &Keys) -> Vec<(Pubkey, bool, bool)> {
-    ix.accounts
-        .iter()
-        .map(|k| {
-            keys.iter()
-                .find(|(key, _, _)| key == k)
-                .copied()
-                .unwrap_or((*k, false, false))
-        })
-        .collect()
-}
-
-/// `ix` is exactly `want`: program, accounts with their privileges, data.
+/// `ix` is exactly `want`: its program, then the settlement's own comparison (data, every
+/// account and the privileges it needs), each mismatch named as the open's.
 fn same_instruction(
     what: &str,
     ix: &Resolved,
@@ -102,50 +92,24 @@ fn same_instruction(
             ix.program_id, want.program_id
         )));
     }
-    let got = metas(ix, keys);
-    if got.len() != want.accounts.len() {
-        return Err(open_tx(format!(
-            "the {what} has {} accounts; it must have {}",
-            got.len(),
-            want.accounts.len()
-        )));
-    }
-    for (i, (g, w)) in got.iter().zip(&want.accounts).enumerate() {
-        if g.0 != w.pubkey {
-            return Err(open_tx(format!(
-                "the {what}'s account {i} is {}; it must be {}",
-                g.0, w.pubkey
-            )));
-        }
-        // The message may give an account more privilege than this instruction asks for
-        // only where another instruction needs it; the writable set is checked as a whole.
-        if w.is_signer && !g.1 || w.is_writable && !g.2 {
-            return Err(open_tx(format!(
-                "the {what}'s account {i} ({}) lacks a privilege it needs",
-                g.0
-            )));
-        }
-    }
-    if ix.data != want.data {
-        return Err(open_tx(format!(
-            "the {what}'s data is not the one the requirements and the payload give"
-        )));
-    }
-    Ok(())
+    compare(what, ix, want, keys).map_err(|r| open_tx(r.message))
 }
 
-/// The attestation accounts a gate_channel_open names (the gate's id in an absent one's
-/// place, the policy account in the payee list's place when the policy names none).
+/// The attestation accounts a gate_channel_open names (see `inspect::optional_accounts_of`).
 fn attestations(b: &Builder, gate: &Resolved) -> Attestations {
-    // The evaluation's accounts come first: the policy at 1, the attestations at 7 and 8,
-    // the payee list at 9 (as `Builder::gate_channel_open` orders them).
-    let at = |i: usize| gate.accounts.get(i).copied();
-    let present = |k: Option<Pubkey>| k.filter(|k| *k != b.ids.gate);
-    Attestations {
-        payer: present(at(7)),
-        payee: present(at(8)),
-        payee_list: at(9).filter(|k| Some(*k) != at(1)),
-    }
+    let none = Pubkey::default();
+    let placeholder = b.gate_channel_open(
+        &none,
+        &none,
+        &none,
+        &none,
+        &none,
+        0,
+        0,
+        &none,
+        Attestations::default(),
+    );
+    optional_accounts_of(b, &placeholder, gate).0
 }
 
 /// Runs every check of the open (see the module docs).
@@ -159,7 +123,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
     let keys = account_keys(&tx.message, tables)?;
     let ixs = resolve(&tx.message, &keys)?;
 
-    // The fee payer and the signers: exactly the facilitator and the payer.
+    // The fee payer.
     if keys.first().map(|k| k.0) != Some(e.facilitator) {
         return Err(Rejection::bad(
             reason::FACILITATOR_MISMATCH,
@@ -168,16 +132,6 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
                 e.facilitator
             ),
         ));
-    }
-    let signers: Vec<Pubkey> = keys.iter().filter(|k| k.1).map(|k| k.0).collect();
-    let mut want_signers = vec![e.facilitator, e.from];
-    want_signers.sort();
-    let mut sorted = signers.clone();
-    sorted.sort();
-    if sorted != want_signers {
-        return Err(open_tx(format!(
-            "the open's signers are {signers:?}; they must be the facilitator and the payer, no one else"
-        )));
     }
 
     // The compute budget prefix, within the scheme's caps and this facilitator's.
@@ -345,18 +299,15 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
         )));
     }
 
-    // The payer's signature.
-    let from_at = keys.iter().position(|k| k.0 == e.from).unwrap_or_default();
-    let signed = tx
-        .signatures
-        .get(from_at)
-        .is_some_and(|s| s.verify(e.from.as_ref(), &tx.message.serialize()));
-    if !signed {
-        return Err(Rejection::bad(
-            reason::PAYER_MISMATCH,
-            "the open is not signed by the payload's from",
-        ));
-    }
+    // No signer but the facilitator and the payer (the open makes the payer one), whose
+    // signature verifies: the settlement's check, its reasons named as the open's.
+    check_signatures(&tx, &keys, &e.facilitator, &e.from).map_err(|r| {
+        let reason = match r.reason.as_str() {
+            "missing_client_signature" | "invalid_client_signature" => reason::PAYER_MISMATCH,
+            _ => reason::OPEN_TRANSACTION,
+        };
+        Rejection::bad(reason, r.message)
+    })?;
     Ok(Checked { tx, open })
 }
 
@@ -677,6 +628,30 @@ mod tests {
                 reason::OPEN_TRANSACTION
             );
         }
+        // With the attestations the payee's acceptance and the payer's policy ask for: read
+        // from the gate's optional slots, then held to the composed instruction.
+        let attested = c.b.gate_channel_open(
+            &c.payer.pubkey(),
+            &payer_asset,
+            &payee_asset,
+            &c.facilitator,
+            &c.mint,
+            5_000_000,
+            1,
+            &channel,
+            Attestations {
+                payer: Some(Pubkey::new_unique()),
+                payee: Some(Pubkey::new_unique()),
+                payee_list: None,
+            },
+        );
+        let mut with = c.stock();
+        with.insert(2, attested);
+        verify(
+            c.signed(&with, std::slice::from_ref(&table)),
+            c.expected(Some(gated)),
+        )
+        .unwrap();
         // A table that is not the facilitator's.
         let stranger = AddressLookupTableAccount {
             key: Pubkey::new_unique(),

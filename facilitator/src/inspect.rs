@@ -518,20 +518,38 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding)
         Attestations::default(),
         None,
     );
-    let slots: Vec<usize> = placeholder
+    let (attestations, optional) = optional_accounts_of(b, &placeholder, gate_ix);
+    let funding = if optional.get(2).copied().flatten().is_some() {
+        Funding::Vault
+    } else {
+        Funding::Wallet
+    };
+    (attestations, funding)
+}
+
+/// What a gate instruction `gate_ix` names in the slots where `placeholder` (the same
+/// instruction built without any optional account) holds the gate's own id, in declaration
+/// order (`None` where `gate_ix` has the placeholder too), and the attestations among them
+/// (the first two) with the payee list. Every gate instruction that evaluates starts with the
+/// evaluation's accounts, so the list and the policy sit at the strict gate's indexes.
+pub(crate) fn optional_accounts_of(
+    b: &Builder,
+    placeholder: &Instruction,
+    gate_ix: &Resolved,
+) -> (Attestations, Vec<Option<Pubkey>>) {
+    let optional: Vec<Option<Pubkey>> = placeholder
         .accounts
         .iter()
         .enumerate()
         .filter(|(_, m)| m.pubkey == b.ids.gate)
-        .map(|(i, _)| i)
+        .map(|(i, _)| {
+            gate_ix
+                .accounts
+                .get(i)
+                .copied()
+                .filter(|k| *k != b.ids.gate)
+        })
         .collect();
-    let at = |n: usize| {
-        slots
-            .get(n)
-            .and_then(|i| gate_ix.accounts.get(*i))
-            .copied()
-            .filter(|k| *k != b.ids.gate)
-    };
     // The payee list's slot holds the policy account when the policy names no list
     // (policy_vault refuses a settlement without the list when it does).
     use gate::settlement::strict_accounts::{PAYEE_LIST, POLICY};
@@ -541,16 +559,11 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding)
         .copied()
         .filter(|k| Some(k) != gate_ix.accounts.get(POLICY));
     let attestations = Attestations {
-        payer: at(0),
-        payee: at(1),
+        payer: optional.first().copied().flatten(),
+        payee: optional.get(1).copied().flatten(),
         payee_list,
     };
-    let funding = if at(2).is_some() {
-        Funding::Vault
-    } else {
-        Funding::Wallet
-    };
-    (attestations, funding)
+    (attestations, optional)
 }
 
 const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];
@@ -573,7 +586,7 @@ pub(crate) fn compare(
         return Err(Rejection::bad(
             "gate_accounts_mismatch",
             format!(
-                "{name} has {} accounts; a settlement has {}",
+                "{name} has {} accounts; it must have {}",
                 got.accounts.len(),
                 want.accounts.len()
             ),

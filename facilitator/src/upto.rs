@@ -112,6 +112,27 @@ fn named(r: Result<Pubkey, (&'static str, String)>) -> Result<Pubkey, Rejection>
     r.map_err(|(reason, message)| bad(reason, message))
 }
 
+impl Terms {
+    /// The distribution every upto open makes: 100 % to `payTo`.
+    fn splits(&self) -> Vec<Split> {
+        vec![Split {
+            recipient: self.pay_to,
+            bps: channels::ALL_BPS,
+        }]
+    }
+
+    /// Whether `c` is open as this payment's deposit opened it: its payer, the facilitator
+    /// as payee and rent payer, the mint, the voucher key, the ceiling, 100 % to `payTo`.
+    fn opened(&self, c: &Channel, facilitator: &Pubkey) -> bool {
+        c.status == Status::Open
+            && (c.payer, c.payee, c.rent_payer, c.mint)
+                == (self.from, *facilitator, *facilitator, self.mint)
+            && c.authorized_signer == self.receiver_authorizer
+            && c.deposit == self.ceiling
+            && c.distribution_hash == channels::distribution_hash(&self.splits())
+    }
+}
+
 /// The checks of every phase: the scheme, the network, the facilitator, the requirements,
 /// the payload's amounts, keys and times.
 fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms, Rejection> {
@@ -268,17 +289,22 @@ impl Facilitator {
         }
     }
 
+    /// The request's terms, checked against this facilitator, its network and clock.
+    async fn terms(&self, r: &UptoRequest) -> Result<Terms, Rejection> {
+        let network = self
+            .caip2()
+            .await
+            .map_err(|e| bad("network_unavailable", e.message))?;
+        terms(r, &self.facilitator(), &network, now_unix())
+    }
+
     /// The terms and the checked open of a deposit.
     async fn checked_open(
         &self,
         r: &UptoRequest,
     ) -> Result<(Terms, channel_open::Checked), Rejection> {
-        let network = self
-            .caip2()
-            .await
-            .map_err(|e| bad("network_unavailable", e.message))?;
         let fac = self.facilitator();
-        let t = terms(r, &fac, &network, now_unix())?;
+        let t = self.terms(r).await?;
         let required =
             upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
         if required != t.ceiling {
@@ -354,17 +380,7 @@ impl Facilitator {
             .await?;
         if !pending {
             let c = self.channel(&t.channel).await?;
-            let fac = self.facilitator();
-            let splits = [Split {
-                recipient: t.pay_to,
-                bps: channels::ALL_BPS,
-            }];
-            let good = c.status == Status::Open
-                && c.deposit == t.ceiling
-                && (c.payer, c.payee, c.rent_payer, c.mint) == (t.from, fac, fac, t.mint)
-                && c.authorized_signer == t.receiver_authorizer
-                && c.distribution_hash == channels::distribution_hash(&splits);
-            if !good {
+            if !t.opened(&c, &self.facilitator()) {
                 return Err(bad(
                     reason::CHANNEL_STATE,
                     format!("channel {} is not the one the payment opens", t.channel),
@@ -384,12 +400,8 @@ impl Facilitator {
         r: &UptoRequest,
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<UptoSettled, Rejection> {
-        let network = self
-            .caip2()
-            .await
-            .map_err(|e| bad("network_unavailable", e.message))?;
         let fac = self.facilitator();
-        let t = terms(r, &fac, &network, now_unix())?;
+        let t = self.terms(r).await?;
         let actual = upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
         if actual > t.ceiling {
             return Err(bad(
@@ -402,16 +414,7 @@ impl Facilitator {
             .await
             .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
         let c = self.channel(&t.channel).await?;
-        let splits = vec![Split {
-            recipient: t.pay_to,
-            bps: channels::ALL_BPS,
-        }];
-        let bound = c.status == Status::Open
-            && (c.payer, c.payee, c.rent_payer, c.mint) == (t.from, fac, fac, t.mint)
-            && c.authorized_signer == t.receiver_authorizer
-            && c.deposit == t.ceiling
-            && c.distribution_hash == channels::distribution_hash(&splits);
-        if !bound {
+        if !t.opened(&c, &fac) {
             return Err(bad(
                 reason::CHANNEL_STATE,
                 format!(
@@ -464,7 +467,7 @@ impl Facilitator {
                 payee: fac,
                 mint: t.mint,
                 token_program,
-                splits,
+                splits: t.splits(),
             }
             .instruction(),
         );

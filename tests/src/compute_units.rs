@@ -775,17 +775,21 @@ pub async fn tour() -> Report {
             bps: trust_gate_client::channels::ALL_BPS,
         }],
     };
-    let ix = sdk.gate_channel_open(
-        &payer.owner.pubkey(),
-        &payer.asset(),
-        &payee.asset(),
-        &w.facilitator.pubkey(),
-        &w.mint,
-        open.deposit,
-        1,
-        &open.channel(),
-        Attestations::default(),
-    );
+    let (facilitator_key, mint) = (w.facilitator.pubkey(), w.mint);
+    let gate_open = |o: &trust_gate_client::channels::Open| {
+        sdk.gate_channel_open(
+            &payer.owner.pubkey(),
+            &payer.asset(),
+            &payee.asset(),
+            &facilitator_key,
+            &mint,
+            o.deposit,
+            1,
+            &o.channel(),
+            Attestations::default(),
+        )
+    };
+    let ix = gate_open(&open);
     let facilitator = w.facilitator.insecure_clone();
     measure(
         &mut w,
@@ -821,17 +825,7 @@ pub async fn tour() -> Report {
         open_slot: crate::clock(&mut w.ctx).await.slot,
         ..open
     };
-    let ix = sdk.gate_channel_open(
-        &payer.owner.pubkey(),
-        &payer.asset(),
-        &payee.asset(),
-        &w.facilitator.pubkey(),
-        &w.mint,
-        second.deposit,
-        1,
-        &second.channel(),
-        Attestations::default(),
-    );
+    let ix = gate_open(&second);
     w.send(&[ix, second.instruction()], &[&payer.owner, &facilitator])
         .await
         .expect("a second gated open");

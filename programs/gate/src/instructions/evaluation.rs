@@ -20,7 +20,8 @@ use trust_gate_program_common::runtime;
 
 /// The seeds the gate signs policy_vault's evaluation with (the bump is a compile-time
 /// constant, so the whole signer is).
-const EVALUATE_SIGNER_SEEDS: &[&[&[u8]]] = &[&[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]]];
+pub(crate) const EVALUATE_SIGNER_SEEDS: &[&[&[u8]]] =
+    &[&[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]]];
 
 /// What policy_vault::evaluate needs, all read-only: a decision takes no write lock, so
 /// nobody can contend for a payer's policy by flooding decisions, and any program can ask for

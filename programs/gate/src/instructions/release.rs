@@ -7,12 +7,9 @@ use anchor_lang::solana_program::program::invoke_signed_unchecked;
 use anchor_lang::Discriminator;
 use policy_vault::instructions::ReleaseArgs;
 use policy_vault::program::PolicyVault;
-use policy_vault::state::seeds::{
-    GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS,
-    GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP,
-};
+use policy_vault::state::seeds::GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS;
 
-use crate::state::seeds;
+use super::evaluation::EVALUATE_SIGNER_SEEDS;
 
 /// The payer's policy and ledger, written by the release; policy_vault checks that they are
 /// the payer's (their stored asset and policy id), so they pass through unchecked here.
@@ -33,7 +30,6 @@ pub struct ReleaseAccounts<'info> {
 impl ReleaseAccounts<'_> {
     /// Calls policy_vault's `release_reservation` with `args`, signed as an evaluation is.
     pub fn release(&self, args: &ReleaseArgs) -> Result<()> {
-        let signer_seeds: &[&[u8]] = &[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]];
         let discriminator = policy_vault::instruction::ReleaseReservation::DISCRIMINATOR;
         let mut data = Vec::with_capacity(discriminator.len() + 108);
         data.extend_from_slice(discriminator);
@@ -54,7 +50,7 @@ impl ReleaseAccounts<'_> {
             self.policy_vault_program.to_account_info(),
         ];
         // Nothing here holds an account's data borrowed across the call.
-        invoke_signed_unchecked(&ix, &infos, &[signer_seeds])?;
+        invoke_signed_unchecked(&ix, &infos, EVALUATE_SIGNER_SEEDS)?;
         Ok(())
     }
 }
