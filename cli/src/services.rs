@@ -87,6 +87,18 @@ pub struct LimitArgs {
     /// for never (then reclaim with `trust-gate reclaim`).
     #[arg(long, env = "RECLAIM_INTERVAL_SECS")]
     pub reclaim_interval_secs: Option<String>,
+    /// Milliseconds between reads of the kill switches of the payers of open
+    /// batch-settlement sessions: the most a pause takes to stop their vouchers; default 1000.
+    #[arg(long, env = "KILL_SWITCH_POLL_MS")]
+    pub kill_switch_poll_ms: Option<String>,
+    /// Seconds after which an accepted voucher is applied on chain (with up to three other
+    /// channels' in one transaction); default 300.
+    #[arg(long, env = "BATCH_REDEEM_AGE_SECS")]
+    pub batch_redeem_age_secs: Option<String>,
+    /// Atomic units accepted and not yet applied that make a session's vouchers applied at
+    /// the next round; default 0 (only by age, and at the close).
+    #[arg(long, env = "BATCH_REDEEM_AMOUNT")]
+    pub batch_redeem_amount: Option<String>,
 }
 
 impl LimitArgs {
@@ -103,6 +115,9 @@ impl LimitArgs {
             rate_limit_per_payer_burst: env("RATE_LIMIT_PER_PAYER_BURST"),
             max_waiting_per_payer: env("MAX_WAITING_PER_PAYER"),
             reclaim_interval_secs: env("RECLAIM_INTERVAL_SECS"),
+            kill_switch_poll_ms: env("KILL_SWITCH_POLL_MS"),
+            batch_redeem_age_secs: env("BATCH_REDEEM_AGE_SECS"),
+            batch_redeem_amount: env("BATCH_REDEEM_AMOUNT"),
         }
     }
 }
@@ -167,6 +182,9 @@ impl FacilitatorArgs {
             max_waiting_per_payer: self.limits.max_waiting_per_payer.clone(),
             redis_url: self.redis_url.clone(),
             reclaim_interval_secs: self.limits.reclaim_interval_secs.clone(),
+            kill_switch_poll_ms: self.limits.kill_switch_poll_ms.clone(),
+            batch_redeem_age_secs: self.limits.batch_redeem_age_secs.clone(),
+            batch_redeem_amount: self.limits.batch_redeem_amount.clone(),
         }
     }
 }

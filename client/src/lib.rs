@@ -19,11 +19,15 @@
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`upto`]: x402's `upto` scheme on Solana on the wire (its `extra`, payload and reason
 //!   strings) and trust-gate's gated variant.
+//! - [`batch`]: x402's `batch-settlement` scheme on Solana on the wire, client mode (its
+//!   `extra`, channel config, vouchers, payloads, reason strings) and the gated variant.
 //! - [`chain`]: reads over JSON-RPC.
 //! - [`receipts`]: a payment's receipt, from its log or, once closed, the chain's history.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
 //! - [`errors`]: names of on-chain error codes.
 //! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
+//! - [`session`]: the payer's side of a `batch-settlement` session: the open (gated or
+//!   not) and one voucher a request.
 //! - [`reclaim`]: a facilitator's closable payment records and the transactions closing them.
 //! - [`channel_reclaim`]: the rent of a facilitator's payment channels and of the gate's
 //!   records of them.
@@ -34,6 +38,7 @@
 //! Everything talks to the chain through Solana JSON-RPC, so the same code runs against the
 //! embedded localnet, devnet or mainnet.
 
+pub mod batch;
 pub mod chain;
 pub mod channel_reclaim;
 pub mod channels;
@@ -49,6 +54,7 @@ pub mod pda;
 pub mod receipts;
 pub mod reclaim;
 pub mod redact;
+pub mod session;
 pub mod settle;
 pub mod simulate;
 pub mod token;

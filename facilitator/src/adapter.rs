@@ -166,6 +166,51 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
     })
 }
 
+/// The parties and policy of a gated channel's open, from the `gate` extension of the offer a
+/// client accepted (`accepted`: at a claim the requirements' amount is the charge, which the
+/// service did not sign), authenticated as a payment's challenge is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelGate {
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub policy_id: u32,
+    pub service: Pubkey,
+}
+
+/// Reads and authenticates the `gate` extension of `accepted` (see [`ChannelGate`]).
+pub fn read_channel_gate(
+    accepted: &PaymentRequirements,
+    resource_url: Option<&str>,
+    e: Expectations<'_>,
+) -> Result<ChannelGate, Rejection> {
+    let gate = GateExtension::from_requirements(accepted).map_err(|err| {
+        Rejection::bad("gate_extension_missing", err.to_string())
+            .hint("a gated channel's offer carries the payment's trust context in extra.gate")
+    })?;
+    let pay_to = pubkey("paymentRequirements.payTo", &accepted.pay_to)?;
+    let payee_recipient = pubkey("extra.gate.payeeRecipient", &gate.payee_recipient)?;
+    if pay_to != payee_recipient {
+        return Err(Rejection::bad(
+            "pay_to_mismatch",
+            format!("payTo {pay_to} is not the payee's recipient {payee_recipient}"),
+        ));
+    }
+    let resource_url = resource_url.filter(|u| !u.is_empty()).ok_or_else(|| {
+        Rejection::bad(
+            "resource_missing",
+            "paymentPayload.resource.url is required: the service signature covers it",
+        )
+    })?;
+    let service = authenticate(accepted, resource_url, &gate, e.trusted_services)?;
+    check_freshness(accepted, &gate, e.now, e.skew)?;
+    Ok(ChannelGate {
+        payer_asset: pubkey("extra.gate.payerAgentAsset", &gate.payer_agent_asset)?,
+        payee_asset: pubkey("extra.gate.payeeAgentAsset", &gate.payee_agent_asset)?,
+        policy_id: gate.policy_id,
+        service,
+    })
+}
+
 /// The trusted service whose key signed the challenge.
 fn authenticate(
     r: &PaymentRequirements,

@@ -63,6 +63,9 @@ pub struct Expected<'a> {
     pub slot: u64,
     /// `extra.memo`.
     pub memo: Option<&'a str>,
+    /// A Memo the open must carry exactly once besides the seller's (`batch-settlement`'s
+    /// binding of the receiver's authorizer).
+    pub binding_memo: Option<&'a str>,
     pub compute: &'a ComputeCaps,
     pub gated: Option<Gated<'a>>,
 }
@@ -285,6 +288,19 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             "a memo after the open names an account (the facilitator's, or any in a gated open)",
         ));
     }
+    let mut memos = memos;
+    if let Some(binding) = e.binding_memo {
+        let bound = memos
+            .iter()
+            .filter(|m| m.data == binding.as_bytes())
+            .count();
+        if bound != 1 {
+            return Err(open_tx(format!(
+                "the open carries exactly one binding Memo {binding:?}"
+            )));
+        }
+        memos.retain(|m| m.data != binding.as_bytes());
+    }
     if let Some(memo) = e.memo.filter(|m| !m.is_empty()) {
         if memos.len() != 1 || memos[0].data != memo.as_bytes() {
             return Err(open_tx("the open carries exactly one Memo, of extra.memo"));
@@ -379,6 +395,7 @@ mod tests {
                 channel: open.channel(),
                 slot: 1_010,
                 memo: Some("seller memo"),
+                binding_memo: None,
                 compute: &self.caps,
                 gated,
             }

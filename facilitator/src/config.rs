@@ -74,10 +74,35 @@ pub struct Config {
     /// How often the crank closes closable payment records (`RECLAIM_INTERVAL_SECS`);
     /// `None`: never (another process reclaims, `trust-gate reclaim`).
     pub reclaim_interval: Option<Duration>,
+    /// The `batch-settlement` sessions' kill-switch poll and voucher redemption.
+    pub sessions: SessionSettings,
 }
 
 /// The crank's default interval: a minute.
 pub const DEFAULT_RECLAIM_INTERVAL: Duration = Duration::from_secs(60);
+
+/// When the sessions' vouchers are applied on chain, and how often kill switches are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// `KILL_SWITCH_POLL_MS`: the most a pause takes to stop a payer's vouchers (plus the
+    /// RPC's own lag).
+    pub poll: Duration,
+    /// `BATCH_REDEEM_AGE_SECS`: an accepted voucher is applied on chain at most this late.
+    pub redeem_age: Duration,
+    /// `BATCH_REDEEM_AMOUNT`: a channel with this much accepted and unapplied is applied at
+    /// the next tick (0: only by age, and at the close).
+    pub redeem_amount: u64,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            poll: Duration::from_secs(1),
+            redeem_age: Duration::from_secs(300),
+            redeem_amount: 0,
+        }
+    }
+}
 
 /// The caps on what a transaction the facilitator co-signs as fee payer may make it pay on
 /// top of the signatures' fee: the priority fee is its compute-unit limit times its unit
@@ -191,6 +216,7 @@ impl Config {
             compute: ComputeCaps::default(),
             limits: Limits::default(),
             reclaim_interval: Some(DEFAULT_RECLAIM_INTERVAL),
+            sessions: SessionSettings::default(),
         }
     }
 }
@@ -249,6 +275,14 @@ pub struct Settings {
     /// `RECLAIM_INTERVAL_SECS`: how often the crank closes closable payment records
     /// (default 60; 0: never).
     pub reclaim_interval_secs: Option<String>,
+    /// `KILL_SWITCH_POLL_MS`: how often the kill switches of the payers of open sessions are
+    /// read (default 1000): the most a pause takes to stop their vouchers.
+    pub kill_switch_poll_ms: Option<String>,
+    /// `BATCH_REDEEM_AGE_SECS` (default 300) and `BATCH_REDEEM_AMOUNT` (atomic units,
+    /// default 0: none): when a session's accepted vouchers are applied on chain before its
+    /// close.
+    pub batch_redeem_age_secs: Option<String>,
+    pub batch_redeem_amount: Option<String>,
 }
 
 impl Settings {
@@ -315,6 +349,30 @@ impl Settings {
             0..=86_400u64,
         )? {
             config.reclaim_interval = (secs > 0).then(|| Duration::from_secs(secs));
+        }
+        if let Some(ms) = number(
+            "KILL_SWITCH_POLL_MS",
+            &self.kill_switch_poll_ms,
+            "a whole number of milliseconds",
+            50..=60_000u64,
+        )? {
+            config.sessions.poll = Duration::from_millis(ms);
+        }
+        if let Some(secs) = number(
+            "BATCH_REDEEM_AGE_SECS",
+            &self.batch_redeem_age_secs,
+            "a whole number of seconds",
+            1..=86_400u64,
+        )? {
+            config.sessions.redeem_age = Duration::from_secs(secs);
+        }
+        if let Some(amount) = number(
+            "BATCH_REDEEM_AMOUNT",
+            &self.batch_redeem_amount,
+            "a whole number of atomic units (0: none)",
+            0..=u64::MAX,
+        )? {
+            config.sessions.redeem_amount = amount;
         }
         Ok(config)
     }

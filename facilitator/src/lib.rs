@@ -23,9 +23,11 @@
 //! records in the background), [`lock_store`] (one settlement at a time per payer, the
 //! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
 //! with the bound on those waiting, [`redis_store`] shared by replicas), [`routes`] (HTTP),
-//! [`reject`] and [`error`] (answers).
+//! [`reject`] and [`error`] (answers), [`upto`] and [`batch`] (x402's channel schemes, stock
+//! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept).
 
 pub mod adapter;
+pub mod batch;
 pub mod budget;
 pub mod channel_open;
 pub mod config;
@@ -47,6 +49,7 @@ pub mod redis_store;
 pub mod reject;
 pub mod routes;
 pub mod service;
+pub mod sessions;
 pub mod settle;
 pub mod upto;
 pub mod verify;
@@ -82,6 +85,8 @@ pub struct Server {
     task: tokio::task::JoinHandle<()>,
     /// The crank, when it runs (see [`crank`]).
     crank: Option<tokio::task::JoinHandle<()>>,
+    /// The sessions' kill-switch poll and redemption (see [`batch::redeemer`]).
+    sessions: tokio::task::JoinHandle<()>,
 }
 
 impl Server {
@@ -96,6 +101,7 @@ impl Drop for Server {
         if let Some(c) = &self.crank {
             c.abort();
         }
+        self.sessions.abort();
     }
 }
 
@@ -134,10 +140,12 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
         Some(every) if f.key.keypair().is_some() => Some(crank::spawn(f.clone(), every)),
         _ => None,
     };
+    let sessions = batch::redeemer::spawn(f.clone());
     Ok(Server {
         addr,
         facilitator: f,
         task,
         crank,
+        sessions,
     })
 }

@@ -132,6 +132,11 @@ impl LockStore {
         })
     }
 
+    /// The Redis store, when replicas share one (the sessions keep theirs in it too).
+    pub fn shared(&self) -> Option<Arc<RedisStore>> {
+        self.shared.clone()
+    }
+
     /// At most `n` settlements of one payer wait for its turn in this process (others are
     /// refused with [`LockError::Busy`]).
     pub fn with_max_waiting(mut self, n: usize) -> Self {

@@ -165,6 +165,30 @@ impl RedisStore {
             .await
     }
 
+    /// Adds `member` to the set at `key` (no expiry: the sessions' index).
+    pub async fn add_member(&self, key: &str, member: &str) -> redis::RedisResult<()> {
+        redis::cmd("SADD")
+            .arg(key)
+            .arg(member)
+            .query_async::<()>(&mut self.con())
+            .await
+    }
+
+    pub async fn remove_member(&self, key: &str, member: &str) -> redis::RedisResult<()> {
+        redis::cmd("SREM")
+            .arg(key)
+            .arg(member)
+            .query_async::<()>(&mut self.con())
+            .await
+    }
+
+    pub async fn members(&self, key: &str) -> redis::RedisResult<Vec<String>> {
+        redis::cmd("SMEMBERS")
+            .arg(key)
+            .query_async(&mut self.con())
+            .await
+    }
+
     /// Writes `value` unless `key` exists: `None` when written, else the value there.
     pub async fn claim(
         &self,

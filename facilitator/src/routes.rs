@@ -1,6 +1,7 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
+use crate::batch::{self, BatchRequest, BatchSettled};
 use crate::dispute::DisputeRequest;
 use crate::error::ApiError;
 use crate::limits::retry_after_secs;
@@ -217,6 +218,19 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
 }
 
 async fn verify(State(f): App, body: Bytes) -> Response {
+    if let Some(v) = batch_body(&body) {
+        let checked = match BatchRequest::parse(v) {
+            Ok(r) => f.verify_batch(&r).await,
+            Err(r) => Err(r),
+        };
+        return match checked {
+            Ok((payer, extra)) => {
+                Json(json!({"isValid": true, "payer": payer.to_string(), "extra": extra}))
+                    .into_response()
+            }
+            Err(r) => verify_rejection(&f, r),
+        };
+    }
     if let Some(v) = upto_body(&body) {
         let checked = match UptoRequest::parse(v) {
             Ok(r) => f.verify_upto(&r).await,
@@ -240,6 +254,13 @@ async fn verify(State(f): App, body: Bytes) -> Response {
     }
 }
 
+/// The JSON of a `batch-settlement` request (see [`crate::batch`]), `None` for anything else.
+fn batch_body(body: &[u8]) -> Option<Value> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .filter(batch::is_batch)
+}
+
 /// The JSON of an `upto` request (see [`crate::upto`]), `None` for anything else.
 fn upto_body(body: &[u8]) -> Option<Value> {
     serde_json::from_slice::<Value>(body)
@@ -249,6 +270,16 @@ fn upto_body(body: &[u8]) -> Option<Value> {
 
 async fn settle(State(f): App, body: Bytes) -> Response {
     let network = f.caip2().await.unwrap_or_default();
+    if let Some(v) = batch_body(&body) {
+        let settled = match BatchRequest::parse(v) {
+            Ok(r) => f.settle_batch(&r).await,
+            Err(r) => Err(r),
+        };
+        return match settled {
+            Ok(s) => batch_success(s, network),
+            Err(r) => settle_failure(&f, r, network),
+        };
+    }
     if let Some(v) = upto_body(&body) {
         let settled = match UptoRequest::parse(v) {
             Ok(r) => f.settle_upto(&r).await,
@@ -335,6 +366,32 @@ fn upto_success(s: UptoSettled, network: String) -> Response {
     .into_response()
 }
 
+/// The x402 answer of a settled `batch-settlement` request (the specification's fields;
+/// `transaction` and `amount` empty for a voucher kept off chain).
+fn batch_success(s: BatchSettled, network: String) -> Response {
+    if s.pending {
+        let body = json!({
+            "success": false,
+            "errorReason": trust_gate_client::batch::reason::SETTLEMENT_PENDING,
+            "errorMessage": format!("{} was sent but not confirmed in time; it may still land", s.transaction),
+            "transaction": s.transaction,
+            "network": network,
+            "payer": s.payer.to_string(),
+            "extra": s.extra,
+        });
+        return (StatusCode::ACCEPTED, Json(body)).into_response();
+    }
+    Json(json!({
+        "success": true,
+        "transaction": s.transaction,
+        "network": network,
+        "amount": s.amount,
+        "payer": s.payer.to_string(),
+        "extra": s.extra,
+    }))
+    .into_response()
+}
+
 fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
     tracing::info!(reason = %r.reason, message = %r.message, "settlement refused");
     let headers = r
@@ -399,6 +456,17 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
             "scheme": trust_gate_client::upto::SCHEME_UPTO,
             "network": network,
             // A server copies every key of this into its offers: the sponsor only.
+            "extra": {"feePayer": fac},
+        }, {
+            "x402Version": 2,
+            "scheme": trust_gate_client::batch::SCHEME_BATCH,
+            "network": network,
+            "extra": {"feePayer": fac},
+        }, {
+            "x402Version": 2,
+            "scheme": trust_gate_client::batch::SCHEME_GATED_BATCH,
+            "network": network,
+            // The open may load from the lookup tables the trust-gate kind lists.
             "extra": {"feePayer": fac},
         }],
         "extensions": [x402::GATE_EXTENSION],

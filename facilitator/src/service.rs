@@ -2,13 +2,16 @@
 //! lookup-table caches. The HTTP routes (`routes`) and the settle flow (`settle`) are built
 //! on it.
 
-use crate::config::{ComputeCaps, Config, ConfigError, FacilitatorKey, MountConfig};
+use crate::config::{
+    ComputeCaps, Config, ConfigError, FacilitatorKey, MountConfig, SessionSettings,
+};
 use crate::decisions::DecisionCache;
 use crate::error::ApiError;
 use crate::limits::RateLimits;
 use crate::lock_store::LockStore;
 use crate::payer_signers::AgentCache;
 use crate::redact;
+use crate::sessions::Sessions;
 use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
 use solana_sdk::account::Account;
@@ -51,6 +54,9 @@ pub struct Facilitator {
     pub decisions: DecisionCache,
     /// Who may sign for the payer agents seen lately (see [`crate::payer_signers`]).
     pub agents: AgentCache,
+    /// The `batch-settlement` sessions (see [`crate::batch`]).
+    pub sessions: Sessions,
+    pub session_settings: SessionSettings,
     started: Instant,
     caip2: OnceCell<String>,
     collection: OnceCell<Pubkey>,
@@ -84,6 +90,7 @@ impl Facilitator {
             }
         }
         .with_max_waiting(config.limits.max_waiting_per_payer);
+        let sessions = Sessions::new(lock_store.shared());
         Ok(Arc::new(Facilitator {
             rpc_origin: redact::origin(&rpc_url),
             rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
@@ -100,6 +107,8 @@ impl Facilitator {
             lock_store,
             decisions: DecisionCache::default(),
             agents: AgentCache::default(),
+            sessions,
+            session_settings: config.sessions,
             started: Instant::now(),
             caip2: OnceCell::new(),
             collection: OnceCell::new(),

@@ -349,6 +349,7 @@ impl Facilitator {
                 channel: t.channel,
                 slot,
                 memo: t.extra.memo.as_deref(),
+                binding_memo: None,
                 compute: &self.compute,
                 gated: None,
             },
@@ -376,7 +377,11 @@ impl Facilitator {
         let signature = keypair.sign_message(&tx.message.serialize());
         tx.signatures[0] = signature;
         let pending = self
-            .send_and_confirm(&tx, reason::CHANNEL_BROADCAST)
+            .send_and_confirm(
+                &tx,
+                reason::CHANNEL_BROADCAST,
+                reason::SETTLEMENT_SIMULATION,
+            )
             .await?;
         if !pending {
             let c = self.channel(&t.channel).await?;
@@ -480,7 +485,11 @@ impl Facilitator {
             Transaction::new_signed_with_payer(&ixs, Some(&fac), &[keypair], blockhash).into();
         let signature = tx.signatures[0];
         let pending = self
-            .send_and_confirm(&tx, reason::TRANSACTION_FAILED)
+            .send_and_confirm(
+                &tx,
+                reason::TRANSACTION_FAILED,
+                reason::SETTLEMENT_SIMULATION,
+            )
             .await?;
         Ok(UptoSettled {
             signature,
@@ -516,17 +525,18 @@ impl Facilitator {
     }
 
     /// Sends with preflight and waits: `Ok(false)` landed, `Ok(true)` pending; a refusal by
-    /// the simulation is `settlement_simulation`, a failure on chain `failed`.
-    async fn send_and_confirm(
+    /// the simulation is `refused`, a failure on chain `failed`.
+    pub(crate) async fn send_and_confirm(
         &self,
         tx: &VersionedTransaction,
         failed: &str,
+        refused: &str,
     ) -> Result<bool, Rejection> {
         let signature = tx.signatures[0];
         if let Some((err, logs)) = self.send(tx).await {
             let summary = trust_gate_client::errors::summarize_logs(&logs, 3);
             return Err(bad(
-                reason::SETTLEMENT_SIMULATION,
+                refused,
                 format!("the cluster's simulation refused it: {err} ({summary})"),
             ));
         }

@@ -14,6 +14,9 @@ pub const DECIMALS: u8 = 6;
 pub const PRICE: u64 = 100_000;
 /// The policy every demo payer has.
 pub const POLICY_ID: u32 = 1;
+/// The policy of metered payments (payment channels in the metered mint) every
+/// wallet-funded demo payer has: [`payer_policy`] in the metered mint.
+pub const METERED_POLICY_ID: u32 = 2;
 /// Tokens each demo payer holds after seeding (100.00).
 pub const PAYER_BALANCE: u64 = 100_000_000;
 /// The payer tier the demo service asks for.

@@ -456,6 +456,31 @@ impl Migration<'_> {
             created,
             format!("agent {} policy {}", agent.name, demo::POLICY_ID),
         );
+        if agent.funding != settle::Funding::Wallet {
+            return Ok(());
+        }
+        // Channels refund the payer's own token account: metered payments are wallet-funded.
+        let key = self.builder.pda.policy(&asset, demo::METERED_POLICY_ID);
+        let created = !self.exists(&key).await?;
+        if created {
+            let ix = self.builder.init_policy(
+                &agent.owner.pubkey(),
+                &[],
+                &asset,
+                demo::METERED_POLICY_ID,
+                demo::payer_policy(world.metered_mint()),
+            );
+            self.send("init_policy", &[ix], &[&agent.owner]).await?;
+        }
+        self.note(
+            report,
+            created,
+            format!(
+                "agent {} metered policy {}",
+                agent.name,
+                demo::METERED_POLICY_ID
+            ),
+        );
         Ok(())
     }
 

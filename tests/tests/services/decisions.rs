@@ -109,8 +109,8 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
             ),
             ("tier 3 pays tier 0", pay(tier3.asset(), tier0.asset(), 1)),
             (
-                "tier 0 under policy 2",
-                pay(tier0.asset(), w.service.asset(), 2),
+                "tier 0 under policy 3",
+                pay(tier0.asset(), w.service.asset(), 3),
             ),
         ],
     };
@@ -118,7 +118,7 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
     let o = check.same("baseline").await;
     assert!(of(&o, "tier 3 pays the service").contains("Allow"));
     assert!(of(&o, "tier 1 pays the service").contains("CounterpartyTierBelowMin"));
-    assert!(of(&o, "tier 0 under policy 2").contains("3012"), "{o:?}");
+    assert!(of(&o, "tier 0 under policy 3").contains("3012"), "{o:?}");
 
     // Steady state: one RPC call per decision, confirmed from the cache.
     let q = pay(tier3.asset(), w.service.asset(), 1);
@@ -244,17 +244,17 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
     let o = check.same("any attestor").await;
     assert!(of(&o, "tier 3 pays tier 0").contains("Allow"), "{o:?}");
 
-    // Policy 2 of tier 0 is created; policy 1 of the vault payer is retired.
+    // Policy 3 of tier 0 is created; policy 1 of the vault payer is retired.
     let create = env.b.init_policy(
         &tier0.owner.pubkey(),
         &[],
         &tier0.asset(),
-        2,
+        3,
         w.payer_policy(),
     );
     env.send(&[create], &[&tier0.owner]).await.unwrap();
     let o = check.same("policy created").await;
-    assert!(of(&o, "tier 0 under policy 2").contains("kind"), "{o:?}");
+    assert!(of(&o, "tier 0 under policy 3").contains("kind"), "{o:?}");
     let vault = w.vault_payer();
     let retire = env
         .b

@@ -1,0 +1,284 @@
+//! The payer's side of an x402 `batch-settlement` session (client mode), plain or gated: the
+//! channel's open (the deposit a first request carries, the gate's `gate_channel_open` before
+//! it when gated, the binding Memo after it), and one voucher a request, each raising the
+//! cumulative amount by the request's price. What `trust-gate pay --scheme batch-settlement`
+//! and the TypeScript SDK's scheme send; the facilitator checks exactly this
+//! (`trust_gate_facilitator::batch`).
+
+use crate::batch::{self, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, DepositTx};
+use crate::channels::{self, Open, Split};
+use crate::error::ClientError;
+use crate::instructions::{Attestations, Builder};
+use crate::settle::{self, ComputeBudget};
+use crate::token::TokenProgram;
+use crate::vouchers::Voucher;
+use anchor_lang::prelude::Pubkey;
+use base64::{engine::general_purpose::STANDARD, Engine as _};
+use solana_sdk::hash::Hash;
+use solana_sdk::instruction::Instruction;
+use solana_sdk::message::AddressLookupTableAccount;
+use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::VersionedTransaction;
+use trust_gate_program_common::external::ids::MEMO;
+
+/// The open's compute-unit limit (a plain open measures about 40 000, a gated one about
+/// 60 000 more with its policy check).
+pub const OPEN_UNIT_LIMIT: u32 = 150_000;
+
+/// The gated variant's terms: whose policy decides the deposit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionGate {
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub policy_id: u32,
+    pub attestations: Attestations,
+}
+
+/// What a session's channel is opened with.
+pub struct SessionTerms<'a> {
+    pub builder: &'a Builder,
+    /// The offer's `extra` (its `feePayer`, `receiverAuthorizer`, `withdrawDelay`, memo).
+    pub extra: &'a BatchExtra,
+    pub mint: Pubkey,
+    pub token_program: TokenProgram,
+    pub pay_to: Pubkey,
+    /// The payer's wallet (the gated variant: the payer agent's signer), which signs the open.
+    pub payer: &'a Keypair,
+    /// The channel's voucher key (`payerAuthorizer`): the payer's own key or a session key.
+    pub voucher_key: Keypair,
+    pub deposit: u64,
+    pub salt: u64,
+    /// A recent slot (the offer's `recentSlot`, or the cluster's).
+    pub open_slot: u64,
+    pub gate: Option<SessionGate>,
+    /// The facilitator's lookup tables (gated only: the open fits a packet with them).
+    pub tables: &'a [AddressLookupTableAccount],
+    pub blockhash: Hash,
+}
+
+/// A payer's open session: its channel, and what it signed so far.
+pub struct PayerSession {
+    pub config: ChannelConfig,
+    pub channel: Pubkey,
+    pub deposit: u64,
+    voucher_key: Keypair,
+    /// The cumulative amount of the latest voucher signed.
+    pub charged: u64,
+}
+
+fn input(field: &str, message: impl Into<String>) -> ClientError {
+    ClientError::input(field, message)
+}
+
+impl SessionTerms<'_> {
+    /// The open transaction (signed by the payer, the fee payer's slot empty) and the session.
+    pub fn open(self) -> Result<(VersionedTransaction, PayerSession), ClientError> {
+        let fee_payer: Pubkey = self
+            .extra
+            .fee_payer
+            .parse()
+            .map_err(|_| input("extra.feePayer", "not a base58 address"))?;
+        if self.deposit == 0 {
+            return Err(input("deposit", "a session's deposit is above 0"));
+        }
+        let open = Open {
+            payer: self.payer.pubkey(),
+            rent_payer: fee_payer,
+            payee: fee_payer,
+            mint: self.mint,
+            token_program: self.token_program,
+            authorized_signer: self.voucher_key.pubkey(),
+            salt: self.salt,
+            deposit: self.deposit,
+            grace_period: self.extra.withdraw_delay,
+            open_slot: self.open_slot,
+            splits: vec![Split {
+                recipient: self.pay_to,
+                bps: channels::ALL_BPS,
+            }],
+        };
+        let channel = open.channel();
+        let mut ixs = ComputeBudget {
+            unit_limit: Some(OPEN_UNIT_LIMIT),
+            unit_price_micro_lamports: None,
+        }
+        .instructions();
+        if let Some(g) = self.gate {
+            ixs.push(self.builder.gate_channel_open(
+                &self.payer.pubkey(),
+                &g.payer_asset,
+                &g.payee_asset,
+                &fee_payer,
+                &self.mint,
+                self.deposit,
+                g.policy_id,
+                &channel,
+                g.attestations,
+            ));
+        }
+        ixs.push(open.instruction());
+        let memo = |text: &str| Instruction::new_with_bytes(MEMO, text.as_bytes(), vec![]);
+        if let Some(m) = self.extra.memo.as_deref().filter(|m| !m.is_empty()) {
+            ixs.push(memo(m));
+        }
+        ixs.push(memo(&batch::binding_memo(&self.extra.receiver_authorizer)));
+        let tables = if self.gate.is_some() {
+            self.tables
+        } else {
+            &[]
+        };
+        let tx = settle::transaction(&fee_payer, &ixs, tables, self.blockhash, &[self.payer])?;
+        let config = ChannelConfig {
+            payer: self.payer.pubkey().to_string(),
+            payer_authorizer: self.voucher_key.pubkey().to_string(),
+            receiver: self.pay_to.to_string(),
+            receiver_authorizer: self.extra.receiver_authorizer.clone(),
+            token: self.mint.to_string(),
+            withdraw_delay: self.extra.withdraw_delay,
+            salt: self.salt.to_string(),
+            open_slot: self.open_slot,
+            voucher_signer: None,
+        };
+        Ok((
+            tx,
+            PayerSession {
+                config,
+                channel,
+                deposit: self.deposit,
+                voucher_key: self.voucher_key,
+                charged: 0,
+            },
+        ))
+    }
+}
+
+impl PayerSession {
+    /// The voucher that pays `price` more; refused past the deposit (open another session).
+    pub fn voucher(&mut self, price: u64) -> Result<BatchVoucher, ClientError> {
+        let cumulative = self
+            .charged
+            .checked_add(price)
+            .filter(|c| *c <= self.deposit)
+            .ok_or_else(|| {
+                input(
+                    "amount",
+                    format!(
+                        "{price} more than the {} paid would pass the session's deposit {}",
+                        self.charged, self.deposit
+                    ),
+                )
+            })?;
+        let v = Voucher::sign(&self.voucher_key, &self.channel, cumulative, 0);
+        self.charged = cumulative;
+        Ok(BatchVoucher {
+            channel_id: self.channel.to_string(),
+            max_claimable_amount: cumulative.to_string(),
+            expires_at: 0,
+            signature: v.signature.to_string(),
+        })
+    }
+
+    /// A first request's payload: the open and the voucher of its price.
+    pub fn deposit_payload(
+        &mut self,
+        open: &VersionedTransaction,
+        price: u64,
+    ) -> Result<BatchPayload, ClientError> {
+        let bytes = bincode::serialize(open).map_err(|e| input("transaction", e.to_string()))?;
+        Ok(BatchPayload::Deposit {
+            channel_config: self.config.clone(),
+            voucher: self.voucher(price)?,
+            deposit: DepositTx {
+                amount: self.deposit.to_string(),
+                transaction: STANDARD.encode(bytes),
+            },
+        })
+    }
+
+    /// A further request's payload.
+    pub fn voucher_payload(&mut self, price: u64) -> Result<BatchPayload, ClientError> {
+        Ok(BatchPayload::Voucher {
+            channel_config: self.config.clone(),
+            voucher: self.voucher(price)?,
+        })
+    }
+
+    /// The payload that ends the session (the facilitator seals at what it accepted).
+    pub fn refund_payload(&self) -> BatchPayload {
+        BatchPayload::Refund {
+            channel_config: self.config.clone(),
+            voucher: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::ProgramIds;
+    use crate::network::Network;
+
+    #[test]
+    fn vouchers_raise_the_charge_by_each_price_up_to_the_deposit() {
+        let b = Builder::new(ProgramIds::for_network(Network::Localnet)).unwrap();
+        let payer = Keypair::new();
+        let extra = BatchExtra {
+            fee_payer: Pubkey::new_unique().to_string(),
+            receiver_authorizer: Pubkey::new_unique().to_string(),
+            withdraw_delay: 900,
+            token_program: TokenProgram::Token2022.id().to_string(),
+            payment_flow: None,
+            voucher_signer: None,
+            operator: None,
+            memo: Some("m".into()),
+            recent_blockhash: None,
+            recent_slot: None,
+            min_deposit: None,
+            max_idle_secs: None,
+        };
+        let key = Keypair::new();
+        let key_pub = key.pubkey();
+        let (tx, mut s) = SessionTerms {
+            builder: &b,
+            extra: &extra,
+            mint: Pubkey::new_unique(),
+            token_program: TokenProgram::Token2022,
+            pay_to: Pubkey::new_unique(),
+            payer: &payer,
+            voucher_key: key,
+            deposit: 10,
+            salt: 7,
+            open_slot: 100,
+            gate: None,
+            tables: &[],
+            blockhash: Hash::new_unique(),
+        }
+        .open()
+        .unwrap();
+        // [limit, open, seller memo, binding memo], the payer's signature only.
+        assert_eq!(tx.message.instructions().len(), 4);
+        assert!(tx.signatures[0] == Default::default());
+        let first = s.voucher(4).unwrap();
+        let second = s.voucher(6).unwrap();
+        assert_eq!(
+            (
+                first.max_claimable_amount.as_str(),
+                second.max_claimable_amount.as_str()
+            ),
+            ("4", "10")
+        );
+        let v = Voucher {
+            channel: s.channel,
+            cumulative: 10,
+            expires_at: 0,
+            signature: second.signature.parse().unwrap(),
+        };
+        assert!(v.signed_by(&key_pub));
+        let err = s.voucher(1).unwrap_err().to_string();
+        assert!(
+            err.contains("amount") && err.contains("deposit 10"),
+            "{err}"
+        );
+        assert_eq!(s.charged, 10);
+    }
+}

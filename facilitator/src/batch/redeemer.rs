@@ -1,0 +1,141 @@
+//! The sessions' background work, once per poll interval (`KILL_SWITCH_POLL_MS`, 1 s by
+//! default):
+//!
+//! 1. the kill switches of the payers of gated sessions are read (one `getMultipleAccounts`
+//!    per 100): a voucher is refused from the first read that finds its payer paused, so at
+//!    most one interval (and the RPC's lag) behind the chain; every open channel of a paused
+//!    payer is closed at the latest voucher accepted before the pause;
+//! 2. the latest vouchers are applied on chain, [`batch::MAX_CHANNELS_PER_TRANSACTION`]
+//!    channels a transaction, for the sessions that have at least `BATCH_REDEEM_AMOUNT`
+//!    unapplied (0: no amount triggers) or whose oldest unapplied voucher is
+//!    `BATCH_REDEEM_AGE_SECS` old.
+//!
+//! With Redis, one replica a tick does it (a short claim on a shared key).
+
+use crate::service::Facilitator;
+use crate::sessions::Session;
+
+use solana_sdk::pubkey::Pubkey;
+use std::collections::HashSet;
+use std::sync::Arc;
+use trust_gate_client::batch;
+use trust_gate_client::decode::KillSwitchState;
+use trust_gate_client::simulate::now_unix;
+use trust_gate_client::{chain, decode};
+
+/// What one tick did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tick {
+    /// Payer agents found paused.
+    pub paused: Vec<Pubkey>,
+    /// Channels closed because their payer is paused.
+    pub closed: Vec<Pubkey>,
+    /// Channels whose vouchers were applied.
+    pub redeemed: Vec<Pubkey>,
+    /// What failed (logged; tried again next tick).
+    pub errors: Vec<String>,
+}
+
+/// Runs [`tick`] every `settings.poll` until aborted.
+pub fn spawn(f: Arc<Facilitator>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(f.session_settings.poll);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            every.tick().await;
+            let t = tick(&f).await;
+            for e in &t.errors {
+                tracing::warn!("sessions: {e}");
+            }
+        }
+    })
+}
+
+/// The payers, among `agents`, whose kill switch is paused now (a missing kill switch is not
+/// a pause: the gate refused the open without one).
+pub async fn paused_payers(f: &Facilitator, agents: &[Pubkey]) -> Result<HashSet<Pubkey>, String> {
+    let mut paused = HashSet::new();
+    for run in agents.chunks(100) {
+        let keys: Vec<Pubkey> = run.iter().map(|a| f.builder.pda.killswitch(a)).collect();
+        let accounts = chain::accounts(&f.rpc, &keys)
+            .await
+            .map_err(|e| format!("reading kill switches: {e}"))?;
+        for (agent, acc) in run.iter().zip(accounts) {
+            let state = acc
+                .and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok());
+            if state.is_some_and(|s| s.paused) {
+                paused.insert(*agent);
+            }
+        }
+    }
+    Ok(paused)
+}
+
+/// One round of the background work (see the module docs).
+pub async fn tick(f: &Facilitator) -> Tick {
+    let mut t = Tick::default();
+    match f.sessions.take_tick(f.session_settings.poll).await {
+        Ok(true) => {}
+        Ok(false) => return t,
+        Err(e) => {
+            t.errors.push(e.to_string());
+            return t;
+        }
+    }
+    let open = match f.sessions.open().await {
+        Ok(o) => o,
+        Err(e) => {
+            t.errors.push(e.to_string());
+            return t;
+        }
+    };
+    let mut agents: Vec<Pubkey> = open
+        .iter()
+        .filter_map(|s| s.gate.map(|g| g.payer_asset))
+        .collect();
+    agents.sort();
+    agents.dedup();
+    match paused_payers(f, &agents).await {
+        Ok(p) => {
+            f.sessions.set_paused(p.clone());
+            t.paused = p.into_iter().collect();
+        }
+        Err(e) => t.errors.push(e),
+    }
+    let Some(keypair) = f.key.keypair() else {
+        return t;
+    };
+    let mut due: Vec<Session> = Vec::new();
+    let now = now_unix();
+    let age = i64::try_from(f.session_settings.redeem_age.as_secs()).unwrap_or(i64::MAX);
+    let stalled_after =
+        i64::try_from((f.send_timeout * 2 + f.confirm_timeout).as_secs()).unwrap_or(i64::MAX);
+    for s in open {
+        let paused = s.gate.is_some_and(|g| t.paused.contains(&g.payer_asset));
+        // A close that failed (a refund's, or a paused payer's) is tried again, once the one
+        // under way would have finished.
+        let stalled = s.closing_at != 0 && now.saturating_sub(s.closing_at) > stalled_after;
+        if paused || stalled {
+            match f.close_session(&s, keypair).await {
+                Ok(_) => t.closed.push(s.channel),
+                Err(r) => t
+                    .errors
+                    .push(format!("closing {}: {}", s.channel, r.message)),
+            }
+            continue;
+        }
+        let by_amount = f.session_settings.redeem_amount > 0
+            && s.unredeemed() >= f.session_settings.redeem_amount;
+        let by_age = s.unredeemed_since > 0 && now.saturating_sub(s.unredeemed_since) >= age;
+        if s.unredeemed() > 0 && (by_amount || by_age) {
+            due.push(s);
+        }
+    }
+    for run in due.chunks(batch::MAX_CHANNELS_PER_TRANSACTION) {
+        match f.redeem(run, keypair).await {
+            Ok(_) => t.redeemed.extend(run.iter().map(|s| s.channel)),
+            Err(r) => t.errors.push(format!("applying vouchers: {}", r.message)),
+        }
+    }
+    t
+}

@@ -1,0 +1,396 @@
+//! The sessions a facilitator holds: for each `batch-settlement` channel it opened, the terms
+//! its vouchers are checked against and the latest voucher it accepted, which it redeems on
+//! chain later. In process, or in Redis (`REDIS_URL`) so that every replica checks a
+//! channel's vouchers against the same watermark: a session is one key holding its JSON, and
+//! a voucher advances it only by compare-and-replace of the exact value it was checked
+//! against (two replicas cannot both accept the next voucher of a channel).
+//!
+//! Nothing here reads the chain: a voucher costs a signature check, and with Redis two round
+//! trips (the read and the replace).
+
+use crate::lock_store::StoreUnavailable;
+use crate::redis_store::RedisStore;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use solana_sdk::pubkey::Pubkey;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+/// How long a session's key outlives its last change in Redis (a closed session stays to
+/// answer a late voucher with the channel's state).
+pub const SESSION_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Attempts at replacing a session that other replicas keep changing.
+const MAX_REPLACE_ATTEMPTS: usize = 8;
+const KEY_PREFIX: &str = "trust-gate:batch:";
+const INDEX_KEY: &str = "trust-gate:batch-index";
+const TICK_KEY: &str = "trust-gate:batch-tick";
+
+/// What the gate recorded of a gated channel, and the policy's per-payment cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatedTerms {
+    #[serde(with = "b58")]
+    pub payer_asset: Pubkey,
+    #[serde(with = "b58")]
+    pub payee_asset: Pubkey,
+    pub policy_id: u32,
+    /// 0: none.
+    pub per_payment_cap: u64,
+}
+
+/// One channel's session.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Session {
+    #[serde(with = "b58")]
+    pub channel: Pubkey,
+    /// The payer's wallet (the channel's payer).
+    #[serde(with = "b58")]
+    pub payer: Pubkey,
+    /// The channel's voucher key (the client's `payerAuthorizer`).
+    #[serde(with = "b58")]
+    pub voucher_key: Pubkey,
+    #[serde(with = "b58")]
+    pub pay_to: Pubkey,
+    #[serde(with = "b58")]
+    pub mint: Pubkey,
+    pub token_2022: bool,
+    /// The deposit at the open (for a gated channel, what the gate counted): no voucher
+    /// above it is accepted, whatever a top-up adds on chain.
+    pub deposit: u64,
+    pub withdraw_delay: u32,
+    pub gate: Option<GatedTerms>,
+    /// The open's signature.
+    pub opened_by: String,
+    pub opened_at: i64,
+    /// The latest accepted voucher: its cumulative amount and signature (base58).
+    pub accepted: u64,
+    pub latest_signature: Option<String>,
+    /// The price of the latest accepted voucher (a retry of it is answered the same).
+    pub latest_price: u64,
+    /// What is applied on chain (the channel's `settled`, as this facilitator made it).
+    pub redeemed: u64,
+    /// When the oldest voucher not yet applied on chain was accepted (0: none).
+    pub unredeemed_since: i64,
+    /// The last voucher's time (or the open's).
+    pub active_at: i64,
+    /// When the close began (0: not closing): from then on no voucher is accepted, so the
+    /// close seals at the last one accepted before it.
+    #[serde(default)]
+    pub closing_at: i64,
+    /// The close's signature, once sealed and distributed.
+    pub closed_by: Option<String>,
+}
+
+impl Session {
+    /// Accepted but not yet applied on chain.
+    pub fn unredeemed(&self) -> u64 {
+        self.accepted.saturating_sub(self.redeemed)
+    }
+}
+
+mod b58 {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(k: &Pubkey, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&k.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Pubkey, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a change of a session was not made: the store failed, the session is not there, or
+/// the change refused it (the caller's error).
+#[derive(Debug)]
+pub enum Change<E> {
+    Unavailable(StoreUnavailable),
+    Missing,
+    Refused(E),
+}
+
+impl<E> From<StoreUnavailable> for Change<E> {
+    fn from(e: StoreUnavailable) -> Self {
+        Change::Unavailable(e)
+    }
+}
+
+pub struct Sessions {
+    local: Mutex<HashMap<Pubkey, Session>>,
+    shared: Option<Arc<RedisStore>>,
+    /// Payer agents whose kill switch the poller last read as paused.
+    paused: RwLock<HashSet<Pubkey>>,
+}
+
+fn key(channel: &Pubkey) -> String {
+    format!("{KEY_PREFIX}{channel}")
+}
+
+impl Sessions {
+    pub fn new(shared: Option<Arc<RedisStore>>) -> Self {
+        Sessions {
+            local: Mutex::default(),
+            shared,
+            paused: RwLock::default(),
+        }
+    }
+
+    fn unavailable(&self, e: redis::RedisError) -> StoreUnavailable {
+        StoreUnavailable {
+            store: self
+                .shared
+                .as_ref()
+                .map(|s| s.name.clone())
+                .unwrap_or_default(),
+            message: e.to_string(),
+        }
+    }
+
+    /// The session of `channel`.
+    pub async fn get(&self, channel: &Pubkey) -> Result<Option<Session>, StoreUnavailable> {
+        let Some(r) = &self.shared else {
+            return Ok(self.local_map().get(channel).cloned());
+        };
+        let raw = r
+            .get(&key(channel))
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(raw.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    /// Adds a new session; false when the channel has one already.
+    pub async fn insert(&self, s: &Session) -> Result<bool, StoreUnavailable> {
+        let Some(r) = &self.shared else {
+            let mut map = self.local_map();
+            if map.contains_key(&s.channel) {
+                return Ok(false);
+            }
+            map.insert(s.channel, s.clone());
+            return Ok(true);
+        };
+        let json = serde_json::to_string(s).unwrap_or_default();
+        let there = r
+            .claim(&key(&s.channel), &json, SESSION_TTL)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        if there.is_some() {
+            return Ok(false);
+        }
+        r.add_member(INDEX_KEY, &s.channel.to_string())
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(true)
+    }
+
+    /// Changes the session of `channel` with `f`, atomically against every other change (in
+    /// Redis: replaced only if unchanged since it was read, else read and tried again).
+    pub async fn update<E>(
+        &self,
+        channel: &Pubkey,
+        f: impl Fn(&Session) -> Result<Session, E>,
+    ) -> Result<Session, Change<E>> {
+        let Some(r) = &self.shared else {
+            let mut map = self.local_map();
+            let s = map.get_mut(channel).ok_or(Change::Missing)?;
+            let next = f(s).map_err(Change::Refused)?;
+            *s = next.clone();
+            return Ok(next);
+        };
+        let k = key(channel);
+        for _ in 0..MAX_REPLACE_ATTEMPTS {
+            let raw = r
+                .get(&k)
+                .await
+                .map_err(|e| self.unavailable(e))?
+                .ok_or(Change::Missing)?;
+            let s: Session = serde_json::from_str(&raw).map_err(|_| Change::Missing)?;
+            let next = f(&s).map_err(Change::Refused)?;
+            if next == s {
+                return Ok(next);
+            }
+            let json = serde_json::to_string(&next).unwrap_or_default();
+            if r.replace_if(&k, &raw, &json, SESSION_TTL)
+                .await
+                .map_err(|e| self.unavailable(e))?
+            {
+                return Ok(next);
+            }
+        }
+        Err(Change::Unavailable(StoreUnavailable {
+            store: r.name.clone(),
+            message: format!(
+                "session {channel} kept changing under {MAX_REPLACE_ATTEMPTS} attempts"
+            ),
+        }))
+    }
+
+    /// Every session still open (not closed).
+    pub async fn open(&self) -> Result<Vec<Session>, StoreUnavailable> {
+        let Some(r) = &self.shared else {
+            return Ok(self
+                .local_map()
+                .values()
+                .filter(|s| s.closed_by.is_none())
+                .cloned()
+                .collect());
+        };
+        let channels = r
+            .members(INDEX_KEY)
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        let keys: Vec<String> = channels
+            .iter()
+            .filter_map(|c| c.parse::<Pubkey>().ok())
+            .map(|c| key(&c))
+            .collect();
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let raw = r.get_many(&refs).await.map_err(|e| self.unavailable(e))?;
+        let mut open = Vec::new();
+        for (channel, raw) in channels.iter().zip(raw) {
+            match raw.and_then(|s| serde_json::from_str::<Session>(&s).ok()) {
+                Some(s) if s.closed_by.is_none() => open.push(s),
+                // Closed or expired: out of the index.
+                _ => r
+                    .remove_member(INDEX_KEY, channel)
+                    .await
+                    .map_err(|e| self.unavailable(e))?,
+            }
+        }
+        Ok(open)
+    }
+
+    /// Whether this replica does the background work this tick: always in process; with
+    /// Redis, the one that first claims the tick's key (it expires after `ttl`).
+    pub async fn take_tick(&self, ttl: Duration) -> Result<bool, StoreUnavailable> {
+        let Some(r) = &self.shared else {
+            return Ok(true);
+        };
+        let token = format!("{}", std::process::id());
+        let there = r
+            .claim(TICK_KEY, &token, ttl.mul_f32(0.9))
+            .await
+            .map_err(|e| self.unavailable(e))?;
+        Ok(there.is_none())
+    }
+
+    /// Whether the poller last read `payer_asset`'s kill switch as paused.
+    pub fn is_paused(&self, payer_asset: &Pubkey) -> bool {
+        self.paused
+            .read()
+            .map(|p| p.contains(payer_asset))
+            .unwrap_or(true)
+    }
+
+    /// The poller's latest read: the payers paused now; returns those newly paused.
+    pub fn set_paused(&self, now: HashSet<Pubkey>) -> Vec<Pubkey> {
+        let Ok(mut p) = self.paused.write() else {
+            return Vec::new();
+        };
+        let new = now.difference(&p).copied().collect();
+        *p = now;
+        new
+    }
+
+    fn local_map(&self) -> std::sync::MutexGuard<'_, HashMap<Pubkey, Session>> {
+        // A panic while holding it leaves the map as it was before the change.
+        self.local.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        Session {
+            channel: Pubkey::new_unique(),
+            payer: Pubkey::new_unique(),
+            voucher_key: Pubkey::new_unique(),
+            pay_to: Pubkey::new_unique(),
+            mint: Pubkey::new_unique(),
+            token_2022: true,
+            deposit: 1_000,
+            withdraw_delay: 900,
+            gate: Some(GatedTerms {
+                payer_asset: Pubkey::new_unique(),
+                payee_asset: Pubkey::new_unique(),
+                policy_id: 2,
+                per_payment_cap: 10,
+            }),
+            opened_by: "sig".into(),
+            opened_at: 5,
+            accepted: 0,
+            latest_signature: None,
+            latest_price: 0,
+            redeemed: 0,
+            unredeemed_since: 0,
+            active_at: 5,
+            closing_at: 0,
+            closed_by: None,
+        }
+    }
+
+    #[test]
+    fn a_session_round_trips_through_json() {
+        let s = session();
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(json.contains(&s.channel.to_string()), "{json}");
+        assert_eq!(serde_json::from_str::<Session>(&json).unwrap(), s);
+    }
+
+    #[tokio::test]
+    async fn in_process_a_session_is_added_once_and_changed_in_place() {
+        let store = Sessions::new(None);
+        let s = session();
+        assert!(store.insert(&s).await.unwrap());
+        assert!(!store.insert(&s).await.unwrap());
+        let next = store
+            .update::<()>(&s.channel, |c| {
+                Ok(Session {
+                    accepted: c.accepted + 7,
+                    ..c.clone()
+                })
+            })
+            .await
+            .unwrap();
+        assert_eq!(next.accepted, 7);
+        assert_eq!(store.get(&s.channel).await.unwrap().unwrap().accepted, 7);
+        let refused = store.update(&s.channel, |_| Err("no")).await;
+        assert!(matches!(refused, Err(Change::Refused("no"))));
+        assert!(matches!(
+            store
+                .update::<()>(&Pubkey::new_unique(), |c| Ok(c.clone()))
+                .await,
+            Err(Change::Missing)
+        ));
+        assert_eq!(store.open().await.unwrap().len(), 1);
+        store
+            .update::<()>(&s.channel, |c| {
+                Ok(Session {
+                    closed_by: Some("x".into()),
+                    ..c.clone()
+                })
+            })
+            .await
+            .unwrap();
+        assert!(store.open().await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_pause_set_reports_new_pauses_only() {
+        let store = Sessions::new(None);
+        let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
+        assert_eq!(store.set_paused(HashSet::from([a])), vec![a]);
+        assert!(store.is_paused(&a) && !store.is_paused(&b));
+        let mut again = store.set_paused(HashSet::from([a, b]));
+        again.sort();
+        assert_eq!(again, vec![b]);
+        assert!(store.set_paused(HashSet::new()).is_empty());
+        assert!(!store.is_paused(&a));
+    }
+}
