@@ -7,6 +7,7 @@
 //! (`gate_channel_close`, the facilitator's own) reads its settled amount for the payee's
 //! feedback and the payer's refund, which a `reclaim` would delete.
 
+use crate::batch;
 use crate::chain;
 use crate::channels::{self, Channel, Distribute, Status};
 use crate::error::ClientError;
@@ -21,6 +22,7 @@ use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
 use solana_sdk::instruction::Instruction;
 use std::collections::HashSet;
+use trust_gate_program_common::external::ids::MEMO;
 
 /// Where the program keeps a channel's rent payer, and the gate a record's facilitator.
 const CHANNEL_RENT_PAYER_AT: usize = 216;
@@ -129,7 +131,8 @@ pub fn plan(
 /// voucher at the claim) and distributes it, the whole deposit back to the payer and the
 /// escrow's rent to the facilitator; `reclaim` returns the channel's rent later. The
 /// distribution is read from the open's own transaction (the channel keeps only its hash,
-/// checked here). `None` while the claim may still come, or when the history is not there.
+/// checked here). `None` while the claim may still come, when the history is not there, or
+/// for a `batch-settlement` session's channel (its open's binding Memo).
 pub async fn abandoned_close(
     rpc: &RpcClient,
     facilitator: &Pubkey,
@@ -148,6 +151,14 @@ pub async fn abandoned_close(
         .block_time
         .is_none_or(|t| now <= upto::abandoned_after(t))
     {
+        return Ok(None);
+    }
+    // A batch-settlement session's channel (its open binds the receiver's authorizer) lives
+    // as long as its session: its facilitator closes it, never as an abandoned claim.
+    let session = opened.instructions.iter().any(|ix| {
+        ix.program_id == MEMO && ix.data.starts_with(batch::BINDING_MEMO_PREFIX.as_bytes())
+    });
+    if session {
         return Ok(None);
     }
     let open = opened.instructions.iter().find(|ix| {

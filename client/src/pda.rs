@@ -141,6 +141,11 @@ impl Pdas {
             &self.ids.gate,
         )
     }
+    /// The receipt of a gated channel's close: the feedback log of
+    /// `gate::channel::payment_id_hash(channel)`.
+    pub fn channel_receipt(&self, facilitator: &Pubkey, channel: &Pubkey) -> Pubkey {
+        self.feedback_log(facilitator, &gate::channel::payment_id_hash(channel))
+    }
     /// `["feedback_log", facilitator, payment_id_hash]`
     pub fn feedback_log(&self, facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> Pubkey {
         find(

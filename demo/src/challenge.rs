@@ -59,6 +59,69 @@ pub fn issue(
     }
 }
 
+/// The offer of a `batch-settlement` session in the metered mint at `price` a request,
+/// gated (`trust-gate-batch-settlement`: the payer's metered policy decides the deposit; the
+/// `gate` extension signed by the service over the offer and the session URL) or plain. The
+/// service's key is the receiver's authorizer bound into each channel.
+pub fn session_offer(
+    c: &DemoConfig,
+    network: &str,
+    fee_payer: &Pubkey,
+    payer_asset: &Pubkey,
+    now: i64,
+    price: u64,
+    gated: bool,
+) -> PaymentRequirements {
+    use solana_sdk::signer::Signer;
+    use trust_gate_client::batch;
+    use trust_gate_client::settle::TokenProgram;
+    let mut extra = serde_json::Map::new();
+    extra.insert("feePayer".into(), fee_payer.to_string().into());
+    extra.insert(
+        "receiverAuthorizer".into(),
+        c.service_key.pubkey().to_string().into(),
+    );
+    extra.insert("withdrawDelay".into(), batch::MIN_WITHDRAW_DELAY.into());
+    extra.insert(
+        "tokenProgram".into(),
+        TokenProgram::Token2022.id().to_string().into(),
+    );
+    extra.insert(
+        "paymentFlow".into(),
+        batch::PAYMENT_FLOW_AUTHORIZATION.into(),
+    );
+    let mut r = PaymentRequirements {
+        scheme: if gated {
+            batch::SCHEME_GATED_BATCH
+        } else {
+            batch::SCHEME_BATCH
+        }
+        .into(),
+        network: network.into(),
+        amount: price.to_string(),
+        asset: c.metered_mint.to_string(),
+        pay_to: c.pay_to.to_string(),
+        max_timeout_seconds: c.max_timeout_seconds,
+        extra,
+    };
+    if gated {
+        let mut gate = GateExtension {
+            payer_agent_asset: payer_asset.to_string(),
+            payee_agent_asset: c.payee_asset.to_string(),
+            payee_recipient: c.pay_to.to_string(),
+            policy_id: c.metered_policy_id,
+            issued_at: now,
+            service_signature: String::new(),
+        };
+        x402::sign_challenge(&c.service_key, &r, &c.session_url(), &mut gate);
+        r.extra.insert(
+            GATE_EXTENSION.into(),
+            serde_json::to_value(&gate).unwrap_or_default(),
+        );
+    }
+    r
+}
+
 /// Whether `r` is a challenge this service issued (its signature over every field).
 pub fn is_ours(c: &DemoConfig, r: &PaymentRequirements) -> bool {
     use solana_sdk::signer::Signer;

@@ -21,6 +21,10 @@ pub struct DemoConfig {
     /// The wallet paid (`payTo`): the payee agent's recipient.
     pub pay_to: Pubkey,
     pub mint: Pubkey,
+    /// The Token-2022 mint of metered payments (payment channels) and the payers' policy
+    /// for it.
+    pub metered_mint: Pubkey,
+    pub metered_policy_id: u32,
     /// Atomic units of `mint` per request.
     pub price: u64,
     pub policy_id: u32,
@@ -50,6 +54,8 @@ impl DemoConfig {
             payee_asset: w.service.asset(),
             pay_to: w.service.owner.pubkey(),
             mint: w.mint(),
+            metered_mint: w.metered_mint(),
+            metered_policy_id: demo::METERED_POLICY_ID,
             price: demo::PRICE,
             policy_id: demo::POLICY_ID,
             max_timeout_seconds: 300,
@@ -67,6 +73,11 @@ impl DemoConfig {
 
     pub fn resource_url(&self) -> String {
         format!("{}/protected", self.public_url)
+    }
+
+    /// The session route's URL (batch-settlement: one voucher a request).
+    pub fn session_url(&self) -> String {
+        format!("{}/session", self.public_url)
     }
 
     /// The payer used when a request names none: the first of the highest-tier demo agents

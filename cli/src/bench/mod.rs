@@ -6,6 +6,7 @@ mod facilitator;
 mod localnet;
 mod measure;
 mod peer;
+mod session;
 
 use clap::Subcommand;
 use measure::LocalnetBench;
@@ -22,6 +23,9 @@ pub enum BenchCommand {
     /// disputed (fees, priority, rent locked and returned), with `--peer` next to the
     /// x402-rs facilitator's exact payment.
     Cost(cost::CostBench),
+    /// Many small payments through one gated batch-settlement session: transactions and
+    /// net lamports per payment for N = 10, 100, 1000, and vouchers a second over HTTP.
+    Session(session::SessionBench),
 }
 
 pub async fn run(cmd: BenchCommand) -> Result<(), String> {
@@ -29,6 +33,7 @@ pub async fn run(cmd: BenchCommand) -> Result<(), String> {
         BenchCommand::Localnet(a) => localnet::run(a).await,
         BenchCommand::Facilitator(a) => facilitator::run(a).await,
         BenchCommand::Cost(a) => cost::run(a).await,
+        BenchCommand::Session(a) => session::run(a).await,
     }
 }
 

@@ -308,11 +308,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
     let c = p.channel().await.unwrap();
     assert_eq!((c.status, c.settled), (Status::Distributed, charged));
     // The gate's receipt of the close (the payee's feedback) names the channel.
-    let receipt = s
-        .env
-        .b
-        .pda
-        .feedback_log(&fac, &gate::channel::payment_id_hash(&p.session.channel));
+    let receipt = s.env.b.pda.channel_receipt(&fac, &p.session.channel);
     assert!(chain::account(&s.env.rpc, &receipt)
         .await
         .unwrap()
@@ -465,6 +461,13 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 
+    // Past an upto claim's longest wait the crank leaves the session's channel alone: it is
+    // not an abandoned claim (its open binds the receiver's authorizer).
+    s.env.localnet.warp(2 * 3_600).await.unwrap();
+    let round = s.facilitator.facilitator.reclaim_once().await.unwrap();
+    assert_eq!(round.channels_unclaimed_closed, 0, "{round:?}");
+    assert_eq!(p.channel().await.unwrap().status, Status::Open);
+
     // A deposit whose open lacks the binding memo is refused before anything is sent.
     let (q, _) = Payer::new(&s, false).await;
     let extra: BatchExtra =
@@ -501,12 +504,24 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         "{r}"
     );
 
-    // The refund closes it at the latest voucher.
+    // The refund closes it at the latest voucher: the payee gets the three prices not yet
+    // paid out, the payer the rest. Distributed this late after its open, the channel is
+    // deleted in the same instruction (its rent back at once).
+    let payer_ata = p.ata(&p.owner.pubkey());
+    let (to_before, payer_before) = (
+        s.env.token_balance(&pay_to).await,
+        s.env.token_balance(&payer_ata).await,
+    );
     let r = p
         .settle(&p.body(&p.session.refund_payload(), PRICE))
         .await
         .1;
     assert_eq!(r["success"], true, "{r}");
-    let c = p.channel().await.unwrap();
-    assert_eq!((c.status, c.settled), (Status::Distributed, 5 * PRICE));
+    assert_eq!(r["amount"], (DEPOSIT - 5 * PRICE).to_string());
+    assert_eq!(s.env.token_balance(&pay_to).await - to_before, 3 * PRICE);
+    assert_eq!(
+        s.env.token_balance(&payer_ata).await - payer_before,
+        DEPOSIT - 5 * PRICE
+    );
+    assert!(p.channel().await.is_none());
 }
