@@ -194,18 +194,26 @@ pub struct ChannelState {
 }
 
 fn u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Either {
-        Number(u64),
-        Text(String),
+    // A visitor rather than an untagged enum, which would buffer the value first: every
+    // voucher's channel config has one.
+    struct NumberOrDecimal;
+    impl serde::de::Visitor<'_> for NumberOrDecimal {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a u64, as a number or a decimal string")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<u64, E> {
+            if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(E::custom(format!("{t:?} is not a decimal u64")));
+            }
+            t.parse()
+                .map_err(|_| E::custom(format!("{t:?} is not a decimal u64")))
+        }
     }
-    match Either::deserialize(d)? {
-        Either::Number(n) => Ok(n),
-        Either::Text(t) => t
-            .parse()
-            .map_err(|_| serde::de::Error::custom(format!("{t:?} is not a decimal u64"))),
-    }
+    d.deserialize_any(NumberOrDecimal)
 }
 
 fn opt_u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

@@ -60,6 +60,8 @@ pub struct SessionTerms<'a> {
 pub struct PayerSession {
     pub config: ChannelConfig,
     pub channel: Pubkey,
+    /// `channel` in base58, as every voucher names it.
+    channel_id: String,
     pub deposit: u64,
     voucher_key: Keypair,
     /// The cumulative amount of the latest voucher signed.
@@ -144,6 +146,7 @@ impl SessionTerms<'_> {
             PayerSession {
                 config,
                 channel,
+                channel_id: channel.to_string(),
                 deposit: self.deposit,
                 voucher_key: self.voucher_key,
                 charged: 0,
@@ -171,7 +174,7 @@ impl PayerSession {
         let v = Voucher::sign(&self.voucher_key, &self.channel, cumulative, 0);
         self.charged = cumulative;
         Ok(BatchVoucher {
-            channel_id: self.channel.to_string(),
+            channel_id: self.channel_id.clone(),
             max_claimable_amount: cumulative.to_string(),
             expires_at: 0,
             signature: v.signature.to_string(),

@@ -1,7 +1,7 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
-use crate::batch::{self, BatchRequest, BatchSettled};
+use crate::batch::{self, BatchSettled};
 use crate::dispute::DisputeRequest;
 use crate::error::ApiError;
 use crate::limits::retry_after_secs;
@@ -218,8 +218,8 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
 }
 
 async fn verify(State(f): App, body: Bytes) -> Response {
-    if let Some(v) = batch_body(&body) {
-        let checked = match BatchRequest::parse(v) {
+    if let Some(request) = batch::request(&body) {
+        let checked = match request {
             Ok(r) => f.verify_batch(&r).await,
             Err(r) => Err(r),
         };
@@ -254,13 +254,6 @@ async fn verify(State(f): App, body: Bytes) -> Response {
     }
 }
 
-/// The JSON of a `batch-settlement` request (see [`crate::batch`]), `None` for anything else.
-fn batch_body(body: &[u8]) -> Option<Value> {
-    serde_json::from_slice::<Value>(body)
-        .ok()
-        .filter(batch::is_batch)
-}
-
 /// The JSON of an `upto` request (see [`crate::upto`]), `None` for anything else.
 fn upto_body(body: &[u8]) -> Option<Value> {
     serde_json::from_slice::<Value>(body)
@@ -270,8 +263,8 @@ fn upto_body(body: &[u8]) -> Option<Value> {
 
 async fn settle(State(f): App, body: Bytes) -> Response {
     let network = f.caip2().await.unwrap_or_default();
-    if let Some(v) = batch_body(&body) {
-        let settled = match BatchRequest::parse(v) {
+    if let Some(request) = batch::request(&body) {
+        let settled = match request {
             Ok(r) => f.settle_batch(&r).await,
             Err(r) => Err(r),
         };

@@ -35,6 +35,8 @@ pub struct Facilitator {
     pub rpc_origin: String,
     pub builder: Builder,
     pub key: FacilitatorKey,
+    /// The facilitator's address in base58, as offers name it.
+    pub facilitator_id: String,
     pub network: Network,
     pub default_policy_id: Option<u32>,
     pub trusted_services: Vec<Pubkey>,
@@ -95,6 +97,7 @@ impl Facilitator {
             rpc_origin: redact::origin(&rpc_url),
             rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
             builder,
+            facilitator_id: facilitator.pubkey().to_string(),
             key: facilitator,
             network,
             default_policy_id,

@@ -15,6 +15,8 @@ use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
+use trust_gate_client::batch::ChannelConfig;
+use trust_gate_client::vouchers::{Voucher, VoucherKey};
 
 /// How long a session's key outlives its last change in Redis (a closed session stays to
 /// answer a late voucher with the channel's state).
@@ -24,6 +26,11 @@ const MAX_REPLACE_ATTEMPTS: usize = 8;
 const KEY_PREFIX: &str = "trust-gate:batch:";
 const INDEX_KEY: &str = "trust-gate:batch-index";
 const TICK_KEY: &str = "trust-gate:batch-tick";
+/// The verified vouchers remembered, at most (then forgotten all at once).
+const MAX_VERIFIED: usize = 65_536;
+
+/// A verified voucher's key and message.
+type Verified = ([u8; 32], [u8; 50]);
 
 /// What the gate recorded of a gated channel, and the policy's per-payment cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -44,6 +51,10 @@ pub struct GatedTerms {
 pub struct Session {
     #[serde(with = "b58")]
     pub channel: Pubkey,
+    /// The channel's address as the wire writes it, and its config as the deposit's checks
+    /// found it (a voucher's config is compared with it: no address derivation, no base58).
+    pub channel_id: String,
+    pub config: ChannelConfig,
     /// The payer's wallet (the channel's payer).
     #[serde(with = "b58")]
     pub payer: Pubkey,
@@ -119,6 +130,12 @@ impl<E> From<StoreUnavailable> for Change<E> {
 
 pub struct Sessions {
     local: Mutex<HashMap<Pubkey, Session>>,
+    /// Vouchers whose signature this process verified lately (by signature: the key and the
+    /// message it verified), so that a `/settle` of a voucher `/verify` checked does not
+    /// check it again.
+    verified: Mutex<HashMap<[u8; 64], Verified>>,
+    /// The voucher keys of the sessions seen lately, decompressed once.
+    keys: Mutex<HashMap<Pubkey, Option<VoucherKey>>>,
     shared: Option<Arc<RedisStore>>,
     /// Payer agents whose kill switch the poller last read as paused.
     paused: RwLock<HashSet<Pubkey>>,
@@ -132,6 +149,8 @@ impl Sessions {
     pub fn new(shared: Option<Arc<RedisStore>>) -> Self {
         Sessions {
             local: Mutex::default(),
+            verified: Mutex::default(),
+            keys: Mutex::default(),
             shared,
             paused: RwLock::default(),
         }
@@ -278,6 +297,33 @@ impl Sessions {
         Ok(there.is_none())
     }
 
+    /// Whether `key` signed `v`, from memory when this process verified it lately.
+    pub fn signed(&self, v: &Voucher, key: &Pubkey) -> bool {
+        let sig: [u8; 64] = v.signature.into();
+        let seen = (key.to_bytes(), v.message());
+        let lock = || self.verified.lock().unwrap_or_else(|e| e.into_inner());
+        if lock().get(&sig) == Some(&seen) {
+            return true;
+        }
+        let vk = {
+            let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+            if keys.len() >= MAX_VERIFIED {
+                keys.clear();
+            }
+            *keys.entry(*key).or_insert_with(|| VoucherKey::new(key))
+        };
+        // Checked with no lock held: other requests' checks run meanwhile.
+        if !vk.is_some_and(|k| k.verifies(v)) {
+            return false;
+        }
+        let mut cache = lock();
+        if cache.len() >= MAX_VERIFIED {
+            cache.clear();
+        }
+        cache.insert(sig, seen);
+        true
+    }
+
     /// Whether the poller last read `payer_asset`'s kill switch as paused.
     pub fn is_paused(&self, payer_asset: &Pubkey) -> bool {
         self.paused
@@ -314,6 +360,18 @@ mod tests {
             pay_to: Pubkey::new_unique(),
             mint: Pubkey::new_unique(),
             token_2022: true,
+            channel_id: String::new(),
+            config: ChannelConfig {
+                payer: "p".into(),
+                payer_authorizer: "a".into(),
+                receiver: "r".into(),
+                receiver_authorizer: "ra".into(),
+                token: "t".into(),
+                withdraw_delay: 900,
+                salt: "7".into(),
+                open_slot: 9,
+                voucher_signer: None,
+            },
             deposit: 1_000,
             withdraw_delay: 900,
             gate: Some(GatedTerms {
@@ -379,6 +437,20 @@ mod tests {
             .await
             .unwrap();
         assert!(store.open().await.unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_remembered_signature_counts_only_for_its_key_and_message() {
+        use solana_sdk::signature::{Keypair, Signer};
+        let store = Sessions::new(None);
+        let key = Keypair::new();
+        let channel = Pubkey::new_unique();
+        let v = Voucher::sign(&key, &channel, 5, 0);
+        assert!(store.signed(&v, &key.pubkey()));
+        assert!(store.signed(&v, &key.pubkey()));
+        assert!(!store.signed(&v, &Pubkey::new_unique()));
+        let other = Voucher { cumulative: 6, ..v };
+        assert!(!store.signed(&other, &key.pubkey()));
     }
 
     #[test]

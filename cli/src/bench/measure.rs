@@ -128,11 +128,6 @@ impl Summary {
         self.p99.as_secs_f64() * 1e3
     }
 
-    /// Calls that failed.
-    pub fn errors(&self) -> usize {
-        self.errors
-    }
-
     pub fn rate(&self) -> f64 {
         self.count as f64 / self.elapsed.as_secs_f64()
     }

@@ -34,6 +34,7 @@ use crate::service::Facilitator;
 use crate::sessions::{Change, GatedTerms, Session};
 use crate::settle::rpc_rejection;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
@@ -53,8 +54,8 @@ use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
 /// A `batch-settlement` request to /verify or /settle.
 #[derive(Clone, Debug)]
 pub struct BatchRequest {
-    pub requirements: PaymentRequirements,
-    pub accepted: PaymentRequirements,
+    pub requirements: Requirements,
+    pub accepted: Accepted,
     pub resource: Option<ResourceInfo>,
     pub payload: BatchPayload,
     /// The gated variant.
@@ -84,19 +85,203 @@ fn named<T>(r: Result<T, (&'static str, String)>) -> Result<T, Rejection> {
     r.map_err(|(reason, message)| bad(reason, message))
 }
 
-/// Whether a request body is for `batch-settlement` or its gated variant.
-pub fn is_batch(body: &Value) -> bool {
-    let scheme = |v: &Value| {
+/// The requirements as this scheme reads them (`extra` typed: anything else in it, such as
+/// the `gate` extension, is skipped).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Requirements {
+    pub scheme: String,
+    pub network: String,
+    pub amount: String,
+    pub asset: String,
+    pub pay_to: String,
+    pub max_timeout_seconds: u64,
+    pub extra: BatchExtra,
+}
+
+/// The offer the client accepted: what is compared on every request, and the whole of it
+/// as it came, read only where its `gate` extension is authenticated (a gated deposit).
+#[derive(Clone, Debug)]
+pub struct Accepted {
+    pub scheme: String,
+    pub network: String,
+    pub asset: String,
+    pub pay_to: String,
+    raw: Box<RawValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AcceptedFields {
+    scheme: String,
+    network: String,
+    asset: String,
+    pay_to: String,
+}
+
+impl Accepted {
+    fn of(raw: Box<RawValue>) -> Result<Accepted, Rejection> {
+        let a: AcceptedFields = serde_json::from_str(raw.get()).map_err(|e| {
+            bad(
+                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                format!("paymentPayload.accepted: {e}"),
+            )
+        })?;
+        Ok(Accepted {
+            scheme: a.scheme,
+            network: a.network,
+            asset: a.asset,
+            pay_to: a.pay_to,
+            raw,
+        })
+    }
+
+    /// The whole offer.
+    pub fn requirements(&self) -> Result<PaymentRequirements, Rejection> {
+        serde_json::from_str(self.raw.get()).map_err(|e| {
+            bad(
+                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                format!("paymentPayload.accepted: {e}"),
+            )
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TypedBody<'a> {
+    #[serde(borrow)]
+    payment_payload: TypedEnvelope<'a>,
+    payment_requirements: Requirements,
+}
+
+#[derive(Deserialize)]
+struct TypedEnvelope<'a> {
+    #[serde(default)]
+    resource: Option<ResourceInfo>,
+    accepted: Box<RawValue>,
+    #[serde(borrow)]
+    payload: &'a RawValue,
+}
+
+/// A payload's `type`, and a voucher's fields read straight (the tagged enum would buffer the
+/// whole payload first: the voucher is the path every request takes).
+#[derive(Deserialize)]
+struct PayloadType<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: &'a str,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VoucherFields {
+    channel_config: ChannelConfig,
+    voucher: BatchVoucher,
+}
+
+fn payload_of(raw: &RawValue) -> Result<BatchPayload, serde_json::Error> {
+    let t: PayloadType = serde_json::from_str(raw.get())?;
+    if t.kind == "voucher" {
+        let v: VoucherFields = serde_json::from_str(raw.get())?;
+        return Ok(BatchPayload::Voucher {
+            channel_config: v.channel_config,
+            voucher: v.voucher,
+        });
+    }
+    serde_json::from_str(raw.get())
+}
+
+/// Just enough of a body to tell its scheme (the rest is skipped, not kept).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Probe {
+    #[serde(default)]
+    payment_requirements: Option<SchemeOf>,
+    #[serde(default)]
+    payment_payload: Option<ProbeEnvelope>,
+}
+
+#[derive(Deserialize)]
+struct ProbeEnvelope {
+    #[serde(default)]
+    accepted: Option<SchemeOf>,
+}
+
+#[derive(Deserialize)]
+struct SchemeOf {
+    #[serde(default)]
+    scheme: Option<String>,
+}
+
+/// The `batch-settlement` request in `body`, `None` when the body is for another scheme. One
+/// pass for a well-formed request (every voucher's); anything else is read again for the named
+/// refusal.
+pub fn request(body: &[u8]) -> Option<Result<BatchRequest, Rejection>> {
+    let typed = serde_json::from_slice::<TypedBody>(body)
+        .ok()
+        .and_then(|b| {
+            let payload = payload_of(b.payment_payload.payload).ok()?;
+            let accepted = Accepted::of(b.payment_payload.accepted).ok()?;
+            Some(BatchRequest {
+                gated: b.payment_requirements.scheme == batch::SCHEME_GATED_BATCH,
+                requirements: b.payment_requirements,
+                accepted,
+                resource: b.payment_payload.resource,
+                payload,
+            })
+        });
+    if let Some(request) = typed {
+        return Some(request.check_schemes().map(|_| request));
+    }
+    is_batch_bytes(body).then(|| BatchRequest::parse_bytes(body))
+}
+
+/// Whether a request body (bytes) is for `batch-settlement` or its gated variant, without
+/// building it.
+pub fn is_batch_bytes(body: &[u8]) -> bool {
+    let Ok(p) = serde_json::from_slice::<Probe>(body) else {
+        return false;
+    };
+    let batch = |s: Option<SchemeOf>| {
         matches!(
-            v.get("scheme").and_then(Value::as_str),
+            s.and_then(|s| s.scheme).as_deref(),
             Some(batch::SCHEME_BATCH | batch::SCHEME_GATED_BATCH)
         )
     };
-    body.get("paymentRequirements").is_some_and(scheme)
-        || body.pointer("/paymentPayload/accepted").is_some_and(scheme)
+    batch(p.payment_requirements) || batch(p.payment_payload.and_then(|e| e.accepted))
 }
 
 impl BatchRequest {
+    /// Reads a body [`request`] could not read in one pass, for the named refusal.
+    pub fn parse_bytes(body: &[u8]) -> Result<BatchRequest, Rejection> {
+        let v = serde_json::from_slice::<Value>(body).map_err(|e| {
+            bad(
+                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                format!("the body is not JSON: {e}"),
+            )
+        })?;
+        BatchRequest::parse(v)
+    }
+
+    fn check_schemes(&self) -> Result<(), Rejection> {
+        let schemes = [
+            self.requirements.scheme.as_str(),
+            self.accepted.scheme.as_str(),
+        ];
+        if schemes[0] != schemes[1]
+            || !matches!(schemes[0], batch::SCHEME_BATCH | batch::SCHEME_GATED_BATCH)
+        {
+            return Err(bad(
+                reason::UNSUPPORTED_SCHEME,
+                format!(
+                    "the requirements' scheme {:?} and the accepted offer's {:?} are not one batch-settlement scheme",
+                    schemes[0], schemes[1]
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Reads the body; a payload type this facilitator does not serve is named.
     pub fn parse(body: Value) -> Result<BatchRequest, Rejection> {
         let b: Body = serde_json::from_value(body).map_err(|e| {
@@ -123,29 +308,28 @@ impl BatchRequest {
                     format!("paymentPayload.payload is not a batch-settlement payload: {e}"),
                 )
             })?;
-        let schemes = [
-            b.payment_requirements.scheme.as_str(),
-            b.payment_payload.accepted.scheme.as_str(),
-        ];
-        let gated = schemes[0] == batch::SCHEME_GATED_BATCH;
-        if schemes[0] != schemes[1]
-            || !matches!(schemes[0], batch::SCHEME_BATCH | batch::SCHEME_GATED_BATCH)
-        {
-            return Err(bad(
-                reason::UNSUPPORTED_SCHEME,
-                format!(
-                    "the requirements' scheme {:?} and the accepted offer's {:?} are not one batch-settlement scheme",
-                    schemes[0], schemes[1]
-                ),
-            ));
-        }
-        Ok(BatchRequest {
-            requirements: b.payment_requirements,
-            accepted: b.payment_payload.accepted,
+        let q = b.payment_requirements;
+        let extra: BatchExtra = serde_json::from_value(Value::Object(q.extra.clone()))
+            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, format!("extra: {e}")))?;
+        let raw = serde_json::value::to_raw_value(&b.payment_payload.accepted)
+            .map_err(|e| bad(reason::UNSUPPORTED_PAYLOAD_TYPE, e.to_string()))?;
+        let request = BatchRequest {
+            gated: q.scheme == batch::SCHEME_GATED_BATCH,
+            requirements: Requirements {
+                scheme: q.scheme,
+                network: q.network,
+                amount: q.amount,
+                asset: q.asset,
+                pay_to: q.pay_to,
+                max_timeout_seconds: q.max_timeout_seconds,
+                extra,
+            },
+            accepted: Accepted::of(raw)?,
             resource: b.payment_payload.resource,
             payload,
-            gated,
-        })
+        };
+        request.check_schemes()?;
+        Ok(request)
     }
 }
 
@@ -170,7 +354,7 @@ pub struct ConfigKeys {
     pub open_slot: u64,
 }
 
-fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejection> {
+fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<Offer, Rejection> {
     let (q, a) = (&r.requirements, &r.accepted);
     if q.network != network || a.network != network {
         return Err(bad(
@@ -188,9 +372,8 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
         ));
     }
     let invalid = |m: String| bad(reason::INVALID_REQUIREMENTS, m);
-    let extra: BatchExtra = serde_json::from_value(Value::Object(q.extra.clone()))
-        .map_err(|e| invalid(format!("extra: {e}")))?;
-    if extra.fee_payer != fac.to_string() {
+    let extra = q.extra.clone();
+    if extra.fee_payer != fac_id {
         return Err(bad(
             reason::FEE_PAYER_MISMATCH,
             format!(
@@ -300,9 +483,45 @@ fn config_keys(c: &ChannelConfig, o: &Offer, fac: &Pubkey) -> Result<ConfigKeys,
     })
 }
 
+/// The channel a payload names (a voucher's `channelId`), as a key.
+fn channel_id(id: &str) -> Result<Pubkey, Rejection> {
+    Pubkey::from_str(id).map_err(|_| {
+        bad(
+            reason::CHANNEL_ID_MISMATCH,
+            format!("channelId {id:?} is not a base58 address"),
+        )
+    })
+}
+
+/// Whether the channel config is the session's channel (compared field by field with the
+/// one its deposit checked, so that a voucher costs no address derivation) under the offer.
+fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejection> {
+    let d = &s.config;
+    let same = (&c.payer, &c.payer_authorizer, &c.salt, c.open_slot)
+        == (&d.payer, &d.payer_authorizer, &d.salt, d.open_slot)
+        && (&c.receiver, &c.token, c.withdraw_delay) == (&d.receiver, &d.token, d.withdraw_delay)
+        && (s.pay_to, s.mint) == (o.pay_to, o.mint);
+    if !same {
+        return Err(bad(
+            reason::CHANNEL_ID_MISMATCH,
+            format!(
+                "channelConfig and the requirements are not those of channel {}",
+                s.channel
+            ),
+        ));
+    }
+    if c.receiver_authorizer != o.extra.receiver_authorizer {
+        return Err(bad(
+            reason::RECEIVER_AUTHORIZER_MISMATCH,
+            "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
+        ));
+    }
+    Ok(())
+}
+
 /// A voucher on the wire, of `channel`.
 fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rejection> {
-    if v.channel_id != channel.to_string() {
+    if channel_id(&v.channel_id)? != *channel {
         return Err(bad(
             reason::CHANNEL_ID_MISMATCH,
             format!("voucher.channelId is not the channel of channelConfig ({channel})"),
@@ -376,7 +595,7 @@ pub struct BatchSettled {
 /// The scheme's channel state of a session.
 pub fn channel_state(s: &Session) -> Value {
     json!({
-        "channelId": s.channel.to_string(),
+        "channelId": s.channel_id,
         "balance": s.deposit.to_string(),
         "totalClaimed": s.redeemed.to_string(),
         "withdrawRequestedAt": 0,
@@ -386,7 +605,7 @@ pub fn channel_state(s: &Session) -> Value {
 
 fn voucher_extra(s: &Session) -> Value {
     json!({
-        "commitmentId": format!("{}:{}", s.channel, s.accepted),
+        "commitmentId": format!("{}:{}", s.channel_id, s.accepted),
         "chargedAmount": s.latest_price.to_string(),
         "channelState": channel_state(s),
     })
@@ -398,13 +617,12 @@ impl Facilitator {
             .caip2()
             .await
             .map_err(|e| bad("network_unavailable", e.message))?;
-        offer(r, &self.facilitator(), &network)
+        offer(r, &self.facilitator(), &self.facilitator_id, &network)
     }
 
     /// `/verify`: the deposit's checks without sending, or the voucher's without keeping it.
     pub async fn verify_batch(&self, r: &BatchRequest) -> Result<(Pubkey, Value), Rejection> {
         let o = self.offer(r).await?;
-        let fac = self.facilitator();
         match &r.payload {
             BatchPayload::Deposit {
                 channel_config,
@@ -424,10 +642,11 @@ impl Facilitator {
                 channel_config,
                 voucher: v,
             } => {
-                let k = config_keys(channel_config, &o, &fac)?;
-                let v = voucher(v, &k.channel)?;
-                let s = self.session(&k.channel).await?;
-                let next = self.accept(&s, &k, &o, &v)?;
+                let channel = channel_id(&v.channel_id)?;
+                let (sig, v) = (&v.signature, voucher(v, &channel)?);
+                let s = self.session(&channel).await?;
+                same_channel(channel_config, &s, &o)?;
+                let next = self.accept(&s, &o, &v, sig)?;
                 Ok((s.payer, json!({"channelState": channel_state(&next)})))
             }
             other => Err(bad(
@@ -467,13 +686,16 @@ impl Facilitator {
                 channel_config,
                 voucher: v,
             } => {
-                let k = config_keys(channel_config, &o, &fac)?;
-                let v = voucher(v, &k.channel)?;
+                let channel = channel_id(&v.channel_id)?;
+                let (sig, v) = (&v.signature, voucher(v, &channel)?);
                 let s = self
                     .sessions
-                    .update(&k.channel, |s| self.accept(s, &k, &o, &v))
+                    .update(&channel, |s| {
+                        same_channel(channel_config, s, &o)?;
+                        self.accept(s, &o, &v, sig)
+                    })
                     .await
-                    .map_err(|e| self.change_rejection(&k.channel, e))?;
+                    .map_err(|e| self.change_rejection(&channel, e))?;
                 Ok(BatchSettled {
                     transaction: String::new(),
                     amount: String::new(),
@@ -512,15 +734,16 @@ impl Facilitator {
             BatchPayload::Claim { claims } => {
                 let mut list = Vec::new();
                 for c in claims {
-                    let k = config_keys(&c.channel_config, &o, &fac)?;
-                    let v = voucher(&c.voucher, &k.channel)?;
-                    let s = self.session(&k.channel).await?;
-                    if v.cumulative > s.accepted || !v.signed_by(&s.voucher_key) {
+                    let channel = channel_id(&c.channel_id)?;
+                    let v = voucher(&c.voucher, &channel)?;
+                    let s = self.session(&channel).await?;
+                    same_channel(&c.channel_config, &s, &o)?;
+                    if v.cumulative > s.accepted || !self.sessions.signed(&v, &s.voucher_key) {
                         return Err(bad(
                             reason::VOUCHER_SIGNATURE,
                             format!(
                                 "a claim's voucher of {} is one this facilitator accepted (at most {}, signed by the channel's key)",
-                                k.channel, s.accepted
+                                channel, s.accepted
                             ),
                         ));
                     }
@@ -542,8 +765,10 @@ impl Facilitator {
             BatchPayload::Settle { channels: list } => {
                 let mut sessions = Vec::new();
                 for c in list {
-                    let k = config_keys(&c.channel_config, &o, &fac)?;
-                    sessions.push(self.session(&k.channel).await?);
+                    let channel = channel_id(&c.channel_id)?;
+                    let s = self.session(&channel).await?;
+                    same_channel(&c.channel_config, &s, &o)?;
+                    sessions.push(s);
                 }
                 let (sig, pending, paid) = self.pay_out(&sessions, keypair).await?;
                 Ok(BatchSettled {
@@ -596,13 +821,7 @@ impl Facilitator {
 
     /// The session after `v` pays the offer's price (pure: no RPC). A retry of the latest
     /// voucher gives the session unchanged.
-    fn accept(
-        &self,
-        s: &Session,
-        k: &ConfigKeys,
-        o: &Offer,
-        v: &Voucher,
-    ) -> Result<Session, Rejection> {
+    fn accept(&self, s: &Session, o: &Offer, v: &Voucher, sig: &str) -> Result<Session, Rejection> {
         if s.closed_by.is_some() {
             return Err(bad(
                 reason::CLOSE_STATE,
@@ -615,17 +834,11 @@ impl Facilitator {
                 format!("channel {} is being closed", s.channel),
             ));
         }
-        if (s.payer, s.voucher_key, s.pay_to, s.mint) != (k.payer, k.voucher_key, o.pay_to, o.mint)
-        {
-            return Err(bad(
-                reason::CHANNEL_ID_MISMATCH,
-                "the request is not for the channel's payer, voucher key, payTo and asset",
-            ));
-        }
         let paused = s
             .gate
             .is_some_and(|g| self.sessions.is_paused(&g.payer_asset));
-        let latest = s.latest_signature.as_deref() == Some(&v.signature.to_string());
+        // The wire's base58, compared as it came (`sig` is `v`'s signature).
+        let latest = s.latest_signature.as_deref() == Some(sig);
         if latest && v.cumulative == s.accepted && o.price == s.latest_price && !paused {
             return Ok(s.clone());
         }
@@ -636,11 +849,13 @@ impl Facilitator {
             per_payment_cap: s.gate.map_or(0, |g| g.per_payment_cap),
         };
         let now = now_unix();
-        let accepted =
-            vouchers::check(&terms, s.accepted, v, o.price, now, paused).map_err(refusal)?;
+        let accepted = vouchers::check_with(&terms, s.accepted, v, o.price, now, paused, |v, k| {
+            self.sessions.signed(v, k)
+        })
+        .map_err(refusal)?;
         Ok(Session {
             accepted,
-            latest_signature: Some(v.signature.to_string()),
+            latest_signature: Some(sig.to_string()),
             latest_price: o.price,
             unredeemed_since: if s.unredeemed_since == 0 {
                 now
@@ -664,7 +879,7 @@ impl Facilitator {
     ) -> Result<(channel_open::Checked, Session, Voucher), Rejection> {
         let fac = self.facilitator();
         let k = config_keys(c, o, &fac)?;
-        let v = voucher(v, &k.channel)?;
+        let (sig, v) = (&v.signature, voucher(v, &k.channel)?);
         let amount = named(batch::amount("deposit.amount", &deposit.amount))?;
         if amount == 0 {
             return Err(bad(reason::SETUP_TRANSACTION, "deposit.amount is above 0"));
@@ -684,7 +899,7 @@ impl Facilitator {
         }
         let gate = if r.gated {
             let g = adapter::read_channel_gate(
-                &r.accepted,
+                &r.accepted.requirements()?,
                 r.resource.as_ref().map(|res| res.url.as_str()),
                 Expectations {
                     facilitator: &fac,
@@ -759,6 +974,8 @@ impl Facilitator {
             pay_to: o.pay_to,
             mint: o.mint,
             token_2022: token_program == TokenProgram::Token2022,
+            channel_id: k.channel.to_string(),
+            config: c.clone(),
             deposit: amount,
             withdraw_delay: o.extra.withdraw_delay,
             gate,
@@ -774,7 +991,7 @@ impl Facilitator {
             closed_by: None,
         };
         // The first voucher pays the first request.
-        self.accept(&session, &k, o, &v)?;
+        self.accept(&session, o, &v, sig)?;
         if chain::account(&self.rpc, &k.channel)
             .await
             .map_err(rpc_rejection)?

@@ -337,17 +337,26 @@ async fn get_program_accounts_filters_by_owner_size_and_memcmp() {
     )
     .await;
     let policies = policies.as_array().unwrap();
-    assert_eq!(
-        policies.len(),
-        env.world.payers.len(),
-        "one policy per demo payer"
-    );
+    // Policy 1 of every demo payer, and the metered policy of the wallet-funded ones.
     let mut expected: Vec<String> = env
         .world
         .payers
         .iter()
         .map(|p| env.b.pda.policy(&p.asset(), 1).to_string())
         .collect();
+    expected.extend(
+        env.world
+            .payers
+            .iter()
+            .filter(|p| p.funding == trust_gate_client::settle::Funding::Wallet)
+            .map(|p| {
+                env.b
+                    .pda
+                    .policy(&p.asset(), trust_gate_migrations::demo::METERED_POLICY_ID)
+                    .to_string()
+            }),
+    );
+    assert_eq!(policies.len(), expected.len(), "the demo payers' policies");
     let mut got: Vec<String> = policies
         .iter()
         .map(|p| p["pubkey"].as_str().unwrap().to_string())
@@ -368,11 +377,22 @@ async fn get_program_accounts_filters_by_owner_size_and_memcmp() {
     )
     .await;
     assert!(one["context"]["slot"].is_u64());
-    assert_eq!(one["value"].as_array().unwrap().len(), 1);
-    assert_eq!(
-        one["value"][0]["pubkey"],
-        env.b.pda.policy(&asset, 1).to_string()
-    );
+    let mut theirs: Vec<&str> = one["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["pubkey"].as_str().unwrap())
+        .collect();
+    theirs.sort();
+    let mut want = [
+        env.b.pda.policy(&asset, 1).to_string(),
+        env.b
+            .pda
+            .policy(&asset, trust_gate_migrations::demo::METERED_POLICY_ID)
+            .to_string(),
+    ];
+    want.sort();
+    assert_eq!(theirs, want.iter().map(String::as_str).collect::<Vec<_>>());
 
     // dataSize: kill switches are the only policy_vault accounts of their size.
     let ks = env.b.pda.killswitch(&asset);

@@ -302,7 +302,7 @@ async fn a_token_2022_settlement_passes_the_introspection() {
     let env = seeded().await;
     let w = &env.world;
     let payer = w.payer(3).unwrap();
-    // A Token-2022 mint, both token accounts, and policy 2 of the payer for that mint.
+    // A Token-2022 mint, both token accounts, and policy 3 of the payer for that mint.
     let mint = Keypair::new();
     let authority = Keypair::new();
     let len = spl_token_2022::state::Mint::LEN;
@@ -364,12 +364,12 @@ async fn a_token_2022_settlement_passes_the_introspection() {
     policy.mint = mint.pubkey();
     let ix = env
         .b
-        .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 2, policy);
+        .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 3, policy);
     env.send(&[ix], &[&payer.owner]).await.unwrap();
 
     let mut s = env.settlement(3, 250_000, payment_id()).await;
     s.mint = mint.pubkey();
-    s.policy_id = 2;
+    s.policy_id = 3;
     s.token_program = t22;
     s.source_token = src;
     s.destination_token = dst;
