@@ -452,6 +452,11 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
             "extra": {"feePayer": fac},
         }, {
             "x402Version": 2,
+            "scheme": trust_gate_client::upto::SCHEME_GATED_UPTO,
+            "network": network,
+            "extra": {"feePayer": fac},
+        }, {
+            "x402Version": 2,
             "scheme": trust_gate_client::batch::SCHEME_BATCH,
             "network": network,
             "extra": {"feePayer": fac},

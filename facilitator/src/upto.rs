@@ -11,11 +11,19 @@
 //!   can cancel); the facilitator seals the channel at it and distributes it in one
 //!   transaction it alone signs.
 //!
-//! Not yet: the gated variant's routes, delegated voucher keys, deduplication of concurrent
-//! identical requests across replicas (the chain refuses the second open and the second seal),
-//! and the close of channels abandoned before their claim (their rent waits for it).
+//! The gated variant, `trust-gate-upto`, is the same exchange under the payer's policy: its
+//! offer carries the `gate` extension (authenticated as a payment's challenge, over the offer
+//! the client accepted), the open has the gate's `gate_channel_open` right before the program's
+//! `open` (the facilitator's lookup tables allowed), and the claim closes the channel through
+//! the gate (`gate_channel_close`: what was not charged back to the policy, the payee's
+//! feedback) in one v0 transaction with the facilitator's lookup tables.
+//!
+//! Not yet: delegated voucher keys, deduplication of concurrent identical requests across
+//! replicas (the chain refuses the second open and the second seal), and the crank's close of
+//! a gated deposit whose claim never came.
 
-use crate::channel_open::{self, Expected};
+use crate::adapter::{self, ChannelGate, Expectations};
+use crate::channel_open::{self, Expected, Gated};
 use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
@@ -33,7 +41,7 @@ use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
 use trust_gate_client::vouchers::Voucher;
-use trust_gate_client::x402::PaymentRequirements;
+use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
 
 /// The claim's unit limit (a seal and a distribute of one payout measure about 20 000).
 pub const CLAIM_UNIT_LIMIT: u32 = 100_000;
@@ -44,7 +52,10 @@ pub use trust_gate_client::upto::{EXPIRY_SLACK_SECS, MAX_CHANNEL_LIFETIME_SECS};
 pub struct UptoRequest {
     pub requirements: PaymentRequirements,
     pub accepted: PaymentRequirements,
+    pub resource: Option<ResourceInfo>,
     pub payload: UptoPayload,
+    /// The gated variant (`trust-gate-upto`).
+    pub gated: bool,
 }
 
 #[derive(Deserialize)]
@@ -56,14 +67,21 @@ struct Body {
 
 #[derive(Deserialize)]
 struct PayloadEnvelope {
+    #[serde(default)]
+    resource: Option<ResourceInfo>,
     accepted: PaymentRequirements,
     payload: Value,
 }
 
-/// Whether a request body is for the `upto` scheme (by its requirements, or the offer it
-/// accepted).
+/// Whether a request body is for the `upto` scheme or its gated variant (by its requirements,
+/// or the offer it accepted).
 pub fn is_upto(body: &Value) -> bool {
-    let scheme = |v: &Value| v.get("scheme").and_then(Value::as_str) == Some(upto::SCHEME_UPTO);
+    let scheme = |v: &Value| {
+        matches!(
+            v.get("scheme").and_then(Value::as_str),
+            Some(upto::SCHEME_UPTO | upto::SCHEME_GATED_UPTO)
+        )
+    };
     body.get("paymentRequirements").is_some_and(scheme)
         || body.pointer("/paymentPayload/accepted").is_some_and(scheme)
 }
@@ -85,8 +103,10 @@ impl UptoRequest {
                 )
             })?;
         Ok(UptoRequest {
+            gated: b.payment_requirements.scheme == upto::SCHEME_GATED_UPTO,
             requirements: b.payment_requirements,
             accepted: b.payment_payload.accepted,
+            resource: b.payment_payload.resource,
             payload,
         })
     }
@@ -136,8 +156,16 @@ impl Terms {
 /// The checks of every phase: the scheme, the network, the facilitator, the requirements,
 /// the payload's amounts, keys and times.
 fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms, Rejection> {
-    if r.accepted.scheme != upto::SCHEME_UPTO || r.requirements.scheme != upto::SCHEME_UPTO {
-        return Err(bad(reason::UNSUPPORTED_SCHEME, "the scheme is not upto"));
+    let scheme = if r.gated {
+        upto::SCHEME_GATED_UPTO
+    } else {
+        upto::SCHEME_UPTO
+    };
+    if r.accepted.scheme != scheme || r.requirements.scheme != scheme {
+        return Err(bad(
+            reason::UNSUPPORTED_SCHEME,
+            format!("the requirements and the accepted offer are not both {scheme}"),
+        ));
     }
     if r.accepted.network != r.requirements.network || r.requirements.network != network {
         return Err(bad(
@@ -332,6 +360,8 @@ impl Facilitator {
             .await?;
         // The server's offer may name a slot a little ahead of this RPC's view.
         let slot = t.extra.recent_slot.map_or(slot, |s| s.0.max(slot));
+        let gate = self.channel_gate(r)?;
+        let tables = self.tables().await;
         let checked = channel_open::verify(
             tx,
             Expected {
@@ -351,7 +381,12 @@ impl Facilitator {
                 memo: t.extra.memo.as_deref(),
                 binding_memo: None,
                 compute: &self.compute,
-                gated: None,
+                gated: gate.map(|g| Gated {
+                    payer_asset: g.payer_asset,
+                    payee_asset: g.payee_asset,
+                    policy_id: g.policy_id,
+                    tables: &tables,
+                }),
             },
         )?;
         if chain::account(&self.rpc, &t.channel)
@@ -464,6 +499,9 @@ impl Facilitator {
             ixs.push(voucher.instruction(&t.receiver_authorizer));
         }
         ixs.push(channels::settle_and_seal(&fac, &t.channel, actual > 0));
+        if r.gated {
+            ixs.push(self.gate_close(&t.channel, upto::SCHEME_GATED_UPTO).await?);
+        }
         ixs.push(
             Distribute {
                 channel: t.channel,
@@ -481,8 +519,14 @@ impl Facilitator {
             .get_latest_blockhash()
             .await
             .map_err(rpc_rejection)?;
-        let tx: VersionedTransaction =
-            Transaction::new_signed_with_payer(&ixs, Some(&fac), &[keypair], blockhash).into();
+        // A gated claim fits a packet only with the facilitator's lookup tables.
+        let tx: VersionedTransaction = if r.gated {
+            let tables = self.tables().await;
+            trust_gate_client::settle::transaction(&fac, &ixs, &tables, blockhash, &[keypair])
+                .map_err(|e| bad(reason::TRANSACTION_FAILED, e.to_string()))?
+        } else {
+            Transaction::new_signed_with_payer(&ixs, Some(&fac), &[keypair], blockhash).into()
+        };
         let signature = tx.signatures[0];
         let pending = self
             .send_and_confirm(
@@ -497,6 +541,61 @@ impl Facilitator {
             payer: c.payer,
             pending,
         })
+    }
+
+    /// The gated variant's parties and policy, from the accepted offer's `gate` extension
+    /// (`None` for the stock scheme).
+    fn channel_gate(&self, r: &UptoRequest) -> Result<Option<ChannelGate>, Rejection> {
+        if !r.gated {
+            return Ok(None);
+        }
+        let fac = self.facilitator();
+        adapter::read_channel_gate(
+            &r.accepted,
+            r.resource.as_ref().map(|res| res.url.as_str()),
+            Expectations {
+                facilitator: &fac,
+                network: &r.requirements.network,
+                trusted_services: &self.trusted_services,
+                now: now_unix(),
+                skew: i64::try_from(self.clock_skew.as_secs()).unwrap_or(i64::MAX),
+            },
+        )
+        .map(Some)
+    }
+
+    /// The gate's close of the sealed `channel` (its record read now): what the channel did
+    /// not spend back to the payer's policy, the payee's feedback tagged `tag`.
+    pub(crate) async fn gate_close(
+        &self,
+        channel: &Pubkey,
+        tag: &str,
+    ) -> Result<solana_sdk::instruction::Instruction, Rejection> {
+        let key = self.builder.pda.channel_record(channel);
+        let record =
+            chain::anchor_account::<gate::state::ChannelRecord>(&self.rpc, "ChannelRecord", &key)
+                .await
+                .map_err(rpc_rejection)?
+                .ok_or_else(|| {
+                    bad(
+                        reason::CHANNEL_STATE,
+                        format!("gated channel {channel} has no gate record {key}"),
+                    )
+                })?;
+        let collection = self
+            .collection()
+            .await
+            .map_err(|e| Rejection::new(e.status, e.code, e.message))?;
+        Ok(self.builder.gate_channel_close(
+            &record,
+            &collection,
+            trust_gate_client::instructions::ChannelFeedback {
+                score: 90,
+                tag1: "x402".into(),
+                tag2: tag.into(),
+                ..Default::default()
+            },
+        ))
     }
 
     /// The channel at `address`, read at confirmed.

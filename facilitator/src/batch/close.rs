@@ -12,15 +12,12 @@ use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::sessions::Session;
 use crate::settle::rpc_rejection;
-use gate::state::ChannelRecord;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
 use trust_gate_client::batch::{self, reason};
-use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Distribute, Split, Status};
-use trust_gate_client::instructions::ChannelFeedback;
 use trust_gate_client::settle::{self as client_settle, ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
@@ -166,30 +163,10 @@ impl Facilitator {
             voucher.is_some(),
         ));
         if s.gate.is_some() {
-            let key = self.builder.pda.channel_record(&s.channel);
-            let record = chain::anchor_account::<ChannelRecord>(&self.rpc, "ChannelRecord", &key)
-                .await
-                .map_err(rpc_rejection)?
-                .ok_or_else(|| {
-                    bad(
-                        reason::CHANNEL_STATE,
-                        format!("gated channel {} has no gate record {key}", s.channel),
-                    )
-                })?;
-            let collection = self
-                .collection()
-                .await
-                .map_err(|e| Rejection::new(e.status, e.code, e.message))?;
-            ixs.push(self.builder.gate_channel_close(
-                &record,
-                &collection,
-                ChannelFeedback {
-                    score: 90,
-                    tag1: "x402".into(),
-                    tag2: batch::SCHEME_GATED_BATCH.into(),
-                    ..ChannelFeedback::default()
-                },
-            ));
+            ixs.push(
+                self.gate_close(&s.channel, batch::SCHEME_GATED_BATCH)
+                    .await?,
+            );
         }
         ixs.push(s.distribute(&fac).instruction());
         let (signature, pending) = self.send_own(&ixs, s.gate.is_some(), keypair).await?;

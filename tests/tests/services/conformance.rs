@@ -72,7 +72,7 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
             // and gated.
             assert_eq!(
                 detail["unrecognised_solana_ids"],
-                serde_json::json!([caip2, caip2, caip2, caip2]),
+                serde_json::json!([caip2, caip2, caip2, caip2, caip2]),
                 "{detail}"
             );
             assert_eq!(detail["v1_names_in_v2"], serde_json::json!([]), "{detail}");
@@ -90,8 +90,8 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
     // /supported lists as the network's signer.
     let supported = s.get_json(s.f("/supported")).await;
     let fee_payer = s.env.world.facilitator.pubkey().to_string();
-    // Then the stock `upto` and `batch-settlement` schemes and the gated batch, whose offers
-    // copy their extra: the sponsor only.
+    // Then the stock `upto` and `batch-settlement` schemes and their gated variants, whose
+    // offers copy their extra: the sponsor only.
     assert_eq!(
         supported["kinds"],
         serde_json::json!([{
@@ -102,6 +102,11 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
         }, {
             "x402Version": 2,
             "scheme": "upto",
+            "network": caip2,
+            "extra": {"feePayer": fee_payer},
+        }, {
+            "x402Version": 2,
+            "scheme": "trust-gate-upto",
             "network": caip2,
             "extra": {"feePayer": fee_payer},
         }, {

@@ -27,11 +27,14 @@ use trust_gate_client::{chain, simulate::now_unix};
 
 const CEILING: u64 = 2_000_000;
 const MEMO: &str = "order-1";
+const RESOURCE: &str = "http://127.0.0.1/metered";
 
 struct Client<'a> {
     s: &'a Services,
     mint: Pubkey,
     program: TokenProgram,
+    /// The gated variant (`trust-gate-upto`): the demo payer's metered policy decides.
+    gated: bool,
     payer: Keypair,
     /// The resource server's voucher key (extra.receiverAuthorizer).
     server: Keypair,
@@ -68,6 +71,7 @@ impl<'a> Client<'a> {
             s,
             mint,
             program,
+            gated: false,
             payer: w.payer(3).unwrap().owner.insecure_clone(),
             server,
             requirements,
@@ -99,6 +103,24 @@ impl<'a> Client<'a> {
             unit_price_micro_lamports: Some(1),
         }
         .instructions();
+        let tables = if self.gated {
+            let w = &self.s.env.world;
+            let agent = w.payer(3).unwrap();
+            ixs.push(self.s.env.b.gate_channel_open(
+                &self.payer.pubkey(),
+                &agent.asset(),
+                &w.service.asset(),
+                &fac,
+                &self.mint,
+                CEILING,
+                trust_gate_migrations::demo::METERED_POLICY_ID,
+                &open.channel(),
+                Default::default(),
+            ));
+            self.s.env.tables().await
+        } else {
+            Vec::new()
+        };
         ixs.push(open.instruction());
         ixs.push(Instruction::new_with_bytes(
             trust_gate_program_common::external::ids::MEMO,
@@ -107,7 +129,7 @@ impl<'a> Client<'a> {
         ));
         let blockhash: Hash = self.s.env.rpc.get_latest_blockhash().await.unwrap();
         let message =
-            VersionedMessage::V0(v0::Message::try_compile(&fac, &ixs, &[], blockhash).unwrap());
+            VersionedMessage::V0(v0::Message::try_compile(&fac, &ixs, &tables, blockhash).unwrap());
         let n = usize::from(message.header().num_required_signatures);
         let mut signatures = vec![Signature::default(); n];
         let at = message
@@ -141,7 +163,12 @@ impl<'a> Client<'a> {
         requirements["amount"] = amount.to_string().into();
         json!({
             "x402Version": 2,
-            "paymentPayload": {"x402Version": 2, "accepted": self.requirements, "payload": payload},
+            "paymentPayload": {
+                "x402Version": 2,
+                "resource": {"url": RESOURCE},
+                "accepted": self.requirements,
+                "payload": payload,
+            },
             "paymentRequirements": requirements,
         })
     }
@@ -416,4 +443,109 @@ async fn the_crank_closes_a_deposit_whose_claim_never_came() {
         (0, 0),
         "{round:?}"
     );
+}
+
+impl<'a> Client<'a> {
+    /// A client of the gated variant in the metered mint: the offer names `trust-gate-upto`
+    /// and carries the demo service's signed `gate` extension for the tier-3 payer.
+    async fn gated(s: &'a Services) -> Client<'a> {
+        let mut c = Client::of(s, s.env.world.metered_mint(), TokenProgram::Token2022).await;
+        c.gated = true;
+        c.requirements["scheme"] = trust_gate_client::upto::SCHEME_GATED_UPTO.into();
+        let w = &s.env.world;
+        let mut r: trust_gate_client::x402::PaymentRequirements =
+            serde_json::from_value(c.requirements.clone()).unwrap();
+        let mut g = trust_gate_client::x402::GateExtension {
+            payer_agent_asset: w.payer(3).unwrap().asset().to_string(),
+            payee_agent_asset: w.service.asset().to_string(),
+            payee_recipient: r.pay_to.clone(),
+            policy_id: trust_gate_migrations::demo::METERED_POLICY_ID,
+            issued_at: now_unix(),
+            service_signature: String::new(),
+        };
+        trust_gate_client::x402::sign_challenge(&w.service_key, &r, RESOURCE, &mut g);
+        r.extra.insert(
+            trust_gate_client::x402::GATE_EXTENSION.into(),
+            serde_json::to_value(&g).unwrap(),
+        );
+        c.requirements = serde_json::to_value(&r).unwrap();
+        c
+    }
+}
+
+/// The payer's metered policy: what it counted today.
+async fn spent_today(s: &Services) -> u64 {
+    let w = &s.env.world;
+    let policy = chain::policy(
+        &s.env.rpc,
+        &s.env.b.ids,
+        &w.payer(3).unwrap().asset(),
+        trust_gate_migrations::demo::METERED_POLICY_ID,
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    policy.base().day_spent
+}
+
+/// The gated variant: the deposit runs the payer's metered policy (counted, recorded), the
+/// claim closes the channel through the gate (the unspent part back to the policy, the payee's
+/// feedback), and an offer whose gate extension another key signed opens nothing.
+#[tokio::test]
+async fn a_gated_upto_payment_runs_the_payers_policy_and_closes_through_the_gate() {
+    let s = services::start().await;
+    let c = Client::gated(&s).await;
+    let (open, payload) = c.payload(6).await;
+    let address = open.channel();
+    let pay_to = s.env.world.service.owner.pubkey();
+    let (payer_before, paid_before) = (c.tokens(&c.payer.pubkey()).await, c.tokens(&pay_to).await);
+    let spent_before = spent_today(&s).await;
+
+    // The gate extension signed by another key: refused before anything is sent.
+    let mut forged = c.body(&payload, CEILING);
+    forged["paymentPayload"]["accepted"]["extra"]["gate"]["serviceSignature"] =
+        Keypair::new().sign_message(b"x").to_string().into();
+    forged["paymentPayload"]["payload"]["type"] = "deposit".into();
+    let refused = c.post("/settle", &forged).await;
+    assert_eq!(
+        refused["errorReason"], "challenge_signature_invalid",
+        "{refused}"
+    );
+    assert!(channel(&s, &address).await.is_none());
+
+    let mut deposit = payload.clone();
+    deposit["type"] = "deposit".into();
+    let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    assert_eq!(
+        spent_today(&s).await,
+        spent_before + CEILING,
+        "the policy counts the deposit"
+    );
+    let record = s.env.b.pda.channel_record(&address);
+    assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_some());
+
+    // 0.75 of the 2.00 served: paid, the rest back to the payer and to the policy.
+    let charge = 750_000;
+    let claimed = c
+        .post("/settle", &c.claim(&payload, &address, charge, &c.server))
+        .await;
+    assert_eq!(claimed["success"], true, "{claimed}");
+    assert_eq!(claimed["amount"], charge.to_string());
+    assert_eq!(c.tokens(&pay_to).await, paid_before + charge);
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, payer_before - charge);
+    assert_eq!(
+        spent_today(&s).await,
+        spent_before + charge,
+        "the unspent part is released"
+    );
+    assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_none());
+    let fac = s.env.world.facilitator.pubkey();
+    let receipt = s.env.b.pda.channel_receipt(&fac, &address);
+    assert!(chain::account(&s.env.rpc, &receipt)
+        .await
+        .unwrap()
+        .is_some());
+    let ch = channel(&s, &address).await.unwrap();
+    assert_eq!((ch.status, ch.settled), (Status::Distributed, charge));
 }
