@@ -1,4 +1,6 @@
-//! `trust-gate pay <url>`: pay an x402 resource protected by trust-gate.
+//! `trust-gate pay <url>`: pay an x402 resource protected by trust-gate: one exact payment
+//! (the `trust-gate` scheme), or with `--scheme` on payment channels: `upto` (a ceiling
+//! escrowed, the use charged) or `batch-settlement` (a session: a voucher a request).
 
 use anchor_lang::prelude::Pubkey;
 use clap::Args;
@@ -8,6 +10,7 @@ use std::str::FromStr;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::Overrides;
 use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_demo::pay_channels::ChannelPay;
 use trust_gate_migrations::DemoWorld;
 
 #[derive(Args)]
@@ -35,6 +38,26 @@ pub struct PayArgs {
     /// what it uses (`trust_gate_client::units`).
     #[arg(long, value_name = "UNITS")]
     compute_unit_limit: Option<u32>,
+    /// Pay on a payment channel: `upto` (e.g. the demo's /metered?units=3) or
+    /// `batch-settlement` (e.g. the demo's /session). The gated variant unless --ungated.
+    #[arg(long, value_enum)]
+    scheme: Option<ChannelScheme>,
+    /// With --scheme: the plain scheme (no policy runs), when the resource offers it.
+    #[arg(long, requires = "scheme")]
+    ungated: bool,
+    /// With --scheme batch-settlement: requests paid in the session (default 10).
+    #[arg(long, requires = "scheme")]
+    requests: Option<u64>,
+    /// With --scheme batch-settlement: the deposit, in requests' prices (default 100).
+    #[arg(long, requires = "scheme")]
+    deposit_requests: Option<u64>,
+}
+
+/// The channel schemes `trust-gate pay` speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ChannelScheme {
+    Upto,
+    BatchSettlement,
 }
 
 impl PayArgs {
@@ -93,6 +116,9 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
     let rpc = trust_gate_migrations::rpc(&a.rpc_url);
     let http = reqwest::Client::new();
     let overrides = Overrides::from_env().map_err(|e| e.to_string())?;
+    if let Some(scheme) = a.scheme {
+        return pay_channel(&a, scheme, &http, &rpc, agent, &signer, overrides).await;
+    }
     println!("Paying {} as {}", a.url, signer.pubkey());
     if let (Some(price), Some(limit)) = (
         compute_budget.unit_price_micro_lamports,
@@ -176,6 +202,69 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
     }
 }
 
+/// `--scheme`: one upto payment or one session.
+async fn pay_channel(
+    a: &PayArgs,
+    scheme: ChannelScheme,
+    http: &reqwest::Client,
+    rpc: &trust_gate_client::RpcClient,
+    agent: Option<Pubkey>,
+    signer: &Keypair,
+    overrides: Overrides,
+) -> Result<(), String> {
+    let pay = ChannelPay {
+        http,
+        rpc,
+        overrides,
+        url: a.url.clone(),
+        payer_agent: agent,
+        signer,
+        ungated: a.ungated,
+    };
+    let gated = if a.ungated { "plain" } else { "gated" };
+    match scheme {
+        ChannelScheme::Upto => {
+            println!("Paying {} with {gated} upto as {}", a.url, signer.pubkey());
+            let paid = pay.upto().await.map_err(|e| e.to_string())?;
+            println!(
+                "Charged {} of the escrowed ceiling; the rest back to the payer: {}",
+                paid.body["charged"].as_str().unwrap_or("?"),
+                paid.settlement["transaction"].as_str().unwrap_or("?")
+            );
+            println!("Resource: {}", paid.body);
+        }
+        ChannelScheme::BatchSettlement => {
+            let requests = a.requests.unwrap_or(10);
+            let deposit = a.deposit_requests.unwrap_or(100);
+            println!(
+                "Paying {} with a {gated} session of {requests} requests (deposit {deposit} prices) as {}",
+                a.url,
+                signer.pubkey()
+            );
+            let s = pay
+                .session(requests, deposit)
+                .await
+                .map_err(|e| e.to_string())?;
+            let opened = &s.requests[0].settlement["transaction"];
+            println!(
+                "Opened channel {} in {}",
+                s.channel,
+                opened.as_str().unwrap_or("?")
+            );
+            println!(
+                "Paid {} requests with vouchers off chain: {} charged",
+                s.requests.len(),
+                s.charged
+            );
+            println!(
+                "Closed: the rest back to the payer in {}",
+                s.refund.settlement["transaction"].as_str().unwrap_or("?")
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +283,26 @@ mod tests {
             .map_err(|e| e.kind().to_string())?
             .pay
             .compute_budget()
+    }
+
+    #[test]
+    fn the_channel_flags_name_a_scheme() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["trust-gate-pay", "http://127.0.0.1:4021/session"];
+            all.extend(args);
+            Cli::try_parse_from(all).map(|c| c.pay)
+        };
+        let a = parse(&["--scheme", "batch-settlement", "--requests", "3"]).unwrap();
+        assert_eq!(
+            (a.scheme, a.requests, a.ungated),
+            (Some(ChannelScheme::BatchSettlement), Some(3), false)
+        );
+        let a = parse(&["--scheme", "upto", "--ungated"]).unwrap();
+        assert_eq!((a.scheme, a.ungated), (Some(ChannelScheme::Upto), true));
+        // The channel flags without a scheme, and an unknown scheme.
+        assert!(parse(&["--ungated"]).is_err());
+        assert!(parse(&["--requests", "3"]).is_err());
+        assert!(parse(&["--scheme", "exact"]).is_err());
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! The payer's side of an x402 `batch-settlement` session (client mode), plain or gated: the
-//! channel's open (the deposit a first request carries, the gate's `gate_channel_open` before
-//! it when gated, the binding Memo after it), and one voucher a request, each raising the
-//! cumulative amount by the request's price. What `trust-gate pay --scheme batch-settlement`
+//! The payer's side of the channel schemes: an x402 `batch-settlement` session (client mode),
+//! plain or gated: the channel's open (the deposit a first request carries, the gate's
+//! `gate_channel_open` before it when gated, the binding Memo after it), and one voucher a
+//! request, each raising the cumulative amount by the request's price; and an x402 `upto`
+//! payment's open and payload ([`UptoTerms`]), plain or gated. What `trust-gate pay --scheme batch-settlement`
 //! and the TypeScript SDK's scheme send; the facilitator checks exactly this
 //! (`trust_gate_facilitator::batch`).
 
@@ -11,6 +12,7 @@ use crate::error::ClientError;
 use crate::instructions::{Attestations, Builder};
 use crate::settle::{self, ComputeBudget};
 use crate::token::TokenProgram;
+use crate::upto::{UptoExtra, UptoPayload, WireU64};
 use crate::vouchers::Voucher;
 use anchor_lang::prelude::Pubkey;
 use base64::{engine::general_purpose::STANDARD, Engine as _};
@@ -212,6 +214,103 @@ impl PayerSession {
             channel_config: self.config.clone(),
             voucher: None,
         }
+    }
+}
+
+/// What an `upto` payment's channel is opened with: the offer's terms, the payer, the
+/// ceiling, and for the gated variant the gate's terms and the facilitator's lookup tables.
+pub struct UptoTerms<'a> {
+    pub builder: &'a Builder,
+    pub extra: &'a UptoExtra,
+    pub mint: Pubkey,
+    pub token_program: TokenProgram,
+    pub pay_to: Pubkey,
+    pub payer: &'a Keypair,
+    /// The offer's amount: the ceiling escrowed.
+    pub ceiling: u64,
+    pub salt: u64,
+    pub open_slot: u64,
+    /// Unix seconds: the claim must come before `expires_at`.
+    pub valid_after: i64,
+    pub expires_at: i64,
+    pub gate: Option<SessionGate>,
+    pub tables: &'a [AddressLookupTableAccount],
+    pub blockhash: Hash,
+}
+
+impl UptoTerms<'_> {
+    /// The payload (with the payer-signed open, the fee payer's signature empty).
+    pub fn payload(self) -> Result<UptoPayload, ClientError> {
+        let fee_payer: Pubkey = self
+            .extra
+            .fee_payer
+            .parse()
+            .map_err(|_| input("extra.feePayer", "not a base58 address"))?;
+        let voucher_key: Pubkey = self
+            .extra
+            .receiver_authorizer
+            .parse()
+            .map_err(|_| input("extra.receiverAuthorizer", "not a base58 address"))?;
+        let open = Open {
+            payer: self.payer.pubkey(),
+            rent_payer: fee_payer,
+            payee: fee_payer,
+            mint: self.mint,
+            token_program: self.token_program,
+            authorized_signer: voucher_key,
+            salt: self.salt,
+            deposit: self.ceiling,
+            grace_period: self.extra.withdraw_delay,
+            open_slot: self.open_slot,
+            splits: vec![Split {
+                recipient: self.pay_to,
+                bps: channels::ALL_BPS,
+            }],
+        };
+        let channel = open.channel();
+        let mut ixs = ComputeBudget {
+            unit_limit: Some(OPEN_UNIT_LIMIT),
+            unit_price_micro_lamports: None,
+        }
+        .instructions();
+        if let Some(g) = self.gate {
+            ixs.push(self.builder.gate_channel_open(
+                &self.payer.pubkey(),
+                &g.payer_asset,
+                &g.payee_asset,
+                &fee_payer,
+                &self.mint,
+                self.ceiling,
+                g.policy_id,
+                &channel,
+                g.attestations,
+            ));
+        }
+        ixs.push(open.instruction());
+        if let Some(m) = self.extra.memo.as_deref().filter(|m| !m.is_empty()) {
+            ixs.push(Instruction::new_with_bytes(MEMO, m.as_bytes(), vec![]));
+        }
+        let tables = if self.gate.is_some() {
+            self.tables
+        } else {
+            &[]
+        };
+        let tx = settle::transaction(&fee_payer, &ixs, tables, self.blockhash, &[self.payer])?;
+        let bytes = bincode::serialize(&tx).map_err(|e| input("transaction", e.to_string()))?;
+        Ok(UptoPayload {
+            from: self.payer.pubkey().to_string(),
+            max_amount: self.ceiling.to_string(),
+            expires_at: self.expires_at,
+            valid_after: self.valid_after,
+            nonce: self.salt.to_string(),
+            open_slot: WireU64(self.open_slot),
+            channel_id: channel.to_string(),
+            deposit: self.ceiling.to_string(),
+            authorized_signer: voucher_key.to_string(),
+            open_transaction: STANDARD.encode(bytes),
+            voucher_signature: None,
+            settle_type: None,
+        })
     }
 }
 

@@ -105,21 +105,110 @@ pub fn session_offer(
         extra,
     };
     if gated {
-        let mut gate = GateExtension {
-            payer_agent_asset: payer_asset.to_string(),
-            payee_agent_asset: c.payee_asset.to_string(),
-            payee_recipient: c.pay_to.to_string(),
-            policy_id: c.metered_policy_id,
-            issued_at: now,
-            service_signature: String::new(),
-        };
-        x402::sign_challenge(&c.service_key, &r, &c.session_url(), &mut gate);
-        r.extra.insert(
-            GATE_EXTENSION.into(),
-            serde_json::to_value(&gate).unwrap_or_default(),
+        sign_gate(
+            c,
+            &mut r,
+            &c.session_url(),
+            payer_asset,
+            c.metered_policy_id,
+            now,
         );
     }
     r
+}
+
+/// The offer of GET /metered: x402 `upto` in the metered mint, its ceiling `max_units` units,
+/// the service's key the voucher key of the claim; gated (`trust-gate-upto`, the payer's
+/// metered policy decides the ceiling; the `gate` extension signed over the offer and the
+/// metered URL) or plain.
+pub fn metered_offer(
+    c: &DemoConfig,
+    network: &str,
+    fee_payer: &Pubkey,
+    payer_asset: &Pubkey,
+    now: i64,
+    gated: bool,
+) -> PaymentRequirements {
+    use solana_sdk::signer::Signer;
+    use trust_gate_client::settle::TokenProgram;
+    use trust_gate_client::upto;
+    let mut extra = serde_json::Map::new();
+    extra.insert("feePayer".into(), fee_payer.to_string().into());
+    extra.insert(
+        "receiverAuthorizer".into(),
+        c.service_key.pubkey().to_string().into(),
+    );
+    extra.insert("withdrawDelay".into(), 900.into());
+    extra.insert(
+        "tokenProgram".into(),
+        TokenProgram::Token2022.id().to_string().into(),
+    );
+    extra.insert("paymentFlow".into(), upto::PAYMENT_FLOW_ESCROW.into());
+    let mut r = PaymentRequirements {
+        scheme: if gated {
+            upto::SCHEME_GATED_UPTO
+        } else {
+            upto::SCHEME_UPTO
+        }
+        .into(),
+        network: network.into(),
+        amount: c.unit_price.saturating_mul(c.max_units).to_string(),
+        asset: c.metered_mint.to_string(),
+        pay_to: c.pay_to.to_string(),
+        max_timeout_seconds: c.max_timeout_seconds,
+        extra,
+    };
+    if gated {
+        sign_gate(
+            c,
+            &mut r,
+            &c.metered_url(),
+            payer_asset,
+            c.metered_policy_id,
+            now,
+        );
+    }
+    r
+}
+
+/// Adds the `gate` extension of `payer_asset` paying the service under `policy_id`, signed
+/// over `r` and `url`.
+fn sign_gate(
+    c: &DemoConfig,
+    r: &mut PaymentRequirements,
+    url: &str,
+    payer_asset: &Pubkey,
+    policy_id: u32,
+    now: i64,
+) {
+    let mut gate = GateExtension {
+        payer_agent_asset: payer_asset.to_string(),
+        payee_agent_asset: c.payee_asset.to_string(),
+        payee_recipient: c.pay_to.to_string(),
+        policy_id,
+        issued_at: now,
+        service_signature: String::new(),
+    };
+    x402::sign_challenge(&c.service_key, r, url, &mut gate);
+    r.extra.insert(
+        GATE_EXTENSION.into(),
+        serde_json::to_value(&gate).unwrap_or_default(),
+    );
+}
+
+/// Whether `r` is an offer of this service for `url`: gated, its `gate` extension signed by the
+/// service over it; plain, the service's own terms (payTo, asset, voucher key).
+pub fn is_our_offer(c: &DemoConfig, r: &PaymentRequirements, url: &str) -> bool {
+    use solana_sdk::signer::Signer;
+    match GateExtension::from_requirements(r) {
+        Ok(g) => x402::challenge_signed_by(&c.service_key.pubkey(), r, url, &g),
+        Err(_) => {
+            r.pay_to == c.pay_to.to_string()
+                && r.asset == c.metered_mint.to_string()
+                && r.extra.get("receiverAuthorizer").and_then(|v| v.as_str())
+                    == Some(c.service_key.pubkey().to_string().as_str())
+        }
+    }
 }
 
 /// Whether `r` is a challenge this service issued (its signature over every field).

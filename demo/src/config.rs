@@ -27,6 +27,11 @@ pub struct DemoConfig {
     pub metered_policy_id: u32,
     /// Atomic units of `mint` per request.
     pub price: u64,
+    /// GET /session's price a request (metered mint), and GET /metered's price a unit and
+    /// the most units one request may use (its ceiling is their product).
+    pub session_price: u64,
+    pub unit_price: u64,
+    pub max_units: u64,
     pub policy_id: u32,
     /// How long a challenge stays payable.
     pub max_timeout_seconds: u64,
@@ -57,6 +62,9 @@ impl DemoConfig {
             metered_mint: w.metered_mint(),
             metered_policy_id: demo::METERED_POLICY_ID,
             price: demo::PRICE,
+            session_price: 1_000,
+            unit_price: 100_000,
+            max_units: 20,
             policy_id: demo::POLICY_ID,
             max_timeout_seconds: 300,
             counterparties: w
@@ -73,6 +81,11 @@ impl DemoConfig {
 
     pub fn resource_url(&self) -> String {
         format!("{}/protected", self.public_url)
+    }
+
+    /// The metered route's URL (upto: a ceiling escrowed, the units used charged).
+    pub fn metered_url(&self) -> String {
+        format!("{}/metered", self.public_url)
     }
 
     /// The session route's URL (batch-settlement: one voucher a request).

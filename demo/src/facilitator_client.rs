@@ -104,6 +104,13 @@ impl FacilitatorClient {
         Ok((a, s))
     }
 
+    /// POSTs any x402 request to /settle (the channel schemes' answers carry more than a
+    /// `SettlementResponse`).
+    pub async fn settle_json(&self, body: &Value) -> Result<Answer, FacilitatorError> {
+        self.call(self.http.post(format!("{}/settle", self.url)).json(body))
+            .await
+    }
+
     /// The fee payer and network of the facilitator's `trust-gate` kind.
     pub async fn supported(&self) -> Result<Kind, FacilitatorError> {
         let a = self

@@ -1,11 +1,12 @@
-//! The demo resource server: GET /protected (x402 v2 with the gate) and GET /health.
+//! The demo resource server: GET /protected (x402 v2 with the gate), the metered routes GET
+//! /metered and GET /session (`crate::metered`), and GET /health.
 
 use crate::challenge;
 use crate::config::DemoConfig;
-use crate::facilitator_client::{FacilitatorClient, Kind};
-use crate::X_DEMO_PAYER_AGENT;
+use crate::facilitator_client::FacilitatorClient;
+use crate::state::{error, header, payer_of, DemoState};
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -18,20 +19,14 @@ use trust_gate_client::simulate::now_unix;
 use trust_gate_client::x402::{
     self, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
 };
-use trust_gate_facilitator::error::ApiError;
-
-pub struct DemoState {
-    pub config: DemoConfig,
-    pub facilitator: FacilitatorClient,
-    /// The facilitator's network and fee payer (from its /supported, read at start).
-    pub kind: Kind,
-}
 
 type App = State<Arc<DemoState>>;
 
 pub fn router(state: Arc<DemoState>) -> Router {
     let r = Router::new()
         .route("/protected", get(protected))
+        .route("/metered", get(crate::metered::metered))
+        .route("/session", get(crate::metered::session))
         .route("/health", get(health))
         .with_state(state);
     trust_gate_facilitator::routes::http_layers(r)
@@ -77,18 +72,6 @@ pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, Strin
         }
     });
     Ok(Server { addr, task })
-}
-
-/// The facilitator's error envelope (`{"error","message"}`), so both services answer alike.
-fn error(status: StatusCode, code: &'static str, message: impl Into<String>) -> Response {
-    ApiError::new(status, code, message).into_response()
-}
-
-fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
-    Some((
-        HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).ok()?,
-        HeaderValue::from_str(value).ok()?,
-    ))
 }
 
 /// The facilitator's decision headers, passed through.
@@ -142,31 +125,9 @@ async fn protected(State(s): App, headers: HeaderMap) -> Response {
 
 /// No payment yet: the gate decides for the chosen payer; Allow gets a challenge.
 async fn unpaid(s: &DemoState, headers: &HeaderMap) -> Response {
-    let payer = match headers.get(X_DEMO_PAYER_AGENT) {
-        Some(v) => match v
-            .to_str()
-            .ok()
-            .and_then(|v| Pubkey::from_str(v.trim()).ok())
-        {
-            Some(p) => p,
-            None => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "input_invalid",
-                    format!("{X_DEMO_PAYER_AGENT}: not a base58 public key"),
-                )
-            }
-        },
-        None => match s.config.default_payer() {
-            Some(p) => p,
-            None => {
-                return error(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "internal",
-                    "no demo payer configured",
-                )
-            }
-        },
+    let payer = match payer_of(s, headers) {
+        Ok(p) => p,
+        Err(r) => return *r,
     };
     let c = &s.config;
     let answer = match s

@@ -16,6 +16,7 @@ mod faults;
 mod fixture;
 mod floods;
 mod hostile;
+mod metered;
 #[path = "../localnet/node.rs"]
 mod node;
 mod real_registry;
@@ -24,6 +25,7 @@ mod replicas;
 mod services;
 mod settle;
 mod soak;
+mod ts_batch;
 mod ts_x402;
 mod upto;
 mod verify;

@@ -1,0 +1,259 @@
+//! The demo's metered routes, on payment channels in the metered mint:
+//!
+//! - `GET /metered?units=N`: x402 `upto`, priced a unit. The 402 offers the gated
+//!   `trust-gate-upto` (the payer's metered policy decides the ceiling) and the stock `upto`
+//!   (ungated, for any `upto` client). A payment escrows the ceiling (the facilitator's
+//!   deposit), the route serves N units (at most the ceiling's), then claims N units with its
+//!   own voucher (the service key is the channel's voucher key): the payer gets the rest back.
+//! - `GET /session`: x402 `batch-settlement`, priced a request. The 402 offers the gated
+//!   `trust-gate-batch-settlement` and the plain scheme. The first payment opens a channel,
+//!   each further one is a voucher the facilitator checks off chain; a `refund` payload ends
+//!   the session. Every payload goes to the facilitator's /settle as it came.
+
+use crate::challenge;
+use crate::state::{error, header, payer_of, DemoState};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use solana_sdk::pubkey::Pubkey;
+use std::str::FromStr;
+use std::sync::Arc;
+use trust_gate_client::channels::voucher_message;
+use trust_gate_client::simulate::now_unix;
+use trust_gate_client::x402::{
+    self, PaymentRequired, PaymentRequirements, ResourceInfo, X402_VERSION,
+};
+use trust_gate_client::{batch, upto};
+
+type App = State<Arc<DemoState>>;
+
+#[derive(Deserialize)]
+pub struct Units {
+    /// Units this request uses (default 3).
+    units: Option<u64>,
+}
+
+/// A 402 offering `accepts` for `url`.
+fn offers(url: String, accepts: Vec<PaymentRequirements>) -> Response {
+    let pr = PaymentRequired {
+        x402_version: X402_VERSION,
+        error: Some("Payment required".into()),
+        resource: ResourceInfo {
+            url,
+            description: Some("trust-gate demo: metered payments on payment channels".into()),
+            mime_type: Some("application/json".into()),
+        },
+        accepts,
+        extensions: None,
+    };
+    let Ok(encoded) = x402::encode_header(&pr) else {
+        return error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "cannot encode the offers",
+        );
+    };
+    let mut h = HeaderMap::new();
+    h.extend(header(x402::PAYMENT_REQUIRED, &encoded));
+    h.extend(header("cache-control", "no-store"));
+    (StatusCode::PAYMENT_REQUIRED, h, Json(pr)).into_response()
+}
+
+/// The client's payment (`PAYMENT-SIGNATURE`), read as JSON, with the offer it accepted if
+/// that offer is one of this service's for `url` and of one of `schemes`.
+fn payment(
+    s: &DemoState,
+    value: &str,
+    url: &str,
+    schemes: &[&str],
+) -> Result<(Value, PaymentRequirements), Box<Response>> {
+    let mut payload: Value = x402::decode_header(x402::PAYMENT_SIGNATURE, value).map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            "invalid_payment",
+            e.to_string(),
+        ))
+    })?;
+    let accepted: PaymentRequirements = serde_json::from_value(payload["accepted"].clone())
+        .map_err(|e| {
+            Box::new(error(
+                StatusCode::BAD_REQUEST,
+                "invalid_payment",
+                format!("paymentPayload.accepted: {e}"),
+            ))
+        })?;
+    if !schemes.contains(&accepted.scheme.as_str())
+        || !challenge::is_our_offer(&s.config, &accepted, url)
+    {
+        return Err(Box::new(error(
+            StatusCode::PAYMENT_REQUIRED,
+            "offer_unknown",
+            "paymentPayload.accepted is not one of this route's offers",
+        )));
+    }
+    // The resource is ours, whatever the client copied.
+    payload["resource"] = json!({"url": url});
+    Ok((payload, accepted))
+}
+
+/// POST /settle of `payload` under `requirements`: the facilitator's answer, and whether it
+/// succeeded.
+async fn settle(
+    s: &DemoState,
+    payload: &Value,
+    requirements: &PaymentRequirements,
+) -> Result<(bool, Value), Box<Response>> {
+    let body = json!({
+        "x402Version": X402_VERSION,
+        "paymentPayload": payload,
+        "paymentRequirements": requirements,
+    });
+    let a = s.facilitator.settle_json(&body).await.map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_GATEWAY,
+            "facilitator_unavailable",
+            e.to_string(),
+        ))
+    })?;
+    Ok((a.body["success"] == true, a.body))
+}
+
+/// A paid answer: `body`, with the settlement in `PAYMENT-RESPONSE`.
+fn served(settlement: &Value, body: Value) -> Response {
+    let mut h = HeaderMap::new();
+    if let Ok(encoded) = x402::encode_header(settlement) {
+        h.extend(header(x402::PAYMENT_RESPONSE, &encoded));
+    }
+    h.extend(header("cache-control", "private"));
+    (StatusCode::OK, h, Json(body)).into_response()
+}
+
+fn refused(settlement: Value) -> Response {
+    let mut h = HeaderMap::new();
+    if let Ok(encoded) = x402::encode_header(&settlement) {
+        h.extend(header(x402::PAYMENT_RESPONSE, &encoded));
+    }
+    (StatusCode::PAYMENT_REQUIRED, h, Json(settlement)).into_response()
+}
+
+pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) -> Response {
+    let c = &s.config;
+    let units = q.units.unwrap_or(3);
+    if units > c.max_units {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "input_invalid",
+            format!("units: at most {} a request", c.max_units),
+        );
+    }
+    let url = c.metered_url();
+    let Some(value) = headers.get(x402::PAYMENT_SIGNATURE) else {
+        let payer = match payer_of(&s, &headers) {
+            Ok(p) => p,
+            Err(r) => return *r,
+        };
+        let now = now_unix();
+        let (network, fee_payer) = (&s.kind.network, &s.kind.fee_payer);
+        return offers(
+            url,
+            vec![
+                challenge::metered_offer(c, network, fee_payer, &payer, now, true),
+                challenge::metered_offer(c, network, fee_payer, &payer, now, false),
+            ],
+        );
+    };
+    let schemes = [upto::SCHEME_GATED_UPTO, upto::SCHEME_UPTO];
+    let (mut payload, accepted) =
+        match payment(&s, value.to_str().unwrap_or_default(), &url, &schemes) {
+            Ok(p) => p,
+            Err(r) => return *r,
+        };
+    // The deposit: the ceiling escrowed before anything is served.
+    payload["payload"]["type"] = "deposit".into();
+    match settle(&s, &payload, &accepted).await {
+        Ok((true, _)) => {}
+        Ok((false, body)) => return refused(body),
+        Err(r) => return *r,
+    }
+    // Served: `units` units. The claim charges them with the service's voucher.
+    let charge = c.unit_price.saturating_mul(units);
+    let Some(channel) = payload["payload"]["channelId"]
+        .as_str()
+        .and_then(|v| Pubkey::from_str(v).ok())
+    else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "invalid_payment",
+            "payload.channelId",
+        );
+    };
+    let expires_at = payload["payload"]["expiresAt"].as_i64().unwrap_or_default();
+    let message = voucher_message(&channel, charge, expires_at);
+    let voucher = solana_sdk::signer::Signer::sign_message(c.service_key.as_ref(), &message);
+    payload["payload"]["type"] = "claim".into();
+    payload["payload"]["voucherSignature"] = voucher.to_string().into();
+    let mut charged = accepted.clone();
+    charged.amount = charge.to_string();
+    match settle(&s, &payload, &charged).await {
+        Ok((true, body)) => served(
+            &body,
+            json!({
+                "report": "trust-gate demo: metered",
+                "units": units,
+                "charged": charge.to_string(),
+                "ceiling": accepted.amount,
+                "transaction": body["transaction"],
+            }),
+        ),
+        Ok((false, body)) => refused(body),
+        Err(r) => *r,
+    }
+}
+
+pub async fn session(State(s): App, headers: HeaderMap) -> Response {
+    let c = &s.config;
+    let url = c.session_url();
+    let Some(value) = headers.get(x402::PAYMENT_SIGNATURE) else {
+        let payer = match payer_of(&s, &headers) {
+            Ok(p) => p,
+            Err(r) => return *r,
+        };
+        let now = now_unix();
+        let (network, fee_payer) = (&s.kind.network, &s.kind.fee_payer);
+        let price = c.session_price;
+        return offers(
+            url,
+            vec![
+                challenge::session_offer(c, network, fee_payer, &payer, now, price, true),
+                challenge::session_offer(c, network, fee_payer, &payer, now, price, false),
+            ],
+        );
+    };
+    let schemes = [batch::SCHEME_GATED_BATCH, batch::SCHEME_BATCH];
+    let (payload, accepted) = match payment(&s, value.to_str().unwrap_or_default(), &url, &schemes)
+    {
+        Ok(p) => p,
+        Err(r) => return *r,
+    };
+    let kind = payload["payload"]["type"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    match settle(&s, &payload, &accepted).await {
+        Ok((true, body)) => served(
+            &body,
+            json!({
+                "report": "trust-gate demo: session",
+                "payment": kind,
+                "charged": body["extra"]["chargedAmount"],
+                "channelState": body["extra"]["channelState"],
+                "transaction": body["transaction"],
+            }),
+        ),
+        Ok((false, body)) => refused(body),
+        Err(r) => *r,
+    }
+}

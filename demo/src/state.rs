@@ -1,0 +1,54 @@
+//! What the demo's routes share: its state, and how they answer errors and name the payer.
+
+use crate::config::DemoConfig;
+use crate::facilitator_client::{FacilitatorClient, Kind};
+use crate::X_DEMO_PAYER_AGENT;
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use solana_sdk::pubkey::Pubkey;
+use std::str::FromStr;
+use trust_gate_facilitator::error::ApiError;
+
+pub struct DemoState {
+    pub config: DemoConfig,
+    pub facilitator: FacilitatorClient,
+    /// The facilitator's network and fee payer (from its /supported, read at start).
+    pub kind: Kind,
+}
+
+/// The facilitator's error envelope (`{"error","message"}`), so both services answer alike.
+pub fn error(status: StatusCode, code: &'static str, message: impl Into<String>) -> Response {
+    ApiError::new(status, code, message).into_response()
+}
+
+pub fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
+    Some((
+        HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).ok()?,
+        HeaderValue::from_str(value).ok()?,
+    ))
+}
+
+/// The payer agent a request names (`X-Demo-Payer-Agent`), else the demo's default.
+/// (A refusal is boxed: an answer is large, the payer small.)
+pub fn payer_of(s: &DemoState, headers: &HeaderMap) -> Result<Pubkey, Box<Response>> {
+    match headers.get(X_DEMO_PAYER_AGENT) {
+        Some(v) => v
+            .to_str()
+            .ok()
+            .and_then(|v| Pubkey::from_str(v.trim()).ok())
+            .ok_or_else(|| {
+                Box::new(error(
+                    StatusCode::BAD_REQUEST,
+                    "input_invalid",
+                    format!("{X_DEMO_PAYER_AGENT}: not a base58 public key"),
+                ))
+            }),
+        None => s.config.default_payer().ok_or_else(|| {
+            Box::new(error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "no demo payer configured",
+            ))
+        }),
+    }
+}

@@ -1,0 +1,151 @@
+//! The demo's metered routes through the channel paying client (`trust-gate pay --scheme`'s
+//! code path) over HTTP: GET /metered charges the units a request used out of the ceiling it
+//! escrowed (`upto`, gated and plain), GET /session pays request by request with vouchers and
+//! ends with the refund (`batch-settlement`, gated and plain); an offer that is not the
+//! route's is refused before anything reaches the facilitator.
+
+use crate::services::{self, Services};
+use serde_json::{json, Value};
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signer::Signer;
+use trust_gate_client::channels::{Channel, Status};
+use trust_gate_client::settle::TokenProgram;
+use trust_gate_client::x402::{self, PaymentRequired};
+use trust_gate_client::{batch, chain, upto, Overrides};
+use trust_gate_demo::pay_channels::ChannelPay;
+
+async fn balance(s: &Services, owner: &Pubkey) -> u64 {
+    let ata = TokenProgram::Token2022.associated_account(owner, &s.env.world.metered_mint());
+    s.env.token_balance(&ata).await
+}
+
+fn client(s: &Services, url: String, ungated: bool) -> ChannelPay<'_> {
+    ChannelPay {
+        http: &s.http,
+        rpc: &s.env.rpc,
+        overrides: Overrides::default(),
+        url,
+        payer_agent: None,
+        signer: &s.env.world.payer(3).unwrap().owner,
+        ungated,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metered_route_charges_the_units_used_gated_and_plain() {
+    let s = services::start().await;
+    let w = &s.env.world;
+    let pay_to = w.service.owner.pubkey();
+    let payer = w.payer(3).unwrap().owner.pubkey();
+
+    // The 402 offers both variants, the ceiling 20 units.
+    let r = s.http.get(s.d("/metered")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 402);
+    let pr: PaymentRequired = x402::decode_header(
+        x402::PAYMENT_REQUIRED,
+        &services::header(&r, x402::PAYMENT_REQUIRED),
+    )
+    .unwrap();
+    let schemes: Vec<&str> = pr.accepts.iter().map(|a| a.scheme.as_str()).collect();
+    assert_eq!(schemes, [upto::SCHEME_GATED_UPTO, upto::SCHEME_UPTO]);
+    assert_eq!(pr.accepts[0].amount, "2000000");
+
+    for (ungated, units) in [(false, 4u64), (true, 7)] {
+        let (to_before, payer_before) = (balance(&s, &pay_to).await, balance(&s, &payer).await);
+        let paid = client(&s, s.d(&format!("/metered?units={units}")), ungated)
+            .upto()
+            .await
+            .unwrap();
+        let charge = units * 100_000;
+        assert_eq!(paid.body["charged"], charge.to_string(), "{}", paid.body);
+        assert_eq!(paid.settlement["amount"], charge.to_string());
+        assert_eq!(balance(&s, &pay_to).await - to_before, charge);
+        assert_eq!(payer_before - balance(&s, &payer).await, charge);
+    }
+
+    // Too many units for one request.
+    let r = s.http.get(s.d("/metered?units=21")).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_session_route_is_paid_request_by_request_then_refunded() {
+    let s = services::start().await;
+    let w = &s.env.world;
+    let pay_to = w.service.owner.pubkey();
+    for ungated in [false, true] {
+        let to_before = balance(&s, &pay_to).await;
+        let paid = client(&s, s.d("/session"), ungated)
+            .session(5, 10)
+            .await
+            .unwrap();
+        assert_eq!(paid.requests.len(), 5);
+        assert_eq!(paid.charged, 5 * 1_000);
+        // The first request opened the channel; the others were vouchers kept off chain.
+        assert_ne!(paid.requests[0].settlement["transaction"], "");
+        for r in &paid.requests[1..] {
+            assert_eq!(r.settlement["transaction"], "", "{}", r.settlement);
+        }
+        assert_eq!(
+            paid.requests[4].body["channelState"]["chargedCumulativeAmount"],
+            "5000"
+        );
+        assert_eq!(balance(&s, &pay_to).await - to_before, 5 * 1_000);
+        let account = chain::account(&s.env.rpc, &paid.channel)
+            .await
+            .unwrap()
+            .unwrap();
+        let c = Channel::decode(&account.data).unwrap();
+        assert_eq!((c.status, c.settled), (Status::Distributed, 5_000));
+        let record = s.env.b.pda.channel_record(&paid.channel);
+        let recorded = chain::account(&s.env.rpc, &record).await.unwrap();
+        assert!(
+            recorded.is_none(),
+            "closed through the gate, or never recorded (plain)"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_that_is_not_the_routes_is_refused_before_the_facilitator() {
+    let s = services::start().await;
+    let r = s.http.get(s.d("/session")).send().await.unwrap();
+    let pr: PaymentRequired = x402::decode_header(
+        x402::PAYMENT_REQUIRED,
+        &services::header(&r, x402::PAYMENT_REQUIRED),
+    )
+    .unwrap();
+    assert_eq!(pr.accepts[0].scheme, batch::SCHEME_GATED_BATCH);
+    // The plain offer with another payTo: not the service's.
+    let mut offer = pr.accepts[1].clone();
+    offer.pay_to = Pubkey::new_unique().to_string();
+    let envelope = json!({"x402Version": 2, "accepted": offer, "payload": {"type": "voucher"}});
+    let r = s
+        .http
+        .get(s.d("/session"))
+        .header(
+            x402::PAYMENT_SIGNATURE,
+            x402::encode_header(&envelope).unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 402);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["error"], "offer_unknown", "{body}");
+    // A gated offer whose signature is another route's (signed over /metered's URL).
+    let mut gated = pr.accepts[0].clone();
+    gated.amount = "1".into();
+    let envelope = json!({"x402Version": 2, "accepted": gated, "payload": {"type": "voucher"}});
+    let r = s
+        .http
+        .get(s.d("/session"))
+        .header(
+            x402::PAYMENT_SIGNATURE,
+            x402::encode_header(&envelope).unwrap(),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 402);
+}
