@@ -175,7 +175,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             println!(
                 "  facilitator   {f}   (/verify /settle /dispute /receipt /supported /healthz)"
             );
-            println!("  demo          {d}   (/protected /health)");
+            println!("  demo          {d}   (/protected /metered /session /health)");
             println!(
                 "  MCP server    http://{}/   (streamable HTTP, 23 tools; /healthz)",
                 mcp.addr
@@ -190,6 +190,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
                     tier1.asset()
                 );
             }
+            println!("  4. cargo run --release -- pay {d}/session --scheme batch-settlement   (10 requests: the open, a voucher each, the close)");
         }
         None => {
             println!();

@@ -197,17 +197,18 @@ fn sign_gate(
 }
 
 /// Whether `r` is an offer of this service for `url`: gated, its `gate` extension signed by the
-/// service over it; plain, the service's own terms (payTo, asset, voucher key).
-pub fn is_our_offer(c: &DemoConfig, r: &PaymentRequirements, url: &str) -> bool {
+/// service over every field; plain, exactly the route's plain offer `plain` (which depends on
+/// no time and no payer).
+pub fn is_our_offer(
+    c: &DemoConfig,
+    r: &PaymentRequirements,
+    url: &str,
+    plain: &PaymentRequirements,
+) -> bool {
     use solana_sdk::signer::Signer;
     match GateExtension::from_requirements(r) {
         Ok(g) => x402::challenge_signed_by(&c.service_key.pubkey(), r, url, &g),
-        Err(_) => {
-            r.pay_to == c.pay_to.to_string()
-                && r.asset == c.metered_mint.to_string()
-                && r.extra.get("receiverAuthorizer").and_then(|v| v.as_str())
-                    == Some(c.service_key.pubkey().to_string().as_str())
-        }
+        Err(_) => r == plain,
     }
 }
 

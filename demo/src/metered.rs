@@ -63,12 +63,13 @@ fn offers(url: String, accepts: Vec<PaymentRequirements>) -> Response {
 }
 
 /// The client's payment (`PAYMENT-SIGNATURE`), read as JSON, with the offer it accepted if
-/// that offer is one of this service's for `url` and of one of `schemes`.
+/// that offer is one of this service's for `url` (gated, of `schemes`; plain, exactly `plain`).
 fn payment(
     s: &DemoState,
     value: &str,
     url: &str,
     schemes: &[&str],
+    plain: &PaymentRequirements,
 ) -> Result<(Value, PaymentRequirements), Box<Response>> {
     let mut payload: Value = x402::decode_header(x402::PAYMENT_SIGNATURE, value).map_err(|e| {
         Box::new(error(
@@ -86,7 +87,7 @@ fn payment(
             ))
         })?;
     if !schemes.contains(&accepted.scheme.as_str())
-        || !challenge::is_our_offer(&s.config, &accepted, url)
+        || !challenge::is_our_offer(&s.config, &accepted, url, plain)
     {
         return Err(Box::new(error(
             StatusCode::PAYMENT_REQUIRED,
@@ -166,11 +167,18 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
         );
     };
     let schemes = [upto::SCHEME_GATED_UPTO, upto::SCHEME_UPTO];
-    let (mut payload, accepted) =
-        match payment(&s, value.to_str().unwrap_or_default(), &url, &schemes) {
-            Ok(p) => p,
-            Err(r) => return *r,
-        };
+    let (network, fee_payer) = (&s.kind.network, &s.kind.fee_payer);
+    let plain = challenge::metered_offer(c, network, fee_payer, &Pubkey::default(), 0, false);
+    let (mut payload, accepted) = match payment(
+        &s,
+        value.to_str().unwrap_or_default(),
+        &url,
+        &schemes,
+        &plain,
+    ) {
+        Ok(p) => p,
+        Err(r) => return *r,
+    };
     // The deposit: the ceiling escrowed before anything is served.
     payload["payload"]["type"] = "deposit".into();
     match settle(&s, &payload, &accepted).await {
@@ -233,8 +241,23 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
         );
     };
     let schemes = [batch::SCHEME_GATED_BATCH, batch::SCHEME_BATCH];
-    let (payload, accepted) = match payment(&s, value.to_str().unwrap_or_default(), &url, &schemes)
-    {
+    let (network, fee_payer) = (&s.kind.network, &s.kind.fee_payer);
+    let plain = challenge::session_offer(
+        c,
+        network,
+        fee_payer,
+        &Pubkey::default(),
+        0,
+        c.session_price,
+        false,
+    );
+    let (payload, accepted) = match payment(
+        &s,
+        value.to_str().unwrap_or_default(),
+        &url,
+        &schemes,
+        &plain,
+    ) {
         Ok(p) => p,
         Err(r) => return *r,
     };

@@ -17,12 +17,12 @@
 //! /healthz rate). The run's sessions are closed after it and each channel must have settled
 //! exactly what its accepted vouchers add up to.
 
-use super::measure::drive;
 use clap::Args;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use trust_gate_client::batch::{BatchExtra, BatchPayload, BatchVoucher};
 use trust_gate_client::channels::{Channel, Status};
@@ -286,24 +286,17 @@ impl Bench {
         let parse = |path: &str| {
             reqwest::Url::parse(&format!("{}{path}", self.url)).map_err(|e| e.to_string())
         };
-        eprintln!(
-            "GET /healthz: {} s, {clients} clients ...",
-            duration.as_secs()
-        );
-        let (h, u) = (self.http.clone(), parse("/healthz")?);
-        let hop = drive(clients, duration, move |_, _| {
-            let (http, url) = (h.clone(), u.clone());
-            async move { matches!(http.get(url).send().await, Ok(r) if r.status() == 200) }
-        })
-        .await;
+        let (healthz, settle) = (parse("/healthz")?, parse("/settle")?);
 
         // The vouchers, signed and written before the run (as `bench facilitator` builds its
         // settlements outside the timed call): the clients send, the facilitator checks and
-        // keeps. As many as the /healthz rate would send (vouchers are slower).
-        let per_client = (hop.rate() * duration.as_secs_f64() / clients as f64) as usize;
+        // keeps. As many as a one-second /healthz probe says the hop could carry.
+        let probe = hop_slice(&self.http, &healthz, clients, Duration::from_secs(1)).await?;
+        let per_client = (probe.0 as f64 / probe.1.as_secs_f64() * duration.as_secs_f64()
+            / clients as f64) as usize;
         eprintln!("signing {} vouchers ...", per_client * clients);
         let resource = self.demo.session_url();
-        let mut bodies = Vec::new();
+        let mut queues = Vec::new();
         for p in sessions.iter_mut() {
             let template = Template::of(&body(
                 &p.offer,
@@ -318,58 +311,44 @@ impl Bench {
                     },
                 },
             ))?;
-            let mut mine = Vec::with_capacity(per_client);
+            let mut mine = std::collections::VecDeque::with_capacity(per_client);
             for _ in 0..per_client {
                 let v = p
                     .session
                     .voucher(THROUGHPUT_PRICE)
                     .map_err(|e| e.to_string())?;
-                mine.push(template.fill(&v.max_claimable_amount, &v.signature));
+                mine.push_back(template.fill(&v.max_claimable_amount, &v.signature));
             }
-            bodies.push(mine);
+            queues.push(Arc::new(Mutex::new(mine)));
         }
+
+        // One-second slices, /healthz and vouchers in turn, so that whatever else the machine
+        // does weighs on both alike.
         eprintln!(
-            "vouchers (one POST /settle each: /verify's checks, then kept): {} s, {clients} channels ...",
+            "GET /healthz and vouchers (one POST /settle each: /verify's checks, then kept) in turn: {} s each, {clients} clients ...",
             duration.as_secs()
         );
-        let url = parse("/settle")?;
-        let start = Instant::now();
-        let mut tasks = Vec::new();
-        for mine in bodies {
-            let (http, url) = (self.http.clone(), url.clone());
-            tasks.push(tokio::spawn(async move {
-                // Stops at the first refusal: the vouchers after it no longer add up.
-                let mut accepted = 0u64;
-                for b in mine {
-                    if start.elapsed() >= duration {
-                        break;
-                    }
-                    let sent = http
-                        .post(url.clone())
-                        .header(reqwest::header::CONTENT_TYPE, "application/json")
-                        .body(b)
-                        .send()
-                        .await;
-                    match sent {
-                        Ok(r) if r.status() == 200 => accepted += 1,
-                        Ok(r) => return Err(format!("a voucher was refused: {}", r.status())),
-                        Err(e) => return Err(format!("POST /settle: {e}")),
-                    }
-                }
-                Ok((accepted, start.elapsed()))
-            }));
+        let (mut hops, mut hop_time) = (0u64, Duration::ZERO);
+        let (mut accepted, mut voucher_time) = (vec![0u64; clients], Duration::ZERO);
+        for _ in 0..duration.as_secs() {
+            let (n, t) = hop_slice(&self.http, &healthz, clients, Duration::from_secs(1)).await?;
+            hops += n;
+            hop_time += t;
+            let (counts, t) =
+                voucher_slice(&self.http, &settle, &queues, Duration::from_secs(1)).await?;
+            for (a, n) in accepted.iter_mut().zip(counts) {
+                *a += n;
+            }
+            voucher_time += t;
         }
-        let (mut total, mut elapsed) = (0u64, Duration::ZERO);
-        let mut counts = Vec::new();
-        for t in tasks {
-            let (n, e) = t.await.map_err(|e| e.to_string())??;
-            counts.push(n);
-            total += n;
-            elapsed = elapsed.max(e);
+        if queues
+            .iter()
+            .any(|q| q.lock().map(|q| q.is_empty()).unwrap_or(true))
+        {
+            eprintln!("the signed vouchers of a client ran out before the run's end");
         }
-        if elapsed < duration {
-            eprintln!("the signed vouchers ran out after {elapsed:?}");
-        }
+        let counts = accepted.clone();
+        let total: u64 = accepted.iter().sum();
         // Every accepted voucher is settled at the close, and nothing more: the first (the
         // deposit's) and the run's.
         for (p, n) in sessions.iter().zip(counts) {
@@ -387,12 +366,82 @@ impl Bench {
                 ));
             }
         }
-        let rate = total as f64 / elapsed.as_secs_f64();
+        let rate = total as f64 / voucher_time.as_secs_f64();
+        let hop = hops as f64 / hop_time.as_secs_f64();
         Ok(format!(
             "vouchers: {rate:.0}/s over HTTP, {:.2} x the /healthz hop",
-            rate / hop.rate()
+            rate / hop
         ))
     }
+}
+
+/// `clients` clients GET `url` for `slice`: the answers (all 200) and the time taken.
+async fn hop_slice(
+    http: &reqwest::Client,
+    url: &reqwest::Url,
+    clients: usize,
+    slice: Duration,
+) -> Result<(u64, Duration), String> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (http, url) = (http.clone(), url.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while start.elapsed() < slice {
+                match http.get(url.clone()).send().await {
+                    Ok(r) if r.status() == 200 => n += 1,
+                    other => return Err(format!("GET /healthz: {other:?}")),
+                }
+            }
+            Ok(n)
+        }));
+    }
+    let mut total = 0;
+    for t in tasks {
+        total += t.await.map_err(|e| e.to_string())??;
+    }
+    Ok((total, start.elapsed()))
+}
+
+/// Each client sends its next vouchers for `slice`: how many each got accepted, and the time
+/// taken. Stops at the first refusal: the vouchers after it no longer add up.
+async fn voucher_slice(
+    http: &reqwest::Client,
+    url: &reqwest::Url,
+    queues: &[Arc<Mutex<std::collections::VecDeque<Vec<u8>>>>],
+    slice: Duration,
+) -> Result<(Vec<u64>, Duration), String> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for q in queues {
+        let (http, url, q) = (http.clone(), url.clone(), q.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while start.elapsed() < slice {
+                let Some(b) = q.lock().ok().and_then(|mut q| q.pop_front()) else {
+                    break;
+                };
+                let sent = http
+                    .post(url.clone())
+                    .header(reqwest::header::CONTENT_TYPE, "application/json")
+                    .body(b)
+                    .send()
+                    .await;
+                match sent {
+                    Ok(r) if r.status() == 200 => n += 1,
+                    Ok(r) => return Err(format!("a voucher was refused: {}", r.status())),
+                    Err(e) => return Err(format!("POST /settle: {e}")),
+                }
+            }
+            Ok(n)
+        }));
+    }
+    let mut counts = Vec::new();
+    for t in tasks {
+        counts.push(t.await.map_err(|e| e.to_string())??);
+    }
+    Ok((counts, start.elapsed()))
 }
 
 const AMOUNT_HOLE: &str = "@AMOUNT@";

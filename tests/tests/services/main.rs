@@ -25,6 +25,7 @@ mod replicas;
 mod services;
 mod settle;
 mod soak;
+mod stock_upto;
 mod ts_batch;
 mod ts_x402;
 mod upto;

@@ -10,7 +10,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::channels::{Channel, Status};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::{self, PaymentRequired};
+use trust_gate_client::x402::{self, PaymentRequired, PaymentRequirements};
 use trust_gate_client::{batch, chain, upto, Overrides};
 use trust_gate_demo::pay_channels::ChannelPay;
 
@@ -106,23 +106,23 @@ async fn the_session_route_is_paid_request_by_request_then_refunded() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_offer_that_is_not_the_routes_is_refused_before_the_facilitator() {
-    let s = services::start().await;
-    let r = s.http.get(s.d("/session")).send().await.unwrap();
-    let pr: PaymentRequired = x402::decode_header(
+/// The 402 of `path`.
+async fn offers_of(s: &Services, path: &str) -> PaymentRequired {
+    let r = s.http.get(s.d(path)).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 402);
+    x402::decode_header(
         x402::PAYMENT_REQUIRED,
         &services::header(&r, x402::PAYMENT_REQUIRED),
     )
-    .unwrap();
-    assert_eq!(pr.accepts[0].scheme, batch::SCHEME_GATED_BATCH);
-    // The plain offer with another payTo: not the service's.
-    let mut offer = pr.accepts[1].clone();
-    offer.pay_to = Pubkey::new_unique().to_string();
+    .unwrap()
+}
+
+/// A payment of `path` for `offer` (its payload does not matter: it must not get that far).
+async fn pay_with(s: &Services, path: &str, offer: &PaymentRequirements) -> (u16, Value) {
     let envelope = json!({"x402Version": 2, "accepted": offer, "payload": {"type": "voucher"}});
     let r = s
         .http
-        .get(s.d("/session"))
+        .get(s.d(path))
         .header(
             x402::PAYMENT_SIGNATURE,
             x402::encode_header(&envelope).unwrap(),
@@ -130,22 +130,39 @@ async fn an_offer_that_is_not_the_routes_is_refused_before_the_facilitator() {
         .send()
         .await
         .unwrap();
-    assert_eq!(r.status().as_u16(), 402);
-    let body: Value = r.json().await.unwrap();
-    assert_eq!(body["error"], "offer_unknown", "{body}");
-    // A gated offer whose signature is another route's (signed over /metered's URL).
-    let mut gated = pr.accepts[0].clone();
-    gated.amount = "1".into();
-    let envelope = json!({"x402Version": 2, "accepted": gated, "payload": {"type": "voucher"}});
-    let r = s
-        .http
-        .get(s.d("/session"))
-        .header(
-            x402::PAYMENT_SIGNATURE,
-            x402::encode_header(&envelope).unwrap(),
-        )
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status().as_u16(), 402);
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_offer_that_is_not_the_routes_is_refused_before_the_facilitator() {
+    let s = services::start().await;
+    let session = offers_of(&s, "/session").await;
+    let metered = offers_of(&s, "/metered").await;
+    assert_eq!(session.accepts[0].scheme, batch::SCHEME_GATED_BATCH);
+    assert_eq!(metered.accepts[1].scheme, upto::SCHEME_UPTO);
+    // The plain session offer with another payTo; the plain metered offer with a lower
+    // ceiling; the gated metered offer with another amount than the service signed; the
+    // metered route's gated offer sent to the session route.
+    let mut other_pay_to = session.accepts[1].clone();
+    other_pay_to.pay_to = Pubkey::new_unique().to_string();
+    let mut cheaper = metered.accepts[1].clone();
+    cheaper.amount = "100000".into();
+    let mut resigned = metered.accepts[0].clone();
+    resigned.amount = "1".into();
+    for (path, offer) in [
+        ("/session", &other_pay_to),
+        ("/metered", &cheaper),
+        ("/metered", &resigned),
+        ("/session", &metered.accepts[0]),
+    ] {
+        let (status, body) = pay_with(&s, path, offer).await;
+        assert_eq!(
+            (status, &body["error"]),
+            (402, &json!("offer_unknown")),
+            "{path} {body}"
+        );
+    }
+    // The route's own offers are taken (refused later, by the facilitator, for the payload).
+    let (status, body) = pay_with(&s, "/metered", &metered.accepts[1]).await;
+    assert_ne!(body["error"], "offer_unknown", "{status} {body}");
 }
