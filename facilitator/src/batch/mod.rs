@@ -342,6 +342,8 @@ pub struct Offer {
     pub receiver_authorizer: Pubkey,
     /// The request's price (`amount`).
     pub price: u64,
+    /// The gated scheme: only a channel the gate opened pays it.
+    pub gated: bool,
 }
 
 /// A channel config, checked against the offer and the facilitator: its address.
@@ -426,6 +428,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<
         receiver_authorizer: key("extra.receiverAuthorizer", &extra.receiver_authorizer)?,
         extra,
         price,
+        gated: r.gated,
     })
 }
 
@@ -514,6 +517,27 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
         return Err(bad(
             reason::RECEIVER_AUTHORIZER_MISMATCH,
             "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
+        ));
+    }
+    // A route that asks for the gate is paid only by a channel the gate opened (and a plain
+    // route's session stays plain).
+    if o.gated != s.gate.is_some() {
+        return Err(bad(
+            reason::CHANNEL_ID_MISMATCH,
+            format!(
+                "channel {} was opened {} the gate; this offer is {}",
+                s.channel,
+                if s.gate.is_some() {
+                    "through"
+                } else {
+                    "without"
+                },
+                if o.gated {
+                    batch::SCHEME_GATED_BATCH
+                } else {
+                    batch::SCHEME_BATCH
+                }
+            ),
         ));
     }
     Ok(())

@@ -10,7 +10,8 @@
 //!    unapplied (0: no amount triggers) or whose oldest unapplied voucher is
 //!    `BATCH_REDEEM_AGE_SECS` old.
 //!
-//! With Redis, one replica a tick does it (a short claim on a shared key).
+//! With Redis, every replica reads the kill switches (its own vouchers are refused from its
+//! own read), and one replica a round closes and redeems (a short claim on a shared key).
 
 use crate::service::Facilitator;
 use crate::sessions::Session;
@@ -74,14 +75,6 @@ pub async fn paused_payers(f: &Facilitator, agents: &[Pubkey]) -> Result<HashSet
 /// One round of the background work (see the module docs).
 pub async fn tick(f: &Facilitator) -> Tick {
     let mut t = Tick::default();
-    match f.sessions.take_tick(f.session_settings.poll).await {
-        Ok(true) => {}
-        Ok(false) => return t,
-        Err(e) => {
-            t.errors.push(e.to_string());
-            return t;
-        }
-    }
     let open = match f.sessions.open().await {
         Ok(o) => o,
         Err(e) => {
@@ -101,6 +94,16 @@ pub async fn tick(f: &Facilitator) -> Tick {
             t.paused = p.into_iter().collect();
         }
         Err(e) => t.errors.push(e),
+    }
+    // Every replica reads the kill switches (each refuses vouchers from its own read); one
+    // replica a round closes and redeems.
+    match f.sessions.take_tick(f.session_settings.poll).await {
+        Ok(true) => {}
+        Ok(false) => return t,
+        Err(e) => {
+            t.errors.push(e.to_string());
+            return t;
+        }
     }
     let Some(keypair) = f.key.keypair() else {
         return t;

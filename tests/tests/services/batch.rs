@@ -150,6 +150,20 @@ impl<'a> Payer<'a> {
         (status, res.json().await.unwrap())
     }
 
+    /// POST /settle of the facilitator at `url` (a replica).
+    async fn settle_at(&self, url: &str, body: &Value) -> Value {
+        self.s
+            .http
+            .post(format!("{url}/settle"))
+            .json(body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
     async fn channel(&self) -> Option<Channel> {
         chain::account(&self.s.env.rpc, &self.session.channel)
             .await
@@ -408,6 +422,25 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
     let record = s.env.b.pda.channel_record(&p.session.channel);
     assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_none());
 
+    // Its voucher offered under the gated scheme: a gated route takes only gated channels.
+    let mut as_gated = p.next();
+    p.session.charged -= PRICE;
+    for at in [
+        "/paymentPayload/accepted/scheme",
+        "/paymentRequirements/scheme",
+    ] {
+        *as_gated.pointer_mut(at).unwrap() = json!(batch::SCHEME_GATED_BATCH);
+    }
+    let r = p.settle(&as_gated).await.1;
+    assert_eq!(refused(&r), reason::CHANNEL_ID_MISMATCH, "{r}");
+    assert!(
+        r["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("without the gate"),
+        "{r}"
+    );
+
     // The server's claim applies the latest voucher now.
     let body = p.next();
     let r = p.settle(&body).await.1;
@@ -524,4 +557,124 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         DEPOSIT - 5 * PRICE
     );
     assert!(p.channel().await.is_none());
+}
+
+/// Two replicas on one Redis share each session's watermark: a deposit on one, vouchers on
+/// the other, a retry on either answered the same; of two different vouchers that each pay on
+/// top of the same watermark, sent at once to the two replicas, exactly one is accepted (the
+/// compare-and-replace); the payer's pause stops its vouchers on both replicas and one of them
+/// closes the channel at exactly what was accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_on_redis_share_a_sessions_watermark() {
+    let s = services::start().await;
+    let redis = trust_gate_test_setup::RedisServer::start();
+    let mut replicas = Vec::new();
+    for _ in 0..2 {
+        let mut c = services::config(&s.env, &s.env.localnet.rpc_url());
+        c.redis_url = Some(redis.url());
+        c.sessions.poll = Duration::from_millis(100);
+        replicas.push(
+            trust_gate_facilitator::start(c, services::loopback())
+                .await
+                .unwrap(),
+        );
+    }
+    let (a, b) = (replicas[0].url(), replicas[1].url());
+    let (mut p, deposit) = Payer::new(&s, true).await;
+    let d = p.settle_at(&a, &deposit).await;
+    assert_eq!(d["success"], true, "{d}");
+    let voucher = p.next();
+    let on_b = p.settle_at(&b, &voucher).await;
+    assert_eq!(on_b["success"], true, "{on_b}");
+    let again = p.settle_at(&a, &voucher).await;
+    assert_eq!(
+        again["extra"], on_b["extra"],
+        "a retry on the other replica"
+    );
+
+    let mut accepted = 2 * PRICE;
+    for _ in 0..10 {
+        // One voucher pays one price on top of the watermark, the other two prices.
+        let base = p.session.charged;
+        let one = p.next();
+        p.session.charged = base;
+        let payload = p.session.voucher_payload(2 * PRICE).unwrap();
+        let two = p.body(&payload, 2 * PRICE);
+        let (r1, r2) = tokio::join!(p.settle_at(&a, &one), p.settle_at(&b, &two));
+        let won: Vec<bool> = [&r1, &r2].iter().map(|r| r["success"] == true).collect();
+        assert_eq!(won.iter().filter(|w| **w).count(), 1, "{r1} {r2}");
+        let loser = if won[0] { &r2 } else { &r1 };
+        assert_eq!(
+            loser["errorReason"],
+            reason::CUMULATIVE_AMOUNT_MISMATCH,
+            "{loser}"
+        );
+        accepted += if won[0] { PRICE } else { 2 * PRICE };
+        p.session.charged = accepted;
+    }
+    let key = format!("trust-gate:batch:{}", p.session.channel);
+    let stored: String = redis::cmd("GET")
+        .arg(&key)
+        .query(
+            &mut redis::Client::open(redis.url())
+                .unwrap()
+                .get_connection()
+                .unwrap(),
+        )
+        .unwrap();
+    assert!(
+        stored.contains(&format!("\"accepted\":{accepted}")),
+        "{stored}"
+    );
+
+    let pause = s
+        .env
+        .b
+        .set_killswitch(&p.owner.pubkey(), &[], &p.asset, true);
+    s.env.send(&[pause], &[&p.owner]).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    for url in [&a, &b] {
+        loop {
+            let body = p.next();
+            p.session.charged -= PRICE;
+            let r = p.settle_at(url, &body).await;
+            if r["success"] == false {
+                let why = r["errorReason"].as_str().unwrap();
+                assert!(
+                    [
+                        reason::PAYER_PAUSED,
+                        reason::CHANNEL_CLOSING,
+                        reason::CLOSE_STATE
+                    ]
+                    .contains(&why),
+                    "{r}"
+                );
+                break;
+            }
+            accepted += PRICE;
+            p.session.charged = accepted;
+            assert!(
+                Instant::now() < deadline,
+                "{url} still takes the paused payer's vouchers"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    loop {
+        let c = p.channel().await.unwrap();
+        if c.status == Status::Distributed {
+            assert_eq!(c.settled, accepted);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the paused payer's channel is closed: {c:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let unpause = s
+        .env
+        .b
+        .set_killswitch(&p.owner.pubkey(), &[], &p.asset, false);
+    s.env.send(&[unpause], &[&p.owner]).await.unwrap();
 }

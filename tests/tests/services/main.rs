@@ -27,6 +27,7 @@ mod settle;
 mod soak;
 mod stock_upto;
 mod ts_batch;
+mod ts_upto;
 mod ts_x402;
 mod upto;
 mod verify;

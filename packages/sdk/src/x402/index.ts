@@ -1,6 +1,6 @@
 // @trust-gate/sdk/x402: the trust-gate x402 scheme for the official JS packages (@x402/core,
 // @x402/fetch, @x402/express) and the wire pieces it adds to x402 v2; the payer's side of
-// x402's `batch-settlement` sessions, plain and gated.
+// x402's `batch-settlement` sessions and of its `upto` payments, plain and gated.
 
 export * from './wire.js';
 export * from './prepare.js';
@@ -8,3 +8,4 @@ export * from './client.js';
 export * from '../headers.js';
 export * from './server.js';
 export * from './batch.js';
+export * from './upto.js';
