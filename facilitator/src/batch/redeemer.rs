@@ -117,8 +117,9 @@ pub async fn tick(f: &Facilitator) -> Tick {
         let paused = s.gate.is_some_and(|g| t.paused.contains(&g.payer_asset));
         // A close that failed (a refund's, or a paused payer's) is tried again, once the one
         // under way would have finished.
-        let stalled = s.closing_at != 0 && now.saturating_sub(s.closing_at) > stalled_after;
-        if paused || stalled {
+        let under_way = s.closing_at != 0 && now.saturating_sub(s.closing_at) <= stalled_after;
+        let stalled = s.closing_at != 0 && !under_way;
+        if (paused && !under_way) || stalled {
             match f.close_session(&s, keypair).await {
                 Ok(_) => t.closed.push(s.channel),
                 Err(r) => t
