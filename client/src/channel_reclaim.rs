@@ -46,6 +46,9 @@ pub struct ChannelScan {
     /// Open channels without a gate record (stock `upto` deposits) old enough that their
     /// claim may never come: [`abandoned_close`] tells, from their open's transaction.
     pub stale_open: Vec<(Pubkey, Channel)>,
+    /// The same, with a gate record (gated `upto` deposits, or gated sessions, which
+    /// [`abandoned_close`] tells apart): their close goes through the gate.
+    pub stale_recorded: Vec<(Pubkey, Channel)>,
 }
 
 /// Slots after its open slot an unrecorded open channel is looked at as possibly abandoned:
@@ -92,11 +95,12 @@ pub fn plan(
     let live: HashSet<Pubkey> = channels.iter().map(|(a, _, _)| *a).collect();
     for (address, channel, lamports) in channels {
         match channel.status {
-            Status::Open
-                if !recorded.contains(address)
-                    && slot >= channel.open_slot.saturating_add(STALE_AFTER_SLOTS) =>
-            {
-                scan.stale_open.push((*address, channel.clone()))
+            Status::Open if slot >= channel.open_slot.saturating_add(STALE_AFTER_SLOTS) => {
+                if recorded.contains(address) {
+                    scan.stale_recorded.push((*address, channel.clone()))
+                } else {
+                    scan.stale_open.push((*address, channel.clone()))
+                }
             }
             Status::Open | Status::Closing => {}
             Status::Sealed | Status::Distributed if recorded.contains(address) => {
@@ -283,6 +287,19 @@ mod tests {
         let scan = plan(&channels, &records, 100 + STALE_AFTER_SLOTS);
         assert_eq!(
             scan.stale_open.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
+            vec![e]
+        );
+        assert!(scan.stale_recorded.is_empty());
+        // An old open channel with a record: its close goes through the gate.
+        let mut with_record = records.to_vec();
+        with_record.push((e, 4));
+        let scan = plan(&channels, &with_record, 100 + STALE_AFTER_SLOTS);
+        assert!(scan.stale_open.is_empty());
+        assert_eq!(
+            scan.stale_recorded
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>(),
             vec![e]
         );
     }

@@ -13,8 +13,10 @@
 //! rent of each distributed channel whose open slot is old and whose gate record is closed,
 //! and closes the gate records of channels the program deleted first. A sealed channel whose
 //! record is open waits for the facilitator's close through the gate, which gives its
-//! feedback. A stock `upto` channel whose claim can no longer come (by its open's block time)
-//! is sealed at nothing and distributed, the deposit back to the payer.
+//! feedback. An `upto` channel whose claim can no longer come (by its open's block time) is
+//! sealed at nothing and distributed, the deposit back to the payer; a gated one is closed
+//! through the gate in the same transaction (the deposit back to the payer's policy too). A
+//! `batch-settlement` session's channel is its session's to close, never the crank's.
 
 use crate::error::ApiError;
 use crate::payment_records::PaymentRecord;
@@ -141,6 +143,30 @@ impl Facilitator {
                 }
             }
         }
+        // Gated deposits whose claim can no longer come: the same close, through the gate
+        // (the whole deposit back to the payer's policy, no feedback), in one v0 transaction.
+        if !scan.stale_recorded.is_empty() {
+            let now = chain::unix_time(&self.rpc).await?;
+            for (address, channel) in &scan.stale_recorded {
+                let close =
+                    channel_reclaim::abandoned_close(&self.rpc, &fac, address, channel, now).await;
+                let ixs = match close {
+                    Ok(Some(ixs)) => ixs,
+                    Ok(None) => continue,
+                    Err(e) => {
+                        round.failures.push(e.to_string());
+                        continue;
+                    }
+                };
+                match self.gated_abandoned_close(address, ixs, keypair).await {
+                    Ok(()) => {
+                        round.transactions += 1;
+                        round.channels_unclaimed_closed += 1;
+                    }
+                    Err(e) => round.failures.push(e.message),
+                }
+            }
+        }
         let work = scan.work(&self.builder, &fac);
         for run in reclaim::runs(&work, &fac, |w| w.instruction.clone()) {
             let ixs: Vec<_> = run.iter().map(|w| w.instruction.clone()).collect();
@@ -160,6 +186,27 @@ impl Facilitator {
             }
         }
         Ok(())
+    }
+
+    /// `[settle_and_seal, distribute]` of an abandoned gated deposit, with the gate's close
+    /// between them, sent as v0 with the facilitator's lookup tables.
+    async fn gated_abandoned_close(
+        &self,
+        channel: &solana_sdk::pubkey::Pubkey,
+        mut ixs: Vec<solana_sdk::instruction::Instruction>,
+        keypair: &solana_sdk::signature::Keypair,
+    ) -> Result<(), crate::reject::Rejection> {
+        let close = self
+            .gate_close(channel, trust_gate_client::upto::SCHEME_GATED_UPTO)
+            .await?;
+        ixs.insert(1, close);
+        let mut all = trust_gate_client::settle::ComputeBudget {
+            unit_limit: Some(crate::batch::close::CLOSE_UNIT_LIMIT),
+            unit_price_micro_lamports: None,
+        }
+        .instructions();
+        all.extend(ixs);
+        self.send_own(&all, true, keypair).await.map(|_| ())
     }
 
     /// Keeps what each payment's log holds (with what the record store already knew: the

@@ -77,7 +77,7 @@ impl Session {
 
 impl Facilitator {
     /// Signs `ixs` alone (its lookup tables when `tables`), sends and waits.
-    async fn send_own(
+    pub(crate) async fn send_own(
         &self,
         ixs: &[Instruction],
         with_tables: bool,

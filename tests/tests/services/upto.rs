@@ -549,3 +549,39 @@ async fn a_gated_upto_payment_runs_the_payers_policy_and_closes_through_the_gate
     let ch = channel(&s, &address).await.unwrap();
     assert_eq!((ch.status, ch.settled), (Status::Distributed, charge));
 }
+
+/// A gated deposit whose claim never comes is closed by the crank as a stock one is, through
+/// the gate: the whole deposit back to the payer (and to its policy's counters), the record
+/// closed, no feedback.
+#[tokio::test]
+async fn the_crank_closes_a_gated_deposit_whose_claim_never_came() {
+    let s = services::start().await;
+    let c = Client::gated(&s).await;
+    let (open, payload) = c.payload(7).await;
+    let address = open.channel();
+    let before = c.tokens(&c.payer.pubkey()).await;
+    let mut deposit = payload.clone();
+    deposit["type"] = "deposit".into();
+    let settled = c.post("/settle", &c.body(&deposit, CEILING)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, before - CEILING);
+    let record = s.env.b.pda.channel_record(&address);
+    assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_some());
+
+    let crank = &s.facilitator.facilitator;
+    let past = trust_gate_client::upto::abandoned_after(0) as u64 + 60;
+    s.env.localnet.warp(past).await.unwrap();
+    let round = crank.reclaim_once().await.unwrap();
+    assert_eq!(round.channels_unclaimed_closed, 1, "{round:?}");
+    assert_eq!(c.tokens(&c.payer.pubkey()).await, before);
+    assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_none());
+    let fac = s.env.world.facilitator.pubkey();
+    let receipt = s.env.b.pda.channel_receipt(&fac, &address);
+    assert!(
+        chain::account(&s.env.rpc, &receipt)
+            .await
+            .unwrap()
+            .is_none(),
+        "nothing moved: no feedback"
+    );
+}
