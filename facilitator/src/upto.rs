@@ -419,7 +419,7 @@ impl Facilitator {
             )
             .await?;
         if !pending {
-            let c = self.channel(&t.channel).await?;
+            let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
             if !t.opened(&c, &self.facilitator()) {
                 return Err(bad(
                     reason::CHANNEL_STATE,
@@ -453,7 +453,7 @@ impl Facilitator {
             .mint(&t.mint)
             .await
             .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
-        let c = self.channel(&t.channel).await?;
+        let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
         if !t.opened(&c, &fac) {
             return Err(bad(
                 reason::CHANNEL_STATE,
@@ -598,26 +598,23 @@ impl Facilitator {
         ))
     }
 
-    /// The channel at `address`, read at confirmed.
-    async fn channel(&self, address: &Pubkey) -> Result<Channel, Rejection> {
+    /// The channel at `address`, read at confirmed; `state_reason` names a missing or foreign
+    /// one (each channel scheme has its own).
+    pub(crate) async fn channel(
+        &self,
+        address: &Pubkey,
+        state_reason: &str,
+    ) -> Result<Channel, Rejection> {
         let account = chain::account(&self.rpc, address)
             .await
             .map_err(rpc_rejection)?
-            .ok_or_else(|| {
-                bad(
-                    reason::CHANNEL_STATE,
-                    format!("channel {address} does not exist"),
-                )
-            })?;
+            .ok_or_else(|| bad(state_reason, format!("channel {address} does not exist")))?;
         if account.owner != channels::PROGRAM_ID {
-            return Err(bad(
-                reason::CHANNEL_STATE,
-                format!("{address} is not a channel"),
-            ));
+            return Err(bad(state_reason, format!("{address} is not a channel")));
         }
         Channel::decode(&account.data).ok_or_else(|| {
             bad(
-                reason::CHANNEL_STATE,
+                state_reason,
                 format!("{address} is not a version-1 channel"),
             )
         })

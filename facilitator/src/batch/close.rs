@@ -132,7 +132,7 @@ impl Facilitator {
             })
             .await
             .map_err(|e| self.change_rejection(&s.channel, e))?;
-        let c = self.session_channel(&s.channel).await?;
+        let c = self.channel(&s.channel, reason::CHANNEL_STATE).await?;
         if c.status != Status::Open {
             // Sealed by another (the payer's request_close and the grace period, then anyone's
             // seal): nothing is left for this session to do but to stop.
@@ -275,7 +275,7 @@ impl Facilitator {
         }
         .instructions();
         for s in list {
-            let c = self.session_channel(&s.channel).await?;
+            let c = self.channel(&s.channel, reason::CHANNEL_STATE).await?;
             paid = paid.saturating_add(c.settled.saturating_sub(c.payout_watermark));
             ixs.push(s.distribute(&fac).instruction());
         }

@@ -1048,7 +1048,9 @@ impl Facilitator {
             )
             .await?;
         if !pending {
-            let c = self.session_channel(&session.channel).await?;
+            let c = self
+                .channel(&session.channel, reason::CHANNEL_STATE)
+                .await?;
             if !opened(&c, &session, &self.facilitator()) {
                 return Err(bad(
                     reason::CHANNEL_STATE,
@@ -1086,26 +1088,6 @@ impl Facilitator {
             payer: s.payer,
             extra: voucher_extra(&s),
             pending,
-        })
-    }
-
-    /// The channel at `address`, read at confirmed.
-    pub(crate) async fn session_channel(&self, address: &Pubkey) -> Result<Channel, Rejection> {
-        let account = chain::account(&self.rpc, address)
-            .await
-            .map_err(rpc_rejection)?
-            .filter(|a| a.owner == channels::PROGRAM_ID)
-            .ok_or_else(|| {
-                bad(
-                    reason::CHANNEL_STATE,
-                    format!("channel {address} does not exist"),
-                )
-            })?;
-        Channel::decode(&account.data).ok_or_else(|| {
-            bad(
-                reason::CHANNEL_STATE,
-                format!("{address} is not a version-1 channel"),
-            )
         })
     }
 }
