@@ -211,11 +211,7 @@ impl Sessions {
         f: impl Fn(&Session) -> Result<Session, E>,
     ) -> Result<Session, Change<E>> {
         let Some(r) = &self.shared else {
-            let mut map = self.local_map();
-            let s = map.get_mut(channel).ok_or(Change::Missing)?;
-            let next = f(s).map_err(Change::Refused)?;
-            *s = next.clone();
-            return Ok(next);
+            return self.update_local(channel, f);
         };
         let k = key(channel);
         for _ in 0..MAX_REPLACE_ATTEMPTS {
@@ -239,6 +235,40 @@ impl Sessions {
         }
         Err(Change::Unavailable(StoreUnavailable {
             store: r.name.clone(),
+            message: format!(
+                "session {channel} kept changing under {MAX_REPLACE_ATTEMPTS} attempts"
+            ),
+        }))
+    }
+
+    /// [`Sessions::update`] in process, the same way: `f` runs on a copy outside the lock
+    /// (a voucher's check is a signature's, some 40 µs: under the lock, the vouchers of every
+    /// channel would wait for each other's on one core), and the change lands only if the
+    /// session is still the one `f` saw, else it is read and tried again.
+    fn update_local<E>(
+        &self,
+        channel: &Pubkey,
+        f: impl Fn(&Session) -> Result<Session, E>,
+    ) -> Result<Session, Change<E>> {
+        for _ in 0..MAX_REPLACE_ATTEMPTS {
+            let s = self
+                .local_map()
+                .get(channel)
+                .cloned()
+                .ok_or(Change::Missing)?;
+            let next = f(&s).map_err(Change::Refused)?;
+            if next == s {
+                return Ok(next);
+            }
+            let mut map = self.local_map();
+            let current = map.get_mut(channel).ok_or(Change::Missing)?;
+            if *current == s {
+                *current = next.clone();
+                return Ok(next);
+            }
+        }
+        Err(Change::Unavailable(StoreUnavailable {
+            store: "in process".into(),
             message: format!(
                 "session {channel} kept changing under {MAX_REPLACE_ATTEMPTS} attempts"
             ),
@@ -437,6 +467,92 @@ mod tests {
             .await
             .unwrap();
         assert!(store.open().await.unwrap().is_empty());
+    }
+
+    /// Sets `accepted` to `to` when it is `from`, else refuses (as a voucher's watermark).
+    fn advance(from: u64, to: u64) -> impl Fn(&Session) -> Result<Session, u64> {
+        move |s| {
+            if s.accepted != from {
+                return Err(s.accepted);
+            }
+            Ok(Session {
+                accepted: to,
+                ..s.clone()
+            })
+        }
+    }
+
+    #[test]
+    fn in_process_two_channels_are_checked_at_once() {
+        use std::sync::mpsc;
+        let store = Arc::new(Sessions::new(None));
+        let (a, b) = (session(), session());
+        for s in [&a, &b] {
+            store.local_map().insert(s.channel, s.clone());
+        }
+        // Each change waits, inside its check, for the other's check to begin: with the map
+        // locked during a check, the second never begins and the first gives up.
+        let (to_a, from_b) = mpsc::channel();
+        let (to_b, from_a) = mpsc::channel();
+        let wait = Duration::from_secs(10);
+        let other = {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                store.update_local(&b.channel, |s| -> Result<Session, &str> {
+                    to_a.send(()).map_err(|_| "a is gone")?;
+                    from_a
+                        .recv_timeout(wait)
+                        .map_err(|_| "a's check never began")?;
+                    Ok(s.clone())
+                })
+            })
+        };
+        let mine = store.update_local(&a.channel, |s| -> Result<Session, &str> {
+            to_b.send(()).map_err(|_| "b is gone")?;
+            from_b
+                .recv_timeout(wait)
+                .map_err(|_| "b's check never began")?;
+            Ok(s.clone())
+        });
+        assert!(mine.is_ok(), "{:?}", mine.err());
+        let theirs = other.join().unwrap();
+        assert!(theirs.is_ok(), "{:?}", theirs.err());
+    }
+
+    #[test]
+    fn in_process_a_change_checked_against_a_stale_session_is_checked_again() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let store = Arc::new(Sessions::new(None));
+        let s = session();
+        store.local_map().insert(s.channel, s.clone());
+        // While the first check of 0 -> 5 runs, another change lands 0 -> 3: the first is
+        // checked again against 3, and refused there, as the voucher it stands for would be.
+        let runs = AtomicUsize::new(0);
+        let result = store.update_local(&s.channel, |c| {
+            if runs.fetch_add(1, Ordering::SeqCst) == 0 {
+                let (store, channel) = (store.clone(), c.channel);
+                let (done, landed) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = done.send(store.update_local(&channel, advance(0, 3)).is_ok());
+                });
+                // Given up (not hung) if the other change cannot get at the map.
+                if landed.recv_timeout(Duration::from_secs(10)) != Ok(true) {
+                    return Err(u64::MAX);
+                }
+            }
+            advance(0, 5)(c)
+        });
+        assert!(matches!(result, Err(Change::Refused(3))));
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+        assert_eq!(store.local_map()[&s.channel].accepted, 3);
+        // A change that finds the session as it read it lands.
+        assert_eq!(
+            store
+                .update_local(&s.channel, advance(3, 8))
+                .ok()
+                .map(|s| s.accepted),
+            Some(8)
+        );
     }
 
     #[test]
