@@ -99,6 +99,10 @@ pub struct LimitArgs {
     /// the next round; default 0 (only by age, and at the close).
     #[arg(long, env = "BATCH_REDEEM_AMOUNT")]
     pub batch_redeem_amount: Option<String>,
+    /// Seconds without a voucher after which a session is closed at its latest voucher (its
+    /// channel's rent back to the facilitator); default 604800 (a week), 0 for never.
+    #[arg(long, env = "BATCH_MAX_IDLE_SECS")]
+    pub batch_max_idle_secs: Option<String>,
 }
 
 impl LimitArgs {
@@ -118,6 +122,7 @@ impl LimitArgs {
             kill_switch_poll_ms: env("KILL_SWITCH_POLL_MS"),
             batch_redeem_age_secs: env("BATCH_REDEEM_AGE_SECS"),
             batch_redeem_amount: env("BATCH_REDEEM_AMOUNT"),
+            batch_max_idle_secs: env("BATCH_MAX_IDLE_SECS"),
         }
     }
 }
@@ -185,6 +190,7 @@ impl FacilitatorArgs {
             kill_switch_poll_ms: self.limits.kill_switch_poll_ms.clone(),
             batch_redeem_age_secs: self.limits.batch_redeem_age_secs.clone(),
             batch_redeem_amount: self.limits.batch_redeem_amount.clone(),
+            batch_max_idle_secs: self.limits.batch_max_idle_secs.clone(),
         }
     }
 }

@@ -258,6 +258,8 @@ pub mod reason {
         "invalid_batch_settlement_svm_server_mode_unsupported";
     /// The gated variant's: the price is above the payer policy's per-payment cap.
     pub const PRICE_OVER_PER_PAYMENT_CAP: &str = "price_over_per_payment_cap";
+    /// A gated session's policy was retired (as the poller last read it).
+    pub const POLICY_RETIRED: &str = "policy_retired";
     /// The gated variant's: the payer's kill switch is paused.
     pub const PAYER_PAUSED: &str = "payer_kill_switch_paused";
     /// The gated variant's: a voucher above the deposit the gate counted.

@@ -92,7 +92,14 @@ pub struct SessionSettings {
     /// `BATCH_REDEEM_AMOUNT`: a channel with this much accepted and unapplied is applied at
     /// the next tick (0: only by age, and at the close).
     pub redeem_amount: u64,
+    /// `BATCH_MAX_IDLE_SECS`: a session with no voucher for this long is closed at its latest
+    /// voucher, so that an abandoned channel's rent comes back (`None`: never; `/supported`
+    /// then does not list `maxIdleSecs`).
+    pub max_idle: Option<Duration>,
 }
+
+/// The default idle close of a session: a week, as the scheme's reference facilitator.
+pub const DEFAULT_MAX_IDLE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 impl Default for SessionSettings {
     fn default() -> Self {
@@ -100,6 +107,7 @@ impl Default for SessionSettings {
             poll: Duration::from_secs(1),
             redeem_age: Duration::from_secs(300),
             redeem_amount: 0,
+            max_idle: Some(DEFAULT_MAX_IDLE),
         }
     }
 }
@@ -283,6 +291,9 @@ pub struct Settings {
     /// close.
     pub batch_redeem_age_secs: Option<String>,
     pub batch_redeem_amount: Option<String>,
+    /// `BATCH_MAX_IDLE_SECS` (default 604 800, a week; 0: never): a session with no voucher
+    /// for this long is closed at its latest voucher.
+    pub batch_max_idle_secs: Option<String>,
 }
 
 impl Settings {
@@ -373,6 +384,14 @@ impl Settings {
             0..=u64::MAX,
         )? {
             config.sessions.redeem_amount = amount;
+        }
+        if let Some(secs) = number(
+            "BATCH_MAX_IDLE_SECS",
+            &self.batch_max_idle_secs,
+            "a whole number of seconds (0: never)",
+            0..=31_536_000u64,
+        )? {
+            config.sessions.max_idle = (secs > 0).then(|| Duration::from_secs(secs));
         }
         Ok(config)
     }

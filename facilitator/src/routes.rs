@@ -428,6 +428,11 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
     let fac = f.facilitator().to_string();
     let ids = &f.builder.ids;
     let tables: Vec<String> = f.tables().await.iter().map(|t| t.key.to_string()).collect();
+    // A session idle this long is closed (the scheme's `maxIdleSecs`, listed only when set).
+    let mut batch_extra = json!({"feePayer": fac});
+    if let Some(idle) = f.session_settings.max_idle {
+        batch_extra["maxIdleSecs"] = json!(idle.as_secs());
+    }
     Ok(Json(json!({
         "kinds": [{
             "x402Version": 2,
@@ -459,13 +464,13 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
             "x402Version": 2,
             "scheme": trust_gate_client::batch::SCHEME_BATCH,
             "network": network,
-            "extra": {"feePayer": fac},
+            "extra": batch_extra.clone(),
         }, {
             "x402Version": 2,
             "scheme": trust_gate_client::batch::SCHEME_GATED_BATCH,
             "network": network,
             // The open may load from the lookup tables the trust-gate kind lists.
-            "extra": {"feePayer": fac},
+            "extra": batch_extra,
         }],
         "extensions": [x402::GATE_EXTENSION],
         "signers": {"solana:*": [fac]},

@@ -139,6 +139,8 @@ pub struct Sessions {
     shared: Option<Arc<RedisStore>>,
     /// Payer agents whose kill switch the poller last read as paused.
     paused: RwLock<HashSet<Pubkey>>,
+    /// The gated sessions' policies (payer agent, policy id) the poller last read as retired.
+    retired: RwLock<HashSet<(Pubkey, u32)>>,
 }
 
 fn key(channel: &Pubkey) -> String {
@@ -153,6 +155,7 @@ impl Sessions {
             keys: Mutex::default(),
             shared,
             paused: RwLock::default(),
+            retired: RwLock::default(),
         }
     }
 
@@ -275,6 +278,13 @@ impl Sessions {
         }))
     }
 
+    /// In process, forgets the closed sessions last changed before `before` (unix seconds), as
+    /// Redis expires a session [`SESSION_TTL`] after its last change.
+    pub fn forget_closed(&self, before: i64) {
+        self.local_map()
+            .retain(|_, s| s.closed_by.is_none() || s.active_at.max(s.closing_at) >= before);
+    }
+
     /// Every session still open (not closed).
     pub async fn open(&self) -> Result<Vec<Session>, StoreUnavailable> {
         let Some(r) = &self.shared else {
@@ -370,6 +380,21 @@ impl Sessions {
         let new = now.difference(&p).copied().collect();
         *p = now;
         new
+    }
+
+    /// Whether the poller last read `g`'s policy as retired (or gone).
+    pub fn is_retired(&self, g: &GatedTerms) -> bool {
+        self.retired
+            .read()
+            .map(|r| r.contains(&(g.payer_asset, g.policy_id)))
+            .unwrap_or(true)
+    }
+
+    /// The poller's latest read: the gated sessions' policies retired now.
+    pub fn set_retired(&self, now: HashSet<(Pubkey, u32)>) {
+        if let Ok(mut r) = self.retired.write() {
+            *r = now;
+        }
     }
 
     fn local_map(&self) -> std::sync::MutexGuard<'_, HashMap<Pubkey, Session>> {
@@ -553,6 +578,31 @@ mod tests {
                 .map(|s| s.accepted),
             Some(8)
         );
+    }
+
+    #[test]
+    fn in_process_closed_sessions_are_forgotten_a_ttl_after_their_close() {
+        let store = Sessions::new(None);
+        let open = session();
+        let closed_late = Session {
+            closing_at: 100,
+            closed_by: Some("c".into()),
+            ..session()
+        };
+        let closed_early = Session {
+            closing_at: 50,
+            closed_by: Some("c".into()),
+            ..session()
+        };
+        for s in [&open, &closed_late, &closed_early] {
+            store.local_map().insert(s.channel, s.clone());
+        }
+        store.forget_closed(100);
+        let mut left: Vec<Pubkey> = store.local_map().keys().copied().collect();
+        left.sort();
+        let mut kept = vec![open.channel, closed_late.channel];
+        kept.sort();
+        assert_eq!(left, kept);
     }
 
     #[test]

@@ -858,6 +858,15 @@ impl Facilitator {
                 format!("channel {} is being closed", s.channel),
             ));
         }
+        if let Some(g) = s.gate.filter(|g| self.sessions.is_retired(g)) {
+            return Err(bad(
+                reason::POLICY_RETIRED,
+                format!(
+                    "payer agent {}'s policy {} is retired: no payment may use it",
+                    g.payer_asset, g.policy_id
+                ),
+            ));
+        }
         let paused = s
             .gate
             .is_some_and(|g| self.sessions.is_paused(&g.payer_asset));

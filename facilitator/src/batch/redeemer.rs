@@ -4,17 +4,24 @@
 //! 1. the kill switches of the payers of gated sessions are read (one `getMultipleAccounts`
 //!    per 100): a voucher is refused from the first read that finds its payer paused, so at
 //!    most one interval (and the RPC's lag) behind the chain; every open channel of a paused
-//!    payer is closed at the latest voucher accepted before the pause;
+//!    payer is closed at the latest voucher accepted before the pause. Their policies are
+//!    read too (policies are immutable but for their payee lists and retirement): the
+//!    sessions of a policy retired (or gone) are refused and closed the same way;
 //! 2. the latest vouchers are applied on chain, [`batch::MAX_CHANNELS_PER_TRANSACTION`]
 //!    channels a transaction, for the sessions that have at least `BATCH_REDEEM_AMOUNT`
 //!    unapplied (0: no amount triggers) or whose oldest unapplied voucher is
-//!    `BATCH_REDEEM_AGE_SECS` old.
+//!    `BATCH_REDEEM_AGE_SECS` old;
+//! 3. a session with no voucher for `BATCH_MAX_IDLE_SECS` (a week by default) is closed at
+//!    its latest voucher, as a refund would close it: an abandoned channel's rent comes back
+//!    (the scheme's idle close, which seals at what was applied; this one pays the payee what
+//!    it was promised). In process, closed sessions are forgotten after a week, as Redis
+//!    expires them.
 //!
 //! With Redis, every replica reads the kill switches (its own vouchers are refused from its
 //! own read), and one replica a round closes and redeems (a short claim on a shared key).
 
 use crate::service::Facilitator;
-use crate::sessions::Session;
+use crate::sessions::{Session, SESSION_TTL};
 
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashSet;
@@ -24,13 +31,17 @@ use trust_gate_client::decode::KillSwitchState;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::{chain, decode};
 
+const SESSION_TTL_SECS: i64 = SESSION_TTL.as_secs() as i64;
+
 /// What one tick did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tick {
     /// Payer agents found paused.
     pub paused: Vec<Pubkey>,
-    /// Channels closed because their payer is paused.
+    /// Channels closed because their payer is paused (or their close had stalled).
     pub closed: Vec<Pubkey>,
+    /// Channels closed because no voucher came for `BATCH_MAX_IDLE_SECS`.
+    pub idle: Vec<Pubkey>,
     /// Channels whose vouchers were applied.
     pub redeemed: Vec<Pubkey>,
     /// What failed (logged; tried again next tick).
@@ -72,6 +83,30 @@ pub async fn paused_payers(f: &Facilitator, agents: &[Pubkey]) -> Result<HashSet
     Ok(paused)
 }
 
+/// The policies, among `keys` (payer agent, policy id), retired now or gone.
+pub async fn retired_policies(
+    f: &Facilitator,
+    keys: &[(Pubkey, u32)],
+) -> Result<HashSet<(Pubkey, u32)>, String> {
+    let mut retired = HashSet::new();
+    for run in keys.chunks(100) {
+        let addresses: Vec<Pubkey> = run
+            .iter()
+            .map(|(agent, id)| f.builder.pda.policy(agent, *id))
+            .collect();
+        let accounts = chain::accounts(&f.rpc, &addresses)
+            .await
+            .map_err(|e| format!("reading policies: {e}"))?;
+        for (key, acc) in run.iter().zip(accounts) {
+            let policy = acc.and_then(|a| decode::policy(&a.data).ok());
+            if policy.is_none_or(|p| p.base().is_retired()) {
+                retired.insert(*key);
+            }
+        }
+    }
+    Ok(retired)
+}
+
 /// One round of the background work (see the module docs).
 pub async fn tick(f: &Facilitator) -> Tick {
     let mut t = Tick::default();
@@ -95,6 +130,20 @@ pub async fn tick(f: &Facilitator) -> Tick {
         }
         Err(e) => t.errors.push(e),
     }
+    let mut policies: Vec<(Pubkey, u32)> = open
+        .iter()
+        .filter_map(|s| s.gate.map(|g| (g.payer_asset, g.policy_id)))
+        .collect();
+    policies.sort();
+    policies.dedup();
+    let mut retired = HashSet::new();
+    match retired_policies(f, &policies).await {
+        Ok(r) => {
+            f.sessions.set_retired(r.clone());
+            retired = r;
+        }
+        Err(e) => t.errors.push(e),
+    }
     // Every replica reads the kill switches (each refuses vouchers from its own read); one
     // replica a round closes and redeems.
     match f.sessions.take_tick(f.session_settings.poll).await {
@@ -105,6 +154,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
             return t;
         }
     }
+    f.sessions.forget_closed(now_unix() - SESSION_TTL_SECS);
     let Some(keypair) = f.key.keypair() else {
         return t;
     };
@@ -114,13 +164,20 @@ pub async fn tick(f: &Facilitator) -> Tick {
     let stalled_after =
         i64::try_from((f.send_timeout * 2 + f.confirm_timeout).as_secs()).unwrap_or(i64::MAX);
     for s in open {
-        let paused = s.gate.is_some_and(|g| t.paused.contains(&g.payer_asset));
+        let paused = s.gate.is_some_and(|g| {
+            t.paused.contains(&g.payer_asset) || retired.contains(&(g.payer_asset, g.policy_id))
+        });
         // A close that failed (a refund's, or a paused payer's) is tried again, once the one
         // under way would have finished.
         let under_way = s.closing_at != 0 && now.saturating_sub(s.closing_at) <= stalled_after;
         let stalled = s.closing_at != 0 && !under_way;
-        if (paused && !under_way) || stalled {
+        let idle = s.closing_at == 0
+            && f.session_settings.max_idle.is_some_and(|d| {
+                now.saturating_sub(s.active_at) >= i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
+            });
+        if (paused && !under_way) || stalled || idle {
             match f.close_session(&s, keypair).await {
+                Ok(_) if idle && !paused => t.idle.push(s.channel),
                 Ok(_) => t.closed.push(s.channel),
                 Err(r) => t
                     .errors

@@ -408,6 +408,110 @@ async fn pausing_the_payer_stops_its_vouchers_and_closes_its_channel() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retiring_the_payers_policy_stops_its_vouchers_and_closes_its_channel() {
+    let s = services::start_with(|c| c.sessions.poll = Duration::from_millis(100)).await;
+    let (mut p, deposit) = Payer::new(&s, true).await;
+    assert_eq!(p.settle(&deposit).await.1["success"], true);
+    let body = p.next();
+    assert_eq!(p.settle(&body).await.1["success"], true);
+    let retire = s
+        .env
+        .b
+        .retire_policy(&p.owner.pubkey(), &[], &p.asset, demo::METERED_POLICY_ID);
+    s.env.send(&[retire], &[&p.owner]).await.unwrap();
+    let retired_at = Instant::now();
+    loop {
+        let body = p.next();
+        p.session.charged -= PRICE;
+        let (_, r) = p.settle(&body).await;
+        if r["success"] == false {
+            let why = refused(&r);
+            assert!(
+                why == reason::POLICY_RETIRED
+                    || why == reason::CHANNEL_CLOSING
+                    || why == reason::CLOSE_STATE,
+                "{r}"
+            );
+            break;
+        }
+        p.session.charged += PRICE;
+        assert!(
+            retired_at.elapsed() < Duration::from_secs(20),
+            "vouchers refused after the policy's retirement"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let c = p.channel().await.unwrap();
+        if c.status == Status::Distributed {
+            assert_eq!(c.settled, p.session.charged);
+            break;
+        }
+        assert!(Instant::now() < deadline, "the channel is closed: {c:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_session_is_closed_at_its_latest_voucher() {
+    const IDLE: u64 = 3;
+    let s = services::start_with(|c| {
+        c.sessions.poll = Duration::from_millis(100);
+        c.sessions.max_idle = Some(Duration::from_secs(IDLE));
+    })
+    .await;
+    // The scheme's `maxIdleSecs`, listed for both batch kinds.
+    let supported = s.get_json(s.f("/supported")).await;
+    let idle: Vec<&Value> = supported["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|k| k["scheme"].as_str().unwrap().ends_with("batch-settlement"))
+        .map(|k| &k["extra"]["maxIdleSecs"])
+        .collect();
+    assert_eq!(idle, vec![&json!(IDLE), &json!(IDLE)], "{supported}");
+
+    let (mut p, deposit) = Payer::new(&s, false).await;
+    let payer_ata = p.ata(&p.owner.pubkey());
+    let payer_before = s.env.token_balance(&payer_ata).await;
+    assert_eq!(p.settle(&deposit).await.1["success"], true);
+    let body = p.next();
+    assert_eq!(p.settle(&body).await.1["success"], true);
+    let last_voucher = Instant::now();
+    let pay_to = p.ata(&s.env.world.service.owner.pubkey());
+    let to_before = s.env.token_balance(&pay_to).await;
+    assert_eq!(p.channel().await.unwrap().status, Status::Open);
+    // No voucher for IDLE seconds: closed at the latest one, the rest back to the payer.
+    let deadline = Instant::now() + Duration::from_secs(IDLE + 20);
+    loop {
+        let c = p.channel().await.unwrap();
+        if c.status == Status::Distributed {
+            assert!(
+                last_voucher.elapsed() >= Duration::from_secs(IDLE - 1),
+                "closed {:?} after the last voucher, before the idle time",
+                last_voucher.elapsed()
+            );
+            assert_eq!(c.settled, p.session.charged);
+            assert_eq!(s.env.token_balance(&pay_to).await - to_before, 2 * PRICE);
+            assert_eq!(
+                payer_before - s.env.token_balance(&payer_ata).await,
+                2 * PRICE,
+                "the unspent deposit is back with the payer"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the idle channel is closed: {c:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let late = p.next();
+    assert_eq!(refused(&p.settle(&late).await.1), reason::CLOSE_STATE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background() {
     let s = services::start_with(|c| {
         c.sessions.poll = Duration::from_millis(100);

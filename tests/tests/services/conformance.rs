@@ -91,7 +91,8 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
     let supported = s.get_json(s.f("/supported")).await;
     let fee_payer = s.env.world.facilitator.pubkey().to_string();
     // Then the stock `upto` and `batch-settlement` schemes and their gated variants, whose
-    // offers copy their extra: the sponsor only.
+    // offers copy their extra: the sponsor only, and for sessions the idle close (a week by
+    // default), which stock servers copy as the scheme says.
     assert_eq!(
         supported["kinds"],
         serde_json::json!([{
@@ -113,12 +114,12 @@ async fn x402_conformance_on_the_demo_and_the_facilitator() {
             "x402Version": 2,
             "scheme": "batch-settlement",
             "network": caip2,
-            "extra": {"feePayer": fee_payer},
+            "extra": {"feePayer": fee_payer, "maxIdleSecs": 604_800},
         }, {
             "x402Version": 2,
             "scheme": "trust-gate-batch-settlement",
             "network": caip2,
-            "extra": {"feePayer": fee_payer},
+            "extra": {"feePayer": fee_payer, "maxIdleSecs": 604_800},
         }])
     );
     assert_eq!(supported["kinds"][0]["extra"]["feePayer"], fee_payer);
