@@ -8,7 +8,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { address, createKeyPairSignerFromBytes } from '@solana/kit';
-import { x402Client } from '@x402/fetch';
+import { wrapFetchWithPayment, decodePaymentResponseHeader, x402Client } from '@x402/fetch';
+import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { Builder, lookupTables, programIds, TOKEN_2022_PROGRAM } from '../dist/index.js';
 import {
   batchExtraOf,
@@ -19,7 +20,7 @@ import {
   SCHEME_GATED_BATCH,
   TrustGateBatchClientScheme,
 } from '../dist/x402/index.js';
-import { fixture, rpcOf, signerOf } from './helpers.mjs';
+import { countingFetch, fixture, landed, rpcOf, signerOf } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
@@ -147,52 +148,66 @@ test('concurrent first requests of one offer open one channel', async () => {
   assert.equal(b.payload.voucher.channelId, a.payload.voucher.channelId);
 });
 
-async function settle(resourceUrl, accepted, payload) {
-  const body = {
-    x402Version: 2,
-    paymentPayload: { x402Version: 2, resource: { url: resourceUrl }, accepted, payload },
-    paymentRequirements: accepted,
-  };
-  const r = await fetch(`${f.facilitatorUrl}/settle`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const json = await r.json();
-  assert.equal(r.status, 200, JSON.stringify(json));
-  assert.equal(json.success, true, JSON.stringify(json));
-  return json;
-}
-
-test('a gated session paid through the facilitator: a deposit, five vouchers, the refund', async () => {
+test('@x402/fetch pays the demo\'s gated session route: a deposit, five vouchers, then the refund', async () => {
   const s = f.session;
-  const { offer, resourceUrl } = s;
+  const { resourceUrl } = s;
   const price = BigInt(s.price);
   const deposit = BigInt(s.requestsPerDeposit) * price;
-  assert.equal(offer.scheme, SCHEME_GATED_BATCH);
+  assert.equal(s.offer.scheme, SCHEME_GATED_BATCH);
   const scheme = new TrustGateBatchClientScheme({ signer: await signerOf(f, s.payer), rpcUrl: f.rpcUrl, requestsPerDeposit: s.requestsPerDeposit });
-  // The first payload through @x402/core's client, as @x402/fetch creates it.
   const client = registerTrustGateBatchScheme(
-    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: offer.asset, maxAmountPerPayment: s.price }] }),
+    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: s.offer.asset, maxAmountPerPayment: s.price }] }),
     scheme,
   );
-  const first = await client.createPaymentPayload({ x402Version: 2, resource: { url: resourceUrl }, accepts: [offer] });
-  assert.equal(first.payload.type, 'deposit');
-  assert.deepEqual(first.accepted, offer);
-  const opened = await settle(resourceUrl, offer, first.payload);
-  assert.equal(opened.amount, String(deposit));
-  assert.equal(opened.extra.channelState.chargedCumulativeAmount, String(price));
-  const channel = first.payload.voucher.channelId;
-  assert.equal(scheme.session(offer).channel, channel);
-
-  for (let i = 2n; i <= BigInt(s.requests); i++) {
-    const { payload } = await scheme.createPaymentPayload(2, offer);
-    assert.equal(payload.type, 'voucher');
-    const r = await settle(resourceUrl, offer, payload);
-    assert.equal(r.transaction, '', 'a voucher sends nothing');
-    assert.equal(r.extra.channelState.chargedCumulativeAmount, String(i * price));
-    assert.equal(r.extra.commitmentId, `${channel}:${i * price}`);
+  const payments = [];
+  const counted = countingFetch();
+  const seeing = async (input, init) => {
+    const req = new Request(input, init);
+    const h = req.headers.get('PAYMENT-SIGNATURE');
+    if (h) payments.push(decodePaymentSignatureHeader(h));
+    return counted.fetch(req);
+  };
+  const pay = wrapFetchWithPayment(seeing, client);
+  for (let i = 1n; i <= BigInt(s.requests); i++) {
+    const res = await pay(resourceUrl);
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    const body = JSON.parse(text);
+    assert.equal(body.payment, i === 1n ? 'deposit' : 'voucher', text);
+    assert.equal(body.channelState.chargedCumulativeAmount, String(i * price), text);
+    const settlement = decodePaymentResponseHeader(res.headers.get('PAYMENT-RESPONSE'));
+    assert.equal(settlement.success, true, JSON.stringify(settlement));
+    // The deposit is sent on chain (the open lands); a voucher sends nothing.
+    if (i === 1n) {
+      assert.equal(settlement.amount, String(deposit));
+      await landed(rpc, settlement.transaction);
+    } else {
+      assert.equal(settlement.transaction, '');
+    }
   }
+  // Each request: its 402 (the gated offer first), then the paid request.
+  assert.deepEqual(counted.seen, { requests: 2 * s.requests, paid: s.requests });
+  assert.deepEqual([...new Set(payments.map((p) => p.accepted.scheme))], [SCHEME_GATED_BATCH]);
+  const channel = payments[0].payload.voucher.channelId;
+  assert.deepEqual([...new Set(payments.map((p) => p.payload.voucher.channelId))], [channel]);
+  assert.equal(scheme.session(s.offer).channel, channel);
 
+  // The refund, through the same route: the gated offer of a fresh 402, the SDK's payload.
+  const challenge = await fetch(resourceUrl);
+  assert.equal(challenge.status, 402);
+  const required = decodePaymentRequiredHeader(challenge.headers.get('PAYMENT-REQUIRED'));
+  const offer = required.accepts.find((o) => o.scheme === SCHEME_GATED_BATCH);
   const [refund, ...more] = scheme.refund(offer);
   assert.equal(more.length, 0);
-  const closed = await settle(resourceUrl, offer, refund.payload);
-  assert.equal(closed.amount, String(deposit - BigInt(s.requests) * price), 'the rest back to the payer');
-  writeFileSync(s.report, JSON.stringify({ channel, voucherKey: first.payload.channelConfig.payerAuthorizer }));
+  assert.equal(refund.payload.type, 'refund');
+  const header = encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted: offer, payload: refund.payload });
+  const closed = await fetch(resourceUrl, { headers: { 'PAYMENT-SIGNATURE': header } });
+  const closedText = await closed.text();
+  assert.equal(closed.status, 200, closedText);
+  assert.equal(JSON.parse(closedText).payment, 'refund');
+  const settlement = decodePaymentResponseHeader(closed.headers.get('PAYMENT-RESPONSE'));
+  assert.equal(settlement.success, true, JSON.stringify(settlement));
+  assert.equal(settlement.amount, String(deposit - BigInt(s.requests) * price), 'the rest back to the payer');
+  await landed(rpc, settlement.transaction);
+  writeFileSync(s.report, JSON.stringify({ channel, voucherKey: payments[0].payload.channelConfig.payerAuthorizer }));
 });

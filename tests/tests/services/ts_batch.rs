@@ -3,9 +3,10 @@
 //! (`trust_gate_client::session`) opens a gated and a plain session from fixed keys, salt, open
 //! slot and blockhash and signs their vouchers; `packages/sdk/test/batch.test.mjs` builds the
 //! same with the TypeScript SDK and compares the payloads (the open's bytes, the vouchers'
-//! signatures), then pays the demo world's gated session offer through the facilitator's
-//! /settle with the TypeScript scheme (a deposit, five vouchers, the refund). Back here the
-//! chain must show the channel settled at six prices and the payee paid them.
+//! signatures), then `@x402/fetch` with the TypeScript scheme pays the running demo's gated
+//! `/session` route six times (a deposit, five vouchers) and ends the session with the
+//! scheme's refund sent to the same route. Back here the chain must show the channel settled
+//! at six prices and the payee paid them.
 
 use crate::node;
 use crate::services::{self, Services};
