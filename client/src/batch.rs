@@ -14,7 +14,6 @@
 //! (what was not spent goes back to the policy; the payee gets its feedback). Its requirements
 //! carry the `gate` extension (the payer and payee agents, the policy, the service's signature).
 
-use anchor_lang::prelude::Pubkey;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The stock scheme's name.
@@ -194,26 +193,7 @@ pub struct ChannelState {
 }
 
 fn u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-    // A visitor rather than an untagged enum, which would buffer the value first: every
-    // voucher's channel config has one.
-    struct NumberOrDecimal;
-    impl serde::de::Visitor<'_> for NumberOrDecimal {
-        type Value = u64;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a u64, as a number or a decimal string")
-        }
-        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
-            Ok(v)
-        }
-        fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<u64, E> {
-            if t.is_empty() || !t.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(E::custom(format!("{t:?} is not a decimal u64")));
-            }
-            t.parse()
-                .map_err(|_| E::custom(format!("{t:?} is not a decimal u64")))
-        }
-    }
-    d.deserialize_any(NumberOrDecimal)
+    crate::upto::number_or_decimal(d)
 }
 
 fn opt_u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -268,28 +248,16 @@ pub mod reason {
     pub const UNKNOWN_CHANNEL: &str = "invalid_batch_settlement_svm_unknown_channel";
 }
 
-/// A payload field that must name a key: the reason and the message naming it.
-pub fn key(field: &str, value: &str) -> Result<Pubkey, (&'static str, String)> {
-    value.parse().map_err(|_| {
-        (
-            reason::UNSUPPORTED_PAYLOAD_TYPE,
-            format!("{field} is not a base58 address: {value:?}"),
-        )
-    })
-}
+/// A payload field that must name a key: the reason (`unsupported_payload_type`, as upto's)
+/// and the message naming it.
+pub use crate::upto::key;
 
 /// A field that must hold a decimal amount.
 pub fn amount(field: &str, value: &str) -> Result<u64, (&'static str, String)> {
-    if value.is_empty() || !value.bytes().all(|c| c.is_ascii_digit()) {
-        return Err((
-            reason::UNSUPPORTED_PAYLOAD_TYPE,
-            format!("{field} is not a decimal amount of atomic units: {value:?}"),
-        ));
-    }
-    value.parse().map_err(|_| {
+    crate::upto::decimal(value).ok_or_else(|| {
         (
             reason::UNSUPPORTED_PAYLOAD_TYPE,
-            format!("{field} does not fit in u64: {value:?}"),
+            format!("{field} is not a decimal amount of atomic units (u64): {value:?}"),
         )
     })
 }
@@ -297,6 +265,7 @@ pub fn amount(field: &str, value: &str) -> Result<u64, (&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use anchor_lang::prelude::Pubkey;
     use serde_json::json;
 
     fn config() -> serde_json::Value {

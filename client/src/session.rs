@@ -36,6 +36,88 @@ pub struct SessionGate {
     pub attestations: Attestations,
 }
 
+/// A payer's open of a channel that pays everything to `pay_to`, the facilitator `fee_payer`
+/// sponsoring it (fee payer, rent payer, zero-share payee): both channel schemes' opens.
+struct ChannelOpen<'a> {
+    builder: &'a Builder,
+    payer: &'a Keypair,
+    fee_payer: Pubkey,
+    mint: Pubkey,
+    token_program: TokenProgram,
+    pay_to: Pubkey,
+    voucher_key: Pubkey,
+    salt: u64,
+    deposit: u64,
+    grace_period: u32,
+    open_slot: u64,
+    gate: Option<SessionGate>,
+    /// The offer's memo (none when empty).
+    memo: Option<&'a str>,
+    /// A session's binding Memo, last.
+    binding: Option<String>,
+    /// The facilitator's lookup tables, used when gated (a plain open has none, as the stock
+    /// schemes require).
+    tables: &'a [AddressLookupTableAccount],
+    blockhash: Hash,
+}
+
+impl ChannelOpen<'_> {
+    /// [unit limit, `gate_channel_open` when gated, `open`, the memo, the binding Memo],
+    /// signed by the payer (the fee payer's slot empty), and the channel's address.
+    fn transaction(self) -> Result<(VersionedTransaction, Pubkey), ClientError> {
+        let open = Open {
+            payer: self.payer.pubkey(),
+            rent_payer: self.fee_payer,
+            payee: self.fee_payer,
+            mint: self.mint,
+            token_program: self.token_program,
+            authorized_signer: self.voucher_key,
+            salt: self.salt,
+            deposit: self.deposit,
+            grace_period: self.grace_period,
+            open_slot: self.open_slot,
+            splits: vec![Split {
+                recipient: self.pay_to,
+                bps: channels::ALL_BPS,
+            }],
+        };
+        let channel = open.channel();
+        let mut ixs = ComputeBudget {
+            unit_limit: Some(OPEN_UNIT_LIMIT),
+            unit_price_micro_lamports: None,
+        }
+        .instructions();
+        if let Some(g) = self.gate {
+            ixs.push(self.builder.gate_channel_open(
+                &self.payer.pubkey(),
+                &g.payer_asset,
+                &g.payee_asset,
+                &self.fee_payer,
+                &self.mint,
+                self.deposit,
+                g.policy_id,
+                &channel,
+                g.attestations,
+            ));
+        }
+        ixs.push(open.instruction());
+        let memo = |text: &str| Instruction::new_with_bytes(MEMO, text.as_bytes(), vec![]);
+        if let Some(m) = self.memo.filter(|m| !m.is_empty()) {
+            ixs.push(memo(m));
+        }
+        if let Some(b) = &self.binding {
+            ixs.push(memo(b));
+        }
+        let tables = if self.gate.is_some() {
+            self.tables
+        } else {
+            &[]
+        };
+        let tx = settle::transaction(&self.fee_payer, &ixs, tables, self.blockhash, &[self.payer])?;
+        Ok((tx, channel))
+    }
+}
+
 /// What a session's channel is opened with.
 pub struct SessionTerms<'a> {
     pub builder: &'a Builder,
@@ -85,53 +167,25 @@ impl SessionTerms<'_> {
         if self.deposit == 0 {
             return Err(input("deposit", "a session's deposit is above 0"));
         }
-        let open = Open {
-            payer: self.payer.pubkey(),
-            rent_payer: fee_payer,
-            payee: fee_payer,
+        let (tx, channel) = ChannelOpen {
+            builder: self.builder,
+            payer: self.payer,
+            fee_payer,
             mint: self.mint,
             token_program: self.token_program,
-            authorized_signer: self.voucher_key.pubkey(),
+            pay_to: self.pay_to,
+            voucher_key: self.voucher_key.pubkey(),
             salt: self.salt,
             deposit: self.deposit,
             grace_period: self.extra.withdraw_delay,
             open_slot: self.open_slot,
-            splits: vec![Split {
-                recipient: self.pay_to,
-                bps: channels::ALL_BPS,
-            }],
-        };
-        let channel = open.channel();
-        let mut ixs = ComputeBudget {
-            unit_limit: Some(OPEN_UNIT_LIMIT),
-            unit_price_micro_lamports: None,
+            gate: self.gate,
+            memo: self.extra.memo.as_deref(),
+            binding: Some(batch::binding_memo(&self.extra.receiver_authorizer)),
+            tables: self.tables,
+            blockhash: self.blockhash,
         }
-        .instructions();
-        if let Some(g) = self.gate {
-            ixs.push(self.builder.gate_channel_open(
-                &self.payer.pubkey(),
-                &g.payer_asset,
-                &g.payee_asset,
-                &fee_payer,
-                &self.mint,
-                self.deposit,
-                g.policy_id,
-                &channel,
-                g.attestations,
-            ));
-        }
-        ixs.push(open.instruction());
-        let memo = |text: &str| Instruction::new_with_bytes(MEMO, text.as_bytes(), vec![]);
-        if let Some(m) = self.extra.memo.as_deref().filter(|m| !m.is_empty()) {
-            ixs.push(memo(m));
-        }
-        ixs.push(memo(&batch::binding_memo(&self.extra.receiver_authorizer)));
-        let tables = if self.gate.is_some() {
-            self.tables
-        } else {
-            &[]
-        };
-        let tx = settle::transaction(&fee_payer, &ixs, tables, self.blockhash, &[self.payer])?;
+        .transaction()?;
         let config = ChannelConfig {
             payer: self.payer.pubkey().to_string(),
             payer_authorizer: self.voucher_key.pubkey().to_string(),
@@ -251,51 +305,25 @@ impl UptoTerms<'_> {
             .receiver_authorizer
             .parse()
             .map_err(|_| input("extra.receiverAuthorizer", "not a base58 address"))?;
-        let open = Open {
-            payer: self.payer.pubkey(),
-            rent_payer: fee_payer,
-            payee: fee_payer,
+        let (tx, channel) = ChannelOpen {
+            builder: self.builder,
+            payer: self.payer,
+            fee_payer,
             mint: self.mint,
             token_program: self.token_program,
-            authorized_signer: voucher_key,
+            pay_to: self.pay_to,
+            voucher_key,
             salt: self.salt,
             deposit: self.ceiling,
             grace_period: self.extra.withdraw_delay,
             open_slot: self.open_slot,
-            splits: vec![Split {
-                recipient: self.pay_to,
-                bps: channels::ALL_BPS,
-            }],
-        };
-        let channel = open.channel();
-        let mut ixs = ComputeBudget {
-            unit_limit: Some(OPEN_UNIT_LIMIT),
-            unit_price_micro_lamports: None,
+            gate: self.gate,
+            memo: self.extra.memo.as_deref(),
+            binding: None,
+            tables: self.tables,
+            blockhash: self.blockhash,
         }
-        .instructions();
-        if let Some(g) = self.gate {
-            ixs.push(self.builder.gate_channel_open(
-                &self.payer.pubkey(),
-                &g.payer_asset,
-                &g.payee_asset,
-                &fee_payer,
-                &self.mint,
-                self.ceiling,
-                g.policy_id,
-                &channel,
-                g.attestations,
-            ));
-        }
-        ixs.push(open.instruction());
-        if let Some(m) = self.extra.memo.as_deref().filter(|m| !m.is_empty()) {
-            ixs.push(Instruction::new_with_bytes(MEMO, m.as_bytes(), vec![]));
-        }
-        let tables = if self.gate.is_some() {
-            self.tables
-        } else {
-            &[]
-        };
-        let tx = settle::transaction(&fee_payer, &ixs, tables, self.blockhash, &[self.payer])?;
+        .transaction()?;
         let bytes = bincode::serialize(&tx).map_err(|e| input("transaction", e.to_string()))?;
         Ok(UptoPayload {
             from: self.payer.pubkey().to_string(),

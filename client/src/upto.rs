@@ -144,23 +144,40 @@ impl Serialize for WireU64 {
 }
 
 fn u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<WireU64, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Either {
-        Number(u64),
-        Text(String),
-    }
-    match Either::deserialize(d)? {
-        Either::Number(n) => Ok(WireU64(n)),
-        Either::Text(t) => t
-            .parse()
-            .map(WireU64)
-            .map_err(|_| serde::de::Error::custom(format!("{t:?} is not a decimal u64"))),
-    }
+    number_or_decimal(d).map(WireU64)
 }
 
 fn opt_u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<Option<WireU64>, D::Error> {
     u64_either(d).map(Some)
+}
+
+/// A u64 the wire writes as a JSON number or as a decimal string (the channel schemes' slots,
+/// salts and delays, which clients write either way).
+pub(crate) fn number_or_decimal<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    // A visitor rather than an untagged enum, which would buffer the value first: every
+    // voucher's channel config has one.
+    struct NumberOrDecimal;
+    impl serde::de::Visitor<'_> for NumberOrDecimal {
+        type Value = u64;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a u64, as a number or a decimal string")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<u64, E> {
+            Ok(v)
+        }
+        fn visit_str<E: serde::de::Error>(self, t: &str) -> Result<u64, E> {
+            decimal(t).ok_or_else(|| E::custom(format!("{t:?} is not a decimal u64")))
+        }
+    }
+    d.deserialize_any(NumberOrDecimal)
+}
+
+/// `value` as a u64 when it is decimal digits only (no sign, no space) and fits.
+pub(crate) fn decimal(value: &str) -> Option<u64> {
+    if value.is_empty() || !value.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    value.parse().ok()
 }
 
 /// The facilitator's reason strings for `upto`, verbatim from the stock facilitator (2.27),
@@ -217,7 +234,7 @@ pub fn key(field: &str, value: &str) -> Result<Pubkey, (&'static str, String)> {
 
 /// A payload field that must hold a decimal amount.
 pub fn amount(field: &str, value: &str) -> Result<u64, (&'static str, String)> {
-    value.parse().map_err(|_| {
+    decimal(value).ok_or_else(|| {
         (
             reason::AMOUNT,
             format!("{field} is not a decimal amount of atomic units: {value:?}"),

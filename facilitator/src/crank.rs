@@ -206,7 +206,14 @@ impl Facilitator {
         }
         .instructions();
         all.extend(ixs);
-        self.send_own(&all, true, keypair).await.map(|_| ())
+        self.send_own(
+            &all,
+            true,
+            keypair,
+            trust_gate_client::upto::reason::SETTLEMENT_SIMULATION,
+        )
+        .await
+        .map(|_| ())
     }
 
     /// Keeps what each payment's log holds (with what the record store already knew: the

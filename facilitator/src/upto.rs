@@ -33,7 +33,7 @@ use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
-use solana_sdk::transaction::{Transaction, VersionedTransaction};
+use solana_sdk::transaction::VersionedTransaction;
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
@@ -408,12 +408,10 @@ impl Facilitator {
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<UptoSettled, Rejection> {
         let (t, checked) = self.checked_open(r).await?;
-        let mut tx = checked.tx;
-        let signature = keypair.sign_message(&tx.message.serialize());
-        tx.signatures[0] = signature;
-        let pending = self
-            .send_and_confirm(
-                &tx,
+        let (signature, pending) = self
+            .send_open(
+                checked.tx,
+                keypair,
                 reason::CHANNEL_BROADCAST,
                 reason::SETTLEMENT_SIMULATION,
             )
@@ -514,26 +512,9 @@ impl Facilitator {
             }
             .instruction(),
         );
-        let blockhash = self
-            .rpc
-            .get_latest_blockhash()
-            .await
-            .map_err(rpc_rejection)?;
         // A gated claim fits a packet only with the facilitator's lookup tables.
-        let tx: VersionedTransaction = if r.gated {
-            let tables = self.tables().await;
-            trust_gate_client::settle::transaction(&fac, &ixs, &tables, blockhash, &[keypair])
-                .map_err(|e| bad(reason::TRANSACTION_FAILED, e.to_string()))?
-        } else {
-            Transaction::new_signed_with_payer(&ixs, Some(&fac), &[keypair], blockhash).into()
-        };
-        let signature = tx.signatures[0];
-        let pending = self
-            .send_and_confirm(
-                &tx,
-                reason::TRANSACTION_FAILED,
-                reason::SETTLEMENT_SIMULATION,
-            )
+        let (signature, pending) = self
+            .send_own(&ixs, r.gated, keypair, reason::SETTLEMENT_SIMULATION)
             .await?;
         Ok(UptoSettled {
             signature,
@@ -618,6 +599,55 @@ impl Facilitator {
                 format!("{address} is not a version-1 channel"),
             )
         })
+    }
+
+    /// Co-signs a client's open as its fee payer (signature slot 0), sends it and waits: its
+    /// signature, and whether it is still pending. A refusal on chain is `failed`.
+    pub(crate) async fn send_open(
+        &self,
+        mut tx: VersionedTransaction,
+        keypair: &solana_sdk::signature::Keypair,
+        failed: &str,
+        refused: &str,
+    ) -> Result<(Signature, bool), Rejection> {
+        let signature = keypair.sign_message(&tx.message.serialize());
+        tx.signatures[0] = signature;
+        let pending = self.send_and_confirm(&tx, failed, refused).await?;
+        Ok((signature, pending))
+    }
+
+    /// Signs `ixs` alone as v0 (with the lookup tables when `with_tables`), sends and waits:
+    /// its signature, and whether it is still pending.
+    pub(crate) async fn send_own(
+        &self,
+        ixs: &[solana_sdk::instruction::Instruction],
+        with_tables: bool,
+        keypair: &solana_sdk::signature::Keypair,
+        refused: &str,
+    ) -> Result<(Signature, bool), Rejection> {
+        let tables = if with_tables {
+            self.tables().await
+        } else {
+            Vec::new()
+        };
+        let blockhash = self
+            .rpc
+            .get_latest_blockhash()
+            .await
+            .map_err(rpc_rejection)?;
+        let tx = trust_gate_client::settle::transaction(
+            &self.facilitator(),
+            ixs,
+            &tables,
+            blockhash,
+            &[keypair],
+        )
+        .map_err(|e| bad(reason::TRANSACTION_FAILED, e.to_string()))?;
+        let signature = tx.signatures[0];
+        let pending = self
+            .send_and_confirm(&tx, reason::TRANSACTION_FAILED, refused)
+            .await?;
+        Ok((signature, pending))
     }
 
     /// Sends with preflight and waits: `Ok(false)` landed, `Ok(true)` pending; a refusal by

@@ -11,14 +11,12 @@ use super::bad;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::sessions::Session;
-use crate::settle::rpc_rejection;
-use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
 use trust_gate_client::batch::{self, reason};
 use trust_gate_client::channels::{self, Distribute, Split, Status};
-use trust_gate_client::settle::{self as client_settle, ComputeBudget, TokenProgram};
+use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
 
@@ -76,37 +74,6 @@ impl Session {
 }
 
 impl Facilitator {
-    /// Signs `ixs` alone (its lookup tables when `tables`), sends and waits.
-    pub(crate) async fn send_own(
-        &self,
-        ixs: &[Instruction],
-        with_tables: bool,
-        keypair: &Keypair,
-    ) -> Result<(Signature, bool), Rejection> {
-        let tables = if with_tables {
-            self.tables().await
-        } else {
-            Vec::new()
-        };
-        let blockhash = self
-            .rpc
-            .get_latest_blockhash()
-            .await
-            .map_err(rpc_rejection)?;
-        let tx =
-            client_settle::transaction(&self.facilitator(), ixs, &tables, blockhash, &[keypair])
-                .map_err(|e| bad(reason::TRANSACTION_FAILED, e.to_string()))?;
-        let signature = tx.signatures[0];
-        let pending = self
-            .send_and_confirm(
-                &tx,
-                reason::TRANSACTION_FAILED,
-                reason::SETTLEMENT_SIMULATION,
-            )
-            .await?;
-        Ok((signature, pending))
-    }
-
     /// Seals `s` at its latest voucher, closes it through the gate (gated) and distributes
     /// it, in one transaction; the session is marked closed.
     pub async fn close_session(&self, s: &Session, keypair: &Keypair) -> Result<Closed, Rejection> {
@@ -169,7 +136,14 @@ impl Facilitator {
             );
         }
         ixs.push(s.distribute(&fac).instruction());
-        let (signature, pending) = self.send_own(&ixs, s.gate.is_some(), keypair).await?;
+        let (signature, pending) = self
+            .send_own(
+                &ixs,
+                s.gate.is_some(),
+                keypair,
+                reason::SETTLEMENT_SIMULATION,
+            )
+            .await?;
         let settled = voucher.map_or(c.settled, |v| v.cumulative);
         let session = self
             .sessions
@@ -227,7 +201,9 @@ impl Facilitator {
             ixs.push(v.instruction(&s.voucher_key));
             ixs.push(channels::settle(&s.channel));
         }
-        let (signature, pending) = self.send_own(&ixs, false, keypair).await?;
+        let (signature, pending) = self
+            .send_own(&ixs, false, keypair, reason::SETTLEMENT_SIMULATION)
+            .await?;
         let mut now = Vec::new();
         for (s, v) in &due {
             let applied = v.cumulative;
@@ -279,7 +255,9 @@ impl Facilitator {
             paid = paid.saturating_add(c.settled.saturating_sub(c.payout_watermark));
             ixs.push(s.distribute(&fac).instruction());
         }
-        let (signature, pending) = self.send_own(&ixs, false, keypair).await?;
+        let (signature, pending) = self
+            .send_own(&ixs, false, keypair, reason::SETTLEMENT_SIMULATION)
+            .await?;
         Ok((signature, pending, paid))
     }
 }

@@ -38,7 +38,6 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
-use solana_sdk::signer::Signer;
 use std::str::FromStr;
 use trust_gate_client::batch::{
     self, reason, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig,
@@ -1041,17 +1040,16 @@ impl Facilitator {
     /// Co-signs and sends the open, then starts the session with its first voucher.
     async fn open_session(
         &self,
-        mut tx: solana_sdk::transaction::VersionedTransaction,
+        tx: solana_sdk::transaction::VersionedTransaction,
         session: Session,
         v: Voucher,
         price: u64,
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<BatchSettled, Rejection> {
-        let signature = keypair.sign_message(&tx.message.serialize());
-        tx.signatures[0] = signature;
-        let pending = self
-            .send_and_confirm(
-                &tx,
+        let (signature, pending) = self
+            .send_open(
+                tx,
+                keypair,
                 reason::TRANSACTION_FAILED,
                 reason::SETTLEMENT_SIMULATION,
             )
