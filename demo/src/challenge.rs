@@ -72,49 +72,20 @@ pub fn session_offer(
     price: u64,
     gated: bool,
 ) -> PaymentRequirements {
-    use solana_sdk::signer::Signer;
     use trust_gate_client::batch;
-    use trust_gate_client::settle::TokenProgram;
-    let mut extra = serde_json::Map::new();
-    extra.insert("feePayer".into(), fee_payer.to_string().into());
-    extra.insert(
-        "receiverAuthorizer".into(),
-        c.service_key.pubkey().to_string().into(),
-    );
-    extra.insert("withdrawDelay".into(), batch::MIN_WITHDRAW_DELAY.into());
-    extra.insert(
-        "tokenProgram".into(),
-        TokenProgram::Token2022.id().to_string().into(),
-    );
-    extra.insert(
-        "paymentFlow".into(),
-        batch::PAYMENT_FLOW_AUTHORIZATION.into(),
-    );
-    let mut r = PaymentRequirements {
-        scheme: if gated {
-            batch::SCHEME_GATED_BATCH
-        } else {
-            batch::SCHEME_BATCH
-        }
-        .into(),
-        network: network.into(),
-        amount: price.to_string(),
-        asset: c.metered_mint.to_string(),
-        pay_to: c.pay_to.to_string(),
-        max_timeout_seconds: c.max_timeout_seconds,
-        extra,
+    let scheme = if gated {
+        batch::SCHEME_GATED_BATCH
+    } else {
+        batch::SCHEME_BATCH
     };
-    if gated {
-        sign_gate(
-            c,
-            &mut r,
-            &c.session_url(),
-            payer_asset,
-            c.metered_policy_id,
-            now,
-        );
+    ChannelOffer {
+        scheme,
+        amount: price,
+        withdraw_delay: batch::MIN_WITHDRAW_DELAY,
+        payment_flow: batch::PAYMENT_FLOW_AUTHORIZATION,
+        url: c.session_url(),
     }
-    r
+    .requirements(c, network, fee_payer, gated.then_some((payer_asset, now)))
 }
 
 /// The offer of GET /metered: x402 `upto` in the metered mint, its ceiling `max_units` units,
@@ -129,46 +100,70 @@ pub fn metered_offer(
     now: i64,
     gated: bool,
 ) -> PaymentRequirements {
-    use solana_sdk::signer::Signer;
-    use trust_gate_client::settle::TokenProgram;
     use trust_gate_client::upto;
-    let mut extra = serde_json::Map::new();
-    extra.insert("feePayer".into(), fee_payer.to_string().into());
-    extra.insert(
-        "receiverAuthorizer".into(),
-        c.service_key.pubkey().to_string().into(),
-    );
-    extra.insert("withdrawDelay".into(), 900.into());
-    extra.insert(
-        "tokenProgram".into(),
-        TokenProgram::Token2022.id().to_string().into(),
-    );
-    extra.insert("paymentFlow".into(), upto::PAYMENT_FLOW_ESCROW.into());
-    let mut r = PaymentRequirements {
-        scheme: if gated {
-            upto::SCHEME_GATED_UPTO
-        } else {
-            upto::SCHEME_UPTO
-        }
-        .into(),
-        network: network.into(),
-        amount: c.unit_price.saturating_mul(c.max_units).to_string(),
-        asset: c.metered_mint.to_string(),
-        pay_to: c.pay_to.to_string(),
-        max_timeout_seconds: c.max_timeout_seconds,
-        extra,
+    let scheme = if gated {
+        upto::SCHEME_GATED_UPTO
+    } else {
+        upto::SCHEME_UPTO
     };
-    if gated {
-        sign_gate(
-            c,
-            &mut r,
-            &c.metered_url(),
-            payer_asset,
-            c.metered_policy_id,
-            now,
-        );
+    ChannelOffer {
+        scheme,
+        amount: c.unit_price.saturating_mul(c.max_units),
+        withdraw_delay: 900,
+        payment_flow: upto::PAYMENT_FLOW_ESCROW,
+        url: c.metered_url(),
     }
-    r
+    .requirements(c, network, fee_payer, gated.then_some((payer_asset, now)))
+}
+
+/// What the two channel routes' offers differ in; the rest is the metered mint's terms.
+struct ChannelOffer {
+    scheme: &'static str,
+    amount: u64,
+    withdraw_delay: u32,
+    payment_flow: &'static str,
+    /// The route's URL, which a gated offer's signature covers.
+    url: String,
+}
+
+impl ChannelOffer {
+    /// The requirements; gated (`gate`: the payer agent and the signing time) with the
+    /// `gate` extension of the payer's metered policy signed by the service.
+    fn requirements(
+        self,
+        c: &DemoConfig,
+        network: &str,
+        fee_payer: &Pubkey,
+        gate: Option<(&Pubkey, i64)>,
+    ) -> PaymentRequirements {
+        use solana_sdk::signer::Signer;
+        use trust_gate_client::settle::TokenProgram;
+        let mut extra = serde_json::Map::new();
+        extra.insert("feePayer".into(), fee_payer.to_string().into());
+        extra.insert(
+            "receiverAuthorizer".into(),
+            c.service_key.pubkey().to_string().into(),
+        );
+        extra.insert("withdrawDelay".into(), self.withdraw_delay.into());
+        extra.insert(
+            "tokenProgram".into(),
+            TokenProgram::Token2022.id().to_string().into(),
+        );
+        extra.insert("paymentFlow".into(), self.payment_flow.into());
+        let mut r = PaymentRequirements {
+            scheme: self.scheme.into(),
+            network: network.into(),
+            amount: self.amount.to_string(),
+            asset: c.metered_mint.to_string(),
+            pay_to: c.pay_to.to_string(),
+            max_timeout_seconds: c.max_timeout_seconds,
+            extra,
+        };
+        if let Some((payer_asset, now)) = gate {
+            sign_gate(c, &mut r, &self.url, payer_asset, c.metered_policy_id, now);
+        }
+        r
+    }
 }
 
 /// Adds the `gate` extension of `payer_asset` paying the service under `policy_id`, signed

@@ -234,6 +234,7 @@ impl ChannelPay<'_> {
         let (mint, token_program, pay_to, tables) = self.parties(&offer, &extra.fee_payer).await?;
         let now = now_unix();
         let builder = self.builder(&offer)?;
+        let (open_slot, blockhash) = self.recent().await?;
         let payload = UptoTerms {
             builder: &builder,
             extra: &extra,
@@ -243,21 +244,28 @@ impl ChannelPay<'_> {
             payer: self.signer,
             ceiling,
             salt: Self::salt(),
-            open_slot: self.rpc.get_slot().await.map_err(|e| self.fail(e))?,
+            open_slot,
             valid_after: now - 1,
             expires_at: now + i64::try_from(offer.max_timeout_seconds).unwrap_or(300),
             gate: self.gate(&offer)?,
             tables: &tables,
-            blockhash: self
-                .rpc
-                .get_latest_blockhash()
-                .await
-                .map_err(|e| self.fail(e))?,
+            blockhash,
         }
         .payload()
         .map_err(|e| self.fail(e))?;
         let payload = serde_json::to_value(&payload).map_err(|e| self.fail(e))?;
         self.send("the upto payment", &pr, &offer, payload).await
+    }
+
+    /// The cluster's slot and latest blockhash, which an open is built on.
+    async fn recent(&self) -> Result<(u64, solana_sdk::hash::Hash), ChannelPayError> {
+        let slot = self.rpc.get_slot().await.map_err(|e| self.fail(e))?;
+        let blockhash = self
+            .rpc
+            .get_latest_blockhash()
+            .await
+            .map_err(|e| self.fail(e))?;
+        Ok((slot, blockhash))
     }
 
     /// A session of `requests` requests in a channel of `deposit_requests` prices, then its
@@ -286,6 +294,7 @@ impl ChannelPay<'_> {
             .map_err(|_| self.offer_error("amount is not decimal digits"))?;
         let (mint, token_program, pay_to, tables) = self.parties(&offer, &extra.fee_payer).await?;
         let builder = self.builder(&offer)?;
+        let (open_slot, blockhash) = self.recent().await?;
         let (tx, mut session) = SessionTerms {
             builder: &builder,
             extra: &extra,
@@ -296,14 +305,10 @@ impl ChannelPay<'_> {
             voucher_key: Keypair::new(),
             deposit: price.saturating_mul(deposit_requests),
             salt: Self::salt(),
-            open_slot: self.rpc.get_slot().await.map_err(|e| self.fail(e))?,
+            open_slot,
             gate: self.gate(&offer)?,
             tables: &tables,
-            blockhash: self
-                .rpc
-                .get_latest_blockhash()
-                .await
-                .map_err(|e| self.fail(e))?,
+            blockhash,
         }
         .open()
         .map_err(|e| self.fail(e))?;
