@@ -7,10 +7,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { address, createKeyPairSignerFromBytes } from '@solana/kit';
-import { wrapFetchWithPayment, decodePaymentResponseHeader, x402Client } from '@x402/fetch';
-import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
-import { Builder, lookupTables, programIds, TOKEN_2022_PROGRAM } from '../dist/index.js';
+import { createKeyPairSignerFromBytes } from '@solana/kit';
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
+import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import {
   batchExtraOf,
   bindingMemo,
@@ -20,32 +19,20 @@ import {
   SCHEME_GATED_BATCH,
   TrustGateBatchClientScheme,
 } from '../dist/x402/index.js';
-import { countingFetch, fixture, landed, rpcOf, signerOf } from './helpers.mjs';
+import { fixture, isInput, landed, parityOpenTerms, recordingFetch, rpcOf, signerOf, spendControlled } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
 const [gatedCase, plainCase] = f.parity;
-const isInput = (field) => (e) => e.name === 'TrustGateInputError' && e.field === field;
 
 /** The TypeScript SDK's session for a parity case's inputs. */
 async function openCase(c) {
   const extra = batchExtraOf({ extra: c.extra });
-  const tables = await lookupTables(rpc, address(extra.feePayer));
-  assert.ok(tables.length > 0, "the facilitator's lookup tables");
   return openSession({
-    builder: new Builder(programIds('solana-localnet')),
+    ...(await parityOpenTerms(f, rpc, c, extra.feePayer)),
     extra,
-    mint: address(c.mint),
-    tokenProgram: TOKEN_2022_PROGRAM,
-    payTo: address(c.payTo),
-    payer: await signerOf(f, c.payer),
     voucherKey: await createKeyPairSignerFromBytes(Uint8Array.from(c.voucherKey)),
     deposit: BigInt(c.deposit),
-    salt: BigInt(c.salt),
-    openSlot: BigInt(c.openSlot),
-    gate: c.gated ? { payerAsset: address(c.gate.payerAsset), payeeAsset: address(c.gate.payeeAsset), policyId: c.gate.policyId } : undefined,
-    tables,
-    lifetime: { blockhash: c.blockhash, lastValidBlockHeight: 0n },
   });
 }
 
@@ -155,18 +142,8 @@ test('@x402/fetch pays the demo\'s gated session route: a deposit, five vouchers
   const deposit = BigInt(s.requestsPerDeposit) * price;
   assert.equal(s.offer.scheme, SCHEME_GATED_BATCH);
   const scheme = new TrustGateBatchClientScheme({ signer: await signerOf(f, s.payer), rpcUrl: f.rpcUrl, requestsPerDeposit: s.requestsPerDeposit });
-  const client = registerTrustGateBatchScheme(
-    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: s.offer.asset, maxAmountPerPayment: s.price }] }),
-    scheme,
-  );
-  const payments = [];
-  const counted = countingFetch();
-  const seeing = async (input, init) => {
-    const req = new Request(input, init);
-    const h = req.headers.get('PAYMENT-SIGNATURE');
-    if (h) payments.push(decodePaymentSignatureHeader(h));
-    return counted.fetch(req);
-  };
+  const client = registerTrustGateBatchScheme(spendControlled(f, s.offer.asset, s.price), scheme);
+  const { fetch: seeing, seen, payments } = recordingFetch();
   const pay = wrapFetchWithPayment(seeing, client);
   for (let i = 1n; i <= BigInt(s.requests); i++) {
     const res = await pay(resourceUrl);
@@ -186,7 +163,7 @@ test('@x402/fetch pays the demo\'s gated session route: a deposit, five vouchers
     }
   }
   // Each request: its 402 (the gated offer first), then the paid request.
-  assert.deepEqual(counted.seen, { requests: 2 * s.requests, paid: s.requests });
+  assert.deepEqual(seen, { requests: 2 * s.requests, paid: s.requests });
   assert.deepEqual([...new Set(payments.map((p) => p.accepted.scheme))], [SCHEME_GATED_BATCH]);
   const channel = payments[0].payload.voucher.channelId;
   assert.deepEqual([...new Set(payments.map((p) => p.payload.voucher.channelId))], [channel]);

@@ -3,8 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createKeyPairSignerFromBytes, createSolanaRpc, getBase58Encoder } from '@solana/kit';
+import { address, createKeyPairSignerFromBytes, createSolanaRpc, getBase58Encoder } from '@solana/kit';
 import { x402Client } from '@x402/fetch';
+import { decodePaymentSignatureHeader } from '@x402/core/http';
+import { Builder, lookupTables, programIds, TOKEN_2022_PROGRAM } from '../dist/index.js';
 
 export function fixture() {
   const path = process.env.TRUST_GATE_FIXTURE;
@@ -21,6 +23,28 @@ export function signerOf(f, label) {
 
 export function rpcOf(f) {
   return createSolanaRpc(f.rpcUrl);
+}
+
+/** Whether an error is the SDK's input error naming `field` (for assert.throws / rejects). */
+export const isInput = (field) => (e) => e.name === 'TrustGateInputError' && e.field === field;
+
+/** The terms of a channel's open that the batch and upto parity cases share (the Rust fixture's
+ * inputs), with the facilitator's lookup tables of `feePayer`. */
+export async function parityOpenTerms(f, rpc, c, feePayer) {
+  const tables = await lookupTables(rpc, address(feePayer));
+  assert.ok(tables.length > 0, "the facilitator's lookup tables");
+  return {
+    builder: new Builder(programIds('solana-localnet')),
+    mint: address(c.mint),
+    tokenProgram: TOKEN_2022_PROGRAM,
+    payTo: address(c.payTo),
+    payer: await signerOf(f, c.payer),
+    salt: BigInt(c.salt),
+    openSlot: BigInt(c.openSlot),
+    gate: c.gated ? { payerAsset: address(c.gate.payerAsset), payeeAsset: address(c.gate.payeeAsset), policyId: c.gate.policyId } : undefined,
+    tables,
+    lifetime: { blockhash: c.blockhash, lastValidBlockHeight: 0n },
+  };
 }
 
 /** The token balance of an SPL token account (amount at bytes 64..72), 0 when absent. */
@@ -51,10 +75,23 @@ export function countingFetch() {
   return { fetch: f, seen };
 }
 
-/** An x402Client whose spend controls allow the demo mint, up to 1.00 a payment (x402Client
- * pays only the assets its spend controls allow). */
-export function spendControlled(f) {
-  return new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: f.world.mint, maxAmountPerPayment: '1000000' }] });
+/** A counting fetch that also keeps the decoded PAYMENT-SIGNATURE of each paid request. */
+export function recordingFetch() {
+  const payments = [];
+  const counted = countingFetch();
+  const f = async (input, init) => {
+    const req = new Request(input, init);
+    const h = req.headers.get('PAYMENT-SIGNATURE');
+    if (h) payments.push(decodePaymentSignatureHeader(h));
+    return counted.fetch(req);
+  };
+  return { fetch: f, seen: counted.seen, payments };
+}
+
+/** An x402Client whose spend controls allow `asset` (by default the demo mint), up to `max` a
+ * payment (by default 1.00): x402Client pays only the assets its spend controls allow. */
+export function spendControlled(f, asset = f.world.mint, max = '1000000') {
+  return new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset, maxAmountPerPayment: max }] });
 }
 
 /** A landed, successful transaction, its account keys (loaded ones included) and the program

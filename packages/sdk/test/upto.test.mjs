@@ -7,10 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { address } from '@solana/kit';
-import { wrapFetchWithPayment, decodePaymentResponseHeader, x402Client } from '@x402/fetch';
-import { decodePaymentSignatureHeader } from '@x402/core/http';
-import { Builder, lookupTables, programIds, TOKEN_2022_PROGRAM } from '../dist/index.js';
+import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import {
   registerTrustGateUptoScheme,
   SCHEME_GATED_UPTO,
@@ -19,33 +16,21 @@ import {
   uptoExtraOf,
   uptoOpen,
 } from '../dist/x402/index.js';
-import { countingFetch, fixture, landed, rpcOf, signerOf } from './helpers.mjs';
+import { fixture, isInput, landed, parityOpenTerms, recordingFetch, rpcOf, signerOf, spendControlled } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
 const [gatedCase, plainCase] = f.parity;
-const isInput = (field) => (e) => e.name === 'TrustGateInputError' && e.field === field;
 
 /** The TypeScript SDK's open for a parity case's inputs. */
 async function openCase(c) {
   const extra = uptoExtraOf(c.offer);
-  const tables = await lookupTables(rpc, address(extra.feePayer));
-  assert.ok(tables.length > 0, "the facilitator's lookup tables");
   return uptoOpen({
-    builder: new Builder(programIds('solana-localnet')),
+    ...(await parityOpenTerms(f, rpc, c, extra.feePayer)),
     extra,
-    mint: address(c.mint),
-    tokenProgram: TOKEN_2022_PROGRAM,
-    payTo: address(c.payTo),
-    payer: await signerOf(f, c.payer),
     ceiling: BigInt(c.ceiling),
-    salt: BigInt(c.salt),
-    openSlot: BigInt(c.openSlot),
     validAfter: c.validAfter,
     expiresAt: c.expiresAt,
-    gate: c.gated ? { payerAsset: address(c.gate.payerAsset), payeeAsset: address(c.gate.payeeAsset), policyId: c.gate.policyId } : undefined,
-    tables,
-    lifetime: { blockhash: c.blockhash, lastValidBlockHeight: 0n },
   });
 }
 
@@ -122,23 +107,13 @@ test('a payload of the scheme: a fresh salt, the cluster\'s slot, the offer\'s t
 test('the gated scheme pays the demo\'s metered route through @x402/fetch', async () => {
   const m = f.metered;
   const scheme = new TrustGateUptoClientScheme({ signer: await signerOf(f, m.payer), rpcUrl: f.rpcUrl });
-  const client = registerTrustGateUptoScheme(
-    new x402Client().setSpendControls({ allowedAssets: [{ network: f.network, asset: m.mint, maxAmountPerPayment: m.ceiling }] }),
-    scheme,
-  );
-  const payments = [];
-  const counted = countingFetch();
-  const seeing = async (input, init) => {
-    const req = new Request(input, init);
-    const h = req.headers.get('PAYMENT-SIGNATURE');
-    if (h) payments.push(decodePaymentSignatureHeader(h));
-    return counted.fetch(req);
-  };
+  const client = registerTrustGateUptoScheme(spendControlled(f, m.mint, m.ceiling), scheme);
+  const { fetch: seeing, seen, payments } = recordingFetch();
   const pay = wrapFetchWithPayment(seeing, client);
   const res = await pay(m.url);
   const text = await res.text();
   assert.equal(res.status, 200, text);
-  assert.deepEqual(counted.seen, { requests: 2, paid: 1 }, 'one 402, one paid request');
+  assert.deepEqual(seen, { requests: 2, paid: 1 }, 'one 402, one paid request');
 
   // The payment: the gated offer (offered first), the ceiling escrowed.
   assert.equal(payments.length, 1);

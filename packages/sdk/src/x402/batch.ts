@@ -12,28 +12,26 @@
 
 import { randomBytes } from 'node:crypto';
 import {
-  address,
   generateKeyPairSigner,
   getBase58Decoder,
   signBytes,
   type Address,
-  type Instruction,
   type KeyPairSigner,
   type Transaction,
   type TransactionSigner,
 } from '@solana/kit';
 import type { x402Client } from '@x402/core/client';
 import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
-import { lookupTables, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, type LookupTable, type TokenProgramId, type TrustGateRpc } from '../chain.js';
-import { CHANNEL_ALL_BPS, channelOf, openInstruction, voucherMessage, type OpenChannel } from '../channels.js';
+import type { LookupTable, TokenProgramId, TrustGateRpc } from '../chain.js';
+import { voucherMessage } from '../channels.js';
 import { TrustGateInputError } from '../errors.js';
-import { programIds, type ProgramIds } from '../ids.js';
-import { Builder, computeBudgetInstructions, type Attestations } from '../instructions.js';
+import type { Builder } from '../instructions.js';
 import { rpcOf } from '../rpc.js';
-import { toBase64, transaction, type Lifetime } from '../settle.js';
-import { attestationsFor, nowUnix } from '../simulate.js';
-import { networkOfCaip2 } from './prepare.js';
-import { gateExtensionOf } from './wire.js';
+import { toBase64, type Lifetime } from '../settle.js';
+import { addressField, gatedOpen, offerAccounts, offerAmount, openChannel, openContext, optionalString, registerOn, requiredString, schemeOf, tokenProgramOf, u64Field, type ChannelClientOptions, type SessionGate } from './channel.js';
+
+// Shared with upto.ts, and public from here as before.
+export { MEMO_PROGRAM, OPEN_UNIT_LIMIT, tokenProgramOf, type SessionGate } from './channel.js';
 
 /** The stock scheme's name. */
 export const SCHEME_BATCH = 'batch-settlement';
@@ -48,10 +46,6 @@ export const MAX_WITHDRAW_DELAY = 2_592_000;
 export const BINDING_MEMO_PREFIX = 'x402:batch-settlement:svm:rcvauth:v1:';
 /** The most channels one claim or settle transaction carries. */
 export const MAX_CHANNELS_PER_TRANSACTION = 4;
-/** The open's compute-unit limit (a plain open measures about 40 000, a gated one about 60 000 more). */
-export const OPEN_UNIT_LIMIT = 150_000;
-/** The SPL Memo program (v2). */
-export const MEMO_PROGRAM = address('MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr');
 /** The payload types of the specification this facilitator does not serve (server mode's). */
 export const UNSERVED_TYPES = ['authorization', 'seal'] as const;
 
@@ -207,36 +201,6 @@ export interface ChannelState {
   chargedCumulativeAmount: string;
 }
 
-const U64_MAX = 0xffffffffffffffffn;
-
-const addressField = (field: string, s: unknown): Address => {
-  try {
-    return address(String(s));
-  } catch {
-    throw new TrustGateInputError(field, `${JSON.stringify(s)} is not a base58 address`);
-  }
-};
-
-const u64Field = (field: string, s: unknown): bigint => {
-  const t = typeof s === 'bigint' ? s.toString() : typeof s === 'number' && Number.isSafeInteger(s) ? String(s) : s;
-  if (typeof t !== 'string' || !/^\d+$/.test(t) || BigInt(t) > U64_MAX) {
-    throw new TrustGateInputError(field, `${JSON.stringify(typeof s === 'bigint' ? s.toString() : s)} is not a u64`);
-  }
-  return BigInt(t);
-};
-
-const optionalString = (o: Record<string, unknown>, k: string): string | undefined => {
-  if (o[k] === undefined || o[k] === null) return undefined;
-  if (typeof o[k] !== 'string') throw new TrustGateInputError(`extra.${k}`, 'a string expected');
-  return o[k] as string;
-};
-
-const requiredString = (o: Record<string, unknown>, k: string): string => {
-  const v = optionalString(o, k);
-  if (v === undefined) throw new TrustGateInputError(`extra.${k}`, 'missing');
-  return v;
-};
-
 /**
  * Reads `extra` of a `batch-settlement` offer and refuses what this client cannot pay: a flow
  * other than `authorization`, server mode, a grace period out of the scheme's range, a token
@@ -276,20 +240,6 @@ export function batchExtraOf(r: Pick<PaymentRequirements, 'extra'>): BatchExtra 
   return extra;
 }
 
-/** `extra.tokenProgram` as one of the two token programs. */
-export function tokenProgramOf(extra: Pick<BatchExtra, 'tokenProgram'>): TokenProgramId {
-  if (extra.tokenProgram === TOKEN_PROGRAM || extra.tokenProgram === TOKEN_2022_PROGRAM) return extra.tokenProgram;
-  throw new TrustGateInputError('extra.tokenProgram', `${JSON.stringify(extra.tokenProgram)} is neither SPL Token nor Token-2022`);
-}
-
-/** The gated variant's terms: whose policy decides the deposit. */
-export interface SessionGate {
-  payerAsset: Address;
-  payeeAsset: Address;
-  policyId: number;
-  attestations?: Attestations;
-}
-
 /** What a session's channel is opened with (the Rust SDK's `SessionTerms`). */
 export interface SessionTerms {
   /** Builds the gate's `gate_channel_open`; needed only when `gate` is set. */
@@ -319,12 +269,6 @@ export interface OpenedSession {
   session: PayerSession;
 }
 
-const memoInstruction = (text: string): Instruction => ({
-  programAddress: MEMO_PROGRAM,
-  accounts: [],
-  data: new TextEncoder().encode(text),
-});
-
 function checkTerms(t: SessionTerms): Address {
   const feePayer = addressField('extra.feePayer', t.extra.feePayer);
   if (typeof t.deposit !== 'bigint' || t.deposit <= 0n) throw new TrustGateInputError('deposit', "a session's deposit is above 0");
@@ -334,7 +278,6 @@ function checkTerms(t: SessionTerms): Address {
   if (u64Field('openSlot', t.openSlot) > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new TrustGateInputError('openSlot', 'above 2^53: not a JSON number');
   }
-  if (t.gate && !t.builder) throw new TrustGateInputError('builder', 'a gated open needs the builder of the gate');
   return feePayer;
 }
 
@@ -346,29 +289,13 @@ function checkTerms(t: SessionTerms): Address {
  */
 export async function openSession(t: SessionTerms): Promise<OpenedSession> {
   const feePayer = checkTerms(t);
-  const open: OpenChannel = {
-    payer: t.payer,
-    rentPayer: feePayer,
-    payee: feePayer,
-    mint: t.mint,
-    tokenProgram: t.tokenProgram,
-    authorizedSigner: t.voucherKey.address,
-    salt: t.salt,
-    deposit: t.deposit,
-    gracePeriod: t.extra.withdrawDelay,
-    openSlot: t.openSlot,
-    splits: [{ recipient: t.payTo, bps: CHANNEL_ALL_BPS }],
-  };
-  const channel = await channelOf(open);
-  const ixs = computeBudgetInstructions({ unitLimit: OPEN_UNIT_LIMIT });
-  if (t.gate) {
-    const g = t.gate;
-    ixs.push(await t.builder!.gateChannelOpen(t.payer, g.payerAsset, g.payeeAsset, feePayer, t.mint, t.deposit, g.policyId, channel, g.attestations));
-  }
-  ixs.push(await openInstruction(open));
-  if (t.extra.memo) ixs.push(memoInstruction(t.extra.memo));
-  ixs.push(memoInstruction(bindingMemo(t.extra.receiverAuthorizer)));
-  const tx = await transaction(feePayer, ixs, t.gate ? (t.tables ?? []) : [], t.lifetime);
+  const { transaction: tx, channel } = await openChannel({
+    ...t,
+    feePayer,
+    voucherKey: t.voucherKey.address,
+    withdrawDelay: t.extra.withdrawDelay,
+    memos: [t.extra.memo, bindingMemo(t.extra.receiverAuthorizer)],
+  });
   const config: ChannelConfig = {
     payer: t.payer.address,
     payerAuthorizer: t.voucherKey.address,
@@ -439,15 +366,7 @@ export class PayerSession {
   }
 }
 
-export interface TrustGateBatchClientOptions {
-  /** The payer's wallet (gated: the payer agent's owner or agent wallet): signs each open. */
-  signer: TransactionSigner;
-  rpcUrl?: string;
-  rpc?: TrustGateRpc;
-  /** Program ids that differ from the network's defaults. */
-  programIds?: Partial<ProgramIds>;
-  /** CAIP-2 networks (patterns) to pay on; default every Solana network, `solana:*`. */
-  networks?: string[];
+export interface TrustGateBatchClientOptions extends ChannelClientOptions {
   /** `trust-gate-batch-settlement` (the default) or the stock `batch-settlement`. */
   scheme?: typeof SCHEME_GATED_BATCH | typeof SCHEME_BATCH;
   /** A session's deposit in requests: this many times the price (default 100). */
@@ -482,10 +401,7 @@ export class TrustGateBatchClientScheme implements SchemeNetworkClient {
   private readonly turns = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: TrustGateBatchClientOptions) {
-    this.scheme = options.scheme ?? SCHEME_GATED_BATCH;
-    if (this.scheme !== SCHEME_GATED_BATCH && this.scheme !== SCHEME_BATCH) {
-      throw new TrustGateInputError('scheme', `${JSON.stringify(this.scheme)} is neither ${SCHEME_GATED_BATCH} nor ${SCHEME_BATCH}`);
-    }
+    this.scheme = schemeOf(options.scheme, SCHEME_GATED_BATCH, SCHEME_BATCH);
     const n = options.requestsPerDeposit;
     if (n !== undefined && (!Number.isSafeInteger(n) || n < 1)) throw new TrustGateInputError('requestsPerDeposit', 'a whole number of requests, at least 1');
     if (options.depositAmount !== undefined) u64Field('depositAmount', options.depositAmount);
@@ -502,13 +418,7 @@ export class TrustGateBatchClientScheme implements SchemeNetworkClient {
     requirements: PaymentRequirements,
     context?: PaymentPayloadContext,
   ): Promise<PaymentPayloadResult> {
-    if (x402Version !== 2) throw new TrustGateInputError('x402Version', `${x402Version}: the ${this.scheme} scheme is x402 v2`);
-    if (requirements.scheme !== this.scheme) throw new TrustGateInputError('scheme', `${JSON.stringify(requirements.scheme)}: this client pays ${this.scheme}`);
-    const price = u64Field('amount', requirements.amount);
-    const cap = context?.maxAmountPerPayment;
-    if (cap !== undefined && price > BigInt(cap)) {
-      throw new TrustGateInputError('amount', `${requirements.amount} is above this client's spend cap ${cap}`);
-    }
+    const price = offerAmount(this.scheme, x402Version, requirements, context);
     const extra = batchExtraOf(requirements);
     const key = sessionKey(requirements, extra);
     const payload = await this.inTurn(key, () => this.pay(key, requirements, extra, price));
@@ -561,14 +471,11 @@ export class TrustGateBatchClientScheme implements SchemeNetworkClient {
   }
 
   private async open(r: PaymentRequirements, extra: BatchExtra, price: bigint): Promise<OpenedSession> {
-    const mint = addressField('asset', r.asset);
-    const payTo = addressField('payTo', r.payTo);
-    const feePayer = addressField('extra.feePayer', extra.feePayer);
+    const { mint, payTo, feePayer } = offerAccounts(r, extra);
     const deposit = this.depositFor(price, extra);
-    const [gated, slot, { value: lifetime }, voucherKey] = await Promise.all([
-      this.gated ? this.gateOf(r, mint, feePayer, deposit) : undefined,
-      this.rpc.getSlot({ commitment: 'confirmed' }).send(),
-      this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send(),
+    const [gated, { slot, lifetime }, voucherKey] = await Promise.all([
+      this.gated ? gatedOpen(this.rpc, r, this.options.programIds, mint, feePayer, deposit) : undefined,
+      openContext(this.rpc),
       // A fresh key per session: a leaked voucher key signs for one channel only.
       this.options.voucherKey ?? generateKeyPairSigner(),
     ]);
@@ -588,17 +495,6 @@ export class TrustGateBatchClientScheme implements SchemeNetworkClient {
       lifetime,
     });
   }
-
-  /** The gated open's terms, read as the trust-gate scheme's `prepare` reads a payment's. */
-  private async gateOf(r: PaymentRequirements, mint: Address, feePayer: Address, deposit: bigint) {
-    const g = gateExtensionOf(r);
-    const payerAsset = addressField('extra.gate.payerAgentAsset', g.payerAgentAsset);
-    const payeeAsset = addressField('extra.gate.payeeAgentAsset', g.payeeAgentAsset);
-    const builder = new Builder({ ...programIds(networkOfCaip2(r.network)), ...this.options.programIds });
-    const p = { payerAsset, payeeAsset, amount: deposit, mint, policyId: g.policyId };
-    const [attestations, tables] = await Promise.all([attestationsFor(this.rpc, builder, p, nowUnix()), lookupTables(this.rpc, feePayer)]);
-    return { builder, tables, gate: { payerAsset, payeeAsset, policyId: g.policyId, attestations } satisfies SessionGate };
-  }
 }
 
 /** Which session pays an offer: one per network, asset, `payTo` and receiver's authorizer. */
@@ -616,6 +512,5 @@ export function registerTrustGateBatchScheme(
   schemeOrOptions: TrustGateBatchClientScheme | TrustGateBatchClientOptions,
 ): x402Client {
   const scheme = schemeOrOptions instanceof TrustGateBatchClientScheme ? schemeOrOptions : new TrustGateBatchClientScheme(schemeOrOptions);
-  for (const network of scheme.networks) client.register(network as `${string}:${string}`, scheme);
-  return client;
+  return registerOn(client, scheme);
 }

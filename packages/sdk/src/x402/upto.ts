@@ -10,20 +10,16 @@
 // `gate_channel_open` before the program's `open`: the payer's policy runs on the ceiling.
 
 import { randomBytes } from 'node:crypto';
-import { address, type Address, type Instruction, type Transaction, type TransactionSigner } from '@solana/kit';
+import type { Address, Transaction, TransactionSigner } from '@solana/kit';
 import type { x402Client } from '@x402/core/client';
 import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
-import { lookupTables, mint as mintOf, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, type LookupTable, type TokenProgramId, type TrustGateRpc } from '../chain.js';
-import { CHANNEL_ALL_BPS, channelOf, openInstruction, type OpenChannel } from '../channels.js';
+import { mint as mintOf, type LookupTable, type TokenProgramId, type TrustGateRpc } from '../chain.js';
 import { TrustGateInputError } from '../errors.js';
-import { programIds, type ProgramIds } from '../ids.js';
-import { Builder, computeBudgetInstructions } from '../instructions.js';
+import type { Builder } from '../instructions.js';
 import { rpcOf } from '../rpc.js';
-import { toBase64, transaction, type Lifetime } from '../settle.js';
-import { attestationsFor, nowUnix } from '../simulate.js';
-import { MEMO_PROGRAM, OPEN_UNIT_LIMIT, type SessionGate } from './batch.js';
-import { networkOfCaip2 } from './prepare.js';
-import { gateExtensionOf } from './wire.js';
+import { toBase64, type Lifetime } from '../settle.js';
+import { nowUnix } from '../simulate.js';
+import { addressField, gatedOpen, offerAccounts, offerAmount, openChannel, openContext, optionalString, registerOn, requiredString, schemeOf, tokenProgramOf, u64Field, type ChannelClientOptions, type SessionGate } from './channel.js';
 
 /** The stock scheme's name. */
 export const SCHEME_UPTO = 'upto';
@@ -76,42 +72,7 @@ export interface UptoPayload {
   openTransaction: string;
 }
 
-const U64_MAX = 0xffffffffffffffffn;
 const U32_MAX = 0xffffffff;
-
-const addressField = (field: string, s: unknown): Address => {
-  try {
-    return address(String(s));
-  } catch {
-    throw new TrustGateInputError(field, `${JSON.stringify(s)} is not a base58 address`);
-  }
-};
-
-const u64Field = (field: string, s: unknown): bigint => {
-  const t = typeof s === 'bigint' ? s.toString() : typeof s === 'number' && Number.isSafeInteger(s) ? String(s) : s;
-  if (typeof t !== 'string' || !/^\d+$/.test(t) || BigInt(t) > U64_MAX) {
-    throw new TrustGateInputError(field, `${JSON.stringify(typeof s === 'bigint' ? s.toString() : s)} is not a u64`);
-  }
-  return BigInt(t);
-};
-
-const optionalString = (o: Record<string, unknown>, k: string): string | undefined => {
-  if (o[k] === undefined || o[k] === null) return undefined;
-  if (typeof o[k] !== 'string') throw new TrustGateInputError(`extra.${k}`, 'a string expected');
-  return o[k] as string;
-};
-
-const requiredString = (o: Record<string, unknown>, k: string): string => {
-  const v = optionalString(o, k);
-  if (v === undefined) throw new TrustGateInputError(`extra.${k}`, 'missing');
-  return v;
-};
-
-const memoInstruction = (text: string): Instruction => ({
-  programAddress: MEMO_PROGRAM,
-  accounts: [],
-  data: new TextEncoder().encode(text),
-});
 
 /**
  * Reads `extra` of an `upto` offer and refuses what this client cannot pay (a flow other than
@@ -148,9 +109,7 @@ export function uptoExtraOf(r: Pick<PaymentRequirements, 'extra'>): UptoExtra {
   if (extra.memo !== undefined && new TextEncoder().encode(extra.memo).length > MAX_UPTO_MEMO_BYTES) {
     throw new TrustGateInputError('extra.memo', `longer than ${MAX_UPTO_MEMO_BYTES} bytes`);
   }
-  if (extra.tokenProgram !== undefined && extra.tokenProgram !== TOKEN_PROGRAM && extra.tokenProgram !== TOKEN_2022_PROGRAM) {
-    throw new TrustGateInputError('extra.tokenProgram', `${JSON.stringify(extra.tokenProgram)} is neither SPL Token nor Token-2022`);
-  }
+  if (extra.tokenProgram !== undefined) tokenProgramOf({ tokenProgram: extra.tokenProgram });
   return extra;
 }
 
@@ -197,29 +156,14 @@ export async function uptoOpen(t: UptoTerms): Promise<UptoOpened> {
   u64Field('ceiling', t.ceiling);
   u64Field('salt', t.salt);
   u64Field('openSlot', t.openSlot);
-  if (t.gate && !t.builder) throw new TrustGateInputError('builder', 'a gated open needs the builder of the gate');
-  const open: OpenChannel = {
-    payer: t.payer,
-    rentPayer: feePayer,
-    payee: feePayer,
-    mint: t.mint,
-    tokenProgram: t.tokenProgram,
-    authorizedSigner: voucherKey,
-    salt: t.salt,
+  const { transaction: tx, channel } = await openChannel({
+    ...t,
+    feePayer,
+    voucherKey,
     deposit: t.ceiling,
-    gracePeriod: t.extra.withdrawDelay,
-    openSlot: t.openSlot,
-    splits: [{ recipient: t.payTo, bps: CHANNEL_ALL_BPS }],
-  };
-  const channel = await channelOf(open);
-  const ixs = computeBudgetInstructions({ unitLimit: OPEN_UNIT_LIMIT });
-  if (t.gate) {
-    const g = t.gate;
-    ixs.push(await t.builder!.gateChannelOpen(t.payer, g.payerAsset, g.payeeAsset, feePayer, t.mint, t.ceiling, g.policyId, channel, g.attestations));
-  }
-  ixs.push(await openInstruction(open));
-  if (t.extra.memo) ixs.push(memoInstruction(t.extra.memo));
-  const tx = await transaction(feePayer, ixs, t.gate ? (t.tables ?? []) : [], t.lifetime);
+    withdrawDelay: t.extra.withdrawDelay,
+    memos: [t.extra.memo],
+  });
   const payload: UptoPayload = {
     from: t.payer.address,
     maxAmount: t.ceiling.toString(),
@@ -235,15 +179,7 @@ export async function uptoOpen(t: UptoTerms): Promise<UptoOpened> {
   return { transaction: tx, payload };
 }
 
-export interface TrustGateUptoClientOptions {
-  /** The payer's wallet (gated: the payer agent's owner or agent wallet): signs each open. */
-  signer: TransactionSigner;
-  rpcUrl?: string;
-  rpc?: TrustGateRpc;
-  /** Program ids that differ from the network's defaults. */
-  programIds?: Partial<ProgramIds>;
-  /** CAIP-2 networks (patterns) to pay on; default every Solana network, `solana:*`. */
-  networks?: string[];
+export interface TrustGateUptoClientOptions extends ChannelClientOptions {
   /** `trust-gate-upto` (the default) or the stock `upto`. */
   scheme?: typeof SCHEME_GATED_UPTO | typeof SCHEME_UPTO;
 }
@@ -260,10 +196,7 @@ export class TrustGateUptoClientScheme implements SchemeNetworkClient {
   private readonly rpc: TrustGateRpc;
 
   constructor(private readonly options: TrustGateUptoClientOptions) {
-    this.scheme = options.scheme ?? SCHEME_GATED_UPTO;
-    if (this.scheme !== SCHEME_GATED_UPTO && this.scheme !== SCHEME_UPTO) {
-      throw new TrustGateInputError('scheme', `${JSON.stringify(this.scheme)} is neither ${SCHEME_GATED_UPTO} nor ${SCHEME_UPTO}`);
-    }
+    this.scheme = schemeOf(options.scheme, SCHEME_GATED_UPTO, SCHEME_UPTO);
     this.networks = options.networks ?? ['solana:*'];
     this.rpc = rpcOf(options);
   }
@@ -277,25 +210,15 @@ export class TrustGateUptoClientScheme implements SchemeNetworkClient {
     requirements: PaymentRequirements,
     context?: PaymentPayloadContext,
   ): Promise<PaymentPayloadResult> {
-    if (x402Version !== 2) throw new TrustGateInputError('x402Version', `${x402Version}: the ${this.scheme} scheme is x402 v2`);
-    if (requirements.scheme !== this.scheme) throw new TrustGateInputError('scheme', `${JSON.stringify(requirements.scheme)}: this client pays ${this.scheme}`);
-    const ceiling = u64Field('amount', requirements.amount);
-    if (ceiling === 0n) throw new TrustGateInputError('amount', 'the ceiling is above 0');
-    const cap = context?.maxAmountPerPayment;
-    if (cap !== undefined && ceiling > BigInt(cap)) {
-      throw new TrustGateInputError('amount', `${requirements.amount} is above this client's spend cap ${cap}`);
-    }
+    const ceiling = offerAmount(this.scheme, x402Version, requirements, context, 'the ceiling is above 0');
     const extra = uptoExtraOf(requirements);
-    const mint = addressField('asset', requirements.asset);
-    const payTo = addressField('payTo', requirements.payTo);
-    const feePayer = addressField('extra.feePayer', extra.feePayer);
+    const { mint, payTo, feePayer } = offerAccounts(requirements, extra);
     const timeout = requirements.maxTimeoutSeconds;
     if (!Number.isSafeInteger(timeout) || timeout <= 0) throw new TrustGateInputError('maxTimeoutSeconds', 'a whole number of seconds above 0 expected');
-    const [m, gated, slot, { value: lifetime }] = await Promise.all([
+    const [m, gated, { slot, lifetime }] = await Promise.all([
       mintOf(this.rpc, 'asset', mint),
-      this.gated ? this.gateOf(requirements, mint, feePayer, ceiling) : undefined,
-      this.rpc.getSlot({ commitment: 'confirmed' }).send(),
-      this.rpc.getLatestBlockhash({ commitment: 'confirmed' }).send(),
+      this.gated ? gatedOpen(this.rpc, requirements, this.options.programIds, mint, feePayer, ceiling) : undefined,
+      openContext(this.rpc),
     ]);
     if (!m) throw new TrustGateInputError('asset', `mint ${mint} does not exist`);
     if (extra.tokenProgram !== undefined && extra.tokenProgram !== m.tokenProgram) {
@@ -320,17 +243,6 @@ export class TrustGateUptoClientScheme implements SchemeNetworkClient {
     });
     return { x402Version: 2, payload: payload as unknown as Record<string, unknown> };
   }
-
-  /** The gated open's terms, read from the offer's `extra.gate` as the batch scheme reads them. */
-  private async gateOf(r: PaymentRequirements, mint: Address, feePayer: Address, ceiling: bigint) {
-    const g = gateExtensionOf(r);
-    const payerAsset = addressField('extra.gate.payerAgentAsset', g.payerAgentAsset);
-    const payeeAsset = addressField('extra.gate.payeeAgentAsset', g.payeeAgentAsset);
-    const builder = new Builder({ ...programIds(networkOfCaip2(r.network)), ...this.options.programIds });
-    const p = { payerAsset, payeeAsset, amount: ceiling, mint, policyId: g.policyId };
-    const [attestations, tables] = await Promise.all([attestationsFor(this.rpc, builder, p, nowUnix()), lookupTables(this.rpc, feePayer)]);
-    return { builder, tables, gate: { payerAsset, payeeAsset, policyId: g.policyId, attestations } satisfies SessionGate };
-  }
 }
 
 /**
@@ -342,6 +254,5 @@ export function registerTrustGateUptoScheme(
   schemeOrOptions: TrustGateUptoClientScheme | TrustGateUptoClientOptions,
 ): x402Client {
   const scheme = schemeOrOptions instanceof TrustGateUptoClientScheme ? schemeOrOptions : new TrustGateUptoClientScheme(schemeOrOptions);
-  for (const network of scheme.networks) client.register(network as `${string}:${string}`, scheme);
-  return client;
+  return registerOn(client, scheme);
 }
