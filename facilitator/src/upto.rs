@@ -408,6 +408,7 @@ impl Facilitator {
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<UptoSettled, Rejection> {
         let (t, checked) = self.checked_open(r).await?;
+        self.limit_deposits(&t.from)?;
         let (signature, pending) = self
             .send_open(
                 checked.tx,
@@ -598,6 +599,23 @@ impl Facilitator {
                 state_reason,
                 format!("{address} is not a version-1 channel"),
             )
+        })
+    }
+
+    /// A channel deposit of `payer` (the wallet that signed the open, checked) counts against
+    /// the per-payer limit (`RATE_LIMIT_PER_PAYER`), as an exact settlement of a payer agent
+    /// does: each open makes the facilitator advance the channel's rent until the close or
+    /// the crank returns it, so one wallet cannot have it lock that rent at will.
+    pub(crate) fn limit_deposits(&self, payer: &Pubkey) -> Result<(), Rejection> {
+        self.limits.payer.check(payer).map_err(|wait| {
+            Rejection::too_many(
+                "payer_rate_limited",
+                format!(
+                    "wallet {payer} opened more channels than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)"
+                ),
+                crate::limits::retry_after_secs(wait),
+            )
+            .hint("retry after the Retry-After seconds")
         })
     }
 

@@ -702,6 +702,7 @@ impl Facilitator {
                 let (checked, session, v) = self
                     .checked_deposit(r, &o, channel_config, v, deposit)
                     .await?;
+                self.limit_deposits(&session.payer)?;
                 self.open_session(checked.tx, session, v, o.price, keypair)
                     .await
             }

@@ -328,6 +328,35 @@ async fn a_claim_of_nothing_refunds_the_whole_deposit() {
 }
 
 #[tokio::test]
+async fn a_wallets_deposits_beyond_its_rate_are_refused_before_anything_is_sent() {
+    // One deposit, then one every 1 000 s: the rent each open would have the facilitator
+    // advance is bounded per wallet, as an exact payer's settlements are.
+    let s = services::start_with(|c| {
+        c.limits.per_payer = Some(trust_gate_facilitator::config::Rate {
+            per_second: 0.001,
+            burst: 1,
+        })
+    })
+    .await;
+    let c = Client::new(&s).await;
+    let deposit = |payload: &Value| {
+        let mut d = payload.clone();
+        d["type"] = "deposit".into();
+        c.body(&d, CEILING)
+    };
+    let (_, first) = c.payload(11).await;
+    let settled = c.post("/settle", &deposit(&first)).await;
+    assert_eq!(settled["success"], true, "{settled}");
+    let fac = s.env.world.facilitator.pubkey();
+    let lamports = s.env.rpc.get_balance(&fac).await.unwrap();
+    let (second_open, second) = c.payload(12).await;
+    let refused = c.post("/settle", &deposit(&second)).await;
+    assert_eq!(refused["errorReason"], "payer_rate_limited", "{refused}");
+    assert_eq!(s.env.rpc.get_balance(&fac).await.unwrap(), lamports);
+    assert!(channel(&s, &second_open.channel()).await.is_none());
+}
+
+#[tokio::test]
 async fn a_client_payload_carrying_the_servers_fields_or_another_shape_is_refused() {
     let s = services::start().await;
     let c = Client::new(&s).await;
