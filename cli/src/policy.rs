@@ -272,7 +272,7 @@ async fn create(a: CreateArgs) -> Result<(), String> {
     let version = if rules.is_some() { 2 } else { 1 };
     ixs.push(match rules {
         Some(rules) => {
-            s.b.init_policy_v2(&me, &others, &s.asset, s.policy_id, params, rules)
+            s.b.init_policy_v2(&me, &others, &s.asset, s.policy_id, params, rules, 0)
         }
         None => s.b.init_policy(&me, &others, &s.asset, s.policy_id, params),
     });

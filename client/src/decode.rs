@@ -39,7 +39,8 @@ pub use validation_registry::state::{
 
 /// A decision as JSON clients see it: `{"kind":"Allow"}`,
 /// `{"kind":"Deny","reasonCode":6,"reasonName":"CounterpartyTierBelowMin"}`,
-/// `{"kind":"RequireValidation","capabilityHash":"<hex>","subject":"payer"}`.
+/// `{"kind":"RequireValidation","capabilityHash":"<hex>","subject":"payer"}`,
+/// `{"kind":"RequireApproval"}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind")]
 pub enum DecisionView {
@@ -54,6 +55,9 @@ pub enum DecisionView {
         capability_hash: String,
         subject: String,
     },
+    /// The amount is above the payer policy's approval threshold and no approval of the
+    /// payment's terms was given.
+    RequireApproval,
 }
 
 impl From<&Decision> for DecisionView {
@@ -71,6 +75,7 @@ impl From<&Decision> for DecisionView {
                 capability_hash: hex(capability),
                 subject: subject_name(*subject).to_string(),
             },
+            Decision::RequireApproval => DecisionView::RequireApproval,
         }
     }
 }
@@ -264,7 +269,16 @@ impl Policy {
 
 /// Decodes a policy account of either version.
 pub fn policy(data: &[u8]) -> Result<Policy, ClientError> {
+    use policy_vault::state::policy_v2::extended_at;
     if data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
+        // A v2 policy created before its approval threshold was added ends at its vault:
+        // read with no threshold, as the program reads it.
+        if (extended_at::VAULT_END..extended_at::END).contains(&data.len()) {
+            let mut padded = data.to_vec();
+            padded.resize(extended_at::END, 0);
+            return account::<PolicyAccountV2>("PolicyAccountV2", &padded)
+                .map(|p| Policy::V2(Box::new(p)));
+        }
         account::<PolicyAccountV2>("PolicyAccountV2", data).map(|p| Policy::V2(Box::new(p)))
     } else {
         account::<PolicyAccount>("PolicyAccount", data).map(|p| Policy::V1(Box::new(p)))

@@ -120,6 +120,21 @@ impl Pdas {
             &self.ids.policy_vault,
         )
     }
+    /// `["approval", payer_asset, payee_asset, mint, amount u64 LE, policy_id u32 LE]`: the
+    /// approval of one payment's terms (its address is also the pending approval's id).
+    pub fn approval(&self, t: &policy_vault::state::ApprovalTerms) -> Pubkey {
+        find(
+            &[
+                pv_seeds::APPROVAL,
+                t.payer_asset.as_ref(),
+                t.payee_asset.as_ref(),
+                t.mint.as_ref(),
+                &t.amount.to_le_bytes(),
+                &t.policy_id.to_le_bytes(),
+            ],
+            &self.ids.policy_vault,
+        )
+    }
 
     // gate
 

@@ -52,7 +52,7 @@ impl Rejection {
         self
     }
 
-    /// 402: the gate denied the payment or asks for a validation.
+    /// 402: the gate denied the payment or asks for a validation or an approval.
     pub fn decision(d: Decision) -> Self {
         let view = trust_gate_client::decode::DecisionView::from(&d);
         let (reason, message) = match &view {
@@ -71,6 +71,10 @@ impl Rejection {
                 format!(
                     "the {subject} needs an attestation of capability {capability_hash} from an accepted attestor"
                 ),
+            ),
+            trust_gate_client::decode::DecisionView::RequireApproval => (
+                "RequireApproval".to_string(),
+                "the amount is above the payer policy's approval threshold: the payer authority's members approve these terms on chain (approve_payment), then the same payment passes once".to_string(),
             ),
             trust_gate_client::decode::DecisionView::Allow => {
                 ("Allow".to_string(), "allowed".to_string())

@@ -168,6 +168,10 @@ pub fn decision_headers(d: &Decision, network: &str) -> HeaderMap {
             put(x402::X_CAPABILITY_REQUIRED, capability_hash);
             put(x402::X_CAPABILITY_SUBJECT, subject);
         }
+        DecisionView::RequireApproval => {
+            put(x402::X_GATE_DECISION, "RequireApproval".into());
+            put(x402::X_PAYMENT_REQUIRED, "approval".into());
+        }
     }
     put(x402::X_PAYMENT_NETWORK, network.into());
     h
@@ -185,6 +189,7 @@ fn decision_response(f: &Facilitator, d: &Decision, payer: Option<String>) -> Re
         DecisionView::RequireValidation { .. } => {
             body["invalidReason"] = "RequireValidation".into()
         }
+        DecisionView::RequireApproval => body["invalidReason"] = "RequireApproval".into(),
     }
     if let Some(p) = payer {
         body["payer"] = p.into();

@@ -15,7 +15,7 @@ use anchor_lang::prelude::Pubkey;
 use gate::settlement::TOKEN_PROGRAM_ID;
 use policy_vault::engine::kinds;
 use policy_vault::state::{funding, PolicyParams};
-use solana_sdk::instruction::Instruction;
+use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::settle::Funding;
 use trust_gate_localnet::externals::ExternalPrograms;
@@ -239,6 +239,8 @@ pub const VAULT_FUNDED: &str = "largest v1, vault-funded: all policy kinds, both
 pub const VAULT_FUNDED_V2: &str =
     "largest, vault-funded: the largest v2 policy, paid from the payer's policy vault";
 pub const TOKEN_2022: &str = "smallest in a Token-2022 mint (no extensions)";
+/// A payment above its v2 policy's approval threshold, with the approval it closes.
+pub const APPROVED: &str = "approved: an open v2 policy, the amount above its approval threshold, with its approval (closed by the settlement)";
 pub const REAL_UNRATED: &str = "smallest, real registry and engine: payee without engine stats";
 pub const REAL_RATED: &str = "smallest, real registry and engine: payee with engine stats";
 /// The stand-in settlements whose own part the budget holds (every case but the Token-2022
@@ -692,11 +694,13 @@ pub async fn tour() -> Report {
         1,
         open_policy(w.mint),
         rules,
+        0,
     );
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
     let payees: Vec<Pubkey> = (0..24).map(|_| Pubkey::new_unique()).collect();
     let ix = sdk.edit_payee_list(&owner.pubkey(), &[], &v2_owner.asset(), 1, payees, vec![]);
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
+    approvals(&mut w, &mut r).await;
 
     let (vault_payer, vault_payee, att) = w.largest_case(&attestor, funding::VAULT).await;
     // largest_case opened the vault; measure another opening (a second mint) and a
@@ -877,6 +881,63 @@ pub async fn tour() -> Report {
 
 /// The read-only decision, then the settlement of the same payment, then its dispute;
 /// returns the payment id hash.
+/// A payment above a v2 policy's approval threshold: its approval, the read-only decision and
+/// the settlement with it (which closes it), and an unused approval closed by its member.
+async fn approvals(w: &mut World, r: &mut Report) {
+    let sdk = crate::world::sdk();
+    let payer = w.register_agent().await;
+    w.set_stats(&payer.asset(), crate::world::tier(3)).await;
+    w.init_authority(&payer).await;
+    w.init_policy_v2_approved(&payer, 1, open_policy(w.mint), Default::default(), 1)
+        .await
+        .unwrap();
+    let payee = w.payee(3, None).await;
+    let owner = payer.owner.insecure_clone();
+    let amount = 1_000;
+    let source = w.token_account(&owner.pubkey(), amount).await;
+    let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let terms = policy_vault::state::ApprovalTerms {
+        payer_asset: payer.asset(),
+        payee_asset: payee.asset(),
+        mint: w.mint,
+        amount,
+        policy_id: 1,
+    };
+    let approval = sdk.pda.approval(&terms);
+    let ix = sdk.approve_payment(&owner.pubkey(), &[], terms, w.now + 600);
+    measure(w, r, &[ix], None, &[&owner]).await;
+    let mut decide = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        amount,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    decide
+        .accounts
+        .push(AccountMeta::new_readonly(approval, false));
+    measure(w, r, &[decide], None, &[]).await;
+    let mut strict = w.strict_ix(&payer, &payee, amount, destination, Attestations::default());
+    strict.accounts.push(AccountMeta::new(approval, false));
+    strict
+        .accounts
+        .push(AccountMeta::new(owner.pubkey(), false));
+    let ixs = [
+        strict,
+        w.transfer_ix(&source, &destination, &owner.pubkey(), amount),
+        w.emit_feedback_ix(crate::payment_id(), &payee.asset(), 90, amount),
+    ];
+    let facilitator = w.facilitator.insecure_clone();
+    let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&owner]).await;
+    r.settlements.push(settlement_of(APPROVED, total, &invokes));
+    let unused = policy_vault::state::ApprovalTerms { amount: 2, ..terms };
+    let ix = sdk.approve_payment(&owner.pubkey(), &[], unused, w.now + 600);
+    measure(w, r, &[ix], None, &[&owner]).await;
+    let ix = sdk.close_approval(&owner.pubkey(), &sdk.pda.approval(&unused), &owner.pubkey());
+    measure(w, r, &[ix], None, &[&owner]).await;
+}
+
 async fn settle(
     w: &mut World,
     r: &mut Report,

@@ -416,6 +416,19 @@ impl World {
         params: PolicyParams,
         rules: PolicyRules,
     ) -> Result<(), BanksClientError> {
+        self.init_policy_v2_approved(agent, policy_id, params, rules, 0)
+            .await
+    }
+
+    /// [`World::init_policy_v2`] with an approval threshold.
+    pub async fn init_policy_v2_approved(
+        &mut self,
+        agent: &Agent,
+        policy_id: u32,
+        params: PolicyParams,
+        rules: PolicyRules,
+        approval_threshold: u64,
+    ) -> Result<(), BanksClientError> {
         let b = sdk();
         let rules = if rules.has_list_account() {
             b.payee_list_rules(&agent.asset(), policy_id, rules)
@@ -429,6 +442,7 @@ impl World {
             policy_id,
             params,
             rules,
+            approval_threshold,
         );
         send(&mut self.ctx, &[ix], &[&agent.owner]).await
     }

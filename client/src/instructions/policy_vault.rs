@@ -4,7 +4,7 @@ use super::{with_cosigners, Builder};
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
 use policy_vault::instructions::EvaluateArgs;
-use policy_vault::state::{AcceptanceParams, PolicyParams, PolicyRules};
+use policy_vault::state::{AcceptanceParams, ApprovalTerms, PolicyParams, PolicyRules};
 use policy_vault::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
 
@@ -234,6 +234,50 @@ impl Builder {
         )
     }
 
+    /// Approves one payment of exactly `terms` until `expires_at`; `member` (who pays the
+    /// approval's rent, back when the payment uses it) and `cosigners` reach the threshold
+    /// of the payer's authority in force.
+    pub fn approve_payment(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        terms: ApprovalTerms,
+        expires_at: i64,
+    ) -> Instruction {
+        with_cosigners(
+            self.ix(
+                self.ids.policy_vault,
+                accounts::ApprovePayment {
+                    member: *member,
+                    authority: self.pda.policy_authority(&terms.payer_asset),
+                    agent_asset: terms.payer_asset,
+                    approval: self.pda.approval(&terms),
+                    system_program: system_program::ID,
+                },
+                instruction::ApprovePayment { terms, expires_at },
+            ),
+            cosigners,
+        )
+    }
+
+    /// Closes an unused approval to `rent_payer` (signed by it, or by `closer` once expired).
+    pub fn close_approval(
+        &self,
+        closer: &Pubkey,
+        approval: &Pubkey,
+        rent_payer: &Pubkey,
+    ) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::CloseApproval {
+                closer: *closer,
+                approval: *approval,
+                rent_payer: *rent_payer,
+            },
+            instruction::CloseApproval {},
+        )
+    }
+
     /// Creates policy `policy_id` (immutable) with its velocity ledger, and the kill switch
     /// when missing; `member` and `cosigners` reach the authority's threshold. The policy's
     /// mint account is passed when `params.mint` names one.
@@ -271,6 +315,8 @@ impl Builder {
     /// Creates v2 policy `policy_id` (immutable): `params` as [`Builder::init_policy`]'s and
     /// `rules`. When `rules.payee_list` is set it must be [`PdaDeriver::payee_list`] of this
     /// policy (see [`Builder::payee_list_rules`]); the list account is created empty.
+    // One argument per instruction argument and signer, as the other builders.
+    #[allow(clippy::too_many_arguments)]
     pub fn init_policy_v2(
         &self,
         member: &Pubkey,
@@ -279,6 +325,7 @@ impl Builder {
         policy_id: u32,
         params: PolicyParams,
         rules: PolicyRules,
+        approval_threshold: u64,
     ) -> Instruction {
         let mint = (params.mint != Pubkey::default()).then_some(params.mint);
         let payee_list = rules.has_list_account().then_some(rules.payee_list);
@@ -300,6 +347,7 @@ impl Builder {
                     policy_id,
                     params,
                     rules,
+                    approval_threshold,
                 },
             ),
             cosigners,

@@ -359,7 +359,7 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
         None
     };
     ixs.push(match rules {
-        Some(rules) => b.init_policy_v2(&me, &[], &asset, a.policy_id, params, rules),
+        Some(rules) => b.init_policy_v2(&me, &[], &asset, a.policy_id, params, rules, 0),
         None => b.init_policy(&me, &[], &asset, a.policy_id, params),
     });
     if let Some(spender) = &spender {

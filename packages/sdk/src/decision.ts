@@ -50,12 +50,15 @@ export type DenyReasonName = (typeof DENY_REASONS)[number];
 /**
  * A decision as the facilitator's JSON has it: `{kind: 'Allow'}`,
  * `{kind: 'Deny', reasonCode: 6, reasonName: 'CounterpartyTierBelowMin'}` or
- * `{kind: 'RequireValidation', capabilityHash: '<hex>', subject: 'payer' | 'payee'}`.
+ * `{kind: 'RequireValidation', capabilityHash: '<hex>', subject: 'payer' | 'payee'}` or
+ * `{kind: 'RequireApproval'}` (the amount is above the payer policy's approval threshold and
+ * no approval of the payment's terms was given).
  */
 export type Decision =
   | { kind: 'Allow' }
   | { kind: 'Deny'; reasonCode: number; reasonName: DenyReasonName }
-  | { kind: 'RequireValidation'; capabilityHash: string; subject: 'payer' | 'payee' };
+  | { kind: 'RequireValidation'; capabilityHash: string; subject: 'payer' | 'payee' }
+  | { kind: 'RequireApproval' };
 
 export const DECISION_WIRE_LEN = 35;
 
@@ -79,6 +82,8 @@ export function decisionFromWire(bytes: Uint8Array): Decision | undefined {
       if (!subject) return undefined;
       return { kind: 'RequireValidation', capabilityHash: toHex(bytes.subarray(3)), subject };
     }
+    case 3:
+      return { kind: 'RequireApproval' };
     default:
       return undefined;
   }

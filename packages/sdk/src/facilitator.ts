@@ -83,6 +83,10 @@ export function decisionHeaders(d: Decision, network: string): Record<string, st
     h[X_CAPABILITY_REQUIRED] = d.capabilityHash;
     h[X_CAPABILITY_SUBJECT] = d.subject;
   }
+  if (d.kind === 'RequireApproval') {
+    h[X_GATE_DECISION] = 'RequireApproval';
+    h[X_PAYMENT_REQUIRED] = 'approval';
+  }
   h[X_PAYMENT_NETWORK] = network;
   return h;
 }
@@ -92,6 +96,7 @@ export function decisionAnswer(d: Decision, network: string, payer?: string): An
   const body: Record<string, unknown> = { isValid: d.kind === 'Allow', decision: d };
   if (d.kind === 'Deny') body.invalidReason = d.reasonName;
   if (d.kind === 'RequireValidation') body.invalidReason = 'RequireValidation';
+  if (d.kind === 'RequireApproval') body.invalidReason = 'RequireApproval';
   if (payer) body.payer = payer;
   return json(d.kind === 'Allow' ? 200 : 402, body, decisionHeaders(d, network));
 }

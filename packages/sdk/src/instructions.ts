@@ -424,7 +424,8 @@ export class Builder {
    * Creates v2 policy `policyId` (immutable): `params` as `initPolicy`'s and `rules` (a
    * validity window, a payee allow or deny list, monthly, lifetime and per-payee daily caps).
    * When `rules.payeeList` names the list account it must be `pda.payeeList` of this policy
-   * (see `payeeListRules`); the list is created empty.
+   * (see `payeeListRules`); the list is created empty. A payment of more than
+   * `approvalThreshold` (0, the default: none) needs the members' approval of its terms.
    */
   async initPolicyV2(
     member: TransactionSigner,
@@ -433,11 +434,12 @@ export class Builder {
     policyId: number,
     params: PolicyParamsArgs,
     rules: PolicyRulesArgs,
+    approvalThreshold: bigint | number = 0n,
   ): Promise<Instruction> {
     const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
     const payeeList = rules.payeeList === SYSTEM_PROGRAM ? undefined : rules.payeeList;
     const ix = getInitPolicyV2Instruction(
-      { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules },
+      { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules, approvalThreshold },
       this.policyVault,
     );
     return withCosigners(ix, cosigners);

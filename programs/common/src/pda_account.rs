@@ -78,6 +78,23 @@ pub fn create_pda<'info>(
     )
 }
 
+/// Moves every lamport of the program-owned `account` to `to` and gives the emptied account
+/// back to the system program (as Anchor's `close` constraint does): the runtime removes it
+/// at the end of the transaction, and nothing of it can be read or revived. Returns the
+/// lamports moved.
+pub fn close(account: &AccountInfo, to: &AccountInfo) -> Result<u64> {
+    let lamports = account.lamports();
+    let credited = to
+        .lamports()
+        .checked_add(lamports)
+        .ok_or(ProgramError::ArithmeticOverflow)?;
+    **to.try_borrow_mut_lamports()? = credited;
+    **account.try_borrow_mut_lamports()? = 0;
+    account.assign(&system_program::ID);
+    account.resize(0)?;
+    Ok(lamports)
+}
+
 /// Writes `value` (discriminator + Borsh) into `target`'s data.
 pub fn store<T: AccountSerialize>(target: &AccountInfo, value: &T) -> Result<()> {
     let mut data = target.try_borrow_mut_data()?;

@@ -172,4 +172,7 @@ pub enum GateError {
     ChannelAccountInvalid,
     #[msg("the channel still exists: its record closes with gate_channel_close, once the channel is sealed")]
     ChannelStillOpen,
+    // 6077..: approvals
+    #[msg("the amount is above the payer policy's approval threshold: the authority's members approve these terms on chain (policy_vault approve_payment), then the payment passes with the approval among its remaining accounts")]
+    ApprovalRequired,
 }

@@ -35,8 +35,10 @@ pub mod gate {
 
     /// The committing gate of a settlement, a top-level instruction only: enforces the
     /// settlement layout, commits the counters on Allow, fails with the reason (code 6000 +
-    /// reason for reasons 1..=15, 6100 + reason from 16) on Deny and with
-    /// `ValidationRequired` on RequireValidation. The parties and the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
+    /// reason for reasons 1..=15, 6100 + reason from 16) on Deny, with `ValidationRequired`
+    /// on RequireValidation and `ApprovalRequired` on RequireApproval (a payment above the
+    /// payer policy's approval threshold passes with its approval, and that approval's rent
+    /// payer, first among the remaining accounts: it is used up). The parties and the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
     /// settlement must fit in one packet; repeating them as arguments would cost 96 bytes).
     /// `deadline`: unix seconds, the x402 challenge's expiry; refused once past or when
     /// further ahead than `settlement::MAX_DEADLINE_AHEAD_SECS`.
@@ -117,9 +119,10 @@ pub mod gate {
 
     /// Read-only decision (what /verify simulates): never fails on a Deny. Return data: the
     /// 35-byte decision; also emitted as a `GateDecision` event. Every account is read-only,
-    /// so other programs can ask for a decision by CPI.
-    pub fn gate_payment(
-        ctx: Context<GatePayment>,
+    /// so other programs can ask for a decision by CPI. Remaining accounts: the payment's
+    /// approval (policy_vault's PaymentApproval), when it has one.
+    pub fn gate_payment<'info>(
+        ctx: Context<'info, GatePayment<'info>>,
         payer_asset: Pubkey,
         payee_asset: Pubkey,
         amount: u64,

@@ -103,6 +103,8 @@ fn bench(c: &mut Criterion) {
                     payee,
                     amount: 1_000_000,
                     now: NOW,
+                    approval_threshold: 0,
+                    approved: false,
                 }))
             })
         });

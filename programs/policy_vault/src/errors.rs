@@ -146,4 +146,15 @@ pub enum PolicyVaultError {
     PayeeListFull,
     #[msg("add / remove: at least one payee to add or remove, and no default (all zero) key")]
     PayeeListEditInvalid,
+    // 6068..: approvals
+    #[msg("amount: an approval is of more than 0")]
+    ApprovalAmountZero,
+    #[msg("expires_at: an approval expires after now and at most 7 days from now")]
+    ApprovalExpiryInvalid,
+    #[msg("payee_asset / mint: an approval names a payee other than the payer and a mint")]
+    ApprovalTermsInvalid,
+    #[msg("approval_rent_payer: not the account that paid for the approval")]
+    ApprovalRentPayerMismatch,
+    #[msg("the approval is still in force: only its rent payer may close it before it expires")]
+    ApprovalNotExpired,
 }

@@ -89,6 +89,30 @@ pub struct PolicyCreated {
     pub version: u8,
 }
 
+/// The authority's members approved one payment's terms (`approve_payment`).
+#[event]
+pub struct PaymentApproved {
+    pub approval: Pubkey,
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub mint: Pubkey,
+    pub amount: u64,
+    pub policy_id: u32,
+    pub expires_at: i64,
+    pub by: Pubkey,
+    /// Distinct member signatures (at least the threshold in force).
+    pub signers: u8,
+}
+
+/// A payment approval ended: consumed by the payment it approved, or closed unused.
+#[event]
+pub struct ApprovalClosed {
+    pub approval: Pubkey,
+    pub payer_asset: Pubkey,
+    /// Whether a payment consumed it (else it was closed unused).
+    pub consumed: bool,
+}
+
 /// The authority's threshold edited a v2 policy's payee list.
 #[event]
 pub struct PayeeListEdited {

@@ -17,7 +17,7 @@ pub mod instructions;
 pub mod state;
 
 use instructions::*;
-use state::{AcceptanceParams, PolicyParams, PolicyRules};
+use state::{AcceptanceParams, ApprovalTerms, PolicyParams, PolicyRules};
 
 declare_id!("P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3");
 
@@ -41,7 +41,7 @@ pub mod policy_vault {
 
     /// Evaluates a payment (CPI from the gate only), read-only. Return data: the 35-byte
     /// decision.
-    pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
+    pub fn evaluate<'info>(ctx: Context<'info, Evaluate<'info>>, args: EvaluateArgs) -> Result<()> {
         instructions::evaluate(ctx, args)
     }
 
@@ -137,17 +137,38 @@ pub mod policy_vault {
         instructions::init_policy(ctx, asset, policy_id, params)
     }
 
-    /// Creates an immutable v2 policy: `params` as `init_policy`'s, and `rules` (validity
+    /// Creates an immutable v2 policy: `params` as `init_policy`'s, `rules` (validity
     /// window, payee allow or deny list, monthly, lifetime and per-payee daily caps), with
-    /// its payee list account (empty) when `rules.payee_list` names one; needs `threshold`.
+    /// its payee list account (empty) when `rules.payee_list` names one, and
+    /// `approval_threshold` (a payment of more needs the members' `approve_payment`; 0 =
+    /// none); needs `threshold`.
     pub fn init_policy_v2<'info>(
         ctx: Context<'info, InitPolicyV2<'info>>,
         asset: Pubkey,
         policy_id: u32,
         params: PolicyParams,
         rules: PolicyRules,
+        approval_threshold: u64,
     ) -> Result<()> {
-        instructions::init_policy_v2(ctx, asset, policy_id, params, rules)
+        instructions::init_policy_v2(ctx, asset, policy_id, params, rules, approval_threshold)
+    }
+
+    /// Approves one payment of exactly `terms` (payer and payee agents, mint, amount,
+    /// policy) above the policy's approval threshold, until `expires_at` (at most a week);
+    /// needs `threshold` members of the authority in force. The payment passes once against
+    /// it and closes it to the member who sent it.
+    pub fn approve_payment(
+        ctx: Context<ApprovePayment>,
+        terms: ApprovalTerms,
+        expires_at: i64,
+    ) -> Result<()> {
+        instructions::approve_payment(ctx, terms, expires_at)
+    }
+
+    /// Closes an unused approval to its rent payer: the member who sent it at any time,
+    /// anyone once it has expired.
+    pub fn close_approval(ctx: Context<CloseApproval>) -> Result<()> {
+        instructions::close_approval(ctx)
     }
 
     /// Adds and removes payees of a v2 policy's list account (at most 256 entries); needs

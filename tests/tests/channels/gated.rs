@@ -515,3 +515,82 @@ async fn a_settlement_stays_exactly_its_three_instructions() {
         .unwrap();
     assert_eq!(s.w.counters(&payer).await, (1_000, 1_000, 1_000));
 }
+
+/// A deposit above the payer policy's approval threshold needs the members' approval of its
+/// terms, as a payment does: refused by name without it, opened once with it (the approval
+/// closed back to the member who paid its rent), refused again after.
+#[tokio::test]
+async fn a_deposit_above_the_approval_threshold_opens_once_with_its_approval() {
+    use gate::errors::GateError;
+    use policy_vault::state::ApprovalTerms;
+    use solana_sdk::instruction::AccountMeta;
+    use trust_gate_program_tests::world::{open_policy, tier};
+    let mut s = setup().await;
+    let payee = copy(&s.payee);
+    let payer = s.w.register_agent().await;
+    s.w.set_stats(&payer.asset(), tier(3)).await;
+    s.w.init_authority(&payer).await;
+    let mint = s.w.mint;
+    s.w.init_policy_v2_approved(
+        &payer,
+        1,
+        open_policy(mint),
+        PolicyRules::default(),
+        DEPOSIT / 2,
+    )
+    .await
+    .unwrap();
+    s.w.token_account(&payer.owner.pubkey(), 10 * DEPOSIT).await;
+    let required = u32::from(GateError::ApprovalRequired);
+    assert_eq!(
+        s.w.decide(&payer, &payee, DEPOSIT, Attestations::default())
+            .await,
+        Decision::RequireApproval
+    );
+    assert_code(s.open_between(&payer, &payee).await, required);
+
+    let owner = payer.owner.insecure_clone();
+    let terms = ApprovalTerms {
+        payer_asset: payer.asset(),
+        payee_asset: payee.asset(),
+        mint,
+        amount: DEPOSIT,
+        policy_id: 1,
+    };
+    let ix = sdk().approve_payment(&owner.pubkey(), &[], terms, s.w.now + 600);
+    send(&mut s.w.ctx, &[ix], &[&owner]).await.unwrap();
+    let approval = sdk().pda.approval(&terms);
+    let open = Open {
+        splits: vec![Split {
+            recipient: payee.owner.pubkey(),
+            bps: channels::ALL_BPS,
+        }],
+        ..s.open_for(&owner.pubkey(), DEPOSIT).await
+    };
+    let mut gate = sdk().gate_channel_open(
+        &owner.pubkey(),
+        &payer.asset(),
+        &payee.asset(),
+        &s.w.facilitator.pubkey(),
+        &mint,
+        DEPOSIT,
+        1,
+        &open.channel(),
+        Attestations::default(),
+    );
+    gate.accounts.push(AccountMeta::new(approval, false));
+    gate.accounts.push(AccountMeta::new(owner.pubkey(), false));
+    s.send(&[gate, open.instruction()], &payer).await.unwrap();
+    assert!(
+        raw_account(&mut s.w.ctx, &approval).await.is_none(),
+        "used up"
+    );
+    assert!(raw_account(&mut s.w.ctx, &open.channel()).await.is_some());
+    // Counted as the deposit, as any gated open.
+    let policy: policy_vault::state::PolicyAccountV2 =
+        fetch(&mut s.w.ctx, &sdk().pda.policy(&payer.asset(), 1))
+            .await
+            .unwrap();
+    assert_eq!(policy.base.day_spent, DEPOSIT);
+    assert_code(s.open_between(&payer, &payee).await, required);
+}

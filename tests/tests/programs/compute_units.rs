@@ -57,8 +57,9 @@ async fn every_instruction_runs_within_the_default_compute_limits() {
             r.instruction
         );
     }
-    // Smallest, largest, largest v1 and v2 vault-funded, smallest in a Token-2022 mint.
-    assert_eq!(report.settlements.len(), 5);
+    // Smallest, largest, largest v1 and v2 vault-funded, smallest in a Token-2022 mint, and
+    // one with an approval.
+    assert_eq!(report.settlements.len(), 6);
     for s in &report.settlements {
         assert!(
             s.total <= SETTLEMENT_LIMIT,

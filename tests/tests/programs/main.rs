@@ -2,6 +2,7 @@
 //! real transactions in a solana-program-test bank (see `trust_gate_program_tests`).
 
 mod adversarial;
+mod approvals;
 mod audit3;
 mod audit4;
 mod compute_units;

@@ -215,6 +215,7 @@ async fn a_deny_list_account_is_edited_by_the_threshold_only() {
         1,
         open_policy(w.mint),
         rules,
+        0,
     );
     send(&mut w.ctx, &[ix], &[&agent.owner, &second])
         .await

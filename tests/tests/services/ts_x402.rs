@@ -202,7 +202,7 @@ fn policy_builders(s: &Services) -> Vec<Instruction> {
     );
     vec![
         b.init_policy(&owner, &cosigners, &asset, 8, params.clone()),
-        b.init_policy_v2(&owner, &cosigners, &asset, 9, params, rules),
+        b.init_policy_v2(&owner, &cosigners, &asset, 9, params, rules, 0),
         b.edit_payee_list(
             &owner,
             &cosigners,

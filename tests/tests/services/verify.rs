@@ -119,7 +119,7 @@ async fn decisions_errors_and_the_mount() {
     let create = s
         .env
         .b
-        .init_policy_v2(&owner, &[], &payer.asset(), 6, w.payer_policy(), rules);
+        .init_policy_v2(&owner, &[], &payer.asset(), 6, w.payer_policy(), rules, 0);
     let list = |add: bool| {
         let service = vec![w.service.asset()];
         let (a, r) = if add {

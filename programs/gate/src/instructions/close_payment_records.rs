@@ -75,18 +75,7 @@ pub fn close_payment_records(ctx: Context<ClosePaymentRecords>) -> Result<()> {
     Ok(())
 }
 
-/// Moves every lamport of the gate-owned `account` to `to` and gives the emptied account
-/// back to the system program (as Anchor's `close` constraint does): the runtime removes it
-/// at the end of the transaction, and nothing of it can be read or revived.
+/// Closes the gate-owned `account` to `to` (see `pda_account::close`).
 fn close(account: &AccountInfo, to: &AccountInfo) -> Result<u64> {
-    let lamports = account.lamports();
-    let credited = to
-        .lamports()
-        .checked_add(lamports)
-        .ok_or(GateError::CounterOverflow)?;
-    **to.try_borrow_mut_lamports()? = credited;
-    **account.try_borrow_mut_lamports()? = 0;
-    account.assign(&anchor_lang::system_program::ID);
-    account.resize(0)?;
-    Ok(lamports)
+    trust_gate_program_common::pda_account::close(account, to)
 }

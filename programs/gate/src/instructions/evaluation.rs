@@ -209,27 +209,56 @@ fn evaluate_args(args: &PaymentArgs) -> EvaluateArgs {
     }
 }
 
+/// A payment's approval among an instruction's remaining accounts, first: an account
+/// policy_vault owns holding a PaymentApproval (policy_vault checks its terms), then, for a
+/// commit, its rent payer. Returns the approval's accounts (none, one or two) and the rest.
+pub fn approval_accounts<'a, 'info>(
+    remaining: &'a [AccountInfo<'info>],
+    commit: bool,
+) -> (&'a [AccountInfo<'info>], &'a [AccountInfo<'info>]) {
+    use anchor_lang::Discriminator;
+    let is_approval = remaining.first().is_some_and(|a| {
+        a.owner == &policy_vault::ID
+            && a.try_borrow_data()
+                .is_ok_and(|d| d.starts_with(policy_vault::state::PaymentApproval::DISCRIMINATOR))
+    });
+    let n = match (is_approval, commit) {
+        (false, _) => 0,
+        (true, false) => 1,
+        (true, true) => 2.min(remaining.len()),
+    };
+    remaining.split_at(n)
+}
+
 impl<'info> EvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate (read-only) and returns its decision; sets it as this
-    /// instruction's return data and emits a [`GateDecision`] event.
-    pub fn evaluate(&self, args: &PaymentArgs) -> Result<Decision> {
-        vault_accounts!(self).call(false, args, &[])?;
+    /// instruction's return data and emits a [`GateDecision`] event. `approval`: the
+    /// payment's approval, if the caller passed one (see [`approval_accounts`]).
+    pub fn evaluate(
+        &self,
+        args: &PaymentArgs,
+        approval: &[AccountInfo<'info>],
+    ) -> Result<Decision> {
+        vault_accounts!(self).call(false, args, approval)?;
         report(args, false)
     }
 }
 
 impl<'info> CommitEvaluationAccounts<'info> {
     /// Runs policy_vault::evaluate_and_commit, which stores the counters on Allow (and
-    /// makes the vault's `release`, if any, with `extra`, a transfer hook's accounts, passed
-    /// on to its transfer); reports the decision as [`EvaluationAccounts::evaluate`] does.
+    /// closes the payment's `approval` [approval, its rent payer] when the payment needed it,
+    /// and makes the vault's `release`, if any, with `extra`, a transfer hook's accounts,
+    /// passed on to its transfer); reports the decision as [`EvaluationAccounts::evaluate`]
+    /// does.
     pub fn evaluate_and_commit(
         &self,
         args: &PaymentArgs,
+        approval: &[AccountInfo<'info>],
         release: Option<VaultRelease<'info>>,
         extra: &[AccountInfo<'info>],
     ) -> Result<Decision> {
-        // A release's accounts follow, in the order policy_vault reads them.
-        let mut remaining = Vec::new();
+        // The approval, then a release's accounts, in the order policy_vault reads them.
+        let mut remaining = approval.to_vec();
         if let Some(r) = release {
             remaining.extend([r.vault, r.payer_token, r.mint, r.token_program]);
             remaining.extend(extra.iter().cloned());

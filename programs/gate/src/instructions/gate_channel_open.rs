@@ -119,11 +119,16 @@ pub fn gate_channel_open<'info>(
     };
     require!(!vault_funded, GateError::ChannelVaultFunded);
 
-    let decision = a.evaluation.evaluate_and_commit(&args, None, &[])?;
+    // Remaining accounts: the deposit's approval and its rent payer, when it has one.
+    let (approval, _) = approval_accounts(ctx.remaining_accounts, true);
+    let decision = a
+        .evaluation
+        .evaluate_and_commit(&args, approval, None, &[])?;
     match decision {
         Decision::Allow => {}
         Decision::Deny(reason) => return Err(deny_error(reason)),
         Decision::RequireValidation { .. } => return Err(GateError::ValidationRequired.into()),
+        Decision::RequireApproval => return Err(GateError::ApprovalRequired.into()),
     }
 
     let bump = canonical_bump(

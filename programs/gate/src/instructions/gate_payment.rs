@@ -9,8 +9,14 @@ pub struct GatePayment<'info> {
 
 /// Read-only decision: never fails on a Deny; the decision is the return data and an event.
 /// Every account is read-only, so other programs can CPI it (see `programs/examples`).
-pub fn gate_payment(ctx: Context<GatePayment>, args: PaymentArgs) -> Result<()> {
+/// Remaining accounts: the payment's approval, when there is one (the decision is then the
+/// one its settlement would get).
+pub fn gate_payment<'info>(
+    ctx: Context<'info, GatePayment<'info>>,
+    args: PaymentArgs,
+) -> Result<()> {
     args.validate()?;
-    ctx.accounts.evaluation.evaluate(&args)?;
+    let (approval, _) = approval_accounts(ctx.remaining_accounts, false);
+    ctx.accounts.evaluation.evaluate(&args, approval)?;
     Ok(())
 }

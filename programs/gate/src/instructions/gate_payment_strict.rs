@@ -285,13 +285,17 @@ pub fn gate_payment_strict<'info>(
         )?;
     }
 
-    let decision =
-        ctx.accounts
-            .evaluation
-            .evaluate_and_commit(&args, release, ctx.remaining_accounts)?;
+    // Remaining accounts: the payment's approval and its rent payer, when it has one, then
+    // a vault release's transfer hook accounts.
+    let (approval, extra) = approval_accounts(ctx.remaining_accounts, true);
+    let decision = ctx
+        .accounts
+        .evaluation
+        .evaluate_and_commit(&args, approval, release, extra)?;
     match decision {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(deny_error(reason)),
         Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),
+        Decision::RequireApproval => Err(GateError::ApprovalRequired.into()),
     }
 }

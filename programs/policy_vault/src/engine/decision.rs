@@ -155,6 +155,10 @@ pub enum Decision {
         capability: [u8; 32],
         subject: Subject,
     },
+    /// Everything else allows it, but the amount is above the policy's approval threshold
+    /// and no approval of the payment's terms was given: the authority's members approve it
+    /// on chain (`approve_payment`), then the same payment passes once.
+    RequireApproval,
 }
 
 /// The fixed 35-byte wire form of a decision (return data of `evaluate` and of
@@ -162,7 +166,7 @@ pub enum Decision {
 ///
 /// | byte | field |
 /// |---|---|
-/// | 0 | kind: 0 Allow, 1 Deny, 2 RequireValidation |
+/// | 0 | kind: 0 Allow, 1 Deny, 2 RequireValidation, 3 RequireApproval |
 /// | 1 | deny reason code 1..=23 (0 unless Deny) |
 /// | 2 | subject: 0 payer, 1 payee (0 unless RequireValidation) |
 /// | 3..35 | capability hash (zero unless RequireValidation) |
@@ -172,6 +176,7 @@ impl Decision {
     pub const KIND_ALLOW: u8 = 0;
     pub const KIND_DENY: u8 = 1;
     pub const KIND_REQUIRE_VALIDATION: u8 = 2;
+    pub const KIND_REQUIRE_APPROVAL: u8 = 3;
 
     pub fn is_allow(&self) -> bool {
         matches!(self, Decision::Allow)
@@ -193,6 +198,7 @@ impl Decision {
                 out[2] = *subject as u8;
                 out[3..].copy_from_slice(capability);
             }
+            Decision::RequireApproval => out[0] = Self::KIND_REQUIRE_APPROVAL,
         }
         out
     }
@@ -213,6 +219,7 @@ impl Decision {
                     _ => return None,
                 },
             }),
+            Self::KIND_REQUIRE_APPROVAL => Some(Decision::RequireApproval),
             _ => None,
         }
     }
@@ -264,6 +271,7 @@ mod tests {
                 capability: [7; 32],
                 subject: Subject::Payer,
             },
+            Decision::RequireApproval,
         ];
         for d in cases {
             assert_eq!(Decision::from_wire(&d.to_wire()), Some(d));

@@ -2,7 +2,8 @@
 //! KillSwitch → validity window → payee list → Spending (per transaction, daily, weekly) →
 //! monthly, lifetime and per-payee daily caps → Velocity → payee checks (tier, then
 //! attestation) → payer checks from the payee's AcceptancePolicy (tier/risk/confidence, then
-//! attestation). The rules between the kill switch and Spending, and the three caps after
+//! attestation) → approval (a v2 policy's amount above its approval threshold, unless
+//! approved: RequireApproval, asked only of a payment everything else allows). The rules between the kill switch and Spending, and the three caps after
 //! it, are a v2 policy's ([`ExtendedRules`]); a v1 policy has them all off.
 
 use super::config::*;
@@ -65,6 +66,10 @@ pub struct EvalInput<'a> {
     pub amount: u64,
     /// Unix seconds.
     pub now: i64,
+    /// A v2 policy's approval threshold: a payment of more needs an approval (0 = none).
+    pub approval_threshold: u64,
+    /// Whether the payment's terms come with an approval in force.
+    pub approved: bool,
 }
 
 /// The decision and, for an Allow, the counters to store if the caller commits.
@@ -301,6 +306,9 @@ fn decide(input: &EvalInput) -> Result<Counters, Decision> {
         ) {
             return Err(d);
         }
+    }
+    if input.approval_threshold != 0 && input.amount > input.approval_threshold && !input.approved {
+        return Err(Decision::RequireApproval);
     }
     Ok((spending, extended, velocity))
 }

@@ -1,9 +1,10 @@
 use super::vault_transfer::{release_accounts, transfer_out};
 use crate::engine::{self, AttestationView, EvalInput, ExtendedState, ListMode, Party, PayeeDay};
 use crate::errors::PolicyVaultError;
+use crate::events::ApprovalClosed;
 use crate::state::{
-    fixed, seeds, AcceptancePolicy, AnyPolicy, KillSwitchState, PayeeList, PolicyAccount,
-    PolicyAccountV2, VelocityLedger,
+    fixed, seeds, AcceptancePolicy, AnyPolicy, ApprovalTerms, KillSwitchState, PayeeList,
+    PaymentApproval, PolicyAccount, PolicyAccountV2, VelocityLedger,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
@@ -190,6 +191,59 @@ fn payee_listed(
         .ok_or_else(|| error!(ErrorCode::AccountDiscriminatorMismatch))
 }
 
+/// The approval among `remaining` (an evaluation's remaining accounts, after policy_vault's
+/// own when the caller passed it): the first account when policy_vault owns it and it starts
+/// with PaymentApproval's discriminator, then the rest. Only found here: it is read only when
+/// the payment needs it (see [`approval_of`]), so that a settlement without one pays nothing
+/// for the feature.
+fn approval_in<'a, 'info>(
+    remaining: &'a [AccountInfo<'info>],
+) -> (Option<&'a AccountInfo<'info>>, &'a [AccountInfo<'info>]) {
+    let accounts = match remaining.split_first() {
+        Some((first, rest)) if first.key == &crate::ID => rest,
+        _ => remaining,
+    };
+    match accounts.split_first() {
+        Some((first, rest))
+            if first.owner == &crate::ID
+                && first
+                    .try_borrow_data()
+                    .is_ok_and(|d| d.starts_with(PaymentApproval::DISCRIMINATOR)) =>
+        {
+            (Some(first), rest)
+        }
+        _ => (None, accounts),
+    }
+}
+
+/// The approval in `info` when the payment needs one (its amount above the policy's approval
+/// threshold) and it approves the payment's terms at `now`. policy_vault creates an approval
+/// only at the address of the terms it stores, so its stored terms are compared, not its
+/// address.
+fn approval_of(
+    info: Option<&AccountInfo>,
+    policy: &AnyPolicy,
+    args: &EvaluateArgs,
+    now: i64,
+) -> Result<Option<PaymentApproval>> {
+    let threshold = policy.approval_threshold();
+    let Some(info) = info.filter(|_| threshold != 0 && args.amount > threshold) else {
+        return Ok(None);
+    };
+    let approval: PaymentApproval = fixed::from_data(&info.try_borrow_data()?)?;
+    Ok(approval.approves(&terms_of(args), now).then_some(approval))
+}
+
+fn terms_of(args: &EvaluateArgs) -> ApprovalTerms {
+    ApprovalTerms {
+        payer_asset: args.payer_asset,
+        payee_asset: args.payee_asset,
+        mint: args.mint,
+        amount: args.amount,
+        policy_id: args.policy_id,
+    }
+}
+
 /// What one evaluation reads, borrowed from either accounts struct.
 struct Inputs<'a, 'info> {
     policy: &'a AnyPolicy,
@@ -203,6 +257,8 @@ struct Inputs<'a, 'info> {
     payer_attestation: &'a Option<UncheckedAccount<'info>>,
     payee_attestation: &'a Option<UncheckedAccount<'info>>,
     payee_list: &'a AccountInfo<'info>,
+    /// The approval the caller passed, if any (see [`approval_in`]).
+    approval: Option<&'a AccountInfo<'info>>,
 }
 
 /// Runs the engine over the accounts. A retired policy or another mint is a hard error.
@@ -245,6 +301,7 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
     let payer_attestation = attestation(i.payer_attestation)?;
     let payee_attestation = attestation(i.payee_attestation)?;
     let now = Clock::get()?.unix_timestamp;
+    let approved = approval_of(i.approval, i.policy, args, now)?.is_some();
     Ok(engine::evaluate(&EvalInput {
         policy: &policy,
         acceptance: acceptance.as_ref(),
@@ -265,6 +322,8 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         },
         amount: args.amount,
         now,
+        approval_threshold: i.policy.approval_threshold(),
+        approved,
     }))
 }
 
@@ -336,11 +395,15 @@ fn report(decision: &engine::Decision) {
 }
 
 /// Decides a payment without writing anything. Return data: the 35-byte decision.
-pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
+///
+/// Remaining accounts: the payment's approval (see `approve_payment`), when the caller has
+/// one: the decision is then the one a settlement passing it would get.
+pub fn evaluate<'info>(ctx: Context<'info, Evaluate<'info>>, args: EvaluateArgs) -> Result<()> {
     let a = &ctx.accounts;
     check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
     let (policy, killswitch) = payer_accounts(&a.policy, &a.killswitch, &args)?;
     check_velocity(&a.velocity, &args)?;
+    let (approval, _) = approval_in(ctx.remaining_accounts);
     let evaluation = decide(
         Inputs {
             policy: &policy,
@@ -353,6 +416,7 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
             payer_attestation: &a.payer_attestation,
             payee_attestation: &a.payee_attestation,
             payee_list: a.payee_list.as_ref(),
+            approval,
         },
         &args,
     )?;
@@ -365,9 +429,12 @@ pub fn evaluate(ctx: Context<Evaluate>, args: EvaluateArgs) -> Result<()> {
 /// Return data: the 35-byte decision.
 ///
 /// Remaining accounts: policy_vault's own (the gate passes it for absent attestations), then
-/// for a vault-funded policy [vault (w), payer_token (w), mint, token_program, a transfer
-/// hook's accounts...]. They are remaining accounts rather than optional ones so that a
-/// wallet-funded settlement's CPI carries no extra account metas.
+/// the payment's approval (w) and its rent payer (w) when the caller has one (see
+/// `approve_payment`: a payment above the policy's approval threshold passes against it
+/// once and closes it to its rent payer), then for a vault-funded policy [vault (w),
+/// payer_token (w), mint, token_program, a transfer hook's accounts...]. They are remaining
+/// accounts rather than optional ones so that a settlement without them carries no extra
+/// account metas.
 pub fn evaluate_and_commit<'info>(
     ctx: Context<'info, EvaluateAndCommit<'info>>,
     args: EvaluateArgs,
@@ -377,6 +444,13 @@ pub fn evaluate_and_commit<'info>(
     let (policy, killswitch) = payer_accounts(&a.policy, &a.killswitch, &args)?;
     let velocity: VelocityLedger = fixed::read(&a.velocity)?;
     check_velocity(&velocity, &args)?;
+    let (approval, rest) = approval_in(ctx.remaining_accounts);
+    // An approval is followed by its rent payer, to whom the payment closes it.
+    let (rent_payer, rest) = match (approval, rest.split_first()) {
+        (Some(_), Some((rent_payer, rest))) => (Some(rent_payer), rest),
+        (Some(_), None) => return err!(PolicyVaultError::ApprovalRentPayerMismatch),
+        (None, _) => (None, rest),
+    };
     let evaluation = decide(
         Inputs {
             policy: &policy,
@@ -389,12 +463,13 @@ pub fn evaluate_and_commit<'info>(
             payer_attestation: &a.payer_attestation,
             payee_attestation: &a.payee_attestation,
             payee_list: a.payee_list.as_ref(),
+            approval,
         },
         &args,
     )?;
     // After the hard errors of `decide` (a retired policy, another mint), before the
     // decision is acted on: a wrong shape fails whatever the decision.
-    let release = release_accounts(&policy, &args.mint, ctx.remaining_accounts)?;
+    let release = release_accounts(&policy, &args.mint, rest)?;
     let committed = evaluation.decision.is_allow();
     if committed {
         if let Some(t) = &release {
@@ -409,6 +484,23 @@ pub fn evaluate_and_commit<'info>(
         }
         drop(data);
         VelocityLedger::write_state(&mut a.velocity.try_borrow_mut_data()?, &evaluation.velocity);
+        // An approval the payment needed is used up: closed to the member who paid for it.
+        if let (Some(info), Some(rent_payer)) = (approval, rent_payer) {
+            let now = Clock::get()?.unix_timestamp;
+            if let Some(used) = approval_of(Some(info), &policy, &args, now)? {
+                require_keys_eq!(
+                    *rent_payer.key,
+                    used.rent_payer,
+                    PolicyVaultError::ApprovalRentPayerMismatch
+                );
+                pda_account::close(info, rent_payer)?;
+                runtime::emit(&ApprovalClosed {
+                    approval: *info.key,
+                    payer_asset: used.payer_asset,
+                    consumed: true,
+                });
+            }
+        }
     }
     // Last, so that nothing the release invoked overwrites the decision.
     report(&evaluation.decision);

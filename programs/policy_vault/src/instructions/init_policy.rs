@@ -138,6 +138,7 @@ pub fn init_policy_v2<'info>(
     policy_id: u32,
     params: PolicyParams,
     rules: PolicyRules,
+    approval_threshold: u64,
 ) -> Result<()> {
     let id = policy_id.to_le_bytes();
     let a = &ctx.accounts;
@@ -186,6 +187,7 @@ pub fn init_policy_v2<'info>(
         payee_day: 0,
         payee_slots: [PayeeSlot::default(); PAYEE_SLOTS],
         vault,
+        approval_threshold,
     });
     Ok(())
 }

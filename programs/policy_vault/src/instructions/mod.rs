@@ -1,3 +1,4 @@
+pub mod approve_payment;
 pub mod edit_payee_list;
 pub mod evaluate;
 pub mod init_authority;
@@ -16,6 +17,7 @@ pub mod take_over;
 pub mod vault_transfer;
 pub mod withdraw;
 
+pub use approve_payment::*;
 pub use edit_payee_list::*;
 pub use evaluate::*;
 pub use init_authority::*;

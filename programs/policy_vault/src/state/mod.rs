@@ -3,6 +3,7 @@
 //! `getProgramAccounts` memcmp filters work.
 
 pub mod acceptance;
+pub mod approval;
 pub mod authority;
 pub mod fixed;
 pub mod killswitch;
@@ -16,6 +17,7 @@ pub mod vault;
 pub mod velocity;
 
 pub use acceptance::*;
+pub use approval::*;
 pub use authority::*;
 pub use fixed::FixedLayout;
 pub use killswitch::*;

@@ -28,7 +28,8 @@ pub struct PayeeSlot {
 /// written in place there as for v1), 304 rules (mode 304, payees 305..433, payee_list
 /// 433..465, not_before 465, not_after 473, monthly 481, lifetime 489, payee_daily 497),
 /// 505 month_index, 513 month_spent, 521 lifetime_spent, 529 payee_day, 537..1177 the 16
-/// payee slots (payee 32, spent 8 each), 1177 vault.
+/// payee slots (payee 32, spent 8 each), 1177 vault, 1209 approval_threshold (added last: an
+/// account created before it, 1 209 bytes long, reads as 0, no approvals).
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct PolicyAccountV2 {
@@ -48,6 +49,9 @@ pub struct PolicyAccountV2 {
     /// settlement compares it rather than derives it (about 350 compute units); the default
     /// key otherwise.
     pub vault: Pubkey,
+    /// A payment (or a gated channel's deposit) of more than this needs the authority's
+    /// approval of its terms (`approve_payment`); 0 = none.
+    pub approval_threshold: u64,
 }
 
 /// Where Borsh keeps a PolicyAccountV2's fields after the v1 ones (a unit test holds them to
@@ -62,7 +66,10 @@ pub mod extended_at {
     pub const SLOT_LEN: usize = 40;
     pub const SLOTS_END: usize = PAYEE_SLOTS + super::PAYEE_SLOTS * SLOT_LEN;
     pub const VAULT: usize = SLOTS_END;
-    pub const END: usize = VAULT + 32;
+    /// The end of an account created before `approval_threshold` was added.
+    pub const VAULT_END: usize = VAULT + 32;
+    pub const APPROVAL_THRESHOLD: usize = VAULT_END;
+    pub const END: usize = APPROVAL_THRESHOLD + 8;
 }
 
 fn i64_at(data: &[u8], at: usize) -> i64 {
@@ -178,6 +185,8 @@ pub struct PolicyV2 {
     pub counters: ExtendedCounters,
     /// See [`PolicyAccountV2::vault`].
     pub vault: Pubkey,
+    /// See [`PolicyAccountV2::approval_threshold`].
+    pub approval_threshold: u64,
 }
 
 /// A policy account of either version, on the heap: moving a v1 policy's 304 bytes through
@@ -209,7 +218,7 @@ impl AnyPolicy {
         if !data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
             return err!(ErrorCode::AccountDiscriminatorMismatch);
         }
-        if data.len() < extended_at::END {
+        if data.len() < extended_at::VAULT_END {
             return Err(bad());
         }
         let base = PolicyAccount::read_fields(fields).ok_or_else(bad)?;
@@ -219,10 +228,13 @@ impl AnyPolicy {
             rules,
             counters: PolicyAccountV2::counters_in(data),
             vault: Pubkey::new_from_array(
-                data[extended_at::VAULT..extended_at::END]
+                data[extended_at::VAULT..extended_at::VAULT_END]
                     .try_into()
                     .unwrap_or_default(),
             ),
+            approval_threshold: data
+                .get(extended_at::APPROVAL_THRESHOLD..extended_at::END)
+                .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default())),
         })))
     }
 
@@ -238,6 +250,14 @@ impl AnyPolicy {
         match self {
             AnyPolicy::V1(_) => None,
             AnyPolicy::V2(p) => Some(&p.rules),
+        }
+    }
+
+    /// A v2 policy's approval threshold (0: none, and always for v1).
+    pub fn approval_threshold(&self) -> u64 {
+        match self {
+            AnyPolicy::V1(_) => 0,
+            AnyPolicy::V2(p) => p.approval_threshold,
         }
     }
 
@@ -280,6 +300,7 @@ mod tests {
                 spent: 10,
             }; PAYEE_SLOTS],
             vault: Pubkey::new_unique(),
+            approval_threshold: 11,
         }
     }
 
@@ -292,7 +313,8 @@ mod tests {
         v2.base.try_serialize(&mut data1).unwrap();
         assert_eq!(data1.len(), 304);
         assert_eq!(data2.len(), 8 + PolicyAccountV2::INIT_SPACE);
-        assert_eq!(data2.len(), 1209);
+        assert_eq!(data2.len(), 1217);
+        assert_eq!(data2.len(), extended_at::END);
         assert_eq!(data1[8..], data2[8..304]);
         assert_eq!(counters_at::WEEK_SPENT, 246);
         match AnyPolicy::from_data(&data2).unwrap() {
@@ -300,6 +322,16 @@ mod tests {
                 assert_eq!(p.rules, v2.rules);
                 assert_eq!(p.base.spender, v2.base.spender);
                 assert_eq!(p.counters, v2.counters());
+                assert_eq!(p.vault, v2.vault);
+                assert_eq!(p.approval_threshold, 11);
+            }
+            other => panic!("{other:?}"),
+        }
+        // An account created before the approval threshold: read as none.
+        match AnyPolicy::from_data(&data2[..extended_at::VAULT_END]).unwrap() {
+            AnyPolicy::V2(p) => {
+                assert_eq!(p.vault, v2.vault);
+                assert_eq!(p.approval_threshold, 0);
             }
             other => panic!("{other:?}"),
         }

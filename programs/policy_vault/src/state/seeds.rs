@@ -21,6 +21,9 @@ pub const VAULT: &[u8] = b"vault";
 pub const AUTHORITY_GUARD: &[u8] = b"authority_guard";
 /// `["take_over", asset]` -> [`crate::state::TakeOverRequest`]
 pub const TAKE_OVER: &[u8] = b"take_over";
+/// `["approval", payer_asset, payee_asset, mint, amount u64 LE, policy_id u32 LE]` ->
+/// [`crate::state::PaymentApproval`]
+pub const APPROVAL: &[u8] = b"approval";
 
 /// The gate program: the only caller allowed to run `evaluate`. Kept as a constant because
 /// the gate depends on this crate (a test asserts it equals `gate::ID`).

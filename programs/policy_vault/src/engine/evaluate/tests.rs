@@ -74,6 +74,8 @@ fn input<'a>(policy: &'a PolicyConfig, amount: u64) -> EvalInput<'a> {
         payee: party(2, rated(3)),
         amount,
         now: NOW,
+        approval_threshold: 0,
+        approved: false,
     }
 }
 
@@ -105,6 +107,48 @@ fn kill_switch_denies_every_payment_whatever_the_bits() {
         assert_eq!(e.decision, deny(DenyReason::KillSwitchEngaged));
         assert_eq!(e.spending, i.spending, "no counter moves on a deny");
     }
+}
+
+#[test]
+fn above_the_approval_threshold_an_allowed_payment_needs_an_approval() {
+    let p = policy(kinds::ALL & !kinds::REQUIRE_VALIDATION);
+    let at = |amount: u64, approved: bool| {
+        let mut i = input(&p, amount);
+        i.approval_threshold = 50;
+        i.approved = approved;
+        evaluate(&i)
+    };
+    assert_eq!(at(50, false).decision, Decision::Allow, "at the threshold");
+    let held = at(51, false);
+    assert_eq!(held.decision, Decision::RequireApproval);
+    assert_eq!(
+        held.spending,
+        SpendingCounters::default(),
+        "nothing counted"
+    );
+    let approved = at(51, true);
+    assert_eq!(approved.decision, Decision::Allow);
+    assert_eq!(approved.spending.day_spent, 51);
+    // No threshold, no approval asked.
+    let mut i = input(&p, 90);
+    i.approved = false;
+    assert_eq!(evaluate(&i).decision, Decision::Allow);
+    // A Deny wins: an approval never lifts a cap or the kill switch.
+    let mut paused = input(&p, 51);
+    paused.approval_threshold = 50;
+    paused.approved = true;
+    paused.paused = true;
+    assert_eq!(
+        evaluate(&paused).decision,
+        deny(DenyReason::KillSwitchEngaged)
+    );
+    let mut over = input(&p, p.spending.per_tx + 1);
+    over.approval_threshold = 50;
+    over.approved = true;
+    assert_eq!(
+        evaluate(&over).decision,
+        deny(DenyReason::SpendingPerTxExceeded)
+    );
 }
 
 /// A v2 policy with every rule on, the payee allowed.
@@ -772,6 +816,8 @@ impl Case {
             payee: self.payee,
             amount: self.amount,
             now: self.now,
+            approval_threshold: 0,
+            approved: false,
         }
     }
 }

@@ -166,6 +166,8 @@ export const GATE_ERROR__CHANNEL_NOT_SEALED = 0x17ba; // 6074
 export const GATE_ERROR__CHANNEL_ACCOUNT_INVALID = 0x17bb; // 6075
 /** ChannelStillOpen: the channel still exists: its record closes with gate_channel_close, once the channel is sealed */
 export const GATE_ERROR__CHANNEL_STILL_OPEN = 0x17bc; // 6076
+/** ApprovalRequired: the amount is above the payer policy's approval threshold: the authority's members approve these terms on chain (policy_vault approve_payment), then the payment passes with the approval among its remaining accounts */
+export const GATE_ERROR__APPROVAL_REQUIRED = 0x17bd; // 6077
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -187,6 +189,7 @@ export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
   | typeof GATE_ERROR__AGENT_ASSET_INVALID
   | typeof GATE_ERROR__AMOUNT_ZERO
+  | typeof GATE_ERROR__APPROVAL_REQUIRED
   | typeof GATE_ERROR__ASSET_MISMATCH
   | typeof GATE_ERROR__ATOM_STATS_SCHEMA_MISMATCH
   | typeof GATE_ERROR__ATOM_STATS_WRONG_OWNER
@@ -275,6 +278,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__AGENT_ACCOUNT_INVALID]: `agent account is not the registry's AgentAccount for the asset`,
     [GATE_ERROR__AGENT_ASSET_INVALID]: `payer_asset or payee_asset is not an MPL Core asset`,
     [GATE_ERROR__AMOUNT_ZERO]: `amount must be greater than 0`,
+    [GATE_ERROR__APPROVAL_REQUIRED]: `the amount is above the payer policy's approval threshold: the authority's members approve these terms on chain (policy_vault approve_payment), then the payment passes with the approval among its remaining accounts`,
     [GATE_ERROR__ASSET_MISMATCH]: `asset account does not match the asset argument`,
     [GATE_ERROR__ATOM_STATS_SCHEMA_MISMATCH]: `Deny 10: reputation account layout or schema mismatch`,
     [GATE_ERROR__ATOM_STATS_WRONG_OWNER]: `Deny 9: reputation account has the wrong owner`,

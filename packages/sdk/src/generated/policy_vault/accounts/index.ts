@@ -8,6 +8,7 @@
 
 export * from "./killSwitchState.js";
 export * from "./payeeList.js";
+export * from "./paymentApproval.js";
 export * from "./policyAccount.js";
 export * from "./policyAccountV2.js";
 export * from "./policyAuthority.js";

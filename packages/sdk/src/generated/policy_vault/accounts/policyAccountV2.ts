@@ -85,6 +85,11 @@ export type PolicyAccountV2 = {
    * key otherwise.
    */
   vault: Address;
+  /**
+   * A payment (or a gated channel's deposit) of more than this needs the authority's
+   * approval of its terms (`approve_payment`); 0 = none.
+   */
+  approvalThreshold: bigint;
 };
 
 export type PolicyAccountV2Args = {
@@ -106,6 +111,11 @@ export type PolicyAccountV2Args = {
    * key otherwise.
    */
   vault: Address;
+  /**
+   * A payment (or a gated channel's deposit) of more than this needs the authority's
+   * approval of its terms (`approve_payment`); 0 = none.
+   */
+  approvalThreshold: number | bigint;
 };
 
 /** Gets the encoder for {@link PolicyAccountV2Args} account data. */
@@ -121,6 +131,7 @@ export function getPolicyAccountV2Encoder(): FixedSizeEncoder<PolicyAccountV2Arg
       ["payeeDay", getI64Encoder()],
       ["payeeSlots", getArrayEncoder(getPayeeSlotEncoder(), { size: 16 })],
       ["vault", getAddressEncoder()],
+      ["approvalThreshold", getU64Encoder()],
     ]),
     (value) => ({ ...value, discriminator: POLICY_ACCOUNT_V2_DISCRIMINATOR }),
   );
@@ -138,6 +149,7 @@ export function getPolicyAccountV2Decoder(): FixedSizeDecoder<PolicyAccountV2> {
     ["payeeDay", getI64Decoder()],
     ["payeeSlots", getArrayDecoder(getPayeeSlotDecoder(), { size: 16 })],
     ["vault", getAddressDecoder()],
+    ["approvalThreshold", getU64Decoder()],
   ]);
 }
 
@@ -212,5 +224,5 @@ export async function fetchAllMaybePolicyAccountV2(
 }
 
 export function getPolicyAccountV2Size(): number {
-  return 1209;
+  return 1217;
 }

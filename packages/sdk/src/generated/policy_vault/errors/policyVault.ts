@@ -144,12 +144,27 @@ export const POLICY_VAULT_ERROR__POLICY_HAS_NO_PAYEE_LIST = 0x17ae; // 6062
 export const POLICY_VAULT_ERROR__PAYEE_LIST_FULL = 0x17af; // 6063
 /** PayeeListEditInvalid: add / remove: at least one payee to add or remove, and no default (all zero) key */
 export const POLICY_VAULT_ERROR__PAYEE_LIST_EDIT_INVALID = 0x17b0; // 6064
+/** ApprovalAmountZero: amount: an approval is of more than 0 */
+export const POLICY_VAULT_ERROR__APPROVAL_AMOUNT_ZERO = 0x17b1; // 6065
+/** ApprovalExpiryInvalid: expires_at: an approval expires after now and at most 7 days from now */
+export const POLICY_VAULT_ERROR__APPROVAL_EXPIRY_INVALID = 0x17b2; // 6066
+/** ApprovalTermsInvalid: payee_asset / mint: an approval names a payee other than the payer and a mint */
+export const POLICY_VAULT_ERROR__APPROVAL_TERMS_INVALID = 0x17b3; // 6067
+/** ApprovalRentPayerMismatch: approval_rent_payer: not the account that paid for the approval */
+export const POLICY_VAULT_ERROR__APPROVAL_RENT_PAYER_MISMATCH = 0x17b4; // 6068
+/** ApprovalNotExpired: the approval is still in force: only its rent payer may close it before it expires */
+export const POLICY_VAULT_ERROR__APPROVAL_NOT_EXPIRED = 0x17b5; // 6069
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
   | typeof POLICY_VAULT_ERROR__AGENT_ACCOUNT_INVALID
   | typeof POLICY_VAULT_ERROR__AGENT_ASSET_INVALID
   | typeof POLICY_VAULT_ERROR__AMOUNT_ZERO
+  | typeof POLICY_VAULT_ERROR__APPROVAL_AMOUNT_ZERO
+  | typeof POLICY_VAULT_ERROR__APPROVAL_EXPIRY_INVALID
+  | typeof POLICY_VAULT_ERROR__APPROVAL_NOT_EXPIRED
+  | typeof POLICY_VAULT_ERROR__APPROVAL_RENT_PAYER_MISMATCH
+  | typeof POLICY_VAULT_ERROR__APPROVAL_TERMS_INVALID
   | typeof POLICY_VAULT_ERROR__ATTESTATION_ADDRESS_MISMATCH
   | typeof POLICY_VAULT_ERROR__AUTHORITY_CURRENT
   | typeof POLICY_VAULT_ERROR__AUTHORITY_STALE
@@ -219,6 +234,11 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__AGENT_ACCOUNT_INVALID]: `agent_account is not the registry's AgentAccount for this asset`,
     [POLICY_VAULT_ERROR__AGENT_ASSET_INVALID]: `agent_asset is not the agent's MPL Core asset`,
     [POLICY_VAULT_ERROR__AMOUNT_ZERO]: `amount must be greater than 0`,
+    [POLICY_VAULT_ERROR__APPROVAL_AMOUNT_ZERO]: `amount: an approval is of more than 0`,
+    [POLICY_VAULT_ERROR__APPROVAL_EXPIRY_INVALID]: `expires_at: an approval expires after now and at most 7 days from now`,
+    [POLICY_VAULT_ERROR__APPROVAL_NOT_EXPIRED]: `the approval is still in force: only its rent payer may close it before it expires`,
+    [POLICY_VAULT_ERROR__APPROVAL_RENT_PAYER_MISMATCH]: `approval_rent_payer: not the account that paid for the approval`,
+    [POLICY_VAULT_ERROR__APPROVAL_TERMS_INVALID]: `payee_asset / mint: an approval names a payee other than the payer and a mint`,
     [POLICY_VAULT_ERROR__ATTESTATION_ADDRESS_MISMATCH]: `attestation is not the registry PDA for its subject, capability and attestor`,
     [POLICY_VAULT_ERROR__AUTHORITY_CURRENT]: `the authority is already the live owner's: change its members with rotate_authority`,
     [POLICY_VAULT_ERROR__AUTHORITY_STALE]: `the agent's asset has changed hands since this authority was created: until its new owner's take-over takes effect (request_take_over), the members may only pause, cancel or accept the request, or withdraw to the recovery key`,

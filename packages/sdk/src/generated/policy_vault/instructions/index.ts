@@ -7,7 +7,9 @@
  */
 
 export * from "./acceptTakeOver.js";
+export * from "./approvePayment.js";
 export * from "./cancelTakeOver.js";
+export * from "./closeApproval.js";
 export * from "./completeTakeOver.js";
 export * from "./editPayeeList.js";
 export * from "./evaluate.js";

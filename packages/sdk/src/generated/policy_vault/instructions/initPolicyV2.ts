@@ -18,6 +18,8 @@ import {
   getStructEncoder,
   getU32Decoder,
   getU32Encoder,
+  getU64Decoder,
+  getU64Encoder,
   transformEncoder,
   type AccountMeta,
   type AccountSignerMeta,
@@ -123,6 +125,7 @@ export type InitPolicyV2InstructionData = {
   policyId: number;
   params: PolicyParams;
   rules: PolicyRules;
+  approvalThreshold: bigint;
 };
 
 export type InitPolicyV2InstructionDataArgs = {
@@ -130,6 +133,7 @@ export type InitPolicyV2InstructionDataArgs = {
   policyId: number;
   params: PolicyParamsArgs;
   rules: PolicyRulesArgs;
+  approvalThreshold: number | bigint;
 };
 
 export function getInitPolicyV2InstructionDataEncoder(): FixedSizeEncoder<InitPolicyV2InstructionDataArgs> {
@@ -140,6 +144,7 @@ export function getInitPolicyV2InstructionDataEncoder(): FixedSizeEncoder<InitPo
       ["policyId", getU32Encoder()],
       ["params", getPolicyParamsEncoder()],
       ["rules", getPolicyRulesEncoder()],
+      ["approvalThreshold", getU64Encoder()],
     ]),
     (value) => ({ ...value, discriminator: INIT_POLICY_V2_DISCRIMINATOR }),
   );
@@ -152,6 +157,7 @@ export function getInitPolicyV2InstructionDataDecoder(): FixedSizeDecoder<InitPo
     ["policyId", getU32Decoder()],
     ["params", getPolicyParamsDecoder()],
     ["rules", getPolicyRulesDecoder()],
+    ["approvalThreshold", getU64Decoder()],
   ]);
 }
 
@@ -195,6 +201,7 @@ export type InitPolicyV2AsyncInput<
   policyId: InitPolicyV2InstructionDataArgs["policyId"];
   params: InitPolicyV2InstructionDataArgs["params"];
   rules: InitPolicyV2InstructionDataArgs["rules"];
+  approvalThreshold: InitPolicyV2InstructionDataArgs["approvalThreshold"];
 };
 
 export async function getInitPolicyV2InstructionAsync<
@@ -353,6 +360,7 @@ export type InitPolicyV2Input<
   policyId: InitPolicyV2InstructionDataArgs["policyId"];
   params: InitPolicyV2InstructionDataArgs["params"];
   rules: InitPolicyV2InstructionDataArgs["rules"];
+  approvalThreshold: InitPolicyV2InstructionDataArgs["approvalThreshold"];
 };
 
 export function getInitPolicyV2Instruction<

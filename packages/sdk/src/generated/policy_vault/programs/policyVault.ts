@@ -18,7 +18,9 @@ import {
 } from "@solana/kit";
 import {
   parseAcceptTakeOverInstruction,
+  parseApprovePaymentInstruction,
   parseCancelTakeOverInstruction,
+  parseCloseApprovalInstruction,
   parseCompleteTakeOverInstruction,
   parseEditPayeeListInstruction,
   parseEvaluateAndCommitInstruction,
@@ -38,7 +40,9 @@ import {
   parseSetVaultSpenderInstruction,
   parseWithdrawInstruction,
   type ParsedAcceptTakeOverInstruction,
+  type ParsedApprovePaymentInstruction,
   type ParsedCancelTakeOverInstruction,
+  type ParsedCloseApprovalInstruction,
   type ParsedCompleteTakeOverInstruction,
   type ParsedEditPayeeListInstruction,
   type ParsedEvaluateAndCommitInstruction,
@@ -65,6 +69,7 @@ export const POLICY_VAULT_PROGRAM_ADDRESS =
 export enum PolicyVaultAccount {
   KillSwitchState,
   PayeeList,
+  PaymentApproval,
   PolicyAccount,
   PolicyAccountV2,
   PolicyAuthority,
@@ -97,6 +102,17 @@ export function identifyPolicyVaultAccount(
     )
   ) {
     return PolicyVaultAccount.PayeeList;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([176, 40, 119, 131, 100, 202, 108, 146]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultAccount.PaymentApproval;
   }
   if (
     containsBytes(
@@ -160,7 +176,9 @@ export function identifyPolicyVaultAccount(
 
 export enum PolicyVaultInstruction {
   AcceptTakeOver,
+  ApprovePayment,
   CancelTakeOver,
+  CloseApproval,
   CompleteTakeOver,
   EditPayeeList,
   Evaluate,
@@ -200,12 +218,34 @@ export function identifyPolicyVaultInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([21, 123, 195, 139, 107, 141, 34, 187]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.ApprovePayment;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([255, 68, 70, 20, 220, 197, 223, 97]),
       ),
       0,
     )
   ) {
     return PolicyVaultInstruction.CancelTakeOver;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([134, 50, 229, 207, 67, 161, 148, 203]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.CloseApproval;
   }
   if (
     containsBytes(
@@ -417,8 +457,14 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.AcceptTakeOver;
     } & ParsedAcceptTakeOverInstruction<TProgram>)
   | ({
+      instructionType: PolicyVaultInstruction.ApprovePayment;
+    } & ParsedApprovePaymentInstruction<TProgram>)
+  | ({
       instructionType: PolicyVaultInstruction.CancelTakeOver;
     } & ParsedCancelTakeOverInstruction<TProgram>)
+  | ({
+      instructionType: PolicyVaultInstruction.CloseApproval;
+    } & ParsedCloseApprovalInstruction<TProgram>)
   | ({
       instructionType: PolicyVaultInstruction.CompleteTakeOver;
     } & ParsedCompleteTakeOverInstruction<TProgram>)
@@ -486,11 +532,25 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
         ...parseAcceptTakeOverInstruction(instruction),
       };
     }
+    case PolicyVaultInstruction.ApprovePayment: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.ApprovePayment,
+        ...parseApprovePaymentInstruction(instruction),
+      };
+    }
     case PolicyVaultInstruction.CancelTakeOver: {
       assertIsInstructionWithAccounts(instruction);
       return {
         instructionType: PolicyVaultInstruction.CancelTakeOver,
         ...parseCancelTakeOverInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.CloseApproval: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.CloseApproval,
+        ...parseCloseApprovalInstruction(instruction),
       };
     }
     case PolicyVaultInstruction.CompleteTakeOver: {
