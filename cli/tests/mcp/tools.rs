@@ -76,6 +76,18 @@ async fn every_tool_resource_and_prompt_over_http() {
             t.name
         );
     }
+    // The schema admits every reason code, v2 policies' 16..23 too (a client that checks
+    // arguments against it must be able to ask about them).
+    let explain = tools
+        .iter()
+        .find(|t| t.name == "gate_explain_decision")
+        .unwrap();
+    let code = &explain.input_schema["properties"]["reason_code"];
+    assert_eq!(
+        (&code["minimum"], &code["maximum"]),
+        (&json!(1), &json!(23)),
+        "{code}"
+    );
     let simulate = tools
         .iter()
         .find(|t| t.name == "gate_simulate_payment")

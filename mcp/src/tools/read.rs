@@ -106,7 +106,7 @@ pub struct SimulateArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExplainArgs {
     /// A deny reason code, 1..23.
-    #[schemars(range(min = 1, max = 15))]
+    #[schemars(range(min = 1, max = 23))]
     pub reason_code: i64,
 }
 
