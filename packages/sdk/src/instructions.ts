@@ -21,6 +21,8 @@ import {
   getRegisterAgentViaCpiInstruction,
 } from './generated/gate/instructions/index.js';
 import {
+  getApprovePaymentInstruction,
+  getCloseApprovalInstruction,
   getEditPayeeListInstruction,
   getInitPolicyInstruction,
   getInitPolicyV2Instruction,
@@ -34,7 +36,7 @@ import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
 
 export { MPL_CORE_PROGRAM };
 import { requireProgramIds, type ProgramIds } from './ids.js';
-import { Pdas } from './pda.js';
+import { Pdas, type ApprovalTerms } from './pda.js';
 
 export { INSTRUCTIONS_SYSVAR } from './chain.js';
 
@@ -443,6 +445,30 @@ export class Builder {
       this.policyVault,
     );
     return withCosigners(ix, cosigners);
+  }
+
+  /**
+   * Approves one payment of exactly `terms` until `expiresAt` (unix seconds, at most a week
+   * ahead); `member` (who pays the approval's rent, back when the payment uses it) and
+   * `cosigners` reach the threshold of the payer's authority in force.
+   */
+  async approvePayment(
+    member: TransactionSigner,
+    cosigners: readonly TransactionSigner[],
+    terms: ApprovalTerms,
+    expiresAt: bigint,
+  ): Promise<Instruction> {
+    const [authority, approval] = await Promise.all([this.pda.policyAuthority(terms.payerAsset), this.pda.approval(terms)]);
+    const ix = getApprovePaymentInstruction(
+      { member, authority, agentAsset: terms.payerAsset, approval, ...terms, expiresAt },
+      this.policyVault,
+    );
+    return withCosigners(ix, cosigners);
+  }
+
+  /** Closes an unused approval to `rentPayer` (signed by it, or by `closer` once expired). */
+  closeApproval(closer: TransactionSigner, approval: Address, rentPayer: Address): Instruction {
+    return getCloseApprovalInstruction({ closer, approval, rentPayer }, this.policyVault);
   }
 
   /** `rules` naming the payee list account of `asset`'s policy `policyId`. */

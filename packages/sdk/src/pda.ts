@@ -5,10 +5,20 @@ import {
   getAddressEncoder,
   getProgramDerivedAddress,
   getU32Encoder,
+  getU64Encoder,
   type Address,
   type ReadonlyUint8Array,
 } from '@solana/kit';
 import type { ProgramIds } from './ids.js';
+
+/** What an approval binds: one payment's terms (policy_vault's `ApprovalTerms`). */
+export interface ApprovalTerms {
+  payerAsset: Address;
+  payeeAsset: Address;
+  mint: Address;
+  amount: bigint;
+  policyId: number;
+}
 
 const text = (s: string) => new TextEncoder().encode(s);
 const key = (a: Address) => getAddressEncoder().encode(a);
@@ -24,6 +34,7 @@ export const SEEDS = {
   payeeList: 'payee_list',
   authorityGuard: 'authority_guard',
   takeOver: 'take_over',
+  approval: 'approval',
   evaluateSigner: 'evaluate_signer',
   gateAuthority: 'gate_authority',
   feedbackLog: 'feedback_log',
@@ -93,6 +104,20 @@ export class Pdas {
   /** `["take_over", asset]`: a pending take-over of the agent's authority. */
   async takeOverRequest(asset: Address) {
     return this.find(this.ids.policyVault, [text(SEEDS.takeOver), key(asset)]);
+  }
+  /**
+   * `["approval", payer_asset, payee_asset, mint, amount u64 LE, policy_id u32 LE]`: the
+   * approval of one payment's terms.
+   */
+  async approval(t: ApprovalTerms) {
+    return this.find(this.ids.policyVault, [
+      text(SEEDS.approval),
+      key(t.payerAsset),
+      key(t.payeeAsset),
+      key(t.mint),
+      getU64Encoder().encode(t.amount),
+      getU32Encoder().encode(t.policyId),
+    ]);
   }
 
   // gate

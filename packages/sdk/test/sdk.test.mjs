@@ -113,6 +113,8 @@ async function policyBuilders(x, owner, attestor) {
     acceptedAttestors: [none, none],
     funding: 0,
   };
+  // An approval of 42 to the service under policy 9, then its close.
+  const terms = { payerAsset: asset, payeeAsset: address(x.service), mint: address(x.mint), amount: 42n, policyId: 9 };
   const rules = await b.payeeListRules(asset, 9, {
     payeeListMode: 1,
     payees: [address(x.service), none, none, none],
@@ -125,8 +127,10 @@ async function policyBuilders(x, owner, attestor) {
   });
   return [
     await b.initPolicy(owner, [attestor], asset, 8, params),
-    await b.initPolicyV2(owner, [attestor], asset, 9, params, rules),
+    await b.initPolicyV2(owner, [attestor], asset, 9, params, rules, 7n),
     await b.editPayeeList(owner, [attestor], asset, 9, [address(x.service)], [address(x.removed)]),
+    await b.approvePayment(owner, [attestor], terms, 1_800_000_000n),
+    b.closeApproval(attestor, await b.pda.approval(terms), owner.address),
   ];
 }
 

@@ -186,6 +186,14 @@ fn policy_builders(s: &Services) -> Vec<Instruction> {
     };
     let mut payees = [Default::default(); 4];
     payees[0] = w.service.asset();
+    // An approval of 42 to the service under policy 9, then its close.
+    let terms = policy_vault::state::ApprovalTerms {
+        payer_asset: asset,
+        payee_asset: w.service.asset(),
+        mint: w.mint(),
+        amount: 42,
+        policy_id: 9,
+    };
     let rules = b.payee_list_rules(
         &asset,
         9,
@@ -202,7 +210,7 @@ fn policy_builders(s: &Services) -> Vec<Instruction> {
     );
     vec![
         b.init_policy(&owner, &cosigners, &asset, 8, params.clone()),
-        b.init_policy_v2(&owner, &cosigners, &asset, 9, params, rules, 0),
+        b.init_policy_v2(&owner, &cosigners, &asset, 9, params, rules, 7),
         b.edit_payee_list(
             &owner,
             &cosigners,
@@ -211,6 +219,8 @@ fn policy_builders(s: &Services) -> Vec<Instruction> {
             vec![w.service.asset()],
             vec![w.payer(1).unwrap().asset()],
         ),
+        b.approve_payment(&owner, &cosigners, terms, 1_800_000_000),
+        b.close_approval(&cosigners[0], &b.pda.approval(&terms), &owner),
     ]
 }
 
