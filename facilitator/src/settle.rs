@@ -183,17 +183,12 @@ impl Facilitator {
         // Nothing of the payer's is held for a signer that may not act for it, nor past the
         // payer's rate (counted only for its own signers, so a stranger spends none of it).
         self.authorize_payer(&ctx.payer_asset, &payer).await?;
-        if let Err(wait) = self.limits.payer.check(&ctx.payer_asset) {
-            return Err(Rejection::too_many(
-                "payer_rate_limited",
-                format!(
-                    "payer agent {} sent more settlements than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)",
-                    ctx.payer_asset
-                ),
-                retry_after_secs(wait),
+        self.limit_payer(&ctx.payer_asset, || {
+            format!(
+                "payer agent {} sent more settlements than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)",
+                ctx.payer_asset
             )
-            .hint("retry after the Retry-After seconds"));
-        }
+        })?;
         let signature = keypair.sign_message(&tx.message.serialize());
         tx.signatures[0] = signature;
         let feedback_log = self
@@ -570,6 +565,20 @@ impl Facilitator {
         let (program, _) = self.mint(&ctx.mint).await.ok()?;
         (program == TokenProgram::Token2022)
             .then(|| payee_account::refusal(&program.associated_account(&ctx.pay_to, &ctx.mint)))
+    }
+
+    /// Counts one request of `key` (a payer agent, or a wallet opening a channel) against
+    /// `RATE_LIMIT_PER_PAYER`; past it, 429 `payer_rate_limited` with `message()` (written
+    /// only then) and a Retry-After.
+    pub(crate) fn limit_payer(
+        &self,
+        key: &Pubkey,
+        message: impl FnOnce() -> String,
+    ) -> Result<(), Rejection> {
+        self.limits.payer.check(key).map_err(|wait| {
+            Rejection::too_many("payer_rate_limited", message(), retry_after_secs(wait))
+                .hint("retry after the Retry-After seconds")
+        })
     }
 
     /// The chain refused the signer for the payer (`PayerSignerMismatch`): the cached agent

@@ -607,15 +607,10 @@ impl Facilitator {
     /// does: each open makes the facilitator advance the channel's rent until the close or
     /// the crank returns it, so one wallet cannot have it lock that rent at will.
     pub(crate) fn limit_deposits(&self, payer: &Pubkey) -> Result<(), Rejection> {
-        self.limits.payer.check(payer).map_err(|wait| {
-            Rejection::too_many(
-                "payer_rate_limited",
-                format!(
-                    "wallet {payer} opened more channels than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)"
-                ),
-                crate::limits::retry_after_secs(wait),
+        self.limit_payer(payer, || {
+            format!(
+                "wallet {payer} opened more channels than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)"
             )
-            .hint("retry after the Retry-After seconds")
         })
     }
 

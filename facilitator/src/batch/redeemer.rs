@@ -5,7 +5,7 @@
 //!    per 100): a voucher is refused from the first read that finds its payer paused, so at
 //!    most one interval (and the RPC's lag) behind the chain; every open channel of a paused
 //!    payer is closed at the latest voucher accepted before the pause. Their policies are
-//!    read too (policies are immutable but for their payee lists and retirement): the
+//!    read in the same call (policies are immutable but for their payee lists and retirement): the
 //!    sessions of a policy retired (or gone) are refused and closed the same way;
 //! 2. the latest vouchers are applied on chain, [`batch::MAX_CHANNELS_PER_TRANSACTION`]
 //!    channels a transaction, for the sessions that have at least `BATCH_REDEEM_AMOUNT`
@@ -63,48 +63,40 @@ pub fn spawn(f: Arc<Facilitator>) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// The payers, among `agents`, whose kill switch is paused now (a missing kill switch is not
-/// a pause: the gate refused the open without one).
-pub async fn paused_payers(f: &Facilitator, agents: &[Pubkey]) -> Result<HashSet<Pubkey>, String> {
-    let mut paused = HashSet::new();
-    for run in agents.chunks(100) {
-        let keys: Vec<Pubkey> = run.iter().map(|a| f.builder.pda.killswitch(a)).collect();
-        let accounts = chain::accounts(&f.rpc, &keys)
-            .await
-            .map_err(|e| format!("reading kill switches: {e}"))?;
-        for (agent, acc) in run.iter().zip(accounts) {
-            let state = acc
-                .and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok());
-            if state.is_some_and(|s| s.paused) {
-                paused.insert(*agent);
-            }
-        }
-    }
-    Ok(paused)
-}
-
-/// The policies, among `keys` (payer agent, policy id), retired now or gone.
-pub async fn retired_policies(
+/// What stops sessions, read in one `getMultipleAccounts` (`chain::accounts` runs it 100 keys
+/// a call): the payer agents, among `agents`, whose kill switch is paused now (a missing kill
+/// switch is not a pause: the gate refused the open without one), and the policies, among
+/// `policies` (payer agent, policy id), retired now or gone.
+pub async fn stops(
     f: &Facilitator,
-    keys: &[(Pubkey, u32)],
-) -> Result<HashSet<(Pubkey, u32)>, String> {
-    let mut retired = HashSet::new();
-    for run in keys.chunks(100) {
-        let addresses: Vec<Pubkey> = run
-            .iter()
-            .map(|(agent, id)| f.builder.pda.policy(agent, *id))
-            .collect();
-        let accounts = chain::accounts(&f.rpc, &addresses)
-            .await
-            .map_err(|e| format!("reading policies: {e}"))?;
-        for (key, acc) in run.iter().zip(accounts) {
-            let policy = acc.and_then(|a| decode::policy(&a.data).ok());
-            if policy.is_none_or(|p| p.base().is_retired()) {
-                retired.insert(*key);
-            }
+    agents: &[Pubkey],
+    policies: &[(Pubkey, u32)],
+) -> Result<(HashSet<Pubkey>, HashSet<(Pubkey, u32)>), String> {
+    let keys: Vec<Pubkey> = agents
+        .iter()
+        .map(|a| f.builder.pda.killswitch(a))
+        .chain(policies.iter().map(|(a, id)| f.builder.pda.policy(a, *id)))
+        .collect();
+    let mut accounts = chain::accounts(&f.rpc, &keys)
+        .await
+        .map_err(|e| format!("reading kill switches and policies: {e}"))?
+        .into_iter();
+    let mut paused = HashSet::new();
+    for (agent, acc) in agents.iter().zip(accounts.by_ref()) {
+        let state =
+            acc.and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok());
+        if state.is_some_and(|s| s.paused) {
+            paused.insert(*agent);
         }
     }
-    Ok(retired)
+    let mut retired = HashSet::new();
+    for (key, acc) in policies.iter().zip(accounts) {
+        let policy = acc.and_then(|a| decode::policy(&a.data).ok());
+        if policy.is_none_or(|p| p.base().is_retired()) {
+            retired.insert(*key);
+        }
+    }
+    Ok((paused, retired))
 }
 
 /// One round of the background work (see the module docs).
@@ -123,13 +115,6 @@ pub async fn tick(f: &Facilitator) -> Tick {
         .collect();
     agents.sort();
     agents.dedup();
-    match paused_payers(f, &agents).await {
-        Ok(p) => {
-            f.sessions.set_paused(p.clone());
-            t.paused = p.into_iter().collect();
-        }
-        Err(e) => t.errors.push(e),
-    }
     let mut policies: Vec<(Pubkey, u32)> = open
         .iter()
         .filter_map(|s| s.gate.map(|g| (g.payer_asset, g.policy_id)))
@@ -137,8 +122,10 @@ pub async fn tick(f: &Facilitator) -> Tick {
     policies.sort();
     policies.dedup();
     let mut retired = HashSet::new();
-    match retired_policies(f, &policies).await {
-        Ok(r) => {
+    match stops(f, &agents, &policies).await {
+        Ok((p, r)) => {
+            f.sessions.set_paused(p.clone());
+            t.paused = p.into_iter().collect();
             f.sessions.set_retired(r.clone());
             retired = r;
         }
