@@ -1,5 +1,6 @@
 //! `trust-gate`: the one command users run.
 
+mod approve;
 mod bench;
 mod demo_key;
 mod dispute;
@@ -39,6 +40,12 @@ enum Command {
     /// Create, show and edit spending policies (v1 and v2) on any cluster.
     #[command(subcommand)]
     Policy(policy::PolicyCommand),
+    /// List the payments a facilitator holds for an approval (RequireApproval).
+    Approvals(approve::ApprovalsArgs),
+    /// Approve a held payment on chain as members of the payer agent's policy authority (its
+    /// terms read from the facilitator and checked against the id); the payment then passes
+    /// once.
+    Approve(approve::ApproveArgs),
     /// Dispute a settled payment as its payer (the facilitator that settled it co-signs).
     Dispute(dispute::DisputeArgs),
     /// Close a facilitator's payment records whose deadline and dispute window have passed,
@@ -89,6 +96,8 @@ fn main() -> std::process::ExitCode {
             Command::Policy(c) => policy::run(c).await,
             Command::Reclaim(a) => reclaim::run(a).await,
             Command::Dispute(a) => dispute::run(a).await,
+            Command::Approvals(a) => approve::list(a).await,
+            Command::Approve(a) => approve::approve(a).await,
             Command::Migrate(a) => migrate::run(a).await,
             Command::Simulate(a) => simulate::run(a).await,
             Command::Mcp => mcp::run().await,

@@ -183,6 +183,19 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
             println!("Resource: {body}");
             Ok(())
         }
+        PayOutcome::Held {
+            status,
+            approval_id,
+            ..
+        } => {
+            println!("Decision: RequireApproval (HTTP {status})");
+            println!("  pending approval {approval_id}");
+            println!(
+                "  a member of the payer's policy authority approves it: trust-gate approve {approval_id} --facilitator-url {}",
+                a.facilitator_url.trim_end_matches('/')
+            );
+            Err("the payment is above the payer policy's approval threshold: held until approved, then pay again".into())
+        }
         PayOutcome::Failed {
             status,
             response,
@@ -222,10 +235,23 @@ async fn pay_channel(
         ungated: a.ungated,
     };
     let gated = if a.ungated { "plain" } else { "gated" };
+    // A deposit above the payer policy's approval threshold is held: say how to approve it.
+    let held = |e: trust_gate_demo::pay_channels::ChannelPayError| match e.approval_id() {
+        Some(id) => {
+            println!("Decision: RequireApproval");
+            println!("  pending approval {id}");
+            println!(
+                "  a member of the payer's policy authority approves it: trust-gate approve {id} --facilitator-url {}",
+                a.facilitator_url.trim_end_matches('/')
+            );
+            "the deposit is above the payer policy's approval threshold: held until approved, then pay again".to_string()
+        }
+        None => e.to_string(),
+    };
     match scheme {
         ChannelScheme::Upto => {
             println!("Paying {} with {gated} upto as {}", a.url, signer.pubkey());
-            let paid = pay.upto().await.map_err(|e| e.to_string())?;
+            let paid = pay.upto().await.map_err(held)?;
             println!(
                 "Charged {} of the escrowed ceiling; the rest back to the payer: {}",
                 paid.body["charged"].as_str().unwrap_or("?"),
@@ -241,10 +267,7 @@ async fn pay_channel(
                 a.url,
                 signer.pubkey()
             );
-            let s = pay
-                .session(requests, deposit)
-                .await
-                .map_err(|e| e.to_string())?;
+            let s = pay.session(requests, deposit).await.map_err(held)?;
             let opened = &s.requests[0].settlement["transaction"];
             println!(
                 "Opened channel {} in {}",

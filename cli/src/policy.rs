@@ -30,10 +30,10 @@ pub enum PolicyCommand {
 #[derive(Args)]
 pub struct Cluster {
     #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8899")]
-    rpc_url: String,
+    pub(crate) rpc_url: String,
     /// The cluster's network (its program ids; *_PROGRAM_ID overrides apply).
     #[arg(long, env = "NETWORK", default_value = "solana-localnet")]
-    network: String,
+    pub(crate) network: String,
 }
 
 #[derive(Args)]
@@ -51,7 +51,7 @@ pub struct Members {
     /// authority's threshold. The first pays the fees and the rent. On the localnet the demo
     /// agent's owner is used when omitted.
     #[arg(long = "keypair", value_name = "FILE")]
-    keypairs: Vec<String>,
+    pub(crate) keypairs: Vec<String>,
 }
 
 #[derive(Args)]
@@ -142,24 +142,7 @@ fn session(cluster: &Cluster, target: &Target) -> Result<Session, String> {
 impl Session {
     /// The members who sign: the files given, else (localnet) the demo agent's owner.
     fn members(&self, m: &Members) -> Result<Vec<Keypair>, String> {
-        if !m.keypairs.is_empty() {
-            return m
-                .keypairs
-                .iter()
-                .map(|path| {
-                    read_keypair_file(path)
-                        .map_err(|e| format!("--keypair {path}: cannot read a keypair: {e}"))
-                })
-                .collect();
-        }
-        let world = DemoWorld::new();
-        let demo = std::iter::once(&world.service)
-            .chain(&world.payers)
-            .find(|a| a.asset() == self.asset);
-        match (demo, self.network) {
-            (Some(agent), Network::Localnet) => Ok(vec![agent.owner.insecure_clone()]),
-            _ => Err("--keypair is required: the agent is not a demo agent on the localnet".into()),
-        }
+        member_keys(m, &self.asset, self.network)
     }
 
     async fn policy(&self) -> Result<Option<Policy>, String> {
@@ -198,7 +181,34 @@ impl Session {
     }
 }
 
-fn cosigners(signers: &[Keypair]) -> Vec<Pubkey> {
+/// The members of `asset`'s authority who sign: the files given, else (localnet) the demo
+/// agent's owner.
+pub(crate) fn member_keys(
+    m: &Members,
+    asset: &Pubkey,
+    network: Network,
+) -> Result<Vec<Keypair>, String> {
+    if !m.keypairs.is_empty() {
+        return m
+            .keypairs
+            .iter()
+            .map(|path| {
+                read_keypair_file(path)
+                    .map_err(|e| format!("--keypair {path}: cannot read a keypair: {e}"))
+            })
+            .collect();
+    }
+    let world = DemoWorld::new();
+    let demo = std::iter::once(&world.service)
+        .chain(&world.payers)
+        .find(|a| a.asset() == *asset);
+    match (demo, network) {
+        (Some(agent), Network::Localnet) => Ok(vec![agent.owner.insecure_clone()]),
+        _ => Err("--keypair is required: the agent is not a demo agent on the localnet".into()),
+    }
+}
+
+pub(crate) fn cosigners(signers: &[Keypair]) -> Vec<Pubkey> {
     signers[1..].iter().map(|k| k.pubkey()).collect()
 }
 
@@ -221,6 +231,7 @@ async fn create(a: CreateArgs) -> Result<(), String> {
     let params = policy_input::params(&input).map_err(tool_error)?;
     let list = s.b.pda.payee_list(&s.asset, s.policy_id);
     let rules = policy_input::rules(&input, list).map_err(tool_error)?;
+    let threshold = input.approval_threshold().map_err(tool_error)?;
     let spender = match (&a.spender, params.is_vault_funded()) {
         (Some(k), true) => Some(key("--spender", k)?),
         (None, true) => {
@@ -232,7 +243,9 @@ async fn create(a: CreateArgs) -> Result<(), String> {
         (None, false) => None,
     };
     if let Some(existing) = s.policy().await? {
-        let same = existing.base().params == params && existing.rules() == rules.as_ref();
+        let same = existing.base().params == params
+            && existing.rules() == rules.as_ref()
+            && existing.approval_threshold() == threshold;
         print(&s.view(&existing).await?);
         return Err(if same {
             format!(
@@ -271,9 +284,15 @@ async fn create(a: CreateArgs) -> Result<(), String> {
     }
     let version = if rules.is_some() { 2 } else { 1 };
     ixs.push(match rules {
-        Some(rules) => {
-            s.b.init_policy_v2(&me, &others, &s.asset, s.policy_id, params, rules, 0)
-        }
+        Some(rules) => s.b.init_policy_v2(
+            &me,
+            &others,
+            &s.asset,
+            s.policy_id,
+            params,
+            rules,
+            threshold,
+        ),
         None => s.b.init_policy(&me, &others, &s.asset, s.policy_id, params),
     });
     if let Some(spender) = spender {

@@ -103,6 +103,14 @@ pub struct LimitArgs {
     /// channel's rent back to the facilitator); default 604800 (a week), 0 for never.
     #[arg(long, env = "BATCH_MAX_IDLE_SECS")]
     pub batch_max_idle_secs: Option<String>,
+    /// Seconds a payment held for an approval stays listed (GET /approvals); default 86400
+    /// (a day), at most 604800.
+    #[arg(long, env = "APPROVAL_PENDING_SECS")]
+    pub approval_pending_secs: Option<String>,
+    /// Pending approvals kept per payer agent (the one expiring first goes past it);
+    /// default 16.
+    #[arg(long, env = "APPROVALS_PER_PAYER")]
+    pub approvals_per_payer: Option<String>,
 }
 
 impl LimitArgs {
@@ -123,6 +131,8 @@ impl LimitArgs {
             batch_redeem_age_secs: env("BATCH_REDEEM_AGE_SECS"),
             batch_redeem_amount: env("BATCH_REDEEM_AMOUNT"),
             batch_max_idle_secs: env("BATCH_MAX_IDLE_SECS"),
+            approval_pending_secs: env("APPROVAL_PENDING_SECS"),
+            approvals_per_payer: env("APPROVALS_PER_PAYER"),
         }
     }
 }
@@ -191,6 +201,8 @@ impl FacilitatorArgs {
             batch_redeem_age_secs: self.limits.batch_redeem_age_secs.clone(),
             batch_redeem_amount: self.limits.batch_redeem_amount.clone(),
             batch_max_idle_secs: self.limits.batch_max_idle_secs.clone(),
+            approval_pending_secs: self.limits.approval_pending_secs.clone(),
+            approvals_per_payer: self.limits.approvals_per_payer.clone(),
         }
     }
 }

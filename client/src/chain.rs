@@ -163,6 +163,51 @@ pub async fn policy_funding(
     Ok(decode::Funding::of(&policy.base().params))
 }
 
+/// The approval of a payment of `terms` (`policy_vault::approve_payment`), with its address;
+/// `None` when no member has approved those terms (or its payment used it).
+pub async fn approval(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    terms: &policy_vault::state::ApprovalTerms,
+) -> Result<Option<(Pubkey, policy_vault::state::PaymentApproval)>, ClientError> {
+    let key = Pdas::new(*ids).approval(terms);
+    let approval = anchor_account(rpc, "PaymentApproval", &key).await?;
+    Ok(approval.map(|a| (key, a)))
+}
+
+/// What a payment of `terms` under `policy` passes to the gate for its approval: the
+/// approval on chain when the amount is above the policy's approval threshold and a member
+/// approved it (expired or not: the gate judges), else `None` (no read when none is needed).
+pub async fn approval_use(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    policy: &decode::Policy,
+    terms: &policy_vault::state::ApprovalTerms,
+) -> Result<Option<crate::instructions::ApprovalUse>, ClientError> {
+    if !policy.needs_approval(terms.amount) {
+        return Ok(None);
+    }
+    Ok(approval(rpc, ids, terms)
+        .await?
+        .map(|(address, a)| crate::instructions::ApprovalUse {
+            address,
+            rent_payer: a.rent_payer,
+        }))
+}
+
+/// [`approval_use`] after reading the payer's policy (none when it does not exist: the gate
+/// then denies the payment anyway).
+pub async fn approval_use_of(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    terms: &policy_vault::state::ApprovalTerms,
+) -> Result<Option<crate::instructions::ApprovalUse>, ClientError> {
+    match policy(rpc, ids, &terms.payer_asset, terms.policy_id).await? {
+        None => Ok(None),
+        Some(p) => approval_use(rpc, ids, &p, terms).await,
+    }
+}
+
 /// Policy `policy_id` of `asset`, of either version; `None` when it does not exist.
 pub async fn policy(
     rpc: &RpcClient,

@@ -17,13 +17,14 @@ pub use gate::state::{
 };
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
-    AcceptancePolicySet, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
-    AuthorityTakenOver, KillSwitchInitialized, KillSwitchSet, PayeeListEdited, PolicyCreated,
-    PolicyRetired, TakeOverCancelled, TakeOverRequested, VaultOpened, VaultWithdrawn,
+    AcceptancePolicySet, ApprovalClosed, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
+    AuthorityTakenOver, KillSwitchInitialized, KillSwitchSet, PayeeListEdited, PaymentApproved,
+    PolicyCreated, PolicyRetired, TakeOverCancelled, TakeOverRequested, VaultOpened,
+    VaultWithdrawn,
 };
 pub use policy_vault::state::{
-    AcceptancePolicy, AuthorityGuard, KillSwitchState, PayeeList, PolicyAccount, PolicyAccountV2,
-    PolicyAuthority, PolicyRules, TakeOverRequest, VelocityLedger,
+    AcceptancePolicy, ApprovalTerms, AuthorityGuard, KillSwitchState, PayeeList, PaymentApproval,
+    PolicyAccount, PolicyAccountV2, PolicyAuthority, PolicyRules, TakeOverRequest, VelocityLedger,
 };
 pub use validation_registry::events::{
     AttestorRegistered, NamespaceRegistered, ValidationRequested, ValidationResponded,
@@ -257,6 +258,20 @@ impl Policy {
             Policy::V1(_) => 1,
             Policy::V2(_) => 2,
         }
+    }
+
+    /// The amount above which a payment needs an approval (0: none; a v1 policy has none).
+    pub fn approval_threshold(&self) -> u64 {
+        match self {
+            Policy::V1(_) => 0,
+            Policy::V2(p) => p.approval_threshold,
+        }
+    }
+
+    /// Whether a payment of `amount` under this policy needs an approval on chain.
+    pub fn needs_approval(&self, amount: u64) -> bool {
+        let threshold = self.approval_threshold();
+        threshold != 0 && amount > threshold
     }
 
     /// The payee list account a v2 policy names.

@@ -16,6 +16,7 @@
 //! - [`vouchers`]: a channel's vouchers checked off chain (signature, channel, amount, the
 //!   gated deposit, the per-payment cap, the kill switch).
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
+//! - [`approvals`]: a payment held for an approval, as a facilitator keeps and answers it.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`upto`]: x402's `upto` scheme on Solana on the wire (its `extra`, payload and reason
 //!   strings) and trust-gate's gated variant.
@@ -38,6 +39,7 @@
 //! Everything talks to the chain through Solana JSON-RPC, so the same code runs against the
 //! embedded localnet, devnet or mainnet.
 
+pub mod approvals;
 pub mod batch;
 pub mod chain;
 pub mod channel_reclaim;

@@ -9,7 +9,7 @@
 use crate::batch::{self, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, DepositTx};
 use crate::channels::{self, Open, Split};
 use crate::error::ClientError;
-use crate::instructions::{Attestations, Builder};
+use crate::instructions::{ApprovalUse, Attestations, Builder};
 use crate::settle::{self, ComputeBudget};
 use crate::token::TokenProgram;
 use crate::upto::{UptoExtra, UptoPayload, WireU64};
@@ -34,6 +34,9 @@ pub struct SessionGate {
     pub payee_asset: Pubkey,
     pub policy_id: u32,
     pub attestations: Attestations,
+    /// The deposit's approval on chain, when it is above the payer policy's approval
+    /// threshold (`chain::approval_use_of` of the deposit's terms); the open uses it up.
+    pub approval: Option<ApprovalUse>,
 }
 
 /// A payer's open of a channel that pays everything to `pay_to`, the facilitator `fee_payer`
@@ -88,7 +91,7 @@ impl ChannelOpen<'_> {
         }
         .instructions();
         if let Some(g) = self.gate {
-            ixs.push(self.builder.gate_channel_open(
+            let mut gate = self.builder.gate_channel_open(
                 &self.payer.pubkey(),
                 &g.payer_asset,
                 &g.payee_asset,
@@ -98,7 +101,19 @@ impl ChannelOpen<'_> {
                 g.policy_id,
                 &channel,
                 g.attestations,
-            ));
+            );
+            if let Some(a) = &g.approval {
+                let terms = crate::decode::ApprovalTerms {
+                    payer_asset: g.payer_asset,
+                    payee_asset: g.payee_asset,
+                    mint: self.mint,
+                    amount: self.deposit,
+                    policy_id: g.policy_id,
+                };
+                settle::check_approval(self.builder, a, &terms)?;
+                a.append_to(&mut gate);
+            }
+            ixs.push(gate);
         }
         ixs.push(open.instruction());
         let memo = |text: &str| Instruction::new_with_bytes(MEMO, text.as_bytes(), vec![]);

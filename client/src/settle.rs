@@ -7,7 +7,7 @@ pub use crate::decode::Funding;
 pub use crate::error::AtomicityNotEnforcedError;
 use crate::error::ClientError;
 use crate::errors::{self, summarize_logs};
-use crate::instructions::{Attestations, Builder, FeedbackArgs, VaultRelease};
+use crate::instructions::{ApprovalUse, Attestations, Builder, FeedbackArgs, VaultRelease};
 pub use crate::token::TokenProgram;
 use anchor_lang::prelude::Pubkey;
 use anchor_spl::token::spl_token;
@@ -105,6 +105,9 @@ pub struct Settlement {
     pub compute_budget: ComputeBudget,
     /// Where the payment comes from: the policy's `funding`.
     pub funding: Funding,
+    /// The payment's approval on chain, for an amount above the payer policy's approval
+    /// threshold ([`crate::chain::approval_use`] finds it); the settlement closes it.
+    pub approval: Option<ApprovalUse>,
 }
 
 /// The ComputeBudget instructions a settlement may start with, so that it can pay a priority
@@ -190,7 +193,7 @@ pub fn compose(
             "is the source token account: no value would move",
         ));
     }
-    let gate = b.gate_payment_strict(
+    let mut gate = b.gate_payment_strict(
         &s.payer_signer,
         &s.payer_asset,
         &s.payee_asset,
@@ -205,6 +208,10 @@ pub fn compose(
             token_program: s.token_program.id(),
         }),
     );
+    if let Some(a) = &s.approval {
+        check_approval(b, a, &s.approval_terms())?;
+        a.append_to(&mut gate);
+    }
     // Both token programs encode TransferChecked the same way; the program id differs.
     let transfer_checked = match s.token_program {
         TokenProgram::SplToken => spl_token::instruction::transfer_checked,
@@ -239,6 +246,38 @@ pub fn compose(
     let mut ixs = s.compute_budget.instructions();
     ixs.extend([gate, transfer, feedback]);
     Ok(ixs)
+}
+
+/// `a` must be the approval of `terms`: the gate would not find another one.
+pub(crate) fn check_approval(
+    b: &Builder,
+    a: &ApprovalUse,
+    terms: &policy_vault::state::ApprovalTerms,
+) -> Result<(), ClientError> {
+    let want = b.pda.approval(terms);
+    if a.address != want {
+        return Err(ClientError::input(
+            "approval",
+            format!(
+                "{} is not the approval of this payment's terms ({want})",
+                a.address
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Settlement {
+    /// What an approval of this payment approves.
+    pub fn approval_terms(&self) -> policy_vault::state::ApprovalTerms {
+        policy_vault::state::ApprovalTerms {
+            payer_asset: self.payer_asset,
+            payee_asset: self.payee_asset,
+            mint: self.mint,
+            amount: self.amount,
+            policy_id: self.policy_id,
+        }
+    }
 }
 
 /// The accounts of a settlement that are the same for every payment a facilitator settles

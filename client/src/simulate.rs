@@ -16,6 +16,7 @@ use solana_rpc_client_api::config::{
 use solana_rpc_client_api::request::RpcRequest;
 use solana_rpc_client_api::response::{Response, RpcSimulateTransactionResult};
 use solana_sdk::account::Account;
+use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::signature::{Keypair, Signer};
 use solana_sdk::transaction::Transaction;
 
@@ -54,6 +55,19 @@ pub struct PaymentQuery {
     pub amount: u64,
     pub mint: Pubkey,
     pub policy_id: u32,
+}
+
+impl PaymentQuery {
+    /// What an approval of this payment approves.
+    pub fn approval_terms(&self) -> policy_vault::state::ApprovalTerms {
+        policy_vault::state::ApprovalTerms {
+            payer_asset: self.payer_asset,
+            payee_asset: self.payee_asset,
+            mint: self.mint,
+            amount: self.amount,
+            policy_id: self.policy_id,
+        }
+    }
 }
 
 /// Unix seconds of the local clock (what expiries are compared with off chain).
@@ -208,6 +222,25 @@ pub async fn simulation_fee_payer(
         .unwrap_or(caller))
 }
 
+/// `gate_payment` of `q` with `att`, passing the address of the payment's approval, so that
+/// the decision of an approved payment above the payer policy's approval threshold is the
+/// one its settlement gets (the gate skips the address while no approval is there).
+pub fn decision_instruction(b: &Builder, q: &PaymentQuery, att: Attestations) -> Instruction {
+    let mut ix = b.gate_payment(
+        &q.payer_asset,
+        &q.payee_asset,
+        q.amount,
+        &q.mint,
+        q.policy_id,
+        att,
+    );
+    ix.accounts.push(AccountMeta::new_readonly(
+        b.pda.approval(&q.approval_terms()),
+        false,
+    ));
+    ix
+}
+
 /// The gate's decision for a payment, by simulating `gate::gate_payment` with every account
 /// the strict gate would see. Nothing is written and no fee is paid; `caller` may be a
 /// public key only.
@@ -230,14 +263,7 @@ pub async fn gate_payment(
                 .decision;
         }
     };
-    let ix = b.gate_payment(
-        &q.payer_asset,
-        &q.payee_asset,
-        q.amount,
-        &q.mint,
-        q.policy_id,
-        att,
-    );
+    let ix = decision_instruction(b, &q, att);
     let mut tx = Transaction::new_with_payer(&[ix], Some(&k.pubkey()));
     let blockhash = rpc.get_latest_blockhash().await?;
     tx.try_sign(&[k], blockhash)
@@ -287,14 +313,7 @@ pub fn decision_transaction(
     q: &PaymentQuery,
     att: Attestations,
 ) -> Result<String, ClientError> {
-    let ix = b.gate_payment(
-        &q.payer_asset,
-        &q.payee_asset,
-        q.amount,
-        &q.mint,
-        q.policy_id,
-        att,
-    );
+    let ix = decision_instruction(b, q, att);
     crate::x402::encode_transaction(&Transaction::new_with_payer(&[ix], Some(fee_payer)))
 }
 

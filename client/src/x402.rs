@@ -22,6 +22,9 @@ pub const X_PAYMENT_REASON_CODE: &str = "X-Payment-Reason-Code";
 pub const X_PAYMENT_REASON_NAME: &str = "X-Payment-Reason-Name";
 pub const X_CAPABILITY_REQUIRED: &str = "X-Capability-Required";
 pub const X_CAPABILITY_SUBJECT: &str = "X-Capability-Subject";
+/// With `X-Gate-Decision: RequireApproval`: the pending approval's id, which is the address of
+/// the payment's approval on chain (`Pdas::approval` of its terms).
+pub const X_GATE_APPROVAL_ID: &str = "X-Gate-Approval-Id";
 pub const X_PAYMENT_NETWORK: &str = "X-Payment-Network";
 pub const X_PAYMENT_RECEIPT: &str = "X-Payment-Receipt";
 

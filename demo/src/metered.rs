@@ -100,13 +100,14 @@ fn payment(
     Ok((payload, accepted))
 }
 
-/// POST /settle of `payload` under `requirements`: the facilitator's answer, and whether it
-/// succeeded.
+/// POST /settle of `payload` under `requirements`: the facilitator's answer when it
+/// succeeded, else the refusal to answer with (the facilitator's body, its settlement and
+/// decision headers).
 async fn settle(
     s: &DemoState,
     payload: &Value,
     requirements: &PaymentRequirements,
-) -> Result<(bool, Value), Box<Response>> {
+) -> Result<Value, Box<Response>> {
     let body = json!({
         "x402Version": X402_VERSION,
         "paymentPayload": payload,
@@ -119,7 +120,11 @@ async fn settle(
             e.to_string(),
         ))
     })?;
-    Ok((a.body["success"] == true, a.body))
+    if a.body["success"] == true {
+        Ok(a.body)
+    } else {
+        Err(Box::new(refused(a.body, &a.headers)))
+    }
 }
 
 /// A paid answer: `body`, with the settlement in `PAYMENT-RESPONSE`.
@@ -132,8 +137,8 @@ fn served(settlement: &Value, body: Value) -> Response {
     (StatusCode::OK, h, Json(body)).into_response()
 }
 
-fn refused(settlement: Value) -> Response {
-    let mut h = HeaderMap::new();
+fn refused(settlement: Value, from: &HeaderMap) -> Response {
+    let mut h = crate::state::decision_headers(from);
     if let Ok(encoded) = x402::encode_header(&settlement) {
         h.extend(header(x402::PAYMENT_RESPONSE, &encoded));
     }
@@ -181,10 +186,8 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
     };
     // The deposit: the ceiling escrowed before anything is served.
     payload["payload"]["type"] = "deposit".into();
-    match settle(&s, &payload, &accepted).await {
-        Ok((true, _)) => {}
-        Ok((false, body)) => return refused(body),
-        Err(r) => return *r,
+    if let Err(r) = settle(&s, &payload, &accepted).await {
+        return *r;
     }
     // Served: `units` units. The claim charges them with the service's voucher.
     let charge = c.unit_price.saturating_mul(units);
@@ -206,7 +209,7 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
     let mut charged = accepted.clone();
     charged.amount = charge.to_string();
     match settle(&s, &payload, &charged).await {
-        Ok((true, body)) => served(
+        Ok(body) => served(
             &body,
             json!({
                 "report": "trust-gate demo: metered",
@@ -216,7 +219,6 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
                 "transaction": body["transaction"],
             }),
         ),
-        Ok((false, body)) => refused(body),
         Err(r) => *r,
     }
 }
@@ -266,7 +268,7 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
         .unwrap_or_default()
         .to_string();
     match settle(&s, &payload, &accepted).await {
-        Ok((true, body)) => served(
+        Ok(body) => served(
             &body,
             json!({
                 "report": "trust-gate demo: session",
@@ -276,7 +278,6 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
                 "transaction": body["transaction"],
             }),
         ),
-        Ok((false, body)) => refused(body),
         Err(r) => *r,
     }
 }

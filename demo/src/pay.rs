@@ -56,6 +56,14 @@ pub enum PayOutcome {
         response: SettlementResponse,
         body: Value,
     },
+    /// The gate held the payment for an approval (RequireApproval): the payer agent's
+    /// members approve it on chain (`trust-gate approve ID`), then the same payment passes.
+    Held {
+        status: u16,
+        /// The pending approval's id (`X-Gate-Approval-Id`).
+        approval_id: String,
+        body: Value,
+    },
     /// The payment was sent but not accepted.
     Failed {
         status: u16,
@@ -154,8 +162,21 @@ pub async fn prepare(
         policy_id: gate.policy_id,
     };
     let attestations = simulate::attestations_for(rpc, &b, &query, simulate::now_unix()).await?;
+    let policy = chain::policy(rpc, &b.ids, &payer_asset, gate.policy_id)
+        .await?
+        .ok_or_else(|| {
+            challenge_err(
+                url,
+                format!(
+                    "the payer agent {payer_asset} has no policy {} (extra.gate.policyId)",
+                    gate.policy_id
+                ),
+            )
+        })?;
     // A vault-funded policy pays from the agent's vault through the signer's token account.
-    let funding = chain::policy_funding(rpc, &b.ids, &payer_asset, gate.policy_id).await?;
+    let funding = settle::Funding::of(&policy.base().params);
+    // Above the policy's approval threshold, the approval its members made on chain.
+    let approval = chain::approval_use(rpc, &b.ids, &policy, &query.approval_terms()).await?;
     let mut settlement = Settlement {
         facilitator: fee_payer,
         payer_signer: *signer,
@@ -182,6 +203,7 @@ pub async fn prepare(
         },
         compute_budget: settle::ComputeBudget::default(),
         funding,
+        approval,
     };
     let tables = chain::lookup_tables(rpc, &fee_payer).await?;
     // A unit limit just above what the settlement uses, not the 600 000 the scheduler
@@ -347,7 +369,16 @@ pub async fn retry(
     let response: Option<SettlementResponse> = header(&res, x402::PAYMENT_RESPONSE)
         .and_then(|h| x402::decode_header(x402::PAYMENT_RESPONSE, &h).ok());
     let receipt = header(&res, x402::X_PAYMENT_RECEIPT);
+    let held = header(&res, x402::X_GATE_DECISION).is_some_and(|d| d == "RequireApproval");
+    let approval_id = header(&res, x402::X_GATE_APPROVAL_ID);
     let body = res.json().await.unwrap_or(Value::Null);
+    if let (true, Some(approval_id)) = (held, approval_id) {
+        return Ok(PayOutcome::Held {
+            status: status.as_u16(),
+            approval_id,
+            body,
+        });
+    }
     match (status, response, receipt) {
         (StatusCode::OK, Some(response), Some(receipt)) if response.success => {
             Ok(PayOutcome::Paid {

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
 use trust_gate_client::batch::{self, BatchExtra, BatchPayload};
+use trust_gate_client::decode::ApprovalTerms;
 use trust_gate_client::session::{PayerSession, SessionGate, SessionTerms, UptoTerms};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::now_unix;
@@ -29,6 +30,21 @@ pub enum ChannelPayError {
         status: u16,
         body: Value,
     },
+}
+
+impl ChannelPayError {
+    /// The pending approval's id when the gate held the deposit for an approval
+    /// (RequireApproval: the facilitator's answer names it).
+    pub fn approval_id(&self) -> Option<&str> {
+        match self {
+            ChannelPayError::Refused { body, .. }
+                if body["decision"]["kind"] == "RequireApproval" =>
+            {
+                body["approval"]["id"].as_str()
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Who pays, with what, where.
@@ -150,8 +166,15 @@ impl ChannelPay<'_> {
         Ok(Paid { body, settlement })
     }
 
-    /// The gate's terms of a gated offer.
-    fn gate(&self, offer: &PaymentRequirements) -> Result<Option<SessionGate>, ChannelPayError> {
+    /// The gate's terms of a gated offer whose channel deposits `deposit` of `mint`, with the
+    /// deposit's approval on chain when the payer's policy asks for one.
+    async fn gate(
+        &self,
+        offer: &PaymentRequirements,
+        builder: &Builder,
+        mint: Pubkey,
+        deposit: u64,
+    ) -> Result<Option<SessionGate>, ChannelPayError> {
         let Ok(g) = GateExtension::from_requirements(offer) else {
             return Ok(None);
         };
@@ -159,11 +182,22 @@ impl ChannelPay<'_> {
             v.parse::<Pubkey>()
                 .map_err(|_| self.offer_error(format!("extra.gate.{field} is not a base58 key")))
         };
-        Ok(Some(SessionGate {
+        let terms = ApprovalTerms {
             payer_asset: key("payerAgentAsset", &g.payer_agent_asset)?,
             payee_asset: key("payeeAgentAsset", &g.payee_agent_asset)?,
+            mint,
+            amount: deposit,
+            policy_id: g.policy_id,
+        };
+        let approval = chain::approval_use_of(self.rpc, &builder.ids, &terms)
+            .await
+            .map_err(|e| self.fail(e))?;
+        Ok(Some(SessionGate {
+            payer_asset: terms.payer_asset,
+            payee_asset: terms.payee_asset,
             policy_id: g.policy_id,
             attestations: Default::default(),
+            approval,
         }))
     }
 
@@ -235,6 +269,7 @@ impl ChannelPay<'_> {
         let now = now_unix();
         let builder = self.builder(&offer)?;
         let (open_slot, blockhash) = self.recent().await?;
+        let gate = self.gate(&offer, &builder, mint, ceiling).await?;
         let payload = UptoTerms {
             builder: &builder,
             extra: &extra,
@@ -247,7 +282,7 @@ impl ChannelPay<'_> {
             open_slot,
             valid_after: now - 1,
             expires_at: now + i64::try_from(offer.max_timeout_seconds).unwrap_or(300),
-            gate: self.gate(&offer)?,
+            gate,
             tables: &tables,
             blockhash,
         }
@@ -295,6 +330,8 @@ impl ChannelPay<'_> {
         let (mint, token_program, pay_to, tables) = self.parties(&offer, &extra.fee_payer).await?;
         let builder = self.builder(&offer)?;
         let (open_slot, blockhash) = self.recent().await?;
+        let deposit = price.saturating_mul(deposit_requests);
+        let gate = self.gate(&offer, &builder, mint, deposit).await?;
         let (tx, mut session) = SessionTerms {
             builder: &builder,
             extra: &extra,
@@ -303,10 +340,10 @@ impl ChannelPay<'_> {
             pay_to,
             payer: self.signer,
             voucher_key: Keypair::new(),
-            deposit: price.saturating_mul(deposit_requests),
+            deposit,
             salt: Self::salt(),
             open_slot,
-            gate: self.gate(&offer)?,
+            gate,
             tables: &tables,
             blockhash,
         }

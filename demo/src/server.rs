@@ -4,7 +4,7 @@
 use crate::challenge;
 use crate::config::DemoConfig;
 use crate::facilitator_client::FacilitatorClient;
-use crate::state::{error, header, payer_of, DemoState};
+use crate::state::{decision_headers, error, header, payer_of, DemoState};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -74,22 +74,6 @@ pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, Strin
     Ok(Server { addr, task })
 }
 
-/// The facilitator's decision headers, passed through.
-fn decision_headers(from: &reqwest::header::HeaderMap) -> HeaderMap {
-    let mut h = HeaderMap::new();
-    for (k, v) in from {
-        if k.as_str().starts_with("x-gate-")
-            || k.as_str().starts_with("x-payment-")
-            || k.as_str().starts_with("x-capability-")
-        {
-            if let Some((k, v)) = v.to_str().ok().and_then(|v| header(k.as_str(), v)) {
-                h.insert(k, v);
-            }
-        }
-    }
-    h
-}
-
 /// 402 with a fresh signed challenge in `PAYMENT-REQUIRED` (and, for people reading with
 /// curl, in the body).
 fn challenge_response(s: &DemoState, payer: &Pubkey, refusal: Option<&str>) -> Response {
@@ -144,8 +128,20 @@ async fn unpaid(s: &DemoState, headers: &HeaderMap) -> Response {
             )
         }
     };
+    let approval = answer
+        .headers
+        .get(x402::X_GATE_DECISION)
+        .is_some_and(|d| d == "RequireApproval");
     match answer.status.as_u16() {
         200 => challenge_response(s, &payer, None),
+        // Above the payer's approval threshold: the payment may pass once the payer's
+        // members approve it, so it gets a challenge (its paid attempt is what the
+        // facilitator holds for them), with the decision headers.
+        402 if approval => {
+            let mut r = challenge_response(s, &payer, None);
+            r.headers_mut().extend(decision_headers(&answer.headers));
+            r
+        }
         // Deny or RequireValidation: no challenge, the decision headers say why.
         402 => (
             StatusCode::PAYMENT_REQUIRED,

@@ -21,6 +21,22 @@ pub fn error(status: StatusCode, code: &'static str, message: impl Into<String>)
     ApiError::new(status, code, message).into_response()
 }
 
+/// The facilitator's decision headers, passed through.
+pub fn decision_headers(from: &reqwest::header::HeaderMap) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (k, v) in from {
+        if k.as_str().starts_with("x-gate-")
+            || k.as_str().starts_with("x-payment-")
+            || k.as_str().starts_with("x-capability-")
+        {
+            if let Some((k, v)) = v.to_str().ok().and_then(|v| header(k.as_str(), v)) {
+                h.insert(k, v);
+            }
+        }
+    }
+    h
+}
+
 pub fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
     Some((
         HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes()).ok()?,

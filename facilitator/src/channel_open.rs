@@ -16,7 +16,8 @@
 
 use crate::config::ComputeCaps;
 use crate::inspect::{
-    account_keys, check_signatures, compare, optional_accounts_of, resolve, Keys, Resolved,
+    account_keys, approval_pair, check_signatures, compare, optional_accounts_of, resolve, Keys,
+    Resolved,
 };
 use crate::reject::Rejection;
 use solana_sdk::instruction::Instruction;
@@ -24,7 +25,8 @@ use solana_sdk::message::AddressLookupTableAccount;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::channels::{self, Open, Split, OPEN_SLOT_WINDOW};
-use trust_gate_client::instructions::Attestations;
+use trust_gate_client::decode::ApprovalTerms;
+use trust_gate_client::instructions::{ApprovalUse, Attestations};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::upto::{self, reason};
 use trust_gate_client::Builder;
@@ -75,6 +77,8 @@ pub struct Expected<'a> {
 pub struct Checked {
     pub tx: VersionedTransaction,
     pub open: Open,
+    /// The deposit's approval the gated open uses up.
+    pub approval: Option<ApprovalUse>,
 }
 
 fn open_tx(message: impl Into<String>) -> Rejection {
@@ -98,8 +102,9 @@ fn same_instruction(
     compare(what, ix, want, keys).map_err(|r| open_tx(r.message))
 }
 
-/// The attestation accounts a gate_channel_open names (see `inspect::optional_accounts_of`).
-fn attestations(b: &Builder, gate: &Resolved) -> Attestations {
+/// The attestation accounts a gate_channel_open names (see `inspect::optional_accounts_of`),
+/// and how many accounts it has before its remaining accounts.
+fn attestations(b: &Builder, gate: &Resolved) -> (Attestations, usize) {
     let none = Pubkey::default();
     let placeholder = b.gate_channel_open(
         &none,
@@ -112,7 +117,10 @@ fn attestations(b: &Builder, gate: &Resolved) -> Attestations {
         &none,
         Attestations::default(),
     );
-    optional_accounts_of(b, &placeholder, gate).0
+    (
+        optional_accounts_of(b, &placeholder, gate).0,
+        placeholder.accounts.len(),
+    )
 }
 
 /// Runs every check of the open (see the module docs).
@@ -181,6 +189,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
         e.token_program.associated_account(&e.from, &e.mint),
         open.escrow(),
     ];
+    let mut approval = None;
     if let Some(g) = e.gated {
         let gate = ixs
             .get(at)
@@ -188,7 +197,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             .ok_or_else(|| {
                 open_tx("a gated open has gate_channel_open right before the program's open")
             })?;
-        let want = e.builder.gate_channel_open(
+        let (att, own) = attestations(e.builder, gate);
+        let mut want = e.builder.gate_channel_open(
             &e.from,
             &g.payer_asset,
             &g.payee_asset,
@@ -197,8 +207,22 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             e.ceiling,
             g.policy_id,
             &open.channel(),
-            attestations(e.builder, gate),
+            att,
         );
+        // A deposit above the approval threshold passes its approval (and its rent payer).
+        let terms = ApprovalTerms {
+            payer_asset: g.payer_asset,
+            payee_asset: g.payee_asset,
+            mint: e.mint,
+            amount: e.ceiling,
+            policy_id: g.policy_id,
+        };
+        let want_approval = e.builder.pda.approval(&terms);
+        approval = approval_pair("gate_channel_open", gate, own, &want_approval)
+            .map_err(|r| open_tx(r.message))?;
+        if let Some(a) = &approval {
+            a.append_to(&mut want);
+        }
         same_instruction("gate_channel_open", gate, &keys, &want)?;
         writable.extend(
             want.accounts
@@ -324,7 +348,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
         };
         Rejection::bad(reason, r.message)
     })?;
-    Ok(Checked { tx, open })
+    Ok(Checked { tx, open, approval })
 }
 
 #[cfg(test)]

@@ -76,6 +76,8 @@ pub struct Config {
     pub reclaim_interval: Option<Duration>,
     /// The `batch-settlement` sessions' kill-switch poll and voucher redemption.
     pub sessions: SessionSettings,
+    /// The pending approvals' life and bound (see [`crate::approvals`]).
+    pub approvals: crate::approvals::ApprovalSettings,
 }
 
 /// The crank's default interval: a minute.
@@ -225,6 +227,7 @@ impl Config {
             limits: Limits::default(),
             reclaim_interval: Some(DEFAULT_RECLAIM_INTERVAL),
             sessions: SessionSettings::default(),
+            approvals: Default::default(),
         }
     }
 }
@@ -294,6 +297,12 @@ pub struct Settings {
     /// `BATCH_MAX_IDLE_SECS` (default 604 800, a week; 0: never): a session with no voucher
     /// for this long is closed at its latest voucher.
     pub batch_max_idle_secs: Option<String>,
+    /// `APPROVAL_PENDING_SECS` (default 86 400, a day; at most 604 800, an approval's
+    /// longest life): how long a payment held for an approval is listed.
+    pub approval_pending_secs: Option<String>,
+    /// `APPROVALS_PER_PAYER` (default 16, 1..=256): the pending approvals kept per payer
+    /// agent (past it, the one expiring first goes).
+    pub approvals_per_payer: Option<String>,
 }
 
 impl Settings {
@@ -392,6 +401,22 @@ impl Settings {
             0..=31_536_000u64,
         )? {
             config.sessions.max_idle = (secs > 0).then(|| Duration::from_secs(secs));
+        }
+        if let Some(secs) = number(
+            "APPROVAL_PENDING_SECS",
+            &self.approval_pending_secs,
+            "a whole number of seconds, 1..=604800 (an approval lives a week at most)",
+            1..=604_800u64,
+        )? {
+            config.approvals.pending = Duration::from_secs(secs);
+        }
+        if let Some(n) = number(
+            "APPROVALS_PER_PAYER",
+            &self.approvals_per_payer,
+            "a whole number, 1..=256",
+            1..=256u64,
+        )? {
+            config.approvals.per_payer = n as usize;
         }
         Ok(config)
     }

@@ -20,7 +20,7 @@ use solana_sdk::message::{AddressLookupTableAccount, VersionedMessage};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::transaction::VersionedTransaction;
-use trust_gate_client::instructions::Attestations;
+use trust_gate_client::instructions::{ApprovalUse, Attestations};
 use trust_gate_client::settle::{self, ComputeBudget, Feedback, Funding, Settlement, TokenProgram};
 use trust_gate_client::{AtomicityEnforced, Builder};
 
@@ -385,7 +385,15 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     )?;
 
     // Everything else: the instructions must be the ones the SDK composes for this payment.
-    let (attestations, funding) = optional_accounts(b, &ixs[0]);
+    let (attestations, funding, own) = optional_accounts(b, &ixs[0]);
+    let terms = trust_gate_client::decode::ApprovalTerms {
+        payer_asset: ctx.payer_asset,
+        payee_asset: ctx.payee_asset,
+        mint: ctx.mint,
+        amount: ctx.amount,
+        policy_id: ctx.policy_id,
+    };
+    let approval = approval_pair("gate_payment_strict", &ixs[0], own, &b.pda.approval(&terms))?;
     let settlement = Settlement {
         facilitator: *e.facilitator,
         payer_signer: payer,
@@ -411,6 +419,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         },
         compute_budget: budget,
         funding,
+        approval,
     };
     same(
         "decimals_mismatch",
@@ -505,7 +514,8 @@ fn compute_budget(prefix: &[Resolved]) -> Result<ComputeBudget, Rejection> {
 /// attestation, then the vault (whose presence makes the settlement vault-funded; `compose`
 /// then derives the vault, `payer_token` and the token program, and `compare` holds the
 /// instruction to them).
-fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding) {
+/// Also returns how many accounts the gate instruction has before its remaining accounts.
+fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding, usize) {
     let placeholder = b.gate_payment_strict(
         &Pubkey::default(),
         &Pubkey::default(),
@@ -524,7 +534,35 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding)
     } else {
         Funding::Wallet
     };
-    (attestations, funding)
+    (attestations, funding, placeholder.accounts.len())
+}
+
+/// The payment's approval after the strict gate's `own` accounts, when the transaction passes
+/// one: [approval, its rent payer]. The approval must be the one of the payment's terms
+/// (`want`); its rent payer is whatever the approval names, which the gate checks. Any other
+/// count of remaining accounts is left to [`compare`], which names it.
+pub(crate) fn approval_pair(
+    what: &str,
+    gate_ix: &Resolved,
+    own: usize,
+    want: &Pubkey,
+) -> Result<Option<ApprovalUse>, Rejection> {
+    let Some([address, rent_payer]) = gate_ix.accounts.get(own..) else {
+        return Ok(None);
+    };
+    if address != want {
+        return Err(Rejection::bad(
+            "approval_mismatch",
+            format!(
+                "{what} account {own} is {address}; the approval of this payment's terms is {want}"
+            ),
+        )
+        .hint("pass [approval, its rent payer] of exactly this payment (payer, payee, mint, amount, policy) after the gate's accounts, or none"));
+    }
+    Ok(Some(ApprovalUse {
+        address: *address,
+        rent_payer: *rent_payer,
+    }))
 }
 
 /// What a gate instruction `gate_ix` names in the slots where `placeholder` (the same

@@ -23,10 +23,11 @@
 //! records in the background), [`lock_store`] (one settlement at a time per payer, the
 //! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
 //! with the bound on those waiting, [`redis_store`] shared by replicas), [`routes`] (HTTP),
-//! [`reject`] and [`error`] (answers), [`upto`] and [`batch`] (x402's channel schemes, stock
+//! [`reject`] and [`error`] (answers), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
 //! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept).
 
 pub mod adapter;
+pub mod approvals;
 pub mod batch;
 pub mod budget;
 pub mod channel_open;
@@ -35,6 +36,7 @@ pub mod crank;
 pub mod decisions;
 pub mod dispute;
 pub mod error;
+pub mod holds;
 pub mod inspect;
 pub mod limits;
 pub mod lock_store;

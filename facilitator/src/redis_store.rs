@@ -189,6 +189,28 @@ impl RedisStore {
             .await
     }
 
+    /// Runs `script` (EVALSHA, loaded again when Redis lost it) with `keys` and `args`.
+    pub async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        keys: &[String],
+        args: &[String],
+    ) -> redis::RedisResult<T> {
+        let mut call = script.prepare_invoke();
+        for k in keys {
+            call.key(k);
+        }
+        for a in args {
+            call.arg(a);
+        }
+        call.invoke_async(&mut self.con()).await
+    }
+
+    /// Sends one command `cmd`.
+    pub async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+        cmd.query_async(&mut self.con()).await
+    }
+
     /// Writes `value` unless `key` exists: `None` when written, else the value there.
     pub async fn claim(
         &self,

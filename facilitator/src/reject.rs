@@ -18,6 +18,8 @@ pub struct Rejection {
     /// 429). Small, so that a refusal stays small: a wait at the lowest rate a limit takes
     /// is 1 000 s.
     pub retry_after: Option<u16>,
+    /// For RequireApproval: the pending approval (see [`crate::holds`]).
+    pub held: Option<Box<crate::approvals::Held>>,
 }
 
 impl Rejection {
@@ -36,6 +38,7 @@ impl Rejection {
             hint: None,
             decision: None,
             retry_after: None,
+            held: None,
         }
     }
 
@@ -87,6 +90,7 @@ impl Rejection {
             hint: None,
             decision: Some(d),
             retry_after: None,
+            held: None,
         }
     }
 }
@@ -100,6 +104,7 @@ impl From<crate::error::ApiError> for Rejection {
             hint: e.hint,
             decision: None,
             retry_after: None,
+            held: None,
         }
     }
 }

@@ -4,6 +4,7 @@
 use crate::batch::{self, BatchSettled};
 use crate::dispute::DisputeRequest;
 use crate::error::ApiError;
+use crate::holds::{parse_key, Held};
 use crate::limits::retry_after_secs;
 use crate::records::parse_receipt_hash;
 use crate::redact;
@@ -13,13 +14,14 @@ use crate::settle::Settled;
 use crate::upto::{self, UptoRequest, UptoSettled};
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
-use axum::extract::{ConnectInfo, Path, Request, State};
+use axum::extract::{ConnectInfo, Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +52,8 @@ pub fn all_routes(f: Arc<Facilitator>) -> Router {
         .route("/settle", post(settle))
         .route("/dispute", post(dispute))
         .route("/supported", get(supported))
+        .route("/approvals", get(approvals))
+        .route("/approvals/{id}", get(approval))
         .route("/healthz", get(healthz))
         .with_state(f.clone())
         .merge(mount_routes(f))
@@ -66,6 +70,7 @@ pub fn http_layers(router: Router) -> Router {
         x402::X_PAYMENT_REASON_NAME,
         x402::X_CAPABILITY_REQUIRED,
         x402::X_CAPABILITY_SUBJECT,
+        x402::X_GATE_APPROVAL_ID,
         x402::X_PAYMENT_NETWORK,
         x402::X_PAYMENT_RECEIPT,
     ]
@@ -140,8 +145,9 @@ fn retry_after(res: &mut Response, secs: Option<u16>) {
     }
 }
 
-/// The decision headers of the seed: X-Gate-Decision, and the reason or capability.
-pub fn decision_headers(d: &Decision, network: &str) -> HeaderMap {
+/// The decision headers of the seed: X-Gate-Decision, and the reason or capability; for
+/// RequireApproval, the pending approval's id (`held`).
+pub fn decision_headers(d: &Decision, network: &str, held: Option<&Held>) -> HeaderMap {
     let mut h = HeaderMap::new();
     let mut put = |k: &'static str, v: String| {
         if let Ok(v) = HeaderValue::from_str(&v) {
@@ -171,14 +177,28 @@ pub fn decision_headers(d: &Decision, network: &str) -> HeaderMap {
         DecisionView::RequireApproval => {
             put(x402::X_GATE_DECISION, "RequireApproval".into());
             put(x402::X_PAYMENT_REQUIRED, "approval".into());
+            if let Some(h) = held {
+                put(x402::X_GATE_APPROVAL_ID, h.id.to_string());
+            }
         }
     }
     put(x402::X_PAYMENT_NETWORK, network.into());
     h
 }
 
+/// The body's `approval` of a payment held for one: its id and the record kept (null when
+/// none was: a request the payer did not sign).
+fn approval_json(held: &Held) -> Value {
+    json!({"id": held.id.to_string(), "pending": held.record})
+}
+
 /// A /verify answer for a decision: 200 Allow, 402 otherwise.
-fn decision_response(f: &Facilitator, d: &Decision, payer: Option<String>) -> Response {
+fn decision_response(
+    f: &Facilitator,
+    d: &Decision,
+    payer: Option<String>,
+    held: Option<&Held>,
+) -> Response {
     let view = DecisionView::from(d);
     let mut body = json!({"isValid": *d == Decision::Allow, "decision": view});
     match &view {
@@ -194,18 +214,26 @@ fn decision_response(f: &Facilitator, d: &Decision, payer: Option<String>) -> Re
     if let Some(p) = payer {
         body["payer"] = p.into();
     }
+    if let Some(h) = held {
+        body["approval"] = approval_json(h);
+    }
     let status = if *d == Decision::Allow {
         StatusCode::OK
     } else {
         StatusCode::PAYMENT_REQUIRED
     };
-    (status, decision_headers(d, f.network.name()), Json(body)).into_response()
+    (
+        status,
+        decision_headers(d, f.network.name(), held),
+        Json(body),
+    )
+        .into_response()
 }
 
 /// An x402 /verify refusal: the x402 fields and the error envelope in one body.
 fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     if let Some(d) = &r.decision {
-        return decision_response(f, d, None);
+        return decision_response(f, d, None, r.held.as_deref());
     }
     let mut body = json!({
         "isValid": false,
@@ -249,11 +277,22 @@ async fn verify(State(f): App, body: Bytes) -> Response {
     match verify::parse_body(&body, f.default_policy_id) {
         Err(e) => e.into_response(),
         Ok(VerifyBody::Context(q)) => match f.decide(q).await {
-            Ok(d) => decision_response(&f, &d, None),
+            Ok(d) => {
+                // Nobody signed a context: the id is told, nothing is kept.
+                let held = f
+                    .hold(&d, &q.approval_terms(), "payment", None, false)
+                    .await;
+                decision_response(&f, &d, None, held.as_ref())
+            }
             Err(e) => e.into_response(),
         },
         Ok(VerifyBody::X402(req)) => match f.verify_x402(&req).await {
-            Ok(v) => decision_response(&f, &v.decision, v.payer.map(|p| p.to_string())),
+            Ok(v) => decision_response(
+                &f,
+                &v.decision,
+                v.payer.map(|p| p.to_string()),
+                v.held.as_ref(),
+            ),
             Err(r) => verify_rejection(&f, r),
         },
     }
@@ -395,7 +434,7 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
     let headers = r
         .decision
         .as_ref()
-        .map(|d| decision_headers(d, f.network.name()))
+        .map(|d| decision_headers(d, f.network.name(), r.held.as_deref()))
         .unwrap_or_default();
     let mut body = serde_json::to_value(SettlementResponse {
         success: false,
@@ -413,6 +452,9 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
     if let Some(d) = &r.decision {
         body["decision"] = serde_json::to_value(DecisionView::from(d)).unwrap_or_default();
     }
+    if let Some(h) = &r.held {
+        body["approval"] = approval_json(h);
+    }
     let mut res = (r.status, headers, Json(body)).into_response();
     retry_after(&mut res, r.retry_after);
     res
@@ -421,6 +463,27 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
 async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, ApiError> {
     let d = DisputeRequest::parse(&body)?;
     Ok(Json(f.dispute(d).await?))
+}
+
+/// `GET /approvals[?payer=ASSET]`: the payments held for an approval.
+async fn approvals(
+    State(f): App,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(unknown) = q.keys().find(|k| k.as_str() != "payer") {
+        return Err(ApiError::input(
+            unknown,
+            "unknown parameter; the only one is payer",
+        ));
+    }
+    let payer = q.get("payer").map(|p| parse_key("payer", p)).transpose()?;
+    Ok(Json(f.pending_approvals(payer.as_ref()).await?))
+}
+
+/// `GET /approvals/{id}`: one of them, with its approval on chain.
+async fn approval(State(f): App, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let id = parse_key("id", &id)?;
+    Ok(Json(f.pending_approval(&id).await?))
 }
 
 async fn receipt(State(f): App, Path(hash): Path<String>) -> Result<Json<Value>, ApiError> {

@@ -2,6 +2,7 @@
 //! lookup-table caches. The HTTP routes (`routes`) and the settle flow (`settle`) are built
 //! on it.
 
+use crate::approvals::Approvals;
 use crate::config::{
     ComputeCaps, Config, ConfigError, FacilitatorKey, MountConfig, SessionSettings,
 };
@@ -59,6 +60,8 @@ pub struct Facilitator {
     /// The `batch-settlement` sessions (see [`crate::batch`]).
     pub sessions: Sessions,
     pub session_settings: SessionSettings,
+    /// The payments held for an approval (see [`crate::approvals`]).
+    pub approvals: Approvals,
     started: Instant,
     caip2: OnceCell<String>,
     collection: OnceCell<Pubkey>,
@@ -93,6 +96,7 @@ impl Facilitator {
         }
         .with_max_waiting(config.limits.max_waiting_per_payer);
         let sessions = Sessions::new(lock_store.shared());
+        let approvals = Approvals::new(config.approvals, lock_store.shared());
         Ok(Arc::new(Facilitator {
             rpc_origin: redact::origin(&rpc_url),
             rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
@@ -112,6 +116,7 @@ impl Facilitator {
             agents: AgentCache::default(),
             sessions,
             session_settings: config.sessions,
+            approvals,
             started: Instant::now(),
             caip2: OnceCell::new(),
             collection: OnceCell::new(),

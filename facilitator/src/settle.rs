@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
-use trust_gate_client::settle::{ComputeBudget, TokenProgram};
+use trust_gate_client::settle::{ComputeBudget, Settlement, TokenProgram};
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::x402::FacilitatorRequest;
 
@@ -104,12 +104,16 @@ fn landed_as(done: Result<(), TransactionError>, replayed: bool) -> Sent {
 const MIN_READ: Duration = Duration::from_millis(100);
 
 /// The strict gate's error for a Deny is 6000 + reason (1..=15) or 6100 + reason (16 and
-/// up: `DenyReason::strict_error_code`); 6016 asks for a validation.
+/// up: `DenyReason::strict_error_code`); 6016 asks for a validation, 6077 for an approval.
 const GATE_VALIDATION_REQUIRED: u32 = 6016;
+const GATE_APPROVAL_REQUIRED: u32 = 6077;
 
-/// Whether a gate error code stands for a decision (a Deny, or a validation asked for).
+/// Whether a gate error code stands for a decision (a Deny, or a validation or an approval
+/// asked for).
 fn is_decision_code(code: u32) -> bool {
-    code == GATE_VALIDATION_REQUIRED || DenyReason::from_strict_error_code(code).is_some()
+    code == GATE_VALIDATION_REQUIRED
+        || code == GATE_APPROVAL_REQUIRED
+        || DenyReason::from_strict_error_code(code).is_some()
 }
 
 impl Facilitator {
@@ -175,7 +179,7 @@ impl Facilitator {
         };
         let ctx = self.context(req).await?;
         let Verified {
-            mut tx,
+            tx,
             payer,
             gate_index,
             settlement,
@@ -189,6 +193,37 @@ impl Facilitator {
                 ctx.payer_asset
             )
         })?;
+        // A payment above the approval threshold is held for its approval (the payer signed
+        // it, so nobody else fills the payer's list); one that used its approval forgets it.
+        let terms = settlement.approval_terms();
+        let used = settlement.approval;
+        let result = self
+            .send_settlement(keypair, tx, payer, gate_index, &settlement, &ctx)
+            .await;
+        match result {
+            Err(r) => Err(self
+                .held(r, &terms, "payment", crate::holds::resource_of(req))
+                .await),
+            Ok(s) => {
+                if let Some(a) = used.filter(|_| !s.pending) {
+                    self.forget_approval(&a.address, &terms.payer_asset).await;
+                }
+                Ok(s)
+            }
+        }
+    }
+
+    /// The checked settlement `tx` of a payer whose signer may act for it: co-signed, sent in
+    /// the payer's turn (or found sent before) and its outcome named.
+    async fn send_settlement(
+        &self,
+        keypair: &solana_sdk::signature::Keypair,
+        mut tx: VersionedTransaction,
+        payer: Pubkey,
+        gate_index: u8,
+        settlement: &Settlement,
+        ctx: &GateContext,
+    ) -> Result<Settled, Rejection> {
         let signature = keypair.sign_message(&tx.message.serialize());
         tx.signatures[0] = signature;
         let feedback_log = self
@@ -203,7 +238,7 @@ impl Facilitator {
             replayed,
             pending,
         };
-        let failed = |err: TransactionError| self.failure(&signature, err, gate_index, &ctx);
+        let failed = |err: TransactionError| self.failure(&signature, err, gate_index, ctx);
 
         let record = PendingRecord {
             signature,
@@ -256,7 +291,7 @@ impl Facilitator {
                     .hint("retry in a moment: one payer's settlements run one at a time"),
                 })?;
                 let outcome = self
-                    .settle_in_turn(&tx, &record, &ctx, &settlement.compute_budget)
+                    .settle_in_turn(&tx, &record, ctx, &settlement.compute_budget)
                     .await;
                 turn.release().await;
                 outcome?
@@ -290,7 +325,7 @@ impl Facilitator {
             Sent::Failed(err) => Err(failed(err).await),
             // Named after the turn: the payer's next settlement need not wait for it.
             Sent::Refused(err, logs) => Err(self
-                .refusal(err, &logs, gate_index, &feedback_log, &ctx)
+                .refusal(err, &logs, gate_index, &feedback_log, ctx)
                 .await),
         }
     }

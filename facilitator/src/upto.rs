@@ -37,6 +37,7 @@ use solana_sdk::transaction::VersionedTransaction;
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
+use trust_gate_client::decode::ApprovalTerms;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
@@ -389,6 +390,17 @@ impl Facilitator {
                 }),
             },
         )?;
+        if let Some(g) = &gate {
+            let terms = ApprovalTerms {
+                payer_asset: g.payer_asset,
+                payee_asset: g.payee_asset,
+                mint: t.mint,
+                amount: t.ceiling,
+                policy_id: g.policy_id,
+            };
+            let resource = r.resource.as_ref().map(|res| res.url.clone());
+            self.decide_deposit(&terms, resource).await?;
+        }
         if chain::account(&self.rpc, &t.channel)
             .await
             .map_err(rpc_rejection)?
@@ -409,6 +421,7 @@ impl Facilitator {
     ) -> Result<UptoSettled, Rejection> {
         let (t, checked) = self.checked_open(r).await?;
         self.limit_deposits(&t.from)?;
+        let used = checked.approval;
         let (signature, pending) = self
             .send_open(
                 checked.tx,
@@ -424,6 +437,9 @@ impl Facilitator {
                     reason::CHANNEL_STATE,
                     format!("channel {} is not the one the payment opens", t.channel),
                 ));
+            }
+            if let (Some(a), Some(g)) = (used, self.channel_gate(r)?) {
+                self.forget_approval(&a.address, &g.payer_asset).await;
             }
         }
         Ok(UptoSettled {

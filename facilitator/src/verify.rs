@@ -114,6 +114,8 @@ fn amount(map: &Map<String, Value>) -> Result<u64, ApiError> {
 pub struct X402Verified {
     pub decision: Decision,
     pub payer: Option<Pubkey>,
+    /// For RequireApproval: the pending approval, recorded when the payer signed the request.
+    pub held: Option<crate::holds::Held>,
 }
 
 impl Facilitator {
@@ -156,7 +158,21 @@ impl Facilitator {
             payer_signers::judge(&ctx.payer_asset, &agent, &signer)?;
         }
         if decision != Decision::Allow {
-            return Ok(X402Verified { decision, payer });
+            let resource = crate::holds::resource_of(req);
+            let held = self
+                .hold(
+                    &decision,
+                    &query.approval_terms(),
+                    "payment",
+                    resource,
+                    payer.is_some(),
+                )
+                .await;
+            return Ok(X402Verified {
+                decision,
+                payer,
+                held,
+            });
         }
         // Only while the engine is paused are the payee's accounts read, to tell whether its
         // feedback (so the settlement) would fail.
@@ -173,7 +189,11 @@ impl Facilitator {
         if seen(1).is_some_and(payee_account::requires_memo) {
             return Err(payee_account::refusal(&destination));
         }
-        Ok(X402Verified { decision, payer })
+        Ok(X402Verified {
+            decision,
+            payer,
+            held: None,
+        })
     }
 }
 

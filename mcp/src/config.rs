@@ -56,7 +56,8 @@ pub struct Config {
     /// `MCP_SESSION_IDLE_SECS`: idle HTTP sessions are evicted after this long.
     pub session_idle: Duration,
     /// The public URLs of a running facilitator and demo (set by `trust-gate up`), shown by
-    /// `gate_demo_state`.
+    /// `gate_demo_state`; the facilitator (`MCP_FACILITATOR_URL`) is also where
+    /// `gate_list_approvals` and `gate_approve` read the payments held for an approval.
     pub facilitator_url: Option<String>,
     pub demo_url: Option<String>,
 }
@@ -134,6 +135,9 @@ impl Config {
                 "must be at least 1",
             ));
         }
+        let facilitator_url = get("MCP_FACILITATOR_URL")
+            .map(|u| validate_url("MCP_FACILITATOR_URL", &u))
+            .transpose()?;
         Ok(Config {
             rpc_url,
             network,
@@ -147,7 +151,7 @@ impl Config {
             docs_dir,
             demo_state_file,
             session_idle: Duration::from_secs(idle_secs),
-            facilitator_url: None,
+            facilitator_url,
             demo_url: None,
         })
     }

@@ -20,6 +20,8 @@ pub mod codes {
     pub const CHAIN_ERROR: &str = "chain_error";
     pub const NOT_FOUND: &str = "not_found";
     pub const CONFIG_ERROR: &str = "config_error";
+    /// The facilitator (pending approvals) did not answer, or answered an error.
+    pub const FACILITATOR_FAILURE: &str = "facilitator_failure";
     pub const INTERNAL: &str = "internal";
     pub const DOCS_CORPUS_NOT_FOUND: &str = "docs_corpus_not_found";
     pub const WALKTHROUGH_NOT_BUNDLED: &str = "walkthrough_not_bundled";

@@ -179,6 +179,37 @@ pub const EXPLANATIONS: [Explanation; 23] = [
     },
 ];
 
+/// What a decision other than Allow and Deny asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DecisionExplanation {
+    pub decision: &'static str,
+    pub meaning: &'static str,
+    pub remediation: &'static str,
+    /// The strict gate's error for it.
+    pub gate_error_code: u32,
+}
+
+const DECISIONS: [DecisionExplanation; 2] = [
+    DecisionExplanation {
+        decision: "RequireValidation",
+        meaning: "A rule asks for an attestation of a capability (the payer's policy about the payee, or the payee's acceptance policy about the payer) and no attestation from an accepted attestor stands.",
+        remediation: "The subject requests a validation (gate_request_validation) and an accepted attestor attests it (gate_respond_to_validation); the X-Capability-Required and X-Capability-Subject headers name what and whom. Then pay again.",
+        gate_error_code: 6016,
+    },
+    DecisionExplanation {
+        decision: "RequireApproval",
+        meaning: "The amount is above the payer policy's approval_threshold and no approval of exactly these terms (payer, payee, mint, amount, policy) stands on chain. It is not a Deny: everything else allows the payment.",
+        remediation: "Members of the payer's policy authority approve it on chain, up to its threshold: gate_approve with the pending id (X-Gate-Approval-Id, or gate_list_approvals) when the threshold is 1, else `trust-gate approve ID --keypair A --keypair B`. The same payment then passes once, within the approval's expiry. Or pay at most the threshold.",
+        gate_error_code: 6077,
+    },
+];
+
+/// The explanation of a decision that asks for something (`RequireValidation`,
+/// `RequireApproval`), or None.
+pub fn explain_decision(decision: &str) -> Option<&'static DecisionExplanation> {
+    DECISIONS.iter().find(|d| d.decision == decision)
+}
+
 /// The explanation of `code`, or None outside 1..=23.
 pub fn explain(code: u8) -> Option<&'static Explanation> {
     EXPLANATIONS.get(usize::from(code).checked_sub(1)?)

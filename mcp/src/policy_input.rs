@@ -118,6 +118,10 @@ pub struct PolicyInput {
     /// Cap to any one payee per UTC day (decimal digits); the policy counts at most 16
     /// payees a day, a 17th is denied (PayeeSlotsFull).
     pub payee_daily_cap: Option<String>,
+    /// A payment (or a channel deposit) above this amount (decimal digits, the mint's
+    /// smallest units) needs the authority's members to approve it on chain first
+    /// (RequireApproval); "0" or omitted: never.
+    pub approval_threshold: Option<String>,
 }
 
 impl PolicyInput {
@@ -128,6 +132,16 @@ impl PolicyInput {
             || self.monthly_cap.is_some()
             || self.lifetime_cap.is_some()
             || self.payee_daily_cap.is_some()
+            || self.approval_threshold.is_some()
+    }
+
+    /// The approval threshold (0: none).
+    pub fn approval_threshold(&self) -> Result<u64, ToolError> {
+        self.approval_threshold
+            .as_deref()
+            .map(|v| digits("approval_threshold", v))
+            .transpose()
+            .map(|t| t.unwrap_or(0))
     }
 }
 
@@ -490,6 +504,20 @@ mod tests {
             ),
             (2, 1, 255)
         );
+    }
+
+    #[test]
+    fn an_approval_threshold_makes_a_v2_policy_and_is_named_when_wrong() {
+        let list = Pubkey::new_unique();
+        let i = input(json!({"kinds": 0, "approval_threshold": "150"}));
+        assert!(i.is_v2());
+        assert_eq!(i.approval_threshold().unwrap(), 150);
+        assert!(rules(&i, list).unwrap().is_some());
+        assert_eq!(input(json!({"kinds": 0})).approval_threshold().unwrap(), 0);
+        let e = input(json!({"kinds": 0, "approval_threshold": "1.5"}))
+            .approval_threshold()
+            .unwrap_err();
+        assert!(e.message.contains("approval_threshold"), "{}", e.message);
     }
 
     #[test]

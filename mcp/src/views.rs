@@ -71,6 +71,7 @@ pub fn any_policy(address: &Pubkey, p: &Policy) -> Value {
     v["version"] = json!(p.version());
     if let Policy::V2(p2) = p {
         v["rules"] = policy_rules(&p2.rules);
+        v["approvalThreshold"] = json!(p2.approval_threshold.to_string());
         v["counters"] = json!({
             "month": {"monthIndex": p2.month_index, "spent": p2.month_spent.to_string()},
             "lifetimeSpent": p2.lifetime_spent.to_string(),

@@ -348,10 +348,24 @@ impl World {
         policy: PolicyParams,
         rules: PolicyRules,
     ) -> Agent {
+        self.payer_with_policy_v2_approved(t, policy, rules, 0)
+            .await
+    }
+
+    /// [`World::payer_with_policy_v2`] with an approval threshold.
+    pub async fn payer_with_policy_v2_approved(
+        &mut self,
+        t: u8,
+        policy: PolicyParams,
+        rules: PolicyRules,
+        approval_threshold: u64,
+    ) -> Agent {
         let agent = self.register_agent().await;
         self.set_stats(&agent.asset(), tier(t)).await;
         self.init_authority(&agent).await;
-        self.init_policy_v2(&agent, 1, policy, rules).await.unwrap();
+        self.init_policy_v2_approved(&agent, 1, policy, rules, approval_threshold)
+            .await
+            .unwrap();
         agent
     }
 
@@ -918,7 +932,7 @@ impl World {
         attestor: &Keypair,
         funding: u8,
     ) -> (Agent, Agent, Attestations) {
-        self.largest_case_of(attestor, funding, false).await
+        self.largest_case_of(attestor, funding, None).await
     }
 
     /// [`World::largest_case`] under a v2 policy with every rule: every kind, the payee's
@@ -929,14 +943,27 @@ impl World {
         attestor: &Keypair,
         funding: u8,
     ) -> (Agent, Agent, Attestations) {
-        self.largest_case_of(attestor, funding, true).await
+        self.largest_case_of(attestor, funding, Some(0)).await
     }
 
+    /// [`World::largest_case_v2`] whose policy asks for an approval above
+    /// `approval_threshold`.
+    pub async fn largest_case_v2_approved(
+        &mut self,
+        attestor: &Keypair,
+        funding: u8,
+        approval_threshold: u64,
+    ) -> (Agent, Agent, Attestations) {
+        self.largest_case_of(attestor, funding, Some(approval_threshold))
+            .await
+    }
+
+    /// The largest case; `v2`: a v2 policy with this approval threshold (else v1).
     async fn largest_case_of(
         &mut self,
         attestor: &Keypair,
         funding: u8,
-        v2: bool,
+        v2: Option<u64>,
     ) -> (Agent, Agent, Attestations) {
         let payee_cap = self.register_namespace("audit.smart-contract.v1").await;
         let payer_cap = self.register_namespace("kyc.tier-1.v1").await;
@@ -963,10 +990,12 @@ impl World {
             payee_daily_cap: 10_000_000,
             ..PolicyRules::default()
         };
-        let payer = if v2 {
-            self.payer_with_policy_v2(3, policy, rules).await
-        } else {
-            self.payer_with_policy(3, policy).await
+        let payer = match v2 {
+            Some(threshold) => {
+                self.payer_with_policy_v2_approved(3, policy, rules, threshold)
+                    .await
+            }
+            None => self.payer_with_policy(3, policy).await,
         };
         if funding == policy_vault::state::funding::VAULT {
             let owner = payer.owner.pubkey();
@@ -984,7 +1013,7 @@ impl World {
         let mut acceptance = min_tier_acceptance(2);
         acceptance.required_capability = payer_cap;
         let payee = self.payee(3, Some(acceptance)).await;
-        if v2 {
+        if v2.is_some() {
             let mut listed: Vec<Pubkey> = (0..255).map(|_| Pubkey::new_unique()).collect();
             listed.push(payee.asset());
             self.edit_payee_list(&payer, 1, &listed, &[]).await.unwrap();
@@ -999,7 +1028,9 @@ impl World {
                 self.attest(attestor, &payee.asset(), payee_cap, expires)
                     .await,
             ),
-            payee_list: v2.then(|| sdk().pda.payee_list(&payer.asset(), 1)),
+            payee_list: v2
+                .is_some()
+                .then(|| sdk().pda.payee_list(&payer.asset(), 1)),
         };
         (payer, payee, att)
     }

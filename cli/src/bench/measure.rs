@@ -202,14 +202,14 @@ pub async fn floor(
 
     // simulateTransaction: the gate decision /verify asks for (tier-3 payer, Allow).
     let payer = world.payer(3).ok_or("no tier-3 demo payer")?;
-    let ix = b.gate_payment(
-        &payer.asset(),
-        &world.service.asset(),
-        demo::PRICE,
-        &world.mint(),
-        demo::POLICY_ID,
-        Default::default(),
-    );
+    let query = trust_gate_client::PaymentQuery {
+        payer_asset: payer.asset(),
+        payee_asset: world.service.asset(),
+        amount: demo::PRICE,
+        mint: world.mint(),
+        policy_id: demo::POLICY_ID,
+    };
+    let ix = trust_gate_client::simulate::decision_instruction(&b, &query, Default::default());
     let sim_tx = Arc::new(Transaction::new_with_payer(
         &[ix],
         Some(&payer.owner.pubkey()),

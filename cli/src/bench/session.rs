@@ -159,6 +159,7 @@ impl Bench {
                 payee_asset: self.demo.payee_asset,
                 policy_id: self.demo.metered_policy_id,
                 attestations: Default::default(),
+                approval: None,
             }),
             tables: &tables,
             blockhash: self

@@ -5,6 +5,7 @@
 #[allow(dead_code)]
 mod fixture;
 
+mod approvals;
 mod policy;
 mod reclaim;
 

@@ -7,6 +7,7 @@
 mod fixture;
 mod harness;
 
+mod approvals;
 mod boot;
 mod hostile;
 mod http_sessions;

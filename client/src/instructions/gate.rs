@@ -5,7 +5,7 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
 use gate::state::ChannelRecord;
 use gate::{accounts, instruction};
-use solana_sdk::instruction::Instruction;
+use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::sysvar;
 
 /// The optional accounts of an evaluation (an absent one is `None`): the attestations, and
@@ -20,6 +20,28 @@ pub struct Attestations {
     /// The payer policy's PayeeList (`PolicyRules::payee_list`), when it names one; without
     /// it the builders pass the policy account in its place.
     pub payee_list: Option<Pubkey>,
+}
+
+/// A payment's approval on chain (`policy_vault::approve_payment`), passed to the gate: the
+/// approval and the member who paid its rent. The settlement (or gated channel open) that
+/// uses it closes it to them, so both are writable, and they come first among the gate
+/// instruction's remaining accounts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ApprovalUse {
+    /// The approval's address: `Pdas::approval` of the payment's terms.
+    pub address: Pubkey,
+    /// `PaymentApproval::rent_payer`.
+    pub rent_payer: Pubkey,
+}
+
+impl ApprovalUse {
+    /// `ix` (a committing gate instruction) with [approval, rent payer] after its accounts.
+    pub fn append_to(&self, ix: &mut Instruction) {
+        ix.accounts.extend([
+            AccountMeta::new(self.address, false),
+            AccountMeta::new(self.rent_payer, false),
+        ]);
+    }
 }
 
 /// The extra accounts of a settlement under a vault-funded policy: the strict gate releases

@@ -44,6 +44,7 @@ use trust_gate_client::batch::{
 };
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
+use trust_gate_client::decode::ApprovalTerms;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::upto;
@@ -703,8 +704,14 @@ impl Facilitator {
                     .checked_deposit(r, &o, channel_config, v, deposit)
                     .await?;
                 self.limit_deposits(&session.payer)?;
-                self.open_session(checked.tx, session, v, o.price, keypair)
-                    .await
+                let used = checked.approval.zip(session.gate.map(|g| g.payer_asset));
+                let opened = self
+                    .open_session(checked.tx, session, v, o.price, keypair)
+                    .await?;
+                if let Some((a, payer)) = used.filter(|_| !opened.pending) {
+                    self.forget_approval(&a.address, &payer).await;
+                }
+                Ok(opened)
             }
             BatchPayload::Voucher {
                 channel_config,
@@ -999,6 +1006,17 @@ impl Facilitator {
             },
         )
         .map_err(open_refusal)?;
+        if let Some(g) = &gate {
+            let terms = ApprovalTerms {
+                payer_asset: g.payer_asset,
+                payee_asset: g.payee_asset,
+                mint: o.mint,
+                amount,
+                policy_id: g.policy_id,
+            };
+            let resource = r.resource.as_ref().map(|res| res.url.clone());
+            self.decide_deposit(&terms, resource).await?;
+        }
         let now = now_unix();
         let session = Session {
             channel: k.channel,

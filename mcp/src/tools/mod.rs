@@ -1,6 +1,8 @@
-//! The 23 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
-//! work is in [`read`], [`write`] and [`discovery`], and [`call_result`] shapes the reply.
+//! The 25 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! work is in [`read`], [`write`], [`approvals`] and [`discovery`], and [`call_result`]
+//! shapes the reply.
 
+pub mod approvals;
 pub mod discovery;
 pub mod read;
 pub mod write;
@@ -8,6 +10,7 @@ pub mod write;
 use crate::args::Parameters;
 use crate::context::Ctx;
 use crate::envelope::call_result;
+use approvals::{ApproveArgs, ListApprovalsArgs};
 use discovery::{DocsArgs, Empty, WalkthroughArgs};
 use read::*;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -147,6 +150,17 @@ impl GateServer {
     ) -> CallToolResult {
         call_result(explain_decision(a))
     }
+
+    /// The payments the facilitator holds for an approval (RequireApproval: above the payer
+    /// policy's approval_threshold), each with its id, terms, what it was for, and its state
+    /// (pending, or approved on chain until a time). Read from the configured facilitator.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_list_approvals(
+        &self,
+        Parameters(a): Parameters<ListApprovalsArgs>,
+    ) -> CallToolResult {
+        call_result(approvals::list_approvals(&self.ctx, a).await)
+    }
 }
 
 #[tool_router(router = write_tools, vis = "pub")]
@@ -220,6 +234,17 @@ impl GateServer {
         Parameters(a): Parameters<RespondArgs>,
     ) -> CallToolResult {
         call_result(respond_to_validation(&self.ctx, a).await)
+    }
+
+    /// Approve a payment the gate held for an approval (its pending id from the 402's
+    /// X-Gate-Approval-Id or gate_list_approvals), on chain, as the signer: a member of the
+    /// payer's policy authority whose threshold is 1 (more members sign together with
+    /// `trust-gate approve`). The terms are read from the facilitator and checked against the
+    /// id first. The same payment then passes once; the signer pays the approval's rent, back
+    /// when it does. Idempotent: an approval already standing is returned.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_approve(&self, Parameters(a): Parameters<ApproveArgs>) -> CallToolResult {
+        call_result(approvals::approve(&self.ctx, a).await)
     }
 }
 

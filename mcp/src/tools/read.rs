@@ -105,9 +105,12 @@ pub struct SimulateArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExplainArgs {
-    /// A deny reason code, 1..23.
+    /// A deny reason code, 1..23 (with decision Deny, the default).
     #[schemars(range(min = 1, max = 23))]
-    pub reason_code: i64,
+    pub reason_code: Option<i64>,
+    /// The decision: "Deny" (the default: give reason_code), "RequireValidation" or
+    /// "RequireApproval".
+    pub decision: Option<String>,
 }
 
 /// The capability hash from a name (preferred) or a hex hash; one is required.
@@ -337,16 +340,43 @@ pub async fn get_engine_reputation(ctx: &Ctx, a: AgentArgs) -> ToolResult {
 }
 
 pub fn explain_decision(a: ExplainArgs) -> ToolResult {
-    let e = u8::try_from(a.reason_code)
+    match (a.decision.as_deref().map(str::trim), a.reason_code) {
+        (None | Some("Deny"), Some(code)) => explain_deny(code),
+        (None | Some("Deny"), None) => Err(ToolError::input(
+            "reason_code",
+            "missing: a Deny is explained by its reason code 1..23",
+        )),
+        (Some(d), None) => explain::explain_decision(d)
+            .map(|e| {
+                json!({
+                    "decision": e.decision,
+                    "meaning": e.meaning,
+                    "remediation": e.remediation,
+                    "gateErrorCode": e.gate_error_code,
+                })
+            })
+            .ok_or_else(|| {
+                ToolError::input(
+                    "decision",
+                    format!("{d:?} is not Deny, RequireValidation or RequireApproval"),
+                )
+            }),
+        (Some(d), Some(_)) => Err(ToolError::input(
+            "reason_code",
+            format!("only a Deny has a reason code, not {d:?}"),
+        )),
+    }
+}
+
+fn explain_deny(code: i64) -> ToolResult {
+    let e = u8::try_from(code)
         .ok()
         .and_then(explain::explain)
         .ok_or_else(|| {
-            ToolError::input(
-                "reason_code",
-                format!("{} is not a reason code 1..23", a.reason_code),
-            )
+            ToolError::input("reason_code", format!("{code} is not a reason code 1..23"))
         })?;
     Ok(json!({
+        "decision": "Deny",
         "reasonCode": e.code,
         "name": e.name,
         "category": e.category,

@@ -102,7 +102,7 @@ pub struct RespondArgs {
     pub expires_at_slot: u64,
 }
 
-fn ok_sent(signature: impl ToString, mut v: Value) -> Value {
+pub(crate) fn ok_sent(signature: impl ToString, mut v: Value) -> Value {
     v["signature"] = json!(signature.to_string());
     v
 }
@@ -302,12 +302,17 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
             .hint("omit agent_asset to register a new agent owned by the signer in the same transaction"));
     }
     let rules = policy_input::rules(&a.policy, b.pda.payee_list(&asset, a.policy_id))?;
+    let threshold = a.policy.approval_threshold()?;
     if let Some(existing) = &found[3] {
         let any = trust_gate_client::decode::policy(&existing.data)?;
         let mut v = views::any_policy(&keys[3], &any);
         let p = any.base();
         v["created"] = json!(false);
-        v["matchesRequest"] = json!(p.params == params && any.rules() == rules.as_ref());
+        v["matchesRequest"] = json!(
+            p.params == params
+                && any.rules() == rules.as_ref()
+                && any.approval_threshold() == threshold
+        );
         v["selfHealed"] = json!(false);
         v["healedSteps"] = json!([]);
         // The rule is immutable, but a vault-funded policy's spender is renamed by the
@@ -359,7 +364,7 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
         None
     };
     ixs.push(match rules {
-        Some(rules) => b.init_policy_v2(&me, &[], &asset, a.policy_id, params, rules, 0),
+        Some(rules) => b.init_policy_v2(&me, &[], &asset, a.policy_id, params, rules, threshold),
         None => b.init_policy(&me, &[], &asset, a.policy_id, params),
     });
     if let Some(spender) = &spender {

@@ -13,10 +13,15 @@ import {
   type SolanaRpcApi,
 } from '@solana/kit';
 import {
+  getPaymentApprovalDecoder,
+  getPaymentApprovalSize,
   getPolicyAccountDecoder,
   getPolicyAccountV2Decoder,
+  getPolicyAccountV2Size,
+  PAYMENT_APPROVAL_DISCRIMINATOR,
   POLICY_ACCOUNT_DISCRIMINATOR,
   POLICY_ACCOUNT_V2_DISCRIMINATOR,
+  type PaymentApproval,
   type PolicyAccount,
   type PolicyAccountV2,
 } from './generated/policy_vault/accounts/index.js';
@@ -28,7 +33,8 @@ import {
 } from './generated/validation_registry/accounts/index.js';
 import { AccountNotFoundError, TrustGateInputError } from './errors.js';
 import type { ProgramIds } from './ids.js';
-import { Pdas } from './pda.js';
+import type { ApprovalUse } from './instructions.js';
+import { Pdas, type ApprovalTerms } from './pda.js';
 
 export type TrustGateRpc = Rpc<SolanaRpcApi>;
 
@@ -206,9 +212,24 @@ export interface Policy {
   v2?: PolicyAccountV2;
 }
 
-/** Decodes a policy account of either version; null when `data` is neither. */
+/**
+ * The end of a v2 policy account created before `approvalThreshold` was added (its last 8
+ * bytes, at offset 1209): such an account reads as threshold 0, as the program reads it.
+ */
+export const POLICY_V2_LEN_BEFORE_APPROVALS = 1209;
+
+/**
+ * Decodes a policy account of either version; null when `data` is neither. A v2 account of
+ * the older 1209 bytes reads with `approvalThreshold` 0.
+ */
 export function decodePolicy(data: Uint8Array): Policy | null {
   if (sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_V2_DISCRIMINATOR)) {
+    const full = getPolicyAccountV2Size();
+    if (data.length >= POLICY_V2_LEN_BEFORE_APPROVALS && data.length < full) {
+      const padded = new Uint8Array(full);
+      padded.set(data);
+      data = padded;
+    }
     const v2 = getPolicyAccountV2Decoder().decode(data);
     return { version: 2, base: { discriminator: POLICY_ACCOUNT_DISCRIMINATOR, ...v2.base }, v2 };
   }
@@ -224,13 +245,91 @@ export function policyPayeeList(p: Policy): Address | null {
   return list && list !== SYSTEM_PROGRAM ? list : null;
 }
 
+/** Where payments under `p` come from: its `params.funding`. */
+export function fundingOf(p: Policy): Funding {
+  return p.base.params.funding === 1 ? 'vault' : 'wallet';
+}
+
+/** The amount above which a payment under `p` needs an approval (0: none; a v1 policy has none). */
+export function approvalThresholdOf(p: Policy): bigint {
+  return p.v2?.approvalThreshold ?? 0n;
+}
+
+/** Whether a payment of `amount` under `p` needs an approval on chain (threshold set and exceeded). */
+export function needsApproval(p: Policy, amount: bigint): boolean {
+  const threshold = approvalThresholdOf(p);
+  return threshold !== 0n && amount > threshold;
+}
+
+/**
+ * Policy `policyId` of `asset`, of either version; null when the account does not exist
+ * (throws when it holds something else), as the Rust SDK's `chain::policy`.
+ */
+export async function readPolicy(rpc: TrustGateRpc, ids: ProgramIds, asset: Address, policyId: number): Promise<Policy | null> {
+  const key = await new Pdas(ids).policy(asset, policyId);
+  const acc = await account(rpc, key);
+  if (!acc) return null;
+  const p = decodePolicy(acc.data);
+  if (!p) throw new Error(`PolicyAccount ${key}: not a policy account`);
+  return p;
+}
+
 /** The funding policy `policyId` of `asset` declares; throws when the policy does not exist. */
 export async function policyFunding(rpc: TrustGateRpc, ids: ProgramIds, asset: Address, policyId: number): Promise<Funding> {
   const key = await new Pdas(ids).policy(asset, policyId);
   const acc = await requiredAccount(rpc, key, 'PolicyAccount');
   const p = decodePolicy(acc.data);
   if (!p) throw new AccountNotFoundError('PolicyAccount', key);
-  return p.base.params.funding === 1 ? 'vault' : 'wallet';
+  return fundingOf(p);
+}
+
+/**
+ * Decodes a PaymentApproval account (policy_vault's approval of one payment's terms: offsets
+ * 8 payer asset, 40 payee asset, 72 mint, 104 amount, 112 policy id, 116 expiresAt, 124
+ * approvedAt, 132 rentPayer, 164 signers, 165 bump); null when `data` is not one.
+ */
+export function decodePaymentApproval(data: Uint8Array): PaymentApproval | null {
+  if (data.length < getPaymentApprovalSize() || !sameBytes(data.subarray(0, 8), PAYMENT_APPROVAL_DISCRIMINATOR)) return null;
+  return getPaymentApprovalDecoder().decode(data);
+}
+
+/**
+ * The approval of a payment of `terms` (`approvePayment`) with its address; null when no
+ * member has approved those terms (or the payment used it). Throws when the address holds
+ * something that is not an approval (the Rust SDK's `chain::approval`).
+ */
+export async function readApproval(
+  rpc: TrustGateRpc,
+  ids: ProgramIds,
+  terms: ApprovalTerms,
+): Promise<{ address: Address; approval: PaymentApproval } | null> {
+  const key = await new Pdas(ids).approval(terms);
+  const acc = await account(rpc, key);
+  if (!acc) return null;
+  const approval = decodePaymentApproval(acc.data);
+  if (!approval) throw new Error(`PaymentApproval ${key}: not a PaymentApproval account`);
+  return { address: key, approval };
+}
+
+/**
+ * What a payment of `terms` under `policy` passes to the gate for its approval: the approval
+ * on chain when the amount is above the policy's approval threshold and a member approved it
+ * (expired or not: the gate judges), else null (nothing is read when none is needed). The
+ * Rust SDK's `chain::approval_use`.
+ */
+export async function approvalUse(rpc: TrustGateRpc, ids: ProgramIds, policy: Policy, terms: ApprovalTerms): Promise<ApprovalUse | null> {
+  if (!needsApproval(policy, terms.amount)) return null;
+  const found = await readApproval(rpc, ids, terms);
+  return found ? { address: found.address, rentPayer: found.approval.rentPayer } : null;
+}
+
+/**
+ * `approvalUse` after reading the payer's policy (null when it does not exist: the gate then
+ * denies the payment anyway). The Rust SDK's `chain::approval_use_of`.
+ */
+export async function approvalUseOf(rpc: TrustGateRpc, ids: ProgramIds, terms: ApprovalTerms): Promise<ApprovalUse | null> {
+  const policy = await readPolicy(rpc, ids, terms.payerAsset, terms.policyId);
+  return policy ? approvalUse(rpc, ids, policy, terms) : null;
 }
 
 /** A validation rule: the capability (zero = none) and up to two attestors (default = empty). */

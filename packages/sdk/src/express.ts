@@ -5,7 +5,7 @@
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Address } from '@solana/kit';
 import { apiError, createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig } from './facilitator.js';
-import { PAYMENT_SIGNATURE } from './headers.js';
+import { PAYMENT_SIGNATURE, X_GATE_APPROVAL_ID, X_PAYMENT_NETWORK } from './headers.js';
 import { payerAgentOf, type HeaderReader } from './x402/server.js';
 
 /** Request bodies above this are refused with 413 (the facilitator's limit). */
@@ -71,7 +71,10 @@ export interface GateDecisionConfig {
  * Before a challenge: asks the facilitator whether the request's payer agent may pay, and
  * answers a Deny or RequireValidation itself (402 with the decision headers and body, no
  * challenge), as the trust-gate demo does. An Allow, or a request that carries a payment,
- * goes on to the next handler (`paymentMiddleware`).
+ * goes on to the next handler (`paymentMiddleware`). A RequireApproval (the price is above
+ * the payer policy's approval threshold) goes on too, with the decision headers set
+ * (X-Gate-Approval-Id: the pending approval's id), as the demo does: the payment passes once
+ * the payer agent's members approve it on chain.
  */
 export function gateDecision(config: GateDecisionConfig): RequestHandler {
   const url = `${config.facilitatorUrl.replace(/\/+$/, '')}/verify`;
@@ -100,9 +103,19 @@ export function gateDecision(config: GateDecisionConfig): RequestHandler {
       return send(res, apiError(502, 'facilitator_unavailable', `${url}: ${(e as Error).message}`));
     }
     if (answer.status === 200) return next();
-    const b = (await answer.json().catch(() => null)) as { decision?: Parameters<typeof decisionHeaders>[0] } | null;
+    const b = (await answer.json().catch(() => null)) as {
+      decision?: Parameters<typeof decisionHeaders>[0];
+      approval?: { id?: unknown };
+    } | null;
     if (answer.status === 402 && b?.decision) {
-      res.status(402).set(decisionHeaders(b.decision, answer.headers.get('X-Payment-Network') ?? '')).json(b);
+      const bodyId = typeof b.approval?.id === 'string' ? b.approval.id : undefined;
+      const approvalId = answer.headers.get(X_GATE_APPROVAL_ID) ?? bodyId;
+      const headers = decisionHeaders(b.decision, answer.headers.get(X_PAYMENT_NETWORK) ?? '', approvalId);
+      if (b.decision.kind === 'RequireApproval') {
+        res.set(headers);
+        return next();
+      }
+      res.status(402).set(headers).json(b);
       return;
     }
     res.status(answer.status).json(b);

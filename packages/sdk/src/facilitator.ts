@@ -15,6 +15,7 @@ import {
   DECISION_HEADERS,
   X_CAPABILITY_REQUIRED,
   X_CAPABILITY_SUBJECT,
+  X_GATE_APPROVAL_ID,
   X_GATE_DECISION,
   X_PAYMENT_NETWORK,
   X_PAYMENT_REASON_CODE,
@@ -67,8 +68,12 @@ export interface FacilitatorContext {
   facilitatorUrl?: string;
 }
 
-/** The decision headers (X-Gate-Decision and the reason or capability, X-Payment-Network). */
-export function decisionHeaders(d: Decision, network: string): Record<string, string> {
+/**
+ * The decision headers (X-Gate-Decision and the reason or capability, X-Payment-Network); for
+ * RequireApproval, `approvalId` (the pending approval's id: the address of the payment's
+ * approval, `Pdas.approval` of its terms) as X-Gate-Approval-Id.
+ */
+export function decisionHeaders(d: Decision, network: string, approvalId?: string): Record<string, string> {
   const h: Record<string, string> = {};
   if (d.kind === 'Allow') h[X_GATE_DECISION] = 'Allow';
   if (d.kind === 'Deny') {
@@ -86,19 +91,35 @@ export function decisionHeaders(d: Decision, network: string): Record<string, st
   if (d.kind === 'RequireApproval') {
     h[X_GATE_DECISION] = 'RequireApproval';
     h[X_PAYMENT_REQUIRED] = 'approval';
+    if (approvalId) h[X_GATE_APPROVAL_ID] = approvalId;
   }
   h[X_PAYMENT_NETWORK] = network;
   return h;
 }
 
-/** A /verify answer for a decision: 200 Allow, 402 otherwise, with the decision headers. */
-export function decisionAnswer(d: Decision, network: string, payer?: string): Answer {
+/**
+ * A payment held for an approval, as the facilitator's bodies carry it (`approval`): the
+ * pending approval's id, and the record the facilitator keeps (null when it keeps none, as
+ * for a verify context, which nobody signed).
+ */
+export interface HeldApproval {
+  id: string;
+  pending: unknown;
+}
+
+/**
+ * A /verify answer for a decision: 200 Allow, 402 otherwise, with the decision headers; a
+ * RequireApproval with `approval` carries its id (X-Gate-Approval-Id) and `approval` in the body.
+ */
+export function decisionAnswer(d: Decision, network: string, payer?: string, approval?: HeldApproval): Answer {
   const body: Record<string, unknown> = { isValid: d.kind === 'Allow', decision: d };
   if (d.kind === 'Deny') body.invalidReason = d.reasonName;
   if (d.kind === 'RequireValidation') body.invalidReason = 'RequireValidation';
   if (d.kind === 'RequireApproval') body.invalidReason = 'RequireApproval';
   if (payer) body.payer = payer;
-  return json(d.kind === 'Allow' ? 200 : 402, body, decisionHeaders(d, network));
+  const held = d.kind === 'RequireApproval' ? approval : undefined;
+  if (held) body.approval = held;
+  return json(d.kind === 'Allow' ? 200 : 402, body, decisionHeaders(d, network, held?.id));
 }
 
 const CONTEXT_FIELDS = ['payerAgentAsset', 'payeeAgentAsset', 'amount', 'mint', 'policyId'];
@@ -259,7 +280,13 @@ export async function verifyAnswer(c: FacilitatorContext, body: Uint8Array | unk
   const q = parseVerifyContext(map, c.defaultPolicyId);
   if ('status' in q) return q;
   const d = await decide(c, q);
-  return 'status' in d ? d : decisionAnswer(d, c.network);
+  if ('status' in d) return d;
+  // Nobody signed a context: the approval's id is told, nothing is kept (as the facilitator).
+  const approval =
+    d.kind === 'RequireApproval'
+      ? { id: await new Builder(c.ids).pda.approval({ payerAsset: q.payer, payeeAsset: q.payee, mint: q.mint, amount: q.amount, policyId: q.policyId }), pending: null }
+      : undefined;
+  return decisionAnswer(d, c.network, undefined, approval);
 }
 
 /** The facilitator's answer to an x402 /verify request, passed through. */

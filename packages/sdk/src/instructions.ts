@@ -64,6 +64,35 @@ export interface Attestations {
   payeeList?: Address;
 }
 
+/**
+ * A payment's approval on chain (`policy_vault::approve_payment`), passed to the gate: the
+ * approval and the member who paid its rent (`PaymentApproval.rentPayer`). The settlement (or
+ * gated channel open) that uses it closes it to them, so both are writable, and they come
+ * first among the gate instruction's remaining accounts (the Rust SDK's `ApprovalUse`).
+ */
+export interface ApprovalUse {
+  /** The approval's address: `Pdas.approval` of the payment's terms. */
+  address: Address;
+  /** `PaymentApproval.rentPayer`. */
+  rentPayer: Address;
+}
+
+/**
+ * `ix` (a committing gate instruction: `gate_payment_strict` or `gate_channel_open`) with
+ * [approval, rent payer] after its accounts, both writable and not signers (the Rust SDK's
+ * `ApprovalUse::append_to`).
+ */
+export function appendApproval(ix: Instruction, a: ApprovalUse): Instruction {
+  return {
+    ...ix,
+    accounts: [
+      ...(ix.accounts ?? []),
+      { address: a.address, role: AccountRole.WRITABLE },
+      { address: a.rentPayer, role: AccountRole.WRITABLE },
+    ],
+  };
+}
+
 /** The payment an evaluation decides. */
 export interface PaymentArgs {
   payerAsset: Address;
@@ -144,7 +173,11 @@ export class Builder {
     };
   }
 
-  /** The read-only decision (simulate it; see `gatePayment`). */
+  /**
+   * The read-only decision (simulate it; see `gatePayment`). Simulations use
+   * `decisionInstruction`, which adds the payment's approval address read-only after these
+   * accounts, so that an approved payment above the approval threshold decides Allow.
+   */
   async gatePayment(p: PaymentArgs, att: Attestations = {}): Promise<Instruction> {
     return getGatePaymentInstruction({ ...(await this.evaluation(p, att)), ...p }, this.gate);
   }

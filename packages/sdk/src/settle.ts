@@ -17,12 +17,15 @@ import { findAssociatedTokenPda } from '@solana-program/token';
 import type { Funding, LookupTable, TokenProgramId, TrustGateRpc } from './chain.js';
 import { TransactionFailedError, TrustGateInputError, assertAtomicityEnforced } from './errors.js';
 import {
+  appendApproval,
   Builder,
   computeBudgetInstructions,
   transferChecked,
+  type ApprovalUse,
   type Attestations,
   type ComputeBudget,
 } from './instructions.js';
+import type { ApprovalTerms } from './pda.js';
 import { compileV0Message, signCompiled, signersOf } from './message.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
 
@@ -65,6 +68,28 @@ export interface Settlement {
   computeBudget?: ComputeBudget;
   /** Where the payment comes from: the policy's funding. */
   funding: Funding;
+  /**
+   * The payment's approval on chain, for an amount above the payer policy's approval
+   * threshold (`approvalUse` finds it); the settlement closes it. It must be
+   * `Pdas.approval(settlementApprovalTerms(s))`.
+   */
+  approval?: ApprovalUse;
+}
+
+/** What an approval of settlement `s` approves: its payment's terms. */
+export function settlementApprovalTerms(s: Pick<Settlement, 'payerAsset' | 'payeeAsset' | 'mint' | 'amount' | 'policyId'>): ApprovalTerms {
+  return { payerAsset: s.payerAsset, payeeAsset: s.payeeAsset, mint: s.mint, amount: s.amount, policyId: s.policyId };
+}
+
+/**
+ * Throws TrustGateInputError('approval') unless `a` is the approval of `terms`: the gate
+ * would not find another one (the Rust SDK's `settle::check_approval`).
+ */
+export async function checkApproval(b: Builder, a: ApprovalUse, terms: ApprovalTerms): Promise<void> {
+  const want = await b.pda.approval(terms);
+  if (a.address !== want) {
+    throw new TrustGateInputError('approval', `${a.address} is not the approval of this payment's terms (${want})`);
+  }
 }
 
 /** The associated token account of `owner` for `mint` under `tokenProgram`. */
@@ -74,7 +99,8 @@ export async function associatedTokenAccount(owner: Address, mint: Address, toke
 
 /**
  * The instructions of a settlement in the only order the strict gate accepts: the optional
- * compute budget, then [gate_payment_strict, TransferChecked, emit_feedback].
+ * compute budget, then [gate_payment_strict, TransferChecked, emit_feedback]; with
+ * `s.approval`, gate_payment_strict ends with the approval and its rent payer (writable).
  * `atomicityEnforced` must be the boolean `true` (the guard throws AtomicityNotEnforcedError).
  */
 export async function compose(b: Builder, s: Settlement, atomicityEnforced: true): Promise<Instruction[]> {
@@ -90,7 +116,11 @@ export async function compose(b: Builder, s: Settlement, atomicityEnforced: true
   const facilitator = signerOrNoop(s.facilitator);
   const p = { payerAsset: s.payerAsset, payeeAsset: s.payeeAsset, amount: s.amount, mint: s.mint, policyId: s.policyId };
   const release = s.funding === 'vault' ? { payerToken: s.sourceToken, tokenProgram: s.tokenProgram } : undefined;
-  const gate = await b.gatePaymentStrict(p, s.deadline, payer, s.destinationToken, s.attestations, release);
+  let gate = await b.gatePaymentStrict(p, s.deadline, payer, s.destinationToken, s.attestations, release);
+  if (s.approval) {
+    await checkApproval(b, s.approval, settlementApprovalTerms(s));
+    gate = appendApproval(gate, s.approval);
+  }
   const transfer = transferChecked(s.tokenProgram, s.sourceToken, s.mint, s.destinationToken, payer, s.amount, s.decimals);
   const feedback = await b.emitFeedback(facilitator, s.collection, {
     ...s.feedback,

@@ -2,6 +2,7 @@
 // every account the strict gate would see. Nothing is written and no fee is paid.
 
 import {
+  AccountRole,
   appendTransactionMessageInstructions,
   compileTransaction,
   createTransactionMessage,
@@ -14,6 +15,7 @@ import {
   type Address,
   type Blockhash,
   type Base64EncodedWireTransaction,
+  type Instruction,
 } from '@solana/kit';
 import {
   accounts,
@@ -70,6 +72,18 @@ export async function attestationsFor(rpc: TrustGateRpc, b: Builder, p: PaymentA
   };
 }
 
+/**
+ * `gate_payment` of `p` with `att`, passing the address of the payment's approval
+ * (`Pdas.approval` of its terms) as a trailing read-only account, so that the decision of an
+ * approved payment above the payer policy's approval threshold is the one its settlement
+ * gets (the gate skips the address while no approval is there). The Rust SDK's
+ * `simulate::decision_instruction`.
+ */
+export async function decisionInstruction(b: Builder, p: PaymentArgs, att: Attestations = {}): Promise<Instruction> {
+  const [ix, approval] = await Promise.all([b.gatePayment(p, att), b.pda.approval(p)]);
+  return { ...ix, accounts: [...(ix.accounts ?? []), { address: approval, role: AccountRole.READONLY }] };
+}
+
 /** The minimum balance a simulation's fee payer needs (one signature's fee). */
 const FEE_PAYER_MIN_LAMPORTS = 5000n;
 
@@ -123,7 +137,7 @@ export async function gatePayment(req: GatePaymentRequest): Promise<Decision> {
     mint: req.mint,
     policyId: req.policyId,
   };
-  const ix = await b.gatePayment(p, await attestationsFor(rpc, b, p));
+  const ix = await decisionInstruction(b, p, await attestationsFor(rpc, b, p));
   const signed = canSign(req.caller);
   const feePayer = signed ? addressOf(req.caller) : await simulationFeePayer(rpc, b.ids, addressOf(req.caller), p);
   const lifetime = signed ? (await rpc.getLatestBlockhash({ commitment: 'confirmed' }).send()).value : ANY_BLOCKHASH;

@@ -49,6 +49,8 @@ import {
   setAgentWallet,
   transaction,
   ValidationRegistryBuilder,
+  appendApproval,
+  compose,
 } from '../dist/index.js';
 import { getValidationAttestationDecoder } from '../dist/generated/validation_registry/accounts/index.js';
 import { getChannelRecordDecoder } from '../dist/generated/gate/accounts/index.js';
@@ -217,6 +219,60 @@ test('payment-channel and gated-channel builders equal the Rust SDK builders byt
   const version = Buffer.from(data);
   version[1] = 2;
   assert.equal(decodeChannel(version), null, 'another version');
+});
+
+test('a settlement and a gated channel open with an approval on chain equal the Rust SDK\'s byte for byte', async () => {
+  const x = f.approvals;
+  const b = new Builder(ids);
+  const payer = await signerOf(f, x.payer);
+  assert.ok(x.settlements.length >= 2);
+  for (const [i, r] of x.settlements.entries()) {
+    assert.equal(r.payerSigner, payer.address);
+    const budget = r.computeBudget;
+    const settlement = {
+      facilitator: address(r.facilitator),
+      payerSigner: payer,
+      payerAsset: address(r.payerAsset),
+      payeeAsset: address(r.payeeAsset),
+      policyId: r.policyId,
+      deadline: BigInt(r.deadline),
+      mint: address(r.mint),
+      decimals: r.decimals,
+      tokenProgram: address(r.tokenProgram),
+      amount: BigInt(r.amount),
+      sourceToken: address(r.sourceToken),
+      destinationToken: address(r.destinationToken),
+      collection: address(r.collection),
+      attestations: {},
+      feedback: {
+        paymentIdHash: Uint8Array.from(Buffer.from(r.paymentIdHash, 'hex')),
+        score: r.score,
+        tag1: r.tag1,
+        tag2: r.tag2,
+        endpoint: r.endpoint,
+        feedbackUri: r.feedbackUri,
+      },
+      computeBudget: {
+        ...(budget.unitLimit != null ? { unitLimit: budget.unitLimit } : {}),
+        ...(budget.unitPriceMicroLamports != null ? { unitPriceMicroLamports: BigInt(budget.unitPriceMicroLamports) } : {}),
+      },
+      funding: r.funding,
+      approval: { address: address(r.approval.address), rentPayer: address(r.approval.rentPayer) },
+    };
+    assert.equal(await b.pda.approval(settlement), r.approval.address, `settlement ${i}: the approval of its terms`);
+    const got = await compose(b, settlement, true);
+    assert.equal(got.length, r.instructions.length, `settlement ${i}`);
+    got.forEach((ix, j) => assert.deepEqual(instructionJson(ix), r.instructions[j], `settlement ${i} instruction ${j}`));
+    // Another address than the terms' approval is refused by name.
+    await assert.rejects(compose(b, { ...settlement, approval: { ...settlement.approval, address: address(x.member) } }, true), (e) => e.field === 'approval');
+  }
+  const o = x.gatedOpen;
+  const facilitator = await signerOf(f, 'facilitator');
+  const approval = { address: address(o.approval.address), rentPayer: address(o.approval.rentPayer) };
+  const terms = { payerAsset: address(o.payerAsset), payeeAsset: address(o.payeeAsset), mint: address(o.mint), amount: BigInt(o.deposit), policyId: o.policyId };
+  assert.equal(await b.pda.approval(terms), o.approval.address);
+  const open = await b.gateChannelOpen(payer, terms.payerAsset, terms.payeeAsset, facilitator, terms.mint, terms.amount, terms.policyId, address(o.channel));
+  assert.deepEqual(instructionJson(appendApproval(open, approval)), o.instruction);
 });
 
 async function funded() {

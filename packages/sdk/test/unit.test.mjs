@@ -162,3 +162,111 @@ test('a Token-2022 mint names its transfer hook program, as the Rust SDK reads i
   assert.equal(transferHookProgram(acc(TOKEN_PROGRAM, mint([[14, hookValue(program)]]))), null, 'SPL Token');
   assert.equal(transferHookProgram(acc(TOKEN_2022_PROGRAM, new Uint8Array(82))), null, 'no extensions');
 });
+
+test('approvals: v2 policies read their threshold (0 for the older 1209-byte accounts), PaymentApproval decodes at its offsets', async () => {
+  const { decodePolicy, approvalThresholdOf, needsApproval, decodePaymentApproval, POLICY_V2_LEN_BEFORE_APPROVALS } = await import('../dist/chain.js');
+  const { POLICY_ACCOUNT_V2_DISCRIMINATOR, getPolicyAccountV2Size, getPaymentApprovalEncoder } = await import('../dist/generated/policy_vault/accounts/index.js');
+  assert.equal(POLICY_V2_LEN_BEFORE_APPROVALS, 1209);
+  assert.equal(getPolicyAccountV2Size(), 1217);
+  const v2 = new Uint8Array(1217);
+  v2.set(POLICY_ACCOUNT_V2_DISCRIMINATOR, 0);
+  new DataView(v2.buffer).setBigUint64(1209, 500n, true);
+  const p = decodePolicy(v2);
+  assert.equal(p.version, 2);
+  assert.equal(approvalThresholdOf(p), 500n);
+  assert.equal(needsApproval(p, 500n), false, 'at the threshold: no approval');
+  assert.equal(needsApproval(p, 501n), true);
+  const older = decodePolicy(v2.subarray(0, 1209));
+  assert.equal(older.version, 2);
+  assert.equal(approvalThresholdOf(older), 0n);
+  assert.equal(needsApproval(older, 2n ** 64n - 1n), false, 'threshold 0: none');
+
+  const [payer, payee, mint, member] = await Promise.all([0, 1, 2, 3].map(() => generateKeyPairSigner().then((k) => k.address)));
+  const bytes = new Uint8Array(getPaymentApprovalEncoder().encode({
+    payerAsset: payer, payeeAsset: payee, mint, amount: 7_000_000n, policyId: 9, expiresAt: 1_800_000_000n, approvedAt: 1_700_000_000n, rentPayer: member, signers: 2, bump: 254,
+  }));
+  assert.equal(bytes.length, 166);
+  const key = (a) => Uint8Array.from(getAddressEncoder().encode(a));
+  assert.deepEqual(bytes.subarray(132, 164), key(member), 'rent payer at 132');
+  assert.equal(bytes[164], 2, 'signers at 164');
+  assert.equal(new DataView(bytes.buffer).getBigUint64(104, true), 7_000_000n, 'amount at 104');
+  const a = decodePaymentApproval(bytes);
+  assert.equal(a.rentPayer, member);
+  assert.equal(a.amount, 7_000_000n);
+  assert.equal(a.policyId, 9);
+  assert.equal(decodePaymentApproval(bytes.subarray(0, 165)), null, 'short');
+  assert.equal(decodePaymentApproval(v2), null, 'another account');
+});
+
+test('approvals: a settlement and a gated open end their gate instruction with [approval, rent payer] writable; decisions pass the approval read-only', async () => {
+  const { AccountRole } = await import('@solana/kit');
+  const { appendApproval, compose, decisionInstruction, checkApproval, settlementApprovalTerms } = await import('../dist/index.js');
+  const { openChannel } = await import('../dist/x402/channel.js');
+  const b = new Builder(programIds('solana-localnet'));
+  const [payerSigner, facilitator, voucherKey] = await Promise.all([0, 1, 2].map(() => generateKeyPairSigner()));
+  const [payerAsset, payeeAsset, mint, source, destination, collection, member] = await Promise.all(
+    [0, 1, 2, 3, 4, 5, 6].map(() => generateKeyPairSigner().then((k) => k.address)),
+  );
+  const s = {
+    facilitator, payerSigner, payerAsset, payeeAsset, policyId: 9, deadline: 1_800_000_000n, mint, decimals: 6,
+    tokenProgram: TOKEN_PROGRAM, amount: 7_000_000n, sourceToken: source, destinationToken: destination, collection, attestations: {},
+    feedback: { paymentIdHash: new Uint8Array(32).fill(4), score: 90, tag1: 'x402', tag2: '', endpoint: 'https://api.example', feedbackUri: '' },
+    funding: 'wallet',
+  };
+  const terms = settlementApprovalTerms(s);
+  const approval = { address: await b.pda.approval(terms), rentPayer: member };
+  const plain = await compose(b, s, true);
+  const approved = await compose(b, { ...s, approval }, true);
+  assert.equal(approved.length, plain.length);
+  const gate = approved[0];
+  assert.deepEqual(gate.accounts.slice(0, -2), plain[0].accounts, 'the gate\'s own accounts first, unchanged');
+  assert.deepEqual(gate.accounts.slice(-2), [
+    { address: approval.address, role: AccountRole.WRITABLE },
+    { address: member, role: AccountRole.WRITABLE },
+  ]);
+  assert.deepEqual(approved.slice(1), plain.slice(1), 'the transfer and the feedback as without');
+  assert.deepEqual(gate.data, plain[0].data);
+  await assert.rejects(compose(b, { ...s, approval: { address: member, rentPayer: member } }, true), (e) => e.name === 'TrustGateInputError' && e.field === 'approval');
+  await assert.rejects(checkApproval(b, approval, { ...terms, amount: terms.amount + 1n }), /approval: .* is not the approval of this payment's terms/);
+  assert.deepEqual(appendApproval(plain[0], approval), gate);
+
+  // The read-only decision: the approval of the query's terms, read-only, after the evaluation.
+  const p = { payerAsset, payeeAsset, amount: 7_000_000n, mint, policyId: 9 };
+  const decision = await decisionInstruction(b, p);
+  const bare = await b.gatePayment(p);
+  assert.deepEqual(decision.accounts.slice(0, -1), bare.accounts);
+  assert.deepEqual(decision.accounts.at(-1), { address: approval.address, role: AccountRole.READONLY });
+
+  // A gated open: the approval of the deposit's terms is checked, then appended.
+  const open = (gateApproval) =>
+    openChannel({
+      builder: b, payer: payerSigner, feePayer: facilitator.address, voucherKey: voucherKey.address, mint, tokenProgram: TOKEN_PROGRAM,
+      payTo: destination, deposit: 7_000_000n, salt: 1n, openSlot: 100n, withdrawDelay: 900,
+      gate: { payerAsset, payeeAsset, policyId: 9, ...(gateApproval ? { approval: gateApproval } : {}) },
+      tables: [], lifetime: { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: 0n }, memos: [],
+    });
+  const [without, withApproval] = await Promise.all([open(), open(approval)]);
+  assert.ok(withApproval.transaction.messageBytes.length === without.transaction.messageBytes.length + 64 + 2, 'two more keys, two more account indexes');
+  await assert.rejects(open({ ...approval, address: member }), (e) => e.name === 'TrustGateInputError' && e.field === 'approval');
+});
+
+test('approvals: X-Gate-Approval-Id comes with RequireApproval, in the headers and the /verify body', async () => {
+  const { decisionAnswer, decisionHeaders, readDecisionHeaders, DECISION_HEADERS, X_GATE_APPROVAL_ID } = await import('../dist/index.js');
+  assert.equal(X_GATE_APPROVAL_ID, 'X-Gate-Approval-Id');
+  assert.ok(DECISION_HEADERS.includes(X_GATE_APPROVAL_ID));
+  const id = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
+  assert.deepEqual(decisionHeaders({ kind: 'RequireApproval' }, 'solana-localnet', id), {
+    'X-Gate-Decision': 'RequireApproval',
+    'X-Payment-Required': 'approval',
+    'X-Gate-Approval-Id': id,
+    'X-Payment-Network': 'solana-localnet',
+  });
+  assert.equal(decisionHeaders({ kind: 'Allow' }, 'n', id)[X_GATE_APPROVAL_ID], undefined, 'only with RequireApproval');
+  const a = decisionAnswer({ kind: 'RequireApproval' }, 'solana-localnet', undefined, { id, pending: null });
+  assert.equal(a.status, 402);
+  assert.deepEqual(a.body, { isValid: false, decision: { kind: 'RequireApproval' }, invalidReason: 'RequireApproval', approval: { id, pending: null } });
+  assert.equal(a.headers[X_GATE_APPROVAL_ID], id);
+  const h = new Headers(a.headers);
+  assert.deepEqual(readDecisionHeaders(h), { decision: 'RequireApproval', paymentRequired: 'approval', approvalId: id, network: 'solana-localnet' });
+  assert.deepEqual(readDecisionHeaders((n) => ({ 'X-Gate-Decision': 'Deny', 'X-Payment-Reason-Code': '6' })[n]), { decision: 'Deny', reasonCode: 6 });
+});

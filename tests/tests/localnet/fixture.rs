@@ -44,6 +44,41 @@ pub async fn seeded_with(config: LocalnetConfig) -> Env {
 }
 
 impl Env {
+    /// The demo facilitator and the demo on loopback against this localnet, the demo charging
+    /// under the payer policy `policy_id` (the demo mint) and `metered_policy_id` (its
+    /// metered and session routes).
+    #[allow(dead_code)] // the suites that run the services
+    pub async fn services(
+        &self,
+        policy_id: u32,
+        metered_policy_id: u32,
+    ) -> (trust_gate_facilitator::Server, trust_gate_demo::Server) {
+        let w = &self.world;
+        let mut c = trust_gate_facilitator::Config::new(trust_gate_facilitator::MountConfig {
+            rpc_url: self.localnet.rpc_url(),
+            facilitator: trust_gate_facilitator::FacilitatorKey::Keypair(std::sync::Arc::new(
+                w.facilitator.insecure_clone(),
+            )),
+            network: Network::Localnet,
+            atomicity_enforced: trust_gate_client::AtomicityEnforced::TRUE,
+            default_policy_id: None,
+        });
+        c.trusted_services = vec![w.service_key.pubkey()];
+        c.reclaim_interval = None;
+        let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let facilitator = trust_gate_facilitator::start(c, loopback).await.unwrap();
+        // The demo signs its own URL into challenges: bind first, then tell it where it is.
+        let listener = std::net::TcpListener::bind(loopback).unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let mut config =
+            trust_gate_demo::DemoConfig::demo_world(&facilitator.url(), &format!("http://{addr}"));
+        config.policy_id = policy_id;
+        config.metered_policy_id = metered_policy_id;
+        let demo = trust_gate_demo::start(config, addr).await.unwrap();
+        (facilitator, demo)
+    }
+
     /// Sends `ixs` paid by the localnet's faucet and signed by `signers`.
     pub async fn send(
         &self,
@@ -122,6 +157,7 @@ impl Env {
             },
             compute_budget: Default::default(),
             funding: payer.funding,
+            approval: None,
         }
     }
 

@@ -4,8 +4,9 @@
 //! static accounts from an address lookup table, on chain.
 
 use gate::state::FeedbackLog;
-use policy_vault::state::funding;
+use policy_vault::state::{funding, ApprovalTerms};
 use solana_sdk::signature::Signer;
+use trust_gate_client::instructions::ApprovalUse;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_program_common::external as ext;
 use trust_gate_program_tests::world::{pda, World};
@@ -26,19 +27,53 @@ async fn the_largest_vault_funded_settlement_fits_in_a_packet_too() {
     largest_settlement_fits(funding::VAULT).await;
 }
 
+/// A payment above its policy's approval threshold passes [approval, its rent payer] too:
+/// two more keys, neither in the lookup table (both are per payment).
+#[tokio::test]
+async fn the_largest_settlement_with_its_approval_fits_in_a_packet_too() {
+    largest_settlement_fits_with(funding::VAULT, true).await;
+}
+
 async fn largest_settlement_fits(funding: u8) {
+    largest_settlement_fits_with(funding, false).await;
+}
+
+async fn largest_settlement_fits_with(funding: u8, approved: bool) {
     let mut w = World::new().await;
     let attestor = w.attestor().await;
-    let (payer, payee, att) = w.largest_case_v2(&attestor, funding).await;
+    // Approved: every payment above 999 999 needs an approval, and this one has it.
+    let threshold = if approved { 999_999 } else { 0 };
+    let (payer, payee, att) = w
+        .largest_case_v2_approved(&attestor, funding, threshold)
+        .await;
     let vault_funded = funding == funding::VAULT;
     let own_funds = if vault_funded { 0 } else { 10_000_000 };
     let source = w.token_account(&payer.owner.pubkey(), own_funds).await;
     let destination = w.token_account(&payee.owner.pubkey(), 0).await;
-    let strict = if vault_funded {
+    let mut strict = if vault_funded {
         w.vault_strict_ix(&payer, &payee, 1_000_000, destination, att, source)
     } else {
         w.strict_ix(&payer, &payee, 1_000_000, destination, att)
     };
+    if approved {
+        let terms = ApprovalTerms {
+            payer_asset: payer.asset(),
+            payee_asset: payee.asset(),
+            mint: w.mint,
+            amount: 1_000_000,
+            policy_id: 1,
+        };
+        let sdk = trust_gate_program_tests::world::sdk();
+        let approve = sdk.approve_payment(&payer.owner.pubkey(), &[], terms, w.now + 3_600);
+        trust_gate_program_tests::send(&mut w.ctx, &[approve], &[&payer.owner])
+            .await
+            .unwrap();
+        ApprovalUse {
+            address: sdk.pda.approval(&terms),
+            rent_payer: payer.owner.pubkey(),
+        }
+        .append_to(&mut strict);
+    }
     let pay = payment_id();
     let priority_fee = ComputeBudget {
         unit_limit: Some(400_000),
@@ -71,10 +106,10 @@ async fn largest_settlement_fits(funding: u8) {
         .v0_transaction(&bundle, &facilitator, &[&payer.owner], table)
         .await;
     let size = bincode::serialize(&tx).unwrap().len();
-    let case = if vault_funded {
-        "vault-funded"
-    } else {
-        "wallet-funded"
+    let case = match (vault_funded, approved) {
+        (true, true) => "vault-funded, approved",
+        (true, false) => "vault-funded",
+        _ => "wallet-funded",
     };
     println!("largest {case} settlement: legacy {legacy_size} bytes, v0 + lookup table {size} bytes (limit {PACKET_LIMIT})");
     assert!(
@@ -90,6 +125,25 @@ async fn largest_settlement_fits(funding: u8) {
         .await
         .unwrap();
     assert_eq!(log.payer_wallet, payer.owner.pubkey());
+    if approved {
+        // Used up by the settlement.
+        let approval = trust_gate_program_tests::world::sdk()
+            .pda
+            .approval(&ApprovalTerms {
+                payer_asset: payer.asset(),
+                payee_asset: payee.asset(),
+                mint: w.mint,
+                amount: 1_000_000,
+                policy_id: 1,
+            });
+        assert!(w
+            .ctx
+            .banks_client
+            .get_account(approval)
+            .await
+            .unwrap()
+            .is_none());
+    }
     if vault_funded {
         // The vault paid; the payer's own account passed the amount on.
         let vault = trust_gate_program_tests::world::sdk()

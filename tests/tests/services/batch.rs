@@ -106,6 +106,7 @@ impl<'a> Payer<'a> {
                 payee_asset: w.service.asset(),
                 policy_id: demo::METERED_POLICY_ID,
                 attestations: Default::default(),
+                approval: None,
             }),
             tables: &tables,
             blockhash: s.env.rpc.get_latest_blockhash().await.unwrap(),

@@ -87,6 +87,7 @@ async fn concurrent_payments_over_the_cap_never_fail_on_chain() {
                     .or_else(|| body["errorReason"].as_str().map(String::from)),
             ),
             PayOutcome::NotRequired { status, .. } => panic!("served without payment: {status}"),
+            PayOutcome::Held { approval_id, .. } => panic!("held for approval {approval_id}"),
         }
     }
     println!(

@@ -88,6 +88,7 @@ async fn parity_case(s: &Services, label: &str, gated: bool, memo: Option<&str>)
             payee_asset: c.payee_asset,
             policy_id: demo::METERED_POLICY_ID,
             attestations: Default::default(),
+            approval: None,
         }),
         tables: &tables,
         blockhash,

@@ -81,6 +81,7 @@ async fn parity_case(s: &Services, label: &str, gated: bool, memo: Option<&str>)
             payee_asset: c.payee_asset,
             policy_id: c.metered_policy_id,
             attestations: Default::default(),
+            approval: None,
         }),
         tables: &tables,
         blockhash,

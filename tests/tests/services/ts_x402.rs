@@ -416,6 +416,163 @@ fn channel_builders(s: &Services) -> Value {
     })
 }
 
+/// Settlements that use an approval on chain, for fixed inputs, which the Node test repeats:
+/// the tier-3 payer pays the service 7 000 000 under the demo policy, from its wallet under
+/// SPL Token and from its vault under Token-2022 with a compute budget; the approval of the
+/// terms (its rent paid by the tier-0 payer's owner) ends the strict gate's accounts, after
+/// the vault release's. And the gate's open of a channel with the approval of its deposit.
+fn approval_builders(s: &Services) -> Value {
+    use trust_gate_client::instructions::{ApprovalUse, Attestations};
+    use trust_gate_client::settle::{Feedback, Funding, Settlement, TokenProgram};
+    let (w, b) = (&s.env.world, &s.env.b);
+    let payer = w.payer(3).unwrap();
+    let member = w.payer(0).unwrap().owner.pubkey();
+    let settlement = |funding: Funding, program: TokenProgram, budget: settle::ComputeBudget| {
+        let mut t = Settlement {
+            facilitator: w.facilitator.pubkey(),
+            payer_signer: payer.owner.pubkey(),
+            payer_asset: payer.asset(),
+            payee_asset: w.service.asset(),
+            policy_id: demo::POLICY_ID,
+            deadline: 1_800_000_000,
+            mint: w.mint(),
+            decimals: demo::DECIMALS,
+            token_program: program,
+            amount: 7_000_000,
+            source_token: program.associated_account(&payer.owner.pubkey(), &w.mint()),
+            destination_token: program.associated_account(&w.service.owner.pubkey(), &w.mint()),
+            collection: s.env.collection,
+            attestations: Attestations::default(),
+            feedback: Feedback {
+                payment_id_hash: [4; 32],
+                score: 90,
+                tag1: "x402".into(),
+                tag2: String::new(),
+                endpoint: "https://api.example/v1".into(),
+                feedback_uri: String::new(),
+            },
+            compute_budget: budget,
+            funding,
+            approval: None,
+        };
+        t.approval = Some(ApprovalUse {
+            address: b.pda.approval(&t.approval_terms()),
+            rent_payer: member,
+        });
+        let ixs =
+            settle::compose(b, &t, trust_gate_client::AtomicityEnforced::TRUE).expect("composes");
+        let approval = t.approval.expect("set above");
+        // The approval and its rent payer, writable, after everything the gate had.
+        let gate = &ixs[ixs.len() - 3];
+        assert_eq!(
+            gate.accounts[gate.accounts.len() - 2..],
+            [
+                solana_sdk::instruction::AccountMeta::new(approval.address, false),
+                solana_sdk::instruction::AccountMeta::new(member, false),
+            ]
+        );
+        json!({
+            "facilitator": t.facilitator.to_string(),
+            "payerSigner": t.payer_signer.to_string(),
+            "payerAsset": t.payer_asset.to_string(),
+            "payeeAsset": t.payee_asset.to_string(),
+            "policyId": t.policy_id,
+            "deadline": t.deadline.to_string(),
+            "mint": t.mint.to_string(),
+            "decimals": t.decimals,
+            "tokenProgram": t.token_program.id().to_string(),
+            "amount": t.amount.to_string(),
+            "sourceToken": t.source_token.to_string(),
+            "destinationToken": t.destination_token.to_string(),
+            "collection": t.collection.to_string(),
+            "paymentIdHash": hex(&t.feedback.payment_id_hash),
+            "score": t.feedback.score,
+            "tag1": t.feedback.tag1,
+            "tag2": t.feedback.tag2,
+            "endpoint": t.feedback.endpoint,
+            "feedbackUri": t.feedback.feedback_uri,
+            "funding": t.funding,
+            "computeBudget": {
+                "unitLimit": budget.unit_limit,
+                "unitPriceMicroLamports": budget.unit_price_micro_lamports.map(|p| p.to_string()),
+            },
+            "approval": {
+                "address": approval.address.to_string(),
+                "rentPayer": approval.rent_payer.to_string(),
+            },
+            "instructions": ixs.iter().map(instruction_json).collect::<Vec<_>>(),
+        })
+    };
+    // The gated open of a channel of 1 000 000 (the channel builders' inputs) with the
+    // approval of its deposit.
+    let channel = trust_gate_client::channels::Open {
+        payer: payer.owner.pubkey(),
+        rent_payer: w.facilitator.pubkey(),
+        payee: w.facilitator.pubkey(),
+        mint: w.mint(),
+        token_program: TokenProgram::SplToken,
+        authorized_signer: w.attestor.pubkey(),
+        salt: 7,
+        deposit: 1_000_000,
+        grace_period: 600,
+        open_slot: 123_456,
+        splits: Vec::new(),
+    }
+    .channel();
+    let deposit_terms = policy_vault::state::ApprovalTerms {
+        payer_asset: payer.asset(),
+        payee_asset: w.service.asset(),
+        mint: w.mint(),
+        amount: 1_000_000,
+        policy_id: demo::POLICY_ID,
+    };
+    let open_approval = ApprovalUse {
+        address: b.pda.approval(&deposit_terms),
+        rent_payer: member,
+    };
+    let mut gate_open = b.gate_channel_open(
+        &payer.owner.pubkey(),
+        &payer.asset(),
+        &w.service.asset(),
+        &w.facilitator.pubkey(),
+        &w.mint(),
+        1_000_000,
+        demo::POLICY_ID,
+        &channel,
+        Attestations::default(),
+    );
+    open_approval.append_to(&mut gate_open);
+    json!({
+        "payer": "payer-tier-3",
+        "member": member.to_string(),
+        "settlements": [
+            settlement(Funding::Wallet, TokenProgram::SplToken, settle::ComputeBudget::default()),
+            settlement(
+                Funding::Vault,
+                TokenProgram::Token2022,
+                settle::ComputeBudget {
+                    unit_limit: Some(300_000),
+                    unit_price_micro_lamports: Some(1_000),
+                },
+            ),
+        ],
+        "gatedOpen": {
+            "channel": channel.to_string(),
+            "facilitator": w.facilitator.pubkey().to_string(),
+            "payerAsset": payer.asset().to_string(),
+            "payeeAsset": w.service.asset().to_string(),
+            "mint": w.mint().to_string(),
+            "deposit": "1000000",
+            "policyId": demo::POLICY_ID,
+            "approval": {
+                "address": open_approval.address.to_string(),
+                "rentPayer": open_approval.rent_payer.to_string(),
+            },
+            "instruction": instruction_json(&gate_open),
+        },
+    })
+}
+
 /// Every fact the Node tests compare with, computed by the Rust SDK and the servers.
 async fn fixture(s: &Services) -> Value {
     let w: &DemoWorld = &s.env.world;
@@ -485,6 +642,7 @@ async fn fixture(s: &Services) -> Value {
         "decisions": decisions,
         "builders": builders(s),
         "channels": channel_builders(s),
+        "approvals": approval_builders(s),
         "reputations": reputations,
         "composed": [
             composed(s, "payer-tier-3", tier3, settle::ComputeBudget::default()).await,

@@ -17,6 +17,7 @@ const CLIENT_ORDER: &[&str] = &[
     "channels",
     "vouchers",
     "decode",
+    "approvals",
     "x402",
     "upto",
     "batch",
@@ -35,8 +36,8 @@ const CLIENT_ORDER: &[&str] = &[
 
 /// The CLI's modules (main.rs the root), lowest first: each imports only modules before it.
 const CLI_ORDER: &[&str] = &[
-    "demo_key", "migrate", "simulate", "policy", "pay", "dispute", "reclaim", "services", "mcp",
-    "bench", "up",
+    "demo_key", "migrate", "simulate", "policy", "approve", "pay", "dispute", "reclaim",
+    "services", "mcp", "bench", "up",
 ];
 
 /// The crates of a workspace member, by its directory.

@@ -6,12 +6,12 @@
 import { address, type Address, type Instruction, type Transaction, type TransactionSigner } from '@solana/kit';
 import type { x402Client } from '@x402/core/client';
 import type { PaymentPayloadContext, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
-import { lookupTables, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, type LookupTable, type TokenProgramId, type TrustGateRpc } from '../chain.js';
+import { approvalUseOf, lookupTables, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, type LookupTable, type TokenProgramId, type TrustGateRpc } from '../chain.js';
 import { CHANNEL_ALL_BPS, channelOf, openInstruction, type OpenChannel } from '../channels.js';
 import { TrustGateInputError } from '../errors.js';
 import { programIds, type ProgramIds } from '../ids.js';
-import { Builder, computeBudgetInstructions, type Attestations } from '../instructions.js';
-import { transaction, type Lifetime } from '../settle.js';
+import { appendApproval, Builder, computeBudgetInstructions, type ApprovalUse, type Attestations } from '../instructions.js';
+import { checkApproval, transaction, type Lifetime } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
 import { networkOfCaip2 } from './prepare.js';
 import { gateExtensionOf } from './wire.js';
@@ -52,6 +52,12 @@ export interface SessionGate {
   payeeAsset: Address;
   policyId: number;
   attestations?: Attestations;
+  /**
+   * The deposit's approval on chain, when it is above the payer policy's approval threshold
+   * (`approvalUseOf` of the deposit's terms: the payer and payee assets, the mint, the
+   * deposit, the policy id); the open uses it up.
+   */
+  approval?: ApprovalUse;
 }
 
 const U64_MAX = 0xffffffffffffffffn;
@@ -128,7 +134,8 @@ export async function openContext(rpc: TrustGateRpc): Promise<{ slot: bigint; li
 
 /**
  * The gated open's terms for `amount` (the deposit or the ceiling), read from the offer's
- * `extra.gate` as the trust-gate scheme's `prepare` reads a payment's.
+ * `extra.gate` as the trust-gate scheme's `prepare` reads a payment's, with the deposit's
+ * approval on chain when the payer's policy asks for one (`approvalUseOf`).
  */
 export async function gatedOpen(
   rpc: TrustGateRpc,
@@ -143,8 +150,13 @@ export async function gatedOpen(
   const payeeAsset = addressField('extra.gate.payeeAgentAsset', g.payeeAgentAsset);
   const builder = new Builder({ ...programIds(networkOfCaip2(r.network)), ...overrides });
   const p = { payerAsset, payeeAsset, amount, mint, policyId: g.policyId };
-  const [attestations, tables] = await Promise.all([attestationsFor(rpc, builder, p, nowUnix()), lookupTables(rpc, feePayer)]);
-  return { builder, tables, gate: { payerAsset, payeeAsset, policyId: g.policyId, attestations } satisfies SessionGate };
+  const [attestations, tables, approval] = await Promise.all([
+    attestationsFor(rpc, builder, p, nowUnix()),
+    lookupTables(rpc, feePayer),
+    approvalUseOf(rpc, builder.ids, p),
+  ]);
+  const gate: SessionGate = { payerAsset, payeeAsset, policyId: g.policyId, attestations, ...(approval ? { approval } : {}) };
+  return { builder, tables, gate };
 }
 
 /** A channel's open as both schemes build it, their terms already checked. */
@@ -182,7 +194,8 @@ const memoInstruction = (text: string): Instruction => ({
 
 /**
  * The open transaction and the channel's address: a compute-unit limit, the gate's
- * `gate_channel_open` when gated, the program's `open` (the fee payer as rent payer and payee,
+ * `gate_channel_open` when gated (ending with the deposit's approval and its rent payer when
+ * `gate.approval` is set), the program's `open` (the fee payer as rent payer and payee,
  * 100 % to `payTo`), the Memos; a v0 transaction paid by the fee payer (loading from the
  * facilitator's tables only when gated), signed by the payer alone.
  */
@@ -205,7 +218,13 @@ export async function openChannel(t: ChannelOpenTerms): Promise<{ transaction: T
   const ixs = computeBudgetInstructions({ unitLimit: OPEN_UNIT_LIMIT });
   if (t.gate) {
     const g = t.gate;
-    ixs.push(await t.builder!.gateChannelOpen(t.payer, g.payerAsset, g.payeeAsset, t.feePayer, t.mint, t.deposit, g.policyId, channel, g.attestations));
+    let gate = await t.builder!.gateChannelOpen(t.payer, g.payerAsset, g.payeeAsset, t.feePayer, t.mint, t.deposit, g.policyId, channel, g.attestations);
+    if (g.approval) {
+      // The approval of the deposit's terms, and its rent payer, after the gate's accounts.
+      await checkApproval(t.builder!, g.approval, { payerAsset: g.payerAsset, payeeAsset: g.payeeAsset, mint: t.mint, amount: t.deposit, policyId: g.policyId });
+      gate = appendApproval(gate, g.approval);
+    }
+    ixs.push(gate);
   }
   ixs.push(await openInstruction(open));
   for (const memo of t.memos) if (memo) ixs.push(memoInstruction(memo));

@@ -2,12 +2,22 @@
 // `prepare` does, read from the same accounts.
 
 import { address, type Address, type TransactionSigner } from '@solana/kit';
-import { baseCollection, lookupTables, mint as readMint, policyFunding, ratedByEngine, type LookupTable, type TrustGateRpc } from '../chain.js';
-import { TrustGateInputError } from '../errors.js';
+import {
+  approvalUse,
+  baseCollection,
+  fundingOf,
+  lookupTables,
+  mint as readMint,
+  ratedByEngine,
+  readPolicy,
+  type LookupTable,
+  type TrustGateRpc,
+} from '../chain.js';
+import { AccountNotFoundError, TrustGateInputError } from '../errors.js';
 import { GATE_EXTENSION, SCHEME_TRUST_GATE } from '../headers.js';
 import { programIds, type Network, type ProgramIds } from '../ids.js';
 import { Builder, type ComputeBudget } from '../instructions.js';
-import { associatedTokenAccount, compose, type Settlement } from '../settle.js';
+import { associatedTokenAccount, compose, settlementApprovalTerms, type Settlement } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
 import { limitForUse, MAX_UNIT_LIMIT, measureUnits, settlementUnitLimit } from '../units.js';
 import { challengeDeadline, gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
@@ -70,14 +80,20 @@ export async function prepare(
   const m = await readMint(rpc, 'asset', mintKey);
   if (!m) throw new TrustGateInputError('asset', `${mintKey} does not exist on this cluster`);
   const p = { payerAsset, payeeAsset, amount, mint: mintKey, policyId: gate.policyId };
-  const [attestations, funding, collection, tables, sourceToken, destinationToken] = await Promise.all([
+  const [attestations, policy, collection, tables, sourceToken, destinationToken] = await Promise.all([
     attestationsFor(rpc, builder, p, nowUnix()),
-    policyFunding(rpc, builder.ids, payerAsset, gate.policyId),
+    readPolicy(rpc, builder.ids, payerAsset, gate.policyId),
     baseCollection(rpc, builder.ids),
     lookupTables(rpc, feePayer),
     associatedTokenAccount(signer.address, mintKey, m.tokenProgram),
     associatedTokenAccount(payTo, mintKey, m.tokenProgram),
   ]);
+  // The payer's policy, read once: its funding, and whether this amount needs an approval.
+  if (!policy) throw new AccountNotFoundError('PolicyAccount', await builder.pda.policy(payerAsset, gate.policyId));
+  // A vault-funded policy pays from the agent's vault through the signer's token account.
+  const funding = fundingOf(policy);
+  // Above the policy's approval threshold, the approval its members made on chain.
+  const approval = await approvalUse(rpc, builder.ids, policy, settlementApprovalTerms(p));
   const settlement: Settlement = {
     facilitator: feePayer,
     payerSigner: signer,
@@ -101,6 +117,7 @@ export async function prepare(
     },
     computeBudget: { ...computeBudget },
     funding,
+    ...(approval ? { approval } : {}),
   };
   // A unit limit just above what the settlement uses, not the 600 000 the scheduler
   // reserves for three instructions without one, unless the caller set one: measured by

@@ -1,0 +1,196 @@
+//! Holding a payment for its approval: a refusal whose decision is RequireApproval gets the
+//! pending approval's id (and, when the payer signed the request, its record in
+//! [`crate::approvals`]); a payment that used its approval forgets the record.
+
+pub use crate::approvals::Held;
+use crate::approvals::PendingApproval;
+use crate::reject::Rejection;
+use crate::service::Facilitator;
+use solana_sdk::pubkey::Pubkey;
+use trust_gate_client::decode::{ApprovalTerms, Decision};
+use trust_gate_client::simulate::now_unix;
+use trust_gate_client::x402::FacilitatorRequest;
+
+/// The x402 resource a request pays for, when it names one.
+pub fn resource_of(req: &FacilitatorRequest) -> Option<String> {
+    req.payment_payload
+        .resource
+        .as_ref()
+        .map(|r| r.url.chars().take(500).collect())
+}
+
+impl Facilitator {
+    /// `d`'s hold for a payment of `terms`: `None` unless `d` is RequireApproval. The record
+    /// is kept only when `signed` (the payer's signer signed the request); a store that
+    /// fails leaves the answer without one (the approval on chain is what counts).
+    pub async fn hold(
+        &self,
+        d: &Decision,
+        terms: &ApprovalTerms,
+        kind: &str,
+        resource: Option<String>,
+        signed: bool,
+    ) -> Option<Held> {
+        if *d != Decision::RequireApproval {
+            return None;
+        }
+        if !signed {
+            let id = self.builder.pda.approval(terms);
+            return Some(Held { id, record: None });
+        }
+        let pending = self.approvals.settings().pending;
+        let record =
+            PendingApproval::new(&self.builder, terms, kind, resource, now_unix(), pending);
+        let id = record.id;
+        match self.approvals.hold(&record).await {
+            Ok(()) => {
+                tracing::info!(%id, payer = %terms.payer_asset, amount = terms.amount, "held for approval");
+                Some(Held {
+                    id,
+                    record: Some(record),
+                })
+            }
+            Err(e) => {
+                tracing::warn!(%id, error = %e.message, "could not keep the pending approval");
+                Some(Held { id, record: None })
+            }
+        }
+    }
+
+    /// `r` with the hold of its decision, when it is RequireApproval, for a request the
+    /// payer signed.
+    pub async fn held(
+        &self,
+        mut r: Rejection,
+        terms: &ApprovalTerms,
+        kind: &str,
+        resource: Option<String>,
+    ) -> Rejection {
+        if let Some(d) = r.decision {
+            r.held = self
+                .hold(&d, terms, kind, resource, true)
+                .await
+                .map(Box::new);
+        }
+        r
+    }
+
+    /// Forgets the pending approval `id` of `payer`: its payment used the approval.
+    pub async fn forget_approval(&self, id: &Pubkey, payer: &Pubkey) {
+        if let Err(e) = self.approvals.remove(id, payer).await {
+            tracing::warn!(%id, error = %e.message, "could not forget the used approval");
+        }
+    }
+}
+
+impl Facilitator {
+    /// The pending approvals of `payer` (every payer's when `None`), each with its approval
+    /// on chain, if a member made it (read in one call): `GET /approvals`.
+    pub async fn pending_approvals(
+        &self,
+        payer: Option<&Pubkey>,
+    ) -> Result<serde_json::Value, crate::error::ApiError> {
+        let now = now_unix();
+        let records = self.approvals.list(payer, now).await?;
+        let ids: Vec<Pubkey> = records.iter().map(|r| r.id).collect();
+        let onchain = trust_gate_client::chain::accounts(&self.rpc, &ids).await?;
+        let listed: Vec<serde_json::Value> = records
+            .iter()
+            .zip(&onchain)
+            .map(|(r, acc)| self.approval_view(r, acc.as_ref(), now))
+            .collect();
+        Ok(serde_json::json!({
+            "payerAgentAsset": payer.map(|p| p.to_string()),
+            "approvals": listed,
+            "pendingSecs": self.approvals.settings().pending.as_secs(),
+            "perPayer": self.approvals.settings().per_payer,
+        }))
+    }
+
+    /// The pending approval `id` with its approval on chain: `GET /approvals/{id}`.
+    pub async fn pending_approval(
+        &self,
+        id: &Pubkey,
+    ) -> Result<serde_json::Value, crate::error::ApiError> {
+        let now = now_unix();
+        let record = self.approvals.get(id, now).await?.ok_or_else(|| {
+            crate::error::ApiError::not_found(format!(
+                "no pending approval {id} here (never held, used, or expired)"
+            ))
+        })?;
+        let acc = trust_gate_client::chain::account(&self.rpc, id).await?;
+        Ok(self.approval_view(&record, acc.as_ref(), now))
+    }
+
+    /// A record and its state: `pending` (no approval on chain yet), `approved` (one stands
+    /// until `approval.expiresAt`) or `expired` (one stands but has expired: closed by anyone,
+    /// its rent to the member).
+    fn approval_view(
+        &self,
+        r: &PendingApproval,
+        acc: Option<&solana_sdk::account::Account>,
+        now: i64,
+    ) -> serde_json::Value {
+        use trust_gate_client::decode::PaymentApproval;
+        let approval = acc
+            .filter(|a| a.owner == self.builder.ids.policy_vault)
+            .and_then(|a| {
+                trust_gate_client::decode::account::<PaymentApproval>("PaymentApproval", &a.data)
+                    .ok()
+            });
+        let state = match &approval {
+            None => "pending",
+            Some(a) if now <= a.expires_at => "approved",
+            Some(_) => "expired",
+        };
+        let mut v = serde_json::to_value(r).unwrap_or_default();
+        v["state"] = state.into();
+        v["approval"] = approval
+            .map(|a| {
+                serde_json::json!({
+                    "expiresAt": a.expires_at,
+                    "approvedAt": a.approved_at,
+                    "rentPayer": a.rent_payer.to_string(),
+                    "signers": a.signers,
+                })
+            })
+            .unwrap_or_default();
+        v
+    }
+}
+
+/// A public key from a path or query parameter `field`, else 400 naming it.
+pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, crate::error::ApiError> {
+    s.parse().map_err(|_| {
+        crate::error::ApiError::input(field, format!("{s:?} is not a base58 public key"))
+    })
+}
+
+impl Facilitator {
+    /// The gate's decision of a gated channel's deposit of `terms`, asked before its open is
+    /// co-signed (the open's payer signature checked): anything but Allow refuses with the
+    /// decision (402 and its headers), a RequireApproval held for the payer's members.
+    pub(crate) async fn decide_deposit(
+        &self,
+        terms: &ApprovalTerms,
+        resource: Option<String>,
+    ) -> Result<(), Rejection> {
+        let q = trust_gate_client::PaymentQuery {
+            payer_asset: terms.payer_asset,
+            payee_asset: terms.payee_asset,
+            amount: terms.amount,
+            mint: terms.mint,
+            policy_id: terms.policy_id,
+        };
+        let d = self.decide(q).await?;
+        if d == Decision::Allow {
+            return Ok(());
+        }
+        let mut r = Rejection::decision(d);
+        r.held = self
+            .hold(&d, terms, "channel", resource, true)
+            .await
+            .map(Box::new);
+        Err(r)
+    }
+}

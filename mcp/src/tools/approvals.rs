@@ -1,0 +1,200 @@
+//! The payments a facilitator holds for an approval (RequireApproval): listing them, and
+//! approving one on chain as a member of the payer's policy authority.
+//!
+//! The pending records live at the facilitator (`GET /approvals`); the server reads only the
+//! facilitator it was configured with (`MCP_FACILITATOR_URL`, set by `trust-gate up`), never a
+//! URL from a tool's arguments. An approval's terms are checked against its id (their
+//! approval address) before anything is signed, so a facilitator cannot swap them.
+
+use crate::args::pubkey;
+use crate::context::Ctx;
+use crate::envelope::{codes, ToolError, ToolResult};
+use crate::tools::write::ok_sent;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use solana_sdk::signature::Signer;
+use std::time::Duration;
+use trust_gate_client::approvals::{PendingApproval, MAX_APPROVAL_SECS};
+use trust_gate_client::chain;
+use trust_gate_client::decode::PolicyAuthority;
+
+/// How long a call to the facilitator may take.
+const FACILITATOR_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long an approval stands when the call names no expiry: a day.
+const DEFAULT_EXPIRES_IN: i64 = 86_400;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ListApprovalsArgs {
+    /// Only this payer agent's (MPL Core asset, base58); omitted: every payer's.
+    pub payer_agent: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ApproveArgs {
+    /// The pending approval's id (the `X-Gate-Approval-Id` of the 402, or an id from
+    /// gate_list_approvals).
+    pub id: String,
+    /// How long the approval stands on chain, in seconds (1..604800; default 86400): the
+    /// payment must be made again within it.
+    #[schemars(range(min = 1, max = 604800))]
+    pub expires_in_secs: Option<i64>,
+}
+
+/// The configured facilitator's base URL.
+fn facilitator_url(ctx: &Ctx) -> Result<&str, ToolError> {
+    ctx.config
+        .facilitator_url
+        .as_deref()
+        .map(|u| u.trim_end_matches('/'))
+        .ok_or_else(|| {
+            ToolError::new(
+                codes::CONFIG_ERROR,
+                "this server knows no facilitator: pending approvals are kept by the facilitator that held the payment",
+            )
+            .hint("set MCP_FACILITATOR_URL to the facilitator's URL (trust-gate up sets it)")
+        })
+}
+
+/// `GET {facilitator}{path}`: its status and JSON body.
+async fn get(ctx: &Ctx, path: &str) -> Result<(u16, Value), ToolError> {
+    let url = format!("{}{path}", facilitator_url(ctx)?);
+    let failed = |e: &dyn std::fmt::Display| {
+        ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!("the facilitator did not answer GET {path}"),
+        )
+        .cause(trust_gate_client::redact::urls_in(&e.to_string()))
+    };
+    let res = reqwest::Client::new()
+        .get(&url)
+        .timeout(FACILITATOR_TIMEOUT)
+        .send()
+        .await
+        .map_err(|e| failed(&e))?;
+    let status = res.status().as_u16();
+    let body = res.json::<Value>().await.map_err(|e| failed(&e))?;
+    Ok((status, body))
+}
+
+pub async fn list_approvals(ctx: &Ctx, a: ListApprovalsArgs) -> ToolResult {
+    let path = match a.payer_agent.as_deref() {
+        Some(p) => format!("/approvals?payer={}", pubkey("payer_agent", p)?),
+        None => "/approvals".to_string(),
+    };
+    let (status, mut v) = get(ctx, &path).await?;
+    if status != 200 {
+        return Err(ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!(
+                "the facilitator answered GET {path} with HTTP {status}: {}",
+                v["message"].as_str().unwrap_or_default()
+            ),
+        ));
+    }
+    v["next"] = json!(
+        "a member of the payer's policy authority approves one with gate_approve {\"id\": ...} (threshold 1) or `trust-gate approve ID --keypair A --keypair B` (more members); the same payment then passes once"
+    );
+    Ok(v)
+}
+
+pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> ToolResult {
+    let b = ctx.builder()?;
+    let signer = ctx.signer("gate_approve")?;
+    let id = pubkey("id", &a.id)?;
+    let expires_in = a.expires_in_secs.unwrap_or(DEFAULT_EXPIRES_IN);
+    if !(1..=MAX_APPROVAL_SECS).contains(&expires_in) {
+        return Err(ToolError::input(
+            "expires_in_secs",
+            format!(
+                "{expires_in} is not 1..={MAX_APPROVAL_SECS} (an approval stands a week at most)"
+            ),
+        ));
+    }
+    let (status, v) = get(ctx, &format!("/approvals/{id}")).await?;
+    if status == 404 {
+        return Err(ToolError::not_found("pending approval", id).hint(
+            "the facilitator holds no payment under this id (never held, already used, or expired): list them with gate_list_approvals",
+        ));
+    }
+    if status != 200 {
+        return Err(ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!("the facilitator answered HTTP {status}: {v}"),
+        ));
+    }
+    let pending: PendingApproval = serde_json::from_value(v.clone()).map_err(|e| {
+        ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!("the facilitator's record of {id} is not a pending approval: {e}"),
+        )
+    })?;
+    if pending.id != id {
+        return Err(ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!(
+                "the facilitator answered the record of {} for {id}",
+                pending.id
+            ),
+        ));
+    }
+    pending.check_id(&b)?;
+    let terms = pending.terms();
+    let mut view = json!({
+        "id": id.to_string(),
+        "terms": {
+            "payerAgentAsset": terms.payer_asset.to_string(),
+            "payeeAgentAsset": terms.payee_asset.to_string(),
+            "mint": terms.mint.to_string(),
+            "amount": terms.amount.to_string(),
+            "policyId": terms.policy_id,
+        },
+        "kind": pending.kind,
+        "resource": pending.resource,
+    });
+    if let Some((_, stands)) = chain::approval(&ctx.rpc, &b.ids, &terms).await? {
+        view["approved"] = json!(false);
+        view["alreadyApproved"] = json!({
+            "expiresAt": stands.expires_at,
+            "rentPayer": stands.rent_payer.to_string(),
+            "signers": stands.signers,
+        });
+        return Ok(view);
+    }
+    let auth_key = b.pda.policy_authority(&terms.payer_asset);
+    let auth: PolicyAuthority = chain::anchor_account(&ctx.rpc, "PolicyAuthority", &auth_key)
+        .await?
+        .ok_or_else(|| ToolError::not_found("PolicyAuthority", auth_key))?;
+    let me = signer.pubkey();
+    if !auth.members.contains(&me) {
+        return Err(ToolError::new(
+            codes::AUTH_REQUIRED,
+            format!(
+                "the signer {me} is not a member of payer agent {}'s policy authority",
+                terms.payer_asset
+            ),
+        ));
+    }
+    if auth.threshold > 1 {
+        return Err(ToolError::new(
+            codes::AUTH_REQUIRED,
+            format!(
+                "to approve a payment, the payer's authority needs {} of {} member signatures and this server holds one key",
+                auth.threshold,
+                auth.members.len()
+            ),
+        )
+        .hint(format!(
+            "the members sign one transaction together: trust-gate approve {id} --keypair A --keypair B"
+        )));
+    }
+    let now = chain::unix_time(&ctx.rpc).await?;
+    let expires_at = now + expires_in;
+    let ix = b.approve_payment(&me, &[], terms, expires_at);
+    let sig = ctx.send(&[ix], signer, &[]).await?;
+    view["approved"] = json!(true);
+    view["expiresAt"] = json!(expires_at);
+    view["rentPayer"] = json!(me.to_string());
+    view["next"] = json!("the same payment now passes once: pay again (its rent comes back to the signer when it does)");
+    Ok(ok_sent(sig, view))
+}
