@@ -36,6 +36,11 @@ pub struct ApproveArgs {
     /// payment must be made again within it.
     #[arg(long, default_value_t = 86_400)]
     expires_in: i64,
+    /// Close the unused approval at ID instead, its rent back to the member who paid it:
+    /// that member (--keypair) may at any time, anyone once it has expired. Reads the chain
+    /// only.
+    #[arg(long)]
+    close: bool,
     #[command(flatten)]
     cluster: Cluster,
     /// The facilitator holding the payment.
@@ -117,6 +122,9 @@ pub async fn approve(a: ApproveArgs) -> Result<(), String> {
     let overrides = Overrides::from_env().map_err(|e| e.to_string())?;
     let b = Builder::new(ProgramIds::for_network(network).with_overrides(overrides))
         .map_err(|e| e.to_string())?;
+    if a.close {
+        return close(&a, id, network, &b).await;
+    }
     let v = get(&a.facilitator_url, &format!("/approvals/{id}")).await?;
     let pending: PendingApproval = serde_json::from_value(v.clone())
         .map_err(|e| format!("the facilitator's record of {id} is not a pending approval: {e}"))?;
@@ -161,18 +169,64 @@ pub async fn approve(a: ApproveArgs) -> Result<(), String> {
         terms,
         expires_at,
     );
-    let refs: Vec<&solana_sdk::signature::Keypair> = members.iter().collect();
-    let blockhash = rpc
-        .get_latest_blockhash()
-        .await
-        .map_err(|e| format!("getLatestBlockhash: {e}"))?;
-    let tx = settle::transaction(&members[0].pubkey(), &[ix], &[], blockhash, &refs)
-        .map_err(|e| e.to_string())?;
-    let sig = settle::send(&rpc, &tx).await.map_err(|e| e.to_string())?;
+    let sig = send(&rpc, ix, &members).await?;
     println!("Approved on chain: {sig}");
     println!(
         "  the approval stands until {expires_at} (unix); the same payment now passes once (its rent, paid by {}, comes back when it does)",
         members[0].pubkey()
     );
+    Ok(())
+}
+
+/// `ix` signed by `signers` (the first pays the fee), sent and confirmed.
+async fn send(
+    rpc: &trust_gate_client::RpcClient,
+    ix: solana_sdk::instruction::Instruction,
+    signers: &[solana_sdk::signature::Keypair],
+) -> Result<String, String> {
+    let refs: Vec<&solana_sdk::signature::Keypair> = signers.iter().collect();
+    let blockhash = rpc
+        .get_latest_blockhash()
+        .await
+        .map_err(|e| format!("getLatestBlockhash: {e}"))?;
+    let tx = settle::transaction(&refs[0].pubkey(), &[ix], &[], blockhash, &refs)
+        .map_err(|e| e.to_string())?;
+    settle::send(rpc, &tx)
+        .await
+        .map(|s| s.to_string())
+        .map_err(|e| e.to_string())
+}
+
+/// `--close`: the unused approval at `id` closed, its rent back to its rent payer.
+async fn close(
+    a: &ApproveArgs,
+    id: anchor_lang::prelude::Pubkey,
+    network: Network,
+    b: &Builder,
+) -> Result<(), String> {
+    use trust_gate_client::decode::PaymentApproval;
+    let rpc = trust_gate_migrations::rpc(&a.cluster.rpc_url);
+    let approval: PaymentApproval = chain::anchor_account(&rpc, "PaymentApproval", &id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!("no approval stands at {id}: never approved, used by its payment, or closed")
+        })?;
+    let signer = member_keys(&a.members, &approval.payer_asset, network)?
+        .into_iter()
+        .next()
+        .ok_or("--keypair is required")?;
+    let now = chain::unix_time(&rpc).await.map_err(|e| e.to_string())?;
+    if signer.pubkey() != approval.rent_payer && now <= approval.expires_at {
+        return Err(format!(
+            "only its rent payer {} may close the approval before it expires at {} (unix); anyone may after",
+            approval.rent_payer, approval.expires_at
+        ));
+    }
+    let rent = rpc.get_balance(&id).await.map_err(|e| e.to_string())?;
+    let ix = b.close_approval(&signer.pubkey(), &id, &approval.rent_payer);
+    let sig = send(&rpc, ix, &[signer]).await?;
+    println!("Closed the unused approval {id}: {sig}");
+    println!("  {rent} lamports of rent back to {}", approval.rent_payer);
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! (`trust-gate pay`) is held (the pending id printed; `trust-gate approvals` and
 //! `GET /approvals` list it), approved on chain by `trust-gate approve ID`, then paid by the
 //! same command and settled in one transaction: the approval used up, its rent back with the
-//! member who paid it, the pending record forgotten. A gated session's deposit above the
-//! threshold likewise.
+//! member who paid it, the pending record forgotten. A gated session's deposit and a gated
+//! `upto` ceiling above the threshold likewise.
 
 use crate::fixture::{self, Env};
 use anchor_lang::prelude::Pubkey;
@@ -225,6 +225,25 @@ async fn a_held_payment_and_a_held_deposit_pass_once_the_cli_approves_them() {
     let (ok, out, _) = cli(&env, &pay, true).await;
     assert!(!ok && pending_id(&out) == id, "{out}");
 
+    // An approval left unused is closed by its member, its rent back; then there is none.
+    let (ok, out, err) = cli(&env, &approve, true).await;
+    assert!(ok, "{out}{err}");
+    let before = env.rpc.get_balance(&owner).await.unwrap();
+    let close = ["approve", &id.to_string(), "--close"];
+    let (ok, out, err) = cli(&env, &close, true).await;
+    assert!(
+        ok && out.contains("Closed the unused approval"),
+        "{out}{err}"
+    );
+    assert_eq!(env.rpc.get_balance(&id).await.unwrap(), 0);
+    // The owner paid the close's fee (5 000 lamports) and got the rent back.
+    assert_eq!(
+        env.rpc.get_balance(&owner).await.unwrap(),
+        before + rent - 5_000
+    );
+    let (ok, _, err) = cli(&env, &close, true).await;
+    assert!(!ok && err.contains("no approval stands"), "{err}");
+
     // A gated session whose deposit (10 requests at 1 000) is above the threshold: held,
     // approved, then opened with it.
     let session_url = format!("{}/session", demo_server.url());
@@ -285,6 +304,42 @@ async fn a_held_payment_and_a_held_deposit_pass_once_the_cli_approves_them() {
     ];
     let (ok, out, err) = cli(&env, &small, true).await;
     assert!(ok, "{out}{err}");
+
+    // A gated upto payment: its ceiling (20 units at 100 000) is escrowed by a deposit above
+    // the threshold: held, approved, then paid with it.
+    let metered_url = format!("{}/metered?units=3", demo_server.url());
+    let upto = [
+        "pay",
+        metered_url.as_str(),
+        "--facilitator-url",
+        f.as_str(),
+        "--scheme",
+        "upto",
+    ];
+    let (ok, out, err) = cli(&env, &upto, true).await;
+    assert!(!ok, "{out}{err}");
+    let ceiling_id = pending_id(&out);
+    assert_eq!(
+        ceiling_id,
+        env.b.pda.approval(&ApprovalTerms {
+            amount: 2_000_000,
+            ..deposit_terms
+        })
+    );
+    let (ok, out, err) = cli(
+        &env,
+        &["approve", &ceiling_id.to_string(), "--facilitator-url", &f],
+        true,
+    )
+    .await;
+    assert!(ok, "{out}{err}");
+    let (ok, out, err) = cli(&env, &upto, true).await;
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("Charged 300000 of the escrowed ceiling"),
+        "{out}"
+    );
+    assert_eq!(env.rpc.get_balance(&ceiling_id).await.unwrap(), 0);
 
     // An id the facilitator does not hold: refused by name, nothing signed.
     let stranger = Pubkey::new_unique().to_string();
