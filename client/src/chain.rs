@@ -208,6 +208,29 @@ pub async fn approval_use_of(
     }
 }
 
+/// The gate's records of the channels a payer agent opened through it that are still open
+/// (a record is closed with its channel's close): `getProgramAccounts` of the gate, filtered
+/// by the record's discriminator and the payer (offset 40).
+pub async fn channel_records_of_payer(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    payer_asset: &Pubkey,
+) -> Result<Vec<(Pubkey, gate::state::ChannelRecord)>, ClientError> {
+    use gate::state::ChannelRecord;
+    let filters = vec![
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+            0,
+            ChannelRecord::DISCRIMINATOR.to_vec(),
+        )),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(40, payer_asset.to_bytes().to_vec())),
+    ];
+    program_accounts(rpc, &ids.gate, filters)
+        .await?
+        .into_iter()
+        .map(|(k, a)| decode::account::<ChannelRecord>("ChannelRecord", &a.data).map(|r| (k, r)))
+        .collect()
+}
+
 /// Policy `policy_id` of `asset`, of either version; `None` when it does not exist.
 pub async fn policy(
     rpc: &RpcClient,

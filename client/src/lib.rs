@@ -17,6 +17,8 @@
 //!   gated deposit, the per-payment cap, the kill switch).
 //! - [`decode`]: decisions, events, accounts, engine reputation, deny codes.
 //! - [`approvals`]: a payment held for an approval, as a facilitator keeps and answers it.
+//! - [`spend`]: a policy's spend at a moment against every cap, and when each window starts
+//!   over.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
 //! - [`upto`]: x402's `upto` scheme on Solana on the wire (its `extra`, payload and reason
 //!   strings) and trust-gate's gated variant.
@@ -59,6 +61,7 @@ pub mod redact;
 pub mod session;
 pub mod settle;
 pub mod simulate;
+pub mod spend;
 pub mod token;
 pub mod units;
 pub mod upto;

@@ -1,7 +1,8 @@
-//! `gate_list_approvals` and `gate_approve` through rmcp's client over streamable HTTP, against
-//! the facilitator and the demo on a seeded localnet: a payment above the payer policy's
-//! approval threshold is held, the tool lists it, the payer's owner (the MCP server's signer,
-//! the authority's one member) approves it, and the same payment then settles. Without a
+//! `gate_list_approvals`, `gate_approve` and `gate_get_spend` through rmcp's client over
+//! streamable HTTP, against the facilitator and the demo on a seeded localnet: a payment above
+//! the payer policy's approval threshold is held, the tool lists it, the payer's owner (the MCP
+//! server's signer, the authority's one member) approves it, and the same payment then
+//! settles; the spend shows it held, then moves by its amount in every window. Without a
 //! facilitator, without a signer, and for an id nobody holds, the tools say why by name;
 //! `gate_explain_decision` explains RequireApproval.
 
@@ -65,6 +66,17 @@ async fn a_held_payment_is_listed_approved_by_the_tool_and_then_settled() {
     };
     assert_eq!(approval_id, env.b.pda.approval(&terms).to_string());
 
+    // The spend at a glance: nothing spent under the new policy yet, the payment held.
+    let spend_args = json!({"agent_asset": payer.asset().to_string(), "policy_id": POLICY});
+    let before = ok(&c, "gate_get_spend", spend_args.clone()).await;
+    assert_eq!(before["version"], 2, "{before}");
+    assert_eq!(before["approvalThreshold"], (demo::PRICE - 1).to_string());
+    assert_eq!(before["killSwitch"]["paused"], false);
+    assert_eq!(before["lifetime"]["spent"], "0", "{before}");
+    assert_eq!(before["pendingApprovals"][0]["id"], approval_id, "{before}");
+    assert_eq!(before["vault"], serde_json::Value::Null);
+    assert_eq!(before["openChannels"], json!([]));
+
     let listed = ok(
         &c,
         "gate_list_approvals",
@@ -121,6 +133,25 @@ async fn a_held_payment_is_listed_approved_by_the_tool_and_then_settled() {
     assert_eq!(env.rpc.get_balance(&id).await.unwrap(), 0);
     let listed = ok(&c, "gate_list_approvals", json!({})).await;
     assert_eq!(listed["approvals"], json!([]), "{listed}");
+    // The spend moved by the payment; nothing is held any more.
+    let after = ok(&c, "gate_get_spend", spend_args.clone()).await;
+    for window in ["day", "week", "month", "lifetime"] {
+        let spent =
+            |v: &serde_json::Value| v[window]["spent"].as_str().unwrap().parse::<u64>().unwrap();
+        assert_eq!(
+            spent(&after),
+            spent(&before) + demo::PRICE,
+            "{window}: {after}"
+        );
+    }
+    assert_eq!(after["pendingApprovals"], json!([]), "{after}");
+    err(
+        &c,
+        "gate_get_spend",
+        json!({"agent_asset": payer.asset().to_string(), "policy_id": 99}),
+        "not_found",
+    )
+    .await;
 
     // The decision explained.
     let x = ok(

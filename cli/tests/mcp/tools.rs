@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
 
-pub const TOOLS: [&str; 25] = [
+pub const TOOLS: [&str; 26] = [
     "gate_get_policy",
     "gate_get_velocity_ledger",
     "gate_get_killswitch",
@@ -20,6 +20,7 @@ pub const TOOLS: [&str; 25] = [
     "gate_simulate_payment",
     "gate_get_engine_reputation",
     "gate_explain_decision",
+    "gate_get_spend",
     "gate_list_approvals",
     "gate_init_authority",
     "gate_init_policy",
@@ -56,7 +57,7 @@ async fn every_tool_resource_and_prompt_over_http() {
     assert_eq!(server_info.name, "trust-gate-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
 
-    // tools/list: the 25 names, draft 2020-12 object schemas.
+    // tools/list: the 26 names, draft 2020-12 object schemas.
     let tools = c.list_all_tools().await.unwrap();
     let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(

@@ -77,6 +77,19 @@ async fn get(ctx: &Ctx, path: &str) -> Result<(u16, Value), ToolError> {
     Ok((status, body))
 }
 
+/// The payments the configured facilitator holds for `payer`'s approval (its
+/// `GET /approvals?payer=` list).
+pub async fn pending_of(ctx: &Ctx, payer: &solana_sdk::pubkey::Pubkey) -> ToolResult {
+    let v = list_approvals(
+        ctx,
+        ListApprovalsArgs {
+            payer_agent: Some(payer.to_string()),
+        },
+    )
+    .await?;
+    Ok(v["approvals"].clone())
+}
+
 pub async fn list_approvals(ctx: &Ctx, a: ListApprovalsArgs) -> ToolResult {
     let path = match a.payer_agent.as_deref() {
         Some(p) => format!("/approvals?payer={}", pubkey("payer_agent", p)?),

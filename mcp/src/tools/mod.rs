@@ -1,10 +1,11 @@
-//! The 25 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
-//! work is in [`read`], [`write`], [`approvals`] and [`discovery`], and [`call_result`]
-//! shapes the reply.
+//! The 26 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! work is in [`read`], [`spend`], [`write`], [`approvals`] and [`discovery`], and
+//! [`call_result`] shapes the reply.
 
 pub mod approvals;
 pub mod discovery;
 pub mod read;
+pub mod spend;
 pub mod write;
 
 use crate::args::Parameters;
@@ -149,6 +150,16 @@ impl GateServer {
         Parameters(a): Parameters<ExplainArgs>,
     ) -> CallToolResult {
         call_result(explain_decision(a))
+    }
+
+    /// A payer agent's spend under a policy at a glance: every cap (per transaction, day,
+    /// week, and for a v2 policy month, lifetime and per payee) with what is spent and left
+    /// and when its window starts over, the velocity window's use, the kill switch, the
+    /// vault's balance, the channels open through the gate, and the payments the facilitator
+    /// holds for an approval.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_spend(&self, Parameters(a): Parameters<PolicyArgs>) -> CallToolResult {
+        call_result(spend::get_spend(&self.ctx, a).await)
     }
 
     /// The payments the facilitator holds for an approval (RequireApproval: above the payer

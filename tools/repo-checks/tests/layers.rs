@@ -18,6 +18,7 @@ const CLIENT_ORDER: &[&str] = &[
     "vouchers",
     "decode",
     "approvals",
+    "spend",
     "x402",
     "upto",
     "batch",
