@@ -5,13 +5,13 @@
 //! address, so they are checked against it before anything is signed: a facilitator cannot
 //! make a member approve other terms than the id's.
 
-use crate::policy::{cosigners, member_keys, Cluster, Members};
+use crate::policy::{cosigners, member_keys, send, Cluster, Members};
 use clap::Args;
 use serde_json::Value;
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
 use trust_gate_client::approvals::{PendingApproval, MAX_APPROVAL_SECS};
-use trust_gate_client::{chain, settle, Builder, Network, Overrides, ProgramIds};
+use trust_gate_client::{chain, Builder, Network, Overrides, ProgramIds};
 
 #[derive(Args)]
 pub struct ApprovalsArgs {
@@ -169,32 +169,13 @@ pub async fn approve(a: ApproveArgs) -> Result<(), String> {
         terms,
         expires_at,
     );
-    let sig = send(&rpc, ix, &members).await?;
+    let sig = send(&rpc, &[ix], &members).await?;
     println!("Approved on chain: {sig}");
     println!(
         "  the approval stands until {expires_at} (unix); the same payment now passes once (its rent, paid by {}, comes back when it does)",
         members[0].pubkey()
     );
     Ok(())
-}
-
-/// `ix` signed by `signers` (the first pays the fee), sent and confirmed.
-async fn send(
-    rpc: &trust_gate_client::RpcClient,
-    ix: solana_sdk::instruction::Instruction,
-    signers: &[solana_sdk::signature::Keypair],
-) -> Result<String, String> {
-    let refs: Vec<&solana_sdk::signature::Keypair> = signers.iter().collect();
-    let blockhash = rpc
-        .get_latest_blockhash()
-        .await
-        .map_err(|e| format!("getLatestBlockhash: {e}"))?;
-    let tx = settle::transaction(&refs[0].pubkey(), &[ix], &[], blockhash, &refs)
-        .map_err(|e| e.to_string())?;
-    settle::send(rpc, &tx)
-        .await
-        .map(|s| s.to_string())
-        .map_err(|e| e.to_string())
 }
 
 /// `--close`: the unused approval at `id` closed, its rent back to its rent payer.
@@ -225,7 +206,7 @@ async fn close(
     }
     let rent = rpc.get_balance(&id).await.map_err(|e| e.to_string())?;
     let ix = b.close_approval(&signer.pubkey(), &id, &approval.rent_payer);
-    let sig = send(&rpc, ix, &[signer]).await?;
+    let sig = send(&rpc, &[ix], &[signer]).await?;
     println!("Closed the unused approval {id}: {sig}");
     println!("  {rent} lamports of rent back to {}", approval.rent_payer);
     Ok(())

@@ -152,18 +152,7 @@ impl Session {
     }
 
     async fn send(&self, ixs: &[Instruction], signers: &[Keypair]) -> Result<String, String> {
-        let refs: Vec<&Keypair> = signers.iter().collect();
-        let blockhash = self
-            .rpc
-            .get_latest_blockhash()
-            .await
-            .map_err(|e| format!("getLatestBlockhash: {e}"))?;
-        let tx = settle::transaction(&refs[0].pubkey(), ixs, &[], blockhash, &refs)
-            .map_err(|e| e.to_string())?;
-        settle::send(&self.rpc, &tx)
-            .await
-            .map(|sig| sig.to_string())
-            .map_err(|e| e.to_string())
+        send(&self.rpc, ixs, signers).await
     }
 
     /// The policy and, when it has one, its list account's entries, as JSON.
@@ -206,6 +195,25 @@ pub(crate) fn member_keys(
         (Some(agent), Network::Localnet) => Ok(vec![agent.owner.insecure_clone()]),
         _ => Err("--keypair is required: the agent is not a demo agent on the localnet".into()),
     }
+}
+
+/// `ixs` in one transaction signed by `signers` (the first pays the fee), sent and confirmed.
+pub(crate) async fn send(
+    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
+    ixs: &[Instruction],
+    signers: &[Keypair],
+) -> Result<String, String> {
+    let refs: Vec<&Keypair> = signers.iter().collect();
+    let blockhash = rpc
+        .get_latest_blockhash()
+        .await
+        .map_err(|e| format!("getLatestBlockhash: {e}"))?;
+    let tx = settle::transaction(&refs[0].pubkey(), ixs, &[], blockhash, &refs)
+        .map_err(|e| e.to_string())?;
+    settle::send(rpc, &tx)
+        .await
+        .map(|sig| sig.to_string())
+        .map_err(|e| e.to_string())
 }
 
 pub(crate) fn cosigners(signers: &[Keypair]) -> Vec<Pubkey> {

@@ -8,6 +8,7 @@
 use crate::reject::Rejection;
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
+use trust_gate_client::simulate::PaymentQuery;
 use trust_gate_client::x402::{
     self, FacilitatorRequest, GateExtension, PaymentRequirements, SCHEME_EXACT, SCHEME_TRUST_GATE,
     X402_VERSION,
@@ -33,6 +34,19 @@ pub struct GateContext {
     /// The trusted service whose key signed the challenge.
     pub service: Pubkey,
     pub resource_url: String,
+}
+
+impl GateContext {
+    /// The payment to decide.
+    pub fn query(&self) -> PaymentQuery {
+        PaymentQuery {
+            payer_asset: self.payer_asset,
+            payee_asset: self.payee_asset,
+            amount: self.amount,
+            mint: self.mint,
+            policy_id: self.policy_id,
+        }
+    }
 }
 
 /// What the adapter checks against.

@@ -16,8 +16,7 @@
 //!   holding its JSON, indexed by two sorted sets (per payer and all) scored by expiry, and
 //!   each change is one script (one round trip).
 
-use crate::lock_store::StoreUnavailable;
-use crate::redis_store::RedisStore;
+use crate::redis_store::{RedisStore, StoreUnavailable};
 use redis::Script;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
@@ -127,17 +126,6 @@ impl Approvals {
         self.settings
     }
 
-    fn unavailable(&self, e: redis::RedisError) -> StoreUnavailable {
-        StoreUnavailable {
-            store: self
-                .shared
-                .as_ref()
-                .map(|s| s.name.clone())
-                .unwrap_or_default(),
-            message: e.to_string(),
-        }
-    }
-
     fn local_map(&self) -> std::sync::MutexGuard<'_, HashMap<Pubkey, PendingApproval>> {
         // Every change is one insert or remove: a panic cannot leave one half done.
         self.local.lock().unwrap_or_else(|e| e.into_inner())
@@ -183,7 +171,7 @@ impl Approvals {
                 ],
             )
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| r.unavailable(e))?;
         Ok(())
     }
 
@@ -200,10 +188,7 @@ impl Approvals {
                 .filter(|p| p.expires_at >= now)
                 .cloned());
         };
-        let raw = r
-            .get(&record_key(id))
-            .await
-            .map_err(|e| self.unavailable(e))?;
+        let raw = r.get(&record_key(id)).await.map_err(|e| r.unavailable(e))?;
         Ok(raw
             .and_then(|s| serde_json::from_str::<PendingApproval>(&s).ok())
             .filter(|p| p.expires_at >= now))
@@ -242,7 +227,7 @@ impl Approvals {
                     .arg(MAX_LISTED),
             )
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| r.unavailable(e))?;
         if ids.is_empty() {
             return Ok(Vec::new());
         }
@@ -251,7 +236,7 @@ impl Approvals {
             .map(|id| format!("{RECORD_PREFIX}{id}"))
             .collect();
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let raw = r.get_many(&keys).await.map_err(|e| self.unavailable(e))?;
+        let raw = r.get_many(&keys).await.map_err(|e| r.unavailable(e))?;
         Ok(raw
             .into_iter()
             .flatten()
@@ -272,7 +257,7 @@ impl Approvals {
                 &[id.to_string()],
             )
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| r.unavailable(e))?;
         Ok(n == 1)
     }
 }

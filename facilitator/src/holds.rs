@@ -9,14 +9,11 @@ use crate::service::Facilitator;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{ApprovalTerms, Decision};
 use trust_gate_client::simulate::now_unix;
-use trust_gate_client::x402::FacilitatorRequest;
 
-/// The x402 resource a request pays for, when it names one.
-pub fn resource_of(req: &FacilitatorRequest) -> Option<String> {
-    req.payment_payload
-        .resource
-        .as_ref()
-        .map(|r| r.url.chars().take(500).collect())
+/// The x402 resource a held payment was for, as its record keeps it (at most 500
+/// characters: the URL comes from the client's request).
+pub fn resource(url: Option<&str>) -> Option<String> {
+    url.map(|u| u.chars().take(500).collect())
 }
 
 impl Facilitator {
@@ -167,28 +164,21 @@ pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, crate::error::ApiError>
 }
 
 impl Facilitator {
-    /// The gate's decision of a gated channel's deposit of `terms`, asked before its open is
+    /// The gate's decision of a gated channel's `deposit`, asked before its open is
     /// co-signed (the open's payer signature checked): anything but Allow refuses with the
     /// decision (402 and its headers), a RequireApproval held for the payer's members.
     pub(crate) async fn decide_deposit(
         &self,
-        terms: &ApprovalTerms,
+        deposit: trust_gate_client::PaymentQuery,
         resource: Option<String>,
     ) -> Result<(), Rejection> {
-        let q = trust_gate_client::PaymentQuery {
-            payer_asset: terms.payer_asset,
-            payee_asset: terms.payee_asset,
-            amount: terms.amount,
-            mint: terms.mint,
-            policy_id: terms.policy_id,
-        };
-        let d = self.decide(q).await?;
+        let d = self.decide(deposit).await?;
         if d == Decision::Allow {
             return Ok(());
         }
         let mut r = Rejection::decision(d);
         r.held = self
-            .hold(&d, terms, "channel", resource, true)
+            .hold(&d, &deposit.approval_terms(), "channel", resource, true)
             .await
             .map(Box::new);
         Err(r)

@@ -386,13 +386,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
 
     // Everything else: the instructions must be the ones the SDK composes for this payment.
     let (attestations, funding, own) = optional_accounts(b, &ixs[0]);
-    let terms = trust_gate_client::decode::ApprovalTerms {
-        payer_asset: ctx.payer_asset,
-        payee_asset: ctx.payee_asset,
-        mint: ctx.mint,
-        amount: ctx.amount,
-        policy_id: ctx.policy_id,
-    };
+    let terms = ctx.query().approval_terms();
     let approval = approval_pair("gate_payment_strict", &ixs[0], own, &b.pda.approval(&terms))?;
     let settlement = Settlement {
         facilitator: *e.facilitator,

@@ -27,13 +27,7 @@ use std::time::{Duration, Instant};
 /// (150 slots, about a minute on a cluster) the transaction can no longer land.
 const PENDING_TTL: Duration = Duration::from_secs(300);
 
-/// The shared store failed (unreachable, or an error answer): nothing may be sent.
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("the lock store {store} is unavailable: {message}")]
-pub struct StoreUnavailable {
-    pub store: String,
-    pub message: String,
-}
+pub use crate::redis_store::StoreUnavailable;
 
 /// Why a payer's turn was not given.
 #[derive(Clone, Debug, thiserror::Error)]

@@ -48,6 +48,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0";
 
+/// The shared store failed (unreachable, or an error answer): nothing may be sent.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("the lock store {store} is unavailable: {message}")]
+pub struct StoreUnavailable {
+    pub store: String,
+    pub message: String,
+}
+
 pub struct RedisStore {
     /// Where the store is, for messages: `redis://host:port` (never the credentials).
     pub name: String,
@@ -87,6 +95,14 @@ impl RedisStore {
             replace_if: Script::new(REPLACE_IF),
             round_trips: AtomicU64::new(0),
         })
+    }
+
+    /// `e`, a failed command, as this store's unavailability.
+    pub fn unavailable(&self, e: redis::RedisError) -> StoreUnavailable {
+        StoreUnavailable {
+            store: self.name.clone(),
+            message: e.to_string(),
+        }
     }
 
     /// Commands sent so far (each one round trip).

@@ -8,8 +8,7 @@
 //! Nothing here reads the chain: a voucher costs a signature check, and with Redis two round
 //! trips (the read and the replace).
 
-use crate::lock_store::StoreUnavailable;
-use crate::redis_store::RedisStore;
+use crate::redis_store::{RedisStore, StoreUnavailable};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
@@ -159,26 +158,12 @@ impl Sessions {
         }
     }
 
-    fn unavailable(&self, e: redis::RedisError) -> StoreUnavailable {
-        StoreUnavailable {
-            store: self
-                .shared
-                .as_ref()
-                .map(|s| s.name.clone())
-                .unwrap_or_default(),
-            message: e.to_string(),
-        }
-    }
-
     /// The session of `channel`.
     pub async fn get(&self, channel: &Pubkey) -> Result<Option<Session>, StoreUnavailable> {
         let Some(r) = &self.shared else {
             return Ok(self.local_map().get(channel).cloned());
         };
-        let raw = r
-            .get(&key(channel))
-            .await
-            .map_err(|e| self.unavailable(e))?;
+        let raw = r.get(&key(channel)).await.map_err(|e| r.unavailable(e))?;
         Ok(raw.and_then(|s| serde_json::from_str(&s).ok()))
     }
 
@@ -196,13 +181,13 @@ impl Sessions {
         let there = r
             .claim(&key(&s.channel), &json, SESSION_TTL)
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| r.unavailable(e))?;
         if there.is_some() {
             return Ok(false);
         }
         r.add_member(INDEX_KEY, &s.channel.to_string())
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| r.unavailable(e))?;
         Ok(true)
     }
 
@@ -221,7 +206,7 @@ impl Sessions {
             let raw = r
                 .get(&k)
                 .await
-                .map_err(|e| self.unavailable(e))?
+                .map_err(|e| r.unavailable(e))?
                 .ok_or(Change::Missing)?;
             let s: Session = serde_json::from_str(&raw).map_err(|_| Change::Missing)?;
             let next = f(&s).map_err(Change::Refused)?;
@@ -231,7 +216,7 @@ impl Sessions {
             let json = serde_json::to_string(&next).unwrap_or_default();
             if r.replace_if(&k, &raw, &json, SESSION_TTL)
                 .await
-                .map_err(|e| self.unavailable(e))?
+                .map_err(|e| r.unavailable(e))?
             {
                 return Ok(next);
             }
@@ -295,10 +280,7 @@ impl Sessions {
                 .cloned()
                 .collect());
         };
-        let channels = r
-            .members(INDEX_KEY)
-            .await
-            .map_err(|e| self.unavailable(e))?;
+        let channels = r.members(INDEX_KEY).await.map_err(|e| r.unavailable(e))?;
         let keys: Vec<String> = channels
             .iter()
             .filter_map(|c| c.parse::<Pubkey>().ok())
@@ -308,7 +290,7 @@ impl Sessions {
             return Ok(Vec::new());
         }
         let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let raw = r.get_many(&refs).await.map_err(|e| self.unavailable(e))?;
+        let raw = r.get_many(&refs).await.map_err(|e| r.unavailable(e))?;
         let mut open = Vec::new();
         for (channel, raw) in channels.iter().zip(raw) {
             match raw.and_then(|s| serde_json::from_str::<Session>(&s).ok()) {
@@ -317,7 +299,7 @@ impl Sessions {
                 _ => r
                     .remove_member(INDEX_KEY, channel)
                     .await
-                    .map_err(|e| self.unavailable(e))?,
+                    .map_err(|e| r.unavailable(e))?,
             }
         }
         Ok(open)
@@ -333,7 +315,7 @@ impl Sessions {
         let there = r
             .claim(TICK_KEY, &token, ttl.mul_f32(0.9))
             .await
-            .map_err(|e| self.unavailable(e))?;
+            .map_err(|e| r.unavailable(e))?;
         Ok(there.is_none())
     }
 

@@ -44,7 +44,7 @@ use trust_gate_client::chain;
 use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
 use trust_gate_client::settle::{ComputeBudget, Settlement, TokenProgram};
-use trust_gate_client::simulate::{now_unix, PaymentQuery};
+use trust_gate_client::simulate::now_unix;
 use trust_gate_client::x402::FacilitatorRequest;
 
 /// A settled payment.
@@ -202,7 +202,12 @@ impl Facilitator {
             .await;
         match result {
             Err(r) => Err(self
-                .held(r, &terms, "payment", crate::holds::resource_of(req))
+                .held(
+                    r,
+                    &terms,
+                    "payment",
+                    crate::holds::resource(Some(&ctx.resource_url)),
+                )
                 .await),
             Ok(s) => {
                 if let Some(a) = used.filter(|_| !s.pending) {
@@ -630,7 +635,7 @@ impl Facilitator {
         if let Some(reason) = DenyReason::from_strict_error_code(code) {
             return Some(Decision::Deny(reason));
         }
-        let d = self.decide(query(ctx)).await.ok()?;
+        let d = self.decide(ctx.query()).await.ok()?;
         (d != Decision::Allow).then_some(d)
     }
 
@@ -729,7 +734,7 @@ impl Facilitator {
             .filter(|c| is_decision_code(*c));
         if gate_code.is_some() {
             // The read-only gate gives the full decision (reason, or capability and subject).
-            if let Ok(d) = self.decide(query(ctx)).await {
+            if let Ok(d) = self.decide(ctx.query()).await {
                 if d != Decision::Allow {
                     return Rejection::decision(d);
                 }
@@ -779,16 +784,6 @@ fn preflight_failure(
     };
     let err = sim.err.clone()?;
     Some((err.into(), sim.logs.clone().unwrap_or_default()))
-}
-
-fn query(ctx: &GateContext) -> PaymentQuery {
-    PaymentQuery {
-        payer_asset: ctx.payer_asset,
-        payee_asset: ctx.payee_asset,
-        amount: ctx.amount,
-        mint: ctx.mint,
-        policy_id: ctx.policy_id,
-    }
 }
 
 /// The lock store failed before anything was sent: 503, fail closed.

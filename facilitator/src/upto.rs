@@ -24,6 +24,7 @@
 
 use crate::adapter::{self, ChannelGate, Expectations};
 use crate::channel_open::{self, Expected, Gated};
+use crate::holds;
 use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
@@ -37,9 +38,8 @@ use solana_sdk::transaction::VersionedTransaction;
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
-use trust_gate_client::decode::ApprovalTerms;
 use trust_gate_client::settle::ComputeBudget;
-use trust_gate_client::simulate::now_unix;
+use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
 use trust_gate_client::vouchers::Voucher;
 use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
@@ -391,15 +391,15 @@ impl Facilitator {
             },
         )?;
         if let Some(g) = &gate {
-            let terms = ApprovalTerms {
+            let deposit = PaymentQuery {
                 payer_asset: g.payer_asset,
                 payee_asset: g.payee_asset,
-                mint: t.mint,
                 amount: t.ceiling,
+                mint: t.mint,
                 policy_id: g.policy_id,
             };
-            let resource = r.resource.as_ref().map(|res| res.url.clone());
-            self.decide_deposit(&terms, resource).await?;
+            let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
+            self.decide_deposit(deposit, resource).await?;
         }
         if chain::account(&self.rpc, &t.channel)
             .await

@@ -131,13 +131,7 @@ impl Facilitator {
         } else {
             Some(self.inspect(req, &ctx).await?.payer)
         };
-        let query = PaymentQuery {
-            payer_asset: ctx.payer_asset,
-            payee_asset: ctx.payee_asset,
-            amount: ctx.amount,
-            mint: ctx.mint,
-            policy_id: ctx.policy_id,
-        };
+        let query = ctx.query();
         let ids = self.builder.ids;
         // The mint's token program is cached: it names the payee's token account.
         let (program, _) = self.mint(&ctx.mint).await?;
@@ -158,7 +152,7 @@ impl Facilitator {
             payer_signers::judge(&ctx.payer_asset, &agent, &signer)?;
         }
         if decision != Decision::Allow {
-            let resource = crate::holds::resource_of(req);
+            let resource = crate::holds::resource(Some(&ctx.resource_url));
             let held = self
                 .hold(
                     &decision,

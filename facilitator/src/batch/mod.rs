@@ -28,6 +28,7 @@ pub mod redeemer;
 
 use crate::adapter::{self, Expectations};
 use crate::channel_open::{self, Expected, Gated};
+use crate::holds;
 use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
@@ -44,9 +45,8 @@ use trust_gate_client::batch::{
 };
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
-use trust_gate_client::decode::ApprovalTerms;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::simulate::now_unix;
+use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::upto;
 use trust_gate_client::vouchers::{self, Refusal, Voucher};
 use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
@@ -1007,15 +1007,15 @@ impl Facilitator {
         )
         .map_err(open_refusal)?;
         if let Some(g) = &gate {
-            let terms = ApprovalTerms {
+            let deposit = PaymentQuery {
                 payer_asset: g.payer_asset,
                 payee_asset: g.payee_asset,
-                mint: o.mint,
                 amount,
+                mint: o.mint,
                 policy_id: g.policy_id,
             };
-            let resource = r.resource.as_ref().map(|res| res.url.clone());
-            self.decide_deposit(&terms, resource).await?;
+            let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
+            self.decide_deposit(deposit, resource).await?;
         }
         let now = now_unix();
         let session = Session {
