@@ -7,20 +7,24 @@ use clap::Args;
 use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
+use trust_gate_client::pay::{self, PayOptions, PayOutcome, Request};
+use trust_gate_client::pay_channels::ChannelPay;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::Overrides;
-use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
-use trust_gate_demo::pay_channels::ChannelPay;
 use trust_gate_migrations::DemoWorld;
 
 #[derive(Args)]
 pub struct PayArgs {
     /// The protected resource, e.g. http://127.0.0.1:4021/protected.
     url: String,
-    /// The payer agent (asset key), sent as X-Demo-Payer-Agent. Default: the resource's
-    /// default (the demo's tier-3 agent).
+    /// The payer agent (asset key), sent as X-Payer-Agent; the challenge must name it.
+    /// Default: the resource's default (the demo's tier-3 agent).
     #[arg(long)]
     payer_agent: Option<String>,
+    /// The most to pay, in base units of the offer's asset (an upto ceiling, a session's
+    /// deposit): above it, nothing is signed.
+    #[arg(long, value_name = "BASE_UNITS")]
+    max_amount: Option<u64>,
     /// The payer's wallet keypair (JSON file). On the localnet the demo agents' keys are
     /// used when omitted.
     #[arg(long, env = "PAYER_KEYPAIR")]
@@ -134,11 +138,12 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
         &http,
         &rpc,
         &PayOptions {
-            url: a.url.clone(),
+            request: Request::get(a.url.clone()),
             payer_agent: agent,
             signer: &signer,
             overrides,
             compute_budget,
+            max_amount: a.max_amount,
         },
     )
     .await
@@ -171,6 +176,7 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
             payment_id_hash,
             response,
             body,
+            ..
         } => {
             println!("Decision: Allow");
             println!("Paid and settled in one transaction: {receipt}");
@@ -229,14 +235,15 @@ async fn pay_channel(
         http,
         rpc,
         overrides,
-        url: a.url.clone(),
+        request: Request::get(a.url.clone()),
         payer_agent: agent,
         signer,
         ungated: a.ungated,
+        max_amount: a.max_amount,
     };
     let gated = if a.ungated { "plain" } else { "gated" };
     // A deposit above the payer policy's approval threshold is held: say how to approve it.
-    let held = |e: trust_gate_demo::pay_channels::ChannelPayError| match e.approval_id() {
+    let held = |e: trust_gate_client::pay_channels::ChannelPayError| match e.approval_id() {
         Some(id) => {
             println!("Decision: RequireApproval");
             println!("  pending approval {id}");
@@ -254,7 +261,7 @@ async fn pay_channel(
             let paid = pay.upto().await.map_err(held)?;
             println!(
                 "Charged {} of the escrowed ceiling; the rest back to the payer: {}",
-                paid.body["charged"].as_str().unwrap_or("?"),
+                paid.body.json()["charged"].as_str().unwrap_or("?"),
                 paid.settlement["transaction"].as_str().unwrap_or("?")
             );
             println!("Resource: {}", paid.body);

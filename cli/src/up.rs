@@ -177,7 +177,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             );
             println!("  demo          {d}   (/protected /metered /session /health)");
             println!(
-                "  MCP server    http://{}/   (streamable HTTP, 23 tools; /healthz)",
+                "  MCP server    http://{}/   (streamable HTTP, 27 tools; /healthz)",
                 mcp.addr
             );
             println!();

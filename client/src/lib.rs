@@ -36,6 +36,11 @@
 //!   records of them.
 //! - [`simulate`]: [`gate_payment`], the decision a real gate would make.
 //! - [`units`]: the compute-unit limit a settlement asks for.
+//! - [`pay`]: the paying client of a `trust-gate` settlement over HTTP: request, read the 402,
+//!   settle, retry ([`pay::Request`] any method, headers and body; [`pay::Body`] read up to a
+//!   stated size).
+//! - [`pay_channels`]: the paying client of the channel schemes (`upto`, sessions), gated or
+//!   plain.
 //! - [`env`](mod@env): configuration values from the environment, with errors naming the variable.
 //!
 //! Everything talks to the chain through Solana JSON-RPC, so the same code runs against the
@@ -54,6 +59,8 @@ pub mod idl;
 pub mod ids;
 pub mod instructions;
 pub mod network;
+pub mod pay;
+pub mod pay_channels;
 pub mod pda;
 pub mod receipts;
 pub mod reclaim;

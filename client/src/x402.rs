@@ -27,6 +27,9 @@ pub const X_CAPABILITY_SUBJECT: &str = "X-Capability-Subject";
 pub const X_GATE_APPROVAL_ID: &str = "X-Gate-Approval-Id";
 pub const X_PAYMENT_NETWORK: &str = "X-Payment-Network";
 pub const X_PAYMENT_RECEIPT: &str = "X-Payment-Receipt";
+/// Request header of a paying agent: its agent asset (base58), so that a resource server
+/// puts the right payer in the challenge's `extra.gate`.
+pub const X_PAYER_AGENT: &str = "X-Payer-Agent";
 
 pub const X402_VERSION: u8 = 2;
 /// The x402 scheme of a trust-gate settlement: an exact amount of a token, paid by ONE

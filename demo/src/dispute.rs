@@ -3,12 +3,12 @@
 //! (`POST /dispute`, body `{"transaction": "<base64>"}`), or, when the facilitator will not,
 //! sends it alone, paying the fee and the record itself ([`dispute_alone`]).
 
-use crate::pay::{http_err, PayError};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
+use trust_gate_client::pay::{http_err, PayError};
 use trust_gate_client::settle::{self, Dispute};
 use trust_gate_client::x402;
 use trust_gate_client::{chain, Builder, Network, Overrides, ProgramIds, RpcClient};

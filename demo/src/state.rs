@@ -7,6 +7,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
+use trust_gate_client::x402::X_PAYER_AGENT;
 use trust_gate_facilitator::error::ApiError;
 
 pub struct DemoState {
@@ -44,11 +45,14 @@ pub fn header(name: &str, value: &str) -> Option<(HeaderName, HeaderValue)> {
     ))
 }
 
-/// The payer agent a request names (`X-Demo-Payer-Agent`), else the demo's default.
-/// (A refusal is boxed: an answer is large, the payer small.)
+/// The payer agent a request names (`X-Payer-Agent`, or the demo's `X-Demo-Payer-Agent`),
+/// else the demo's default. (A refusal is boxed: an answer is large, the payer small.)
 pub fn payer_of(s: &DemoState, headers: &HeaderMap) -> Result<Pubkey, Box<Response>> {
-    match headers.get(X_DEMO_PAYER_AGENT) {
-        Some(v) => v
+    let named = [X_PAYER_AGENT, X_DEMO_PAYER_AGENT]
+        .into_iter()
+        .find_map(|h| headers.get(h).map(|v| (h, v)));
+    match named {
+        Some((name, v)) => v
             .to_str()
             .ok()
             .and_then(|v| Pubkey::from_str(v.trim()).ok())
@@ -56,7 +60,7 @@ pub fn payer_of(s: &DemoState, headers: &HeaderMap) -> Result<Pubkey, Box<Respon
                 Box::new(error(
                     StatusCode::BAD_REQUEST,
                     "input_invalid",
-                    format!("{X_DEMO_PAYER_AGENT}: not a base58 public key"),
+                    format!("{name}: not a base58 public key"),
                 ))
             }),
         None => s.config.default_payer().ok_or_else(|| {

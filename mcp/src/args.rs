@@ -82,6 +82,24 @@ pub fn digits(field: &str, v: &str) -> Result<u64, ToolError> {
         .map_err(|_| ToolError::input(field, format!("{v} does not fit in 64 bits")))
 }
 
+/// An amount in base units: decimal digits (the safe form: amounts exceed JSON's safe
+/// integers), or a JSON integer, which clients that type their arguments send.
+#[derive(Clone, Debug, serde::Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Amount {
+    Digits(String),
+    Integer(u64),
+}
+
+impl Amount {
+    pub fn value(&self, field: &str) -> Result<u64, ToolError> {
+        match self {
+            Amount::Digits(d) => digits(field, d),
+            Amount::Integer(n) => Ok(*n),
+        }
+    }
+}
+
 /// Exactly 64 hex characters.
 pub fn hex32(field: &str, v: &str) -> Result<[u8; 32], ToolError> {
     trust_gate_client::decode::parse_hex32(field, v).map_err(ToolError::from)

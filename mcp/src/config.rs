@@ -1,6 +1,7 @@
 //! The server's configuration from environment variables (the table in the crate docs),
 //! validated at boot with errors that name the variable.
 
+use crate::egress::{Allowed, Egress};
 use crate::signer::{self, SignerSource};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
@@ -16,6 +17,10 @@ use trust_gate_client::{Network, Overrides, ProgramIds};
 pub const DEFAULT_HTTP_PORT: u16 = 8765;
 /// Sessions idle this long are evicted.
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+/// How long one of `gate_pay`'s HTTP requests may take.
+pub const DEFAULT_PAY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes of a resource's answer `gate_pay` reads.
+pub const DEFAULT_PAY_MAX_RESPONSE_BYTES: usize = 1 << 20;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
@@ -40,6 +45,8 @@ pub struct Config {
     /// trust-gate's program ids (the system program as a sentinel on mainnet without
     /// overrides) and the registry/engine ids of the network.
     pub ids: ProgramIds,
+    /// The `*_PROGRAM_ID` overrides of `ids` (the paying clients build ids per offer).
+    pub overrides: Overrides,
     /// The one boot warning for mainnet without overrides.
     pub warning: Option<String>,
     /// The signer of write tools, when one was found, and where it came from.
@@ -59,7 +66,14 @@ pub struct Config {
     /// `gate_demo_state`; the facilitator (`MCP_FACILITATOR_URL`) is also where
     /// `gate_list_approvals` and `gate_approve` read the payments held for an approval.
     pub facilitator_url: Option<String>,
+    /// `MCP_DEMO_URL`: the demo resource server; on a localnet, `gate_pay` may request it.
     pub demo_url: Option<String>,
+    /// `MCP_PAY_ALLOW`: the non-public hosts and networks `gate_pay` may request.
+    pub pay_allow: Vec<Allowed>,
+    /// `MCP_PAY_TIMEOUT_SECS`.
+    pub pay_timeout: Duration,
+    /// `MCP_PAY_MAX_RESPONSE_BYTES`.
+    pub pay_max_response_bytes: usize,
 }
 
 impl Config {
@@ -138,10 +152,46 @@ impl Config {
         let facilitator_url = get("MCP_FACILITATOR_URL")
             .map(|u| validate_url("MCP_FACILITATOR_URL", &u))
             .transpose()?;
+        let demo_url = get("MCP_DEMO_URL")
+            .map(|u| validate_url("MCP_DEMO_URL", &u))
+            .transpose()?;
+        let pay_allow = get("MCP_PAY_ALLOW")
+            .map(|list| {
+                list.split(',')
+                    .filter(|e| !e.trim().is_empty())
+                    .map(Allowed::parse)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| ConfigError::new("MCP_PAY_ALLOW", e))
+            })
+            .transpose()?
+            .unwrap_or_default();
+        let pay_timeout: u64 = parse_or(
+            "MCP_PAY_TIMEOUT_SECS",
+            get("MCP_PAY_TIMEOUT_SECS"),
+            DEFAULT_PAY_TIMEOUT.as_secs(),
+        )?;
+        if !(1..=600).contains(&pay_timeout) {
+            return Err(ConfigError::new(
+                "MCP_PAY_TIMEOUT_SECS",
+                format!("{pay_timeout}: must be 1..=600"),
+            ));
+        }
+        let pay_max_response_bytes: usize = parse_or(
+            "MCP_PAY_MAX_RESPONSE_BYTES",
+            get("MCP_PAY_MAX_RESPONSE_BYTES"),
+            DEFAULT_PAY_MAX_RESPONSE_BYTES,
+        )?;
+        if !(1024..=(64 << 20)).contains(&pay_max_response_bytes) {
+            return Err(ConfigError::new(
+                "MCP_PAY_MAX_RESPONSE_BYTES",
+                format!("{pay_max_response_bytes}: must be 1024..=67108864"),
+            ));
+        }
         Ok(Config {
             rpc_url,
             network,
             ids,
+            overrides,
             warning,
             signer,
             transport,
@@ -152,8 +202,37 @@ impl Config {
             demo_state_file,
             session_idle: Duration::from_secs(idle_secs),
             facilitator_url,
-            demo_url: None,
+            demo_url,
+            pay_allow,
+            pay_timeout: Duration::from_secs(pay_timeout),
+            pay_max_response_bytes,
         })
+    }
+
+    /// Where `gate_pay` may send requests: the public internet, the allow list, and on a
+    /// localnet the demo resource server.
+    pub fn egress(&self) -> Egress {
+        let mut allow = self.pay_allow.clone();
+        if self.network == Network::Localnet {
+            if let Some(demo) = self
+                .demo_url
+                .as_deref()
+                .and_then(|u| reqwest::Url::parse(u).ok())
+            {
+                if let Some(host) = demo.host_str() {
+                    let host = host.trim_start_matches('[').trim_end_matches(']');
+                    allow.push(Allowed::Host {
+                        host: host.to_ascii_lowercase(),
+                        port: demo.port_or_known_default(),
+                    });
+                }
+            }
+        }
+        Egress {
+            allow: Arc::new(allow),
+            timeout: self.pay_timeout,
+            max_response_bytes: self.pay_max_response_bytes,
+        }
     }
 }
 

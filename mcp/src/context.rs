@@ -4,6 +4,7 @@
 use crate::config::{Config, Transport};
 use crate::docs::Corpus;
 use crate::envelope::ToolError;
+use crate::pay_sessions::PaySessions;
 use solana_commitment_config::CommitmentConfig;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signature, Signer};
@@ -19,6 +20,8 @@ pub struct Ctx {
     pub started: Instant,
     /// The docs corpus, or why it could not be loaded (`docs_corpus_not_found`).
     pub docs: Result<Corpus, ToolError>,
+    /// The x402 sessions `gate_pay` keeps open.
+    pub pay_sessions: PaySessions,
 }
 
 impl Ctx {
@@ -32,6 +35,7 @@ impl Ctx {
             started: Instant::now(),
             docs,
             config,
+            pay_sessions: PaySessions::default(),
         }
     }
 

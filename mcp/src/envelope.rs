@@ -22,6 +22,14 @@ pub mod codes {
     pub const CONFIG_ERROR: &str = "config_error";
     /// The facilitator (pending approvals) did not answer, or answered an error.
     pub const FACILITATOR_FAILURE: &str = "facilitator_failure";
+    /// gate_pay: a URL this server may not request (a non-public address not allowed).
+    pub const URL_REFUSED: &str = "url_refused";
+    /// gate_pay: the offer asks for more than max_amount; nothing was signed.
+    pub const AMOUNT_ABOVE_MAX: &str = "amount_above_max";
+    /// gate_pay: the resource did not answer, or answered something that is not x402.
+    pub const RESOURCE_FAILURE: &str = "resource_failure";
+    /// gate_pay: the payment was sent and not accepted (nothing settled).
+    pub const PAYMENT_FAILED: &str = "payment_failed";
     pub const INTERNAL: &str = "internal";
     pub const DOCS_CORPUS_NOT_FOUND: &str = "docs_corpus_not_found";
     pub const WALKTHROUGH_NOT_BUNDLED: &str = "walkthrough_not_bundled";

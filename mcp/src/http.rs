@@ -1,13 +1,15 @@
-//! The streamable HTTP transport: JSON-RPC by POST to `/`, server messages over SSE, one
-//! session (and one transport) per `Mcp-Session-Id`, idle sessions evicted; `/healthz`; CORS
-//! for any origin with `Mcp-Session-Id` exposed.
+//! The streamable HTTP transport: JSON-RPC by POST to `/`, server messages over SSE. Clients
+//! of the 2025 revisions get one session (and one transport) per `Mcp-Session-Id`, idle
+//! sessions evicted; clients of 2026-07-28 are served statelessly (rmcp answers
+//! `server/discover` and reads the version and capabilities from each request's `_meta`).
+//! `/healthz`; CORS for any origin with `Mcp-Session-Id` exposed.
 
 use crate::config::{Config, Transport};
 use crate::context::Ctx;
 use crate::server::SERVICE_NAME;
 use crate::tools::GateServer;
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderName, Method, StatusCode};
+use axum::http::{HeaderName, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -138,9 +140,28 @@ async fn healthz(State(s): State<AppState>) -> Json<serde_json::Value> {
     }))
 }
 
+/// The first protocol revision without sessions: a request of it or later is served
+/// statelessly, whatever `Mcp-Session-Id` it carries. (Revisions are dates, so they compare as
+/// strings.)
+pub const STATELESS_REVISION: &str = "2026-07-28";
+
+/// Whether a request speaks a stateless revision (its `MCP-Protocol-Version` header).
+fn stateless(req: &Request) -> bool {
+    req.headers()
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() >= STATELESS_REVISION)
+}
+
 /// A request naming a session this server does not hold (never created, closed or evicted)
-/// gets 404 with a JSON-RPC error that says what to do, instead of a bare status.
-async fn known_session(State(s): State<AppState>, req: Request, next: Next) -> Response {
+/// gets 404 with a JSON-RPC error that says what to do, instead of a bare status. A request
+/// of a stateless revision has no session: a stale `Mcp-Session-Id` on it is ignored, as the
+/// revision asks, and dropped so that nothing downstream looks it up.
+async fn known_session(State(s): State<AppState>, mut req: Request, next: Next) -> Response {
+    if stateless(&req) {
+        req.headers_mut().remove(SESSION_HEADER);
+        return next.run(req).await;
+    }
     let Some(id) = req
         .headers()
         .get(SESSION_HEADER)
@@ -176,14 +197,10 @@ fn cors() -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::any())
         .allow_methods([Method::GET, Method::POST, Method::DELETE, Method::OPTIONS])
-        .allow_headers(AllowHeaders::list([
-            header::CONTENT_TYPE,
-            header::ACCEPT,
-            header::AUTHORIZATION,
-            HeaderName::from_static(SESSION_HEADER),
-            HeaderName::from_static("mcp-protocol-version"),
-            HeaderName::from_static("last-event-id"),
-        ]))
+        // Whatever a browser asks to send: MCP 2026-07-28 adds `Mcp-Method`, `Mcp-Name` and a
+        // `Mcp-Param-*` per marked argument, which no fixed list can name. No credentials are
+        // allowed, so mirroring opens nothing more than any origin already has.
+        .allow_headers(AllowHeaders::mirror_request())
         .expose_headers([HeaderName::from_static(SESSION_HEADER)])
         .max_age(std::time::Duration::from_secs(600))
 }

@@ -1,21 +1,28 @@
-//! trust-gate's MCP tool server: 23 tools (13 read, 7 write, 3 discovery), 4 resources and
+//! trust-gate's MCP tool server: 27 tools (15 read, 9 write, 3 discovery), 4 resources and
 //! 3 prompts over stdio or streamable HTTP, built on rmcp.
 //!
 //! - [`config`]: the environment table, validated at boot; [`signer`]: the signer chain.
-//! - [`tools`]: the tools ([`tools::read`], [`tools::write`], [`tools::discovery`]);
+//! - [`tools`]: the tools ([`tools::read`], [`tools::write`], [`tools::pay`],
+//!   [`tools::discovery`]); [`output_schemas`]: what the read tools return;
 //!   [`args`] parses their arguments, [`envelope`] shapes results and errors, [`views`]
 //!   renders accounts, [`policy_input`] turns policy arguments into program parameters.
 //! - [`server`]: the MCP handler; [`resources`], [`prompts`], [`docs`] (the bundled corpus),
 //!   [`explain`] (deny codes).
-//! - [`http`]: the streamable HTTP transport with sessions, `/healthz` and CORS.
+//! - [`egress`]: where `gate_pay` may send requests (no loopback, private or link-local
+//!   address unless allowed); [`pay_sessions`]: the x402 sessions it keeps open.
+//! - [`http`]: the streamable HTTP transport: sessions for 2025 clients, stateless for
+//!   2026-07-28 ones, `/healthz` and CORS.
 
 pub mod args;
 pub mod config;
 pub mod context;
 pub mod docs;
+pub mod egress;
 pub mod envelope;
 pub mod explain;
 pub mod http;
+pub mod output_schemas;
+pub mod pay_sessions;
 pub mod policy_input;
 pub mod prompts;
 pub mod resources;

@@ -18,7 +18,7 @@ const DEMO_FILES: &[(&str, &str)] = &[
         "facilitator_client.rs",
         include_str!("../../demo/src/facilitator_client.rs"),
     ),
-    ("pay.rs", include_str!("../../demo/src/pay.rs")),
+    ("pay.rs", include_str!("../../client/src/pay.rs")),
 ];
 
 const JSON: &str = "application/json";
@@ -34,7 +34,9 @@ pub fn templates() -> Vec<ResourceTemplate> {
             .with_description("A page of the docs corpus (see gate_docs to search it)")
             .with_mime_type(MARKDOWN),
         ResourceTemplate::new("gate://demo/{file}", "demo")
-            .with_description("A source file of the x402 demo service and paying client")
+            .with_description(
+                "A source file of the x402 demo service, or the paying client (pay.rs)",
+            )
             .with_mime_type(RUST),
     ]
 }

@@ -7,16 +7,28 @@ use crate::tools::GateServer;
 use crate::{prompts, resources};
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ErrorCode, GetPromptRequestParams, GetPromptResponse,
-    Implementation, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, Tool,
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, ErrorCode,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 /// The name in `serverInfo` and `/healthz`.
 pub const SERVICE_NAME: &str = "trust-gate-mcp";
+
+/// How long a 2026-07-28 client may reuse what this server lists and serves (`ttlMs`):
+/// discovery, the tools, prompts, resources and templates, and a bundled resource's text.
+/// They are fixed by the server's build and configuration, so an hour; a restart with other
+/// settings is the only change, and an hour-old list still names tools that exist.
+pub const TTL_MS: u64 = 3_600_000;
+/// A resource read from a docs folder on disk (`MCP_DOCS_DIR`), which may be edited: a
+/// minute.
+pub const DOCS_DIR_TTL_MS: u64 = 60_000;
+/// Every one of them is the same for every caller (no list or resource depends on who asks
+/// or on the signer), so shared caches may keep them (`cacheScope: public`).
+pub const CACHE_SCOPE: CacheScope = CacheScope::Public;
 
 impl ServerHandler for GateServer {
     fn get_info(&self) -> ServerConfig {
@@ -33,6 +45,20 @@ impl ServerHandler for GateServer {
              tools and discovery tools need no signer; write tools sign with the server's key. \
              Start with gate_demo_state, gate_docs or the gate_setup_agent prompt.",
         )
+    }
+
+    /// MCP 2026-07-28's `server/discover`: what rmcp derives from [`Self::get_info`], with
+    /// the cache hints set deliberately (rmcp's default is 0 ms, private).
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        )
+        .with_ttl_ms(TTL_MS)
+        .with_cache_scope(CACHE_SCOPE))
     }
 
     async fn call_tool(
@@ -64,7 +90,9 @@ impl ServerHandler for GateServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tool_router.list_all()))
+        Ok(ListToolsResult::with_all_items(self.tool_router.list_all())
+            .with_ttl_ms(TTL_MS)
+            .with_cache_scope(CACHE_SCOPE))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
@@ -76,9 +104,11 @@ impl ServerHandler for GateServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(resources::list(
-            &self.ctx,
-        )))
+        Ok(
+            ListResourcesResult::with_all_items(resources::list(&self.ctx))
+                .with_ttl_ms(TTL_MS)
+                .with_cache_scope(CACHE_SCOPE),
+        )
     }
 
     async fn list_resource_templates(
@@ -86,9 +116,11 @@ impl ServerHandler for GateServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(ListResourceTemplatesResult::with_all_items(
-            resources::templates(),
-        ))
+        Ok(
+            ListResourceTemplatesResult::with_all_items(resources::templates())
+                .with_ttl_ms(TTL_MS)
+                .with_cache_scope(CACHE_SCOPE),
+        )
     }
 
     async fn read_resource(
@@ -96,7 +128,12 @@ impl ServerHandler for GateServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        resources::read(&self.ctx, &request.uri).map(Into::into)
+        let ttl = match self.ctx.config.docs_dir {
+            Some(_) if request.uri.starts_with("gate://docs/") => DOCS_DIR_TTL_MS,
+            _ => TTL_MS,
+        };
+        resources::read(&self.ctx, &request.uri)
+            .map(|r| r.with_ttl_ms(ttl).with_cache_scope(CACHE_SCOPE).into())
     }
 
     async fn list_prompts(
@@ -104,7 +141,9 @@ impl ServerHandler for GateServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(ListPromptsResult::with_all_items(prompts::list()))
+        Ok(ListPromptsResult::with_all_items(prompts::list())
+            .with_ttl_ms(TTL_MS)
+            .with_cache_scope(CACHE_SCOPE))
     }
 
     async fn get_prompt(

@@ -18,10 +18,11 @@ use solana_sdk::signer::Signer;
 use std::path::PathBuf;
 use std::str::FromStr;
 use trust_gate_client::decode::FeedbackLog;
+use trust_gate_client::pay;
 use trust_gate_client::receipts;
 use trust_gate_client::x402::FacilitatorRequest;
 use trust_gate_client::{chain, RpcClient};
-use trust_gate_demo::{challenge, pay, DemoConfig};
+use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::{payers, DemoWorld};
 

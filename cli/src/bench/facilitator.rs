@@ -8,9 +8,10 @@ use super::measure::{cores, drive, floor, rpc_calls, send_and_confirm, LocalnetB
 use serde_json::json;
 use solana_sdk::signer::Signer;
 use std::sync::Arc;
+use trust_gate_client::pay;
 use trust_gate_client::x402::{self, FacilitatorRequest};
 use trust_gate_client::AtomicityEnforced;
-use trust_gate_demo::{challenge, pay, DemoConfig};
+use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::demo;
 

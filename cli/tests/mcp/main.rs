@@ -9,8 +9,10 @@ mod harness;
 
 mod approvals;
 mod boot;
+mod eras;
 mod hostile;
 mod http_sessions;
 mod inspector;
+mod pay;
 mod stdio;
 mod tools;

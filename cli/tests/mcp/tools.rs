@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
 
-pub const TOOLS: [&str; 26] = [
+pub const TOOLS: [&str; 27] = [
     "gate_get_policy",
     "gate_get_velocity_ledger",
     "gate_get_killswitch",
@@ -30,6 +30,7 @@ pub const TOOLS: [&str; 26] = [
     "gate_request_validation",
     "gate_respond_to_validation",
     "gate_approve",
+    "gate_pay",
     "gate_demo_state",
     "gate_docs",
     "gate_facilitator_walkthrough",
@@ -57,7 +58,7 @@ async fn every_tool_resource_and_prompt_over_http() {
     assert_eq!(server_info.name, "trust-gate-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
 
-    // tools/list: the 26 names, draft 2020-12 object schemas.
+    // tools/list: the 27 names, draft 2020-12 object schemas.
     let tools = c.list_all_tools().await.unwrap();
     let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(

@@ -1,9 +1,10 @@
-//! The 26 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
-//! work is in [`read`], [`spend`], [`write`], [`approvals`] and [`discovery`], and
+//! The 27 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`pay`] and [`discovery`], and
 //! [`call_result`] shapes the reply.
 
 pub mod approvals;
 pub mod discovery;
+pub mod pay;
 pub mod read;
 pub mod spend;
 pub mod write;
@@ -11,6 +12,7 @@ pub mod write;
 use crate::args::Parameters;
 use crate::context::Ctx;
 use crate::envelope::call_result;
+use crate::output_schemas;
 use approvals::{ApproveArgs, ListApprovalsArgs};
 use discovery::{DocsArgs, Empty, WalkthroughArgs};
 use read::*;
@@ -40,13 +42,19 @@ impl GateServer {
 impl GateServer {
     /// Read a spending policy (PolicyAccount) of an agent: kinds, caps, velocity,
     /// counterparty and validation rules, and what was spent today and this week.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_policy()
+    )]
     async fn gate_get_policy(&self, Parameters(a): Parameters<PolicyArgs>) -> CallToolResult {
         call_result(get_policy(&self.ctx, a).await)
     }
 
     /// Read the velocity ledger of an agent's policy: what was paid in the current window.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_velocity_ledger()
+    )]
     async fn gate_get_velocity_ledger(
         &self,
         Parameters(a): Parameters<PolicyArgs>,
@@ -55,20 +63,29 @@ impl GateServer {
     }
 
     /// Read an agent's kill switch: paused or not, when and by whom.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_killswitch()
+    )]
     async fn gate_get_killswitch(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
         call_result(get_killswitch(&self.ctx, a).await)
     }
 
     /// Read an agent's policy vault for a mint: its address and balance. A vault-funded
     /// policy pays from it; only a gated settlement or the authority's threshold can empty it.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_vault()
+    )]
     async fn gate_get_vault(&self, Parameters(a): Parameters<VaultArgs>) -> CallToolResult {
         call_result(get_vault(&self.ctx, a).await)
     }
 
     /// Read an agent's policy authority: its members and the signature threshold.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_authority()
+    )]
     async fn gate_get_authority(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
         call_result(get_authority(&self.ctx, a).await)
     }
@@ -76,7 +93,10 @@ impl GateServer {
     /// Read a payment's receipt: its feedback log while it exists; once closed (after its
     /// deadline and dispute window), what the chain's history holds, with closed: true and
     /// the settlement's transaction.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_feedback_log()
+    )]
     async fn gate_get_feedback_log(
         &self,
         Parameters(a): Parameters<FeedbackLogArgs>,
@@ -85,7 +105,10 @@ impl GateServer {
     }
 
     /// Read a capability namespace by name or hash.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_capability_namespace()
+    )]
     async fn gate_get_capability_namespace(
         &self,
         Parameters(a): Parameters<NamespaceArgs>,
@@ -94,7 +117,10 @@ impl GateServer {
     }
 
     /// Read an attestor's profile: attestations issued and revoked.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_attestor_profile()
+    )]
     async fn gate_get_attestor_profile(
         &self,
         Parameters(a): Parameters<AttestorArgs>,
@@ -103,7 +129,10 @@ impl GateServer {
     }
 
     /// Read a validation request (subject, capability, requester).
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_validation_request()
+    )]
     async fn gate_get_validation_request(
         &self,
         Parameters(a): Parameters<RequestArgs>,
@@ -113,7 +142,10 @@ impl GateServer {
 
     /// Read the attestations of a capability about an agent (one attestor's, or every
     /// attestor's), valid ones first.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_validation_attestation()
+    )]
     async fn gate_get_validation_attestation(
         &self,
         Parameters(a): Parameters<AttestationArgs>,
@@ -124,7 +156,10 @@ impl GateServer {
     /// Decide a payment the way the gate would, by simulation: {"kind":"Allow"}, a Deny
     /// with its decoded reason, or RequireValidation with the capability hash. Needs no
     /// signer and no SOL.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::simulate_payment()
+    )]
     async fn gate_simulate_payment(
         &self,
         Parameters(a): Parameters<SimulateArgs>,
@@ -135,7 +170,10 @@ impl GateServer {
     /// Read the reputation engine's block of an agent: tierImmediate, tierConfirmed,
     /// riskScore, confidence, schemaVersion; or an error field when the account fails the
     /// owner, size or schema checks.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_engine_reputation()
+    )]
     async fn gate_get_engine_reputation(
         &self,
         Parameters(a): Parameters<AgentArgs>,
@@ -144,7 +182,10 @@ impl GateServer {
     }
 
     /// Explain a deny reason code 1..23: name, category, meaning and what to do about it.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::explain_decision()
+    )]
     async fn gate_explain_decision(
         &self,
         Parameters(a): Parameters<ExplainArgs>,
@@ -157,7 +198,10 @@ impl GateServer {
     /// and when its window starts over, the velocity window's use, the kill switch, the
     /// vault's balance, the channels open through the gate, and the payments the facilitator
     /// holds for an approval.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::get_spend()
+    )]
     async fn gate_get_spend(&self, Parameters(a): Parameters<PolicyArgs>) -> CallToolResult {
         call_result(spend::get_spend(&self.ctx, a).await)
     }
@@ -165,7 +209,10 @@ impl GateServer {
     /// The payments the facilitator holds for an approval (RequireApproval: above the payer
     /// policy's approval_threshold), each with its id, terms, what it was for, and its state
     /// (pending, or approved on chain until a time). Read from the configured facilitator.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::list_approvals()
+    )]
     async fn gate_list_approvals(
         &self,
         Parameters(a): Parameters<ListApprovalsArgs>,
@@ -257,27 +304,54 @@ impl GateServer {
     async fn gate_approve(&self, Parameters(a): Parameters<ApproveArgs>) -> CallToolResult {
         call_result(approvals::approve(&self.ctx, a).await)
     }
+
+    /// Request an x402 resource and, on a 402, pay it through the gate as the signer's payer
+    /// agent (trust-gate's settlement, a gated upto, or a gated session kept open for later
+    /// requests to the same server; close_session ends it), then return the resource's
+    /// status, content type and body (cut at max_body_chars, with its full length), the
+    /// decision, the signature or voucher and the receipt URL. A Deny, RequireValidation or
+    /// RequireApproval is a result (paid false) with the reason, what it means, what to do,
+    /// and an approval's pending id. Above max_amount nothing is signed. Public addresses
+    /// only, unless the server's operator allows others.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = false,
+        idempotent_hint = false,
+        open_world_hint = true
+    ))]
+    async fn gate_pay(&self, Parameters(a): Parameters<pay::PayArgs>) -> CallToolResult {
+        call_result(pay::pay(&self.ctx, a).await)
+    }
 }
 
 #[tool_router(router = discovery_tools, vis = "pub")]
 impl GateServer {
     /// The demo world: agents and their tiers, the payers' policy, the mint, the facilitator
     /// and the service URLs.
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::demo_state()
+    )]
     async fn gate_demo_state(&self, Parameters(_): Parameters<Empty>) -> CallToolResult {
         call_result(discovery::demo_state(&self.ctx))
     }
 
     /// Search the bundled documentation (architecture, policies, deny codes, settlement,
     /// validation, walkthroughs).
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::docs()
+    )]
     async fn gate_docs(&self, Parameters(a): Parameters<DocsArgs>) -> CallToolResult {
         call_result(discovery::docs(&self.ctx, a))
     }
 
     /// A step-by-step integration guide by name (facilitator-x402, mount-verify,
     /// multisig-killswitch, agent-setup, validation-flow).
-    #[tool(annotations(read_only_hint = true))]
+    #[tool(
+        annotations(read_only_hint = true),
+        output_schema = output_schemas::walkthrough()
+    )]
     async fn gate_facilitator_walkthrough(
         &self,
         Parameters(a): Parameters<WalkthroughArgs>,

@@ -8,7 +8,7 @@ use futures::future::join_all;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
-use trust_gate_demo::pay::{self, PayOptions, PayOutcome};
+use trust_gate_client::pay::{self, PayOptions, PayOutcome};
 use trust_gate_migrations::demo;
 
 /// The facilitator's lamports.
@@ -42,7 +42,8 @@ pub async fn assert_counted(s: &Services, asset: &Pubkey, amount: u64) {
 /// `trust-gate pay` of the demo resource as the tier-3 payer.
 async fn pay_once(s: &Services) -> PayOutcome {
     let opts = PayOptions {
-        url: s.d("/protected"),
+        request: trust_gate_client::pay::Request::get(s.d("/protected")),
+        max_amount: None,
         signer: payer(s),
         payer_agent: Some(s.env.world.payer(3).unwrap().asset()),
         overrides: Default::default(),
@@ -84,7 +85,7 @@ async fn concurrent_payments_over_the_cap_never_fail_on_chain() {
                 response
                     .as_ref()
                     .and_then(|r| r.error_reason.clone())
-                    .or_else(|| body["errorReason"].as_str().map(String::from)),
+                    .or_else(|| body.json()["errorReason"].as_str().map(String::from)),
             ),
             PayOutcome::NotRequired { status, .. } => panic!("served without payment: {status}"),
             PayOutcome::Held { approval_id, .. } => panic!("held for approval {approval_id}"),

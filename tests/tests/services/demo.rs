@@ -5,8 +5,8 @@ use crate::services::{self, header};
 use serde_json::Value;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
+use trust_gate_client::pay::{self, PayOutcome};
 use trust_gate_client::x402::{self, GateExtension, PaymentRequired, SettlementResponse};
-use trust_gate_demo::pay::{self, PayOutcome};
 use trust_gate_migrations::demo;
 
 #[tokio::test]
@@ -129,6 +129,7 @@ async fn tiers_challenges_payment_and_receipt() {
         payment_id_hash,
         response,
         body,
+        ..
     } = outcome
     else {
         panic!("{outcome:?}")
@@ -139,7 +140,7 @@ async fn tiers_challenges_payment_and_receipt() {
         response.payer.as_deref(),
         Some(payer.owner.pubkey().to_string().as_str())
     );
-    assert_eq!(body["transaction"], receipt);
+    assert_eq!(body.json()["transaction"], receipt);
     let sig: Signature = receipt.parse().unwrap();
     let status = s
         .env

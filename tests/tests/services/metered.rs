@@ -9,10 +9,10 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::channels::{Channel, Status};
+use trust_gate_client::pay_channels::ChannelPay;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::x402::{self, PaymentRequired, PaymentRequirements};
 use trust_gate_client::{batch, chain, upto, Overrides};
-use trust_gate_demo::pay_channels::ChannelPay;
 
 async fn balance(s: &Services, owner: &Pubkey) -> u64 {
     let ata = TokenProgram::Token2022.associated_account(owner, &s.env.world.metered_mint());
@@ -24,10 +24,11 @@ fn client(s: &Services, url: String, ungated: bool) -> ChannelPay<'_> {
         http: &s.http,
         rpc: &s.env.rpc,
         overrides: Overrides::default(),
-        url,
+        request: trust_gate_client::pay::Request::get(url),
         payer_agent: None,
         signer: &s.env.world.payer(3).unwrap().owner,
         ungated,
+        max_amount: None,
     }
 }
 
@@ -57,7 +58,12 @@ async fn the_metered_route_charges_the_units_used_gated_and_plain() {
             .await
             .unwrap();
         let charge = units * 100_000;
-        assert_eq!(paid.body["charged"], charge.to_string(), "{}", paid.body);
+        assert_eq!(
+            paid.body.json()["charged"],
+            charge.to_string(),
+            "{}",
+            paid.body
+        );
         assert_eq!(paid.settlement["amount"], charge.to_string());
         assert_eq!(balance(&s, &pay_to).await - to_before, charge);
         assert_eq!(payer_before - balance(&s, &payer).await, charge);
@@ -87,7 +93,7 @@ async fn the_session_route_is_paid_request_by_request_then_refunded() {
             assert_eq!(r.settlement["transaction"], "", "{}", r.settlement);
         }
         assert_eq!(
-            paid.requests[4].body["channelState"]["chargedCumulativeAmount"],
+            paid.requests[4].body.json()["channelState"]["chargedCumulativeAmount"],
             "5000"
         );
         assert_eq!(balance(&s, &pay_to).await - to_before, 5 * 1_000);

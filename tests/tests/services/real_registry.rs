@@ -9,7 +9,7 @@ use crate::fixture;
 use crate::services::{self, header};
 use solana_sdk::signature::Signature;
 use trust_gate_client::ids::external;
-use trust_gate_demo::pay::PayOutcome;
+use trust_gate_client::pay::PayOutcome;
 use trust_gate_localnet::LocalnetConfig;
 
 #[tokio::test]

@@ -93,15 +93,16 @@ impl Services {
         &self,
         payer_agent: Option<solana_sdk::pubkey::Pubkey>,
         signer: &solana_sdk::signature::Keypair,
-    ) -> trust_gate_demo::pay::PayOutcome {
-        let opts = trust_gate_demo::pay::PayOptions {
-            url: self.d("/protected"),
+    ) -> trust_gate_client::pay::PayOutcome {
+        let opts = trust_gate_client::pay::PayOptions {
+            request: trust_gate_client::pay::Request::get(self.d("/protected")),
+            max_amount: None,
             payer_agent,
             signer,
             overrides: Default::default(),
             compute_budget: Default::default(),
         };
-        trust_gate_demo::pay::pay(&self.http, &self.env.rpc, &opts)
+        trust_gate_client::pay::pay(&self.http, &self.env.rpc, &opts)
             .await
             .unwrap()
     }

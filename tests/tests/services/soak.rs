@@ -16,9 +16,10 @@ use solana_sdk::signer::Signer;
 use std::collections::HashMap;
 use std::time::Instant;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
+use trust_gate_client::pay;
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::{chain, AtomicityEnforced};
-use trust_gate_demo::{challenge, pay, DemoConfig};
+use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_migrations::demo;
 use trust_gate_migrations::payers::extra_payers;
 

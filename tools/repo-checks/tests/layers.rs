@@ -32,6 +32,8 @@ const CLIENT_ORDER: &[&str] = &[
     "channel_reclaim",
     "simulate",
     "units",
+    "pay",
+    "pay_channels",
     "env",
 ];
 

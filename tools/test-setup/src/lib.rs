@@ -1,7 +1,7 @@
 //! The external clients the test suites drive, installed by the tests themselves on first use:
-//! the Node packages of `tests/web3`, `tests/mcp-inspector` and `packages/sdk` from their
-//! committed lock files (`npm ci`), and the Python virtual environment of `tests/x402` from its
-//! requirements file. So `cargo test --workspace` on a fresh clone needs nothing done by hand,
+//! the Node packages of `tests/web3`, `tests/mcp-inspector`, `tests/mcp-client` and
+//! `packages/sdk` from their committed lock files (`npm ci`), and the Python virtual
+//! environment of `tests/x402` from its requirements file. So `cargo test --workspace` on a fresh clone needs nothing done by hand,
 //! only the tools themselves on the machine (Node.js 20+ with npm, Python 3 with venv).
 //!
 //! Each folder is installed once: under a file lock (tests of one binary run on parallel

@@ -1,21 +1,23 @@
 //! The paying client of the channel schemes, behind `trust-gate pay --scheme upto|
-//! batch-settlement`: read the 402, pick the gated offer (`trust-gate-upto`,
-//! `trust-gate-batch-settlement`) or, asked to, the plain one, build the open with the client
-//! SDK (`trust_gate_client::session`), sign as the payer, retry with `PAYMENT-SIGNATURE`; a
-//! session then pays each further request with a voucher and ends with its refund.
+//! batch-settlement` and the MCP tool `gate_pay`: read the 402, pick the gated offer
+//! (`trust-gate-upto`, `trust-gate-batch-settlement`) or, asked to, the plain one, build the
+//! open with [`crate::session`], sign as the payer, retry with `PAYMENT-SIGNATURE`; a session
+//! then pays each further request with a voucher ([`ChannelPay::voucher`]) and ends with its
+//! refund ([`ChannelPay::close`]).
 
+use crate::batch::{self, BatchExtra, BatchPayload};
+use crate::decode::ApprovalTerms;
+use crate::pay::{self, Body, PayError, Request};
+use crate::session::{PayerSession, SessionGate, SessionTerms, UptoTerms};
+use crate::settle::TokenProgram;
+use crate::simulate::now_unix;
+use crate::upto::{self, UptoExtra};
+use crate::x402::{self, GateExtension, PaymentRequired, PaymentRequirements};
+use crate::{chain, Builder, Overrides, ProgramIds, RpcClient};
 use anchor_lang::prelude::Pubkey;
 use serde_json::{json, Value};
 use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
-use trust_gate_client::batch::{self, BatchExtra, BatchPayload};
-use trust_gate_client::decode::ApprovalTerms;
-use trust_gate_client::session::{PayerSession, SessionGate, SessionTerms, UptoTerms};
-use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::simulate::now_unix;
-use trust_gate_client::upto::{self, UptoExtra};
-use trust_gate_client::x402::{self, GateExtension, PaymentRequired, PaymentRequirements};
-use trust_gate_client::{chain, Builder, Overrides, ProgramIds, RpcClient};
 
 /// Why a channel payment did not go through.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +32,9 @@ pub enum ChannelPayError {
         status: u16,
         body: Value,
     },
+    /// Refused before anything was signed (above `max_amount`, another payer agent).
+    #[error(transparent)]
+    Check(#[from] PayError),
 }
 
 impl ChannelPayError {
@@ -53,19 +58,31 @@ pub struct ChannelPay<'a> {
     pub rpc: &'a RpcClient,
     /// Program ids that differ from the offer's network's.
     pub overrides: Overrides,
-    pub url: String,
-    /// Sent as `X-Demo-Payer-Agent` (the demo's default payer otherwise).
+    pub request: Request,
+    /// Sent as `X-Payer-Agent` (the resource server's default payer otherwise); the offer
+    /// must then name it.
     pub payer_agent: Option<Pubkey>,
     pub signer: &'a Keypair,
     /// The plain scheme rather than the gated one.
     pub ungated: bool,
+    /// The most an `upto` ceiling, a session's deposit or a voucher's price may be (base
+    /// units): above it, nothing is signed.
+    pub max_amount: Option<u64>,
 }
 
 /// A paid request: the resource's answer and the settlement (`PAYMENT-RESPONSE`).
 #[derive(Clone, Debug)]
 pub struct Paid {
-    pub body: Value,
+    pub body: Body,
     pub settlement: Value,
+}
+
+/// A session's channel, open, which later requests pay with vouchers.
+pub struct OpenSession {
+    pub session: PayerSession,
+    /// The challenge and offer it was opened for (its refund goes with them).
+    pub required: PaymentRequired,
+    pub offer: PaymentRequirements,
 }
 
 /// A session paid request by request, and its end.
@@ -81,16 +98,49 @@ pub struct SessionPaid {
 impl ChannelPay<'_> {
     fn fail(&self, reason: impl std::fmt::Display) -> ChannelPayError {
         ChannelPayError::Http {
-            url: self.url.clone(),
+            url: self.request.url.clone(),
             reason: reason.to_string(),
         }
     }
 
     fn offer_error(&self, reason: impl Into<String>) -> ChannelPayError {
         ChannelPayError::Offer {
-            url: self.url.clone(),
+            url: self.request.url.clone(),
             reason: reason.into(),
         }
+    }
+
+    /// The request as sent: with `X-Payer-Agent`.
+    fn request(&self) -> Request {
+        self.request.clone().with_payer_agent(self.payer_agent)
+    }
+
+    /// Refuses, before signing, an offer of another payer agent or above `max_amount`
+    /// (`amount` in its place: a deposit is the price times the requests).
+    fn check(&self, offer: &PaymentRequirements, amount: u64) -> Result<(), ChannelPayError> {
+        let mut charged = offer.clone();
+        charged.amount = amount.to_string();
+        pay::check_offer(
+            &self.request.url,
+            &charged,
+            self.payer_agent,
+            self.max_amount,
+        )?;
+        Ok(())
+    }
+
+    /// The offer of `scheme` in a challenge.
+    pub fn offer_of(
+        &self,
+        required: &PaymentRequired,
+        scheme: &str,
+    ) -> Result<PaymentRequirements, ChannelPayError> {
+        required
+            .accepts
+            .iter()
+            .find(|r| r.scheme == scheme)
+            .cloned()
+            .ok_or_else(|| self.offer_error(format!("no {scheme} offer in the 402")))
     }
 
     /// The 402's offers, and the one of `scheme`.
@@ -98,11 +148,11 @@ impl ChannelPay<'_> {
         &self,
         scheme: &str,
     ) -> Result<(PaymentRequired, PaymentRequirements), ChannelPayError> {
-        let mut req = self.http.get(&self.url);
-        if let Some(a) = self.payer_agent {
-            req = req.header(crate::X_DEMO_PAYER_AGENT, a.to_string());
-        }
-        let res = req.send().await.map_err(|e| self.fail(e))?;
+        let request = self.request();
+        let res = request
+            .send(self.http, None)
+            .await
+            .map_err(|e| self.fail(e))?;
         if res.status().as_u16() != 402 {
             return Err(self.offer_error(format!(
                 "answered {} without asking for a payment",
@@ -117,12 +167,7 @@ impl ChannelPay<'_> {
             .to_string();
         let pr: PaymentRequired = x402::decode_header(x402::PAYMENT_REQUIRED, &header)
             .map_err(|e| self.offer_error(e.to_string()))?;
-        let offer = pr
-            .accepts
-            .iter()
-            .find(|r| r.scheme == scheme)
-            .cloned()
-            .ok_or_else(|| self.offer_error(format!("no {scheme} offer in the 402")))?;
+        let offer = self.offer_of(&pr, scheme)?;
         Ok((pr, offer))
     }
 
@@ -141,11 +186,9 @@ impl ChannelPay<'_> {
             "payload": payload,
         });
         let encoded = x402::encode_header(&envelope).map_err(|e| self.fail(e))?;
-        let res = self
-            .http
-            .get(&self.url)
-            .header(x402::PAYMENT_SIGNATURE, encoded)
-            .send()
+        let request = self.request();
+        let res = request
+            .send(self.http, Some(&encoded))
             .await
             .map_err(|e| self.fail(e))?;
         let status = res.status().as_u16();
@@ -155,12 +198,17 @@ impl ChannelPay<'_> {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| x402::decode_header::<Value>(x402::PAYMENT_RESPONSE, v).ok())
             .unwrap_or(Value::Null);
-        let body: Value = res.json().await.unwrap_or(Value::Null);
+        let body = request.body(res).await.map_err(|e| self.fail(e))?;
         if status != 200 {
+            let text = body.json();
             return Err(ChannelPayError::Refused {
                 what: what.into(),
                 status,
-                body,
+                body: if text.is_null() {
+                    Value::String(body.to_string())
+                } else {
+                    text
+                },
             });
         }
         Ok(Paid { body, settlement })
@@ -238,8 +286,8 @@ impl ChannelPay<'_> {
 
     /// The instruction builder of the offer's network.
     fn builder(&self, offer: &PaymentRequirements) -> Result<Builder, ChannelPayError> {
-        let ids = ProgramIds::for_network(crate::pay::network_of(&offer.network))
-            .with_overrides(self.overrides);
+        let ids =
+            ProgramIds::for_network(pay::network_of(&offer.network)).with_overrides(self.overrides);
         Builder::new(ids).map_err(|e| self.fail(e))
     }
 
@@ -251,25 +299,48 @@ impl ChannelPay<'_> {
         )
     }
 
-    /// One `upto` payment: the ceiling escrowed, the resource's use charged.
-    pub async fn upto(&self) -> Result<Paid, ChannelPayError> {
-        let scheme = if self.ungated {
+    /// The scheme of `upto` this client pays: gated, or plain when asked.
+    pub fn upto_scheme(&self) -> &'static str {
+        if self.ungated {
             upto::SCHEME_UPTO
         } else {
             upto::SCHEME_GATED_UPTO
-        };
-        let (pr, offer) = self.offer(scheme).await?;
+        }
+    }
+
+    /// The scheme of sessions this client pays: gated, or plain when asked.
+    pub fn session_scheme(&self) -> &'static str {
+        if self.ungated {
+            batch::SCHEME_BATCH
+        } else {
+            batch::SCHEME_GATED_BATCH
+        }
+    }
+
+    /// One `upto` payment: the ceiling escrowed, the resource's use charged.
+    pub async fn upto(&self) -> Result<Paid, ChannelPayError> {
+        let (pr, offer) = self.offer(self.upto_scheme()).await?;
+        self.upto_offer(&pr, &offer).await
+    }
+
+    /// Pays `offer` (an `upto` offer of the challenge `pr`).
+    pub async fn upto_offer(
+        &self,
+        pr: &PaymentRequired,
+        offer: &PaymentRequirements,
+    ) -> Result<Paid, ChannelPayError> {
         let extra: UptoExtra = serde_json::from_value(Value::Object(offer.extra.clone()))
             .map_err(|e| self.offer_error(format!("extra: {e}")))?;
         let ceiling = offer
             .amount
             .parse()
             .map_err(|_| self.offer_error("amount is not decimal digits"))?;
-        let (mint, token_program, pay_to, tables) = self.parties(&offer, &extra.fee_payer).await?;
+        self.check(offer, ceiling)?;
+        let (mint, token_program, pay_to, tables) = self.parties(offer, &extra.fee_payer).await?;
         let now = now_unix();
-        let builder = self.builder(&offer)?;
+        let builder = self.builder(offer)?;
         let (open_slot, blockhash) = self.recent().await?;
-        let gate = self.gate(&offer, &builder, mint, ceiling).await?;
+        let gate = self.gate(offer, &builder, mint, ceiling).await?;
         let payload = UptoTerms {
             builder: &builder,
             extra: &extra,
@@ -289,7 +360,7 @@ impl ChannelPay<'_> {
         .payload()
         .map_err(|e| self.fail(e))?;
         let payload = serde_json::to_value(&payload).map_err(|e| self.fail(e))?;
-        self.send("the upto payment", &pr, &offer, payload).await
+        self.send("the upto payment", pr, offer, payload).await
     }
 
     /// The cluster's slot and latest blockhash, which an open is built on.
@@ -315,23 +386,40 @@ impl ChannelPay<'_> {
                 "a session of {requests} requests needs 1 or more, within a deposit of {deposit_requests}"
             )));
         }
-        let scheme = if self.ungated {
-            batch::SCHEME_BATCH
-        } else {
-            batch::SCHEME_GATED_BATCH
-        };
-        let (pr, offer) = self.offer(scheme).await?;
+        let (pr, offer) = self.offer(self.session_scheme()).await?;
+        let (mut open, first) = self.open_session(&pr, &offer, deposit_requests).await?;
+        let mut paid = vec![first];
+        for i in 1..requests {
+            paid.push(self.voucher(&mut open, &pr, &offer, i + 1).await?);
+        }
+        let refund = self.close(&open).await?;
+        Ok(session_paid(&open.session, paid, refund))
+    }
+
+    /// Opens a session's channel of `deposit_requests` prices for `offer` (a session offer of
+    /// the challenge `pr`), paying this request with its first voucher.
+    pub async fn open_session(
+        &self,
+        pr: &PaymentRequired,
+        offer: &PaymentRequirements,
+        deposit_requests: u64,
+    ) -> Result<(OpenSession, Paid), ChannelPayError> {
+        if deposit_requests == 0 {
+            return Err(self.offer_error("a session's deposit covers 1 request or more"));
+        }
         let extra: BatchExtra = serde_json::from_value(Value::Object(offer.extra.clone()))
             .map_err(|e| self.offer_error(format!("extra: {e}")))?;
-        let price: u64 = offer
-            .amount
-            .parse()
-            .map_err(|_| self.offer_error("amount is not decimal digits"))?;
-        let (mint, token_program, pay_to, tables) = self.parties(&offer, &extra.fee_payer).await?;
-        let builder = self.builder(&offer)?;
+        let price = self.price(offer)?;
+        let deposit = price.checked_mul(deposit_requests).ok_or_else(|| {
+            self.offer_error(format!(
+                "{deposit_requests} requests at {price} overflow a u64"
+            ))
+        })?;
+        self.check(offer, deposit)?;
+        let (mint, token_program, pay_to, tables) = self.parties(offer, &extra.fee_payer).await?;
+        let builder = self.builder(offer)?;
         let (open_slot, blockhash) = self.recent().await?;
-        let deposit = price.saturating_mul(deposit_requests);
-        let gate = self.gate(&offer, &builder, mint, deposit).await?;
+        let gate = self.gate(offer, &builder, mint, deposit).await?;
         let (tx, mut session) = SessionTerms {
             builder: &builder,
             extra: &extra,
@@ -352,21 +440,51 @@ impl ChannelPay<'_> {
         let first = session
             .deposit_payload(&tx, price)
             .map_err(|e| self.fail(e))?;
-        let mut paid = vec![
-            self.send("the deposit", &pr, &offer, value(&first)?)
-                .await?,
-        ];
-        for i in 1..requests {
-            let p = session.voucher_payload(price).map_err(|e| self.fail(e))?;
-            paid.push(
-                self.send(&format!("voucher {}", i + 1), &pr, &offer, value(&p)?)
-                    .await?,
-            );
-        }
-        let refund = self
-            .send("the refund", &pr, &offer, value(&session.refund_payload())?)
-            .await?;
-        Ok(session_paid(&session, paid, refund))
+        let paid = self.send("the deposit", pr, offer, value(&first)?).await?;
+        let open = OpenSession {
+            session,
+            required: pr.clone(),
+            offer: offer.clone(),
+        };
+        Ok((open, paid))
+    }
+
+    /// Pays this request (the challenge `pr`, its session offer `offer`) with the next
+    /// voucher of `open`; `nth` names it in errors.
+    pub async fn voucher(
+        &self,
+        open: &mut OpenSession,
+        pr: &PaymentRequired,
+        offer: &PaymentRequirements,
+        nth: u64,
+    ) -> Result<Paid, ChannelPayError> {
+        let price = self.price(offer)?;
+        self.check(offer, price)?;
+        let p = open
+            .session
+            .voucher_payload(price)
+            .map_err(|e| self.fail(e))?;
+        self.send(&format!("voucher {nth}"), pr, offer, value(&p)?)
+            .await
+    }
+
+    /// Ends `open` with its refund: the channel's unspent deposit back to the payer.
+    pub async fn close(&self, open: &OpenSession) -> Result<Paid, ChannelPayError> {
+        self.send(
+            "the refund",
+            &open.required,
+            &open.offer,
+            value(&open.session.refund_payload())?,
+        )
+        .await
+    }
+
+    /// An offer's price a request.
+    fn price(&self, offer: &PaymentRequirements) -> Result<u64, ChannelPayError> {
+        offer
+            .amount
+            .parse()
+            .map_err(|_| self.offer_error("amount is not decimal digits"))
     }
 }
 
