@@ -206,6 +206,7 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
             status,
             response,
             body,
+            ..
         } => {
             let why = response
                 .map(|r| {

@@ -234,10 +234,13 @@ pub enum PayOutcome {
         requirements: PaymentRequirements,
         body: Body,
     },
-    /// The payment was sent but not accepted.
+    /// The payment was sent and the resource did not confirm it (whether it settled is
+    /// then for its receipt to say: the server holds the signed payment).
     Failed {
         status: u16,
         response: Option<SettlementResponse>,
+        /// The payment's id hash, to look its receipt up.
+        payment_id_hash: String,
         body: Body,
     },
 }
@@ -622,15 +625,21 @@ pub async fn retry(
 ) -> Result<PayOutcome, PayError> {
     let encoded = x402::encode_header(payload)?;
     let res = request.send(http, Some(&encoded)).await?;
-    // A resource server that did not decide first: the facilitator's refusal, with its
-    // decision headers, is the gate's answer.
-    let res = match refusal(request, res).await? {
-        Ok(refused) => return Ok(refused),
-        Err(res) => res,
-    };
     let status = res.status();
     let response: Option<SettlementResponse> = header(&res, x402::PAYMENT_RESPONSE)
         .and_then(|h| x402::decode_header(x402::PAYMENT_RESPONSE, &h).ok());
+    // A resource server that did not decide first: the facilitator's refusal, with its
+    // decision headers, is the gate's answer; but only on an answer that is no success and
+    // reports no settlement (the server holds a signed payment and could have settled it).
+    let settled = response.as_ref().is_some_and(|r| r.success);
+    let res = if status.is_success() || settled {
+        res
+    } else {
+        match refusal(request, res).await? {
+            Ok(refused) => return Ok(refused),
+            Err(res) => res,
+        }
+    };
     let receipt = header(&res, x402::X_PAYMENT_RECEIPT);
     let held = header(&res, x402::X_GATE_DECISION).is_some_and(|d| d == "RequireApproval");
     let approval_id = header(&res, x402::X_GATE_APPROVAL_ID);
@@ -643,11 +652,12 @@ pub async fn retry(
             body,
         });
     }
+    let payment_id_hash = crate::decode::hex(&prepared.settlement.feedback.payment_id_hash);
     match (status, response, receipt) {
         (StatusCode::OK, Some(response), Some(receipt)) if response.success => {
             Ok(PayOutcome::Paid {
                 receipt,
-                payment_id_hash: crate::decode::hex(&prepared.settlement.feedback.payment_id_hash),
+                payment_id_hash,
                 response,
                 requirements: prepared.requirements.clone(),
                 body,
@@ -656,6 +666,7 @@ pub async fn retry(
         (status, response, _) => Ok(PayOutcome::Failed {
             status: status.as_u16(),
             response,
+            payment_id_hash,
             body,
         }),
     }

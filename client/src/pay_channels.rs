@@ -223,8 +223,16 @@ impl ChannelPay<'_> {
         mint: Pubkey,
         deposit: u64,
     ) -> Result<Option<SessionGate>, ChannelPayError> {
-        let Ok(g) = GateExtension::from_requirements(offer) else {
+        if self.ungated {
             return Ok(None);
+        }
+        // A gated client never opens a channel without the gate: an offer of a gated scheme
+        // without its `gate` extension would otherwise be paid with no policy at all.
+        let Ok(g) = GateExtension::from_requirements(offer) else {
+            return Err(self.offer_error(format!(
+                "the {} offer has no valid extra.gate: it would be paid without the gate",
+                offer.scheme
+            )));
         };
         let key = |field: &str, v: &str| {
             v.parse::<Pubkey>()

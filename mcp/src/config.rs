@@ -19,6 +19,9 @@ pub const DEFAULT_HTTP_PORT: u16 = 8765;
 pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 /// How long one of `gate_pay`'s HTTP requests may take.
 pub const DEFAULT_PAY_TIMEOUT: Duration = Duration::from_secs(30);
+/// The browser origins a server with a signer always answers: pages of its own machine.
+pub const LOOPBACK_ORIGINS: [&str; 3] =
+    ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 /// The most bytes of a resource's answer `gate_pay` reads.
 pub const DEFAULT_PAY_MAX_RESPONSE_BYTES: usize = 1 << 20;
 
@@ -74,6 +77,9 @@ pub struct Config {
     pub pay_timeout: Duration,
     /// `MCP_PAY_MAX_RESPONSE_BYTES`.
     pub pay_max_response_bytes: usize,
+    /// The browser origins a server with a signer answers: loopback ones and
+    /// `MCP_ALLOWED_ORIGINS`.
+    pub allowed_origins: Vec<String>,
 }
 
 impl Config {
@@ -187,6 +193,27 @@ impl Config {
                 format!("{pay_max_response_bytes}: must be 1024..=67108864"),
             ));
         }
+        let mut allowed_origins: Vec<String> =
+            LOOPBACK_ORIGINS.iter().map(|o| o.to_string()).collect();
+        for o in get("MCP_ALLOWED_ORIGINS")
+            .unwrap_or_default()
+            .split(',')
+            .map(str::trim)
+            .filter(|o| !o.is_empty())
+        {
+            let ok = o == "null"
+                || reqwest::Url::parse(o).is_ok_and(|u| {
+                    matches!(u.scheme(), "http" | "https") && u.host().is_some() && u.path() == "/"
+                })
+                || o.ends_with(":*") && reqwest::Url::parse(&o.replace(":*", "")).is_ok();
+            if !ok {
+                return Err(ConfigError::new(
+                    "MCP_ALLOWED_ORIGINS",
+                    format!("{o:?} is not an origin (scheme://host[:port], :* for any port)"),
+                ));
+            }
+            allowed_origins.push(o.to_string());
+        }
         Ok(Config {
             rpc_url,
             network,
@@ -206,6 +233,7 @@ impl Config {
             pay_allow,
             pay_timeout: Duration::from_secs(pay_timeout),
             pay_max_response_bytes,
+            allowed_origins,
         })
     }
 

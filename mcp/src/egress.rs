@@ -103,8 +103,8 @@ fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
     }
 }
 
-/// An IPv4 address carried in IPv6 (mapped `::ffff:a.b.c.d`, or NAT64 `64:ff9b::a.b.c.d`)
-/// as the IPv4 address it reaches.
+/// An IPv4 address carried in IPv6 (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, or
+/// 6to4 `2002:AABB:CCDD::`) as the IPv4 address it reaches.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => {
@@ -112,9 +112,12 @@ fn canonical(ip: IpAddr) -> IpAddr {
                 return IpAddr::V4(v4);
             }
             let s = v6.segments();
+            let o = v6.octets();
             if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
-                let o = v6.octets();
                 return IpAddr::V4(Ipv4Addr::new(o[12], o[13], o[14], o[15]));
+            }
+            if s[0] == 0x2002 {
+                return IpAddr::V4(Ipv4Addr::new(o[2], o[3], o[4], o[5]));
             }
             ip
         }
@@ -165,7 +168,11 @@ fn public_v6(ip: Ipv6Addr) -> bool {
         || (s[0] == 0x2001 && s[1] == 0x0db8)
         // ::/96 (IPv4-compatible, deprecated) and 100::/64 (discard).
         || s[..6] == [0; 6]
-        || s[..4] == [0x100, 0, 0, 0])
+        || s[..4] == [0x100, 0, 0, 0]
+        // 2001::/32 (Teredo: the IPv4 it reaches is obscured) and 64:ff9b:1::/48 (local-use
+        // NAT64, which may reach anything).
+        || (s[0] == 0x2001 && s[1] == 0)
+        || s[..3] == [0x64, 0xff9b, 1])
 }
 
 /// The allow list and the limits of `gate_pay`'s requests.
@@ -238,11 +245,15 @@ impl Egress {
         let addrs: Vec<IpAddr> = match parsed.host() {
             Some(url::Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
             Some(url::Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
-            _ => tokio::net::lookup_host((host.as_str(), port.unwrap_or(0)))
-                .await
-                .map_err(|e| refused(url, format!("{host} does not resolve ({e})")))?
-                .map(|a| a.ip())
-                .collect(),
+            _ => tokio::time::timeout(
+                self.timeout,
+                tokio::net::lookup_host((host.as_str(), port.unwrap_or(0))),
+            )
+            .await
+            .map_err(|_| refused(url, format!("{host} did not resolve in time")))?
+            .map_err(|e| refused(url, format!("{host} does not resolve ({e})")))?
+            .map(|a| a.ip())
+            .collect(),
         };
         if addrs.is_empty() {
             return Err(refused(url, format!("{host} resolves to no address")));
@@ -351,6 +362,10 @@ mod tests {
             "::ffff:169.254.169.254",
             "64:ff9b::a00:1",
             "::127.0.0.1",
+            "2002:a9fe:a9fe::1",
+            "2002:7f00:1::",
+            "2001:0:4136:e378::1",
+            "64:ff9b:1::a00:1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip} counted as public");
         }
@@ -360,6 +375,7 @@ mod tests {
             "100.128.0.1",
             "2606:4700::1111",
             "::ffff:1.1.1.1",
+            "2002:101:101::1",
         ] {
             assert!(is_public(ip.parse().unwrap()), "{ip} counted as non-public");
         }

@@ -88,6 +88,14 @@ pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<Http
         // servers on a user's machine, which bind loopback.
         config = config.disable_allowed_hosts();
     }
+    if ctx.config.signer.is_some() {
+        // A server that signs (and pays: gate_pay) answers no web page but its own machine's
+        // and those named in MCP_ALLOWED_ORIGINS: otherwise any site a browser visits could
+        // post tool calls to it on loopback. Clients outside a browser send no Origin.
+        config = config
+            .with_allowed_origins(ctx.config.allowed_origins.iter().cloned())
+            .enforce_origin_validation();
+    }
     let factory_ctx = ctx.clone();
     let service = StreamableHttpService::new(
         move || Ok(GateServer::new(factory_ctx.clone())),
@@ -145,12 +153,25 @@ async fn healthz(State(s): State<AppState>) -> Json<serde_json::Value> {
 /// strings.)
 pub const STATELESS_REVISION: &str = "2026-07-28";
 
-/// Whether a request speaks a stateless revision (its `MCP-Protocol-Version` header).
+/// Whether a request speaks a stateless revision (its `MCP-Protocol-Version` header, a
+/// `YYYY-MM-DD` date; anything else is left to rmcp to refuse).
 fn stateless(req: &Request) -> bool {
     req.headers()
         .get("mcp-protocol-version")
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.trim() >= STATELESS_REVISION)
+        .map(str::trim)
+        .is_some_and(|v| {
+            let b = v.as_bytes();
+            b.len() == 10
+                && b.iter().enumerate().all(|(i, c)| {
+                    if i == 4 || i == 7 {
+                        *c == b'-'
+                    } else {
+                        c.is_ascii_digit()
+                    }
+                })
+                && v >= STATELESS_REVISION
+        })
 }
 
 /// A request naming a session this server does not hold (never created, closed or evicted)

@@ -45,6 +45,10 @@ async fn gate_pay_pays_through_the_gate_and_returns_its_refusals_as_results() {
     let mut vars = w.vars(false);
     vars.insert("KEYPAIR_B58".into(), payer.signer().to_base58_string());
     vars.insert("MCP_FACILITATOR_URL".into(), facilitator.url());
+    vars.insert(
+        "MCP_DEFAULT_FACILITATOR".into(),
+        env.world.facilitator.pubkey().to_string(),
+    );
     vars.insert("MCP_DEMO_URL".into(), demo_server.url());
     vars.insert("MCP_PAY_ALLOW".into(), held_host);
     let server = w.http(w.config(vars.clone())).await;
@@ -98,6 +102,10 @@ async fn gate_pay_pays_through_the_gate_and_returns_its_refusals_as_results() {
     assert_eq!(status, Some(Ok(())), "the settlement is on chain");
     assert_eq!(resource(&r)["transaction"], signature.to_string());
     assert_eq!(balance().await, before - demo::PRICE);
+    assert_eq!(
+        r["payment"]["facilitator"],
+        env.world.facilitator.pubkey().to_string()
+    );
     let receipt = r["payment"]["receiptUrl"].as_str().unwrap();
     assert!(receipt.starts_with(&facilitator.url()), "{receipt}");
     let got = reqwest::get(receipt).await.unwrap();
@@ -270,6 +278,21 @@ async fn gate_pay_pays_through_the_gate_and_returns_its_refusals_as_results() {
         let e = err(&c, "gate_pay", args, "input_invalid").await;
         assert!(e["message"].as_str().unwrap().contains(field), "{e}");
     }
+
+    // A web page elsewhere may not call a server that signs; one of this machine may.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-03-26", "capabilities": {},
+        "clientInfo": {"name": "a-page", "version": "0"}}});
+    let from = |origin: &'static str| {
+        reqwest::Client::new()
+            .post(format!("http://{}/", server.addr))
+            .header("Accept", "application/json, text/event-stream")
+            .header("Origin", origin)
+            .json(&call)
+            .send()
+    };
+    assert_eq!(from("https://evil.example").await.unwrap().status(), 403);
+    assert_eq!(from("http://localhost:5173").await.unwrap().status(), 200);
 
     // Read-only (no signer): auth_required, nothing requested.
     let read_only = w.http(w.config(w.vars(false))).await;

@@ -26,7 +26,9 @@ use trust_gate_client::batch::SCHEME_GATED_BATCH;
 use trust_gate_client::pay::{self, Body, First, PayError, PayOptions, PayOutcome, Request};
 use trust_gate_client::pay_channels::{ChannelPay, ChannelPayError, OpenSession, Paid};
 use trust_gate_client::upto::SCHEME_GATED_UPTO;
-use trust_gate_client::x402::{PaymentRequired, PaymentRequirements, SCHEME_TRUST_GATE};
+use trust_gate_client::x402::{
+    PaymentRequired, PaymentRequirements, GATE_EXTENSION, SCHEME_TRUST_GATE,
+};
 
 /// The body characters returned when the call names no limit.
 pub const DEFAULT_BODY_CHARS: usize = 4_000;
@@ -37,7 +39,7 @@ pub const DEFAULT_SESSION_REQUESTS: u64 = 10;
 /// The largest deposit a call may ask for, in requests' prices.
 pub const MAX_SESSION_REQUESTS: u64 = 1_000;
 /// Request headers the tool sets itself or that belong to the connection.
-const RESERVED_HEADERS: [&str; 8] = [
+const RESERVED_HEADERS: [&str; 9] = [
     "host",
     "content-length",
     "transfer-encoding",
@@ -46,6 +48,8 @@ const RESERVED_HEADERS: [&str; 8] = [
     "payment-signature",
     "x-payment",
     "te",
+    // The payer agent is the `payer_agent` argument, checked against the offer.
+    "x-payer-agent",
 ];
 /// The most request headers, and the longest value.
 const MAX_HEADERS: usize = 32;
@@ -121,20 +125,22 @@ pub fn choose(
     wanted: Option<Wanted>,
     has_session: impl Fn(&PaymentRequirements) -> bool,
 ) -> Result<(Wanted, PaymentRequirements), ToolError> {
+    // Every scheme paid here goes through the gate: an offer without `extra.gate` is not one.
+    let gated = |r: &PaymentRequirements| r.extra.contains_key(GATE_EXTENSION);
     let offer = |w: Wanted| {
-        match w {
-            Wanted::Exact => pay::trust_gate_offer(required),
-            _ => required.accepts.iter().find(|r| r.scheme == w.scheme()),
-        }
-        .cloned()
-        .map(|r| (w, r))
+        required
+            .accepts
+            .iter()
+            .find(|r| r.scheme == w.scheme() && gated(r))
+            .cloned()
+            .map(|r| (w, r))
     };
     let chosen = match wanted {
         Some(w) => offer(w),
         None => required
             .accepts
             .iter()
-            .find(|r| r.scheme == SCHEME_GATED_BATCH && has_session(r))
+            .find(|r| r.scheme == SCHEME_GATED_BATCH && gated(r) && has_session(r))
             .cloned()
             .map(|r| (Wanted::Session, r))
             .or_else(|| offer(Wanted::Exact))
@@ -364,13 +370,19 @@ impl Call<'_> {
         })
     }
 
-    /// The receipt URL of a settlement, at the configured facilitator.
-    fn receipt_url(&self, payment_id_hash: &str) -> Option<String> {
-        self.ctx
-            .config
-            .facilitator_url
-            .as_deref()
-            .map(|f| format!("{}/receipt/{payment_id_hash}", f.trim_end_matches('/')))
+    /// The receipt URL of a settlement, at the configured facilitator (`MCP_FACILITATOR_URL`)
+    /// when it is the one that settled it: its key (`MCP_DEFAULT_FACILITATOR`) is the offer's
+    /// fee payer. Another facilitator's records are not there.
+    fn receipt_url(&self, fee_payer: Option<&str>, payment_id_hash: &str) -> Option<String> {
+        let c = &self.ctx.config;
+        let ours = c.default_facilitator.map(|k| k.to_string());
+        match (c.facilitator_url.as_deref(), ours.as_deref(), fee_payer) {
+            (Some(url), Some(ours), Some(payer)) if ours == payer => Some(format!(
+                "{}/receipt/{payment_id_hash}",
+                url.trim_end_matches('/')
+            )),
+            _ => None,
+        }
     }
 
     async fn exact(&self, required: &PaymentRequired) -> ToolResult {
@@ -438,13 +450,16 @@ impl Call<'_> {
                     "payer": response.payer,
                     "signature": receipt,
                     "paymentIdHash": payment_id_hash,
-                    "receiptUrl": self.receipt_url(&payment_id_hash),
+                    // The settling facilitator: gate_get_feedback_log reads the receipt with it.
+                    "facilitator": fee_payer(&requirements),
+                    "receiptUrl": self.receipt_url(fee_payer(&requirements), &payment_id_hash),
                 },
                 "response": response_view(200, &body, self.max_chars),
             }),
             PayOutcome::Failed {
                 status,
                 response,
+                payment_id_hash,
                 body,
             } => {
                 let why = response
@@ -453,12 +468,17 @@ impl Call<'_> {
                             .map(|e| format!("{e}: {}", r.error_message.unwrap_or_default()))
                     })
                     .unwrap_or_else(|| body.to_string());
+                // The server holds the signed payment: say what to look up, not that nothing
+                // settled.
                 return Err(ToolError::new(
                     codes::PAYMENT_FAILED,
                     format!(
-                        "the payment was sent and not accepted (HTTP {status}); nothing settled"
+                        "the payment was sent and the resource did not confirm it (HTTP {status}); payment id hash {payment_id_hash}"
                     ),
                 )
+                .hint(format!(
+                    "gate_get_feedback_log with payment_id_hash {payment_id_hash} says whether it settled; do not pay again before"
+                ))
                 .cause(why));
             }
         })
@@ -481,47 +501,68 @@ impl Call<'_> {
         }
     }
 
-    /// Pays with this server's session, opening one (or a new one, when its deposit is
-    /// spent) first.
+    /// Pays with this server's session, opening one first when there is none in use (its
+    /// deposit spent or its voucher refused: that one is retired, and its refund waits for
+    /// `close_session`, so that this request is sent once).
     async fn session(
         &self,
         required: &PaymentRequired,
         offer: &PaymentRequirements,
         deposit_requests: u64,
     ) -> ToolResult {
+        let price: u64 = offer.amount.parse().map_err(|_| {
+            ToolError::new(
+                codes::RESOURCE_FAILURE,
+                format!("the session offer's amount {:?} is not a u64", offer.amount),
+            )
+        })?;
         let key = SessionKey::of(&self.target.origin, offer);
         let channel = self.channel();
-        let mut open = self.ctx.pay_sessions.open.lock().await;
-        let price: u64 = offer.amount.parse().unwrap_or(u64::MAX);
-        let mut closed = Value::Null;
-        if let Some(s) = open.get(&key) {
-            if s.session
+        let slot = self.ctx.pay_sessions.slot(&key);
+        let mut slot = slot.lock().await;
+        let mut previous = Value::Null;
+        if let Some(s) = slot.active.as_mut() {
+            let fits = s
+                .session
                 .charged
                 .checked_add(price)
-                .is_none_or(|c| c > s.session.deposit)
-            {
-                // Spent: its refund first (with this request), then a new channel.
-                let s = open.remove(&key).expect("present");
-                closed = match channel.close(&s).await {
+                .is_some_and(|c| c <= s.session.deposit);
+            if fits {
+                let nth = s.session.charged / price.max(1) + 1;
+                match channel.voucher(s, required, offer, nth).await {
                     Ok(paid) => {
-                        json!({"channel": s.session.channel.to_string(), "charged": s.session.charged.to_string(), "refund": paid.settlement.get("transaction")})
+                        return Ok(self.paid_view(
+                            &offer.scheme,
+                            &paid,
+                            session_view(s, price, false),
+                        ))
                     }
                     Err(e) => {
-                        json!({"channel": s.session.channel.to_string(), "error": e.to_string()})
+                        // The server did not take the voucher: the session is retired (the
+                        // next request opens another), its refund left to close_session.
+                        let retired = slot.active.take().expect("active");
+                        let ch = retired.session.channel.to_string();
+                        slot.retired.push(retired);
+                        return match channel_error(e) {
+                            Ok(mut v) => {
+                                v["session"] = json!({"channel": ch, "retired": true});
+                                Ok(v)
+                            }
+                            Err(e) => Err(e.hint(format!(
+                                "the session's channel {ch} is retired: close_session sends its refund; the next request opens another"
+                            ))),
+                        };
                     }
-                };
-            }
-        }
-        if let Some(s) = open.get_mut(&key) {
-            let nth = s.session.charged / price.max(1) + 1;
-            return match channel.voucher(s, required, offer, nth).await {
-                Ok(paid) => Ok(self.paid_view(&offer.scheme, &paid, session_view(s, price, false))),
-                Err(e) => {
-                    // The server no longer takes this session: forget it; the next call opens another.
-                    open.remove(&key);
-                    channel_error(e)
                 }
-            };
+            }
+            // Spent: retired, and a new channel for this request.
+            let spent = slot.active.take().expect("active");
+            previous = json!({
+                "channel": spent.session.channel.to_string(),
+                "charged": spent.session.charged.to_string(),
+                "refund": "waits for close_session",
+            });
+            slot.retired.push(spent);
         }
         match channel
             .open_session(required, offer, deposit_requests)
@@ -534,55 +575,65 @@ impl Call<'_> {
                     .get("transaction")
                     .cloned()
                     .unwrap_or_default();
-                v["payment"]["previousSession"] = closed;
-                open.insert(key, s);
+                v["payment"]["previousSession"] = previous;
+                slot.active = Some(s);
                 Ok(v)
             }
             Err(e) => channel_error(e),
         }
     }
 
-    /// Closes the sessions open with this server, sending each refund with this request.
+    /// Closes the sessions open with this server (those in use and those retired), sending
+    /// each refund with this request.
     async fn close_sessions(&self) -> ToolResult {
         let channel = self.channel();
-        let mut open = self.ctx.pay_sessions.open.lock().await;
-        let keys: Vec<SessionKey> = open
-            .keys()
-            .filter(|k| {
-                k.origin == self.target.origin
-                    && self
-                        .payer_agent
-                        .is_none_or(|p| k.payer_agent == p.to_string())
-            })
-            .cloned()
-            .collect();
-        if keys.is_empty() {
+        let payer = self.payer_agent.map(|p| p.to_string());
+        let sessions = &self.ctx.pay_sessions;
+        let mut closed = Vec::new();
+        for (key, slot) in sessions.of_origin(&self.target.origin, payer.as_deref()) {
+            let mut slot = slot.lock().await;
+            let all: Vec<OpenSession> = slot
+                .active
+                .take()
+                .into_iter()
+                .chain(slot.retired.drain(..))
+                .collect();
+            for s in all {
+                match channel.close(&s).await {
+                    Ok(paid) => closed.push(json!({
+                        "channel": s.session.channel.to_string(),
+                        "deposit": s.session.deposit.to_string(),
+                        "charged": s.session.charged.to_string(),
+                        "refunded": s.session.deposit.saturating_sub(s.session.charged).to_string(),
+                        "signature": paid.settlement.get("transaction"),
+                        "response": response_view(200, &paid.body, self.max_chars),
+                    })),
+                    Err(e) => {
+                        // Kept, to try again with the next close_session.
+                        closed.push(json!({
+                            "channel": s.session.channel.to_string(),
+                            "error": e.to_string(),
+                        }));
+                        slot.retired.push(s);
+                    }
+                }
+            }
+            drop(slot);
+            sessions.prune(&key);
+        }
+        if closed.is_empty() {
             return Err(ToolError::new(
                 codes::NOT_FOUND,
                 format!("no session is open with {}", self.target.origin),
             ));
         }
-        let mut closed = Vec::new();
-        for k in keys {
-            let s = open.remove(&k).expect("listed");
-            let entry = match channel.close(&s).await {
-                Ok(paid) => json!({
-                    "channel": s.session.channel.to_string(),
-                    "deposit": s.session.deposit.to_string(),
-                    "charged": s.session.charged.to_string(),
-                    "refunded": s.session.deposit.saturating_sub(s.session.charged).to_string(),
-                    "signature": paid.settlement.get("transaction"),
-                    "response": response_view(200, &paid.body, self.max_chars),
-                }),
-                Err(e) => json!({
-                    "channel": s.session.channel.to_string(),
-                    "error": e.to_string(),
-                }),
-            };
-            closed.push(entry);
-        }
         Ok(json!({"paid": false, "closedSessions": closed}))
     }
+}
+
+/// An offer's `extra.feePayer`: the facilitator that settles it.
+fn fee_payer(r: &PaymentRequirements) -> Option<&str> {
+    r.extra.get("feePayer").and_then(|v| v.as_str())
 }
 
 fn session_view(s: &OpenSession, price: u64, opened: bool) -> Value {
@@ -653,12 +704,10 @@ pub async fn pay(ctx: &Ctx, a: PayArgs) -> ToolResult {
         First::Answered(outcome) => return call.outcome(*outcome),
         First::Challenge(required) => required,
     };
-    let (chosen, offer) = {
-        let open = ctx.pay_sessions.open.lock().await;
-        choose(&required, wanted, |r| {
-            open.contains_key(&SessionKey::of(&call.target.origin, r))
-        })?
-    };
+    let (chosen, offer) = choose(&required, wanted, |r| {
+        ctx.pay_sessions
+            .has_active(&SessionKey::of(&call.target.origin, r))
+    })?;
     let network = pay::network_of(&offer.network);
     if network != ctx.config.network {
         return Err(ToolError::new(
@@ -737,6 +786,13 @@ mod tests {
         assert_eq!(e.error_code, codes::RESOURCE_FAILURE);
         assert!(e.message.contains("\"exact\""), "{e:?}");
         assert!(pick(&channels, Some(Wanted::Exact), false).is_err());
+        // Gated schemes' names without the extension: never paid (no policy would run).
+        let ungated = required(vec![
+            offer(SCHEME_GATED_BATCH, false),
+            offer(SCHEME_GATED_UPTO, false),
+        ]);
+        assert!(pick(&ungated, None, true).is_err());
+        assert!(pick(&ungated, Some(Wanted::Session), true).is_err());
     }
 
     #[test]
