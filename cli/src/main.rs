@@ -2,6 +2,7 @@
 
 mod approve;
 mod bench;
+mod dashboard;
 mod demo_key;
 mod dispute;
 mod mcp;
@@ -60,6 +61,10 @@ enum Command {
     /// Configured by environment variables (RPC_URL, NETWORK, KEYPAIR_B58, KEYPAIR_PATH,
     /// MCP_HTTP_HOST, MCP_HTTP_PORT, ...; see docs/mcp.md).
     Mcp,
+    /// Serve the owner's dashboard, read-only, against any cluster: an agent's policies and
+    /// spend against every cap, kill switch, vault, tiers, settlements, channels and held
+    /// payments.
+    Dashboard(dashboard::DashboardArgs),
     /// Print a demo key (localnet only) as a keypair file's JSON array, so that any client
     /// can sign as a demo agent; refused unless the label is a demo label.
     DemoKey(demo_key::DemoKeyArgs),
@@ -101,6 +106,7 @@ fn main() -> std::process::ExitCode {
             Command::Migrate(a) => migrate::run(a).await,
             Command::Simulate(a) => simulate::run(a).await,
             Command::Mcp => mcp::run().await,
+            Command::Dashboard(a) => dashboard::run(a).await,
             Command::Bench(c) => bench::run(c).await,
             Command::DemoKey(a) => demo_key::run(a),
         }

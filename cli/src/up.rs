@@ -29,6 +29,9 @@ pub struct UpArgs {
     /// Port of the demo resource server.
     #[arg(long, default_value_t = trust_gate_demo::DEFAULT_PORT, env = "DEMO_PORT")]
     demo_port: u16,
+    /// Port of the owner's dashboard.
+    #[arg(long, default_value_t = trust_gate_dashboard::DEFAULT_PORT, env = "DASHBOARD_PORT")]
+    dashboard_port: u16,
     /// Port of the MCP tool server (streamable HTTP).
     #[arg(long, default_value_t = trust_gate_mcp::config::DEFAULT_HTTP_PORT, env = "MCP_HTTP_PORT")]
     mcp_port: u16,
@@ -74,6 +77,7 @@ pub struct Services {
     facilitator: trust_gate_facilitator::Server,
     demo: trust_gate_demo::Server,
     mcp: trust_gate_mcp::HttpServer,
+    dashboard: trust_gate_dashboard::Server,
 }
 
 /// The facilitator, demo and MCP server on `host`, against `rpc_url`, with the demo world's
@@ -103,10 +107,16 @@ async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<S
     )
     .await
     .map_err(|e| format!("MCP server: {e} (try --mcp-port)"))?;
+    let config = crate::dashboard::config(rpc_url, network, Some(facilitator.url()))?;
+    let dashboard =
+        trust_gate_dashboard::start(config, SocketAddr::new(args.host, args.dashboard_port))
+            .await
+            .map_err(|e| format!("dashboard: {e} (try --dashboard-port)"))?;
     Ok(Services {
         facilitator,
         demo,
         mcp,
+        dashboard,
     })
 }
 
@@ -170,6 +180,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             facilitator,
             demo,
             mcp,
+            dashboard,
         }) => {
             let (f, d) = (facilitator.url(), demo.url());
             println!(
@@ -179,6 +190,10 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             println!(
                 "  MCP server    http://{}/   (streamable HTTP, 27 tools; /healthz)",
                 mcp.addr
+            );
+            println!(
+                "  dashboard     {}/   (the owner's view of each agent, read-only)",
+                dashboard.url()
             );
             println!();
             println!("Try it:");

@@ -231,6 +231,59 @@ pub async fn channel_records_of_payer(
         .collect()
 }
 
+/// Every policy of `asset`, of either version: `getProgramAccounts` of the policy vault
+/// program filtered by the asset, which both versions hold at offset 8 (right after the
+/// discriminator); accounts of other kinds with that key there are left out. Sorted by id.
+pub async fn policies_of(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    asset: &Pubkey,
+) -> Result<Vec<(Pubkey, decode::Policy)>, ClientError> {
+    let filters = vec![RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+        8,
+        asset.to_bytes().to_vec(),
+    ))];
+    let mut out: Vec<(Pubkey, decode::Policy)> = program_accounts(rpc, &ids.policy_vault, filters)
+        .await?
+        .into_iter()
+        .filter_map(|(k, a)| decode::policy(&a.data).ok().map(|p| (k, p)))
+        .filter(|(_, p)| p.base().asset == *asset)
+        .collect();
+    out.sort_by_key(|(_, p)| p.base().policy_id);
+    Ok(out)
+}
+
+/// The payment logs the gate holds (until they close, after the dispute window) of payments
+/// whose transfer `wallet` signed: `getProgramAccounts` of the gate, filtered by the log's
+/// discriminator and its payer wallet (offset 104). Logs of the layout before deadlines are
+/// left out. Newest first.
+pub async fn payment_logs_of_wallet(
+    rpc: &RpcClient,
+    ids: &ProgramIds,
+    wallet: &Pubkey,
+) -> Result<Vec<(Pubkey, gate::state::FeedbackLog)>, ClientError> {
+    use gate::state::FeedbackLog;
+    let filters = vec![
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+            0,
+            FeedbackLog::DISCRIMINATOR.to_vec(),
+        )),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(104, wallet.to_bytes().to_vec())),
+    ];
+    let mut out: Vec<(Pubkey, FeedbackLog)> = program_accounts(rpc, &ids.gate, filters)
+        .await?
+        .into_iter()
+        .filter_map(|(k, a)| {
+            decode::account::<FeedbackLog>("FeedbackLog", &a.data)
+                .ok()
+                .map(|l| (k, l))
+        })
+        .filter(|(_, l)| l.payer_wallet == *wallet)
+        .collect();
+    out.sort_by_key(|(_, l)| std::cmp::Reverse(l.created_at));
+    Ok(out)
+}
+
 /// Policy `policy_id` of `asset`, of either version; `None` when it does not exist.
 pub async fn policy(
     rpc: &RpcClient,

@@ -30,6 +30,7 @@ const BUNDLED: &[(&str, &str)] = &[
     ("compute-units", include_str!("../../docs/compute-units.md")),
     ("performance", include_str!("../../docs/performance.md")),
     ("testing", include_str!("../../docs/testing.md")),
+    ("dashboard", include_str!("../../docs/dashboard.md")),
     (
         "walkthroughs/facilitator-x402",
         include_str!("../../docs/walkthroughs/facilitator-x402.md"),

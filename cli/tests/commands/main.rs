@@ -6,6 +6,7 @@
 mod fixture;
 
 mod approvals;
+mod dashboard;
 mod policy;
 mod reclaim;
 

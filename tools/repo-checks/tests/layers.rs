@@ -39,8 +39,19 @@ const CLIENT_ORDER: &[&str] = &[
 
 /// The CLI's modules (main.rs the root), lowest first: each imports only modules before it.
 const CLI_ORDER: &[&str] = &[
-    "demo_key", "migrate", "simulate", "policy", "approve", "pay", "dispute", "reclaim",
-    "services", "mcp", "bench", "up",
+    "demo_key",
+    "migrate",
+    "simulate",
+    "policy",
+    "approve",
+    "pay",
+    "dispute",
+    "reclaim",
+    "services",
+    "mcp",
+    "dashboard",
+    "bench",
+    "up",
 ];
 
 /// The crates of a workspace member, by its directory.

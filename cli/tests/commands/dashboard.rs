@@ -1,0 +1,194 @@
+//! `trust-gate dashboard` in a real browser: the command serves the owner's dashboard against
+//! a seeded localnet with its facilitator, and headless Chromium (Debian's `chromium` and
+//! `chromium-driver`, driven over WebDriver by fantoccini) loads the first page, opens the
+//! tier-3 payer's page, sees a payment move its spend bar and add its receipt row, follows the
+//! receipt link, and saves the screenshot the README shows (docs/images/dashboard.png).
+
+use crate::fixture;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use trust_gate_client::pay::{self, PayOptions, PayOutcome, Request};
+use trust_gate_migrations::demo;
+
+/// A child process killed when dropped.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Waits until `url` answers 200.
+async fn ready(url: &str, what: &str) {
+    for _ in 0..200 {
+        if reqwest::get(url)
+            .await
+            .is_ok_and(|r| r.status().is_success())
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what} did not come up at {url}");
+}
+
+/// chromedriver on a free loopback port, and a headless Chromium session through it.
+async fn browser() -> (Killed, Client) {
+    let port = free_port();
+    let driver = Command::new("chromedriver")
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("chromedriver: {e}: install Debian's chromium and chromium-driver packages (.ci/run does)")
+        });
+    let driver = Killed(driver);
+    ready(&format!("http://127.0.0.1:{port}/status"), "chromedriver").await;
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                        "--disable-dev-shm-usage", "--window-size=1280,1250"]}),
+    );
+    let client = ClientBuilder::new(HttpConnector::new())
+        .capabilities(caps)
+        .connect(&format!("http://127.0.0.1:{port}"))
+        .await
+        .expect("a Chromium session (is Debian's chromium installed?)");
+    (driver, client)
+}
+
+async fn attr(c: &Client, css: &str, name: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .attr(name)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{css} has no {name}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_shows_a_payment_in_a_real_browser() {
+    let env = fixture::seeded().await;
+    let (facilitator, demo_server) = env.services(demo::POLICY_ID, demo::METERED_POLICY_ID).await;
+    let port = free_port();
+    let server = Command::new(env!("CARGO_BIN_EXE_trust-gate"))
+        .args(["dashboard", "--rpc-url", &env.localnet.rpc_url()])
+        .args(["--facilitator-url", &facilitator.url()])
+        .args(["--port", &port.to_string(), "--refresh-secs", "0"])
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = Killed(server);
+    let base = format!("http://127.0.0.1:{port}");
+    ready(&format!("{base}/healthz"), "the dashboard").await;
+
+    // A bad asset is named, not a blank page.
+    let bad = reqwest::get(format!("{base}/agents/nope")).await.unwrap();
+    assert_eq!(bad.status(), 400);
+    assert!(bad.text().await.unwrap().contains("asset"));
+
+    let (_driver, c) = browser().await;
+    c.goto(&base).await.unwrap();
+    let payer = env.world.payer(3).unwrap();
+    let link = c
+        .find(Locator::LinkText(payer.name))
+        .await
+        .expect("the first page lists the demo payers");
+    link.click().await.unwrap();
+    let page = c.current_url().await.unwrap();
+    assert!(page.path().ends_with(&payer.asset().to_string()), "{page}");
+    let day = format!("#bar-{}-day", demo::POLICY_ID);
+    let spent_before: u64 = attr(&c, &day, "data-spent").await.parse().unwrap();
+    let rows_before = c
+        .find_all(Locator::Css("tr.settlement"))
+        .await
+        .unwrap()
+        .len();
+    let killswitch = c.find(Locator::Css("#killswitch")).await.unwrap();
+    assert_eq!(killswitch.text().await.unwrap(), "active");
+    let tiers = c
+        .find(Locator::Css("#tiers"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(tiers.starts_with("tier 3"), "{tiers}");
+
+    // One payment, then the page again: the bar and the settlements moved.
+    let opts = PayOptions {
+        request: Request::get(format!("{}/protected", demo_server.url())),
+        payer_agent: None,
+        signer: payer.signer(),
+        overrides: Default::default(),
+        compute_budget: Default::default(),
+        max_amount: None,
+    };
+    let PayOutcome::Paid {
+        payment_id_hash, ..
+    } = pay::pay(&reqwest::Client::new(), &env.rpc, &opts)
+        .await
+        .unwrap()
+    else {
+        panic!("not paid")
+    };
+    c.refresh().await.unwrap();
+    let spent_after: u64 = attr(&c, &day, "data-spent").await.parse().unwrap();
+    assert_eq!(spent_after, spent_before + demo::PRICE);
+    let rows = c.find_all(Locator::Css("tr.settlement")).await.unwrap();
+    assert_eq!(rows.len(), rows_before + 1);
+    let chart_total: u64 = c
+        .find_all(Locator::Css("#chart rect.day"))
+        .await
+        .unwrap()
+        .last()
+        .unwrap()
+        .attr("data-total")
+        .await
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(chart_total >= demo::PRICE, "today's bar: {chart_total}");
+
+    // The screenshot the README shows.
+    let png = c.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/images");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("dashboard.png"), &png).unwrap();
+
+    // The newest row's receipt: the payment just made.
+    c.find(Locator::Css("tr.settlement a.receipt"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let receipt = c.find(Locator::Css("#receipt h2")).await.unwrap();
+    assert!(
+        receipt.text().await.unwrap().contains(&payment_id_hash),
+        "the receipt of {payment_id_hash}"
+    );
+    let amount = c.find(Locator::Css("#amount")).await.unwrap();
+    assert_eq!(amount.text().await.unwrap(), "0.1");
+    c.close().await.unwrap();
+}

@@ -1,0 +1,173 @@
+//! The routes: `/` (the known agents, any asset), `/agents/{asset}` (an agent's page),
+//! `/agent?asset=` (the form's target), `/receipts/{log}` (a payment's receipt) and
+//! `/healthz`. Handlers are thin: [`crate::gather`] reads, [`crate::pages`] draws.
+
+use crate::config::DashboardConfig;
+use crate::view::SettlementRow;
+use crate::{gather, pages};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::get;
+use axum::{Json, Router};
+use serde::Deserialize;
+use solana_commitment_config::CommitmentConfig;
+use solana_sdk::pubkey::Pubkey;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+use trust_gate_client::{chain, decode, RpcClient};
+
+struct App {
+    config: DashboardConfig,
+    rpc: RpcClient,
+    http: reqwest::Client,
+}
+
+type Shared = State<Arc<App>>;
+
+/// A running dashboard.
+pub struct Server {
+    pub addr: SocketAddr,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Serves until the process ends.
+    pub async fn wait(mut self) {
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(t) = &self.task {
+            t.abort();
+        }
+    }
+}
+
+/// Binds `addr` (port 0 picks one) and serves the dashboard.
+pub async fn start(config: DashboardConfig, addr: SocketAddr) -> std::io::Result<Server> {
+    let rpc = RpcClient::new_with_commitment(config.rpc_url.clone(), CommitmentConfig::confirmed());
+    let app = Arc::new(App {
+        config,
+        rpc,
+        http: reqwest::Client::new(),
+    });
+    let router = Router::new()
+        .route("/", get(index))
+        .route("/agent", get(agent_form))
+        .route("/agents/{asset}", get(agent))
+        .route("/receipts/{log}", get(receipt))
+        .route("/healthz", get(healthz))
+        .with_state(app);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let addr = listener.local_addr()?;
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    Ok(Server {
+        addr,
+        task: Some(task),
+    })
+}
+
+fn bad_request(field: &str, value: &str) -> Response {
+    let shown: String = value.chars().take(60).collect();
+    (
+        StatusCode::BAD_REQUEST,
+        Html(
+            pages::problem(
+                "Not an address",
+                &format!("{field}: {shown:?} is not a base58 public key"),
+            )
+            .into_string(),
+        ),
+    )
+        .into_response()
+}
+
+async fn index(State(app): Shared) -> Html<String> {
+    Html(pages::index(&app.config).into_string())
+}
+
+#[derive(Deserialize)]
+struct AssetQuery {
+    asset: Option<String>,
+}
+
+/// The form's answer: to the agent's own page, so that it can be bookmarked.
+async fn agent_form(Query(q): Query<AssetQuery>) -> Response {
+    let asset = q.asset.unwrap_or_default();
+    match Pubkey::from_str(asset.trim()) {
+        Ok(a) => Redirect::to(&format!("/agents/{a}")).into_response(),
+        Err(_) => bad_request("asset", &asset),
+    }
+}
+
+async fn agent(State(app): Shared, Path(asset): Path<String>) -> Response {
+    let Ok(asset) = Pubkey::from_str(&asset) else {
+        return bad_request("asset", &asset);
+    };
+    let view = gather::agent(&app.rpc, &app.http, &app.config, asset).await;
+    Html(pages::agent(&app.config, &view).into_string()).into_response()
+}
+
+async fn receipt(State(app): Shared, Path(log): Path<String>) -> Response {
+    let Ok(log) = Pubkey::from_str(&log) else {
+        return bad_request("log", &log);
+    };
+    let read = match chain::account(&app.rpc, &log).await {
+        Ok(a) => a,
+        Err(e) => {
+            let why = trust_gate_client::redact::urls_in(&e.to_string());
+            return (
+                StatusCode::BAD_GATEWAY,
+                Html(pages::problem("The chain did not answer", &why).into_string()),
+            )
+                .into_response();
+        }
+    };
+    let log_account = read
+        .filter(|a| a.owner == app.config.ids.gate)
+        .and_then(|a| decode::account::<gate::state::FeedbackLog>("FeedbackLog", &a.data).ok());
+    let Some(l) = log_account else {
+        return (
+            StatusCode::NOT_FOUND,
+            Html(
+                pages::problem(
+                    "No payment log",
+                    &format!("{log} holds no payment log of the gate: it was never one, or it has closed (its facilitator's /receipt keeps a closed payment's record)"),
+                )
+                .into_string(),
+            ),
+        )
+            .into_response();
+    };
+    let decimals = chain::mint(&app.rpc, "mint", &l.mint)
+        .await
+        .ok()
+        .flatten()
+        .map(|m| m.decimals);
+    let row = SettlementRow::of_log(log, &l);
+    Html(pages::receipt(&app.config, &log, &row, decimals).into_string()).into_response()
+}
+
+async fn healthz(State(app): Shared) -> Json<serde_json::Value> {
+    Json(serde_json::json!({
+        "ok": true,
+        "service": "trust-gate-dashboard",
+        "network": app.config.ids.network.name(),
+        "rpcUrl": trust_gate_client::redact::origin(&app.config.rpc_url),
+        "facilitator": app.config.facilitator_url,
+        "knownAgents": app.config.known.len(),
+    }))
+}
