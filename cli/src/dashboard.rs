@@ -2,10 +2,12 @@
 //! ([`trust_gate_dashboard`]). `trust-gate up` serves it too.
 
 use clap::Args;
+use solana_sdk::signer::Signer;
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use trust_gate_client::{Network, Overrides, ProgramIds};
-use trust_gate_dashboard::{DashboardConfig, DEFAULT_PORT};
+use trust_gate_dashboard::{DashboardConfig, KnownAgent, DEFAULT_PORT};
+use trust_gate_migrations::DemoWorld;
 
 #[derive(Args)]
 pub struct DashboardArgs {
@@ -43,7 +45,40 @@ pub fn config(
         .map_err(|e| e.to_string())?;
     let overrides = Overrides::from_env().map_err(|e| e.to_string())?;
     let ids = ProgramIds::for_network(network).with_overrides(overrides);
-    Ok(DashboardConfig::new(&rpc_url, ids, facilitator_url))
+    let known = if network == Network::Localnet {
+        demo_agents()
+    } else {
+        Vec::new()
+    };
+    Ok(DashboardConfig::new(&rpc_url, ids, facilitator_url, known))
+}
+
+/// The demo world's agents: its payers and its service (the localnet's known agents).
+fn demo_agents() -> Vec<KnownAgent> {
+    let w = DemoWorld::new();
+    let mut out: Vec<KnownAgent> = w
+        .payers
+        .iter()
+        .map(|a| KnownAgent {
+            name: a.name.to_string(),
+            asset: a.asset.pubkey(),
+            note: format!(
+                "payer, engine tier {}, {}",
+                a.tier,
+                if a.hot_key.is_some() {
+                    "pays from its vault"
+                } else {
+                    "pays from its wallet"
+                }
+            ),
+        })
+        .collect();
+    out.push(KnownAgent {
+        name: w.service.name.to_string(),
+        asset: w.service.asset.pubkey(),
+        note: "the demo service (payee)".into(),
+    });
+    out
 }
 
 pub async fn run(a: DashboardArgs) -> Result<(), String> {

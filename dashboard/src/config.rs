@@ -1,14 +1,12 @@
 //! What the dashboard reads and how it shows it.
 
 use solana_sdk::pubkey::Pubkey;
-use solana_sdk::signer::Signer;
-use trust_gate_client::{Network, ProgramIds};
-use trust_gate_migrations::DemoWorld;
+use trust_gate_client::ProgramIds;
 
 /// The default port (`trust-gate up` and `trust-gate dashboard`).
 pub const DEFAULT_PORT: u16 = 4030;
-/// How often an open page reloads itself, by default.
-pub const DEFAULT_REFRESH_SECS: u32 = 5;
+/// How often an open page reloads itself, by default (each load reads the chain anew).
+pub const DEFAULT_REFRESH_SECS: u32 = 15;
 
 /// An agent the first page lists.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,14 +29,13 @@ pub struct DashboardConfig {
 }
 
 impl DashboardConfig {
-    /// Reads `rpc_url` with the program ids of `network`; on a localnet the demo world's
-    /// agents are the known ones.
-    pub fn new(rpc_url: &str, ids: ProgramIds, facilitator_url: Option<String>) -> Self {
-        let known = if ids.network == Network::Localnet {
-            demo_agents()
-        } else {
-            Vec::new()
-        };
+    /// Reads `rpc_url` with the program ids `ids`, listing `known` on the first page.
+    pub fn new(
+        rpc_url: &str,
+        ids: ProgramIds,
+        facilitator_url: Option<String>,
+        known: Vec<KnownAgent>,
+    ) -> Self {
         DashboardConfig {
             rpc_url: rpc_url.to_string(),
             ids,
@@ -47,32 +44,4 @@ impl DashboardConfig {
             refresh_secs: DEFAULT_REFRESH_SECS,
         }
     }
-}
-
-/// The demo world's agents: its payers and its service.
-pub fn demo_agents() -> Vec<KnownAgent> {
-    let w = DemoWorld::new();
-    let mut out: Vec<KnownAgent> = w
-        .payers
-        .iter()
-        .map(|a| KnownAgent {
-            name: a.name.to_string(),
-            asset: a.asset.pubkey(),
-            note: format!(
-                "payer, engine tier {}, {}",
-                a.tier,
-                if a.hot_key.is_some() {
-                    "pays from its vault"
-                } else {
-                    "pays from its wallet"
-                }
-            ),
-        })
-        .collect();
-    out.push(KnownAgent {
-        name: w.service.name.to_string(),
-        asset: w.service.asset.pubkey(),
-        note: "the demo service (payee)".into(),
-    });
-    out
 }

@@ -1,9 +1,12 @@
-//! Reading an agent's page: its accounts over JSON-RPC (a few calls, most in parallel) and
-//! the payments its facilitator holds. A part that cannot be read is shown as why, not as an
-//! error of the whole page.
+//! Reading an agent's page: its accounts over JSON-RPC (eight reads at once, then three per
+//! policy at once, then the settlements), the payments its facilitator holds and has settled.
+//! A part that cannot be read is shown as why, not as a zero or an error of the whole page.
 
 use crate::config::DashboardConfig;
-use crate::view::{AgentView, ChannelView, PolicyView, Read, SettlementRow, VaultView};
+use crate::view::{
+    AgentView, ChannelView, PolicyView, Read, SettlementRow, VaultView, CHART_DAYS,
+    CHART_DAYS_CHAIN, SETTLEMENTS_MAX,
+};
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
@@ -15,10 +18,12 @@ use trust_gate_client::{chain, spend, ClientError, RpcClient};
 /// How long the facilitator may take to list held payments.
 const FACILITATOR_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Where the settlements on the page come from.
-pub const SETTLEMENTS_SOURCE: &str = "the chain: the payment logs the gate still holds for \
-     payments signed by the agent's owner or its vaults' spenders. A log closes once its \
-     deadline and its 7-day dispute window have passed, so this reaches back about a week.";
+/// Where the settlements on the page come from, without a facilitator's records.
+pub const CHAIN_SOURCE: &str = "the chain: the payment logs the gate still holds of payments \
+     signed by the wallets above (a log names the wallet, not the agent: a wallet that pays \
+     for several agents shows all of theirs). A log closes once its deadline and its 7-day \
+     dispute window have passed and a facilitator's crank closes it, so this reaches back \
+     about a week.";
 
 fn why(e: ClientError) -> String {
     trust_gate_client::redact::urls_in(&e.to_string())
@@ -33,16 +38,23 @@ pub async fn agent(
 ) -> AgentView {
     let pda = Pdas::new(c.ids);
     let killswitch_key = pda.killswitch(&asset);
-    let (now, owner, killswitch, reputation, policies, channels, approvals) = tokio::join!(
+    let (now, owner, registered, killswitch, reputation, policies, channels, approvals) = tokio::join!(
         chain::unix_time(rpc),
         chain::asset_owner(rpc, &asset),
+        chain::agent(rpc, &c.ids, &asset),
         chain::account(rpc, &killswitch_key),
         chain::engine_reputation(rpc, &c.ids, &asset),
         chain::policies_of(rpc, &c.ids, &asset),
         chain::channel_records_of_payer(rpc, &c.ids, &asset),
         held(http, c, &asset),
     );
-    let now = now.unwrap_or_else(|_| trust_gate_client::simulate::now_unix());
+    let (now, clock) = match now {
+        Ok(t) => (t, "the cluster's clock"),
+        Err(_) => (
+            trust_gate_client::simulate::now_unix(),
+            "this machine's clock: the cluster's could not be read",
+        ),
+    };
     let paused = killswitch.map_err(why).and_then(|a| {
         a.map(|a| {
             decode::account::<KillSwitchState>("KillSwitchState", &a.data)
@@ -56,11 +68,12 @@ pub async fn agent(
         Ok(Err(e)) => Err(e.to_string()),
         Err(e) => Err(why(e)),
     };
+    let mut decimals = HashMap::new();
     let policies = match policies {
-        Ok(list) => Ok(policy_views(rpc, c, &asset, list, now).await),
+        Ok(list) => Ok(policy_views(rpc, c, &asset, list, now, &mut decimals).await),
         Err(e) => Err(why(e)),
     };
-    let channels = channels.map_err(why).map(|list| {
+    let channels: Read<Vec<ChannelView>> = channels.map_err(why).map(|list| {
         list.into_iter()
             .map(|(_, r)| ChannelView {
                 channel: r.channel,
@@ -72,22 +85,48 @@ pub async fn agent(
             })
             .collect()
     });
-    // The wallets whose signatures paid for the agent: its owner, and its vaults' spenders.
-    let mut wallets = BTreeSet::new();
+    // The wallets whose signatures pay for the agent: its owner, the agent wallet its owner
+    // set in the registry, and its vaults' spenders. (A log names the wallet, not the agent.)
+    let mut wallets: Vec<(&'static str, Pubkey)> = Vec::new();
     if let Ok(o) = &owner {
-        wallets.insert(*o);
+        wallets.push(("owner", *o));
+    }
+    if let Some(w) = registered.as_ref().ok().and_then(|a| a.agent_wallet) {
+        wallets.push(("agent wallet", w));
     }
     if let Ok(list) = &policies {
         for p in list {
             if let Some(s) = p.vault.as_ref().and_then(|v| v.spender) {
-                wallets.insert(s);
+                wallets.push(("vault spender", s));
             }
         }
     }
-    let settlements = settlements(rpc, c, &wallets).await;
+    wallets.dedup_by_key(|(_, k)| *k);
+    let keys: BTreeSet<Pubkey> = wallets.iter().map(|(_, k)| *k).collect();
+    let (settlements, settlements_source, from_records) =
+        settlements(rpc, http, c, &asset, &keys).await;
+    // Every mint a row names, read once.
+    let mut mints: BTreeSet<Pubkey> = BTreeSet::new();
+    if let Ok(rows) = &settlements {
+        mints.extend(rows.iter().map(|r| r.mint));
+    }
+    if let Ok(list) = &channels {
+        mints.extend(list.iter().map(|ch: &ChannelView| ch.mint));
+    }
+    if let Ok(list) = &approvals {
+        mints.extend(list.iter().map(|a: &PendingApproval| a.mint));
+    }
+    for mint in mints {
+        if let std::collections::hash_map::Entry::Vacant(e) = decimals.entry(mint) {
+            if let Ok(Some(m)) = chain::mint(rpc, "mint", &mint).await {
+                e.insert(m.decimals);
+            }
+        }
+    }
     AgentView {
         asset,
         now,
+        clock,
         name: c
             .known
             .iter()
@@ -100,95 +139,238 @@ pub async fn agent(
         channels,
         approvals,
         settlements,
-        settlements_source: SETTLEMENTS_SOURCE.into(),
+        settlements_source,
+        wallets,
+        chart_days: if from_records {
+            CHART_DAYS
+        } else {
+            CHART_DAYS_CHAIN
+        },
+        decimals,
     }
 }
 
-/// Each policy's spend now (its velocity ledger read with it), its mint's decimals, and a
-/// vault-funded policy's vault.
+/// Each policy's spend now (its velocity ledger read with it), and a vault-funded policy's
+/// vault; what cannot be read is named in the policy's `problems`. The mints' decimals go
+/// into `decimals`.
 async fn policy_views(
     rpc: &RpcClient,
     c: &DashboardConfig,
     asset: &Pubkey,
     list: Vec<(Pubkey, decode::Policy)>,
     now: i64,
+    decimals: &mut HashMap<Pubkey, u8>,
 ) -> Vec<PolicyView> {
     let pda = Pdas::new(c.ids);
-    let mut decimals: HashMap<Pubkey, Option<u8>> = HashMap::new();
     let mut out = Vec::with_capacity(list.len());
     for (address, policy) in list {
         let base = policy.base();
         let id = base.policy_id;
-        let ledger = chain::account(rpc, &pda.velocity(asset, id))
-            .await
-            .ok()
-            .flatten()
-            .and_then(|a| decode::account::<VelocityLedger>("VelocityLedger", &a.data).ok());
         let mint = base.params.mint;
-        if let std::collections::hash_map::Entry::Vacant(e) = decimals.entry(mint) {
-            let d = chain::mint(rpc, "mint", &mint)
-                .await
-                .ok()
-                .flatten()
-                .map(|m| m.decimals);
-            e.insert(d);
+        let mut problems = Vec::new();
+        let ledger_key = pda.velocity(asset, id);
+        let (ledger, token, vault) = tokio::join!(
+            chain::account(rpc, &ledger_key),
+            chain::mint(rpc, "mint", &mint),
+            async {
+                if base.params.is_vault_funded() {
+                    Some(chain::vault(rpc, &c.ids, asset, &mint).await)
+                } else {
+                    None
+                }
+            }
+        );
+        let ledger = match ledger {
+            Ok(a) => {
+                a.and_then(|a| decode::account::<VelocityLedger>("VelocityLedger", &a.data).ok())
+            }
+            Err(e) => {
+                problems.push(format!("its velocity ledger could not be read: {}", why(e)));
+                None
+            }
+        };
+        match token {
+            Ok(Some(m)) => {
+                decimals.insert(mint, m.decimals);
+            }
+            Ok(None) => problems.push(format!("its mint {mint} does not exist")),
+            Err(e) => problems.push(format!("its mint could not be read: {}", why(e))),
         }
-        let vault = if base.params.is_vault_funded() {
-            let balance = chain::vault(rpc, &c.ids, asset, &mint)
-                .await
-                .ok()
-                .flatten()
-                .map(|v| v.amount);
-            Some(VaultView {
+        let vault = vault.map(|read| {
+            let balance = match read {
+                Ok(v) => v.map(|v| v.amount),
+                Err(e) => {
+                    problems.push(format!("its vault could not be read: {}", why(e)));
+                    None
+                }
+            };
+            VaultView {
                 address: pda.vault(asset, &mint),
                 balance,
                 spender: (base.spender != Pubkey::default()).then_some(base.spender),
-            })
-        } else {
-            None
-        };
+            }
+        });
         out.push(PolicyView {
             address,
             id,
             mint,
-            decimals: decimals.get(&mint).copied().flatten(),
+            decimals: decimals.get(&mint).copied(),
             spend: spend::spend(&policy, ledger.as_ref(), now),
             vault,
+            problems,
         });
     }
     out
 }
 
-/// The payments `wallets` signed whose logs the gate still holds, newest first.
+/// The agent's payments, newest first, and where they come from: the configured
+/// facilitator's records of the payments it settled (kept 90 days; a closed log's fields come
+/// from the record), with the payment logs the gate still holds of payments `wallets` signed
+/// (about a week; any facilitator's). Each says whether it was disputed.
 async fn settlements(
+    rpc: &RpcClient,
+    http: &reqwest::Client,
+    c: &DashboardConfig,
+    payer: &Pubkey,
+    wallets: &BTreeSet<Pubkey>,
+) -> (Read<Vec<SettlementRow>>, String, bool) {
+    let from_chain = match live_rows(rpc, c, wallets).await {
+        Ok(rows) => rows,
+        Err(e) => return (Err(e), CHAIN_SOURCE.into(), false),
+    };
+    let Some(f) = &c.facilitator_url else {
+        return (Ok(from_chain), CHAIN_SOURCE.into(), false);
+    };
+    match records(rpc, http, c, f, payer, from_chain.clone()).await {
+        Ok(rows) => (
+            Ok(rows),
+            format!(
+                "the facilitator's records of the payments it settled for this agent (kept 90 days), and {CHAIN_SOURCE}"
+            ),
+            true,
+        ),
+        Err(e) => (
+            Ok(from_chain),
+            format!("{CHAIN_SOURCE} (The facilitator's records could not be read: {e}.)"),
+            false,
+        ),
+    }
+}
+
+/// The payment logs the gate holds of payments `wallets` signed, each with whether it was
+/// disputed (their dispute records read in one call per 100).
+async fn live_rows(
     rpc: &RpcClient,
     c: &DashboardConfig,
     wallets: &BTreeSet<Pubkey>,
 ) -> Read<Vec<SettlementRow>> {
-    let mut rows = Vec::new();
+    let mut logs = Vec::new();
     for w in wallets {
-        for (log, l) in chain::payment_logs_of_wallet(rpc, &c.ids, w)
-            .await
-            .map_err(why)?
-        {
-            rows.push(SettlementRow::of_log(log, &l));
-        }
+        logs.extend(
+            chain::payment_logs_of_wallet(rpc, &c.ids, w)
+                .await
+                .map_err(why)?,
+        );
     }
+    // Only the newest are shown: their dispute records alone are read.
+    logs.sort_by_key(|(_, l)| std::cmp::Reverse(l.created_at));
+    logs.truncate(SETTLEMENTS_MAX);
+    let mut rows = with_disputes(rpc, c, logs).await?;
     rows.sort_by_key(|r| std::cmp::Reverse(r.created_at));
     Ok(rows)
 }
 
-/// The payments the configured facilitator holds for `payer`'s approval.
-async fn held(
+/// Rows of payment logs, each with whether its dispute record exists.
+async fn with_disputes(
+    rpc: &RpcClient,
+    c: &DashboardConfig,
+    logs: Vec<(Pubkey, gate::state::FeedbackLog)>,
+) -> Read<Vec<SettlementRow>> {
+    let pda = Pdas::new(c.ids);
+    let disputes: Vec<Pubkey> = logs
+        .iter()
+        .map(|(_, l)| pda.dispute(&l.facilitator, &l.payment_id_hash))
+        .collect();
+    let records = chain::accounts(rpc, &disputes).await.map_err(why)?;
+    Ok(logs
+        .iter()
+        .zip(records)
+        .map(|((log, l), record)| SettlementRow {
+            disputed: record.is_some_and(|a| a.owner == c.ids.gate),
+            ..SettlementRow::of_log(*log, l)
+        })
+        .collect())
+}
+
+/// `rows` (from the chain) with the facilitator's records of `payer`'s payments added: a
+/// closed one from its record, a live one not among `rows` (signed by another wallet) from
+/// its log.
+async fn records(
+    rpc: &RpcClient,
     http: &reqwest::Client,
     c: &DashboardConfig,
+    facilitator_url: &str,
     payer: &Pubkey,
-) -> Read<Vec<PendingApproval>> {
-    let Some(f) = &c.facilitator_url else {
-        return Err("no facilitator is configured (--facilitator-url)".into());
-    };
+    mut rows: Vec<SettlementRow>,
+) -> Result<Vec<SettlementRow>, String> {
+    let body = get_json(
+        http,
+        &format!("{facilitator_url}/payments?payer={payer}&limit={SETTLEMENTS_MAX}"),
+    )
+    .await?;
+    let listed = body["payments"]
+        .as_array()
+        .ok_or("the facilitator's answer has no payments list")?;
+    let known: BTreeSet<Pubkey> = rows.iter().map(|r| r.log).collect();
+    let mut to_read = Vec::new();
+    for p in listed {
+        let Some(log) = p["feedbackLog"]
+            .as_str()
+            .and_then(|l| l.parse::<Pubkey>().ok())
+        else {
+            continue;
+        };
+        if known.contains(&log) {
+            continue;
+        }
+        match trust_gate_client::receipts::Receipt::from_json(&p["receipt"]) {
+            Some(r) => rows.push(SettlementRow {
+                log,
+                payment_id_hash: decode::hex(&r.payment_id_hash),
+                facilitator: r.facilitator,
+                payee: r.payee_asset,
+                mint: r.mint,
+                amount: r.amount,
+                created_at: r.created_at,
+                deadline: r.deadline.unwrap_or(r.created_at),
+                disputed: p["disputed"].as_bool().unwrap_or(false),
+                closed: true,
+            }),
+            None if p["closed"] == false => to_read.push(log),
+            None => {}
+        }
+    }
+    let read = chain::accounts(rpc, &to_read).await.map_err(why)?;
+    let logs: Vec<(Pubkey, gate::state::FeedbackLog)> = to_read
+        .into_iter()
+        .zip(read)
+        .filter_map(|(k, a)| {
+            let a = a.filter(|a| a.owner == c.ids.gate)?;
+            decode::account::<gate::state::FeedbackLog>("FeedbackLog", &a.data)
+                .ok()
+                .map(|l| (k, l))
+        })
+        .collect();
+    rows.extend(with_disputes(rpc, c, logs).await?);
+    rows.sort_by_key(|r| std::cmp::Reverse(r.created_at));
+    rows.truncate(SETTLEMENTS_MAX);
+    Ok(rows)
+}
+
+/// `GET url`'s JSON, in [`FACILITATOR_TIMEOUT`].
+async fn get_json(http: &reqwest::Client, url: &str) -> Result<serde_json::Value, String> {
     let res = http
-        .get(format!("{f}/approvals?payer={payer}"))
+        .get(url)
         .timeout(FACILITATOR_TIMEOUT)
         .send()
         .await
@@ -201,10 +383,21 @@ async fn held(
     if !res.status().is_success() {
         return Err(format!("the facilitator answered HTTP {}", res.status()));
     }
-    let body: serde_json::Value = res
-        .json()
+    res.json()
         .await
-        .map_err(|e| format!("the facilitator's answer is not JSON: {e}"))?;
+        .map_err(|e| format!("the facilitator's answer is not JSON: {e}"))
+}
+
+/// The payments the configured facilitator holds for `payer`'s approval.
+async fn held(
+    http: &reqwest::Client,
+    c: &DashboardConfig,
+    payer: &Pubkey,
+) -> Read<Vec<PendingApproval>> {
+    let Some(f) = &c.facilitator_url else {
+        return Err("no facilitator is configured (--facilitator-url)".into());
+    };
+    let body = get_json(http, &format!("{f}/approvals?payer={payer}")).await?;
     serde_json::from_value(body["approvals"].clone())
         .map_err(|e| format!("the facilitator's list is not one of held payments: {e}"))
 }

@@ -167,6 +167,7 @@ fn policy(p: &PolicyView, now: i64) -> Markup {
                 @if s.approval_threshold > 0 { " · above " (view::amount(s.approval_threshold, d)) " needs an approval" }
                 @if !s.spending_enforced { " · spending caps off" }
             }
+            @for problem in &p.problems { p.muted { "Could not read all of it: " (problem) } }
             (window(format!("bar-{id}-day"), "today", &s.day, d, now))
             (window(format!("bar-{id}-week"), "this week", &s.week, d, now))
             @if let Some(m) = &s.month { (window(format!("bar-{id}-month"), "this month", m, d, now)) }
@@ -201,11 +202,13 @@ fn chart(days: &[(i64, u64)], decimals: Option<u8>) -> Markup {
     let (w, h, pad) = (640u64, 160u64, 24u64);
     let max = days.iter().map(|d| d.1).max().unwrap_or(0).max(1);
     let step = (w - pad) / days.len().max(1) as u64;
+    // In u128: a day's total times the height may pass u64.
+    let height = |total: u64| (u128::from(total) * u128::from(h) / u128::from(max)) as u64;
     html! {
         svg #chart width=(w) height=(h + 2 * pad) role="img" aria-label="spend per day" {
             line x1=(pad) y1=(h + pad) x2=(w) y2=(h + pad) stroke="#9ca3af" {}
             @for (i, (day, total)) in days.iter().enumerate() {
-                @let bh = total * h / max;
+                @let bh = height(*total);
                 @let x = pad + i as u64 * step;
                 rect.day x=(x + 2) y=(h + pad - bh) width=(step.saturating_sub(4)) height=(bh) fill="#3b82f6" data-total=(total) {
                     title { (view::month_day(*day)) ": " (view::amount(*total, decimals)) }
@@ -217,21 +220,34 @@ fn chart(days: &[(i64, u64)], decimals: Option<u8>) -> Markup {
     }
 }
 
-fn settlements(v: &AgentView, rows: &[SettlementRow], decimals: Option<u8>) -> Markup {
+/// The settlements table: a row a payment, its receipt linked (a closed payment's at the
+/// facilitator, whose record holds it).
+fn settlements(c: &DashboardConfig, v: &AgentView, rows: &[SettlementRow]) -> Markup {
     html! {
         @if rows.is_empty() {
             p.muted { "None." }
         } @else {
             table #settlements {
-                tr { th { "when" } th { "amount" } th { "payee" } th { "facilitator" } th { "disputable until" } th { "receipt" } }
+                tr { th { "when" } th { "amount" } th { "payee" } th { "facilitator" } th { "dispute window ends" } th { "receipt" } }
                 @for r in rows.iter().take(50) {
                     tr.settlement {
                         td { (view::utc(r.created_at)) }
-                        td { (view::amount(r.amount, decimals)) }
+                        td { (view::amount(r.amount, v.decimals_of(&r.mint))) }
                         td { (key(&r.payee)) }
                         td { (key(&r.facilitator)) }
-                        td { (view::until(r.created_at + gate::state::DISPUTE_WINDOW_SECS, v.now)) }
-                        td { a.receipt href=(format!("/receipts/{}", r.log)) { (&r.payment_id_hash[..12]) "…" } }
+                        td {
+                            @if r.disputed { span.badge.stop { "disputed" } }
+                            @else if r.closed { "closed" }
+                            @else { (view::until(r.created_at + gate::state::DISPUTE_WINDOW_SECS, v.now)) }
+                        }
+                        td {
+                            @let short_hash = r.payment_id_hash.get(..12).unwrap_or(&r.payment_id_hash);
+                            @match (r.closed, &c.facilitator_url) {
+                                (false, _) => a.receipt href=(format!("/receipts/{}", r.log)) { (short_hash) "…" },
+                                (true, Some(f)) => a.receipt href=(format!("{f}/receipt/{}", r.payment_id_hash)) { (short_hash) "…" },
+                                (true, None) => code { (short_hash) "…" },
+                            }
+                        }
                     }
                 }
             }
@@ -242,12 +258,20 @@ fn settlements(v: &AgentView, rows: &[SettlementRow], decimals: Option<u8>) -> M
 /// An agent's page.
 pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
     let title = v.name.clone().unwrap_or_else(|| short(&v.asset));
-    let decimals = v
+    // The chart counts one mint: the first policy's (amounts of different mints do not add).
+    let chart_mint = v
         .policies
         .as_ref()
         .ok()
         .and_then(|p| p.first())
-        .and_then(|p| p.decimals);
+        .map(|p| p.mint)
+        .or_else(|| {
+            v.settlements
+                .as_ref()
+                .ok()
+                .and_then(|r| r.first())
+                .map(|r| r.mint)
+        });
     let asset = v.asset.to_string();
     layout(
         &title,
@@ -288,16 +312,28 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
             }
             section {
                 h2 { "Spend per day" }
-                @match &v.settlements {
-                    Ok(rows) => (chart(&view::per_day(rows, v.now), decimals)),
-                    Err(e) => p.muted { "Could not read: " (e) },
+                @match (&v.settlements, chart_mint) {
+                    (Ok(rows), Some(mint)) => {
+                        (chart(&view::per_day(rows, &mint, v.now, v.chart_days), v.decimals_of(&mint)))
+                        p.muted { "In mint " (key(&mint)) ", the last " (v.chart_days) " days." }
+                    }
+                    (Ok(_), None) => p.muted { "No payment and no policy." },
+                    (Err(e), _) => p.muted { "Could not read: " (e) },
                 }
-                p.muted { "From " (v.settlements_source) }
+                p.muted {
+                    "Wallets searched: "
+                    @for (i, (role, w)) in v.wallets.iter().enumerate() {
+                        @if i > 0 { ", " }
+                        (role) " " (key(w))
+                    }
+                    @if v.wallets.is_empty() { "none (the owner could not be read)" }
+                    ". From " (v.settlements_source)
+                }
             }
             section {
                 h2 { "Recent settlements" }
                 @match &v.settlements {
-                    Ok(rows) => (settlements(v, rows, decimals)),
+                    Ok(rows) => (settlements(c, v, rows)),
                     Err(e) => p.muted { "Could not read: " (e) },
                 }
             }
@@ -309,7 +345,7 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
                         table #channels {
                             tr { th { "channel" } th { "policy" } th { "payee" } th { "deposit" } th { "opened" } }
                             @for ch in list {
-                                tr { td { (key(&ch.channel)) } td { (ch.policy_id) } td { (key(&ch.payee)) } td { (view::amount(ch.deposit, decimals)) } td { (view::utc(ch.created_at)) } }
+                                tr { td { (key(&ch.channel)) } td { (ch.policy_id) } td { (key(&ch.payee)) } td { (view::amount(ch.deposit, v.decimals_of(&ch.mint))) } td { (view::utc(ch.created_at)) } }
                             }
                         }
                     }
@@ -324,7 +360,7 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
                             tr { th { "amount" } th { "payee" } th { "policy" } th { "for" } th { "held until" } th { "to approve" } }
                             @for a in list {
                                 tr {
-                                    td { (view::amount(a.amount, decimals)) }
+                                    td { (view::amount(a.amount, v.decimals_of(&a.mint))) }
                                     td { (key(&a.payee_agent_asset)) }
                                     td { (a.policy_id) }
                                     td { (a.resource.as_deref().unwrap_or(&a.kind)) }
@@ -337,7 +373,7 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
                 }
             }
             p.muted {
-                "Read at " (view::utc(v.now)) " (the cluster's clock)"
+                "Read at " (view::utc(v.now)) " (" (v.clock) ")"
                 @if c.refresh_secs > 0 { "; this page reloads every " (c.refresh_secs) " s" }
                 "."
             }
@@ -350,6 +386,7 @@ pub fn receipt(
     c: &DashboardConfig,
     log: &Pubkey,
     r: &SettlementRow,
+    disputed: &Read<bool>,
     decimals: Option<u8>,
 ) -> Markup {
     layout(
@@ -366,6 +403,9 @@ pub fn receipt(
                     tr { th { "payee" } td { code { (r.payee) } } }
                     tr { th { "facilitator" } td { code { (r.facilitator) } } }
                     tr { th { "deadline" } td { (view::utc(r.deadline)) } }
+                    tr { th { "disputed" } td #disputed {
+                        @match disputed { Ok(true) => "yes", Ok(false) => "no", Err(e) => { "could not be read: " (e) } }
+                    } }
                 }
                 @if let Some(f) = &c.facilitator_url {
                     p { a href=(format!("{f}/receipt/{}", r.payment_id_hash)) { "The facilitator's receipt (JSON)" } }

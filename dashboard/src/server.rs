@@ -16,8 +16,15 @@ use solana_sdk::pubkey::Pubkey;
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::task::JoinHandle;
+use trust_gate_client::pda::Pdas;
 use trust_gate_client::{chain, decode, RpcClient};
+
+/// How long one JSON-RPC call may take.
+const RPC_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long reading a page may take in all.
+const PAGE_TIMEOUT: Duration = Duration::from_secs(30);
 
 struct App {
     config: DashboardConfig,
@@ -56,7 +63,13 @@ impl Drop for Server {
 
 /// Binds `addr` (port 0 picks one) and serves the dashboard.
 pub async fn start(config: DashboardConfig, addr: SocketAddr) -> std::io::Result<Server> {
-    let rpc = RpcClient::new_with_commitment(config.rpc_url.clone(), CommitmentConfig::confirmed());
+    // A slow node must not hold a page: each call gives up after RPC_TIMEOUT, and a page
+    // after PAGE_TIMEOUT.
+    let rpc = RpcClient::new_with_timeout_and_commitment(
+        config.rpc_url.clone(),
+        RPC_TIMEOUT,
+        CommitmentConfig::confirmed(),
+    );
     let app = Arc::new(App {
         config,
         rpc,
@@ -117,8 +130,28 @@ async fn agent(State(app): Shared, Path(asset): Path<String>) -> Response {
     let Ok(asset) = Pubkey::from_str(&asset) else {
         return bad_request("asset", &asset);
     };
-    let view = gather::agent(&app.rpc, &app.http, &app.config, asset).await;
-    Html(pages::agent(&app.config, &view).into_string()).into_response()
+    match tokio::time::timeout(
+        PAGE_TIMEOUT,
+        gather::agent(&app.rpc, &app.http, &app.config, asset),
+    )
+    .await
+    {
+        Ok(view) => Html(pages::agent(&app.config, &view).into_string()).into_response(),
+        Err(_) => (
+            StatusCode::GATEWAY_TIMEOUT,
+            Html(
+                pages::problem(
+                    "The chain did not answer in time",
+                    &format!(
+                        "reading the agent's accounts took more than {} s; the page will try again",
+                        PAGE_TIMEOUT.as_secs()
+                    ),
+                )
+                .into_string(),
+            ),
+        )
+            .into_response(),
+    }
 }
 
 async fn receipt(State(app): Shared, Path(log): Path<String>) -> Response {
@@ -157,8 +190,16 @@ async fn receipt(State(app): Shared, Path(log): Path<String>) -> Response {
         .ok()
         .flatten()
         .map(|m| m.decimals);
-    let row = SettlementRow::of_log(log, &l);
-    Html(pages::receipt(&app.config, &log, &row, decimals).into_string()).into_response()
+    let dispute = Pdas::new(app.config.ids).dispute(&l.facilitator, &l.payment_id_hash);
+    let disputed = chain::account(&app.rpc, &dispute)
+        .await
+        .map(|a| a.is_some_and(|a| a.owner == app.config.ids.gate))
+        .map_err(|e| trust_gate_client::redact::urls_in(&e.to_string()));
+    let row = SettlementRow {
+        disputed: disputed.as_ref().is_ok_and(|d| *d),
+        ..SettlementRow::of_log(log, &l)
+    };
+    Html(pages::receipt(&app.config, &log, &row, &disputed, decimals).into_string()).into_response()
 }
 
 async fn healthz(State(app): Shared) -> Json<serde_json::Value> {
@@ -167,7 +208,7 @@ async fn healthz(State(app): Shared) -> Json<serde_json::Value> {
         "service": "trust-gate-dashboard",
         "network": app.config.ids.network.name(),
         "rpcUrl": trust_gate_client::redact::origin(&app.config.rpc_url),
-        "facilitator": app.config.facilitator_url,
+        "facilitator": app.config.facilitator_url.as_deref().map(trust_gate_client::redact::origin),
         "knownAgents": app.config.known.len(),
     }))
 }

@@ -3,13 +3,18 @@
 //! the spend per day of the chart.
 
 use solana_sdk::pubkey::Pubkey;
+use std::collections::HashMap;
 use trust_gate_client::approvals::PendingApproval;
 use trust_gate_client::decode::EngineReputation;
 use trust_gate_client::spend::Spend;
 
 pub const SECONDS_PER_DAY: i64 = 86_400;
-/// The days the chart shows, today last.
+/// The days the chart shows, today last, when the facilitator's records (90 days) are read.
 pub const CHART_DAYS: usize = 14;
+/// The days it shows from the chain's open payment logs alone (they close after a week).
+pub const CHART_DAYS_CHAIN: usize = 7;
+/// The most settlements read and shown: the newest.
+pub const SETTLEMENTS_MAX: usize = 200;
 
 /// One policy of the agent, with its spend now.
 #[derive(Clone, Debug)]
@@ -21,6 +26,9 @@ pub struct PolicyView {
     pub decimals: Option<u8>,
     pub spend: Spend,
     pub vault: Option<VaultView>,
+    /// What could not be read of it (its velocity ledger, its vault, its mint): the page
+    /// says so rather than show a zero.
+    pub problems: Vec<String>,
 }
 
 /// A vault-funded policy's vault.
@@ -46,6 +54,10 @@ pub struct SettlementRow {
     /// The payment's deadline: its log closes once this and the dispute window (7 days from
     /// `created_at`) have passed.
     pub deadline: i64,
+    /// Whether the payer disputed it (its dispute record exists).
+    pub disputed: bool,
+    /// Its log has closed: what it held comes from the facilitator's record.
+    pub closed: bool,
 }
 
 impl SettlementRow {
@@ -60,6 +72,8 @@ impl SettlementRow {
             amount: l.amount,
             created_at: l.created_at,
             deadline: l.deadline,
+            disputed: false,
+            closed: false,
         }
     }
 }
@@ -82,8 +96,9 @@ pub type Read<T> = Result<T, String>;
 #[derive(Clone, Debug)]
 pub struct AgentView {
     pub asset: Pubkey,
-    /// The cluster's clock when read.
+    /// The cluster's clock when read (else this machine's: `clock` says which).
     pub now: i64,
+    pub clock: &'static str,
     pub name: Option<String>,
     pub owner: Read<Pubkey>,
     /// None: the agent has no kill switch account (it cannot be paused yet).
@@ -95,6 +110,19 @@ pub struct AgentView {
     pub settlements: Read<Vec<SettlementRow>>,
     /// Where the settlements come from, and how far back they reach.
     pub settlements_source: String,
+    /// The wallets whose signed payments the chain's logs were searched for.
+    pub wallets: Vec<(&'static str, Pubkey)>,
+    /// How many days the chart may show (the sources' reach).
+    pub chart_days: usize,
+    /// The decimals of every mint the page names, when read.
+    pub decimals: HashMap<Pubkey, u8>,
+}
+
+impl AgentView {
+    /// The decimals of `mint`, when read.
+    pub fn decimals_of(&self, mint: &Pubkey) -> Option<u8> {
+        self.decimals.get(mint).copied()
+    }
 }
 
 /// `amount` base units with `decimals` (none: as they are), trailing zeros dropped.
@@ -102,7 +130,10 @@ pub fn amount(amount: u64, decimals: Option<u8>) -> String {
     let Some(d) = decimals.filter(|d| *d > 0) else {
         return amount.to_string();
     };
-    let scale = 10u128.pow(u32::from(d));
+    // A mint may declare more decimals than a u128 can scale (SPL allows up to 255).
+    let Some(scale) = 10u128.checked_pow(u32::from(d)) else {
+        return amount.to_string();
+    };
     let whole = u128::from(amount) / scale;
     let frac = u128::from(amount) % scale;
     if frac == 0 {
@@ -158,13 +189,13 @@ pub fn until(ts: i64, now: i64) -> String {
     }
 }
 
-/// The amount paid on each of the [`CHART_DAYS`] days up to `now`'s (oldest first), as
-/// (the day's first second, total), from `rows`; payments outside those days are left out.
-pub fn per_day(rows: &[SettlementRow], now: i64) -> Vec<(i64, u64)> {
+/// The amount of `mint` paid on each of the `days` days up to `now`'s (oldest first), as
+/// (the day's first second, total), from `rows`; other mints and days are left out.
+pub fn per_day(rows: &[SettlementRow], mint: &Pubkey, now: i64, days: usize) -> Vec<(i64, u64)> {
     let today = now.div_euclid(SECONDS_PER_DAY);
-    let first = today - (CHART_DAYS as i64 - 1);
+    let first = today - (days.max(1) as i64 - 1);
     let mut days: Vec<(i64, u64)> = (first..=today).map(|d| (d * SECONDS_PER_DAY, 0)).collect();
-    for r in rows {
+    for r in rows.iter().filter(|r| r.mint == *mint) {
         let d = r.created_at.div_euclid(SECONDS_PER_DAY);
         if (first..=today).contains(&d) {
             let slot = &mut days[(d - first) as usize].1;
@@ -195,6 +226,7 @@ mod tests {
         assert_eq!(amount(7, Some(6)), "0.000007");
         assert_eq!(amount(42, None), "42");
         assert_eq!(amount(u64::MAX, Some(9)), "18446744073.709551615");
+        assert_eq!(amount(5, Some(200)), "5");
     }
 
     #[test]
@@ -218,6 +250,8 @@ mod tests {
             amount,
             created_at,
             deadline: created_at,
+            disputed: false,
+            closed: false,
         }
     }
 
@@ -230,11 +264,15 @@ mod tests {
             row(now - SECONDS_PER_DAY, 5),
             row(now - 30 * SECONDS_PER_DAY, 100),
         ];
-        let days = per_day(&rows, now);
+        let days = per_day(&rows, &Pubkey::default(), now, CHART_DAYS);
         assert_eq!(days.len(), CHART_DAYS);
         assert_eq!(days[CHART_DAYS - 1], (20_000 * SECONDS_PER_DAY, 7));
         assert_eq!(days[CHART_DAYS - 2].1, 5);
         assert_eq!(days.iter().map(|d| d.1).sum::<u64>(), 12);
+        // Another mint's payments are not added to these.
+        assert!(per_day(&rows, &Pubkey::new_unique(), now, 7)
+            .iter()
+            .all(|d| d.1 == 0));
     }
 
     #[test]

@@ -87,10 +87,45 @@ pub struct StoreHealth {
 /// A payment of a facilitator: its key and payment id hash.
 type PaymentKey = (Pubkey, [u8; 32]);
 
+/// A payer agent's payments through a facilitator: its key and the payer's asset.
+type PayerKey = (Pubkey, Pubkey);
+
+/// In process, each payer's payments (id hash, unix seconds first kept), oldest first.
+type PayerIndex = HashMap<PayerKey, Vec<([u8; 32], i64)>>;
+
+/// The most payments of one payer indexed in process (the oldest go first).
+const INDEX_MAX: usize = 10_000;
+
+/// A payer's payment as the index lists it: its id hash, when its record was first kept
+/// (unix seconds: when the settlement landed), and the record.
+pub type PayerPayment = ([u8; 32], i64, Option<PaymentRecord>);
+
+/// Keeps a payment's record and indexes it under its payer, in one round trip: KEYS = [the
+/// record, the payer's index]; ARGV = [the record, its TTL in ms, now, the payment id hash,
+/// the oldest time kept]. The index is a sorted set by the time first kept (`NX`: the crank's
+/// later write keeps it), trimmed of what outlived the records, expiring with the newest.
+const KEEP_INDEXED: &str = r"
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[5])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1
+";
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default()
+}
+
 pub struct LockStore {
     local: PayerLocks,
     /// Payment records in process (encoded, with when they expire); unused with Redis.
     records: Mutex<HashMap<PaymentKey, (String, Instant)>>,
+    /// Each payer's payments in process; unused with Redis.
+    index: Mutex<PayerIndex>,
+    keep_indexed: redis::Script,
     shared: Option<Arc<RedisStore>>,
     lock_ttl: Duration,
     max_waiting: usize,
@@ -108,6 +143,8 @@ impl LockStore {
         LockStore {
             local: PayerLocks::default(),
             records: Mutex::default(),
+            index: Mutex::default(),
+            keep_indexed: redis::Script::new(KEEP_INDEXED),
             shared: None,
             lock_ttl: Duration::ZERO,
             max_waiting: usize::MAX,
@@ -120,6 +157,8 @@ impl LockStore {
         Ok(LockStore {
             local: PayerLocks::default(),
             records: Mutex::default(),
+            index: Mutex::default(),
+            keep_indexed: redis::Script::new(KEEP_INDEXED),
             shared: Some(Arc::new(RedisStore::new(url)?)),
             lock_ttl,
             max_waiting: usize::MAX,
@@ -322,7 +361,9 @@ impl LockStore {
         Ok(found.as_deref().and_then(PaymentRecord::decode))
     }
 
-    /// Keeps `record` for [`RECORD_TTL`], replacing what was kept; one round trip with Redis.
+    /// Keeps `record` for [`RECORD_TTL`], replacing what was kept, and, when it names its
+    /// payer, lists the payment under that payer ([`LockStore::payments_of`]); one round trip
+    /// with Redis.
     pub async fn keep(
         &self,
         facilitator: &Pubkey,
@@ -333,23 +374,132 @@ impl LockStore {
         match &self.shared {
             None => {
                 let now = Instant::now();
-                let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
-                // Expired records go whenever the map has doubled since the last sweep.
-                if records.len().is_power_of_two() {
-                    records.retain(|_, (_, until)| now < *until);
+                {
+                    let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+                    // Expired records go whenever the map has doubled since the last sweep.
+                    if records.len().is_power_of_two() {
+                        records.retain(|_, (_, until)| now < *until);
+                    }
+                    records.insert((*facilitator, *payment_id_hash), (value, now + RECORD_TTL));
                 }
-                records.insert((*facilitator, *payment_id_hash), (value, now + RECORD_TTL));
+                if let Some(payer) = record.payer_asset {
+                    let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+                    let list = index.entry((*facilitator, payer)).or_default();
+                    if !list.iter().any(|(h, _)| h == payment_id_hash) {
+                        list.push((*payment_id_hash, unix_now()));
+                        if list.len() > INDEX_MAX {
+                            list.remove(0);
+                        }
+                    }
+                }
                 Ok(())
             }
-            Some(store) => store
-                .set(
-                    &record_key(facilitator, payment_id_hash),
-                    &value,
-                    RECORD_TTL,
-                )
-                .await
-                .map_err(|e| self.unavailable(e)),
+            Some(store) => {
+                let key = record_key(facilitator, payment_id_hash);
+                let Some(payer) = record.payer_asset else {
+                    return store
+                        .set(&key, &value, RECORD_TTL)
+                        .await
+                        .map_err(|e| self.unavailable(e));
+                };
+                let now = unix_now();
+                let ttl = RECORD_TTL.as_secs() as i64;
+                store
+                    .invoke::<i64>(
+                        &self.keep_indexed,
+                        &[key, index_key(facilitator, &payer)],
+                        &[
+                            value,
+                            (ttl * 1000).to_string(),
+                            now.to_string(),
+                            trust_gate_client::decode::hex(payment_id_hash),
+                            (now - ttl).to_string(),
+                        ],
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| self.unavailable(e))
+            }
         }
+    }
+
+    /// `payer`'s payments that `facilitator` settled and keeps records of, newest first, at
+    /// most `limit`: each with when it landed and its record (gone when it expired). Two round
+    /// trips with Redis.
+    pub async fn payments_of(
+        &self,
+        facilitator: &Pubkey,
+        payer: &Pubkey,
+        limit: usize,
+    ) -> Result<Vec<PayerPayment>, StoreUnavailable> {
+        let oldest = unix_now() - RECORD_TTL.as_secs() as i64;
+        let listed: Vec<([u8; 32], i64)> = match &self.shared {
+            None => {
+                let index = self.index.lock().unwrap_or_else(|e| e.into_inner());
+                index
+                    .get(&(*facilitator, *payer))
+                    .map(|list| {
+                        list.iter()
+                            .rev()
+                            .filter(|(_, at)| *at >= oldest)
+                            .take(limit)
+                            .copied()
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            }
+            Some(store) => {
+                let found: Vec<(String, f64)> = store
+                    .query(
+                        redis::cmd("ZRANGE")
+                            .arg(index_key(facilitator, payer))
+                            .arg("+inf")
+                            .arg(oldest)
+                            .arg("BYSCORE")
+                            .arg("REV")
+                            .arg("LIMIT")
+                            .arg(0)
+                            .arg(limit)
+                            .arg("WITHSCORES"),
+                    )
+                    .await
+                    .map_err(|e| self.unavailable(e))?;
+                found
+                    .into_iter()
+                    .filter_map(|(hash, at)| {
+                        let hash = trust_gate_client::decode::parse_hex32("payment", &hash).ok()?;
+                        Some((hash, at as i64))
+                    })
+                    .collect()
+            }
+        };
+        let mut out = Vec::with_capacity(listed.len());
+        match &self.shared {
+            None => {
+                for (hash, at) in listed {
+                    out.push((hash, at, self.record(facilitator, &hash).await?));
+                }
+            }
+            Some(store) => {
+                let keys: Vec<String> = listed
+                    .iter()
+                    .map(|(h, _)| record_key(facilitator, h))
+                    .collect();
+                let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let records = if refs.is_empty() {
+                    Vec::new()
+                } else {
+                    store
+                        .get_many(&refs)
+                        .await
+                        .map_err(|e| self.unavailable(e))?
+                };
+                for ((hash, at), r) in listed.into_iter().zip(records) {
+                    out.push((hash, at, r.as_deref().and_then(PaymentRecord::decode)));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Whether the store answers now (a round trip with Redis).
@@ -381,6 +531,10 @@ fn pending_key(facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> String {
         "trust-gate:pending:{facilitator}:{}",
         trust_gate_client::decode::hex(payment_id_hash)
     )
+}
+
+fn index_key(facilitator: &Pubkey, payer: &Pubkey) -> String {
+    format!("trust-gate:payments-of:{facilitator}:{payer}")
 }
 
 fn record_key(facilitator: &Pubkey, payment_id_hash: &[u8; 32]) -> String {
@@ -452,6 +606,48 @@ mod tests {
         assert_eq!(s.record(&f, &id).await.unwrap(), Some(r));
         assert_eq!(s.record(&Pubkey::new_unique(), &id).await.unwrap(), None);
         assert_eq!(s.record(&f, &[2; 32]).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn in_process_a_payers_payments_are_listed_newest_first() {
+        let s = LockStore::in_process();
+        let (f, payer) = (Pubkey::new_unique(), Pubkey::new_unique());
+        for i in 1..=3u8 {
+            let r = PaymentRecord {
+                signature: Some(Signature::from([i; 64])),
+                payer_asset: Some(payer),
+                ..PaymentRecord::default()
+            };
+            s.keep(&f, &[i; 32], &r).await.unwrap();
+        }
+        // A record without its payer, and the crank's later write of the first: not listed
+        // twice.
+        s.keep(&f, &[9; 32], &PaymentRecord::default())
+            .await
+            .unwrap();
+        let closed = PaymentRecord {
+            signature: Some(Signature::from([1; 64])),
+            payer_asset: Some(payer),
+            disputed: true,
+            ..PaymentRecord::default()
+        };
+        s.keep(&f, &[1; 32], &closed).await.unwrap();
+        let listed = s.payments_of(&f, &payer, 10).await.unwrap();
+        let hashes: Vec<u8> = listed.iter().map(|(h, _, _)| h[0]).collect();
+        assert_eq!(hashes, [3, 2, 1]);
+        assert_eq!(listed[2].2.as_ref(), Some(&closed));
+        assert!(listed.iter().all(|(_, at, _)| *at > 1_700_000_000));
+        assert_eq!(s.payments_of(&f, &payer, 2).await.unwrap().len(), 2);
+        assert!(s
+            .payments_of(&f, &Pubkey::new_unique(), 10)
+            .await
+            .unwrap()
+            .is_empty());
+        assert!(s
+            .payments_of(&Pubkey::new_unique(), &payer, 10)
+            .await
+            .unwrap()
+            .is_empty());
     }
 
     #[tokio::test]

@@ -1,7 +1,8 @@
 //! GET /receipt: what this facilitator knows of a payment. While the payment's log exists,
 //! the log (and whether a DisputeRecord exists); once it is closed, the record this
 //! facilitator kept when its crank closed it, else the chain's history of the log's address
-//! (see [`trust_gate_client::receipts`]).
+//! (see [`trust_gate_client::receipts`]). GET /payments: a payer agent's payments it keeps
+//! records of, newest first.
 
 use crate::error::ApiError;
 use crate::service::Facilitator;
@@ -10,6 +11,9 @@ use serde_json::{json, Value};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{self, hex, parse_hex32};
 use trust_gate_client::receipts::{self, Receipt};
+
+/// The most payments one `GET /payments` lists (and its default).
+pub const PAYMENTS_LIMIT_MAX: usize = 200;
 
 /// Parses the path of /receipt/:paymentIdHashHex.
 pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], ApiError> {
@@ -113,6 +117,46 @@ impl Facilitator {
             .await?
             .and_then(|a| decode::vault(&key, &a.owner, &a.data))
             .map(|v| json!({"address": v.address.to_string(), "balance": v.amount.to_string()})))
+    }
+}
+
+impl Facilitator {
+    /// GET /payments?payer=: `payer`'s payments this facilitator settled and keeps records of
+    /// (for [`crate::payment_records::RECORD_TTL`]), newest first, at most `limit`. Each names
+    /// its log and settlement transaction, and once the crank closed the log, what it held.
+    pub async fn payments(
+        &self,
+        payer: &solana_sdk::pubkey::Pubkey,
+        limit: usize,
+    ) -> Result<Value, ApiError> {
+        let fac = self.facilitator();
+        let listed = self.lock_store.payments_of(&fac, payer, limit).await?;
+        let payments: Vec<Value> = listed
+            .into_iter()
+            .map(|(hash, at, record)| {
+                let mut v = json!({
+                    "paymentIdHash": hex(&hash),
+                    "settledAt": at,
+                    "feedbackLog": self.builder.pda.feedback_log(&fac, &hash).to_string(),
+                });
+                match record {
+                    Some(r) => {
+                        v["transaction"] = json!(r.signature.map(|s| s.to_string()));
+                        v["closed"] = json!(r.receipt.is_some());
+                        v["disputed"] = json!(r.disputed);
+                        v["receipt"] = r.receipt.as_ref().map_or(Value::Null, Receipt::to_json);
+                    }
+                    None => v["expired"] = json!(true),
+                }
+                v
+            })
+            .collect();
+        Ok(json!({
+            "payer": payer.to_string(),
+            "facilitator": fac.to_string(),
+            "keptSecs": crate::payment_records::RECORD_TTL.as_secs(),
+            "payments": payments,
+        }))
     }
 }
 

@@ -54,6 +54,7 @@ pub fn all_routes(f: Arc<Facilitator>) -> Router {
         .route("/supported", get(supported))
         .route("/approvals", get(approvals))
         .route("/approvals/{id}", get(approval))
+        .route("/payments", get(payments))
         .route("/healthz", get(healthz))
         .with_state(f.clone())
         .merge(mount_routes(f))
@@ -478,6 +479,35 @@ async fn approvals(
     }
     let payer = q.get("payer").map(|p| parse_key("payer", p)).transpose()?;
     Ok(Json(f.pending_approvals(payer.as_ref()).await?))
+}
+
+/// `GET /payments?payer=ASSET[&limit=N]`: the payer's payments this facilitator keeps records
+/// of, newest first.
+async fn payments(
+    State(f): App,
+    Query(q): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    if let Some(unknown) = q.keys().find(|k| !["payer", "limit"].contains(&k.as_str())) {
+        return Err(ApiError::input(
+            unknown,
+            "unknown parameter; they are payer and limit",
+        ));
+    }
+    let payer = parse_key(
+        "payer",
+        q.get("payer")
+            .ok_or_else(|| ApiError::input("payer", "missing: the payer agent's asset"))?,
+    )?;
+    let max = crate::records::PAYMENTS_LIMIT_MAX;
+    let limit = match q.get("limit") {
+        None => max,
+        Some(l) => l
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| ApiError::input("limit", format!("{l:?}: must be 1..={max}")))?,
+    };
+    Ok(Json(f.payments(&payer, limit).await?))
 }
 
 /// `GET /approvals/{id}`: one of them, with its approval on chain.

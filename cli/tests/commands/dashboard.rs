@@ -1,8 +1,9 @@
 //! `trust-gate dashboard` in a real browser: the command serves the owner's dashboard against
 //! a seeded localnet with its facilitator, and headless Chromium (Debian's `chromium` and
 //! `chromium-driver`, driven over WebDriver by fantoccini) loads the first page, opens the
-//! tier-3 payer's page, sees a payment move its spend bar and add its receipt row, follows the
-//! receipt link, and saves the screenshot the README shows (docs/images/dashboard.png).
+//! tier-3 payer's page, sees a payment move its spend bar, the chart and add its receipt row,
+//! follows the receipt link, sees a dispute of the payment there, and saves the screenshot
+//! the README shows (docs/images/dashboard.png).
 
 use crate::fixture;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -87,17 +88,33 @@ async fn attr(c: &Client, css: &str, name: &str) -> String {
 async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     let env = fixture::seeded().await;
     let (facilitator, demo_server) = env.services(demo::POLICY_ID, demo::METERED_POLICY_ID).await;
-    let port = free_port();
-    let server = Command::new(env!("CARGO_BIN_EXE_trust-gate"))
+    // Port 0: the command prints the URL it took.
+    let mut server = Command::new(env!("CARGO_BIN_EXE_trust-gate"))
         .args(["dashboard", "--rpc-url", &env.localnet.rpc_url()])
         .args(["--facilitator-url", &facilitator.url()])
-        .args(["--port", &port.to_string(), "--refresh-secs", "0"])
+        .args(["--port", "0", "--refresh-secs", "0"])
         .env("RUST_LOG", "error")
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .spawn()
         .unwrap();
+    let stdout = server.stdout.take().unwrap();
     let _server = Killed(server);
-    let base = format!("http://127.0.0.1:{port}");
+    // Its first line names the URL; the rest is read to the end, so that the command never
+    // writes into a closed pipe.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let _ = tx.send(lines.next().and_then(Result::ok).unwrap_or_default());
+        for _ in lines {}
+    });
+    let first = rx.await.unwrap();
+    let base = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {first:?}"))
+        .trim_end_matches('/')
+        .to_string();
     ready(&format!("{base}/healthz"), "the dashboard").await;
 
     // A bad asset is named, not a blank page.
@@ -122,6 +139,7 @@ async fn the_dashboard_shows_a_payment_in_a_real_browser() {
         .await
         .unwrap()
         .len();
+    let chart_before = chart_sum(&c).await;
     let killswitch = c.find(Locator::Css("#killswitch")).await.unwrap();
     assert_eq!(killswitch.text().await.unwrap(), "active");
     let tiers = c
@@ -155,19 +173,8 @@ async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     assert_eq!(spent_after, spent_before + demo::PRICE);
     let rows = c.find_all(Locator::Css("tr.settlement")).await.unwrap();
     assert_eq!(rows.len(), rows_before + 1);
-    let chart_total: u64 = c
-        .find_all(Locator::Css("#chart rect.day"))
-        .await
-        .unwrap()
-        .last()
-        .unwrap()
-        .attr("data-total")
-        .await
-        .unwrap()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(chart_total >= demo::PRICE, "today's bar: {chart_total}");
+    // The chart's days add up to one price more (whichever day it fell on).
+    assert_eq!(chart_sum(&c).await, chart_before + demo::PRICE);
 
     // The screenshot the README shows.
     let png = c.screenshot().await.unwrap();
@@ -190,5 +197,44 @@ async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     );
     let amount = c.find(Locator::Css("#amount")).await.unwrap();
     assert_eq!(amount.text().await.unwrap(), "0.1");
+    let disputed = c.find(Locator::Css("#disputed")).await.unwrap();
+    assert_eq!(disputed.text().await.unwrap(), "no");
+
+    // The payer disputes it: the receipt says so.
+    let outcome = trust_gate_demo::dispute::dispute(
+        &reqwest::Client::new(),
+        &env.rpc,
+        &trust_gate_demo::dispute::DisputeOptions {
+            facilitator_url: facilitator.url(),
+            payment_id_hash: trust_gate_client::decode::parse_hex32("hash", &payment_id_hash)
+                .unwrap(),
+            reason: "not delivered".into(),
+            feedback_uri: String::new(),
+            signer: payer.signer(),
+            overrides: Default::default(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.status, 200, "{}", outcome.body);
+    c.refresh().await.unwrap();
+    let disputed = c.find(Locator::Css("#disputed")).await.unwrap();
+    assert_eq!(disputed.text().await.unwrap(), "yes");
     c.close().await.unwrap();
+}
+
+/// What the chart's days add up to.
+async fn chart_sum(c: &Client) -> u64 {
+    let mut sum = 0;
+    for day in c.find_all(Locator::Css("#chart rect.day")).await.unwrap() {
+        let total: u64 = day
+            .attr("data-total")
+            .await
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap();
+        sum += total;
+    }
+    sum
 }

@@ -2,7 +2,8 @@
 //! its deadline and dispute window have passed, the rent goes back to the facilitator, and
 //! GET /receipt still answers for it (from the record store, in process and in Redis, else
 //! from the chain's history); a payment id settled before is refused by name even with
-//! another deadline; the crank runs beside settlements of the same payer.
+//! another deadline; the crank runs beside settlements of the same payer. GET /payments lists a
+//! payer's payments from the same records, before and after their logs close.
 
 use crate::services::{self, Services};
 use crate::settle::{prepared, request, settle_body, signed};
@@ -32,6 +33,15 @@ async fn settle_one(s: &Services, url: &str) -> (Prepared, String) {
 
 async fn receipt_at(s: &Services, url: &str, id: &[u8; 32]) -> Value {
     s.get_json(format!("{url}/receipt/{}", hex(id))).await
+}
+
+/// `GET /payments?payer=` at `url`: the payer's payments.
+async fn payments_at(s: &Services, url: &str, payer: &Pubkey) -> Vec<Value> {
+    let v = s.get_json(format!("{url}/payments?payer={payer}")).await;
+    v["payments"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{v}"))
+        .clone()
 }
 
 fn log_of(s: &Services, id: &[u8; 32]) -> Pubkey {
@@ -96,6 +106,33 @@ async fn the_crank_returns_the_rent_and_the_receipt_still_answers_in_process() {
     );
     assert_eq!(open["payer"], p.settlement.payer_asset.to_string());
     assert_eq!(open["deadline"], p.settlement.deadline);
+    // Listed under its payer, its log still open.
+    let payer = p.settlement.payer_asset;
+    let listed = payments_at(&s, &url, &payer).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["paymentIdHash"], hex(&id));
+    assert_eq!(listed[0]["transaction"], signature);
+    assert_eq!(listed[0]["closed"], false);
+    assert_eq!(listed[0]["feedbackLog"], log_of(&s, &id).to_string());
+    assert!(payments_at(&s, &url, &Pubkey::new_unique())
+        .await
+        .is_empty());
+    for (query, field) in [
+        ("payer=nope".to_string(), "payer"),
+        (String::new(), "payer"),
+        (format!("limit=0&payer={payer}"), "limit"),
+        (format!("payer={payer}&since=1"), "since"),
+    ] {
+        let r = s
+            .http
+            .get(format!("{url}/payments?{query}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400, "{query}");
+        let b: Value = r.json().await.unwrap();
+        assert!(b.to_string().contains(field), "{query}: {b}");
+    }
 
     // Not yet closable: the crank leaves it.
     let f = &s.facilitator.facilitator;
@@ -127,6 +164,10 @@ async fn the_crank_returns_the_rent_and_the_receipt_still_answers_in_process() {
     assert_eq!(closed["closed"], true, "{closed}");
     assert!(closed["closedBy"].is_string(), "{closed}");
     assert_eq!(kept(&closed), kept(&open));
+    // Still listed, closed, with what its log held.
+    let listed = payments_at(&s, &url, &payer).await;
+    assert_eq!(listed[0]["closed"], true, "{listed:?}");
+    assert_eq!(listed[0]["receipt"]["amount"], open["amount"]);
 
     // A facilitator of the same key that never saw the payment (a restart: the in-process
     // store is gone) rebuilds it from the chain's history.
@@ -173,6 +214,12 @@ async fn with_redis_another_replica_answers_the_receipt_of_a_closed_payment() {
     assert_eq!(closed["closed"], true, "{closed}");
     assert_eq!(closed["transaction"], signature);
     assert_eq!(kept(&closed), kept(&open));
+    // The other replica lists it under its payer from Redis, closed, with its fields.
+    let listed = payments_at(&s, &replica.url(), &p.settlement.payer_asset).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["transaction"], signature);
+    assert_eq!(listed[0]["closed"], true);
+    assert_eq!(listed[0]["receipt"]["amount"], open["amount"]);
 }
 
 #[tokio::test]
