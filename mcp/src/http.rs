@@ -2,7 +2,9 @@
 //! of the 2025 revisions get one session (and one transport) per `Mcp-Session-Id`, idle
 //! sessions evicted; clients of 2026-07-28 are served statelessly (rmcp answers
 //! `server/discover` and reads the version and capabilities from each request's `_meta`).
-//! `/healthz`; CORS for any origin with `Mcp-Session-Id` exposed.
+//! `/healthz`; CORS for any origin with `Mcp-Session-Id` exposed, except that a server holding
+//! a signer refuses a request from a browser origin other than this machine's and
+//! `MCP_ALLOWED_ORIGINS`.
 
 use crate::config::{Config, Transport};
 use crate::context::Ctx;
