@@ -294,13 +294,7 @@ pub async fn prepare(
         Pubkey::from_str(s)
             .map_err(|_| challenge_err(url, format!("{field} {s:?} is not a public key")))
     };
-    let fee_payer = key(
-        "extra.feePayer",
-        r.extra
-            .get("feePayer")
-            .and_then(|v| v.as_str())
-            .unwrap_or_default(),
-    )?;
+    let fee_payer = key("extra.feePayer", r.fee_payer().unwrap_or_default())?;
     let memo = r
         .extra
         .get("memo")

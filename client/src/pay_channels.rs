@@ -339,10 +339,7 @@ impl ChannelPay<'_> {
     ) -> Result<Paid, ChannelPayError> {
         let extra: UptoExtra = serde_json::from_value(Value::Object(offer.extra.clone()))
             .map_err(|e| self.offer_error(format!("extra: {e}")))?;
-        let ceiling = offer
-            .amount
-            .parse()
-            .map_err(|_| self.offer_error("amount is not decimal digits"))?;
+        let ceiling = self.price(offer)?;
         self.check(offer, ceiling)?;
         let (mint, token_program, pay_to, tables) = self.parties(offer, &extra.fee_payer).await?;
         let now = now_unix();
@@ -487,7 +484,7 @@ impl ChannelPay<'_> {
         .await
     }
 
-    /// An offer's price a request.
+    /// An offer's amount: a session's price a request, an `upto` ceiling.
     fn price(&self, offer: &PaymentRequirements) -> Result<u64, ChannelPayError> {
         offer
             .amount

@@ -74,6 +74,13 @@ pub struct PaymentRequirements {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
+impl PaymentRequirements {
+    /// `extra.feePayer`: the facilitator that pays the fee and settles the offer.
+    pub fn fee_payer(&self) -> Option<&str> {
+        self.extra.get("feePayer").and_then(|v| v.as_str())
+    }
+}
+
 /// The decoded `PAYMENT-REQUIRED` header.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -190,11 +197,7 @@ pub fn challenge_message(
         .get("memo")
         .and_then(|m| m.as_str())
         .unwrap_or_default();
-    let fee_payer = r
-        .extra
-        .get("feePayer")
-        .and_then(|m| m.as_str())
-        .unwrap_or_default();
+    let fee_payer = r.fee_payer().unwrap_or_default();
     let lines = [
         ("x402", "trust-gate-challenge-v1".to_string()),
         ("scheme", r.scheme.clone()),

@@ -234,23 +234,29 @@ async fn settlements(
     payer: &Pubkey,
     wallets: &BTreeSet<Pubkey>,
 ) -> (Read<Vec<SettlementRow>>, String, bool) {
-    let from_chain = match live_rows(rpc, c, wallets).await {
+    let mut rows = match live_rows(rpc, c, wallets).await {
         Ok(rows) => rows,
         Err(e) => return (Err(e), CHAIN_SOURCE.into(), false),
     };
     let Some(f) = &c.facilitator_url else {
-        return (Ok(from_chain), CHAIN_SOURCE.into(), false);
+        return (Ok(rows), CHAIN_SOURCE.into(), false);
     };
-    match records(rpc, http, c, f, payer, from_chain.clone()).await {
-        Ok(rows) => (
-            Ok(rows),
-            format!(
-                "the facilitator's records of the payments it settled for this agent (kept 90 days), and {CHAIN_SOURCE}"
-            ),
-            true,
-        ),
+    let known: BTreeSet<Pubkey> = rows.iter().map(|r| r.log).collect();
+    match records(rpc, http, c, f, payer, &known).await {
+        Ok(more) => {
+            rows.extend(more);
+            rows.sort_by_key(|r| std::cmp::Reverse(r.created_at));
+            rows.truncate(SETTLEMENTS_MAX);
+            (
+                Ok(rows),
+                format!(
+                    "the facilitator's records of the payments it settled for this agent (kept 90 days), and {CHAIN_SOURCE}"
+                ),
+                true,
+            )
+        }
         Err(e) => (
-            Ok(from_chain),
+            Ok(rows),
             format!("{CHAIN_SOURCE} (The facilitator's records could not be read: {e}.)"),
             false,
         ),
@@ -302,16 +308,16 @@ async fn with_disputes(
         .collect())
 }
 
-/// `rows` (from the chain) with the facilitator's records of `payer`'s payments added: a
-/// closed one from its record, a live one not among `rows` (signed by another wallet) from
-/// its log.
+/// The facilitator's records of `payer`'s payments whose logs are not among `known` (the
+/// rows read from the chain): a closed one from its record, a live one (signed by another
+/// wallet) from its log.
 async fn records(
     rpc: &RpcClient,
     http: &reqwest::Client,
     c: &DashboardConfig,
     facilitator_url: &str,
     payer: &Pubkey,
-    mut rows: Vec<SettlementRow>,
+    known: &BTreeSet<Pubkey>,
 ) -> Result<Vec<SettlementRow>, String> {
     let body = get_json(
         http,
@@ -321,7 +327,7 @@ async fn records(
     let listed = body["payments"]
         .as_array()
         .ok_or("the facilitator's answer has no payments list")?;
-    let known: BTreeSet<Pubkey> = rows.iter().map(|r| r.log).collect();
+    let mut rows = Vec::new();
     let mut to_read = Vec::new();
     for p in listed {
         let Some(log) = p["feedbackLog"]
@@ -362,8 +368,6 @@ async fn records(
         })
         .collect();
     rows.extend(with_disputes(rpc, c, logs).await?);
-    rows.sort_by_key(|r| std::cmp::Reverse(r.created_at));
-    rows.truncate(SETTLEMENTS_MAX);
     Ok(rows)
 }
 

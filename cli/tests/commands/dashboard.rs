@@ -12,7 +12,7 @@ use serde_json::json;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use trust_gate_client::pay::{self, PayOptions, PayOutcome, Request};
+use trust_gate_client::pay::PayOutcome;
 use trust_gate_migrations::demo;
 
 /// A child process killed when dropped.
@@ -152,19 +152,11 @@ async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     assert!(tiers.starts_with("tier 3"), "{tiers}");
 
     // One payment, then the page again: the bar and the settlements moved.
-    let opts = PayOptions {
-        request: Request::get(format!("{}/protected", demo_server.url())),
-        payer_agent: None,
-        signer: payer.signer(),
-        overrides: Default::default(),
-        compute_budget: Default::default(),
-        max_amount: None,
-    };
     let PayOutcome::Paid {
         payment_id_hash, ..
-    } = pay::pay(&reqwest::Client::new(), &env.rpc, &opts)
+    } = env
+        .pay_protected(&demo_server.url(), None, payer.signer())
         .await
-        .unwrap()
     else {
         panic!("not paid")
     };

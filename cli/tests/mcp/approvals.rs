@@ -11,7 +11,7 @@ use serde_json::json;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::ApprovalTerms;
-use trust_gate_client::pay::{PayOptions, PayOutcome};
+use trust_gate_client::pay::PayOutcome;
 use trust_gate_migrations::demo;
 
 const POLICY: u32 = 7;
@@ -41,23 +41,8 @@ async fn a_held_payment_is_listed_approved_by_the_tool_and_then_settled() {
     let server = w.http(w.config(vars)).await;
     let c = http_client(&server).await;
 
-    let http = reqwest::Client::new();
-    let pay = || async {
-        let opts = PayOptions {
-            request: trust_gate_client::pay::Request::get(format!(
-                "{}/protected",
-                demo_server.url()
-            )),
-            max_amount: None,
-            payer_agent: None,
-            signer: payer.signer(),
-            overrides: Default::default(),
-            compute_budget: Default::default(),
-        };
-        trust_gate_client::pay::pay(&http, &env.rpc, &opts)
-            .await
-            .unwrap()
-    };
+    let demo_url = demo_server.url();
+    let pay = || env.pay_protected(&demo_url, None, payer.signer());
     let PayOutcome::Held { approval_id, .. } = pay().await else {
         panic!("not held for approval")
     };

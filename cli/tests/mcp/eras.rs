@@ -12,7 +12,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
-use trust_gate_client::pay::{self, PayOptions, PayOutcome, Request};
+use trust_gate_client::pay::PayOutcome;
 use trust_gate_mcp::output_schemas::READ_TOOLS;
 use trust_gate_mcp::server::TTL_MS;
 use trust_gate_migrations::demo;
@@ -81,19 +81,11 @@ async fn a_2026_07_28_client_is_served_without_a_session() {
     let (facilitator, demo_server) = env.services(demo::POLICY_ID, demo::METERED_POLICY_ID).await;
     // One settled payment, for its receipt.
     let payer = env.world.payer(3).unwrap();
-    let opts = PayOptions {
-        request: Request::get(format!("{}/protected", demo_server.url())),
-        payer_agent: None,
-        signer: payer.signer(),
-        overrides: Default::default(),
-        compute_budget: Default::default(),
-        max_amount: None,
-    };
     let PayOutcome::Paid {
         payment_id_hash, ..
-    } = pay::pay(&reqwest::Client::new(), &env.rpc, &opts)
+    } = env
+        .pay_protected(&demo_server.url(), None, payer.signer())
         .await
-        .unwrap()
     else {
         panic!("not paid")
     };

@@ -451,8 +451,8 @@ impl Call<'_> {
                     "signature": receipt,
                     "paymentIdHash": payment_id_hash,
                     // The settling facilitator: gate_get_feedback_log reads the receipt with it.
-                    "facilitator": fee_payer(&requirements),
-                    "receiptUrl": self.receipt_url(fee_payer(&requirements), &payment_id_hash),
+                    "facilitator": requirements.fee_payer(),
+                    "receiptUrl": self.receipt_url(requirements.fee_payer(), &payment_id_hash),
                 },
                 "response": response_view(200, &body, self.max_chars),
             }),
@@ -629,11 +629,6 @@ impl Call<'_> {
         }
         Ok(json!({"paid": false, "closedSessions": closed}))
     }
-}
-
-/// An offer's `extra.feePayer`: the facilitator that settles it.
-fn fee_payer(r: &PaymentRequirements) -> Option<&str> {
-    r.extra.get("feePayer").and_then(|v| v.as_str())
 }
 
 fn session_view(s: &OpenSession, price: u64, opened: bool) -> Value {

@@ -79,6 +79,28 @@ impl Env {
         (facilitator, demo)
     }
 
+    /// Pays `{demo_url}/protected` with the paying client (`trust-gate pay`'s code path),
+    /// signed by `signer`, as the payer agent `payer_agent` (the demo's default when `None`).
+    #[allow(dead_code)] // the suites that run the services
+    pub async fn pay_protected(
+        &self,
+        demo_url: &str,
+        payer_agent: Option<Pubkey>,
+        signer: &Keypair,
+    ) -> trust_gate_client::pay::PayOutcome {
+        let opts = trust_gate_client::pay::PayOptions {
+            request: trust_gate_client::pay::Request::get(format!("{demo_url}/protected")),
+            max_amount: None,
+            payer_agent,
+            signer,
+            overrides: Default::default(),
+            compute_budget: Default::default(),
+        };
+        trust_gate_client::pay::pay(&reqwest::Client::new(), &self.rpc, &opts)
+            .await
+            .unwrap()
+    }
+
     /// Sends `ixs` paid by the localnet's faucet and signed by `signers`.
     pub async fn send(
         &self,

@@ -8,7 +8,7 @@ use futures::future::join_all;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
-use trust_gate_client::pay::{self, PayOptions, PayOutcome};
+use trust_gate_client::pay::PayOutcome;
 use trust_gate_migrations::demo;
 
 /// The facilitator's lamports.
@@ -41,15 +41,8 @@ pub async fn assert_counted(s: &Services, asset: &Pubkey, amount: u64) {
 
 /// `trust-gate pay` of the demo resource as the tier-3 payer.
 async fn pay_once(s: &Services) -> PayOutcome {
-    let opts = PayOptions {
-        request: trust_gate_client::pay::Request::get(s.d("/protected")),
-        max_amount: None,
-        signer: payer(s),
-        payer_agent: Some(s.env.world.payer(3).unwrap().asset()),
-        overrides: Default::default(),
-        compute_budget: Default::default(),
-    };
-    pay::pay(&s.http, &s.env.rpc, &opts).await.unwrap()
+    s.pay(Some(s.env.world.payer(3).unwrap().asset()), payer(s))
+        .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

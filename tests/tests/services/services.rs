@@ -94,17 +94,9 @@ impl Services {
         payer_agent: Option<solana_sdk::pubkey::Pubkey>,
         signer: &solana_sdk::signature::Keypair,
     ) -> trust_gate_client::pay::PayOutcome {
-        let opts = trust_gate_client::pay::PayOptions {
-            request: trust_gate_client::pay::Request::get(self.d("/protected")),
-            max_amount: None,
-            payer_agent,
-            signer,
-            overrides: Default::default(),
-            compute_budget: Default::default(),
-        };
-        trust_gate_client::pay::pay(&self.http, &self.env.rpc, &opts)
+        self.env
+            .pay_protected(&self.demo.url(), payer_agent, signer)
             .await
-            .unwrap()
     }
 
     /// GET the demo's /protected as the payer agent `asset` (the demo's payer header).
