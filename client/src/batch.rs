@@ -14,7 +14,10 @@
 //! (what was not spent goes back to the policy; the payee gets its feedback). Its requirements
 //! carry the `gate` extension (the payer and payee agents, the policy, the service's signature).
 
+use anchor_lang::prelude::Pubkey;
 use serde::{Deserialize, Deserializer, Serialize};
+use sha2::{Digest, Sha256};
+use solana_sdk::signature::{Keypair, Signature, Signer};
 
 /// The stock scheme's name.
 pub const SCHEME_BATCH: &str = "batch-settlement";
@@ -148,18 +151,110 @@ pub enum BatchPayload {
         channel_config: ChannelConfig,
         voucher: BatchVoucher,
     },
-    /// The client ends the session: the facilitator seals the channel at the latest voucher
-    /// it accepted and gives the rest back.
+    /// The client ends the session (a cooperative close, specification section 3): its
+    /// latest voucher, which must be the cumulative amount the server accepted, and the
+    /// server's [`CloseAuthorization`] over it, which the server adds before forwarding. The
+    /// facilitator seals the channel at it and gives the rest back.
     #[serde(rename_all = "camelCase")]
     Refund {
         channel_config: ChannelConfig,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         voucher: Option<BatchVoucher>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        close_authorization: Option<CloseAuthorization>,
+        /// A payer-signed `request_close` (the specification's fallback when the binding is
+        /// unavailable): not served here; the payer sends its own.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        transaction: Option<String>,
     },
     /// The server asks for vouchers to be applied on chain now.
     Claim { claims: Vec<Claim> },
     /// The server asks for what was applied to be paid out now.
     Settle { channels: Vec<SettleChannel> },
+    /// The server collects a channel its payer moved to `Closing` (`request_close`) with its
+    /// latest voucher, within the grace period (specification section 4.5).
+    #[serde(rename_all = "camelCase")]
+    Seal {
+        channel_id: String,
+        channel_config: ChannelConfig,
+        voucher: BatchVoucher,
+        close_authorization: CloseAuthorization,
+    },
+}
+
+/// The receiver authorizer's consent to one cooperative close (a `refund` or a `seal`): its
+/// Ed25519 signature of [`close_digest`], good strictly before `validBefore`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseAuthorization {
+    /// Unix seconds; the facilitator takes it while `now < validBefore <= now +
+    /// maxTimeoutSeconds`.
+    pub valid_before: i64,
+    /// Base58; absent only on a delegated close, which this facilitator does not take.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+/// The domain of a close authorization's digest.
+pub const CLOSE_DOMAIN: &str = "x402:batch-settlement:svm:close:v1";
+
+/// What a close authorization signs: SHA-256 of `UTF8(domain) || 0x00 || u16(len(network)).le
+/// || UTF8(network) || programId || feePayer || channelId || u64(maxClaimableAmount).le ||
+/// i64(voucherExpiresAt).le || i64(validBefore).le` (specification section 4.2), so that it
+/// authorizes no other operation, network, program, facilitator, channel, amount or expiry.
+#[derive(Clone, Copy, Debug)]
+pub struct CloseTerms<'a> {
+    pub network: &'a str,
+    pub fee_payer: &'a Pubkey,
+    pub channel: &'a Pubkey,
+    pub max_claimable: u64,
+    pub valid_before: i64,
+}
+
+impl CloseTerms<'_> {
+    /// The digest the receiver authorizer signs.
+    pub fn digest(&self) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(CLOSE_DOMAIN.as_bytes());
+        h.update([0u8]);
+        let network = self.network.as_bytes();
+        h.update((network.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
+        h.update(network);
+        h.update(crate::channels::PROGRAM_ID.as_ref());
+        h.update(self.fee_payer.as_ref());
+        h.update(self.channel.as_ref());
+        h.update(self.max_claimable.to_le_bytes());
+        // Vouchers of this scheme never expire: `expiresAt` is 0.
+        h.update(0i64.to_le_bytes());
+        h.update(self.valid_before.to_le_bytes());
+        h.finalize().into()
+    }
+
+    /// The receiver authorizer's authorization of this close.
+    pub fn sign(&self, receiver_authorizer: &Keypair) -> CloseAuthorization {
+        CloseAuthorization {
+            valid_before: self.valid_before,
+            signature: Some(receiver_authorizer.sign_message(&self.digest()).to_string()),
+        }
+    }
+
+    /// Whether `signature` (base58) is `key`'s signature of this close.
+    pub fn signed_by(&self, signature: &str, key: &Pubkey) -> bool {
+        signature
+            .parse::<Signature>()
+            .is_ok_and(|s| s.verify(key.as_ref(), &self.digest()))
+    }
+}
+
+/// A server's proof of the voucher it last accepted, in a corrective 402's
+/// `accepts[].extra.voucherState` (specification section 4.6): the payer's own signature of
+/// the cumulative amount, which the payer checks before it resumes from it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VoucherState {
+    pub signed_max_claimable: String,
+    pub expires_at: i64,
+    pub signature: String,
 }
 
 impl BatchPayload {
@@ -170,15 +265,69 @@ impl BatchPayload {
             BatchPayload::Refund { .. } => "refund",
             BatchPayload::Claim { .. } => "claim",
             BatchPayload::Settle { .. } => "settle",
+            BatchPayload::Seal { .. } => "seal",
         }
+    }
+
+    /// A client's refund as its server forwards it: with the receiver authorizer's close
+    /// authorization of closing the channel at the refund's voucher, good until
+    /// `valid_before` (at most the offer's `maxTimeoutSeconds` ahead). Errors name the field:
+    /// only a refund carrying its voucher is authorized.
+    pub fn authorize_close(
+        &mut self,
+        network: &str,
+        fee_payer: &Pubkey,
+        receiver_authorizer: &Keypair,
+        valid_before: i64,
+    ) -> Result<(), crate::error::ClientError> {
+        use crate::error::ClientError as E;
+        let BatchPayload::Refund {
+            voucher,
+            close_authorization,
+            ..
+        } = self
+        else {
+            return Err(E::input("type", "only a refund is authorized to close"));
+        };
+        let v = voucher
+            .as_ref()
+            .ok_or_else(|| E::input("voucher", "a refund carries the session's latest voucher"))?;
+        let channel: Pubkey = v
+            .channel_id
+            .parse()
+            .map_err(|_| E::input("voucher.channelId", "not a base58 address"))?;
+        let max_claimable = amount("voucher.maxClaimableAmount", &v.max_claimable_amount)
+            .map_err(|(_, m)| E::input("voucher.maxClaimableAmount", m))?;
+        *close_authorization = Some(
+            CloseTerms {
+                network,
+                fee_payer,
+                channel: &channel,
+                max_claimable,
+                valid_before,
+            }
+            .sign(receiver_authorizer),
+        );
+        Ok(())
+    }
+
+    /// Whether the payload is the server's own (`claim`, `settle`, `seal`): a resource server
+    /// never forwards a client's, and the facilitator takes them only from an authenticated
+    /// service.
+    pub fn is_servers(&self) -> bool {
+        matches!(
+            self,
+            BatchPayload::Claim { .. } | BatchPayload::Settle { .. } | BatchPayload::Seal { .. }
+        )
     }
 }
 
 /// The payload types of the specification this facilitator does not serve (server mode's
-/// `authorization`, the server's `seal`).
-pub const UNSERVED_TYPES: [&str; 2] = ["authorization", "seal"];
+/// `authorization`).
+pub const UNSERVED_TYPES: [&str; 1] = ["authorization"];
 
-/// A channel's state as the scheme's answers carry it.
+/// A channel's state as the scheme's answers carry it (and a corrective 402's
+/// `accepts[].extra.channelState`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ChannelState {
@@ -187,9 +336,27 @@ pub struct ChannelState {
     pub balance: String,
     /// What was applied on chain.
     pub total_claimed: String,
+    /// When the payer's `request_close` started the grace period (0: it did not).
     pub withdraw_requested_at: i64,
     /// What the facilitator accepted (the latest voucher's cumulative amount).
     pub charged_cumulative_amount: String,
+}
+
+/// The session's state a corrective 402 carries (its `error` is
+/// [`reason::CUMULATIVE_AMOUNT_MISMATCH`], an offer's `extra` holds `channelState` and
+/// `voucherState`; specification section 4.6), read from its body or decoded
+/// `PAYMENT-REQUIRED`; `None` for any other answer.
+pub fn corrective_state(required: &serde_json::Value) -> Option<(ChannelState, VoucherState)> {
+    if required["error"] != reason::CUMULATIVE_AMOUNT_MISMATCH {
+        return None;
+    }
+    required["accepts"].as_array()?.iter().find_map(|offer| {
+        let extra = &offer["extra"];
+        Some((
+            serde_json::from_value(extra["channelState"].clone()).ok()?,
+            serde_json::from_value(extra["voucherState"].clone()).ok()?,
+        ))
+    })
 }
 
 fn u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
@@ -246,6 +413,24 @@ pub mod reason {
     pub const OVER_GATED_DEPOSIT: &str = "voucher_over_gated_deposit";
     /// A channel this facilitator does not hold a session of.
     pub const UNKNOWN_CHANNEL: &str = "invalid_batch_settlement_svm_unknown_channel";
+    /// A close authorization missing, malformed, expired, too far ahead, or not the bound
+    /// receiver authorizer's signature of this exact close.
+    pub const CLOSE_AUTHORIZATION: &str = "invalid_batch_settlement_svm_close_authorization";
+    /// The channel's receiver authorizer binding is not known here (no session of it).
+    pub const RECEIVER_BINDING_UNAVAILABLE: &str =
+        "invalid_batch_settlement_svm_receiver_binding_unavailable";
+    /// A refund that names an amount (only the whole unused escrow goes back).
+    pub const CLOSE_AMOUNT_UNSUPPORTED: &str =
+        "invalid_batch_settlement_svm_close_amount_unsupported";
+    /// A refund carrying a payer-signed `request_close`, which this facilitator does not
+    /// sponsor.
+    pub const REFUND_TRANSACTION: &str = "invalid_batch_settlement_svm_refund_transaction";
+    /// This facilitator's: a server's payload (`claim`, `settle`, `seal`) from a caller that
+    /// did not prove to be a trusted service (`X-Service-Authorization`).
+    pub const SERVICE_UNAUTHENTICATED: &str = "service_unauthenticated";
+    /// This facilitator's: a voucher of a session whose open was sent but is not yet seen
+    /// on chain with its deposit (retry once it lands).
+    pub const DEPOSIT_UNCONFIRMED: &str = "deposit_unconfirmed";
 }
 
 /// A payload field that must name a key: the reason (`unsupported_payload_type`, as upto's)
@@ -265,7 +450,6 @@ pub fn amount(field: &str, value: &str) -> Result<u64, (&'static str, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anchor_lang::prelude::Pubkey;
     use serde_json::json;
 
     fn config() -> serde_json::Value {
@@ -310,6 +494,97 @@ mod tests {
             let p = json!({"type": t, "channelConfig": config()});
             assert!(serde_json::from_value::<BatchPayload>(p).is_err(), "{t}");
         }
+    }
+
+    /// A refund and a seal shaped as the specification's section 4.5 shows them read and write
+    /// back unchanged.
+    #[test]
+    fn a_refund_and_a_seal_as_the_specification_shows_them_round_trip() {
+        let close = json!({"validBefore": 1785341100, "signature": "sig"});
+        let refund = json!({
+            "type": "refund",
+            "channelConfig": config(),
+            "voucher": voucher(),
+            "closeAuthorization": close,
+        });
+        let p: BatchPayload = serde_json::from_value(refund.clone()).unwrap();
+        assert!(matches!(
+            &p,
+            BatchPayload::Refund { close_authorization: Some(c), voucher: Some(_), transaction: None, .. }
+                if c.valid_before == 1785341100
+        ));
+        assert_eq!(serde_json::to_value(&p).unwrap(), refund);
+        let seal = json!({
+            "type": "seal",
+            "channelId": Pubkey::new_unique().to_string(),
+            "channelConfig": config(),
+            "voucher": voucher(),
+            "closeAuthorization": close,
+        });
+        let p: BatchPayload = serde_json::from_value(seal.clone()).unwrap();
+        assert!(p.is_servers() && p.type_name() == "seal");
+        assert_eq!(serde_json::to_value(&p).unwrap(), seal);
+        // A seal without its authorization is not a seal.
+        let mut bare = seal;
+        bare.as_object_mut().unwrap().remove("closeAuthorization");
+        assert!(serde_json::from_value::<BatchPayload>(bare).is_err());
+    }
+
+    #[test]
+    fn a_close_authorization_binds_its_network_facilitator_channel_amount_and_expiry() {
+        let key = Keypair::new();
+        let (fee_payer, channel) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let terms = CloseTerms {
+            network: "solana:localnet",
+            fee_payer: &fee_payer,
+            channel: &channel,
+            max_claimable: 5_000,
+            valid_before: 1_800_000_000,
+        };
+        let auth = terms.sign(&key);
+        let sig = auth.signature.clone().unwrap();
+        assert!(terms.signed_by(&sig, &key.pubkey()));
+        assert!(!terms.signed_by(&sig, &Pubkey::new_unique()));
+        assert!(!terms.signed_by("not base58!", &key.pubkey()));
+        let other = Pubkey::new_unique();
+        let changed = [
+            CloseTerms {
+                network: "solana:devnet",
+                ..terms
+            },
+            CloseTerms {
+                fee_payer: &other,
+                ..terms
+            },
+            CloseTerms {
+                channel: &other,
+                ..terms
+            },
+            CloseTerms {
+                max_claimable: 5_001,
+                ..terms
+            },
+            CloseTerms {
+                valid_before: 1_800_000_001,
+                ..terms
+            },
+        ];
+        for t in changed {
+            assert!(!t.signed_by(&sig, &key.pubkey()));
+        }
+        // The digest is the specification's byte layout: the domain, a zero, the network's
+        // length and bytes, then the program, facilitator, channel, amount, expiry, validity.
+        let mut bytes = CLOSE_DOMAIN.as_bytes().to_vec();
+        bytes.push(0);
+        bytes.extend(15u16.to_le_bytes());
+        bytes.extend(b"solana:localnet");
+        bytes.extend(crate::channels::PROGRAM_ID.to_bytes());
+        bytes.extend(fee_payer.to_bytes());
+        bytes.extend(channel.to_bytes());
+        bytes.extend(5_000u64.to_le_bytes());
+        bytes.extend(0i64.to_le_bytes());
+        bytes.extend(1_800_000_000i64.to_le_bytes());
+        assert_eq!(terms.digest(), <[u8; 32]>::from(Sha256::digest(&bytes)));
     }
 
     #[test]

@@ -49,6 +49,11 @@ pub struct ChannelScan {
     /// The same, with a gate record (gated `upto` deposits, or gated sessions, which
     /// [`abandoned_close`] tells apart): their close goes through the gate.
     pub stale_recorded: Vec<(Pubkey, Channel)>,
+    /// Channels someone moved on that nobody finished: closing past their grace period
+    /// (their payer's `request_close`; `seal` is anyone's now) or sealed and not distributed,
+    /// with whether their gate record is open. Their facilitator seals them, closes them
+    /// through the gate and distributes them, unless a session it holds does it first.
+    pub unfinished: Vec<(Pubkey, Channel, bool)>,
 }
 
 /// Slots after its open slot an unrecorded open channel is looked at as possibly abandoned:
@@ -83,12 +88,13 @@ impl ChannelScan {
     }
 }
 
-/// Decides, at `slot`, from `facilitator`'s channels (address, channel, lamports) and the
-/// channels its open gate records name (with each record's lamports).
+/// Decides, at `slot` and chain time `now`, from `facilitator`'s channels (address, channel,
+/// lamports) and the channels its open gate records name (with each record's lamports).
 pub fn plan(
     channels: &[(Pubkey, Channel, u64)],
     records: &[(Pubkey, u64)],
     slot: u64,
+    now: i64,
 ) -> ChannelScan {
     let mut scan = ChannelScan::default();
     let recorded: HashSet<Pubkey> = records.iter().map(|(c, _)| *c).collect();
@@ -102,12 +108,27 @@ pub fn plan(
                     scan.stale_open.push((*address, channel.clone()))
                 }
             }
-            Status::Open | Status::Closing => {}
-            Status::Sealed | Status::Distributed if recorded.contains(address) => {
-                scan.awaiting_close.push(*address)
+            Status::Open => {}
+            Status::Closing => {
+                let deadline = channel
+                    .closure_started_at
+                    .saturating_add(i64::from(channel.grace_period));
+                if now >= deadline {
+                    let record = recorded.contains(address);
+                    scan.unfinished.push((*address, channel.clone(), record));
+                }
             }
-            // A sealed channel without a record waits for its distribute (anyone's).
-            Status::Sealed => {}
+            Status::Sealed => {
+                let record = recorded.contains(address);
+                if record {
+                    scan.awaiting_close.push(*address);
+                }
+                scan.unfinished.push((*address, channel.clone(), record));
+            }
+            Status::Distributed if recorded.contains(address) => {
+                scan.awaiting_close.push(*address);
+                scan.unfinished.push((*address, channel.clone(), true));
+            }
             Status::Distributed => {
                 let first = channel
                     .open_slot
@@ -129,21 +150,42 @@ pub fn plan(
     scan
 }
 
-/// The transaction that closes an unrecorded open channel whose claim can no longer come
-/// (stock `upto`: its open landed more than [`upto::abandoned_after`] before `now`): the
-/// facilitator, its payee, seals it at what it settled (nothing: `upto` applies its one
-/// voucher at the claim) and distributes it, the whole deposit back to the payer and the
-/// escrow's rent to the facilitator; `reclaim` returns the channel's rent later. The
-/// distribution is read from the open's own transaction (the channel keeps only its hash,
-/// checked here). `None` while the claim may still come, when the history is not there, or
-/// for a `batch-settlement` session's channel (its open's binding Memo).
-pub async fn abandoned_close(
+/// What a channel's open transaction said, which the channel keeps only as a hash or not at
+/// all: its distribution (checked against the channel's hash), its token program, whether it
+/// opened a `batch-settlement` session (its binding Memo) and when it landed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenedWith {
+    pub splits: Vec<channels::Split>,
+    pub token_program: TokenProgram,
+    pub session: bool,
+    pub block_time: Option<i64>,
+}
+
+impl OpenedWith {
+    /// The sealed `distribute` of `channel` at `address`: the splits their share, the payer
+    /// the rest, the escrow's rent (and the channel's, past its slot window) to the rent
+    /// payer.
+    pub fn distribute(&self, address: &Pubkey, channel: &Channel) -> Instruction {
+        Distribute {
+            channel: *address,
+            payer: channel.payer,
+            rent_payer: channel.rent_payer,
+            payee: channel.payee,
+            mint: channel.mint,
+            token_program: self.token_program,
+            splits: self.splits.clone(),
+        }
+        .instruction()
+    }
+}
+
+/// Reads how the channel at `address` was opened, from its first transaction; `None` when
+/// the history is not there or does not match the channel.
+pub async fn opened_with(
     rpc: &RpcClient,
-    facilitator: &Pubkey,
     address: &Pubkey,
     channel: &Channel,
-    now: i64,
-) -> Result<Option<Vec<Instruction>>, ClientError> {
+) -> Result<Option<OpenedWith>, ClientError> {
     let signatures = receipts::signatures_of(rpc, address).await?;
     let Some(first) = signatures.first() else {
         return Ok(None);
@@ -151,20 +193,9 @@ pub async fn abandoned_close(
     let Some(opened) = receipts::transaction(rpc, first).await? else {
         return Ok(None);
     };
-    if opened
-        .block_time
-        .is_none_or(|t| now <= upto::abandoned_after(t))
-    {
-        return Ok(None);
-    }
-    // A batch-settlement session's channel (its open binds the receiver's authorizer) lives
-    // as long as its session: its facilitator closes it, never as an abandoned claim.
     let session = opened.instructions.iter().any(|ix| {
         ix.program_id == MEMO && ix.data.starts_with(batch::BINDING_MEMO_PREFIX.as_bytes())
     });
-    if session {
-        return Ok(None);
-    }
     let open = opened.instructions.iter().find(|ix| {
         ix.program_id == channels::PROGRAM_ID
             && ix.data.first() == Some(&channels::tag::OPEN)
@@ -185,18 +216,46 @@ pub async fn abandoned_close(
     if channels::distribution_hash(&splits) != channel.distribution_hash {
         return Ok(None);
     }
+    Ok(Some(OpenedWith {
+        splits,
+        token_program,
+        session,
+        block_time: opened.block_time,
+    }))
+}
+
+/// The transaction that closes an unrecorded open channel whose claim can no longer come
+/// (stock `upto`: its open landed more than [`upto::abandoned_after`] before `now`): the
+/// facilitator, its payee, seals it at what it settled (nothing: `upto` applies its one
+/// voucher at the claim) and distributes it, the whole deposit back to the payer and the
+/// escrow's rent to the facilitator; `reclaim` returns the channel's rent later. The
+/// distribution is read from the open's own transaction (the channel keeps only its hash,
+/// checked here). `None` while the claim may still come, when the history is not there, or
+/// for a `batch-settlement` session's channel (its open's binding Memo).
+pub async fn abandoned_close(
+    rpc: &RpcClient,
+    facilitator: &Pubkey,
+    address: &Pubkey,
+    channel: &Channel,
+    now: i64,
+) -> Result<Option<Vec<Instruction>>, ClientError> {
+    let Some(opened) = opened_with(rpc, address, channel).await? else {
+        return Ok(None);
+    };
+    if opened
+        .block_time
+        .is_none_or(|t| now <= upto::abandoned_after(t))
+    {
+        return Ok(None);
+    }
+    // A batch-settlement session's channel (its open binds the receiver's authorizer) lives
+    // as long as its session: its facilitator closes it, never as an abandoned claim.
+    if opened.session {
+        return Ok(None);
+    }
     Ok(Some(vec![
         channels::settle_and_seal(facilitator, address, false),
-        Distribute {
-            channel: *address,
-            payer: channel.payer,
-            rent_payer: *facilitator,
-            payee: *facilitator,
-            mint: channel.mint,
-            token_program,
-            splits,
-        }
-        .instruction(),
+        opened.distribute(address, channel),
     ]))
 }
 
@@ -208,6 +267,7 @@ pub async fn scan(
     b: &Builder,
     facilitator: &Pubkey,
     slot: u64,
+    now: i64,
 ) -> Result<ChannelScan, ClientError> {
     let memcmp =
         |at: usize, bytes: &[u8]| RpcFilterType::Memcmp(Memcmp::new_raw_bytes(at, bytes.to_vec()));
@@ -243,7 +303,7 @@ pub async fn scan(
         (channel.rent_payer == *facilitator).then_some((address, channel, account.lamports))
     })
     .collect();
-    Ok(plan(&channels, &records, slot))
+    Ok(plan(&channels, &records, slot, now))
 }
 
 #[cfg(test)]
@@ -270,21 +330,29 @@ mod tests {
         // b's and d's records are open; `gone`'s channel is not among the live ones.
         let records = [(b, 1), (d, 2), (gone, 3)];
         let first = 100 + channels::OPEN_SLOT_WINDOW + 1;
-        let scan = plan(&channels, &records, first);
+        let scan = plan(&channels, &records, first, 0);
         assert_eq!(scan.reclaim, vec![(a, 10)]);
         assert_eq!(
             scan.waiting,
             vec![(c, 200 + channels::OPEN_SLOT_WINDOW + 1)]
         );
         assert_eq!(scan.awaiting_close, vec![b, d]);
+        assert_eq!(
+            scan.unfinished
+                .iter()
+                .map(|(k, _, record)| (*k, *record))
+                .collect::<Vec<_>>(),
+            vec![(b, true), (d, true)],
+            "nobody but the facilitator closes them through the gate"
+        );
         assert_eq!(scan.orphaned, vec![(gone, 3)]);
         // One slot earlier, `a` waits too.
-        let scan = plan(&channels, &records, first - 1);
+        let scan = plan(&channels, &records, first - 1, 0);
         assert!(scan.reclaim.is_empty());
         assert_eq!(scan.waiting.len(), 2);
         // The open channel without a record is looked at once it is old enough.
         assert!(scan.stale_open.is_empty());
-        let scan = plan(&channels, &records, 100 + STALE_AFTER_SLOTS);
+        let scan = plan(&channels, &records, 100 + STALE_AFTER_SLOTS, 0);
         assert_eq!(
             scan.stale_open.iter().map(|(k, _)| *k).collect::<Vec<_>>(),
             vec![e]
@@ -293,7 +361,7 @@ mod tests {
         // An old open channel with a record: its close goes through the gate.
         let mut with_record = records.to_vec();
         with_record.push((e, 4));
-        let scan = plan(&channels, &with_record, 100 + STALE_AFTER_SLOTS);
+        let scan = plan(&channels, &with_record, 100 + STALE_AFTER_SLOTS, 0);
         assert!(scan.stale_open.is_empty());
         assert_eq!(
             scan.stale_recorded
@@ -302,6 +370,27 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![e]
         );
+    }
+
+    #[test]
+    fn a_closing_channel_is_the_facilitators_to_finish_once_its_grace_period_is_over() {
+        let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
+        let mut closing = channel(Status::Closing, 100);
+        closing.closure_started_at = 1_000;
+        closing.grace_period = 900;
+        let sealed = channel(Status::Sealed, 100);
+        let channels = [(a, closing, 1), (b, sealed, 2)];
+        let finishing = |now| {
+            plan(&channels, &[(a, 5)], 200, now)
+                .unfinished
+                .into_iter()
+                .map(|(k, _, record)| (k, record))
+                .collect::<Vec<_>>()
+        };
+        // Within the grace period the payee (a session, or an upto claim) may still seal it
+        // at a voucher; the sealed one without a record still needs its distribute.
+        assert_eq!(finishing(1_899), vec![(b, false)]);
+        assert_eq!(finishing(1_900), vec![(a, true), (b, false)]);
     }
 
     #[test]

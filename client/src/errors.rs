@@ -306,9 +306,18 @@ pub fn explain(err: &TransactionError, logs: &[String]) -> Option<NamedError> {
     }))
 }
 
-/// About `limit` characters of the logs that matter most: the lines of the failing program and
-/// its messages, from the end (where the failure is).
-pub fn summarize_logs(logs: &[String], limit: usize) -> String {
+/// How long a summary of a transaction's logs is, at most (characters).
+pub const LOG_SUMMARY_CHARS: usize = 400;
+
+/// At most [`LOG_SUMMARY_CHARS`] characters of the logs that matter most: the lines of the
+/// failing program and its messages, from the end (where the failure is).
+pub fn summarize_logs(logs: &[String]) -> String {
+    summarize_logs_within(logs, LOG_SUMMARY_CHARS)
+}
+
+/// [`summarize_logs`] in at most `max_chars` characters; a line too long for them is cut
+/// between words, and the cut is marked with `…`.
+fn summarize_logs_within(logs: &[String], max_chars: usize) -> String {
     let interesting: Vec<&str> = logs
         .iter()
         .map(|l| l.as_str())
@@ -317,7 +326,7 @@ pub fn summarize_logs(logs: &[String], limit: usize) -> String {
     let mut out: Vec<&str> = Vec::new();
     let mut len = 0;
     for line in interesting.iter().rev() {
-        if len + line.len() + 3 > limit && !out.is_empty() {
+        if len + line.len() + 3 > max_chars && !out.is_empty() {
             break;
         }
         len += line.len() + 3;
@@ -325,12 +334,17 @@ pub fn summarize_logs(logs: &[String], limit: usize) -> String {
     }
     out.reverse();
     let mut s = out.join(" | ");
-    if s.len() > limit {
-        let cut = (0..=limit)
-            .rev()
-            .find(|i| s.is_char_boundary(*i))
-            .unwrap_or(0);
+    if s.len() > max_chars {
+        // At the last space that leaves room for the mark (else a character boundary).
+        let mut cut = max_chars.saturating_sub('…'.len_utf8());
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        if let Some(space) = s[..cut].rfind(' ').filter(|at| *at > 0) {
+            cut = space;
+        }
         s.truncate(cut);
+        s.push('…');
     }
     if s.is_empty() {
         "(no logs)".into()
@@ -395,10 +409,29 @@ mod tests {
     #[test]
     fn log_summaries_keep_the_end_and_stay_near_the_limit() {
         let logs: Vec<String> = (0..100).map(|i| format!("Program log: line {i}")).collect();
-        let s = summarize_logs(&logs, 400);
-        assert!(s.len() <= 400, "{}", s.len());
+        let s = summarize_logs(&logs);
+        assert!(s.len() <= LOG_SUMMARY_CHARS, "{}", s.len());
         assert!(s.ends_with("line 99"), "{s}");
         assert!(s.len() > 300);
-        assert_eq!(summarize_logs(&[], 400), "(no logs)");
+        assert_eq!(summarize_logs(&[]), "(no logs)");
+    }
+
+    /// A warning once printed `Pro`: the summary's bound was read as lines by a caller. A
+    /// line too long for the bound is cut between words and says so.
+    #[test]
+    fn a_line_too_long_is_cut_between_words_and_marked() {
+        let long = vec![format!(
+            "Program CHNLxYvVA28MJP9PrFuDXccuoGXAx7jBacfLEkahyGsX failed: {}",
+            "invalid channel status ".repeat(30)
+        )];
+        let s = summarize_logs(&long);
+        assert!(s.len() <= LOG_SUMMARY_CHARS, "{}", s.len());
+        assert!(
+            s.ends_with("status…") || s.ends_with("channel…") || s.ends_with("invalid…"),
+            "{s}"
+        );
+        assert!(s.starts_with("Program CHNLxYvVA28MJP9PrFuDXccuoGXAx7jBacfLEkahyGsX failed"));
+        let tiny = summarize_logs_within(&long, 12);
+        assert_eq!(tiny, "Program…");
     }
 }

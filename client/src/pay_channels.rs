@@ -455,7 +455,10 @@ impl ChannelPay<'_> {
     }
 
     /// Pays this request (the challenge `pr`, its session offer `offer`) with the next
-    /// voucher of `open`; `nth` names it in errors.
+    /// voucher of `open`; `nth` names it in errors. A corrective 402 (the server accepted a
+    /// voucher whose answer this client lost, or not one it counted) resumes the session
+    /// from the server's state, once it is checked as this session's own voucher, and pays
+    /// again once.
     pub async fn voucher(
         &self,
         open: &mut OpenSession,
@@ -465,12 +468,32 @@ impl ChannelPay<'_> {
     ) -> Result<Paid, ChannelPayError> {
         let price = self.price(offer)?;
         self.check(offer, price)?;
+        let what = format!("voucher {nth}");
         let p = open
             .session
             .voucher_payload(price)
             .map_err(|e| self.fail(e))?;
-        self.send(&format!("voucher {nth}"), pr, offer, value(&p)?)
-            .await
+        let refused = match self.send(&what, pr, offer, value(&p)?).await {
+            Err(ChannelPayError::Refused {
+                status: 402, body, ..
+            }) => body,
+            other => return other,
+        };
+        let Some((channel, voucher)) = batch::corrective_state(&refused) else {
+            return Err(ChannelPayError::Refused {
+                what,
+                status: 402,
+                body: refused,
+            });
+        };
+        open.session
+            .resync(&channel, &voucher)
+            .map_err(|e| self.offer_error(format!("a corrective 402 refused: {e}")))?;
+        let p = open
+            .session
+            .voucher_payload(price)
+            .map_err(|e| self.fail(e))?;
+        self.send(&what, pr, offer, value(&p)?).await
     }
 
     /// Ends `open` with its refund: the channel's unspent deposit back to the payer.

@@ -6,7 +6,10 @@
 //! and the TypeScript SDK's scheme send; the facilitator checks exactly this
 //! (`trust_gate_facilitator::batch`).
 
-use crate::batch::{self, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, DepositTx};
+use crate::batch::{
+    self, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, ChannelState, DepositTx,
+    VoucherState,
+};
 use crate::channels::{self, Open, Split};
 use crate::error::ClientError;
 use crate::instructions::{ApprovalUse, Attestations, Builder};
@@ -242,14 +245,8 @@ impl PayerSession {
                     ),
                 )
             })?;
-        let v = Voucher::sign(&self.voucher_key, &self.channel, cumulative, 0);
         self.charged = cumulative;
-        Ok(BatchVoucher {
-            channel_id: self.channel_id.clone(),
-            max_claimable_amount: cumulative.to_string(),
-            expires_at: 0,
-            signature: v.signature.to_string(),
-        })
+        Ok(self.signed(cumulative))
     }
 
     /// A first request's payload: the open and the voucher of its price.
@@ -277,12 +274,88 @@ impl PayerSession {
         })
     }
 
-    /// The payload that ends the session (the facilitator seals at what it accepted).
+    /// The payload that ends the session: its latest voucher (the amount the server
+    /// accepted, at which the facilitator seals), which the server forwards with its close
+    /// authorization.
     pub fn refund_payload(&self) -> BatchPayload {
         BatchPayload::Refund {
             channel_config: self.config.clone(),
-            voucher: None,
+            voucher: Some(self.signed(self.charged)),
+            close_authorization: None,
+            transaction: None,
         }
+    }
+
+    /// The voucher of `cumulative` (an Ed25519 signature: the same bytes every time).
+    fn signed(&self, cumulative: u64) -> BatchVoucher {
+        let v = Voucher::sign(&self.voucher_key, &self.channel, cumulative, 0);
+        BatchVoucher {
+            channel_id: self.channel_id.clone(),
+            max_claimable_amount: cumulative.to_string(),
+            expires_at: 0,
+            signature: v.signature.to_string(),
+        }
+    }
+
+    /// Resumes from a server's corrective state (a 402 whose error is
+    /// `invalid_batch_settlement_svm_cumulative_amount_mismatch`, its offer's
+    /// `extra.channelState` and `extra.voucherState`; specification section 4.6): a voucher
+    /// this session sent was accepted though its answer was lost, or the other way round.
+    /// Adopted only when `voucher_state` is this session's own signature of this channel and
+    /// the amount charged is at most what it signs and the deposit; returns the new base.
+    pub fn resync(
+        &mut self,
+        channel_state: &ChannelState,
+        voucher_state: &VoucherState,
+    ) -> Result<u64, ClientError> {
+        if channel_state.channel_id != self.channel_id {
+            return Err(input(
+                "channelState.channelId",
+                format!(
+                    "{} is not this session's channel {}",
+                    channel_state.channel_id, self.channel_id
+                ),
+            ));
+        }
+        let number = |field: &str, v: &str| {
+            v.parse::<u64>()
+                .map_err(|_| input(field, format!("{v:?} is not a decimal u64")))
+        };
+        let charged = number(
+            "channelState.chargedCumulativeAmount",
+            &channel_state.charged_cumulative_amount,
+        )?;
+        let signed = number(
+            "voucherState.signedMaxClaimable",
+            &voucher_state.signed_max_claimable,
+        )?;
+        let signature = voucher_state
+            .signature
+            .parse()
+            .map_err(|_| input("voucherState.signature", "not a base58 signature"))?;
+        let v = Voucher {
+            channel: self.channel,
+            cumulative: signed,
+            expires_at: voucher_state.expires_at,
+            signature,
+        };
+        if voucher_state.expires_at != 0 || !v.signed_by(&self.voucher_key.pubkey()) {
+            return Err(input(
+                "voucherState.signature",
+                "not this session's own voucher of the channel: the corrective state is refused",
+            ));
+        }
+        if charged > signed || charged > self.deposit {
+            return Err(input(
+                "channelState.chargedCumulativeAmount",
+                format!(
+                    "{charged} is above the voucher signed ({signed}) or the deposit ({})",
+                    self.deposit
+                ),
+            ));
+        }
+        self.charged = charged;
+        Ok(charged)
     }
 }
 
@@ -425,5 +498,46 @@ mod tests {
             "{err}"
         );
         assert_eq!(s.charged, 10);
+
+        // The refund carries the latest voucher, the same bytes as the one sent.
+        let BatchPayload::Refund {
+            voucher: Some(latest),
+            ..
+        } = s.refund_payload()
+        else {
+            panic!("a refund with its voucher")
+        };
+        assert_eq!(latest, second);
+
+        // A corrective state is adopted only as this session's own voucher of the channel.
+        let channel_id = s.channel.to_string();
+        let state = |charged: u64| ChannelState {
+            channel_id: channel_id.clone(),
+            balance: "10".into(),
+            total_claimed: "0".into(),
+            withdraw_requested_at: 0,
+            charged_cumulative_amount: charged.to_string(),
+        };
+        let proof = |v: &BatchVoucher| VoucherState {
+            signed_max_claimable: v.max_claimable_amount.clone(),
+            expires_at: 0,
+            signature: v.signature.clone(),
+        };
+        assert_eq!(s.resync(&state(4), &proof(&first)).unwrap(), 4);
+        assert_eq!(s.charged, 4);
+        let forged = Voucher::sign(&Keypair::new(), &s.channel, 10, 0);
+        let not_mine = VoucherState {
+            signed_max_claimable: "10".into(),
+            expires_at: 0,
+            signature: forged.signature.to_string(),
+        };
+        let err = s.resync(&state(10), &not_mine).unwrap_err().to_string();
+        assert!(err.contains("voucherState.signature"), "{err}");
+        let err = s.resync(&state(6), &proof(&first)).unwrap_err().to_string();
+        assert!(err.contains("chargedCumulativeAmount"), "{err}");
+        let mut elsewhere = state(4);
+        elsewhere.channel_id = Pubkey::new_unique().to_string();
+        assert!(s.resync(&elsewhere, &proof(&first)).is_err());
+        assert_eq!(s.charged, 4, "a refused state changes nothing");
     }
 }

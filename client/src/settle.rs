@@ -362,7 +362,7 @@ pub fn transaction_error(e: solana_rpc_client_api::client_error::Error) -> Clien
             return ClientError::Transaction {
                 named: errors::explain(&err, &logs),
                 err,
-                logs: summarize_logs(&logs, 400),
+                logs: summarize_logs(&logs),
             };
         }
     }

@@ -371,7 +371,7 @@ fn decision_of(b: &Builder, sim: RpcSimulateTransactionResult) -> Result<Decisio
         return Err(ClientError::SimulationFailed {
             named: err.as_ref().and_then(|e| crate::errors::explain(e, &logs)),
             err,
-            logs: summarize_logs(&logs, 400),
+            logs: summarize_logs(&logs),
         });
     };
     let program = rd

@@ -197,7 +197,7 @@ pub async fn measure(
         return Err(ClientError::SimulationFailed {
             named: crate::errors::explain(&err, &logs),
             err: Some(err),
-            logs: crate::errors::summarize_logs(&logs, 400),
+            logs: crate::errors::summarize_logs(&logs),
         });
     }
     sim.units_consumed.ok_or_else(|| ClientError::Decode {

@@ -251,6 +251,82 @@ pub fn challenge_signed_by(
         .is_ok_and(|sig| sig.verify(service.as_ref(), &challenge_message(r, resource_url, g)))
 }
 
+/// Request header of a resource server's own call to its facilitator (a session's `claim`,
+/// `settle` or `seal`): `<service key>:<issued at>:<signature>`, the service key one the
+/// facilitator trusts (`TRUSTED_SERVICE_KEYS`), its signature over
+/// [`service_request_digest`] of the route and the exact body.
+pub const X_SERVICE_AUTHORIZATION: &str = "X-Service-Authorization";
+/// The domain of a service request's digest.
+pub const SERVICE_REQUEST_DOMAIN: &str = "trust-gate:service-request:v1";
+
+/// What a service signs to authenticate one request: SHA-256 of `UTF8(domain) || 0x00 ||
+/// u16(len(path)).le || UTF8(path) || i64(issued_at).le || SHA-256(body)`.
+pub fn service_request_digest(path: &str, issued_at: i64, body: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(SERVICE_REQUEST_DOMAIN.as_bytes());
+    h.update([0u8]);
+    h.update((path.len().min(usize::from(u16::MAX)) as u16).to_le_bytes());
+    h.update(path.as_bytes());
+    h.update(issued_at.to_le_bytes());
+    h.update(Sha256::digest(body));
+    h.finalize().into()
+}
+
+/// The `X-Service-Authorization` value of `body` sent to `path` at `issued_at` by `service`.
+pub fn sign_service_request(
+    service: &solana_sdk::signature::Keypair,
+    path: &str,
+    issued_at: i64,
+    body: &[u8],
+) -> String {
+    use solana_sdk::signer::Signer;
+    let sig = service.sign_message(&service_request_digest(path, issued_at, body));
+    format!("{}:{issued_at}:{sig}", service.pubkey())
+}
+
+/// The trusted service that signed `header` for `body` at `path`, issued within `skew`
+/// seconds of `now`; else why not (a message for the refusal).
+pub fn service_request_signer(
+    header: &str,
+    path: &str,
+    body: &[u8],
+    now: i64,
+    skew: i64,
+    trusted: &[solana_sdk::pubkey::Pubkey],
+) -> Result<solana_sdk::pubkey::Pubkey, String> {
+    let mut parts = header.trim().splitn(3, ':');
+    let (Some(key), Some(at), Some(sig)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!(
+            "{X_SERVICE_AUTHORIZATION} is <service key>:<issued at>:<signature>"
+        ));
+    };
+    let key: solana_sdk::pubkey::Pubkey = key
+        .parse()
+        .map_err(|_| format!("{X_SERVICE_AUTHORIZATION}: the service key is not base58"))?;
+    let at: i64 = at
+        .parse()
+        .map_err(|_| format!("{X_SERVICE_AUTHORIZATION}: the time is not unix seconds"))?;
+    let sig: solana_sdk::signature::Signature = sig
+        .parse()
+        .map_err(|_| format!("{X_SERVICE_AUTHORIZATION}: the signature is not base58"))?;
+    if !trusted.contains(&key) {
+        return Err(format!(
+            "{key} is not a service this facilitator trusts (TRUSTED_SERVICE_KEYS)"
+        ));
+    }
+    if now.abs_diff(at) > skew.unsigned_abs() {
+        return Err(format!(
+            "{X_SERVICE_AUTHORIZATION} was issued at {at}, more than {skew} s from now ({now})"
+        ));
+    }
+    if !sig.verify(key.as_ref(), &service_request_digest(path, at, body)) {
+        return Err(format!(
+            "{X_SERVICE_AUTHORIZATION} is not {key}'s signature of this request"
+        ));
+    }
+    Ok(key)
+}
+
 /// A challenge's expiry and so its payment's deadline (the strict gate's argument): its
 /// `issuedAt` plus the requirements' `maxTimeoutSeconds`, saturating. Both are signed by the
 /// service, so the facilitator derives the same deadline and refuses any other.
@@ -316,6 +392,33 @@ mod tests {
                 "policyId": 1, "issuedAt": 1700000000, "serviceSignature": "S"}}
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_service_request_is_the_trusted_services_signature_of_its_route_and_body() {
+        use solana_sdk::signature::{Keypair, Signer};
+        let service = Keypair::new();
+        let trusted = [service.pubkey()];
+        let body = br#"{"x":1}"#;
+        let h = sign_service_request(&service, "/settle", 1_000, body);
+        let ok = |h: &str, path: &str, body: &[u8], now: i64| {
+            service_request_signer(h, path, body, now, 60, &trusted)
+        };
+        assert_eq!(ok(&h, "/settle", body, 1_030), Ok(service.pubkey()));
+        assert!(ok(&h, "/verify", body, 1_000).is_err(), "another route");
+        assert!(
+            ok(&h, "/settle", br#"{"x":2}"#, 1_000).is_err(),
+            "another body"
+        );
+        let late = ok(&h, "/settle", body, 1_061).unwrap_err();
+        assert!(late.contains("issued at 1000"), "{late}");
+        let stranger = sign_service_request(&Keypair::new(), "/settle", 1_000, body);
+        assert!(ok(&stranger, "/settle", body, 1_000)
+            .unwrap_err()
+            .contains("TRUSTED_SERVICE_KEYS"));
+        for junk in ["", "a:b", "x:1:y"] {
+            assert!(ok(junk, "/settle", body, 1_000).is_err(), "{junk}");
+        }
     }
 
     #[test]

@@ -191,9 +191,13 @@ fn sign_gate(
     );
 }
 
+/// The fields of a session offer's `extra` that only a corrective 402 carries (the session's
+/// state, specification section 4.6): a client may send them back in the offer it accepted.
+pub const CORRECTIVE_FIELDS: [&str; 2] = ["channelState", "voucherState"];
+
 /// Whether `r` is an offer of this service for `url`: gated, its `gate` extension signed by the
 /// service over every field; plain, exactly the route's plain offer `plain` (which depends on
-/// no time and no payer).
+/// no time and no payer), but for a corrective 402's fields.
 pub fn is_our_offer(
     c: &DemoConfig,
     r: &PaymentRequirements,
@@ -203,7 +207,13 @@ pub fn is_our_offer(
     use solana_sdk::signer::Signer;
     match GateExtension::from_requirements(r) {
         Ok(g) => x402::challenge_signed_by(&c.service_key.pubkey(), r, url, &g),
-        Err(_) => r == plain,
+        Err(_) => {
+            let mut r = r.clone();
+            for key in CORRECTIVE_FIELDS {
+                r.extra.remove(key);
+            }
+            r == *plain
+        }
     }
 }
 

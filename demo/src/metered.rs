@@ -11,6 +11,7 @@
 //!   the session. Every payload goes to the facilitator's /settle as it came.
 
 use crate::challenge;
+use crate::facilitator_client::Answer;
 use crate::state::{error, header, payer_of, DemoState};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -21,12 +22,13 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use std::sync::Arc;
+use trust_gate_client::batch::{self, BatchPayload};
 use trust_gate_client::channels::voucher_message;
 use trust_gate_client::simulate::now_unix;
+use trust_gate_client::upto;
 use trust_gate_client::x402::{
     self, PaymentRequired, PaymentRequirements, ResourceInfo, X402_VERSION,
 };
-use trust_gate_client::{batch, upto};
 
 type App = State<Arc<DemoState>>;
 
@@ -38,7 +40,7 @@ pub struct Units {
 
 /// A 402 offering `accepts` for `url`.
 fn offers(url: String, accepts: Vec<PaymentRequirements>) -> Response {
-    let pr = PaymentRequired {
+    challenge_response(PaymentRequired {
         x402_version: X402_VERSION,
         error: Some("Payment required".into()),
         resource: ResourceInfo {
@@ -48,7 +50,11 @@ fn offers(url: String, accepts: Vec<PaymentRequirements>) -> Response {
         },
         accepts,
         extensions: None,
-    };
+    })
+}
+
+/// A 402 asking for `pr` (in `PAYMENT-REQUIRED` and as the body).
+fn challenge_response(pr: PaymentRequired) -> Response {
     let Ok(encoded) = x402::encode_header(&pr) else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -108,23 +114,33 @@ async fn settle(
     payload: &Value,
     requirements: &PaymentRequirements,
 ) -> Result<Value, Box<Response>> {
-    let body = json!({
-        "x402Version": X402_VERSION,
-        "paymentPayload": payload,
-        "paymentRequirements": requirements,
-    });
-    let a = s.facilitator.settle_json(&body).await.map_err(|e| {
-        Box::new(error(
-            StatusCode::BAD_GATEWAY,
-            "facilitator_unavailable",
-            e.to_string(),
-        ))
-    })?;
+    let a = settle_answer(s, payload, requirements).await?;
     if a.body["success"] == true {
         Ok(a.body)
     } else {
         Err(Box::new(refused(a.body, &a.headers)))
     }
+}
+
+/// POST /settle of `payload` under `requirements`: the facilitator's answer, whatever it is
+/// (an unreachable facilitator is answered 502).
+async fn settle_answer(
+    s: &DemoState,
+    payload: &Value,
+    requirements: &PaymentRequirements,
+) -> Result<Answer, Box<Response>> {
+    let body = json!({
+        "x402Version": X402_VERSION,
+        "paymentPayload": payload,
+        "paymentRequirements": requirements,
+    });
+    s.facilitator.settle_json(&body).await.map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_GATEWAY,
+            "facilitator_unavailable",
+            e.to_string(),
+        ))
+    })
 }
 
 /// A paid answer: `body`, with the settlement in `PAYMENT-RESPONSE`.
@@ -263,21 +279,135 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
         Ok(p) => p,
         Err(r) => return *r,
     };
-    let kind = payload["payload"]["type"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    match settle(&s, &payload, &accepted).await {
-        Ok(body) => served(
-            &body,
-            json!({
-                "report": "trust-gate demo: session",
-                "payment": kind,
-                "charged": body["extra"]["chargedAmount"],
-                "channelState": body["extra"]["channelState"],
-                "transaction": body["transaction"],
-            }),
-        ),
+    let kind: BatchPayload = match serde_json::from_value(payload["payload"].clone()) {
+        Ok(k) => k,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "invalid_payment",
+                format!("paymentPayload.payload is not a batch-settlement payload: {e}"),
+            )
+        }
+    };
+    match kind {
+        BatchPayload::Deposit { .. } | BatchPayload::Voucher { .. } => {}
+        BatchPayload::Refund { .. } => return refund(&s, payload, &accepted, kind).await,
+        // The server's own payloads are never a client's payment.
+        other => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "payment_type_refused",
+                format!(
+                    "a client pays with a deposit or a voucher and ends its session with a refund; a {} is the service's own",
+                    other.type_name()
+                ),
+            )
+        }
+    }
+    let a = match settle_answer(&s, &payload, &accepted).await {
+        Ok(a) => a,
+        Err(r) => return *r,
+    };
+    if a.body["success"] != true {
+        return corrective(a, &accepted, url);
+    }
+    let body = a.body;
+    // Served only for a payment of this request: a new voucher (or the deposit's first)
+    // charging exactly the route's price.
+    if body["extra"]["chargedAmount"].as_str() != Some(accepted.amount.as_str()) {
+        return error(
+            StatusCode::PAYMENT_REQUIRED,
+            "charged_amount_mismatch",
+            format!(
+                "the facilitator charged {} for this request; its price is {}",
+                body["extra"]["chargedAmount"], accepted.amount
+            ),
+        );
+    }
+    served(
+        &body,
+        json!({
+            "report": "trust-gate demo: session",
+            "payment": kind.type_name(),
+            "charged": body["extra"]["chargedAmount"],
+            "channelState": body["extra"]["channelState"],
+            "transaction": body["transaction"],
+        }),
+    )
+}
+
+/// A client's refund: the service's close authorization of closing the channel at the
+/// refund's voucher added (the service is the channel's receiver authorizer), sent to the
+/// facilitator; the answer carries the settlement, never the resource.
+async fn refund(
+    s: &DemoState,
+    mut payload: Value,
+    accepted: &PaymentRequirements,
+    mut refund: BatchPayload,
+) -> Response {
+    let valid_before =
+        now_unix().saturating_add(i64::try_from(accepted.max_timeout_seconds).unwrap_or(i64::MAX));
+    if let Err(e) = refund.authorize_close(
+        &accepted.network,
+        &s.kind.fee_payer,
+        &s.config.service_key,
+        valid_before,
+    ) {
+        return error(StatusCode::BAD_REQUEST, "invalid_payment", e.to_string());
+    }
+    payload["payload"] = json!(refund);
+    match settle(s, &payload, accepted).await {
+        Ok(body) => {
+            let mut h = HeaderMap::new();
+            if let Ok(encoded) = x402::encode_header(&body) {
+                h.extend(header(x402::PAYMENT_RESPONSE, &encoded));
+            }
+            h.extend(header("cache-control", "no-store"));
+            (
+                StatusCode::OK,
+                h,
+                Json(json!({
+                    "session": "closed",
+                    "refunded": body["amount"],
+                    "channelState": body["extra"]["channelState"],
+                    "transaction": body["transaction"],
+                })),
+            )
+                .into_response()
+        }
         Err(r) => *r,
     }
+}
+
+/// A refused voucher: when the facilitator gives the session's state (a voucher that does not
+/// add exactly the price to what was accepted: sent again, or after an answer lost), the
+/// specification's corrective 402 (section 4.6), the offer's `extra` carrying the
+/// `channelState` and the payer's own `voucherState`, from which its client resumes; else the
+/// refusal as it came.
+fn corrective(a: Answer, accepted: &PaymentRequirements, url: String) -> Response {
+    let reason = a.body["errorReason"].as_str().unwrap_or_default();
+    let state = &a.body["extra"];
+    if reason != batch::reason::CUMULATIVE_AMOUNT_MISMATCH
+        || !state["channelState"].is_object()
+        || !state["voucherState"].is_object()
+    {
+        return refused(a.body, &a.headers);
+    }
+    let mut offer = accepted.clone();
+    for key in challenge::CORRECTIVE_FIELDS {
+        offer.extra.insert(key.into(), state[key].clone());
+    }
+    // No PAYMENT-RESPONSE: a stock client reads the corrective PAYMENT-REQUIRED only when
+    // the paid request's answer carries no settlement (@x402/core's `processPaymentResult`).
+    challenge_response(PaymentRequired {
+        x402_version: X402_VERSION,
+        error: Some(reason.to_string()),
+        resource: ResourceInfo {
+            url,
+            description: Some("trust-gate demo: metered payments on payment channels".into()),
+            mime_type: Some("application/json".into()),
+        },
+        accepts: vec![offer],
+        extensions: None,
+    })
 }

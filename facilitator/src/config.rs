@@ -98,7 +98,15 @@ pub struct SessionSettings {
     /// voucher, so that an abandoned channel's rent comes back (`None`: never; `/supported`
     /// then does not list `maxIdleSecs`).
     pub max_idle: Option<Duration>,
+    /// `BATCH_CHANNEL_POLL_SECS`: the longest between two reads of a session's channel (each
+    /// is read every tenth of its grace period, at most this): how late a payer's
+    /// `request_close` or an open that landed is seen.
+    pub channel_poll: Duration,
 }
+
+/// The longest between two reads of a session's channel by default (specification section
+/// 4.5: the server must see a `request_close` well inside the grace period, at least 900 s).
+pub const DEFAULT_CHANNEL_POLL: Duration = Duration::from_secs(60);
 
 /// The default idle close of a session: a week, as the scheme's reference facilitator.
 pub const DEFAULT_MAX_IDLE: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -110,6 +118,7 @@ impl Default for SessionSettings {
             redeem_age: Duration::from_secs(300),
             redeem_amount: 0,
             max_idle: Some(DEFAULT_MAX_IDLE),
+            channel_poll: DEFAULT_CHANNEL_POLL,
         }
     }
 }

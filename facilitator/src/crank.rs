@@ -15,8 +15,11 @@
 //! record is open waits for the facilitator's close through the gate, which gives its
 //! feedback. An `upto` channel whose claim can no longer come (by its open's block time) is
 //! sealed at nothing and distributed, the deposit back to the payer; a gated one is closed
-//! through the gate in the same transaction (the deposit back to the payer's policy too). A
-//! `batch-settlement` session's channel is its session's to close, never the crank's.
+//! through the gate in the same transaction (the deposit back to the payer's policy too). An
+//! open `batch-settlement` session's channel is its session's to close, never the crank's;
+//! but a channel someone else moved on that no session of the facilitator closes (its
+//! payer's `request_close` past the grace period, say, while the facilitator was down and
+//! lost its sessions) is finished here: sealed, closed through the gate, distributed.
 
 use crate::error::ApiError;
 use crate::payment_records::PaymentRecord;
@@ -58,6 +61,10 @@ pub struct Round {
     /// Stock `upto` channels whose claim can no longer come, sealed at nothing and
     /// distributed (the deposit back to the payer, the escrow's rent to the facilitator).
     pub channels_unclaimed_closed: usize,
+    /// Channels another party moved on (their payer's grace period over, or sealed by
+    /// someone else) whose close the crank finished: sealed, closed through the gate and
+    /// distributed.
+    pub channels_finished: usize,
 }
 
 impl Facilitator {
@@ -121,12 +128,12 @@ impl Facilitator {
     ) -> Result<(), ApiError> {
         let fac = self.facilitator();
         let slot = self.rpc.get_slot().await.map_err(ClientError::from)?;
-        let scan = channel_reclaim::scan(&self.rpc, &self.builder, &fac, slot).await?;
+        let now = chain::unix_time(&self.rpc).await?;
+        let scan = channel_reclaim::scan(&self.rpc, &self.builder, &fac, slot, now).await?;
         round.channels_waiting = scan.waiting.len();
         round.channels_awaiting_close = scan.awaiting_close.len();
         // Unclaimed stock channels first: their reclaim comes in a later round.
         if !scan.stale_open.is_empty() {
-            let now = chain::unix_time(&self.rpc).await?;
             for (address, channel) in &scan.stale_open {
                 let close =
                     channel_reclaim::abandoned_close(&self.rpc, &fac, address, channel, now).await;
@@ -146,7 +153,6 @@ impl Facilitator {
         // Gated deposits whose claim can no longer come: the same close, through the gate
         // (the whole deposit back to the payer's policy, no feedback), in one v0 transaction.
         if !scan.stale_recorded.is_empty() {
-            let now = chain::unix_time(&self.rpc).await?;
             for (address, channel) in &scan.stale_recorded {
                 let close =
                     channel_reclaim::abandoned_close(&self.rpc, &fac, address, channel, now).await;
@@ -165,6 +171,22 @@ impl Facilitator {
                     }
                     Err(e) => round.failures.push(e.message),
                 }
+            }
+        }
+        // Channels someone else sealed, or whose payer's grace period ran out, that no session
+        // of this facilitator closes (it lost them, or they are `upto` deposits): finished
+        // here, so that the escrow's and the gate record's rent come back.
+        for (address, channel, recorded) in &scan.unfinished {
+            match self
+                .finish_close(address, channel, *recorded, keypair)
+                .await
+            {
+                Ok(true) => {
+                    round.transactions += 1;
+                    round.channels_finished += 1;
+                }
+                Ok(false) => {}
+                Err(e) => round.failures.push(e.message),
             }
         }
         let work = scan.work(&self.builder, &fac);
@@ -186,6 +208,74 @@ impl Facilitator {
             }
         }
         Ok(())
+    }
+
+    /// Finishes the close of a channel another party moved on (see `ChannelScan::unfinished`):
+    /// `seal` when its grace period ran out, the gate's close when its record is open, the
+    /// `distribute` (its distribution read from its open) when not yet done, in one
+    /// transaction. Left alone (false) while a session of this facilitator holds it.
+    async fn finish_close(
+        &self,
+        address: &solana_sdk::pubkey::Pubkey,
+        channel: &trust_gate_client::channels::Channel,
+        recorded: bool,
+        keypair: &solana_sdk::signature::Keypair,
+    ) -> Result<bool, crate::reject::Rejection> {
+        use trust_gate_client::channels::{self, Status};
+        let held = self
+            .sessions
+            .get(address)
+            .await
+            .map_err(|e| {
+                crate::reject::Rejection::new(
+                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                    "lock_store_unavailable",
+                    e.to_string(),
+                )
+            })?
+            .is_some_and(|s| s.closed_by.is_none());
+        if held {
+            return Ok(false);
+        }
+        let opened = channel_reclaim::opened_with(&self.rpc, address, channel)
+            .await
+            .map_err(|e| crate::reject::Rejection::from(ApiError::from(e)))?;
+        let tag = match &opened {
+            Some(o) if o.session => trust_gate_client::batch::SCHEME_GATED_BATCH,
+            _ => trust_gate_client::upto::SCHEME_GATED_UPTO,
+        };
+        let mut ixs = trust_gate_client::settle::ComputeBudget {
+            unit_limit: Some(crate::batch::close::CLOSE_UNIT_LIMIT),
+            unit_price_micro_lamports: None,
+        }
+        .instructions();
+        let budget = ixs.len();
+        if channel.status == Status::Closing {
+            ixs.push(channels::seal(address));
+        }
+        if recorded {
+            if let Some(close) = self.gate_close_if_recorded(address, tag).await? {
+                ixs.push(close);
+            }
+        }
+        if channel.status != Status::Distributed {
+            // Without the open's history the distribute is left to anyone who has it.
+            if let Some(o) = &opened {
+                ixs.push(o.distribute(address, channel));
+            }
+        }
+        if ixs.len() == budget {
+            return Ok(false);
+        }
+        self.send_own(
+            &ixs,
+            recorded,
+            keypair,
+            trust_gate_client::batch::reason::SETTLEMENT_SIMULATION,
+        )
+        .await?;
+        tracing::info!(channel = %address, status = ?channel.status, settled = channel.settled, "finished a channel's close");
+        Ok(true)
     }
 
     /// `[settle_and_seal, distribute]` of an abandoned gated deposit, with the gate's close
@@ -269,6 +359,7 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                         || r.channels_reclaimed > 0
                         || r.channel_records_closed > 0
                         || r.channels_unclaimed_closed > 0
+                        || r.channels_finished > 0
                         || !r.failures.is_empty()
                         || !r.skipped.is_empty() =>
                 {
@@ -277,6 +368,7 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                         channels_reclaimed = r.channels_reclaimed,
                         channel_records_closed = r.channel_records_closed,
                         channels_unclaimed_closed = r.channels_unclaimed_closed,
+                        channels_finished = r.channels_finished,
                         lamports = r.lamports,
                         transactions = r.transactions,
                         left = r.left,

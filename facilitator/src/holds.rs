@@ -63,7 +63,7 @@ impl Facilitator {
         kind: &str,
         resource: Option<String>,
     ) -> Rejection {
-        if let Some(d) = r.decision {
+        if let Some(d) = r.decision.as_deref().copied() {
             r.held = self
                 .hold(&d, terms, kind, resource, true)
                 .await

@@ -31,6 +31,7 @@ pub mod approvals;
 pub mod batch;
 pub mod budget;
 pub mod channel_open;
+pub mod coalesce;
 pub mod config;
 pub mod crank;
 pub mod decisions;

@@ -249,7 +249,7 @@ impl LockStore {
         };
         let key = pending_key(facilitator, payment_id_hash);
         let found = store
-            .claim(&key, &record.encode(), self.pending_ttl())
+            .claim(&key, &record.encode(), Some(self.pending_ttl()))
             .await
             .map_err(|e| self.unavailable(e))?;
         Ok(match found {
@@ -260,7 +260,7 @@ impl LockStore {
                 // Not a record of ours: take the key over, unless it changed meanwhile.
                 None => {
                     let taken = store
-                        .replace_if(&key, &v, &record.encode(), self.pending_ttl())
+                        .replace_if(&key, &v, &record.encode(), Some(self.pending_ttl()))
                         .await
                         .map_err(|e| self.unavailable(e))?;
                     if !taken {
@@ -291,7 +291,7 @@ impl LockStore {
                 &pending_key(facilitator, payment_id_hash),
                 &old.encode(),
                 &new.encode(),
-                self.pending_ttl(),
+                Some(self.pending_ttl()),
             )
             .await
             .map_err(|e| self.unavailable(e))

@@ -32,18 +32,27 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0";
 
-/// Writes ARGV[1] to KEYS[1] (expiring in ARGV[2] ms) unless the key exists; returns the
-/// value already there, or nothing when written. (`SET NX GET` needs Redis 7.)
+/// Writes ARGV[1] to KEYS[1] (expiring in ARGV[2] ms; never when 0) unless the key exists;
+/// returns the value already there, or nothing when written. (`SET NX GET` needs Redis 7.)
 const CLAIM: &str = r"
 local v = redis.call('GET', KEYS[1])
 if v then return v end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[2] == '0' then
+  redis.call('SET', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+end
 return false";
 
-/// Replaces KEYS[1]'s value ARGV[1] with ARGV[2] (expiring in ARGV[3] ms); 1 when it did.
+/// Replaces KEYS[1]'s value ARGV[1] with ARGV[2] (expiring in ARGV[3] ms; never when 0: a
+/// plain SET drops an earlier expiry); 1 when it did.
 const REPLACE_IF: &str = r"
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  if ARGV[3] == '0' then
+    redis.call('SET', KEYS[1], ARGV[2])
+  else
+    redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  end
   return 1
 end
 return 0";
@@ -227,35 +236,37 @@ impl RedisStore {
         cmd.query_async(&mut self.con()).await
     }
 
-    /// Writes `value` unless `key` exists: `None` when written, else the value there.
+    /// Writes `value` unless `key` exists: `None` when written, else the value there. It
+    /// expires after `ttl`, or never when `None`.
     pub async fn claim(
         &self,
         key: &str,
         value: &str,
-        ttl: Duration,
+        ttl: Option<Duration>,
     ) -> redis::RedisResult<Option<String>> {
         self.claim
             .key(key)
             .arg(value)
-            .arg(millis(ttl))
+            .arg(ttl.map_or(0, millis))
             .invoke_async(&mut self.con())
             .await
     }
 
-    /// Replaces `old` with `new` at `key`; false when `key` no longer held `old`.
+    /// Replaces `old` with `new` at `key` (expiring after `ttl`, or never when `None`); false
+    /// when `key` no longer held `old`.
     pub async fn replace_if(
         &self,
         key: &str,
         old: &str,
         new: &str,
-        ttl: Duration,
+        ttl: Option<Duration>,
     ) -> redis::RedisResult<bool> {
         let n: i64 = self
             .replace_if
             .key(key)
             .arg(old)
             .arg(new)
-            .arg(millis(ttl))
+            .arg(ttl.map_or(0, millis))
             .invoke_async(&mut self.con())
             .await?;
         Ok(n == 1)

@@ -13,13 +13,17 @@ pub struct Rejection {
     pub hint: Option<String>,
     /// The gate's decision when the refusal is a Deny or RequireValidation (the response
     /// then carries the decision headers).
-    pub decision: Option<Decision>,
+    pub decision: Option<Box<Decision>>,
     /// Seconds after which the request may be tried again (the `Retry-After` header of a
     /// 429). Small, so that a refusal stays small: a wait at the lowest rate a limit takes
     /// is 1 000 s.
     pub retry_after: Option<u16>,
     /// For RequireApproval: the pending approval (see [`crate::holds`]).
     pub held: Option<Box<crate::approvals::Held>>,
+    /// The scheme's state the refusal answers with, as the answer's `extra` (a session's
+    /// `channelState` and `voucherState`, from which a resource server builds its corrective
+    /// 402).
+    pub extra: Option<Box<serde_json::Value>>,
 }
 
 impl Rejection {
@@ -39,6 +43,7 @@ impl Rejection {
             decision: None,
             retry_after: None,
             held: None,
+            extra: None,
         }
     }
 
@@ -52,6 +57,12 @@ impl Rejection {
 
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
+        self
+    }
+
+    /// The refusal with the scheme's state (its answer's `extra`).
+    pub fn with_extra(mut self, extra: serde_json::Value) -> Self {
+        self.extra = Some(Box::new(extra));
         self
     }
 
@@ -88,9 +99,10 @@ impl Rejection {
             reason,
             message,
             hint: None,
-            decision: Some(d),
+            decision: Some(Box::new(d)),
             retry_after: None,
             held: None,
+            extra: None,
         }
     }
 }
@@ -105,6 +117,7 @@ impl From<crate::error::ApiError> for Rejection {
             decision: None,
             retry_after: None,
             held: None,
+            extra: None,
         }
     }
 }

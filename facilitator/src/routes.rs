@@ -246,6 +246,9 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     if let Some(h) = &r.hint {
         body["hint"] = h.clone().into();
     }
+    if let Some(extra) = r.extra {
+        body["extra"] = *extra;
+    }
     let mut res = (r.status, Json(body)).into_response();
     retry_after(&mut res, r.retry_after);
     res
@@ -306,11 +309,14 @@ fn upto_body(body: &[u8]) -> Option<Value> {
         .filter(upto::is_upto)
 }
 
-async fn settle(State(f): App, body: Bytes) -> Response {
+async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
     let network = f.caip2().await.unwrap_or_default();
     if let Some(request) = batch::request(&body) {
         let settled = match request {
-            Ok(r) => f.settle_batch(&r).await,
+            Ok(r) => {
+                let caller = f.service_caller(&headers, "/settle", &body);
+                f.settle_batch(&r, caller).await
+            }
             Err(r) => Err(r),
         };
         return match settled {
@@ -450,11 +456,14 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
     if let Some(h) = r.hint {
         body["hint"] = h.into();
     }
-    if let Some(d) = &r.decision {
+    if let Some(d) = r.decision.as_deref() {
         body["decision"] = serde_json::to_value(DecisionView::from(d)).unwrap_or_default();
     }
     if let Some(h) = &r.held {
         body["approval"] = approval_json(h);
+    }
+    if let Some(extra) = r.extra {
+        body["extra"] = *extra;
     }
     let mut res = (r.status, headers, Json(body)).into_response();
     retry_after(&mut res, r.retry_after);

@@ -60,6 +60,8 @@ pub struct Facilitator {
     /// The `batch-settlement` sessions (see [`crate::batch`]).
     pub sessions: Sessions,
     pub session_settings: SessionSettings,
+    /// The sessions' on-chain work under way (see [`crate::batch::SessionWork`]).
+    pub session_work: crate::batch::SessionWork,
     /// The payments held for an approval (see [`crate::approvals`]).
     pub approvals: Approvals,
     started: Instant,
@@ -116,6 +118,7 @@ impl Facilitator {
             agents: AgentCache::default(),
             sessions,
             session_settings: config.sessions,
+            session_work: Default::default(),
             approvals,
             started: Instant::now(),
             caip2: OnceCell::new(),

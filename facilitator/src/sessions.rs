@@ -3,10 +3,14 @@
 //! chain later. In process, or in Redis (`REDIS_URL`) so that every replica checks a
 //! channel's vouchers against the same watermark: a session is one key holding its JSON, and
 //! a voucher advances it only by compare-and-replace of the exact value it was checked
-//! against (two replicas cannot both accept the next voucher of a channel).
+//! against (two replicas cannot both accept the next voucher of a channel). An open
+//! session's key never expires (its vouchers are money owed to the payee until the close);
+//! a closed one's expires [`SESSION_TTL`] after its close.
 //!
 //! Nothing here reads the chain: a voucher costs a signature check, and with Redis two round
-//! trips (the read and the replace).
+//! trips (the read and the replace). What the chain says of a session's channel (the open
+//! landed, the payer's `request_close`) is written into the session by the background round
+//! ([`crate::batch::redeemer`]), so that every replica refuses by it.
 
 use crate::redis_store::{RedisStore, StoreUnavailable};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -17,8 +21,8 @@ use std::time::Duration;
 use trust_gate_client::batch::ChannelConfig;
 use trust_gate_client::vouchers::{Voucher, VoucherKey};
 
-/// How long a session's key outlives its last change in Redis (a closed session stays to
-/// answer a late voucher with the channel's state).
+/// How long a closed session's key outlives its close in Redis (it stays to answer a late
+/// voucher, or a retried close, with the channel's state).
 pub const SESSION_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Attempts at replacing a session that other replicas keep changing.
 const MAX_REPLACE_ATTEMPTS: usize = 8;
@@ -88,7 +92,18 @@ pub struct Session {
     /// close seals at the last one accepted before it.
     #[serde(default)]
     pub closing_at: i64,
-    /// The close's signature, once sealed and distributed.
+    /// The channel's `closure_started_at` as the background round last read it: the payer's
+    /// `request_close` started the grace period (0: it did not). From then on the program
+    /// takes no `settle`, so no voucher is accepted (specification section 4.5).
+    #[serde(default)]
+    pub withdraw_requested_at: i64,
+    /// While the open was sent but not yet read on chain with its deposit: the open's
+    /// blockhash. No voucher is accepted meanwhile (vouchers are capped by the confirmed
+    /// deposit); a session whose open never lands is forgotten once the blockhash expires.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unconfirmed: Option<String>,
+    /// The close's signature, once sealed and distributed (or why there was nothing to
+    /// close).
     pub closed_by: Option<String>,
 }
 
@@ -96,6 +111,11 @@ impl Session {
     /// Accepted but not yet applied on chain.
     pub fn unredeemed(&self) -> u64 {
         self.accepted.saturating_sub(self.redeemed)
+    }
+
+    /// How long this session's key lives in Redis after a change: for ever while open.
+    fn ttl(&self) -> Option<Duration> {
+        self.closed_by.is_some().then_some(SESSION_TTL)
     }
 }
 
@@ -179,7 +199,7 @@ impl Sessions {
         };
         let json = serde_json::to_string(s).unwrap_or_default();
         let there = r
-            .claim(&key(&s.channel), &json, SESSION_TTL)
+            .claim(&key(&s.channel), &json, s.ttl())
             .await
             .map_err(|e| r.unavailable(e))?;
         if there.is_some() {
@@ -214,7 +234,7 @@ impl Sessions {
                 return Ok(next);
             }
             let json = serde_json::to_string(&next).unwrap_or_default();
-            if r.replace_if(&k, &raw, &json, SESSION_TTL)
+            if r.replace_if(&k, &raw, &json, next.ttl())
                 .await
                 .map_err(|e| r.unavailable(e))?
             {
@@ -261,6 +281,20 @@ impl Sessions {
                 "session {channel} kept changing under {MAX_REPLACE_ATTEMPTS} attempts"
             ),
         }))
+    }
+
+    /// Forgets the session of `channel` (an open that never landed).
+    pub async fn remove(&self, channel: &Pubkey) -> Result<(), StoreUnavailable> {
+        let Some(r) = &self.shared else {
+            self.local_map().remove(channel);
+            return Ok(());
+        };
+        r.query::<()>(redis::cmd("DEL").arg(key(channel)))
+            .await
+            .map_err(|e| r.unavailable(e))?;
+        r.remove_member(INDEX_KEY, &channel.to_string())
+            .await
+            .map_err(|e| r.unavailable(e))
     }
 
     /// In process, forgets the closed sessions last changed before `before` (unix seconds), as
@@ -313,7 +347,7 @@ impl Sessions {
         };
         let token = format!("{}", std::process::id());
         let there = r
-            .claim(TICK_KEY, &token, ttl.mul_f32(0.9))
+            .claim(TICK_KEY, &token, Some(ttl.mul_f32(0.9)))
             .await
             .map_err(|e| r.unavailable(e))?;
         Ok(there.is_none())
@@ -426,6 +460,8 @@ mod tests {
             unredeemed_since: 0,
             active_at: 5,
             closing_at: 0,
+            withdraw_requested_at: 0,
+            unconfirmed: None,
             closed_by: None,
         }
     }

@@ -748,7 +748,7 @@ impl Facilitator {
             "transaction_simulation_failed",
             format!(
                 "the settlement would fail: {what}; {}",
-                summarize_logs(logs, 400)
+                summarize_logs(logs)
             ),
         )
     }

@@ -569,22 +569,39 @@ impl Facilitator {
         channel: &Pubkey,
         tag: &str,
     ) -> Result<solana_sdk::instruction::Instruction, Rejection> {
+        self.gate_close_if_recorded(channel, tag)
+            .await?
+            .ok_or_else(|| {
+                bad(
+                    reason::CHANNEL_STATE,
+                    format!(
+                        "gated channel {channel} has no gate record {}",
+                        self.builder.pda.channel_record(channel)
+                    ),
+                )
+            })
+    }
+
+    /// [`Self::gate_close`], or `None` when the channel has no open gate record (never had
+    /// one, or it was closed already).
+    pub(crate) async fn gate_close_if_recorded(
+        &self,
+        channel: &Pubkey,
+        tag: &str,
+    ) -> Result<Option<solana_sdk::instruction::Instruction>, Rejection> {
         let key = self.builder.pda.channel_record(channel);
-        let record =
+        let Some(record) =
             chain::anchor_account::<gate::state::ChannelRecord>(&self.rpc, "ChannelRecord", &key)
                 .await
                 .map_err(rpc_rejection)?
-                .ok_or_else(|| {
-                    bad(
-                        reason::CHANNEL_STATE,
-                        format!("gated channel {channel} has no gate record {key}"),
-                    )
-                })?;
+        else {
+            return Ok(None);
+        };
         let collection = self
             .collection()
             .await
             .map_err(|e| Rejection::new(e.status, e.code, e.message))?;
-        Ok(self.builder.gate_channel_close(
+        Ok(Some(self.builder.gate_channel_close(
             &record,
             &collection,
             trust_gate_client::instructions::ChannelFeedback {
@@ -593,7 +610,7 @@ impl Facilitator {
                 tag2: tag.into(),
                 ..Default::default()
             },
-        ))
+        )))
     }
 
     /// The channel at `address`, read at confirmed; `state_reason` names a missing or foreign
@@ -689,7 +706,7 @@ impl Facilitator {
     ) -> Result<bool, Rejection> {
         let signature = tx.signatures[0];
         if let Some((err, logs)) = self.send(tx).await {
-            let summary = trust_gate_client::errors::summarize_logs(&logs, 3);
+            let summary = trust_gate_client::errors::summarize_logs(&logs);
             return Err(bad(
                 refused,
                 format!("the cluster's simulation refused it: {err} ({summary})"),

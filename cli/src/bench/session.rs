@@ -116,6 +116,22 @@ fn fail(what: &str) -> impl Fn(String) -> String + '_ {
 }
 
 impl Bench {
+    /// `p`'s refund as the demo service forwards it: with its close authorization.
+    fn refund(&self, p: &Paying) -> Result<BatchPayload, String> {
+        let mut refund = p.session.refund_payload();
+        let valid_before = trust_gate_client::simulate::now_unix()
+            + i64::try_from(p.offer.max_timeout_seconds).unwrap_or(60);
+        refund
+            .authorize_close(
+                &self.caip2,
+                &self.world.facilitator.pubkey(),
+                &self.demo.service_key,
+                valid_before,
+            )
+            .map_err(|e| e.to_string())?;
+        Ok(refund)
+    }
+
     /// A gated session of the tier-3 payer, `deposit` in its channel (the open not yet sent):
     /// its first request's body.
     async fn open(&self, price: u64, deposit: u64) -> Result<(Paying, Value), String> {
@@ -231,11 +247,7 @@ impl Bench {
                 .await
                 .map_err(|e| format!("voucher {}: {e}", i + 1))?;
         }
-        let refund = body(
-            &p.offer,
-            &self.demo.session_url(),
-            &p.session.refund_payload(),
-        );
+        let refund = body(&p.offer, &self.demo.session_url(), &self.refund(&p)?);
         self.settle(&refund).await.map_err(fail("the refund"))?;
         let channel = p.session.channel;
         let c = self
@@ -353,7 +365,7 @@ impl Bench {
         // Every accepted voucher is settled at the close, and nothing more: the first (the
         // deposit's) and the run's.
         for (p, n) in sessions.iter().zip(counts) {
-            let refund = body(&p.offer, &resource, &p.session.refund_payload());
+            let refund = body(&p.offer, &resource, &self.refund(p)?);
             self.settle(&refund).await.map_err(fail("a run's refund"))?;
             let c = self
                 .channel(&p.session.channel)

@@ -1,21 +1,36 @@
 //! The on-chain half of a session: applying the latest vouchers (up to
 //! [`batch::MAX_CHANNELS_PER_TRANSACTION`] channels a transaction, `[Ed25519, settle]` each),
-//! paying out what was applied (`distribute` of open channels), and the close: the latest
-//! voucher applied and the channel sealed (`settle_and_seal`), closed through the gate when
-//! gated (`gate_channel_close`: the unspent deposit back to the payer's policy, the payee's
-//! feedback), and distributed (the payee its share, the payer the rest, the escrow's rent back
-//! to the facilitator) in one transaction the facilitator alone signs (v0 with its lookup
-//! tables when gated).
+//! paying out what was applied (`distribute` of open channels), and the close, in one
+//! transaction the facilitator alone signs (v0 with its lookup tables when gated), whatever
+//! state the channel is in ([`plan`]):
+//!
+//! - open, or closing (the payer's `request_close`) within its grace period: the latest
+//!   voucher applied and the channel sealed by its payee (`settle_and_seal`), closed through
+//!   the gate when gated (`gate_channel_close`: the unspent deposit back to the payer's
+//!   policy, the payee's feedback), and distributed (the payee its share, the payer the rest,
+//!   the escrow's rent back to the facilitator);
+//! - closing past its grace period: the program's `seal` at what was settled (vouchers not
+//!   applied by then are the payee's loss, logged), then the gate's close and the distribute;
+//! - sealed or distributed by someone else: what is left of the same (the gate's close, the
+//!   distribute), so that a gated record's rent and the escrow's always come back;
+//! - deleted: the gate's record closed alone (`close_channel_record`).
+//!
+//! The client's `refund` and the server's `seal` end a session here once their
+//! [`super::authority`] checks pass; the server's `claim` applies vouchers now.
 
-use super::bad;
+use super::{bad, channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
+use super::{BatchSettled, Offer};
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::sessions::Session;
+use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
-use trust_gate_client::batch::{self, reason};
-use trust_gate_client::channels::{self, Distribute, Split, Status};
+use trust_gate_client::batch::CloseAuthorization;
+use trust_gate_client::batch::{self, reason, BatchVoucher, ChannelConfig, Claim};
+use trust_gate_client::chain;
+use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
@@ -30,11 +45,55 @@ pub const PAY_OUT_UNITS_PER_CHANNEL: u32 = 30_000;
 /// A closed session.
 #[derive(Clone, Debug)]
 pub struct Closed {
-    pub signature: Signature,
+    /// The close's transaction; none when nothing was left to send (the channel was
+    /// distributed or deleted by someone else, and no gate record was open).
+    pub signature: Option<Signature>,
     pub pending: bool,
     /// What the channel settled: paid to `payTo`; the rest of the deposit went back.
     pub settled: u64,
     pub session: Session,
+}
+
+/// How a session's channel closes, from its state on chain (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ClosePlan {
+    /// Open, or closing within its grace period: sealed by the payee, `voucher` applied
+    /// first when it is above what the channel settled.
+    Cooperative { voucher: Option<Voucher> },
+    /// Closing past its grace period: anyone's `seal`, at what was settled.
+    Forced,
+    /// Sealed by someone else: the gate's close and the distribute are left.
+    Sealed,
+    /// Distributed by someone else: the gate's close is left.
+    Distributed,
+    /// Deleted by the program: the gate's record is left.
+    Gone,
+}
+
+/// The close of a channel in state `c` (none: deleted) at chain time `now`, sealing at
+/// `latest` (the voucher to apply) when it still can.
+pub fn plan(latest: Option<Voucher>, c: Option<&Channel>, now: i64) -> ClosePlan {
+    let Some(c) = c else {
+        return ClosePlan::Gone;
+    };
+    let cooperative = || ClosePlan::Cooperative {
+        voucher: latest.filter(|v| v.cumulative > c.settled && v.cumulative <= c.deposit),
+    };
+    match c.status {
+        Status::Open => cooperative(),
+        Status::Closing => {
+            let deadline = c
+                .closure_started_at
+                .saturating_add(i64::from(c.grace_period));
+            if now < deadline {
+                cooperative()
+            } else {
+                ClosePlan::Forced
+            }
+        }
+        Status::Sealed => ClosePlan::Sealed,
+        Status::Distributed => ClosePlan::Distributed,
+    }
 }
 
 impl Session {
@@ -71,14 +130,53 @@ impl Session {
             signature,
         })
     }
+
+    /// The close's signature of a session closed by a transaction.
+    fn closed_signature(&self) -> Option<Signature> {
+        Signature::from_str(self.closed_by.as_deref()?).ok()
+    }
+}
+
+/// The answer to a close already made (a retry of it): its signature and what went back.
+fn closed_answer(s: &Session, amount: u64) -> Result<BatchSettled, Rejection> {
+    match s.closed_signature() {
+        Some(sig) => Ok(BatchSettled {
+            transaction: sig.to_string(),
+            amount: amount.to_string(),
+            payer: s.payer,
+            extra: json!({"channelState": channel_state(s)}),
+            pending: false,
+        }),
+        None => Err(bad(
+            reason::CLOSE_STATE,
+            format!(
+                "channel {} is closed: {}",
+                s.channel,
+                s.closed_by.as_deref().unwrap_or_default()
+            ),
+        )),
+    }
 }
 
 impl Facilitator {
-    /// Seals `s` at its latest voucher, closes it through the gate (gated) and distributes
-    /// it, in one transaction; the session is marked closed.
+    /// Closes `s` as its channel's state allows (see [`plan`]) at its latest voucher; the
+    /// session is marked closed.
     pub async fn close_session(&self, s: &Session, keypair: &Keypair) -> Result<Closed, Rejection> {
+        self.close_session_at(s, None, keypair).await
+    }
+
+    /// [`Self::close_session`], sealing at `voucher` (a server's `seal`) instead of the
+    /// session's latest.
+    async fn close_session_at(
+        &self,
+        s: &Session,
+        voucher: Option<Voucher>,
+        keypair: &Keypair,
+    ) -> Result<Closed, Rejection> {
         let fac = self.facilitator();
-        // First no more vouchers: the close seals at the last one accepted before this.
+        let stalled_after = self.stalled_after();
+        // First no more vouchers: the close seals at the last one accepted before this. One
+        // close at a time (a second is refused while the first may still land).
         let s = &self
             .sessions
             .update::<Rejection>(&s.channel, |cur| {
@@ -88,82 +186,364 @@ impl Facilitator {
                         format!("channel {} is closed", cur.channel),
                     ));
                 }
+                let now = now_unix();
+                if cur.closing_at != 0 && now.saturating_sub(cur.closing_at) <= stalled_after {
+                    return Err(bad(
+                        reason::DUPLICATE_SETTLEMENT,
+                        format!("a close of channel {} is under way", cur.channel),
+                    ));
+                }
                 Ok(Session {
-                    closing_at: if cur.closing_at == 0 {
-                        now_unix()
-                    } else {
-                        cur.closing_at
-                    },
+                    closing_at: now,
                     ..cur.clone()
                 })
             })
             .await
             .map_err(|e| self.change_rejection(&s.channel, e))?;
-        let c = self.channel(&s.channel, reason::CHANNEL_STATE).await?;
-        if c.status != Status::Open {
-            // Sealed by another (the payer's request_close and the grace period, then anyone's
-            // seal): nothing is left for this session to do but to stop.
-            let why = format!("channel {} is {:?} on chain, not open", s.channel, c.status);
-            let _ = self
-                .sessions
-                .update::<Rejection>(&s.channel, |cur| {
-                    Ok(Session {
-                        closed_by: Some(why.clone()),
-                        ..cur.clone()
-                    })
-                })
-                .await;
-            return Err(bad(reason::CLOSE_STATE, why));
-        }
+        let c = self.channel_if_any(&s.channel).await?;
+        let chain_now = match c.as_ref().map(|c| c.status) {
+            Some(Status::Closing) => chain::unix_time(&self.rpc)
+                .await
+                .map_err(crate::settle::rpc_rejection)?,
+            _ => 0,
+        };
+        let plan = plan(voucher.or_else(|| s.latest()), c.as_ref(), chain_now);
+        let on_chain = c.as_ref().map_or(s.redeemed, |c| c.settled);
         let mut ixs = ComputeBudget {
             unit_limit: Some(CLOSE_UNIT_LIMIT),
             unit_price_micro_lamports: None,
         }
         .instructions();
-        let voucher = s.latest().filter(|v| v.cumulative > c.settled);
-        if let Some(v) = &voucher {
-            ixs.push(v.instruction(&s.voucher_key));
-        }
-        ixs.push(channels::settle_and_seal(
-            &fac,
-            &s.channel,
-            voucher.is_some(),
-        ));
+        let budget = ixs.len();
+        let settled = match &plan {
+            ClosePlan::Cooperative { voucher } => {
+                if let Some(v) = voucher {
+                    ixs.push(v.instruction(&s.voucher_key));
+                }
+                ixs.push(channels::settle_and_seal(
+                    &fac,
+                    &s.channel,
+                    voucher.is_some(),
+                ));
+                voucher.as_ref().map_or(on_chain, |v| v.cumulative)
+            }
+            ClosePlan::Forced => {
+                ixs.push(channels::seal(&s.channel));
+                on_chain
+            }
+            ClosePlan::Sealed | ClosePlan::Distributed | ClosePlan::Gone => on_chain,
+        };
         if s.gate.is_some() {
-            ixs.push(
-                self.gate_close(&s.channel, batch::SCHEME_GATED_BATCH)
-                    .await?,
+            if plan == ClosePlan::Gone {
+                if self.channel_record_open(&s.channel).await? {
+                    ixs.push(self.builder.close_channel_record(&s.channel, &fac));
+                }
+            } else if let Some(close) = self
+                .gate_close_if_recorded(&s.channel, batch::SCHEME_GATED_BATCH)
+                .await?
+            {
+                ixs.push(close);
+            }
+        }
+        if !matches!(plan, ClosePlan::Distributed | ClosePlan::Gone) {
+            ixs.push(s.distribute(&fac).instruction());
+        }
+        let (signature, pending) = if ixs.len() > budget {
+            let (sig, pending) = self
+                .send_own(
+                    &ixs,
+                    s.gate.is_some(),
+                    keypair,
+                    reason::SETTLEMENT_SIMULATION,
+                )
+                .await?;
+            (Some(sig), pending)
+        } else {
+            (None, false)
+        };
+        let unpaid = s.accepted.saturating_sub(settled);
+        if unpaid > 0 {
+            tracing::warn!(
+                channel = %s.channel,
+                pay_to = %s.pay_to,
+                accepted = s.accepted,
+                settled,
+                unpaid,
+                ?plan,
+                "session closed below the vouchers accepted: the payee was not paid {unpaid}"
             );
         }
-        ixs.push(s.distribute(&fac).instruction());
-        let (signature, pending) = self
-            .send_own(
-                &ixs,
-                s.gate.is_some(),
-                keypair,
-                reason::SETTLEMENT_SIMULATION,
-            )
-            .await?;
-        let settled = voucher.map_or(c.settled, |v| v.cumulative);
+        let withdraw_requested_at = c
+            .as_ref()
+            .filter(|c| c.status == Status::Closing)
+            .map_or(s.withdraw_requested_at, |c| c.closure_started_at);
+        let closed_by = match signature {
+            Some(sig) => sig.to_string(),
+            None => format!("nothing left to close: the channel was {plan:?} on chain"),
+        };
         let session = self
             .sessions
             .update::<Rejection>(&s.channel, |cur| {
                 Ok(Session {
                     redeemed: settled,
                     unredeemed_since: 0,
-                    closed_by: Some(signature.to_string()),
+                    withdraw_requested_at,
+                    closed_by: Some(closed_by.clone()),
                     ..cur.clone()
                 })
             })
             .await
             .map_err(|e| self.change_rejection(&s.channel, e))?;
-        tracing::info!(channel = %s.channel, %signature, settled, "session closed");
+        tracing::info!(channel = %s.channel, signature = %closed_by, settled, ?plan, "session closed");
         Ok(Closed {
             signature,
             pending,
             settled,
             session,
         })
+    }
+
+    /// How long a close (or any transaction of the facilitator) may still land after it
+    /// began: past it, a close that did not finish is tried again.
+    pub(crate) fn stalled_after(&self) -> i64 {
+        i64::try_from((self.send_timeout * 2 + self.confirm_timeout).as_secs()).unwrap_or(i64::MAX)
+    }
+
+    /// The channel at `address`, or `None` when the program deleted it.
+    async fn channel_if_any(&self, address: &Pubkey) -> Result<Option<Channel>, Rejection> {
+        let account = chain::account(&self.rpc, address)
+            .await
+            .map_err(crate::settle::rpc_rejection)?;
+        Ok(account
+            .filter(|a| a.owner == channels::PROGRAM_ID)
+            .and_then(|a| Channel::decode(&a.data)))
+    }
+
+    /// Whether the gate's record of `channel` is open.
+    async fn channel_record_open(&self, channel: &Pubkey) -> Result<bool, Rejection> {
+        let key = self.builder.pda.channel_record(channel);
+        Ok(chain::account(&self.rpc, &key)
+            .await
+            .map_err(crate::settle::rpc_rejection)?
+            .is_some_and(|a| a.owner == self.builder.ids.gate))
+    }
+
+    /// The client's `refund` (a cooperative close, specification section 3): its voucher is
+    /// the amount accepted, the server's close authorization is over it.
+    pub(crate) async fn refund(
+        &self,
+        r: &BatchRequest,
+        o: &Offer,
+        config: &ChannelConfig,
+        v: Option<&BatchVoucher>,
+        auth: Option<&CloseAuthorization>,
+        keypair: &Keypair,
+    ) -> Result<BatchSettled, Rejection> {
+        let k = config_keys(config, o, &self.facilitator())?;
+        let s = self.bound_session(&k.channel).await?;
+        same_channel(config, &s, o)?;
+        let v = v.ok_or_else(|| {
+            bad(
+                reason::CLOSE_STATE,
+                "a refund carries the latest voucher, at the amount the server accepted",
+            )
+        })?;
+        let v = voucher(v, &k.channel)?;
+        if !self.sessions.signed(&v, &s.voucher_key) {
+            return Err(bad(
+                reason::VOUCHER_SIGNATURE,
+                "the refund's voucher is not signed by the channel's voucher key",
+            ));
+        }
+        let network = self.network_id().await?;
+        self.check_close_authorization(
+            &s,
+            o,
+            &network,
+            v.cumulative,
+            auth,
+            r.requirements.max_timeout_seconds,
+        )?;
+        if s.closed_by.is_some() && s.redeemed == v.cumulative {
+            return closed_answer(&s, s.deposit.saturating_sub(s.redeemed));
+        }
+        if s.closed_by.is_none() && v.cumulative != s.accepted {
+            return Err(bad(
+                reason::CLOSE_STATE,
+                format!(
+                    "the refund's voucher is {}; the amount accepted on channel {} is {}",
+                    v.cumulative, s.channel, s.accepted
+                ),
+            ));
+        }
+        let work = async {
+            let closed = self.close_session(&s, keypair).await?;
+            Ok(BatchSettled {
+                transaction: closed.signature.map(|s| s.to_string()).unwrap_or_default(),
+                amount: s.deposit.saturating_sub(closed.settled).to_string(),
+                payer: s.payer,
+                extra: json!({"channelState": channel_state(&closed.session)}),
+                pending: closed.pending,
+            })
+        };
+        self.session_work
+            .closes
+            .run((s.channel, v.cumulative), work)
+            .await
+    }
+
+    /// The server's `seal` of a channel its payer moved to `Closing`, at the server's latest
+    /// voucher, within the grace period (specification section 4.5).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn seal(
+        &self,
+        r: &BatchRequest,
+        o: &Offer,
+        id: &str,
+        config: &ChannelConfig,
+        v: &BatchVoucher,
+        auth: &CloseAuthorization,
+        keypair: &Keypair,
+    ) -> Result<BatchSettled, Rejection> {
+        let k = config_keys(config, o, &self.facilitator())?;
+        if channel_id(id)? != k.channel {
+            return Err(bad(
+                reason::CHANNEL_ID_MISMATCH,
+                format!(
+                    "channelId {id} is not the channel of channelConfig ({})",
+                    k.channel
+                ),
+            ));
+        }
+        let s = self.bound_session(&k.channel).await?;
+        same_channel(config, &s, o)?;
+        let v = voucher(v, &k.channel)?;
+        if !self.sessions.signed(&v, &s.voucher_key) {
+            return Err(bad(
+                reason::VOUCHER_SIGNATURE,
+                "the seal's voucher is not signed by the channel's voucher key",
+            ));
+        }
+        let network = self.network_id().await?;
+        self.check_close_authorization(
+            &s,
+            o,
+            &network,
+            v.cumulative,
+            Some(auth),
+            r.requirements.max_timeout_seconds,
+        )?;
+        let c = self.channel(&k.channel, reason::CLOSE_STATE).await?;
+        if s.closed_by.is_some() && s.redeemed == v.cumulative {
+            return closed_answer(&s, v.cumulative.saturating_sub(c.payout_watermark));
+        }
+        let now = chain::unix_time(&self.rpc)
+            .await
+            .map_err(crate::settle::rpc_rejection)?;
+        let deadline = c
+            .closure_started_at
+            .saturating_add(i64::from(c.grace_period));
+        if c.status != Status::Closing
+            || now >= deadline
+            || !(c.settled..=c.deposit).contains(&v.cumulative)
+        {
+            return Err(bad(
+                reason::CLOSE_STATE,
+                format!(
+                    "a seal is for a closing channel within its grace period, at a voucher from its settled {} to its deposit {}: channel {} is {:?} (grace until {deadline}, now {now}), the voucher {}",
+                    c.settled, c.deposit, k.channel, c.status, v.cumulative
+                ),
+            ));
+        }
+        let cumulative = v.cumulative;
+        let work = async {
+            let closed = self.close_session_at(&s, Some(v), keypair).await?;
+            Ok(BatchSettled {
+                transaction: closed.signature.map(|s| s.to_string()).unwrap_or_default(),
+                amount: closed
+                    .settled
+                    .saturating_sub(c.payout_watermark)
+                    .to_string(),
+                payer: s.payer,
+                extra: json!({"channelState": channel_state(&closed.session)}),
+                pending: closed.pending,
+            })
+        };
+        self.session_work
+            .closes
+            .run((s.channel, cumulative), work)
+            .await
+    }
+
+    /// The session of `channel`, closed or not: what binds its receiver authorizer. Without
+    /// one this facilitator cannot check a close (the payer's own `request_close` remains).
+    async fn bound_session(&self, channel: &Pubkey) -> Result<Session, Rejection> {
+        self.sessions
+            .get(channel)
+            .await
+            .map_err(|e| self.store_rejection(channel, e))?
+            .ok_or_else(|| {
+                bad(
+                    reason::RECEIVER_BINDING_UNAVAILABLE,
+                    format!(
+                        "this facilitator holds no session of channel {channel}, so not its receiver authorizer: the payer ends it with request_close"
+                    ),
+                )
+            })
+    }
+
+    /// The server's `claim`: the listed channels' latest vouchers applied now (one to
+    /// [`batch::MAX_CHANNELS_PER_TRANSACTION`] channels); the same claim at once runs once.
+    pub(crate) async fn claim_sessions(
+        &self,
+        claims: &[Claim],
+        o: &Offer,
+        keypair: &Keypair,
+    ) -> Result<BatchSettled, Rejection> {
+        if claims.is_empty() || claims.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
+            return Err(bad(
+                reason::PAYLOAD_TYPE,
+                format!(
+                    "a claim names 1 to {} channels",
+                    batch::MAX_CHANNELS_PER_TRANSACTION
+                ),
+            ));
+        }
+        let mut list = Vec::new();
+        for c in claims {
+            let channel = channel_id(&c.channel_id)?;
+            let v = voucher(&c.voucher, &channel)?;
+            let s = self.session(&channel).await?;
+            same_channel(&c.channel_config, &s, o)?;
+            redeemable(&s)?;
+            if v.cumulative > s.accepted || !self.sessions.signed(&v, &s.voucher_key) {
+                return Err(bad(
+                    reason::VOUCHER_SIGNATURE,
+                    format!(
+                        "a claim's voucher of {} is one this facilitator accepted (at most {}, signed by the channel's key)",
+                        channel, s.accepted
+                    ),
+                ));
+            }
+            list.push(s);
+        }
+        let mut key: Vec<(Pubkey, u64)> = list.iter().map(|s| (s.channel, s.accepted)).collect();
+        key.sort();
+        let work = async {
+            let (sig, pending, done) = self.redeem(&list, keypair).await?;
+            let accepts: Vec<Value> = done
+                .iter()
+                .map(|s| json!({"channelId": s.channel.to_string(), "totalClaimed": s.redeemed.to_string()}))
+                .collect();
+            Ok(BatchSettled {
+                transaction: sig.map(|s| s.to_string()).unwrap_or_default(),
+                amount: String::new(),
+                payer: list.first().map(|s| s.payer).unwrap_or_default(),
+                extra: json!({"accepts": accepts}),
+                pending,
+            })
+        };
+        self.session_work.claims.run(key, work).await
     }
 
     /// Applies the latest voucher of each of `list` not yet applied, up to
@@ -182,6 +562,9 @@ impl Facilitator {
                     batch::MAX_CHANNELS_PER_TRANSACTION
                 ),
             ));
+        }
+        for s in list {
+            redeemable(s)?;
         }
         let due: Vec<(&Session, Voucher)> = list
             .iter()
@@ -259,5 +642,86 @@ impl Facilitator {
             .send_own(&ixs, false, keypair, reason::SETTLEMENT_SIMULATION)
             .await?;
         Ok((signature, pending, paid))
+    }
+}
+
+/// Whether the program can still `settle` the session's vouchers: not once its payer asked
+/// to close it (only the payee's seal applies a voucher then), nor before its open is read on
+/// chain.
+fn redeemable(s: &Session) -> Result<(), Rejection> {
+    if s.withdraw_requested_at != 0 {
+        return Err(bad(
+            reason::CHANNEL_CLOSING,
+            format!(
+                "the payer asked to close channel {} (request_close): a seal collects its vouchers now",
+                s.channel
+            ),
+        ));
+    }
+    if s.unconfirmed.is_some() {
+        return Err(bad(
+            reason::DEPOSIT_UNCONFIRMED,
+            format!("the open of channel {} is not yet on chain", s.channel),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use solana_sdk::signature::Keypair;
+
+    fn channel(status: Status, settled: u64, closure_started_at: i64) -> Channel {
+        let mut data = vec![0u8; channels::CHANNEL_LEN];
+        data[..4].copy_from_slice(&[1, 1, 255, 0]);
+        let mut c = Channel::decode(&data).unwrap();
+        c.status = status;
+        c.deposit = 100;
+        c.settled = settled;
+        c.closure_started_at = closure_started_at;
+        c.grace_period = 900;
+        c
+    }
+
+    #[test]
+    fn the_close_follows_the_channel_state() {
+        let key = Keypair::new();
+        let at = |n| Voucher::sign(&key, &Pubkey::new_unique(), n, 0);
+        let (v30, v10) = (at(30), at(10));
+        // Open: the latest voucher applied when above what was settled.
+        assert_eq!(
+            plan(Some(v30), Some(&channel(Status::Open, 10, 0)), 0),
+            ClosePlan::Cooperative { voucher: Some(v30) }
+        );
+        assert_eq!(
+            plan(Some(v10), Some(&channel(Status::Open, 10, 0)), 0),
+            ClosePlan::Cooperative { voucher: None }
+        );
+        assert_eq!(
+            plan(None, Some(&channel(Status::Open, 0, 0)), 0),
+            ClosePlan::Cooperative { voucher: None }
+        );
+        // Never above the deposit (the program would refuse the whole close).
+        assert_eq!(
+            plan(Some(at(101)), Some(&channel(Status::Open, 0, 0)), 0),
+            ClosePlan::Cooperative { voucher: None }
+        );
+        // Closing: the payee seals within the grace period; past it, anyone's seal.
+        let closing = channel(Status::Closing, 10, 1_000);
+        assert_eq!(
+            plan(Some(v30), Some(&closing), 1_899),
+            ClosePlan::Cooperative { voucher: Some(v30) }
+        );
+        assert_eq!(plan(Some(v30), Some(&closing), 1_900), ClosePlan::Forced);
+        assert_eq!(
+            plan(Some(v30), Some(&channel(Status::Sealed, 10, 0)), 0),
+            ClosePlan::Sealed
+        );
+        assert_eq!(
+            plan(Some(v30), Some(&channel(Status::Distributed, 10, 0)), 0),
+            ClosePlan::Distributed
+        );
+        assert_eq!(plan(Some(v30), None, 0), ClosePlan::Gone);
     }
 }

@@ -1,33 +1,46 @@
 //! POST /verify and /settle for x402's `batch-settlement` scheme on Solana, client mode (the
 //! payer's key signs every voucher), plain for routes a resource server configures as
 //! ungated and gated under `trust-gate-batch-settlement` (see `trust_gate_client::batch`).
+//! The facilitator keeps each session's state for its resource servers (the specification's
+//! server-owned watermark, Phase 3), so that every server replica sees one.
 //!
 //! - **deposit** (a session's first request): the client's open (the gate's
 //!   `gate_channel_open` before it, for the gated scheme) is checked
-//!   ([`crate::channel_open`]) with the request's voucher, co-signed and sent; the session
-//!   starts ([`crate::sessions`]).
+//!   ([`crate::channel_open`]) with the request's voucher, the session starts unconfirmed,
+//!   the open is co-signed and sent; vouchers are taken once the channel is read open with
+//!   its deposit ([`crate::sessions`]).
 //! - **voucher** (every further request): checked off chain, no RPC call
 //!   (`trust_gate_client::vouchers::check`: the signature, the channel, exactly the price
 //!   more than the last one accepted, at most the deposit, and for a gated channel the
 //!   policy's per-payment cap and the payer's kill switch as the poller last read it); the
-//!   session keeps it as its latest. A retry of the latest is answered the same.
-//! - **refund** (the client ends the session): the channel is sealed at the latest voucher
-//!   and distributed, closed through the gate when gated ([`close`]).
-//! - **claim** (the server): the listed channels' latest vouchers are applied on chain now;
-//!   **settle** (the server): what they applied is paid out now (the channel stays open).
+//!   session keeps it as its latest. A voucher sent again is refused like any other that does
+//!   not add the price (one authorization serves one request, Phase 3 step 6), with the
+//!   session's `channelState` and `voucherState` for the server's corrective 402 (section
+//!   4.6); so is every voucher once the payer asked to close the channel (section 4.5).
+//! - **refund** (the client ends the session, with the server's close authorization,
+//!   [`authority`]): the channel is sealed at the latest voucher and distributed, closed
+//!   through the gate when gated ([`close`]).
+//! - **claim**, **settle** and **seal** (the server's own, from a trusted service only): the
+//!   listed channels' latest vouchers applied on chain now; what they applied paid out now
+//!   (the channel stays open); a channel its payer moved to `Closing` collected at the
+//!   server's voucher within its grace period.
 //!
 //! In the background ([`redeemer`]) the latest vouchers are applied in batches (by amount or
-//! age), and the channels of a payer whose kill switch is paused are closed at the latest
-//! voucher accepted before the pause.
+//! age), each channel on its own when a batch fails; the sessions' channels are read, so that
+//! a payer's `request_close` stops its vouchers on every replica and its channel is closed at
+//! what was accepted; and the channels of a payer whose kill switch is paused are closed at
+//! the latest voucher accepted before the pause.
 //!
-//! Server mode (`voucherSigner: "server"`, `authorization` and `seal` payloads) answers
+//! Server mode (`voucherSigner: "server"`, `authorization` payloads) answers
 //! `invalid_batch_settlement_svm_server_mode_unsupported`.
 
+pub mod authority;
 pub mod close;
 pub mod redeemer;
 
 use crate::adapter::{self, Expectations};
 use crate::channel_open::{self, Expected, Gated};
+use crate::coalesce::Coalesce;
 use crate::holds;
 use crate::inspect;
 use crate::reject::Rejection;
@@ -41,7 +54,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use std::str::FromStr;
 use trust_gate_client::batch::{
-    self, reason, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig,
+    self, reason, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, VoucherState,
 };
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
@@ -50,6 +63,16 @@ use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::upto;
 use trust_gate_client::vouchers::{self, Refusal, Voucher};
 use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
+
+/// What the session flows keep in process besides the sessions: the on-chain work under
+/// way, so that the same claim or close at once runs once.
+#[derive(Default)]
+pub struct SessionWork {
+    claims: Coalesce<Vec<(Pubkey, u64)>, Result<BatchSettled, Rejection>>,
+    closes: Coalesce<(Pubkey, u64), Result<BatchSettled, Rejection>>,
+    /// When each open session's channel was last read by the background round.
+    pub(crate) read_at: std::sync::Mutex<std::collections::HashMap<Pubkey, i64>>,
+}
 
 /// A `batch-settlement` request to /verify or /settle.
 #[derive(Clone, Debug)]
@@ -575,8 +598,10 @@ fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rejection> {
     })
 }
 
-/// A voucher refusal as the scheme names it.
-fn refusal(r: Refusal) -> Rejection {
+/// A voucher refusal as the scheme names it. A voucher that does not add exactly the price
+/// to what was accepted (a resend, one lost in flight, another amount) carries the session's
+/// state: the amount charged and the payer's own voucher of it (specification section 4.6).
+fn refusal(r: Refusal, s: &Session) -> Rejection {
     let reason = match r {
         Refusal::Paused => reason::PAYER_PAUSED,
         Refusal::WrongChannel => reason::CHANNEL_ID_MISMATCH,
@@ -586,7 +611,18 @@ fn refusal(r: Refusal) -> Rejection {
         Refusal::Expired { .. } => reason::VOUCHER_EXPIRY,
         Refusal::BadSignature => reason::VOUCHER_SIGNATURE,
     };
-    bad(reason, r.to_string())
+    let refused = bad(reason, r.to_string());
+    match (r, &s.latest_signature) {
+        (Refusal::WrongAmount { .. }, Some(signature)) => refused.with_extra(json!({
+            "channelState": channel_state(s),
+            "voucherState": VoucherState {
+                signed_max_claimable: s.accepted.to_string(),
+                expires_at: 0,
+                signature: signature.clone(),
+            },
+        })),
+        _ => refused,
+    }
 }
 
 /// The open verifier's reasons (upto's) as this scheme names them.
@@ -622,7 +658,7 @@ pub fn channel_state(s: &Session) -> Value {
         "channelId": s.channel_id,
         "balance": s.deposit.to_string(),
         "totalClaimed": s.redeemed.to_string(),
-        "withdrawRequestedAt": 0,
+        "withdrawRequestedAt": s.withdraw_requested_at,
         "chargedCumulativeAmount": s.accepted.to_string(),
     })
 }
@@ -637,11 +673,23 @@ fn voucher_extra(s: &Session) -> Value {
 
 impl Facilitator {
     async fn offer(&self, r: &BatchRequest) -> Result<Offer, Rejection> {
-        let network = self
-            .caip2()
-            .await
-            .map_err(|e| bad("network_unavailable", e.message))?;
+        let network = self.network_id().await?;
         offer(r, &self.facilitator(), &self.facilitator_id, &network)
+    }
+
+    /// The network's CAIP-2 id.
+    async fn network_id(&self) -> Result<String, Rejection> {
+        self.caip2()
+            .await
+            .map_err(|e| bad("network_unavailable", e.message))
+    }
+
+    fn store_rejection(
+        &self,
+        channel: &Pubkey,
+        e: crate::redis_store::StoreUnavailable,
+    ) -> Rejection {
+        self.change_rejection::<Rejection>(channel, Change::Unavailable(e))
     }
 
     /// `/verify`: the deposit's checks without sending, or the voucher's without keeping it.
@@ -667,10 +715,10 @@ impl Facilitator {
                 voucher: v,
             } => {
                 let channel = channel_id(&v.channel_id)?;
-                let (sig, v) = (&v.signature, voucher(v, &channel)?);
+                let v = voucher(v, &channel)?;
                 let s = self.session(&channel).await?;
                 same_channel(channel_config, &s, &o)?;
-                let next = self.accept(&s, &o, &v, sig)?;
+                let next = self.accept(&s, &o, &v)?;
                 Ok((s.payer, json!({"channelState": channel_state(&next)})))
             }
             other => Err(bad(
@@ -683,8 +731,14 @@ impl Facilitator {
         }
     }
 
-    /// `/settle` (see the module docs).
-    pub async fn settle_batch(&self, r: &BatchRequest) -> Result<BatchSettled, Rejection> {
+    /// `/settle` (see the module docs). `caller` is the trusted service that signed the
+    /// request (`X-Service-Authorization`), or why none did: a server's payload (`claim`,
+    /// `settle`, `seal`) is taken only from one.
+    pub async fn settle_batch(
+        &self,
+        r: &BatchRequest,
+        caller: Result<Pubkey, String>,
+    ) -> Result<BatchSettled, Rejection> {
         let Some(keypair) = self.key.keypair() else {
             return Err(Rejection::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
@@ -692,8 +746,20 @@ impl Facilitator {
                 "this facilitator is configured with a public key only and cannot settle",
             ));
         };
+        if r.payload.is_servers() {
+            if let Err(why) = caller {
+                return Err(Rejection::new(
+                    axum::http::StatusCode::UNAUTHORIZED,
+                    reason::SERVICE_UNAUTHENTICATED,
+                    format!(
+                        "a {} is the resource server's own request: {why}",
+                        r.payload.type_name()
+                    ),
+                )
+                .hint("sign the request with a service key the facilitator trusts (X-Service-Authorization)"));
+            }
+        }
         let o = self.offer(r).await?;
-        let fac = self.facilitator();
         match &r.payload {
             BatchPayload::Deposit {
                 channel_config,
@@ -718,12 +784,12 @@ impl Facilitator {
                 voucher: v,
             } => {
                 let channel = channel_id(&v.channel_id)?;
-                let (sig, v) = (&v.signature, voucher(v, &channel)?);
+                let v = voucher(v, &channel)?;
                 let s = self
                     .sessions
                     .update(&channel, |s| {
                         same_channel(channel_config, s, &o)?;
-                        self.accept(s, &o, &v, sig)
+                        self.accept(s, &o, &v)
                     })
                     .await
                     .map_err(|e| self.change_rejection(&channel, e))?;
@@ -738,61 +804,35 @@ impl Facilitator {
             BatchPayload::Refund {
                 channel_config,
                 voucher: v,
+                close_authorization,
+                transaction,
             } => {
-                let k = config_keys(channel_config, &o, &fac)?;
-                let s = self.session(&k.channel).await?;
-                if let Some(v) = v {
-                    let v = voucher(v, &k.channel)?;
-                    if v.cumulative != s.accepted {
-                        return Err(bad(
-                            reason::CUMULATIVE_AMOUNT_MISMATCH,
-                            format!(
-                                "a refund's voucher is the latest accepted ({}), not {}",
-                                s.accepted, v.cumulative
-                            ),
-                        ));
-                    }
+                if transaction.is_some() {
+                    return Err(bad(
+                        reason::REFUND_TRANSACTION,
+                        "this facilitator does not sponsor a payer's request_close: the payer sends its own (it pays the fee)",
+                    ));
                 }
-                let closed = self.close_session(&s, keypair).await?;
-                Ok(BatchSettled {
-                    transaction: closed.signature.to_string(),
-                    amount: s.deposit.saturating_sub(closed.settled).to_string(),
-                    payer: s.payer,
-                    extra: json!({"channelState": channel_state(&closed.session)}),
-                    pending: closed.pending,
-                })
+                self.refund(
+                    r,
+                    &o,
+                    channel_config,
+                    v.as_ref(),
+                    close_authorization.as_ref(),
+                    keypair,
+                )
+                .await
             }
-            BatchPayload::Claim { claims } => {
-                let mut list = Vec::new();
-                for c in claims {
-                    let channel = channel_id(&c.channel_id)?;
-                    let v = voucher(&c.voucher, &channel)?;
-                    let s = self.session(&channel).await?;
-                    same_channel(&c.channel_config, &s, &o)?;
-                    if v.cumulative > s.accepted || !self.sessions.signed(&v, &s.voucher_key) {
-                        return Err(bad(
-                            reason::VOUCHER_SIGNATURE,
-                            format!(
-                                "a claim's voucher of {} is one this facilitator accepted (at most {}, signed by the channel's key)",
-                                channel, s.accepted
-                            ),
-                        ));
-                    }
-                    list.push(s);
-                }
-                let (sig, pending, done) = self.redeem(&list, keypair).await?;
-                let accepts: Vec<Value> = done
-                    .iter()
-                    .map(|s| json!({"channelId": s.channel.to_string(), "totalClaimed": s.redeemed.to_string()}))
-                    .collect();
-                Ok(BatchSettled {
-                    transaction: sig.map(|s| s.to_string()).unwrap_or_default(),
-                    amount: String::new(),
-                    payer: list.first().map(|s| s.payer).unwrap_or_default(),
-                    extra: json!({"accepts": accepts}),
-                    pending,
-                })
+            BatchPayload::Seal {
+                channel_id: id,
+                channel_config,
+                voucher: v,
+                close_authorization,
+            } => {
+                self.seal(r, &o, id, channel_config, v, close_authorization, keypair)
+                    .await
             }
+            BatchPayload::Claim { claims } => self.claim_sessions(claims, &o, keypair).await,
             BatchPayload::Settle { channels: list } => {
                 let mut sessions = Vec::new();
                 for c in list {
@@ -819,7 +859,7 @@ impl Facilitator {
             .sessions
             .get(channel)
             .await
-            .map_err(|e| self.change_rejection::<Rejection>(channel, Change::Unavailable(e)))?
+            .map_err(|e| self.store_rejection(channel, e))?
             .ok_or_else(|| {
                 bad(
                     reason::UNKNOWN_CHANNEL,
@@ -850,19 +890,39 @@ impl Facilitator {
         }
     }
 
-    /// The session after `v` pays the offer's price (pure: no RPC). A retry of the latest
-    /// voucher gives the session unchanged.
-    fn accept(&self, s: &Session, o: &Offer, v: &Voucher, sig: &str) -> Result<Session, Rejection> {
+    /// The session after `v` pays the offer's price (pure: no RPC). A voucher already
+    /// accepted is refused like any other that does not add exactly the price
+    /// (specification Phase 3, step 6: one authorization serves one request), with the
+    /// session's state for the resource server's corrective 402.
+    fn accept(&self, s: &Session, o: &Offer, v: &Voucher) -> Result<Session, Rejection> {
         if s.closed_by.is_some() {
             return Err(bad(
                 reason::CLOSE_STATE,
                 format!("channel {} is closed", s.channel),
             ));
         }
+        if s.withdraw_requested_at != 0 {
+            return Err(bad(
+                reason::CHANNEL_CLOSING,
+                format!(
+                    "the payer asked to close channel {} at {} (request_close): the program takes no more vouchers",
+                    s.channel, s.withdraw_requested_at
+                ),
+            ));
+        }
         if s.closing_at != 0 {
             return Err(bad(
                 reason::CHANNEL_CLOSING,
                 format!("channel {} is being closed", s.channel),
+            ));
+        }
+        if s.unconfirmed.is_some() {
+            return Err(bad(
+                reason::DEPOSIT_UNCONFIRMED,
+                format!(
+                    "the open of channel {} was sent but is not yet on chain with its deposit: vouchers are taken once it is (retry shortly)",
+                    s.channel
+                ),
             ));
         }
         if let Some(g) = s.gate.filter(|g| self.sessions.is_retired(g)) {
@@ -877,11 +937,6 @@ impl Facilitator {
         let paused = s
             .gate
             .is_some_and(|g| self.sessions.is_paused(&g.payer_asset));
-        // The wire's base58, compared as it came (`sig` is `v`'s signature).
-        let latest = s.latest_signature.as_deref() == Some(sig);
-        if latest && v.cumulative == s.accepted && o.price == s.latest_price && !paused {
-            return Ok(s.clone());
-        }
         let terms = vouchers::Terms {
             channel: s.channel,
             voucher_key: s.voucher_key,
@@ -892,10 +947,10 @@ impl Facilitator {
         let accepted = vouchers::check_with(&terms, s.accepted, v, o.price, now, paused, |v, k| {
             self.sessions.signed(v, k)
         })
-        .map_err(refusal)?;
+        .map_err(|r| refusal(r, s))?;
         Ok(Session {
             accepted,
-            latest_signature: Some(sig.to_string()),
+            latest_signature: Some(v.signature.to_string()),
             latest_price: o.price,
             unredeemed_since: if s.unredeemed_since == 0 {
                 now
@@ -919,7 +974,7 @@ impl Facilitator {
     ) -> Result<(channel_open::Checked, Session, Voucher), Rejection> {
         let fac = self.facilitator();
         let k = config_keys(c, o, &fac)?;
-        let (sig, v) = (&v.signature, voucher(v, &k.channel)?);
+        let v = voucher(v, &k.channel)?;
         let amount = named(batch::amount("deposit.amount", &deposit.amount))?;
         if amount == 0 {
             return Err(bad(reason::SETUP_TRANSACTION, "deposit.amount is above 0"));
@@ -1039,10 +1094,12 @@ impl Facilitator {
             unredeemed_since: 0,
             active_at: now,
             closing_at: 0,
+            withdraw_requested_at: 0,
+            unconfirmed: None,
             closed_by: None,
         };
         // The first voucher pays the first request.
-        self.accept(&session, o, &v, sig)?;
+        self.accept(&session, o, &v)?;
         if chain::account(&self.rpc, &k.channel)
             .await
             .map_err(rpc_rejection)?
@@ -1056,7 +1113,11 @@ impl Facilitator {
         Ok((checked, session, v))
     }
 
-    /// Co-signs and sends the open, then starts the session with its first voucher.
+    /// Starts the session, unconfirmed, with its first voucher, then co-signs and sends the
+    /// open: the session is there before anything is sent, so that a second deposit of the
+    /// same channel sends nothing, and a facilitator that stops mid-way finds it (the
+    /// background round forgets it if the open never lands). Confirmed once the channel is
+    /// read open with its deposit; forgotten when the open is refused.
     async fn open_session(
         &self,
         tx: solana_sdk::transaction::VersionedTransaction,
@@ -1065,49 +1126,76 @@ impl Facilitator {
         price: u64,
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<BatchSettled, Rejection> {
-        let (signature, pending) = self
+        let now = now_unix();
+        let s = Session {
+            accepted: v.cumulative,
+            latest_signature: Some(v.signature.to_string()),
+            latest_price: price,
+            unredeemed_since: now,
+            active_at: now,
+            unconfirmed: Some(tx.message.recent_blockhash().to_string()),
+            ..session
+        };
+        let channel = s.channel;
+        if !self
+            .sessions
+            .insert(&s)
+            .await
+            .map_err(|e| self.change_rejection::<Rejection>(&channel, Change::Unavailable(e)))?
+        {
+            return Err(bad(
+                reason::DUPLICATE_SETTLEMENT,
+                format!("channel {channel} has a session already"),
+            ));
+        }
+        let sent = self
             .send_open(
                 tx,
                 keypair,
                 reason::TRANSACTION_FAILED,
                 reason::SETTLEMENT_SIMULATION,
             )
-            .await?;
+            .await;
+        let (signature, pending) = match sent {
+            Ok(sent) => sent,
+            Err(refused) => {
+                // Refused by the simulation, or failed on chain: no channel, no session.
+                if let Err(e) = self.sessions.remove(&channel).await {
+                    tracing::warn!(%channel, "forgetting a refused open's session: {e}");
+                }
+                return Err(refused);
+            }
+        };
         if !pending {
-            let c = self
-                .channel(&session.channel, reason::CHANNEL_STATE)
-                .await?;
-            if !opened(&c, &session, &self.facilitator()) {
+            let c = self.channel(&channel, reason::CHANNEL_STATE).await?;
+            if !opened(&c, &s, &self.facilitator()) {
                 return Err(bad(
                     reason::CHANNEL_STATE,
-                    format!(
-                        "channel {} is not the one the deposit opens",
-                        session.channel
-                    ),
+                    format!("channel {channel} is not the one the deposit opens"),
                 ));
             }
+            // Read just now: the background round's next read of it comes a period later.
+            self.session_work
+                .read_at
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(channel, now_unix());
         }
-        let now = now_unix();
-        let s = Session {
-            opened_by: signature.to_string(),
-            accepted: v.cumulative,
-            latest_signature: Some(v.signature.to_string()),
-            latest_price: price,
-            unredeemed_since: now,
-            active_at: now,
-            ..session
-        };
-        if !self
+        let s = self
             .sessions
-            .insert(&s)
+            .update::<Rejection>(&channel, |cur| {
+                Ok(Session {
+                    opened_by: signature.to_string(),
+                    unconfirmed: if pending {
+                        cur.unconfirmed.clone()
+                    } else {
+                        None
+                    },
+                    ..cur.clone()
+                })
+            })
             .await
-            .map_err(|e| self.change_rejection::<Rejection>(&s.channel, Change::Unavailable(e)))?
-        {
-            return Err(bad(
-                reason::DUPLICATE_SETTLEMENT,
-                format!("channel {} has a session already", s.channel),
-            ));
-        }
+            .map_err(|e| self.change_rejection(&channel, e))?;
         Ok(BatchSettled {
             transaction: signature.to_string(),
             amount: s.deposit.to_string(),
@@ -1119,7 +1207,7 @@ impl Facilitator {
 }
 
 /// Whether `c` is open as the deposit of `s` opened it.
-fn opened(c: &Channel, s: &Session, fac: &Pubkey) -> bool {
+pub(crate) fn opened(c: &Channel, s: &Session, fac: &Pubkey) -> bool {
     let splits = [channels::Split {
         recipient: s.pay_to,
         bps: channels::ALL_BPS,

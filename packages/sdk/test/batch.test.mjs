@@ -4,26 +4,33 @@
 // the same inputs, the scheme's sessions (a deposit, vouchers, a new session past the deposit,
 // one call at a time), its errors naming the field, and a gated session paid through /settle.
 
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { createKeyPairSignerFromBytes } from '@solana/kit';
+import express from 'express';
+import { address, createKeyPairSignerFromBytes } from '@solana/kit';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { decodePaymentRequiredHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { mountTrustGate } from '../dist/express.js';
 import {
+  BATCH_REASONS,
   batchExtraOf,
   bindingMemo,
+  closeDigest,
+  correctiveState,
   openSession,
+  signCloseAuthorization,
   registerTrustGateBatchScheme,
   SCHEME_BATCH,
   SCHEME_GATED_BATCH,
   TrustGateBatchClientScheme,
 } from '../dist/x402/index.js';
-import { fixture, isInput, landed, parityOpenTerms, recordingFetch, rpcOf, signerOf, spendControlled } from './helpers.mjs';
+import { closeServers, fixture, isInput, landed, listen, parityOpenTerms, recordingFetch, rpcOf, signerOf, spendControlled } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
 const [gatedCase, plainCase] = f.parity;
+after(closeServers);
 
 /** The TypeScript SDK's session for a parity case's inputs. */
 async function openCase(c) {
@@ -48,13 +55,44 @@ for (const c of f.parity) {
     const voucher = await session.voucherPayload(BigInt(c.secondPrice));
     assert.equal(voucher.voucher.signature, c.voucherPayload.voucher.signature);
     assert.deepEqual(voucher, c.voucherPayload);
-    assert.deepEqual(session.refundPayload(), c.refundPayload);
+    assert.deepEqual(await session.refundPayload(), c.refundPayload);
     // The same refusal past the deposit, and the session unchanged by it.
     const charged = session.charged;
     await assert.rejects(session.voucher(BigInt(c.deposit)), (e) => isInput('amount')(e) && `invalid ${e.message}` === c.overDeposit);
     assert.equal(session.charged, charged);
   });
 }
+
+test('a close authorization is the Rust SDK\'s digest and signature, byte for byte', async () => {
+  const c = f.closeAuthorization;
+  const terms = { network: c.network, feePayer: c.feePayer, channel: c.channel, maxClaimable: BigInt(c.maxClaimable), validBefore: BigInt(c.validBefore) };
+  assert.equal(Buffer.from(closeDigest(terms)).toString('hex'), c.digestHex);
+  const key = await createKeyPairSignerFromBytes(Uint8Array.from(c.key));
+  assert.deepEqual(await signCloseAuthorization(key, terms), c.authorization);
+  // Another amount is another digest.
+  assert.notEqual(Buffer.from(closeDigest({ ...terms, maxClaimable: terms.maxClaimable + 1n })).toString('hex'), c.digestHex);
+});
+
+test('a session resumes from a corrective state only when it is its own voucher', async () => {
+  const { transaction, session } = await openCase(plainCase);
+  const price = BigInt(plainCase.price);
+  const first = (await session.depositPayload(transaction, price)).voucher;
+  await session.voucherPayload(price);
+  const state = (charged) => ({ channelId: session.channel, balance: plainCase.deposit, totalClaimed: '0', withdrawRequestedAt: 0, chargedCumulativeAmount: String(charged) });
+  const proof = (v) => ({ signedMaxClaimable: v.maxClaimableAmount, expiresAt: 0, signature: v.signature });
+  assert.equal(await session.resync(state(price), proof(first)), price);
+  assert.equal(session.charged, price);
+  const other = await openCase(gatedCase);
+  const foreign = (await other.session.depositPayload(other.transaction, price)).voucher;
+  await assert.rejects(session.resync(state(price), { ...proof(foreign), signedMaxClaimable: String(price) }), isInput('voucherState.signature'));
+  await assert.rejects(session.resync(state(2n * price), proof(first)), isInput('channelState.chargedCumulativeAmount'));
+  await assert.rejects(session.resync({ ...state(price), channelId: other.session.channel }, proof(first)), isInput('channelState.channelId'));
+  assert.equal(session.charged, price, 'a refused state changes nothing');
+  // What a corrective 402 carries, read back; any other 402 carries none.
+  const required = { error: BATCH_REASONS.cumulativeAmountMismatch, accepts: [{ extra: { channelState: state(price), voucherState: proof(first) } }] };
+  assert.deepEqual(correctiveState(required), { channelState: state(price), voucherState: proof(first) });
+  assert.equal(correctiveState({ ...required, error: 'Payment required' }), undefined);
+});
 
 test('the open carries the binding Memo, and the offer\'s memo only when it has one', async () => {
   for (const c of f.parity) {
@@ -112,7 +150,7 @@ test('past its deposit the scheme opens a new session; refund ends every session
   assert.notEqual(payloads[2].channelConfig.payerAuthorizer, payloads[0].channelConfig.payerAuthorizer);
   assert.notEqual(payloads[2].channelConfig.salt, payloads[0].channelConfig.salt);
   assert.equal(scheme.session(offer).channel, payloads[2].voucher.channelId);
-  const refunds = scheme.refund(offer);
+  const refunds = await scheme.refund(offer);
   assert.deepEqual(
     refunds.map((r) => [r.x402Version, r.payload.type, r.payload.channelConfig.salt]),
     [
@@ -120,7 +158,7 @@ test('past its deposit the scheme opens a new session; refund ends every session
       [2, 'refund', payloads[2].channelConfig.salt],
     ],
   );
-  assert.deepEqual(scheme.refund(offer), []);
+  assert.deepEqual(await scheme.refund(offer), []);
   assert.equal(scheme.session(offer), undefined);
   // A minimum deposit of the offer above the chosen one wins.
   const floored = await scheme.createPaymentPayload(2, { ...offer, extra: { ...offer.extra, minDeposit: String(7n * price) } });
@@ -169,22 +207,52 @@ test('@x402/fetch pays the demo\'s gated session route: a deposit, five vouchers
   assert.deepEqual([...new Set(payments.map((p) => p.payload.voucher.channelId))], [channel]);
   assert.equal(scheme.session(s.offer).channel, channel);
 
+  // The last payment sent again, identically: the demo serves nothing (the voucher was
+  // accepted once), and the Express mount's /verify refuses it as the facilitator does.
+  const last = payments[payments.length - 1];
+  const again = await fetch(resourceUrl, { headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(last) } });
+  const againText = await again.text();
+  assert.equal(again.status, 402, againText);
+  assert.ok(!againText.includes('report'), againText);
+  assert.deepEqual(correctiveState(decodePaymentRequiredHeader(again.headers.get('PAYMENT-REQUIRED'))).channelState.chargedCumulativeAmount, String(BigInt(s.requests) * price));
+  const app = express();
+  mountTrustGate(app, { rpcUrl: f.rpcUrl, facilitator: address(f.facilitator), facilitatorUrl: f.facilitatorUrl, atomicityEnforced: true });
+  const mount = await listen(app);
+  const verify = await fetch(`${mount}/verify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ x402Version: 2, paymentPayload: last, paymentRequirements: last.accepted }),
+  });
+  const verified = await verify.json();
+  assert.equal(verified.isValid, false, JSON.stringify(verified));
+  assert.equal(verified.invalidReason, BATCH_REASONS.cumulativeAmountMismatch);
+  // A lost answer: the client counts its last voucher as not accepted. Its next request is
+  // refused with the corrective 402, from which the scheme resumes, and @x402/fetch pays again.
+  scheme.session(s.offer).charged -= price;
+  const resumed = await pay(resourceUrl);
+  const resumedText = await resumed.text();
+  assert.equal(resumed.status, 200, resumedText);
+  const served = BigInt(s.requests) + 1n;
+  assert.equal(JSON.parse(resumedText).channelState.chargedCumulativeAmount, String(served * price), resumedText);
+
   // The refund, through the same route: the gated offer of a fresh 402, the SDK's payload.
   const challenge = await fetch(resourceUrl);
   assert.equal(challenge.status, 402);
   const required = decodePaymentRequiredHeader(challenge.headers.get('PAYMENT-REQUIRED'));
   const offer = required.accepts.find((o) => o.scheme === SCHEME_GATED_BATCH);
-  const [refund, ...more] = scheme.refund(offer);
+  const [refund, ...more] = await scheme.refund(offer);
   assert.equal(more.length, 0);
   assert.equal(refund.payload.type, 'refund');
   const header = encodePaymentSignatureHeader({ x402Version: 2, resource: required.resource, accepted: offer, payload: refund.payload });
   const closed = await fetch(resourceUrl, { headers: { 'PAYMENT-SIGNATURE': header } });
   const closedText = await closed.text();
   assert.equal(closed.status, 200, closedText);
-  assert.equal(JSON.parse(closedText).payment, 'refund');
+  // The session ends; no resource is served for a refund.
+  assert.equal(JSON.parse(closedText).session, 'closed', closedText);
+  assert.ok(!closedText.includes('report'), closedText);
   const settlement = decodePaymentResponseHeader(closed.headers.get('PAYMENT-RESPONSE'));
   assert.equal(settlement.success, true, JSON.stringify(settlement));
-  assert.equal(settlement.amount, String(deposit - BigInt(s.requests) * price), 'the rest back to the payer');
+  assert.equal(settlement.amount, String(deposit - served * price), 'the rest back to the payer');
   await landed(rpc, settlement.transaction);
   writeFileSync(s.report, JSON.stringify({ channel, voucherKey: payments[0].payload.channelConfig.payerAuthorizer }));
 });

@@ -15,21 +15,13 @@ import { Builder, compose, programIds, sendAndConfirm, toBase64, transaction, DE
 import { prepare, registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
 import { gateDecision, mountTrustGate } from '../dist/express.js';
 import { getFeedbackLogDecoder, getFeedbackLogEncoder } from '../dist/generated/gate/accounts/index.js';
-import { countingFetch, fixture, landed, paymentIdOf, rpcOf, signerOf, spendControlled } from './helpers.mjs';
+import { closeServers, countingFetch, fixture, landed, listen, paymentIdOf, rpcOf, signerOf, spendControlled } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
 const world = f.world;
 const payer = (name) => world.payers.find((p) => p.name === name);
-const servers = [];
-after(() => servers.forEach((s) => s.close()));
-
-function listen(app) {
-  return new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${s.address().port}`));
-    servers.push(s);
-  });
-}
+after(closeServers);
 
 async function resourceServer() {
   const scheme = new TrustGateServerScheme({

@@ -21,6 +21,20 @@ export function signerOf(f, label) {
   return createKeyPairSignerFromBytes(Uint8Array.from(bytes));
 }
 
+/** Serves `app` (an Express app) on a free loopback port until the test process's end; its URL. */
+const servers = [];
+export function listen(app) {
+  return new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${s.address().port}`));
+    servers.push(s);
+  });
+}
+
+/** Closes what `listen` served (call it in `after`). */
+export function closeServers() {
+  servers.splice(0).forEach((s) => s.close());
+}
+
 export function rpcOf(f) {
   return createSolanaRpc(f.rpcUrl);
 }

@@ -27,16 +27,21 @@ const PRICE: u64 = 1_000;
 const DEPOSIT: u64 = 100_000;
 const RESOURCE: &str = "http://127.0.0.1/metered";
 
-struct Payer<'a> {
-    s: &'a Services,
-    owner: Keypair,
-    asset: Pubkey,
-    requirements: PaymentRequirements,
-    session: PayerSession,
+pub(crate) struct Payer<'a> {
+    pub s: &'a Services,
+    pub owner: Keypair,
+    pub asset: Pubkey,
+    pub requirements: PaymentRequirements,
+    pub session: PayerSession,
 }
 
 /// The offer of a route priced at `price`, gated or not, signed by the demo service.
-async fn offer(s: &Services, gated: bool, payer_asset: &Pubkey, price: u64) -> PaymentRequirements {
+pub(crate) async fn offer(
+    s: &Services,
+    gated: bool,
+    payer_asset: &Pubkey,
+    price: u64,
+) -> PaymentRequirements {
     let w = &s.env.world;
     let network = s.facilitator.facilitator.caip2().await.unwrap();
     let extra = json!({
@@ -81,7 +86,7 @@ async fn offer(s: &Services, gated: bool, payer_asset: &Pubkey, price: u64) -> P
 
 impl<'a> Payer<'a> {
     /// The tier-3 demo payer's session, opened with a fresh salt (not yet sent).
-    async fn new(s: &'a Services, gated: bool) -> (Payer<'a>, Value) {
+    pub(crate) async fn new(s: &'a Services, gated: bool) -> (Payer<'a>, Value) {
         let w = &s.env.world;
         let agent = w.payer(3).unwrap();
         let owner = agent.owner.insecure_clone();
@@ -125,7 +130,7 @@ impl<'a> Payer<'a> {
         (p, body)
     }
 
-    fn body(&self, payload: &BatchPayload, price: u64) -> Value {
+    pub(crate) fn body(&self, payload: &BatchPayload, price: u64) -> Value {
         let mut r = self.requirements.clone();
         r.amount = price.to_string();
         json!({
@@ -140,19 +145,59 @@ impl<'a> Payer<'a> {
         })
     }
 
+    /// The session's refund as the demo service forwards it: with its close authorization
+    /// (the service is the channel's receiver authorizer).
+    pub(crate) async fn refund_body(&self) -> Value {
+        let mut refund = self.session.refund_payload();
+        let network = self.s.facilitator.facilitator.caip2().await.unwrap();
+        let w = &self.s.env.world;
+        refund
+            .authorize_close(
+                &network,
+                &w.facilitator.pubkey(),
+                &w.service_key,
+                now_unix() + 300,
+            )
+            .unwrap();
+        self.body(&refund, PRICE)
+    }
+
+    /// POST /settle of a server's own payload (a claim, a settle, a seal), signed as the demo
+    /// service (`X-Service-Authorization`).
+    pub(crate) async fn settle_as_service(&self, body: &Value) -> (u16, Value) {
+        let bytes = serde_json::to_vec(body).unwrap();
+        let auth = x402::sign_service_request(
+            &self.s.env.world.service_key,
+            "/settle",
+            now_unix(),
+            &bytes,
+        );
+        let res = self
+            .s
+            .http
+            .post(self.s.f("/settle"))
+            .header(x402::X_SERVICE_AUTHORIZATION, auth)
+            .header("content-type", "application/json")
+            .body(bytes)
+            .send()
+            .await
+            .unwrap();
+        (res.status().as_u16(), res.json().await.unwrap())
+    }
+
     /// The next request's voucher body.
-    fn next(&mut self) -> Value {
+    pub(crate) fn next(&mut self) -> Value {
         let p = self.session.voucher_payload(PRICE).unwrap();
         self.body(&p, PRICE)
     }
 
-    async fn settle(&self, body: &Value) -> (u16, Value) {
+    pub(crate) async fn settle(&self, body: &Value) -> (u16, Value) {
         let (status, res) = self.s.post("/settle", body).await;
         (status, res.json().await.unwrap())
     }
 
     /// POST /settle of the facilitator at `url` (a replica).
-    async fn settle_at(&self, url: &str, body: &Value) -> Value {
+    pub(crate) async fn settle_at(&self, url: &str, body: &Value) -> Value {
         self.s
             .http
             .post(format!("{url}/settle"))
@@ -165,30 +210,30 @@ impl<'a> Payer<'a> {
             .unwrap()
     }
 
-    async fn channel(&self) -> Option<Channel> {
+    pub(crate) async fn channel(&self) -> Option<Channel> {
         chain::account(&self.s.env.rpc, &self.session.channel)
             .await
             .unwrap()
             .and_then(|a| Channel::decode(&a.data))
     }
 
-    fn ata(&self, owner: &Pubkey) -> Pubkey {
+    pub(crate) fn ata(&self, owner: &Pubkey) -> Pubkey {
         TokenProgram::Token2022.associated_account(owner, &self.s.env.world.metered_mint())
     }
 }
 
 /// A salt no other test's channel has.
-fn salt() -> u64 {
+pub(crate) fn salt() -> u64 {
     let k = Keypair::new().pubkey().to_bytes();
     u64::from_le_bytes(k[..8].try_into().unwrap())
 }
 
-fn refused(body: &Value) -> &str {
+pub(crate) fn refused(body: &Value) -> &str {
     assert_eq!(body["success"], false, "{body}");
     body["errorReason"].as_str().unwrap()
 }
 
-async fn lamports(s: &Services, key: &Pubkey) -> u64 {
+pub(crate) async fn lamports(s: &Services, key: &Pubkey) -> u64 {
     s.env.rpc.get_balance(key).await.unwrap()
 }
 
@@ -242,9 +287,18 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
             format!("{}:{}", p.session.channel, i * PRICE)
         );
         if i == 20 {
-            // A retry of the latest is answered the same, and charges nothing more.
+            // The same voucher again pays for nothing: refused, with the session's state and
+            // the payer's own voucher of it, from which a server answers its corrective 402.
             let (_, again) = p.settle(&body).await;
-            assert_eq!(again["extra"], r["extra"]);
+            assert_eq!(refused(&again), reason::CUMULATIVE_AMOUNT_MISMATCH);
+            assert_eq!(
+                again["extra"]["channelState"], r["extra"]["channelState"],
+                "{again}"
+            );
+            assert_eq!(
+                again["extra"]["voucherState"]["signature"],
+                body["paymentPayload"]["payload"]["voucher"]["signature"]
+            );
         }
     }
     assert_eq!(
@@ -309,7 +363,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
     );
 
     // The refund: sealed at the latest voucher, closed through the gate, distributed.
-    let refund = p.body(&p.session.refund_payload(), PRICE);
+    let refund = p.refund_body().await;
     let (status, r) = p.settle(&refund).await;
     assert_eq!((status, &r["success"]), (200, &json!(true)), "{r}");
     let charged = 20 * PRICE;
@@ -561,7 +615,7 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         }],
     });
     let payload: BatchPayload = serde_json::from_value(claim).unwrap();
-    let r = p.settle(&p.body(&payload, PRICE)).await.1;
+    let r = p.settle_as_service(&p.body(&payload, PRICE)).await.1;
     assert_eq!(r["success"], true, "{r}");
     assert_eq!(
         r["extra"]["accepts"][0]["totalClaimed"],
@@ -576,7 +630,7 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         "channels": [{"channelId": p.session.channel.to_string(), "channelConfig": p.session.config}],
     });
     let payload: BatchPayload = serde_json::from_value(settle).unwrap();
-    let r = p.settle(&p.body(&payload, PRICE)).await.1;
+    let r = p.settle_as_service(&p.body(&payload, PRICE)).await.1;
     assert_eq!(
         (&r["success"], &r["amount"]),
         (&json!(true), &json!((2 * PRICE).to_string())),
@@ -650,10 +704,7 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         s.env.token_balance(&pay_to).await,
         s.env.token_balance(&payer_ata).await,
     );
-    let r = p
-        .settle(&p.body(&p.session.refund_payload(), PRICE))
-        .await
-        .1;
+    let r = p.settle(&p.refund_body().await).await.1;
     assert_eq!(r["success"], true, "{r}");
     assert_eq!(r["amount"], (DEPOSIT - 5 * PRICE).to_string());
     assert_eq!(s.env.token_balance(&pay_to).await - to_before, 3 * PRICE);
@@ -665,7 +716,7 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
 }
 
 /// Two replicas on one Redis share each session's watermark: a deposit on one, vouchers on
-/// the other, a retry on either answered the same; of two different vouchers that each pay on
+/// the other, the same voucher again refused on either; of two different vouchers that each pay on
 /// top of the same watermark, sent at once to the two replicas, exactly one is accepted (the
 /// compare-and-replace); the payer's pause stops its vouchers on both replicas and one of them
 /// closes the channel at exactly what was accepted.
@@ -693,8 +744,13 @@ async fn replicas_on_redis_share_a_sessions_watermark() {
     assert_eq!(on_b["success"], true, "{on_b}");
     let again = p.settle_at(&a, &voucher).await;
     assert_eq!(
-        again["extra"], on_b["extra"],
-        "a retry on the other replica"
+        refused(&again),
+        reason::CUMULATIVE_AMOUNT_MISMATCH,
+        "the same voucher on the other replica"
+    );
+    assert_eq!(
+        again["extra"]["channelState"],
+        on_b["extra"]["channelState"]
     );
 
     let mut accepted = 2 * PRICE;

@@ -3,6 +3,7 @@
 //! them too.
 
 mod audit4;
+mod audit5;
 mod batch;
 mod channels;
 mod concurrency;

@@ -4,9 +4,11 @@
 //! slot and blockhash and signs their vouchers; `packages/sdk/test/batch.test.mjs` builds the
 //! same with the TypeScript SDK and compares the payloads (the open's bytes, the vouchers'
 //! signatures), then `@x402/fetch` with the TypeScript scheme pays the running demo's gated
-//! `/session` route six times (a deposit, five vouchers) and ends the session with the
-//! scheme's refund sent to the same route. Back here the chain must show the channel settled
-//! at six prices and the payee paid them.
+//! `/session` route six times (a deposit, five vouchers); the last payment sent again is
+//! refused by the demo and by the Express mount's /verify; after a lost answer the scheme
+//! resumes from the demo's corrective 402 and pays a seventh request; the scheme's refund sent
+//! to the same route ends the session. Back here the chain must show the channel settled at
+//! seven prices and the payee paid them.
 
 use crate::node;
 use crate::services::{self, Services};
@@ -26,9 +28,11 @@ use trust_gate_migrations::demo;
 
 /// A request's price in the metered mint.
 const PRICE: u64 = 1_000;
-/// The end-to-end session's deposit, in requests, and the requests it pays.
+/// The end-to-end session's deposit, in requests, and the requests it pays; then one more,
+/// paid again after a lost answer (the corrective 402).
 const REQUESTS_PER_DEPOSIT: u64 = 10;
 const REQUESTS: u64 = 6;
+const SERVED: u64 = REQUESTS + 1;
 
 /// Runs the package's Node test `file` off the async runtime, so that the servers keep
 /// answering while it runs.
@@ -158,9 +162,31 @@ async fn the_typescript_batch_scheme_builds_the_rust_bytes_and_pays_a_gated_sess
         .into_iter()
         .map(|(label, k)| (label, json!(k.to_bytes().to_vec())))
         .collect();
+    // A close authorization for fixed terms, which the TypeScript SDK must sign the same.
+    let close_key = trust_gate_localnet::deterministic_keypair("ts-batch-close-key");
+    let (close_fee_payer, close_channel) =
+        (w.facilitator.pubkey(), Pubkey::new_from_array([9; 32]));
+    let close_terms = trust_gate_client::batch::CloseTerms {
+        network: &network,
+        fee_payer: &close_fee_payer,
+        channel: &close_channel,
+        max_claimable: 123_456,
+        valid_before: 1_800_000_000,
+    };
     let fixture = json!({
         "rpcUrl": s.env.localnet.rpc_url(),
         "facilitatorUrl": s.facilitator.url(),
+        "facilitator": w.facilitator.pubkey().to_string(),
+        "closeAuthorization": {
+            "network": network,
+            "feePayer": close_fee_payer.to_string(),
+            "channel": close_channel.to_string(),
+            "maxClaimable": "123456",
+            "validBefore": "1800000000",
+            "key": close_key.to_bytes().to_vec(),
+            "digestHex": trust_gate_client::decode::hex(&close_terms.digest()),
+            "authorization": close_terms.sign(&close_key),
+        },
         "network": network,
         "keys": keys,
         "parity": [
@@ -198,7 +224,7 @@ async fn the_typescript_batch_scheme_builds_the_rust_bytes_and_pays_a_gated_sess
         (
             Status::Distributed,
             REQUESTS_PER_DEPOSIT * PRICE,
-            REQUESTS * PRICE
+            SERVED * PRICE
         ),
         "{ch:?}"
     );
@@ -208,14 +234,15 @@ async fn the_typescript_batch_scheme_builds_the_rust_bytes_and_pays_a_gated_sess
         ch.authorized_signer.to_string(),
         reported["voucherKey"].as_str().unwrap()
     );
-    // The payee got the six prices; the payer lost them and got the rest of the deposit back.
+    // The payee got the prices of the requests served (the one sent again paid nothing more);
+    // the payer lost them and got the rest of the deposit back.
     assert_eq!(
         s.env.token_balance(&pay_to).await - to_before,
-        REQUESTS * PRICE
+        SERVED * PRICE
     );
     assert_eq!(
         payer_before - s.env.token_balance(&payer_ata).await,
-        REQUESTS * PRICE
+        SERVED * PRICE
     );
     // Closed through the gate: its record is gone, the payee's receipt written.
     let record = s.env.b.pda.channel_record(&channel);

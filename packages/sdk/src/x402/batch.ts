@@ -10,20 +10,24 @@
 // The facilitator checks vouchers off chain and redeems the latest on chain; the client's
 // refund ends the session (sealed at the latest voucher, the rest back to the payer).
 
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   generateKeyPairSigner,
+  getAddressEncoder,
   getBase58Decoder,
+  getBase58Encoder,
   signBytes,
+  verifySignature,
   type Address,
   type KeyPairSigner,
+  type SignatureBytes,
   type Transaction,
   type TransactionSigner,
 } from '@solana/kit';
 import type { x402Client } from '@x402/core/client';
-import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
+import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeClientHooks, SchemeNetworkClient } from '@x402/core/types';
 import type { LookupTable, TokenProgramId, TrustGateRpc } from '../chain.js';
-import { voucherMessage } from '../channels.js';
+import { PAYMENT_CHANNELS_PROGRAM, voucherMessage } from '../channels.js';
 import { TrustGateInputError } from '../errors.js';
 import type { Builder } from '../instructions.js';
 import { rpcOf } from '../rpc.js';
@@ -47,7 +51,9 @@ export const BINDING_MEMO_PREFIX = 'x402:batch-settlement:svm:rcvauth:v1:';
 /** The most channels one claim or settle transaction carries. */
 export const MAX_CHANNELS_PER_TRANSACTION = 4;
 /** The payload types of the specification this facilitator does not serve (server mode's). */
-export const UNSERVED_TYPES = ['authorization', 'seal'] as const;
+export const UNSERVED_TYPES = ['authorization'] as const;
+/** The domain of a close authorization's digest (the Rust SDK's `batch::CLOSE_DOMAIN`). */
+export const CLOSE_DOMAIN = 'x402:batch-settlement:svm:close:v1';
 
 /** The binding Memo's text for `receiverAuthorizer`. */
 export function bindingMemo(receiverAuthorizer: string): string {
@@ -88,6 +94,12 @@ export const BATCH_REASONS = {
   payerPaused: 'payer_kill_switch_paused',
   overGatedDeposit: 'voucher_over_gated_deposit',
   unknownChannel: 'invalid_batch_settlement_svm_unknown_channel',
+  closeAuthorization: 'invalid_batch_settlement_svm_close_authorization',
+  receiverBindingUnavailable: 'invalid_batch_settlement_svm_receiver_binding_unavailable',
+  closeAmountUnsupported: 'invalid_batch_settlement_svm_close_amount_unsupported',
+  refundTransaction: 'invalid_batch_settlement_svm_refund_transaction',
+  serviceUnauthenticated: 'service_unauthenticated',
+  depositUnconfirmed: 'deposit_unconfirmed',
 } as const;
 
 /** `extra` of a `batch-settlement` offer. */
@@ -172,11 +184,32 @@ export interface VoucherPayload {
   channelConfig: ChannelConfig;
   voucher: BatchVoucher;
 }
-/** The client ends the session: the facilitator seals at the latest voucher it accepted. */
+/**
+ * The receiver authorizer's consent to one cooperative close (a refund or a seal): its Ed25519
+ * signature of `closeDigest`, good strictly before `validBefore` (unix seconds).
+ */
+export interface CloseAuthorization {
+  validBefore: number;
+  signature?: string;
+}
+
+/**
+ * The client ends the session with its latest voucher (the amount the server accepted); the
+ * server adds its `closeAuthorization` before forwarding it, and the facilitator seals there.
+ */
 export interface RefundPayload {
   type: 'refund';
   channelConfig: ChannelConfig;
-  voucher?: BatchVoucher;
+  voucher: BatchVoucher;
+  closeAuthorization?: CloseAuthorization;
+}
+/** The server collects a channel its payer moved to `Closing`, within the grace period. */
+export interface SealPayload {
+  type: 'seal';
+  channelId: string;
+  channelConfig: ChannelConfig;
+  voucher: BatchVoucher;
+  closeAuthorization: CloseAuthorization;
 }
 export interface ClaimPayload {
   type: 'claim';
@@ -187,18 +220,93 @@ export interface SettlePayload {
   channels: SettleChannel[];
 }
 /** `paymentPayload.payload`, by its `type`. */
-export type BatchPayload = DepositPayload | VoucherPayload | RefundPayload | ClaimPayload | SettlePayload;
+export type BatchPayload = DepositPayload | VoucherPayload | RefundPayload | ClaimPayload | SettlePayload | SealPayload;
 
-/** A channel's state as the scheme's answers carry it. */
+/** A channel's state as the scheme's answers (and a corrective 402's offer) carry it. */
 export interface ChannelState {
   channelId: string;
   /** The deposit. */
   balance: string;
   /** What was applied on chain. */
   totalClaimed: string;
+  /** When the payer's `request_close` started the grace period (0: it did not). */
   withdrawRequestedAt: number;
   /** The latest voucher's cumulative amount the facilitator accepted. */
   chargedCumulativeAmount: string;
+}
+
+/** The payer's own voucher of the amount the server accepted, in a corrective 402. */
+export interface VoucherState {
+  signedMaxClaimable: string;
+  expiresAt: number;
+  signature: string;
+}
+
+/** What a close authorization binds (specification section 4.2). */
+export interface CloseTerms {
+  /** The CAIP-2 network of the offer. */
+  network: string;
+  /** The facilitator (`extra.feePayer`). */
+  feePayer: Address;
+  channel: Address;
+  maxClaimable: bigint;
+  validBefore: bigint;
+}
+
+/**
+ * What the receiver authorizer signs: SHA-256 of `domain || 0x00 || u16(len(network)).le ||
+ * network || programId || feePayer || channelId || u64(maxClaimableAmount).le ||
+ * i64(voucherExpiresAt = 0).le || i64(validBefore).le` (the Rust SDK's `CloseTerms::digest`).
+ */
+export function closeDigest(t: CloseTerms): Uint8Array {
+  const enc = (a: Address) => Uint8Array.from(getAddressEncoder().encode(a));
+  const network = Buffer.from(t.network, 'utf8');
+  const le = (n: bigint, signed: boolean) => {
+    const b = Buffer.alloc(8);
+    if (signed) b.writeBigInt64LE(n);
+    else b.writeBigUInt64LE(u64Field('maxClaimable', n));
+    return b;
+  };
+  const len = Buffer.alloc(2);
+  len.writeUInt16LE(Math.min(network.length, 0xffff));
+  return Uint8Array.from(
+    createHash('sha256')
+      .update(Buffer.from(CLOSE_DOMAIN, 'utf8'))
+      .update(Buffer.from([0]))
+      .update(len)
+      .update(network)
+      .update(enc(PAYMENT_CHANNELS_PROGRAM))
+      .update(enc(t.feePayer))
+      .update(enc(t.channel))
+      .update(le(t.maxClaimable, false))
+      .update(le(0n, true))
+      .update(le(t.validBefore, true))
+      .digest(),
+  );
+}
+
+/**
+ * A resource server's close authorization, signed by its receiver authorizer (`extra.receiverAuthorizer`):
+ * what it adds to a client's refund before forwarding it to the facilitator.
+ */
+export async function signCloseAuthorization(receiverAuthorizer: KeyPairSigner, t: CloseTerms): Promise<CloseAuthorization> {
+  const signature = await signBytes(receiverAuthorizer.keyPair.privateKey, closeDigest(t));
+  return { validBefore: Number(t.validBefore), signature: getBase58Decoder().decode(signature) };
+}
+
+/**
+ * The session's state a corrective 402 carries (`error` is
+ * `invalid_batch_settlement_svm_cumulative_amount_mismatch`, an offer's `extra` holds
+ * `channelState` and `voucherState`; specification section 4.6), or undefined.
+ */
+export function correctiveState(required: { error?: string; accepts?: readonly { extra?: Record<string, unknown> }[] } | undefined): { channelState: ChannelState; voucherState: VoucherState } | undefined {
+  if (required?.error !== BATCH_REASONS.cumulativeAmountMismatch) return undefined;
+  for (const offer of required.accepts ?? []) {
+    const c = offer.extra?.channelState as ChannelState | undefined;
+    const v = offer.extra?.voucherState as VoucherState | undefined;
+    if (c && typeof c === 'object' && v && typeof v === 'object') return { channelState: c, voucherState: v };
+  }
+  return undefined;
 }
 
 /**
@@ -360,9 +468,47 @@ export class PayerSession {
     return { type: 'voucher', channelConfig: { ...this.config }, voucher: await this.voucher(price) };
   }
 
-  /** The payload that ends the session (the facilitator seals at what it accepted). */
-  refundPayload(): RefundPayload {
-    return { type: 'refund', channelConfig: { ...this.config } };
+  /**
+   * The payload that ends the session: its latest voucher (the amount the server accepted, at
+   * which the facilitator seals), to which the server adds its close authorization.
+   */
+  async refundPayload(): Promise<RefundPayload> {
+    return { type: 'refund', channelConfig: { ...this.config }, voucher: await this.signed(this.charged) };
+  }
+
+  private async signed(cumulative: bigint): Promise<BatchVoucher> {
+    const signature = await signBytes(this.voucherKey.keyPair.privateKey, voucherMessage(this.channel, cumulative, 0n));
+    return { channelId: this.channel, maxClaimableAmount: cumulative.toString(), expiresAt: 0, signature: getBase58Decoder().decode(signature) };
+  }
+
+  /**
+   * Resumes from a server's corrective state (a voucher it accepted whose answer was lost, or
+   * the other way round; the Rust SDK's `PayerSession::resync`): adopted only when
+   * `voucherState` is this session's own signature of this channel and the amount charged is
+   * at most what it signs and the deposit. Returns the new base; throws naming the field.
+   */
+  async resync(channelState: ChannelState, voucherState: VoucherState): Promise<bigint> {
+    if (channelState.channelId !== this.channel) {
+      throw new TrustGateInputError('channelState.channelId', `${channelState.channelId} is not this session's channel ${this.channel}`);
+    }
+    const charged = u64Field('channelState.chargedCumulativeAmount', channelState.chargedCumulativeAmount);
+    const signed = u64Field('voucherState.signedMaxClaimable', voucherState.signedMaxClaimable);
+    let sig: Uint8Array;
+    try {
+      sig = Uint8Array.from(getBase58Encoder().encode(voucherState.signature));
+    } catch {
+      throw new TrustGateInputError('voucherState.signature', 'not base58');
+    }
+    const mine =
+      voucherState.expiresAt === 0 &&
+      sig.length === 64 &&
+      (await verifySignature(this.voucherKey.keyPair.publicKey, sig as SignatureBytes, voucherMessage(this.channel, signed, 0n)));
+    if (!mine) throw new TrustGateInputError('voucherState.signature', "not this session's own voucher of the channel: the corrective state is refused");
+    if (charged > signed || charged > this.deposit) {
+      throw new TrustGateInputError('channelState.chargedCumulativeAmount', `${charged} is above the voucher signed (${signed}) or the deposit (${this.deposit})`);
+    }
+    this.charged = charged;
+    return charged;
   }
 }
 
@@ -394,6 +540,23 @@ interface Held {
  */
 export class TrustGateBatchClientScheme implements SchemeNetworkClient {
   readonly scheme: string;
+  /**
+   * @x402/core's hook after a paid request: a corrective 402 (the server accepted a voucher
+   * whose answer this client lost, or not one it counted) resumes the session it names from
+   * the server's state once checked as the session's own voucher, and asks the transport
+   * (`@x402/fetch`) to pay again with a fresh payload.
+   */
+  readonly schemeHooks: SchemeClientHooks = {
+    onPaymentResponse: async (ctx) => {
+      const state = correctiveState(ctx.paymentRequired);
+      if (!state) return;
+      for (const held of this.sessions.values()) {
+        if (held.current.channel !== state.channelState.channelId) continue;
+        await held.current.resync(state.channelState, state.voucherState);
+        return { recovered: true };
+      }
+    },
+  };
   /** The CAIP-2 networks (patterns) `registerTrustGateBatchScheme` registers it for. */
   readonly networks: readonly string[];
   private readonly rpc: TrustGateRpc;
@@ -435,12 +598,13 @@ export class TrustGateBatchClientScheme implements SchemeNetworkClient {
    * those whose deposit ran out), oldest first, and forgets them: the next request opens a
    * new session. Send each as a payment payload of the offer.
    */
-  refund(requirements: PaymentRequirements): PaymentPayloadResult[] {
+  async refund(requirements: PaymentRequirements): Promise<PaymentPayloadResult[]> {
     const key = sessionKey(requirements, batchExtraOf(requirements));
     const held = this.sessions.get(key);
     this.sessions.delete(key);
     if (!held) return [];
-    return [...held.drained, held.current].map((s) => ({ x402Version: 2, payload: s.refundPayload() as unknown as Record<string, unknown> }));
+    const payloads = await Promise.all([...held.drained, held.current].map((s) => s.refundPayload()));
+    return payloads.map((p) => ({ x402Version: 2, payload: p as unknown as Record<string, unknown> }));
   }
 
   private async pay(key: string, r: PaymentRequirements, extra: BatchExtra, price: bigint): Promise<BatchPayload> {
