@@ -111,6 +111,32 @@ pub struct LimitArgs {
     /// default 16.
     #[arg(long, env = "APPROVALS_PER_PAYER")]
     pub approvals_per_payer: Option<String>,
+    /// The longest, in seconds, between two reads of a session's channel (each is read
+    /// every tenth of its grace period, at most this); default 60.
+    #[arg(long, env = "BATCH_CHANNEL_POLL_SECS")]
+    pub batch_channel_poll_secs: Option<String>,
+    /// Unclosed upto channels one payer wallet may have the facilitator sponsor; default 2.
+    #[arg(long, env = "UPTO_CHANNELS_PER_PAYER")]
+    pub upto_channels_per_payer: Option<String>,
+    /// Unclosed session channels one payer wallet may have the facilitator sponsor;
+    /// default 2.
+    #[arg(long, env = "SESSIONS_PER_PAYER")]
+    pub sessions_per_payer: Option<String>,
+    /// The channel rent the facilitator advances in all, in lamports; default 10000000000.
+    #[arg(long, env = "MAX_RENT_ADVANCED_LAMPORTS")]
+    pub max_rent_advanced_lamports: Option<String>,
+    /// Lamports the facilitator keeps for settlements: no channel is opened below it;
+    /// default 50000000.
+    #[arg(long, env = "MIN_FEE_PAYER_BALANCE_LAMPORTS")]
+    pub min_fee_payer_balance_lamports: Option<String>,
+    /// Comma-separated mints the plain upto and batch-settlement schemes take; default the
+    /// network's stock x402 assets (on a localnet, the demo world's mints).
+    #[arg(long, env = "PLAIN_ASSETS")]
+    pub plain_assets: Option<String>,
+    /// true: the plain channel schemes take only offers a trusted service signed
+    /// (extra.offerSignature); default false.
+    #[arg(long, env = "PLAIN_OFFERS_SIGNED")]
+    pub plain_offers_signed: Option<String>,
 }
 
 impl LimitArgs {
@@ -133,6 +159,13 @@ impl LimitArgs {
             batch_max_idle_secs: env("BATCH_MAX_IDLE_SECS"),
             approval_pending_secs: env("APPROVAL_PENDING_SECS"),
             approvals_per_payer: env("APPROVALS_PER_PAYER"),
+            batch_channel_poll_secs: env("BATCH_CHANNEL_POLL_SECS"),
+            upto_channels_per_payer: env("UPTO_CHANNELS_PER_PAYER"),
+            sessions_per_payer: env("SESSIONS_PER_PAYER"),
+            max_rent_advanced_lamports: env("MAX_RENT_ADVANCED_LAMPORTS"),
+            min_fee_payer_balance_lamports: env("MIN_FEE_PAYER_BALANCE_LAMPORTS"),
+            plain_assets: env("PLAIN_ASSETS"),
+            plain_offers_signed: env("PLAIN_OFFERS_SIGNED"),
         }
     }
 }
@@ -203,6 +236,18 @@ impl FacilitatorArgs {
             batch_max_idle_secs: self.limits.batch_max_idle_secs.clone(),
             approval_pending_secs: self.limits.approval_pending_secs.clone(),
             approvals_per_payer: self.limits.approvals_per_payer.clone(),
+            batch_channel_poll_secs: self.limits.batch_channel_poll_secs.clone(),
+            upto_channels_per_payer: self.limits.upto_channels_per_payer.clone(),
+            sessions_per_payer: self.limits.sessions_per_payer.clone(),
+            max_rent_advanced_lamports: self.limits.max_rent_advanced_lamports.clone(),
+            min_fee_payer_balance_lamports: self.limits.min_fee_payer_balance_lamports.clone(),
+            // The demo world's mints on a localnet, whose plain offers the demo makes.
+            plain_assets: self.limits.plain_assets.clone().or_else(|| {
+                world
+                    .as_ref()
+                    .map(|w| format!("{},{}", w.mint(), w.metered_mint()))
+            }),
+            plain_offers_signed: self.limits.plain_offers_signed.clone(),
         }
     }
 }

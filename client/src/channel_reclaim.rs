@@ -66,8 +66,8 @@ pub const STALE_AFTER_SLOTS: u64 = upto::MAX_CHANNEL_LIFETIME_SECS * 10 / 4 / 2;
 pub struct Work {
     pub instruction: Instruction,
     pub lamports: u64,
-    /// `reclaim` of a channel; otherwise `close_channel_record`.
-    pub reclaim: bool,
+    /// The channel a `reclaim` deletes; `None` for a `close_channel_record`.
+    pub reclaimed: Option<Pubkey>,
 }
 
 impl ChannelScan {
@@ -77,12 +77,12 @@ impl ChannelScan {
         let reclaims = self.reclaim.iter().map(|(channel, lamports)| Work {
             instruction: channels::reclaim(channel, facilitator),
             lamports: *lamports,
-            reclaim: true,
+            reclaimed: Some(*channel),
         });
         let records = self.orphaned.iter().map(|(channel, lamports)| Work {
             instruction: b.close_channel_record(channel, facilitator),
             lamports: *lamports,
-            reclaim: false,
+            reclaimed: None,
         });
         reclaims.chain(records).collect()
     }
@@ -288,22 +288,43 @@ pub async fn scan(
             .then_some((record.channel, account.lamports))
     })
     .collect();
-    let channels: Vec<(Pubkey, Channel, u64)> = chain::program_accounts(
-        rpc,
-        &channels::PROGRAM_ID,
-        vec![
-            RpcFilterType::DataSize(channels::CHANNEL_LEN as u64),
-            memcmp(CHANNEL_RENT_PAYER_AT, facilitator.as_ref()),
-        ],
-    )
-    .await?
-    .into_iter()
-    .filter_map(|(address, account)| {
-        let channel = Channel::decode(&account.data)?;
-        (channel.rent_payer == *facilitator).then_some((address, channel, account.lamports))
-    })
-    .collect();
+    let channels = sponsored_accounts(rpc, facilitator).await?;
     Ok(plan(&channels, &records, slot, now))
+}
+
+/// The channels whose rent payer is `facilitator` (one `getProgramAccounts`, the rent payer's
+/// offset filtered), each with its lamports.
+async fn sponsored_accounts(
+    rpc: &RpcClient,
+    facilitator: &Pubkey,
+) -> Result<Vec<(Pubkey, Channel, u64)>, ClientError> {
+    let filters = vec![
+        RpcFilterType::DataSize(channels::CHANNEL_LEN as u64),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+            CHANNEL_RENT_PAYER_AT,
+            facilitator.as_ref().to_vec(),
+        )),
+    ];
+    Ok(chain::program_accounts(rpc, &channels::PROGRAM_ID, filters)
+        .await?
+        .into_iter()
+        .filter_map(|(address, account)| {
+            let channel = Channel::decode(&account.data)?;
+            (channel.rent_payer == *facilitator).then_some((address, channel, account.lamports))
+        })
+        .collect())
+}
+
+/// The channels whose rent payer is `facilitator`, as the program keeps them.
+pub async fn sponsored(
+    rpc: &RpcClient,
+    facilitator: &Pubkey,
+) -> Result<Vec<(Pubkey, Channel)>, ClientError> {
+    Ok(sponsored_accounts(rpc, facilitator)
+        .await?
+        .into_iter()
+        .map(|(k, c, _)| (k, c))
+        .collect())
 }
 
 #[cfg(test)]
@@ -411,12 +432,12 @@ mod tests {
                 Work {
                     instruction: channels::reclaim(&reclaimed, &facilitator),
                     lamports: 1,
-                    reclaim: true,
+                    reclaimed: Some(reclaimed),
                 },
                 Work {
                     instruction: b.close_channel_record(&orphan, &facilitator),
                     lamports: 2,
-                    reclaim: false,
+                    reclaimed: None,
                 },
             ]
         );

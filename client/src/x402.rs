@@ -327,6 +327,104 @@ pub fn service_request_signer(
     Ok(key)
 }
 
+/// `extra` field of a plain channel offer (`upto`, `batch-settlement`) a trusted service
+/// signed: `<service key>:<issued at>:<signature>` over [`plain_offer_message`]. A
+/// facilitator configured to sponsor channels only for known services' offers checks it at the
+/// open.
+pub const OFFER_SIGNATURE: &str = "offerSignature";
+
+/// What a service signs of a plain offer: its terms, one `name=value` line each (the
+/// signature itself and corrective fields aside).
+pub fn plain_offer_message(r: &PaymentRequirements, issued_at: i64) -> Vec<u8> {
+    let text = |k: &str| {
+        r.extra
+            .get(k)
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+            .unwrap_or_default()
+    };
+    let lines = [
+        ("x402", "trust-gate-plain-offer-v1".to_string()),
+        ("scheme", r.scheme.clone()),
+        ("network", r.network.clone()),
+        ("amount", r.amount.clone()),
+        ("asset", r.asset.clone()),
+        ("payTo", r.pay_to.clone()),
+        ("maxTimeoutSeconds", r.max_timeout_seconds.to_string()),
+        ("feePayer", text("feePayer")),
+        ("receiverAuthorizer", text("receiverAuthorizer")),
+        ("withdrawDelay", text("withdrawDelay")),
+        ("issuedAt", issued_at.to_string()),
+    ];
+    let mut out = Vec::new();
+    for (k, v) in lines {
+        out.extend_from_slice(k.as_bytes());
+        out.push(b'=');
+        out.extend_from_slice(v.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Signs a plain offer as `service` at `issued_at` (sets `extra.offerSignature`).
+pub fn sign_plain_offer(
+    service: &solana_sdk::signature::Keypair,
+    r: &mut PaymentRequirements,
+    issued_at: i64,
+) {
+    use solana_sdk::signer::Signer;
+    let sig = service.sign_message(&plain_offer_message(r, issued_at));
+    r.extra.insert(
+        OFFER_SIGNATURE.into(),
+        format!("{}:{issued_at}:{sig}", service.pubkey()).into(),
+    );
+}
+
+/// The trusted service that signed plain offer `r`, issued at most `max_age` seconds before
+/// `now` (and not after it, but for `skew`); else why not.
+pub fn plain_offer_signer(
+    r: &PaymentRequirements,
+    now: i64,
+    max_age: i64,
+    skew: i64,
+    trusted: &[solana_sdk::pubkey::Pubkey],
+) -> Result<solana_sdk::pubkey::Pubkey, String> {
+    let field = format!("extra.{OFFER_SIGNATURE}");
+    let value = r
+        .extra
+        .get(OFFER_SIGNATURE)
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| format!("{field} is missing: this facilitator sponsors plain channels only for offers a service it trusts signed"))?;
+    let mut parts = value.splitn(3, ':');
+    let (Some(key), Some(at), Some(sig)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("{field} is <service key>:<issued at>:<signature>"));
+    };
+    let key: solana_sdk::pubkey::Pubkey = key
+        .parse()
+        .map_err(|_| format!("{field}: the service key is not base58"))?;
+    let at: i64 = at
+        .parse()
+        .map_err(|_| format!("{field}: the time is not unix seconds"))?;
+    let sig: solana_sdk::signature::Signature = sig
+        .parse()
+        .map_err(|_| format!("{field}: the signature is not base58"))?;
+    if !trusted.contains(&key) {
+        return Err(format!(
+            "{field}: {key} is not a service this facilitator trusts"
+        ));
+    }
+    if at > now.saturating_add(skew) || now.saturating_sub(at) > max_age.saturating_add(skew) {
+        return Err(format!(
+            "{field} was issued at {at}; now is {now}: the offer expired"
+        ));
+    }
+    let mut unsigned = r.clone();
+    unsigned.extra.remove(OFFER_SIGNATURE);
+    if !sig.verify(key.as_ref(), &plain_offer_message(&unsigned, at)) {
+        return Err(format!("{field} is not {key}'s signature of this offer"));
+    }
+    Ok(key)
+}
+
 /// A challenge's expiry and so its payment's deadline (the strict gate's argument): its
 /// `issuedAt` plus the requirements' `maxTimeoutSeconds`, saturating. Both are signed by the
 /// service, so the facilitator derives the same deadline and refuses any other.
@@ -392,6 +490,36 @@ mod tests {
                 "policyId": 1, "issuedAt": 1700000000, "serviceSignature": "S"}}
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_plain_offer_is_taken_signed_by_a_trusted_service_while_fresh() {
+        use solana_sdk::signature::{Keypair, Signer};
+        let service = Keypair::new();
+        let trusted = [service.pubkey()];
+        let mut r = requirements();
+        r.scheme = "upto".into();
+        sign_plain_offer(&service, &mut r, 1_000);
+        assert_eq!(
+            plain_offer_signer(&r, 1_200, 300, 30, &trusted),
+            Ok(service.pubkey())
+        );
+        assert!(plain_offer_signer(&r, 1_400, 300, 30, &trusted)
+            .unwrap_err()
+            .contains("expired"));
+        assert!(plain_offer_signer(&r, 1_000, 300, 30, &[])
+            .unwrap_err()
+            .contains("trusts"));
+        let mut changed = r.clone();
+        changed.amount = "1001".into();
+        assert!(plain_offer_signer(&changed, 1_000, 300, 30, &trusted)
+            .unwrap_err()
+            .contains("not"));
+        let mut unsigned = r.clone();
+        unsigned.extra.remove(OFFER_SIGNATURE);
+        assert!(plain_offer_signer(&unsigned, 1_000, 300, 30, &trusted)
+            .unwrap_err()
+            .contains("missing"));
     }
 
     #[test]

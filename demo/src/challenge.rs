@@ -195,9 +195,17 @@ fn sign_gate(
 /// state, specification section 4.6): a client may send them back in the offer it accepted.
 pub const CORRECTIVE_FIELDS: [&str; 2] = ["channelState", "voucherState"];
 
+/// A plain channel offer as the routes send it: signed by the service at `now`
+/// (`extra.offerSignature`), so that a facilitator that sponsors channels only for known
+/// services' offers (`PLAIN_OFFERS_SIGNED`) takes it.
+pub fn signed(c: &DemoConfig, mut r: PaymentRequirements, now: i64) -> PaymentRequirements {
+    x402::sign_plain_offer(&c.service_key, &mut r, now);
+    r
+}
+
 /// Whether `r` is an offer of this service for `url`: gated, its `gate` extension signed by the
 /// service over every field; plain, exactly the route's plain offer `plain` (which depends on
-/// no time and no payer), but for a corrective 402's fields.
+/// no time and no payer), but for its signature and a corrective 402's fields.
 pub fn is_our_offer(
     c: &DemoConfig,
     r: &PaymentRequirements,
@@ -207,10 +215,11 @@ pub fn is_our_offer(
     use solana_sdk::signer::Signer;
     match GateExtension::from_requirements(r) {
         Ok(g) => x402::challenge_signed_by(&c.service_key.pubkey(), r, url, &g),
+        // The facilitator checks the offer's signature, when it asks for one.
         Err(_) => {
             let mut r = r.clone();
-            for key in CORRECTIVE_FIELDS {
-                r.extra.remove(key);
+            for key in CORRECTIVE_FIELDS.iter().chain([&x402::OFFER_SIGNATURE]) {
+                r.extra.remove(*key);
             }
             r == *plain
         }

@@ -183,7 +183,11 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
             url,
             vec![
                 challenge::metered_offer(c, network, fee_payer, &payer, now, true),
-                challenge::metered_offer(c, network, fee_payer, &payer, now, false),
+                challenge::signed(
+                    c,
+                    challenge::metered_offer(c, network, fee_payer, &payer, now, false),
+                    now,
+                ),
             ],
         );
     };
@@ -254,7 +258,11 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
             url,
             vec![
                 challenge::session_offer(c, network, fee_payer, &payer, now, price, true),
-                challenge::session_offer(c, network, fee_payer, &payer, now, price, false),
+                challenge::signed(
+                    c,
+                    challenge::session_offer(c, network, fee_payer, &payer, now, price, false),
+                    now,
+                ),
             ],
         );
     };

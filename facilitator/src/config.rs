@@ -78,6 +78,8 @@ pub struct Config {
     pub sessions: SessionSettings,
     /// The pending approvals' life and bound (see [`crate::approvals`]).
     pub approvals: crate::approvals::ApprovalSettings,
+    /// What the facilitator sponsors for payment channels (see [`crate::sponsor`]).
+    pub sponsor: crate::advances::SponsorSettings,
 }
 
 /// The crank's default interval: a minute.
@@ -237,6 +239,7 @@ impl Config {
             reclaim_interval: Some(DEFAULT_RECLAIM_INTERVAL),
             sessions: SessionSettings::default(),
             approvals: Default::default(),
+            sponsor: Default::default(),
         }
     }
 }
@@ -312,6 +315,25 @@ pub struct Settings {
     /// `APPROVALS_PER_PAYER` (default 16, 1..=256): the pending approvals kept per payer
     /// agent (past it, the one expiring first goes).
     pub approvals_per_payer: Option<String>,
+    /// `BATCH_CHANNEL_POLL_SECS` (default 60, 1..=3600): the longest between two reads of a
+    /// session's channel.
+    pub batch_channel_poll_secs: Option<String>,
+    /// `UPTO_CHANNELS_PER_PAYER` and `SESSIONS_PER_PAYER` (default 2 each, 1..=1000): the
+    /// unclosed channels of one payer wallet the facilitator sponsors, per scheme.
+    pub upto_channels_per_payer: Option<String>,
+    pub sessions_per_payer: Option<String>,
+    /// `MAX_RENT_ADVANCED_LAMPORTS` (default 10 000 000 000, 10 SOL): the channel rent
+    /// advanced in all.
+    pub max_rent_advanced_lamports: Option<String>,
+    /// `MIN_FEE_PAYER_BALANCE_LAMPORTS` (default 50 000 000, 0.05 SOL): what the facilitator
+    /// keeps for settlements; no channel is opened below it.
+    pub min_fee_payer_balance_lamports: Option<String>,
+    /// `PLAIN_ASSETS`: comma-separated mints the plain channel schemes take (default: the
+    /// network's stock assets).
+    pub plain_assets: Option<String>,
+    /// `PLAIN_OFFERS_SIGNED` (`true`/`false`, default false): the plain channel schemes take
+    /// only offers a trusted service signed.
+    pub plain_offers_signed: Option<String>,
 }
 
 impl Settings {
@@ -427,6 +449,15 @@ impl Settings {
         )? {
             config.approvals.per_payer = n as usize;
         }
+        if let Some(secs) = number(
+            "BATCH_CHANNEL_POLL_SECS",
+            &self.batch_channel_poll_secs,
+            "a whole number of seconds, 1..=3600",
+            1..=3_600u64,
+        )? {
+            config.sessions.channel_poll = Duration::from_secs(secs);
+        }
+        self.sponsor(&mut config.sponsor)?;
         Ok(config)
     }
 }
@@ -474,6 +505,64 @@ impl Settings {
             .unwrap_or(d.margin_units),
         };
         Ok(caps)
+    }
+
+    /// The bounds on what the facilitator sponsors (see [`crate::sponsor`]).
+    fn sponsor(&self, s: &mut crate::advances::SponsorSettings) -> Result<(), ConfigError> {
+        for (variable, value, field) in [
+            (
+                "UPTO_CHANNELS_PER_PAYER",
+                &self.upto_channels_per_payer,
+                &mut s.upto_per_payer,
+            ),
+            (
+                "SESSIONS_PER_PAYER",
+                &self.sessions_per_payer,
+                &mut s.sessions_per_payer,
+            ),
+        ] {
+            if let Some(n) = number(
+                variable,
+                value,
+                "a whole number of channels, 1..=1000",
+                1..=1_000u64,
+            )? {
+                *field = n as usize;
+            }
+        }
+        if let Some(n) = number(
+            "MAX_RENT_ADVANCED_LAMPORTS",
+            &self.max_rent_advanced_lamports,
+            "a whole number of lamports",
+            0..=u64::MAX,
+        )? {
+            s.max_rent_advanced = n;
+        }
+        if let Some(n) = number(
+            "MIN_FEE_PAYER_BALANCE_LAMPORTS",
+            &self.min_fee_payer_balance_lamports,
+            "a whole number of lamports",
+            0..=u64::MAX,
+        )? {
+            s.min_balance = n;
+        }
+        if let Some(list) = &self.plain_assets {
+            let mints = parse_pubkeys("PLAIN_ASSETS", list)?;
+            s.plain_assets = crate::advances::assets::PlainAssets::List(mints);
+        }
+        if let Some(v) = &self.plain_offers_signed {
+            s.signed_plain_offers = match v.trim() {
+                "true" | "1" => true,
+                "false" | "0" | "" => false,
+                other => {
+                    return Err(ConfigError::new(
+                        "PLAIN_OFFERS_SIGNED",
+                        format!("{other:?}: true or false"),
+                    ))
+                }
+            };
+        }
+        Ok(())
     }
 
     fn limits(&self) -> Result<Limits, ConfigError> {

@@ -142,6 +142,7 @@ impl Facilitator {
                         Ok(_) => {
                             round.transactions += 1;
                             round.channels_unclaimed_closed += 1;
+                            self.closed_advance(address).await;
                         }
                         Err(e) => round.failures.push(e.to_string()),
                     },
@@ -168,6 +169,7 @@ impl Facilitator {
                     Ok(()) => {
                         round.transactions += 1;
                         round.channels_unclaimed_closed += 1;
+                        self.closed_advance(address).await;
                     }
                     Err(e) => round.failures.push(e.message),
                 }
@@ -184,6 +186,7 @@ impl Facilitator {
                 Ok(true) => {
                     round.transactions += 1;
                     round.channels_finished += 1;
+                    self.closed_advance(address).await;
                 }
                 Ok(false) => {}
                 Err(e) => round.failures.push(e.message),
@@ -197,7 +200,8 @@ impl Facilitator {
                     round.transactions += 1;
                     for w in run {
                         round.lamports = round.lamports.saturating_add(w.lamports);
-                        if w.reclaim {
+                        if let Some(channel) = w.reclaimed {
+                            self.released_advance(&channel).await;
                             round.channels_reclaimed += 1;
                         } else {
                             round.channel_records_closed += 1;

@@ -24,9 +24,13 @@
 //! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
 //! with the bound on those waiting, [`redis_store`] shared by replicas), [`routes`] (HTTP),
 //! [`reject`] and [`error`] (answers), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
-//! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept).
+//! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept),
+//! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
+//! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
+//! on-chain work asked at once runs once).
 
 pub mod adapter;
+pub mod advances;
 pub mod approvals;
 pub mod batch;
 pub mod budget;
@@ -54,6 +58,7 @@ pub mod routes;
 pub mod service;
 pub mod sessions;
 pub mod settle;
+pub mod sponsor;
 pub mod upto;
 pub mod verify;
 
@@ -127,6 +132,13 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
     let reclaim_every = config.reclaim_interval;
     let f = Facilitator::new(config)?;
     f.check().await?;
+    // What it advanced, counted from the chain before it sponsors anything.
+    match f.reconcile_advances().await {
+        Ok(n) => tracing::info!(channels = n, "rent advanced: counted from the chain"),
+        Err(r) => tracing::warn!("counting the rent advanced: {}", r.message),
+    }
+    f.advances
+        .rebuild_due(trust_gate_client::simulate::now_unix(), 0);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| StartError::Bind { addr, source })?;

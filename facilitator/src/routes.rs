@@ -1,7 +1,7 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
-use crate::batch::{self, BatchSettled};
+use crate::batch;
 use crate::dispute::DisputeRequest;
 use crate::error::ApiError;
 use crate::holds::{parse_key, Held};
@@ -10,6 +10,7 @@ use crate::records::parse_receipt_hash;
 use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
+use crate::sessions::BatchSettled;
 use crate::settle::Settled;
 use crate::upto::{self, UptoRequest, UptoSettled};
 use crate::verify::{self, VerifyBody};

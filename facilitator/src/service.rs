@@ -60,10 +60,13 @@ pub struct Facilitator {
     /// The `batch-settlement` sessions (see [`crate::batch`]).
     pub sessions: Sessions,
     pub session_settings: SessionSettings,
-    /// The sessions' on-chain work under way (see [`crate::batch::SessionWork`]).
-    pub session_work: crate::batch::SessionWork,
+    /// The sessions' on-chain work under way (see [`crate::sessions::SessionWork`]).
+    pub session_work: crate::sessions::SessionWork,
     /// The payments held for an approval (see [`crate::approvals`]).
     pub approvals: Approvals,
+    /// What it advanced for the channels it sponsors, and its bounds (see [`crate::sponsor`]).
+    pub advances: crate::advances::ledger::Ledger,
+    pub sponsor_settings: crate::advances::SponsorSettings,
     started: Instant,
     caip2: OnceCell<String>,
     collection: OnceCell<Pubkey>,
@@ -99,6 +102,7 @@ impl Facilitator {
         .with_max_waiting(config.limits.max_waiting_per_payer);
         let sessions = Sessions::new(lock_store.shared());
         let approvals = Approvals::new(config.approvals, lock_store.shared());
+        let advances = crate::advances::ledger::Ledger::new(lock_store.shared());
         Ok(Arc::new(Facilitator {
             rpc_origin: redact::origin(&rpc_url),
             rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
@@ -120,6 +124,8 @@ impl Facilitator {
             session_settings: config.sessions,
             session_work: Default::default(),
             approvals,
+            advances,
+            sponsor_settings: config.sponsor,
             started: Instant::now(),
             caip2: OnceCell::new(),
             collection: OnceCell::new(),

@@ -12,8 +12,11 @@
 //! landed, the payer's `request_close`) is written into the session by the background round
 //! ([`crate::batch::redeemer`]), so that every replica refuses by it.
 
+use crate::coalesce::Coalesce;
 use crate::redis_store::{RedisStore, StoreUnavailable};
+use crate::reject::Rejection;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
@@ -130,6 +133,28 @@ mod b58 {
         let s = String::deserialize(d)?;
         s.parse().map_err(serde::de::Error::custom)
     }
+}
+
+/// What a settled `batch-settlement` request answers (the specification's settlement
+/// response; `transaction` and `amount` empty for a voucher).
+#[derive(Clone, Debug)]
+pub struct BatchSettled {
+    pub transaction: String,
+    pub amount: String,
+    pub payer: Pubkey,
+    pub extra: Value,
+    /// Sent, outcome not known in time.
+    pub pending: bool,
+}
+
+/// What the session flows keep in process besides the sessions: the on-chain work under
+/// way, so that the same claim or close at once runs once.
+#[derive(Default)]
+pub struct SessionWork {
+    pub(crate) claims: Coalesce<Vec<(Pubkey, u64)>, Result<BatchSettled, Rejection>>,
+    pub(crate) closes: Coalesce<(Pubkey, u64), Result<BatchSettled, Rejection>>,
+    /// When each open session's channel was last read by the background round.
+    pub(crate) read_at: std::sync::Mutex<std::collections::HashMap<Pubkey, i64>>,
 }
 
 /// Why a change of a session was not made: the store failed, the session is not there, or

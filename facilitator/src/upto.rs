@@ -23,6 +23,7 @@
 //! a gated deposit whose claim never came.
 
 use crate::adapter::{self, ChannelGate, Expectations};
+use crate::advances::ledger::ChannelKind;
 use crate::channel_open::{self, Expected, Gated};
 use crate::holds;
 use crate::inspect;
@@ -142,15 +143,35 @@ impl Terms {
         }]
     }
 
-    /// Whether `c` is open as this payment's deposit opened it: its payer, the facilitator
-    /// as payee and rent payer, the mint, the voucher key, the ceiling, 100 % to `payTo`.
-    fn opened(&self, c: &Channel, facilitator: &Pubkey) -> bool {
-        c.status == Status::Open
-            && (c.payer, c.payee, c.rent_payer, c.mint)
-                == (self.from, *facilitator, *facilitator, self.mint)
+    /// Whether `c` is the channel this payment's deposit opens: its payer, the facilitator
+    /// as payee and rent payer, the mint, the voucher key, 100 % to `payTo`.
+    fn is_ours(&self, c: &Channel, facilitator: &Pubkey) -> bool {
+        (c.payer, c.payee, c.rent_payer, c.mint)
+            == (self.from, *facilitator, *facilitator, self.mint)
             && c.authorized_signer == self.receiver_authorizer
-            && c.deposit == self.ceiling
             && c.distribution_hash == channels::distribution_hash(&self.splits())
+    }
+
+    /// Whether `c` is open as this payment's deposit opened it, with the ceiling.
+    fn opened(&self, c: &Channel, facilitator: &Pubkey) -> bool {
+        c.status == Status::Open && c.deposit == self.ceiling && self.is_ours(c, facilitator)
+    }
+
+    /// Whether the server's claim can still seal `c` at chain time `now`: this payment's
+    /// channel, holding at least the ceiling (the payer may have topped it up: the rest goes
+    /// back to it), open or closing within its grace period (the payer's `request_close`
+    /// stops anyone's `settle`, never the payee's seal before the deadline).
+    fn claimable(&self, c: &Channel, facilitator: &Pubkey, now: i64) -> bool {
+        let live = match c.status {
+            Status::Open => true,
+            Status::Closing => {
+                now < c
+                    .closure_started_at
+                    .saturating_add(i64::from(c.grace_period))
+            }
+            Status::Sealed | Status::Distributed => false,
+        };
+        live && c.deposit >= self.ceiling && self.is_ours(c, facilitator)
     }
 }
 
@@ -362,6 +383,9 @@ impl Facilitator {
         // The server's offer may name a slot a little ahead of this RPC's view.
         let slot = t.extra.recent_slot.map_or(slot, |s| s.0.max(slot));
         let gate = self.channel_gate(r)?;
+        if gate.is_none() {
+            self.check_plain_offer(&r.accepted, &t.mint, reason::INVALID_REQUIREMENTS)?;
+        }
         let tables = self.tables().await;
         let checked = channel_open::verify(
             tx,
@@ -421,16 +445,36 @@ impl Facilitator {
     ) -> Result<UptoSettled, Rejection> {
         let (t, checked) = self.checked_open(r).await?;
         self.limit_deposits(&t.from)?;
+        let (token_program, _) = self
+            .mint(&t.mint)
+            .await
+            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
+        self.advance(
+            &t.channel,
+            &t.from,
+            ChannelKind::Upto,
+            token_program,
+            r.gated,
+        )
+        .await?;
         let used = checked.approval;
-        let (signature, pending) = self
+        let sent = self
             .send_open(
                 checked.tx,
                 keypair,
                 reason::CHANNEL_BROADCAST,
                 reason::SETTLEMENT_SIMULATION,
             )
-            .await?;
+            .await;
+        let (signature, pending) = match sent {
+            Ok(sent) => sent,
+            Err(refused) => {
+                self.released_advance(&t.channel).await;
+                return Err(refused);
+            }
+        };
         if !pending {
+            self.advanced(&t.channel).await;
             let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
             if !t.opened(&c, &self.facilitator()) {
                 return Err(bad(
@@ -469,12 +513,16 @@ impl Facilitator {
             .await
             .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
         let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
-        if !t.opened(&c, &fac) {
+        let now = match c.status {
+            Status::Closing => chain::unix_time(&self.rpc).await.map_err(rpc_rejection)?,
+            _ => 0,
+        };
+        if !t.claimable(&c, &fac, now) {
             return Err(bad(
                 reason::CHANNEL_STATE,
                 format!(
-                    "channel {} is not open as this payment opened it",
-                    t.channel
+                    "channel {} is not this payment's, or can no longer be sealed ({:?}, deposit {})",
+                    t.channel, c.status, c.deposit
                 ),
             ));
         }
@@ -533,6 +581,7 @@ impl Facilitator {
         let (signature, pending) = self
             .send_own(&ixs, r.gated, keypair, reason::SETTLEMENT_SIMULATION)
             .await?;
+        self.closed_advance(&t.channel).await;
         Ok(UptoSettled {
             signature,
             amount: actual,

@@ -18,11 +18,11 @@
 //! The client's `refund` and the server's `seal` end a session here once their
 //! [`super::authority`] checks pass; the server's `claim` applies vouchers now.
 
+use super::Offer;
 use super::{bad, channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
-use super::{BatchSettled, Offer};
 use crate::reject::Rejection;
 use crate::service::Facilitator;
-use crate::sessions::Session;
+use crate::sessions::{BatchSettled, Session};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
@@ -97,7 +97,7 @@ pub fn plan(latest: Option<Voucher>, c: Option<&Channel>, now: i64) -> ClosePlan
 }
 
 impl Session {
-    fn token_program(&self) -> TokenProgram {
+    pub(crate) fn token_program(&self) -> TokenProgram {
         if self.token_2022 {
             TokenProgram::Token2022
         } else {
@@ -294,6 +294,11 @@ impl Facilitator {
             })
             .await
             .map_err(|e| self.change_rejection(&s.channel, e))?;
+        if plan == ClosePlan::Gone {
+            self.released_advance(&s.channel).await;
+        } else {
+            self.closed_advance(&s.channel).await;
+        }
         tracing::info!(channel = %s.channel, signature = %closed_by, settled, ?plan, "session closed");
         Ok(Closed {
             signature,

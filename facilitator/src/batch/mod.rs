@@ -39,13 +39,13 @@ pub mod close;
 pub mod redeemer;
 
 use crate::adapter::{self, Expectations};
+use crate::advances::ledger::ChannelKind;
 use crate::channel_open::{self, Expected, Gated};
-use crate::coalesce::Coalesce;
 use crate::holds;
 use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
-use crate::sessions::{Change, GatedTerms, Session};
+use crate::sessions::{BatchSettled, Change, GatedTerms, Session};
 use crate::settle::rpc_rejection;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -63,16 +63,6 @@ use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::upto;
 use trust_gate_client::vouchers::{self, Refusal, Voucher};
 use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
-
-/// What the session flows keep in process besides the sessions: the on-chain work under
-/// way, so that the same claim or close at once runs once.
-#[derive(Default)]
-pub struct SessionWork {
-    claims: Coalesce<Vec<(Pubkey, u64)>, Result<BatchSettled, Rejection>>,
-    closes: Coalesce<(Pubkey, u64), Result<BatchSettled, Rejection>>,
-    /// When each open session's channel was last read by the background round.
-    pub(crate) read_at: std::sync::Mutex<std::collections::HashMap<Pubkey, i64>>,
-}
 
 /// A `batch-settlement` request to /verify or /settle.
 #[derive(Clone, Debug)]
@@ -640,18 +630,6 @@ fn open_refusal(r: Rejection) -> Rejection {
     }
 }
 
-/// What a settled `batch-settlement` request answers (the specification's settlement
-/// response; `transaction` and `amount` empty for a voucher).
-#[derive(Clone, Debug)]
-pub struct BatchSettled {
-    pub transaction: String,
-    pub amount: String,
-    pub payer: Pubkey,
-    pub extra: Value,
-    /// Sent, outcome not known in time.
-    pub pending: bool,
-}
-
 /// The scheme's channel state of a session.
 pub fn channel_state(s: &Session) -> Value {
     json!({
@@ -770,6 +748,14 @@ impl Facilitator {
                     .checked_deposit(r, &o, channel_config, v, deposit)
                     .await?;
                 self.limit_deposits(&session.payer)?;
+                self.advance(
+                    &session.channel,
+                    &session.payer,
+                    ChannelKind::Session,
+                    session.token_program(),
+                    session.gate.is_some(),
+                )
+                .await?;
                 let used = checked.approval.zip(session.gate.map(|g| g.payer_asset));
                 let opened = self
                     .open_session(checked.tx, session, v, o.price, keypair)
@@ -992,6 +978,13 @@ impl Facilitator {
                 ),
             ));
         }
+        if !r.gated {
+            self.check_plain_offer(
+                &r.accepted.requirements()?,
+                &o.mint,
+                reason::INVALID_REQUIREMENTS,
+            )?;
+        }
         let gate = if r.gated {
             let g = adapter::read_channel_gate(
                 &r.accepted.requirements()?,
@@ -1159,10 +1152,12 @@ impl Facilitator {
         let (signature, pending) = match sent {
             Ok(sent) => sent,
             Err(refused) => {
-                // Refused by the simulation, or failed on chain: no channel, no session.
+                // Refused by the simulation, or failed on chain: no channel, no session, no
+                // rent advanced.
                 if let Err(e) = self.sessions.remove(&channel).await {
                     tracing::warn!(%channel, "forgetting a refused open's session: {e}");
                 }
+                self.released_advance(&channel).await;
                 return Err(refused);
             }
         };
@@ -1174,6 +1169,7 @@ impl Facilitator {
                     format!("channel {channel} is not the one the deposit opens"),
                 ));
             }
+            self.advanced(&channel).await;
             // Read just now: the background round's next read of it comes a period later.
             self.session_work
                 .read_at

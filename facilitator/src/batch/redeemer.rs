@@ -251,6 +251,7 @@ async fn observe(f: &Facilitator, open: Vec<Session>, t: &mut Tick) -> Vec<Sessi
             Seen::NeverOpened => {
                 match f.sessions.remove(&s.channel).await {
                     Ok(()) => {
+                        f.released_advance(&s.channel).await;
                         tracing::info!(channel = %s.channel, "session forgotten: its open never landed");
                         t.forgotten.push(s.channel);
                     }
@@ -344,6 +345,16 @@ pub async fn tick(f: &Facilitator) -> Tick {
         }
     }
     f.sessions.forget_closed(now_unix() - SESSION_TTL_SECS);
+    // What was advanced, counted again from the chain now and then (a replica's crash, a
+    // close by someone else, a reclaim elsewhere).
+    if f.advances
+        .rebuild_due(now_unix(), crate::advances::REBUILD_EVERY_SECS)
+    {
+        if let Err(r) = f.reconcile_advances().await {
+            t.errors
+                .push(format!("counting the rent advanced: {}", r.message));
+        }
+    }
     let Some(keypair) = f.key.keypair() else {
         return t;
     };

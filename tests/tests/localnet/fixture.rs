@@ -64,6 +64,11 @@ impl Env {
             default_policy_id: None,
         });
         c.trusted_services = vec![w.service_key.pubkey()];
+        // The plain channel schemes take the demo world's mints, as `trust-gate up` sets.
+        c.sponsor.plain_assets = trust_gate_facilitator::advances::assets::PlainAssets::List(vec![
+            w.mint(),
+            w.metered_mint(),
+        ]);
         c.reclaim_interval = None;
         let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
         let facilitator = trust_gate_facilitator::start(c, loopback).await.unwrap();

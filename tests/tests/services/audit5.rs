@@ -657,3 +657,254 @@ async fn audit5_l5_an_open_sessions_key_never_expires_in_redis() {
         "a closed session's key expires a week on: {left}"
     );
 }
+
+/// The facilitator's balance, and whether `p`'s channel exists, around `f`.
+async fn nothing_sent<F: std::future::Future<Output = Value>>(
+    s: &Services,
+    p: &Payer<'_>,
+    f: F,
+) -> Value {
+    let fac = s.env.world.facilitator.pubkey();
+    let before = lamports(s, &fac).await;
+    let r = f.await;
+    assert_eq!(lamports(s, &fac).await, before, "nothing sent, no fee: {r}");
+    assert!(p.channel().await.is_none(), "no channel: {r}");
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit5_h2_a_wallets_third_unclosed_channel_is_refused_with_nothing_sent() {
+    for gated in [false, true] {
+        let Some(s) = real(|_| {}).await else {
+            return;
+        };
+        let mut open = Vec::new();
+        for _ in 0..2 {
+            let (p, deposit) = Payer::new(&s, gated).await;
+            assert_eq!(p.settle(&deposit).await.1["success"], true);
+            open.push(p);
+        }
+        let (third, deposit) = Payer::new(&s, gated).await;
+        let r = nothing_sent(&s, &third, async { p_settle(&third, &deposit).await }).await;
+        assert_eq!(
+            r["errorReason"], "payer_channels_limit",
+            "gated {gated}: {r}"
+        );
+        assert!(
+            r["errorMessage"]
+                .as_str()
+                .unwrap()
+                .contains("SESSIONS_PER_PAYER"),
+            "{r}"
+        );
+        // The same wallet still pays an upto request (its own bound): the demo's metered route.
+        let w = &s.env.world;
+        let payer = w.payer(3).unwrap();
+        let pay = ChannelPay {
+            http: &s.http,
+            rpc: &s.env.rpc,
+            overrides: Overrides::default(),
+            request: Request::get(s.d("/metered?units=2")),
+            payer_agent: Some(payer.asset()),
+            signer: &payer.owner,
+            ungated: !gated,
+            max_amount: None,
+        };
+        pay.upto().await.unwrap();
+        // Once a session closes, the wallet may open another.
+        let (status, r) = open[0].settle(&open[0].refund_body().await).await;
+        assert_eq!(status, 200, "{r}");
+        let (fresh, deposit) = Payer::new(&s, gated).await;
+        assert_eq!(fresh.settle(&deposit).await.1["success"], true);
+    }
+}
+
+async fn p_settle(p: &Payer<'_>, body: &Value) -> Value {
+    p.settle(body).await.1
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit5_h2_the_bound_is_shared_by_replicas_and_counted_again_after_a_restart() {
+    let Some(s) = real(|_| {}).await else {
+        return;
+    };
+    let redis = trust_gate_test_setup::RedisServer::start();
+    let rpc = s.env.localnet.rpc_url();
+    let a = facilitator(&s, &rpc, Some(&redis), |_| {}).await;
+    let b = facilitator(&s, &rpc, Some(&redis), |_| {}).await;
+    for url in [a.url(), b.url()] {
+        let (p, deposit) = Payer::new(&s, false).await;
+        assert_eq!(p.settle_at(&url, &deposit).await["success"], true);
+    }
+    for url in [a.url(), b.url()] {
+        let (third, deposit) = Payer::new(&s, false).await;
+        let r = nothing_sent(&s, &third, third.settle_at(&url, &deposit)).await;
+        assert_eq!(r["errorReason"], "payer_channels_limit", "{url}: {r}");
+    }
+    drop((a, b));
+    // A new store (Redis emptied), and a replica without one: each counts from the chain.
+    let fresh = trust_gate_test_setup::RedisServer::start();
+    for shared in [Some(&fresh), None] {
+        let c = facilitator(&s, &rpc, shared, |_| {}).await;
+        let (third, deposit) = Payer::new(&s, false).await;
+        let r = nothing_sent(&s, &third, third.settle_at(&c.url(), &deposit)).await;
+        assert_eq!(
+            r["errorReason"],
+            "payer_channels_limit",
+            "counted after a restart (Redis {}): {r}",
+            shared.is_some()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit5_h2_the_rent_advanced_and_the_fee_payers_balance_are_bounded() {
+    let Some(s) = real(|_| {}).await else {
+        return;
+    };
+    let rpc = s.env.localnet.rpc_url();
+    let fac = s.env.world.facilitator.pubkey();
+    let one = trust_gate_facilitator::advances::rent_of_open(TokenProgram::Token2022, false);
+    // Room for one channel's rent in all.
+    let f = facilitator(&s, &rpc, None, |c| {
+        c.sponsor.max_rent_advanced = one + one / 2
+    })
+    .await;
+    let (p, deposit) = Payer::new(&s, false).await;
+    assert_eq!(p.settle_at(&f.url(), &deposit).await["success"], true);
+    let (q, deposit) = Payer::new(&s, false).await;
+    let r = nothing_sent(&s, &q, q.settle_at(&f.url(), &deposit)).await;
+    assert_eq!(r["errorReason"], "rent_advance_limit", "{r}");
+    assert!(
+        r["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("MAX_RENT_ADVANCED_LAMPORTS"),
+        "{r}"
+    );
+    // What it keeps for settlements: an open that would go below it is refused.
+    let balance = lamports(&s, &fac).await;
+    let g = facilitator(&s, &rpc, None, |c| c.sponsor.min_balance = balance).await;
+    let r = nothing_sent(&s, &q, q.settle_at(&g.url(), &deposit)).await;
+    assert_eq!(r["errorReason"], "fee_payer_balance_low", "{r}");
+    assert!(
+        r["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("MIN_FEE_PAYER_BALANCE_LAMPORTS"),
+        "{r}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit5_h2_plain_channels_only_in_configured_assets_and_signed_offers_when_asked() {
+    let Some(s) = real(|_| {}).await else {
+        return;
+    };
+    let rpc = s.env.localnet.rpc_url();
+    let w = &s.env.world;
+    // The plain schemes take the demo mint only here: a plain session in the metered mint is
+    // refused naming `asset`; a gated one (the payer's policy decides) opens.
+    let f = facilitator(&s, &rpc, None, |c| {
+        c.sponsor.plain_assets =
+            trust_gate_facilitator::advances::assets::PlainAssets::List(vec![w.mint()]);
+    })
+    .await;
+    let (p, deposit) = Payer::new(&s, false).await;
+    let r = nothing_sent(&s, &p, p.settle_at(&f.url(), &deposit)).await;
+    assert_eq!(r["errorReason"], reason::INVALID_REQUIREMENTS, "{r}");
+    assert!(r["errorMessage"].as_str().unwrap().contains("asset"), "{r}");
+    let (g, deposit) = Payer::new(&s, true).await;
+    assert_eq!(g.settle_at(&f.url(), &deposit).await["success"], true);
+
+    // Signed offers: a plain offer is taken only as a trusted service signed it.
+    let f = facilitator(&s, &rpc, None, |c| c.sponsor.signed_plain_offers = true).await;
+    let signers = [
+        (None, false),
+        (Some(Keypair::new()), false),
+        (Some(w.service_key.insecure_clone()), true),
+    ];
+    for (signer, taken) in signers {
+        let (p, mut deposit) = Payer::new(&s, false).await;
+        let mut r = p.requirements.clone();
+        if let Some(k) = &signer {
+            x402::sign_plain_offer(k, &mut r, trust_gate_client::simulate::now_unix());
+        }
+        deposit["paymentPayload"]["accepted"] = json!(r);
+        deposit["paymentRequirements"]["extra"] = json!(r.extra);
+        let answer = p.settle_at(&f.url(), &deposit).await;
+        assert_eq!(answer["success"] == true, taken, "{answer}");
+        if !taken {
+            assert!(
+                answer["errorMessage"]
+                    .as_str()
+                    .unwrap()
+                    .contains("offerSignature"),
+                "{answer}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit5_l6_an_upto_claim_collects_after_a_top_up_and_within_the_grace_period() {
+    const CEILING: u64 = 2_000_000;
+    const TOP_UP: u64 = 500_000;
+    const CHARGE: u64 = 1_250_000;
+    for gated in [false, true] {
+        for top_up in [true, false] {
+            let Some(s) = real(|_| {}).await else {
+                return;
+            };
+            let w = &s.env.world;
+            let c = if gated {
+                crate::upto::Client::gated(&s).await
+            } else {
+                crate::upto::Client::of(&s, w.metered_mint(), TokenProgram::Token2022).await
+            };
+            let (open, payload) = c.payload(salt()).await;
+            let pay_to = w.service.owner.pubkey();
+            let (payer_before, paid_before) =
+                (c.tokens(&c.payer.pubkey()).await, c.tokens(&pay_to).await);
+            let mut deposit = payload.clone();
+            deposit["type"] = "deposit".into();
+            let d = c.post("/settle", &c.body(&deposit, CEILING)).await;
+            assert_eq!(d["success"], true, "{d}");
+            // The payer moves before the server's claim: more deposit, or its request_close.
+            let ix = if top_up {
+                channels::top_up(
+                    &c.payer.pubkey(),
+                    &open.channel(),
+                    &w.metered_mint(),
+                    TokenProgram::Token2022,
+                    TOP_UP,
+                )
+            } else {
+                channels::request_close(&c.payer.pubkey(), &open.channel())
+            };
+            s.env.send(&[ix], &[&c.payer]).await.unwrap();
+            let claimed = c
+                .post(
+                    "/settle",
+                    &c.claim(&payload, &open.channel(), CHARGE, &c.server),
+                )
+                .await;
+            assert_eq!(
+                claimed["success"], true,
+                "gated {gated}, top-up {top_up}: the server's claim collects: {claimed}"
+            );
+            assert_eq!(c.tokens(&pay_to).await, paid_before + CHARGE);
+            assert_eq!(
+                c.tokens(&c.payer.pubkey()).await,
+                payer_before - CHARGE,
+                "the rest (the top-up too) back to the payer"
+            );
+            let ch = channel_of(&s, &open.channel()).await;
+            assert!(
+                ch.as_ref()
+                    .is_none_or(|ch| (ch.status, ch.settled) == (Status::Distributed, CHARGE)),
+                "{ch:?}"
+            );
+        }
+    }
+}

@@ -30,6 +30,11 @@ pub fn config(env: &Env, rpc_url: &str) -> Config {
         default_policy_id: None,
     });
     c.trusted_services = vec![env.world.service_key.pubkey()];
+    // The plain channel schemes take the demo world's mints, as `trust-gate up` sets.
+    c.sponsor.plain_assets = trust_gate_facilitator::advances::assets::PlainAssets::List(vec![
+        env.world.mint(),
+        env.world.metered_mint(),
+    ]);
     // No crank unless a test runs one: its rounds' reads would count in the tests that count
     // a route's RPC calls.
     c.reclaim_interval = None;

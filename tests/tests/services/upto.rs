@@ -29,15 +29,15 @@ const CEILING: u64 = 2_000_000;
 const MEMO: &str = "order-1";
 const RESOURCE: &str = "http://127.0.0.1/metered";
 
-struct Client<'a> {
+pub(crate) struct Client<'a> {
     s: &'a Services,
     mint: Pubkey,
     program: TokenProgram,
     /// The gated variant (`trust-gate-upto`): the demo payer's metered policy decides.
     gated: bool,
-    payer: Keypair,
+    pub payer: Keypair,
     /// The resource server's voucher key (extra.receiverAuthorizer).
-    server: Keypair,
+    pub server: Keypair,
     requirements: Value,
 }
 
@@ -47,7 +47,7 @@ impl<'a> Client<'a> {
         Client::of(s, s.env.world.mint(), TokenProgram::SplToken).await
     }
 
-    async fn of(s: &'a Services, mint: Pubkey, program: TokenProgram) -> Client<'a> {
+    pub(crate) async fn of(s: &'a Services, mint: Pubkey, program: TokenProgram) -> Client<'a> {
         let w = &s.env.world;
         let network = s.facilitator.facilitator.caip2().await.unwrap();
         let server = Keypair::new();
@@ -79,7 +79,7 @@ impl<'a> Client<'a> {
     }
 
     /// The client's open and payload, as the stock client builds them.
-    async fn payload(&self, salt: u64) -> (Open, Value) {
+    pub(crate) async fn payload(&self, salt: u64) -> (Open, Value) {
         let w = &self.s.env.world;
         let fac = w.facilitator.pubkey();
         let open = Open {
@@ -158,7 +158,7 @@ impl<'a> Client<'a> {
         (open, payload)
     }
 
-    fn body(&self, payload: &Value, amount: u64) -> Value {
+    pub(crate) fn body(&self, payload: &Value, amount: u64) -> Value {
         let mut requirements = self.requirements.clone();
         requirements["amount"] = amount.to_string().into();
         json!({
@@ -173,7 +173,7 @@ impl<'a> Client<'a> {
         })
     }
 
-    async fn post(&self, route: &str, body: &Value) -> Value {
+    pub(crate) async fn post(&self, route: &str, body: &Value) -> Value {
         let url = format!("{}{route}", self.s.facilitator.url());
         self.s
             .http
@@ -188,7 +188,13 @@ impl<'a> Client<'a> {
     }
 
     /// The server's claim of `amount`, its voucher signed by `key`.
-    fn claim(&self, payload: &Value, channel: &Pubkey, amount: u64, key: &Keypair) -> Value {
+    pub(crate) fn claim(
+        &self,
+        payload: &Value,
+        channel: &Pubkey,
+        amount: u64,
+        key: &Keypair,
+    ) -> Value {
         let mut p = payload.clone();
         p["type"] = "claim".into();
         let expires_at = p["expiresAt"].as_i64().unwrap();
@@ -205,7 +211,7 @@ async fn channel(s: &Services, address: &Pubkey) -> Option<Channel> {
 
 impl Client<'_> {
     /// `owner`'s balance of the client's mint.
-    async fn tokens(&self, owner: &Pubkey) -> u64 {
+    pub(crate) async fn tokens(&self, owner: &Pubkey) -> u64 {
         let ata = self.program.associated_account(owner, &self.mint);
         let account = chain::account(&self.s.env.rpc, &ata)
             .await
@@ -477,7 +483,7 @@ async fn the_crank_closes_a_deposit_whose_claim_never_came() {
 impl<'a> Client<'a> {
     /// A client of the gated variant in the metered mint: the offer names `trust-gate-upto`
     /// and carries the demo service's signed `gate` extension for the tier-3 payer.
-    async fn gated(s: &'a Services) -> Client<'a> {
+    pub(crate) async fn gated(s: &'a Services) -> Client<'a> {
         let mut c = Client::of(s, s.env.world.metered_mint(), TokenProgram::Token2022).await;
         c.gated = true;
         c.requirements["scheme"] = trust_gate_client::upto::SCHEME_GATED_UPTO.into();
