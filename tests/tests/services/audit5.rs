@@ -157,6 +157,58 @@ async fn audit5_h1_request_close_stops_vouchers_and_closes_the_channel_at_what_w
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn audit5_h1_two_replicas_on_one_redis_both_refuse_after_request_close() {
+    for gated in [false, true] {
+        let Some(s) = real(|_| {}).await else {
+            return;
+        };
+        let redis = trust_gate_test_setup::RedisServer::start();
+        let rpc = s.env.localnet.rpc_url();
+        let mut replicas = Vec::new();
+        for _ in 0..2 {
+            replicas.push(facilitator(&s, &rpc, Some(&redis), watching).await);
+        }
+        let urls: Vec<String> = replicas.iter().map(|r| r.url()).collect();
+        let (mut p, deposit) = Payer::new(&s, gated).await;
+        assert_eq!(p.settle_at(&urls[0], &deposit).await["success"], true);
+        for url in &urls {
+            let v = p.next();
+            assert_eq!(p.settle_at(url, &v).await["success"], true);
+        }
+        let pay_to = p.ata(&s.env.world.service.owner.pubkey());
+        let to_before = s.env.token_balance(&pay_to).await;
+        request_close(&p).await;
+        // The replica whose round reads the channel writes it into the shared session: the
+        // other refuses too, from its next voucher.
+        let asked = Instant::now();
+        for url in &urls {
+            loop {
+                let v = p.next();
+                let r = p.settle_at(url, &v).await;
+                if r["success"] == false {
+                    p.session.charged -= PRICE;
+                    let why = r["errorReason"].as_str().unwrap();
+                    assert!(
+                        why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
+                        "{url}: {r}"
+                    );
+                    break;
+                }
+                assert!(
+                    asked.elapsed() < Duration::from_secs(20),
+                    "gated {gated}: {url} still takes vouchers after request_close"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+        let accepted = p.session.charged;
+        let c = closed(&p, Duration::from_secs(20)).await;
+        assert!(c.as_ref().is_none_or(|c| c.settled == accepted), "{c:?}");
+        assert_eq!(s.env.token_balance(&pay_to).await - to_before, accepted);
+    }
+}
+
 /// A facilitator of the demo's keys on `s`'s localnet (its RPC at `rpc_url`), sharing `redis`
 /// when given, its background round every 100 ms.
 async fn facilitator(
