@@ -190,18 +190,18 @@ impl Facilitator {
         let accounts = chain::accounts(&self.rpc, list)
             .await
             .map_err(crate::settle::rpc_rejection)?;
-        let read: Vec<(Pubkey, u64, Channel, Pubkey)> = list
+        let read: Vec<(Pubkey, u64, Channel)> = list
             .iter()
             .zip(accounts)
             .filter_map(|(k, a)| {
                 let a = a.filter(|a| a.owner == channels::PROGRAM_ID)?;
                 let c = Channel::decode(&a.data)?;
-                Some((*k, a.lamports, c, a.owner))
+                Some((*k, a.lamports, c))
             })
             .collect();
         // The escrow (its token program unknown here: either's address) and the record.
         let mut extra = Vec::new();
-        for (k, _, c, _) in &read {
+        for (k, _, c) in &read {
             extra.push(TokenProgram::SplToken.associated_account(k, &c.mint));
             extra.push(TokenProgram::Token2022.associated_account(k, &c.mint));
             extra.push(self.builder.pda.channel_record(k));
@@ -212,7 +212,7 @@ impl Facilitator {
         Ok(read
             .into_iter()
             .zip(more.chunks(3))
-            .map(|((k, lamports, c, _), held)| {
+            .map(|((k, lamports, c), held)| {
                 let rest: u64 = held.iter().flatten().map(|a| a.lamports).sum();
                 (k, lamports.saturating_add(rest), c)
             })

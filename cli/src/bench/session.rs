@@ -87,6 +87,8 @@ pub async fn run(a: SessionBench) -> Result<(), String> {
     args.limits.rate_limit_per_address = Some("0".into());
     args.limits.reclaim_interval_secs = Some("0".into());
     args.limits.batch_redeem_age_secs = Some("86400".into());
+    // The voucher run's channels are all the tier-3 payer's: one wallet, that many sessions.
+    args.limits.sessions_per_payer = Some(THROUGHPUT_CHANNELS.to_string());
     let server = crate::services::start_facilitator(&args).await?;
     let url = server.url();
     let caip2 = server
@@ -364,14 +366,17 @@ impl Bench {
         let total: u64 = accepted.iter().sum();
         // Every accepted voucher is settled at the close, and nothing more: the first (the
         // deposit's) and the run's.
-        for (p, n) in sessions.iter().zip(counts) {
+        for (p, n) in sessions.iter_mut().zip(counts) {
+            // The refund carries the latest voucher accepted: the run signed ahead of it (a
+            // refund at another amount is refused, so this also checks the count).
+            let expected = (n + 1) * THROUGHPUT_PRICE;
+            p.session.charged = expected;
             let refund = body(&p.offer, &resource, &self.refund(p)?);
             self.settle(&refund).await.map_err(fail("a run's refund"))?;
             let c = self
                 .channel(&p.session.channel)
                 .await?
                 .ok_or("a run's channel is gone after its close")?;
-            let expected = (n + 1) * THROUGHPUT_PRICE;
             if c.settled != expected {
                 return Err(format!(
                     "channel {} settled {}, its accepted vouchers add up to {expected}",
