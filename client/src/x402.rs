@@ -185,6 +185,56 @@ impl GateExtension {
     }
 }
 
+/// `name=value` lines, one a field: the canonical bytes a service signs.
+fn canonical_lines(lines: &[(&str, String)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (k, v) in lines {
+        out.extend_from_slice(k.as_bytes());
+        out.push(b'=');
+        out.extend_from_slice(v.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// An offer's own terms, as every message a service signs of it lists them after its tag.
+fn offer_lines(r: &PaymentRequirements) -> [(&'static str, String); 6] {
+    [
+        ("scheme", r.scheme.clone()),
+        ("network", r.network.clone()),
+        ("amount", r.amount.clone()),
+        ("asset", r.asset.clone()),
+        ("payTo", r.pay_to.clone()),
+        ("maxTimeoutSeconds", r.max_timeout_seconds.to_string()),
+    ]
+}
+
+/// A `<service key>:<issued at>:<signature>` value, read; `field` names it in errors.
+fn keyed_signature(
+    field: &str,
+    value: &str,
+) -> Result<
+    (
+        solana_sdk::pubkey::Pubkey,
+        i64,
+        solana_sdk::signature::Signature,
+    ),
+    String,
+> {
+    let mut parts = value.trim().splitn(3, ':');
+    let (Some(key), Some(at), Some(sig)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("{field} is <service key>:<issued at>:<signature>"));
+    };
+    Ok((
+        key.parse()
+            .map_err(|_| format!("{field}: the service key is not base58"))?,
+        at.parse()
+            .map_err(|_| format!("{field}: the time is not unix seconds"))?,
+        sig.parse()
+            .map_err(|_| format!("{field}: the signature is not base58"))?,
+    ))
+}
+
 /// The canonical bytes a service signs: every requirement field and every gate field except
 /// the signature, one `name=value` line each, in a fixed order.
 pub fn challenge_message(
@@ -198,14 +248,9 @@ pub fn challenge_message(
         .and_then(|m| m.as_str())
         .unwrap_or_default();
     let fee_payer = r.fee_payer().unwrap_or_default();
-    let lines = [
-        ("x402", "trust-gate-challenge-v1".to_string()),
-        ("scheme", r.scheme.clone()),
-        ("network", r.network.clone()),
-        ("amount", r.amount.clone()),
-        ("asset", r.asset.clone()),
-        ("payTo", r.pay_to.clone()),
-        ("maxTimeoutSeconds", r.max_timeout_seconds.to_string()),
+    let mut lines = vec![("x402", "trust-gate-challenge-v1".to_string())];
+    lines.extend(offer_lines(r));
+    lines.extend([
         ("resource", resource_url.to_string()),
         ("memo", memo.to_string()),
         ("feePayer", fee_payer.to_string()),
@@ -214,15 +259,8 @@ pub fn challenge_message(
         ("payeeRecipient", g.payee_recipient.clone()),
         ("policyId", g.policy_id.to_string()),
         ("issuedAt", g.issued_at.to_string()),
-    ];
-    let mut out = Vec::new();
-    for (k, v) in lines {
-        out.extend_from_slice(k.as_bytes());
-        out.push(b'=');
-        out.extend_from_slice(v.as_bytes());
-        out.push(b'\n');
-    }
-    out
+    ]);
+    canonical_lines(&lines)
 }
 
 /// Signs a challenge as the service: fills `gate.service_signature` with the base58
@@ -294,21 +332,7 @@ pub fn service_request_signer(
     skew: i64,
     trusted: &[solana_sdk::pubkey::Pubkey],
 ) -> Result<solana_sdk::pubkey::Pubkey, String> {
-    let mut parts = header.trim().splitn(3, ':');
-    let (Some(key), Some(at), Some(sig)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(format!(
-            "{X_SERVICE_AUTHORIZATION} is <service key>:<issued at>:<signature>"
-        ));
-    };
-    let key: solana_sdk::pubkey::Pubkey = key
-        .parse()
-        .map_err(|_| format!("{X_SERVICE_AUTHORIZATION}: the service key is not base58"))?;
-    let at: i64 = at
-        .parse()
-        .map_err(|_| format!("{X_SERVICE_AUTHORIZATION}: the time is not unix seconds"))?;
-    let sig: solana_sdk::signature::Signature = sig
-        .parse()
-        .map_err(|_| format!("{X_SERVICE_AUTHORIZATION}: the signature is not base58"))?;
+    let (key, at, sig) = keyed_signature(X_SERVICE_AUTHORIZATION, header)?;
     if !trusted.contains(&key) {
         return Err(format!(
             "{key} is not a service this facilitator trusts (TRUSTED_SERVICE_KEYS)"
@@ -342,27 +366,15 @@ pub fn plain_offer_message(r: &PaymentRequirements, issued_at: i64) -> Vec<u8> {
             .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
             .unwrap_or_default()
     };
-    let lines = [
-        ("x402", "trust-gate-plain-offer-v1".to_string()),
-        ("scheme", r.scheme.clone()),
-        ("network", r.network.clone()),
-        ("amount", r.amount.clone()),
-        ("asset", r.asset.clone()),
-        ("payTo", r.pay_to.clone()),
-        ("maxTimeoutSeconds", r.max_timeout_seconds.to_string()),
+    let mut lines = vec![("x402", "trust-gate-plain-offer-v1".to_string())];
+    lines.extend(offer_lines(r));
+    lines.extend([
         ("feePayer", text("feePayer")),
         ("receiverAuthorizer", text("receiverAuthorizer")),
         ("withdrawDelay", text("withdrawDelay")),
         ("issuedAt", issued_at.to_string()),
-    ];
-    let mut out = Vec::new();
-    for (k, v) in lines {
-        out.extend_from_slice(k.as_bytes());
-        out.push(b'=');
-        out.extend_from_slice(v.as_bytes());
-        out.push(b'\n');
-    }
-    out
+    ]);
+    canonical_lines(&lines)
 }
 
 /// Signs a plain offer as `service` at `issued_at` (sets `extra.offerSignature`).
@@ -394,19 +406,7 @@ pub fn plain_offer_signer(
         .get(OFFER_SIGNATURE)
         .and_then(|v| v.as_str())
         .ok_or_else(|| format!("{field} is missing: this facilitator sponsors plain channels only for offers a service it trusts signed"))?;
-    let mut parts = value.splitn(3, ':');
-    let (Some(key), Some(at), Some(sig)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(format!("{field} is <service key>:<issued at>:<signature>"));
-    };
-    let key: solana_sdk::pubkey::Pubkey = key
-        .parse()
-        .map_err(|_| format!("{field}: the service key is not base58"))?;
-    let at: i64 = at
-        .parse()
-        .map_err(|_| format!("{field}: the time is not unix seconds"))?;
-    let sig: solana_sdk::signature::Signature = sig
-        .parse()
-        .map_err(|_| format!("{field}: the signature is not base58"))?;
+    let (key, at, sig) = keyed_signature(&field, value)?;
     if !trusted.contains(&key) {
         return Err(format!(
             "{field}: {key} is not a service this facilitator trusts"

@@ -445,10 +445,11 @@ impl Sessions {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn session() -> Session {
+    /// A gated session with fresh keys (the other modules' tests start from it too).
+    pub(crate) fn session() -> Session {
         Session {
             channel: Pubkey::new_unique(),
             payer: Pubkey::new_unique(),

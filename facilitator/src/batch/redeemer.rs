@@ -432,43 +432,12 @@ pub async fn tick(f: &Facilitator) -> Tick {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use trust_gate_client::batch::ChannelConfig;
 
     fn session(unconfirmed: bool) -> Session {
         Session {
-            channel: Pubkey::new_unique(),
-            payer: Pubkey::new_unique(),
-            voucher_key: Pubkey::new_unique(),
-            pay_to: Pubkey::new_unique(),
-            mint: Pubkey::new_unique(),
-            token_2022: false,
-            channel_id: String::new(),
-            config: ChannelConfig {
-                payer: String::new(),
-                payer_authorizer: String::new(),
-                receiver: String::new(),
-                receiver_authorizer: String::new(),
-                token: String::new(),
-                withdraw_delay: 900,
-                salt: "1".into(),
-                open_slot: 1,
-                voucher_signer: None,
-            },
-            deposit: 1_000,
             withdraw_delay: 3_600,
-            gate: None,
-            opened_by: String::new(),
-            opened_at: 0,
-            accepted: 0,
-            latest_signature: None,
-            latest_price: 0,
-            redeemed: 0,
-            unredeemed_since: 0,
-            active_at: 0,
-            closing_at: 0,
-            withdraw_requested_at: 0,
             unconfirmed: unconfirmed.then(|| "hash".into()),
-            closed_by: None,
+            ..crate::sessions::tests::session()
         }
     }
 

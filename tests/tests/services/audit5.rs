@@ -534,18 +534,7 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
         assert!(c.as_ref().is_none_or(|c| c.settled == 2 * PRICE), "{c:?}");
 
         // The paying client (`trust-gate pay`, `gate_pay`) loses an answer and resumes.
-        let w = &s.env.world;
-        let payer = w.payer(3).unwrap();
-        let pay = ChannelPay {
-            http: &s.http,
-            rpc: &s.env.rpc,
-            overrides: Overrides::default(),
-            request: Request::get(s.d("/session")),
-            payer_agent: Some(payer.asset()),
-            signer: &payer.owner,
-            ungated: !gated,
-            max_amount: None,
-        };
+        let pay = paying(&s, "/session", gated);
         let scheme = pay.session_scheme();
         let offer = pay.offer_of(&d.required, scheme).unwrap();
         let (mut open, _) = pay.open_session(&d.required, &offer, 10).await.unwrap();
@@ -566,6 +555,22 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
         pay.close(&open).await.unwrap();
         let c = channel_of(&s, &open.session.channel).await;
         assert!(c.as_ref().is_none_or(|c| c.settled == 3 * PRICE), "{c:?}");
+    }
+}
+
+/// The Rust paying client (`trust-gate pay`, `gate_pay`) of the demo's `path`, as the tier-3
+/// payer, gated or plain.
+fn paying<'a>(s: &'a Services, path: &str, gated: bool) -> ChannelPay<'a> {
+    let payer = s.env.world.payer(3).unwrap();
+    ChannelPay {
+        http: &s.http,
+        rpc: &s.env.rpc,
+        overrides: Overrides::default(),
+        request: Request::get(s.d(path)),
+        payer_agent: Some(payer.asset()),
+        signer: &payer.owner,
+        ungated: !gated,
+        max_amount: None,
     }
 }
 
@@ -750,19 +755,7 @@ async fn audit5_h2_a_wallets_third_unclosed_channel_is_refused_with_nothing_sent
             "{r}"
         );
         // The same wallet still pays an upto request (its own bound): the demo's metered route.
-        let w = &s.env.world;
-        let payer = w.payer(3).unwrap();
-        let pay = ChannelPay {
-            http: &s.http,
-            rpc: &s.env.rpc,
-            overrides: Overrides::default(),
-            request: Request::get(s.d("/metered?units=2")),
-            payer_agent: Some(payer.asset()),
-            signer: &payer.owner,
-            ungated: !gated,
-            max_amount: None,
-        };
-        pay.upto().await.unwrap();
+        paying(&s, "/metered?units=2", gated).upto().await.unwrap();
         // Once a session closes, the wallet may open another.
         let (status, r) = open[0].settle(&open[0].refund_body().await).await;
         assert_eq!(status, 200, "{r}");
