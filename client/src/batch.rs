@@ -166,6 +166,9 @@ pub enum BatchPayload {
         /// unavailable): not served here; the payer sends its own.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         transaction: Option<String>,
+        /// Never taken: a refund returns the whole unused escrow (read only to be refused).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        amount: Option<serde_json::Value>,
     },
     /// The server asks for vouchers to be applied on chain now.
     Claim { claims: Vec<Claim> },

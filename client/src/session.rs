@@ -283,6 +283,7 @@ impl PayerSession {
             voucher: Some(self.signed(self.charged)),
             close_authorization: None,
             transaction: None,
+            amount: None,
         }
     }
 

@@ -792,7 +792,14 @@ impl Facilitator {
                 voucher: v,
                 close_authorization,
                 transaction,
+                amount,
             } => {
+                if amount.is_some() {
+                    return Err(bad(
+                        reason::CLOSE_AMOUNT_UNSUPPORTED,
+                        "a refund names no amount: the whole unused escrow goes back to the payer",
+                    ));
+                }
                 if transaction.is_some() {
                     return Err(bad(
                         reason::REFUND_TRANSACTION,

@@ -624,8 +624,12 @@ async fn audit5_m2_only_the_service_ends_or_claims_a_session() {
                 trust_gate_client::simulate::now_unix() + 60,
             )
             .unwrap();
-        let attempts: [(Value, &str); 4] = [
+        let attempts: [(Value, &str); 5] = [
             (bare, reason::CLOSE_STATE),
+            (
+                json!({"type": "refund", "channelConfig": config, "voucher": latest, "amount": "1"}),
+                reason::CLOSE_AMOUNT_UNSUPPORTED,
+            ),
             (
                 json!({"type": "refund", "channelConfig": config, "voucher": {
                     "channelId": p.session.channel.to_string(),
