@@ -345,30 +345,9 @@ impl Facilitator {
         keypair: &Keypair,
     ) -> Result<BatchSettled, Rejection> {
         let k = config_keys(config, o, &self.facilitator())?;
-        let s = self.bound_session(&k.channel).await?;
-        same_channel(config, &s, o)?;
-        let v = v.ok_or_else(|| {
-            bad(
-                reason::CLOSE_STATE,
-                "a refund carries the latest voucher, at the amount the server accepted",
-            )
-        })?;
-        let v = voucher(v, &k.channel)?;
-        if !self.sessions.signed(&v, &s.voucher_key) {
-            return Err(bad(
-                reason::VOUCHER_SIGNATURE,
-                "the refund's voucher is not signed by the channel's voucher key",
-            ));
-        }
-        let network = self.network_id().await?;
-        self.check_close_authorization(
-            &s,
-            o,
-            &network,
-            v.cumulative,
-            auth,
-            r.requirements.max_timeout_seconds,
-        )?;
+        let (s, v) = self
+            .authorized_close(r, o, &k.channel, config, v, auth, "refund")
+            .await?;
         if s.closed_by.is_some() && s.redeemed == v.cumulative {
             return closed_answer(&s, s.deposit.saturating_sub(s.redeemed));
         }
@@ -420,24 +399,9 @@ impl Facilitator {
                 ),
             ));
         }
-        let s = self.bound_session(&k.channel).await?;
-        same_channel(config, &s, o)?;
-        let v = voucher(v, &k.channel)?;
-        if !self.sessions.signed(&v, &s.voucher_key) {
-            return Err(bad(
-                reason::VOUCHER_SIGNATURE,
-                "the seal's voucher is not signed by the channel's voucher key",
-            ));
-        }
-        let network = self.network_id().await?;
-        self.check_close_authorization(
-            &s,
-            o,
-            &network,
-            v.cumulative,
-            Some(auth),
-            r.requirements.max_timeout_seconds,
-        )?;
+        let (s, v) = self
+            .authorized_close(r, o, &k.channel, config, Some(v), Some(auth), "seal")
+            .await?;
         let c = self.channel(&k.channel, reason::CLOSE_STATE).await?;
         if s.closed_by.is_some() && s.redeemed == v.cumulative {
             return closed_answer(&s, v.cumulative.saturating_sub(c.payout_watermark));
@@ -478,6 +442,48 @@ impl Facilitator {
             .closes
             .run((s.channel, cumulative), work)
             .await
+    }
+
+    /// What a cooperative close (a `refund` or a `seal`, named `what`) must show before it
+    /// runs: the session of `channel` (its binding), the channel config its own, the voucher
+    /// signed by the channel's voucher key, and the receiver authorizer's consent to closing
+    /// at that voucher ([`super::authority`]). The session and the voucher, read.
+    #[allow(clippy::too_many_arguments)]
+    async fn authorized_close(
+        &self,
+        r: &BatchRequest,
+        o: &Offer,
+        channel: &Pubkey,
+        config: &ChannelConfig,
+        v: Option<&BatchVoucher>,
+        auth: Option<&CloseAuthorization>,
+        what: &str,
+    ) -> Result<(Session, Voucher), Rejection> {
+        let s = self.bound_session(channel).await?;
+        same_channel(config, &s, o)?;
+        let v = v.ok_or_else(|| {
+            bad(
+                reason::CLOSE_STATE,
+                format!("a {what} carries the latest voucher, at the amount the server accepted"),
+            )
+        })?;
+        let v = voucher(v, channel)?;
+        if !self.sessions.signed(&v, &s.voucher_key) {
+            return Err(bad(
+                reason::VOUCHER_SIGNATURE,
+                format!("the {what}'s voucher is not signed by the channel's voucher key"),
+            ));
+        }
+        let network = self.network_id().await?;
+        self.check_close_authorization(
+            &s,
+            o,
+            &network,
+            v.cumulative,
+            auth,
+            r.requirements.max_timeout_seconds,
+        )?;
+        Ok((s, v))
     }
 
     /// The session of `channel`, closed or not: what binds its receiver authorizer. Without

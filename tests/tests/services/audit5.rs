@@ -24,13 +24,12 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use std::time::{Duration, Instant};
-use trust_gate_client::batch::{self, reason, BatchExtra, BatchPayload};
+use trust_gate_client::batch::{self, reason, BatchPayload};
 use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::pay::Request;
 use trust_gate_client::pay_channels::ChannelPay;
-use trust_gate_client::session::SessionTerms;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::{self, PaymentRequired, PaymentRequirements};
+use trust_gate_client::x402::{self, PaymentRequired};
 use trust_gate_client::{chain, Overrides};
 use trust_gate_facilitator::Config;
 use trust_gate_localnet::LocalnetConfig;
@@ -106,20 +105,7 @@ async fn audit5_h1_request_close_stops_vouchers_and_closes_the_channel_at_what_w
         let asked = Instant::now();
         // From the next read of the channel every voucher is refused: the program would take
         // none of them (its `settle` refuses a closing channel).
-        let why = loop {
-            let v = p.next();
-            let r = p.settle(&v).await.1;
-            if r["success"] == false {
-                p.session.charged -= PRICE;
-                break r["errorReason"].as_str().unwrap().to_string();
-            }
-            assert!(
-                asked.elapsed() < Duration::from_secs(20),
-                "gated {gated}: vouchers are still accepted {:?} after the payer's request_close",
-                asked.elapsed()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        };
+        let why = p.next_until_refused(&s.facilitator.url(), asked).await;
         assert!(
             why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
             "gated {gated}: {why}"
@@ -183,24 +169,11 @@ async fn audit5_h1_two_replicas_on_one_redis_both_refuse_after_request_close() {
         // other refuses too, from its next voucher.
         let asked = Instant::now();
         for url in &urls {
-            loop {
-                let v = p.next();
-                let r = p.settle_at(url, &v).await;
-                if r["success"] == false {
-                    p.session.charged -= PRICE;
-                    let why = r["errorReason"].as_str().unwrap();
-                    assert!(
-                        why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
-                        "{url}: {r}"
-                    );
-                    break;
-                }
-                assert!(
-                    asked.elapsed() < Duration::from_secs(20),
-                    "gated {gated}: {url} still takes vouchers after request_close"
-                );
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
+            let why = p.next_until_refused(url, asked).await;
+            assert!(
+                why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
+                "gated {gated}, {url}: {why}"
+            );
         }
         let accepted = p.session.charged;
         let c = closed(&p, Duration::from_secs(20)).await;
@@ -368,10 +341,9 @@ async fn audit5_h1_one_closing_channel_never_holds_up_anothers_redemption() {
 /// The demo's /session route as a client pays it: the offer of its 402, a session opened by
 /// the client SDK, payloads sent in `PAYMENT-SIGNATURE`.
 struct DemoSession<'a> {
-    s: &'a Services,
     required: PaymentRequired,
-    offer: PaymentRequirements,
-    session: trust_gate_client::session::PayerSession,
+    /// The tier-3 payer's session of the offer.
+    p: Payer<'a>,
 }
 
 /// A response: its status, headers and JSON body.
@@ -384,8 +356,7 @@ struct Answer {
 impl<'a> DemoSession<'a> {
     /// The tier-3 payer's session of the demo's gated or plain offer, and its deposit payload.
     async fn open(s: &'a Services, gated: bool) -> (DemoSession<'a>, BatchPayload) {
-        let w = &s.env.world;
-        let payer = w.payer(3).unwrap();
+        let payer = s.env.world.payer(3).unwrap();
         let res = s
             .http
             .get(s.d("/session"))
@@ -410,41 +381,8 @@ impl<'a> DemoSession<'a> {
             .find(|o| o.scheme == scheme)
             .unwrap()
             .clone();
-        let extra: BatchExtra = serde_json::from_value(Value::Object(offer.extra.clone())).unwrap();
-        let tables = s.env.tables().await;
-        let (tx, mut session) = SessionTerms {
-            builder: &s.env.b,
-            extra: &extra,
-            mint: w.metered_mint(),
-            token_program: TokenProgram::Token2022,
-            pay_to: offer.pay_to.parse().unwrap(),
-            payer: &payer.owner,
-            voucher_key: Keypair::new(),
-            deposit: 100 * PRICE,
-            salt: salt(),
-            open_slot: s.env.rpc.get_slot().await.unwrap(),
-            gate: gated.then(|| trust_gate_client::session::SessionGate {
-                payer_asset: payer.asset(),
-                payee_asset: w.service.asset(),
-                policy_id: trust_gate_migrations::demo::METERED_POLICY_ID,
-                attestations: Default::default(),
-                approval: None,
-            }),
-            tables: &tables,
-            blockhash: s.env.rpc.get_latest_blockhash().await.unwrap(),
-        }
-        .open()
-        .unwrap();
-        let deposit = session.deposit_payload(&tx, PRICE).unwrap();
-        (
-            DemoSession {
-                s,
-                required,
-                offer,
-                session,
-            },
-            deposit,
-        )
+        let (p, deposit) = Payer::open(s, offer, gated).await;
+        (DemoSession { required, p }, deposit)
     }
 
     /// `payload` as the `PAYMENT-SIGNATURE` of the accepted offer.
@@ -452,7 +390,7 @@ impl<'a> DemoSession<'a> {
         x402::encode_header(&json!({
             "x402Version": 2,
             "resource": self.required.resource,
-            "accepted": self.offer,
+            "accepted": self.p.requirements,
             "payload": payload,
         }))
         .unwrap()
@@ -460,9 +398,10 @@ impl<'a> DemoSession<'a> {
 
     async fn get(&self, header: &str) -> Answer {
         let res = self
+            .p
             .s
             .http
-            .get(self.s.d("/session"))
+            .get(self.p.s.d("/session"))
             .header(x402::PAYMENT_SIGNATURE, header)
             .send()
             .await
@@ -487,7 +426,7 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
         let first = d.get(&d.header(&deposit)).await;
         assert_eq!(first.status, 200, "{}", first.body);
         assert!(first.body["report"].is_string());
-        let second = d.session.voucher_payload(PRICE).unwrap();
+        let second = d.p.session.voucher_payload(PRICE).unwrap();
         let header = d.header(&second);
         let paid = d.get(&header).await;
         assert_eq!(paid.status, 200, "{}", paid.body);
@@ -507,10 +446,10 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
         .unwrap();
         let (channel, voucher) = batch::corrective_state(&corrective).unwrap();
         assert_eq!(channel.charged_cumulative_amount, (2 * PRICE).to_string());
-        assert_eq!(d.session.resync(&channel, &voucher).unwrap(), 2 * PRICE);
+        assert_eq!(d.p.session.resync(&channel, &voucher).unwrap(), 2 * PRICE);
         // A client's claim or settle is never a payment.
-        let config = d.session.config.clone();
-        let id = d.session.channel.to_string();
+        let config = d.p.session.config.clone();
+        let id = d.p.session.channel.to_string();
         let own: [BatchPayload; 2] = [
             serde_json::from_value(json!({"type": "claim", "claims": [{
                 "channelId": id, "channelConfig": config,
@@ -526,11 +465,11 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
             assert_eq!(r.body["error"], "payment_type_refused");
         }
         // The refund ends the session and serves no resource.
-        let refund = d.get(&d.header(&d.session.refund_payload())).await;
+        let refund = d.get(&d.header(&d.p.session.refund_payload())).await;
         assert_eq!(refund.status, 200, "{}", refund.body);
         assert_eq!(refund.body["session"], "closed");
         assert!(refund.body.get("report").is_none());
-        let c = channel_of(&s, &d.session.channel).await;
+        let c = channel_of(&s, &d.p.session.channel).await;
         assert!(c.as_ref().is_none_or(|c| c.settled == 2 * PRICE), "{c:?}");
 
         // The paying client (`trust-gate pay`, `gate_pay`) loses an answer and resumes.

@@ -87,20 +87,34 @@ pub(crate) async fn offer(
 impl<'a> Payer<'a> {
     /// The tier-3 demo payer's session, opened with a fresh salt (not yet sent).
     pub(crate) async fn new(s: &'a Services, gated: bool) -> (Payer<'a>, Value) {
+        let asset = s.env.world.payer(3).unwrap().asset();
+        let requirements = offer(s, gated, &asset, PRICE).await;
+        let (p, deposit) = Payer::open(s, requirements, gated).await;
+        let body = p.body(&deposit, PRICE);
+        (p, body)
+    }
+
+    /// The tier-3 demo payer's session of `requirements` (a gated or plain offer of the
+    /// metered mint paying the demo service), opened with a fresh salt, and its deposit's
+    /// payload (not yet sent).
+    pub(crate) async fn open(
+        s: &'a Services,
+        requirements: PaymentRequirements,
+        gated: bool,
+    ) -> (Payer<'a>, BatchPayload) {
         let w = &s.env.world;
         let agent = w.payer(3).unwrap();
         let owner = agent.owner.insecure_clone();
         let asset = agent.asset();
-        let requirements = offer(s, gated, &asset, PRICE).await;
         let extra: BatchExtra =
             serde_json::from_value(Value::Object(requirements.extra.clone())).unwrap();
         let tables = s.env.tables().await;
         let (tx, mut session) = SessionTerms {
             builder: &s.env.b,
             extra: &extra,
-            mint: w.metered_mint(),
+            mint: requirements.asset.parse().unwrap(),
             token_program: TokenProgram::Token2022,
-            pay_to: w.service.owner.pubkey(),
+            pay_to: requirements.pay_to.parse().unwrap(),
             payer: &owner,
             voucher_key: Keypair::new(),
             deposit: DEPOSIT,
@@ -126,8 +140,26 @@ impl<'a> Payer<'a> {
             requirements,
             session,
         };
-        let body = p.body(&deposit, PRICE);
-        (p, body)
+        (p, deposit)
+    }
+
+    /// Sends the next vouchers to the facilitator at `url` until one is refused, within 20 s
+    /// of `since`: the refusal's reason (the refused voucher is taken back from the count).
+    pub(crate) async fn next_until_refused(&mut self, url: &str, since: Instant) -> String {
+        loop {
+            let v = self.next();
+            let r = self.settle_at(url, &v).await;
+            if r["success"] == false {
+                self.session.charged -= PRICE;
+                return r["errorReason"].as_str().unwrap().to_string();
+            }
+            assert!(
+                since.elapsed() < Duration::from_secs(20),
+                "{url} still takes vouchers {:?} after",
+                since.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     pub(crate) fn body(&self, payload: &BatchPayload, price: u64) -> Value {
@@ -416,26 +448,12 @@ async fn pausing_the_payer_stops_its_vouchers_and_closes_its_channel() {
     s.env.send(&[pause], &[&p.owner]).await.unwrap();
     let paused_at = Instant::now();
     // Within the poll (and the background round that closes), vouchers are refused...
-    let mut refused_after = None;
-    while paused_at.elapsed() < Duration::from_secs(20) {
-        let body = p.next();
-        p.session.charged -= PRICE;
-        let (_, r) = p.settle(&body).await;
-        if r["success"] == false {
-            let why = r["errorReason"].as_str().unwrap().to_string();
-            assert!(
-                why == reason::PAYER_PAUSED
-                    || why == reason::CHANNEL_CLOSING
-                    || why == reason::CLOSE_STATE,
-                "{r}"
-            );
-            refused_after = Some(paused_at.elapsed());
-            break;
-        }
-        p.session.charged += PRICE;
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let refused_after = refused_after.expect("vouchers refused after the pause");
+    let why = p.next_until_refused(&s.facilitator.url(), paused_at).await;
+    assert!(
+        why == reason::PAYER_PAUSED || why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
+        "{why}"
+    );
+    let refused_after = paused_at.elapsed();
     eprintln!("vouchers refused {refused_after:?} after the pause landed (poll 100 ms)");
     // ... and the channel is closed at the latest voucher accepted before it.
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -475,27 +493,13 @@ async fn retiring_the_payers_policy_stops_its_vouchers_and_closes_its_channel() 
         .retire_policy(&p.owner.pubkey(), &[], &p.asset, demo::METERED_POLICY_ID);
     s.env.send(&[retire], &[&p.owner]).await.unwrap();
     let retired_at = Instant::now();
-    loop {
-        let body = p.next();
-        p.session.charged -= PRICE;
-        let (_, r) = p.settle(&body).await;
-        if r["success"] == false {
-            let why = refused(&r);
-            assert!(
-                why == reason::POLICY_RETIRED
-                    || why == reason::CHANNEL_CLOSING
-                    || why == reason::CLOSE_STATE,
-                "{r}"
-            );
-            break;
-        }
-        p.session.charged += PRICE;
-        assert!(
-            retired_at.elapsed() < Duration::from_secs(20),
-            "vouchers refused after the policy's retirement"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let why = p.next_until_refused(&s.facilitator.url(), retired_at).await;
+    assert!(
+        why == reason::POLICY_RETIRED
+            || why == reason::CHANNEL_CLOSING
+            || why == reason::CLOSE_STATE,
+        "{why}"
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let c = p.channel().await.unwrap();
@@ -793,34 +797,21 @@ async fn replicas_on_redis_share_a_sessions_watermark() {
         .b
         .set_killswitch(&p.owner.pubkey(), &[], &p.asset, true);
     s.env.send(&[pause], &[&p.owner]).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let paused_at = Instant::now();
+    let deadline = paused_at + Duration::from_secs(20);
     for url in [&a, &b] {
-        loop {
-            let body = p.next();
-            p.session.charged -= PRICE;
-            let r = p.settle_at(url, &body).await;
-            if r["success"] == false {
-                let why = r["errorReason"].as_str().unwrap();
-                assert!(
-                    [
-                        reason::PAYER_PAUSED,
-                        reason::CHANNEL_CLOSING,
-                        reason::CLOSE_STATE
-                    ]
-                    .contains(&why),
-                    "{r}"
-                );
-                break;
-            }
-            accepted += PRICE;
-            p.session.charged = accepted;
-            assert!(
-                Instant::now() < deadline,
-                "{url} still takes the paused payer's vouchers"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        let why = p.next_until_refused(url, paused_at).await;
+        assert!(
+            [
+                reason::PAYER_PAUSED,
+                reason::CHANNEL_CLOSING,
+                reason::CLOSE_STATE
+            ]
+            .contains(&why.as_str()),
+            "{url}: {why}"
+        );
     }
+    let accepted = p.session.charged;
     loop {
         let c = p.channel().await.unwrap();
         if c.status == Status::Distributed {
