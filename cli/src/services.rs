@@ -292,6 +292,14 @@ pub struct DemoArgs {
     /// http://<host>:<port>.
     #[arg(long, env = "DEMO_PUBLIC_URL")]
     pub public_url: Option<String>,
+    /// Every paid request must carry a payment id (x402's payment-identifier, declared
+    /// `required: true`); without one it is refused with 400.
+    #[arg(long, env = "DEMO_PAYMENT_ID_REQUIRED")]
+    pub payment_id_required: bool,
+    /// The Redis where demo replicas share payment ids (redis://host:port); default: kept in
+    /// process.
+    #[arg(long, env = "DEMO_REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
 }
 
 pub async fn start_demo(a: &DemoArgs) -> Result<trust_gate_demo::Server, String> {
@@ -301,7 +309,11 @@ pub async fn start_demo(a: &DemoArgs) -> Result<trust_gate_demo::Server, String>
         Some(u) => validate_url("DEMO_PUBLIC_URL", u).map_err(|e| e.to_string())?,
         None => format!("http://{}", SocketAddr::new(a.host, a.port)),
     };
-    let config = trust_gate_demo::DemoConfig::demo_world(&facilitator_url, &public_url);
+    let config = trust_gate_demo::DemoConfig {
+        payment_id_required: a.payment_id_required,
+        redis_url: a.redis_url.clone(),
+        ..trust_gate_demo::DemoConfig::demo_world(&facilitator_url, &public_url)
+    };
     let server = trust_gate_demo::start(config, SocketAddr::new(a.host, a.port)).await?;
     tracing::info!(url = %server.url(), "demo listening");
     Ok(server)

@@ -93,6 +93,9 @@ async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<S
         port: args.demo_port,
         facilitator_url: facilitator.url(),
         public_url: None,
+        payment_id_required: false,
+        // The demo's payment ids beside the facilitator's records, when it has a Redis.
+        redis_url: args.redis_url.clone(),
     };
     let demo = start_demo(&da)
         .await

@@ -20,6 +20,8 @@
 //! - [`spend`]: a policy's spend at a moment against every cap, and when each window starts
 //!   over.
 //! - [`x402`]: x402 v2 wire types and headers, the `gate` extension, payment id hashes.
+//! - [`payment_identifier`]: x402's `payment-identifier` extension on the wire: a payment's
+//!   idempotency key, declared, attached, read and bound to its payload.
 //! - [`upto`]: x402's `upto` scheme on Solana on the wire (its `extra`, payload and reason
 //!   strings) and trust-gate's gated variant.
 //! - [`batch`]: x402's `batch-settlement` scheme on Solana on the wire, client mode (its
@@ -61,6 +63,7 @@ pub mod instructions;
 pub mod network;
 pub mod pay;
 pub mod pay_channels;
+pub mod payment_identifier;
 pub mod pda;
 pub mod receipts;
 pub mod reclaim;

@@ -7,6 +7,7 @@
 //! method, headers and body; an answer's body is read up to a stated size ([`Body`]).
 
 use crate::ids::{CAIP2_DEVNET, CAIP2_MAINNET};
+use crate::payment_identifier;
 use crate::settle::{self, Feedback, Settlement};
 use crate::x402::{
     self, ExactSvmPayload, GateExtension, PaymentPayload, PaymentRequired, PaymentRequirements,
@@ -254,6 +255,9 @@ pub struct Prepared {
     pub fee_payer: Pubkey,
     pub tables: Vec<AddressLookupTableAccount>,
     pub settlement: Settlement,
+    /// The payload's `extensions`: the challenge's `payment-identifier` echoed with a fresh
+    /// id when it declares the extension ([`crate::payment_identifier`]).
+    pub extensions: Option<serde_json::Map<String, Value>>,
 }
 
 /// The network a CAIP-2 id names (anything but devnet and mainnet is a localnet).
@@ -391,6 +395,11 @@ pub async fn prepare(
         builder: b,
         requirements: r,
         resource: required.resource.clone(),
+        extensions: payment_identifier::attach(
+            required.extensions.as_ref(),
+            None,
+            &payment_identifier::new_id(),
+        ),
         tables,
         fee_payer,
         settlement,
@@ -437,7 +446,7 @@ impl Prepared {
             payload: ExactSvmPayload {
                 transaction: x402::encode_transaction(tx)?,
             },
-            extensions: None,
+            extensions: self.extensions.clone(),
         })
     }
 }
@@ -610,7 +619,43 @@ pub async fn pay_challenge(
     retry(http, &request, &payload, &prepared).await
 }
 
-/// The paid retry.
+/// How many times a payment that carries a `payment-identifier` id is sent again.
+pub const RESENDS: u32 = 3;
+
+/// Sends `request` with the payment `encoded`. When the payment carries a
+/// `payment-identifier` id (`idempotent`), a lost answer (no HTTP answer at all) or a 503
+/// with `Retry-After` (the server still runs the first attempt) sends the same payment again,
+/// up to [`RESENDS`] times: the server answers it with the first attempt's answer and never
+/// settles twice. Without an id, the payment is sent once (a resend would be a replay).
+pub async fn send_paid(
+    http: &reqwest::Client,
+    request: &Request,
+    encoded: &str,
+    idempotent: bool,
+) -> Result<reqwest::Response, PayError> {
+    let mut resends = 0;
+    loop {
+        let sent = request.send(http, Some(encoded)).await;
+        let wait = match &sent {
+            Err(PayError::Http { .. }) => Some(std::time::Duration::from_millis(200)),
+            Ok(res) if res.status() == StatusCode::SERVICE_UNAVAILABLE => res
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok())
+                .map(|s| std::time::Duration::from_secs(s.min(5))),
+            Ok(_) | Err(_) => None,
+        };
+        match wait {
+            Some(wait) if idempotent && resends < RESENDS => {
+                resends += 1;
+                tokio::time::sleep(wait).await;
+            }
+            _ => return sent,
+        }
+    }
+}
+
+/// The paid retry (sent again as [`send_paid`] says when it carries a payment id).
 pub async fn retry(
     http: &reqwest::Client,
     request: &Request,
@@ -618,7 +663,11 @@ pub async fn retry(
     prepared: &Prepared,
 ) -> Result<PayOutcome, PayError> {
     let encoded = x402::encode_header(payload)?;
-    let res = request.send(http, Some(&encoded)).await?;
+    let idempotent = payload
+        .extensions
+        .as_ref()
+        .is_some_and(|e| e.contains_key(payment_identifier::KEY));
+    let res = send_paid(http, request, &encoded, idempotent).await?;
     let status = res.status();
     let response: Option<SettlementResponse> = header(&res, x402::PAYMENT_RESPONSE)
         .and_then(|h| x402::decode_header(x402::PAYMENT_RESPONSE, &h).ok());

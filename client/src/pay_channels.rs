@@ -8,6 +8,7 @@
 use crate::batch::{self, BatchExtra, BatchPayload};
 use crate::decode::ApprovalTerms;
 use crate::pay::{self, Body, PayError, Request};
+use crate::payment_identifier;
 use crate::session::{PayerSession, SessionGate, SessionTerms, UptoTerms};
 use crate::settle::TokenProgram;
 use crate::simulate::now_unix;
@@ -179,16 +180,23 @@ impl ChannelPay<'_> {
         offer: &PaymentRequirements,
         payload: Value,
     ) -> Result<Paid, ChannelPayError> {
-        let envelope = json!({
+        let mut envelope = json!({
             "x402Version": 2,
             "resource": pr.resource,
             "accepted": offer,
             "payload": payload,
         });
+        // A fresh id for each payment when the challenge declares payment-identifier: a lost
+        // answer is then asked again with the same payment, never paid twice.
+        let extensions =
+            payment_identifier::attach(pr.extensions.as_ref(), None, &payment_identifier::new_id());
+        let idempotent = extensions.is_some();
+        if let Some(e) = extensions {
+            envelope["extensions"] = Value::Object(e);
+        }
         let encoded = x402::encode_header(&envelope).map_err(|e| self.fail(e))?;
         let request = self.request();
-        let res = request
-            .send(self.http, Some(&encoded))
+        let res = pay::send_paid(self.http, &request, &encoded, idempotent)
             .await
             .map_err(|e| self.fail(e))?;
         let status = res.status().as_u16();

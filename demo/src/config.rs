@@ -37,6 +37,12 @@ pub struct DemoConfig {
     pub max_timeout_seconds: u64,
     /// The demo payers, shown by /health.
     pub counterparties: Vec<Counterparty>,
+    /// Whether a paid request must carry a payment id (x402's `payment-identifier`,
+    /// `required: true` in every 402).
+    pub payment_id_required: bool,
+    /// The Redis where replicas share payment ids (`redis://host:port`); else kept in
+    /// process.
+    pub redis_url: Option<String>,
 }
 
 /// A payer agent the demo knows.
@@ -76,6 +82,8 @@ impl DemoConfig {
                     funding: p.funding,
                 })
                 .collect(),
+            payment_id_required: false,
+            redis_url: None,
         }
     }
 

@@ -90,9 +90,11 @@ impl FacilitatorClient {
         &self,
         req: &FacilitatorRequest,
     ) -> Result<(Answer, SettlementResponse), FacilitatorError> {
-        let a = self
-            .call(self.http.post(format!("{}/settle", self.url)).json(req))
-            .await?;
+        let body = serde_json::to_value(req).map_err(|e| FacilitatorError::Unexpected {
+            url: self.url.clone(),
+            what: format!("a request that is not JSON: {e}"),
+        })?;
+        let a = self.settle_json(&body).await?;
         let s =
             serde_json::from_value(a.body.clone()).map_err(|e| FacilitatorError::Unexpected {
                 url: self.url.clone(),
@@ -105,10 +107,25 @@ impl FacilitatorClient {
     }
 
     /// POSTs any x402 request to /settle (the channel schemes' answers carry more than a
-    /// `SettlementResponse`).
+    /// `SettlementResponse`). A `settlement_pending` answer naming its transaction is asked
+    /// once more at once, as `@x402/core`'s resource server does: the facilitator then waits
+    /// for that same transaction again, and never sends a second one.
     pub async fn settle_json(&self, body: &Value) -> Result<Answer, FacilitatorError> {
-        self.call(self.http.post(format!("{}/settle", self.url)).json(body))
-            .await
+        let url = format!("{}/settle", self.url);
+        let a = self.call(self.http.post(&url).json(body)).await?;
+        if !is_pending(&a.body) {
+            return Ok(a);
+        }
+        let mut again = self.call(self.http.post(&url).json(body)).await?;
+        // What the facilitator now reports as replayed is what this request's first call
+        // sent: not an earlier request's payment.
+        if let Some(r) = again.body.get_mut("receipt").filter(|r| r.is_object()) {
+            r["replayed"] = false.into();
+        }
+        if again.body.get("replayed").is_some() {
+            again.body["replayed"] = false.into();
+        }
+        Ok(again)
     }
 
     /// The fee payer and network of the facilitator's `trust-gate` kind.
@@ -140,4 +157,12 @@ impl FacilitatorClient {
             }),
         }
     }
+}
+
+/// Whether a /settle answer is x402's `settlement_pending` with the transaction it waits for.
+pub fn is_pending(settlement: &Value) -> bool {
+    settlement["errorReason"] == "settlement_pending"
+        && settlement["transaction"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
 }

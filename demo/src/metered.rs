@@ -11,12 +11,12 @@
 //!   the session. Every payload goes to the facilitator's /settle as it came.
 
 use crate::challenge;
-use crate::facilitator_client::Answer;
-use crate::state::{error, header, payer_of, DemoState};
+use crate::facilitator_client::{is_pending, Answer};
+use crate::state::{self, error, header, payer_of, DemoState};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
@@ -29,6 +29,7 @@ use trust_gate_client::upto;
 use trust_gate_client::x402::{
     self, PaymentRequired, PaymentRequirements, ResourceInfo, X402_VERSION,
 };
+use trust_gate_facilitator::paid_once::Resumed;
 
 type App = State<Arc<DemoState>>;
 
@@ -39,7 +40,7 @@ pub struct Units {
 }
 
 /// A 402 offering `accepts` for `url`.
-fn offers(url: String, accepts: Vec<PaymentRequirements>) -> Response {
+fn offers(s: &DemoState, url: String, accepts: Vec<PaymentRequirements>) -> Response {
     challenge_response(PaymentRequired {
         x402_version: X402_VERSION,
         error: Some("Payment required".into()),
@@ -49,7 +50,7 @@ fn offers(url: String, accepts: Vec<PaymentRequirements>) -> Response {
             mime_type: Some("application/json".into()),
         },
         accepts,
-        extensions: None,
+        extensions: s.extensions(),
     })
 }
 
@@ -117,9 +118,22 @@ async fn settle(
     let a = settle_answer(s, payload, requirements).await?;
     if a.body["success"] == true {
         Ok(a.body)
+    } else if is_pending(&a.body) {
+        Err(Box::new(state::pending(&a.body, &a.headers)))
     } else {
         Err(Box::new(refused(a.body, &a.headers)))
     }
+}
+
+/// A deposit the facilitator settled: refused as a payment already used when an earlier
+/// request sent it (`replayed`) and this one is not the resend of a payment id without an
+/// answer yet (`resumed`).
+fn fresh(deposit: &Value, resumed: bool) -> Result<(), Box<Response>> {
+    if deposit["replayed"] == true && !resumed {
+        let transaction = deposit["transaction"].as_str().unwrap_or_default();
+        return Err(Box::new(state::already_used(transaction)));
+    }
+    Ok(())
 }
 
 /// POST /settle of `payload` under `requirements`: the facilitator's answer, whatever it is
@@ -161,7 +175,12 @@ fn refused(settlement: Value, from: &HeaderMap) -> Response {
     (StatusCode::PAYMENT_REQUIRED, h, Json(settlement)).into_response()
 }
 
-pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) -> Response {
+pub async fn metered(
+    State(s): App,
+    Query(q): Query<Units>,
+    resumed: Option<Extension<Resumed>>,
+    headers: HeaderMap,
+) -> Response {
     let c = &s.config;
     let units = q.units.unwrap_or(3);
     if units > c.max_units {
@@ -180,6 +199,7 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
         let now = now_unix();
         let (network, fee_payer) = (&s.kind.network, &s.kind.fee_payer);
         return offers(
+            &s,
             url,
             vec![
                 challenge::metered_offer(c, network, fee_payer, &payer, now, true),
@@ -206,7 +226,10 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
     };
     // The deposit: the ceiling escrowed before anything is served.
     payload["payload"]["type"] = "deposit".into();
-    if let Err(r) = settle(&s, &payload, &accepted).await {
+    let deposited = settle(&s, &payload, &accepted)
+        .await
+        .and_then(|d| fresh(&d, state::resumed(resumed)));
+    if let Err(r) = deposited {
         return *r;
     }
     // Served: `units` units. The claim charges them with the service's voucher.
@@ -243,7 +266,11 @@ pub async fn metered(State(s): App, Query(q): Query<Units>, headers: HeaderMap) 
     }
 }
 
-pub async fn session(State(s): App, headers: HeaderMap) -> Response {
+pub async fn session(
+    State(s): App,
+    resumed: Option<Extension<Resumed>>,
+    headers: HeaderMap,
+) -> Response {
     let c = &s.config;
     let url = c.session_url();
     let Some(value) = headers.get(x402::PAYMENT_SIGNATURE) else {
@@ -255,6 +282,7 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
         let (network, fee_payer) = (&s.kind.network, &s.kind.fee_payer);
         let price = c.session_price;
         return offers(
+            &s,
             url,
             vec![
                 challenge::session_offer(c, network, fee_payer, &payer, now, price, true),
@@ -316,8 +344,14 @@ pub async fn session(State(s): App, headers: HeaderMap) -> Response {
         Ok(a) => a,
         Err(r) => return *r,
     };
+    if is_pending(&a.body) {
+        return state::pending(&a.body, &a.headers);
+    }
     if a.body["success"] != true {
-        return corrective(a, &accepted, url);
+        return corrective(&s, a, &accepted, url);
+    }
+    if let Err(r) = fresh(&a.body, state::resumed(resumed)) {
+        return *r;
     }
     let body = a.body;
     // Served only for a payment of this request: a new voucher (or the deposit's first)
@@ -392,7 +426,7 @@ async fn refund(
 /// specification's corrective 402 (section 4.6), the offer's `extra` carrying the
 /// `channelState` and the payer's own `voucherState`, from which its client resumes; else the
 /// refusal as it came.
-fn corrective(a: Answer, accepted: &PaymentRequirements, url: String) -> Response {
+fn corrective(s: &DemoState, a: Answer, accepted: &PaymentRequirements, url: String) -> Response {
     let reason = a.body["errorReason"].as_str().unwrap_or_default();
     let state = &a.body["extra"];
     if reason != batch::reason::CUMULATIVE_AMOUNT_MISMATCH
@@ -416,6 +450,6 @@ fn corrective(a: Answer, accepted: &PaymentRequirements, url: String) -> Respons
             mime_type: Some("application/json".into()),
         },
         accepts: vec![offer],
-        extensions: None,
+        extensions: s.extensions(),
     })
 }

@@ -3,32 +3,41 @@
 
 use crate::challenge;
 use crate::config::DemoConfig;
-use crate::facilitator_client::FacilitatorClient;
-use crate::state::{decision_headers, error, header, payer_of, DemoState};
+use crate::facilitator_client::{is_pending, FacilitatorClient};
+use crate::state::{self, decision_headers, error, header, payer_of, DemoState};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::time::Duration;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::x402::{
     self, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
 };
+use trust_gate_facilitator::paid_once::{PaidOnce, Resumed};
 
 type App = State<Arc<DemoState>>;
 
+/// The least time a payment id is kept (the challenges' lifetime when longer).
+pub const PAYMENT_ID_TTL_SECS: u64 = 3_600;
+
 pub fn router(state: Arc<DemoState>) -> Router {
-    let r = Router::new()
+    // The paid routes look a payment's id up before anything verifies the payment.
+    let paid = Router::new()
         .route("/protected", get(protected))
         .route("/metered", get(crate::metered::metered))
         .route("/session", get(crate::metered::session))
-        .route("/health", get(health))
-        .with_state(state);
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.paid_once.clone(),
+            PaidOnce::layer,
+        ));
+    let r = paid.route("/health", get(health)).with_state(state);
     trust_gate_facilitator::routes::http_layers(r)
 }
 
@@ -61,10 +70,18 @@ pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, Strin
         .await
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    // Payment ids are kept at least as long as a challenge stays payable.
+    let ttl = Duration::from_secs(config.max_timeout_seconds.max(PAYMENT_ID_TTL_SECS));
+    let paid_once = match &config.redis_url {
+        Some(url) => PaidOnce::redis(url, ttl, config.payment_id_required)
+            .map_err(|e| format!("DEMO_REDIS_URL: {e}"))?,
+        None => PaidOnce::in_process(ttl, config.payment_id_required),
+    };
     let app = router(Arc::new(DemoState {
         config,
         facilitator,
         kind,
+        paid_once: Arc::new(paid_once),
     }));
     let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
@@ -87,6 +104,7 @@ fn challenge_response(s: &DemoState, payer: &Pubkey, refusal: Option<&str>) -> R
     if let Some(e) = refusal {
         pr.error = Some(e.to_string());
     }
+    pr.extensions = s.extensions();
     let Ok(encoded) = x402::encode_header(&pr) else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -100,10 +118,14 @@ fn challenge_response(s: &DemoState, payer: &Pubkey, refusal: Option<&str>) -> R
     (StatusCode::PAYMENT_REQUIRED, h, Json(pr)).into_response()
 }
 
-async fn protected(State(s): App, headers: HeaderMap) -> Response {
+async fn protected(
+    State(s): App,
+    resumed: Option<Extension<Resumed>>,
+    headers: HeaderMap,
+) -> Response {
     match headers.get(x402::PAYMENT_SIGNATURE) {
         None => unpaid(&s, &headers).await,
-        Some(v) => paid(&s, v.to_str().unwrap_or_default()).await,
+        Some(v) => paid(&s, v.to_str().unwrap_or_default(), state::resumed(resumed)).await,
     }
 }
 
@@ -157,8 +179,10 @@ async fn unpaid(s: &DemoState, headers: &HeaderMap) -> Response {
     }
 }
 
-/// A payment: it must answer one of our challenges; the facilitator settles it.
-async fn paid(s: &DemoState, header_value: &str) -> Response {
+/// A payment: it must answer one of our challenges; the facilitator settles it. A payment
+/// the facilitator settled for an earlier request (`receipt.replayed`) is served only to the
+/// resend of a payment id that got no answer yet (`resumed`).
+async fn paid(s: &DemoState, header_value: &str, resumed: bool) -> Response {
     let mut payload: PaymentPayload =
         match x402::decode_header(x402::PAYMENT_SIGNATURE, header_value) {
             Ok(p) => p,
@@ -194,12 +218,22 @@ async fn paid(s: &DemoState, header_value: &str) -> Response {
             )
         }
     };
+    if is_pending(&answer.body) {
+        return state::pending(&answer.body, &answer.headers);
+    }
     let mut h = decision_headers(&answer.headers);
     if let Ok(encoded) = x402::encode_header(&settlement) {
         h.extend(header(x402::PAYMENT_RESPONSE, &encoded));
     }
     if !settlement.success {
         return (StatusCode::PAYMENT_REQUIRED, h, Json(answer.body)).into_response();
+    }
+    let replayed = settlement
+        .receipt
+        .as_ref()
+        .is_some_and(|r| r["replayed"] == true);
+    if replayed && !resumed {
+        return state::already_used(&settlement.transaction);
     }
     h.extend(header(x402::X_PAYMENT_RECEIPT, &settlement.transaction));
     h.extend(header("cache-control", "private"));

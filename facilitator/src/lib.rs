@@ -27,7 +27,8 @@
 //! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept),
 //! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
 //! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
-//! on-chain work asked at once runs once).
+//! on-chain work asked at once runs once). For resource servers beside it: [`paid_once`]
+//! (x402's `payment-identifier`: a paid request answered once per payment id).
 
 pub mod adapter;
 pub mod advances;
@@ -45,6 +46,7 @@ pub mod holds;
 pub mod inspect;
 pub mod limits;
 pub mod lock_store;
+pub mod paid_once;
 pub mod payee_account;
 pub mod payer_locks;
 pub mod payer_signers;

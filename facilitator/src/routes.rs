@@ -388,7 +388,9 @@ fn settle_success(s: Settled, network: String) -> Response {
 }
 
 /// The x402 answer of a settled `upto` deposit or claim: `amount` is the deposit or the
-/// charge; pending as for a payment (202 `settlement_pending` with the signature).
+/// charge; pending as for a payment (202 `settlement_pending` with the signature);
+/// `replayed` when a retried deposit answers the open an earlier attempt sent, as an exact
+/// payment's receipt says it.
 fn upto_success(s: UptoSettled, network: String) -> Response {
     if s.pending {
         let body = json!({
@@ -407,12 +409,13 @@ fn upto_success(s: UptoSettled, network: String) -> Response {
         "network": network,
         "amount": s.amount.to_string(),
         "payer": s.payer.to_string(),
+        "replayed": s.replayed,
     }))
     .into_response()
 }
 
 /// The x402 answer of a settled `batch-settlement` request (the specification's fields;
-/// `transaction` and `amount` empty for a voucher kept off chain).
+/// `transaction` and `amount` empty for a voucher kept off chain; `replayed` as for `upto`).
 fn batch_success(s: BatchSettled, network: String) -> Response {
     if s.pending {
         let body = json!({
@@ -433,6 +436,7 @@ fn batch_success(s: BatchSettled, network: String) -> Response {
         "amount": s.amount,
         "payer": s.payer.to_string(),
         "extra": s.extra,
+        "replayed": s.replayed,
     }))
     .into_response()
 }

@@ -145,6 +145,8 @@ pub struct BatchSettled {
     pub extra: Value,
     /// Sent, outcome not known in time.
     pub pending: bool,
+    /// A deposit retried: its open (the same transaction) was sent by an earlier attempt.
+    pub replayed: bool,
 }
 
 /// What the session flows keep in process besides the sessions: the on-chain work under

@@ -640,7 +640,7 @@ impl Facilitator {
     }
 
     /// `Some(result)` once `signature` has landed: `Ok` or the transaction's error.
-    async fn landed(
+    pub(crate) async fn landed(
         &self,
         signature: &Signature,
     ) -> Result<Option<Result<(), TransactionError>>, Rejection> {
@@ -824,4 +824,13 @@ pub(crate) fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
         "rpc_failure",
         format!("the Solana RPC backend failed: {e}"),
     )
+}
+
+/// The facilitator's signature of `tx`'s message, which is the transaction's id once sent:
+/// Ed25519 is deterministic, so a retry of the same request names the same transaction.
+pub(crate) fn co_signature(
+    tx: &VersionedTransaction,
+    keypair: &solana_sdk::signature::Keypair,
+) -> Signature {
+    keypair.sign_message(&tx.message.serialize())
 }

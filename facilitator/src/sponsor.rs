@@ -62,7 +62,8 @@ impl Facilitator {
     }
 
     /// Reserves what opening `channel` for `payer` advances, before the open is co-signed:
-    /// refused with nothing sent past a bound (see the module docs).
+    /// refused with nothing sent past a bound (see the module docs). `false` when the
+    /// channel is being opened already (reserved by an earlier attempt: nothing reserved).
     pub(crate) async fn advance(
         &self,
         channel: &Pubkey,
@@ -70,7 +71,7 @@ impl Facilitator {
         kind: ChannelKind,
         token_program: TokenProgram,
         gated: bool,
-    ) -> Result<(), Rejection> {
+    ) -> Result<bool, Rejection> {
         let s = &self.sponsor_settings;
         let lamports = rent_of_open(token_program, gated);
         let fac = self.facilitator();
@@ -114,7 +115,8 @@ impl Facilitator {
             .await
             .map_err(store_rejection)?;
         match full {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
+            Err(Full::Exists) => Ok(false),
             Err(Full::Payer { open }) => Err(Rejection::too_many(
                 reason::PAYER_CHANNELS_LIMIT,
                 format!(
@@ -136,10 +138,6 @@ impl Facilitator {
                 ),
             )
             .hint("retry later: rent comes back as channels close")),
-            Err(Full::Exists) => Err(Rejection::bad(
-                trust_gate_client::batch::reason::DUPLICATE_SETTLEMENT,
-                format!("channel {channel} is being opened already"),
-            )),
         }
     }
 

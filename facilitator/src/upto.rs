@@ -29,12 +29,11 @@ use crate::holds;
 use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
-use crate::settle::{rpc_rejection, Outcome};
+use crate::settle::{co_signature, rpc_rejection, Outcome};
 use serde::Deserialize;
 use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
-use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
 use std::str::FromStr;
 use trust_gate_client::chain;
@@ -295,6 +294,20 @@ pub struct UptoSettled {
     pub payer: Pubkey,
     /// Sent, outcome not known in time.
     pub pending: bool,
+    /// A deposit retried: this very open (the facilitator's co-signature of its message)
+    /// had landed, or was on its way, when the retry came; nothing new was sent.
+    pub replayed: bool,
+}
+
+/// What a deposit's checks found on chain.
+enum Open {
+    /// Not on chain: send it.
+    New(Box<channel_open::Checked>),
+    /// This very transaction landed (a retry of the same deposit): its signature.
+    Landed(Signature),
+    /// The channel is open as this deposit opens it, by a transaction whose status is not
+    /// known yet: this one's signature (its outcome is asked again later).
+    Unknown(Signature),
 }
 
 impl Facilitator {
@@ -312,7 +325,19 @@ impl Facilitator {
                 "type is the server's, for /settle",
             ));
         }
-        let (t, _) = self.checked_open(r).await?;
+        let (t, open) = self.checked_open(r).await?;
+        match open {
+            // A retry of a deposit that landed is valid while its channel is still the
+            // deposit's, unclaimed: the same request's /settle answers its outcome.
+            Open::Landed(signature) => self.unclaimed(&t, &signature).await?,
+            Open::Unknown(signature) => {
+                return Err(bad(
+                    reason::CHANNEL_ALREADY_OPEN,
+                    format!("channel {} is open; whether by this deposit ({signature}) is not known yet: retry shortly", t.channel),
+                ))
+            }
+            Open::New(_) => {}
+        }
         Ok(t.from)
     }
 
@@ -348,11 +373,10 @@ impl Facilitator {
         terms(r, &self.facilitator(), &network, now_unix())
     }
 
-    /// The terms and the checked open of a deposit.
-    async fn checked_open(
-        &self,
-        r: &UptoRequest,
-    ) -> Result<(Terms, channel_open::Checked), Rejection> {
+    /// The terms and the checked open of a deposit, or the signature of this very open when
+    /// it landed already (a retry: neither the policy nor the channel's absence is asked
+    /// again, for the deposit itself changed both).
+    async fn checked_open(&self, r: &UptoRequest) -> Result<(Terms, Open), Rejection> {
         let fac = self.facilitator();
         let t = self.terms(r).await?;
         let required =
@@ -414,6 +438,12 @@ impl Facilitator {
                 }),
             },
         )?;
+        if let Some(signature) = self
+            .landed_open(&checked.tx, reason::CHANNEL_BROADCAST)
+            .await?
+        {
+            return Ok((t, Open::Landed(signature)));
+        }
         if let Some(g) = &gate {
             let deposit = PaymentQuery {
                 payer_asset: g.payer_asset,
@@ -430,12 +460,69 @@ impl Facilitator {
             .map_err(rpc_rejection)?
             .is_some()
         {
+            // Opened as this deposit opens it while the status of this very open is not
+            // visible yet (a retry right after the first attempt): asked again later, never
+            // refused for it.
+            let fac = self.facilitator();
+            let as_ours = self.channel(&t.channel, reason::CHANNEL_STATE).await.ok();
+            if let (Some(keypair), true) = (
+                self.key.keypair(),
+                as_ours.is_some_and(|c| t.opened(&c, &fac)),
+            ) {
+                return Ok((t, Open::Unknown(co_signature(&checked.tx, keypair))));
+            }
             return Err(bad(
                 reason::CHANNEL_ALREADY_OPEN,
                 format!("channel {} exists already", t.channel),
             ));
         }
-        Ok((t, checked))
+        Ok((t, Open::New(Box::new(checked))))
+    }
+
+    /// The channel a landed deposit opened, still as it opened it (unclaimed): else the
+    /// payment is over, and a retry of its deposit is refused.
+    async fn unclaimed(&self, t: &Terms, signature: &Signature) -> Result<(), Rejection> {
+        let c = self.channel(&t.channel, reason::CHANNEL_STATE).await.ok();
+        match c {
+            Some(c) if t.opened(&c, &self.facilitator()) => Ok(()),
+            _ => Err(bad(
+                reason::CHANNEL_ALREADY_OPEN,
+                format!(
+                    "this deposit landed in {signature} and channel {} was claimed since: the payment is over",
+                    t.channel
+                ),
+            )),
+        }
+    }
+
+    /// A deposit that landed (sent now, or by an earlier attempt: `replayed`): the channel
+    /// read back, the rent it holds kept, the approval it used forgotten.
+    async fn deposit_landed(
+        &self,
+        r: &UptoRequest,
+        t: &Terms,
+        signature: Signature,
+        approval: Option<Pubkey>,
+        replayed: bool,
+    ) -> Result<UptoSettled, Rejection> {
+        self.advanced(&t.channel).await;
+        let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
+        if !t.opened(&c, &self.facilitator()) {
+            return Err(bad(
+                reason::CHANNEL_STATE,
+                format!("channel {} is not the one the payment opens", t.channel),
+            ));
+        }
+        if let (Some(a), Some(g)) = (approval, self.channel_gate(r)?) {
+            self.forget_approval(&a, &g.payer_asset).await;
+        }
+        Ok(UptoSettled {
+            signature,
+            amount: t.ceiling,
+            payer: t.from,
+            pending: false,
+            replayed,
+        })
     }
 
     async fn deposit(
@@ -443,21 +530,58 @@ impl Facilitator {
         r: &UptoRequest,
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<UptoSettled, Rejection> {
-        let (t, checked) = self.checked_open(r).await?;
+        let (t, open) = self.checked_open(r).await?;
+        let checked = match open {
+            Open::Landed(signature) => {
+                self.unclaimed(&t, &signature).await?;
+                return self.deposit_landed(r, &t, signature, None, true).await;
+            }
+            Open::Unknown(signature) => {
+                return Ok(UptoSettled {
+                    signature,
+                    amount: t.ceiling,
+                    payer: t.from,
+                    pending: true,
+                    replayed: true,
+                })
+            }
+            Open::New(checked) => *checked,
+        };
         self.limit_deposits(&t.from)?;
         let (token_program, _) = self
             .mint(&t.mint)
             .await
             .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
-        self.advance(
-            &t.channel,
-            &t.from,
-            ChannelKind::Upto,
-            token_program,
-            r.gated,
-        )
-        .await?;
-        let used = checked.approval;
+        let reserved = self
+            .advance(
+                &t.channel,
+                &t.from,
+                ChannelKind::Upto,
+                token_program,
+                r.gated,
+            )
+            .await?;
+        let used = checked.approval.map(|a| a.address);
+        if !reserved {
+            // Being opened already: by this very transaction (a retry while the first
+            // attempt waits), whose outcome is awaited here; another open of the channel
+            // never lands under this signature and answers pending until it lapses.
+            let signature = co_signature(&checked.tx, keypair);
+            return match self.confirm(&signature).await {
+                Outcome::Landed(Ok(())) => self.deposit_landed(r, &t, signature, used, true).await,
+                Outcome::Landed(Err(err)) => Err(bad(
+                    reason::CHANNEL_BROADCAST,
+                    format!("{signature} failed on chain: {err}"),
+                )),
+                Outcome::Pending => Ok(UptoSettled {
+                    signature,
+                    amount: t.ceiling,
+                    payer: t.from,
+                    pending: true,
+                    replayed: true,
+                }),
+            };
+        }
         let sent = self
             .send_open(
                 checked.tx,
@@ -474,23 +598,14 @@ impl Facilitator {
             }
         };
         if !pending {
-            self.advanced(&t.channel).await;
-            let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
-            if !t.opened(&c, &self.facilitator()) {
-                return Err(bad(
-                    reason::CHANNEL_STATE,
-                    format!("channel {} is not the one the payment opens", t.channel),
-                ));
-            }
-            if let (Some(a), Some(g)) = (used, self.channel_gate(r)?) {
-                self.forget_approval(&a.address, &g.payer_asset).await;
-            }
+            return self.deposit_landed(r, &t, signature, used, false).await;
         }
         Ok(UptoSettled {
             signature,
             amount: t.ceiling,
             payer: t.from,
             pending,
+            replayed: false,
         })
     }
 
@@ -587,6 +702,7 @@ impl Facilitator {
             amount: actual,
             payer: c.payer,
             pending,
+            replayed: false,
         })
     }
 
@@ -705,10 +821,32 @@ impl Facilitator {
         failed: &str,
         refused: &str,
     ) -> Result<(Signature, bool), Rejection> {
-        let signature = keypair.sign_message(&tx.message.serialize());
+        let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
         let pending = self.send_and_confirm(&tx, failed, refused).await?;
         Ok((signature, pending))
+    }
+
+    /// The signature of `tx` co-signed by this facilitator when that very transaction has
+    /// landed already (a retry of a request whose first attempt sent it); `failed` names its
+    /// failure on chain. `None` when it has not (or this facilitator cannot sign).
+    pub(crate) async fn landed_open(
+        &self,
+        tx: &VersionedTransaction,
+        failed: &str,
+    ) -> Result<Option<Signature>, Rejection> {
+        let Some(keypair) = self.key.keypair() else {
+            return Ok(None);
+        };
+        let signature = co_signature(tx, keypair);
+        match self.landed(&signature).await? {
+            None => Ok(None),
+            Some(Ok(())) => Ok(Some(signature)),
+            Some(Err(err)) => Err(bad(
+                failed,
+                format!("this transaction landed in {signature} and failed on chain: {err}"),
+            )),
+        }
     }
 
     /// Signs `ixs` alone as v0 (with the lookup tables when `with_tables`), sends and waits:

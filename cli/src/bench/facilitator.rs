@@ -432,6 +432,7 @@ fn settle_calls(
                 fee_payer: p.fee_payer,
                 tables: template.tables.clone(),
                 settlement,
+                extensions: None,
             };
             let Ok(payload) = prepared.payload(&tx) else {
                 return false;

@@ -146,6 +146,7 @@ fn closed_answer(s: &Session, amount: u64) -> Result<BatchSettled, Rejection> {
             payer: s.payer,
             extra: json!({"channelState": channel_state(s)}),
             pending: false,
+            replayed: false,
         }),
         None => Err(bad(
             reason::CLOSE_STATE,
@@ -368,6 +369,7 @@ impl Facilitator {
                 payer: s.payer,
                 extra: json!({"channelState": channel_state(&closed.session)}),
                 pending: closed.pending,
+                replayed: false,
             })
         };
         self.session_work
@@ -436,6 +438,7 @@ impl Facilitator {
                 payer: s.payer,
                 extra: json!({"channelState": channel_state(&closed.session)}),
                 pending: closed.pending,
+                replayed: false,
             })
         };
         self.session_work
@@ -552,6 +555,7 @@ impl Facilitator {
                 payer: list.first().map(|s| s.payer).unwrap_or_default(),
                 extra: json!({"accepts": accepts}),
                 pending,
+                replayed: false,
             })
         };
         self.session_work.claims.run(key, work).await

@@ -46,7 +46,7 @@ use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::sessions::{BatchSettled, Change, GatedTerms, Session};
-use crate::settle::rpc_rejection;
+use crate::settle::{co_signature, rpc_rejection, Outcome};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -679,12 +679,15 @@ impl Facilitator {
                 voucher: v,
                 deposit,
             } => {
-                let (_, session, v) = self
+                let s = match self
                     .checked_deposit(r, &o, channel_config, v, deposit)
-                    .await?;
-                let s = Session {
-                    accepted: v.cumulative,
-                    ..session
+                    .await?
+                {
+                    Deposit::Again(s, _) => *s,
+                    Deposit::New(new) => Session {
+                        accepted: new.2.cumulative,
+                        ..new.1
+                    },
                 };
                 Ok((s.payer, json!({"channelState": channel_state(&s)})))
             }
@@ -744,18 +747,31 @@ impl Facilitator {
                 voucher: v,
                 deposit,
             } => {
-                let (checked, session, v) = self
+                let (checked, session, v) = match self
                     .checked_deposit(r, &o, channel_config, v, deposit)
-                    .await?;
+                    .await?
+                {
+                    Deposit::Again(s, signature) => {
+                        return self.deposit_outcome(*s, signature).await
+                    }
+                    Deposit::New(new) => *new,
+                };
                 self.limit_deposits(&session.payer)?;
-                self.advance(
-                    &session.channel,
-                    &session.payer,
-                    ChannelKind::Session,
-                    session.token_program(),
-                    session.gate.is_some(),
-                )
-                .await?;
+                let reserved = self
+                    .advance(
+                        &session.channel,
+                        &session.payer,
+                        ChannelKind::Session,
+                        session.token_program(),
+                        session.gate.is_some(),
+                    )
+                    .await?;
+                if !reserved {
+                    return Err(bad(
+                        reason::DUPLICATE_SETTLEMENT,
+                        format!("channel {} is being opened already", session.channel),
+                    ));
+                }
                 let used = checked.approval.zip(session.gate.map(|g| g.payer_asset));
                 let opened = self
                     .open_session(checked.tx, session, v, o.price, keypair)
@@ -785,6 +801,7 @@ impl Facilitator {
                     payer: s.payer,
                     extra: voucher_extra(&s),
                     pending: false,
+                    replayed: false,
                 })
             }
             BatchPayload::Refund {
@@ -841,6 +858,7 @@ impl Facilitator {
                     payer: sessions.first().map(|s| s.payer).unwrap_or_default(),
                     extra: json!({"channels": sessions.iter().map(channel_state).collect::<Vec<_>>()}),
                     pending,
+                    replayed: false,
                 })
             }
         }
@@ -956,7 +974,9 @@ impl Facilitator {
     }
 
     /// Every check of a deposit: the offer, the channel config, the gate's terms (gated),
-    /// the open, the first voucher; the channel must not exist yet.
+    /// the open, the first voucher; the channel must not exist yet, unless this very deposit
+    /// started its session (a retry: neither the policy nor the channel's absence is asked
+    /// again, for the deposit itself changed both).
     async fn checked_deposit(
         &self,
         r: &BatchRequest,
@@ -964,7 +984,7 @@ impl Facilitator {
         c: &ChannelConfig,
         v: &BatchVoucher,
         deposit: &batch::DepositTx,
-    ) -> Result<(channel_open::Checked, Session, Voucher), Rejection> {
+    ) -> Result<Deposit, Rejection> {
         let fac = self.facilitator();
         let k = config_keys(c, o, &fac)?;
         let v = voucher(v, &k.channel)?;
@@ -1061,6 +1081,9 @@ impl Facilitator {
             },
         )
         .map_err(open_refusal)?;
+        if let Some(again) = self.deposit_again(&checked.tx, &k.channel, &v).await? {
+            return Ok(again);
+        }
         if let Some(g) = &gate {
             let deposit = PaymentQuery {
                 payer_asset: g.payer_asset,
@@ -1110,7 +1133,64 @@ impl Facilitator {
                 format!("channel {} exists already", k.channel),
             ));
         }
-        Ok((checked, session, v))
+        Ok(Deposit::New(Box::new((checked, session, v))))
+    }
+
+    /// The session this very deposit started (its open co-signed is the same transaction,
+    /// its voucher the session's latest), when one did: a retry of the deposit.
+    async fn deposit_again(
+        &self,
+        tx: &solana_sdk::transaction::VersionedTransaction,
+        channel: &Pubkey,
+        v: &Voucher,
+    ) -> Result<Option<Deposit>, Rejection> {
+        let Some(keypair) = self.key.keypair() else {
+            return Ok(None);
+        };
+        let Some(s) = self
+            .sessions
+            .get(channel)
+            .await
+            .map_err(|e| self.store_rejection(channel, e))?
+        else {
+            return Ok(None);
+        };
+        let signature = co_signature(tx, keypair);
+        let same = s.closed_by.is_none()
+            && s.accepted == v.cumulative
+            && s.latest_signature.as_deref() == Some(v.signature.to_string().as_str())
+            && (s.opened_by.is_empty() || s.opened_by == signature.to_string());
+        Ok(same.then_some(Deposit::Again(Box::new(s), signature)))
+    }
+
+    /// A retried deposit's answer: its open's outcome (awaited while the session is not
+    /// confirmed yet), never a second open nor a second acceptance of its voucher.
+    async fn deposit_outcome(
+        &self,
+        s: Session,
+        signature: Signature,
+    ) -> Result<BatchSettled, Rejection> {
+        let pending = s.unconfirmed.is_some();
+        let settled = if pending {
+            match self.confirm(&signature).await {
+                Outcome::Landed(Ok(())) => {
+                    self.opened_session(&s.channel, signature, false).await?
+                }
+                Outcome::Landed(Err(err)) => {
+                    return Err(bad(
+                        reason::TRANSACTION_FAILED,
+                        format!("the deposit's open {signature} failed on chain: {err}"),
+                    ))
+                }
+                Outcome::Pending => settled(&s, signature, true),
+            }
+        } else {
+            settled(&s, signature, false)
+        };
+        Ok(BatchSettled {
+            replayed: true,
+            ..settled
+        })
     }
 
     /// Starts the session, unconfirmed, with its first voucher, then co-signs and sends the
@@ -1168,7 +1248,20 @@ impl Facilitator {
                 return Err(refused);
             }
         };
+        self.opened_session(&channel, signature, pending).await
+    }
+
+    /// The session after its open was sent (`pending`: outcome not known in time), or
+    /// landed: confirmed once the channel is read open with its deposit.
+    async fn opened_session(
+        &self,
+        channel: &Pubkey,
+        signature: Signature,
+        pending: bool,
+    ) -> Result<BatchSettled, Rejection> {
+        let channel = *channel;
         if !pending {
+            let s = self.session(&channel).await?;
             let c = self.channel(&channel, reason::CHANNEL_STATE).await?;
             if !opened(&c, &s, &self.facilitator()) {
                 return Err(bad(
@@ -1199,14 +1292,29 @@ impl Facilitator {
             })
             .await
             .map_err(|e| self.change_rejection(&channel, e))?;
-        Ok(BatchSettled {
-            transaction: signature.to_string(),
-            amount: s.deposit.to_string(),
-            payer: s.payer,
-            extra: voucher_extra(&s),
-            pending,
-        })
+        Ok(settled(&s, signature, pending))
     }
+}
+
+/// A deposit's answer: its open's signature, the deposit, the first voucher's charge.
+fn settled(s: &Session, signature: Signature, pending: bool) -> BatchSettled {
+    BatchSettled {
+        transaction: signature.to_string(),
+        amount: s.deposit.to_string(),
+        payer: s.payer,
+        extra: voucher_extra(s),
+        pending,
+        replayed: false,
+    }
+}
+
+/// What a deposit's checks found.
+enum Deposit {
+    /// A new session: the open to send, the session it starts, its first voucher.
+    New(Box<(channel_open::Checked, Session, Voucher)>),
+    /// This very deposit started a session already: the session kept and its open's
+    /// signature.
+    Again(Box<Session>, Signature),
 }
 
 /// Whether `c` is open as the deposit of `s` opened it.

@@ -134,7 +134,7 @@ pub async fn start_proxy(upstream: String) -> (Arc<Proxy>, String) {
 
 /// A facilitator with the demo keys whose RPC goes through `rpc_url`, confirming for at most
 /// `confirm`.
-async fn facilitator_via(
+pub(crate) async fn facilitator_via(
     s: &Services,
     rpc_url: &str,
     confirm: Duration,

@@ -20,6 +20,7 @@ mod hostile;
 mod metered;
 #[path = "../localnet/node.rs"]
 mod node;
+mod paid_once;
 mod real_registry;
 mod records;
 mod replicas;

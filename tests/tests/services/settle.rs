@@ -159,6 +159,7 @@ fn resign_challenge(s: &Services, p: &Prepared, edit: impl FnOnce(&mut GateExten
         fee_payer: p.fee_payer,
         tables: p.tables.clone(),
         settlement: p.settlement.clone(),
+        extensions: p.extensions.clone(),
     }
 }
 

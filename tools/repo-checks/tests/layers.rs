@@ -20,6 +20,7 @@ const CLIENT_ORDER: &[&str] = &[
     "approvals",
     "spend",
     "x402",
+    "payment_identifier",
     "upto",
     "batch",
     "chain",
