@@ -25,12 +25,11 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use std::time::{Duration, Instant};
 use trust_gate_client::batch::{self, reason, BatchPayload};
+use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
-use trust_gate_client::pay::Request;
 use trust_gate_client::pay_channels::ChannelPay;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::x402::{self, PaymentRequired};
-use trust_gate_client::{chain, Overrides};
 use trust_gate_facilitator::Config;
 use trust_gate_localnet::LocalnetConfig;
 
@@ -500,17 +499,7 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
 /// The Rust paying client (`trust-gate pay`, `gate_pay`) of the demo's `path`, as the tier-3
 /// payer, gated or plain.
 fn paying<'a>(s: &'a Services, path: &str, gated: bool) -> ChannelPay<'a> {
-    let payer = s.env.world.payer(3).unwrap();
-    ChannelPay {
-        http: &s.http,
-        rpc: &s.env.rpc,
-        overrides: Overrides::default(),
-        request: Request::get(s.d(path)),
-        payer_agent: Some(payer.asset()),
-        signer: &payer.owner,
-        ungated: !gated,
-        max_amount: None,
-    }
+    crate::paid_once::paying_at(s, s.d(path), gated)
 }
 
 fn second_voucher(p: &BatchPayload) -> Value {

@@ -134,6 +134,36 @@ async fn exact_payment(s: &Services, demo: &str) -> PaymentPayload {
     prepared.payload(&tx).unwrap()
 }
 
+/// The Rust paying client of the channel schemes (`trust-gate pay`, `gate_pay`) of `url`, as
+/// the tier-3 payer, gated or plain.
+pub(crate) fn paying_at(s: &Services, url: String, gated: bool) -> ChannelPay<'_> {
+    let payer = s.env.world.payer(3).unwrap();
+    ChannelPay {
+        http: &s.http,
+        rpc: &s.env.rpc,
+        overrides: Overrides::default(),
+        request: Request::get(url),
+        payer_agent: Some(payer.asset()),
+        signer: &payer.owner,
+        ungated: !gated,
+        max_amount: None,
+    }
+}
+
+/// Hides signature statuses from the facilitator behind `proxy` for `hidden`, then shows them
+/// again; the task ends once they are shown.
+fn hide_statuses_for(
+    proxy: &Arc<crate::faults::Proxy>,
+    hidden: Duration,
+) -> tokio::task::JoinHandle<()> {
+    proxy.set(Mode::HideStatuses);
+    let proxy = proxy.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(hidden).await;
+        proxy.set(Mode::Forward);
+    })
+}
+
 /// An answer: status, headers, JSON body.
 struct Answer {
     status: u16,
@@ -412,54 +442,30 @@ async fn paid_once_a_retried_session_deposit_waits_for_its_own_open_and_answers_
 async fn paid_once_a_pending_channel_deposit_answers_503_and_its_resend_is_served_once() {
     let s = services::start().await;
     let (proxy, _f, d) = late(&s).await;
-    let before = ((), metered_tokens(&s).await);
+    let before = metered_tokens(&s).await;
 
     // upto (the demo's metered route) and a session's deposit, by the channel client with
     // its ids, statuses hidden for 1.5 s: the demo's 503 is sent again until served.
-    let payer = s.env.world.payer(3).unwrap();
-    let client = |path: &str| ChannelPay {
-        http: &s.http,
-        rpc: &s.env.rpc,
-        overrides: Overrides::default(),
-        request: Request::get(format!("{}{path}", d.url())),
-        payer_agent: Some(payer.asset()),
-        signer: &payer.owner,
-        ungated: true,
-        max_amount: None,
-    };
-    proxy.set(Mode::HideStatuses);
-    let unhide = {
-        let proxy = proxy.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(1_500)).await;
-            proxy.set(Mode::Forward);
-        })
-    };
+    let client = |path: &str| paying_at(&s, format!("{}{path}", d.url()), false);
+    let unhide = hide_statuses_for(&proxy, Duration::from_millis(1_500));
     let metered = client("/metered?units=2").upto().await.unwrap();
     unhide.await.unwrap();
     assert_eq!(metered.body.json()["units"], 2, "{}", metered.body);
     let charged = 2 * 100_000;
     assert_eq!(
         metered_tokens(&s).await,
-        before.1 - charged,
+        before - charged,
         "the claim charged once"
     );
 
     let pay = client("/session");
-    proxy.set(Mode::HideStatuses);
-    let unhide = {
-        let proxy = proxy.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(1_500)).await;
-            proxy.set(Mode::Forward);
-        })
-    };
+    let unhide = hide_statuses_for(&proxy, Duration::from_millis(1_500));
     let paid = pay.session(2, 5).await.unwrap();
     unhide.await.unwrap();
     assert_eq!(paid.requests.len(), 2);
     assert_eq!(
         metered_tokens(&s).await,
-        before.1 - charged - 2 * 1_000,
+        before - charged - 2 * 1_000,
         "two requests paid"
     );
 }
@@ -472,16 +478,7 @@ async fn paid_once_channel_payments_lost_answers_are_sent_again_and_served_once(
     // Each route's first paid answer is lost: the upto payment's, then the session's deposit.
     for (path, units) in [("/metered?units=3", true), ("/session", false)] {
         let (url, paid) = dropping_proxy(s.demo.url(), 1).await;
-        let pay = ChannelPay {
-            http: &s.http,
-            rpc: &s.env.rpc,
-            overrides: Overrides::default(),
-            request: Request::get(format!("{url}{path}")),
-            payer_agent: Some(payer.asset()),
-            signer: &payer.owner,
-            ungated: false,
-            max_amount: None,
-        };
+        let pay = paying_at(&s, format!("{url}{path}"), true);
         if units {
             let r = pay.upto().await.unwrap();
             assert_eq!(r.body.json()["units"], 3, "{}", r.body);
@@ -493,16 +490,7 @@ async fn paid_once_channel_payments_lost_answers_are_sent_again_and_served_once(
     }
     // A session voucher's answer lost: the same voucher again gets its answer.
     let (url, paid) = dropping_proxy(s.demo.url(), 0).await;
-    let pay = ChannelPay {
-        http: &s.http,
-        rpc: &s.env.rpc,
-        overrides: Overrides::default(),
-        request: Request::get(format!("{url}/session")),
-        payer_agent: Some(payer.asset()),
-        signer: &payer.owner,
-        ungated: false,
-        max_amount: None,
-    };
+    let pay = paying_at(&s, format!("{url}/session"), true);
     let (pr, offer) = {
         let res = s
             .http
