@@ -300,8 +300,17 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
     assert_eq!((c.status, c.deposit, c.settled), (Status::Open, DEPOSIT, 0));
     let record = s.env.b.pda.channel_record(&p.session.channel);
     assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_some());
-    // The same deposit again opens nothing.
-    assert_eq!(refused(&p.settle(&deposit).await.1), reason::CHANNEL_STATE);
+    // The same deposit again (a client resending after a lost answer) gets the outcome of
+    // its own open: the same transaction, nothing opened or charged twice.
+    let (status, again) = p.settle(&deposit).await;
+    assert_eq!((status, &again["success"]), (200, &json!(true)), "{again}");
+    assert_eq!(again["replayed"], json!(true), "{again}");
+    assert_eq!(again["transaction"], d["transaction"]);
+    assert_eq!(
+        again["extra"]["channelState"]["chargedCumulativeAmount"],
+        PRICE.to_string()
+    );
+    assert_eq!(p.channel().await.unwrap().deposit, DEPOSIT);
 
     // Vouchers: each one the price more, kept off chain.
     let sigs_before = lamports(&s, &fac).await;
