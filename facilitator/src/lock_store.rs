@@ -1,11 +1,14 @@
 //! Where /settle's two guarantees live: one settlement at a time per payer agent, and a sent
 //! settlement that a retry finds.
 //!
-//! In process (the default): the payer lock of [`crate::payer_locks`], and no records (a
-//! retry of the same request co-signs the same message into the same signature, which the
-//! send recognizes). With Redis (`--redis-url`), shared by every replica: the payer lock is
-//! also a Redis lock (see [`crate::redis_store`]), and a settlement's signature is claimed for
-//! its payment before the send, so a retry on any replica returns it instead of sending.
+//! In process (the default): the payer lock of [`crate::payer_locks`], and no pending
+//! records: a retry of the same request co-signs the same message into the same signature,
+//! which the send recognizes, and which this process notes as sent (a retry refused in
+//! preflight because its payment's log exists waits for that signature's status).
+//!
+//! With Redis (`--redis-url`), shared by every replica: the payer lock is also a Redis lock
+//! (see [`crate::redis_store`]), and a settlement's signature is claimed for its payment
+//! before the send, so a retry on any replica returns it instead of sending.
 //!
 //! The in-process lock is taken first even with Redis: a replica's own settlements of one
 //! payer queue fairly in memory, and only one of them at a time polls Redis. The bound on
@@ -125,6 +128,9 @@ pub struct LockStore {
     records: Mutex<HashMap<PaymentKey, (String, Instant)>>,
     /// Each payer's payments in process; unused with Redis.
     index: Mutex<PayerIndex>,
+    /// The settlements this process sent, with when the note expires: a retry of one that
+    /// the preflight refuses (its payment's log exists) waits for its status instead.
+    sent: Mutex<HashMap<Signature, Instant>>,
     keep_indexed: redis::Script,
     shared: Option<Arc<RedisStore>>,
     lock_ttl: Duration,
@@ -144,11 +150,27 @@ impl LockStore {
             local: PayerLocks::default(),
             records: Mutex::default(),
             index: Mutex::default(),
+            sent: Mutex::default(),
             keep_indexed: redis::Script::new(KEEP_INDEXED),
             shared: None,
             lock_ttl: Duration::ZERO,
             max_waiting: usize::MAX,
         }
+    }
+
+    /// Notes that this process sent `signature` (kept as long as a pending record).
+    pub fn note_sent(&self, signature: Signature) {
+        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        sent.retain(|_, until| *until > now);
+        sent.insert(signature, now + PENDING_TTL);
+    }
+
+    /// Whether this process sent `signature` (within a pending record's lifetime).
+    pub fn was_sent(&self, signature: &Signature) -> bool {
+        let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
+        sent.get(signature)
+            .is_some_and(|until| *until > Instant::now())
     }
 
     /// The Redis store at `url`; a lock expires after `lock_ttl` unless released. Makes no
@@ -158,6 +180,7 @@ impl LockStore {
             local: PayerLocks::default(),
             records: Mutex::default(),
             index: Mutex::default(),
+            sent: Mutex::default(),
             keep_indexed: redis::Script::new(KEEP_INDEXED),
             shared: Some(Arc::new(RedisStore::new(url)?)),
             lock_ttl,

@@ -296,7 +296,7 @@ impl Facilitator {
                     .hint("retry in a moment: one payer's settlements run one at a time"),
                 })?;
                 let outcome = self
-                    .settle_in_turn(&tx, &record, ctx, &settlement.compute_budget)
+                    .settle_in_turn(&tx, &record, ctx, gate_index, &settlement.compute_budget)
                     .await;
                 turn.release().await;
                 outcome?
@@ -372,11 +372,15 @@ impl Facilitator {
         tx: &VersionedTransaction,
         record: &PendingRecord,
         ctx: &GateContext,
+        gate_index: u8,
         budget: &ComputeBudget,
     ) -> Result<Sent, Rejection> {
         let (store, fac, id) = (&self.lock_store, self.facilitator(), &ctx.payment_id_hash);
         let signature = &record.signature;
         let claim = store.claim(&fac, id, record).await.map_err(unavailable)?;
+        // This very transaction was sent before: by any replica (its claimed record), or by
+        // this process (in process there are no records).
+        let retry = matches!(claim, Claim::Same) || store.was_sent(signature);
         let ready = self
             .within(self.before_send(claim, tx, record, ctx, budget))
             .await?;
@@ -388,7 +392,13 @@ impl Facilitator {
                 return Err(r);
             }
             Ready::Refused(err, logs) => Some((err, logs)),
-            Ready::Send => self.send(tx).await,
+            Ready::Send => {
+                let refused = self.send(tx).await;
+                if refused.is_none() {
+                    store.note_sent(*signature);
+                }
+                refused
+            }
         };
         let Some((err, logs)) = refused else {
             // Sent, or perhaps sent (no answer from the RPC: the transaction may have
@@ -402,6 +412,15 @@ impl Facilitator {
         // request): its status says so, and the first signature is the answer.
         if let Some(done) = self.within(self.landed(signature)).await? {
             return Ok(landed_as(done, true));
+        }
+        // A retry of this very transaction, refused because the payment's log exists: the
+        // first attempt sent it and it landed, though its status is not visible yet. Its
+        // outcome once it is, else pending; never a refusal the client would pay again for.
+        if retry && log_exists(&err, gate_index) {
+            return Ok(match self.confirm(signature).await {
+                Outcome::Landed(done) => landed_as(done, true),
+                Outcome::Pending => Sent::Pending,
+            });
         }
         // Refused in preflight, so never sent: another transaction of the payment may go.
         store.forget(&fac, id, record).await;
@@ -701,17 +720,7 @@ impl Facilitator {
             )
             .hint("build the transaction again with a fresh blockhash");
         }
-        // emit_feedback creates the payment's feedback log; when one exists, its creation
-        // fails (the runtime's AccountAlreadyInitialized, or the system program's
-        // AccountAlreadyInUse, 0).
-        let exists = matches!(
-            &err,
-            TransactionError::InstructionError(
-                i,
-                InstructionError::AccountAlreadyInitialized | InstructionError::Custom(0)
-            ) if *i == gate_index + 2
-        );
-        if exists {
+        if log_exists(&err, gate_index) {
             return already_settled(
                 &trust_gate_client::decode::hex(&ctx.payment_id_hash),
                 &format!("another transaction (feedback log {feedback_log})"),
@@ -794,6 +803,19 @@ fn unavailable(e: StoreUnavailable) -> Rejection {
         format!("{e}; nothing was sent (no fee)"),
     )
     .hint("retry once the store answers again (GET /healthz reports it); /verify does not need it")
+}
+
+/// Whether a settlement failed because the payment's feedback log exists: emit_feedback
+/// creates it, and when one exists its creation fails (the runtime's
+/// AccountAlreadyInitialized, or the system program's AccountAlreadyInUse, 0).
+fn log_exists(err: &TransactionError, gate_index: u8) -> bool {
+    matches!(
+        err,
+        TransactionError::InstructionError(
+            i,
+            InstructionError::AccountAlreadyInitialized | InstructionError::Custom(0)
+        ) if *i == gate_index + 2
+    )
 }
 
 /// 409: the payment was settled `by` another transaction.

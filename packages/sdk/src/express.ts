@@ -1,12 +1,14 @@
 // Express glue (express is an optional peer dependency, ^4.21 || ^5): `mountTrustGate` adds
-// the facilitator's mountable routes, POST /verify and GET /receipt/:paymentIdHashHex, and
-// `gateDecision` answers a payer the gate refuses before any x402 challenge is issued.
+// the facilitator's mountable routes, POST /verify and GET /receipt/:paymentIdHashHex,
+// `gateDecision` answers a payer the gate refuses before any x402 challenge is issued, and
+// `paidOnce` answers a payment id once (x402's `payment-identifier`).
 
 import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Address } from '@solana/kit';
 import { apiError, createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig } from './facilitator.js';
 import { PAYMENT_SIGNATURE, X_GATE_APPROVAL_ID, X_PAYMENT_NETWORK } from './headers.js';
 import { payerAgentOf, type HeaderReader } from './x402/server.js';
+import { PaidOnce, type KeptAnswer } from './x402/paid-once.js';
 
 /** Request bodies above this are refused with 413 (the facilitator's limit). */
 export const BODY_LIMIT = 64 * 1024;
@@ -120,4 +122,55 @@ export function gateDecision(config: GateDecisionConfig): RequestHandler {
     }
     res.status(answer.status).json(b);
   };
+}
+
+/**
+ * x402's `payment-identifier` on an Express app (see `PaidOnce`): mount it before the payment
+ * middleware (`app.use(paidOnce(p))`, then `paymentMiddleware`), so that a resend is looked
+ * up before anything verifies it, and declare the extension in the routes' 402s
+ * (`extensions: p.declaration()` in @x402/express's route config). A kept answer is sent
+ * back as it was (status, headers with PAYMENT-RESPONSE, body); `res.locals.paymentResumed`
+ * is true on a request whose payload was seen before without a final answer.
+ */
+export function paidOnce(p: PaidOnce): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    let step;
+    try {
+      step = await p.begin(req.method, req.path, req.get(PAYMENT_SIGNATURE));
+    } catch (e) {
+      return next(e);
+    }
+    if (step.kind === 'pass') return next();
+    if (step.kind === 'answer') return replay(res, step.answer);
+    res.locals.paymentResumed = step.resumed;
+    const finish = step.finish;
+    // The answer as it leaves (after the payment middleware settled it): kept, then sent.
+    const chunks: Buffer[] = [];
+    const write = res.write.bind(res) as (...a: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...a: unknown[]) => Response;
+    const bytes = (chunk: unknown, encoding: unknown) =>
+      Buffer.isBuffer(chunk) ? chunk : chunk instanceof Uint8Array ? Buffer.from(chunk) : Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+    res.write = ((chunk: unknown, encoding?: unknown, cb?: unknown) => {
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(bytes(chunk, encoding));
+      return write(chunk, encoding, cb);
+    }) as Response['write'];
+    res.end = ((chunk?: unknown, encoding?: unknown, cb?: unknown) => {
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(bytes(chunk, encoding));
+      const headers: [string, string][] = [];
+      for (const [k, v] of Object.entries(res.getHeaders())) {
+        if (v === undefined || k === 'content-length' || k === 'transfer-encoding') continue;
+        for (const one of Array.isArray(v) ? v : [v]) headers.push([k, String(one)]);
+      }
+      const answer: KeptAnswer = { status: res.statusCode, headers, body: Buffer.concat(chunks).toString('base64') };
+      void finish(answer).finally(() => end(chunk, encoding, cb));
+      return res;
+    }) as Response['end'];
+    next();
+  };
+}
+
+function replay(res: Response, a: KeptAnswer): void {
+  res.status(a.status);
+  for (const [k, v] of a.headers) res.append(k, v);
+  res.end(Buffer.from(a.body, 'base64'));
 }

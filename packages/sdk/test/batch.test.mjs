@@ -207,14 +207,24 @@ test('@x402/fetch pays the demo\'s gated session route: a deposit, five vouchers
   assert.deepEqual([...new Set(payments.map((p) => p.payload.voucher.channelId))], [channel]);
   assert.equal(scheme.session(s.offer).channel, channel);
 
-  // The last payment sent again, identically: the demo serves nothing (the voucher was
-  // accepted once), and the Express mount's /verify refuses it as the facilitator does.
+  // The last payment sent again, identically: it carries the payment id the scheme attached
+  // (the demo's 402 declares payment-identifier), so the demo answers it with its first
+  // answer, and charges nothing more.
   const last = payments[payments.length - 1];
+  assert.match(last.extensions['payment-identifier'].info.id, /^pay_[0-9a-f]{32}$/);
   const again = await fetch(resourceUrl, { headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(last) } });
   const againText = await again.text();
-  assert.equal(again.status, 402, againText);
-  assert.ok(!againText.includes('report'), againText);
-  assert.deepEqual(correctiveState(decodePaymentRequiredHeader(again.headers.get('PAYMENT-REQUIRED'))).channelState.chargedCumulativeAmount, String(BigInt(s.requests) * price));
+  assert.equal(again.status, 200, againText);
+  assert.equal(JSON.parse(againText).channelState.chargedCumulativeAmount, String(BigInt(s.requests) * price), againText);
+  // Without its id, the same voucher serves nothing (it was accepted once): the corrective
+  // 402; and the Express mount's /verify refuses it as the facilitator does.
+  const { ['payment-identifier']: _id, ...otherExtensions } = last.extensions;
+  const anonymous = { ...last, extensions: otherExtensions };
+  const stale = await fetch(resourceUrl, { headers: { 'PAYMENT-SIGNATURE': encodePaymentSignatureHeader(anonymous) } });
+  const staleText = await stale.text();
+  assert.equal(stale.status, 402, staleText);
+  assert.ok(!staleText.includes('report'), staleText);
+  assert.deepEqual(correctiveState(decodePaymentRequiredHeader(stale.headers.get('PAYMENT-REQUIRED'))).channelState.chargedCumulativeAmount, String(BigInt(s.requests) * price));
   const app = express();
   mountTrustGate(app, { rpcUrl: f.rpcUrl, facilitator: address(f.facilitator), facilitatorUrl: f.facilitatorUrl, atomicityEnforced: true });
   const mount = await listen(app);

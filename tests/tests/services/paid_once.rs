@@ -530,3 +530,60 @@ async fn paid_once_channel_payments_lost_answers_are_sent_again_and_served_once(
     // upto charged 3 units; the sessions paid 3 requests, then 2 (deposit and voucher).
     assert_eq!(metered_tokens(&s).await, before - 3 * 100_000 - 5 * 1_000);
 }
+
+/// A loopback control for the Node test: `POST /hide` hides signature statuses from the
+/// facilitator behind `proxy`, `POST /show` shows them again.
+async fn status_control(proxy: Arc<crate::faults::Proxy>) -> String {
+    use axum::extract::State;
+    use axum::routing::post;
+    type P = State<Arc<crate::faults::Proxy>>;
+    let app = axum::Router::new()
+        .route(
+            "/hide",
+            post(|State(p): P| async move { p.set(Mode::HideStatuses) }),
+        )
+        .route(
+            "/show",
+            post(|State(p): P| async move { p.set(Mode::Forward) }),
+        )
+        .with_state(proxy);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// The official x402 packages (`packages/sdk/test/paid-once.test.mjs`): `@x402/extensions`
+/// 2.27's payment-identifier on an `@x402/fetch` client, each scheme's first answer lost and
+/// its resend served without paying again; two identical requests at once settled once; a
+/// stock `@x402/core` resource server (`@x402/express`) in front of a facilitator confirming
+/// for 300 ms, whose signature statuses the Node test hides and shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paid_once_the_official_x402_packages_are_served_once() {
+    let dir = crate::node::build_sdk();
+    let s = services::start().await;
+    let (proxy, late_facilitator, _late_demo) = late(&s).await;
+    let w = &s.env.world;
+    let keys: serde_json::Map<String, Value> = w
+        .keys()
+        .into_iter()
+        .map(|(label, k)| (label, json!(k.to_bytes().to_vec())))
+        .collect();
+    let fixture = json!({
+        "rpcUrl": s.env.localnet.rpc_url(),
+        "demoUrl": s.demo.url(),
+        "lateFacilitatorUrl": late_facilitator.url(),
+        "statusControlUrl": status_control(proxy).await,
+        "network": s.facilitator.facilitator.caip2().await.unwrap(),
+        "demoPayerHeader": trust_gate_demo::X_DEMO_PAYER_AGENT,
+        "world": w.summary(),
+        "meteredMint": w.metered_mint().to_string(),
+        "payTo": w.service.owner.pubkey().to_string(),
+        "keys": keys,
+    });
+    tokio::task::spawn_blocking(move || {
+        crate::node::node_test(&dir, "test/paid-once.test.mjs", &fixture)
+    })
+    .await
+    .expect("the node run finishes");
+}

@@ -15,6 +15,7 @@ import { checkApproval, transaction, type Lifetime } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
 import { networkOfCaip2 } from './prepare.js';
 import { gateExtensionOf } from './wire.js';
+import { paymentIdentifierClient } from './payment-identifier.js';
 
 /** The open's compute-unit limit (a plain open measures about 40 000, a gated one about 60 000 more). */
 export const OPEN_UNIT_LIMIT = 150_000;
@@ -40,10 +41,11 @@ export function schemeOf(chosen: string | undefined, gated: string, stock: strin
   return scheme;
 }
 
-/** Registers `scheme` on `client` for each of its networks and returns the client. */
+/** Registers `scheme` on `client` for each of its networks, with payment ids where a 402
+ * declares them (`paymentIdentifierClient`), and returns the client. */
 export function registerOn(client: x402Client, scheme: SchemeNetworkClient & { readonly networks: readonly string[] }): x402Client {
   for (const network of scheme.networks) client.register(network as `${string}:${string}`, scheme);
-  return client;
+  return client.registerExtension(paymentIdentifierClient);
 }
 
 /** The gated variant's terms: whose policy decides the deposit. */

@@ -8,11 +8,13 @@ import type { x402Client } from '@x402/core/client';
 import type { PaymentPayloadContext, PaymentPayloadResult, PaymentRequirements, SchemeNetworkClient } from '@x402/core/types';
 import type { TrustGateRpc } from '../chain.js';
 import { TrustGateInputError } from '../errors.js';
-import { SCHEME_TRUST_GATE } from '../headers.js';
 import type { ProgramIds } from '../ids.js';
 import type { ComputeBudget } from '../instructions.js';
 import { rpcOf } from '../rpc.js';
 import { compose, toBase64, transaction } from '../settle.js';
+import { decodePaymentSignatureHeader } from '@x402/core/http';
+import { PAYMENT_SIGNATURE, SCHEME_TRUST_GATE } from '../headers.js';
+import { paymentIdentifierClient, paymentIdOf } from './payment-identifier.js';
 import { prepare } from './prepare.js';
 
 export interface TrustGateClientOptions {
@@ -66,7 +68,8 @@ export class TrustGateClientScheme implements SchemeNetworkClient {
 
 /**
  * Registers the trust-gate scheme on an @x402/core `x402Client` (for every Solana network
- * unless `networks` says otherwise) and returns the client.
+ * unless `networks` says otherwise), with payment ids where a 402 declares them
+ * (`paymentIdentifierClient`), and returns the client.
  */
 export function registerTrustGateScheme(client: x402Client, options: TrustGateClientOptions): x402Client {
   const scheme = new TrustGateClientScheme(options);
@@ -74,5 +77,47 @@ export function registerTrustGateScheme(client: x402Client, options: TrustGateCl
   client.onBeforePaymentCreation(async (ctx) => {
     scheme.rememberResource(ctx.selectedRequirements, ctx.paymentRequired.resource?.url);
   });
-  return client;
+  return client.registerExtension(paymentIdentifierClient);
+}
+
+/** How many times `resendPaid` sends a paid request again. */
+export const RESENDS = 3;
+
+/**
+ * A fetch that sends a paid request (one with PAYMENT-SIGNATURE) again, the same bytes, when
+ * its answer is lost (a transport error) or is a 503 with Retry-After (the first attempt of
+ * its payment id still running), up to `resends` times: with a payment id, the server
+ * answers the resend with the first attempt's outcome and nothing is paid twice. Give it to
+ * @x402/fetch: `wrapFetchWithPayment(resendPaid(fetch), client)`. A request without a
+ * payment, or a paid one without an id, is sent once.
+ */
+export function resendPaid(inner: typeof fetch = fetch, resends = RESENDS): typeof fetch {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const signature = request.headers.get(PAYMENT_SIGNATURE);
+    if (!signature || !carriesId(signature)) return inner(request);
+    for (let attempt = 0; ; attempt++) {
+      const last = attempt >= resends;
+      let res: Response;
+      try {
+        res = await inner(request.clone());
+      } catch (e) {
+        if (last) throw e;
+        continue;
+      }
+      const after = res.headers.get('retry-after');
+      if (res.status !== 503 || after === null || last) return res;
+      await res.body?.cancel();
+      const seconds = Number(after);
+      await new Promise((r) => setTimeout(r, Math.min(Number.isFinite(seconds) ? seconds : 1, 10) * 1000));
+    }
+  };
+}
+
+function carriesId(signature: string): boolean {
+  try {
+    return paymentIdOf(decodePaymentSignatureHeader(signature)) !== undefined;
+  } catch {
+    return false;
+  }
 }
