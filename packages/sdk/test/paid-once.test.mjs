@@ -8,7 +8,9 @@
 //   again, checked on chain, for `exact`, `upto`, a session's deposit and a session's voucher;
 // - two identical requests at once: one settlement;
 // - a stock @x402/core resource server (@x402/express's paymentMiddleware with the trust-gate
-//   server scheme, behind the SDK's `paidOnce`) in front of a facilitator that confirms for
+//   server scheme for `exact` and @x402/svm's `upto` server scheme, behind the SDK's
+//   `paidOnce`; the upto payer is the SDK's client of the stock wire, since @x402/svm's own
+//   client pays only on mainnet, devnet and testnet) in front of a facilitator that confirms for
 //   300 ms, whose signature statuses the Rust side hides and shows on request: served exactly
 //   once when the transaction lands within the server's one retry of a pending settlement, and
 //   when it does not, the client's resend with the same id is served without paying again.
@@ -21,9 +23,10 @@ import { address } from '@solana/kit';
 import { decodePaymentResponseHeader, wrapFetchWithPayment } from '@x402/fetch';
 import { decodePaymentRequiredHeader, decodePaymentSignatureHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { HTTPFacilitatorClient } from '@x402/core/server';
-import { paymentMiddleware, x402ResourceServer } from '@x402/express';
+import { paymentMiddleware, setSettlementOverrides, x402ResourceServer } from '@x402/express';
+import { UptoSvmScheme as StockUptoServerScheme } from '@x402/svm/upto/server';
 import { appendPaymentIdentifierToExtensions, generatePaymentId, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
-import { associatedTokenAccount, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE } from '../dist/index.js';
+import { associatedTokenAccount, TOKEN_2022_PROGRAM, PAYMENT_REQUIRED, PAYMENT_RESPONSE, PAYMENT_SIGNATURE } from '../dist/index.js';
 import {
   PaidOnce,
   registerTrustGateBatchScheme,
@@ -32,6 +35,7 @@ import {
   resendPaid,
   SCHEME_GATED_BATCH,
   SCHEME_GATED_UPTO,
+  SCHEME_UPTO,
   TrustGateBatchClientScheme,
   TrustGateServerScheme,
   TrustGateUptoClientScheme,
@@ -221,7 +225,11 @@ async function stockServer() {
   });
   const ids = new PaidOnce();
   const scheme = new TrustGateServerScheme({ serviceKey: await signerOf(f, 'service-key'), payeeAgentAsset: address(world.service.asset), policyId: world.policyId });
-  const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(f.network, scheme);
+  // x402's stock upto server scheme signs the claim's voucher itself (the facilitator names
+  // no receiverAuthorizer); the mint is given with its token program, so it needs no lookup
+  // of a known stablecoin by network.
+  const upto = new StockUptoServerScheme({ receiverAuthorizerSigner: await signerOf(f, 'service-key') });
+  const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitatorUrl })).register(f.network, scheme).register(f.network, upto);
   const app = express();
   app.use(paidOnce(ids));
   app.use(
@@ -233,6 +241,17 @@ async function stockServer() {
           mimeType: 'application/json',
           extensions: ids.declaration(),
         },
+        'GET /metered': {
+          accepts: {
+            scheme: SCHEME_UPTO,
+            price: { amount: String(UPTO_CEILING), asset: f.meteredMint, extra: { tokenProgram: TOKEN_2022_PROGRAM } },
+            network: f.network,
+            payTo: f.payTo,
+          },
+          description: 'metered: charged for the units used, up to the ceiling',
+          mimeType: 'application/json',
+          extensions: ids.declaration(),
+        },
       },
       server,
     ),
@@ -241,8 +260,18 @@ async function stockServer() {
     seen.handled += 1;
     res.json({ report: 'paid through the trust gate' });
   });
-  return { url: `${await listen(app)}/report`, seen };
+  app.get('/metered', (_req, res) => {
+    seen.handled += 1;
+    setSettlementOverrides(res, { amount: String(UPTO_CHARGE) });
+    res.json({ report: 'metered', charged: String(UPTO_CHARGE) });
+  });
+  const base = await listen(app);
+  return { url: `${base}/report`, metered: `${base}/metered`, seen };
 }
+
+/** The stock upto route's ceiling and what its handler charges (metered mint units). */
+const UPTO_CEILING = 2_000_000n;
+const UPTO_CHARGE = 300_000n;
 
 async function control(what) {
   const r = await fetch(`${f.statusControlUrl}/${what}`, { method: 'POST' });
@@ -251,18 +280,23 @@ async function control(what) {
 
 /** `stockPayment` with the facilitator's statuses hidden until it answers (or until the
  * stock server's `showAt`-th /settle). */
-async function payWhileHidden(stock) {
+async function payWhileHidden(stock, scheme = 'exact') {
   await control('hide');
   try {
-    return await stockPayment(stock.url);
+    return await stockPayment(scheme === 'exact' ? stock.url : stock.metered, scheme);
   } finally {
     await control('show');
   }
 }
 
-/** A stock client's payment of the stock server (the official ids), as the header it sent. */
-async function stockPayment(url) {
-  const client = registerTrustGateScheme(spendControlled(f), { signer: payer, rpcUrl: f.rpcUrl }).registerExtension(officialPaymentIds);
+/** A client's payment of the stock server (the official ids), as the header it sent: the
+ * trust-gate scheme for `exact`, the SDK's client of the stock `upto` wire for `upto`. */
+async function stockPayment(url, scheme) {
+  const client =
+    scheme === 'exact'
+      ? registerTrustGateScheme(spendControlled(f), { signer: payer, rpcUrl: f.rpcUrl })
+      : registerTrustGateUptoScheme(spendControlled(f, f.meteredMint, String(UPTO_CEILING)), new TrustGateUptoClientScheme({ signer: payer, rpcUrl: f.rpcUrl, scheme: SCHEME_UPTO }));
+  client.registerExtension(officialPaymentIds);
   const { fetch: seeing, payments } = recordingFetch();
   const res = await wrapFetchWithPayment(seeing, client)(url, { headers: { [X_PAYER_AGENT]: tier3.asset } });
   assert.equal(payments.length, 1);
@@ -319,4 +353,47 @@ test("a stock resource server: the transaction lands after its retry, the client
   assert.equal(again.headers.get(PAYMENT_RESPONSE), served.headers.get(PAYMENT_RESPONSE));
   assert.equal(stock.seen.settles.length, settles);
   assert.ok(decodePaymentSignatureHeader(paid.header).extensions[PAYMENT_IDENTIFIER].info.id.startsWith(OFFICIAL));
+});
+
+test('a stock resource server with the stock upto scheme: the deposit lands within its one retry, served and charged once', async () => {
+  const before = await balance(f.meteredMint);
+  const stock = await stockServer();
+  stock.seen.showAt = 2;
+  const paid = await payWhileHidden(stock, 'upto');
+  assert.equal(paid.res.status, 200, paid.body);
+  assert.deepEqual(JSON.parse(paid.body), { report: 'metered', charged: String(UPTO_CHARGE) });
+  // The deposit pending, its retry landed (the same open), then the claim.
+  const [pending, opened, claimed] = stock.seen.settles;
+  assert.equal(stock.seen.settles.length, 3, JSON.stringify(stock.seen.settles));
+  assert.equal(pending.body.errorReason, 'settlement_pending', JSON.stringify(pending));
+  assert.equal(opened.body.success, true, JSON.stringify(opened));
+  assert.equal(opened.body.transaction, pending.body.transaction, 'the retry answered its own open');
+  assert.equal(claimed.body.success, true, JSON.stringify(claimed));
+  assert.equal(claimed.body.amount, String(UPTO_CHARGE));
+  assert.equal(stock.seen.handled, 1);
+  await landed(rpc, claimed.body.transaction);
+  assert.equal(await balance(f.meteredMint), before - UPTO_CHARGE, 'the charge moved once; the rest came back');
+});
+
+test("a stock resource server with the stock upto scheme: the deposit lands after its retry, the client's resend is served and charged once", async () => {
+  const before = await balance(f.meteredMint);
+  const stock = await stockServer();
+  const paid = await payWhileHidden(stock, 'upto');
+  assert.equal(paid.res.status, 402, paid.body);
+  assert.equal(stock.seen.settles.length, 2, JSON.stringify(stock.seen.settles));
+  const open = stock.seen.settles[0].body.transaction;
+  assert.ok(stock.seen.settles.every((s) => s.body.errorReason === 'settlement_pending' && s.body.transaction === open), JSON.stringify(stock.seen.settles));
+  assert.equal(stock.seen.handled, 0, 'the handler never ran for an unpaid deposit');
+
+  const served = await fetch(stock.metered, { headers: { [PAYMENT_SIGNATURE]: paid.header } });
+  const servedBody = await served.text();
+  assert.equal(served.status, 200, servedBody);
+  assert.deepEqual(JSON.parse(servedBody), { report: 'metered', charged: String(UPTO_CHARGE) });
+  // The deposit again answered its own open (nothing escrowed twice), then the claim.
+  const [, , opened, claimed] = stock.seen.settles;
+  assert.equal(opened.body.success, true, JSON.stringify(opened));
+  assert.equal(opened.body.transaction, open);
+  assert.equal(claimed.body.success, true, JSON.stringify(claimed));
+  await landed(rpc, claimed.body.transaction);
+  assert.equal(await balance(f.meteredMint), before - UPTO_CHARGE, 'the charge moved once; the rest came back');
 });

@@ -1,5 +1,6 @@
 // Pure parts of the SDK, no chain needed: the validation registry's devnet rule, the x402
-// header encoding and payment ids, the atomicity guard, and decision bytes.
+// header encoding and payment ids, the atomicity guard, decision bytes, and the rules of
+// `PaidOnce` (x402's payment-identifier on a resource server).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { address, generateKeyPairSigner, getAddressEncoder } from '@solana/kit';
 import { assertAtomicityEnforced, Builder, decisionFromWire, denyCodeOfError, programIds, strictErrorCode, summarizeLogs, validationRegistryId, ValidationRegistryBuilder } from '../dist/index.js';
-import { decodeHeader, encodeHeader, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
+import { decodeHeader, encodeHeader, MAX_KEPT_BYTES, PaidOnce, payloadDigest, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
+import { encodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 import { ATOM_STATS, decodeReputation } from '../dist/reputation.js';
 import { MPL_CORE_PROGRAM, readAgent, readAssetOwner, recipientOf, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, transferHookProgram } from '../dist/chain.js';
@@ -269,4 +271,64 @@ test('approvals: X-Gate-Approval-Id comes with RequireApproval, in the headers a
   const h = new Headers(a.headers);
   assert.deepEqual(readDecisionHeaders(h), { decision: 'RequireApproval', paymentRequired: 'approval', approvalId: id, network: 'solana-localnet' });
   assert.deepEqual(readDecisionHeaders((n) => ({ 'X-Gate-Decision': 'Deny', 'X-Payment-Reason-Code': '6' })[n]), { decision: 'Deny', reasonCode: 6 });
+});
+
+test('PaidOnce answers an id once, bound to its payload, and leaves a non-final answer open', async () => {
+  const p = new PaidOnce({ waitMs: 50 });
+  const payment = (id, transaction = 'tx-1') =>
+    encodePaymentSignatureHeader({
+      x402Version: 2,
+      accepted: { scheme: 'trust-gate' },
+      payload: { transaction },
+      ...(id === undefined ? {} : { extensions: { 'payment-identifier': { info: { required: false, id } } } }),
+    });
+  const body = (a) => JSON.parse(Buffer.from(a.body, 'base64').toString());
+  const ok = { status: 200, headers: [['content-type', 'application/json']], body: Buffer.from('{"served":1}').toString('base64') };
+
+  assert.deepEqual(await p.begin('GET', '/r', undefined), { kind: 'pass' }, 'no payment');
+  assert.deepEqual(await p.begin('GET', '/r', payment(undefined)), { kind: 'pass' }, 'no id, none required');
+  const required = await new PaidOnce({ required: true }).begin('GET', '/r', payment(undefined));
+  assert.equal(required.answer.status, 400);
+  assert.equal(body(required.answer).error, 'payment_identifier_required');
+  const malformed = await p.begin('GET', '/r', payment('short'));
+  assert.equal(malformed.answer.status, 400);
+  assert.match(body(malformed.answer).message, /^extensions\["payment-identifier"\]\.info\.id: 16 to 128/);
+
+  // A new id runs; while it runs the same payment waits, then is told to retry.
+  const id = 'pay_0123456789abcdef';
+  const first = await p.begin('GET', '/r', payment(id));
+  assert.deepEqual([first.kind, first.resumed], ['run', false]);
+  const waiting = await p.begin('GET', '/r', payment(id));
+  assert.equal(waiting.answer.status, 503);
+  assert.ok(waiting.answer.headers.some(([k, v]) => k === 'retry-after' && v === '1'));
+  assert.equal(body(waiting.answer).error, 'payment_in_progress');
+  // Its final answer is kept: the same payment gets it back; another payload is 409; the
+  // same id on another route is another payment.
+  await first.finish(ok);
+  assert.deepEqual(await p.begin('GET', '/r', payment(id)), { kind: 'answer', answer: ok });
+  const conflict = await p.begin('GET', '/r', payment(id, 'tx-2'));
+  assert.equal(conflict.answer.status, 409);
+  assert.equal(body(conflict.answer).error, 'payment_identifier_conflict');
+  assert.equal((await p.begin('GET', '/other', payment(id))).kind, 'run');
+
+  // Not final: a 5xx, a pending settlement, an answer too large to keep. Each leaves the id
+  // open: the next resend runs again, resumed.
+  const pending = encodePaymentResponseHeader({ success: false, errorReason: 'settlement_pending', transaction: 'sig', network: 'solana:x' });
+  const notFinal = [
+    { status: 502, headers: [], body: '' },
+    { status: 402, headers: [['payment-response', pending]], body: '' },
+    { status: 200, headers: [], body: Buffer.alloc(MAX_KEPT_BYTES + 1).toString('base64') },
+  ];
+  const other = 'pay_fedcba9876543210';
+  let run = await p.begin('GET', '/r', payment(other));
+  for (const answer of notFinal) {
+    await run.finish(answer);
+    run = await p.begin('GET', '/r', payment(other));
+    assert.deepEqual([run.kind, run.resumed], ['run', true], String(answer.status));
+  }
+  await run.finish(ok);
+  assert.deepEqual(await p.begin('GET', '/r', payment(other)), { kind: 'answer', answer: ok });
+  // The digest ignores the order of keys.
+  assert.equal(payloadDigest({ a: 1, b: { c: 2, d: [3] } }), payloadDigest({ b: { d: [3], c: 2 }, a: 1 }));
+  assert.notEqual(payloadDigest({ a: 1 }), payloadDigest({ a: 2 }));
 });

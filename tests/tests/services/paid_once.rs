@@ -556,8 +556,9 @@ async fn status_control(proxy: Arc<crate::faults::Proxy>) -> String {
 /// The official x402 packages (`packages/sdk/test/paid-once.test.mjs`): `@x402/extensions`
 /// 2.27's payment-identifier on an `@x402/fetch` client, each scheme's first answer lost and
 /// its resend served without paying again; two identical requests at once settled once; a
-/// stock `@x402/core` resource server (`@x402/express`) in front of a facilitator confirming
-/// for 300 ms, whose signature statuses the Node test hides and shows.
+/// stock `@x402/core` resource server (`@x402/express`, for exact and for x402's stock upto
+/// server scheme) in front of a facilitator confirming for 300 ms, whose signature statuses
+/// the Node test hides and shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paid_once_the_official_x402_packages_are_served_once() {
     let dir = crate::node::build_sdk();
@@ -581,9 +582,12 @@ async fn paid_once_the_official_x402_packages_are_served_once() {
         "payTo": w.service.owner.pubkey().to_string(),
         "keys": keys,
     });
-    tokio::task::spawn_blocking(move || {
+    let report = tokio::task::spawn_blocking(move || {
         crate::node::node_test(&dir, "test/paid-once.test.mjs", &fixture)
     })
     .await
     .expect("the node run finishes");
+    // Every case ran: the lost answers of exact, upto and a session, the concurrent pair, and
+    // the stock server's two outcomes for exact and for upto.
+    assert!(report.contains("# pass 8"), "{report}");
 }

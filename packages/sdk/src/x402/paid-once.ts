@@ -25,6 +25,9 @@ import { PAYMENT_RESPONSE } from '../headers.js';
 import { TrustGateInputError } from '../errors.js';
 import { declarePaymentIdentifier, paymentIdOf, payloadDigest, PAYMENT_IDENTIFIER } from './payment-identifier.js';
 
+/** The largest answer kept (bytes of its body). */
+export const MAX_KEPT_BYTES = 1 << 20;
+
 /**
  * Where ids are kept: one process (`MemoryPaidOnceStore`), or a store the replicas share
  * (on Redis: `claim` is SET NX PX then GET, `replaceIf` a compare-and-set script). Values
@@ -150,7 +153,9 @@ export class PaidOnce {
       kind: 'run',
       resumed,
       finish: async (answer) => {
-        const next: Entry = isFinal(answer) ? { digest, phase: 'done', answer } : { digest, phase: 'open' };
+        // A larger answer is sent but not kept: the id stays open for a resend.
+        const kept = isFinal(answer) && Buffer.byteLength(answer.body, 'base64') <= MAX_KEPT_BYTES;
+        const next: Entry = kept ? { digest, phase: 'done', answer } : { digest, phase: 'open' };
         // A store that fails here leaves the id running until its lease ends: a resend then
         // runs again, as after a lost process.
         await this.store.replaceIf(key, running, JSON.stringify(next), this.ttlMs).catch(() => false);
