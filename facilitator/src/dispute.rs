@@ -20,7 +20,6 @@ use crate::service::Facilitator;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
-use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::decode::{self, hex, DisputeRecord};
 use trust_gate_client::{chain, errors, receipts, settle, ClientError};
@@ -214,7 +213,7 @@ impl Facilitator {
         }
 
         let mut tx = d.tx;
-        tx.signatures[0] = keypair.sign_message(&tx.message.serialize());
+        tx.signatures[0] = crate::settle::co_signature(&tx, keypair);
         // The send's preflight runs the program's own checks, the dispute window among them
         // (against the cluster's clock, not this machine's); a refusal there costs nothing.
         let sig = match settle::send(&self.rpc, &tx).await {

@@ -42,6 +42,7 @@ pub mod crank;
 pub mod decisions;
 pub mod dispute;
 pub mod error;
+pub mod expiring;
 pub mod holds;
 pub mod inspect;
 pub mod limits;

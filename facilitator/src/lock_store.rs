@@ -14,6 +14,7 @@
 //! payer queue fairly in memory, and only one of them at a time polls Redis. The bound on
 //! the settlements waiting for one payer is that queue's, so it is per replica.
 
+use crate::expiring::Expiring;
 use crate::payer_locks::{PayerBusy, PayerGuard, PayerLocks};
 use crate::payment_records::{PaymentRecord, RECORD_TTL};
 use crate::redis_store::RedisStore;
@@ -24,7 +25,7 @@ use solana_sdk::signature::Signature;
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A pending record outlives the transaction it names: once its blockhash has expired
 /// (150 slots, about a minute on a cluster) the transaction can no longer land.
@@ -124,13 +125,13 @@ fn unix_now() -> i64 {
 
 pub struct LockStore {
     local: PayerLocks,
-    /// Payment records in process (encoded, with when they expire); unused with Redis.
-    records: Mutex<HashMap<PaymentKey, (String, Instant)>>,
+    /// Payment records in process (encoded); unused with Redis.
+    records: Expiring<PaymentKey, String>,
     /// Each payer's payments in process; unused with Redis.
     index: Mutex<PayerIndex>,
     /// The settlements this process sent, with when the note expires: a retry of one that
     /// the preflight refuses (its payment's log exists) waits for its status instead.
-    sent: Mutex<HashMap<Signature, Instant>>,
+    sent: Expiring<Signature, ()>,
     keep_indexed: redis::Script,
     shared: Option<Arc<RedisStore>>,
     lock_ttl: Duration,
@@ -148,9 +149,9 @@ impl LockStore {
     pub fn in_process() -> Self {
         LockStore {
             local: PayerLocks::default(),
-            records: Mutex::default(),
+            records: Expiring::default(),
             index: Mutex::default(),
-            sent: Mutex::default(),
+            sent: Expiring::default(),
             keep_indexed: redis::Script::new(KEEP_INDEXED),
             shared: None,
             lock_ttl: Duration::ZERO,
@@ -160,17 +161,12 @@ impl LockStore {
 
     /// Notes that this process sent `signature` (kept as long as a pending record).
     pub fn note_sent(&self, signature: Signature) {
-        let mut sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        sent.retain(|_, until| *until > now);
-        sent.insert(signature, now + PENDING_TTL);
+        self.sent.insert(signature, (), PENDING_TTL);
     }
 
     /// Whether this process sent `signature` (within a pending record's lifetime).
     pub fn was_sent(&self, signature: &Signature) -> bool {
-        let sent = self.sent.lock().unwrap_or_else(|e| e.into_inner());
-        sent.get(signature)
-            .is_some_and(|until| *until > Instant::now())
+        self.sent.get(signature).is_some()
     }
 
     /// The Redis store at `url`; a lock expires after `lock_ttl` unless released. Makes no
@@ -178,9 +174,9 @@ impl LockStore {
     pub fn redis(url: &str, lock_ttl: Duration) -> Result<Self, String> {
         Ok(LockStore {
             local: PayerLocks::default(),
-            records: Mutex::default(),
+            records: Expiring::default(),
             index: Mutex::default(),
-            sent: Mutex::default(),
+            sent: Expiring::default(),
             keep_indexed: redis::Script::new(KEEP_INDEXED),
             shared: Some(Arc::new(RedisStore::new(url)?)),
             lock_ttl,
@@ -369,13 +365,7 @@ impl LockStore {
         payment_id_hash: &[u8; 32],
     ) -> Result<Option<PaymentRecord>, StoreUnavailable> {
         let found = match &self.shared {
-            None => {
-                let records = self.records.lock().unwrap_or_else(|e| e.into_inner());
-                records
-                    .get(&(*facilitator, *payment_id_hash))
-                    .filter(|(_, until)| Instant::now() < *until)
-                    .map(|(v, _)| v.clone())
-            }
+            None => self.records.get(&(*facilitator, *payment_id_hash)),
             Some(store) => store
                 .get(&record_key(facilitator, payment_id_hash))
                 .await
@@ -396,15 +386,8 @@ impl LockStore {
         let value = record.encode();
         match &self.shared {
             None => {
-                let now = Instant::now();
-                {
-                    let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
-                    // Expired records go whenever the map has doubled since the last sweep.
-                    if records.len().is_power_of_two() {
-                        records.retain(|_, (_, until)| now < *until);
-                    }
-                    records.insert((*facilitator, *payment_id_hash), (value, now + RECORD_TTL));
-                }
+                self.records
+                    .insert((*facilitator, *payment_id_hash), value, RECORD_TTL);
                 if let Some(payer) = record.payer_asset {
                     let mut index = self.index.lock().unwrap_or_else(|e| e.into_inner());
                     let list = index.entry((*facilitator, payer)).or_default();

@@ -26,6 +26,7 @@
 //! replica died) leaves its id running for [`LEASE`]; after it, a resend runs again.
 
 use crate::error::ApiError;
+use crate::expiring::Expiring;
 use crate::redis_store::RedisStore;
 use axum::body::{to_bytes, Body};
 use axum::extract::{Request, State};
@@ -35,8 +36,7 @@ use axum::response::{IntoResponse, Response};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use trust_gate_client::payment_identifier;
 use trust_gate_client::simulate::now_unix;
@@ -104,8 +104,8 @@ impl Kept {
 
 /// Where ids are kept.
 enum Store {
-    /// One process: JSON values with their expiry.
-    Local(Mutex<HashMap<String, (String, Instant)>>),
+    /// One process: JSON values.
+    Local(Expiring<String, String>),
     Redis(Arc<RedisStore>),
 }
 
@@ -113,16 +113,7 @@ impl Store {
     /// Writes `value` unless `key` holds one: `None` when written, else the value there.
     async fn claim(&self, key: &str, value: &str, ttl: Duration) -> Result<Option<String>, String> {
         match self {
-            Store::Local(m) => {
-                let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
-                let now = Instant::now();
-                m.retain(|_, (_, until)| *until > now);
-                if let Some((v, _)) = m.get(key) {
-                    return Ok(Some(v.clone()));
-                }
-                m.insert(key.into(), (value.into(), now + ttl));
-                Ok(None)
-            }
+            Store::Local(m) => Ok(m.claim(key.to_string(), value.to_string(), ttl)),
             Store::Redis(r) => r
                 .claim(key, value, Some(ttl))
                 .await
@@ -140,15 +131,7 @@ impl Store {
     ) -> Result<bool, String> {
         match self {
             Store::Local(m) => {
-                let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
-                match m.get_mut(key) {
-                    Some((v, until)) if v == old => {
-                        *v = new.into();
-                        *until = Instant::now() + ttl;
-                        Ok(true)
-                    }
-                    _ => Ok(false),
-                }
+                Ok(m.replace_if(&key.to_string(), &old.to_string(), new.to_string(), ttl))
             }
             Store::Redis(r) => r
                 .replace_if(key, old, new, Some(ttl))
@@ -180,7 +163,7 @@ impl PaidOnce {
     /// Ids kept in this process for `ttl`.
     pub fn in_process(ttl: Duration, required: bool) -> PaidOnce {
         PaidOnce {
-            store: Store::Local(Mutex::new(HashMap::new())),
+            store: Store::Local(Expiring::default()),
             ttl,
             required,
         }

@@ -229,7 +229,7 @@ impl Facilitator {
         settlement: &Settlement,
         ctx: &GateContext,
     ) -> Result<Settled, Rejection> {
-        let signature = keypair.sign_message(&tx.message.serialize());
+        let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
         let feedback_log = self
             .builder

@@ -152,6 +152,17 @@ impl Terms {
     }
 
     /// Whether `c` is open as this payment's deposit opened it, with the ceiling.
+    /// The answer of this payment's deposit, opened by `signature`.
+    fn deposited(&self, signature: Signature, pending: bool, replayed: bool) -> UptoSettled {
+        UptoSettled {
+            signature,
+            amount: self.ceiling,
+            payer: self.from,
+            pending,
+            replayed,
+        }
+    }
+
     fn opened(&self, c: &Channel, facilitator: &Pubkey) -> bool {
         c.status == Status::Open && c.deposit == self.ceiling && self.is_ours(c, facilitator)
     }
@@ -463,7 +474,6 @@ impl Facilitator {
             // Opened as this deposit opens it while the status of this very open is not
             // visible yet (a retry right after the first attempt): asked again later, never
             // refused for it.
-            let fac = self.facilitator();
             let as_ours = self.channel(&t.channel, reason::CHANNEL_STATE).await.ok();
             if let (Some(keypair), true) = (
                 self.key.keypair(),
@@ -516,13 +526,7 @@ impl Facilitator {
         if let (Some(a), Some(g)) = (approval, self.channel_gate(r)?) {
             self.forget_approval(&a, &g.payer_asset).await;
         }
-        Ok(UptoSettled {
-            signature,
-            amount: t.ceiling,
-            payer: t.from,
-            pending: false,
-            replayed,
-        })
+        Ok(t.deposited(signature, false, replayed))
     }
 
     async fn deposit(
@@ -536,15 +540,7 @@ impl Facilitator {
                 self.unclaimed(&t, &signature).await?;
                 return self.deposit_landed(r, &t, signature, None, true).await;
             }
-            Open::Unknown(signature) => {
-                return Ok(UptoSettled {
-                    signature,
-                    amount: t.ceiling,
-                    payer: t.from,
-                    pending: true,
-                    replayed: true,
-                })
-            }
+            Open::Unknown(signature) => return Ok(t.deposited(signature, true, true)),
             Open::New(checked) => *checked,
         };
         self.limit_deposits(&t.from)?;
@@ -573,13 +569,7 @@ impl Facilitator {
                     reason::CHANNEL_BROADCAST,
                     format!("{signature} failed on chain: {err}"),
                 )),
-                Outcome::Pending => Ok(UptoSettled {
-                    signature,
-                    amount: t.ceiling,
-                    payer: t.from,
-                    pending: true,
-                    replayed: true,
-                }),
+                Outcome::Pending => Ok(t.deposited(signature, true, true)),
             };
         }
         let sent = self
@@ -600,13 +590,7 @@ impl Facilitator {
         if !pending {
             return self.deposit_landed(r, &t, signature, used, false).await;
         }
-        Ok(UptoSettled {
-            signature,
-            amount: t.ceiling,
-            payer: t.from,
-            pending,
-            replayed: false,
-        })
+        Ok(t.deposited(signature, true, false))
     }
 
     async fn claim(

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { address, generateKeyPairSigner, getAddressEncoder } from '@solana/kit';
 import { assertAtomicityEnforced, Builder, decisionFromWire, denyCodeOfError, programIds, strictErrorCode, summarizeLogs, validationRegistryId, ValidationRegistryBuilder } from '../dist/index.js';
-import { decodeHeader, encodeHeader, MAX_KEPT_BYTES, PaidOnce, payloadDigest, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
+import { decodeHeader, encodeHeader, MAX_KEPT_BYTES, MemoryPaidOnceStore, PaidOnce, payloadDigest, paymentIdHash, TrustGateServerScheme } from '../dist/x402/index.js';
 import { encodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 import { ATOM_STATS, decodeReputation } from '../dist/reputation.js';
@@ -331,4 +331,16 @@ test('PaidOnce answers an id once, bound to its payload, and leaves a non-final 
   // The digest ignores the order of keys.
   assert.equal(payloadDigest({ a: 1, b: { c: 2, d: [3] } }), payloadDigest({ b: { d: [3], c: 2 }, a: 1 }));
   assert.notEqual(payloadDigest({ a: 1 }), payloadDigest({ a: 2 }));
+});
+
+test('MemoryPaidOnceStore: an expired id is claimed over, and expired ids do not pile up', async () => {
+  const store = new MemoryPaidOnceStore();
+  assert.equal(await store.claim('a', '1', 0), undefined);
+  assert.equal(await store.replaceIf('a', '1', '2', 60_000), false, 'expired: nothing to replace');
+  assert.equal(await store.claim('a', '2', 60_000), undefined, 'expired: claimed over');
+  assert.equal(await store.claim('a', '3', 60_000), '2');
+  assert.equal(await store.replaceIf('a', '2', '4', 60_000), true);
+  for (let i = 0; i < 1000; i++) await store.claim(`k${i}`, 'v', 0);
+  // TypeScript's `private` is not enforced at run time: the map's size, read directly.
+  assert.ok(store.entries.size <= 3, String(store.entries.size));
 });

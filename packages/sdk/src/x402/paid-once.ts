@@ -46,16 +46,19 @@ export class MemoryPaidOnceStore implements PaidOnceStore {
 
   async claim(key: string, value: string, ttlMs: number): Promise<string | undefined> {
     const now = Date.now();
-    for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
     const held = this.entries.get(key);
-    if (held) return held.value;
+    if (held && now < held.until) return held.value;
+    // Expired ids go whenever the map has doubled since the last sweep: a claim costs
+    // amortized O(1), and the map stays within twice its live ids.
+    const size = this.entries.size;
+    if ((size & (size - 1)) === 0) for (const [k, e] of this.entries) if (e.until <= now) this.entries.delete(k);
     this.entries.set(key, { value, until: now + ttlMs });
     return undefined;
   }
 
   async replaceIf(key: string, old: string, next: string, ttlMs: number): Promise<boolean> {
     const held = this.entries.get(key);
-    if (!held || held.value !== old) return false;
+    if (!held || Date.now() >= held.until || held.value !== old) return false;
     this.entries.set(key, { value: next, until: Date.now() + ttlMs });
     return true;
   }
