@@ -12,10 +12,10 @@ import { paymentMiddleware, x402ResourceServer } from '@x402/express';
 import { HTTPFacilitatorClient } from '@x402/core/server';
 import { wrapFetchWithPayment, decodePaymentResponseHeader } from '@x402/fetch';
 import { Builder, compose, programIds, sendAndConfirm, toBase64, transaction, DECISION_HEADERS, PAYMENT_REQUIRED, PAYMENT_RESPONSE, X_GATE_DECISION, X_PAYMENT_REASON_CODE, X_PAYMENT_REASON_NAME } from '../dist/index.js';
-import { prepare, registerTrustGateScheme, TrustGateServerScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
+import { prepare, registerTrustGateScheme, X_PAYER_AGENT } from '../dist/x402/index.js';
 import { gateDecision, mountTrustGate } from '../dist/express.js';
 import { getFeedbackLogDecoder, getFeedbackLogEncoder } from '../dist/generated/gate/accounts/index.js';
-import { closeServers, countingFetch, fixture, landed, listen, paymentIdOf, rpcOf, signerOf, spendControlled } from './helpers.mjs';
+import { closeServers, countingFetch, fixture, landed, listen, paymentIdOf, reportRoute, rpcOf, signerOf, spendControlled, trustGateServerScheme } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
@@ -24,11 +24,7 @@ const payer = (name) => world.payers.find((p) => p.name === name);
 after(closeServers);
 
 async function resourceServer() {
-  const scheme = new TrustGateServerScheme({
-    serviceKey: await signerOf(f, 'service-key'),
-    payeeAgentAsset: address(world.service.asset),
-    policyId: world.policyId,
-  });
+  const scheme = await trustGateServerScheme(f);
   const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: f.facilitatorUrl })).register(f.network, scheme);
   const app = express();
   app.use(
@@ -43,11 +39,7 @@ async function resourceServer() {
   app.use(
     paymentMiddleware(
       {
-        'GET /report': {
-          accepts: { scheme: 'trust-gate', price: { amount: String(world.price), asset: world.mint }, network: f.network, payTo: f.payTo },
-          description: 'a report priced per request',
-          mimeType: 'application/json',
-        },
+        'GET /report': reportRoute(f),
       },
       server,
     ),

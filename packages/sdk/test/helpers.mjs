@@ -7,6 +7,7 @@ import { address, createKeyPairSignerFromBytes, createSolanaRpc, getBase58Encode
 import { x402Client } from '@x402/fetch';
 import { decodePaymentSignatureHeader } from '@x402/core/http';
 import { Builder, lookupTables, programIds, TOKEN_2022_PROGRAM } from '../dist/index.js';
+import { TrustGateServerScheme } from '../dist/x402/index.js';
 
 export function fixture() {
   const path = process.env.TRUST_GATE_FIXTURE;
@@ -122,4 +123,24 @@ export async function landed(rpc, signature) {
 /** The payment id hash a settlement's emit_feedback carries (its data 8..40). */
 export function paymentIdOf(tx) {
   return Buffer.from(getBase58Encoder().encode(tx.transaction.message.instructions.at(-1).data)).subarray(8, 40);
+}
+
+/** The trust-gate server scheme of the demo's service (its key, agent and policy). */
+export async function trustGateServerScheme(f) {
+  return new TrustGateServerScheme({
+    serviceKey: await signerOf(f, 'service-key'),
+    payeeAgentAsset: address(f.world.service.asset),
+    policyId: f.world.policyId,
+  });
+}
+
+/** An @x402/express route of the trust-gate scheme at the demo's price, paid to its service
+ * (`extra`: more of the route's config, such as `extensions`). */
+export function reportRoute(f, extra = {}) {
+  return {
+    accepts: { scheme: 'trust-gate', price: { amount: String(f.world.price), asset: f.world.mint }, network: f.network, payTo: f.payTo },
+    description: 'a report priced per request',
+    mimeType: 'application/json',
+    ...extra,
+  };
 }

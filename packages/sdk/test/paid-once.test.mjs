@@ -37,12 +37,11 @@ import {
   SCHEME_GATED_UPTO,
   SCHEME_UPTO,
   TrustGateBatchClientScheme,
-  TrustGateServerScheme,
   TrustGateUptoClientScheme,
   X_PAYER_AGENT,
 } from '../dist/x402/index.js';
 import { paidOnce } from '../dist/express.js';
-import { closeServers, fixture, landed, listen, recordingFetch, rpcOf, signerOf, spendControlled, tokenBalance } from './helpers.mjs';
+import { closeServers, fixture, landed, listen, recordingFetch, reportRoute, rpcOf, signerOf, spendControlled, tokenBalance, trustGateServerScheme } from './helpers.mjs';
 
 const f = fixture();
 const rpc = rpcOf(f);
@@ -224,7 +223,7 @@ async function stockServer() {
     counting.close();
   });
   const ids = new PaidOnce();
-  const scheme = new TrustGateServerScheme({ serviceKey: await signerOf(f, 'service-key'), payeeAgentAsset: address(world.service.asset), policyId: world.policyId });
+  const scheme = await trustGateServerScheme(f);
   // x402's stock upto server scheme signs the claim's voucher itself (the facilitator names
   // no receiverAuthorizer); the mint is given with its token program, so it needs no lookup
   // of a known stablecoin by network.
@@ -235,12 +234,7 @@ async function stockServer() {
   app.use(
     paymentMiddleware(
       {
-        'GET /report': {
-          accepts: { scheme: 'trust-gate', price: { amount: String(world.price), asset: world.mint }, network: f.network, payTo: f.payTo },
-          description: 'a report priced per request',
-          mimeType: 'application/json',
-          extensions: ids.declaration(),
-        },
+        'GET /report': reportRoute(f, { extensions: ids.declaration() }),
         'GET /metered': {
           accepts: {
             scheme: SCHEME_UPTO,

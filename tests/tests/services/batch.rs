@@ -230,16 +230,7 @@ impl<'a> Payer<'a> {
 
     /// POST /settle of the facilitator at `url` (a replica).
     pub(crate) async fn settle_at(&self, url: &str, body: &Value) -> Value {
-        self.s
-            .http
-            .post(format!("{url}/settle"))
-            .json(body)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        crate::faults::settle_at(self.s, url, body).await.1
     }
 
     pub(crate) async fn channel(&self) -> Option<Channel> {

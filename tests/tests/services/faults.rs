@@ -193,15 +193,21 @@ impl Killable {
     }
 }
 
-pub async fn settle_at(s: &Services, url: &str, body: &Value) -> (u16, Value) {
+/// POST `path` of the facilitator at `url` (a replica, or one of a test's own): status and
+/// JSON body.
+pub async fn post_at(s: &Services, url: &str, path: &str, body: &Value) -> (u16, Value) {
     let r = s
         .http
-        .post(format!("{url}/settle"))
+        .post(format!("{url}{path}"))
         .json(body)
         .send()
         .await
         .unwrap();
     (r.status().as_u16(), r.json().await.unwrap())
+}
+
+pub async fn settle_at(s: &Services, url: &str, body: &Value) -> (u16, Value) {
+    post_at(s, url, "/settle", body).await
 }
 
 /// A fresh payment of the demo price by the tier-3 payer, as a /settle body.

@@ -12,7 +12,7 @@
 //! paying clients send again with the same id.)
 
 use crate::batch::Payer;
-use crate::faults::{facilitator_via, settle_at, start_proxy, Mode};
+use crate::faults::{facilitator_via, post_at, settle_at, start_proxy, Mode};
 use crate::services::{self, Services};
 use crate::upto::Client;
 use reqwest::header::HeaderMap;
@@ -364,16 +364,7 @@ async fn paid_once_a_retried_upto_deposit_waits_for_its_own_open_and_answers_it(
 
     // The stock resource server verifies the retry, then settles it: valid, and the same
     // open's outcome, sent once.
-    let verified: Value = s
-        .http
-        .post(format!("{}/verify", f.url()))
-        .json(&deposit)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let (_, verified) = post_at(&s, &f.url(), "/verify", &deposit).await;
     assert_eq!(verified["isValid"], true, "{verified}");
     let (status, done) = settle_at(&s, &f.url(), &deposit).await;
     assert_eq!(status, 200, "{done}");
