@@ -249,7 +249,7 @@ impl Facilitator {
             _ => trust_gate_client::upto::SCHEME_GATED_UPTO,
         };
         let mut ixs = trust_gate_client::settle::ComputeBudget {
-            unit_limit: Some(crate::batch::close::CLOSE_UNIT_LIMIT),
+            unit_limit: Some(trust_gate_client::units::channel_close(recorded)),
             unit_price_micro_lamports: None,
         }
         .instructions();
@@ -295,7 +295,7 @@ impl Facilitator {
             .await?;
         ixs.insert(1, close);
         let mut all = trust_gate_client::settle::ComputeBudget {
-            unit_limit: Some(crate::batch::close::CLOSE_UNIT_LIMIT),
+            unit_limit: Some(trust_gate_client::units::GATED_CHANNEL_CLOSE),
             unit_price_micro_lamports: None,
         }
         .instructions();

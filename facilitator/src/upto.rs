@@ -44,8 +44,6 @@ use trust_gate_client::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleTy
 use trust_gate_client::vouchers::Voucher;
 use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
 
-/// The claim's unit limit (a seal and a distribute of one payout measure about 20 000).
-pub const CLAIM_UNIT_LIMIT: u32 = 100_000;
 pub use trust_gate_client::upto::{EXPIRY_SLACK_SECS, MAX_CHANNEL_LIFETIME_SECS};
 
 /// An `upto` request to /verify or /settle.
@@ -626,7 +624,7 @@ impl Facilitator {
             ));
         }
         let mut ixs = ComputeBudget {
-            unit_limit: Some(CLAIM_UNIT_LIMIT),
+            unit_limit: Some(trust_gate_client::units::channel_close(r.gated)),
             unit_price_micro_lamports: None,
         }
         .instructions();

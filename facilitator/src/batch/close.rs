@@ -35,8 +35,6 @@ use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
 
-/// The close's unit limit (a gated close measured about 60 000 with its feedback).
-pub const CLOSE_UNIT_LIMIT: u32 = 200_000;
 /// A redemption's, per channel (an Ed25519 check and a `settle`: about 6 000).
 pub const REDEEM_UNITS_PER_CHANNEL: u32 = 15_000;
 /// A pay-out's, per channel (a `distribute` of one payout: about 15 000).
@@ -211,7 +209,7 @@ impl Facilitator {
         let plan = plan(voucher.or_else(|| s.latest()), c.as_ref(), chain_now);
         let on_chain = c.as_ref().map_or(s.redeemed, |c| c.settled);
         let mut ixs = ComputeBudget {
-            unit_limit: Some(CLOSE_UNIT_LIMIT),
+            unit_limit: Some(trust_gate_client::units::channel_close(s.gate.is_some())),
             unit_price_micro_lamports: None,
         }
         .instructions();

@@ -10,6 +10,7 @@ use crate::services::{self, header};
 use solana_sdk::signature::Signature;
 use trust_gate_client::ids::external;
 use trust_gate_client::pay::PayOutcome;
+use trust_gate_client::units;
 use trust_gate_localnet::LocalnetConfig;
 
 #[tokio::test]
@@ -67,4 +68,49 @@ async fn up_with_the_real_registry_pays_the_demo_through_it() {
                 && l[1] == "Program log: Instruction: UpdateStats"),
         "{logs:#?}"
     );
+}
+
+/// The facilitator's close of a channel uses at most four fifths of the unit limit it asks
+/// for, on the real registry and engine (the bump searches the keys fix vary it by 1 500 a
+/// try), plain and gated: an `upto` claim of the demo's metered route, three of each, printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_channel_close_fits_its_unit_limit() {
+    let Some(real) = trust_gate_program_tests::externals::or_skip() else {
+        return;
+    };
+    let config = LocalnetConfig {
+        externals: Some(real),
+        ..LocalnetConfig::ephemeral()
+    };
+    let s = services::start_on(fixture::seeded_with(config).await).await;
+    let engine = external::DEVNET_REPUTATION_ENGINE.to_string();
+    for gated in [false, true] {
+        let limit = units::channel_close(gated);
+        for _ in 0..3 {
+            let paid = crate::paid_once::paying_at(&s, s.d("/metered?units=2"), gated)
+                .upto()
+                .await
+                .unwrap();
+            let sig: Signature = paid.settlement["transaction"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let (meta, _) = crate::settle::landed(&s, &sig).await;
+            let used: u64 = Option::from(meta.compute_units_consumed).unwrap();
+            let logs: Vec<String> = Option::from(meta.log_messages).unwrap();
+            let rated = logs
+                .iter()
+                .any(|l| l.starts_with(&format!("Program {engine} invoke")));
+            assert_eq!(
+                rated, gated,
+                "the engine rates the payee of a gated close only"
+            );
+            println!("channel close, gated {gated}: {used} units of {limit}");
+            assert!(
+                used <= u64::from(limit) * 4 / 5,
+                "gated {gated}: {used} units leave less than a fifth of {limit}"
+            );
+        }
+    }
 }
