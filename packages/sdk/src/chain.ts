@@ -33,7 +33,6 @@ import {
 } from './generated/validation_registry/accounts/index.js';
 import { AccountNotFoundError, TrustGateInputError } from './errors.js';
 import type { ProgramIds } from './ids.js';
-import type { ApprovalUse } from './instructions.js';
 import { Pdas, type ApprovalTerms } from './pda.js';
 
 export type TrustGateRpc = Rpc<SolanaRpcApi>;
@@ -309,6 +308,19 @@ export async function readApproval(
   const approval = decodePaymentApproval(acc.data);
   if (!approval) throw new Error(`PaymentApproval ${key}: not a PaymentApproval account`);
   return { address: key, approval };
+}
+
+/**
+ * A payment's approval on chain (`policy_vault::approve_payment`), passed to the gate: the
+ * approval and the member who paid its rent (`PaymentApproval.rentPayer`). The settlement (or
+ * gated channel open) that uses it closes it to them, so both are writable, and they come
+ * first among the gate instruction's remaining accounts (the Rust SDK's `ApprovalUse`).
+ */
+export interface ApprovalUse {
+  /** The approval's address: `Pdas.approval` of the payment's terms. */
+  address: Address;
+  /** `PaymentApproval.rentPayer`. */
+  rentPayer: Address;
 }
 
 /**

@@ -29,7 +29,7 @@ import {
 } from './generated/policy_vault/instructions/index.js';
 import type { ChannelRecord } from './generated/gate/accounts/index.js';
 import type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';
-import { INSTRUCTIONS_SYSVAR, MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type TokenProgramId } from './chain.js';
+import { INSTRUCTIONS_SYSVAR, MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type ApprovalUse, type TokenProgramId } from './chain.js';
 import { channelPaymentIdHash } from './channels.js';
 import { TrustGateInputError } from './errors.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
@@ -39,6 +39,7 @@ import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas, type ApprovalTerms } from './pda.js';
 
 export { INSTRUCTIONS_SYSVAR } from './chain.js';
+export type { ApprovalUse } from './chain.js';
 
 /** `ix` with `cosigners` appended as read-only signers (the authority's further members). */
 function withCosigners(ix: Instruction, cosigners: readonly TransactionSigner[]): Instruction {
@@ -62,19 +63,6 @@ export interface Attestations {
   payee?: Address;
   /** The payer policy's PayeeList, when its (v2) policy names one (else the builder passes the policy account in its slot). */
   payeeList?: Address;
-}
-
-/**
- * A payment's approval on chain (`policy_vault::approve_payment`), passed to the gate: the
- * approval and the member who paid its rent (`PaymentApproval.rentPayer`). The settlement (or
- * gated channel open) that uses it closes it to them, so both are writable, and they come
- * first among the gate instruction's remaining accounts (the Rust SDK's `ApprovalUse`).
- */
-export interface ApprovalUse {
-  /** The approval's address: `Pdas.approval` of the payment's terms. */
-  address: Address;
-  /** `PaymentApproval.rentPayer`. */
-  rentPayer: Address;
 }
 
 /**

@@ -113,4 +113,6 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
 fn the_typescript_sdks_pure_parts_pass_their_tests() {
     let dir = crate::node::build_sdk();
     crate::node::node_test(&dir, "test/unit.test.mjs", &json!({}));
+    // No import circle among the SDK's modules, type-only imports included (madge).
+    crate::node::node_test(&dir, "test/circles.test.mjs", &json!({}));
 }
