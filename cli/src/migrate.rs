@@ -50,3 +50,14 @@ pub async fn run(args: MigrateArgs) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// What seeding `localnet` takes of it (its JSON-RPC, funded key and engine admin).
+pub fn seed_keys(
+    localnet: &trust_gate_localnet::Localnet,
+) -> trust_gate_migrations::LocalnetKeys<'_> {
+    trust_gate_migrations::LocalnetKeys {
+        rpc_url: localnet.rpc_url(),
+        faucet: localnet.faucet(),
+        engine_admin: &localnet.engine_authority,
+    }
+}

@@ -7,11 +7,11 @@ use clap::Args;
 use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
-use trust_gate_client::pay::{self, PayOptions, PayOutcome, Request};
-use trust_gate_client::pay_channels::ChannelPay;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::Overrides;
 use trust_gate_migrations::DemoWorld;
+use trust_gate_pay::channels::ChannelPay;
+use trust_gate_pay::exact::{self as pay, PayOptions, PayOutcome, Request};
 
 #[derive(Args)]
 pub struct PayArgs {
@@ -244,7 +244,7 @@ async fn pay_channel(
     };
     let gated = if a.ungated { "plain" } else { "gated" };
     // A deposit above the payer policy's approval threshold is held: say how to approve it.
-    let held = |e: trust_gate_client::pay_channels::ChannelPayError| match e.approval_id() {
+    let held = |e: trust_gate_pay::channels::ChannelPayError| match e.approval_id() {
         Some(id) => {
             println!("Decision: RequireApproval");
             println!("  pending approval {id}");

@@ -152,9 +152,10 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     if !args.no_seed {
         tracing::info!("seeding the demo world");
         let log = |line: &str| tracing::info!("{}", line.trim());
-        let (world, report) = trust_gate_migrations::seed_localnet(&localnet, &log)
-            .await
-            .map_err(|e| format!("seeding the demo world: {e}"))?;
+        let (world, report) =
+            trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &log)
+                .await
+                .map_err(|e| format!("seeding the demo world: {e}"))?;
         tracing::info!(
             created = report.created.len(),
             present = report.present.len(),

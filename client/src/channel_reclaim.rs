@@ -7,14 +7,12 @@
 //! (`gate_channel_close`, the facilitator's own) reads its settled amount for the payee's
 //! feedback and the payer's refund, which a `reclaim` would delete.
 
-use crate::batch;
 use crate::chain;
 use crate::channels::{self, Channel, Distribute, Status};
 use crate::error::ClientError;
 use crate::instructions::Builder;
 use crate::receipts;
 use crate::token::TokenProgram;
-use crate::upto;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{AccountDeserialize, Discriminator};
 use gate::state::ChannelRecord;
@@ -59,7 +57,7 @@ pub struct ChannelScan {
 /// Slots after its open slot an unrecorded open channel is looked at as possibly abandoned:
 /// about half the longest upto lifetime at 400 ms a slot, so that young channels cost no
 /// history reads (the decision itself is by the open's block time).
-pub const STALE_AFTER_SLOTS: u64 = upto::MAX_CHANNEL_LIFETIME_SECS * 10 / 4 / 2;
+pub const STALE_AFTER_SLOTS: u64 = channels::MAX_CHANNEL_LIFETIME_SECS * 10 / 4 / 2;
 
 /// One instruction that returns rent, and what it returns.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -194,7 +192,10 @@ pub async fn opened_with(
         return Ok(None);
     };
     let session = opened.instructions.iter().any(|ix| {
-        ix.program_id == MEMO && ix.data.starts_with(batch::BINDING_MEMO_PREFIX.as_bytes())
+        ix.program_id == MEMO
+            && ix
+                .data
+                .starts_with(channels::BINDING_MEMO_PREFIX.as_bytes())
     });
     let open = opened.instructions.iter().find(|ix| {
         ix.program_id == channels::PROGRAM_ID
@@ -225,7 +226,7 @@ pub async fn opened_with(
 }
 
 /// The transaction that closes an unrecorded open channel whose claim can no longer come
-/// (stock `upto`: its open landed more than [`upto::abandoned_after`] before `now`): the
+/// (stock `upto`: its open landed more than [`channels::abandoned_after`] before `now`): the
 /// facilitator, its payee, seals it at what it settled (nothing: `upto` applies its one
 /// voucher at the claim) and distributes it, the whole deposit back to the payer and the
 /// escrow's rent to the facilitator; `reclaim` returns the channel's rent later. The
@@ -244,7 +245,7 @@ pub async fn abandoned_close(
     };
     if opened
         .block_time
-        .is_none_or(|t| now <= upto::abandoned_after(t))
+        .is_none_or(|t| now <= channels::abandoned_after(t))
     {
         return Ok(None);
     }

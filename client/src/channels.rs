@@ -21,6 +21,31 @@ use sha2::{Digest, Sha256};
 use solana_sdk::signature::Keypair;
 use solana_sdk::sysvar;
 
+// The x402 schemes' terms that reading a facilitator's channels on chain needs (the wire
+// crate, `trust_gate_x402`, re-exports them with its `upto` and `batch` modules).
+
+/// The longest `maxTimeoutSeconds` of an `upto` offer a trust-gate facilitator takes (the stock
+/// facilitator's default channel lifetime): the claim must come within it, which bounds how
+/// long the facilitator's rent sits in a channel that is never claimed.
+pub const MAX_CHANNEL_LIFETIME_SECS: u64 = 3_600;
+/// How far past `now + maxTimeoutSeconds` a payload's expiry may be (clock skew).
+pub const EXPIRY_SLACK_SECS: i64 = 60;
+/// How long after the latest possible expiry of its claim an unclaimed channel is closed
+/// (the stock facilitator's abandon grace).
+pub const ABANDON_GRACE_SECS: i64 = 120;
+
+/// The unix time after which no claim of a deposit that landed at `opened_at` can land
+/// (its expiry is at most `opened_at` + the lifetime + the slack), with the grace.
+pub fn abandoned_after(opened_at: i64) -> i64 {
+    opened_at
+        .saturating_add(MAX_CHANNEL_LIFETIME_SECS as i64)
+        .saturating_add(EXPIRY_SLACK_SECS)
+        .saturating_add(ABANDON_GRACE_SECS)
+}
+
+/// The Memo that binds the receiver's authorizer into a `batch-settlement` channel at its open.
+pub const BINDING_MEMO_PREFIX: &str = "x402:batch-settlement:svm:rcvauth:v1:";
+
 /// The program's id (mainnet and devnet).
 pub const PROGRAM_ID: Pubkey = pubkey!("CHNLxYvVA28MJP9PrFuDXccuoGXAx7jBacfLEkahyGsX");
 /// The owner of the treasury token accounts that receive rounding dust and forfeited shares

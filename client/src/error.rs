@@ -103,7 +103,8 @@ impl ClientError {
         }
     }
 
-    pub(crate) fn input(field: &str, reason: impl Into<String>) -> Self {
+    /// Bad input: `field` names what was wrong, `reason` why.
+    pub fn input(field: &str, reason: impl Into<String>) -> Self {
         ClientError::InvalidInput {
             field: field.into(),
             reason: reason.into(),

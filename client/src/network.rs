@@ -45,3 +45,12 @@ impl fmt::Display for Network {
         f.write_str(self.name())
     }
 }
+
+/// A keypair derived from a label, the same on every machine (the localnet's registry
+/// collection, the demo world's agents, ...): public knowledge. Never use such keys on a
+/// real cluster.
+pub fn deterministic_keypair(label: &str) -> solana_sdk::signature::Keypair {
+    use sha2::{Digest, Sha256};
+    let seed: [u8; 32] = Sha256::digest(format!("trust-gate localnet/{label}").as_bytes()).into();
+    solana_sdk::signature::Keypair::new_from_array(seed)
+}

@@ -87,7 +87,7 @@ pub struct Settlement {
     pub payee_asset: Pubkey,
     pub policy_id: u32,
     /// Unix seconds: the last moment the settlement may land (the x402 challenge's expiry,
-    /// its `issuedAt` plus `maxTimeoutSeconds`; see [`crate::x402::deadline`]).
+    /// its `issuedAt` plus `maxTimeoutSeconds`; see `trust_gate_x402::deadline`).
     pub deadline: i64,
     pub mint: Pubkey,
     pub decimals: u8,
@@ -249,7 +249,7 @@ pub fn compose(
 }
 
 /// `a` must be the approval of `terms`: the gate would not find another one.
-pub(crate) fn check_approval(
+pub fn check_approval(
     b: &Builder,
     a: &ApprovalUse,
     terms: &policy_vault::state::ApprovalTerms,
@@ -475,6 +475,17 @@ pub async fn dispute_alone(
     let blockhash = rpc.get_latest_blockhash().await?;
     let tx = transaction(&payer.pubkey(), &[ix], &[], blockhash, &[payer])?;
     send(rpc, &tx).await
+}
+
+/// A transaction as x402 payloads, simulations and the facilitator's /dispute carry it:
+/// standard base64 of its wire (bincode) bytes.
+pub fn encode_transaction<T: serde::Serialize>(tx: &T) -> Result<String, ClientError> {
+    use base64::Engine as _;
+    let bytes = bincode::serialize(tx).map_err(|e| ClientError::Decode {
+        what: "transaction".into(),
+        reason: e.to_string(),
+    })?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(bytes))
 }
 
 #[cfg(test)]

@@ -314,7 +314,7 @@ pub fn decision_transaction(
     att: Attestations,
 ) -> Result<String, ClientError> {
     let ix = decision_instruction(b, q, att);
-    crate::x402::encode_transaction(&Transaction::new_with_payer(&[ix], Some(fee_payer)))
+    crate::settle::encode_transaction(&Transaction::new_with_payer(&[ix], Some(fee_payer)))
 }
 
 /// Simulates a `gate_payment` transaction given as base64 (see [`decision_transaction`])

@@ -5,9 +5,9 @@ use crate::config::DemoConfig;
 use rand::RngCore;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::hex;
-use trust_gate_client::x402::{
-    self, GateExtension, PaymentRequired, PaymentRequirements, ResourceInfo, GATE_EXTENSION,
-    SCHEME_TRUST_GATE, X402_VERSION,
+use trust_gate_x402::{
+    self as x402, GateExtension, PaymentRequired, PaymentRequirements, ResourceInfo,
+    GATE_EXTENSION, SCHEME_TRUST_GATE, X402_VERSION,
 };
 
 /// A signed challenge for `payer_asset` paying the demo service, issued at `now` (unix s).
@@ -72,7 +72,7 @@ pub fn session_offer(
     price: u64,
     gated: bool,
 ) -> PaymentRequirements {
-    use trust_gate_client::batch;
+    use trust_gate_x402::batch;
     let scheme = if gated {
         batch::SCHEME_GATED_BATCH
     } else {
@@ -100,7 +100,7 @@ pub fn metered_offer(
     now: i64,
     gated: bool,
 ) -> PaymentRequirements {
-    use trust_gate_client::upto;
+    use trust_gate_x402::upto;
     let scheme = if gated {
         upto::SCHEME_GATED_UPTO
     } else {

@@ -8,10 +8,10 @@ use sha2::{Digest, Sha256};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
-use trust_gate_client::pay::{http_err, PayError};
 use trust_gate_client::settle::{self, Dispute};
-use trust_gate_client::x402;
 use trust_gate_client::{chain, Builder, Network, Overrides, ProgramIds, RpcClient};
+use trust_gate_pay::exact::{http_err, PayError};
+use trust_gate_x402 as x402;
 
 /// What to dispute, and who signs.
 pub struct DisputeOptions<'a> {

@@ -6,7 +6,7 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
-use trust_gate_client::x402::{FacilitatorRequest, SettlementResponse};
+use trust_gate_x402::{FacilitatorRequest, SettlementResponse};
 
 #[derive(Clone, Debug)]
 pub struct FacilitatorClient {
@@ -136,7 +136,7 @@ impl FacilitatorClient {
         let kinds = a.body["kinds"].as_array().cloned().unwrap_or_default();
         let kind = kinds
             .iter()
-            .find(|k| k["scheme"] == trust_gate_client::x402::SCHEME_TRUST_GATE)
+            .find(|k| k["scheme"] == trust_gate_x402::SCHEME_TRUST_GATE)
             .cloned()
             .unwrap_or_default();
         let network = kind["network"].as_str();

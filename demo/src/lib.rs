@@ -8,8 +8,8 @@
 //! - [`challenge`]: fresh, service-signed x402 v2 challenges with the `gate` extension.
 //! - [`facilitator_client`]: the resource server's calls to the facilitator.
 //!
-//! The paying clients (`trust-gate pay`) are the client SDK's (`trust_gate_client::pay`,
-//! `trust_gate_client::pay_channels`).
+//! The paying clients (`trust-gate pay`) are `trust-gate-pay`'s (`trust_gate_pay::exact`,
+//! `trust_gate_pay::channels`).
 //! - [`dispute`]: the disputing client behind `trust-gate dispute`: the payer signs the
 //!   dispute of a settled payment and the facilitator co-signs it.
 
@@ -27,5 +27,5 @@ pub use server::{start, Server};
 /// Default port of the demo resource server.
 pub const DEFAULT_PORT: u16 = 4021;
 /// The request header that picks the demo payer agent, as `X-Payer-Agent`
-/// (`trust_gate_client::x402::X_PAYER_AGENT`, which the paying clients send) does.
+/// (`trust_gate_x402::X_PAYER_AGENT`, which the paying clients send) does.
 pub const X_DEMO_PAYER_AGENT: &str = "X-Demo-Payer-Agent";

@@ -22,14 +22,14 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use std::sync::Arc;
-use trust_gate_client::batch::{self, BatchPayload};
 use trust_gate_client::channels::voucher_message;
 use trust_gate_client::simulate::now_unix;
-use trust_gate_client::upto;
-use trust_gate_client::x402::{
-    self, PaymentRequired, PaymentRequirements, ResourceInfo, X402_VERSION,
+use trust_gate_server::paid_once::Resumed;
+use trust_gate_x402::batch::{self, BatchPayload};
+use trust_gate_x402::upto;
+use trust_gate_x402::{
+    self as x402, PaymentRequired, PaymentRequirements, ResourceInfo, X402_VERSION,
 };
-use trust_gate_facilitator::paid_once::Resumed;
 
 type App = State<Arc<DemoState>>;
 

@@ -17,10 +17,10 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use trust_gate_client::simulate::now_unix;
-use trust_gate_client::x402::{
-    self, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
+use trust_gate_server::paid_once::{PaidOnce, Resumed};
+use trust_gate_x402::{
+    self as x402, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
 };
-use trust_gate_facilitator::paid_once::{PaidOnce, Resumed};
 
 type App = State<Arc<DemoState>>;
 
@@ -38,7 +38,7 @@ pub fn router(state: Arc<DemoState>) -> Router {
             PaidOnce::layer,
         ));
     let r = paid.route("/health", get(health)).with_state(state);
-    trust_gate_facilitator::routes::http_layers(r)
+    trust_gate_server::layers::http_layers(r)
 }
 
 /// A running demo server; dropping it stops the server.
@@ -190,7 +190,7 @@ async fn paid(s: &DemoState, header_value: &str, resumed: bool) -> Response {
         };
     let accepted = payload.accepted.clone();
     if payload.x402_version != X402_VERSION || !challenge::is_ours(&s.config, &accepted) {
-        let payer = trust_gate_client::x402::GateExtension::from_requirements(&accepted)
+        let payer = trust_gate_x402::GateExtension::from_requirements(&accepted)
             .ok()
             .and_then(|g| Pubkey::from_str(&g.payer_agent_asset).ok())
             .or_else(|| s.config.default_payer())

@@ -10,10 +10,10 @@ use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use std::sync::Arc;
-use trust_gate_client::payment_identifier;
-use trust_gate_client::x402::{self, X_PAYER_AGENT};
-use trust_gate_facilitator::error::ApiError;
-use trust_gate_facilitator::paid_once::{PaidOnce, Resumed};
+use trust_gate_server::error::ApiError;
+use trust_gate_server::paid_once::{PaidOnce, Resumed};
+use trust_gate_x402::payment_identifier;
+use trust_gate_x402::{self as x402, X_PAYER_AGENT};
 
 pub struct DemoState {
     pub config: DemoConfig,

@@ -9,9 +9,9 @@ use crate::reject::Rejection;
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use trust_gate_client::simulate::PaymentQuery;
-use trust_gate_client::x402::{
-    self, FacilitatorRequest, GateExtension, PaymentRequirements, SCHEME_EXACT, SCHEME_TRUST_GATE,
-    X402_VERSION,
+use trust_gate_x402::{
+    self as x402, FacilitatorRequest, GateExtension, PaymentRequirements, SCHEME_EXACT,
+    SCHEME_TRUST_GATE, X402_VERSION,
 };
 
 /// The longest memo the exact scheme allows (bytes).
@@ -324,7 +324,7 @@ mod tests {
     use serde_json::json;
     use solana_sdk::signature::Keypair;
     use solana_sdk::signer::Signer;
-    use trust_gate_client::x402::{ExactSvmPayload, PaymentPayload, ResourceInfo};
+    use trust_gate_x402::{ExactSvmPayload, PaymentPayload, ResourceInfo};
 
     const NET: &str = "solana:localnet";
 

@@ -16,13 +16,13 @@
 //!   holding its JSON, indexed by two sorted sets (per payer and all) scored by expiry, and
 //!   each change is one script (one round trip).
 
-use crate::redis_store::{RedisStore, StoreUnavailable};
 use redis::Script;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 pub use trust_gate_client::approvals::PendingApproval;
+use trust_gate_server::redis_store::{RedisStore, StoreUnavailable};
 
 /// The default life of a pending approval: a day.
 pub const DEFAULT_PENDING: Duration = Duration::from_secs(24 * 3600);

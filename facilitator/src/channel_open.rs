@@ -28,9 +28,9 @@ use trust_gate_client::channels::{self, Open, Split, OPEN_SLOT_WINDOW};
 use trust_gate_client::decode::ApprovalTerms;
 use trust_gate_client::instructions::{ApprovalUse, Attestations};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
-use trust_gate_client::upto::{self, reason};
 use trust_gate_client::Builder;
 use trust_gate_program_common::external::ids::MEMO;
+use trust_gate_x402::upto::{self, reason};
 
 /// The Lighthouse program (assertions a wallet may add to a transaction).
 pub const LIGHTHOUSE: Pubkey = solana_sdk::pubkey!("L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95");

@@ -21,7 +21,6 @@
 //! payer's `request_close` past the grace period, say, while the facilitator was down and
 //! lost its sessions) is finished here: sealed, closed through the gate, distributed.
 
-use crate::error::ApiError;
 use crate::payment_records::PaymentRecord;
 use crate::service::Facilitator;
 use std::sync::Arc;
@@ -30,6 +29,7 @@ use trust_gate_client::chain;
 use trust_gate_client::channel_reclaim;
 use trust_gate_client::error::ClientError;
 use trust_gate_client::reclaim::{self, Closable, Skipped};
+use trust_gate_server::error::ApiError;
 
 /// The most payments one round closes (about 8 transactions); the rest wait for the next.
 pub const MAX_CLOSES_PER_ROUND: usize = 100;
@@ -245,8 +245,8 @@ impl Facilitator {
             .await
             .map_err(|e| crate::reject::Rejection::from(ApiError::from(e)))?;
         let tag = match &opened {
-            Some(o) if o.session => trust_gate_client::batch::SCHEME_GATED_BATCH,
-            _ => trust_gate_client::upto::SCHEME_GATED_UPTO,
+            Some(o) if o.session => trust_gate_x402::batch::SCHEME_GATED_BATCH,
+            _ => trust_gate_x402::upto::SCHEME_GATED_UPTO,
         };
         let mut ixs = trust_gate_client::settle::ComputeBudget {
             unit_limit: Some(trust_gate_client::units::channel_close(recorded)),
@@ -275,7 +275,7 @@ impl Facilitator {
             &ixs,
             recorded,
             keypair,
-            trust_gate_client::batch::reason::SETTLEMENT_SIMULATION,
+            trust_gate_x402::batch::reason::SETTLEMENT_SIMULATION,
         )
         .await?;
         tracing::info!(channel = %address, status = ?channel.status, settled = channel.settled, "finished a channel's close");
@@ -291,7 +291,7 @@ impl Facilitator {
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<(), crate::reject::Rejection> {
         let close = self
-            .gate_close(channel, trust_gate_client::upto::SCHEME_GATED_UPTO)
+            .gate_close(channel, trust_gate_x402::upto::SCHEME_GATED_UPTO)
             .await?;
         ixs.insert(1, close);
         let mut all = trust_gate_client::settle::ComputeBudget {
@@ -304,7 +304,7 @@ impl Facilitator {
             &all,
             true,
             keypair,
-            trust_gate_client::upto::reason::SETTLEMENT_SIMULATION,
+            trust_gate_x402::upto::reason::SETTLEMENT_SIMULATION,
         )
         .await
         .map(|_| ())

@@ -13,7 +13,6 @@
 //! It is exactly one instruction: no ComputeBudget prefix, so the facilitator pays no
 //! priority fee for a dispute (see [`crate::budget`]).
 
-use crate::error::ApiError;
 use crate::inspect::{self, Resolved};
 use crate::reject::Rejection;
 use crate::service::Facilitator;
@@ -23,6 +22,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::decode::{self, hex, DisputeRecord};
 use trust_gate_client::{chain, errors, receipts, settle, ClientError};
+use trust_gate_server::error::ApiError;
 
 pub use gate::instructions::DISPUTE_WINDOW_SECS;
 

@@ -86,7 +86,7 @@ impl Facilitator {
     pub async fn pending_approvals(
         &self,
         payer: Option<&Pubkey>,
-    ) -> Result<serde_json::Value, crate::error::ApiError> {
+    ) -> Result<serde_json::Value, trust_gate_server::error::ApiError> {
         let now = now_unix();
         let records = self.approvals.list(payer, now).await?;
         let ids: Vec<Pubkey> = records.iter().map(|r| r.id).collect();
@@ -108,10 +108,10 @@ impl Facilitator {
     pub async fn pending_approval(
         &self,
         id: &Pubkey,
-    ) -> Result<serde_json::Value, crate::error::ApiError> {
+    ) -> Result<serde_json::Value, trust_gate_server::error::ApiError> {
         let now = now_unix();
         let record = self.approvals.get(id, now).await?.ok_or_else(|| {
-            crate::error::ApiError::not_found(format!(
+            trust_gate_server::error::ApiError::not_found(format!(
                 "no pending approval {id} here (never held, used, or expired)"
             ))
         })?;
@@ -157,9 +157,12 @@ impl Facilitator {
 }
 
 /// A public key from a path or query parameter `field`, else 400 naming it.
-pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, crate::error::ApiError> {
+pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, trust_gate_server::error::ApiError> {
     s.parse().map_err(|_| {
-        crate::error::ApiError::input(field, format!("{s:?} is not a base58 public key"))
+        trust_gate_server::error::ApiError::input(
+            field,
+            format!("{s:?} is not a base58 public key"),
+        )
     })
 }
 

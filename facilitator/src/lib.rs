@@ -22,13 +22,13 @@
 //! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
 //! records in the background), [`lock_store`] (one settlement at a time per payer, the
 //! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
-//! with the bound on those waiting, [`redis_store`] shared by replicas), [`routes`] (HTTP),
-//! [`reject`] and [`error`] (answers), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
+//! with the bound on those waiting, `trust_gate_server::redis_store` shared by replicas),
+//! [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (answers), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
 //! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept),
 //! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
 //! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
-//! on-chain work asked at once runs once). For resource servers beside it: [`paid_once`]
-//! (x402's `payment-identifier`: a paid request answered once per payment id).
+//! on-chain work asked at once runs once). Resource servers beside it answer a paid request
+//! once per payment id with `trust_gate_server::paid_once`.
 
 pub mod adapter;
 pub mod advances;
@@ -41,13 +41,10 @@ pub mod config;
 pub mod crank;
 pub mod decisions;
 pub mod dispute;
-pub mod error;
-pub mod expiring;
 pub mod holds;
 pub mod inspect;
 pub mod limits;
 pub mod lock_store;
-pub mod paid_once;
 pub mod payee_account;
 pub mod payer_locks;
 pub mod payer_signers;
@@ -55,7 +52,6 @@ pub mod payment_records;
 pub mod records;
 /// URLs shown as their origin only; the client SDK's, which the MCP server shares.
 pub use trust_gate_client::redact;
-pub mod redis_store;
 pub mod reject;
 pub mod routes;
 pub mod service;

@@ -7,17 +7,15 @@
 //! preflight because its payment's log exists waits for that signature's status).
 //!
 //! With Redis (`--redis-url`), shared by every replica: the payer lock is also a Redis lock
-//! (see [`crate::redis_store`]), and a settlement's signature is claimed for its payment
+//! (see [`trust_gate_server::redis_store`]), and a settlement's signature is claimed for its payment
 //! before the send, so a retry on any replica returns it instead of sending.
 //!
 //! The in-process lock is taken first even with Redis: a replica's own settlements of one
 //! payer queue fairly in memory, and only one of them at a time polls Redis. The bound on
 //! the settlements waiting for one payer is that queue's, so it is per replica.
 
-use crate::expiring::Expiring;
 use crate::payer_locks::{PayerBusy, PayerGuard, PayerLocks};
 use crate::payment_records::{PaymentRecord, RECORD_TTL};
-use crate::redis_store::RedisStore;
 use serde::Serialize;
 use solana_sdk::hash::Hash;
 use solana_sdk::pubkey::Pubkey;
@@ -26,12 +24,14 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use trust_gate_server::expiring::Expiring;
+use trust_gate_server::redis_store::RedisStore;
 
 /// A pending record outlives the transaction it names: once its blockhash has expired
 /// (150 slots, about a minute on a cluster) the transaction can no longer land.
 const PENDING_TTL: Duration = Duration::from_secs(300);
 
-pub use crate::redis_store::StoreUnavailable;
+pub use trust_gate_server::redis_store::StoreUnavailable;
 
 /// Why a payer's turn was not given.
 #[derive(Clone, Debug, thiserror::Error)]

@@ -4,13 +4,13 @@
 //! (see [`trust_gate_client::receipts`]). GET /payments: a payer agent's payments it keeps
 //! records of, newest first.
 
-use crate::error::ApiError;
 use crate::service::Facilitator;
 use axum::http::StatusCode;
 use serde_json::{json, Value};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{self, hex, parse_hex32};
 use trust_gate_client::receipts::{self, Receipt};
+use trust_gate_server::error::ApiError;
 
 /// The most payments one `GET /payments` lists (and its default).
 pub const PAYMENTS_LIMIT_MAX: usize = 200;

@@ -107,8 +107,8 @@ impl Rejection {
     }
 }
 
-impl From<crate::error::ApiError> for Rejection {
-    fn from(e: crate::error::ApiError) -> Self {
+impl From<trust_gate_server::error::ApiError> for Rejection {
+    fn from(e: trust_gate_server::error::ApiError) -> Self {
         Rejection {
             status: e.status,
             reason: e.code.to_string(),

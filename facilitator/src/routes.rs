@@ -3,7 +3,6 @@
 
 use crate::batch;
 use crate::dispute::DisputeRequest;
-use crate::error::ApiError;
 use crate::holds::{parse_key, Held};
 use crate::limits::retry_after_secs;
 use crate::records::parse_receipt_hash;
@@ -16,7 +15,7 @@ use crate::upto::{self, UptoRequest, UptoSettled};
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -25,19 +24,12 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
-use tower_http::cors::{Any, CorsLayer};
-use tower_http::limit::RequestBodyLimitLayer;
-use tower_http::timeout::TimeoutLayer;
 use trust_gate_client::decode::{hex, Decision, DecisionView};
-use trust_gate_client::x402::{self, SettlementResponse};
+use trust_gate_server::error::ApiError;
+pub use trust_gate_server::layers::{http_layers, BODY_LIMIT, REQUEST_TIMEOUT};
+use trust_gate_x402::{self as x402, SettlementResponse};
 
 type App = State<Arc<Facilitator>>;
-
-/// Request bodies above this are refused with 413.
-pub const BODY_LIMIT: usize = 64 * 1024;
-/// No request runs longer (settlement waits for confirmation within it).
-pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// POST /verify and GET /receipt only (the mountable part).
 pub fn mount_routes(f: Arc<Facilitator>) -> Router {
@@ -59,36 +51,6 @@ pub fn all_routes(f: Arc<Facilitator>) -> Router {
         .route("/healthz", get(healthz))
         .with_state(f.clone())
         .merge(mount_routes(f))
-}
-
-/// Body limit, timeout and CORS for any origin, exposing the payment headers.
-pub fn http_layers(router: Router) -> Router {
-    let exposed = [
-        x402::PAYMENT_REQUIRED,
-        x402::PAYMENT_RESPONSE,
-        x402::X_GATE_DECISION,
-        x402::X_PAYMENT_REQUIRED,
-        x402::X_PAYMENT_REASON_CODE,
-        x402::X_PAYMENT_REASON_NAME,
-        x402::X_CAPABILITY_REQUIRED,
-        x402::X_CAPABILITY_SUBJECT,
-        x402::X_GATE_APPROVAL_ID,
-        x402::X_PAYMENT_NETWORK,
-        x402::X_PAYMENT_RECEIPT,
-    ]
-    .map(|h| HeaderName::from_bytes(h.to_ascii_lowercase().as_bytes()).expect("valid header name"));
-    let cors = CorsLayer::new()
-        .allow_origin(Any)
-        .allow_methods([Method::GET, Method::POST, Method::OPTIONS])
-        .allow_headers(Any)
-        .expose_headers(exposed);
-    router
-        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
-        .layer(TimeoutLayer::with_status_code(
-            StatusCode::REQUEST_TIMEOUT,
-            REQUEST_TIMEOUT,
-        ))
-        .layer(cors)
 }
 
 /// The per-address rate limit on every route but /healthz (which must answer a load
@@ -395,7 +357,7 @@ fn upto_success(s: UptoSettled, network: String) -> Response {
     if s.pending {
         let body = json!({
             "success": false,
-            "errorReason": trust_gate_client::upto::reason::SETTLEMENT_PENDING,
+            "errorReason": trust_gate_x402::upto::reason::SETTLEMENT_PENDING,
             "errorMessage": format!("{} was sent but not confirmed in time; it may still land", s.signature),
             "transaction": s.signature.to_string(),
             "network": network,
@@ -420,7 +382,7 @@ fn batch_success(s: BatchSettled, network: String) -> Response {
     if s.pending {
         let body = json!({
             "success": false,
-            "errorReason": trust_gate_client::batch::reason::SETTLEMENT_PENDING,
+            "errorReason": trust_gate_x402::batch::reason::SETTLEMENT_PENDING,
             "errorMessage": format!("{} was sent but not confirmed in time; it may still land", s.transaction),
             "transaction": s.transaction,
             "network": network,
@@ -563,23 +525,23 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
             }
         }, {
             "x402Version": 2,
-            "scheme": trust_gate_client::upto::SCHEME_UPTO,
+            "scheme": trust_gate_x402::upto::SCHEME_UPTO,
             "network": network,
             // A server copies every key of this into its offers: the sponsor only.
             "extra": {"feePayer": fac},
         }, {
             "x402Version": 2,
-            "scheme": trust_gate_client::upto::SCHEME_GATED_UPTO,
+            "scheme": trust_gate_x402::upto::SCHEME_GATED_UPTO,
             "network": network,
             "extra": {"feePayer": fac},
         }, {
             "x402Version": 2,
-            "scheme": trust_gate_client::batch::SCHEME_BATCH,
+            "scheme": trust_gate_x402::batch::SCHEME_BATCH,
             "network": network,
             "extra": batch_extra.clone(),
         }, {
             "x402Version": 2,
-            "scheme": trust_gate_client::batch::SCHEME_GATED_BATCH,
+            "scheme": trust_gate_x402::batch::SCHEME_GATED_BATCH,
             "network": network,
             // The open may load from the lookup tables the trust-gate kind lists.
             "extra": batch_extra,

@@ -7,7 +7,6 @@ use crate::config::{
     ComputeCaps, Config, ConfigError, FacilitatorKey, MountConfig, SessionSettings,
 };
 use crate::decisions::DecisionCache;
-use crate::error::ApiError;
 use crate::limits::RateLimits;
 use crate::lock_store::LockStore;
 use crate::payer_signers::AgentCache;
@@ -27,6 +26,7 @@ use trust_gate_client::ids::caip2_from_genesis;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::PaymentQuery;
 use trust_gate_client::{chain, decode, Builder, ClientError, Network, ProgramIds, RpcClient};
+use trust_gate_server::error::ApiError;
 
 /// Everything the routes share.
 pub struct Facilitator {

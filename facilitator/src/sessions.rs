@@ -13,7 +13,6 @@
 //! ([`crate::batch::redeemer`]), so that every replica refuses by it.
 
 use crate::coalesce::Coalesce;
-use crate::redis_store::{RedisStore, StoreUnavailable};
 use crate::reject::Rejection;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -21,8 +20,9 @@ use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
-use trust_gate_client::batch::ChannelConfig;
 use trust_gate_client::vouchers::{Voucher, VoucherKey};
+use trust_gate_server::redis_store::{RedisStore, StoreUnavailable};
+use trust_gate_x402::batch::ChannelConfig;
 
 /// How long a closed session's key outlives its close in Redis (it stays to answer a late
 /// voucher, or a retried close, with the channel's state).

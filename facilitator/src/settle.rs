@@ -45,7 +45,7 @@ use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
 use trust_gate_client::settle::{ComputeBudget, Settlement, TokenProgram};
 use trust_gate_client::simulate::now_unix;
-use trust_gate_client::x402::FacilitatorRequest;
+use trust_gate_x402::FacilitatorRequest;
 
 /// A settled payment.
 #[derive(Clone, Debug)]

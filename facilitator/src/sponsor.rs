@@ -15,7 +15,7 @@
 //! The plain schemes (`upto`, `batch-settlement`, where no policy decides) take only the
 //! assets configured (by default the stock assets of the network), and, when
 //! `PLAIN_OFFERS_SIGNED` is set, only offers a trusted service signed
-//! (`extra.offerSignature`, `trust_gate_client::x402::sign_plain_offer`), checked at the open:
+//! (`extra.offerSignature`, `trust_gate_x402::sign_plain_offer`), checked at the open:
 //! a free wallet then needs a known service's offer for every channel it opens.
 
 use crate::advances::ledger::{Advance, Bounds, ChannelKind, Full};
@@ -38,7 +38,7 @@ impl Facilitator {
     /// refused requirement.
     pub(crate) fn check_plain_offer(
         &self,
-        accepted: &trust_gate_client::x402::PaymentRequirements,
+        accepted: &trust_gate_x402::PaymentRequirements,
         mint: &Pubkey,
         reason: &str,
     ) -> Result<(), Rejection> {
@@ -49,7 +49,7 @@ impl Facilitator {
         if s.signed_plain_offers {
             let max_age = i64::try_from(accepted.max_timeout_seconds).unwrap_or(i64::MAX);
             let skew = i64::try_from(self.clock_skew.as_secs()).unwrap_or(i64::MAX);
-            trust_gate_client::x402::plain_offer_signer(
+            trust_gate_x402::plain_offer_signer(
                 accepted,
                 now_unix(),
                 max_age,
@@ -176,7 +176,7 @@ impl Facilitator {
         self.log_store(r);
     }
 
-    fn log_store(&self, r: Result<(), crate::redis_store::StoreUnavailable>) {
+    fn log_store(&self, r: Result<(), trust_gate_server::redis_store::StoreUnavailable>) {
         if let Err(e) = r {
             tracing::warn!("the advances ledger: {e} (the next rebuild from the chain mends it)");
         }
@@ -226,7 +226,7 @@ impl Facilitator {
         let known = self.advances.all().await.map_err(store_rejection)?;
         let ours = channel_reclaim::sponsored(&self.rpc, &fac)
             .await
-            .map_err(|e| Rejection::from(crate::error::ApiError::from(e)))?;
+            .map_err(|e| Rejection::from(trust_gate_server::error::ApiError::from(e)))?;
         let addresses: Vec<Pubkey> = ours.iter().map(|(k, _)| *k).collect();
         let held = self.held_rent(&addresses).await?;
         let now = now_unix();
@@ -273,7 +273,7 @@ impl Facilitator {
     }
 }
 
-fn store_rejection(e: crate::redis_store::StoreUnavailable) -> Rejection {
+fn store_rejection(e: trust_gate_server::redis_store::StoreUnavailable) -> Rejection {
     Rejection::new(
         StatusCode::SERVICE_UNAVAILABLE,
         "lock_store_unavailable",

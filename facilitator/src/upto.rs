@@ -40,11 +40,11 @@ use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
-use trust_gate_client::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
 use trust_gate_client::vouchers::Voucher;
-use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
+use trust_gate_x402::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
+use trust_gate_x402::{PaymentRequirements, ResourceInfo};
 
-pub use trust_gate_client::upto::{EXPIRY_SLACK_SECS, MAX_CHANNEL_LIFETIME_SECS};
+pub use trust_gate_x402::upto::{EXPIRY_SLACK_SECS, MAX_CHANNEL_LIFETIME_SECS};
 
 /// An `upto` request to /verify or /settle.
 #[derive(Clone, Debug)]

@@ -1,7 +1,6 @@
 //! POST /verify: the body (a verify context or an x402 v2 facilitator request) and the
 //! decision it gets. Nothing is written.
 
-use crate::error::ApiError;
 use crate::payee_account;
 use crate::payer_signers;
 use crate::reject::Rejection;
@@ -12,7 +11,8 @@ use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::decode::Decision;
 use trust_gate_client::simulate::PaymentQuery;
-use trust_gate_client::x402::FacilitatorRequest;
+use trust_gate_server::error::ApiError;
+use trust_gate_x402::FacilitatorRequest;
 
 /// A parsed /verify body.
 #[derive(Clone, Debug)]

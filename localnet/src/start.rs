@@ -9,7 +9,6 @@ use crate::externals::{admin, ExternalPrograms};
 use crate::native::Programs;
 use crate::standin::client as standin;
 use anchor_lang::prelude::Pubkey;
-use sha2::{Digest, Sha256};
 use solana_sdk::account::Account;
 use solana_sdk::signature::{Keypair, Signer};
 use solana_sdk::transaction::Transaction;
@@ -21,12 +20,7 @@ use trust_gate_client::{idl, Program, ProgramIds};
 /// The default RPC address, as a local validator's.
 pub const DEFAULT_RPC_ADDR: &str = "127.0.0.1:8899";
 
-/// A keypair derived from a label, the same on every machine (the localnet's registry
-/// collection, the demo world's agents, ...). Never use such keys on a real cluster.
-pub fn deterministic_keypair(label: &str) -> Keypair {
-    let seed: [u8; 32] = Sha256::digest(format!("trust-gate localnet/{label}").as_bytes()).into();
-    Keypair::new_from_array(seed)
-}
+pub use trust_gate_client::network::deterministic_keypair;
 
 pub struct LocalnetConfig {
     /// Where JSON-RPC listens (port 0 picks a free port).

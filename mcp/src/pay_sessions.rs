@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::Mutex;
-use trust_gate_client::pay_channels::OpenSession;
-use trust_gate_client::x402::{GateExtension, PaymentRequirements};
+use trust_gate_pay::channels::OpenSession;
+use trust_gate_x402::{GateExtension, PaymentRequirements};
 
 /// What makes two requests share a session: the server, and the offer's terms.
 #[derive(Clone, Debug, Hash, PartialEq, Eq)]

@@ -18,7 +18,7 @@ const DEMO_FILES: &[(&str, &str)] = &[
         "facilitator_client.rs",
         include_str!("../../demo/src/facilitator_client.rs"),
     ),
-    ("pay.rs", include_str!("../../client/src/pay.rs")),
+    ("pay.rs", include_str!("../../pay/src/exact.rs")),
 ];
 
 const JSON: &str = "application/json";

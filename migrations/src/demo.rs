@@ -5,8 +5,8 @@ use anchor_lang::prelude::Pubkey;
 use policy_vault::state::{AcceptanceParams, PolicyParams};
 use serde::Serialize;
 use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::network::deterministic_keypair;
 use trust_gate_client::settle::Funding;
-use trust_gate_localnet::deterministic_keypair;
 
 /// Decimals of the demo stablecoin.
 pub const DECIMALS: u8 = 6;

@@ -3,7 +3,7 @@
 //! of the demo mint. Localnet only: tiers are set through the stand-in engine's admin.
 
 use crate::demo::{self, DemoWorld};
-use crate::steps::Migration;
+use crate::LocalnetKeys;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
@@ -11,9 +11,8 @@ use anchor_spl::token::spl_token;
 use policy_vault::state::PolicyParams;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::{chain, Builder, ClientError, Network, ProgramIds};
-use trust_gate_localnet::standin::client as standin;
-use trust_gate_localnet::Localnet;
+use trust_gate_client::standin::instructions as standin;
+use trust_gate_client::{chain, ClientError};
 use trust_gate_program_common::external::atom_stats::Stats;
 
 /// A payer agent made by [`extra_payers`]: its owner signs its payments.
@@ -27,29 +26,22 @@ pub struct ExtraPayer {
 /// `count` new tier-3 payer agents under `policy` (policy id [`demo::POLICY_ID`]), each
 /// holding `balance` base units of the demo mint.
 pub async fn extra_payers(
-    localnet: &Localnet,
+    localnet: &LocalnetKeys<'_>,
     world: &DemoWorld,
     count: usize,
     policy: PolicyParams,
     balance: u64,
 ) -> Result<Vec<ExtraPayer>, ClientError> {
-    let rpc = crate::rpc(&localnet.rpc_url());
-    let b = Builder::new(ProgramIds::for_network(Network::Localnet))?;
-    let m = Migration {
-        rpc: &rpc,
-        builder: b,
-        funder: localnet.faucet(),
-        engine_admin: Some(&localnet.engine_authority),
-        log: &|_| {},
-    };
+    let rpc = crate::rpc(&localnet.rpc_url);
+    let m = localnet.migration(&rpc, &|_| {})?;
     let collection = chain::base_collection(&rpc, &m.builder.ids).await?;
     let (mint, program) = (world.mint(), TokenProgram::SplToken);
-    let admin = &localnet.engine_authority;
+    let admin = localnet.engine_admin;
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
         let (owner, asset) = (Keypair::new(), Keypair::new());
         let (o, a) = (owner.pubkey(), asset.pubkey());
-        let fund = system_instruction::transfer(&localnet.faucet().pubkey(), &o, 1_000_000_000);
+        let fund = system_instruction::transfer(&localnet.faucet.pubkey(), &o, 1_000_000_000);
         let register = m.builder.register_agent_via_cpi(
             &o,
             &a,

@@ -17,8 +17,8 @@ use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::decode::AcceptancePolicy;
 use trust_gate_client::instructions::capability_hash;
 use trust_gate_client::settle::{self, TokenProgram};
+use trust_gate_client::standin::instructions as standin;
 use trust_gate_client::{chain, channels, Builder, ClientError};
-use trust_gate_localnet::standin::client as standin;
 use trust_gate_program_common::external::atom_stats::Stats;
 
 /// SOL (lamports) each demo key is topped up to.

@@ -18,13 +18,13 @@ use solana_sdk::signer::Signer;
 use std::path::PathBuf;
 use std::str::FromStr;
 use trust_gate_client::decode::FeedbackLog;
-use trust_gate_client::pay;
 use trust_gate_client::receipts;
-use trust_gate_client::x402::FacilitatorRequest;
 use trust_gate_client::{chain, RpcClient};
 use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::{payers, DemoWorld};
+use trust_gate_pay::exact as pay;
+use trust_gate_x402::FacilitatorRequest;
 
 /// A signature's fee, lamports (the cluster's base fee).
 const SIGNATURE_FEE: u64 = 5_000;
@@ -80,9 +80,10 @@ pub async fn run(a: CostBench) -> Result<(), String> {
     }
     eprintln!("starting a localnet on a free loopback port and seeding the demo world");
     let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
-        .await
-        .map_err(|e| e.to_string())?;
+    let (world, _) =
+        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
+            .await
+            .map_err(|e| e.to_string())?;
     let ours = trust_gate(&localnet, &world, a.payments).await?;
     println!("{}", ours.line());
     if let Some(binary) = &a.peer {
@@ -253,11 +254,17 @@ async fn x402_rs(
         .map_err(|e| format!("funding the peer's fee payer: {e}"))?;
     eprintln!("starting the x402-rs peer ({})", binary.display());
     let running = peer::start(binary, &localnet.rpc_url(), &caip2, &fee_payer).await?;
-    let sender = payers::extra_payers(localnet, world, 1, world.payer_policy(), 1_000_000_000)
-        .await
-        .map_err(|e| e.to_string())?
-        .remove(0)
-        .owner;
+    let sender = payers::extra_payers(
+        &crate::migrate::seed_keys(localnet),
+        world,
+        1,
+        world.payer_policy(),
+        1_000_000_000,
+    )
+    .await
+    .map_err(|e| e.to_string())?
+    .remove(0)
+    .owner;
     let p = peer::Payments::new(world, &caip2, fee_payer.pubkey());
     let http = reqwest::Client::new();
     let before = balance(&rpc, &fee_payer.pubkey()).await?;

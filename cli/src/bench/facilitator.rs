@@ -8,12 +8,12 @@ use super::measure::{cores, drive, floor, rpc_calls, send_and_confirm, LocalnetB
 use serde_json::json;
 use solana_sdk::signer::Signer;
 use std::sync::Arc;
-use trust_gate_client::pay;
-use trust_gate_client::x402::{self, FacilitatorRequest};
 use trust_gate_client::AtomicityEnforced;
 use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact as pay;
+use trust_gate_x402::{self as x402, FacilitatorRequest};
 
 /// Each benchmarked payment moves this many base units, so the payer's caps (velocity 10.00
 /// per hour) allow millions of them.
@@ -34,9 +34,10 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let duration = a.validate()?;
     eprintln!("starting a localnet on a free loopback port and seeding the demo world");
     let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
-        .await
-        .map_err(|e| e.to_string())?;
+    let (world, _) =
+        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
+            .await
+            .map_err(|e| e.to_string())?;
     let loopback = std::net::Ipv4Addr::LOCALHOST.into();
     let mut args = crate::services::FacilitatorArgs::for_demo(
         loopback,
@@ -112,7 +113,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     if a.payers > 1 {
         eprintln!("setting up {} more payers ...", a.payers - 1);
         let extra = trust_gate_migrations::payers::extra_payers(
-            &localnet,
+            &crate::migrate::seed_keys(&localnet),
             &world,
             a.payers - 1,
             world.payer_policy(),

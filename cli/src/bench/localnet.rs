@@ -8,9 +8,10 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
     a.validate()?;
     eprintln!("starting a localnet on a free loopback port and seeding the demo world");
     let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
-        .await
-        .map_err(|e| e.to_string())?;
+    let (world, _) =
+        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
+            .await
+            .map_err(|e| e.to_string())?;
     let (simulate, send) = floor(&localnet, &world, &a).await?;
     println!();
     println!(

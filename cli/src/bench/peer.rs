@@ -183,7 +183,7 @@ impl Payments {
 
     /// The x402 v2 body of /verify and /settle carrying `tx`.
     pub(super) fn body(&self, tx: &VersionedTransaction) -> Option<Value> {
-        let wire = trust_gate_client::x402::encode_transaction(tx).ok()?;
+        let wire = trust_gate_x402::encode_transaction(tx).ok()?;
         Some(json!({
             "x402Version": 2,
             "paymentPayload": {
@@ -234,7 +234,7 @@ pub async fn run(
     // One payer per client, each with its own token account of the demo mint.
     eprintln!("setting up {} payers for the peer ...", a.concurrency);
     let senders: Vec<Keypair> = payers::extra_payers(
-        localnet,
+        &crate::migrate::seed_keys(localnet),
         world,
         a.concurrency,
         world.payer_policy(),

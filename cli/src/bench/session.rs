@@ -24,15 +24,15 @@ use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use trust_gate_client::batch::{BatchExtra, BatchPayload, BatchVoucher};
 use trust_gate_client::channels::{Channel, Status};
-use trust_gate_client::session::{PayerSession, SessionGate, SessionTerms};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::PaymentRequirements;
 use trust_gate_client::{chain, receipts, RpcClient};
 use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::DemoWorld;
+use trust_gate_pay::session::{PayerSession, SessionGate, SessionTerms};
+use trust_gate_x402::batch::{BatchExtra, BatchPayload, BatchVoucher};
+use trust_gate_x402::PaymentRequirements;
 
 /// A request's price in the session runs (0.001 of the demo's 6-decimal mint).
 const PRICE: u64 = 1_000;
@@ -72,9 +72,10 @@ pub async fn run(a: SessionBench) -> Result<(), String> {
     }
     eprintln!("starting a localnet on a free loopback port and seeding the demo world");
     let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
-        .await
-        .map_err(|e| e.to_string())?;
+    let (world, _) =
+        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
+            .await
+            .map_err(|e| e.to_string())?;
     let loopback = std::net::Ipv4Addr::LOCALHOST.into();
     let mut args = crate::services::FacilitatorArgs::for_demo(
         loopback,

@@ -12,8 +12,8 @@ use serde_json::json;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-use trust_gate_client::pay::PayOutcome;
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact::PayOutcome;
 
 /// A child process killed when dropped.
 struct Killed(Child);

@@ -11,8 +11,8 @@ use serde_json::json;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::ApprovalTerms;
-use trust_gate_client::pay::PayOutcome;
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact::PayOutcome;
 
 const POLICY: u32 = 7;
 

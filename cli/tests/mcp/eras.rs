@@ -12,10 +12,10 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
-use trust_gate_client::pay::PayOutcome;
 use trust_gate_mcp::output_schemas::READ_TOOLS;
 use trust_gate_mcp::server::TTL_MS;
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact::PayOutcome;
 
 const REVISION: &str = "2026-07-28";
 

@@ -4,12 +4,12 @@
 //! every replica counts the same: one hash, a field a channel, its JSON; a reservation checks
 //! the bounds and writes in one script, so two replicas cannot both take the last place.
 
-use crate::redis_store::{RedisStore, StoreUnavailable};
 use redis::Script;
 use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use trust_gate_server::redis_store::{RedisStore, StoreUnavailable};
 
 const KEY: &str = "trust-gate:advances";
 

@@ -2,7 +2,7 @@
 //!
 //! - a server's own payloads (`claim`, `settle`, `seal`) come only from a service this
 //!   facilitator trusts (`TRUSTED_SERVICE_KEYS`), which signs the request
-//!   (`X-Service-Authorization`: `trust_gate_client::x402::sign_service_request`);
+//!   (`X-Service-Authorization`: `trust_gate_x402::sign_service_request`);
 //! - a cooperative close (a client's `refund`, a server's `seal`) carries the receiver
 //!   authorizer's `CloseAuthorization` of exactly that close: the key bound into the channel
 //!   at its open (its binding Memo, kept in the session), over the network, the program, this
@@ -16,9 +16,9 @@ use crate::service::Facilitator;
 use crate::sessions::Session;
 use axum::http::HeaderMap;
 use solana_sdk::pubkey::Pubkey;
-use trust_gate_client::batch::{reason, CloseAuthorization, CloseTerms};
 use trust_gate_client::simulate::now_unix;
-use trust_gate_client::x402;
+use trust_gate_x402 as x402;
+use trust_gate_x402::batch::{reason, CloseAuthorization, CloseTerms};
 
 impl Facilitator {
     /// The trusted service that signed this request to `path`, or why none did.

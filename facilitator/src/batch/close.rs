@@ -27,13 +27,13 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
-use trust_gate_client::batch::CloseAuthorization;
-use trust_gate_client::batch::{self, reason, BatchVoucher, ChannelConfig, Claim};
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
+use trust_gate_x402::batch::CloseAuthorization;
+use trust_gate_x402::batch::{self, reason, BatchVoucher, ChannelConfig, Claim};
 
 /// A redemption's, per channel (an Ed25519 check and a `settle`: about 6 000).
 pub const REDEEM_UNITS_PER_CHANNEL: u32 = 15_000;

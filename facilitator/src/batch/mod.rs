@@ -1,6 +1,6 @@
 //! POST /verify and /settle for x402's `batch-settlement` scheme on Solana, client mode (the
 //! payer's key signs every voucher), plain for routes a resource server configures as
-//! ungated and gated under `trust-gate-batch-settlement` (see `trust_gate_client::batch`).
+//! ungated and gated under `trust-gate-batch-settlement` (see `trust_gate_x402::batch`).
 //! The facilitator keeps each session's state for its resource servers (the specification's
 //! server-owned watermark, Phase 3), so that every server replica sees one.
 //!
@@ -53,16 +53,16 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use std::str::FromStr;
-use trust_gate_client::batch::{
-    self, reason, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, VoucherState,
-};
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
-use trust_gate_client::upto;
 use trust_gate_client::vouchers::{self, Refusal, Voucher};
-use trust_gate_client::x402::{PaymentRequirements, ResourceInfo};
+use trust_gate_x402::batch::{
+    self, reason, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, VoucherState,
+};
+use trust_gate_x402::upto;
+use trust_gate_x402::{PaymentRequirements, ResourceInfo};
 
 /// A `batch-settlement` request to /verify or /settle.
 #[derive(Clone, Debug)]
@@ -665,7 +665,7 @@ impl Facilitator {
     fn store_rejection(
         &self,
         channel: &Pubkey,
-        e: crate::redis_store::StoreUnavailable,
+        e: trust_gate_server::redis_store::StoreUnavailable,
     ) -> Rejection {
         self.change_rejection::<Rejection>(channel, Change::Unavailable(e))
     }

@@ -37,11 +37,11 @@ use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
-use trust_gate_client::batch;
 use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::decode::KillSwitchState;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::{chain, decode};
+use trust_gate_x402::batch;
 
 const SESSION_TTL_SECS: i64 = SESSION_TTL.as_secs() as i64;
 

@@ -22,13 +22,11 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
 use std::collections::BTreeMap;
-use trust_gate_client::batch::SCHEME_GATED_BATCH;
-use trust_gate_client::pay::{self, Body, First, PayError, PayOptions, PayOutcome, Request};
-use trust_gate_client::pay_channels::{ChannelPay, ChannelPayError, OpenSession, Paid};
-use trust_gate_client::upto::SCHEME_GATED_UPTO;
-use trust_gate_client::x402::{
-    PaymentRequired, PaymentRequirements, GATE_EXTENSION, SCHEME_TRUST_GATE,
-};
+use trust_gate_pay::channels::{ChannelPay, ChannelPayError, OpenSession, Paid};
+use trust_gate_pay::exact::{self as pay, Body, First, PayError, PayOptions, PayOutcome, Request};
+use trust_gate_x402::batch::SCHEME_GATED_BATCH;
+use trust_gate_x402::upto::SCHEME_GATED_UPTO;
+use trust_gate_x402::{PaymentRequired, PaymentRequirements, GATE_EXTENSION, SCHEME_TRUST_GATE};
 
 /// The body characters returned when the call names no limit.
 pub const DEFAULT_BODY_CHARS: usize = 4_000;
@@ -726,7 +724,7 @@ pub async fn pay(ctx: &Ctx, a: PayArgs) -> ToolResult {
 mod tests {
     use super::*;
     use serde_json::Map;
-    use trust_gate_client::x402::ResourceInfo;
+    use trust_gate_x402::ResourceInfo;
 
     fn offer(scheme: &str, gate: bool) -> PaymentRequirements {
         let mut extra = Map::new();

@@ -18,6 +18,15 @@ pub struct Env {
     pub collection: Pubkey,
 }
 
+/// What seeding `localnet` takes of it (its JSON-RPC, funded key and engine admin).
+pub fn seed_keys(localnet: &Localnet) -> trust_gate_migrations::LocalnetKeys<'_> {
+    trust_gate_migrations::LocalnetKeys {
+        rpc_url: localnet.rpc_url(),
+        faucet: localnet.faucet(),
+        engine_admin: &localnet.engine_authority,
+    }
+}
+
 /// A fresh localnet on a free loopback port with the demo world seeded.
 pub async fn seeded() -> Env {
     seeded_with(LocalnetConfig::ephemeral()).await
@@ -27,7 +36,7 @@ pub async fn seeded() -> Env {
 #[allow(dead_code)] // the services suite's; the localnet and MCP suites include this file too
 pub async fn seeded_with(config: LocalnetConfig) -> Env {
     let localnet = Localnet::start(config).await.unwrap();
-    let (world, report) = trust_gate_migrations::seed_localnet(&localnet, &|_| {})
+    let (world, report) = trust_gate_migrations::seed_localnet(&seed_keys(&localnet), &|_| {})
         .await
         .unwrap();
     assert!(!report.created.is_empty());
@@ -92,16 +101,16 @@ impl Env {
         demo_url: &str,
         payer_agent: Option<Pubkey>,
         signer: &Keypair,
-    ) -> trust_gate_client::pay::PayOutcome {
-        let opts = trust_gate_client::pay::PayOptions {
-            request: trust_gate_client::pay::Request::get(format!("{demo_url}/protected")),
+    ) -> trust_gate_pay::exact::PayOutcome {
+        let opts = trust_gate_pay::exact::PayOptions {
+            request: trust_gate_pay::exact::Request::get(format!("{demo_url}/protected")),
             max_amount: None,
             payer_agent,
             signer,
             overrides: Default::default(),
             compute_budget: Default::default(),
         };
-        trust_gate_client::pay::pay(&reqwest::Client::new(), &self.rpc, &opts)
+        trust_gate_pay::exact::pay(&reqwest::Client::new(), &self.rpc, &opts)
             .await
             .unwrap()
     }

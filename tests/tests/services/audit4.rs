@@ -22,14 +22,14 @@ use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use trust_gate_client::pay::{self, Prepared};
 use trust_gate_client::settle::{self, ComputeBudget, TokenProgram};
-use trust_gate_client::x402::{self, PaymentRequired};
 use trust_gate_client::AtomicityEnforced;
 use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_facilitator::config::{Rate, DEFAULT_MAX_COMPUTE_UNIT_PRICE};
 use trust_gate_migrations::demo;
 use trust_gate_migrations::payers::{extra_payers, ExtraPayer};
+use trust_gate_pay::exact::{self as pay, Prepared};
+use trust_gate_x402::{self as x402, PaymentRequired};
 
 /// JSON-RPC calls of `method` the localnet has served so far.
 fn calls(s: &Services, method: &str) -> u64 {
@@ -144,9 +144,15 @@ async fn payment_of(s: &Services, cfg: &DemoConfig, payer: &ExtraPayer) -> Value
 /// New tier-3 payers with the demo payer policy and 10.00 each.
 async fn new_payers(s: &Services, n: usize) -> Vec<ExtraPayer> {
     let w = &s.env.world;
-    extra_payers(&s.env.localnet, w, n, w.payer_policy(), 10_000_000)
-        .await
-        .unwrap()
+    extra_payers(
+        &crate::fixture::seed_keys(&s.env.localnet),
+        w,
+        n,
+        w.payer_policy(),
+        10_000_000,
+    )
+    .await
+    .unwrap()
 }
 
 fn reason(b: &Value) -> &str {

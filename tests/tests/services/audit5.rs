@@ -24,14 +24,14 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use std::time::{Duration, Instant};
-use trust_gate_client::batch::{self, reason, BatchPayload};
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
-use trust_gate_client::pay_channels::ChannelPay;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::{self, PaymentRequired};
 use trust_gate_facilitator::Config;
 use trust_gate_localnet::LocalnetConfig;
+use trust_gate_pay::channels::ChannelPay;
+use trust_gate_x402::batch::{self, reason, BatchPayload};
+use trust_gate_x402::{self as x402, PaymentRequired};
 
 const PRICE: u64 = 1_000;
 

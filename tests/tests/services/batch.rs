@@ -4,7 +4,7 @@
 //! refusal named, the vouchers applied on chain by the server's claim and by the background
 //! redemption, and the close (sealed at the latest voucher, through the gate when gated, and
 //! distributed) by the client's refund and by the payer's kill switch. The payer side is the
-//! client SDK's (`trust_gate_client::session`); the test plays the resource server.
+//! paying clients' (`trust_gate_pay::session`); the test plays the resource server.
 //!
 //! Channels pay the payee and refund the payer in one distribute, which on this localnet
 //! needs the demo world's Token-2022 mint (see docs/channels.md): every session here is in it,
@@ -15,13 +15,13 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use std::time::{Duration, Instant};
-use trust_gate_client::batch::{self, reason, BatchExtra, BatchPayload};
 use trust_gate_client::channels::{Channel, Status};
-use trust_gate_client::session::{PayerSession, SessionGate, SessionTerms};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::{self, GateExtension, PaymentRequirements};
 use trust_gate_client::{chain, simulate::now_unix};
 use trust_gate_migrations::demo;
+use trust_gate_pay::session::{PayerSession, SessionGate, SessionTerms};
+use trust_gate_x402::batch::{self, reason, BatchExtra, BatchPayload};
+use trust_gate_x402::{self as x402, GateExtension, PaymentRequirements};
 
 const PRICE: u64 = 1_000;
 const DEPOSIT: u64 = 100_000;

@@ -8,8 +8,8 @@ use futures::future::join_all;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
-use trust_gate_client::pay::PayOutcome;
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact::PayOutcome;
 
 /// The facilitator's lamports.
 pub async fn fee_payer_balance(s: &Services) -> u64 {

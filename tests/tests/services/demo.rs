@@ -5,9 +5,9 @@ use crate::services::{self, header};
 use serde_json::Value;
 use solana_sdk::signature::Signature;
 use solana_sdk::signer::Signer;
-use trust_gate_client::pay::{self, PayOutcome};
-use trust_gate_client::x402::{self, GateExtension, PaymentRequired, SettlementResponse};
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact::{self as pay, PayOutcome};
+use trust_gate_x402::{self as x402, GateExtension, PaymentRequired, SettlementResponse};
 
 #[tokio::test]
 async fn tiers_challenges_payment_and_receipt() {

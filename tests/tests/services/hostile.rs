@@ -12,9 +12,9 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use trust_gate_client::settle;
-use trust_gate_client::x402::{self, PaymentPayload};
 use trust_gate_client::AtomicityEnforced;
 use trust_gate_facilitator::verify;
+use trust_gate_x402::{self as x402, PaymentPayload};
 
 /// Object keys: the fields the parsers know, and anything else.
 fn key() -> impl Strategy<Value = String> {

@@ -9,10 +9,11 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::channels::{Channel, Status};
-use trust_gate_client::pay_channels::ChannelPay;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::{self, PaymentRequired, PaymentRequirements};
-use trust_gate_client::{batch, chain, upto, Overrides};
+use trust_gate_client::{chain, Overrides};
+use trust_gate_pay::channels::ChannelPay;
+use trust_gate_x402::{self as x402, PaymentRequired, PaymentRequirements};
+use trust_gate_x402::{batch, upto};
 
 async fn balance(s: &Services, owner: &Pubkey) -> u64 {
     let ata = TokenProgram::Token2022.associated_account(owner, &s.env.world.metered_mint());
@@ -24,7 +25,7 @@ fn client(s: &Services, url: String, ungated: bool) -> ChannelPay<'_> {
         http: &s.http,
         rpc: &s.env.rpc,
         overrides: Overrides::default(),
-        request: trust_gate_client::pay::Request::get(url),
+        request: trust_gate_pay::exact::Request::get(url),
         payer_agent: None,
         signer: &s.env.world.payer(3).unwrap().owner,
         ungated,

@@ -22,14 +22,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use trust_gate_client::pay::{self, First, PayOptions, PayOutcome, Request};
-use trust_gate_client::pay_channels::ChannelPay;
-use trust_gate_client::payment_identifier;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::x402::{self, PaymentPayload};
 use trust_gate_client::Overrides;
 use trust_gate_demo::DemoConfig;
 use trust_gate_migrations::demo;
+use trust_gate_pay::channels::ChannelPay;
+use trust_gate_pay::exact::{self as pay, First, PayOptions, PayOutcome, Request};
+use trust_gate_x402::payment_identifier;
+use trust_gate_x402::{self as x402, PaymentPayload};
 
 /// A demo in front of the facilitator at `facilitator`, its configuration edited.
 async fn demo_at(facilitator: &str, edit: impl FnOnce(&mut DemoConfig)) -> trust_gate_demo::Server {
@@ -381,7 +381,7 @@ async fn paid_once_a_retried_upto_deposit_waits_for_its_own_open_and_answers_it(
     assert_eq!(status, 400, "{over}");
     assert_eq!(
         over["errorReason"],
-        trust_gate_client::upto::reason::CHANNEL_ALREADY_OPEN
+        trust_gate_x402::upto::reason::CHANNEL_ALREADY_OPEN
     );
     assert!(
         over["errorMessage"]

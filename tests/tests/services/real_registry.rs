@@ -9,9 +9,9 @@ use crate::fixture;
 use crate::services::{self, header};
 use solana_sdk::signature::Signature;
 use trust_gate_client::ids::external;
-use trust_gate_client::pay::PayOutcome;
 use trust_gate_client::units;
 use trust_gate_localnet::LocalnetConfig;
+use trust_gate_pay::exact::PayOutcome;
 
 #[tokio::test]
 async fn up_with_the_real_registry_pays_the_demo_through_it() {

@@ -11,9 +11,9 @@ use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signer::Signer;
 use trust_gate_client::decode::{hex, FeedbackLog, DISPUTE_WINDOW_SECS};
-use trust_gate_client::pay::Prepared;
-use trust_gate_client::x402::{self, GateExtension};
+use trust_gate_pay::exact::Prepared;
 use trust_gate_test_setup::RedisServer;
+use trust_gate_x402::{self as x402, GateExtension};
 
 /// Settles one demo payment through the facilitator at `url`; returns it and its signature.
 async fn settle_one(s: &Services, url: &str) -> (Prepared, String) {

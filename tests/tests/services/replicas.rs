@@ -330,7 +330,7 @@ async fn replicas_with_redis_stopped_mid_run_refuse_to_settle_then_resume_settli
     let memo = bodies[settled]["paymentRequirements"]["extra"]["memo"]
         .as_str()
         .unwrap();
-    let id = trust_gate_client::x402::payment_id_hash(memo);
+    let id = trust_gate_x402::payment_id_hash(memo);
     let r = s
         .get_json(format!(
             "{}/receipt/{}",

@@ -98,7 +98,7 @@ impl Services {
         &self,
         payer_agent: Option<solana_sdk::pubkey::Pubkey>,
         signer: &solana_sdk::signature::Keypair,
-    ) -> trust_gate_client::pay::PayOutcome {
+    ) -> trust_gate_pay::exact::PayOutcome {
         self.env
             .pay_protected(&self.demo.url(), payer_agent, signer)
             .await

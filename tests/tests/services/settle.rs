@@ -17,10 +17,10 @@ use solana_transaction_status_client_types::{
 };
 use std::str::FromStr;
 use trust_gate_client::decode::{self, hex, VelocityLedger};
-use trust_gate_client::pay::{self, Prepared};
 use trust_gate_client::settle;
-use trust_gate_client::x402::{self, FacilitatorRequest, GateExtension, PaymentRequired};
 use trust_gate_migrations::demo;
+use trust_gate_pay::exact::{self as pay, Prepared};
+use trust_gate_x402::{self as x402, FacilitatorRequest, GateExtension, PaymentRequired};
 
 /// A fresh challenge from the demo for the tier-3 payer, prepared for payment.
 pub async fn prepared(s: &Services) -> Prepared {
@@ -518,7 +518,7 @@ async fn the_paying_client_carries_a_priority_fee() {
     let limit = sized_limit(&s, &prepared(&s).await).await;
     let payer = s.env.world.payer(3).unwrap();
     let opts = pay::PayOptions {
-        request: trust_gate_client::pay::Request::get(s.d("/protected")),
+        request: trust_gate_pay::exact::Request::get(s.d("/protected")),
         max_amount: None,
         payer_agent: Some(payer.asset()),
         signer: payer.signer(),

@@ -16,12 +16,12 @@ use solana_sdk::signer::Signer;
 use std::collections::HashMap;
 use std::time::Instant;
 use trust_gate_client::decode::{self, PolicyAccount, VelocityLedger};
-use trust_gate_client::pay;
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::{chain, AtomicityEnforced};
 use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_migrations::demo;
 use trust_gate_migrations::payers::extra_payers;
+use trust_gate_pay::exact as pay;
 
 const PAYERS: usize = 8;
 const PAYMENTS_EACH: usize = 12;
@@ -46,17 +46,23 @@ async fn new_payers(s: &Services, count: usize, capped: bool) -> Vec<Payer> {
         },
         ..w.payer_policy()
     };
-    extra_payers(&s.env.localnet, w, count, policy, 10_000_000)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|p| Payer {
-            owner: p.owner,
-            asset: p.asset,
-            capped,
-            token: p.token,
-        })
-        .collect()
+    extra_payers(
+        &crate::fixture::seed_keys(&s.env.localnet),
+        w,
+        count,
+        policy,
+        10_000_000,
+    )
+    .await
+    .unwrap()
+    .into_iter()
+    .map(|p| Payer {
+        owner: p.owner,
+        asset: p.asset,
+        capped,
+        token: p.token,
+    })
+    .collect()
 }
 
 /// A /settle body: a fresh signed challenge for `payer`, paid by its owner.

@@ -21,8 +21,8 @@ use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Split, Status};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::upto;
-use trust_gate_client::x402::{self, PaymentRequired};
+use trust_gate_x402::upto;
+use trust_gate_x402::{self as x402, PaymentRequired};
 
 /// Units the paid request uses, the demo's unit price and its ceiling (20 units).
 const UNITS: u64 = 6;

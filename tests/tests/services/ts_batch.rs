@@ -1,6 +1,6 @@
 //! The TypeScript SDK's payer side of x402's `batch-settlement` (`packages/sdk/src/x402/batch.ts`)
 //! against the Rust SDK's and the running services: the Rust client SDK
-//! (`trust_gate_client::session`) opens a gated and a plain session from fixed keys, salt, open
+//! (`trust_gate_pay::session`) opens a gated and a plain session from fixed keys, salt, open
 //! slot and blockhash and signs their vouchers; `packages/sdk/test/batch.test.mjs` builds the
 //! same with the TypeScript SDK and compares the payloads (the open's bytes, the vouchers'
 //! signatures), then `@x402/fetch` with the TypeScript scheme pays the running demo's gated
@@ -17,14 +17,14 @@ use solana_sdk::hash::Hash;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signer;
 use std::path::PathBuf;
-use trust_gate_client::batch::BatchExtra;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{Channel, Status};
-use trust_gate_client::session::{SessionGate, SessionTerms};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_demo::{challenge, DemoConfig};
 use trust_gate_migrations::demo;
+use trust_gate_pay::session::{SessionGate, SessionTerms};
+use trust_gate_x402::batch::BatchExtra;
 
 /// A request's price in the metered mint.
 const PRICE: u64 = 1_000;
@@ -166,7 +166,7 @@ async fn the_typescript_batch_scheme_builds_the_rust_bytes_and_pays_a_gated_sess
     let close_key = trust_gate_localnet::deterministic_keypair("ts-batch-close-key");
     let (close_fee_payer, close_channel) =
         (w.facilitator.pubkey(), Pubkey::new_from_array([9; 32]));
-    let close_terms = trust_gate_client::batch::CloseTerms {
+    let close_terms = trust_gate_x402::batch::CloseTerms {
         network: &network,
         fee_payer: &close_fee_payer,
         channel: &close_channel,

@@ -1,6 +1,6 @@
 //! The TypeScript SDK's payer side of x402's `upto` (`packages/sdk/src/x402/upto.ts`) against
 //! the Rust SDK's and the running services: the Rust client SDK
-//! (`trust_gate_client::session::UptoTerms`) builds a gated and a plain open and payload from
+//! (`trust_gate_pay::session::UptoTerms`) builds a gated and a plain open and payload from
 //! fixed keys, salt, open slot, blockhash and times; `packages/sdk/test/upto.test.mjs` builds
 //! the same with the TypeScript SDK and compares them, then pays the demo's metered route
 //! (`GET /metered?units=5`, offering `trust-gate-upto` first) through @x402/fetch with the
@@ -16,10 +16,10 @@ use solana_sdk::signature::Signer;
 use std::path::PathBuf;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{Channel, Status};
-use trust_gate_client::session::{SessionGate, UptoTerms};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::upto::{self, UptoExtra};
 use trust_gate_demo::{challenge, DemoConfig};
+use trust_gate_pay::session::{SessionGate, UptoTerms};
+use trust_gate_x402::upto::{self, UptoExtra};
 
 /// The units the end-to-end request uses, and a unit's price in the metered mint.
 const UNITS: u64 = 5;

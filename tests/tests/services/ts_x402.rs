@@ -14,12 +14,12 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::signer::Signer;
 use std::path::PathBuf;
 use trust_gate_client::decode::{hex, DecisionView};
-use trust_gate_client::pay;
 use trust_gate_client::settle;
 use trust_gate_client::simulate::{self, Caller, PaymentQuery};
-use trust_gate_client::x402::{self, PaymentRequired};
 use trust_gate_client::Overrides;
 use trust_gate_migrations::{demo, DemoWorld};
+use trust_gate_pay::exact as pay;
+use trust_gate_x402::{self as x402, PaymentRequired};
 
 /// Runs the package's Node test `file` off the async runtime, so that the servers keep
 /// answering while it runs.

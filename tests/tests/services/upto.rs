@@ -22,8 +22,8 @@ use solana_sdk::signature::{Keypair, Signature, Signer};
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::channels::{self, Channel, Open, Split, Status};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
-use trust_gate_client::upto::reason;
 use trust_gate_client::{chain, simulate::now_unix};
+use trust_gate_x402::upto::reason;
 
 pub(crate) const CEILING: u64 = 2_000_000;
 const MEMO: &str = "order-1";
@@ -444,7 +444,7 @@ async fn the_crank_closes_a_deposit_whose_claim_never_came() {
     assert_eq!(round.channels_unclaimed_closed, 0, "{round:?}");
 
     // Past the longest lifetime, the expiry's slack and the grace.
-    let past = trust_gate_client::upto::abandoned_after(0) as u64 + 60;
+    let past = trust_gate_x402::upto::abandoned_after(0) as u64 + 60;
     s.env.localnet.warp(past).await.unwrap();
     let fac = s.env.world.facilitator.pubkey();
     let rent = s.env.rpc.get_balance(&open.channel()).await.unwrap()
@@ -487,11 +487,11 @@ impl<'a> Client<'a> {
     pub(crate) async fn gated(s: &'a Services) -> Client<'a> {
         let mut c = Client::of(s, s.env.world.metered_mint(), TokenProgram::Token2022).await;
         c.gated = true;
-        c.requirements["scheme"] = trust_gate_client::upto::SCHEME_GATED_UPTO.into();
+        c.requirements["scheme"] = trust_gate_x402::upto::SCHEME_GATED_UPTO.into();
         let w = &s.env.world;
-        let mut r: trust_gate_client::x402::PaymentRequirements =
+        let mut r: trust_gate_x402::PaymentRequirements =
             serde_json::from_value(c.requirements.clone()).unwrap();
-        let mut g = trust_gate_client::x402::GateExtension {
+        let mut g = trust_gate_x402::GateExtension {
             payer_agent_asset: w.payer(3).unwrap().asset().to_string(),
             payee_agent_asset: w.service.asset().to_string(),
             payee_recipient: r.pay_to.clone(),
@@ -499,9 +499,9 @@ impl<'a> Client<'a> {
             issued_at: now_unix(),
             service_signature: String::new(),
         };
-        trust_gate_client::x402::sign_challenge(&w.service_key, &r, RESOURCE, &mut g);
+        trust_gate_x402::sign_challenge(&w.service_key, &r, RESOURCE, &mut g);
         r.extra.insert(
-            trust_gate_client::x402::GATE_EXTENSION.into(),
+            trust_gate_x402::GATE_EXTENSION.into(),
             serde_json::to_value(&g).unwrap(),
         );
         c.requirements = serde_json::to_value(&r).unwrap();
@@ -605,7 +605,7 @@ async fn the_crank_closes_a_gated_deposit_whose_claim_never_came() {
     assert!(chain::account(&s.env.rpc, &record).await.unwrap().is_some());
 
     let crank = &s.facilitator.facilitator;
-    let past = trust_gate_client::upto::abandoned_after(0) as u64 + 60;
+    let past = trust_gate_x402::upto::abandoned_after(0) as u64 + 60;
     s.env.localnet.warp(past).await.unwrap();
     let round = crank.reclaim_once().await.unwrap();
     assert_eq!(round.channels_unclaimed_closed, 1, "{round:?}");
