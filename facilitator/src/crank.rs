@@ -230,13 +230,7 @@ impl Facilitator {
             .sessions
             .get(address)
             .await
-            .map_err(|e| {
-                crate::reject::Rejection::new(
-                    axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                    "lock_store_unavailable",
-                    e.to_string(),
-                )
-            })?
+            .map_err(crate::reject::Rejection::store_unavailable)?
             .is_some_and(|s| s.closed_by.is_none());
         if held {
             return Ok(false);

@@ -23,7 +23,7 @@
 //! records in the background), [`lock_store`] (one settlement at a time per payer, the
 //! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
 //! with the bound on those waiting, `trust_gate_server::redis_store` shared by replicas),
-//! [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (answers), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
+//! [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (refusals), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
 //! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept),
 //! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
 //! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
@@ -32,6 +32,7 @@
 
 pub mod adapter;
 pub mod advances;
+pub mod answer;
 pub mod approvals;
 pub mod batch;
 pub mod budget;

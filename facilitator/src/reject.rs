@@ -55,6 +55,24 @@ impl Rejection {
         }
     }
 
+    /// 503 `facilitator_not_signing`: configured with a public key only, it cannot `what`.
+    pub fn not_signing(what: &str) -> Self {
+        Rejection::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "facilitator_not_signing",
+            format!("this facilitator is configured with a public key only and cannot {what}"),
+        )
+    }
+
+    /// 503 `lock_store_unavailable`: the shared store did not answer.
+    pub fn store_unavailable(e: impl std::fmt::Display) -> Self {
+        Rejection::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "lock_store_unavailable",
+            e.to_string(),
+        )
+    }
+
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self

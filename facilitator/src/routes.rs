@@ -1,6 +1,7 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
+use crate::answer::SettleReply;
 use crate::batch;
 use crate::dispute::DisputeRequest;
 use crate::holds::{parse_key, Held};
@@ -9,9 +10,7 @@ use crate::records::parse_receipt_hash;
 use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
-use crate::sessions::BatchSettled;
-use crate::settle::Settled;
-use crate::upto::{self, UptoRequest, UptoSettled};
+use crate::upto::{self, UptoRequest};
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
@@ -24,7 +23,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use trust_gate_client::decode::{hex, Decision, DecisionView};
+use trust_gate_client::decode::{Decision, DecisionView};
 use trust_gate_server::error::ApiError;
 pub use trust_gate_server::layers::{http_layers, BODY_LIMIT, REQUEST_TIMEOUT};
 use trust_gate_x402::{self as x402, SettlementResponse};
@@ -283,7 +282,7 @@ async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
             Err(r) => Err(r),
         };
         return match settled {
-            Ok(s) => batch_success(s, network),
+            Ok(s) => SettleReply::from(s).into_response(network),
             Err(r) => settle_failure(&f, r, network),
         };
     }
@@ -293,7 +292,7 @@ async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
             Err(r) => Err(r),
         };
         return match settled {
-            Ok(s) => upto_success(s, network),
+            Ok(s) => SettleReply::from(s).into_response(network),
             Err(r) => settle_failure(&f, r, network),
         };
     }
@@ -308,99 +307,9 @@ async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
         }
     };
     match f.settle(&req).await {
-        Ok(s) => settle_success(s, network),
+        Ok(s) => SettleReply::from(s).into_response(network),
         Err(r) => settle_failure(&f, r, network),
     }
-}
-
-fn settle_success(s: Settled, network: String) -> Response {
-    if s.pending {
-        // Sent, outcome not known in time: x402's settlement_pending, with the signature, so
-        // that the client retries the same request (which sends nothing new) or looks it up.
-        let mut body = serde_json::to_value(SettlementResponse {
-            success: false,
-            error_reason: Some("settlement_pending".into()),
-            payer: Some(s.payer.to_string()),
-            transaction: s.signature.to_string(),
-            network,
-            error_message: Some(format!(
-                "{} was sent but not confirmed in time; it may still land",
-                s.signature
-            )),
-            receipt: None,
-        })
-        .unwrap_or_default();
-        body["hint"] = "retry the same request: it returns the signature once the settlement lands, and never pays twice".into();
-        return (StatusCode::ACCEPTED, Json(body)).into_response();
-    }
-    let body = SettlementResponse {
-        success: true,
-        error_reason: None,
-        payer: Some(s.payer.to_string()),
-        transaction: s.signature.to_string(),
-        network,
-        error_message: None,
-        receipt: Some(json!({
-            "paymentIdHash": hex(&s.payment_id_hash),
-            "feedbackLog": s.feedback_log.to_string(),
-            "replayed": s.replayed,
-        })),
-    };
-    (StatusCode::OK, Json(body)).into_response()
-}
-
-/// The x402 answer of a settled `upto` deposit or claim: `amount` is the deposit or the
-/// charge; pending as for a payment (202 `settlement_pending` with the signature);
-/// `replayed` when a retried deposit answers the open an earlier attempt sent, as an exact
-/// payment's receipt says it.
-fn upto_success(s: UptoSettled, network: String) -> Response {
-    if s.pending {
-        let body = json!({
-            "success": false,
-            "errorReason": trust_gate_x402::upto::reason::SETTLEMENT_PENDING,
-            "errorMessage": format!("{} was sent but not confirmed in time; it may still land", s.signature),
-            "transaction": s.signature.to_string(),
-            "network": network,
-            "payer": s.payer.to_string(),
-        });
-        return (StatusCode::ACCEPTED, Json(body)).into_response();
-    }
-    Json(json!({
-        "success": true,
-        "transaction": s.signature.to_string(),
-        "network": network,
-        "amount": s.amount.to_string(),
-        "payer": s.payer.to_string(),
-        "replayed": s.replayed,
-    }))
-    .into_response()
-}
-
-/// The x402 answer of a settled `batch-settlement` request (the specification's fields;
-/// `transaction` and `amount` empty for a voucher kept off chain; `replayed` as for `upto`).
-fn batch_success(s: BatchSettled, network: String) -> Response {
-    if s.pending {
-        let body = json!({
-            "success": false,
-            "errorReason": trust_gate_x402::batch::reason::SETTLEMENT_PENDING,
-            "errorMessage": format!("{} was sent but not confirmed in time; it may still land", s.transaction),
-            "transaction": s.transaction,
-            "network": network,
-            "payer": s.payer.to_string(),
-            "extra": s.extra,
-        });
-        return (StatusCode::ACCEPTED, Json(body)).into_response();
-    }
-    Json(json!({
-        "success": true,
-        "transaction": s.transaction,
-        "network": network,
-        "amount": s.amount,
-        "payer": s.payer.to_string(),
-        "extra": s.extra,
-        "replayed": s.replayed,
-    }))
-    .into_response()
 }
 
 fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {

@@ -149,6 +149,21 @@ pub struct BatchSettled {
     pub replayed: bool,
 }
 
+impl From<BatchSettled> for crate::answer::SettleReply {
+    fn from(s: BatchSettled) -> Self {
+        crate::answer::SettleReply {
+            transaction: s.transaction,
+            payer: s.payer,
+            pending: s.pending,
+            detail: crate::answer::Detail::Channel {
+                amount: s.amount,
+                replayed: s.replayed,
+                extra: Some(s.extra),
+            },
+        }
+    }
+}
+
 /// What the session flows keep in process besides the sessions: the on-chain work under
 /// way, so that the same claim or close at once runs once.
 #[derive(Default)]

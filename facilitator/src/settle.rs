@@ -63,6 +63,21 @@ pub struct Settled {
     pub pending: bool,
 }
 
+impl From<Settled> for crate::answer::SettleReply {
+    fn from(s: Settled) -> Self {
+        crate::answer::SettleReply {
+            transaction: s.signature.to_string(),
+            payer: s.payer,
+            pending: s.pending,
+            detail: crate::answer::Detail::Receipt {
+                payment_id_hash: s.payment_id_hash,
+                feedback_log: s.feedback_log,
+                replayed: s.replayed,
+            },
+        }
+    }
+}
+
 /// What waiting for a sent transaction found.
 pub(crate) enum Outcome {
     Landed(Result<(), TransactionError>),
@@ -171,11 +186,7 @@ impl Facilitator {
     /// The whole settlement.
     pub async fn settle(&self, req: &FacilitatorRequest) -> Result<Settled, Rejection> {
         let Some(keypair) = self.key.keypair() else {
-            return Err(Rejection::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "facilitator_not_signing",
-                "this facilitator is configured with a public key only and cannot settle",
-            ));
+            return Err(Rejection::not_signing("settle"));
         };
         let ctx = self.context(req).await?;
         let Verified {
@@ -797,12 +808,9 @@ fn preflight_failure(
 
 /// The lock store failed before anything was sent: 503, fail closed.
 fn unavailable(e: StoreUnavailable) -> Rejection {
-    Rejection::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "lock_store_unavailable",
-        format!("{e}; nothing was sent (no fee)"),
+    Rejection::store_unavailable(format!("{e}; nothing was sent (no fee)")).hint(
+        "retry once the store answers again (GET /healthz reports it); /verify does not need it",
     )
-    .hint("retry once the store answers again (GET /healthz reports it); /verify does not need it")
 }
 
 /// Whether a settlement failed because the payment's feedback log exists: emit_feedback

@@ -113,7 +113,7 @@ impl Facilitator {
             .advances
             .reserve(channel, &advance, bounds)
             .await
-            .map_err(store_rejection)?;
+            .map_err(Rejection::store_unavailable)?;
         match full {
             Ok(()) => Ok(true),
             Err(Full::Exists) => Ok(false),
@@ -223,7 +223,11 @@ impl Facilitator {
     /// younger than an open's lifetime. Returns the channels counted.
     pub async fn reconcile_advances(&self) -> Result<usize, Rejection> {
         let fac = self.facilitator();
-        let known = self.advances.all().await.map_err(store_rejection)?;
+        let known = self
+            .advances
+            .all()
+            .await
+            .map_err(Rejection::store_unavailable)?;
         let ours = channel_reclaim::sponsored(&self.rpc, &fac)
             .await
             .map_err(|e| Rejection::from(trust_gate_server::error::ApiError::from(e)))?;
@@ -247,14 +251,14 @@ impl Facilitator {
             self.advances
                 .put(channel, &advance)
                 .await
-                .map_err(store_rejection)?;
+                .map_err(Rejection::store_unavailable)?;
         }
         for (channel, e) in &known {
             if !seen.contains(channel) && now.saturating_sub(e.reserved_at) > PENDING_OPEN_SECS {
                 self.advances
                     .remove(channel)
                     .await
-                    .map_err(store_rejection)?;
+                    .map_err(Rejection::store_unavailable)?;
             }
         }
         Ok(seen.len())
@@ -271,12 +275,4 @@ impl Facilitator {
             _ => ChannelKind::Upto,
         }
     }
-}
-
-fn store_rejection(e: trust_gate_server::redis_store::StoreUnavailable) -> Rejection {
-    Rejection::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "lock_store_unavailable",
-        e.to_string(),
-    )
 }

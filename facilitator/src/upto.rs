@@ -308,6 +308,21 @@ pub struct UptoSettled {
     pub replayed: bool,
 }
 
+impl From<UptoSettled> for crate::answer::SettleReply {
+    fn from(s: UptoSettled) -> Self {
+        crate::answer::SettleReply {
+            transaction: s.signature.to_string(),
+            payer: s.payer,
+            pending: s.pending,
+            detail: crate::answer::Detail::Channel {
+                amount: s.amount.to_string(),
+                replayed: s.replayed,
+                extra: None,
+            },
+        }
+    }
+}
+
 /// What a deposit's checks found on chain.
 enum Open {
     /// Not on chain: send it.
@@ -353,11 +368,7 @@ impl Facilitator {
     /// `/settle` of a deposit or a claim (see the module docs).
     pub async fn settle_upto(&self, r: &UptoRequest) -> Result<UptoSettled, Rejection> {
         let Some(keypair) = self.key.keypair() else {
-            return Err(Rejection::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "facilitator_not_signing",
-                "this facilitator is configured with a public key only and cannot settle",
-            ));
+            return Err(Rejection::not_signing("settle"));
         };
         match r.payload.settle_type {
             Some(UptoSettleType::Claim) => self.claim(r, keypair).await,

@@ -721,11 +721,7 @@ impl Facilitator {
         caller: Result<Pubkey, String>,
     ) -> Result<BatchSettled, Rejection> {
         let Some(keypair) = self.key.keypair() else {
-            return Err(Rejection::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "facilitator_not_signing",
-                "this facilitator is configured with a public key only and cannot settle",
-            ));
+            return Err(Rejection::not_signing("settle"));
         };
         if r.payload.is_servers() {
             if let Err(why) = caller {
@@ -893,11 +889,7 @@ impl Facilitator {
                 reason::UNKNOWN_CHANNEL,
                 format!("this facilitator holds no session of channel {channel}"),
             ),
-            Change::Unavailable(e) => Rejection::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "lock_store_unavailable",
-                e.to_string(),
-            ),
+            Change::Unavailable(e) => Rejection::store_unavailable(e),
         }
     }
 
