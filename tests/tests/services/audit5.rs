@@ -17,7 +17,7 @@
 
 use crate::batch::{lamports, refused, salt, Payer};
 use crate::faults::{start_proxy, Mode};
-use crate::fixture;
+use crate::real_registry::real;
 use crate::services::{self, Services};
 use reqwest::header::HeaderMap;
 use serde_json::{json, Value};
@@ -28,27 +28,11 @@ use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_facilitator::Config;
-use trust_gate_localnet::LocalnetConfig;
 use trust_gate_pay::channels::ChannelPay;
 use trust_gate_x402::batch::{self, reason, BatchPayload};
 use trust_gate_x402::{self as x402, PaymentRequired};
 
 const PRICE: u64 = 1_000;
-
-/// The services on a localnet running the real programs (payment-channels among them), with
-/// the facilitator's configuration edited; `None` (skipped, said once) without the fixtures.
-async fn real(edit: impl FnOnce(&mut Config)) -> Option<Services> {
-    let real = trust_gate_program_tests::externals::or_skip()?;
-    assert!(
-        real.channels.is_some(),
-        "the payment-channels build is beside the registry's fixtures"
-    );
-    let config = LocalnetConfig {
-        externals: Some(real),
-        ..LocalnetConfig::ephemeral()
-    };
-    Some(services::start_on_with(fixture::seeded_with(config).await, edit).await)
-}
 
 /// A facilitator reading every session's channel each round of `poll`.
 fn watching(c: &mut Config) {

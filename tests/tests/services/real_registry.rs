@@ -6,23 +6,34 @@
 //! that `trust-gate pay` runs, whose feedback the real registry records.
 
 use crate::fixture;
-use crate::services::{self, header};
+use crate::services::{self, header, Services};
 use solana_sdk::signature::Signature;
 use trust_gate_client::ids::external;
 use trust_gate_client::units;
+use trust_gate_facilitator::Config;
 use trust_gate_localnet::LocalnetConfig;
 use trust_gate_pay::exact::PayOutcome;
 
-#[tokio::test]
-async fn up_with_the_real_registry_pays_the_demo_through_it() {
-    let Some(real) = trust_gate_program_tests::externals::or_skip() else {
-        return;
-    };
+/// The services on a localnet running the real programs (payment-channels among them), with
+/// the facilitator's configuration edited; `None` (skipped, said once) without the fixtures.
+pub(crate) async fn real(edit: impl FnOnce(&mut Config)) -> Option<Services> {
+    let real = trust_gate_program_tests::externals::or_skip()?;
+    assert!(
+        real.channels.is_some(),
+        "the payment-channels build is beside the registry's fixtures"
+    );
     let config = LocalnetConfig {
         externals: Some(real),
         ..LocalnetConfig::ephemeral()
     };
-    let s = services::start_on(fixture::seeded_with(config).await).await;
+    Some(services::start_on_with(fixture::seeded_with(config).await, edit).await)
+}
+
+#[tokio::test]
+async fn up_with_the_real_registry_pays_the_demo_through_it() {
+    let Some(s) = real(|_| {}).await else {
+        return;
+    };
     let w = &s.env.world;
     // The registry and engine at their ids are the real, upgradeable programs.
     for id in [
@@ -75,14 +86,9 @@ async fn up_with_the_real_registry_pays_the_demo_through_it() {
 /// try), plain and gated: an `upto` claim of the demo's metered route, three of each, printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_channel_close_fits_its_unit_limit() {
-    let Some(real) = trust_gate_program_tests::externals::or_skip() else {
+    let Some(s) = real(|_| {}).await else {
         return;
     };
-    let config = LocalnetConfig {
-        externals: Some(real),
-        ..LocalnetConfig::ephemeral()
-    };
-    let s = services::start_on(fixture::seeded_with(config).await).await;
     let engine = external::DEVNET_REPUTATION_ENGINE.to_string();
     for gated in [false, true] {
         let limit = units::channel_close(gated);
