@@ -266,7 +266,7 @@ pub async fn start_facilitator(
     let server = trust_gate_facilitator::start(config, SocketAddr::new(a.host, a.port))
         .await
         .map_err(|e| e.to_string())?;
-    let store = server.facilitator.lock_store.name();
+    let store = server.facilitator.store.name();
     let rpc = &server.facilitator.rpc_origin;
     tracing::info!(url = %server.url(), facilitator = %key, %rpc, lock_store = %store, "facilitator listening");
     Ok(server)

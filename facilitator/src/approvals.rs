@@ -12,17 +12,13 @@
 //!   each expiring `APPROVAL_PENDING_SECS` after the payment was last held. Holding the same
 //!   terms again refreshes the record instead of adding one.
 //! - A payment that uses its approval removes its record.
-//! - In process, or in Redis (`REDIS_URL`) so that replicas share them: a record is one key
-//!   holding its JSON, indexed by two sorted sets (per payer and all) scored by expiry, and
-//!   each change is one script (one round trip).
+//! - In the store (see [`crate::store`]), so that replicas share them: a record is one key
+//!   holding its JSON, indexed (per payer and all) by its expiry, each change one round trip.
 
-use redis::Script;
+use crate::store::{Keep, Store, StoreUnavailable};
 use solana_sdk::pubkey::Pubkey;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 pub use trust_gate_client::approvals::PendingApproval;
-use trust_gate_server::redis_store::{RedisStore, StoreUnavailable};
 
 /// The default life of a pending approval: a day.
 pub const DEFAULT_PENDING: Duration = Duration::from_secs(24 * 3600);
@@ -61,42 +57,10 @@ pub struct Held {
     pub record: Option<PendingApproval>,
 }
 
-/// Writes the record KEYS[1] (ARGV[2], expiring in ARGV[6] ms) and indexes its id ARGV[1] by
-/// its expiry ARGV[3] in the payer's set KEYS[2] and in KEYS[3] (all); drops what expired
-/// before ARGV[4] and, past ARGV[5] records of the payer, the ones expiring first (never the
-/// one written). Returns the ids dropped for the bound.
-const ADD: &str = r"
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[6])
-for _, set in ipairs({KEYS[2], KEYS[3]}) do
-  redis.call('ZREMRANGEBYSCORE', set, '-inf', '(' .. ARGV[4])
-  redis.call('ZADD', set, ARGV[3], ARGV[1])
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
-local dropped = {}
-while redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[5]) do
-  local first = redis.call('ZRANGE', KEYS[2], 0, 1)
-  local id = first[1]
-  if id == ARGV[1] then id = first[2] end
-  redis.call('ZREM', KEYS[2], id)
-  redis.call('ZREM', KEYS[3], id)
-  redis.call('DEL', ARGV[7] .. id)
-  dropped[#dropped + 1] = id
-end
-return dropped";
-
-/// Removes the record KEYS[1] and its id ARGV[1] from the sets KEYS[2] and KEYS[3].
-const REMOVE: &str = r"
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('ZREM', KEYS[3], ARGV[1])
-return redis.call('DEL', KEYS[1])";
-
-/// The pending approvals, in process or in Redis.
+/// The pending approvals, in the store.
 pub struct Approvals {
     settings: ApprovalSettings,
-    local: Mutex<HashMap<Pubkey, PendingApproval>>,
-    shared: Option<Arc<RedisStore>>,
-    add: Script,
-    remove: Script,
+    store: Store,
 }
 
 fn record_key(id: &Pubkey) -> String {
@@ -107,72 +71,35 @@ fn payer_key(payer: &Pubkey) -> String {
     format!("{PAYER_PREFIX}{payer}")
 }
 
-fn millis(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
-}
-
 impl Approvals {
-    pub fn new(settings: ApprovalSettings, shared: Option<Arc<RedisStore>>) -> Self {
-        Approvals {
-            settings,
-            local: Mutex::default(),
-            shared,
-            add: Script::new(ADD),
-            remove: Script::new(REMOVE),
-        }
+    pub fn new(settings: ApprovalSettings, store: Store) -> Self {
+        Approvals { settings, store }
     }
 
     pub fn settings(&self) -> ApprovalSettings {
         self.settings
     }
 
-    fn local_map(&self) -> std::sync::MutexGuard<'_, HashMap<Pubkey, PendingApproval>> {
-        // Every change is one insert or remove: a panic cannot leave one half done.
-        self.local.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Keeps `a` (replacing the record of the same terms, if any); past the payer's bound,
-    /// the payer's records expiring first go.
+    /// Keeps `a` (replacing the record of the same terms, if any), indexed by its expiry
+    /// under its payer and under all; what expired goes, and past the payer's bound, the
+    /// payer's records expiring first. One round trip.
     pub async fn hold(&self, a: &PendingApproval) -> Result<(), StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            let mut map = self.local_map();
-            map.retain(|_, p| p.expires_at >= a.held_at);
-            map.insert(a.id, a.clone());
-            let mut mine: Vec<(i64, Pubkey)> = map
-                .values()
-                .filter(|p| p.payer_agent_asset == a.payer_agent_asset && p.id != a.id)
-                .map(|p| (p.expires_at, p.id))
-                .collect();
-            mine.sort();
-            let over = (mine.len() + 1).saturating_sub(self.settings.per_payer);
-            for (_, id) in mine.into_iter().take(over) {
-                map.remove(&id);
-            }
-            return Ok(());
-        };
         let json = serde_json::to_string(a).unwrap_or_default();
         let ttl = Duration::from_secs(u64::try_from(a.expires_at - a.held_at).unwrap_or(1));
-        let _dropped: Vec<String> = r
-            .invoke(
-                &self.add,
-                &[
-                    record_key(&a.id),
-                    payer_key(&a.payer_agent_asset),
-                    ALL_KEY.to_string(),
-                ],
-                &[
-                    a.id.to_string(),
-                    json,
-                    a.expires_at.to_string(),
-                    a.held_at.to_string(),
-                    self.settings.per_payer.to_string(),
-                    millis(ttl).to_string(),
-                    RECORD_PREFIX.to_string(),
-                ],
-            )
+        let payer = payer_key(&a.payer_agent_asset);
+        self.store
+            .keep_indexed(&Keep {
+                key: &record_key(&a.id),
+                value: &json,
+                ttl,
+                indexes: &[&payer, ALL_KEY],
+                member: &a.id.to_string(),
+                score: a.expires_at,
+                first_score: false,
+                drop_below: a.held_at,
+                bound: Some((self.settings.per_payer, RECORD_PREFIX)),
+            })
             .await
-            .map_err(|e| r.unavailable(e))?;
-        Ok(())
     }
 
     /// The record `id`, unless it expired before `now`.
@@ -181,14 +108,7 @@ impl Approvals {
         id: &Pubkey,
         now: i64,
     ) -> Result<Option<PendingApproval>, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            return Ok(self
-                .local_map()
-                .get(id)
-                .filter(|p| p.expires_at >= now)
-                .cloned());
-        };
-        let raw = r.get(&record_key(id)).await.map_err(|e| r.unavailable(e))?;
+        let raw = self.store.get(&record_key(id)).await?;
         Ok(raw
             .and_then(|s| serde_json::from_str::<PendingApproval>(&s).ok())
             .filter(|p| p.expires_at >= now))
@@ -201,42 +121,13 @@ impl Approvals {
         payer: Option<&Pubkey>,
         now: i64,
     ) -> Result<Vec<PendingApproval>, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            let mut found: Vec<PendingApproval> = self
-                .local_map()
-                .values()
-                .filter(|p| p.expires_at >= now)
-                .filter(|p| payer.is_none_or(|k| p.payer_agent_asset == *k))
-                .cloned()
-                .collect();
-            found.sort_by_key(|p| std::cmp::Reverse((p.expires_at, p.id)));
-            found.truncate(MAX_LISTED);
-            return Ok(found);
-        };
         let set = payer.map_or_else(|| ALL_KEY.to_string(), payer_key);
-        let ids: Vec<String> = r
-            .query(
-                redis::cmd("ZRANGE")
-                    .arg(&set)
-                    .arg("+inf")
-                    .arg(now)
-                    .arg("BYSCORE")
-                    .arg("REV")
-                    .arg("LIMIT")
-                    .arg(0)
-                    .arg(MAX_LISTED),
-            )
-            .await
-            .map_err(|e| r.unavailable(e))?;
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
+        let ids = self.store.index_range(&set, now, MAX_LISTED).await?;
         let keys: Vec<String> = ids
             .iter()
-            .map(|id| format!("{RECORD_PREFIX}{id}"))
+            .map(|(id, _)| format!("{RECORD_PREFIX}{id}"))
             .collect();
-        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let raw = r.get_many(&keys).await.map_err(|e| r.unavailable(e))?;
+        let raw = self.store.get_many(&keys).await?;
         Ok(raw
             .into_iter()
             .flatten()
@@ -245,20 +136,13 @@ impl Approvals {
             .collect())
     }
 
-    /// Forgets the record of `terms` (its payment used its approval); true when there was one.
+    /// Forgets the record `id` of `payer` (its payment used its approval); true when there
+    /// was one.
     pub async fn remove(&self, id: &Pubkey, payer: &Pubkey) -> Result<bool, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            return Ok(self.local_map().remove(id).is_some());
-        };
-        let n: i64 = r
-            .invoke(
-                &self.remove,
-                &[record_key(id), payer_key(payer), ALL_KEY.to_string()],
-                &[id.to_string()],
-            )
+        let payer = payer_key(payer);
+        self.store
+            .remove_indexed(&record_key(id), &[&payer, ALL_KEY], &id.to_string())
             .await
-            .map_err(|e| r.unavailable(e))?;
-        Ok(n == 1)
     }
 }
 
@@ -288,7 +172,7 @@ mod tests {
 
     #[tokio::test]
     async fn in_process_a_payers_records_are_bounded_expire_and_refresh_in_place() {
-        bounded_expiring_refreshed(None).await;
+        bounded_expiring_refreshed(crate::store::open(None).unwrap()).await;
     }
 
     /// The same in Redis (Debian's `redis-server`, which `.ci/run` installs), where replicas
@@ -296,13 +180,13 @@ mod tests {
     #[tokio::test]
     async fn in_redis_a_payers_records_are_bounded_expire_and_refresh_in_place() {
         let redis = trust_gate_test_setup::RedisServer::start();
-        let shared = Arc::new(RedisStore::new(&redis.url()).unwrap());
-        bounded_expiring_refreshed(Some(shared.clone())).await;
-        let other = Approvals::new(ApprovalSettings::default(), Some(shared));
+        let shared = crate::store::open(Some(&redis.url())).unwrap();
+        bounded_expiring_refreshed(shared.clone()).await;
+        let other = Approvals::new(ApprovalSettings::default(), shared);
         assert_eq!(other.list(None, 1_020).await.unwrap().len(), 2);
     }
 
-    async fn bounded_expiring_refreshed(shared: Option<Arc<RedisStore>>) {
+    async fn bounded_expiring_refreshed(shared: Store) {
         let b = builder();
         let store = Approvals::new(
             ApprovalSettings {

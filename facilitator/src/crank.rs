@@ -311,17 +311,16 @@ impl Facilitator {
         &self,
         run: &[Closable],
     ) -> Result<Vec<([u8; 32], PaymentRecord)>, ApiError> {
-        let fac = self.facilitator();
         let mut kept = Vec::with_capacity(run.len());
         for c in run {
             let id = c.receipt.payment_id_hash;
-            let mut record = self.lock_store.record(&fac, &id).await?.unwrap_or_default();
+            let mut record = self.payment_records.record(&id).await?.unwrap_or_default();
             let mut receipt = c.receipt.clone();
             receipt.signature = receipt.signature.or(record.signature);
             receipt.payer_asset = receipt.payer_asset.or(record.payer_asset);
             record.receipt = Some(receipt);
             record.disputed = c.dispute.is_some();
-            self.lock_store.keep(&fac, &id, &record).await?;
+            self.payment_records.keep(&id, &record).await?;
             kept.push((id, record));
         }
         Ok(kept)
@@ -334,10 +333,9 @@ impl Facilitator {
         records: Vec<([u8; 32], PaymentRecord)>,
         signature: solana_sdk::signature::Signature,
     ) {
-        let fac = self.facilitator();
         for (id, mut record) in records {
             record.closed_by = Some(signature);
-            let _ = self.lock_store.keep(&fac, &id, &record).await;
+            let _ = self.payment_records.keep(&id, &record).await;
         }
     }
 }

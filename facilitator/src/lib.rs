@@ -20,10 +20,9 @@
 //! from checked cached inputs), `settle`, `verify`, [`dispute`], `records` (the operations),
 //! [`payment_records`] (what it keeps of each payment it settled: the refusal of a payment
 //! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
-//! records in the background), [`lock_store`] (one settlement at a time per payer, the
-//! pending settlements a retry finds, and the payment records: [`payer_locks`] in process,
-//! with the bound on those waiting, `trust_gate_server::redis_store` shared by replicas),
-//! [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (refusals), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
+//! records in the background), [`store`] (what outlives a request: in process, or in Redis
+//! shared by replicas), [`payer_locks`] (one settlement at a time per payer, with the bound
+//! on those waiting), [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (refusals), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
 //! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept),
 //! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
 //! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
@@ -45,7 +44,6 @@ pub mod dispute;
 pub mod holds;
 pub mod inspect;
 pub mod limits;
-pub mod lock_store;
 pub mod payee_account;
 pub mod payer_locks;
 pub mod payer_signers;
@@ -59,6 +57,7 @@ pub mod service;
 pub mod sessions;
 pub mod settle;
 pub mod sponsor;
+pub mod store;
 pub mod upto;
 pub mod verify;
 

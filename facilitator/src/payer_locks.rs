@@ -9,12 +9,23 @@
 //! The settlements waiting for one payer are bounded: past the bound a new one is refused at
 //! once ([`PayerBusy`]) instead of holding a request, its body and a task for as long as the
 //! queue ahead of it takes.
+//!
+//! With replicas ([`PayerTurns`] on a shared store) the payer's turn is also a lock key in
+//! the store: taken by polling, released only by its holder (compare-and-delete), else freed
+//! at its expiry (a replica that died holding it). The in-process lock is taken first even
+//! then: a replica's own settlements of one payer queue fairly in memory, and only one of
+//! them at a time polls the store; the bound on those waiting is per replica.
 
+use crate::store::{Store, StoreUnavailable};
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::sync::OwnedMutexGuard;
 
+/// Polling for a lock another replica holds: the first pause, doubled up to the last.
+const POLL_FIRST: Duration = Duration::from_millis(2);
+const POLL_MAX: Duration = Duration::from_millis(25);
 type Lock = Arc<tokio::sync::Mutex<()>>;
 
 #[derive(Default)]
@@ -95,6 +106,112 @@ impl Drop for PayerGuard<'_> {
             .is_some_and(|l| Arc::strong_count(l) == 1)
         {
             locks.remove(&self.payer);
+        }
+    }
+}
+
+/// Why a payer's turn was not given.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum LockError {
+    /// Too many settlements of the payer already wait (nothing was asked of the store).
+    #[error(transparent)]
+    Busy(#[from] PayerBusy),
+    #[error(transparent)]
+    Unavailable(#[from] StoreUnavailable),
+}
+
+/// One settlement at a time per payer agent, on this replica and on every replica sharing
+/// the store.
+pub struct PayerTurns {
+    local: PayerLocks,
+    store: Store,
+    /// A turn's key expires after this unless released.
+    ttl: Duration,
+    max_waiting: usize,
+}
+
+/// A payer's turn: held from before the send until the confirmation.
+pub struct Turn<'a> {
+    local: Option<PayerGuard<'a>>,
+    shared: Option<(Store, String, String)>,
+}
+
+impl PayerTurns {
+    /// At most `max_waiting` settlements of one payer wait here (others are refused with
+    /// [`LockError::Busy`]).
+    pub fn new(store: Store, ttl: Duration, max_waiting: usize) -> Self {
+        PayerTurns {
+            local: PayerLocks::default(),
+            store,
+            ttl,
+            max_waiting,
+        }
+    }
+
+    /// Waits until no other settlement of `payer` runs, on this replica or any; refused at
+    /// once when too many already wait here.
+    pub async fn lock(&self, payer: Pubkey) -> Result<Turn<'_>, LockError> {
+        let local = Some(self.local.lock(payer, self.max_waiting).await?);
+        // Alone on its store, the queue in memory is the whole lock.
+        if !self.store.shared() {
+            return Ok(Turn {
+                local,
+                shared: None,
+            });
+        }
+        let key = format!("trust-gate:payer-lock:{payer}");
+        let token = crate::store::token();
+        let mut pause = POLL_FIRST;
+        while self
+            .store
+            .claim(&key, &token, Some(self.ttl))
+            .await?
+            .is_some()
+        {
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(POLL_MAX);
+        }
+        Ok(Turn {
+            local,
+            shared: Some((self.store.clone(), key, token)),
+        })
+    }
+
+    /// The settlements of `payer` that hold or wait for its turn in this process.
+    pub fn queued(&self, payer: &Pubkey) -> usize {
+        self.local.queued(payer)
+    }
+}
+
+impl Turn<'_> {
+    /// Ends the turn: the shared lock is deleted if this turn still holds it.
+    pub async fn release(mut self) {
+        if let Some((store, key, token)) = self.shared.take() {
+            release(&store, &key, &token).await;
+        }
+        drop(self.local.take());
+    }
+}
+
+impl Drop for Turn<'_> {
+    /// A turn dropped without [`Turn::release`] (the request was cancelled): the shared lock
+    /// is released in the background.
+    fn drop(&mut self) {
+        if let Some((store, key, token)) = self.shared.take() {
+            if let Ok(rt) = tokio::runtime::Handle::try_current() {
+                rt.spawn(async move { release(&store, &key, &token).await });
+            }
+        }
+    }
+}
+
+async fn release(store: &Store, key: &str, token: &str) {
+    match store.delete_if(key, token).await {
+        Ok(true) => {}
+        // Held past its expiry: another settlement of the payer may have run beside it.
+        Ok(false) => tracing::warn!(%key, "a payer lock expired before its settlement ended"),
+        Err(e) => {
+            tracing::warn!(%key, store = %e.store, error = %e.message, "could not release a payer lock; it expires by itself")
         }
     }
 }

@@ -42,10 +42,7 @@ impl Facilitator {
                 ),
             );
         }
-        let closed = matches!(
-            self.lock_store.record(&self.facilitator(), hash).await,
-            Ok(Some(_))
-        );
+        let closed = matches!(self.payment_records.record(hash).await, Ok(Some(_)));
         if closed {
             return ApiError::new(
                 StatusCode::FORBIDDEN,
@@ -71,7 +68,7 @@ impl Facilitator {
         let live = receipts::live(&self.rpc, pda, &fac, &hash).await?;
         // The records make the answer fuller, never possible: with the store down (Redis)
         // /receipt answers from the chain alone, as /verify goes on.
-        let kept = match self.lock_store.record(&fac, &hash).await {
+        let kept = match self.payment_records.record(&hash).await {
             Ok(kept) => kept,
             Err(e) => {
                 tracing::warn!(error = %e, "payment records unavailable; the receipt reads the chain alone");
@@ -130,7 +127,7 @@ impl Facilitator {
         limit: usize,
     ) -> Result<Value, ApiError> {
         let fac = self.facilitator();
-        let listed = self.lock_store.payments_of(&fac, payer, limit).await?;
+        let listed = self.payment_records.payments_of(payer, limit).await?;
         let payments: Vec<Value> = listed
             .into_iter()
             .map(|(hash, at, record)| {

@@ -464,7 +464,7 @@ async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
 /// (then /settle answers 503 `lock_store_unavailable`; /verify and /receipt still work). The
 /// RPC is named by its origin only: this route answers anyone.
 async fn healthz(State(f): App) -> Json<Value> {
-    let mut store = f.lock_store.health().await;
+    let mut store = crate::store::health(&*f.store).await;
     store.error = store.error.map(|e| redact::urls_in(&e));
     Json(json!({
         "ok": store.ok,

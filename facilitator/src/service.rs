@@ -8,7 +8,6 @@ use crate::config::{
 };
 use crate::decisions::DecisionCache;
 use crate::limits::RateLimits;
-use crate::lock_store::LockStore;
 use crate::payer_signers::AgentCache;
 use crate::redact;
 use crate::sessions::Sessions;
@@ -50,9 +49,12 @@ pub struct Facilitator {
     pub compute: ComputeCaps,
     /// Per caller address and per payer agent (see [`crate::limits`]).
     pub limits: RateLimits,
-    /// One settlement at a time per payer agent, and the pending settlements a retry finds:
-    /// in process, or in Redis for replicas (see [`crate::lock_store`]).
-    pub lock_store: LockStore,
+    /// What outlives a request: in process, or in Redis for replicas (see [`crate::store`]).
+    pub store: crate::store::Store,
+    /// One settlement at a time per payer agent (see [`crate::payer_locks`]).
+    pub turns: crate::payer_locks::PayerTurns,
+    /// The payments settled and the settlements sent (see [`crate::payment_records`]).
+    pub payment_records: crate::payment_records::PaymentRecords,
     /// What decisions may take from memory (see [`crate::decisions`]).
     pub decisions: DecisionCache,
     /// Who may sign for the payer agents seen lately (see [`crate::payer_signers`]).
@@ -93,16 +95,24 @@ impl Facilitator {
             other => ConfigError::new("NETWORK", other.to_string()),
         })?;
         let rpc_url = crate::config::validate_rpc_url(&rpc_url)?;
-        let lock_store = match &config.redis_url {
-            None => LockStore::in_process(),
-            Some(url) => {
-                LockStore::redis(url, lock_ttl).map_err(|e| ConfigError::new("REDIS_URL", e))?
-            }
-        }
-        .with_max_waiting(config.limits.max_waiting_per_payer);
-        let sessions = Sessions::new(lock_store.shared());
-        let approvals = Approvals::new(config.approvals, lock_store.shared());
-        let advances = crate::advances::ledger::Ledger::new(lock_store.shared());
+        let store = crate::store::open(config.redis_url.as_deref())
+            .map_err(|e| ConfigError::new("REDIS_URL", e))?;
+        // In process nobody else can hold a payer's turn: no expiry needed.
+        let lock_ttl = if store.shared() {
+            lock_ttl
+        } else {
+            Duration::ZERO
+        };
+        let max_waiting = config.limits.max_waiting_per_payer;
+        let turns = crate::payer_locks::PayerTurns::new(store.clone(), lock_ttl, max_waiting);
+        let payment_records = crate::payment_records::PaymentRecords::new(
+            store.clone(),
+            facilitator.pubkey(),
+            lock_ttl,
+        );
+        let sessions = Sessions::new(store.clone());
+        let approvals = Approvals::new(config.approvals, store.clone());
+        let advances = crate::advances::ledger::Ledger::new(store.clone());
         Ok(Arc::new(Facilitator {
             rpc_origin: redact::origin(&rpc_url),
             rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
@@ -117,7 +127,9 @@ impl Facilitator {
             send_timeout: config.send_timeout,
             compute: config.compute,
             limits: RateLimits::new(&config.limits),
-            lock_store,
+            store,
+            turns,
+            payment_records,
             decisions: DecisionCache::default(),
             agents: AgentCache::default(),
             sessions,
@@ -137,11 +149,11 @@ impl Facilitator {
     /// Boot check: the RPC answers, its genesis is the configured network's, the
     /// facilitator's lookup tables are loaded, and the lock store (Redis) answers.
     pub async fn check(&self) -> Result<(), ConfigError> {
-        let store = self.lock_store.health().await;
+        let store = crate::store::health(&*self.store).await;
         if let Some(e) = store.error {
             return Err(ConfigError::new(
                 "REDIS_URL",
-                format!("{} does not answer: {e}", self.lock_store.name()),
+                format!("{} does not answer: {e}", self.store.name()),
             ));
         }
         let genesis = self.rpc.get_genesis_hash().await.map_err(|e| {

@@ -14,21 +14,19 @@
 
 use crate::coalesce::Coalesce;
 use crate::reject::Rejection;
+use crate::store::{Store, StoreUnavailable};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 use trust_gate_client::vouchers::{Voucher, VoucherKey};
-use trust_gate_server::redis_store::{RedisStore, StoreUnavailable};
 use trust_gate_x402::batch::ChannelConfig;
 
 /// How long a closed session's key outlives its close in Redis (it stays to answer a late
 /// voucher, or a retried close, with the channel's state).
 pub const SESSION_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
-/// Attempts at replacing a session that other replicas keep changing.
-const MAX_REPLACE_ATTEMPTS: usize = 8;
 const KEY_PREFIX: &str = "trust-gate:batch:";
 const INDEX_KEY: &str = "trust-gate:batch-index";
 const TICK_KEY: &str = "trust-gate:batch-tick";
@@ -116,7 +114,7 @@ impl Session {
         self.accepted.saturating_sub(self.redeemed)
     }
 
-    /// How long this session's key lives in Redis after a change: for ever while open.
+    /// How long this session's key lives after a change: for ever while open.
     fn ttl(&self) -> Option<Duration> {
         self.closed_by.is_some().then_some(SESSION_TTL)
     }
@@ -174,30 +172,16 @@ pub struct SessionWork {
     pub(crate) read_at: std::sync::Mutex<std::collections::HashMap<Pubkey, i64>>,
 }
 
-/// Why a change of a session was not made: the store failed, the session is not there, or
-/// the change refused it (the caller's error).
-#[derive(Debug)]
-pub enum Change<E> {
-    Unavailable(StoreUnavailable),
-    Missing,
-    Refused(E),
-}
-
-impl<E> From<StoreUnavailable> for Change<E> {
-    fn from(e: StoreUnavailable) -> Self {
-        Change::Unavailable(e)
-    }
-}
+pub use crate::store::Change;
 
 pub struct Sessions {
-    local: Mutex<HashMap<Pubkey, Session>>,
+    store: Store,
     /// Vouchers whose signature this process verified lately (by signature: the key and the
     /// message it verified), so that a `/settle` of a voucher `/verify` checked does not
     /// check it again.
     verified: Mutex<HashMap<[u8; 64], Verified>>,
     /// The voucher keys of the sessions seen lately, decompressed once.
     keys: Mutex<HashMap<Pubkey, Option<VoucherKey>>>,
-    shared: Option<Arc<RedisStore>>,
     /// Payer agents whose kill switch the poller last read as paused.
     paused: RwLock<HashSet<Pubkey>>,
     /// The gated sessions' policies (payer agent, policy id) the poller last read as retired.
@@ -209,12 +193,11 @@ fn key(channel: &Pubkey) -> String {
 }
 
 impl Sessions {
-    pub fn new(shared: Option<Arc<RedisStore>>) -> Self {
+    pub fn new(store: Store) -> Self {
         Sessions {
-            local: Mutex::default(),
+            store,
             verified: Mutex::default(),
             keys: Mutex::default(),
-            shared,
             paused: RwLock::default(),
             retired: RwLock::default(),
         }
@@ -222,176 +205,82 @@ impl Sessions {
 
     /// The session of `channel`.
     pub async fn get(&self, channel: &Pubkey) -> Result<Option<Session>, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            return Ok(self.local_map().get(channel).cloned());
-        };
-        let raw = r.get(&key(channel)).await.map_err(|e| r.unavailable(e))?;
+        let raw = self.store.get(&key(channel)).await?;
         Ok(raw.and_then(|s| serde_json::from_str(&s).ok()))
     }
 
     /// Adds a new session; false when the channel has one already.
     pub async fn insert(&self, s: &Session) -> Result<bool, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            let mut map = self.local_map();
-            if map.contains_key(&s.channel) {
-                return Ok(false);
-            }
-            map.insert(s.channel, s.clone());
-            return Ok(true);
-        };
         let json = serde_json::to_string(s).unwrap_or_default();
-        let there = r
+        if self
+            .store
             .claim(&key(&s.channel), &json, s.ttl())
-            .await
-            .map_err(|e| r.unavailable(e))?;
-        if there.is_some() {
+            .await?
+            .is_some()
+        {
             return Ok(false);
         }
-        r.add_member(INDEX_KEY, &s.channel.to_string())
-            .await
-            .map_err(|e| r.unavailable(e))?;
+        let channel = s.channel.to_string();
+        self.store
+            .index_add(INDEX_KEY, &channel, s.opened_at)
+            .await?;
         Ok(true)
     }
 
-    /// Changes the session of `channel` with `f`, atomically against every other change (in
-    /// Redis: replaced only if unchanged since it was read, else read and tried again).
+    /// Changes the session of `channel` with `f`, atomically against every other change
+    /// (see [`crate::store::change`]).
     pub async fn update<E>(
         &self,
         channel: &Pubkey,
         f: impl Fn(&Session) -> Result<Session, E>,
     ) -> Result<Session, Change<E>> {
-        let Some(r) = &self.shared else {
-            return self.update_local(channel, f);
-        };
-        let k = key(channel);
-        for _ in 0..MAX_REPLACE_ATTEMPTS {
-            let raw = r
-                .get(&k)
-                .await
-                .map_err(|e| r.unavailable(e))?
-                .ok_or(Change::Missing)?;
-            let s: Session = serde_json::from_str(&raw).map_err(|_| Change::Missing)?;
-            let next = f(&s).map_err(Change::Refused)?;
-            if next == s {
-                return Ok(next);
-            }
-            let json = serde_json::to_string(&next).unwrap_or_default();
-            if r.replace_if(&k, &raw, &json, next.ttl())
-                .await
-                .map_err(|e| r.unavailable(e))?
-            {
-                return Ok(next);
-            }
-        }
-        Err(Change::Unavailable(StoreUnavailable {
-            store: r.name.clone(),
-            message: format!(
-                "session {channel} kept changing under {MAX_REPLACE_ATTEMPTS} attempts"
-            ),
-        }))
-    }
-
-    /// [`Sessions::update`] in process, the same way: `f` runs on a copy outside the lock
-    /// (a voucher's check is a signature's, some 40 µs: under the lock, the vouchers of every
-    /// channel would wait for each other's on one core), and the change lands only if the
-    /// session is still the one `f` saw, else it is read and tried again.
-    fn update_local<E>(
-        &self,
-        channel: &Pubkey,
-        f: impl Fn(&Session) -> Result<Session, E>,
-    ) -> Result<Session, Change<E>> {
-        for _ in 0..MAX_REPLACE_ATTEMPTS {
-            let s = self
-                .local_map()
-                .get(channel)
-                .cloned()
-                .ok_or(Change::Missing)?;
-            let next = f(&s).map_err(Change::Refused)?;
-            if next == s {
-                return Ok(next);
-            }
-            let mut map = self.local_map();
-            let current = map.get_mut(channel).ok_or(Change::Missing)?;
-            if *current == s {
-                *current = next.clone();
-                return Ok(next);
-            }
-        }
-        Err(Change::Unavailable(StoreUnavailable {
-            store: "in process".into(),
-            message: format!(
-                "session {channel} kept changing under {MAX_REPLACE_ATTEMPTS} attempts"
-            ),
-        }))
+        crate::store::change(&*self.store, &key(channel), Session::ttl, f).await
     }
 
     /// Forgets the session of `channel` (an open that never landed).
     pub async fn remove(&self, channel: &Pubkey) -> Result<(), StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            self.local_map().remove(channel);
-            return Ok(());
-        };
-        r.query::<()>(redis::cmd("DEL").arg(key(channel)))
+        self.store.delete(&key(channel)).await?;
+        self.store
+            .index_remove(INDEX_KEY, &channel.to_string())
             .await
-            .map_err(|e| r.unavailable(e))?;
-        r.remove_member(INDEX_KEY, &channel.to_string())
-            .await
-            .map_err(|e| r.unavailable(e))
-    }
-
-    /// In process, forgets the closed sessions last changed before `before` (unix seconds), as
-    /// Redis expires a session [`SESSION_TTL`] after its last change.
-    pub fn forget_closed(&self, before: i64) {
-        self.local_map()
-            .retain(|_, s| s.closed_by.is_none() || s.active_at.max(s.closing_at) >= before);
     }
 
     /// Every session still open (not closed).
     pub async fn open(&self) -> Result<Vec<Session>, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            return Ok(self
-                .local_map()
-                .values()
-                .filter(|s| s.closed_by.is_none())
-                .cloned()
-                .collect());
-        };
-        let channels = r.members(INDEX_KEY).await.map_err(|e| r.unavailable(e))?;
+        let channels = self
+            .store
+            .index_range(INDEX_KEY, i64::MIN, usize::MAX)
+            .await?;
         let keys: Vec<String> = channels
             .iter()
-            .filter_map(|c| c.parse::<Pubkey>().ok())
+            .filter_map(|(c, _)| c.parse::<Pubkey>().ok())
             .map(|c| key(&c))
             .collect();
-        if keys.is_empty() {
-            return Ok(Vec::new());
-        }
-        let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let raw = r.get_many(&refs).await.map_err(|e| r.unavailable(e))?;
+        let raw = self.store.get_many(&keys).await?;
         let mut open = Vec::new();
-        for (channel, raw) in channels.iter().zip(raw) {
+        for ((channel, _), raw) in channels.iter().zip(raw) {
             match raw.and_then(|s| serde_json::from_str::<Session>(&s).ok()) {
                 Some(s) if s.closed_by.is_none() => open.push(s),
                 // Closed or expired: out of the index.
-                _ => r
-                    .remove_member(INDEX_KEY, channel)
-                    .await
-                    .map_err(|e| r.unavailable(e))?,
+                _ => self.store.index_remove(INDEX_KEY, channel).await?,
             }
         }
+        open.sort_by_key(|s| s.opened_at);
         Ok(open)
     }
 
-    /// Whether this replica does the background work this tick: always in process; with
-    /// Redis, the one that first claims the tick's key (it expires after `ttl`).
+    /// Whether this replica does the background work this tick: always when alone on its
+    /// store; among replicas, the one that first claims the tick's key (it expires after
+    /// `ttl`).
     pub async fn take_tick(&self, ttl: Duration) -> Result<bool, StoreUnavailable> {
-        let Some(r) = &self.shared else {
+        if !self.store.shared() {
             return Ok(true);
-        };
-        let token = format!("{}", std::process::id());
-        let there = r
+        }
+        let token = crate::store::token();
+        let there = self
+            .store
             .claim(TICK_KEY, &token, Some(ttl.mul_f32(0.9)))
-            .await
-            .map_err(|e| r.unavailable(e))?;
+            .await?;
         Ok(there.is_none())
     }
 
@@ -454,16 +343,12 @@ impl Sessions {
             *r = now;
         }
     }
-
-    fn local_map(&self) -> std::sync::MutexGuard<'_, HashMap<Pubkey, Session>> {
-        // A panic while holding it leaves the map as it was before the change.
-        self.local.lock().unwrap_or_else(|e| e.into_inner())
-    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use std::sync::Arc;
 
     /// A gated session with fresh keys (the other modules' tests start from it too).
     pub(crate) fn session() -> Session {
@@ -519,7 +404,7 @@ pub(crate) mod tests {
 
     #[tokio::test]
     async fn in_process_a_session_is_added_once_and_changed_in_place() {
-        let store = Sessions::new(None);
+        let store = Sessions::new(crate::store::open(None).unwrap());
         let s = session();
         assert!(store.insert(&s).await.unwrap());
         assert!(!store.insert(&s).await.unwrap());
@@ -568,13 +453,22 @@ pub(crate) mod tests {
         }
     }
 
+    /// Runs `f` to its end on this thread (the tests below check from several threads).
+    fn block<F: std::future::Future>(f: F) -> F::Output {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
     #[test]
     fn in_process_two_channels_are_checked_at_once() {
         use std::sync::mpsc;
-        let store = Arc::new(Sessions::new(None));
+        let store = Arc::new(Sessions::new(crate::store::open(None).unwrap()));
         let (a, b) = (session(), session());
         for s in [&a, &b] {
-            store.local_map().insert(s.channel, s.clone());
+            block(store.insert(s)).unwrap();
         }
         // Each change waits, inside its check, for the other's check to begin: with the map
         // locked during a check, the second never begins and the first gives up.
@@ -584,22 +478,22 @@ pub(crate) mod tests {
         let other = {
             let store = store.clone();
             std::thread::spawn(move || {
-                store.update_local(&b.channel, |s| -> Result<Session, &str> {
+                block(store.update(&b.channel, |s| -> Result<Session, &str> {
                     to_a.send(()).map_err(|_| "a is gone")?;
                     from_a
                         .recv_timeout(wait)
                         .map_err(|_| "a's check never began")?;
                     Ok(s.clone())
-                })
+                }))
             })
         };
-        let mine = store.update_local(&a.channel, |s| -> Result<Session, &str> {
+        let mine = block(store.update(&a.channel, |s| -> Result<Session, &str> {
             to_b.send(()).map_err(|_| "b is gone")?;
             from_b
                 .recv_timeout(wait)
                 .map_err(|_| "b's check never began")?;
             Ok(s.clone())
-        });
+        }));
         assert!(mine.is_ok(), "{:?}", mine.err());
         let theirs = other.join().unwrap();
         assert!(theirs.is_ok(), "{:?}", theirs.err());
@@ -608,18 +502,18 @@ pub(crate) mod tests {
     #[test]
     fn in_process_a_change_checked_against_a_stale_session_is_checked_again() {
         use std::sync::atomic::{AtomicUsize, Ordering};
-        let store = Arc::new(Sessions::new(None));
+        let store = Arc::new(Sessions::new(crate::store::open(None).unwrap()));
         let s = session();
-        store.local_map().insert(s.channel, s.clone());
+        block(store.insert(&s)).unwrap();
         // While the first check of 0 -> 5 runs, another change lands 0 -> 3: the first is
         // checked again against 3, and refused there, as the voucher it stands for would be.
         let runs = AtomicUsize::new(0);
-        let result = store.update_local(&s.channel, |c| {
+        let result = block(store.update(&s.channel, |c| {
             if runs.fetch_add(1, Ordering::SeqCst) == 0 {
                 let (store, channel) = (store.clone(), c.channel);
                 let (done, landed) = std::sync::mpsc::channel();
                 std::thread::spawn(move || {
-                    let _ = done.send(store.update_local(&channel, advance(0, 3)).is_ok());
+                    let _ = done.send(block(store.update(&channel, advance(0, 3))).is_ok());
                 });
                 // Given up (not hung) if the other change cannot get at the map.
                 if landed.recv_timeout(Duration::from_secs(10)) != Ok(true) {
@@ -627,14 +521,14 @@ pub(crate) mod tests {
                 }
             }
             advance(0, 5)(c)
-        });
+        }));
         assert!(matches!(result, Err(Change::Refused(3))));
         assert_eq!(runs.load(Ordering::SeqCst), 2);
-        assert_eq!(store.local_map()[&s.channel].accepted, 3);
+        let now = block(store.get(&s.channel)).unwrap().unwrap();
+        assert_eq!(now.accepted, 3);
         // A change that finds the session as it read it lands.
         assert_eq!(
-            store
-                .update_local(&s.channel, advance(3, 8))
+            block(store.update(&s.channel, advance(3, 8)))
                 .ok()
                 .map(|s| s.accepted),
             Some(8)
@@ -642,34 +536,9 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn in_process_closed_sessions_are_forgotten_a_ttl_after_their_close() {
-        let store = Sessions::new(None);
-        let open = session();
-        let closed_late = Session {
-            closing_at: 100,
-            closed_by: Some("c".into()),
-            ..session()
-        };
-        let closed_early = Session {
-            closing_at: 50,
-            closed_by: Some("c".into()),
-            ..session()
-        };
-        for s in [&open, &closed_late, &closed_early] {
-            store.local_map().insert(s.channel, s.clone());
-        }
-        store.forget_closed(100);
-        let mut left: Vec<Pubkey> = store.local_map().keys().copied().collect();
-        left.sort();
-        let mut kept = vec![open.channel, closed_late.channel];
-        kept.sort();
-        assert_eq!(left, kept);
-    }
-
-    #[test]
     fn a_remembered_signature_counts_only_for_its_key_and_message() {
         use solana_sdk::signature::{Keypair, Signer};
-        let store = Sessions::new(None);
+        let store = Sessions::new(crate::store::open(None).unwrap());
         let key = Keypair::new();
         let channel = Pubkey::new_unique();
         let v = Voucher::sign(&key, &channel, 5, 0);
@@ -682,7 +551,7 @@ pub(crate) mod tests {
 
     #[test]
     fn the_pause_set_reports_new_pauses_only() {
-        let store = Sessions::new(None);
+        let store = Sessions::new(crate::store::open(None).unwrap());
         let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
         assert_eq!(store.set_paused(HashSet::from([a])), vec![a]);
         assert!(store.is_paused(&a) && !store.is_paused(&b));

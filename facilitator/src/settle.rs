@@ -2,11 +2,11 @@
 //! preflight (the cluster's simulation), confirm. A replay of a settled transaction returns
 //! the first signature.
 //!
-//! Replays need no cache in one process: Ed25519 signatures are deterministic, so co-signing
-//! the same message again gives the same transaction signature, whose status the cluster
-//! knows. Replicas on Redis also write the signature for the payment before the send (see
-//! [`crate::lock_store`]), so that a retry on another replica answers without sending, and a
-//! second transaction of the same payment waits while the first may still land.
+//! Ed25519 signatures are deterministic, so co-signing the same message again gives the same
+//! transaction signature, whose status the cluster knows. The signature is also written for
+//! the payment before the send (see [`crate::payment_records`]), so that a retry on any
+//! replica answers without sending, and a second transaction of the same payment waits while
+//! the first may still land.
 //!
 //! Settlements of one payer agent run one at a time, across replicas with Redis, so each
 //! simulation sees the counters the previous one committed; a settlement that still fails on
@@ -24,13 +24,14 @@ use crate::adapter::{self, Expectations, GateContext};
 use crate::budget;
 use crate::inspect::{self, Expected, Verified};
 use crate::limits::retry_after_secs;
-use crate::lock_store::{Claim, LockError, PendingRecord, StoreUnavailable};
 use crate::payee_account;
+use crate::payer_locks::LockError;
 use crate::payer_signers;
-use crate::payment_records::PaymentRecord;
+use crate::payment_records::{Claim, PaymentRecord, PendingRecord};
 use crate::redact;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
+use crate::store::StoreUnavailable;
 use axum::http::StatusCode;
 use solana_commitment_config::{CommitmentConfig, CommitmentLevel};
 use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
@@ -260,12 +261,11 @@ impl Facilitator {
             signature,
             blockhash: *tx.message.recent_blockhash(),
         };
-        let store = &self.lock_store;
-        let fac = self.facilitator();
+        let records = &self.payment_records;
         let id = &ctx.payment_id_hash;
 
-        // Both of the payment's records, in one round trip with Redis.
-        let (pending, earlier) = store.lookup(&fac, id).await.map_err(unavailable)?;
+        // Both of the payment's records, in one round trip.
+        let (pending, earlier) = records.lookup(id).await.map_err(unavailable)?;
         // A payment id settles once, even after its log is closed (the chain then refuses
         // only the same deadline): the record of an earlier settlement refuses another.
         if let Some(earlier) = earlier {
@@ -297,15 +297,19 @@ impl Facilitator {
         let outcome = match replayed {
             Some(done) => landed_as(done, true),
             None => {
-                let turn = store.lock(ctx.payer_asset).await.map_err(|e| match e {
-                    LockError::Unavailable(e) => unavailable(e),
-                    LockError::Busy(busy) => Rejection::too_many(
-                        "payer_busy",
-                        format!("{busy} (MAX_WAITING_PER_PAYER); nothing was sent (no fee)"),
-                        1,
-                    )
-                    .hint("retry in a moment: one payer's settlements run one at a time"),
-                })?;
+                let turn = self
+                    .turns
+                    .lock(ctx.payer_asset)
+                    .await
+                    .map_err(|e| match e {
+                        LockError::Unavailable(e) => unavailable(e),
+                        LockError::Busy(busy) => Rejection::too_many(
+                            "payer_busy",
+                            format!("{busy} (MAX_WAITING_PER_PAYER); nothing was sent (no fee)"),
+                            1,
+                        )
+                        .hint("retry in a moment: one payer's settlements run one at a time"),
+                    })?;
                 let outcome = self
                     .settle_in_turn(&tx, &record, ctx, gate_index, &settlement.compute_budget)
                     .await;
@@ -319,7 +323,7 @@ impl Facilitator {
                 payer_asset: Some(ctx.payer_asset),
                 ..PaymentRecord::default()
             };
-            if let Err(e) = store.keep(&fac, id, &record).await {
+            if let Err(e) = records.keep(id, &record).await {
                 // Landed all the same; the chain still holds the payment id until its log
                 // closes, and /receipt falls back to the chain.
                 tracing::warn!(%signature, error = %e, "could not keep the payment's record");
@@ -386,12 +390,11 @@ impl Facilitator {
         gate_index: u8,
         budget: &ComputeBudget,
     ) -> Result<Sent, Rejection> {
-        let (store, fac, id) = (&self.lock_store, self.facilitator(), &ctx.payment_id_hash);
+        let (records, id) = (&self.payment_records, &ctx.payment_id_hash);
         let signature = &record.signature;
-        let claim = store.claim(&fac, id, record).await.map_err(unavailable)?;
-        // This very transaction was sent before: by any replica (its claimed record), or by
-        // this process (in process there are no records).
-        let retry = matches!(claim, Claim::Same) || store.was_sent(signature);
+        let claim = records.claim(id, record).await.map_err(unavailable)?;
+        // This very transaction was claimed before, so perhaps sent (by any replica).
+        let retry = matches!(claim, Claim::Same);
         let ready = self
             .within(self.before_send(claim, tx, record, ctx, budget))
             .await?;
@@ -399,17 +402,11 @@ impl Facilitator {
             Ready::Done(sent) => return Ok(sent),
             Ready::LimitTooHigh(r) => {
                 // Never sent: a transaction with a lower limit may take the payment at once.
-                store.forget(&fac, id, record).await;
+                records.forget(id, record).await;
                 return Err(r);
             }
             Ready::Refused(err, logs) => Some((err, logs)),
-            Ready::Send => {
-                let refused = self.send(tx).await;
-                if refused.is_none() {
-                    store.note_sent(*signature);
-                }
-                refused
-            }
+            Ready::Send => self.send(tx).await,
         };
         let Some((err, logs)) = refused else {
             // Sent, or perhaps sent (no answer from the RPC: the transaction may have
@@ -434,7 +431,7 @@ impl Facilitator {
             });
         }
         // Refused in preflight, so never sent: another transaction of the payment may go.
-        store.forget(&fac, id, record).await;
+        records.forget(id, record).await;
         Ok(Sent::Refused(err, logs))
     }
 
@@ -566,8 +563,8 @@ impl Facilitator {
                 None => return Err(in_progress(&payment, &earlier.signature)),
             }
         }
-        let (fac, id) = (self.facilitator(), &ctx.payment_id_hash);
-        match self.lock_store.replace(&fac, id, earlier, ours).await {
+        let id = &ctx.payment_id_hash;
+        match self.payment_records.replace(id, earlier, ours).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(in_progress(&payment, &earlier.signature)),
             Err(e) => Err(unavailable(e)),

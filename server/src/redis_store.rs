@@ -1,12 +1,6 @@
-//! The Redis half of the lock store: what facilitator replicas share.
-//!
-//! - A payer's lock: `SET key token NX PX ttl`, taken by polling; released only by its holder
-//!   (compare-and-delete in one script), else it frees itself at expiry (a replica that died
-//!   holding it).
-//! - A payment's pending record (`payment id → signature and blockhash`), claimed before the
-//!   send, so that a retry on any replica finds the transaction that was sent.
-//! - A payment's record once settled (`crate::payment_records`): a plain `SET` with an
-//!   expiry.
+//! A connection to Redis shared by replicas, and the compare-and-write scripts every keeper
+//! of state needs: a claim (write unless present), a replacement and a deletion that act
+//! only on the value they expect. The facilitator's store and `paid_once` are built on it.
 //!
 //! Every command is one round trip (a script is EVALSHA, loaded again after a Redis restart);
 //! [`RedisStore::round_trips`] counts them for the bench.
@@ -20,9 +14,6 @@ use std::time::Duration;
 const RESPONSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long one connection attempt may take.
 const CONNECTION_TIMEOUT: Duration = Duration::from_secs(1);
-/// Polling for a held lock: the first pause, doubled up to the last.
-const POLL_FIRST: Duration = Duration::from_millis(2);
-const POLL_MAX: Duration = Duration::from_millis(25);
 
 /// Deletes KEYS[1] only while it holds ARGV[1]: a lock released by its holder, or a pending
 /// record forgotten by the settlement that wrote it.
@@ -132,26 +123,6 @@ impl RedisStore {
             .map(drop)
     }
 
-    /// Takes `key` with `token` for `ttl`, waiting while another holder has it.
-    pub async fn lock(&self, key: &str, token: &str, ttl: Duration) -> redis::RedisResult<()> {
-        let mut pause = POLL_FIRST;
-        loop {
-            let taken: Option<String> = redis::cmd("SET")
-                .arg(key)
-                .arg(token)
-                .arg("NX")
-                .arg("PX")
-                .arg(millis(ttl))
-                .query_async(&mut self.con())
-                .await?;
-            if taken.is_some() {
-                return Ok(());
-            }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(POLL_MAX);
-        }
-    }
-
     /// Deletes `key` if it still holds `value`; false when it did not (expired, or another
     /// holder's now).
     pub async fn delete_if(&self, key: &str, value: &str) -> redis::RedisResult<bool> {
@@ -162,56 +133,6 @@ impl RedisStore {
             .invoke_async(&mut self.con())
             .await?;
         Ok(n == 1)
-    }
-
-    /// Several keys in one round trip (`MGET`), in order.
-    pub async fn get_many(&self, keys: &[&str]) -> redis::RedisResult<Vec<Option<String>>> {
-        redis::cmd("MGET")
-            .arg(keys)
-            .query_async(&mut self.con())
-            .await
-    }
-
-    pub async fn get(&self, key: &str) -> redis::RedisResult<Option<String>> {
-        redis::cmd("GET")
-            .arg(key)
-            .query_async(&mut self.con())
-            .await
-    }
-
-    /// Writes `value` at `key`, expiring in `ttl`.
-    pub async fn set(&self, key: &str, value: &str, ttl: Duration) -> redis::RedisResult<()> {
-        redis::cmd("SET")
-            .arg(key)
-            .arg(value)
-            .arg("PX")
-            .arg(millis(ttl))
-            .query_async::<()>(&mut self.con())
-            .await
-    }
-
-    /// Adds `member` to the set at `key` (no expiry: the sessions' index).
-    pub async fn add_member(&self, key: &str, member: &str) -> redis::RedisResult<()> {
-        redis::cmd("SADD")
-            .arg(key)
-            .arg(member)
-            .query_async::<()>(&mut self.con())
-            .await
-    }
-
-    pub async fn remove_member(&self, key: &str, member: &str) -> redis::RedisResult<()> {
-        redis::cmd("SREM")
-            .arg(key)
-            .arg(member)
-            .query_async::<()>(&mut self.con())
-            .await
-    }
-
-    pub async fn members(&self, key: &str) -> redis::RedisResult<Vec<String>> {
-        redis::cmd("SMEMBERS")
-            .arg(key)
-            .query_async(&mut self.con())
-            .await
     }
 
     /// Runs `script` (EVALSHA, loaded again when Redis lost it) with `keys` and `args`.

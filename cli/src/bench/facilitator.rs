@@ -195,7 +195,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
         .await
         .with_calls_since(&localnet, calls);
     // The same, one settlement at a time per payer, as /settle runs them so that none fails
-    // on chain (see the facilitator's lock_store): what one payer's settlements can reach.
+    // on chain (see the facilitator's payer_locks): what one payer's settlements can reach.
     eprintln!(
         "settlement floor, one at a time per payer: {settle_seconds} s, {} clients ...",
         a.concurrency
@@ -245,7 +245,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
                 servers.push(crate::services::start_facilitator(&args).await?);
             }
             // The store's name, never the URL's credentials.
-            let store = servers[0].facilitator.lock_store.name();
+            let store = servers[0].facilitator.store.name();
             eprintln!(
                 "POST /settle on {n} replica(s) sharing {store}: {settle_seconds} s, {} clients ...",
                 a.concurrency
@@ -261,7 +261,7 @@ pub async fn run(a: LocalnetBench) -> Result<(), String> {
             let round_trips = |servers: &[trust_gate_facilitator::Server]| -> u64 {
                 servers
                     .iter()
-                    .map(|s| s.facilitator.lock_store.round_trips())
+                    .map(|s| s.facilitator.store.round_trips())
                     .sum()
             };
             let (calls, trips) = (rpc_calls(&localnet), round_trips(&servers));

@@ -1,15 +1,13 @@
 //! The ledger of what the facilitator advanced: for each channel it sponsors (its rent payer
 //! and fee payer), whose open it was, which scheme's, and the lamports of rent it holds (the
-//! channel's, the escrow's, the gate record's). In process, or in Redis (`REDIS_URL`) so that
+//! channel's, the escrow's, the gate record's). In the store (see [`crate::store`]), so that
 //! every replica counts the same: one hash, a field a channel, its JSON; a reservation checks
-//! the bounds and writes in one script, so two replicas cannot both take the last place.
+//! the bounds and writes in one step, so two replicas cannot both take the last place.
 
-use redis::Script;
+use crate::store::{Rule, Store, StoreUnavailable};
 use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use trust_gate_server::redis_store::{RedisStore, StoreUnavailable};
 
 const KEY: &str = "trust-gate:advances";
 
@@ -81,7 +79,31 @@ pub fn admits<'a>(
     Ok(())
 }
 
-/// [`admits`] and the write, in one script: "ok", "exists", "payer:<open>" or
+impl Full {
+    /// As the reservation rule answers it (in either backend).
+    fn answer(&self) -> String {
+        match self {
+            Full::Payer { open } => format!("payer:{open}"),
+            Full::Total { advanced } => format!("total:{advanced}"),
+            Full::Exists => "exists".into(),
+        }
+    }
+
+    fn of_answer(answer: &str) -> Full {
+        let number = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX);
+        match answer.split_once(':') {
+            Some(("payer", n)) => Full::Payer {
+                open: number(n) as usize,
+            },
+            Some(("total", n)) => Full::Total {
+                advanced: number(n),
+            },
+            _ => Full::Exists,
+        }
+    }
+}
+
+/// [`admits`] and the write, as Redis runs it: "ok", "exists", "payer:<open>" or
 /// "total:<advanced>". ARGV: channel, entry JSON, payer, kind, per-payer bound, total bound,
 /// lamports. (Lua numbers are doubles: exact to 2^53 lamports, 9 million SOL.)
 const RESERVE: &str = r"
@@ -99,32 +121,19 @@ end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 return 'ok'";
 
-/// Rewrites KEYS[1]'s field ARGV[1] with ARGV[2] only while it is there (a closed or settled
-/// channel whose reservation a rebuild already dropped is not written back).
-const UPDATE: &str = r"
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-  return 1
-end
-return 0";
-
 pub struct Ledger {
     /// When this process last rebuilt it from the chain (unix seconds).
     rebuilt_at: std::sync::atomic::AtomicI64,
-    local: Mutex<HashMap<Pubkey, Advance>>,
-    shared: Option<Arc<RedisStore>>,
-    reserve: Script,
-    update: Script,
+    store: Store,
+    reserve: redis::Script,
 }
 
 impl Ledger {
-    pub fn new(shared: Option<Arc<RedisStore>>) -> Self {
+    pub fn new(store: Store) -> Self {
         Ledger {
             rebuilt_at: std::sync::atomic::AtomicI64::new(0),
-            local: Mutex::default(),
-            shared,
-            reserve: Script::new(RESERVE),
-            update: Script::new(UPDATE),
+            store,
+            reserve: redis::Script::new(RESERVE),
         }
     }
 
@@ -139,135 +148,85 @@ impl Ledger {
                 .is_ok()
     }
 
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<Pubkey, Advance>> {
-        self.local.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Reserves `channel` for `advance` within `bounds`.
+    /// Reserves `channel` for `advance` within `bounds` (checked and written in one step).
     pub async fn reserve(
         &self,
         channel: &Pubkey,
         advance: &Advance,
         bounds: Bounds,
     ) -> Result<Result<(), Full>, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            let mut map = self.map();
-            if map.contains_key(channel) {
-                return Ok(Err(Full::Exists));
-            }
-            if let Err(full) = admits(
-                map.values(),
-                &advance.payer,
-                advance.kind,
-                advance.lamports,
-                bounds,
-            ) {
-                return Ok(Err(full));
-            }
-            map.insert(*channel, advance.clone());
-            return Ok(Ok(()));
-        };
         let kind = serde_json::to_value(advance.kind)
             .ok()
             .and_then(|k| k.as_str().map(String::from))
             .unwrap_or_default();
-        let answer: String = r
-            .invoke(
-                &self.reserve,
-                &[KEY.to_string()],
-                &[
-                    channel.to_string(),
-                    serde_json::to_string(advance).unwrap_or_default(),
-                    advance.payer.clone(),
-                    kind,
-                    bounds.per_payer.to_string(),
-                    bounds.total.to_string(),
-                    advance.lamports.to_string(),
-                ],
+        let args = [
+            advance.payer.clone(),
+            kind,
+            bounds.per_payer.to_string(),
+            bounds.total.to_string(),
+            advance.lamports.to_string(),
+        ];
+        let check = |values: &[String]| {
+            let entries: Vec<Advance> = values
+                .iter()
+                .filter_map(|v| serde_json::from_str(v).ok())
+                .collect();
+            admits(
+                &entries,
+                &advance.payer,
+                advance.kind,
+                advance.lamports,
+                bounds,
             )
-            .await
-            .map_err(|e| r.unavailable(e))?;
-        let number = |s: &str| s.parse::<u64>().unwrap_or(u64::MAX);
-        Ok(match answer.split_once(':') {
-            None if answer == "ok" => Ok(()),
-            Some(("payer", n)) => Err(Full::Payer {
-                open: number(n) as usize,
-            }),
-            Some(("total", n)) => Err(Full::Total {
-                advanced: number(n),
-            }),
-            _ => Err(Full::Exists),
-        })
+            .map_err(|full| full.answer())
+        };
+        let rule = Rule {
+            script: &self.reserve,
+            args: &args,
+            check: &check,
+        };
+        let json = serde_json::to_string(advance).unwrap_or_default();
+        let answer = self
+            .store
+            .insert_admitted(KEY, &channel.to_string(), &json, &rule)
+            .await?;
+        Ok(answer.map_err(|a| Full::of_answer(&a)))
     }
 
-    /// Changes `channel`'s entry with `f`, if it is there.
+    /// Changes `channel`'s entry with `f`, if it is there (a closed or settled channel whose
+    /// reservation a rebuild already dropped is not written back).
     pub async fn update(
         &self,
         channel: &Pubkey,
         f: impl FnOnce(&mut Advance),
     ) -> Result<(), StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            if let Some(e) = self.map().get_mut(channel) {
-                f(e);
-            }
-            return Ok(());
-        };
         let field = channel.to_string();
-        let raw: Option<String> = r
-            .query(redis::cmd("HGET").arg(KEY).arg(&field))
-            .await
-            .map_err(|e| r.unavailable(e))?;
+        let raw = self.store.entry(KEY, &field).await?;
         let Some(mut e) = raw.and_then(|s| serde_json::from_str::<Advance>(&s).ok()) else {
             return Ok(());
         };
         f(&mut e);
-        r.invoke::<i64>(
-            &self.update,
-            &[KEY.to_string()],
-            &[field, serde_json::to_string(&e).unwrap_or_default()],
-        )
-        .await
-        .map_err(|e| r.unavailable(e))?;
-        Ok(())
+        let json = serde_json::to_string(&e).unwrap_or_default();
+        self.store.replace_entry(KEY, &field, &json).await.map(drop)
     }
 
     /// Writes `channel`'s entry as the chain shows it (a rebuild).
     pub async fn put(&self, channel: &Pubkey, advance: &Advance) -> Result<(), StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            self.map().insert(*channel, advance.clone());
-            return Ok(());
-        };
-        r.query::<()>(
-            redis::cmd("HSET")
-                .arg(KEY)
-                .arg(channel.to_string())
-                .arg(serde_json::to_string(advance).unwrap_or_default()),
-        )
-        .await
-        .map_err(|e| r.unavailable(e))
+        let json = serde_json::to_string(advance).unwrap_or_default();
+        self.store.put_entry(KEY, &channel.to_string(), &json).await
     }
 
     /// Forgets `channel` (its rent all back, or its open never sent).
     pub async fn remove(&self, channel: &Pubkey) -> Result<(), StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            self.map().remove(channel);
-            return Ok(());
-        };
-        r.query::<()>(redis::cmd("HDEL").arg(KEY).arg(channel.to_string()))
-            .await
-            .map_err(|e| r.unavailable(e))
+        self.store.remove_entry(KEY, &channel.to_string()).await
     }
 
     /// Every entry.
     pub async fn all(&self) -> Result<HashMap<Pubkey, Advance>, StoreUnavailable> {
-        let Some(r) = &self.shared else {
-            return Ok(self.map().clone());
-        };
-        let raw: HashMap<String, String> = r
-            .query(redis::cmd("HGETALL").arg(KEY))
-            .await
-            .map_err(|e| r.unavailable(e))?;
-        Ok(raw
+        Ok(self
+            .store
+            .entries(KEY)
+            .await?
             .into_iter()
             .filter_map(|(k, v)| Some((k.parse().ok()?, serde_json::from_str(&v).ok()?)))
             .collect())
@@ -317,7 +276,7 @@ mod tests {
 
     #[tokio::test]
     async fn in_process_a_reservation_is_taken_once_and_changed_in_place() {
-        let l = Ledger::new(None);
+        let l = Ledger::new(crate::store::open(None).unwrap());
         let bounds = Bounds {
             per_payer: 1,
             total: 100,

@@ -31,7 +31,7 @@
 
 use super::opened;
 use crate::service::Facilitator;
-use crate::sessions::{Session, SESSION_TTL};
+use crate::sessions::Session;
 
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
@@ -42,8 +42,6 @@ use trust_gate_client::decode::KillSwitchState;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::{chain, decode};
 use trust_gate_x402::batch;
-
-const SESSION_TTL_SECS: i64 = SESSION_TTL.as_secs() as i64;
 
 /// What one tick did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -344,7 +342,6 @@ pub async fn tick(f: &Facilitator) -> Tick {
             return t;
         }
     }
-    f.sessions.forget_closed(now_unix() - SESSION_TTL_SECS);
     // What was advanced, counted again from the chain now and then (a replica's crash, a
     // close by someone else, a reclaim elsewhere).
     if f.advances

@@ -387,7 +387,7 @@ async fn audit4_g4_a_stranger_signed_settlement_is_refused_before_the_payer_lock
 
     // While the victim's turn is held, the stranger's settlement is answered at once: it
     // never waits for (let alone takes) the victim's lock.
-    let store = &s.facilitator.facilitator.lock_store;
+    let store = &s.facilitator.facilitator.turns;
     let turn = store.lock(victim.asset()).await.unwrap();
     let started = Instant::now();
     let answer = tokio::time::timeout(Duration::from_secs(10), settle_req(&s, &body))
@@ -459,7 +459,7 @@ async fn audit4_g4_past_the_waiting_bound_a_payers_settlement_is_answered_429_pa
     let s = services::start_with(|c| c.limits.max_waiting_per_payer = 1).await;
     let victim = s.env.world.payer(3).unwrap().asset();
     let (first, second) = (own_payment(&s).await, own_payment(&s).await);
-    let store = &s.facilitator.facilitator.lock_store;
+    let store = &s.facilitator.facilitator.turns;
     let turn = store.lock(victim).await.unwrap();
     // One settlement waits for the turn...
     let waiting = settle_req(&s, &first);
@@ -648,7 +648,7 @@ async fn audit4_g4_a_former_owner_is_refused_by_the_chain_once_then_before_the_l
     let turn = s
         .facilitator
         .facilitator
-        .lock_store
+        .turns
         .lock(seller.asset)
         .await
         .unwrap();

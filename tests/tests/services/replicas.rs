@@ -104,7 +104,7 @@ async fn replicas_three_settle_one_payers_concurrent_payments_one_at_a_time() {
     );
     let trips: u64 = fleet
         .iter()
-        .map(|f| f.facilitator.lock_store.round_trips())
+        .map(|f| f.facilitator.store.round_trips())
         .sum();
     let urls: Vec<String> = fleet.iter().map(Server::url).collect();
     let start = Instant::now();
@@ -119,7 +119,7 @@ async fn replicas_three_settle_one_payers_concurrent_payments_one_at_a_time() {
     let elapsed = start.elapsed();
     let trips = fleet
         .iter()
-        .map(|f| f.facilitator.lock_store.round_trips())
+        .map(|f| f.facilitator.store.round_trips())
         .sum::<u64>()
         - trips;
 

@@ -1,15 +1,27 @@
-//! The Redis lock store against a real `redis-server` of the test's own: two stores on one
-//! Redis stand for two facilitator replicas.
+//! The payer locks and the payment records on Redis, against a real `redis-server` of the
+//! test's own: two stores on one Redis stand for two facilitator replicas.
 
 use solana_sdk::hash::Hash;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use std::time::{Duration, Instant};
-use trust_gate_facilitator::lock_store::{Claim, LockError, LockStore, PendingRecord};
+use trust_gate_facilitator::payer_locks::{LockError, PayerTurns};
+use trust_gate_facilitator::payment_records::{Claim, PaymentRecords, PendingRecord};
+use trust_gate_facilitator::store::{self, Store};
 use trust_gate_test_setup::RedisServer;
 
-fn replica(redis: &RedisServer, ttl: Duration) -> LockStore {
-    LockStore::redis(&redis.url(), ttl).unwrap()
+/// A replica's payer turns on its own connection to `redis`.
+fn replica(redis: &RedisServer, ttl: Duration) -> PayerTurns {
+    PayerTurns::new(connect(redis), ttl, usize::MAX)
+}
+
+fn connect(redis: &RedisServer) -> Store {
+    store::open(Some(&redis.url())).unwrap()
+}
+
+/// A replica's records of `fee_payer`'s payments.
+fn records(store: &Store, fee_payer: Pubkey) -> PaymentRecords {
+    PaymentRecords::new(store.clone(), fee_payer, Duration::from_secs(30))
 }
 
 fn record(n: u8) -> PendingRecord {
@@ -22,9 +34,11 @@ fn record(n: u8) -> PendingRecord {
 #[tokio::test]
 async fn replicas_take_one_payer_one_at_a_time_and_other_payers_freely() {
     let redis = RedisServer::start();
+    let (sa, sb) = (connect(&redis), connect(&redis));
+    let ttl = Duration::from_secs(30);
     let (a, b) = (
-        replica(&redis, Duration::from_secs(30)),
-        replica(&redis, Duration::from_secs(30)),
+        PayerTurns::new(sa.clone(), ttl, usize::MAX),
+        PayerTurns::new(sb.clone(), ttl, usize::MAX),
     );
     let (payer, other) = (Pubkey::new_unique(), Pubkey::new_unique());
     let held = a.lock(payer).await.unwrap();
@@ -45,7 +59,7 @@ async fn replicas_take_one_payer_one_at_a_time_and_other_payers_freely() {
         .unwrap()
         .release()
         .await;
-    assert!(a.round_trips() >= 2 && b.round_trips() >= 4);
+    assert!(sa.round_trips() >= 2 && sb.round_trips() >= 4);
 }
 
 #[tokio::test]
@@ -88,49 +102,44 @@ async fn replicas_a_lock_whose_holder_died_frees_itself_at_expiry_and_only_its_h
 #[tokio::test]
 async fn replicas_share_a_payments_pending_record() {
     let redis = RedisServer::start();
-    let (a, b) = (
-        replica(&redis, Duration::from_secs(30)),
-        replica(&redis, Duration::from_secs(30)),
-    );
+    let (sa, sb) = (connect(&redis), connect(&redis));
     let (fee_payer, id) = (Pubkey::new_unique(), [3u8; 32]);
+    let (a, b) = (records(&sa, fee_payer), records(&sb, fee_payer));
     let (first, second) = (record(1), record(2));
-    assert_eq!(b.pending(&fee_payer, &id).await.unwrap(), None);
-    assert_eq!(a.claim(&fee_payer, &id, &first).await.unwrap(), Claim::Ours);
+    assert_eq!(b.pending(&id).await.unwrap(), None);
+    assert_eq!(a.claim(&id, &first).await.unwrap(), Claim::Ours);
     // Any replica sees it; the same transaction again is the same claim, another is not.
-    assert_eq!(b.pending(&fee_payer, &id).await.unwrap(), Some(first));
-    assert_eq!(b.claim(&fee_payer, &id, &first).await.unwrap(), Claim::Same);
-    assert_eq!(
-        b.claim(&fee_payer, &id, &second).await.unwrap(),
-        Claim::Other(first)
-    );
+    assert_eq!(b.pending(&id).await.unwrap(), Some(first));
+    assert_eq!(b.claim(&id, &first).await.unwrap(), Claim::Same);
+    assert_eq!(b.claim(&id, &second).await.unwrap(), Claim::Other(first));
     // Another facilitator's payment of the same id is its own.
     let other_fee_payer = Pubkey::new_unique();
     assert_eq!(
-        b.claim(&other_fee_payer, &id, &second).await.unwrap(),
+        records(&sb, other_fee_payer)
+            .claim(&id, &second)
+            .await
+            .unwrap(),
         Claim::Ours
     );
     // Only the record that is there is replaced or forgotten.
-    assert!(!b.replace(&fee_payer, &id, &second, &first).await.unwrap());
-    assert!(b.replace(&fee_payer, &id, &first, &second).await.unwrap());
-    a.forget(&fee_payer, &id, &first).await;
-    assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), Some(second));
-    a.forget(&fee_payer, &id, &second).await;
-    assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), None);
+    assert!(!b.replace(&id, &second, &first).await.unwrap());
+    assert!(b.replace(&id, &first, &second).await.unwrap());
+    a.forget(&id, &first).await;
+    assert_eq!(a.pending(&id).await.unwrap(), Some(second));
+    a.forget(&id, &second).await;
+    assert_eq!(a.pending(&id).await.unwrap(), None);
 
     // What /settle reads before a payer's turn: both records in one round trip.
-    b.claim(&fee_payer, &id, &first).await.unwrap();
+    b.claim(&id, &first).await.unwrap();
     let settled = trust_gate_facilitator::payment_records::PaymentRecord {
         signature: Some(first.signature),
         ..Default::default()
     };
-    b.keep(&fee_payer, &id, &settled).await.unwrap();
-    let trips = a.round_trips();
-    assert_eq!(
-        a.lookup(&fee_payer, &id).await.unwrap(),
-        (Some(first), Some(settled))
-    );
-    assert_eq!(a.round_trips(), trips + 1);
-    assert_eq!(a.lookup(&fee_payer, &[9; 32]).await.unwrap(), (None, None));
+    b.keep(&id, &settled).await.unwrap();
+    let trips = sa.round_trips();
+    assert_eq!(a.lookup(&id).await.unwrap(), (Some(first), Some(settled)));
+    assert_eq!(sa.round_trips(), trips + 1);
+    assert_eq!(a.lookup(&[9; 32]).await.unwrap(), (None, None));
 
     // A value that is no record (written by hand) is taken over.
     let key = format!(
@@ -148,18 +157,19 @@ async fn replicas_share_a_payments_pending_record() {
         .query_async(&mut con)
         .await
         .unwrap();
-    assert_eq!(a.pending(&fee_payer, &id).await.unwrap(), None);
-    assert_eq!(a.claim(&fee_payer, &id, &first).await.unwrap(), Claim::Ours);
-    assert_eq!(b.pending(&fee_payer, &id).await.unwrap(), Some(first));
+    assert_eq!(a.pending(&id).await.unwrap(), None);
+    assert_eq!(a.claim(&id, &first).await.unwrap(), Claim::Ours);
+    assert_eq!(b.pending(&id).await.unwrap(), Some(first));
 }
 
 #[tokio::test]
 async fn replicas_with_redis_down_get_an_error_naming_it_and_recover_when_it_is_back() {
     let mut redis = RedisServer::start();
-    let store = replica(&redis, Duration::from_secs(30));
+    let shared = connect(&redis);
+    let store = PayerTurns::new(shared.clone(), Duration::from_secs(30), usize::MAX);
     let payer = Pubkey::new_unique();
     store.lock(payer).await.unwrap().release().await;
-    assert!(store.health().await.ok);
+    assert!(store::health(&*shared).await.ok);
 
     redis.stop();
     let err = match store.lock(payer).await {
@@ -169,9 +179,9 @@ async fn replicas_with_redis_down_get_an_error_naming_it_and_recover_when_it_is_
     };
     assert_eq!(err.store, redis.url());
     assert!(err.to_string().contains(&redis.url()), "{err}");
-    let health = store.health().await;
+    let health = store::health(&*shared).await;
     assert!(!health.ok && health.error.is_some());
-    assert!(store.pending(&payer, &[1; 32]).await.is_err());
+    assert!(records(&shared, payer).pending(&[1; 32]).await.is_err());
 
     redis.restart();
     let start = Instant::now();
@@ -188,5 +198,5 @@ async fn replicas_with_redis_down_get_an_error_naming_it_and_recover_when_it_is_
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(store.health().await.ok);
+    assert!(store::health(&*shared).await.ok);
 }
