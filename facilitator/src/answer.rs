@@ -109,9 +109,9 @@ impl SettleReply {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schemes::upto::UptoSettled;
     use crate::sessions::BatchSettled;
     use crate::settle::Settled;
-    use crate::upto::UptoSettled;
     use solana_sdk::pubkey::Pubkey;
     use solana_sdk::signature::Signature;
 

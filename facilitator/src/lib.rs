@@ -22,8 +22,9 @@
 //! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
 //! records in the background), [`store`] (what outlives a request: in process, or in Redis
 //! shared by replicas), [`payer_locks`] (one settlement at a time per payer, with the bound
-//! on those waiting), [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (refusals), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`upto`] and [`batch`] (x402's channel schemes, stock
-//! and gated, on [`channel_open`], the open verifier; [`sessions`] the batch sessions kept),
+//! on those waiting), [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (refusals), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`schemes`] (each scheme behind one
+//! trait, found by name in one registry: `trust-gate`, and x402's channel schemes `upto` and
+//! `batch-settlement`, stock and gated, on [`channel_open`], the open verifier),
 //! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
 //! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
 //! on-chain work asked at once runs once). Resource servers beside it answer a paid request
@@ -33,7 +34,6 @@ pub mod adapter;
 pub mod advances;
 pub mod answer;
 pub mod approvals;
-pub mod batch;
 pub mod budget;
 pub mod channel_open;
 pub mod coalesce;
@@ -53,12 +53,12 @@ pub mod records;
 pub use trust_gate_client::redact;
 pub mod reject;
 pub mod routes;
+pub mod schemes;
 pub mod service;
 pub mod sessions;
 pub mod settle;
 pub mod sponsor;
 pub mod store;
-pub mod upto;
 pub mod verify;
 
 pub use config::{Config, ConfigError, FacilitatorKey, MountConfig, Settings};
@@ -92,8 +92,8 @@ pub struct Server {
     task: tokio::task::JoinHandle<()>,
     /// The crank, when it runs (see [`crank`]).
     crank: Option<tokio::task::JoinHandle<()>>,
-    /// The sessions' kill-switch poll and redemption (see [`batch::redeemer`]).
-    sessions: tokio::task::JoinHandle<()>,
+    /// The schemes' background work (see [`schemes::Scheme::background`]).
+    background: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Server {
@@ -108,7 +108,9 @@ impl Drop for Server {
         if let Some(c) = &self.crank {
             c.abort();
         }
-        self.sessions.abort();
+        for task in &self.background {
+            task.abort();
+        }
     }
 }
 
@@ -154,12 +156,15 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
         Some(every) if f.key.keypair().is_some() => Some(crank::spawn(f.clone(), every)),
         _ => None,
     };
-    let sessions = batch::redeemer::spawn(f.clone());
+    let background = schemes::registry()
+        .iter()
+        .filter_map(|s| s.background(&f))
+        .collect();
     Ok(Server {
         addr,
         facilitator: f,
         task,
         crank,
-        sessions,
+        background,
     })
 }

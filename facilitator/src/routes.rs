@@ -1,16 +1,14 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
-use crate::answer::SettleReply;
-use crate::batch;
 use crate::dispute::DisputeRequest;
 use crate::holds::{parse_key, Held};
 use crate::limits::retry_after_secs;
 use crate::records::parse_receipt_hash;
 use crate::redact;
 use crate::reject::Rejection;
+use crate::schemes::{self, Call, Registry, Verified};
 use crate::service::Facilitator;
-use crate::upto::{self, UptoRequest};
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
@@ -216,31 +214,40 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     res
 }
 
-async fn verify(State(f): App, body: Bytes) -> Response {
-    if let Some(request) = batch::request(&body) {
-        let checked = match request {
-            Ok(r) => f.verify_batch(&r).await,
-            Err(r) => Err(r),
-        };
-        return match checked {
-            Ok((payer, extra)) => {
-                Json(json!({"isValid": true, "payer": payer.to_string(), "extra": extra}))
-                    .into_response()
+/// The decision-only body goes to the gate's decision; an x402 request, to its scheme.
+async fn verify(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
+    if !Registry::is_x402(&body) {
+        return decide(&f, &body).await;
+    }
+    let call = Call {
+        body: &body,
+        headers: &headers,
+    };
+    let verified = match schemes::registry().route(&body) {
+        Ok(scheme) => scheme.verify(&f, call).await,
+        Err(r) => Err(r),
+    };
+    match verified {
+        Ok(Verified::Valid { payer, extra }) => {
+            let mut body = json!({"isValid": true, "payer": payer.to_string()});
+            if let Some(extra) = extra {
+                body["extra"] = extra;
             }
-            Err(r) => verify_rejection(&f, r),
-        };
+            Json(body).into_response()
+        }
+        Ok(Verified::Decided(v)) => decision_response(
+            &f,
+            &v.decision,
+            v.payer.map(|p| p.to_string()),
+            v.held.as_ref(),
+        ),
+        Err(r) => verify_rejection(&f, r),
     }
-    if let Some(v) = upto_body(&body) {
-        let checked = match UptoRequest::parse(v) {
-            Ok(r) => f.verify_upto(&r).await,
-            Err(r) => Err(r),
-        };
-        return match checked {
-            Ok(payer) => Json(json!({"isValid": true, "payer": payer.to_string()})).into_response(),
-            Err(r) => verify_rejection(&f, r),
-        };
-    }
-    match verify::parse_body(&body, f.default_policy_id) {
+}
+
+/// `/verify`'s decision-only body (a verify context, which names no scheme).
+async fn decide(f: &Facilitator, body: &[u8]) -> Response {
+    match verify::parse_body(body, f.default_policy_id) {
         Err(e) => e.into_response(),
         Ok(VerifyBody::Context(q)) => match f.decide(q).await {
             Ok(d) => {
@@ -248,66 +255,36 @@ async fn verify(State(f): App, body: Bytes) -> Response {
                 let held = f
                     .hold(&d, &q.approval_terms(), "payment", None, false)
                     .await;
-                decision_response(&f, &d, None, held.as_ref())
+                decision_response(f, &d, None, held.as_ref())
             }
             Err(e) => e.into_response(),
         },
+        // x402's keys that the probe could not read (one given twice, say): checked as a
+        // trust-gate request.
         Ok(VerifyBody::X402(req)) => match f.verify_x402(&req).await {
             Ok(v) => decision_response(
-                &f,
+                f,
                 &v.decision,
                 v.payer.map(|p| p.to_string()),
                 v.held.as_ref(),
             ),
-            Err(r) => verify_rejection(&f, r),
+            Err(r) => verify_rejection(f, r),
         },
     }
 }
 
-/// The JSON of an `upto` request (see [`crate::upto`]), `None` for anything else.
-fn upto_body(body: &[u8]) -> Option<Value> {
-    serde_json::from_slice::<Value>(body)
-        .ok()
-        .filter(upto::is_upto)
-}
-
 async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
     let network = f.caip2().await.unwrap_or_default();
-    if let Some(request) = batch::request(&body) {
-        let settled = match request {
-            Ok(r) => {
-                let caller = f.service_caller(&headers, "/settle", &body);
-                f.settle_batch(&r, caller).await
-            }
-            Err(r) => Err(r),
-        };
-        return match settled {
-            Ok(s) => SettleReply::from(s).into_response(network),
-            Err(r) => settle_failure(&f, r, network),
-        };
-    }
-    if let Some(v) = upto_body(&body) {
-        let settled = match UptoRequest::parse(v) {
-            Ok(r) => f.settle_upto(&r).await,
-            Err(r) => Err(r),
-        };
-        return match settled {
-            Ok(s) => SettleReply::from(s).into_response(network),
-            Err(r) => settle_failure(&f, r, network),
-        };
-    }
-    let req = serde_json::from_slice::<Value>(&body)
-        .map_err(|e| ApiError::input("body", format!("not JSON: {e}")))
-        .and_then(verify::parse_x402);
-    let req = match req {
-        Ok(r) => r,
-        Err(e) => {
-            let r = Rejection::bad("invalid_payload", e.message);
-            return settle_failure(&f, r, network);
-        }
+    let call = Call {
+        body: &body,
+        headers: &headers,
     };
-    match f.settle(&req).await {
-        Ok(s) => SettleReply::from(s).into_response(network),
+    let settled = match schemes::registry().route(&body) {
+        Ok(scheme) => scheme.settle(&f, call).await,
+        Err(r) => Err(r),
+    };
+    match settled {
+        Ok(s) => s.into_response(network),
         Err(r) => settle_failure(&f, r, network),
     }
 }
@@ -406,57 +383,24 @@ async fn receipt(State(f): App, Path(hash): Path<String>) -> Result<Json<Value>,
     Ok(Json(f.receipt(hash).await?))
 }
 
+/// The kinds the registry serves, in its order.
 async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
     let network = f.caip2().await?;
-    let fac = f.facilitator().to_string();
-    let ids = &f.builder.ids;
-    let tables: Vec<String> = f.tables().await.iter().map(|t| t.key.to_string()).collect();
-    // A session idle this long is closed (the scheme's `maxIdleSecs`, listed only when set).
-    let mut batch_extra = json!({"feePayer": fac});
-    if let Some(idle) = f.session_settings.max_idle {
-        batch_extra["maxIdleSecs"] = json!(idle.as_secs());
+    let mut kinds = Vec::new();
+    for scheme in schemes::registry().iter() {
+        for name in scheme.names() {
+            kinds.push(json!({
+                "x402Version": 2,
+                "scheme": name,
+                "network": network,
+                "extra": scheme.extra(&f, name).await,
+            }));
+        }
     }
     Ok(Json(json!({
-        "kinds": [{
-            "x402Version": 2,
-            "scheme": x402::SCHEME_TRUST_GATE,
-            "network": network,
-            "extra": {
-                "feePayer": fac,
-                "gate": {
-                    "gateProgram": ids.gate.to_string(),
-                    "policyVaultProgram": ids.policy_vault.to_string(),
-                    "validationRegistryProgram": ids.validation_registry.to_string(),
-                    "lookupTable": tables.first(),
-                    "lookupTables": tables,
-                    "settlement": ["gate_payment_strict", "TransferChecked", "emit_feedback"],
-                }
-            }
-        }, {
-            "x402Version": 2,
-            "scheme": trust_gate_x402::upto::SCHEME_UPTO,
-            "network": network,
-            // A server copies every key of this into its offers: the sponsor only.
-            "extra": {"feePayer": fac},
-        }, {
-            "x402Version": 2,
-            "scheme": trust_gate_x402::upto::SCHEME_GATED_UPTO,
-            "network": network,
-            "extra": {"feePayer": fac},
-        }, {
-            "x402Version": 2,
-            "scheme": trust_gate_x402::batch::SCHEME_BATCH,
-            "network": network,
-            "extra": batch_extra.clone(),
-        }, {
-            "x402Version": 2,
-            "scheme": trust_gate_x402::batch::SCHEME_GATED_BATCH,
-            "network": network,
-            // The open may load from the lookup tables the trust-gate kind lists.
-            "extra": batch_extra,
-        }],
+        "kinds": kinds,
         "extensions": [x402::GATE_EXTENSION],
-        "signers": {"solana:*": [fac]},
+        "signers": {"solana:*": [f.facilitator().to_string()]},
     })))
 }
 

@@ -59,7 +59,7 @@ pub struct Facilitator {
     pub decisions: DecisionCache,
     /// Who may sign for the payer agents seen lately (see [`crate::payer_signers`]).
     pub agents: AgentCache,
-    /// The `batch-settlement` sessions (see [`crate::batch`]).
+    /// The `batch-settlement` sessions (see [`crate::schemes::batch`]).
     pub sessions: Sessions,
     pub session_settings: SessionSettings,
     /// The sessions' on-chain work under way (see [`crate::sessions::SessionWork`]).

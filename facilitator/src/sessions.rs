@@ -10,7 +10,7 @@
 //! Nothing here reads the chain: a voucher costs a signature check, and with Redis two round
 //! trips (the read and the replace). What the chain says of a session's channel (the open
 //! landed, the payer's `request_close`) is written into the session by the background round
-//! ([`crate::batch::redeemer`]), so that every replica refuses by it.
+//! ([`crate::schemes::batch::redeemer`]), so that every replica refuses by it.
 
 use crate::coalesce::Coalesce;
 use crate::reject::Rejection;

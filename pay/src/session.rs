@@ -4,7 +4,7 @@
 //! request, each raising the cumulative amount by the request's price; and an x402 `upto`
 //! payment's open and payload ([`UptoTerms`]), plain or gated. What `trust-gate pay --scheme batch-settlement`
 //! and the TypeScript SDK's scheme send; the facilitator checks exactly this
-//! (`trust_gate_facilitator::batch`).
+//! (`trust_gate_facilitator::schemes::batch`).
 
 use anchor_lang::prelude::Pubkey;
 use base64::{engine::general_purpose::STANDARD, Engine as _};

@@ -268,7 +268,7 @@ async fn audit5_h1_a_deposit_not_yet_on_chain_serves_no_voucher() {
             "gated {gated}: {r}"
         );
         // It landed (the proxy hid only its status): the round's read confirms the session.
-        let t = trust_gate_facilitator::batch::redeemer::tick(&f.facilitator).await;
+        let t = trust_gate_facilitator::schemes::batch::redeemer::tick(&f.facilitator).await;
         assert_eq!(t.confirmed, vec![p.session.channel], "{t:?}");
         let r = p.settle_at(&f.url(), &v).await;
         assert_eq!(r["success"], true, "{r}");
@@ -303,7 +303,7 @@ async fn audit5_h1_one_closing_channel_never_holds_up_anothers_redemption() {
         // channels' vouchers go in one transaction, which the program refuses for it.
         request_close(&closing).await;
         let f = &s.facilitator.facilitator;
-        let t = trust_gate_facilitator::batch::redeemer::tick(f).await;
+        let t = trust_gate_facilitator::schemes::batch::redeemer::tick(f).await;
         assert!(
             t.redeemed.contains(&honest.session.channel),
             "gated {gated}: {t:?}"

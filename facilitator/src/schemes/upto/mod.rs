@@ -22,8 +22,10 @@
 //! replicas (the chain refuses the second open and the second seal), and the crank's close of
 //! a gated deposit whose claim never came.
 
+use super::{Call, Scheme, Verified};
 use crate::adapter::{self, ChannelGate, Expectations};
 use crate::advances::ledger::ChannelKind;
+use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
 use crate::holds;
 use crate::inspect;
@@ -31,7 +33,7 @@ use crate::reject::Rejection;
 use crate::service::Facilitator;
 use crate::settle::{co_signature, rpc_rejection, Outcome};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::transaction::VersionedTransaction;
@@ -72,20 +74,18 @@ struct PayloadEnvelope {
     payload: Value,
 }
 
-/// Whether a request body is for the `upto` scheme or its gated variant (by its requirements,
-/// or the offer it accepted).
-pub fn is_upto(body: &Value) -> bool {
-    let scheme = |v: &Value| {
-        matches!(
-            v.get("scheme").and_then(Value::as_str),
-            Some(upto::SCHEME_UPTO | upto::SCHEME_GATED_UPTO)
-        )
-    };
-    body.get("paymentRequirements").is_some_and(scheme)
-        || body.pointer("/paymentPayload/accepted").is_some_and(scheme)
-}
-
 impl UptoRequest {
+    /// Reads the body's bytes (see [`UptoRequest::parse`]).
+    pub fn from_bytes(body: &[u8]) -> Result<UptoRequest, Rejection> {
+        let v = serde_json::from_slice::<Value>(body).map_err(|e| {
+            Rejection::bad(
+                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                format!("not an x402 upto request: {e}"),
+            )
+        })?;
+        UptoRequest::parse(v)
+    }
+
     /// Reads the body; a payload of another shape is `unsupported_payload_type`.
     pub fn parse(body: Value) -> Result<UptoRequest, Rejection> {
         let b: Body = serde_json::from_value(body).map_err(|e| {
@@ -899,5 +899,31 @@ impl Facilitator {
             }
             Outcome::Pending => Ok(true),
         }
+    }
+}
+
+/// The `upto` family's handler: `upto` and `trust-gate-upto`.
+pub struct Upto;
+
+#[async_trait::async_trait]
+impl Scheme for Upto {
+    fn names(&self) -> &'static [&'static str] {
+        &[upto::SCHEME_UPTO, upto::SCHEME_GATED_UPTO]
+    }
+
+    async fn extra(&self, f: &Facilitator, _name: &str) -> Value {
+        // A server copies every key of this into its offers: the sponsor only.
+        json!({"feePayer": f.facilitator().to_string()})
+    }
+
+    async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
+        let r = UptoRequest::from_bytes(call.body)?;
+        let payer = f.verify_upto(&r).await?;
+        Ok(Verified::Valid { payer, extra: None })
+    }
+
+    async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
+        let r = UptoRequest::from_bytes(call.body)?;
+        f.settle_upto(&r).await.map(SettleReply::from)
     }
 }

@@ -38,8 +38,10 @@ pub mod authority;
 pub mod close;
 pub mod redeemer;
 
+use super::{Call, Scheme, Verified};
 use crate::adapter::{self, Expectations};
 use crate::advances::ledger::ChannelKind;
+use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
 use crate::holds;
 use crate::inspect;
@@ -53,6 +55,7 @@ use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use std::str::FromStr;
+use std::sync::Arc;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::settle::TokenProgram;
@@ -204,32 +207,9 @@ fn payload_of(raw: &RawValue) -> Result<BatchPayload, serde_json::Error> {
     serde_json::from_str(raw.get())
 }
 
-/// Just enough of a body to tell its scheme (the rest is skipped, not kept).
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Probe {
-    #[serde(default)]
-    payment_requirements: Option<SchemeOf>,
-    #[serde(default)]
-    payment_payload: Option<ProbeEnvelope>,
-}
-
-#[derive(Deserialize)]
-struct ProbeEnvelope {
-    #[serde(default)]
-    accepted: Option<SchemeOf>,
-}
-
-#[derive(Deserialize)]
-struct SchemeOf {
-    #[serde(default)]
-    scheme: Option<String>,
-}
-
-/// The `batch-settlement` request in `body`, `None` when the body is for another scheme. One
-/// pass for a well-formed request (every voucher's); anything else is read again for the named
-/// refusal.
-pub fn request(body: &[u8]) -> Option<Result<BatchRequest, Rejection>> {
+/// The `batch-settlement` request in `body`: one pass for a well-formed request (every
+/// voucher's); anything else is read again for the named refusal.
+pub fn request(body: &[u8]) -> Result<BatchRequest, Rejection> {
     let typed = serde_json::from_slice::<TypedBody>(body)
         .ok()
         .and_then(|b| {
@@ -243,25 +223,10 @@ pub fn request(body: &[u8]) -> Option<Result<BatchRequest, Rejection>> {
                 payload,
             })
         });
-    if let Some(request) = typed {
-        return Some(request.check_schemes().map(|_| request));
+    match typed {
+        Some(request) => request.check_schemes().map(|_| request),
+        None => BatchRequest::parse_bytes(body),
     }
-    is_batch_bytes(body).then(|| BatchRequest::parse_bytes(body))
-}
-
-/// Whether a request body (bytes) is for `batch-settlement` or its gated variant, without
-/// building it.
-pub fn is_batch_bytes(body: &[u8]) -> bool {
-    let Ok(p) = serde_json::from_slice::<Probe>(body) else {
-        return false;
-    };
-    let batch = |s: Option<SchemeOf>| {
-        matches!(
-            s.and_then(|s| s.scheme).as_deref(),
-            Some(batch::SCHEME_BATCH | batch::SCHEME_GATED_BATCH)
-        )
-    };
-    batch(p.payment_requirements) || batch(p.payment_payload.and_then(|e| e.accepted))
 }
 
 impl BatchRequest {
@@ -1320,4 +1285,44 @@ pub(crate) fn opened(c: &Channel, s: &Session, fac: &Pubkey) -> bool {
         && c.authorized_signer == s.voucher_key
         && c.deposit == s.deposit
         && c.distribution_hash == channels::distribution_hash(&splits)
+}
+
+/// The `batch-settlement` family's handler: the stock scheme and its gated variant.
+pub struct Batch;
+
+#[async_trait::async_trait]
+impl Scheme for Batch {
+    fn names(&self) -> &'static [&'static str] {
+        &[batch::SCHEME_BATCH, batch::SCHEME_GATED_BATCH]
+    }
+
+    async fn extra(&self, f: &Facilitator, _name: &str) -> Value {
+        // The gated variant's open may load from the lookup tables the trust-gate kind
+        // lists. A session idle this long is closed (listed only when set).
+        let mut extra = json!({"feePayer": f.facilitator().to_string()});
+        if let Some(idle) = f.session_settings.max_idle {
+            extra["maxIdleSecs"] = json!(idle.as_secs());
+        }
+        extra
+    }
+
+    async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
+        let r = request(call.body)?;
+        let (payer, extra) = f.verify_batch(&r).await?;
+        Ok(Verified::Valid {
+            payer,
+            extra: Some(extra),
+        })
+    }
+
+    async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
+        let r = request(call.body)?;
+        let caller = f.service_caller(call.headers, "/settle", call.body);
+        f.settle_batch(&r, caller).await.map(SettleReply::from)
+    }
+
+    /// The sessions' rounds: kill switches, channel reads, redemption and closes.
+    fn background(&self, f: &Arc<Facilitator>) -> Option<tokio::task::JoinHandle<()>> {
+        Some(redeemer::spawn(f.clone()))
+    }
 }

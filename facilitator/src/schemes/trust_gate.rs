@@ -1,0 +1,58 @@
+//! The `trust-gate` scheme: one client-signed transaction of `[gate_payment_strict,
+//! TransferChecked, emit_feedback]`, the gate's decision at `/verify` (by simulation) and the
+//! atomic settlement at `/settle` (co-signed as fee payer): see [`crate::verify`] and
+//! [`crate::settle`].
+
+use super::{Call, Scheme, Verified};
+use crate::answer::SettleReply;
+use crate::reject::Rejection;
+use crate::service::Facilitator;
+use crate::verify;
+use serde_json::{json, Value};
+use trust_gate_x402::{FacilitatorRequest, SCHEME_TRUST_GATE};
+
+/// Why an `exact` payment is never settled here.
+pub const EXACT_HINT: &str = "an exact-scheme transfer is never settled here: a trust-gate payment is one transaction of [gate_payment_strict, TransferChecked, emit_feedback] (the trust-gate SDK, `trust-gate pay`)";
+
+pub struct TrustGate;
+
+/// The request, or why it is none (`reason` names the refusal: each route has its own).
+fn request(body: &[u8], reason: &str) -> Result<FacilitatorRequest, Rejection> {
+    serde_json::from_slice::<Value>(body)
+        .map_err(|e| trust_gate_server::error::ApiError::input("body", format!("not JSON: {e}")))
+        .and_then(verify::parse_x402)
+        .map_err(|e| Rejection::bad(reason, e.message))
+}
+
+#[async_trait::async_trait]
+impl Scheme for TrustGate {
+    fn names(&self) -> &'static [&'static str] {
+        &[SCHEME_TRUST_GATE]
+    }
+
+    async fn extra(&self, f: &Facilitator, _name: &str) -> Value {
+        let ids = &f.builder.ids;
+        let tables: Vec<String> = f.tables().await.iter().map(|t| t.key.to_string()).collect();
+        json!({
+            "feePayer": f.facilitator().to_string(),
+            "gate": {
+                "gateProgram": ids.gate.to_string(),
+                "policyVaultProgram": ids.policy_vault.to_string(),
+                "validationRegistryProgram": ids.validation_registry.to_string(),
+                "lookupTable": tables.first(),
+                "lookupTables": tables,
+                "settlement": ["gate_payment_strict", "TransferChecked", "emit_feedback"],
+            }
+        })
+    }
+
+    async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
+        let req = request(call.body, "input_invalid")?;
+        Ok(Verified::Decided(Box::new(f.verify_x402(&req).await?)))
+    }
+
+    async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
+        let req = request(call.body, "invalid_payload")?;
+        f.settle(&req).await.map(SettleReply::from)
+    }
+}
