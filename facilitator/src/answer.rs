@@ -11,6 +11,7 @@ use trust_gate_client::decode::hex;
 use trust_gate_x402::SettlementResponse;
 
 /// What a scheme settled.
+#[derive(Clone, Debug)]
 pub struct SettleReply {
     /// The signature (a session's voucher kept off chain has none: empty).
     pub transaction: String,
@@ -20,6 +21,7 @@ pub struct SettleReply {
 }
 
 /// What each kind of settlement adds to the answer.
+#[derive(Clone, Debug)]
 pub enum Detail {
     /// An exact payment's receipt.
     Receipt {
@@ -37,6 +39,36 @@ pub enum Detail {
 }
 
 impl SettleReply {
+    /// A channel scheme's answer: the open's, the claim's or the close's `transaction` (empty
+    /// for a voucher kept off chain), the `amount` deposited or charged, what the scheme adds
+    /// (`extra`: a session's state). Not a retry; see [`SettleReply::replayed`].
+    pub fn channel(
+        transaction: String,
+        amount: String,
+        payer: Pubkey,
+        extra: Option<Value>,
+        pending: bool,
+    ) -> Self {
+        SettleReply {
+            transaction,
+            payer,
+            pending,
+            detail: Detail::Channel {
+                amount,
+                replayed: false,
+                extra,
+            },
+        }
+    }
+
+    /// The same answer for a retry whose transaction an earlier attempt sent.
+    pub fn replayed(mut self) -> Self {
+        match &mut self.detail {
+            Detail::Receipt { replayed, .. } | Detail::Channel { replayed, .. } => *replayed = true,
+        }
+        self
+    }
+
     pub fn into_response(self, network: String) -> Response {
         let SettleReply {
             transaction,
@@ -109,10 +141,6 @@ impl SettleReply {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schemes::upto::UptoSettled;
-    use crate::sessions::BatchSettled;
-    use crate::settle::Settled;
-    use solana_sdk::pubkey::Pubkey;
     use solana_sdk::signature::Signature;
 
     async fn answer(res: Response) -> (StatusCode, String) {
@@ -132,42 +160,25 @@ mod tests {
         let (payer, sig) = keys();
         let net = || "solana:test".to_string();
         for pending in [false, true] {
-            let exact = Settled {
-                signature: sig,
-                payer,
-                payment_id_hash: [1; 32],
-                feedback_log: Pubkey::new_from_array([2; 32]),
-                replayed: true,
-                pending,
-            };
-            let upto = UptoSettled {
-                signature: sig,
-                amount: 5,
-                payer,
-                pending,
-                replayed: false,
-            };
-            let batch = BatchSettled {
+            let exact = SettleReply {
                 transaction: sig.to_string(),
-                amount: "6".into(),
                 payer,
-                extra: json!({"channelState": {"b": 1, "a": 2}}),
                 pending,
-                replayed: true,
+                detail: Detail::Receipt {
+                    payment_id_hash: [1; 32],
+                    feedback_log: Pubkey::new_from_array([2; 32]),
+                    replayed: true,
+                },
             };
+            let upto = SettleReply::channel(sig.to_string(), "5".into(), payer, None, pending);
+            let extra = json!({"channelState": {"b": 1, "a": 2}});
+            let batch =
+                SettleReply::channel(sig.to_string(), "6".into(), payer, Some(extra), pending)
+                    .replayed();
             for (res, want) in [
-                (
-                    SettleReply::from(exact).into_response(net()),
-                    GOLDEN_EXACT[pending as usize],
-                ),
-                (
-                    SettleReply::from(upto).into_response(net()),
-                    GOLDEN_UPTO[pending as usize],
-                ),
-                (
-                    SettleReply::from(batch).into_response(net()),
-                    GOLDEN_BATCH[pending as usize],
-                ),
+                (exact.into_response(net()), GOLDEN_EXACT[pending as usize]),
+                (upto.into_response(net()), GOLDEN_UPTO[pending as usize]),
+                (batch.into_response(net()), GOLDEN_BATCH[pending as usize]),
             ] {
                 let (status, body) = answer(res).await;
                 assert_eq!(status, if pending { 202 } else { 200 });

@@ -12,11 +12,11 @@
 //! landed, the payer's `request_close`) is written into the session by the background round
 //! ([`crate::schemes::batch::redeemer`]), so that every replica refuses by it.
 
+use crate::answer::SettleReply;
 use crate::coalesce::Coalesce;
 use crate::reject::Rejection;
 use crate::store::{Store, StoreUnavailable};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, RwLock};
@@ -133,41 +133,12 @@ mod b58 {
     }
 }
 
-/// What a settled `batch-settlement` request answers (the specification's settlement
-/// response; `transaction` and `amount` empty for a voucher).
-#[derive(Clone, Debug)]
-pub struct BatchSettled {
-    pub transaction: String,
-    pub amount: String,
-    pub payer: Pubkey,
-    pub extra: Value,
-    /// Sent, outcome not known in time.
-    pub pending: bool,
-    /// A deposit retried: its open (the same transaction) was sent by an earlier attempt.
-    pub replayed: bool,
-}
-
-impl From<BatchSettled> for crate::answer::SettleReply {
-    fn from(s: BatchSettled) -> Self {
-        crate::answer::SettleReply {
-            transaction: s.transaction,
-            payer: s.payer,
-            pending: s.pending,
-            detail: crate::answer::Detail::Channel {
-                amount: s.amount,
-                replayed: s.replayed,
-                extra: Some(s.extra),
-            },
-        }
-    }
-}
-
 /// What the session flows keep in process besides the sessions: the on-chain work under
 /// way, so that the same claim or close at once runs once.
 #[derive(Default)]
 pub struct SessionWork {
-    pub(crate) claims: Coalesce<Vec<(Pubkey, u64)>, Result<BatchSettled, Rejection>>,
-    pub(crate) closes: Coalesce<(Pubkey, u64), Result<BatchSettled, Rejection>>,
+    pub(crate) claims: Coalesce<Vec<(Pubkey, u64)>, Result<SettleReply, Rejection>>,
+    pub(crate) closes: Coalesce<(Pubkey, u64), Result<SettleReply, Rejection>>,
     /// When each open session's channel was last read by the background round.
     pub(crate) read_at: std::sync::Mutex<std::collections::HashMap<Pubkey, i64>>,
 }

@@ -21,6 +21,7 @@
 //! held to the units used ([`crate::budget`]): one more RPC call, only then.
 
 use crate::adapter::{self, Expectations, GateContext};
+use crate::answer::{Detail, SettleReply};
 use crate::budget;
 use crate::inspect::{self, Expected, Verified};
 use crate::limits::retry_after_secs;
@@ -47,37 +48,6 @@ use trust_gate_client::errors::{self, summarize_logs};
 use trust_gate_client::settle::{ComputeBudget, Settlement, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_x402::FacilitatorRequest;
-
-/// A settled payment.
-#[derive(Clone, Debug)]
-pub struct Settled {
-    pub signature: Signature,
-    /// The payer's wallet (the transfer authority).
-    pub payer: Pubkey,
-    pub payment_id_hash: [u8; 32],
-    pub feedback_log: Pubkey,
-    /// True when this request replayed an already settled transaction.
-    pub replayed: bool,
-    /// True when the transaction was sent but its outcome was not known by the confirmation
-    /// deadline: not a failure (it may still land; a retry of the same request returns it
-    /// once it has, and sends nothing new), answered 202 `settlement_pending`.
-    pub pending: bool,
-}
-
-impl From<Settled> for crate::answer::SettleReply {
-    fn from(s: Settled) -> Self {
-        crate::answer::SettleReply {
-            transaction: s.signature.to_string(),
-            payer: s.payer,
-            pending: s.pending,
-            detail: crate::answer::Detail::Receipt {
-                payment_id_hash: s.payment_id_hash,
-                feedback_log: s.feedback_log,
-                replayed: s.replayed,
-            },
-        }
-    }
-}
 
 /// What waiting for a sent transaction found.
 pub(crate) enum Outcome {
@@ -185,7 +155,7 @@ impl Facilitator {
     }
 
     /// The whole settlement.
-    pub async fn settle(&self, req: &FacilitatorRequest) -> Result<Settled, Rejection> {
+    pub async fn settle(&self, req: &FacilitatorRequest) -> Result<SettleReply, Rejection> {
         let Some(keypair) = self.key.keypair() else {
             return Err(Rejection::not_signing("settle"));
         };
@@ -240,20 +210,22 @@ impl Facilitator {
         gate_index: u8,
         settlement: &Settlement,
         ctx: &GateContext,
-    ) -> Result<Settled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
         let feedback_log = self
             .builder
             .pda
             .feedback_log(&self.facilitator(), &ctx.payment_id_hash);
-        let settled = |replayed, pending| Settled {
-            signature,
+        let settled = |replayed, pending| SettleReply {
+            transaction: signature.to_string(),
             payer,
-            payment_id_hash: ctx.payment_id_hash,
-            feedback_log,
-            replayed,
             pending,
+            detail: Detail::Receipt {
+                payment_id_hash: ctx.payment_id_hash,
+                feedback_log,
+                replayed,
+            },
         };
         let failed = |err: TransactionError| self.failure(&signature, err, gate_index, ctx);
 

@@ -53,6 +53,6 @@ impl Scheme for TrustGate {
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let req = request(call.body, "invalid_payload")?;
-        f.settle(&req).await.map(SettleReply::from)
+        f.settle(&req).await
     }
 }

@@ -20,9 +20,10 @@
 
 use super::Offer;
 use super::{bad, channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
+use crate::answer::SettleReply;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
-use crate::sessions::{BatchSettled, Session};
+use crate::sessions::Session;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
@@ -136,16 +137,15 @@ impl Session {
 }
 
 /// The answer to a close already made (a retry of it): its signature and what went back.
-fn closed_answer(s: &Session, amount: u64) -> Result<BatchSettled, Rejection> {
+fn closed_answer(s: &Session, amount: u64) -> Result<SettleReply, Rejection> {
     match s.closed_signature() {
-        Some(sig) => Ok(BatchSettled {
-            transaction: sig.to_string(),
-            amount: amount.to_string(),
-            payer: s.payer,
-            extra: json!({"channelState": channel_state(s)}),
-            pending: false,
-            replayed: false,
-        }),
+        Some(sig) => Ok(SettleReply::channel(
+            sig.to_string(),
+            amount.to_string(),
+            s.payer,
+            Some(json!({"channelState": channel_state(s)})),
+            false,
+        )),
         None => Err(bad(
             reason::CLOSE_STATE,
             format!(
@@ -342,7 +342,7 @@ impl Facilitator {
         v: Option<&BatchVoucher>,
         auth: Option<&CloseAuthorization>,
         keypair: &Keypair,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let k = config_keys(config, o, &self.facilitator())?;
         let (s, v) = self
             .authorized_close(r, o, &k.channel, config, v, auth, "refund")
@@ -361,14 +361,13 @@ impl Facilitator {
         }
         let work = async {
             let closed = self.close_session(&s, keypair).await?;
-            Ok(BatchSettled {
-                transaction: closed.signature.map(|s| s.to_string()).unwrap_or_default(),
-                amount: s.deposit.saturating_sub(closed.settled).to_string(),
-                payer: s.payer,
-                extra: json!({"channelState": channel_state(&closed.session)}),
-                pending: closed.pending,
-                replayed: false,
-            })
+            Ok(SettleReply::channel(
+                closed.signature.map(|s| s.to_string()).unwrap_or_default(),
+                s.deposit.saturating_sub(closed.settled).to_string(),
+                s.payer,
+                Some(json!({"channelState": channel_state(&closed.session)})),
+                closed.pending,
+            ))
         };
         self.session_work
             .closes
@@ -388,7 +387,7 @@ impl Facilitator {
         v: &BatchVoucher,
         auth: &CloseAuthorization,
         keypair: &Keypair,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let k = config_keys(config, o, &self.facilitator())?;
         if channel_id(id)? != k.channel {
             return Err(bad(
@@ -427,17 +426,16 @@ impl Facilitator {
         let cumulative = v.cumulative;
         let work = async {
             let closed = self.close_session_at(&s, Some(v), keypair).await?;
-            Ok(BatchSettled {
-                transaction: closed.signature.map(|s| s.to_string()).unwrap_or_default(),
-                amount: closed
+            Ok(SettleReply::channel(
+                closed.signature.map(|s| s.to_string()).unwrap_or_default(),
+                closed
                     .settled
                     .saturating_sub(c.payout_watermark)
                     .to_string(),
-                payer: s.payer,
-                extra: json!({"channelState": channel_state(&closed.session)}),
-                pending: closed.pending,
-                replayed: false,
-            })
+                s.payer,
+                Some(json!({"channelState": channel_state(&closed.session)})),
+                closed.pending,
+            ))
         };
         self.session_work
             .closes
@@ -511,7 +509,7 @@ impl Facilitator {
         claims: &[Claim],
         o: &Offer,
         keypair: &Keypair,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         if claims.is_empty() || claims.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
             return Err(bad(
                 reason::PAYLOAD_TYPE,
@@ -547,14 +545,13 @@ impl Facilitator {
                 .iter()
                 .map(|s| json!({"channelId": s.channel.to_string(), "totalClaimed": s.redeemed.to_string()}))
                 .collect();
-            Ok(BatchSettled {
-                transaction: sig.map(|s| s.to_string()).unwrap_or_default(),
-                amount: String::new(),
-                payer: list.first().map(|s| s.payer).unwrap_or_default(),
-                extra: json!({"accepts": accepts}),
+            Ok(SettleReply::channel(
+                sig.map(|s| s.to_string()).unwrap_or_default(),
+                String::new(),
+                list.first().map(|s| s.payer).unwrap_or_default(),
+                Some(json!({ "accepts": accepts })),
                 pending,
-                replayed: false,
-            })
+            ))
         };
         self.session_work.claims.run(key, work).await
     }

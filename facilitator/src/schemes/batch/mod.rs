@@ -47,7 +47,7 @@ use crate::holds;
 use crate::inspect;
 use crate::reject::Rejection;
 use crate::service::Facilitator;
-use crate::sessions::{BatchSettled, Change, GatedTerms, Session};
+use crate::sessions::{Change, GatedTerms, Session};
 use crate::settle::{co_signature, rpc_rejection, Outcome};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -684,7 +684,7 @@ impl Facilitator {
         &self,
         r: &BatchRequest,
         caller: Result<Pubkey, String>,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let Some(keypair) = self.key.keypair() else {
             return Err(Rejection::not_signing("settle"));
         };
@@ -756,14 +756,13 @@ impl Facilitator {
                     })
                     .await
                     .map_err(|e| self.change_rejection(&channel, e))?;
-                Ok(BatchSettled {
-                    transaction: String::new(),
-                    amount: String::new(),
-                    payer: s.payer,
-                    extra: voucher_extra(&s),
-                    pending: false,
-                    replayed: false,
-                })
+                Ok(SettleReply::channel(
+                    String::new(),
+                    String::new(),
+                    s.payer,
+                    Some(voucher_extra(&s)),
+                    false,
+                ))
             }
             BatchPayload::Refund {
                 channel_config,
@@ -813,14 +812,14 @@ impl Facilitator {
                     sessions.push(s);
                 }
                 let (sig, pending, paid) = self.pay_out(&sessions, keypair).await?;
-                Ok(BatchSettled {
-                    transaction: sig.to_string(),
-                    amount: paid.to_string(),
-                    payer: sessions.first().map(|s| s.payer).unwrap_or_default(),
-                    extra: json!({"channels": sessions.iter().map(channel_state).collect::<Vec<_>>()}),
+                let channels: Vec<Value> = sessions.iter().map(channel_state).collect();
+                Ok(SettleReply::channel(
+                    sig.to_string(),
+                    paid.to_string(),
+                    sessions.first().map(|s| s.payer).unwrap_or_default(),
+                    Some(json!({ "channels": channels })),
                     pending,
-                    replayed: false,
-                })
+                ))
             }
         }
     }
@@ -1126,7 +1125,7 @@ impl Facilitator {
         &self,
         s: Session,
         signature: Signature,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let pending = s.unconfirmed.is_some();
         let settled = if pending {
             match self.confirm(&signature).await {
@@ -1144,10 +1143,7 @@ impl Facilitator {
         } else {
             settled(&s, signature, false)
         };
-        Ok(BatchSettled {
-            replayed: true,
-            ..settled
-        })
+        Ok(settled.replayed())
     }
 
     /// Starts the session, unconfirmed, with its first voucher, then co-signs and sends the
@@ -1162,7 +1158,7 @@ impl Facilitator {
         v: Voucher,
         price: u64,
         keypair: &solana_sdk::signature::Keypair,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let now = now_unix();
         let s = Session {
             accepted: v.cumulative,
@@ -1215,7 +1211,7 @@ impl Facilitator {
         channel: &Pubkey,
         signature: Signature,
         pending: bool,
-    ) -> Result<BatchSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let channel = *channel;
         if !pending {
             let s = self.session(&channel).await?;
@@ -1254,15 +1250,15 @@ impl Facilitator {
 }
 
 /// A deposit's answer: its open's signature, the deposit, the first voucher's charge.
-fn settled(s: &Session, signature: Signature, pending: bool) -> BatchSettled {
-    BatchSettled {
-        transaction: signature.to_string(),
-        amount: s.deposit.to_string(),
-        payer: s.payer,
-        extra: voucher_extra(s),
+fn settled(s: &Session, signature: Signature, pending: bool) -> SettleReply {
+    let extra = Some(voucher_extra(s));
+    SettleReply::channel(
+        signature.to_string(),
+        s.deposit.to_string(),
+        s.payer,
+        extra,
         pending,
-        replayed: false,
-    }
+    )
 }
 
 /// What a deposit's checks found.
@@ -1318,7 +1314,7 @@ impl Scheme for Batch {
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let r = request(call.body)?;
         let caller = f.service_caller(call.headers, "/settle", call.body);
-        f.settle_batch(&r, caller).await.map(SettleReply::from)
+        f.settle_batch(&r, caller).await
     }
 
     /// The sessions' rounds: kill switches, channel reads, redemption and closes.

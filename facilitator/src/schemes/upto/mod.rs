@@ -151,13 +151,13 @@ impl Terms {
 
     /// Whether `c` is open as this payment's deposit opened it, with the ceiling.
     /// The answer of this payment's deposit, opened by `signature`.
-    fn deposited(&self, signature: Signature, pending: bool, replayed: bool) -> UptoSettled {
-        UptoSettled {
-            signature,
-            amount: self.ceiling,
-            payer: self.from,
-            pending,
-            replayed,
+    fn deposited(&self, signature: Signature, pending: bool, replayed: bool) -> SettleReply {
+        let amount = self.ceiling.to_string();
+        let reply = SettleReply::channel(signature.to_string(), amount, self.from, None, pending);
+        if replayed {
+            reply.replayed()
+        } else {
+            reply
         }
     }
 
@@ -294,35 +294,6 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     })
 }
 
-/// A settled `upto` request.
-#[derive(Clone, Debug)]
-pub struct UptoSettled {
-    pub signature: Signature,
-    /// The deposit, or the amount charged.
-    pub amount: u64,
-    pub payer: Pubkey,
-    /// Sent, outcome not known in time.
-    pub pending: bool,
-    /// A deposit retried: this very open (the facilitator's co-signature of its message)
-    /// had landed, or was on its way, when the retry came; nothing new was sent.
-    pub replayed: bool,
-}
-
-impl From<UptoSettled> for crate::answer::SettleReply {
-    fn from(s: UptoSettled) -> Self {
-        crate::answer::SettleReply {
-            transaction: s.signature.to_string(),
-            payer: s.payer,
-            pending: s.pending,
-            detail: crate::answer::Detail::Channel {
-                amount: s.amount.to_string(),
-                replayed: s.replayed,
-                extra: None,
-            },
-        }
-    }
-}
-
 /// What a deposit's checks found on chain.
 enum Open {
     /// Not on chain: send it.
@@ -366,7 +337,7 @@ impl Facilitator {
     }
 
     /// `/settle` of a deposit or a claim (see the module docs).
-    pub async fn settle_upto(&self, r: &UptoRequest) -> Result<UptoSettled, Rejection> {
+    pub async fn settle_upto(&self, r: &UptoRequest) -> Result<SettleReply, Rejection> {
         let Some(keypair) = self.key.keypair() else {
             return Err(Rejection::not_signing("settle"));
         };
@@ -523,7 +494,7 @@ impl Facilitator {
         signature: Signature,
         approval: Option<Pubkey>,
         replayed: bool,
-    ) -> Result<UptoSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         self.advanced(&t.channel).await;
         let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
         if !t.opened(&c, &self.facilitator()) {
@@ -542,7 +513,7 @@ impl Facilitator {
         &self,
         r: &UptoRequest,
         keypair: &solana_sdk::signature::Keypair,
-    ) -> Result<UptoSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let (t, open) = self.checked_open(r).await?;
         let checked = match open {
             Open::Landed(signature) => {
@@ -606,7 +577,7 @@ impl Facilitator {
         &self,
         r: &UptoRequest,
         keypair: &solana_sdk::signature::Keypair,
-    ) -> Result<UptoSettled, Rejection> {
+    ) -> Result<SettleReply, Rejection> {
         let fac = self.facilitator();
         let t = self.terms(r).await?;
         let actual = upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
@@ -690,13 +661,14 @@ impl Facilitator {
             .send_own(&ixs, r.gated, keypair, reason::SETTLEMENT_SIMULATION)
             .await?;
         self.closed_advance(&t.channel).await;
-        Ok(UptoSettled {
-            signature,
-            amount: actual,
-            payer: c.payer,
+        let amount = actual.to_string();
+        Ok(SettleReply::channel(
+            signature.to_string(),
+            amount,
+            c.payer,
+            None,
             pending,
-            replayed: false,
-        })
+        ))
     }
 
     /// The gated variant's parties and policy, from the accepted offer's `gate` extension
@@ -924,6 +896,6 @@ impl Scheme for Upto {
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let r = UptoRequest::from_bytes(call.body)?;
-        f.settle_upto(&r).await.map(SettleReply::from)
+        f.settle_upto(&r).await
     }
 }
