@@ -267,7 +267,7 @@ pub async fn start_facilitator(
         .await
         .map_err(|e| e.to_string())?;
     let store = server.facilitator.store.name();
-    let rpc = &server.facilitator.rpc_origin;
+    let rpc = &server.facilitator.chain.rpc_origin;
     tracing::info!(url = %server.url(), facilitator = %key, %rpc, lock_store = %store, "facilitator listening");
     Ok(server)
 }

@@ -26,6 +26,7 @@ use trust_gate_client::channels::voucher_message;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_server::paid_once::Resumed;
 use trust_gate_x402::batch::{self, BatchPayload};
+use trust_gate_x402::reason::Reason;
 use trust_gate_x402::upto;
 use trust_gate_x402::{
     self as x402, PaymentRequired, PaymentRequirements, ResourceInfo, X402_VERSION,
@@ -429,7 +430,7 @@ async fn refund(
 fn corrective(s: &DemoState, a: Answer, accepted: &PaymentRequirements, url: String) -> Response {
     let reason = a.body["errorReason"].as_str().unwrap_or_default();
     let state = &a.body["extra"];
-    if reason != batch::reason::CUMULATIVE_AMOUNT_MISMATCH
+    if reason != Reason::BatchCumulativeAmountMismatch
         || !state["channelState"].is_object()
         || !state["voucherState"].is_object()
     {

@@ -5,7 +5,7 @@
 //! (by a service this facilitator trusts, never by the facilitator itself) over every
 //! requirement field, and rejects expired challenges. Pure: the caller supplies the clock.
 
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use trust_gate_client::simulate::PaymentQuery;
@@ -67,8 +67,8 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
     let r = &req.payment_requirements;
     let accepted = &req.payment_payload.accepted;
     if req.x402_version != X402_VERSION || req.payment_payload.x402_version != X402_VERSION {
-        return Err(Rejection::bad(
-            "invalid_x402_version",
+        return Err(Rejection::new(
+            Reason::InvalidX402Version,
             format!(
                 "x402Version must be 2 (request {}, payload {})",
                 req.x402_version, req.payment_payload.x402_version
@@ -81,8 +81,8 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         } else {
             &accepted.scheme
         };
-        let mut no = Rejection::bad(
-            "unsupported_scheme",
+        let mut no = Rejection::new(
+            Reason::UnsupportedScheme,
             format!("scheme {scheme:?} is not supported; only {SCHEME_TRUST_GATE:?}"),
         );
         if scheme == SCHEME_EXACT {
@@ -91,8 +91,8 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         return Err(no);
     }
     if r.network != e.network || accepted.network != e.network {
-        return Err(Rejection::bad(
-            "invalid_network",
+        return Err(Rejection::new(
+            Reason::InvalidNetwork,
             format!(
                 "network {:?} is not this facilitator's {:?}",
                 r.network, e.network
@@ -100,16 +100,16 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         ));
     }
     if accepted != r {
-        return Err(Rejection::bad(
-            "accepted_requirements_mismatch",
+        return Err(Rejection::new(
+            Reason::AcceptedRequirementsMismatch,
             "paymentPayload.accepted differs from paymentRequirements",
         )
         .hint("the client must copy the offered requirements verbatim into `accepted`"));
     }
     let fee_payer = r.extra.get("feePayer").and_then(|v| v.as_str());
     if fee_payer != Some(e.facilitator.to_string().as_str()) {
-        return Err(Rejection::bad(
-            "fee_payer_not_managed_by_facilitator",
+        return Err(Rejection::new(
+            Reason::FeePayerNotManaged,
             format!(
                 "extra.feePayer {:?} is not this facilitator ({})",
                 fee_payer.unwrap_or(""),
@@ -121,14 +121,14 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
     let mint = pubkey("paymentRequirements.asset", &r.asset)?;
     let pay_to = pubkey("paymentRequirements.payTo", &r.pay_to)?;
     let gate = GateExtension::from_requirements(r).map_err(|err| {
-        Rejection::bad("gate_extension_missing", err.to_string()).hint(
+        Rejection::new(Reason::GateExtensionMissing, err.to_string()).hint(
             "the resource server must put the payment's trust context in accepts[i].extra.gate",
         )
     })?;
     let payee_recipient = pubkey("extra.gate.payeeRecipient", &gate.payee_recipient)?;
     if pay_to != payee_recipient {
-        return Err(Rejection::bad(
-            "pay_to_mismatch",
+        return Err(Rejection::new(
+            Reason::PayToMismatch,
             format!("payTo {pay_to} is not the payee's recipient {payee_recipient}"),
         ));
     }
@@ -138,14 +138,14 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         .and_then(|m| m.as_str())
         .filter(|m| !m.is_empty())
         .ok_or_else(|| {
-            Rejection::bad(
-                "memo_missing",
+            Rejection::new(
+                Reason::MemoMissing,
                 "extra.memo is required: it is the payment's id",
             )
         })?;
     if memo.len() > MAX_MEMO_BYTES {
-        return Err(Rejection::bad(
-            "memo_too_long",
+        return Err(Rejection::new(
+            Reason::MemoTooLong,
             format!(
                 "extra.memo has {} bytes; at most {MAX_MEMO_BYTES}",
                 memo.len()
@@ -159,8 +159,8 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         .map(|res| res.url.clone())
         .filter(|u| !u.is_empty())
         .ok_or_else(|| {
-            Rejection::bad(
-                "resource_missing",
+            Rejection::new(
+                Reason::ResourceMissing,
                 "paymentPayload.resource.url is required: the service signature covers it",
             )
         })?;
@@ -198,20 +198,20 @@ pub fn read_channel_gate(
     e: Expectations<'_>,
 ) -> Result<ChannelGate, Rejection> {
     let gate = GateExtension::from_requirements(accepted).map_err(|err| {
-        Rejection::bad("gate_extension_missing", err.to_string())
+        Rejection::new(Reason::GateExtensionMissing, err.to_string())
             .hint("a gated channel's offer carries the payment's trust context in extra.gate")
     })?;
     let pay_to = pubkey("paymentRequirements.payTo", &accepted.pay_to)?;
     let payee_recipient = pubkey("extra.gate.payeeRecipient", &gate.payee_recipient)?;
     if pay_to != payee_recipient {
-        return Err(Rejection::bad(
-            "pay_to_mismatch",
+        return Err(Rejection::new(
+            Reason::PayToMismatch,
             format!("payTo {pay_to} is not the payee's recipient {payee_recipient}"),
         ));
     }
     let resource_url = resource_url.filter(|u| !u.is_empty()).ok_or_else(|| {
-        Rejection::bad(
-            "resource_missing",
+        Rejection::new(
+            Reason::ResourceMissing,
             "paymentPayload.resource.url is required: the service signature covers it",
         )
     })?;
@@ -233,14 +233,14 @@ fn authenticate(
     trusted: &[Pubkey],
 ) -> Result<Pubkey, Rejection> {
     if gate.service_signature.is_empty() {
-        return Err(Rejection::bad(
-            "challenge_unsigned",
+        return Err(Rejection::new(
+            Reason::ChallengeUnsigned,
             "extra.gate.serviceSignature is empty",
         ));
     }
     if trusted.is_empty() {
-        return Err(Rejection::bad(
-            "service_not_trusted",
+        return Err(Rejection::new(
+            Reason::ServiceNotTrusted,
             "this facilitator trusts no service key",
         )
         .hint("set TRUSTED_SERVICE_KEYS to the public keys of the services whose challenges it settles"));
@@ -250,8 +250,8 @@ fn authenticate(
         .find(|k| x402::challenge_signed_by(k, r, resource_url, gate))
         .copied()
         .ok_or_else(|| {
-            Rejection::bad(
-                "challenge_signature_invalid",
+            Rejection::new(
+                Reason::ChallengeSignatureInvalid,
                 "extra.gate.serviceSignature is not a signature of a trusted service over these requirements",
             )
             .hint("a challenge is signed over every field; any change after issue invalidates it")
@@ -267,8 +267,8 @@ fn check_freshness(
     let timeout = i64::try_from(r.max_timeout_seconds).unwrap_or(i64::MAX);
     let expires = gate.issued_at.saturating_add(timeout);
     if now > expires.saturating_add(skew) {
-        return Err(Rejection::bad(
-            "challenge_expired",
+        return Err(Rejection::new(
+            Reason::ChallengeExpired,
             format!(
                 "the challenge expired at {expires} (issuedAt {} + maxTimeoutSeconds {timeout}); now {now}",
                 gate.issued_at
@@ -277,8 +277,8 @@ fn check_freshness(
         .hint("request the resource again for a fresh challenge"));
     }
     if gate.issued_at > now.saturating_add(skew) {
-        return Err(Rejection::bad(
-            "challenge_not_yet_valid",
+        return Err(Rejection::new(
+            Reason::ChallengeNotYetValid,
             format!("issuedAt {} is in the future (now {now})", gate.issued_at),
         ));
     }
@@ -288,8 +288,8 @@ fn check_freshness(
 /// A decimal u64 amount, > 0.
 pub fn parse_amount(s: &str) -> Result<u64, Rejection> {
     let bad = |why: &str| {
-        Rejection::bad(
-            "invalid_payment_requirements",
+        Rejection::new(
+            Reason::InvalidPaymentRequirements,
             format!("paymentRequirements.amount {s:?} {why}"),
         )
     };
@@ -311,8 +311,8 @@ pub fn decimal_u64(s: &str) -> Result<u64, &'static str> {
 
 fn pubkey(field: &str, s: &str) -> Result<Pubkey, Rejection> {
     Pubkey::from_str(s).map_err(|_| {
-        Rejection::bad(
-            "invalid_payment_requirements",
+        Rejection::new(
+            Reason::InvalidPaymentRequirements,
             format!("{field} {s:?} is not a base58 public key"),
         )
     })

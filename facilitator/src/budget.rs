@@ -10,7 +10,7 @@
 //! prefix (a dispute is exactly one instruction, see [`crate::dispute`]).
 
 use crate::config::ComputeCaps;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use trust_gate_client::settle::ComputeBudget;
 
 /// Micro-lamports in a lamport.
@@ -54,8 +54,8 @@ pub fn check(
 ) -> Result<(), Rejection> {
     let price = budget.unit_price_micro_lamports.unwrap_or(0);
     if price > caps.max_unit_price {
-        return Err(Rejection::bad(
-            "compute_unit_price_too_high",
+        return Err(Rejection::new(
+            Reason::ComputeUnitPriceTooHigh,
             format!(
                 "the compute-unit price is {price} micro-lamports; this facilitator co-pays at most {}",
                 caps.max_unit_price
@@ -71,8 +71,8 @@ pub fn check(
                 "without a SetComputeUnitLimit the runtime allows the transaction at least {limit} compute units, on which its priority fee is charged"
             ),
         };
-        return Err(Rejection::bad(
-            "compute_unit_limit_too_high",
+        return Err(Rejection::new(
+            Reason::ComputeUnitLimitTooHigh,
             format!(
                 "{what}; this facilitator co-signs at most {} (MAX_COMPUTE_UNIT_LIMIT)",
                 caps.max_unit_limit
@@ -82,8 +82,8 @@ pub fn check(
     }
     let fee = priority_fee_lamports(limit, price);
     if fee > caps.max_priority_fee_lamports {
-        return Err(Rejection::bad(
-            "priority_fee_too_high",
+        return Err(Rejection::new(
+            Reason::PriorityFeeTooHigh,
             format!(
                 "the priority fee is {fee} lamports ({limit} units at {price} micro-lamports); this facilitator pays at most {} a transaction (MAX_PRIORITY_FEE_LAMPORTS)",
                 caps.max_priority_fee_lamports
@@ -111,8 +111,8 @@ pub fn check_measured(limit: u32, measured: u64, caps: &ComputeCaps) -> Result<(
     if limit <= allowed {
         return Ok(());
     }
-    Err(Rejection::bad(
-        "compute_unit_limit_too_high",
+    Err(Rejection::new(
+        Reason::ComputeUnitLimitTooHigh,
         format!(
             "the transaction requests {limit} compute units and its simulation used {measured}; with a priority fee this facilitator co-signs at most {allowed} (the units used × {}/100 + {})",
             100 + caps.margin_percent,
@@ -135,8 +135,8 @@ mod tests {
 
     fn reason(r: Result<(), Rejection>) -> Option<String> {
         r.err().map(|r| {
-            assert_eq!(r.status, 400);
-            r.reason
+            assert_eq!(r.status(), 400);
+            r.reason.wire().to_string()
         })
     }
 

@@ -19,7 +19,7 @@ use crate::inspect::{
     account_keys, approval_pair, check_signatures, compare, optional_accounts_of, resolve, Keys,
     Resolved,
 };
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::message::AddressLookupTableAccount;
 use solana_sdk::pubkey::Pubkey;
@@ -30,7 +30,7 @@ use trust_gate_client::instructions::{ApprovalUse, Attestations};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::Builder;
 use trust_gate_program_common::external::ids::MEMO;
-use trust_gate_x402::upto::{self, reason};
+use trust_gate_x402::upto;
 
 /// The Lighthouse program (assertions a wallet may add to a transaction).
 pub const LIGHTHOUSE: Pubkey = solana_sdk::pubkey!("L2TExMFKdjpN9kozasaurPirfHy9P8sbXoAN1qA3S95");
@@ -82,7 +82,7 @@ pub struct Checked {
 }
 
 fn open_tx(message: impl Into<String>) -> Rejection {
-    Rejection::bad(reason::OPEN_TRANSACTION, message)
+    Rejection::new(Reason::UptoOpenTransaction, message)
 }
 
 /// `ix` is exactly `want`: its program, then the settlement's own comparison (data, every
@@ -136,8 +136,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
 
     // The fee payer.
     if keys.first().map(|k| k.0) != Some(e.facilitator) {
-        return Err(Rejection::bad(
-            reason::FACILITATOR_MISMATCH,
+        return Err(Rejection::new(
+            Reason::UptoFacilitatorMismatch,
             format!(
                 "the open's fee payer is not this facilitator ({})",
                 e.facilitator
@@ -244,8 +244,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
         })?;
     let account = |i: usize| ix.accounts.get(i).copied().unwrap_or_default();
     if account(0) != e.from {
-        return Err(Rejection::bad(
-            reason::PAYER_MISMATCH,
+        return Err(Rejection::new(
+            Reason::UptoPayerMismatch,
             format!(
                 "the open's payer is {}; the payload's from is {}",
                 account(0),
@@ -258,14 +258,14 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
         .get(1..9)
         .map(|s| u64::from_le_bytes(s.try_into().unwrap_or_default()));
     if salt != Some(e.salt) {
-        return Err(Rejection::bad(
-            reason::NONCE,
+        return Err(Rejection::new(
+            Reason::UptoNonce,
             "the open's salt is not the payload's nonce",
         ));
     }
     if open.channel() != e.channel || account(5) != e.channel {
-        return Err(Rejection::bad(
-            reason::CHANNEL_ID,
+        return Err(Rejection::new(
+            Reason::UptoChannelId,
             format!(
                 "the payload's channelId {} is not the channel the open creates",
                 e.channel
@@ -342,11 +342,13 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
     // No signer but the facilitator and the payer (the open makes the payer one), whose
     // signature verifies: the settlement's check, its reasons named as the open's.
     check_signatures(&tx, &keys, &e.facilitator, &e.from).map_err(|r| {
-        let reason = match r.reason.as_str() {
-            "missing_client_signature" | "invalid_client_signature" => reason::PAYER_MISMATCH,
-            _ => reason::OPEN_TRANSACTION,
+        let reason = match r.reason {
+            Reason::MissingClientSignature | Reason::InvalidClientSignature => {
+                Reason::UptoPayerMismatch
+            }
+            _ => Reason::UptoOpenTransaction,
         };
-        Rejection::bad(reason, r.message)
+        Rejection::new(reason, r.message)
     })?;
     Ok(Checked { tx, open, approval })
 }
@@ -463,7 +465,7 @@ mod tests {
     fn reason_of(r: Result<Checked, Rejection>) -> String {
         match r {
             Ok(_) => "accepted".into(),
-            Err(e) => e.reason,
+            Err(e) => e.reason.wire().into(),
         }
     }
 
@@ -489,38 +491,38 @@ mod tests {
             ixs[2] = o.instruction();
             reason_of(verify(c.signed(&ixs, &[]), c.expected(None)))
         };
-        assert_eq!(other_open(&|o| o.salt = 8), reason::NONCE);
+        assert_eq!(other_open(&|o| o.salt = 8), Reason::UptoNonce);
         assert_eq!(
             other_open(&|o| o.deposit = 4_999_999),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         assert_eq!(
             other_open(&|o| o.grace_period = 60),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         assert_eq!(
             other_open(&|o| o.splits[0].recipient = Pubkey::new_unique()),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         assert_eq!(
             other_open(&|o| o.authorized_signer = Keypair::new().pubkey()),
-            reason::CHANNEL_ID
+            Reason::UptoChannelId
         );
         // The memo: missing, or another.
         assert_eq!(
             with(&|ixs| {
                 ixs.pop();
             }),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         assert_eq!(
             with(&|ixs| ixs[3] = Instruction::new_with_bytes(MEMO, b"other", vec![])),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         // Anything else after the open, or a memo naming the facilitator.
         assert_eq!(
             with(&|ixs| ixs.push(channels::settle(&c.open().channel()))),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         assert_eq!(
             with(&|ixs| ixs.push(Instruction::new_with_bytes(
@@ -531,7 +533,7 @@ mod tests {
                     false
                 )]
             ))),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         // Too many compute units for the scheme.
         assert_eq!(
@@ -541,7 +543,7 @@ mod tests {
             }
             .instructions()[0]
                 .clone()),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         // Another writable account: a transfer's destination riding along.
         assert_eq!(
@@ -553,7 +555,7 @@ mod tests {
                     false
                 )]
             ))),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
     }
 
@@ -567,7 +569,7 @@ mod tests {
         };
         assert_eq!(
             reason_of(verify(tx.clone(), other)),
-            reason::FACILITATOR_MISMATCH
+            Reason::UptoFacilitatorMismatch
         );
         let late = Expected {
             slot: 1_000 + OPEN_SLOT_WINDOW + 1,
@@ -575,7 +577,7 @@ mod tests {
         };
         assert_eq!(
             reason_of(verify(tx.clone(), late)),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         let mut unsigned = tx;
         for s in &mut unsigned.signatures {
@@ -583,7 +585,7 @@ mod tests {
         }
         assert_eq!(
             reason_of(verify(unsigned, c.expected(None))),
-            reason::PAYER_MISMATCH
+            Reason::UptoPayerMismatch
         );
         // A third signer.
         let mut ixs = c.stock();
@@ -598,7 +600,7 @@ mod tests {
         ));
         assert_eq!(
             reason_of(verify(c.signed(&ixs, &[]), c.expected(None))),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
     }
 
@@ -644,12 +646,12 @@ mod tests {
         // The stock verifier refuses the table, and the gate without gating.
         assert_eq!(
             reason_of(verify(tx, c.expected(None))),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         // Without the gate, or with the gate on another policy or deposit.
         assert_eq!(
             reason_of(verify(c.signed(&c.stock(), &[]), c.expected(Some(gated)))),
-            reason::OPEN_TRANSACTION
+            Reason::UptoOpenTransaction
         );
         for wrong in [
             Gated {
@@ -666,7 +668,7 @@ mod tests {
                     c.signed(&ixs, std::slice::from_ref(&table)),
                     c.expected(Some(wrong))
                 )),
-                reason::OPEN_TRANSACTION
+                Reason::UptoOpenTransaction
             );
         }
         // With the attestations the payee's acceptance and the payer's policy ask for: read

@@ -22,6 +22,7 @@
 //! lost its sessions) is finished here: sealed, closed through the gate, distributed.
 
 use crate::payment_records::PaymentRecord;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +30,6 @@ use trust_gate_client::chain;
 use trust_gate_client::channel_reclaim;
 use trust_gate_client::error::ClientError;
 use trust_gate_client::reclaim::{self, Closable, Skipped};
-use trust_gate_server::error::ApiError;
 
 /// The most payments one round closes (about 8 transactions); the rest wait for the next.
 pub const MAX_CLOSES_PER_ROUND: usize = 100;
@@ -69,17 +69,16 @@ pub struct Round {
 
 impl Facilitator {
     /// One round of the crank (see the module docs). Needs the facilitator's keypair.
-    pub async fn reclaim_once(&self) -> Result<Round, ApiError> {
+    pub async fn reclaim_once(&self) -> Result<Round, Rejection> {
         let Some(keypair) = self.key.keypair() else {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "facilitator_not_signing",
+            return Err(Rejection::new(
+                Reason::FacilitatorNotSigning,
                 "this facilitator is configured with a public key only and cannot close records",
             ));
         };
         let fac = self.facilitator();
-        let now = chain::unix_time(&self.rpc).await?;
-        let scan = reclaim::scan(&self.rpc, &self.builder, &fac, now).await?;
+        let now = chain::unix_time(&self.chain.rpc).await?;
+        let scan = reclaim::scan(&self.chain.rpc, &self.chain.builder, &fac, now).await?;
         let mut round = Round {
             open: scan.open.len(),
             skipped: scan.skipped,
@@ -91,7 +90,7 @@ impl Facilitator {
             .into_iter()
             .take(MAX_CLOSES_PER_ROUND)
             .collect();
-        for run in reclaim::batches(&self.builder, &fac, &closable) {
+        for run in reclaim::batches(&self.chain.builder, &fac, &closable) {
             // The receipts first: a close that lands is never without its record.
             let records = match self.keep_receipts(run).await {
                 Ok(records) => records,
@@ -101,7 +100,7 @@ impl Facilitator {
                     continue;
                 }
             };
-            match reclaim::close_run(&self.rpc, &self.builder, keypair, run).await {
+            match reclaim::close_run(&self.chain.rpc, &self.chain.builder, keypair, run).await {
                 Ok(signature) => {
                     self.note_closed(records, signature).await;
                     round.closed += run.len();
@@ -125,27 +124,31 @@ impl Facilitator {
         &self,
         keypair: &solana_sdk::signature::Keypair,
         round: &mut Round,
-    ) -> Result<(), ApiError> {
+    ) -> Result<(), Rejection> {
         let fac = self.facilitator();
-        let slot = self.rpc.get_slot().await.map_err(ClientError::from)?;
-        let now = chain::unix_time(&self.rpc).await?;
-        let scan = channel_reclaim::scan(&self.rpc, &self.builder, &fac, slot, now).await?;
+        let slot = self.chain.rpc.get_slot().await.map_err(ClientError::from)?;
+        let now = chain::unix_time(&self.chain.rpc).await?;
+        let scan =
+            channel_reclaim::scan(&self.chain.rpc, &self.chain.builder, &fac, slot, now).await?;
         round.channels_waiting = scan.waiting.len();
         round.channels_awaiting_close = scan.awaiting_close.len();
         // Unclaimed stock channels first: their reclaim comes in a later round.
         if !scan.stale_open.is_empty() {
             for (address, channel) in &scan.stale_open {
                 let close =
-                    channel_reclaim::abandoned_close(&self.rpc, &fac, address, channel, now).await;
+                    channel_reclaim::abandoned_close(&self.chain.rpc, &fac, address, channel, now)
+                        .await;
                 match close {
-                    Ok(Some(ixs)) => match reclaim::send_run(&self.rpc, keypair, &ixs).await {
-                        Ok(_) => {
-                            round.transactions += 1;
-                            round.channels_unclaimed_closed += 1;
-                            self.closed_advance(address).await;
+                    Ok(Some(ixs)) => {
+                        match reclaim::send_run(&self.chain.rpc, keypair, &ixs).await {
+                            Ok(_) => {
+                                round.transactions += 1;
+                                round.channels_unclaimed_closed += 1;
+                                self.closed_advance(address).await;
+                            }
+                            Err(e) => round.failures.push(e.to_string()),
                         }
-                        Err(e) => round.failures.push(e.to_string()),
-                    },
+                    }
                     Ok(None) => {}
                     Err(e) => round.failures.push(e.to_string()),
                 }
@@ -156,7 +159,8 @@ impl Facilitator {
         if !scan.stale_recorded.is_empty() {
             for (address, channel) in &scan.stale_recorded {
                 let close =
-                    channel_reclaim::abandoned_close(&self.rpc, &fac, address, channel, now).await;
+                    channel_reclaim::abandoned_close(&self.chain.rpc, &fac, address, channel, now)
+                        .await;
                 let ixs = match close {
                     Ok(Some(ixs)) => ixs,
                     Ok(None) => continue,
@@ -192,10 +196,10 @@ impl Facilitator {
                 Err(e) => round.failures.push(e.message),
             }
         }
-        let work = scan.work(&self.builder, &fac);
+        let work = scan.work(&self.chain.builder, &fac);
         for run in reclaim::runs(&work, &fac, |w| w.instruction.clone()) {
             let ixs: Vec<_> = run.iter().map(|w| w.instruction.clone()).collect();
-            match reclaim::send_run(&self.rpc, keypair, &ixs).await {
+            match reclaim::send_run(&self.chain.rpc, keypair, &ixs).await {
                 Ok(_) => {
                     round.transactions += 1;
                     for w in run {
@@ -235,9 +239,9 @@ impl Facilitator {
         if held {
             return Ok(false);
         }
-        let opened = channel_reclaim::opened_with(&self.rpc, address, channel)
+        let opened = channel_reclaim::opened_with(&self.chain.rpc, address, channel)
             .await
-            .map_err(|e| crate::reject::Rejection::from(ApiError::from(e)))?;
+            .map_err(Rejection::from)?;
         let tag = match &opened {
             Some(o) if o.session => trust_gate_x402::batch::SCHEME_GATED_BATCH,
             _ => trust_gate_x402::upto::SCHEME_GATED_UPTO,
@@ -265,13 +269,8 @@ impl Facilitator {
         if ixs.len() == budget {
             return Ok(false);
         }
-        self.send_own(
-            &ixs,
-            recorded,
-            keypair,
-            trust_gate_x402::batch::reason::SETTLEMENT_SIMULATION,
-        )
-        .await?;
+        self.send_own(&ixs, recorded, keypair, Reason::BatchSettlementSimulation)
+            .await?;
         tracing::info!(channel = %address, status = ?channel.status, settled = channel.settled, "finished a channel's close");
         Ok(true)
     }
@@ -294,14 +293,9 @@ impl Facilitator {
         }
         .instructions();
         all.extend(ixs);
-        self.send_own(
-            &all,
-            true,
-            keypair,
-            trust_gate_x402::upto::reason::SETTLEMENT_SIMULATION,
-        )
-        .await
-        .map(|_| ())
+        self.send_own(&all, true, keypair, Reason::UptoSettlementSimulation)
+            .await
+            .map(|_| ())
     }
 
     /// Keeps what each payment's log holds (with what the record store already knew: the
@@ -310,7 +304,7 @@ impl Facilitator {
     async fn keep_receipts(
         &self,
         run: &[Closable],
-    ) -> Result<Vec<([u8; 32], PaymentRecord)>, ApiError> {
+    ) -> Result<Vec<([u8; 32], PaymentRecord)>, Rejection> {
         let mut kept = Vec::with_capacity(run.len());
         for c in run {
             let id = c.receipt.payment_id_hash;

@@ -14,15 +14,13 @@
 //! priority fee for a dispute (see [`crate::budget`]).
 
 use crate::inspect::{self, Resolved};
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
-use axum::http::StatusCode;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::decode::{self, hex, DisputeRecord};
 use trust_gate_client::{chain, errors, receipts, settle, ClientError};
-use trust_gate_server::error::ApiError;
 
 pub use gate::instructions::DISPUTE_WINDOW_SECS;
 
@@ -42,38 +40,38 @@ pub struct CheckedDispute {
 }
 
 impl DisputeRequest {
-    pub fn parse(body: &[u8]) -> Result<Self, ApiError> {
+    pub fn parse(body: &[u8]) -> Result<Self, Rejection> {
         let v: Value = serde_json::from_slice(body)
-            .map_err(|e| ApiError::input("body", format!("not JSON: {e}")))?;
+            .map_err(|e| Rejection::input("body", format!("not JSON: {e}")))?;
         let Value::Object(map) = v else {
-            return Err(ApiError::input("body", "must be a JSON object"));
+            return Err(Rejection::input("body", "must be a JSON object"));
         };
         if let Some(unknown) = map.keys().find(|k| k.as_str() != "transaction") {
-            return Err(ApiError::input(
+            return Err(Rejection::input(
                 unknown,
                 "unknown field: the body is {\"transaction\": \"<base64>\"}",
             )
-            .with_hint(
+            .hint(
                 "the payment's payer signs the dispute: build it with the SDK's settle::dispute_transaction and send its base64",
             ));
         }
         let b64 = match map.get("transaction") {
             Some(Value::String(s)) => s,
             Some(other) => {
-                return Err(ApiError::input(
+                return Err(Rejection::input(
                     "transaction",
                     format!("must be a base64 string, got {other}"),
                 ))
             }
-            None => return Err(ApiError::input("transaction", "missing")),
+            None => return Err(Rejection::input("transaction", "missing")),
         };
-        let tx = inspect::decode(b64).map_err(|r| ApiError::input("transaction", r.message))?;
+        let tx = inspect::decode(b64).map_err(|r| Rejection::input("transaction", r.message))?;
         Ok(DisputeRequest { tx })
     }
 }
 
-fn refused(r: Rejection) -> ApiError {
-    ApiError::input("transaction", r.message)
+fn refused(r: Rejection) -> Rejection {
+    Rejection::input("transaction", r.message)
 }
 
 /// Checks the dispute transaction itself (no RPC): exactly one `dispute_payment` of this
@@ -83,7 +81,7 @@ pub fn check(
     f: &Facilitator,
     tx: &VersionedTransaction,
     collection: &Pubkey,
-) -> Result<CheckedDispute, ApiError> {
+) -> Result<CheckedDispute, Rejection> {
     use gate::instruction::DisputePayment;
     let facilitator = f.facilitator();
     let keys = inspect::account_keys(&tx.message, &[]).map_err(refused)?;
@@ -94,13 +92,13 @@ pub fn check(
         .iter()
         .any(|ix| ix.program_id == gate::settlement::COMPUTE_BUDGET_PROGRAM_ID)
     {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             "transaction",
             "has a ComputeBudget instruction; a dispute is exactly one gate::dispute_payment and this facilitator pays no priority fee for it",
         ));
     }
     let [ix]: &[Resolved; 1] = ixs.as_slice().try_into().map_err(|_| {
-        ApiError::input(
+        Rejection::input(
             "transaction",
             format!(
                 "has {} instructions; a dispute is exactly one gate::dispute_payment",
@@ -108,22 +106,22 @@ pub fn check(
             ),
         )
     })?;
-    if !inspect::is_gate_ix::<DisputePayment>(&f.builder, ix) {
-        return Err(ApiError::input(
+    if !inspect::is_gate_ix::<DisputePayment>(&f.chain.builder, ix) {
+        return Err(Rejection::input(
             "transaction",
             "its instruction is not gate::dispute_payment",
         ));
     }
     let fee_payer = keys.first().map(|k| k.0).unwrap_or_default();
     if fee_payer != facilitator {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             "transaction",
             format!("the fee payer is {fee_payer}, not this facilitator ({facilitator})"),
         ));
     }
     let a: DisputePayment = inspect::args(ix, "dispute_payment").map_err(refused)?;
     if a.facilitator != facilitator {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             "transaction",
             format!(
                 "disputes a payment of facilitator {}, not of this one ({facilitator})",
@@ -135,10 +133,10 @@ pub fn check(
     let payer = *ix
         .accounts
         .get(1)
-        .ok_or_else(|| ApiError::input("transaction", "dispute_payment lacks its accounts"))?;
+        .ok_or_else(|| Rejection::input("transaction", "dispute_payment lacks its accounts"))?;
     // The facilitator pays for the record it co-signs (the payer could instead dispute
     // alone, paying itself: `settle::dispute_alone`).
-    let want = f.builder.dispute_payment(
+    let want = f.chain.builder.dispute_payment(
         &facilitator,
         &facilitator,
         &payer,
@@ -162,11 +160,10 @@ impl Facilitator {
     /// co-signs it as fee payer and sends it. 403 unless the signer paid the payment, or once
     /// the dispute window has closed; 404 when never settled here; 409 when not settled
     /// atomically or already disputed.
-    pub async fn dispute(&self, d: DisputeRequest) -> Result<Value, ApiError> {
+    pub async fn dispute(&self, d: DisputeRequest) -> Result<Value, Rejection> {
         let Some(keypair) = self.key.keypair() else {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "signer_required",
+            return Err(Rejection::new(
+                Reason::SignerRequired,
                 "this facilitator is configured with a public key only and cannot co-sign disputes",
             ));
         };
@@ -175,14 +172,20 @@ impl Facilitator {
         let hash_hex = hex(&c.payment_id_hash);
         // The payment's log and whether it is disputed, in one read.
         let fac = self.facilitator();
-        let live = receipts::live(&self.rpc, &self.builder.pda, &fac, &c.payment_id_hash).await?;
+        let live = receipts::live(
+            &self.chain.rpc,
+            &self.chain.builder.pda,
+            &fac,
+            &c.payment_id_hash,
+        )
+        .await?;
         // Only a log of the current layout (it carries a deadline) can be disputed.
         let log = match live.receipt {
             Some(log) if log.deadline.is_some() => log,
             other => return Err(self.no_log(&c.payment_id_hash, other.is_some()).await),
         };
         if log.payee_asset != c.payee_asset {
-            return Err(ApiError::input(
+            return Err(Rejection::input(
                 "transaction",
                 format!(
                     "payment {hash_hex} paid {}, not {}",
@@ -191,20 +194,18 @@ impl Facilitator {
             ));
         }
         if log.payer_wallet != c.payer {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "not_payment_payer",
+            return Err(Rejection::new(
+                Reason::NotPaymentPayer,
                 format!(
                     "{} did not pay payment {hash_hex}: only its payer's wallet may dispute it",
                     c.payer
                 ),
             ));
         }
-        let record = self.builder.pda.dispute(&fac, &c.payment_id_hash);
+        let record = self.chain.builder.pda.dispute(&fac, &c.payment_id_hash);
         let conflict = || {
-            ApiError::new(
-                StatusCode::CONFLICT,
-                "already_disputed",
+            Rejection::new(
+                Reason::AlreadyDisputed,
                 format!("payment {hash_hex} is already disputed (record {record})"),
             )
         };
@@ -216,14 +217,13 @@ impl Facilitator {
         tx.signatures[0] = crate::settle::co_signature(&tx, keypair);
         // The send's preflight runs the program's own checks, the dispute window among them
         // (against the cluster's clock, not this machine's); a refusal there costs nothing.
-        let sig = match settle::send(&self.rpc, &tx).await {
+        let sig = match settle::send(&self.chain.rpc, &tx).await {
             Ok(sig) => sig,
             Err(ClientError::Transaction { named: Some(n), .. })
                 if n.name == "DisputeWindowClosed" =>
             {
-                return Err(ApiError::new(
-                    StatusCode::FORBIDDEN,
-                    "dispute_window_closed",
+                return Err(Rejection::new(
+                    Reason::DisputeWindowClosed,
                     format!(
                         "payment {hash_hex} settled more than {DISPUTE_WINDOW_SECS} s ago: its dispute window has closed"
                     ),
@@ -232,31 +232,29 @@ impl Facilitator {
             Err(ClientError::Transaction { named: Some(n), .. })
                 if errors::is_engine_paused(&n) =>
             {
-                return Err(ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "reputation_engine_paused",
+                return Err(Rejection::new(
+                    Reason::ReputationEnginePaused,
                     format!(
                         "the reputation engine {} is paused: the dispute's feedback cannot be recorded until it resumes; nothing was sent (no fee)",
-                        self.builder.ids.reputation_engine
+                        self.chain.builder.ids.reputation_engine
                     ),
                 ))
             }
             // Lost a race with a concurrent dispute of the same payment.
             Err(ClientError::Transaction { .. })
-                if chain::account(&self.rpc, &record).await?.is_some() =>
+                if chain::account(&self.chain.rpc, &record).await?.is_some() =>
             {
                 return Err(conflict())
             }
             Err(e @ ClientError::Transaction { .. }) => {
-                return Err(ApiError::new(
-                    StatusCode::BAD_GATEWAY,
-                    "transaction_failed",
+                return Err(Rejection::new(
+                    Reason::DisputeTransactionFailed,
                     e.to_string(),
                 ))
             }
             Err(e) => return Err(e.into()),
         };
-        let view = match chain::account(&self.rpc, &record).await? {
+        let view = match chain::account(&self.chain.rpc, &record).await? {
             Some(acc) => {
                 let r: DisputeRecord = decode::account("DisputeRecord", &acc.data)?;
                 json!({
@@ -283,7 +281,7 @@ mod tests {
     fn dispute_bodies_name_the_field() {
         let bad = |body: &str, field: &str| {
             let e = DisputeRequest::parse(body.as_bytes()).unwrap_err();
-            assert_eq!(e.code, "input_invalid");
+            assert_eq!(e.reason, "input_invalid");
             assert!(e.message.starts_with(field), "{}", e.message);
         };
         bad("[]", "body");

@@ -4,7 +4,7 @@
 
 pub use crate::approvals::Held;
 use crate::approvals::PendingApproval;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{ApprovalTerms, Decision};
@@ -32,12 +32,18 @@ impl Facilitator {
             return None;
         }
         if !signed {
-            let id = self.builder.pda.approval(terms);
+            let id = self.chain.builder.pda.approval(terms);
             return Some(Held { id, record: None });
         }
         let pending = self.approvals.settings().pending;
-        let record =
-            PendingApproval::new(&self.builder, terms, kind, resource, now_unix(), pending);
+        let record = PendingApproval::new(
+            &self.chain.builder,
+            terms,
+            kind,
+            resource,
+            now_unix(),
+            pending,
+        );
         let id = record.id;
         match self.approvals.hold(&record).await {
             Ok(()) => {
@@ -86,11 +92,11 @@ impl Facilitator {
     pub async fn pending_approvals(
         &self,
         payer: Option<&Pubkey>,
-    ) -> Result<serde_json::Value, trust_gate_server::error::ApiError> {
+    ) -> Result<serde_json::Value, Rejection> {
         let now = now_unix();
         let records = self.approvals.list(payer, now).await?;
         let ids: Vec<Pubkey> = records.iter().map(|r| r.id).collect();
-        let onchain = trust_gate_client::chain::accounts(&self.rpc, &ids).await?;
+        let onchain = trust_gate_client::chain::accounts(&self.chain.rpc, &ids).await?;
         let listed: Vec<serde_json::Value> = records
             .iter()
             .zip(&onchain)
@@ -105,17 +111,15 @@ impl Facilitator {
     }
 
     /// The pending approval `id` with its approval on chain: `GET /approvals/{id}`.
-    pub async fn pending_approval(
-        &self,
-        id: &Pubkey,
-    ) -> Result<serde_json::Value, trust_gate_server::error::ApiError> {
+    pub async fn pending_approval(&self, id: &Pubkey) -> Result<serde_json::Value, Rejection> {
         let now = now_unix();
         let record = self.approvals.get(id, now).await?.ok_or_else(|| {
-            trust_gate_server::error::ApiError::not_found(format!(
-                "no pending approval {id} here (never held, used, or expired)"
-            ))
+            Rejection::new(
+                Reason::NotFound,
+                format!("no pending approval {id} here (never held, used, or expired)"),
+            )
         })?;
-        let acc = trust_gate_client::chain::account(&self.rpc, id).await?;
+        let acc = trust_gate_client::chain::account(&self.chain.rpc, id).await?;
         Ok(self.approval_view(&record, acc.as_ref(), now))
     }
 
@@ -130,7 +134,7 @@ impl Facilitator {
     ) -> serde_json::Value {
         use trust_gate_client::decode::PaymentApproval;
         let approval = acc
-            .filter(|a| a.owner == self.builder.ids.policy_vault)
+            .filter(|a| a.owner == self.chain.builder.ids.policy_vault)
             .and_then(|a| {
                 trust_gate_client::decode::account::<PaymentApproval>("PaymentApproval", &a.data)
                     .ok()
@@ -157,13 +161,9 @@ impl Facilitator {
 }
 
 /// A public key from a path or query parameter `field`, else 400 naming it.
-pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, trust_gate_server::error::ApiError> {
-    s.parse().map_err(|_| {
-        trust_gate_server::error::ApiError::input(
-            field,
-            format!("{s:?} is not a base58 public key"),
-        )
-    })
+pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, Rejection> {
+    s.parse()
+        .map_err(|_| Rejection::input(field, format!("{s:?} is not a base58 public key")))
 }
 
 impl Facilitator {

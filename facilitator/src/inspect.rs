@@ -12,7 +12,7 @@
 
 use crate::adapter::GateContext;
 use crate::config::ComputeCaps;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use anchor_lang::{AnchorDeserialize, Discriminator};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
 use solana_sdk::instruction::{AccountMeta, Instruction};
@@ -59,14 +59,14 @@ pub struct Verified {
 /// Base64 → a versioned transaction (legacy or v0).
 pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
     let bytes = STANDARD.decode(b64.trim()).map_err(|e| {
-        Rejection::bad(
-            "invalid_transaction_encoding",
+        Rejection::new(
+            Reason::InvalidTransactionEncoding,
             format!("paymentPayload.payload.transaction is not standard base64: {e}"),
         )
     })?;
     if bytes.len() > PACKET_LIMIT {
-        return Err(Rejection::bad(
-            "transaction_too_large",
+        return Err(Rejection::new(
+            Reason::TransactionTooLarge,
             format!(
                 "the transaction has {} bytes; Solana's limit is {PACKET_LIMIT}",
                 bytes.len()
@@ -74,8 +74,8 @@ pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
         ));
     }
     bincode::deserialize::<VersionedTransaction>(&bytes).map_err(|e| {
-        Rejection::bad(
-            "invalid_transaction_encoding",
+        Rejection::new(
+            Reason::InvalidTransactionEncoding,
             format!("paymentPayload.payload.transaction is not a serialized transaction: {e}"),
         )
     })
@@ -120,8 +120,8 @@ pub(crate) fn account_keys(
     let mut readonly = Vec::new();
     for l in lookups {
         let table = tables.iter().find(|t| t.key == l.account_key).ok_or_else(|| {
-            Rejection::bad(
-                "lookup_table_not_allowed",
+            Rejection::new(
+                Reason::LookupTableNotAllowed,
                 format!(
                     "the transaction loads accounts from {}, which is not one of this facilitator's lookup tables",
                     l.account_key
@@ -135,8 +135,8 @@ pub(crate) fn account_keys(
                 .get(usize::from(*i))
                 .copied()
                 .ok_or_else(|| {
-                    Rejection::bad(
-                        "invalid_transaction",
+                    Rejection::new(
+                        Reason::InvalidTransaction,
                         format!("lookup index {i} is outside table {}", table.key),
                     )
                 })
@@ -158,8 +158,8 @@ pub(crate) fn resolve(
 ) -> Result<Vec<Resolved>, Rejection> {
     let key = |i: u8| {
         keys.get(usize::from(i)).map(|k| k.0).ok_or_else(|| {
-            Rejection::bad(
-                "invalid_transaction",
+            Rejection::new(
+                Reason::InvalidTransaction,
                 format!(
                     "account index {i} is outside the message's {} keys",
                     keys.len()
@@ -193,20 +193,20 @@ pub(crate) fn args<T: AnchorDeserialize + Discriminator>(
     what: &str,
 ) -> Result<T, Rejection> {
     T::deserialize(&mut &ix.data[T::DISCRIMINATOR.len()..]).map_err(|e| {
-        Rejection::bad(
-            "invalid_transaction",
+        Rejection::new(
+            Reason::InvalidTransaction,
             format!("cannot decode the {what} arguments: {e}"),
         )
     })
 }
 
 fn mismatch(
-    reason: &str,
+    reason: Reason,
     what: &str,
     got: impl std::fmt::Display,
     want: impl std::fmt::Display,
 ) -> Rejection {
-    Rejection::bad(
+    Rejection::new(
         reason,
         format!("{what} is {got}; the requirements say {want}"),
     )
@@ -214,7 +214,7 @@ fn mismatch(
 
 /// `got == want`, else the mismatch named `reason`.
 fn same<T: PartialEq + std::fmt::Display>(
-    reason: &str,
+    reason: Reason,
     what: &str,
     got: T,
     want: T,
@@ -239,8 +239,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     let has_gate = ixs.iter().any(|ix| is_gate_ix::<GatePaymentStrict>(b, ix));
     let has_feedback = ixs.iter().any(|ix| is_gate_ix::<EmitFeedback>(b, ix));
     if !has_gate || !has_feedback {
-        return Err(Rejection::bad(
-            "gate_instructions_missing",
+        return Err(Rejection::new(
+            Reason::GateInstructionsMissing,
             format!(
                 "the transaction has no {}: trust-gate settles only [gate_payment_strict, TransferChecked, emit_feedback] in one transaction",
                 if has_gate { "emit_feedback" } else { "gate_payment_strict" }
@@ -256,8 +256,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     // Fee payer isolation.
     let fee_payer = keys.first().map(|k| k.0).unwrap_or_default();
     if fee_payer != *e.facilitator {
-        return Err(Rejection::bad(
-            "fee_payer_mismatch",
+        return Err(Rejection::new(
+            Reason::FeePayerMismatch,
             format!(
                 "the fee payer is {fee_payer}, not this facilitator ({})",
                 e.facilitator
@@ -267,8 +267,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     }
     for (i, ix) in ixs[..2].iter().enumerate() {
         if ix.accounts.contains(e.facilitator) {
-            return Err(Rejection::bad(
-                "fee_payer_not_isolated",
+            return Err(Rejection::new(
+                Reason::FeePayerNotIsolated,
                 format!("instruction {i} uses the facilitator's account; the fee payer may only sign emit_feedback"),
             ));
         }
@@ -277,7 +277,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     // The transfer.
     let transfer = &ixs[1];
     same(
-        "token_program_mismatch",
+        Reason::TokenProgramMismatch,
         "the transfer's program",
         transfer.program_id,
         e.token_program.id(),
@@ -286,19 +286,19 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         || transfer.data[0] != TRANSFER_CHECKED
         || transfer.accounts.len() < 4
     {
-        return Err(Rejection::bad(
-            "transfer_missing",
+        return Err(Rejection::new(
+            Reason::TransferMissing,
             "instruction 1 is not a TransferChecked",
         ));
     }
     let amount = u64::from_le_bytes(transfer.data[1..9].try_into().unwrap_or_default());
     let decimals = transfer.data[9];
     let [source, mint, destination, payer] = [0, 1, 2, 3].map(|i| transfer.accounts[i]);
-    same("mint_mismatch", "the transfer's mint", mint, ctx.mint)?;
+    same(Reason::MintMismatch, "the transfer's mint", mint, ctx.mint)?;
     let want_destination = e.token_program.associated_account(&ctx.pay_to, &ctx.mint);
     if destination != want_destination {
         return Err(mismatch(
-            "recipient_mismatch",
+            Reason::RecipientMismatch,
             "the transfer's destination",
             destination,
             format!(
@@ -308,13 +308,13 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         ));
     }
     same(
-        "amount_mismatch",
+        Reason::AmountMismatch,
         "the transfer's amount",
         amount,
         ctx.amount,
     )?;
     same(
-        "decimals_mismatch",
+        Reason::DecimalsMismatch,
         "the transfer's decimals",
         decimals,
         e.decimals,
@@ -322,28 +322,33 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
 
     // The gate's arguments, and the parties and mint its accounts name.
     let g: GatePaymentStrict = args(&ixs[0], "gate_payment_strict")?;
-    same("amount_mismatch", "the gate's amount", g.amount, ctx.amount)?;
+    same(
+        Reason::AmountMismatch,
+        "the gate's amount",
+        g.amount,
+        ctx.amount,
+    )?;
     let gate_account = |i: usize| ixs[0].accounts.get(i).copied().unwrap_or_default();
     same(
-        "mint_mismatch",
+        Reason::MintMismatch,
         "the gate's mint",
         gate_account(strict_accounts::MINT),
         ctx.mint,
     )?;
     same(
-        "payer_mismatch",
+        Reason::PayerMismatch,
         "the gate's payer agent",
         gate_account(strict_accounts::PAYER_ASSET),
         ctx.payer_asset,
     )?;
     same(
-        "payee_mismatch",
+        Reason::PayeeMismatch,
         "the gate's payee agent",
         gate_account(strict_accounts::PAYEE_ASSET),
         ctx.payee_asset,
     )?;
     same(
-        "policy_mismatch",
+        Reason::PolicyMismatch,
         "the gate's policy id",
         g.policy_id,
         ctx.policy_id,
@@ -351,7 +356,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     // The chain holds a payment to its deadline; the challenge's expiry is the only one this
     // facilitator co-signs, so a payment cannot outlive the challenge it answers.
     same(
-        "deadline_mismatch",
+        Reason::DeadlineMismatch,
         "the gate's deadline",
         g.deadline,
         ctx.deadline,
@@ -360,25 +365,25 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     // The feedback.
     let f: EmitFeedback = args(&ixs[2], "emit_feedback")?;
     if f.payment_id_hash != ctx.payment_id_hash {
-        return Err(Rejection::bad(
-            "payment_id_mismatch",
+        return Err(Rejection::new(
+            Reason::PaymentIdMismatch,
             "emit_feedback's payment id hash is not the one derived from extra.memo",
         ));
     }
     same(
-        "payee_mismatch",
+        Reason::PayeeMismatch,
         "the feedback's payee agent",
         f.payee_asset,
         ctx.payee_asset,
     )?;
     same(
-        "amount_mismatch",
+        Reason::AmountMismatch,
         "the feedback's value",
         f.value,
         ctx.amount,
     )?;
     same(
-        "fee_payer_mismatch",
+        Reason::FeePayerMismatch,
         "the feedback's facilitator",
         f.facilitator,
         *e.facilitator,
@@ -416,13 +421,13 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         approval,
     };
     same(
-        "decimals_mismatch",
+        Reason::DecimalsMismatch,
         "the feedback's decimals",
         f.value_decimals,
         e.decimals,
     )?;
     let expected = settle::compose(b, &settlement, AtomicityEnforced::TRUE)
-        .map_err(|err| Rejection::bad("invalid_transaction", err.to_string()))?;
+        .map_err(|err| Rejection::new(Reason::InvalidTransaction, err.to_string()))?;
     // The prefix was read into `budget` (in either order); the payment part must match.
     let payment = &expected[expected.len() - 3..];
     for (i, (got, want)) in ixs.iter().zip(payment).enumerate() {
@@ -445,14 +450,14 @@ fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
     use gate::instruction::{EmitFeedback, GatePaymentStrict};
     use gate::settlement::{is_token_program, COMPUTE_BUDGET_PROGRAM_ID, MAX_PREFIX};
     let layout = || {
-        Rejection::bad(
-            "settlement_layout_invalid",
+        Rejection::new(
+            Reason::SettlementLayoutInvalid,
             "the instructions must be [gate_payment_strict, TransferChecked, emit_feedback] in this order, after at most a ComputeBudget unit limit and unit price",
         )
     };
     let unexpected = |i: usize| {
-        Rejection::bad(
-            "unexpected_instruction",
+        Rejection::new(
+            Reason::UnexpectedInstruction,
             format!(
                 "the transaction has {} instructions; instruction {i} (program {}) is not part of a settlement",
                 ixs.len(),
@@ -496,8 +501,8 @@ fn compute_budget(prefix: &[Resolved]) -> Result<ComputeBudget, Rejection> {
     };
     let ixs: Vec<Instruction> = prefix.iter().map(as_ix).collect();
     ComputeBudget::parse(&ixs).ok_or_else(|| {
-        Rejection::bad(
-            "compute_budget_invalid",
+        Rejection::new(
+            Reason::ComputeBudgetInvalid,
             "the ComputeBudget instructions before the payment may only be one SetComputeUnitLimit and one SetComputeUnitPrice",
         )
     })
@@ -545,8 +550,8 @@ pub(crate) fn approval_pair(
         return Ok(None);
     };
     if address != want {
-        return Err(Rejection::bad(
-            "approval_mismatch",
+        return Err(Rejection::new(
+            Reason::ApprovalMismatch,
             format!(
                 "{what} account {own} is {address}; the approval of this payment's terms is {want}"
             ),
@@ -609,14 +614,14 @@ pub(crate) fn compare(
     keys: &[(Pubkey, bool, bool)],
 ) -> Result<(), Rejection> {
     if got.data != want.data {
-        return Err(Rejection::bad(
-            "settlement_layout_invalid",
+        return Err(Rejection::new(
+            Reason::SettlementLayoutInvalid,
             format!("{name}'s data is not what the SDK composes for it"),
         ));
     }
     if got.accounts.len() != want.accounts.len() {
-        return Err(Rejection::bad(
-            "gate_accounts_mismatch",
+        return Err(Rejection::new(
+            Reason::GateAccountsMismatch,
             format!(
                 "{name} has {} accounts; it must have {}",
                 got.accounts.len(),
@@ -626,8 +631,8 @@ pub(crate) fn compare(
     }
     for (j, (g, w)) in got.accounts.iter().zip(&want.accounts).enumerate() {
         if *g != w.pubkey {
-            return Err(Rejection::bad(
-                "gate_accounts_mismatch",
+            return Err(Rejection::new(
+                Reason::GateAccountsMismatch,
                 format!("{name} account {j} is {g}; it must be {}", w.pubkey),
             ));
         }
@@ -635,8 +640,8 @@ pub(crate) fn compare(
         // instruction) but never narrower than the instruction needs.
         let (_, signer, writable) = keys.iter().find(|k| k.0 == *g).copied().unwrap_or_default();
         if (w.is_signer && !signer) || (w.is_writable && !writable) {
-            return Err(Rejection::bad(
-                "gate_accounts_mismatch",
+            return Err(Rejection::new(
+                Reason::GateAccountsMismatch,
                 format!("{name} account {j} ({g}) lacks the signer or writable flag it needs"),
             ));
         }
@@ -654,8 +659,8 @@ pub(crate) fn check_signatures(
 ) -> Result<(), Rejection> {
     let signers: Vec<Pubkey> = keys.iter().filter(|k| k.1).map(|k| k.0).collect();
     if tx.signatures.len() != signers.len() {
-        return Err(Rejection::bad(
-            "invalid_transaction",
+        return Err(Rejection::new(
+            Reason::InvalidTransaction,
             format!(
                 "{} signatures for {} required signers",
                 tx.signatures.len(),
@@ -664,8 +669,8 @@ pub(crate) fn check_signatures(
         ));
     }
     if let Some(other) = signers.iter().find(|k| *k != facilitator && *k != payer) {
-        return Err(Rejection::bad(
-            "unexpected_signer",
+        return Err(Rejection::new(
+            Reason::UnexpectedSigner,
             format!(
                 "{other} must not sign this transaction; only the facilitator and the payer {payer} do"
             ),
@@ -677,14 +682,14 @@ pub(crate) fn check_signatures(
             continue;
         }
         if *sig == Signature::default() {
-            return Err(Rejection::bad(
-                "missing_client_signature",
+            return Err(Rejection::new(
+                Reason::MissingClientSignature,
                 format!("the payer {key} has not signed the transaction"),
             ));
         }
         if !sig.verify(key.as_ref(), &message) {
-            return Err(Rejection::bad(
-                "invalid_client_signature",
+            return Err(Rejection::new(
+                Reason::InvalidClientSignature,
                 format!("the signature of {key} does not verify against the message"),
             ));
         }

@@ -22,7 +22,7 @@
 //! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
 //! records in the background), [`store`] (what outlives a request: in process, or in Redis
 //! shared by replicas), [`payer_locks`] (one settlement at a time per payer, with the bound
-//! on those waiting), [`routes`] (HTTP), [`reject`] and `trust_gate_server::error` (refusals), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`schemes`] (each scheme behind one
+//! on those waiting), [`routes`] (HTTP), [`reject`] (refusals, one type for every route), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`schemes`] (each scheme behind one
 //! trait, found by name in one registry: `trust-gate`, and x402's channel schemes `upto` and
 //! `batch-settlement`, stock and gated, on [`channel_open`], the open verifier),
 //! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and

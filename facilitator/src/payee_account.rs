@@ -7,8 +7,7 @@
 //! the copy of the account that its decision's simulation returns, and /settle names the
 //! refusal when the send's preflight meets it.
 
-use crate::reject::Rejection;
-use axum::http::StatusCode;
+use crate::reject::{Reason, Rejection};
 use solana_sdk::account::Account;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::settle::TokenProgram;
@@ -54,8 +53,7 @@ fn memo_required(data: &[u8]) -> bool {
 /// 422 `payee_requires_memo` for the payee token account `account`.
 pub fn refusal(account: &Pubkey) -> Rejection {
     Rejection::new(
-        StatusCode::UNPROCESSABLE_ENTITY,
-        "payee_requires_memo",
+        Reason::PayeeRequiresMemo,
         format!(
             "the payee's token account {account} requires a memo before every incoming transfer (Token-2022 MemoTransfer); a trust-gate settlement carries none, so it can never pay this account"
         ),

@@ -15,8 +15,7 @@
 //! evicts the entry. /verify reads both accounts in its decision's simulation and refreshes
 //! the entry at no extra round trip.
 
-use crate::reject::Rejection;
-use axum::http::StatusCode;
+use crate::reject::{Reason, Rejection};
 use solana_sdk::account::Account;
 use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
@@ -67,8 +66,7 @@ pub fn read(
 ) -> Result<LiveAgent, Rejection> {
     let invalid = |what: &str| {
         Rejection::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "payer_agent_invalid",
+            Reason::PayerAgentInvalid,
             format!("extra.gate.payerAgentAsset {asset}: {what}"),
         )
         .hint("the payer must be an agent of the registry (its MPL Core asset)")
@@ -101,8 +99,7 @@ pub fn judge(asset: &Pubkey, agent: &LiveAgent, signer: &Pubkey) -> Result<(), R
         .map(|w| format!(" or its agent wallet {w}"))
         .unwrap_or_default();
     Err(Rejection::new(
-        StatusCode::FORBIDDEN,
-        "payer_signer_not_authorized",
+        Reason::PayerSignerNotAuthorized,
         format!(
             "{signer} signed for payer agent {asset}, whose settlements only its owner {}{wallet} may sign; nothing was sent (no fee)",
             agent.live_owner
@@ -167,8 +164,11 @@ mod tests {
         assert_eq!(judge(&asset, &a, &wallet), Ok(()));
         let no = judge(&asset, &a, &stranger).unwrap_err();
         assert_eq!(
-            (no.status, no.reason.as_str()),
-            (StatusCode::FORBIDDEN, "payer_signer_not_authorized")
+            (no.status(), no.reason.wire()),
+            (
+                axum::http::StatusCode::FORBIDDEN,
+                "payer_signer_not_authorized"
+            )
         );
         assert!(
             no.message.contains(&owner.to_string()) && no.message.contains(&wallet.to_string())

@@ -4,38 +4,36 @@
 //! (see [`trust_gate_client::receipts`]). GET /payments: a payer agent's payments it keeps
 //! records of, newest first.
 
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
-use axum::http::StatusCode;
 use serde_json::{json, Value};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{self, hex, parse_hex32};
 use trust_gate_client::receipts::{self, Receipt};
-use trust_gate_server::error::ApiError;
 
 /// The most payments one `GET /payments` lists (and its default).
 pub const PAYMENTS_LIMIT_MAX: usize = 200;
 
 /// Parses the path of /receipt/:paymentIdHashHex.
-pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], ApiError> {
+pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], Rejection> {
     const FIELD: &str = "paymentIdHashHex";
     if s.len() != 64 {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             FIELD,
             format!("must be 64 hex characters, got {}", s.len()),
         ));
     }
-    parse_hex32(FIELD, s).map_err(|_| ApiError::input(FIELD, "is not hex"))
+    parse_hex32(FIELD, s).map_err(|_| Rejection::input(FIELD, "is not hex"))
 }
 
 impl Facilitator {
     /// Why a dispute finds no log: it was settled before logs carried a deadline (its log
     /// can close but no longer be disputed: `legacy`), its log has closed (past its dispute
     /// window), or it was never settled here.
-    pub(crate) async fn no_log(&self, hash: &[u8; 32], legacy: bool) -> ApiError {
+    pub(crate) async fn no_log(&self, hash: &[u8; 32], legacy: bool) -> Rejection {
         if legacy {
-            return ApiError::new(
-                StatusCode::CONFLICT,
-                "payment_log_legacy",
+            return Rejection::new(
+                Reason::PaymentLogLegacy,
                 format!(
                     "payment {} was settled before payment logs carried a deadline: its log can close but no longer be disputed",
                     hex(hash)
@@ -44,28 +42,30 @@ impl Facilitator {
         }
         let closed = matches!(self.payment_records.record(hash).await, Ok(Some(_)));
         if closed {
-            return ApiError::new(
-                StatusCode::FORBIDDEN,
-                "dispute_window_closed",
+            return Rejection::new(
+                Reason::DisputeWindowClosed,
                 format!(
                     "payment {} was settled here and its records are closed: its dispute window has passed",
                     hex(hash)
                 ),
             );
         }
-        ApiError::not_found(format!(
-            "payment {} was never settled by this facilitator (no feedback log)",
-            hex(hash)
-        ))
+        Rejection::new(
+            Reason::NotFound,
+            format!(
+                "payment {} was never settled by this facilitator (no feedback log)",
+                hex(hash)
+            ),
+        )
     }
 
     /// GET /receipt: the payment's receipt, whether it was disputed and whether its records
     /// are closed; for an open payment whose payer agent is known, the payer's policy vault
     /// for the mint (its balance now) when it has one.
-    pub async fn receipt(&self, hash: [u8; 32]) -> Result<Value, ApiError> {
+    pub async fn receipt(&self, hash: [u8; 32]) -> Result<Value, Rejection> {
         let fac = self.facilitator();
-        let pda = &self.builder.pda;
-        let live = receipts::live(&self.rpc, pda, &fac, &hash).await?;
+        let pda = &self.chain.builder.pda;
+        let live = receipts::live(&self.chain.rpc, pda, &fac, &hash).await?;
         // The records make the answer fuller, never possible: with the store down (Redis)
         // /receipt answers from the chain alone, as /verify goes on.
         let kept = match self.payment_records.record(&hash).await {
@@ -90,7 +90,7 @@ impl Facilitator {
         if let Some((r, k)) = kept.as_ref().and_then(|k| Some((k.receipt.as_ref()?, k))) {
             return Ok(view(r, true, k.disputed, true, k.closed_by, &log, None));
         }
-        match receipts::from_history(&self.rpc, pda, &fac, &hash).await? {
+        match receipts::from_history(&self.chain.rpc, pda, &fac, &hash).await? {
             Some(h) => Ok(view(
                 &h.receipt,
                 true,
@@ -108,9 +108,9 @@ impl Facilitator {
         &self,
         payer: &solana_sdk::pubkey::Pubkey,
         mint: &solana_sdk::pubkey::Pubkey,
-    ) -> Result<Option<Value>, ApiError> {
-        let key = self.builder.pda.vault(payer, mint);
-        Ok(chain::account(&self.rpc, &key)
+    ) -> Result<Option<Value>, Rejection> {
+        let key = self.chain.builder.pda.vault(payer, mint);
+        Ok(chain::account(&self.chain.rpc, &key)
             .await?
             .and_then(|a| decode::vault(&key, &a.owner, &a.data))
             .map(|v| json!({"address": v.address.to_string(), "balance": v.amount.to_string()})))
@@ -125,7 +125,7 @@ impl Facilitator {
         &self,
         payer: &solana_sdk::pubkey::Pubkey,
         limit: usize,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Value, Rejection> {
         let fac = self.facilitator();
         let listed = self.payment_records.payments_of(payer, limit).await?;
         let payments: Vec<Value> = listed
@@ -134,7 +134,7 @@ impl Facilitator {
                 let mut v = json!({
                     "paymentIdHash": hex(&hash),
                     "settledAt": at,
-                    "feedbackLog": self.builder.pda.feedback_log(&fac, &hash).to_string(),
+                    "feedbackLog": self.chain.builder.pda.feedback_log(&fac, &hash).to_string(),
                 });
                 match record {
                     Some(r) => {

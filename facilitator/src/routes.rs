@@ -6,13 +6,13 @@ use crate::holds::{parse_key, Held};
 use crate::limits::retry_after_secs;
 use crate::records::parse_receipt_hash;
 use crate::redact;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::schemes::{self, Call, Registry, Verified};
 use crate::service::Facilitator;
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, Query, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -22,7 +22,6 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use trust_gate_client::decode::{Decision, DecisionView};
-use trust_gate_server::error::ApiError;
 pub use trust_gate_server::layers::{http_layers, BODY_LIMIT, REQUEST_TIMEOUT};
 use trust_gate_x402::{self as x402, SettlementResponse};
 
@@ -69,13 +68,13 @@ async fn limit_caller(State(f): App, req: Request, next: Next) -> Response {
     let Err(wait) = f.limits.caller.check(&ip) else {
         return next.run(req).await;
     };
-    let r = Rejection::too_many(
-        "caller_rate_limited",
+    let r = Rejection::new(
+        Reason::CallerRateLimited,
         format!(
             "{ip} sent more requests than this facilitator takes from one address (RATE_LIMIT_PER_ADDRESS); nothing was done"
         ),
-        retry_after_secs(wait),
     )
+    .retry_after(retry_after_secs(wait))
     .hint("retry after the Retry-After seconds");
     tracing::info!(%ip, "caller rate limited");
     match req.uri().path() {
@@ -84,25 +83,7 @@ async fn limit_caller(State(f): App, req: Request, next: Next) -> Response {
             settle_failure(&f, r, network)
         }
         "/verify" => verify_rejection(&f, r),
-        _ => {
-            let secs = r.retry_after;
-            let mut res = ApiError {
-                status: r.status,
-                code: "caller_rate_limited",
-                message: r.message,
-                hint: r.hint,
-            }
-            .into_response();
-            retry_after(&mut res, secs);
-            res
-        }
-    }
-}
-
-/// Sets `Retry-After` on a 429.
-fn retry_after(res: &mut Response, secs: Option<u16>) {
-    if let Some(v) = secs.and_then(|s| HeaderValue::from_str(&s.to_string()).ok()) {
-        res.headers_mut().insert(header::RETRY_AFTER, v);
+        _ => r.into_response(),
     }
 }
 
@@ -185,7 +166,7 @@ fn decision_response(
     };
     (
         status,
-        decision_headers(d, f.network.name(), held),
+        decision_headers(d, f.chain.network.name(), held),
         Json(body),
     )
         .into_response()
@@ -198,19 +179,19 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     }
     let mut body = json!({
         "isValid": false,
-        "invalidReason": r.reason,
+        "invalidReason": r.wire_reason(),
         "invalidMessage": r.message,
-        "error": r.reason,
+        "error": r.wire_reason(),
         "message": r.message,
     });
     if let Some(h) = &r.hint {
         body["hint"] = h.clone().into();
     }
-    if let Some(extra) = r.extra {
-        body["extra"] = *extra;
+    if let Some(extra) = &r.extra {
+        body["extra"] = (**extra).clone();
     }
-    let mut res = (r.status, Json(body)).into_response();
-    retry_after(&mut res, r.retry_after);
+    let mut res = (r.status(), Json(body)).into_response();
+    r.put_retry_after(&mut res);
     res
 }
 
@@ -247,7 +228,7 @@ async fn verify(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
 
 /// `/verify`'s decision-only body (a verify context, which names no scheme).
 async fn decide(f: &Facilitator, body: &[u8]) -> Response {
-    match verify::parse_body(body, f.default_policy_id) {
+    match verify::parse_body(body, f.settings.default_policy_id) {
         Err(e) => e.into_response(),
         Ok(VerifyBody::Context(q)) => match f.decide(q).await {
             Ok(d) => {
@@ -290,24 +271,24 @@ async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
 }
 
 fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
-    tracing::info!(reason = %r.reason, message = %r.message, "settlement refused");
+    tracing::info!(reason = %r.wire_reason(), message = %r.message, "settlement refused");
     let headers = r
         .decision
         .as_ref()
-        .map(|d| decision_headers(d, f.network.name(), r.held.as_deref()))
+        .map(|d| decision_headers(d, f.chain.network.name(), r.held.as_deref()))
         .unwrap_or_default();
     let mut body = serde_json::to_value(SettlementResponse {
         success: false,
-        error_reason: Some(r.reason),
+        error_reason: Some(r.wire_reason()),
         payer: None,
         transaction: String::new(),
         network,
-        error_message: Some(r.message),
+        error_message: Some(r.message.clone()),
         receipt: None,
     })
     .unwrap_or_default();
-    if let Some(h) = r.hint {
-        body["hint"] = h.into();
+    if let Some(h) = &r.hint {
+        body["hint"] = h.clone().into();
     }
     if let Some(d) = r.decision.as_deref() {
         body["decision"] = serde_json::to_value(DecisionView::from(d)).unwrap_or_default();
@@ -315,15 +296,15 @@ fn settle_failure(f: &Facilitator, r: Rejection, network: String) -> Response {
     if let Some(h) = &r.held {
         body["approval"] = approval_json(h);
     }
-    if let Some(extra) = r.extra {
-        body["extra"] = *extra;
+    if let Some(extra) = &r.extra {
+        body["extra"] = (**extra).clone();
     }
-    let mut res = (r.status, headers, Json(body)).into_response();
-    retry_after(&mut res, r.retry_after);
+    let mut res = (r.status(), headers, Json(body)).into_response();
+    r.put_retry_after(&mut res);
     res
 }
 
-async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, ApiError> {
+async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, Rejection> {
     let d = DisputeRequest::parse(&body)?;
     Ok(Json(f.dispute(d).await?))
 }
@@ -332,9 +313,9 @@ async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, ApiError> {
 async fn approvals(
     State(f): App,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, Rejection> {
     if let Some(unknown) = q.keys().find(|k| k.as_str() != "payer") {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             unknown,
             "unknown parameter; the only one is payer",
         ));
@@ -348,9 +329,9 @@ async fn approvals(
 async fn payments(
     State(f): App,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Value>, Rejection> {
     if let Some(unknown) = q.keys().find(|k| !["payer", "limit"].contains(&k.as_str())) {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             unknown,
             "unknown parameter; they are payer and limit",
         ));
@@ -358,7 +339,7 @@ async fn payments(
     let payer = parse_key(
         "payer",
         q.get("payer")
-            .ok_or_else(|| ApiError::input("payer", "missing: the payer agent's asset"))?,
+            .ok_or_else(|| Rejection::input("payer", "missing: the payer agent's asset"))?,
     )?;
     let max = crate::records::PAYMENTS_LIMIT_MAX;
     let limit = match q.get("limit") {
@@ -367,24 +348,24 @@ async fn payments(
             .parse::<usize>()
             .ok()
             .filter(|n| (1..=max).contains(n))
-            .ok_or_else(|| ApiError::input("limit", format!("{l:?}: must be 1..={max}")))?,
+            .ok_or_else(|| Rejection::input("limit", format!("{l:?}: must be 1..={max}")))?,
     };
     Ok(Json(f.payments(&payer, limit).await?))
 }
 
 /// `GET /approvals/{id}`: one of them, with its approval on chain.
-async fn approval(State(f): App, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn approval(State(f): App, Path(id): Path<String>) -> Result<Json<Value>, Rejection> {
     let id = parse_key("id", &id)?;
     Ok(Json(f.pending_approval(&id).await?))
 }
 
-async fn receipt(State(f): App, Path(hash): Path<String>) -> Result<Json<Value>, ApiError> {
+async fn receipt(State(f): App, Path(hash): Path<String>) -> Result<Json<Value>, Rejection> {
     let hash = parse_receipt_hash(&hash)?;
     Ok(Json(f.receipt(hash).await?))
 }
 
 /// The kinds the registry serves, in its order.
-async fn supported(State(f): App) -> Result<Json<Value>, ApiError> {
+async fn supported(State(f): App) -> Result<Json<Value>, Rejection> {
     let network = f.caip2().await?;
     let mut kinds = Vec::new();
     for scheme in schemes::registry().iter() {
@@ -416,9 +397,9 @@ async fn healthz(State(f): App) -> Json<Value> {
         "lockStore": store,
         "service": "trust-gate-facilitator",
         "version": env!("CARGO_PKG_VERSION"),
-        "network": f.network.name(),
+        "network": f.chain.network.name(),
         "caip2": f.caip2().await.ok(),
-        "rpcUrl": f.rpc_origin,
+        "rpcUrl": f.chain.rpc_origin,
         "facilitator": f.facilitator().to_string(),
         "signing": f.key.keypair().is_some(),
         "uptimeSeconds": f.uptime().as_secs(),

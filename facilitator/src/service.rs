@@ -10,8 +10,8 @@ use crate::decisions::DecisionCache;
 use crate::limits::RateLimits;
 use crate::payer_signers::AgentCache;
 use crate::redact;
+use crate::reject::{Reason, Rejection};
 use crate::sessions::Sessions;
-use axum::http::StatusCode;
 use solana_commitment_config::CommitmentConfig;
 use solana_sdk::account::Account;
 use solana_sdk::message::AddressLookupTableAccount;
@@ -25,19 +25,50 @@ use trust_gate_client::ids::caip2_from_genesis;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::PaymentQuery;
 use trust_gate_client::{chain, decode, Builder, ClientError, Network, ProgramIds, RpcClient};
-use trust_gate_server::error::ApiError;
 
-/// Everything the routes share.
+/// Everything the schemes and the routes share, each part named for what it is.
 pub struct Facilitator {
+    /// The cluster: its RPC and what is read of it once.
+    pub chain: Chain,
+    pub key: FacilitatorKey,
+    pub settings: Settings,
+    /// Per caller address and per payer agent (see [`crate::limits`]).
+    pub limits: RateLimits,
+    /// What outlives a request: in process, or in Redis for replicas (see [`crate::store`]).
+    pub store: crate::store::Store,
+    /// One settlement at a time per payer agent (see [`crate::payer_locks`]).
+    pub turns: crate::payer_locks::PayerTurns,
+    /// The payments settled and the settlements sent (see [`crate::payment_records`]).
+    pub payment_records: crate::payment_records::PaymentRecords,
+    pub caches: Caches,
+    /// The `batch-settlement` sessions and their on-chain work under way (see
+    /// [`crate::sessions`]).
+    pub sessions: Sessions,
+    /// The payments held for an approval (see [`crate::approvals`]).
+    pub approvals: Approvals,
+    /// What it advanced for the channels it sponsors (see [`crate::sponsor`]).
+    pub advances: crate::advances::ledger::Ledger,
+    started: Instant,
+}
+
+/// The cluster the facilitator settles on: its RPC, the programs' instruction builder, and
+/// what does not change once read (the CAIP-2 id, the registry's collection, the mints).
+pub struct Chain {
     pub rpc: RpcClient,
     /// The RPC as shown (healthz, messages): `scheme://host[:port]`, never its path or query,
     /// where a provider's API key sits.
     pub rpc_origin: String,
     pub builder: Builder,
-    pub key: FacilitatorKey,
-    /// The facilitator's address in base58, as offers name it.
-    pub facilitator_id: String,
     pub network: Network,
+    caip2: OnceCell<String>,
+    collection: OnceCell<Pubkey>,
+    /// The facilitator's own lookup tables.
+    tables: RwLock<Vec<AddressLookupTableAccount>>,
+    mints: RwLock<HashMap<Pubkey, (TokenProgram, u8)>>,
+}
+
+/// What the configuration fixes for every request.
+pub struct Settings {
     pub default_policy_id: Option<u32>,
     pub trusted_services: Vec<Pubkey>,
     pub clock_skew: Duration,
@@ -47,33 +78,18 @@ pub struct Facilitator {
     /// What a co-signed transaction may make the facilitator pay as a priority fee (see
     /// [`crate::budget`]).
     pub compute: ComputeCaps,
-    /// Per caller address and per payer agent (see [`crate::limits`]).
-    pub limits: RateLimits,
-    /// What outlives a request: in process, or in Redis for replicas (see [`crate::store`]).
-    pub store: crate::store::Store,
-    /// One settlement at a time per payer agent (see [`crate::payer_locks`]).
-    pub turns: crate::payer_locks::PayerTurns,
-    /// The payments settled and the settlements sent (see [`crate::payment_records`]).
-    pub payment_records: crate::payment_records::PaymentRecords,
+    pub sessions: SessionSettings,
+    /// The bounds of what it advances (see [`crate::sponsor`]).
+    pub sponsor: crate::advances::SponsorSettings,
+}
+
+/// What this process remembers of the chain to decide faster.
+#[derive(Default)]
+pub struct Caches {
     /// What decisions may take from memory (see [`crate::decisions`]).
     pub decisions: DecisionCache,
     /// Who may sign for the payer agents seen lately (see [`crate::payer_signers`]).
     pub agents: AgentCache,
-    /// The `batch-settlement` sessions (see [`crate::schemes::batch`]).
-    pub sessions: Sessions,
-    pub session_settings: SessionSettings,
-    /// The sessions' on-chain work under way (see [`crate::sessions::SessionWork`]).
-    pub session_work: crate::sessions::SessionWork,
-    /// The payments held for an approval (see [`crate::approvals`]).
-    pub approvals: Approvals,
-    /// What it advanced for the channels it sponsors, and its bounds (see [`crate::sponsor`]).
-    pub advances: crate::advances::ledger::Ledger,
-    pub sponsor_settings: crate::advances::SponsorSettings,
-    started: Instant,
-    caip2: OnceCell<String>,
-    collection: OnceCell<Pubkey>,
-    tables: RwLock<Vec<AddressLookupTableAccount>>,
-    mints: RwLock<HashMap<Pubkey, (TokenProgram, u8)>>,
 }
 
 impl Facilitator {
@@ -114,35 +130,36 @@ impl Facilitator {
         let approvals = Approvals::new(config.approvals, store.clone());
         let advances = crate::advances::ledger::Ledger::new(store.clone());
         Ok(Arc::new(Facilitator {
-            rpc_origin: redact::origin(&rpc_url),
-            rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
-            builder,
-            facilitator_id: facilitator.pubkey().to_string(),
+            chain: Chain {
+                rpc_origin: redact::origin(&rpc_url),
+                rpc: RpcClient::new_with_commitment(rpc_url, CommitmentConfig::confirmed()),
+                builder,
+                network,
+                caip2: OnceCell::new(),
+                collection: OnceCell::new(),
+                tables: RwLock::new(Vec::new()),
+                mints: RwLock::new(HashMap::new()),
+            },
             key: facilitator,
-            network,
-            default_policy_id,
-            trusted_services: config.trusted_services,
-            clock_skew: config.clock_skew,
-            confirm_timeout: config.confirm_timeout,
-            send_timeout: config.send_timeout,
-            compute: config.compute,
+            settings: Settings {
+                default_policy_id,
+                trusted_services: config.trusted_services,
+                clock_skew: config.clock_skew,
+                confirm_timeout: config.confirm_timeout,
+                send_timeout: config.send_timeout,
+                compute: config.compute,
+                sessions: config.sessions,
+                sponsor: config.sponsor,
+            },
             limits: RateLimits::new(&config.limits),
             store,
             turns,
             payment_records,
-            decisions: DecisionCache::default(),
-            agents: AgentCache::default(),
+            caches: Caches::default(),
             sessions,
-            session_settings: config.sessions,
-            session_work: Default::default(),
             approvals,
             advances,
-            sponsor_settings: config.sponsor,
             started: Instant::now(),
-            caip2: OnceCell::new(),
-            collection: OnceCell::new(),
-            tables: RwLock::new(Vec::new()),
-            mints: RwLock::new(HashMap::new()),
         }))
     }
 
@@ -156,20 +173,20 @@ impl Facilitator {
                 format!("{} does not answer: {e}", self.store.name()),
             ));
         }
-        let genesis = self.rpc.get_genesis_hash().await.map_err(|e| {
+        let genesis = self.chain.rpc.get_genesis_hash().await.map_err(|e| {
             ConfigError::new(
                 "RPC_URL",
-                redact::urls_in(&format!("{} does not answer: {e}", self.rpc_origin)),
+                redact::urls_in(&format!("{} does not answer: {e}", self.chain.rpc_origin)),
             )
         })?;
         let cluster = caip2_from_genesis(&genesis.to_string());
-        if self.network != Network::Localnet && cluster != self.network.caip2(None) {
+        if self.chain.network != Network::Localnet && cluster != self.chain.network.caip2(None) {
             return Err(ConfigError::new(
                 "NETWORK",
                 format!(
                     "{} is {}, but the cluster at RPC_URL is {cluster}",
-                    self.network.name(),
-                    self.network.caip2(None)
+                    self.chain.network.name(),
+                    self.chain.network.caip2(None)
                 ),
             ));
         }
@@ -180,13 +197,19 @@ impl Facilitator {
     }
 
     /// The CAIP-2 id of the network (a localnet's from its genesis hash, read once).
-    pub async fn caip2(&self) -> Result<String, ApiError> {
-        self.caip2
+    pub async fn caip2(&self) -> Result<String, Rejection> {
+        self.chain
+            .caip2
             .get_or_try_init(|| async {
-                if self.network != Network::Localnet {
-                    return Ok(self.network.caip2(None));
+                if self.chain.network != Network::Localnet {
+                    return Ok(self.chain.network.caip2(None));
                 }
-                let g = self.rpc.get_genesis_hash().await.map_err(ApiError::rpc)?;
+                let g = self
+                    .chain
+                    .rpc
+                    .get_genesis_hash()
+                    .await
+                    .map_err(Rejection::rpc)?;
                 Ok(caip2_from_genesis(&g.to_string()))
             })
             .await
@@ -202,47 +225,51 @@ impl Facilitator {
     }
 
     /// The registry's base collection (read once).
-    pub async fn collection(&self) -> Result<Pubkey, ApiError> {
-        self.collection
+    pub async fn collection(&self) -> Result<Pubkey, Rejection> {
+        self.chain
+            .collection
             .get_or_try_init(|| async {
-                chain::base_collection(&self.rpc, &self.builder.ids)
+                chain::base_collection(&self.chain.rpc, &self.chain.builder.ids)
                     .await
-                    .map_err(ApiError::from)
+                    .map_err(Rejection::from)
             })
             .await
             .copied()
     }
 
     pub async fn tables(&self) -> Vec<AddressLookupTableAccount> {
-        self.tables.read().await.clone()
+        self.chain.tables.read().await.clone()
     }
 
     /// Re-reads the lookup tables whose authority is the facilitator.
-    pub async fn refresh_tables(&self) -> Result<(), ApiError> {
-        let t = chain::lookup_tables(&self.rpc, &self.facilitator()).await?;
-        *self.tables.write().await = t;
+    pub async fn refresh_tables(&self) -> Result<(), Rejection> {
+        let t = chain::lookup_tables(&self.chain.rpc, &self.facilitator()).await?;
+        *self.chain.tables.write().await = t;
         Ok(())
     }
 
     /// The token program and decimals of a mint (cached: neither changes).
-    pub async fn mint(&self, mint: &Pubkey) -> Result<(TokenProgram, u8), ApiError> {
-        if let Some(m) = self.mints.read().await.get(mint) {
+    pub async fn mint(&self, mint: &Pubkey) -> Result<(TokenProgram, u8), Rejection> {
+        if let Some(m) = self.chain.mints.read().await.get(mint) {
             return Ok(*m);
         }
         let chain::Mint {
             token_program: program,
             decimals,
             ..
-        } = chain::mint(&self.rpc, "asset", mint)
+        } = chain::mint(&self.chain.rpc, "asset", mint)
             .await?
             .ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_payment_requirements",
+                Rejection::new(
+                    Reason::InvalidPaymentRequirements,
                     format!("asset {mint} does not exist on this cluster"),
                 )
             })?;
-        self.mints.write().await.insert(*mint, (program, decimals));
+        self.chain
+            .mints
+            .write()
+            .await
+            .insert(*mint, (program, decimals));
         Ok((program, decimals))
     }
 
@@ -251,7 +278,7 @@ impl Facilitator {
     /// A missing policy or kill switch is 404 naming the account; a mint other than the
     /// policy's is 422 `policy_mismatch`, a retired policy 422 `policy_retired`; an RPC
     /// failure is 502.
-    pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, ApiError> {
+    pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, Rejection> {
         self.decide_reading(q, &[]).await.map(|(d, _)| d)
     }
 
@@ -260,10 +287,17 @@ impl Facilitator {
         &self,
         q: PaymentQuery,
         extra: &[Pubkey],
-    ) -> Result<(Decision, Vec<Option<Account>>), ApiError> {
+    ) -> Result<(Decision, Vec<Option<Account>>), Rejection> {
         let (decision, read) = self
+            .caches
             .decisions
-            .decide_reading(&self.rpc, &self.builder, self.facilitator(), &q, extra)
+            .decide_reading(
+                &self.chain.rpc,
+                &self.chain.builder,
+                self.facilitator(),
+                &q,
+                extra,
+            )
             .await?;
         match decision {
             Ok(d) => Ok((d, read)),
@@ -278,19 +312,17 @@ impl Facilitator {
             Err(ClientError::SimulationFailed { named: Some(n), .. })
                 if n.name == "PolicyRetired" =>
             {
-                Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "policy_retired",
+                Err(Rejection::new(
+                    Reason::PolicyRetired,
                     format!(
                         "policy {} of payer agent {} is retired (PolicyRetired): no payment may use it",
                         q.policy_id, q.payer_asset
                     ),
                 )
-                .with_hint("pay under another policy of the payer"))
+                .hint("pay under another policy of the payer"))
             }
-            Err(e @ ClientError::SimulationFailed { .. }) => Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "simulation_failed",
+            Err(e @ ClientError::SimulationFailed { .. }) => Err(Rejection::new(
+                Reason::SimulationFailed,
                 e.to_string(),
             )),
             Err(e) => Err(e.into()),
@@ -298,8 +330,8 @@ impl Facilitator {
     }
 
     /// Which of the gate's required accounts is missing.
-    async fn missing_account(&self, q: &PaymentQuery, code: u32, name: &str) -> ApiError {
-        let pda = &self.builder.pda;
+    async fn missing_account(&self, q: &PaymentQuery, code: u32, name: &str) -> Rejection {
+        let pda = &self.chain.builder.pda;
         let candidates = [
             (
                 pda.policy(&q.payer_asset, q.policy_id),
@@ -321,40 +353,43 @@ impl Facilitator {
             ),
         ];
         let keys: Vec<Pubkey> = candidates.iter().map(|c| c.0).collect();
-        match chain::accounts(&self.rpc, &keys).await {
+        match chain::accounts(&self.chain.rpc, &keys).await {
             Ok(accs) => {
                 for (acc, (key, what, hint)) in accs.iter().zip(&candidates) {
                     if acc.is_none() {
-                        return ApiError::not_found(format!(
-                            "no {what}: account {key} does not exist (Anchor {code} {name})"
-                        ))
-                        .with_hint(*hint);
+                        return Rejection::new(
+                            Reason::NotFound,
+                            format!(
+                                "no {what}: account {key} does not exist (Anchor {code} {name})"
+                            ),
+                        )
+                        .hint(*hint);
                     }
                 }
-                ApiError::not_found(format!(
-                    "an account the gate needs does not exist (Anchor {code} {name})"
-                ))
+                Rejection::new(
+                    Reason::NotFound,
+                    format!("an account the gate needs does not exist (Anchor {code} {name})"),
+                )
             }
             Err(e) => e.into(),
         }
     }
 
-    async fn mint_mismatch(&self, q: &PaymentQuery) -> ApiError {
-        let key = self.builder.pda.policy(&q.payer_asset, q.policy_id);
-        let policy_mint = match chain::account(&self.rpc, &key).await {
+    async fn mint_mismatch(&self, q: &PaymentQuery) -> Rejection {
+        let key = self.chain.builder.pda.policy(&q.payer_asset, q.policy_id);
+        let policy_mint = match chain::account(&self.chain.rpc, &key).await {
             Ok(Some(acc)) => decode::policy(&acc.data)
                 .map(|p| p.base().params.mint.to_string())
                 .unwrap_or_else(|_| "another mint".into()),
             _ => "another mint".into(),
         };
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "policy_mismatch",
+        Rejection::new(
+            Reason::PolicyNotPayers,
             format!(
                 "mint {} is not the mint of policy {} ({policy_mint}); PolicyMintMismatch",
                 q.mint, q.policy_id
             ),
         )
-        .with_hint("pay in the policy's mint, or use a policy for this mint")
+        .hint("pay in the policy's mint, or use a policy for this mint")
     }
 }

@@ -147,6 +147,8 @@ pub use crate::store::Change;
 
 pub struct Sessions {
     store: Store,
+    /// The on-chain work under way.
+    pub work: SessionWork,
     /// Vouchers whose signature this process verified lately (by signature: the key and the
     /// message it verified), so that a `/settle` of a voucher `/verify` checked does not
     /// check it again.
@@ -167,6 +169,7 @@ impl Sessions {
     pub fn new(store: Store) -> Self {
         Sessions {
             store,
+            work: SessionWork::default(),
             verified: Mutex::default(),
             keys: Mutex::default(),
             paused: RwLock::default(),

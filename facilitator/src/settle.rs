@@ -30,10 +30,9 @@ use crate::payer_locks::LockError;
 use crate::payer_signers;
 use crate::payment_records::{Claim, PaymentRecord, PendingRecord};
 use crate::redact;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::store::StoreUnavailable;
-use axum::http::StatusCode;
 use solana_commitment_config::{CommitmentConfig, CommitmentLevel};
 use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
 use solana_sdk::instruction::InstructionError;
@@ -112,9 +111,9 @@ impl Facilitator {
             Expectations {
                 facilitator: &facilitator,
                 network: &network,
-                trusted_services: &self.trusted_services,
+                trusted_services: &self.settings.trusted_services,
                 now: now_unix(),
-                skew: self.clock_skew.as_secs() as i64,
+                skew: self.settings.clock_skew.as_secs() as i64,
             },
         )
     }
@@ -133,20 +132,20 @@ impl Facilitator {
             inspect::verify(
                 tx.clone(),
                 Expected {
-                    builder: &self.builder,
+                    builder: &self.chain.builder,
                     ctx,
                     facilitator: &facilitator,
                     collection: &collection,
                     token_program,
                     decimals,
                     tables,
-                    compute: &self.compute,
+                    compute: &self.settings.compute,
                 },
             )
         };
         match run(&self.tables().await) {
             // A table created after boot: read the tables again once.
-            Err(r) if r.reason == "lookup_table_not_allowed" => {
+            Err(r) if r.reason == Reason::LookupTableNotAllowed => {
                 self.refresh_tables().await?;
                 run(&self.tables().await)
             }
@@ -214,6 +213,7 @@ impl Facilitator {
         let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
         let feedback_log = self
+            .chain
             .builder
             .pda
             .feedback_log(&self.facilitator(), &ctx.payment_id_hash);
@@ -275,11 +275,11 @@ impl Facilitator {
                     .await
                     .map_err(|e| match e {
                         LockError::Unavailable(e) => unavailable(e),
-                        LockError::Busy(busy) => Rejection::too_many(
-                            "payer_busy",
+                        LockError::Busy(busy) => Rejection::new(
+                            Reason::PayerBusy,
                             format!("{busy} (MAX_WAITING_PER_PAYER); nothing was sent (no fee)"),
-                            1,
                         )
+                        .retry_after(1)
                         .hint("retry in a moment: one payer's settlements run one at a time"),
                     })?;
                 let outcome = self
@@ -326,20 +326,30 @@ impl Facilitator {
     /// from the cache when it accepts the signer, else from the AgentAccount and the asset,
     /// read in one call (cut at the send timeout) and cached.
     async fn authorize_payer(&self, asset: &Pubkey, signer: &Pubkey) -> Result<(), Rejection> {
-        if self.agents.get(asset).is_some_and(|a| a.may_sign(signer)) {
+        if self
+            .caches
+            .agents
+            .get(asset)
+            .is_some_and(|a| a.may_sign(signer))
+        {
             return Ok(());
         }
-        let keys = [self.builder.pda.agent_account(asset), *asset];
+        let keys = [self.chain.builder.pda.agent_account(asset), *asset];
         let read = self
             .within(async {
-                chain::accounts(&self.rpc, &keys)
+                chain::accounts(&self.chain.rpc, &keys)
                     .await
-                    .map_err(rpc_rejection)
+                    .map_err(Rejection::rpc)
             })
             .await?;
         let seen = |i: usize| read.get(i).and_then(Option::as_ref);
-        let agent = payer_signers::read(&self.builder.ids.agent_registry, asset, seen(0), seen(1))?;
-        self.agents.put(*asset, agent);
+        let agent = payer_signers::read(
+            &self.chain.builder.ids.agent_registry,
+            asset,
+            seen(0),
+            seen(1),
+        )?;
+        self.caches.agents.put(*asset, agent);
         payer_signers::judge(asset, &agent, signer)
     }
 
@@ -440,23 +450,26 @@ impl Facilitator {
             ..RpcSimulateTransactionConfig::default()
         };
         let sim = self
+            .chain
             .rpc
             .simulate_transaction_with_config(tx, config)
             .await
-            .map_err(rpc_rejection)?
+            .map_err(Rejection::rpc)?
             .value;
         if let Some(err) = sim.err {
             return Ok(Ready::Refused(err.into(), sim.logs.unwrap_or_default()));
         }
         let used = sim
             .units_consumed
-            .ok_or_else(|| rpc_rejection("the simulation did not say how many units it used"))?;
+            .ok_or_else(|| Rejection::rpc("the simulation did not say how many units it used"))?;
         // A settlement's payment part is its three instructions after the ComputeBudget ones.
         let limit = budget::effective_limit(budget, 3);
-        Ok(match budget::check_measured(limit, used, &self.compute) {
-            Ok(()) => Ready::Send,
-            Err(r) => Ready::LimitTooHigh(r),
-        })
+        Ok(
+            match budget::check_measured(limit, used, &self.settings.compute) {
+                Ok(()) => Ready::Send,
+                Err(r) => Ready::LimitTooHigh(r),
+            },
+        )
     }
 
     /// Sends with preflight (the cluster's simulation, which refuses for free): `None` when
@@ -473,8 +486,8 @@ impl Facilitator {
             ..RpcSendTransactionConfig::default()
         };
         let sent = tokio::time::timeout(
-            self.send_timeout,
-            self.rpc.send_transaction_with_config(tx, config),
+            self.settings.send_timeout,
+            self.chain.rpc.send_transaction_with_config(tx, config),
         )
         .await;
         match sent {
@@ -496,12 +509,12 @@ impl Facilitator {
         &self,
         work: impl std::future::Future<Output = Result<T, Rejection>>,
     ) -> Result<T, Rejection> {
-        tokio::time::timeout(self.send_timeout, work)
+        tokio::time::timeout(self.settings.send_timeout, work)
             .await
             .unwrap_or_else(|_| {
-                Err(rpc_rejection(format!(
+                Err(Rejection::rpc(format!(
                     "no answer within {} s",
-                    self.send_timeout.as_secs_f64()
+                    self.settings.send_timeout.as_secs_f64()
                 )))
             })
     }
@@ -519,10 +532,11 @@ impl Facilitator {
     ) -> Result<(), Rejection> {
         let payment = trust_gate_client::decode::hex(&ctx.payment_id_hash);
         let live = self
+            .chain
             .rpc
             .is_blockhash_valid(&earlier.blockhash, CommitmentConfig::processed())
             .await
-            .map_err(rpc_rejection)?;
+            .map_err(Rejection::rpc)?;
         if live {
             match self.landed(&earlier.signature).await? {
                 Some(Ok(())) => {
@@ -555,8 +569,7 @@ impl Facilitator {
     ) -> Rejection {
         let onchain = |what: String| {
             Rejection::new(
-                StatusCode::PAYMENT_REQUIRED,
-                "transaction_failed",
+                Reason::GateTransactionFailed,
                 format!("the settlement transaction {signature} failed on chain: {what}"),
             )
         };
@@ -576,11 +589,11 @@ impl Facilitator {
         }
         // The gate's instruction fails with its own codes or with policy_vault's (by CPI).
         let program = match index.checked_sub(gate_index) {
-            Some(0) | Some(2) => Some(self.builder.ids.gate),
+            Some(0) | Some(2) => Some(self.chain.builder.ids.gate),
             _ => None,
         };
         let named = errors::lookup(program.as_ref(), code)
-            .or_else(|| errors::lookup(Some(&self.builder.ids.policy_vault), code))
+            .or_else(|| errors::lookup(Some(&self.chain.builder.ids.policy_vault), code))
             .or_else(|| errors::lookup(None, code));
         self.forget_stale_signer(named.as_ref(), ctx);
         onchain(match named {
@@ -615,7 +628,8 @@ impl Facilitator {
         message: impl FnOnce() -> String,
     ) -> Result<(), Rejection> {
         self.limits.payer.check(key).map_err(|wait| {
-            Rejection::too_many("payer_rate_limited", message(), retry_after_secs(wait))
+            Rejection::new(Reason::PayerRateLimited, message())
+                .retry_after(retry_after_secs(wait))
                 .hint("retry after the Retry-After seconds")
         })
     }
@@ -624,7 +638,7 @@ impl Facilitator {
     /// that accepted it is stale (sold on MPL Core directly, say), and is read again next time.
     fn forget_stale_signer(&self, named: Option<&errors::NamedError>, ctx: &GateContext) {
         if named.is_some_and(|n| n.name == "PayerSignerMismatch") {
-            self.agents.forget(&ctx.payer_asset);
+            self.caches.agents.forget(&ctx.payer_asset);
         }
     }
 
@@ -644,10 +658,11 @@ impl Facilitator {
         signature: &Signature,
     ) -> Result<Option<Result<(), TransactionError>>, Rejection> {
         let statuses = self
+            .chain
             .rpc
             .get_signature_statuses(&[*signature])
             .await
-            .map_err(|e| rpc_rejection(e.to_string()))?
+            .map_err(|e| Rejection::rpc(e.to_string()))?
             .value;
         Ok(statuses.into_iter().flatten().next().map(|s| match s.err {
             None => Ok(()),
@@ -662,7 +677,7 @@ impl Facilitator {
     /// only honest answers are its outcome or pending, never a failure the client would pay
     /// again for.
     pub(crate) async fn confirm(&self, signature: &Signature) -> Outcome {
-        let deadline = Instant::now() + self.confirm_timeout;
+        let deadline = Instant::now() + self.settings.confirm_timeout;
         let mut wait = Duration::from_millis(2);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -694,8 +709,8 @@ impl Facilitator {
         ctx: &GateContext,
     ) -> Rejection {
         if err == TransactionError::BlockhashNotFound {
-            return Rejection::bad(
-                "blockhash_expired",
+            return Rejection::new(
+                Reason::BlockhashExpired,
                 "the transaction's recent blockhash is no longer valid",
             )
             .hint("build the transaction again with a fresh blockhash");
@@ -714,11 +729,13 @@ impl Facilitator {
         let named = errors::explain(&err, logs);
         self.forget_stale_signer(named.as_ref(), ctx);
         if named.as_ref().is_some_and(errors::is_engine_paused) {
-            return engine_paused(&self.builder.ids.reputation_engine, "the settlement");
+            return engine_paused(&self.chain.builder.ids.reputation_engine, "the settlement");
         }
         let gate_code = named
             .as_ref()
-            .filter(|n| n.program.as_deref() == Some(self.builder.ids.gate.to_string().as_str()))
+            .filter(|n| {
+                n.program.as_deref() == Some(self.chain.builder.ids.gate.to_string().as_str())
+            })
             .map(|n| n.code)
             .filter(|c| is_decision_code(*c));
         if gate_code.is_some() {
@@ -733,8 +750,7 @@ impl Facilitator {
             .map(|n| format!("error {} {}", n.code, n.name))
             .unwrap_or_else(|| err.to_string());
         Rejection::new(
-            StatusCode::PAYMENT_REQUIRED,
-            "transaction_simulation_failed",
+            Reason::TransactionSimulationFailed,
             format!(
                 "the settlement would fail: {what}; {}",
                 summarize_logs(logs)
@@ -748,8 +764,7 @@ impl Facilitator {
 /// sent, so nothing was paid.
 pub(crate) fn engine_paused(engine: &Pubkey, what: &str) -> Rejection {
     Rejection::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "reputation_engine_paused",
+        Reason::ReputationEnginePaused,
         format!(
             "the reputation engine {engine} is paused: the payee's feedback cannot be recorded, \
              so {what} cannot land; nothing was sent (no fee)"
@@ -798,8 +813,7 @@ fn log_exists(err: &TransactionError, gate_index: u8) -> bool {
 /// 409: the payment was settled `by` another transaction.
 fn already_settled(payment: &str, by: &str) -> Rejection {
     Rejection::new(
-        StatusCode::CONFLICT,
-        "payment_already_settled",
+        Reason::PaymentAlreadySettled,
         format!("payment {payment} was already settled by {by}"),
     )
     .hint("request a fresh challenge: every payment needs its own memo")
@@ -808,21 +822,12 @@ fn already_settled(payment: &str, by: &str) -> Rejection {
 /// 409: another transaction of the payment was sent and may still land.
 fn in_progress(payment: &str, earlier: &Signature) -> Rejection {
     Rejection::new(
-        StatusCode::CONFLICT,
-        "settlement_in_progress",
+        Reason::SettlementInProgress,
         format!(
             "payment {payment} has another settlement transaction, {earlier}, that may still land"
         ),
     )
     .hint("retry the request that sent it (it returns its outcome), or this one once its blockhash has expired (about a minute)")
-}
-
-pub(crate) fn rpc_rejection(e: impl std::fmt::Display) -> Rejection {
-    Rejection::new(
-        StatusCode::BAD_GATEWAY,
-        "rpc_failure",
-        format!("the Solana RPC backend failed: {e}"),
-    )
 }
 
 /// The facilitator's signature of `tx`'s message, which is the transaction's id once sent:

@@ -19,10 +19,9 @@
 //! a free wallet then needs a known service's offer for every channel it opens.
 
 use crate::advances::ledger::{Advance, Bounds, ChannelKind, Full};
-use crate::advances::{reason, rent_of_open, PENDING_OPEN_SECS};
-use crate::reject::Rejection;
+use crate::advances::{rent_of_open, PENDING_OPEN_SECS};
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
-use axum::http::StatusCode;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::rent::Rent;
 use std::collections::HashSet;
@@ -40,23 +39,23 @@ impl Facilitator {
         &self,
         accepted: &trust_gate_x402::PaymentRequirements,
         mint: &Pubkey,
-        reason: &str,
+        reason: Reason,
     ) -> Result<(), Rejection> {
-        let s = &self.sponsor_settings;
-        if !s.plain_assets.takes(self.network, mint) {
-            return Err(s.plain_assets.refusal(self.network, mint, reason));
+        let s = &self.settings.sponsor;
+        if !s.plain_assets.takes(self.chain.network, mint) {
+            return Err(s.plain_assets.refusal(self.chain.network, mint, reason));
         }
         if s.signed_plain_offers {
             let max_age = i64::try_from(accepted.max_timeout_seconds).unwrap_or(i64::MAX);
-            let skew = i64::try_from(self.clock_skew.as_secs()).unwrap_or(i64::MAX);
+            let skew = i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX);
             trust_gate_x402::plain_offer_signer(
                 accepted,
                 now_unix(),
                 max_age,
                 skew,
-                &self.trusted_services,
+                &self.settings.trusted_services,
             )
-            .map_err(|m| Rejection::bad(reason, m))?;
+            .map_err(|m| Rejection::new(reason, m))?;
         }
         Ok(())
     }
@@ -72,21 +71,21 @@ impl Facilitator {
         token_program: TokenProgram,
         gated: bool,
     ) -> Result<bool, Rejection> {
-        let s = &self.sponsor_settings;
+        let s = &self.settings.sponsor;
         let lamports = rent_of_open(token_program, gated);
         let fac = self.facilitator();
         let balance = self
             .within(async {
-                self.rpc
+                self.chain
+                    .rpc
                     .get_balance(&fac)
                     .await
-                    .map_err(crate::settle::rpc_rejection)
+                    .map_err(Rejection::rpc)
             })
             .await?;
         if balance.saturating_sub(lamports) < s.min_balance {
             return Err(Rejection::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                reason::FEE_PAYER_BALANCE_LOW,
+                Reason::FeePayerBalanceLow,
                 format!(
                     "this facilitator holds {balance} lamports: advancing {lamports} of rent for channel {channel} would leave less than the {} it keeps for settlements (MIN_FEE_PAYER_BALANCE_LAMPORTS); nothing was sent",
                     s.min_balance
@@ -117,8 +116,8 @@ impl Facilitator {
         match full {
             Ok(()) => Ok(true),
             Err(Full::Exists) => Ok(false),
-            Err(Full::Payer { open }) => Err(Rejection::too_many(
-                reason::PAYER_CHANNELS_LIMIT,
+            Err(Full::Payer { open }) => Err(Rejection::new(
+                Reason::PayerChannelsLimit,
                 format!(
                     "wallet {payer} has {open} {} channels open that this facilitator sponsors, its bound ({variable}); nothing was sent (no fee)",
                     match kind {
@@ -126,12 +125,11 @@ impl Facilitator {
                         ChannelKind::Session => "session",
                     }
                 ),
-                60,
             )
+            .retry_after(60)
             .hint("close a channel first (a session's refund; an upto payment closes with its claim)")),
             Err(Full::Total { advanced }) => Err(Rejection::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                reason::RENT_ADVANCE_LIMIT,
+                Reason::RentAdvanceLimit,
                 format!(
                     "this facilitator advanced {advanced} lamports of channel rent, and {lamports} more would pass its bound of {} (MAX_RENT_ADVANCED_LAMPORTS); nothing was sent",
                     s.max_rent_advanced
@@ -185,9 +183,9 @@ impl Facilitator {
     /// For each of `channels` (those the program owns), its status and the rent it holds
     /// (the channel's, its escrow's, its open gate record's), in two `getMultipleAccounts`.
     async fn held_rent(&self, list: &[Pubkey]) -> Result<Vec<(Pubkey, u64, Channel)>, Rejection> {
-        let accounts = chain::accounts(&self.rpc, list)
+        let accounts = chain::accounts(&self.chain.rpc, list)
             .await
-            .map_err(crate::settle::rpc_rejection)?;
+            .map_err(Rejection::rpc)?;
         let read: Vec<(Pubkey, u64, Channel)> = list
             .iter()
             .zip(accounts)
@@ -202,11 +200,11 @@ impl Facilitator {
         for (k, _, c) in &read {
             extra.push(TokenProgram::SplToken.associated_account(k, &c.mint));
             extra.push(TokenProgram::Token2022.associated_account(k, &c.mint));
-            extra.push(self.builder.pda.channel_record(k));
+            extra.push(self.chain.builder.pda.channel_record(k));
         }
-        let more = chain::accounts(&self.rpc, &extra)
+        let more = chain::accounts(&self.chain.rpc, &extra)
             .await
-            .map_err(crate::settle::rpc_rejection)?;
+            .map_err(Rejection::rpc)?;
         Ok(read
             .into_iter()
             .zip(more.chunks(3))
@@ -228,9 +226,9 @@ impl Facilitator {
             .all()
             .await
             .map_err(Rejection::store_unavailable)?;
-        let ours = channel_reclaim::sponsored(&self.rpc, &fac)
+        let ours = channel_reclaim::sponsored(&self.chain.rpc, &fac)
             .await
-            .map_err(|e| Rejection::from(trust_gate_server::error::ApiError::from(e)))?;
+            .map_err(Rejection::from)?;
         let addresses: Vec<Pubkey> = ours.iter().map(|(k, _)| *k).collect();
         let held = self.held_rent(&addresses).await?;
         let now = now_unix();
@@ -270,7 +268,7 @@ impl Facilitator {
         if let Ok(Some(_)) = self.sessions.get(channel).await {
             return ChannelKind::Session;
         }
-        match channel_reclaim::opened_with(&self.rpc, channel, c).await {
+        match channel_reclaim::opened_with(&self.chain.rpc, channel, c).await {
             Ok(Some(o)) if o.session => ChannelKind::Session,
             _ => ChannelKind::Upto,
         }

@@ -11,7 +11,6 @@ use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::decode::Decision;
 use trust_gate_client::simulate::PaymentQuery;
-use trust_gate_server::error::ApiError;
 use trust_gate_x402::FacilitatorRequest;
 
 /// A parsed /verify body.
@@ -30,11 +29,11 @@ const CONTEXT_FIELDS: [&str; 5] = [
 ];
 
 /// Parses a /verify body; every error names the field.
-pub fn parse_body(body: &[u8], default_policy_id: Option<u32>) -> Result<VerifyBody, ApiError> {
+pub fn parse_body(body: &[u8], default_policy_id: Option<u32>) -> Result<VerifyBody, Rejection> {
     let v: Value = serde_json::from_slice(body)
-        .map_err(|e| ApiError::input("body", format!("not JSON: {e}")))?;
+        .map_err(|e| Rejection::input("body", format!("not JSON: {e}")))?;
     let Value::Object(map) = v else {
-        return Err(ApiError::input("body", "must be a JSON object"));
+        return Err(Rejection::input("body", "must be a JSON object"));
     };
     if map.contains_key("paymentPayload") || map.contains_key("x402Version") {
         return parse_x402(Value::Object(map)).map(|r| VerifyBody::X402(Box::new(r)));
@@ -43,17 +42,17 @@ pub fn parse_body(body: &[u8], default_policy_id: Option<u32>) -> Result<VerifyB
 }
 
 /// An x402 v2 facilitator request (also the /settle body).
-pub fn parse_x402(v: Value) -> Result<FacilitatorRequest, ApiError> {
+pub fn parse_x402(v: Value) -> Result<FacilitatorRequest, Rejection> {
     serde_json::from_value(v)
-        .map_err(|e| ApiError::input("body", format!("not an x402 v2 facilitator request: {e}")))
+        .map_err(|e| Rejection::input("body", format!("not an x402 v2 facilitator request: {e}")))
 }
 
 fn parse_context(
     map: &Map<String, Value>,
     default_policy_id: Option<u32>,
-) -> Result<PaymentQuery, ApiError> {
+) -> Result<PaymentQuery, Rejection> {
     if let Some(unknown) = map.keys().find(|k| !CONTEXT_FIELDS.contains(&k.as_str())) {
-        return Err(ApiError::input(
+        return Err(Rejection::input(
             unknown,
             format!(
                 "unknown field; a verify context has {}",
@@ -66,13 +65,13 @@ fn parse_context(
             .as_u64()
             .and_then(|n| u32::try_from(n).ok())
             .ok_or_else(|| {
-                ApiError::input(
+                Rejection::input(
                     "policyId",
                     format!("{v} is not an integer 0..={}", u32::MAX),
                 )
             })?,
         None => default_policy_id.ok_or_else(|| {
-            ApiError::input(
+            Rejection::input(
                 "policyId",
                 "missing, and this facilitator has no default policy id",
             )
@@ -87,27 +86,27 @@ fn parse_context(
     })
 }
 
-fn string<'a>(map: &'a Map<String, Value>, field: &str) -> Result<&'a str, ApiError> {
+fn string<'a>(map: &'a Map<String, Value>, field: &str) -> Result<&'a str, Rejection> {
     match map.get(field) {
-        None => Err(ApiError::input(field, "missing")),
+        None => Err(Rejection::input(field, "missing")),
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(ApiError::input(
+        Some(other) => Err(Rejection::input(
             field,
             format!("must be a string, got {other}"),
         )),
     }
 }
 
-fn pubkey(map: &Map<String, Value>, field: &str) -> Result<Pubkey, ApiError> {
+fn pubkey(map: &Map<String, Value>, field: &str) -> Result<Pubkey, Rejection> {
     let s = string(map, field)?;
     Pubkey::from_str(s)
-        .map_err(|_| ApiError::input(field, format!("{s:?} is not a base58 public key")))
+        .map_err(|_| Rejection::input(field, format!("{s:?} is not a base58 public key")))
 }
 
 /// The amount: a JSON string of decimal digits that fit in u64.
-fn amount(map: &Map<String, Value>) -> Result<u64, ApiError> {
+fn amount(map: &Map<String, Value>) -> Result<u64, Rejection> {
     let s = string(map, "amount")?;
-    crate::adapter::decimal_u64(s).map_err(|why| ApiError::input("amount", format!("{s:?} {why}")))
+    crate::adapter::decimal_u64(s).map_err(|why| Rejection::input("amount", format!("{s:?} {why}")))
 }
 
 /// The outcome of an x402 /verify.
@@ -132,14 +131,14 @@ impl Facilitator {
             Some(self.inspect(req, &ctx).await?.payer)
         };
         let query = ctx.query();
-        let ids = self.builder.ids;
+        let ids = self.chain.builder.ids;
         // The mint's token program is cached: it names the payee's token account.
         let (program, _) = self.mint(&ctx.mint).await?;
         let destination = program.associated_account(&ctx.pay_to, &ctx.mint);
-        let mut extra = vec![self.builder.pda.atom_config(), destination];
+        let mut extra = vec![self.chain.builder.pda.atom_config(), destination];
         if payer.is_some() {
             extra.extend([
-                self.builder.pda.agent_account(&ctx.payer_asset),
+                self.chain.builder.pda.agent_account(&ctx.payer_asset),
                 ctx.payer_asset,
             ]);
         }
@@ -148,7 +147,7 @@ impl Facilitator {
         if let Some(signer) = payer {
             let agent =
                 payer_signers::read(&ids.agent_registry, &ctx.payer_asset, seen(2), seen(3))?;
-            self.agents.put(ctx.payer_asset, agent);
+            self.caches.agents.put(ctx.payer_asset, agent);
             payer_signers::judge(&ctx.payer_asset, &agent, &signer)?;
         }
         if decision != Decision::Allow {
@@ -171,9 +170,9 @@ impl Facilitator {
         // Only while the engine is paused are the payee's accounts read, to tell whether its
         // feedback (so the settlement) would fail.
         if chain::engine_paused(&ids, seen(0))
-            && chain::rated_by_engine(&self.rpc, &ids, &ctx.payee_asset)
+            && chain::rated_by_engine(&self.chain.rpc, &ids, &ctx.payee_asset)
                 .await
-                .map_err(ApiError::from)?
+                .map_err(Rejection::from)?
         {
             return Err(crate::settle::engine_paused(
                 &ids.reputation_engine,
@@ -197,8 +196,8 @@ mod tests {
 
     fn err(body: &str) -> String {
         let e = parse_body(body.as_bytes(), None).unwrap_err();
-        assert_eq!(e.status, 400);
-        assert_eq!(e.code, "input_invalid");
+        assert_eq!(e.status(), 400);
+        assert_eq!(e.reason, "input_invalid");
         e.message
     }
 

@@ -345,11 +345,11 @@ pub struct ChannelState {
 }
 
 /// The session's state a corrective 402 carries (its `error` is
-/// [`reason::CUMULATIVE_AMOUNT_MISMATCH`], an offer's `extra` holds `channelState` and
+/// [`Reason::BatchCumulativeAmountMismatch`], an offer's `extra` holds `channelState` and
 /// `voucherState`; specification section 4.6), read from its body or decoded
 /// `PAYMENT-REQUIRED`; `None` for any other answer.
 pub fn corrective_state(required: &serde_json::Value) -> Option<(ChannelState, VoucherState)> {
-    if required["error"] != reason::CUMULATIVE_AMOUNT_MISMATCH {
+    if required["error"] != Reason::BatchCumulativeAmountMismatch {
         return None;
     }
     required["accepts"].as_array()?.iter().find_map(|offer| {
@@ -369,19 +369,17 @@ fn opt_u64_either<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Err
     u64_either(d).map(Some)
 }
 
-/// The facilitator's reason strings for `batch-settlement` (the specification's), and this
-/// facilitator's own for what it adds (the gate's checks of vouchers).
-pub use crate::reason::batch as reason;
+use crate::reason::Reason;
 
 /// A payload field that must name a key: the reason (`unsupported_payload_type`, as upto's)
 /// and the message naming it.
 pub use crate::upto::key;
 
 /// A field that must hold a decimal amount.
-pub fn amount(field: &str, value: &str) -> Result<u64, (&'static str, String)> {
+pub fn amount(field: &str, value: &str) -> Result<u64, (Reason, String)> {
     crate::upto::decimal(value).ok_or_else(|| {
         (
-            reason::UNSUPPORTED_PAYLOAD_TYPE,
+            Reason::UnsupportedPayloadType,
             format!("{field} is not a decimal amount of atomic units (u64): {value:?}"),
         )
     })
@@ -545,7 +543,7 @@ mod tests {
         assert!(m.contains("channelConfig.payer"));
         for bad in ["", "-5", "1e3", "18446744073709551616"] {
             let (r, m) = amount("voucher.maxClaimableAmount", bad).unwrap_err();
-            assert_eq!(r, reason::UNSUPPORTED_PAYLOAD_TYPE);
+            assert_eq!(r, Reason::UnsupportedPayloadType);
             assert!(m.contains("maxClaimableAmount"), "{m}");
         }
         assert_eq!(amount("deposit.amount", "42"), Ok(42));

@@ -6,7 +6,7 @@
 //!
 //! - [`wire`]: the v2 types and headers, the `gate` extension, signed offers and service
 //!   requests, payment id hashes (re-exported here: `trust_gate_x402::PaymentRequirements`).
-//! - [`reason`]: the refusal reasons of the channel schemes, one table.
+//! - [`reason`]: every refusal reason, its wire string and HTTP status, one table.
 //! - [`payment_identifier`]: x402's `payment-identifier` extension: a payment's idempotency
 //!   key, declared, attached, read and bound to its payload.
 //! - [`upto`]: x402's `upto` scheme on Solana (its `extra`, payload and terms) and trust-gate's

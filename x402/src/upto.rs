@@ -165,25 +165,23 @@ pub(crate) fn decimal(value: &str) -> Option<u64> {
     value.parse().ok()
 }
 
-/// The facilitator's reason strings for `upto`, verbatim from the stock facilitator (2.27),
-/// which a stock client and server know.
-pub use crate::reason::upto as reason;
+use crate::reason::Reason;
 
 /// A payload field that must name a key, or the reason and message naming it.
-pub fn key(field: &str, value: &str) -> Result<Pubkey, (&'static str, String)> {
+pub fn key(field: &str, value: &str) -> Result<Pubkey, (Reason, String)> {
     value.parse().map_err(|_| {
         (
-            reason::UNSUPPORTED_PAYLOAD_TYPE,
+            Reason::UnsupportedPayloadType,
             format!("{field} is not a base58 address: {value:?}"),
         )
     })
 }
 
 /// A payload field that must hold a decimal amount.
-pub fn amount(field: &str, value: &str) -> Result<u64, (&'static str, String)> {
+pub fn amount(field: &str, value: &str) -> Result<u64, (Reason, String)> {
     decimal(value).ok_or_else(|| {
         (
-            reason::AMOUNT,
+            Reason::UptoAmount,
             format!("{field} is not a decimal amount of atomic units: {value:?}"),
         )
     })
@@ -266,10 +264,10 @@ mod tests {
     #[test]
     fn fields_are_named_in_their_errors() {
         let (r, m) = key("from", "nope").unwrap_err();
-        assert_eq!(r, reason::UNSUPPORTED_PAYLOAD_TYPE);
+        assert_eq!(r, Reason::UnsupportedPayloadType);
         assert!(m.contains("from"));
         let (r, m) = amount("maxAmount", "-5").unwrap_err();
-        assert_eq!(r, reason::AMOUNT);
+        assert_eq!(r, Reason::UptoAmount);
         assert!(m.contains("maxAmount"));
         assert_eq!(amount("deposit", "42"), Ok(42));
     }

@@ -180,7 +180,7 @@ async fn trust_gate(
     // What the logs hold and since when.
     let logs: Vec<Pubkey> = hashes
         .iter()
-        .map(|h| f.builder.pda.feedback_log(&fee_payer, h))
+        .map(|h| f.chain.builder.pda.feedback_log(&fee_payer, h))
         .collect();
     let accounts = chain::accounts(&rpc, &logs)
         .await

@@ -163,7 +163,7 @@ impl Bench {
                 .unwrap_or_default(),
         );
         let (tx, mut session) = SessionTerms {
-            builder: &self.server.facilitator.builder,
+            builder: &self.server.facilitator.chain.builder,
             extra: &extra,
             mint: self.world.metered_mint(),
             token_program: TokenProgram::Token2022,
@@ -269,7 +269,7 @@ impl Bench {
         let wait = trust_gate_client::decode::DISPUTE_WINDOW_SECS as u64 + 120;
         self.localnet.warp(wait).await?;
         let f = &self.server.facilitator;
-        let receipt = f.builder.pda.channel_receipt(&fac, &channel);
+        let receipt = f.chain.builder.pda.channel_receipt(&fac, &channel);
         for _ in 0..5 {
             f.reclaim_once().await.map_err(|e| e.message.clone())?;
             let left = chain::accounts(&self.rpc, &[channel, receipt])

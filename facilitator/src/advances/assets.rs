@@ -4,7 +4,7 @@
 //! default assets), the demo world's mints on a localnet (set by `trust-gate up`), or the list
 //! `PLAIN_ASSETS` names. The gated schemes take any mint the payer's policy allows.
 
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::Network;
 
@@ -47,7 +47,7 @@ impl PlainAssets {
     }
 
     /// The refusal of a plain offer in `mint` (400 naming `asset`).
-    pub fn refusal(&self, network: Network, mint: &Pubkey, reason: &str) -> Rejection {
+    pub fn refusal(&self, network: Network, mint: &Pubkey, reason: Reason) -> Rejection {
         let which = match self {
             PlainAssets::Stock if stock(network).is_empty() => format!(
                 "none by default on {} (PLAIN_ASSETS names them)",
@@ -64,7 +64,7 @@ impl PlainAssets {
                     .join(", ")
             ),
         };
-        Rejection::bad(
+        Rejection::new(
             reason,
             format!("asset {mint} is not one this facilitator sponsors plain channels in; it takes {which}"),
         )
@@ -92,7 +92,7 @@ mod tests {
         let mine = Pubkey::new_unique();
         let list = PlainAssets::List(vec![mine]);
         assert!(list.takes(Network::Mainnet, &mine) && !list.takes(Network::Mainnet, &usdc));
-        let r = list.refusal(Network::Mainnet, &usdc, "r");
+        let r = list.refusal(Network::Mainnet, &usdc, Reason::InvalidPayload);
         assert!(
             r.message.contains("asset") && r.message.contains("PLAIN_ASSETS"),
             "{}",

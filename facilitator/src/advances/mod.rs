@@ -49,16 +49,6 @@ impl Default for SponsorSettings {
     }
 }
 
-/// The reasons of a refused sponsorship (both channel schemes).
-pub mod reason {
-    /// The payer wallet's unclosed channels of this scheme are at their bound (429).
-    pub const PAYER_CHANNELS_LIMIT: &str = "payer_channels_limit";
-    /// The rent advanced in all is at its bound (503).
-    pub const RENT_ADVANCE_LIMIT: &str = "rent_advance_limit";
-    /// The facilitator's balance would fall below what it keeps for settlements (503).
-    pub const FEE_PAYER_BALANCE_LOW: &str = "fee_payer_balance_low";
-}
-
 /// The rent one open makes the facilitator advance: the channel's account, its escrow (a
 /// Token-2022 escrow carries its `ImmutableOwner` extension) and, gated, the gate's record.
 /// Estimated before the open; the ledger keeps what the chain shows once it lands.

@@ -19,7 +19,7 @@ pub mod trust_gate;
 pub mod upto;
 
 use crate::answer::SettleReply;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::verify::X402Verified;
 use axum::http::HeaderMap;
@@ -165,8 +165,8 @@ impl Registry {
                 .flat_map(|s| s.names().iter().copied())
                 .collect();
             let network = accepted.network.or(required.network).unwrap_or_default();
-            let mut no = Rejection::bad(
-                "unsupported_scheme",
+            let mut no = Rejection::new(
+                Reason::UnsupportedScheme,
                 format!(
                     "scheme {name:?} on network {network:?} is not served here; the schemes are {}",
                     served.join(", ")
@@ -227,7 +227,7 @@ mod tests {
         }
         let no = routed(&r, &body(&named("lightning"), "{}")).unwrap_err();
         assert_eq!(
-            (no.status.as_u16(), no.reason.as_str()),
+            (no.status().as_u16(), no.reason.wire()),
             (400, "unsupported_scheme")
         );
         assert!(

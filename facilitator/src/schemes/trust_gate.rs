@@ -5,7 +5,7 @@
 
 use super::{Call, Scheme, Verified};
 use crate::answer::SettleReply;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::verify;
 use serde_json::{json, Value};
@@ -17,11 +17,11 @@ pub const EXACT_HINT: &str = "an exact-scheme transfer is never settled here: a 
 pub struct TrustGate;
 
 /// The request, or why it is none (`reason` names the refusal: each route has its own).
-fn request(body: &[u8], reason: &str) -> Result<FacilitatorRequest, Rejection> {
+fn request(body: &[u8], reason: Reason) -> Result<FacilitatorRequest, Rejection> {
     serde_json::from_slice::<Value>(body)
-        .map_err(|e| trust_gate_server::error::ApiError::input("body", format!("not JSON: {e}")))
+        .map_err(|e| Rejection::input("body", format!("not JSON: {e}")))
         .and_then(verify::parse_x402)
-        .map_err(|e| Rejection::bad(reason, e.message))
+        .map_err(|e| Rejection::new(reason, e.message))
 }
 
 #[async_trait::async_trait]
@@ -31,7 +31,7 @@ impl Scheme for TrustGate {
     }
 
     async fn extra(&self, f: &Facilitator, _name: &str) -> Value {
-        let ids = &f.builder.ids;
+        let ids = &f.chain.builder.ids;
         let tables: Vec<String> = f.tables().await.iter().map(|t| t.key.to_string()).collect();
         json!({
             "feePayer": f.facilitator().to_string(),
@@ -47,12 +47,12 @@ impl Scheme for TrustGate {
     }
 
     async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
-        let req = request(call.body, "input_invalid")?;
+        let req = request(call.body, Reason::InputInvalid)?;
         Ok(Verified::Decided(Box::new(f.verify_x402(&req).await?)))
     }
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
-        let req = request(call.body, "invalid_payload")?;
+        let req = request(call.body, Reason::InvalidPayload)?;
         f.settle(&req).await
     }
 }

@@ -29,7 +29,8 @@ use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_facilitator::Config;
 use trust_gate_pay::channels::ChannelPay;
-use trust_gate_x402::batch::{self, reason, BatchPayload};
+use trust_gate_x402::batch::{self, BatchPayload};
+use trust_gate_x402::reason::Reason;
 use trust_gate_x402::{self as x402, PaymentRequired};
 
 const PRICE: u64 = 1_000;
@@ -90,7 +91,7 @@ async fn audit5_h1_request_close_stops_vouchers_and_closes_the_channel_at_what_w
         // none of them (its `settle` refuses a closing channel).
         let why = p.next_until_refused(&s.facilitator.url(), asked).await;
         assert!(
-            why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
+            why == Reason::BatchChannelClosing || why == Reason::BatchCloseState,
             "gated {gated}: {why}"
         );
         let accepted = p.session.charged;
@@ -154,7 +155,7 @@ async fn audit5_h1_two_replicas_on_one_redis_both_refuse_after_request_close() {
         for url in &urls {
             let why = p.next_until_refused(url, asked).await;
             assert!(
-                why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
+                why == Reason::BatchChannelClosing || why == Reason::BatchCloseState,
                 "gated {gated}, {url}: {why}"
             );
         }
@@ -257,14 +258,14 @@ async fn audit5_h1_a_deposit_not_yet_on_chain_serves_no_voucher() {
         proxy.set(Mode::HideStatuses);
         let (mut p, deposit) = Payer::new(&s, gated).await;
         let d = p.settle_at(&f.url(), &deposit).await;
-        assert_eq!(d["errorReason"], reason::SETTLEMENT_PENDING, "{d}");
+        assert_eq!(d["errorReason"], Reason::SettlementPending, "{d}");
         // The deposit may never land: until the channel is read open with it, a voucher
         // serves nothing.
         let v = p.next();
         let r = p.settle_at(&f.url(), &v).await;
         assert_eq!(
             refused(&r),
-            reason::DEPOSIT_UNCONFIRMED,
+            Reason::BatchDepositUnconfirmed,
             "gated {gated}: {r}"
         );
         // It landed (the proxy hid only its status): the round's read confirms the session.
@@ -537,23 +538,26 @@ async fn audit5_m2_only_the_service_ends_or_claims_a_session() {
             )
             .unwrap();
         let attempts: [(Value, &str); 5] = [
-            (bare, reason::CLOSE_STATE),
+            (bare, Reason::BatchCloseState.wire()),
             (
                 json!({"type": "refund", "channelConfig": config, "voucher": latest, "amount": "1"}),
-                reason::CLOSE_AMOUNT_UNSUPPORTED,
+                Reason::BatchCloseAmountUnsupported.wire(),
             ),
             (
                 json!({"type": "refund", "channelConfig": config, "voucher": {
                     "channelId": p.session.channel.to_string(),
                     "maxClaimableAmount": (2 * PRICE).to_string(), "expiresAt": 0,
                     "signature": forged_voucher.signature.to_string()}}),
-                reason::VOUCHER_SIGNATURE,
+                Reason::BatchVoucherSignature.wire(),
             ),
             (
                 json!({"type": "refund", "channelConfig": config, "voucher": latest}),
-                reason::CLOSE_AUTHORIZATION,
+                Reason::BatchCloseAuthorization.wire(),
             ),
-            (json!(self_authorized), reason::CLOSE_AUTHORIZATION),
+            (
+                json!(self_authorized),
+                Reason::BatchCloseAuthorization.wire(),
+            ),
         ];
         for (payload, why) in attempts {
             let payload: BatchPayload = serde_json::from_value(payload).unwrap();
@@ -574,7 +578,7 @@ async fn audit5_m2_only_the_service_ends_or_claims_a_session() {
             let (status, r) = p.settle(&p.body(payload, PRICE)).await;
             assert_eq!(
                 (status, refused(&r)),
-                (401, reason::SERVICE_UNAUTHENTICATED),
+                (401, Reason::BatchServiceUnauthenticated.wire()),
                 "{r}"
             );
         }
@@ -773,7 +777,7 @@ async fn audit5_h2_plain_channels_only_in_configured_assets_and_signed_offers_wh
     .await;
     let (p, deposit) = Payer::new(&s, false).await;
     let r = nothing_sent(&s, &p, p.settle_at(&f.url(), &deposit)).await;
-    assert_eq!(r["errorReason"], reason::INVALID_REQUIREMENTS, "{r}");
+    assert_eq!(r["errorReason"], Reason::BatchInvalidRequirements, "{r}");
     assert!(r["errorMessage"].as_str().unwrap().contains("asset"), "{r}");
     let (g, deposit) = Payer::new(&s, true).await;
     assert_eq!(g.settle_at(&f.url(), &deposit).await["success"], true);

@@ -20,7 +20,8 @@ use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::{chain, simulate::now_unix};
 use trust_gate_migrations::demo;
 use trust_gate_pay::session::{PayerSession, SessionGate, SessionTerms};
-use trust_gate_x402::batch::{self, reason, BatchExtra, BatchPayload};
+use trust_gate_x402::batch::{self, BatchExtra, BatchPayload};
+use trust_gate_x402::reason::Reason;
 use trust_gate_x402::{self as x402, GateExtension, PaymentRequirements};
 
 const PRICE: u64 = 1_000;
@@ -322,7 +323,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
             // The same voucher again pays for nothing: refused, with the session's state and
             // the payer's own voucher of it, from which a server answers its corrective 402.
             let (_, again) = p.settle(&body).await;
-            assert_eq!(refused(&again), reason::CUMULATIVE_AMOUNT_MISMATCH);
+            assert_eq!(refused(&again), Reason::BatchCumulativeAmountMismatch);
             assert_eq!(
                 again["extra"]["channelState"], r["extra"]["channelState"],
                 "{again}"
@@ -348,7 +349,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
     }
     assert_eq!(
         refused(&p.settle(&p.body(&skip, PRICE)).await.1),
-        reason::CUMULATIVE_AMOUNT_MISMATCH
+        Reason::BatchCumulativeAmountMismatch
     );
     p.session.charged = 20 * PRICE;
     let over_cap = p.session.voucher_payload(5_000_001).err();
@@ -361,7 +362,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
     body["paymentRequirements"]["amount"] = json!("5000001");
     assert_eq!(
         refused(&p.settle(&body).await.1),
-        reason::PRICE_OVER_PER_PAYMENT_CAP
+        Reason::BatchPriceOverPerPaymentCap
     );
     let mut forged = p.next();
     p.session.charged = 20 * PRICE;
@@ -375,14 +376,14 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
         json!(other.signature.to_string());
     assert_eq!(
         refused(&p.settle(&forged).await.1),
-        reason::VOUCHER_SIGNATURE
+        Reason::BatchVoucherSignature
     );
     let mut expiring = p.next();
     p.session.charged = 20 * PRICE;
     expiring["paymentPayload"]["payload"]["voucher"]["expiresAt"] = json!(now_unix() + 60);
     assert_eq!(
         refused(&p.settle(&expiring).await.1),
-        reason::VOUCHER_EXPIRY
+        Reason::BatchVoucherExpiry
     );
 
     // The server mode's payloads are named as unsupported.
@@ -391,7 +392,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
     authorization["paymentPayload"]["payload"]["type"] = json!("authorization");
     assert_eq!(
         refused(&p.settle(&authorization).await.1),
-        reason::SERVER_MODE_UNSUPPORTED
+        Reason::BatchServerModeUnsupported
     );
 
     // The refund: sealed at the latest voucher, closed through the gate, distributed.
@@ -426,7 +427,7 @@ async fn a_gated_session_pays_per_request_off_chain_and_closes_through_the_gate(
 
     // A closed session takes no more vouchers.
     let late = p.next();
-    assert_eq!(refused(&p.settle(&late).await.1), reason::CLOSE_STATE);
+    assert_eq!(refused(&p.settle(&late).await.1), Reason::BatchCloseState);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -450,7 +451,9 @@ async fn pausing_the_payer_stops_its_vouchers_and_closes_its_channel() {
     // Within the poll (and the background round that closes), vouchers are refused...
     let why = p.next_until_refused(&s.facilitator.url(), paused_at).await;
     assert!(
-        why == reason::PAYER_PAUSED || why == reason::CHANNEL_CLOSING || why == reason::CLOSE_STATE,
+        why == Reason::BatchPayerPaused
+            || why == Reason::BatchChannelClosing
+            || why == Reason::BatchCloseState,
         "{why}"
     );
     let refused_after = paused_at.elapsed();
@@ -495,9 +498,9 @@ async fn retiring_the_payers_policy_stops_its_vouchers_and_closes_its_channel() 
     let retired_at = Instant::now();
     let why = p.next_until_refused(&s.facilitator.url(), retired_at).await;
     assert!(
-        why == reason::POLICY_RETIRED
-            || why == reason::CHANNEL_CLOSING
-            || why == reason::CLOSE_STATE,
+        why == Reason::BatchPolicyRetired
+            || why == Reason::BatchChannelClosing
+            || why == Reason::BatchCloseState,
         "{why}"
     );
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -567,7 +570,7 @@ async fn an_idle_session_is_closed_at_its_latest_voucher() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let late = p.next();
-    assert_eq!(refused(&p.settle(&late).await.1), reason::CLOSE_STATE);
+    assert_eq!(refused(&p.settle(&late).await.1), Reason::BatchCloseState);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -595,7 +598,7 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
         *as_gated.pointer_mut(at).unwrap() = json!(batch::SCHEME_GATED_BATCH);
     }
     let r = p.settle(&as_gated).await.1;
-    assert_eq!(refused(&r), reason::CHANNEL_ID_MISMATCH, "{r}");
+    assert_eq!(refused(&r), Reason::BatchChannelIdMismatch, "{r}");
     assert!(
         r["errorMessage"]
             .as_str()
@@ -694,7 +697,7 @@ async fn a_plain_session_is_claimed_by_the_server_and_redeemed_in_the_background
     body["paymentPayload"]["payload"]["channelConfig"]["receiverAuthorizer"] =
         json!(q.requirements.extra["receiverAuthorizer"]);
     let (_, r) = q.settle(&body).await;
-    assert_eq!(refused(&r), reason::SETUP_TRANSACTION, "{r}");
+    assert_eq!(refused(&r), Reason::BatchSetupTransaction, "{r}");
     assert!(
         r["errorMessage"].as_str().unwrap().contains("binding Memo"),
         "{r}"
@@ -749,7 +752,7 @@ async fn replicas_on_redis_share_a_sessions_watermark() {
     let again = p.settle_at(&a, &voucher).await;
     assert_eq!(
         refused(&again),
-        reason::CUMULATIVE_AMOUNT_MISMATCH,
+        Reason::BatchCumulativeAmountMismatch,
         "the same voucher on the other replica"
     );
     assert_eq!(
@@ -771,7 +774,7 @@ async fn replicas_on_redis_share_a_sessions_watermark() {
         let loser = if won[0] { &r2 } else { &r1 };
         assert_eq!(
             loser["errorReason"],
-            reason::CUMULATIVE_AMOUNT_MISMATCH,
+            Reason::BatchCumulativeAmountMismatch,
             "{loser}"
         );
         accepted += if won[0] { PRICE } else { 2 * PRICE };
@@ -803,9 +806,9 @@ async fn replicas_on_redis_share_a_sessions_watermark() {
         let why = p.next_until_refused(url, paused_at).await;
         assert!(
             [
-                reason::PAYER_PAUSED,
-                reason::CHANNEL_CLOSING,
-                reason::CLOSE_STATE
+                Reason::BatchPayerPaused.wire(),
+                Reason::BatchChannelClosing.wire(),
+                Reason::BatchCloseState.wire()
             ]
             .contains(&why.as_str()),
             "{url}: {why}"

@@ -54,8 +54,9 @@ impl Check<'_> {
             for round in 0..2 {
                 let got = outcome(
                     self.f
+                        .caches
                         .decisions
-                        .decide(&self.f.rpc, &self.f.builder, fac, q)
+                        .decide(&self.f.chain.rpc, &self.f.chain.builder, fac, q)
                         .await,
                 );
                 assert_eq!(got, want, "{step}: {name}, round {round}");
@@ -125,11 +126,12 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
     let fac = w.facilitator.pubkey();
     let (before, cached) = (
         total_calls(&env),
-        f.decisions.stats.cached.load(Ordering::Relaxed),
+        f.caches.decisions.stats.cached.load(Ordering::Relaxed),
     );
     for _ in 0..10 {
-        f.decisions
-            .decide(&f.rpc, &f.builder, fac, &q)
+        f.caches
+            .decisions
+            .decide(&f.chain.rpc, &f.chain.builder, fac, &q)
             .await
             .unwrap();
     }
@@ -139,7 +141,7 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
         "one simulateTransaction per decision"
     );
     assert_eq!(
-        f.decisions.stats.cached.load(Ordering::Relaxed) - cached,
+        f.caches.decisions.stats.cached.load(Ordering::Relaxed) - cached,
         10
     );
 
@@ -266,7 +268,7 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
         "{o:?}"
     );
 
-    let stats = &f.decisions.stats;
+    let stats = &f.caches.decisions.stats;
     assert!(stats.cached.load(Ordering::Relaxed) > 10);
     assert!(stats.uncached.load(Ordering::Relaxed) > 0);
 }

@@ -115,7 +115,7 @@ fn the_verify_body_parser_and_the_x402_headers_refuse_hostile_input_by_name() {
         .run(&prop::collection::vec(any::<u8>(), 0..200), |bytes| {
             ran.set(ran.get() + 1);
             if let Err(e) = verify::parse_body(&bytes, None) {
-                check(e.status == 400 && e.code == "input_invalid", || {
+                check(e.status() == 400 && e.reason == "input_invalid", || {
                     format!("{e:?}")
                 })?;
                 check(e.message.starts_with("body: "), || e.message.clone())?;
@@ -128,7 +128,7 @@ fn the_verify_body_parser_and_the_x402_headers_refuse_hostile_input_by_name() {
             ran.set(ran.get() + 1);
             let bytes = serde_json::to_vec(&v).unwrap();
             if let Err(e) = verify::parse_body(&bytes, None) {
-                check(e.status == 400 && e.code == "input_invalid", || {
+                check(e.status() == 400 && e.reason == "input_invalid", || {
                     format!("{e:?}")
                 })?;
                 check(names_a_field(&e.message, &v), || {
@@ -219,8 +219,8 @@ async fn the_services_refuse_hostile_input_over_http_and_the_verifier_mutated_tr
                     decoded.set(decoded.get() + 1);
                 }
                 if let Err(e) = handle.block_on(f2.inspect(&r, &ctx2)) {
-                    check(e.status.is_client_error(), || format!("{e:?}"))?;
-                    check(!e.reason.is_empty() && !e.message.is_empty(), || {
+                    check(e.status().is_client_error(), || format!("{e:?}"))?;
+                    check(!e.reason.wire().is_empty() && !e.message.is_empty(), || {
                         format!("{e:?}")
                     })?;
                 } else {

@@ -381,7 +381,7 @@ async fn paid_once_a_retried_upto_deposit_waits_for_its_own_open_and_answers_it(
     assert_eq!(status, 400, "{over}");
     assert_eq!(
         over["errorReason"],
-        trust_gate_x402::upto::reason::CHANNEL_ALREADY_OPEN
+        trust_gate_x402::reason::Reason::UptoChannelAlreadyOpen
     );
     assert!(
         over["errorMessage"]

@@ -23,7 +23,7 @@ use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::channels::{self, Channel, Open, Split, Status};
 use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::{chain, simulate::now_unix};
-use trust_gate_x402::upto::reason;
+use trust_gate_x402::reason::Reason;
 
 pub(crate) const CEILING: u64 = 2_000_000;
 const MEMO: &str = "order-1";
@@ -270,7 +270,7 @@ async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
         .await;
     assert_eq!(
         over["errorReason"],
-        reason::SETTLEMENT_EXCEEDS_AMOUNT,
+        Reason::UptoSettlementExceedsAmount,
         "{over}"
     );
     let mut bare = c.claim(&payload, &address, CEILING, &c.server);
@@ -279,14 +279,18 @@ async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
         .unwrap()
         .remove("voucherSignature");
     let bare = c.post("/settle", &bare).await;
-    assert_eq!(bare["errorReason"], reason::MISSING_VOUCHER, "{bare}");
+    assert_eq!(bare["errorReason"], Reason::UptoMissingVoucher, "{bare}");
     let forged = c
         .post(
             "/settle",
             &c.claim(&payload, &address, CEILING, &Keypair::new()),
         )
         .await;
-    assert_eq!(forged["errorReason"], reason::VOUCHER_SIGNATURE, "{forged}");
+    assert_eq!(
+        forged["errorReason"],
+        Reason::UptoVoucherSignature,
+        "{forged}"
+    );
 
     // The server charges the whole ceiling: sealed at it and distributed to payTo.
     let pay_to = s.env.world.service.owner.pubkey();
@@ -303,7 +307,7 @@ async fn a_stock_upto_payment_deposits_then_claims_through_the_facilitator() {
     let twice = c
         .post("/settle", &c.claim(&payload, &address, CEILING, &c.server))
         .await;
-    assert_eq!(twice["errorReason"], reason::CHANNEL_STATE, "{twice}");
+    assert_eq!(twice["errorReason"], Reason::UptoChannelState, "{twice}");
 }
 
 #[tokio::test]
@@ -323,7 +327,11 @@ async fn a_claim_of_nothing_refunds_the_whole_deposit() {
         .unwrap()
         .remove("voucherSignature");
     let refused = c.post("/settle", &bare).await;
-    assert_eq!(refused["errorReason"], reason::MISSING_VOUCHER, "{refused}");
+    assert_eq!(
+        refused["errorReason"],
+        Reason::UptoMissingVoucher,
+        "{refused}"
+    );
     // The handler failed: the server cancels with its voucher of 0.
     let cancel = c.claim(&payload, &open.channel(), 0, &c.server);
     let cancelled = c.post("/settle", &cancel).await;
@@ -369,9 +377,13 @@ async fn a_client_payload_carrying_the_servers_fields_or_another_shape_is_refuse
     let c = Client::new(&s).await;
     let (_, payload) = c.payload(3).await;
     for (field, value, want) in [
-        ("voucherSignature", json!("x"), reason::UNEXPECTED_VOUCHER),
-        ("type", json!("deposit"), reason::PAYLOAD_TYPE),
-        ("openSlot", json!(true), reason::UNSUPPORTED_PAYLOAD_TYPE),
+        (
+            "voucherSignature",
+            json!("x"),
+            Reason::UptoUnexpectedVoucher,
+        ),
+        ("type", json!("deposit"), Reason::UptoPayloadType),
+        ("openSlot", json!(true), Reason::UnsupportedPayloadType),
     ] {
         let mut p = payload.clone();
         p[field] = value;
@@ -386,14 +398,18 @@ async fn a_client_payload_carrying_the_servers_fields_or_another_shape_is_refuse
     let mut other = c.body(&payload, CEILING);
     other["paymentRequirements"]["extra"]["feePayer"] = Pubkey::new_unique().to_string().into();
     let r = c.post("/verify", &other).await;
-    assert_eq!(r["invalidReason"], reason::FACILITATOR_MISMATCH, "{r}");
+    assert_eq!(r["invalidReason"], Reason::UptoFacilitatorMismatch, "{r}");
     let r = c.post("/verify", &c.body(&payload, CEILING - 1)).await;
-    assert_eq!(r["invalidReason"], reason::AMOUNT_MISMATCH, "{r}");
+    assert_eq!(r["invalidReason"], Reason::UptoAmountMismatch, "{r}");
     // An offer longer than the facilitator holds a channel's rent for.
     let mut long = c.body(&payload, CEILING);
     long["paymentRequirements"]["maxTimeoutSeconds"] = 3_601.into();
     let r = c.post("/verify", &long).await;
-    assert_eq!(r["invalidReason"], reason::CHANNEL_LIFETIME_EXCEEDED, "{r}");
+    assert_eq!(
+        r["invalidReason"],
+        Reason::UptoChannelLifetimeExceeded,
+        "{r}"
+    );
 }
 
 #[tokio::test]

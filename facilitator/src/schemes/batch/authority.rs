@@ -11,14 +11,14 @@
 //!   the open transaction could end a payer's session.
 
 use super::{bad, Offer};
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::Session;
 use axum::http::HeaderMap;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_x402 as x402;
-use trust_gate_x402::batch::{reason, CloseAuthorization, CloseTerms};
+use trust_gate_x402::batch::{CloseAuthorization, CloseTerms};
 
 impl Facilitator {
     /// The trusted service that signed this request to `path`, or why none did.
@@ -33,8 +33,15 @@ impl Facilitator {
             .ok_or_else(|| format!("it carries no {}", x402::X_SERVICE_AUTHORIZATION))?
             .to_str()
             .map_err(|_| format!("{} is not text", x402::X_SERVICE_AUTHORIZATION))?;
-        let skew = i64::try_from(self.clock_skew.as_secs()).unwrap_or(i64::MAX);
-        x402::service_request_signer(header, path, body, now_unix(), skew, &self.trusted_services)
+        let skew = i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX);
+        x402::service_request_signer(
+            header,
+            path,
+            body,
+            now_unix(),
+            skew,
+            &self.settings.trusted_services,
+        )
     }
 
     /// Checks that `auth` is the channel's bound receiver authorizer's consent to close `s` at
@@ -48,12 +55,12 @@ impl Facilitator {
         auth: Option<&CloseAuthorization>,
         max_timeout_seconds: u64,
     ) -> Result<(), Rejection> {
-        let refuse = |m: String| bad(reason::CLOSE_AUTHORIZATION, m);
+        let refuse = |m: String| bad(Reason::BatchCloseAuthorization, m);
         // The binding: the key the open's binding Memo named, which the deposit's checks
         // kept; the offer must name the same.
         if s.config.receiver_authorizer != o.extra.receiver_authorizer {
             return Err(bad(
-                reason::RECEIVER_AUTHORIZER_MISMATCH,
+                Reason::BatchReceiverAuthorizerMismatch,
                 format!(
                     "channel {} is bound to receiver authorizer {}, not extra.receiverAuthorizer {}",
                     s.channel, s.config.receiver_authorizer, o.extra.receiver_authorizer

@@ -21,7 +21,7 @@
 use super::Offer;
 use super::{bad, channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
 use crate::answer::SettleReply;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::Session;
 use serde_json::{json, Value};
@@ -34,7 +34,7 @@ use trust_gate_client::settle::{ComputeBudget, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
 use trust_gate_x402::batch::CloseAuthorization;
-use trust_gate_x402::batch::{self, reason, BatchVoucher, ChannelConfig, Claim};
+use trust_gate_x402::batch::{self, BatchVoucher, ChannelConfig, Claim};
 
 /// A redemption's, per channel (an Ed25519 check and a `settle`: about 6 000).
 pub const REDEEM_UNITS_PER_CHANNEL: u32 = 15_000;
@@ -147,7 +147,7 @@ fn closed_answer(s: &Session, amount: u64) -> Result<SettleReply, Rejection> {
             false,
         )),
         None => Err(bad(
-            reason::CLOSE_STATE,
+            Reason::BatchCloseState,
             format!(
                 "channel {} is closed: {}",
                 s.channel,
@@ -181,14 +181,14 @@ impl Facilitator {
             .update::<Rejection>(&s.channel, |cur| {
                 if cur.closed_by.is_some() {
                     return Err(bad(
-                        reason::CLOSE_STATE,
+                        Reason::BatchCloseState,
                         format!("channel {} is closed", cur.channel),
                     ));
                 }
                 let now = now_unix();
                 if cur.closing_at != 0 && now.saturating_sub(cur.closing_at) <= stalled_after {
                     return Err(bad(
-                        reason::DUPLICATE_SETTLEMENT,
+                        Reason::DuplicateSettlement,
                         format!("a close of channel {} is under way", cur.channel),
                     ));
                 }
@@ -201,9 +201,9 @@ impl Facilitator {
             .map_err(|e| self.change_rejection(&s.channel, e))?;
         let c = self.channel_if_any(&s.channel).await?;
         let chain_now = match c.as_ref().map(|c| c.status) {
-            Some(Status::Closing) => chain::unix_time(&self.rpc)
+            Some(Status::Closing) => chain::unix_time(&self.chain.rpc)
                 .await
-                .map_err(crate::settle::rpc_rejection)?,
+                .map_err(Rejection::rpc)?,
             _ => 0,
         };
         let plan = plan(voucher.or_else(|| s.latest()), c.as_ref(), chain_now);
@@ -235,7 +235,7 @@ impl Facilitator {
         if s.gate.is_some() {
             if plan == ClosePlan::Gone {
                 if self.channel_record_open(&s.channel).await? {
-                    ixs.push(self.builder.close_channel_record(&s.channel, &fac));
+                    ixs.push(self.chain.builder.close_channel_record(&s.channel, &fac));
                 }
             } else if let Some(close) = self
                 .gate_close_if_recorded(&s.channel, batch::SCHEME_GATED_BATCH)
@@ -253,7 +253,7 @@ impl Facilitator {
                     &ixs,
                     s.gate.is_some(),
                     keypair,
-                    reason::SETTLEMENT_SIMULATION,
+                    Reason::BatchSettlementSimulation,
                 )
                 .await?;
             (Some(sig), pending)
@@ -310,14 +310,15 @@ impl Facilitator {
     /// How long a close (or any transaction of the facilitator) may still land after it
     /// began: past it, a close that did not finish is tried again.
     pub(crate) fn stalled_after(&self) -> i64 {
-        i64::try_from((self.send_timeout * 2 + self.confirm_timeout).as_secs()).unwrap_or(i64::MAX)
+        i64::try_from((self.settings.send_timeout * 2 + self.settings.confirm_timeout).as_secs())
+            .unwrap_or(i64::MAX)
     }
 
     /// The channel at `address`, or `None` when the program deleted it.
     async fn channel_if_any(&self, address: &Pubkey) -> Result<Option<Channel>, Rejection> {
-        let account = chain::account(&self.rpc, address)
+        let account = chain::account(&self.chain.rpc, address)
             .await
-            .map_err(crate::settle::rpc_rejection)?;
+            .map_err(Rejection::rpc)?;
         Ok(account
             .filter(|a| a.owner == channels::PROGRAM_ID)
             .and_then(|a| Channel::decode(&a.data)))
@@ -325,11 +326,11 @@ impl Facilitator {
 
     /// Whether the gate's record of `channel` is open.
     async fn channel_record_open(&self, channel: &Pubkey) -> Result<bool, Rejection> {
-        let key = self.builder.pda.channel_record(channel);
-        Ok(chain::account(&self.rpc, &key)
+        let key = self.chain.builder.pda.channel_record(channel);
+        Ok(chain::account(&self.chain.rpc, &key)
             .await
-            .map_err(crate::settle::rpc_rejection)?
-            .is_some_and(|a| a.owner == self.builder.ids.gate))
+            .map_err(Rejection::rpc)?
+            .is_some_and(|a| a.owner == self.chain.builder.ids.gate))
     }
 
     /// The client's `refund` (a cooperative close, specification section 3): its voucher is
@@ -352,7 +353,7 @@ impl Facilitator {
         }
         if s.closed_by.is_none() && v.cumulative != s.accepted {
             return Err(bad(
-                reason::CLOSE_STATE,
+                Reason::BatchCloseState,
                 format!(
                     "the refund's voucher is {}; the amount accepted on channel {} is {}",
                     v.cumulative, s.channel, s.accepted
@@ -369,7 +370,8 @@ impl Facilitator {
                 closed.pending,
             ))
         };
-        self.session_work
+        self.sessions
+            .work
             .closes
             .run((s.channel, v.cumulative), work)
             .await
@@ -391,7 +393,7 @@ impl Facilitator {
         let k = config_keys(config, o, &self.facilitator())?;
         if channel_id(id)? != k.channel {
             return Err(bad(
-                reason::CHANNEL_ID_MISMATCH,
+                Reason::BatchChannelIdMismatch,
                 format!(
                     "channelId {id} is not the channel of channelConfig ({})",
                     k.channel
@@ -401,13 +403,13 @@ impl Facilitator {
         let (s, v) = self
             .authorized_close(r, o, &k.channel, config, Some(v), Some(auth), "seal")
             .await?;
-        let c = self.channel(&k.channel, reason::CLOSE_STATE).await?;
+        let c = self.channel(&k.channel, Reason::BatchCloseState).await?;
         if s.closed_by.is_some() && s.redeemed == v.cumulative {
             return closed_answer(&s, v.cumulative.saturating_sub(c.payout_watermark));
         }
-        let now = chain::unix_time(&self.rpc)
+        let now = chain::unix_time(&self.chain.rpc)
             .await
-            .map_err(crate::settle::rpc_rejection)?;
+            .map_err(Rejection::rpc)?;
         let deadline = c
             .closure_started_at
             .saturating_add(i64::from(c.grace_period));
@@ -416,7 +418,7 @@ impl Facilitator {
             || !(c.settled..=c.deposit).contains(&v.cumulative)
         {
             return Err(bad(
-                reason::CLOSE_STATE,
+                Reason::BatchCloseState,
                 format!(
                     "a seal is for a closing channel within its grace period, at a voucher from its settled {} to its deposit {}: channel {} is {:?} (grace until {deadline}, now {now}), the voucher {}",
                     c.settled, c.deposit, k.channel, c.status, v.cumulative
@@ -437,7 +439,8 @@ impl Facilitator {
                 closed.pending,
             ))
         };
-        self.session_work
+        self.sessions
+            .work
             .closes
             .run((s.channel, cumulative), work)
             .await
@@ -462,14 +465,14 @@ impl Facilitator {
         same_channel(config, &s, o)?;
         let v = v.ok_or_else(|| {
             bad(
-                reason::CLOSE_STATE,
+                Reason::BatchCloseState,
                 format!("a {what} carries the latest voucher, at the amount the server accepted"),
             )
         })?;
         let v = voucher(v, channel)?;
         if !self.sessions.signed(&v, &s.voucher_key) {
             return Err(bad(
-                reason::VOUCHER_SIGNATURE,
+                Reason::BatchVoucherSignature,
                 format!("the {what}'s voucher is not signed by the channel's voucher key"),
             ));
         }
@@ -494,7 +497,7 @@ impl Facilitator {
             .map_err(|e| self.store_rejection(channel, e))?
             .ok_or_else(|| {
                 bad(
-                    reason::RECEIVER_BINDING_UNAVAILABLE,
+                    Reason::BatchReceiverBindingUnavailable,
                     format!(
                         "this facilitator holds no session of channel {channel}, so not its receiver authorizer: the payer ends it with request_close"
                     ),
@@ -512,7 +515,7 @@ impl Facilitator {
     ) -> Result<SettleReply, Rejection> {
         if claims.is_empty() || claims.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
             return Err(bad(
-                reason::PAYLOAD_TYPE,
+                Reason::BatchPayloadType,
                 format!(
                     "a claim names 1 to {} channels",
                     batch::MAX_CHANNELS_PER_TRANSACTION
@@ -528,7 +531,7 @@ impl Facilitator {
             redeemable(&s)?;
             if v.cumulative > s.accepted || !self.sessions.signed(&v, &s.voucher_key) {
                 return Err(bad(
-                    reason::VOUCHER_SIGNATURE,
+                    Reason::BatchVoucherSignature,
                     format!(
                         "a claim's voucher of {} is one this facilitator accepted (at most {}, signed by the channel's key)",
                         channel, s.accepted
@@ -553,7 +556,7 @@ impl Facilitator {
                 pending,
             ))
         };
-        self.session_work.claims.run(key, work).await
+        self.sessions.work.claims.run(key, work).await
     }
 
     /// Applies the latest voucher of each of `list` not yet applied, up to
@@ -566,7 +569,7 @@ impl Facilitator {
     ) -> Result<(Option<Signature>, bool, Vec<Session>), Rejection> {
         if list.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
             return Err(bad(
-                reason::PAYLOAD_TYPE,
+                Reason::BatchPayloadType,
                 format!(
                     "at most {} channels a claim",
                     batch::MAX_CHANNELS_PER_TRANSACTION
@@ -595,7 +598,7 @@ impl Facilitator {
             ixs.push(channels::settle(&s.channel));
         }
         let (signature, pending) = self
-            .send_own(&ixs, false, keypair, reason::SETTLEMENT_SIMULATION)
+            .send_own(&ixs, false, keypair, Reason::BatchSettlementSimulation)
             .await?;
         let mut now = Vec::new();
         for (s, v) in &due {
@@ -628,7 +631,7 @@ impl Facilitator {
     ) -> Result<(Signature, bool, u64), Rejection> {
         if list.is_empty() || list.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
             return Err(bad(
-                reason::PAYLOAD_TYPE,
+                Reason::BatchPayloadType,
                 format!(
                     "a settle names 1 to {} channels",
                     batch::MAX_CHANNELS_PER_TRANSACTION
@@ -644,12 +647,12 @@ impl Facilitator {
         }
         .instructions();
         for s in list {
-            let c = self.channel(&s.channel, reason::CHANNEL_STATE).await?;
+            let c = self.channel(&s.channel, Reason::BatchChannelState).await?;
             paid = paid.saturating_add(c.settled.saturating_sub(c.payout_watermark));
             ixs.push(s.distribute(&fac).instruction());
         }
         let (signature, pending) = self
-            .send_own(&ixs, false, keypair, reason::SETTLEMENT_SIMULATION)
+            .send_own(&ixs, false, keypair, Reason::BatchSettlementSimulation)
             .await?;
         Ok((signature, pending, paid))
     }
@@ -661,7 +664,7 @@ impl Facilitator {
 fn redeemable(s: &Session) -> Result<(), Rejection> {
     if s.withdraw_requested_at != 0 {
         return Err(bad(
-            reason::CHANNEL_CLOSING,
+            Reason::BatchChannelClosing,
             format!(
                 "the payer asked to close channel {} (request_close): a seal collects its vouchers now",
                 s.channel
@@ -670,7 +673,7 @@ fn redeemable(s: &Session) -> Result<(), Rejection> {
     }
     if s.unconfirmed.is_some() {
         return Err(bad(
-            reason::DEPOSIT_UNCONFIRMED,
+            Reason::BatchDepositUnconfirmed,
             format!("the open of channel {} is not yet on chain", s.channel),
         ));
     }

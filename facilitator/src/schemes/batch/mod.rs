@@ -45,10 +45,10 @@ use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
 use crate::holds;
 use crate::inspect;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::{Change, GatedTerms, Session};
-use crate::settle::{co_signature, rpc_rejection, Outcome};
+use crate::settle::{co_signature, Outcome};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -62,9 +62,8 @@ use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::vouchers::{self, Refusal, Voucher};
 use trust_gate_x402::batch::{
-    self, reason, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, VoucherState,
+    self, BatchExtra, BatchPayload, BatchVoucher, ChannelConfig, VoucherState,
 };
-use trust_gate_x402::upto;
 use trust_gate_x402::{PaymentRequirements, ResourceInfo};
 
 /// A `batch-settlement` request to /verify or /settle.
@@ -93,11 +92,11 @@ struct Envelope {
     payload: Value,
 }
 
-fn bad(reason: &str, message: impl Into<String>) -> Rejection {
-    Rejection::bad(reason, message)
+fn bad(reason: Reason, message: impl Into<String>) -> Rejection {
+    Rejection::new(reason, message)
 }
 
-fn named<T>(r: Result<T, (&'static str, String)>) -> Result<T, Rejection> {
+fn named<T>(r: Result<T, (Reason, String)>) -> Result<T, Rejection> {
     r.map_err(|(reason, message)| bad(reason, message))
 }
 
@@ -139,7 +138,7 @@ impl Accepted {
     fn of(raw: Box<RawValue>) -> Result<Accepted, Rejection> {
         let a: AcceptedFields = serde_json::from_str(raw.get()).map_err(|e| {
             bad(
-                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                Reason::UnsupportedPayloadType,
                 format!("paymentPayload.accepted: {e}"),
             )
         })?;
@@ -156,7 +155,7 @@ impl Accepted {
     pub fn requirements(&self) -> Result<PaymentRequirements, Rejection> {
         serde_json::from_str(self.raw.get()).map_err(|e| {
             bad(
-                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                Reason::UnsupportedPayloadType,
                 format!("paymentPayload.accepted: {e}"),
             )
         })
@@ -234,7 +233,7 @@ impl BatchRequest {
     pub fn parse_bytes(body: &[u8]) -> Result<BatchRequest, Rejection> {
         let v = serde_json::from_slice::<Value>(body).map_err(|e| {
             bad(
-                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                Reason::UnsupportedPayloadType,
                 format!("the body is not JSON: {e}"),
             )
         })?;
@@ -250,7 +249,7 @@ impl BatchRequest {
             || !matches!(schemes[0], batch::SCHEME_BATCH | batch::SCHEME_GATED_BATCH)
         {
             return Err(bad(
-                reason::UNSUPPORTED_SCHEME,
+                Reason::UnsupportedScheme,
                 format!(
                     "the requirements' scheme {:?} and the accepted offer's {:?} are not one batch-settlement scheme",
                     schemes[0], schemes[1]
@@ -264,7 +263,7 @@ impl BatchRequest {
     pub fn parse(body: Value) -> Result<BatchRequest, Rejection> {
         let b: Body = serde_json::from_value(body).map_err(|e| {
             bad(
-                reason::UNSUPPORTED_PAYLOAD_TYPE,
+                Reason::UnsupportedPayloadType,
                 format!("not an x402 batch-settlement request: {e}"),
             )
         })?;
@@ -275,22 +274,22 @@ impl BatchRequest {
             .and_then(Value::as_str);
         if let Some(t) = kind.filter(|t| batch::UNSERVED_TYPES.contains(t)) {
             return Err(bad(
-                reason::SERVER_MODE_UNSUPPORTED,
+                Reason::BatchServerModeUnsupported,
                 format!("payload type {t:?} is server mode's; this facilitator serves client mode only (deposit, voucher, refund, claim, settle)"),
             ));
         }
         let payload: BatchPayload =
             serde_json::from_value(b.payment_payload.payload).map_err(|e| {
                 bad(
-                    reason::UNSUPPORTED_PAYLOAD_TYPE,
+                    Reason::UnsupportedPayloadType,
                     format!("paymentPayload.payload is not a batch-settlement payload: {e}"),
                 )
             })?;
         let q = b.payment_requirements;
         let extra: BatchExtra = serde_json::from_value(Value::Object(q.extra.clone()))
-            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, format!("extra: {e}")))?;
+            .map_err(|e| bad(Reason::BatchInvalidRequirements, format!("extra: {e}")))?;
         let raw = serde_json::value::to_raw_value(&b.payment_payload.accepted)
-            .map_err(|e| bad(reason::UNSUPPORTED_PAYLOAD_TYPE, e.to_string()))?;
+            .map_err(|e| bad(Reason::UnsupportedPayloadType, e.to_string()))?;
         let request = BatchRequest {
             gated: q.scheme == batch::SCHEME_GATED_BATCH,
             requirements: Requirements {
@@ -334,11 +333,11 @@ pub struct ConfigKeys {
     pub open_slot: u64,
 }
 
-fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<Offer, Rejection> {
+fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejection> {
     let (q, a) = (&r.requirements, &r.accepted);
     if q.network != network || a.network != network {
         return Err(bad(
-            reason::NETWORK_MISMATCH,
+            Reason::NetworkMismatch,
             format!(
                 "the network is {}; this facilitator settles on {network}",
                 q.network
@@ -347,15 +346,15 @@ fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<
     }
     if (&q.asset, &q.pay_to) != (&a.asset, &a.pay_to) {
         return Err(bad(
-            reason::INVALID_REQUIREMENTS,
+            Reason::BatchInvalidRequirements,
             "the requirements' asset or payTo is not the accepted offer's",
         ));
     }
-    let invalid = |m: String| bad(reason::INVALID_REQUIREMENTS, m);
+    let invalid = |m: String| bad(Reason::BatchInvalidRequirements, m);
     let extra = q.extra.clone();
-    if extra.fee_payer != fac_id {
+    if extra.fee_payer != fac.to_string() {
         return Err(bad(
-            reason::FEE_PAYER_MISMATCH,
+            Reason::BatchFeePayerMismatch,
             format!(
                 "extra.feePayer is {}; this facilitator is {fac}",
                 extra.fee_payer
@@ -368,7 +367,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<
         .is_some_and(|f| f != batch::PAYMENT_FLOW_AUTHORIZATION)
     {
         return Err(bad(
-            reason::PAYMENT_FLOW,
+            Reason::BatchPaymentFlow,
             "extra.paymentFlow, when present, is \"authorization\"",
         ));
     }
@@ -379,7 +378,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<
         || extra.operator.is_some()
     {
         return Err(bad(
-            reason::SERVER_MODE_UNSUPPORTED,
+            Reason::BatchServerModeUnsupported,
             "extra.voucherSigner \"server\" and extra.operator are server mode's; this facilitator serves client mode only",
         ));
     }
@@ -387,7 +386,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, fac_id: &str, network: &str) -> Result<
         || u64::from(extra.withdraw_delay) < q.max_timeout_seconds
     {
         return Err(bad(
-            reason::WITHDRAW_DELAY_OUT_OF_RANGE,
+            Reason::BatchWithdrawDelayOutOfRange,
             format!(
                 "extra.withdrawDelay is {}; it is {}..={} seconds and at least maxTimeoutSeconds",
                 extra.withdraw_delay,
@@ -419,37 +418,37 @@ fn config_keys(c: &ChannelConfig, o: &Offer, fac: &Pubkey) -> Result<ConfigKeys,
     ))?;
     if payer == *fac || voucher_key == *fac {
         return Err(bad(
-            reason::FEE_PAYER_MISMATCH,
+            Reason::BatchFeePayerMismatch,
             "the channel's payer and its voucher key are not the facilitator",
         ));
     }
     if c.receiver != o.pay_to.to_string() || c.token != o.mint.to_string() {
         return Err(bad(
-            reason::CHANNEL_ID_MISMATCH,
+            Reason::BatchChannelIdMismatch,
             "channelConfig.receiver and .token are payTo and asset",
         ));
     }
     if c.receiver_authorizer != o.extra.receiver_authorizer {
         return Err(bad(
-            reason::RECEIVER_AUTHORIZER_MISMATCH,
+            Reason::BatchReceiverAuthorizerMismatch,
             "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
         ));
     }
     if c.withdraw_delay != o.extra.withdraw_delay {
         return Err(bad(
-            reason::WITHDRAW_DELAY_MISMATCH,
+            Reason::BatchWithdrawDelayMismatch,
             "channelConfig.withdrawDelay is not extra.withdrawDelay",
         ));
     }
     if c.voucher_signer.as_deref().is_some_and(|v| v != "client") {
         return Err(bad(
-            reason::SERVER_MODE_UNSUPPORTED,
+            Reason::BatchServerModeUnsupported,
             "channelConfig.voucherSigner is \"client\" in client mode",
         ));
     }
     let salt = c.salt.parse().map_err(|_| {
         bad(
-            reason::UNSUPPORTED_PAYLOAD_TYPE,
+            Reason::UnsupportedPayloadType,
             "channelConfig.salt is not a decimal u64",
         )
     })?;
@@ -468,7 +467,7 @@ fn config_keys(c: &ChannelConfig, o: &Offer, fac: &Pubkey) -> Result<ConfigKeys,
 fn channel_id(id: &str) -> Result<Pubkey, Rejection> {
     Pubkey::from_str(id).map_err(|_| {
         bad(
-            reason::CHANNEL_ID_MISMATCH,
+            Reason::BatchChannelIdMismatch,
             format!("channelId {id:?} is not a base58 address"),
         )
     })
@@ -484,7 +483,7 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
         && (s.pay_to, s.mint) == (o.pay_to, o.mint);
     if !same {
         return Err(bad(
-            reason::CHANNEL_ID_MISMATCH,
+            Reason::BatchChannelIdMismatch,
             format!(
                 "channelConfig and the requirements are not those of channel {}",
                 s.channel
@@ -493,7 +492,7 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
     }
     if c.receiver_authorizer != o.extra.receiver_authorizer {
         return Err(bad(
-            reason::RECEIVER_AUTHORIZER_MISMATCH,
+            Reason::BatchReceiverAuthorizerMismatch,
             "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
         ));
     }
@@ -501,7 +500,7 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
     // route's session stays plain).
     if o.gated != s.gate.is_some() {
         return Err(bad(
-            reason::CHANNEL_ID_MISMATCH,
+            Reason::BatchChannelIdMismatch,
             format!(
                 "channel {} was opened {} the gate; this offer is {}",
                 s.channel,
@@ -525,13 +524,13 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
 fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rejection> {
     if channel_id(&v.channel_id)? != *channel {
         return Err(bad(
-            reason::CHANNEL_ID_MISMATCH,
+            Reason::BatchChannelIdMismatch,
             format!("voucher.channelId is not the channel of channelConfig ({channel})"),
         ));
     }
     if v.expires_at != 0 {
         return Err(bad(
-            reason::VOUCHER_EXPIRY,
+            Reason::BatchVoucherExpiry,
             "voucher.expiresAt is 0 in batch-settlement",
         ));
     }
@@ -541,7 +540,7 @@ fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rejection> {
     ))?;
     let signature = Signature::from_str(&v.signature).map_err(|_| {
         bad(
-            reason::VOUCHER_SIGNATURE,
+            Reason::BatchVoucherSignature,
             "voucher.signature is not a base58 signature",
         )
     })?;
@@ -558,13 +557,13 @@ fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rejection> {
 /// state: the amount charged and the payer's own voucher of it (specification section 4.6).
 fn refusal(r: Refusal, s: &Session) -> Rejection {
     let reason = match r {
-        Refusal::Paused => reason::PAYER_PAUSED,
-        Refusal::WrongChannel => reason::CHANNEL_ID_MISMATCH,
-        Refusal::OverPerPaymentCap { .. } => reason::PRICE_OVER_PER_PAYMENT_CAP,
-        Refusal::WrongAmount { .. } => reason::CUMULATIVE_AMOUNT_MISMATCH,
-        Refusal::OverDeposit { .. } => reason::CUMULATIVE_EXCEEDS_DEPOSIT,
-        Refusal::Expired { .. } => reason::VOUCHER_EXPIRY,
-        Refusal::BadSignature => reason::VOUCHER_SIGNATURE,
+        Refusal::Paused => Reason::BatchPayerPaused,
+        Refusal::WrongChannel => Reason::BatchChannelIdMismatch,
+        Refusal::OverPerPaymentCap { .. } => Reason::BatchPriceOverPerPaymentCap,
+        Refusal::WrongAmount { .. } => Reason::BatchCumulativeAmountMismatch,
+        Refusal::OverDeposit { .. } => Reason::BatchCumulativeExceedsDeposit,
+        Refusal::Expired { .. } => Reason::BatchVoucherExpiry,
+        Refusal::BadSignature => Reason::BatchVoucherSignature,
     };
     let refused = bad(reason, r.to_string());
     match (r, &s.latest_signature) {
@@ -582,17 +581,14 @@ fn refusal(r: Refusal, s: &Session) -> Rejection {
 
 /// The open verifier's reasons (upto's) as this scheme names them.
 fn open_refusal(r: Rejection) -> Rejection {
-    let reason = match r.reason.as_str() {
-        upto::reason::FACILITATOR_MISMATCH => reason::FEE_PAYER_MISMATCH,
-        upto::reason::CHANNEL_ID | upto::reason::NONCE | upto::reason::PAYER_MISMATCH => {
-            reason::CHANNEL_ID_MISMATCH
+    let reason = match r.reason {
+        Reason::UptoFacilitatorMismatch => Reason::BatchFeePayerMismatch,
+        Reason::UptoChannelId | Reason::UptoNonce | Reason::UptoPayerMismatch => {
+            Reason::BatchChannelIdMismatch
         }
-        _ => reason::SETUP_TRANSACTION,
+        _ => Reason::BatchSetupTransaction,
     };
-    Rejection {
-        reason: reason.into(),
-        ..r
-    }
+    Rejection { reason, ..r }
 }
 
 /// The scheme's channel state of a session.
@@ -617,14 +613,14 @@ fn voucher_extra(s: &Session) -> Value {
 impl Facilitator {
     async fn offer(&self, r: &BatchRequest) -> Result<Offer, Rejection> {
         let network = self.network_id().await?;
-        offer(r, &self.facilitator(), &self.facilitator_id, &network)
+        offer(r, &self.facilitator(), &network)
     }
 
     /// The network's CAIP-2 id.
     async fn network_id(&self) -> Result<String, Rejection> {
         self.caip2()
             .await
-            .map_err(|e| bad("network_unavailable", e.message))
+            .map_err(|e| bad(Reason::NetworkUnavailable, e.message))
     }
 
     fn store_rejection(
@@ -668,7 +664,7 @@ impl Facilitator {
                 Ok((s.payer, json!({"channelState": channel_state(&next)})))
             }
             other => Err(bad(
-                reason::PAYLOAD_TYPE,
+                Reason::BatchPayloadType,
                 format!(
                     "/verify takes a deposit or a voucher, not a {}",
                     other.type_name()
@@ -691,8 +687,7 @@ impl Facilitator {
         if r.payload.is_servers() {
             if let Err(why) = caller {
                 return Err(Rejection::new(
-                    axum::http::StatusCode::UNAUTHORIZED,
-                    reason::SERVICE_UNAUTHENTICATED,
+                    Reason::BatchServiceUnauthenticated,
                     format!(
                         "a {} is the resource server's own request: {why}",
                         r.payload.type_name()
@@ -729,7 +724,7 @@ impl Facilitator {
                     .await?;
                 if !reserved {
                     return Err(bad(
-                        reason::DUPLICATE_SETTLEMENT,
+                        Reason::DuplicateSettlement,
                         format!("channel {} is being opened already", session.channel),
                     ));
                 }
@@ -773,13 +768,13 @@ impl Facilitator {
             } => {
                 if amount.is_some() {
                     return Err(bad(
-                        reason::CLOSE_AMOUNT_UNSUPPORTED,
+                        Reason::BatchCloseAmountUnsupported,
                         "a refund names no amount: the whole unused escrow goes back to the payer",
                     ));
                 }
                 if transaction.is_some() {
                     return Err(bad(
-                        reason::REFUND_TRANSACTION,
+                        Reason::BatchRefundTransaction,
                         "this facilitator does not sponsor a payer's request_close: the payer sends its own (it pays the fee)",
                     ));
                 }
@@ -833,13 +828,13 @@ impl Facilitator {
             .map_err(|e| self.store_rejection(channel, e))?
             .ok_or_else(|| {
                 bad(
-                    reason::UNKNOWN_CHANNEL,
+                    Reason::BatchUnknownChannel,
                     format!("this facilitator holds no session of channel {channel}: its first request is a deposit"),
                 )
             })?;
         if s.closed_by.is_some() {
             return Err(bad(
-                reason::CLOSE_STATE,
+                Reason::BatchCloseState,
                 format!("channel {channel} is closed"),
             ));
         }
@@ -850,7 +845,7 @@ impl Facilitator {
         match e {
             Change::Refused(r) => r.into(),
             Change::Missing => bad(
-                reason::UNKNOWN_CHANNEL,
+                Reason::BatchUnknownChannel,
                 format!("this facilitator holds no session of channel {channel}"),
             ),
             Change::Unavailable(e) => Rejection::store_unavailable(e),
@@ -864,13 +859,13 @@ impl Facilitator {
     fn accept(&self, s: &Session, o: &Offer, v: &Voucher) -> Result<Session, Rejection> {
         if s.closed_by.is_some() {
             return Err(bad(
-                reason::CLOSE_STATE,
+                Reason::BatchCloseState,
                 format!("channel {} is closed", s.channel),
             ));
         }
         if s.withdraw_requested_at != 0 {
             return Err(bad(
-                reason::CHANNEL_CLOSING,
+                Reason::BatchChannelClosing,
                 format!(
                     "the payer asked to close channel {} at {} (request_close): the program takes no more vouchers",
                     s.channel, s.withdraw_requested_at
@@ -879,13 +874,13 @@ impl Facilitator {
         }
         if s.closing_at != 0 {
             return Err(bad(
-                reason::CHANNEL_CLOSING,
+                Reason::BatchChannelClosing,
                 format!("channel {} is being closed", s.channel),
             ));
         }
         if s.unconfirmed.is_some() {
             return Err(bad(
-                reason::DEPOSIT_UNCONFIRMED,
+                Reason::BatchDepositUnconfirmed,
                 format!(
                     "the open of channel {} was sent but is not yet on chain with its deposit: vouchers are taken once it is (retry shortly)",
                     s.channel
@@ -894,7 +889,7 @@ impl Facilitator {
         }
         if let Some(g) = s.gate.filter(|g| self.sessions.is_retired(g)) {
             return Err(bad(
-                reason::POLICY_RETIRED,
+                Reason::BatchPolicyRetired,
                 format!(
                     "payer agent {}'s policy {} is retired: no payment may use it",
                     g.payer_asset, g.policy_id
@@ -946,15 +941,18 @@ impl Facilitator {
         let v = voucher(v, &k.channel)?;
         let amount = named(batch::amount("deposit.amount", &deposit.amount))?;
         if amount == 0 {
-            return Err(bad(reason::SETUP_TRANSACTION, "deposit.amount is above 0"));
+            return Err(bad(
+                Reason::BatchSetupTransaction,
+                "deposit.amount is above 0",
+            ));
         }
         let (token_program, _) = self
             .mint(&o.mint)
             .await
-            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
+            .map_err(|e| bad(Reason::BatchInvalidRequirements, e.message))?;
         if o.extra.token_program != token_program.id().to_string() {
             return Err(bad(
-                reason::TOKEN_PROGRAM,
+                Reason::BatchTokenProgram,
                 format!(
                     "extra.tokenProgram is not the mint's token program ({})",
                     token_program.id()
@@ -965,7 +963,7 @@ impl Facilitator {
             self.check_plain_offer(
                 &r.accepted.requirements()?,
                 &o.mint,
-                reason::INVALID_REQUIREMENTS,
+                Reason::BatchInvalidRequirements,
             )?;
         }
         let gate = if r.gated {
@@ -975,23 +973,28 @@ impl Facilitator {
                 Expectations {
                     facilitator: &fac,
                     network: &r.requirements.network,
-                    trusted_services: &self.trusted_services,
+                    trusted_services: &self.settings.trusted_services,
                     now: now_unix(),
-                    skew: i64::try_from(self.clock_skew.as_secs()).unwrap_or(i64::MAX),
+                    skew: i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
                 },
             )?;
-            let policy = chain::policy(&self.rpc, &self.builder.ids, &g.payer_asset, g.policy_id)
-                .await
-                .map_err(rpc_rejection)?
-                .ok_or_else(|| {
-                    bad(
-                        "policy_not_found",
-                        format!(
-                            "payer agent {} has no policy {}",
-                            g.payer_asset, g.policy_id
-                        ),
-                    )
-                })?;
+            let policy = chain::policy(
+                &self.chain.rpc,
+                &self.chain.builder.ids,
+                &g.payer_asset,
+                g.policy_id,
+            )
+            .await
+            .map_err(Rejection::rpc)?
+            .ok_or_else(|| {
+                bad(
+                    Reason::PolicyNotFound,
+                    format!(
+                        "payer agent {} has no policy {}",
+                        g.payer_asset, g.policy_id
+                    ),
+                )
+            })?;
             Some(GatedTerms {
                 payer_asset: g.payer_asset,
                 payee_asset: g.payee_asset,
@@ -1002,9 +1005,9 @@ impl Facilitator {
             None
         };
         let tx = inspect::decode(&deposit.transaction)
-            .map_err(|e| bad(reason::SETUP_TRANSACTION, e.message))?;
+            .map_err(|e| bad(Reason::BatchSetupTransaction, e.message))?;
         let slot = self
-            .within(async { self.rpc.get_slot().await.map_err(rpc_rejection) })
+            .within(async { self.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
             .await?;
         let slot = o.extra.recent_slot.map_or(slot, |s| s.max(slot));
         let tables = self.tables().await;
@@ -1012,7 +1015,7 @@ impl Facilitator {
         let checked = channel_open::verify(
             tx,
             Expected {
-                builder: &self.builder,
+                builder: &self.chain.builder,
                 facilitator: fac,
                 mint: o.mint,
                 token_program,
@@ -1027,7 +1030,7 @@ impl Facilitator {
                 slot,
                 memo: o.extra.memo.as_deref(),
                 binding_memo: Some(&binding),
-                compute: &self.compute,
+                compute: &self.settings.compute,
                 gated: gate.map(|g| Gated {
                     payer_asset: g.payer_asset,
                     payee_asset: g.payee_asset,
@@ -1079,13 +1082,13 @@ impl Facilitator {
         };
         // The first voucher pays the first request.
         self.accept(&session, o, &v)?;
-        if chain::account(&self.rpc, &k.channel)
+        if chain::account(&self.chain.rpc, &k.channel)
             .await
-            .map_err(rpc_rejection)?
+            .map_err(Rejection::rpc)?
             .is_some()
         {
             return Err(bad(
-                reason::CHANNEL_STATE,
+                Reason::BatchChannelState,
                 format!("channel {} exists already", k.channel),
             ));
         }
@@ -1134,7 +1137,7 @@ impl Facilitator {
                 }
                 Outcome::Landed(Err(err)) => {
                     return Err(bad(
-                        reason::TRANSACTION_FAILED,
+                        Reason::TransactionFailed,
                         format!("the deposit's open {signature} failed on chain: {err}"),
                     ))
                 }
@@ -1177,7 +1180,7 @@ impl Facilitator {
             .map_err(|e| self.change_rejection::<Rejection>(&channel, Change::Unavailable(e)))?
         {
             return Err(bad(
-                reason::DUPLICATE_SETTLEMENT,
+                Reason::DuplicateSettlement,
                 format!("channel {channel} has a session already"),
             ));
         }
@@ -1185,8 +1188,8 @@ impl Facilitator {
             .send_open(
                 tx,
                 keypair,
-                reason::TRANSACTION_FAILED,
-                reason::SETTLEMENT_SIMULATION,
+                Reason::TransactionFailed,
+                Reason::BatchSettlementSimulation,
             )
             .await;
         let (signature, pending) = match sent {
@@ -1215,16 +1218,17 @@ impl Facilitator {
         let channel = *channel;
         if !pending {
             let s = self.session(&channel).await?;
-            let c = self.channel(&channel, reason::CHANNEL_STATE).await?;
+            let c = self.channel(&channel, Reason::BatchChannelState).await?;
             if !opened(&c, &s, &self.facilitator()) {
                 return Err(bad(
-                    reason::CHANNEL_STATE,
+                    Reason::BatchChannelState,
                     format!("channel {channel} is not the one the deposit opens"),
                 ));
             }
             self.advanced(&channel).await;
             // Read just now: the background round's next read of it comes a period later.
-            self.session_work
+            self.sessions
+                .work
                 .read_at
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -1296,7 +1300,7 @@ impl Scheme for Batch {
         // The gated variant's open may load from the lookup tables the trust-gate kind
         // lists. A session idle this long is closed (listed only when set).
         let mut extra = json!({"feePayer": f.facilitator().to_string()});
-        if let Some(idle) = f.session_settings.max_idle {
+        if let Some(idle) = f.settings.sessions.max_idle {
             extra["maxIdleSecs"] = json!(idle.as_secs());
         }
         extra

@@ -68,7 +68,7 @@ pub struct Tick {
 /// Runs [`tick`] every `settings.poll` until aborted.
 pub fn spawn(f: Arc<Facilitator>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut every = tokio::time::interval(f.session_settings.poll);
+        let mut every = tokio::time::interval(f.settings.sessions.poll);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             every.tick().await;
@@ -91,10 +91,14 @@ pub async fn stops(
 ) -> Result<(HashSet<Pubkey>, HashSet<(Pubkey, u32)>), String> {
     let keys: Vec<Pubkey> = agents
         .iter()
-        .map(|a| f.builder.pda.killswitch(a))
-        .chain(policies.iter().map(|(a, id)| f.builder.pda.policy(a, *id)))
+        .map(|a| f.chain.builder.pda.killswitch(a))
+        .chain(
+            policies
+                .iter()
+                .map(|(a, id)| f.chain.builder.pda.policy(a, *id)),
+        )
         .collect();
-    let mut accounts = chain::accounts(&f.rpc, &keys)
+    let mut accounts = chain::accounts(&f.chain.rpc, &keys)
         .await
         .map_err(|e| format!("reading kill switches and policies: {e}"))?
         .into_iter();
@@ -174,7 +178,7 @@ async fn read_channels(
     due: &[Session],
 ) -> Result<HashMap<Pubkey, Option<Channel>>, String> {
     let keys: Vec<Pubkey> = due.iter().map(|s| s.channel).collect();
-    let accounts = chain::accounts(&f.rpc, &keys)
+    let accounts = chain::accounts(&f.chain.rpc, &keys)
         .await
         .map_err(|e| format!("reading the sessions' channels: {e}"))?;
     Ok(keys
@@ -193,10 +197,11 @@ async fn read_channels(
 /// refuses by it); returns the sessions as they are now, without those forgotten.
 async fn observe(f: &Facilitator, open: Vec<Session>, t: &mut Tick) -> Vec<Session> {
     let now = now_unix();
-    let longest = f.session_settings.channel_poll;
+    let longest = f.settings.sessions.channel_poll;
     let due: Vec<Session> = {
         let mut read_at = f
-            .session_work
+            .sessions
+            .work
             .read_at
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -222,7 +227,8 @@ async fn observe(f: &Facilitator, open: Vec<Session>, t: &mut Tick) -> Vec<Sessi
     };
     {
         let mut read_at = f
-            .session_work
+            .sessions
+            .work
             .read_at
             .lock()
             .unwrap_or_else(|e| e.into_inner());
@@ -294,8 +300,9 @@ async fn blockhash_valid(f: &Facilitator, hash: &str) -> bool {
     let Ok(hash) = hash.parse() else {
         return false;
     };
-    f.rpc
-        .is_blockhash_valid(&hash, f.rpc.commitment())
+    f.chain
+        .rpc
+        .is_blockhash_valid(&hash, f.chain.rpc.commitment())
         .await
         .unwrap_or(true)
 }
@@ -334,7 +341,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
     }
     // Every replica reads the kill switches (each refuses vouchers from its own read); one
     // replica a round reads the channels, closes and redeems.
-    match f.sessions.take_tick(f.session_settings.poll).await {
+    match f.sessions.take_tick(f.settings.sessions.poll).await {
         Ok(true) => {}
         Ok(false) => return t,
         Err(e) => {
@@ -358,7 +365,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
     let open = observe(f, open, &mut t).await;
     let mut due: Vec<Session> = Vec::new();
     let now = now_unix();
-    let age = i64::try_from(f.session_settings.redeem_age.as_secs()).unwrap_or(i64::MAX);
+    let age = i64::try_from(f.settings.sessions.redeem_age.as_secs()).unwrap_or(i64::MAX);
     let stalled_after = f.stalled_after();
     for s in open {
         if s.unconfirmed.is_some() {
@@ -373,7 +380,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
         let stalled = s.closing_at != 0 && !under_way;
         let closing = s.withdraw_requested_at != 0;
         let idle = s.closing_at == 0
-            && f.session_settings.max_idle.is_some_and(|d| {
+            && f.settings.sessions.max_idle.is_some_and(|d| {
                 now.saturating_sub(s.active_at) >= i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
             });
         if ((paused || closing) && !under_way) || stalled || idle {
@@ -390,8 +397,8 @@ pub async fn tick(f: &Facilitator) -> Tick {
         if s.closing_at != 0 {
             continue;
         }
-        let by_amount = f.session_settings.redeem_amount > 0
-            && s.unredeemed() >= f.session_settings.redeem_amount;
+        let by_amount = f.settings.sessions.redeem_amount > 0
+            && s.unredeemed() >= f.settings.sessions.redeem_amount;
         let by_age = s.unredeemed_since > 0 && now.saturating_sub(s.unredeemed_since) >= age;
         if s.unredeemed() > 0 && (by_amount || by_age) {
             due.push(s);

@@ -29,9 +29,9 @@ use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
 use crate::holds;
 use crate::inspect;
-use crate::reject::Rejection;
+use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
-use crate::settle::{co_signature, rpc_rejection, Outcome};
+use crate::settle::{co_signature, Outcome};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
@@ -43,7 +43,7 @@ use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
 use trust_gate_client::vouchers::Voucher;
-use trust_gate_x402::upto::{self, reason, UptoExtra, UptoPayload, UptoSettleType};
+use trust_gate_x402::upto::{self, UptoExtra, UptoPayload, UptoSettleType};
 use trust_gate_x402::{PaymentRequirements, ResourceInfo};
 
 pub use trust_gate_x402::upto::{EXPIRY_SLACK_SECS, MAX_CHANNEL_LIFETIME_SECS};
@@ -78,8 +78,8 @@ impl UptoRequest {
     /// Reads the body's bytes (see [`UptoRequest::parse`]).
     pub fn from_bytes(body: &[u8]) -> Result<UptoRequest, Rejection> {
         let v = serde_json::from_slice::<Value>(body).map_err(|e| {
-            Rejection::bad(
-                reason::UNSUPPORTED_PAYLOAD_TYPE,
+            Rejection::new(
+                Reason::UnsupportedPayloadType,
                 format!("not an x402 upto request: {e}"),
             )
         })?;
@@ -89,15 +89,15 @@ impl UptoRequest {
     /// Reads the body; a payload of another shape is `unsupported_payload_type`.
     pub fn parse(body: Value) -> Result<UptoRequest, Rejection> {
         let b: Body = serde_json::from_value(body).map_err(|e| {
-            Rejection::bad(
-                reason::UNSUPPORTED_PAYLOAD_TYPE,
+            Rejection::new(
+                Reason::UnsupportedPayloadType,
                 format!("not an x402 upto request: {e}"),
             )
         })?;
         let payload: UptoPayload =
             serde_json::from_value(b.payment_payload.payload).map_err(|e| {
-                Rejection::bad(
-                    reason::UNSUPPORTED_PAYLOAD_TYPE,
+                Rejection::new(
+                    Reason::UnsupportedPayloadType,
                     format!("paymentPayload.payload is not an upto payload: {e}"),
                 )
             })?;
@@ -123,11 +123,11 @@ struct Terms {
     salt: u64,
 }
 
-fn bad(reason: &str, message: impl Into<String>) -> Rejection {
-    Rejection::bad(reason, message)
+fn bad(reason: Reason, message: impl Into<String>) -> Rejection {
+    Rejection::new(reason, message)
 }
 
-fn named(r: Result<Pubkey, (&'static str, String)>) -> Result<Pubkey, Rejection> {
+fn named(r: Result<Pubkey, (Reason, String)>) -> Result<Pubkey, Rejection> {
     r.map_err(|(reason, message)| bad(reason, message))
 }
 
@@ -193,25 +193,25 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     };
     if r.accepted.scheme != scheme || r.requirements.scheme != scheme {
         return Err(bad(
-            reason::UNSUPPORTED_SCHEME,
+            Reason::UnsupportedScheme,
             format!("the requirements and the accepted offer are not both {scheme}"),
         ));
     }
     if r.accepted.network != r.requirements.network || r.requirements.network != network {
         return Err(bad(
-            reason::NETWORK_MISMATCH,
+            Reason::NetworkMismatch,
             format!(
                 "the network is {}; this facilitator settles on {network}",
                 r.requirements.network
             ),
         ));
     }
-    let invalid = |m: String| bad(reason::INVALID_REQUIREMENTS, m);
+    let invalid = |m: String| bad(Reason::UptoInvalidRequirements, m);
     let extra: UptoExtra = serde_json::from_value(Value::Object(r.requirements.extra.clone()))
         .map_err(|e| invalid(format!("extra: {e}")))?;
     if extra.fee_payer != fac.to_string() {
         return Err(bad(
-            reason::FACILITATOR_MISMATCH,
+            Reason::UptoFacilitatorMismatch,
             format!(
                 "extra.feePayer is {}; this facilitator is {fac}",
                 extra.fee_payer
@@ -225,7 +225,7 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     }
     if r.requirements.max_timeout_seconds > MAX_CHANNEL_LIFETIME_SECS {
         return Err(bad(
-            reason::CHANNEL_LIFETIME_EXCEEDED,
+            Reason::UptoChannelLifetimeExceeded,
             format!(
                 "maxTimeoutSeconds is {}; this facilitator holds an upto channel's rent for at most {MAX_CHANNEL_LIFETIME_SECS} s",
                 r.requirements.max_timeout_seconds
@@ -245,7 +245,7 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     let authorized = named(upto::key("authorizedSigner", &p.authorized_signer))?;
     if authorized != receiver_authorizer {
         return Err(bad(
-            reason::RECEIVER_AUTHORIZER,
+            Reason::UptoReceiverAuthorizer,
             "payload.authorizedSigner is not extra.receiverAuthorizer",
         ));
     }
@@ -253,23 +253,25 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     let ceiling = amount("maxAmount", &p.max_amount)?;
     if amount("deposit", &p.deposit)? != ceiling {
         return Err(bad(
-            reason::DEPOSIT_NOT_CEILING,
+            Reason::UptoDepositNotCeiling,
             "payload.deposit is not payload.maxAmount",
         ));
     }
-    let salt = p
-        .nonce
-        .parse()
-        .map_err(|_| bad(reason::CHANNEL_SEED, "payload.nonce is not a decimal u64"))?;
+    let salt = p.nonce.parse().map_err(|_| {
+        bad(
+            Reason::UptoChannelSeed,
+            "payload.nonce is not a decimal u64",
+        )
+    })?;
     if now < p.valid_after {
         return Err(bad(
-            reason::NOT_YET_ACTIVE,
+            Reason::UptoNotYetActive,
             format!("the payment is valid after {}", p.valid_after),
         ));
     }
     if p.expires_at == 0 || now >= p.expires_at {
         return Err(bad(
-            reason::EXPIRED,
+            Reason::UptoExpired,
             format!("the payment expired at {}", p.expires_at),
         ));
     }
@@ -278,7 +280,7 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
         .saturating_add(EXPIRY_SLACK_SECS);
     if p.expires_at > latest {
         return Err(bad(
-            reason::EXPIRES_AT_MISMATCH,
+            Reason::UptoExpiresAtMismatch,
             "payload.expiresAt is further ahead than maxTimeoutSeconds allows",
         ));
     }
@@ -310,13 +312,13 @@ impl Facilitator {
     pub async fn verify_upto(&self, r: &UptoRequest) -> Result<Pubkey, Rejection> {
         if r.payload.voucher_signature.is_some() {
             return Err(bad(
-                reason::UNEXPECTED_VOUCHER,
+                Reason::UptoUnexpectedVoucher,
                 "a client's payload carries no voucherSignature",
             ));
         }
         if r.payload.settle_type.is_some() {
             return Err(bad(
-                reason::PAYLOAD_TYPE,
+                Reason::UptoPayloadType,
                 "type is the server's, for /settle",
             ));
         }
@@ -327,7 +329,7 @@ impl Facilitator {
             Open::Landed(signature) => self.unclaimed(&t, &signature).await?,
             Open::Unknown(signature) => {
                 return Err(bad(
-                    reason::CHANNEL_ALREADY_OPEN,
+                    Reason::UptoChannelAlreadyOpen,
                     format!("channel {} is open; whether by this deposit ({signature}) is not known yet: retry shortly", t.channel),
                 ))
             }
@@ -346,7 +348,7 @@ impl Facilitator {
             Some(UptoSettleType::Deposit) | None => {
                 if r.payload.voucher_signature.is_some() {
                     return Err(bad(
-                        reason::UNEXPECTED_VOUCHER,
+                        Reason::UptoUnexpectedVoucher,
                         "a deposit carries no voucherSignature",
                     ));
                 }
@@ -360,7 +362,7 @@ impl Facilitator {
         let network = self
             .caip2()
             .await
-            .map_err(|e| bad("network_unavailable", e.message))?;
+            .map_err(|e| bad(Reason::NetworkUnavailable, e.message))?;
         terms(r, &self.facilitator(), &network, now_unix())
     }
 
@@ -374,38 +376,38 @@ impl Facilitator {
             upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
         if required != t.ceiling {
             return Err(bad(
-                reason::AMOUNT_MISMATCH,
+                Reason::UptoAmountMismatch,
                 "payload.maxAmount is not the requirements' amount",
             ));
         }
         let (token_program, _) = self
             .mint(&t.mint)
             .await
-            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
+            .map_err(|e| bad(Reason::UptoInvalidRequirements, e.message))?;
         if let Some(hint) = &t.extra.token_program {
             if *hint != token_program.id().to_string() {
                 return Err(bad(
-                    reason::INVALID_REQUIREMENTS,
+                    Reason::UptoInvalidRequirements,
                     "extra.tokenProgram is not the mint's token program",
                 ));
             }
         }
         let tx = inspect::decode(&r.payload.open_transaction)
-            .map_err(|e| bad(reason::OPEN_TRANSACTION, e.message))?;
+            .map_err(|e| bad(Reason::UptoOpenTransaction, e.message))?;
         let slot = self
-            .within(async { self.rpc.get_slot().await.map_err(rpc_rejection) })
+            .within(async { self.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
             .await?;
         // The server's offer may name a slot a little ahead of this RPC's view.
         let slot = t.extra.recent_slot.map_or(slot, |s| s.0.max(slot));
         let gate = self.channel_gate(r)?;
         if gate.is_none() {
-            self.check_plain_offer(&r.accepted, &t.mint, reason::INVALID_REQUIREMENTS)?;
+            self.check_plain_offer(&r.accepted, &t.mint, Reason::UptoInvalidRequirements)?;
         }
         let tables = self.tables().await;
         let checked = channel_open::verify(
             tx,
             Expected {
-                builder: &self.builder,
+                builder: &self.chain.builder,
                 facilitator: fac,
                 mint: t.mint,
                 token_program,
@@ -420,7 +422,7 @@ impl Facilitator {
                 slot,
                 memo: t.extra.memo.as_deref(),
                 binding_memo: None,
-                compute: &self.compute,
+                compute: &self.settings.compute,
                 gated: gate.map(|g| Gated {
                     payer_asset: g.payer_asset,
                     payee_asset: g.payee_asset,
@@ -430,7 +432,7 @@ impl Facilitator {
             },
         )?;
         if let Some(signature) = self
-            .landed_open(&checked.tx, reason::CHANNEL_BROADCAST)
+            .landed_open(&checked.tx, Reason::UptoChannelBroadcast)
             .await?
         {
             return Ok((t, Open::Landed(signature)));
@@ -446,15 +448,18 @@ impl Facilitator {
             let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
             self.decide_deposit(deposit, resource).await?;
         }
-        if chain::account(&self.rpc, &t.channel)
+        if chain::account(&self.chain.rpc, &t.channel)
             .await
-            .map_err(rpc_rejection)?
+            .map_err(Rejection::rpc)?
             .is_some()
         {
             // Opened as this deposit opens it while the status of this very open is not
             // visible yet (a retry right after the first attempt): asked again later, never
             // refused for it.
-            let as_ours = self.channel(&t.channel, reason::CHANNEL_STATE).await.ok();
+            let as_ours = self
+                .channel(&t.channel, Reason::UptoChannelState)
+                .await
+                .ok();
             if let (Some(keypair), true) = (
                 self.key.keypair(),
                 as_ours.is_some_and(|c| t.opened(&c, &fac)),
@@ -462,7 +467,7 @@ impl Facilitator {
                 return Ok((t, Open::Unknown(co_signature(&checked.tx, keypair))));
             }
             return Err(bad(
-                reason::CHANNEL_ALREADY_OPEN,
+                Reason::UptoChannelAlreadyOpen,
                 format!("channel {} exists already", t.channel),
             ));
         }
@@ -472,11 +477,14 @@ impl Facilitator {
     /// The channel a landed deposit opened, still as it opened it (unclaimed): else the
     /// payment is over, and a retry of its deposit is refused.
     async fn unclaimed(&self, t: &Terms, signature: &Signature) -> Result<(), Rejection> {
-        let c = self.channel(&t.channel, reason::CHANNEL_STATE).await.ok();
+        let c = self
+            .channel(&t.channel, Reason::UptoChannelState)
+            .await
+            .ok();
         match c {
             Some(c) if t.opened(&c, &self.facilitator()) => Ok(()),
             _ => Err(bad(
-                reason::CHANNEL_ALREADY_OPEN,
+                Reason::UptoChannelAlreadyOpen,
                 format!(
                     "this deposit landed in {signature} and channel {} was claimed since: the payment is over",
                     t.channel
@@ -496,10 +504,10 @@ impl Facilitator {
         replayed: bool,
     ) -> Result<SettleReply, Rejection> {
         self.advanced(&t.channel).await;
-        let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
+        let c = self.channel(&t.channel, Reason::UptoChannelState).await?;
         if !t.opened(&c, &self.facilitator()) {
             return Err(bad(
-                reason::CHANNEL_STATE,
+                Reason::UptoChannelState,
                 format!("channel {} is not the one the payment opens", t.channel),
             ));
         }
@@ -527,7 +535,7 @@ impl Facilitator {
         let (token_program, _) = self
             .mint(&t.mint)
             .await
-            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
+            .map_err(|e| bad(Reason::UptoInvalidRequirements, e.message))?;
         let reserved = self
             .advance(
                 &t.channel,
@@ -546,7 +554,7 @@ impl Facilitator {
             return match self.confirm(&signature).await {
                 Outcome::Landed(Ok(())) => self.deposit_landed(r, &t, signature, used, true).await,
                 Outcome::Landed(Err(err)) => Err(bad(
-                    reason::CHANNEL_BROADCAST,
+                    Reason::UptoChannelBroadcast,
                     format!("{signature} failed on chain: {err}"),
                 )),
                 Outcome::Pending => Ok(t.deposited(signature, true, true)),
@@ -556,8 +564,8 @@ impl Facilitator {
             .send_open(
                 checked.tx,
                 keypair,
-                reason::CHANNEL_BROADCAST,
-                reason::SETTLEMENT_SIMULATION,
+                Reason::UptoChannelBroadcast,
+                Reason::UptoSettlementSimulation,
             )
             .await;
         let (signature, pending) = match sent {
@@ -583,22 +591,24 @@ impl Facilitator {
         let actual = upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
         if actual > t.ceiling {
             return Err(bad(
-                reason::SETTLEMENT_EXCEEDS_AMOUNT,
+                Reason::UptoSettlementExceedsAmount,
                 format!("the charge {actual} is above the ceiling {}", t.ceiling),
             ));
         }
         let (token_program, _) = self
             .mint(&t.mint)
             .await
-            .map_err(|e| bad(reason::INVALID_REQUIREMENTS, e.message))?;
-        let c = self.channel(&t.channel, reason::CHANNEL_STATE).await?;
+            .map_err(|e| bad(Reason::UptoInvalidRequirements, e.message))?;
+        let c = self.channel(&t.channel, Reason::UptoChannelState).await?;
         let now = match c.status {
-            Status::Closing => chain::unix_time(&self.rpc).await.map_err(rpc_rejection)?,
+            Status::Closing => chain::unix_time(&self.chain.rpc)
+                .await
+                .map_err(Rejection::rpc)?,
             _ => 0,
         };
         if !t.claimable(&c, &fac, now) {
             return Err(bad(
-                reason::CHANNEL_STATE,
+                Reason::UptoChannelState,
                 format!(
                     "channel {} is not this payment's, or can no longer be sealed ({:?}, deposit {})",
                     t.channel, c.status, c.deposit
@@ -615,13 +625,13 @@ impl Facilitator {
         // charges. A voucher of 0 is checked here only (the program wants none to seal).
         let sig = r.payload.voucher_signature.as_deref().ok_or_else(|| {
             bad(
-                reason::MISSING_VOUCHER,
+                Reason::UptoMissingVoucher,
                 "a claim carries the server's voucherSignature of its amount",
             )
         })?;
         let signature = Signature::from_str(sig).map_err(|_| {
             bad(
-                reason::VOUCHER_SIGNATURE,
+                Reason::UptoVoucherSignature,
                 "voucherSignature is not a base58 signature",
             )
         })?;
@@ -633,7 +643,7 @@ impl Facilitator {
         };
         if !voucher.signed_by(&t.receiver_authorizer) {
             return Err(bad(
-                reason::VOUCHER_SIGNATURE,
+                Reason::UptoVoucherSignature,
                 "voucherSignature is not extra.receiverAuthorizer's signature of the charge",
             ));
         }
@@ -658,7 +668,7 @@ impl Facilitator {
         );
         // A gated claim fits a packet only with the facilitator's lookup tables.
         let (signature, pending) = self
-            .send_own(&ixs, r.gated, keypair, reason::SETTLEMENT_SIMULATION)
+            .send_own(&ixs, r.gated, keypair, Reason::UptoSettlementSimulation)
             .await?;
         self.closed_advance(&t.channel).await;
         let amount = actual.to_string();
@@ -684,9 +694,9 @@ impl Facilitator {
             Expectations {
                 facilitator: &fac,
                 network: &r.requirements.network,
-                trusted_services: &self.trusted_services,
+                trusted_services: &self.settings.trusted_services,
                 now: now_unix(),
-                skew: i64::try_from(self.clock_skew.as_secs()).unwrap_or(i64::MAX),
+                skew: i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
             },
         )
         .map(Some)
@@ -703,10 +713,10 @@ impl Facilitator {
             .await?
             .ok_or_else(|| {
                 bad(
-                    reason::CHANNEL_STATE,
+                    Reason::UptoChannelState,
                     format!(
                         "gated channel {channel} has no gate record {}",
-                        self.builder.pda.channel_record(channel)
+                        self.chain.builder.pda.channel_record(channel)
                     ),
                 )
             })
@@ -719,19 +729,19 @@ impl Facilitator {
         channel: &Pubkey,
         tag: &str,
     ) -> Result<Option<solana_sdk::instruction::Instruction>, Rejection> {
-        let key = self.builder.pda.channel_record(channel);
-        let Some(record) =
-            chain::anchor_account::<gate::state::ChannelRecord>(&self.rpc, "ChannelRecord", &key)
-                .await
-                .map_err(rpc_rejection)?
+        let key = self.chain.builder.pda.channel_record(channel);
+        let Some(record) = chain::anchor_account::<gate::state::ChannelRecord>(
+            &self.chain.rpc,
+            "ChannelRecord",
+            &key,
+        )
+        .await
+        .map_err(Rejection::rpc)?
         else {
             return Ok(None);
         };
-        let collection = self
-            .collection()
-            .await
-            .map_err(|e| Rejection::new(e.status, e.code, e.message))?;
-        Ok(Some(self.builder.gate_channel_close(
+        let collection = self.collection().await?;
+        Ok(Some(self.chain.builder.gate_channel_close(
             &record,
             &collection,
             trust_gate_client::instructions::ChannelFeedback {
@@ -748,11 +758,11 @@ impl Facilitator {
     pub(crate) async fn channel(
         &self,
         address: &Pubkey,
-        state_reason: &str,
+        state_reason: Reason,
     ) -> Result<Channel, Rejection> {
-        let account = chain::account(&self.rpc, address)
+        let account = chain::account(&self.chain.rpc, address)
             .await
-            .map_err(rpc_rejection)?
+            .map_err(Rejection::rpc)?
             .ok_or_else(|| bad(state_reason, format!("channel {address} does not exist")))?;
         if account.owner != channels::PROGRAM_ID {
             return Err(bad(state_reason, format!("{address} is not a channel")));
@@ -783,8 +793,8 @@ impl Facilitator {
         &self,
         mut tx: VersionedTransaction,
         keypair: &solana_sdk::signature::Keypair,
-        failed: &str,
-        refused: &str,
+        failed: Reason,
+        refused: Reason,
     ) -> Result<(Signature, bool), Rejection> {
         let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
@@ -798,7 +808,7 @@ impl Facilitator {
     pub(crate) async fn landed_open(
         &self,
         tx: &VersionedTransaction,
-        failed: &str,
+        failed: Reason,
     ) -> Result<Option<Signature>, Rejection> {
         let Some(keypair) = self.key.keypair() else {
             return Ok(None);
@@ -821,7 +831,7 @@ impl Facilitator {
         ixs: &[solana_sdk::instruction::Instruction],
         with_tables: bool,
         keypair: &solana_sdk::signature::Keypair,
-        refused: &str,
+        refused: Reason,
     ) -> Result<(Signature, bool), Rejection> {
         let tables = if with_tables {
             self.tables().await
@@ -829,10 +839,11 @@ impl Facilitator {
             Vec::new()
         };
         let blockhash = self
+            .chain
             .rpc
             .get_latest_blockhash()
             .await
-            .map_err(rpc_rejection)?;
+            .map_err(Rejection::rpc)?;
         let tx = trust_gate_client::settle::transaction(
             &self.facilitator(),
             ixs,
@@ -840,10 +851,10 @@ impl Facilitator {
             blockhash,
             &[keypair],
         )
-        .map_err(|e| bad(reason::TRANSACTION_FAILED, e.to_string()))?;
+        .map_err(|e| bad(Reason::TransactionFailed, e.to_string()))?;
         let signature = tx.signatures[0];
         let pending = self
-            .send_and_confirm(&tx, reason::TRANSACTION_FAILED, refused)
+            .send_and_confirm(&tx, Reason::TransactionFailed, refused)
             .await?;
         Ok((signature, pending))
     }
@@ -853,8 +864,8 @@ impl Facilitator {
     pub(crate) async fn send_and_confirm(
         &self,
         tx: &VersionedTransaction,
-        failed: &str,
-        refused: &str,
+        failed: Reason,
+        refused: Reason,
     ) -> Result<bool, Rejection> {
         let signature = tx.signatures[0];
         if let Some((err, logs)) = self.send(tx).await {
