@@ -5,7 +5,7 @@ use clap::Args;
 use solana_sdk::signer::Signer;
 use std::net::{IpAddr, SocketAddr};
 use trust_gate_facilitator::config::validate_url;
-use trust_gate_facilitator::Settings;
+use trust_gate_facilitator::RawSettings;
 use trust_gate_migrations::DemoWorld;
 
 #[derive(Args, Clone)]
@@ -196,13 +196,13 @@ impl FacilitatorArgs {
     }
 
     /// The settings, with the demo world's keys as localnet defaults.
-    pub fn settings(&self) -> Settings {
+    pub fn settings(&self) -> RawSettings {
         let localnet = self
             .network
             .parse::<trust_gate_client::Network>()
             .is_ok_and(|n| n == trust_gate_client::Network::Localnet);
         let world = localnet.then(DemoWorld::new);
-        Settings {
+        RawSettings {
             rpc_url: self.rpc_url.clone(),
             keypair: self
                 .keypair

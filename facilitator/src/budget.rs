@@ -7,7 +7,7 @@
 //! only a transaction with a price is also simulated before its send (one more RPC call) and
 //! held to the units that simulation used times a margin. Every kind of transaction the
 //! facilitator co-signs goes through here; today only settlements carry a ComputeBudget
-//! prefix (a dispute is exactly one instruction, see [`crate::dispute`]).
+//! prefix (a dispute is exactly one instruction, see [`crate::service::dispute`]).
 
 use crate::config::ComputeCaps;
 use crate::reject::{Reason, Rejection};

@@ -78,7 +78,7 @@ pub struct Config {
     pub sessions: SessionSettings,
     /// The pending approvals' life and bound (see [`crate::approvals`]).
     pub approvals: crate::approvals::ApprovalSettings,
-    /// What the facilitator sponsors for payment channels (see [`crate::sponsor`]).
+    /// What the facilitator sponsors for payment channels (see [`crate::service::sponsor`]).
     pub sponsor: crate::advances::SponsorSettings,
 }
 
@@ -257,7 +257,7 @@ impl Config {
 
 /// The raw settings, as strings from flags or the environment, before validation.
 #[derive(Clone, Debug, Default)]
-pub struct Settings {
+pub struct RawSettings {
     /// `RPC_URL`.
     pub rpc_url: String,
     /// `FACILITATOR_KEYPAIR`: a JSON keypair file, or the base58 64-byte secret key.
@@ -336,7 +336,7 @@ pub struct Settings {
     pub plain_offers_signed: Option<String>,
 }
 
-impl Settings {
+impl RawSettings {
     /// Validates every value; the first bad one is named.
     pub fn validate(&self) -> Result<Config, ConfigError> {
         let rpc_url = validate_rpc_url(&self.rpc_url)?;
@@ -462,7 +462,7 @@ impl Settings {
     }
 }
 
-impl Settings {
+impl RawSettings {
     fn compute_caps(&self) -> Result<ComputeCaps, ConfigError> {
         let d = ComputeCaps::default();
         let caps = ComputeCaps {
@@ -507,7 +507,7 @@ impl Settings {
         Ok(caps)
     }
 
-    /// The bounds on what the facilitator sponsors (see [`crate::sponsor`]).
+    /// The bounds on what the facilitator sponsors (see [`crate::service::sponsor`]).
     fn sponsor(&self, s: &mut crate::advances::SponsorSettings) -> Result<(), ConfigError> {
         for (variable, value, field) in [
             (
@@ -698,12 +698,12 @@ fn redact(url: &str) -> String {
 mod tests {
     use super::*;
 
-    fn settings() -> Settings {
-        Settings {
+    fn settings() -> RawSettings {
+        RawSettings {
             rpc_url: "http://127.0.0.1:8899".into(),
             keypair: Some(Keypair::new().to_base58_string()),
             network: "localnet".into(),
-            ..Settings::default()
+            ..RawSettings::default()
         }
     }
 
@@ -717,7 +717,7 @@ mod tests {
         assert_eq!(c.compute.max_unit_price, DEFAULT_MAX_COMPUTE_UNIT_PRICE);
         assert_eq!(c.limits, Limits::default());
         assert_eq!(c.redis_url, None);
-        let c = Settings {
+        let c = RawSettings {
             redis_url: Some("redis://127.0.0.1:6379/2".into()),
             ..settings()
         }
@@ -730,9 +730,9 @@ mod tests {
 
     #[test]
     fn each_bad_value_names_its_variable() {
-        let cases: Vec<(Settings, &str, &str)> = vec![
+        let cases: Vec<(RawSettings, &str, &str)> = vec![
             (
-                Settings {
+                RawSettings {
                     rpc_url: "localhost:8899".into(),
                     ..settings()
                 },
@@ -740,7 +740,7 @@ mod tests {
                 "not an http",
             ),
             (
-                Settings {
+                RawSettings {
                     network: "solana-moon".into(),
                     ..settings()
                 },
@@ -748,7 +748,7 @@ mod tests {
                 "solana-moon",
             ),
             (
-                Settings {
+                RawSettings {
                     keypair: None,
                     ..settings()
                 },
@@ -756,7 +756,7 @@ mod tests {
                 "required",
             ),
             (
-                Settings {
+                RawSettings {
                     keypair: Some(bs58::encode([7u8; 32]).into_string()),
                     ..settings()
                 },
@@ -764,7 +764,7 @@ mod tests {
                 "got 32",
             ),
             (
-                Settings {
+                RawSettings {
                     atomicity_enforced: Some("false".into()),
                     ..settings()
                 },
@@ -772,7 +772,7 @@ mod tests {
                 "boolean true",
             ),
             (
-                Settings {
+                RawSettings {
                     default_policy_id: Some("-1".into()),
                     ..settings()
                 },
@@ -780,7 +780,7 @@ mod tests {
                 "not an integer",
             ),
             (
-                Settings {
+                RawSettings {
                     trusted_services: Some("abc,0OIl".into()),
                     ..settings()
                 },
@@ -788,7 +788,7 @@ mod tests {
                 "base58",
             ),
             (
-                Settings {
+                RawSettings {
                     max_compute_unit_price: Some("5 lamports".into()),
                     ..settings()
                 },
@@ -796,7 +796,7 @@ mod tests {
                 "micro-lamports",
             ),
             (
-                Settings {
+                RawSettings {
                     max_compute_unit_limit: Some("1400001".into()),
                     ..settings()
                 },
@@ -804,7 +804,7 @@ mod tests {
                 "1..=1400000",
             ),
             (
-                Settings {
+                RawSettings {
                     max_compute_unit_limit: Some("0".into()),
                     ..settings()
                 },
@@ -812,7 +812,7 @@ mod tests {
                 "compute units",
             ),
             (
-                Settings {
+                RawSettings {
                     max_priority_fee_lamports: Some("0.5".into()),
                     ..settings()
                 },
@@ -820,7 +820,7 @@ mod tests {
                 "lamports",
             ),
             (
-                Settings {
+                RawSettings {
                     compute_unit_limit_margin_percent: Some("10".into()),
                     ..settings()
                 },
@@ -828,7 +828,7 @@ mod tests {
                 "25 or more",
             ),
             (
-                Settings {
+                RawSettings {
                     compute_unit_limit_margin_units: Some("3000".into()),
                     ..settings()
                 },
@@ -836,7 +836,7 @@ mod tests {
                 "10000 or more",
             ),
             (
-                Settings {
+                RawSettings {
                     rate_limit_per_address: Some("-1".into()),
                     ..settings()
                 },
@@ -844,7 +844,7 @@ mod tests {
                 "requests a second",
             ),
             (
-                Settings {
+                RawSettings {
                     rate_limit_per_address_burst: Some("0".into()),
                     ..settings()
                 },
@@ -852,7 +852,7 @@ mod tests {
                 "whole number of requests",
             ),
             (
-                Settings {
+                RawSettings {
                     rate_limit_per_payer: Some("NaN".into()),
                     ..settings()
                 },
@@ -860,7 +860,7 @@ mod tests {
                 "requests a second",
             ),
             (
-                Settings {
+                RawSettings {
                     rate_limit_per_payer_burst: Some("lots".into()),
                     ..settings()
                 },
@@ -868,7 +868,7 @@ mod tests {
                 "whole number",
             ),
             (
-                Settings {
+                RawSettings {
                     max_waiting_per_payer: Some("-3".into()),
                     ..settings()
                 },
@@ -876,7 +876,7 @@ mod tests {
                 "settlements",
             ),
             (
-                Settings {
+                RawSettings {
                     rpc_url: "localhost:8899/secret-key?api-key=abc".into(),
                     ..settings()
                 },
@@ -884,7 +884,7 @@ mod tests {
                 "localhost:8899 is not an http",
             ),
             (
-                Settings {
+                RawSettings {
                     redis_url: Some("rediss://user:secret@cache:6380".into()),
                     ..settings()
                 },
@@ -892,7 +892,7 @@ mod tests {
                 "rediss://***@cache:6380",
             ),
             (
-                Settings {
+                RawSettings {
                     redis_url: Some("127.0.0.1:6379".into()),
                     ..settings()
                 },
@@ -900,7 +900,7 @@ mod tests {
                 "not a redis://",
             ),
             (
-                Settings {
+                RawSettings {
                     redis_url: Some("redis://127.0.0.1:notaport".into()),
                     ..settings()
                 },
@@ -918,7 +918,7 @@ mod tests {
 
     #[test]
     fn caps_and_limits_read_from_their_variables() {
-        let c = Settings {
+        let c = RawSettings {
             max_compute_unit_price: Some("1000".into()),
             max_compute_unit_limit: Some("250000".into()),
             max_priority_fee_lamports: Some("0".into()),

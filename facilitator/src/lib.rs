@@ -11,24 +11,24 @@
 //!
 //! [`mount`] gives only /verify and /receipt, for embedding in another axum app.
 //!
-//! Modules: [`redact`] (URLs shown as their origin only), [`config`] (typed config and its
-//! validation), [`adapter`] (the pay adapter: `extra.gate`, service signature, memo,
-//! expiry), [`budget`] (the priority-fee caps), [`inspect`] (the settle transaction
-//! verifier), [`payer_signers`] (who may sign for a payer agent), [`payee_account`] (the
-//! payee's token account: required memos), [`limits`] (rate limits per caller address and
-//! per payer), [`service`] (state and chain reads), [`decisions`] (deciding in one round trip
-//! from checked cached inputs), `settle`, `verify`, [`dispute`], `records` (the operations),
-//! [`payment_records`] (what it keeps of each payment it settled: the refusal of a payment
-//! id settled before, receipts of closed payments), [`crank`] (closing its closable payment
-//! records in the background), [`store`] (what outlives a request: in process, or in Redis
-//! shared by replicas), [`payer_locks`] (one settlement at a time per payer, with the bound
-//! on those waiting), [`routes`] (HTTP), [`reject`] (refusals, one type for every route), [`answer`] (a settlement's answer, every scheme's), [`approvals`] (the payments held for an approval), [`schemes`] (each scheme behind one
-//! trait, found by name in one registry: `trust-gate`, and x402's channel schemes `upto` and
-//! `batch-settlement`, stock and gated, on [`channel_open`], the open verifier),
-//! [`advances`] (what it advanced for the channels it sponsors, shared by replicas) and
-//! [`sponsor`] (the bounds checked before it co-signs an open), [`coalesce`] (the same
-//! on-chain work asked at once runs once). Resource servers beside it answer a paid request
-//! once per payment id with `trust_gate_server::paid_once`.
+//! Modules: [`routes`] (HTTP) hands each x402 request to its scheme in [`schemes`] (each
+//! scheme behind one trait, found by name in one registry: `trust-gate`, and x402's channel
+//! schemes `upto` and `batch-settlement`, stock and gated), which work on what they share,
+//! [`service`]: the [`Facilitator`] (the chain, the key, settings, limits, caches, keepers),
+//! sending, a channel's reads and opens, payments held for an approval, the rent advanced
+//! for channels, receipts and payments, disputes and the crank. Below them: [`config`]
+//! (typed config and its validation), [`verify`] (a `/verify` body), [`adapter`] (a
+//! challenge: `extra.gate`, service signature, memo, expiry), [`inspect`] and
+//! [`channel_open`] (a payment's and an open's transaction checks), [`budget`] (the
+//! priority-fee caps), [`decisions`] (deciding in one round trip from checked cached
+//! inputs), [`payer_signers`] (who may sign for a payer agent), [`payee_account`] (required
+//! memos), [`limits`] (rate limits), [`advances`] (the rent ledger and its bounds),
+//! [`coalesce`] (the same on-chain work asked at once runs once), [`store`] (what outlives a
+//! request: in process, or in Redis shared by replicas) and its keepers [`payer_locks`],
+//! [`payment_records`], [`sessions`] and [`approvals`], [`answer`] (a settlement's answer,
+//! every scheme's), [`reject`] (refusals, one type for every route) and [`redact`] (URLs
+//! shown as their origin only). Resource servers beside it answer a paid request once per
+//! payment id with `trust_gate_server::paid_once`.
 
 pub mod adapter;
 pub mod advances;
@@ -38,17 +38,13 @@ pub mod budget;
 pub mod channel_open;
 pub mod coalesce;
 pub mod config;
-pub mod crank;
 pub mod decisions;
-pub mod dispute;
-pub mod holds;
 pub mod inspect;
 pub mod limits;
 pub mod payee_account;
 pub mod payer_locks;
 pub mod payer_signers;
 pub mod payment_records;
-pub mod records;
 /// URLs shown as their origin only; the client SDK's, which the MCP server shares.
 pub use trust_gate_client::redact;
 pub mod reject;
@@ -56,12 +52,10 @@ pub mod routes;
 pub mod schemes;
 pub mod service;
 pub mod sessions;
-pub mod settle;
-pub mod sponsor;
 pub mod store;
 pub mod verify;
 
-pub use config::{Config, ConfigError, FacilitatorKey, MountConfig, Settings};
+pub use config::{Config, ConfigError, FacilitatorKey, MountConfig, RawSettings};
 pub use service::Facilitator;
 
 use axum::Router;
@@ -90,7 +84,7 @@ pub struct Server {
     pub addr: SocketAddr,
     pub facilitator: Arc<Facilitator>,
     task: tokio::task::JoinHandle<()>,
-    /// The crank, when it runs (see [`crank`]).
+    /// The crank, when it runs (see [`service::crank`]).
     crank: Option<tokio::task::JoinHandle<()>>,
     /// The schemes' background work (see [`schemes::Scheme::background`]).
     background: Vec<tokio::task::JoinHandle<()>>,
@@ -153,7 +147,7 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
         }
     });
     let crank = match reclaim_every {
-        Some(every) if f.key.keypair().is_some() => Some(crank::spawn(f.clone(), every)),
+        Some(every) if f.key.keypair().is_some() => Some(service::crank::spawn(f.clone(), every)),
         _ => None,
     };
     let background = schemes::registry()

@@ -22,7 +22,7 @@ pub struct Rejection {
     /// 429). Small, so that a refusal stays small: a wait at the lowest rate a limit takes
     /// is 1 000 s.
     pub retry_after: Option<u16>,
-    /// For RequireApproval: the pending approval (see [`crate::holds`]).
+    /// For RequireApproval: the pending approval (see [`crate::service::holds`]).
     pub held: Option<Box<crate::approvals::Held>>,
     /// The scheme's state the refusal answers with, as the answer's `extra` (a session's
     /// `channelState` and `voucherState`, from which a resource server builds its corrective
@@ -153,6 +153,13 @@ impl From<ClientError> for Rejection {
             ClientError::AccountNotFound { .. } => Rejection::new(Reason::NotFound, e.to_string()),
             other => Rejection::new(Reason::Internal, other.to_string()),
         }
+    }
+}
+
+/// A wire-crate check's refusal: its reason and the message naming the field.
+impl From<(Reason, String)> for Rejection {
+    fn from((reason, message): (Reason, String)) -> Self {
+        Rejection::new(reason, message)
     }
 }
 

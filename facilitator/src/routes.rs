@@ -1,13 +1,13 @@
 //! The HTTP surface: thin handlers that parse, call the facilitator, and shape the answer
 //! (status, decision headers, x402 bodies), and the per-address rate limit in front of them.
 
-use crate::dispute::DisputeRequest;
-use crate::holds::{parse_key, Held};
 use crate::limits::retry_after_secs;
-use crate::records::parse_receipt_hash;
 use crate::redact;
 use crate::reject::{Reason, Rejection};
 use crate::schemes::{self, Call, Registry, Verified};
+use crate::service::dispute::DisputeRequest;
+use crate::service::holds::{parse_key, Held};
+use crate::service::records::parse_receipt_hash;
 use crate::service::Facilitator;
 use crate::verify::{self, VerifyBody};
 use axum::body::Bytes;
@@ -242,7 +242,7 @@ async fn decide(f: &Facilitator, body: &[u8]) -> Response {
         },
         // x402's keys that the probe could not read (one given twice, say): checked as a
         // trust-gate request.
-        Ok(VerifyBody::X402(req)) => match f.verify_x402(&req).await {
+        Ok(VerifyBody::X402(req)) => match schemes::verify_unprobed(f, &req).await {
             Ok(v) => decision_response(
                 f,
                 &v.decision,
@@ -341,7 +341,7 @@ async fn payments(
         q.get("payer")
             .ok_or_else(|| Rejection::input("payer", "missing: the payer agent's asset"))?,
     )?;
-    let max = crate::records::PAYMENTS_LIMIT_MAX;
+    let max = crate::service::records::PAYMENTS_LIMIT_MAX;
     let limit = match q.get("limit") {
         None => max,
         Some(l) => l

@@ -1,14 +1,10 @@
 //! POST /verify: the body (a verify context or an x402 v2 facilitator request) and the
 //! decision it gets. Nothing is written.
 
-use crate::payee_account;
-use crate::payer_signers;
 use crate::reject::Rejection;
-use crate::service::Facilitator;
 use serde_json::{Map, Value};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
-use trust_gate_client::chain;
 use trust_gate_client::decode::Decision;
 use trust_gate_client::simulate::PaymentQuery;
 use trust_gate_x402::FacilitatorRequest;
@@ -114,80 +110,7 @@ pub struct X402Verified {
     pub decision: Decision,
     pub payer: Option<Pubkey>,
     /// For RequireApproval: the pending approval, recorded when the payer signed the request.
-    pub held: Option<crate::holds::Held>,
-}
-
-impl Facilitator {
-    /// An x402 request: authenticate the challenge, check the transaction when one is
-    /// present, then decide. What else can make the settlement fail is read by the same
-    /// simulation, at no extra round trip: the engine's pause flag, the payee's token account
-    /// (a Token-2022 account that requires memos can never be paid), and, with a transaction,
-    /// the payer agent's AgentAccount and asset (whether its signer may act for it).
-    pub async fn verify_x402(&self, req: &FacilitatorRequest) -> Result<X402Verified, Rejection> {
-        let ctx = self.context(req).await?;
-        let payer = if req.payment_payload.payload.transaction.is_empty() {
-            None
-        } else {
-            Some(self.inspect(req, &ctx).await?.payer)
-        };
-        let query = ctx.query();
-        let ids = self.chain.builder.ids;
-        // The mint's token program is cached: it names the payee's token account.
-        let (program, _) = self.mint(&ctx.mint).await?;
-        let destination = program.associated_account(&ctx.pay_to, &ctx.mint);
-        let mut extra = vec![self.chain.builder.pda.atom_config(), destination];
-        if payer.is_some() {
-            extra.extend([
-                self.chain.builder.pda.agent_account(&ctx.payer_asset),
-                ctx.payer_asset,
-            ]);
-        }
-        let (decision, read) = self.decide_reading(query, &extra).await?;
-        let seen = |i: usize| read.get(i).and_then(Option::as_ref);
-        if let Some(signer) = payer {
-            let agent =
-                payer_signers::read(&ids.agent_registry, &ctx.payer_asset, seen(2), seen(3))?;
-            self.caches.agents.put(ctx.payer_asset, agent);
-            payer_signers::judge(&ctx.payer_asset, &agent, &signer)?;
-        }
-        if decision != Decision::Allow {
-            let resource = crate::holds::resource(Some(&ctx.resource_url));
-            let held = self
-                .hold(
-                    &decision,
-                    &query.approval_terms(),
-                    "payment",
-                    resource,
-                    payer.is_some(),
-                )
-                .await;
-            return Ok(X402Verified {
-                decision,
-                payer,
-                held,
-            });
-        }
-        // Only while the engine is paused are the payee's accounts read, to tell whether its
-        // feedback (so the settlement) would fail.
-        if chain::engine_paused(&ids, seen(0))
-            && chain::rated_by_engine(&self.chain.rpc, &ids, &ctx.payee_asset)
-                .await
-                .map_err(Rejection::from)?
-        {
-            return Err(crate::settle::engine_paused(
-                &ids.reputation_engine,
-                "its settlement",
-            ));
-        }
-        if seen(1).is_some_and(payee_account::requires_memo) {
-            return Err(payee_account::refusal(&destination));
-        }
-        Ok(X402Verified {
-            decision,
-            payer,
-            held: None,
-        })
-    }
+    pub held: Option<crate::service::holds::Held>,
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! sessions; the rent advanced in all; a balance kept for settlements. The ledger of it
 //! ([`ledger`]) is shared by replicas through Redis; the plain schemes take only the assets
 //! configured ([`assets`]). The checks themselves, before an open is co-signed, are
-//! [`crate::sponsor`]'s.
+//! [`crate::service::sponsor`]'s.
 
 pub mod assets;
 pub mod ledger;

@@ -68,6 +68,15 @@ pub fn registry() -> &'static Registry {
     &SERVED
 }
 
+/// `/verify` of a request with x402's keys that the registry's probe could not read (a key
+/// given twice, say): checked as a `trust-gate` payment, as it always was.
+pub async fn verify_unprobed(
+    f: &Facilitator,
+    req: &trust_gate_x402::FacilitatorRequest,
+) -> Result<X402Verified, Rejection> {
+    trust_gate::TrustGate::verify_x402(f, req).await
+}
+
 /// The schemes served, in the order `/supported` lists them.
 pub struct Registry {
     schemes: Vec<Box<dyn Scheme>>,

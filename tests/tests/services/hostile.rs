@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use std::cell::Cell;
 use trust_gate_client::settle;
 use trust_gate_client::AtomicityEnforced;
+use trust_gate_facilitator::schemes::trust_gate::TrustGate;
 use trust_gate_facilitator::verify;
 use trust_gate_x402::{self as x402, PaymentPayload};
 
@@ -196,9 +197,9 @@ async fn the_services_refuse_hostile_input_over_http_and_the_verifier_mutated_tr
     let tx = signed(&s, &p, &ixs).await;
     let body = request(&p, &tx);
     let req = verify::parse_x402(body.clone()).unwrap();
-    let ctx = f.context(&req).await.unwrap();
+    let ctx = TrustGate::context(&f, &req).await.unwrap();
     assert!(
-        f.inspect(&req, &ctx).await.is_ok(),
+        TrustGate::inspect(&f, &req, &ctx).await.is_ok(),
         "the real payment passes"
     );
     let bytes = bincode::serialize(&tx).unwrap();
@@ -218,7 +219,7 @@ async fn the_services_refuse_hostile_input_over_http_and_the_verifier_mutated_tr
                 {
                     decoded.set(decoded.get() + 1);
                 }
-                if let Err(e) = handle.block_on(f2.inspect(&r, &ctx2)) {
+                if let Err(e) = handle.block_on(TrustGate::inspect(&f2, &r, &ctx2)) {
                     check(e.status().is_client_error(), || format!("{e:?}"))?;
                     check(!e.reason.wire().is_empty() && !e.message.is_empty(), || {
                         format!("{e:?}")

@@ -10,7 +10,8 @@
 //!   `maxTimeoutSeconds` ahead (specification sections 3 and 4.2). Without it, anyone who read
 //!   the open transaction could end a payer's session.
 
-use super::{bad, Offer};
+use super::Batch;
+use super::Offer;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::Session;
@@ -20,10 +21,10 @@ use trust_gate_client::simulate::now_unix;
 use trust_gate_x402 as x402;
 use trust_gate_x402::batch::{CloseAuthorization, CloseTerms};
 
-impl Facilitator {
+impl Batch {
     /// The trusted service that signed this request to `path`, or why none did.
     pub fn service_caller(
-        &self,
+        f: &Facilitator,
         headers: &HeaderMap,
         path: &str,
         body: &[u8],
@@ -33,21 +34,21 @@ impl Facilitator {
             .ok_or_else(|| format!("it carries no {}", x402::X_SERVICE_AUTHORIZATION))?
             .to_str()
             .map_err(|_| format!("{} is not text", x402::X_SERVICE_AUTHORIZATION))?;
-        let skew = i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX);
+        let skew = i64::try_from(f.settings.clock_skew.as_secs()).unwrap_or(i64::MAX);
         x402::service_request_signer(
             header,
             path,
             body,
             now_unix(),
             skew,
-            &self.settings.trusted_services,
+            &f.settings.trusted_services,
         )
     }
 
     /// Checks that `auth` is the channel's bound receiver authorizer's consent to close `s` at
     /// `max_claimable` under the offer `o` on `network`, now.
     pub(crate) fn check_close_authorization(
-        &self,
+        f: &Facilitator,
         s: &Session,
         o: &Offer,
         network: &str,
@@ -55,11 +56,11 @@ impl Facilitator {
         auth: Option<&CloseAuthorization>,
         max_timeout_seconds: u64,
     ) -> Result<(), Rejection> {
-        let refuse = |m: String| bad(Reason::BatchCloseAuthorization, m);
+        let refuse = |m: String| Rejection::new(Reason::BatchCloseAuthorization, m);
         // The binding: the key the open's binding Memo named, which the deposit's checks
         // kept; the offer must name the same.
         if s.config.receiver_authorizer != o.extra.receiver_authorizer {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchReceiverAuthorizerMismatch,
                 format!(
                     "channel {} is bound to receiver authorizer {}, not extra.receiverAuthorizer {}",
@@ -86,7 +87,7 @@ impl Facilitator {
                 auth.valid_before
             )));
         }
-        let fee_payer = self.facilitator();
+        let fee_payer = f.facilitator();
         let terms = CloseTerms {
             network,
             fee_payer: &fee_payer,

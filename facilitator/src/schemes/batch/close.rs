@@ -18,8 +18,9 @@
 //! The client's `refund` and the server's `seal` end a session here once their
 //! [`super::authority`] checks pass; the server's `claim` applies vouchers now.
 
+use super::Batch;
 use super::Offer;
-use super::{bad, channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
+use super::{channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
 use crate::answer::SettleReply;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
@@ -146,7 +147,7 @@ fn closed_answer(s: &Session, amount: u64) -> Result<SettleReply, Rejection> {
             Some(json!({"channelState": channel_state(s)})),
             false,
         )),
-        None => Err(bad(
+        None => Err(Rejection::new(
             Reason::BatchCloseState,
             format!(
                 "channel {} is closed: {}",
@@ -157,37 +158,41 @@ fn closed_answer(s: &Session, amount: u64) -> Result<SettleReply, Rejection> {
     }
 }
 
-impl Facilitator {
+impl Batch {
     /// Closes `s` as its channel's state allows (see [`plan`]) at its latest voucher; the
     /// session is marked closed.
-    pub async fn close_session(&self, s: &Session, keypair: &Keypair) -> Result<Closed, Rejection> {
-        self.close_session_at(s, None, keypair).await
+    pub async fn close_session(
+        f: &Facilitator,
+        s: &Session,
+        keypair: &Keypair,
+    ) -> Result<Closed, Rejection> {
+        Batch::close_session_at(f, s, None, keypair).await
     }
 
     /// [`Self::close_session`], sealing at `voucher` (a server's `seal`) instead of the
     /// session's latest.
     async fn close_session_at(
-        &self,
+        f: &Facilitator,
         s: &Session,
         voucher: Option<Voucher>,
         keypair: &Keypair,
     ) -> Result<Closed, Rejection> {
-        let fac = self.facilitator();
-        let stalled_after = self.stalled_after();
+        let fac = f.facilitator();
+        let stalled_after = Batch::stalled_after(f);
         // First no more vouchers: the close seals at the last one accepted before this. One
         // close at a time (a second is refused while the first may still land).
-        let s = &self
+        let s = &f
             .sessions
             .update::<Rejection>(&s.channel, |cur| {
                 if cur.closed_by.is_some() {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::BatchCloseState,
                         format!("channel {} is closed", cur.channel),
                     ));
                 }
                 let now = now_unix();
                 if cur.closing_at != 0 && now.saturating_sub(cur.closing_at) <= stalled_after {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::DuplicateSettlement,
                         format!("a close of channel {} is under way", cur.channel),
                     ));
@@ -198,10 +203,10 @@ impl Facilitator {
                 })
             })
             .await
-            .map_err(|e| self.change_rejection(&s.channel, e))?;
-        let c = self.channel_if_any(&s.channel).await?;
+            .map_err(|e| Batch::change_rejection(&s.channel, e))?;
+        let c = Batch::channel_if_any(f, &s.channel).await?;
         let chain_now = match c.as_ref().map(|c| c.status) {
-            Some(Status::Closing) => chain::unix_time(&self.chain.rpc)
+            Some(Status::Closing) => chain::unix_time(&f.chain.rpc)
                 .await
                 .map_err(Rejection::rpc)?,
             _ => 0,
@@ -234,10 +239,10 @@ impl Facilitator {
         };
         if s.gate.is_some() {
             if plan == ClosePlan::Gone {
-                if self.channel_record_open(&s.channel).await? {
-                    ixs.push(self.chain.builder.close_channel_record(&s.channel, &fac));
+                if Batch::channel_record_open(f, &s.channel).await? {
+                    ixs.push(f.chain.builder.close_channel_record(&s.channel, &fac));
                 }
-            } else if let Some(close) = self
+            } else if let Some(close) = f
                 .gate_close_if_recorded(&s.channel, batch::SCHEME_GATED_BATCH)
                 .await?
             {
@@ -248,7 +253,7 @@ impl Facilitator {
             ixs.push(s.distribute(&fac).instruction());
         }
         let (signature, pending) = if ixs.len() > budget {
-            let (sig, pending) = self
+            let (sig, pending) = f
                 .send_own(
                     &ixs,
                     s.gate.is_some(),
@@ -280,7 +285,7 @@ impl Facilitator {
             Some(sig) => sig.to_string(),
             None => format!("nothing left to close: the channel was {plan:?} on chain"),
         };
-        let session = self
+        let session = f
             .sessions
             .update::<Rejection>(&s.channel, |cur| {
                 Ok(Session {
@@ -292,11 +297,11 @@ impl Facilitator {
                 })
             })
             .await
-            .map_err(|e| self.change_rejection(&s.channel, e))?;
+            .map_err(|e| Batch::change_rejection(&s.channel, e))?;
         if plan == ClosePlan::Gone {
-            self.released_advance(&s.channel).await;
+            f.released_advance(&s.channel).await;
         } else {
-            self.closed_advance(&s.channel).await;
+            f.closed_advance(&s.channel).await;
         }
         tracing::info!(channel = %s.channel, signature = %closed_by, settled, ?plan, "session closed");
         Ok(Closed {
@@ -309,14 +314,17 @@ impl Facilitator {
 
     /// How long a close (or any transaction of the facilitator) may still land after it
     /// began: past it, a close that did not finish is tried again.
-    pub(crate) fn stalled_after(&self) -> i64 {
-        i64::try_from((self.settings.send_timeout * 2 + self.settings.confirm_timeout).as_secs())
+    pub(crate) fn stalled_after(f: &Facilitator) -> i64 {
+        i64::try_from((f.settings.send_timeout * 2 + f.settings.confirm_timeout).as_secs())
             .unwrap_or(i64::MAX)
     }
 
     /// The channel at `address`, or `None` when the program deleted it.
-    async fn channel_if_any(&self, address: &Pubkey) -> Result<Option<Channel>, Rejection> {
-        let account = chain::account(&self.chain.rpc, address)
+    async fn channel_if_any(
+        f: &Facilitator,
+        address: &Pubkey,
+    ) -> Result<Option<Channel>, Rejection> {
+        let account = chain::account(&f.chain.rpc, address)
             .await
             .map_err(Rejection::rpc)?;
         Ok(account
@@ -325,18 +333,18 @@ impl Facilitator {
     }
 
     /// Whether the gate's record of `channel` is open.
-    async fn channel_record_open(&self, channel: &Pubkey) -> Result<bool, Rejection> {
-        let key = self.chain.builder.pda.channel_record(channel);
-        Ok(chain::account(&self.chain.rpc, &key)
+    async fn channel_record_open(f: &Facilitator, channel: &Pubkey) -> Result<bool, Rejection> {
+        let key = f.chain.builder.pda.channel_record(channel);
+        Ok(chain::account(&f.chain.rpc, &key)
             .await
             .map_err(Rejection::rpc)?
-            .is_some_and(|a| a.owner == self.chain.builder.ids.gate))
+            .is_some_and(|a| a.owner == f.chain.builder.ids.gate))
     }
 
     /// The client's `refund` (a cooperative close, specification section 3): its voucher is
     /// the amount accepted, the server's close authorization is over it.
     pub(crate) async fn refund(
-        &self,
+        f: &Facilitator,
         r: &BatchRequest,
         o: &Offer,
         config: &ChannelConfig,
@@ -344,15 +352,14 @@ impl Facilitator {
         auth: Option<&CloseAuthorization>,
         keypair: &Keypair,
     ) -> Result<SettleReply, Rejection> {
-        let k = config_keys(config, o, &self.facilitator())?;
-        let (s, v) = self
-            .authorized_close(r, o, &k.channel, config, v, auth, "refund")
-            .await?;
+        let k = config_keys(config, o, &f.facilitator())?;
+        let (s, v) =
+            Batch::authorized_close(f, r, o, &k.channel, config, v, auth, "refund").await?;
         if s.closed_by.is_some() && s.redeemed == v.cumulative {
             return closed_answer(&s, s.deposit.saturating_sub(s.redeemed));
         }
         if s.closed_by.is_none() && v.cumulative != s.accepted {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchCloseState,
                 format!(
                     "the refund's voucher is {}; the amount accepted on channel {} is {}",
@@ -361,7 +368,7 @@ impl Facilitator {
             ));
         }
         let work = async {
-            let closed = self.close_session(&s, keypair).await?;
+            let closed = Batch::close_session(f, &s, keypair).await?;
             Ok(SettleReply::channel(
                 closed.signature.map(|s| s.to_string()).unwrap_or_default(),
                 s.deposit.saturating_sub(closed.settled).to_string(),
@@ -370,7 +377,7 @@ impl Facilitator {
                 closed.pending,
             ))
         };
-        self.sessions
+        f.sessions
             .work
             .closes
             .run((s.channel, v.cumulative), work)
@@ -381,7 +388,7 @@ impl Facilitator {
     /// voucher, within the grace period (specification section 4.5).
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn seal(
-        &self,
+        f: &Facilitator,
         r: &BatchRequest,
         o: &Offer,
         id: &str,
@@ -390,9 +397,9 @@ impl Facilitator {
         auth: &CloseAuthorization,
         keypair: &Keypair,
     ) -> Result<SettleReply, Rejection> {
-        let k = config_keys(config, o, &self.facilitator())?;
+        let k = config_keys(config, o, &f.facilitator())?;
         if channel_id(id)? != k.channel {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchChannelIdMismatch,
                 format!(
                     "channelId {id} is not the channel of channelConfig ({})",
@@ -400,14 +407,14 @@ impl Facilitator {
                 ),
             ));
         }
-        let (s, v) = self
-            .authorized_close(r, o, &k.channel, config, Some(v), Some(auth), "seal")
-            .await?;
-        let c = self.channel(&k.channel, Reason::BatchCloseState).await?;
+        let (s, v) =
+            Batch::authorized_close(f, r, o, &k.channel, config, Some(v), Some(auth), "seal")
+                .await?;
+        let c = f.channel(&k.channel, Reason::BatchCloseState).await?;
         if s.closed_by.is_some() && s.redeemed == v.cumulative {
             return closed_answer(&s, v.cumulative.saturating_sub(c.payout_watermark));
         }
-        let now = chain::unix_time(&self.chain.rpc)
+        let now = chain::unix_time(&f.chain.rpc)
             .await
             .map_err(Rejection::rpc)?;
         let deadline = c
@@ -417,7 +424,7 @@ impl Facilitator {
             || now >= deadline
             || !(c.settled..=c.deposit).contains(&v.cumulative)
         {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchCloseState,
                 format!(
                     "a seal is for a closing channel within its grace period, at a voucher from its settled {} to its deposit {}: channel {} is {:?} (grace until {deadline}, now {now}), the voucher {}",
@@ -427,7 +434,7 @@ impl Facilitator {
         }
         let cumulative = v.cumulative;
         let work = async {
-            let closed = self.close_session_at(&s, Some(v), keypair).await?;
+            let closed = Batch::close_session_at(f, &s, Some(v), keypair).await?;
             Ok(SettleReply::channel(
                 closed.signature.map(|s| s.to_string()).unwrap_or_default(),
                 closed
@@ -439,7 +446,7 @@ impl Facilitator {
                 closed.pending,
             ))
         };
-        self.sessions
+        f.sessions
             .work
             .closes
             .run((s.channel, cumulative), work)
@@ -452,7 +459,7 @@ impl Facilitator {
     /// at that voucher ([`super::authority`]). The session and the voucher, read.
     #[allow(clippy::too_many_arguments)]
     async fn authorized_close(
-        &self,
+        f: &Facilitator,
         r: &BatchRequest,
         o: &Offer,
         channel: &Pubkey,
@@ -461,23 +468,24 @@ impl Facilitator {
         auth: Option<&CloseAuthorization>,
         what: &str,
     ) -> Result<(Session, Voucher), Rejection> {
-        let s = self.bound_session(channel).await?;
+        let s = Batch::bound_session(f, channel).await?;
         same_channel(config, &s, o)?;
         let v = v.ok_or_else(|| {
-            bad(
+            Rejection::new(
                 Reason::BatchCloseState,
                 format!("a {what} carries the latest voucher, at the amount the server accepted"),
             )
         })?;
         let v = voucher(v, channel)?;
-        if !self.sessions.signed(&v, &s.voucher_key) {
-            return Err(bad(
+        if !f.sessions.signed(&v, &s.voucher_key) {
+            return Err(Rejection::new(
                 Reason::BatchVoucherSignature,
                 format!("the {what}'s voucher is not signed by the channel's voucher key"),
             ));
         }
-        let network = self.network_id().await?;
-        self.check_close_authorization(
+        let network = Batch::network_id(f).await?;
+        Batch::check_close_authorization(
+            f,
             &s,
             o,
             &network,
@@ -490,13 +498,13 @@ impl Facilitator {
 
     /// The session of `channel`, closed or not: what binds its receiver authorizer. Without
     /// one this facilitator cannot check a close (the payer's own `request_close` remains).
-    async fn bound_session(&self, channel: &Pubkey) -> Result<Session, Rejection> {
-        self.sessions
+    async fn bound_session(f: &Facilitator, channel: &Pubkey) -> Result<Session, Rejection> {
+        f.sessions
             .get(channel)
             .await
-            .map_err(|e| self.store_rejection(channel, e))?
+            .map_err(|e| Batch::store_rejection(channel, e))?
             .ok_or_else(|| {
-                bad(
+                Rejection::new(
                     Reason::BatchReceiverBindingUnavailable,
                     format!(
                         "this facilitator holds no session of channel {channel}, so not its receiver authorizer: the payer ends it with request_close"
@@ -508,13 +516,13 @@ impl Facilitator {
     /// The server's `claim`: the listed channels' latest vouchers applied now (one to
     /// [`batch::MAX_CHANNELS_PER_TRANSACTION`] channels); the same claim at once runs once.
     pub(crate) async fn claim_sessions(
-        &self,
+        f: &Facilitator,
         claims: &[Claim],
         o: &Offer,
         keypair: &Keypair,
     ) -> Result<SettleReply, Rejection> {
         if claims.is_empty() || claims.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchPayloadType,
                 format!(
                     "a claim names 1 to {} channels",
@@ -526,11 +534,11 @@ impl Facilitator {
         for c in claims {
             let channel = channel_id(&c.channel_id)?;
             let v = voucher(&c.voucher, &channel)?;
-            let s = self.session(&channel).await?;
+            let s = Batch::session(f, &channel).await?;
             same_channel(&c.channel_config, &s, o)?;
             redeemable(&s)?;
-            if v.cumulative > s.accepted || !self.sessions.signed(&v, &s.voucher_key) {
-                return Err(bad(
+            if v.cumulative > s.accepted || !f.sessions.signed(&v, &s.voucher_key) {
+                return Err(Rejection::new(
                     Reason::BatchVoucherSignature,
                     format!(
                         "a claim's voucher of {} is one this facilitator accepted (at most {}, signed by the channel's key)",
@@ -543,7 +551,7 @@ impl Facilitator {
         let mut key: Vec<(Pubkey, u64)> = list.iter().map(|s| (s.channel, s.accepted)).collect();
         key.sort();
         let work = async {
-            let (sig, pending, done) = self.redeem(&list, keypair).await?;
+            let (sig, pending, done) = Batch::redeem(f, &list, keypair).await?;
             let accepts: Vec<Value> = done
                 .iter()
                 .map(|s| json!({"channelId": s.channel.to_string(), "totalClaimed": s.redeemed.to_string()}))
@@ -556,19 +564,19 @@ impl Facilitator {
                 pending,
             ))
         };
-        self.sessions.work.claims.run(key, work).await
+        f.sessions.work.claims.run(key, work).await
     }
 
     /// Applies the latest voucher of each of `list` not yet applied, up to
     /// [`batch::MAX_CHANNELS_PER_TRANSACTION`] channels (all or nothing); returns the
     /// signature (none when there was nothing to apply) and the sessions as they are now.
     pub async fn redeem(
-        &self,
+        f: &Facilitator,
         list: &[Session],
         keypair: &Keypair,
     ) -> Result<(Option<Signature>, bool, Vec<Session>), Rejection> {
         if list.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchPayloadType,
                 format!(
                     "at most {} channels a claim",
@@ -597,13 +605,13 @@ impl Facilitator {
             ixs.push(v.instruction(&s.voucher_key));
             ixs.push(channels::settle(&s.channel));
         }
-        let (signature, pending) = self
+        let (signature, pending) = f
             .send_own(&ixs, false, keypair, Reason::BatchSettlementSimulation)
             .await?;
         let mut now = Vec::new();
         for (s, v) in &due {
             let applied = v.cumulative;
-            let next = self
+            let next = f
                 .sessions
                 .update::<Rejection>(&s.channel, |cur| {
                     let caught_up = cur.accepted <= applied;
@@ -614,7 +622,7 @@ impl Facilitator {
                     })
                 })
                 .await
-                .map_err(|e| self.change_rejection(&s.channel, e))?;
+                .map_err(|e| Batch::change_rejection(&s.channel, e))?;
             now.push(next);
         }
         tracing::info!(%signature, channels = due.len(), "vouchers applied");
@@ -625,12 +633,12 @@ impl Facilitator {
     /// payee's share of the settled amount); the channels stay open. Returns the amount
     /// paid out, read from the channels before.
     pub async fn pay_out(
-        &self,
+        f: &Facilitator,
         list: &[Session],
         keypair: &Keypair,
     ) -> Result<(Signature, bool, u64), Rejection> {
         if list.is_empty() || list.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchPayloadType,
                 format!(
                     "a settle names 1 to {} channels",
@@ -638,7 +646,7 @@ impl Facilitator {
                 ),
             ));
         }
-        let fac = self.facilitator();
+        let fac = f.facilitator();
         let mut paid = 0u64;
         let units = PAY_OUT_UNITS_PER_CHANNEL.saturating_mul(list.len() as u32);
         let mut ixs = ComputeBudget {
@@ -647,11 +655,11 @@ impl Facilitator {
         }
         .instructions();
         for s in list {
-            let c = self.channel(&s.channel, Reason::BatchChannelState).await?;
+            let c = f.channel(&s.channel, Reason::BatchChannelState).await?;
             paid = paid.saturating_add(c.settled.saturating_sub(c.payout_watermark));
             ixs.push(s.distribute(&fac).instruction());
         }
-        let (signature, pending) = self
+        let (signature, pending) = f
             .send_own(&ixs, false, keypair, Reason::BatchSettlementSimulation)
             .await?;
         Ok((signature, pending, paid))
@@ -663,7 +671,7 @@ impl Facilitator {
 /// chain.
 fn redeemable(s: &Session) -> Result<(), Rejection> {
     if s.withdraw_requested_at != 0 {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchChannelClosing,
             format!(
                 "the payer asked to close channel {} (request_close): a seal collects its vouchers now",
@@ -672,7 +680,7 @@ fn redeemable(s: &Session) -> Result<(), Rejection> {
         ));
     }
     if s.unconfirmed.is_some() {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchDepositUnconfirmed,
             format!("the open of channel {} is not yet on chain", s.channel),
         ));

@@ -43,12 +43,12 @@ use crate::adapter::{self, Expectations};
 use crate::advances::ledger::ChannelKind;
 use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
-use crate::holds;
 use crate::inspect;
 use crate::reject::{Reason, Rejection};
+use crate::service::holds;
 use crate::service::Facilitator;
+use crate::service::{co_signature, Outcome};
 use crate::sessions::{Change, GatedTerms, Session};
-use crate::settle::{co_signature, Outcome};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -92,14 +92,6 @@ struct Envelope {
     payload: Value,
 }
 
-fn bad(reason: Reason, message: impl Into<String>) -> Rejection {
-    Rejection::new(reason, message)
-}
-
-fn named<T>(r: Result<T, (Reason, String)>) -> Result<T, Rejection> {
-    r.map_err(|(reason, message)| bad(reason, message))
-}
-
 /// The requirements as this scheme reads them (`extra` typed: anything else in it, such as
 /// the `gate` extension, is skipped).
 #[derive(Clone, Debug, Deserialize)]
@@ -137,7 +129,7 @@ struct AcceptedFields {
 impl Accepted {
     fn of(raw: Box<RawValue>) -> Result<Accepted, Rejection> {
         let a: AcceptedFields = serde_json::from_str(raw.get()).map_err(|e| {
-            bad(
+            Rejection::new(
                 Reason::UnsupportedPayloadType,
                 format!("paymentPayload.accepted: {e}"),
             )
@@ -154,7 +146,7 @@ impl Accepted {
     /// The whole offer.
     pub fn requirements(&self) -> Result<PaymentRequirements, Rejection> {
         serde_json::from_str(self.raw.get()).map_err(|e| {
-            bad(
+            Rejection::new(
                 Reason::UnsupportedPayloadType,
                 format!("paymentPayload.accepted: {e}"),
             )
@@ -232,7 +224,7 @@ impl BatchRequest {
     /// Reads a body [`request`] could not read in one pass, for the named refusal.
     pub fn parse_bytes(body: &[u8]) -> Result<BatchRequest, Rejection> {
         let v = serde_json::from_slice::<Value>(body).map_err(|e| {
-            bad(
+            Rejection::new(
                 Reason::UnsupportedPayloadType,
                 format!("the body is not JSON: {e}"),
             )
@@ -248,7 +240,7 @@ impl BatchRequest {
         if schemes[0] != schemes[1]
             || !matches!(schemes[0], batch::SCHEME_BATCH | batch::SCHEME_GATED_BATCH)
         {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UnsupportedScheme,
                 format!(
                     "the requirements' scheme {:?} and the accepted offer's {:?} are not one batch-settlement scheme",
@@ -262,7 +254,7 @@ impl BatchRequest {
     /// Reads the body; a payload type this facilitator does not serve is named.
     pub fn parse(body: Value) -> Result<BatchRequest, Rejection> {
         let b: Body = serde_json::from_value(body).map_err(|e| {
-            bad(
+            Rejection::new(
                 Reason::UnsupportedPayloadType,
                 format!("not an x402 batch-settlement request: {e}"),
             )
@@ -273,23 +265,23 @@ impl BatchRequest {
             .get("type")
             .and_then(Value::as_str);
         if let Some(t) = kind.filter(|t| batch::UNSERVED_TYPES.contains(t)) {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchServerModeUnsupported,
                 format!("payload type {t:?} is server mode's; this facilitator serves client mode only (deposit, voucher, refund, claim, settle)"),
             ));
         }
         let payload: BatchPayload =
             serde_json::from_value(b.payment_payload.payload).map_err(|e| {
-                bad(
+                Rejection::new(
                     Reason::UnsupportedPayloadType,
                     format!("paymentPayload.payload is not a batch-settlement payload: {e}"),
                 )
             })?;
         let q = b.payment_requirements;
         let extra: BatchExtra = serde_json::from_value(Value::Object(q.extra.clone()))
-            .map_err(|e| bad(Reason::BatchInvalidRequirements, format!("extra: {e}")))?;
+            .map_err(|e| Rejection::new(Reason::BatchInvalidRequirements, format!("extra: {e}")))?;
         let raw = serde_json::value::to_raw_value(&b.payment_payload.accepted)
-            .map_err(|e| bad(Reason::UnsupportedPayloadType, e.to_string()))?;
+            .map_err(|e| Rejection::new(Reason::UnsupportedPayloadType, e.to_string()))?;
         let request = BatchRequest {
             gated: q.scheme == batch::SCHEME_GATED_BATCH,
             requirements: Requirements {
@@ -336,7 +328,7 @@ pub struct ConfigKeys {
 fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejection> {
     let (q, a) = (&r.requirements, &r.accepted);
     if q.network != network || a.network != network {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::NetworkMismatch,
             format!(
                 "the network is {}; this facilitator settles on {network}",
@@ -345,15 +337,15 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
         ));
     }
     if (&q.asset, &q.pay_to) != (&a.asset, &a.pay_to) {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchInvalidRequirements,
             "the requirements' asset or payTo is not the accepted offer's",
         ));
     }
-    let invalid = |m: String| bad(Reason::BatchInvalidRequirements, m);
+    let invalid = |m: String| Rejection::new(Reason::BatchInvalidRequirements, m);
     let extra = q.extra.clone();
     if extra.fee_payer != fac.to_string() {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchFeePayerMismatch,
             format!(
                 "extra.feePayer is {}; this facilitator is {fac}",
@@ -366,7 +358,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
         .as_deref()
         .is_some_and(|f| f != batch::PAYMENT_FLOW_AUTHORIZATION)
     {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchPaymentFlow,
             "extra.paymentFlow, when present, is \"authorization\"",
         ));
@@ -377,7 +369,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
         .is_some_and(|v| v != "client")
         || extra.operator.is_some()
     {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchServerModeUnsupported,
             "extra.voucherSigner \"server\" and extra.operator are server mode's; this facilitator serves client mode only",
         ));
@@ -385,7 +377,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
     if !(batch::MIN_WITHDRAW_DELAY..=batch::MAX_WITHDRAW_DELAY).contains(&extra.withdraw_delay)
         || u64::from(extra.withdraw_delay) < q.max_timeout_seconds
     {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchWithdrawDelayOutOfRange,
             format!(
                 "extra.withdrawDelay is {}; it is {}..={} seconds and at least maxTimeoutSeconds",
@@ -398,7 +390,7 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
     let key = |field: &str, v: &str| {
         Pubkey::from_str(v).map_err(|_| invalid(format!("{field} is not a base58 address")))
     };
-    let price = named(batch::amount("amount", &q.amount))?;
+    let price = batch::amount("amount", &q.amount)?;
     Ok(Offer {
         mint: key("asset", &q.asset)?,
         pay_to: key("payTo", &q.pay_to)?,
@@ -411,43 +403,40 @@ fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Offer, Rejecti
 
 /// The channel config against the offer and the facilitator; its address.
 fn config_keys(c: &ChannelConfig, o: &Offer, fac: &Pubkey) -> Result<ConfigKeys, Rejection> {
-    let payer = named(batch::key("channelConfig.payer", &c.payer))?;
-    let voucher_key = named(batch::key(
-        "channelConfig.payerAuthorizer",
-        &c.payer_authorizer,
-    ))?;
+    let payer = batch::key("channelConfig.payer", &c.payer)?;
+    let voucher_key = batch::key("channelConfig.payerAuthorizer", &c.payer_authorizer)?;
     if payer == *fac || voucher_key == *fac {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchFeePayerMismatch,
             "the channel's payer and its voucher key are not the facilitator",
         ));
     }
     if c.receiver != o.pay_to.to_string() || c.token != o.mint.to_string() {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchChannelIdMismatch,
             "channelConfig.receiver and .token are payTo and asset",
         ));
     }
     if c.receiver_authorizer != o.extra.receiver_authorizer {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchReceiverAuthorizerMismatch,
             "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
         ));
     }
     if c.withdraw_delay != o.extra.withdraw_delay {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchWithdrawDelayMismatch,
             "channelConfig.withdrawDelay is not extra.withdrawDelay",
         ));
     }
     if c.voucher_signer.as_deref().is_some_and(|v| v != "client") {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchServerModeUnsupported,
             "channelConfig.voucherSigner is \"client\" in client mode",
         ));
     }
     let salt = c.salt.parse().map_err(|_| {
-        bad(
+        Rejection::new(
             Reason::UnsupportedPayloadType,
             "channelConfig.salt is not a decimal u64",
         )
@@ -466,7 +455,7 @@ fn config_keys(c: &ChannelConfig, o: &Offer, fac: &Pubkey) -> Result<ConfigKeys,
 /// The channel a payload names (a voucher's `channelId`), as a key.
 fn channel_id(id: &str) -> Result<Pubkey, Rejection> {
     Pubkey::from_str(id).map_err(|_| {
-        bad(
+        Rejection::new(
             Reason::BatchChannelIdMismatch,
             format!("channelId {id:?} is not a base58 address"),
         )
@@ -482,7 +471,7 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
         && (&c.receiver, &c.token, c.withdraw_delay) == (&d.receiver, &d.token, d.withdraw_delay)
         && (s.pay_to, s.mint) == (o.pay_to, o.mint);
     if !same {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchChannelIdMismatch,
             format!(
                 "channelConfig and the requirements are not those of channel {}",
@@ -491,7 +480,7 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
         ));
     }
     if c.receiver_authorizer != o.extra.receiver_authorizer {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchReceiverAuthorizerMismatch,
             "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
         ));
@@ -499,7 +488,7 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
     // A route that asks for the gate is paid only by a channel the gate opened (and a plain
     // route's session stays plain).
     if o.gated != s.gate.is_some() {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchChannelIdMismatch,
             format!(
                 "channel {} was opened {} the gate; this offer is {}",
@@ -523,23 +512,20 @@ fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<(), Rejecti
 /// A voucher on the wire, of `channel`.
 fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rejection> {
     if channel_id(&v.channel_id)? != *channel {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchChannelIdMismatch,
             format!("voucher.channelId is not the channel of channelConfig ({channel})"),
         ));
     }
     if v.expires_at != 0 {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::BatchVoucherExpiry,
             "voucher.expiresAt is 0 in batch-settlement",
         ));
     }
-    let cumulative = named(batch::amount(
-        "voucher.maxClaimableAmount",
-        &v.max_claimable_amount,
-    ))?;
+    let cumulative = batch::amount("voucher.maxClaimableAmount", &v.max_claimable_amount)?;
     let signature = Signature::from_str(&v.signature).map_err(|_| {
-        bad(
+        Rejection::new(
             Reason::BatchVoucherSignature,
             "voucher.signature is not a base58 signature",
         )
@@ -565,7 +551,7 @@ fn refusal(r: Refusal, s: &Session) -> Rejection {
         Refusal::Expired { .. } => Reason::BatchVoucherExpiry,
         Refusal::BadSignature => Reason::BatchVoucherSignature,
     };
-    let refused = bad(reason, r.to_string());
+    let refused = Rejection::new(reason, r.to_string());
     match (r, &s.latest_signature) {
         (Refusal::WrongAmount { .. }, Some(signature)) => refused.with_extra(json!({
             "channelState": channel_state(s),
@@ -610,40 +596,39 @@ fn voucher_extra(s: &Session) -> Value {
     })
 }
 
-impl Facilitator {
-    async fn offer(&self, r: &BatchRequest) -> Result<Offer, Rejection> {
-        let network = self.network_id().await?;
-        offer(r, &self.facilitator(), &network)
+impl Batch {
+    async fn offer(f: &Facilitator, r: &BatchRequest) -> Result<Offer, Rejection> {
+        let network = Batch::network_id(f).await?;
+        offer(r, &f.facilitator(), &network)
     }
 
     /// The network's CAIP-2 id.
-    async fn network_id(&self) -> Result<String, Rejection> {
-        self.caip2()
+    async fn network_id(f: &Facilitator) -> Result<String, Rejection> {
+        f.caip2()
             .await
-            .map_err(|e| bad(Reason::NetworkUnavailable, e.message))
+            .map_err(|e| Rejection::new(Reason::NetworkUnavailable, e.message))
     }
 
     fn store_rejection(
-        &self,
         channel: &Pubkey,
         e: trust_gate_server::redis_store::StoreUnavailable,
     ) -> Rejection {
-        self.change_rejection::<Rejection>(channel, Change::Unavailable(e))
+        Batch::change_rejection::<Rejection>(channel, Change::Unavailable(e))
     }
 
     /// `/verify`: the deposit's checks without sending, or the voucher's without keeping it.
-    pub async fn verify_batch(&self, r: &BatchRequest) -> Result<(Pubkey, Value), Rejection> {
-        let o = self.offer(r).await?;
+    pub async fn verify_batch(
+        f: &Facilitator,
+        r: &BatchRequest,
+    ) -> Result<(Pubkey, Value), Rejection> {
+        let o = Batch::offer(f, r).await?;
         match &r.payload {
             BatchPayload::Deposit {
                 channel_config,
                 voucher: v,
                 deposit,
             } => {
-                let s = match self
-                    .checked_deposit(r, &o, channel_config, v, deposit)
-                    .await?
-                {
+                let s = match Batch::checked_deposit(f, r, &o, channel_config, v, deposit).await? {
                     Deposit::Again(s, _) => *s,
                     Deposit::New(new) => Session {
                         accepted: new.2.cumulative,
@@ -658,12 +643,12 @@ impl Facilitator {
             } => {
                 let channel = channel_id(&v.channel_id)?;
                 let v = voucher(v, &channel)?;
-                let s = self.session(&channel).await?;
+                let s = Batch::session(f, &channel).await?;
                 same_channel(channel_config, &s, &o)?;
-                let next = self.accept(&s, &o, &v)?;
+                let next = Batch::accept(f, &s, &o, &v)?;
                 Ok((s.payer, json!({"channelState": channel_state(&next)})))
             }
-            other => Err(bad(
+            other => Err(Rejection::new(
                 Reason::BatchPayloadType,
                 format!(
                     "/verify takes a deposit or a voucher, not a {}",
@@ -677,11 +662,11 @@ impl Facilitator {
     /// request (`X-Service-Authorization`), or why none did: a server's payload (`claim`,
     /// `settle`, `seal`) is taken only from one.
     pub async fn settle_batch(
-        &self,
+        f: &Facilitator,
         r: &BatchRequest,
         caller: Result<Pubkey, String>,
     ) -> Result<SettleReply, Rejection> {
-        let Some(keypair) = self.key.keypair() else {
+        let Some(keypair) = f.key.keypair() else {
             return Err(Rejection::not_signing("settle"));
         };
         if r.payload.is_servers() {
@@ -696,24 +681,22 @@ impl Facilitator {
                 .hint("sign the request with a service key the facilitator trusts (X-Service-Authorization)"));
             }
         }
-        let o = self.offer(r).await?;
+        let o = Batch::offer(f, r).await?;
         match &r.payload {
             BatchPayload::Deposit {
                 channel_config,
                 voucher: v,
                 deposit,
             } => {
-                let (checked, session, v) = match self
-                    .checked_deposit(r, &o, channel_config, v, deposit)
-                    .await?
-                {
-                    Deposit::Again(s, signature) => {
-                        return self.deposit_outcome(*s, signature).await
-                    }
-                    Deposit::New(new) => *new,
-                };
-                self.limit_deposits(&session.payer)?;
-                let reserved = self
+                let (checked, session, v) =
+                    match Batch::checked_deposit(f, r, &o, channel_config, v, deposit).await? {
+                        Deposit::Again(s, signature) => {
+                            return Batch::deposit_outcome(f, *s, signature).await
+                        }
+                        Deposit::New(new) => *new,
+                    };
+                f.limit_deposits(&session.payer)?;
+                let reserved = f
                     .advance(
                         &session.channel,
                         &session.payer,
@@ -723,17 +706,16 @@ impl Facilitator {
                     )
                     .await?;
                 if !reserved {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::DuplicateSettlement,
                         format!("channel {} is being opened already", session.channel),
                     ));
                 }
                 let used = checked.approval.zip(session.gate.map(|g| g.payer_asset));
-                let opened = self
-                    .open_session(checked.tx, session, v, o.price, keypair)
-                    .await?;
+                let opened =
+                    Batch::open_session(f, checked.tx, session, v, o.price, keypair).await?;
                 if let Some((a, payer)) = used.filter(|_| !opened.pending) {
-                    self.forget_approval(&a.address, &payer).await;
+                    f.forget_approval(&a.address, &payer).await;
                 }
                 Ok(opened)
             }
@@ -743,14 +725,14 @@ impl Facilitator {
             } => {
                 let channel = channel_id(&v.channel_id)?;
                 let v = voucher(v, &channel)?;
-                let s = self
+                let s = f
                     .sessions
                     .update(&channel, |s| {
                         same_channel(channel_config, s, &o)?;
-                        self.accept(s, &o, &v)
+                        Batch::accept(f, s, &o, &v)
                     })
                     .await
-                    .map_err(|e| self.change_rejection(&channel, e))?;
+                    .map_err(|e| Batch::change_rejection(&channel, e))?;
                 Ok(SettleReply::channel(
                     String::new(),
                     String::new(),
@@ -767,18 +749,19 @@ impl Facilitator {
                 amount,
             } => {
                 if amount.is_some() {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::BatchCloseAmountUnsupported,
                         "a refund names no amount: the whole unused escrow goes back to the payer",
                     ));
                 }
                 if transaction.is_some() {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::BatchRefundTransaction,
                         "this facilitator does not sponsor a payer's request_close: the payer sends its own (it pays the fee)",
                     ));
                 }
-                self.refund(
+                Batch::refund(
+                    f,
                     r,
                     &o,
                     channel_config,
@@ -794,19 +777,28 @@ impl Facilitator {
                 voucher: v,
                 close_authorization,
             } => {
-                self.seal(r, &o, id, channel_config, v, close_authorization, keypair)
-                    .await
+                Batch::seal(
+                    f,
+                    r,
+                    &o,
+                    id,
+                    channel_config,
+                    v,
+                    close_authorization,
+                    keypair,
+                )
+                .await
             }
-            BatchPayload::Claim { claims } => self.claim_sessions(claims, &o, keypair).await,
+            BatchPayload::Claim { claims } => Batch::claim_sessions(f, claims, &o, keypair).await,
             BatchPayload::Settle { channels: list } => {
                 let mut sessions = Vec::new();
                 for c in list {
                     let channel = channel_id(&c.channel_id)?;
-                    let s = self.session(&channel).await?;
+                    let s = Batch::session(f, &channel).await?;
                     same_channel(&c.channel_config, &s, &o)?;
                     sessions.push(s);
                 }
-                let (sig, pending, paid) = self.pay_out(&sessions, keypair).await?;
+                let (sig, pending, paid) = Batch::pay_out(f, &sessions, keypair).await?;
                 let channels: Vec<Value> = sessions.iter().map(channel_state).collect();
                 Ok(SettleReply::channel(
                     sig.to_string(),
@@ -820,20 +812,20 @@ impl Facilitator {
     }
 
     /// The session of `channel`, open.
-    async fn session(&self, channel: &Pubkey) -> Result<Session, Rejection> {
-        let s = self
+    async fn session(f: &Facilitator, channel: &Pubkey) -> Result<Session, Rejection> {
+        let s = f
             .sessions
             .get(channel)
             .await
-            .map_err(|e| self.store_rejection(channel, e))?
+            .map_err(|e| Batch::store_rejection(channel, e))?
             .ok_or_else(|| {
-                bad(
+                Rejection::new(
                     Reason::BatchUnknownChannel,
                     format!("this facilitator holds no session of channel {channel}: its first request is a deposit"),
                 )
             })?;
         if s.closed_by.is_some() {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchCloseState,
                 format!("channel {channel} is closed"),
             ));
@@ -841,10 +833,10 @@ impl Facilitator {
         Ok(s)
     }
 
-    fn change_rejection<E: Into<Rejection>>(&self, channel: &Pubkey, e: Change<E>) -> Rejection {
+    fn change_rejection<E: Into<Rejection>>(channel: &Pubkey, e: Change<E>) -> Rejection {
         match e {
             Change::Refused(r) => r.into(),
-            Change::Missing => bad(
+            Change::Missing => Rejection::new(
                 Reason::BatchUnknownChannel,
                 format!("this facilitator holds no session of channel {channel}"),
             ),
@@ -856,15 +848,15 @@ impl Facilitator {
     /// accepted is refused like any other that does not add exactly the price
     /// (specification Phase 3, step 6: one authorization serves one request), with the
     /// session's state for the resource server's corrective 402.
-    fn accept(&self, s: &Session, o: &Offer, v: &Voucher) -> Result<Session, Rejection> {
+    fn accept(f: &Facilitator, s: &Session, o: &Offer, v: &Voucher) -> Result<Session, Rejection> {
         if s.closed_by.is_some() {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchCloseState,
                 format!("channel {} is closed", s.channel),
             ));
         }
         if s.withdraw_requested_at != 0 {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchChannelClosing,
                 format!(
                     "the payer asked to close channel {} at {} (request_close): the program takes no more vouchers",
@@ -873,13 +865,13 @@ impl Facilitator {
             ));
         }
         if s.closing_at != 0 {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchChannelClosing,
                 format!("channel {} is being closed", s.channel),
             ));
         }
         if s.unconfirmed.is_some() {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchDepositUnconfirmed,
                 format!(
                     "the open of channel {} was sent but is not yet on chain with its deposit: vouchers are taken once it is (retry shortly)",
@@ -887,8 +879,8 @@ impl Facilitator {
                 ),
             ));
         }
-        if let Some(g) = s.gate.filter(|g| self.sessions.is_retired(g)) {
-            return Err(bad(
+        if let Some(g) = s.gate.filter(|g| f.sessions.is_retired(g)) {
+            return Err(Rejection::new(
                 Reason::BatchPolicyRetired,
                 format!(
                     "payer agent {}'s policy {} is retired: no payment may use it",
@@ -896,9 +888,7 @@ impl Facilitator {
                 ),
             ));
         }
-        let paused = s
-            .gate
-            .is_some_and(|g| self.sessions.is_paused(&g.payer_asset));
+        let paused = s.gate.is_some_and(|g| f.sessions.is_paused(&g.payer_asset));
         let terms = vouchers::Terms {
             channel: s.channel,
             voucher_key: s.voucher_key,
@@ -907,7 +897,7 @@ impl Facilitator {
         };
         let now = now_unix();
         let accepted = vouchers::check_with(&terms, s.accepted, v, o.price, now, paused, |v, k| {
-            self.sessions.signed(v, k)
+            f.sessions.signed(v, k)
         })
         .map_err(|r| refusal(r, s))?;
         Ok(Session {
@@ -929,29 +919,29 @@ impl Facilitator {
     /// started its session (a retry: neither the policy nor the channel's absence is asked
     /// again, for the deposit itself changed both).
     async fn checked_deposit(
-        &self,
+        f: &Facilitator,
         r: &BatchRequest,
         o: &Offer,
         c: &ChannelConfig,
         v: &BatchVoucher,
         deposit: &batch::DepositTx,
     ) -> Result<Deposit, Rejection> {
-        let fac = self.facilitator();
+        let fac = f.facilitator();
         let k = config_keys(c, o, &fac)?;
         let v = voucher(v, &k.channel)?;
-        let amount = named(batch::amount("deposit.amount", &deposit.amount))?;
+        let amount = batch::amount("deposit.amount", &deposit.amount)?;
         if amount == 0 {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchSetupTransaction,
                 "deposit.amount is above 0",
             ));
         }
-        let (token_program, _) = self
+        let (token_program, _) = f
             .mint(&o.mint)
             .await
-            .map_err(|e| bad(Reason::BatchInvalidRequirements, e.message))?;
+            .map_err(|e| Rejection::new(Reason::BatchInvalidRequirements, e.message))?;
         if o.extra.token_program != token_program.id().to_string() {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchTokenProgram,
                 format!(
                     "extra.tokenProgram is not the mint's token program ({})",
@@ -960,7 +950,7 @@ impl Facilitator {
             ));
         }
         if !r.gated {
-            self.check_plain_offer(
+            f.check_plain_offer(
                 &r.accepted.requirements()?,
                 &o.mint,
                 Reason::BatchInvalidRequirements,
@@ -973,21 +963,21 @@ impl Facilitator {
                 Expectations {
                     facilitator: &fac,
                     network: &r.requirements.network,
-                    trusted_services: &self.settings.trusted_services,
+                    trusted_services: &f.settings.trusted_services,
                     now: now_unix(),
-                    skew: i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
+                    skew: i64::try_from(f.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
                 },
             )?;
             let policy = chain::policy(
-                &self.chain.rpc,
-                &self.chain.builder.ids,
+                &f.chain.rpc,
+                &f.chain.builder.ids,
                 &g.payer_asset,
                 g.policy_id,
             )
             .await
             .map_err(Rejection::rpc)?
             .ok_or_else(|| {
-                bad(
+                Rejection::new(
                     Reason::PolicyNotFound,
                     format!(
                         "payer agent {} has no policy {}",
@@ -1005,17 +995,17 @@ impl Facilitator {
             None
         };
         let tx = inspect::decode(&deposit.transaction)
-            .map_err(|e| bad(Reason::BatchSetupTransaction, e.message))?;
-        let slot = self
-            .within(async { self.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
+            .map_err(|e| Rejection::new(Reason::BatchSetupTransaction, e.message))?;
+        let slot = f
+            .within(async { f.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
             .await?;
         let slot = o.extra.recent_slot.map_or(slot, |s| s.max(slot));
-        let tables = self.tables().await;
+        let tables = f.tables().await;
         let binding = batch::binding_memo(&o.extra.receiver_authorizer);
         let checked = channel_open::verify(
             tx,
             Expected {
-                builder: &self.chain.builder,
+                builder: &f.chain.builder,
                 facilitator: fac,
                 mint: o.mint,
                 token_program,
@@ -1030,7 +1020,7 @@ impl Facilitator {
                 slot,
                 memo: o.extra.memo.as_deref(),
                 binding_memo: Some(&binding),
-                compute: &self.settings.compute,
+                compute: &f.settings.compute,
                 gated: gate.map(|g| Gated {
                     payer_asset: g.payer_asset,
                     payee_asset: g.payee_asset,
@@ -1040,7 +1030,7 @@ impl Facilitator {
             },
         )
         .map_err(open_refusal)?;
-        if let Some(again) = self.deposit_again(&checked.tx, &k.channel, &v).await? {
+        if let Some(again) = Batch::deposit_again(f, &checked.tx, &k.channel, &v).await? {
             return Ok(again);
         }
         if let Some(g) = &gate {
@@ -1052,7 +1042,7 @@ impl Facilitator {
                 policy_id: g.policy_id,
             };
             let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
-            self.decide_deposit(deposit, resource).await?;
+            f.decide_deposit(deposit, resource).await?;
         }
         let now = now_unix();
         let session = Session {
@@ -1081,13 +1071,13 @@ impl Facilitator {
             closed_by: None,
         };
         // The first voucher pays the first request.
-        self.accept(&session, o, &v)?;
-        if chain::account(&self.chain.rpc, &k.channel)
+        Batch::accept(f, &session, o, &v)?;
+        if chain::account(&f.chain.rpc, &k.channel)
             .await
             .map_err(Rejection::rpc)?
             .is_some()
         {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::BatchChannelState,
                 format!("channel {} exists already", k.channel),
             ));
@@ -1098,19 +1088,19 @@ impl Facilitator {
     /// The session this very deposit started (its open co-signed is the same transaction,
     /// its voucher the session's latest), when one did: a retry of the deposit.
     async fn deposit_again(
-        &self,
+        f: &Facilitator,
         tx: &solana_sdk::transaction::VersionedTransaction,
         channel: &Pubkey,
         v: &Voucher,
     ) -> Result<Option<Deposit>, Rejection> {
-        let Some(keypair) = self.key.keypair() else {
+        let Some(keypair) = f.key.keypair() else {
             return Ok(None);
         };
-        let Some(s) = self
+        let Some(s) = f
             .sessions
             .get(channel)
             .await
-            .map_err(|e| self.store_rejection(channel, e))?
+            .map_err(|e| Batch::store_rejection(channel, e))?
         else {
             return Ok(None);
         };
@@ -1125,18 +1115,18 @@ impl Facilitator {
     /// A retried deposit's answer: its open's outcome (awaited while the session is not
     /// confirmed yet), never a second open nor a second acceptance of its voucher.
     async fn deposit_outcome(
-        &self,
+        f: &Facilitator,
         s: Session,
         signature: Signature,
     ) -> Result<SettleReply, Rejection> {
         let pending = s.unconfirmed.is_some();
         let settled = if pending {
-            match self.confirm(&signature).await {
+            match f.confirm(&signature).await {
                 Outcome::Landed(Ok(())) => {
-                    self.opened_session(&s.channel, signature, false).await?
+                    Batch::opened_session(f, &s.channel, signature, false).await?
                 }
                 Outcome::Landed(Err(err)) => {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::TransactionFailed,
                         format!("the deposit's open {signature} failed on chain: {err}"),
                     ))
@@ -1155,7 +1145,7 @@ impl Facilitator {
     /// background round forgets it if the open never lands). Confirmed once the channel is
     /// read open with its deposit; forgotten when the open is refused.
     async fn open_session(
-        &self,
+        f: &Facilitator,
         tx: solana_sdk::transaction::VersionedTransaction,
         session: Session,
         v: Voucher,
@@ -1173,18 +1163,18 @@ impl Facilitator {
             ..session
         };
         let channel = s.channel;
-        if !self
+        if !f
             .sessions
             .insert(&s)
             .await
-            .map_err(|e| self.change_rejection::<Rejection>(&channel, Change::Unavailable(e)))?
+            .map_err(|e| Batch::change_rejection::<Rejection>(&channel, Change::Unavailable(e)))?
         {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::DuplicateSettlement,
                 format!("channel {channel} has a session already"),
             ));
         }
-        let sent = self
+        let sent = f
             .send_open(
                 tx,
                 keypair,
@@ -1197,44 +1187,44 @@ impl Facilitator {
             Err(refused) => {
                 // Refused by the simulation, or failed on chain: no channel, no session, no
                 // rent advanced.
-                if let Err(e) = self.sessions.remove(&channel).await {
+                if let Err(e) = f.sessions.remove(&channel).await {
                     tracing::warn!(%channel, "forgetting a refused open's session: {e}");
                 }
-                self.released_advance(&channel).await;
+                f.released_advance(&channel).await;
                 return Err(refused);
             }
         };
-        self.opened_session(&channel, signature, pending).await
+        Batch::opened_session(f, &channel, signature, pending).await
     }
 
     /// The session after its open was sent (`pending`: outcome not known in time), or
     /// landed: confirmed once the channel is read open with its deposit.
     async fn opened_session(
-        &self,
+        f: &Facilitator,
         channel: &Pubkey,
         signature: Signature,
         pending: bool,
     ) -> Result<SettleReply, Rejection> {
         let channel = *channel;
         if !pending {
-            let s = self.session(&channel).await?;
-            let c = self.channel(&channel, Reason::BatchChannelState).await?;
-            if !opened(&c, &s, &self.facilitator()) {
-                return Err(bad(
+            let s = Batch::session(f, &channel).await?;
+            let c = f.channel(&channel, Reason::BatchChannelState).await?;
+            if !opened(&c, &s, &f.facilitator()) {
+                return Err(Rejection::new(
                     Reason::BatchChannelState,
                     format!("channel {channel} is not the one the deposit opens"),
                 ));
             }
-            self.advanced(&channel).await;
+            f.advanced(&channel).await;
             // Read just now: the background round's next read of it comes a period later.
-            self.sessions
+            f.sessions
                 .work
                 .read_at
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(channel, now_unix());
         }
-        let s = self
+        let s = f
             .sessions
             .update::<Rejection>(&channel, |cur| {
                 Ok(Session {
@@ -1248,7 +1238,7 @@ impl Facilitator {
                 })
             })
             .await
-            .map_err(|e| self.change_rejection(&channel, e))?;
+            .map_err(|e| Batch::change_rejection(&channel, e))?;
         Ok(settled(&s, signature, pending))
     }
 }
@@ -1308,7 +1298,7 @@ impl Scheme for Batch {
 
     async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
         let r = request(call.body)?;
-        let (payer, extra) = f.verify_batch(&r).await?;
+        let (payer, extra) = Batch::verify_batch(f, &r).await?;
         Ok(Verified::Valid {
             payer,
             extra: Some(extra),
@@ -1317,8 +1307,8 @@ impl Scheme for Batch {
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let r = request(call.body)?;
-        let caller = f.service_caller(call.headers, "/settle", call.body);
-        f.settle_batch(&r, caller).await
+        let caller = Batch::service_caller(f, call.headers, "/settle", call.body);
+        Batch::settle_batch(f, &r, caller).await
     }
 
     /// The sessions' rounds: kill switches, channel reads, redemption and closes.

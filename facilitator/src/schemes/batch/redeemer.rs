@@ -30,6 +30,7 @@
 //! on a shared key).
 
 use super::opened;
+use super::Batch;
 use crate::service::Facilitator;
 use crate::sessions::Session;
 
@@ -366,7 +367,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
     let mut due: Vec<Session> = Vec::new();
     let now = now_unix();
     let age = i64::try_from(f.settings.sessions.redeem_age.as_secs()).unwrap_or(i64::MAX);
-    let stalled_after = f.stalled_after();
+    let stalled_after = Batch::stalled_after(f);
     for s in open {
         if s.unconfirmed.is_some() {
             continue;
@@ -384,7 +385,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
                 now.saturating_sub(s.active_at) >= i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
             });
         if ((paused || closing) && !under_way) || stalled || idle {
-            match f.close_session(&s, keypair).await {
+            match Batch::close_session(f, &s, keypair).await {
                 Ok(_) if closing => t.closing.push(s.channel),
                 Ok(_) if idle && !paused => t.idle.push(s.channel),
                 Ok(_) => t.closed.push(s.channel),
@@ -405,7 +406,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
         }
     }
     for run in due.chunks(batch::MAX_CHANNELS_PER_TRANSACTION) {
-        match f.redeem(run, keypair).await {
+        match Batch::redeem(f, run, keypair).await {
             Ok(_) => t.redeemed.extend(run.iter().map(|s| s.channel)),
             // One channel the chain refuses (its payer's request_close since the last read,
             // say) must not hold up the others: each is tried alone.
@@ -416,7 +417,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
                     r.message
                 ));
                 for s in run {
-                    match f.redeem(std::slice::from_ref(s), keypair).await {
+                    match Batch::redeem(f, std::slice::from_ref(s), keypair).await {
                         Ok(_) => t.redeemed.push(s.channel),
                         Err(r) => t
                             .errors

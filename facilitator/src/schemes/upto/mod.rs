@@ -27,16 +27,15 @@ use crate::adapter::{self, ChannelGate, Expectations};
 use crate::advances::ledger::ChannelKind;
 use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
-use crate::holds;
 use crate::inspect;
 use crate::reject::{Reason, Rejection};
+use crate::service::holds;
 use crate::service::Facilitator;
-use crate::settle::{co_signature, Outcome};
+use crate::service::{co_signature, Outcome};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
-use solana_sdk::transaction::VersionedTransaction;
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
@@ -123,14 +122,6 @@ struct Terms {
     salt: u64,
 }
 
-fn bad(reason: Reason, message: impl Into<String>) -> Rejection {
-    Rejection::new(reason, message)
-}
-
-fn named(r: Result<Pubkey, (Reason, String)>) -> Result<Pubkey, Rejection> {
-    r.map_err(|(reason, message)| bad(reason, message))
-}
-
 impl Terms {
     /// The distribution every upto open makes: 100 % to `payTo`.
     fn splits(&self) -> Vec<Split> {
@@ -192,13 +183,13 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
         upto::SCHEME_UPTO
     };
     if r.accepted.scheme != scheme || r.requirements.scheme != scheme {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UnsupportedScheme,
             format!("the requirements and the accepted offer are not both {scheme}"),
         ));
     }
     if r.accepted.network != r.requirements.network || r.requirements.network != network {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::NetworkMismatch,
             format!(
                 "the network is {}; this facilitator settles on {network}",
@@ -206,11 +197,11 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
             ),
         ));
     }
-    let invalid = |m: String| bad(Reason::UptoInvalidRequirements, m);
+    let invalid = |m: String| Rejection::new(Reason::UptoInvalidRequirements, m);
     let extra: UptoExtra = serde_json::from_value(Value::Object(r.requirements.extra.clone()))
         .map_err(|e| invalid(format!("extra: {e}")))?;
     if extra.fee_payer != fac.to_string() {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoFacilitatorMismatch,
             format!(
                 "extra.feePayer is {}; this facilitator is {fac}",
@@ -224,7 +215,7 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
         ));
     }
     if r.requirements.max_timeout_seconds > MAX_CHANNEL_LIFETIME_SECS {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoChannelLifetimeExceeded,
             format!(
                 "maxTimeoutSeconds is {}; this facilitator holds an upto channel's rent for at most {MAX_CHANNEL_LIFETIME_SECS} s",
@@ -240,37 +231,38 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
     let pay_to = key("payTo", &r.requirements.pay_to)?;
 
     let p = &r.payload;
-    let from = named(upto::key("from", &p.from))?;
-    let channel = named(upto::key("channelId", &p.channel_id))?;
-    let authorized = named(upto::key("authorizedSigner", &p.authorized_signer))?;
+    let from = upto::key("from", &p.from)?;
+    let channel = upto::key("channelId", &p.channel_id)?;
+    let authorized = upto::key("authorizedSigner", &p.authorized_signer)?;
     if authorized != receiver_authorizer {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoReceiverAuthorizer,
             "payload.authorizedSigner is not extra.receiverAuthorizer",
         ));
     }
-    let amount = |field: &str, v: &str| upto::amount(field, v).map_err(|(r, m)| bad(r, m));
+    let amount =
+        |field: &str, v: &str| upto::amount(field, v).map_err(|(r, m)| Rejection::new(r, m));
     let ceiling = amount("maxAmount", &p.max_amount)?;
     if amount("deposit", &p.deposit)? != ceiling {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoDepositNotCeiling,
             "payload.deposit is not payload.maxAmount",
         ));
     }
     let salt = p.nonce.parse().map_err(|_| {
-        bad(
+        Rejection::new(
             Reason::UptoChannelSeed,
             "payload.nonce is not a decimal u64",
         )
     })?;
     if now < p.valid_after {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoNotYetActive,
             format!("the payment is valid after {}", p.valid_after),
         ));
     }
     if p.expires_at == 0 || now >= p.expires_at {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoExpired,
             format!("the payment expired at {}", p.expires_at),
         ));
@@ -279,7 +271,7 @@ fn terms(r: &UptoRequest, fac: &Pubkey, network: &str, now: i64) -> Result<Terms
         .saturating_add(i64::try_from(r.requirements.max_timeout_seconds).unwrap_or(i64::MAX))
         .saturating_add(EXPIRY_SLACK_SECS);
     if p.expires_at > latest {
-        return Err(bad(
+        return Err(Rejection::new(
             Reason::UptoExpiresAtMismatch,
             "payload.expiresAt is further ahead than maxTimeoutSeconds allows",
         ));
@@ -307,28 +299,28 @@ enum Open {
     Unknown(Signature),
 }
 
-impl Facilitator {
+impl Upto {
     /// The deposit's checks, without sending (`/verify`): returns the payer.
-    pub async fn verify_upto(&self, r: &UptoRequest) -> Result<Pubkey, Rejection> {
+    pub async fn verify_upto(f: &Facilitator, r: &UptoRequest) -> Result<Pubkey, Rejection> {
         if r.payload.voucher_signature.is_some() {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoUnexpectedVoucher,
                 "a client's payload carries no voucherSignature",
             ));
         }
         if r.payload.settle_type.is_some() {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoPayloadType,
                 "type is the server's, for /settle",
             ));
         }
-        let (t, open) = self.checked_open(r).await?;
+        let (t, open) = Upto::checked_open(f, r).await?;
         match open {
             // A retry of a deposit that landed is valid while its channel is still the
             // deposit's, unclaimed: the same request's /settle answers its outcome.
-            Open::Landed(signature) => self.unclaimed(&t, &signature).await?,
+            Open::Landed(signature) => Upto::unclaimed(f, &t, &signature).await?,
             Open::Unknown(signature) => {
-                return Err(bad(
+                return Err(Rejection::new(
                     Reason::UptoChannelAlreadyOpen,
                     format!("channel {} is open; whether by this deposit ({signature}) is not known yet: retry shortly", t.channel),
                 ))
@@ -339,75 +331,75 @@ impl Facilitator {
     }
 
     /// `/settle` of a deposit or a claim (see the module docs).
-    pub async fn settle_upto(&self, r: &UptoRequest) -> Result<SettleReply, Rejection> {
-        let Some(keypair) = self.key.keypair() else {
+    pub async fn settle_upto(f: &Facilitator, r: &UptoRequest) -> Result<SettleReply, Rejection> {
+        let Some(keypair) = f.key.keypair() else {
             return Err(Rejection::not_signing("settle"));
         };
         match r.payload.settle_type {
-            Some(UptoSettleType::Claim) => self.claim(r, keypair).await,
+            Some(UptoSettleType::Claim) => Upto::claim(f, r, keypair).await,
             Some(UptoSettleType::Deposit) | None => {
                 if r.payload.voucher_signature.is_some() {
-                    return Err(bad(
+                    return Err(Rejection::new(
                         Reason::UptoUnexpectedVoucher,
                         "a deposit carries no voucherSignature",
                     ));
                 }
-                self.deposit(r, keypair).await
+                Upto::deposit(f, r, keypair).await
             }
         }
     }
 
     /// The request's terms, checked against this facilitator, its network and clock.
-    async fn terms(&self, r: &UptoRequest) -> Result<Terms, Rejection> {
-        let network = self
+    async fn terms(f: &Facilitator, r: &UptoRequest) -> Result<Terms, Rejection> {
+        let network = f
             .caip2()
             .await
-            .map_err(|e| bad(Reason::NetworkUnavailable, e.message))?;
-        terms(r, &self.facilitator(), &network, now_unix())
+            .map_err(|e| Rejection::new(Reason::NetworkUnavailable, e.message))?;
+        terms(r, &f.facilitator(), &network, now_unix())
     }
 
     /// The terms and the checked open of a deposit, or the signature of this very open when
     /// it landed already (a retry: neither the policy nor the channel's absence is asked
     /// again, for the deposit itself changed both).
-    async fn checked_open(&self, r: &UptoRequest) -> Result<(Terms, Open), Rejection> {
-        let fac = self.facilitator();
-        let t = self.terms(r).await?;
-        let required =
-            upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
+    async fn checked_open(f: &Facilitator, r: &UptoRequest) -> Result<(Terms, Open), Rejection> {
+        let fac = f.facilitator();
+        let t = Upto::terms(f, r).await?;
+        let required = upto::amount("amount", &r.requirements.amount)
+            .map_err(|(r, m)| Rejection::new(r, m))?;
         if required != t.ceiling {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoAmountMismatch,
                 "payload.maxAmount is not the requirements' amount",
             ));
         }
-        let (token_program, _) = self
+        let (token_program, _) = f
             .mint(&t.mint)
             .await
-            .map_err(|e| bad(Reason::UptoInvalidRequirements, e.message))?;
+            .map_err(|e| Rejection::new(Reason::UptoInvalidRequirements, e.message))?;
         if let Some(hint) = &t.extra.token_program {
             if *hint != token_program.id().to_string() {
-                return Err(bad(
+                return Err(Rejection::new(
                     Reason::UptoInvalidRequirements,
                     "extra.tokenProgram is not the mint's token program",
                 ));
             }
         }
         let tx = inspect::decode(&r.payload.open_transaction)
-            .map_err(|e| bad(Reason::UptoOpenTransaction, e.message))?;
-        let slot = self
-            .within(async { self.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
+            .map_err(|e| Rejection::new(Reason::UptoOpenTransaction, e.message))?;
+        let slot = f
+            .within(async { f.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
             .await?;
         // The server's offer may name a slot a little ahead of this RPC's view.
         let slot = t.extra.recent_slot.map_or(slot, |s| s.0.max(slot));
-        let gate = self.channel_gate(r)?;
+        let gate = Upto::channel_gate(f, r)?;
         if gate.is_none() {
-            self.check_plain_offer(&r.accepted, &t.mint, Reason::UptoInvalidRequirements)?;
+            f.check_plain_offer(&r.accepted, &t.mint, Reason::UptoInvalidRequirements)?;
         }
-        let tables = self.tables().await;
+        let tables = f.tables().await;
         let checked = channel_open::verify(
             tx,
             Expected {
-                builder: &self.chain.builder,
+                builder: &f.chain.builder,
                 facilitator: fac,
                 mint: t.mint,
                 token_program,
@@ -422,7 +414,7 @@ impl Facilitator {
                 slot,
                 memo: t.extra.memo.as_deref(),
                 binding_memo: None,
-                compute: &self.settings.compute,
+                compute: &f.settings.compute,
                 gated: gate.map(|g| Gated {
                     payer_asset: g.payer_asset,
                     payee_asset: g.payee_asset,
@@ -431,7 +423,7 @@ impl Facilitator {
                 }),
             },
         )?;
-        if let Some(signature) = self
+        if let Some(signature) = f
             .landed_open(&checked.tx, Reason::UptoChannelBroadcast)
             .await?
         {
@@ -446,9 +438,9 @@ impl Facilitator {
                 policy_id: g.policy_id,
             };
             let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
-            self.decide_deposit(deposit, resource).await?;
+            f.decide_deposit(deposit, resource).await?;
         }
-        if chain::account(&self.chain.rpc, &t.channel)
+        if chain::account(&f.chain.rpc, &t.channel)
             .await
             .map_err(Rejection::rpc)?
             .is_some()
@@ -456,17 +448,13 @@ impl Facilitator {
             // Opened as this deposit opens it while the status of this very open is not
             // visible yet (a retry right after the first attempt): asked again later, never
             // refused for it.
-            let as_ours = self
-                .channel(&t.channel, Reason::UptoChannelState)
-                .await
-                .ok();
-            if let (Some(keypair), true) = (
-                self.key.keypair(),
-                as_ours.is_some_and(|c| t.opened(&c, &fac)),
-            ) {
+            let as_ours = f.channel(&t.channel, Reason::UptoChannelState).await.ok();
+            if let (Some(keypair), true) =
+                (f.key.keypair(), as_ours.is_some_and(|c| t.opened(&c, &fac)))
+            {
                 return Ok((t, Open::Unknown(co_signature(&checked.tx, keypair))));
             }
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoChannelAlreadyOpen,
                 format!("channel {} exists already", t.channel),
             ));
@@ -476,14 +464,11 @@ impl Facilitator {
 
     /// The channel a landed deposit opened, still as it opened it (unclaimed): else the
     /// payment is over, and a retry of its deposit is refused.
-    async fn unclaimed(&self, t: &Terms, signature: &Signature) -> Result<(), Rejection> {
-        let c = self
-            .channel(&t.channel, Reason::UptoChannelState)
-            .await
-            .ok();
+    async fn unclaimed(f: &Facilitator, t: &Terms, signature: &Signature) -> Result<(), Rejection> {
+        let c = f.channel(&t.channel, Reason::UptoChannelState).await.ok();
         match c {
-            Some(c) if t.opened(&c, &self.facilitator()) => Ok(()),
-            _ => Err(bad(
+            Some(c) if t.opened(&c, &f.facilitator()) => Ok(()),
+            _ => Err(Rejection::new(
                 Reason::UptoChannelAlreadyOpen,
                 format!(
                     "this deposit landed in {signature} and channel {} was claimed since: the payment is over",
@@ -496,47 +481,47 @@ impl Facilitator {
     /// A deposit that landed (sent now, or by an earlier attempt: `replayed`): the channel
     /// read back, the rent it holds kept, the approval it used forgotten.
     async fn deposit_landed(
-        &self,
+        f: &Facilitator,
         r: &UptoRequest,
         t: &Terms,
         signature: Signature,
         approval: Option<Pubkey>,
         replayed: bool,
     ) -> Result<SettleReply, Rejection> {
-        self.advanced(&t.channel).await;
-        let c = self.channel(&t.channel, Reason::UptoChannelState).await?;
-        if !t.opened(&c, &self.facilitator()) {
-            return Err(bad(
+        f.advanced(&t.channel).await;
+        let c = f.channel(&t.channel, Reason::UptoChannelState).await?;
+        if !t.opened(&c, &f.facilitator()) {
+            return Err(Rejection::new(
                 Reason::UptoChannelState,
                 format!("channel {} is not the one the payment opens", t.channel),
             ));
         }
-        if let (Some(a), Some(g)) = (approval, self.channel_gate(r)?) {
-            self.forget_approval(&a, &g.payer_asset).await;
+        if let (Some(a), Some(g)) = (approval, Upto::channel_gate(f, r)?) {
+            f.forget_approval(&a, &g.payer_asset).await;
         }
         Ok(t.deposited(signature, false, replayed))
     }
 
     async fn deposit(
-        &self,
+        f: &Facilitator,
         r: &UptoRequest,
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<SettleReply, Rejection> {
-        let (t, open) = self.checked_open(r).await?;
+        let (t, open) = Upto::checked_open(f, r).await?;
         let checked = match open {
             Open::Landed(signature) => {
-                self.unclaimed(&t, &signature).await?;
-                return self.deposit_landed(r, &t, signature, None, true).await;
+                Upto::unclaimed(f, &t, &signature).await?;
+                return Upto::deposit_landed(f, r, &t, signature, None, true).await;
             }
             Open::Unknown(signature) => return Ok(t.deposited(signature, true, true)),
             Open::New(checked) => *checked,
         };
-        self.limit_deposits(&t.from)?;
-        let (token_program, _) = self
+        f.limit_deposits(&t.from)?;
+        let (token_program, _) = f
             .mint(&t.mint)
             .await
-            .map_err(|e| bad(Reason::UptoInvalidRequirements, e.message))?;
-        let reserved = self
+            .map_err(|e| Rejection::new(Reason::UptoInvalidRequirements, e.message))?;
+        let reserved = f
             .advance(
                 &t.channel,
                 &t.from,
@@ -551,16 +536,18 @@ impl Facilitator {
             // attempt waits), whose outcome is awaited here; another open of the channel
             // never lands under this signature and answers pending until it lapses.
             let signature = co_signature(&checked.tx, keypair);
-            return match self.confirm(&signature).await {
-                Outcome::Landed(Ok(())) => self.deposit_landed(r, &t, signature, used, true).await,
-                Outcome::Landed(Err(err)) => Err(bad(
+            return match f.confirm(&signature).await {
+                Outcome::Landed(Ok(())) => {
+                    Upto::deposit_landed(f, r, &t, signature, used, true).await
+                }
+                Outcome::Landed(Err(err)) => Err(Rejection::new(
                     Reason::UptoChannelBroadcast,
                     format!("{signature} failed on chain: {err}"),
                 )),
                 Outcome::Pending => Ok(t.deposited(signature, true, true)),
             };
         }
-        let sent = self
+        let sent = f
             .send_open(
                 checked.tx,
                 keypair,
@@ -571,43 +558,44 @@ impl Facilitator {
         let (signature, pending) = match sent {
             Ok(sent) => sent,
             Err(refused) => {
-                self.released_advance(&t.channel).await;
+                f.released_advance(&t.channel).await;
                 return Err(refused);
             }
         };
         if !pending {
-            return self.deposit_landed(r, &t, signature, used, false).await;
+            return Upto::deposit_landed(f, r, &t, signature, used, false).await;
         }
         Ok(t.deposited(signature, true, false))
     }
 
     async fn claim(
-        &self,
+        f: &Facilitator,
         r: &UptoRequest,
         keypair: &solana_sdk::signature::Keypair,
     ) -> Result<SettleReply, Rejection> {
-        let fac = self.facilitator();
-        let t = self.terms(r).await?;
-        let actual = upto::amount("amount", &r.requirements.amount).map_err(|(r, m)| bad(r, m))?;
+        let fac = f.facilitator();
+        let t = Upto::terms(f, r).await?;
+        let actual = upto::amount("amount", &r.requirements.amount)
+            .map_err(|(r, m)| Rejection::new(r, m))?;
         if actual > t.ceiling {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoSettlementExceedsAmount,
                 format!("the charge {actual} is above the ceiling {}", t.ceiling),
             ));
         }
-        let (token_program, _) = self
+        let (token_program, _) = f
             .mint(&t.mint)
             .await
-            .map_err(|e| bad(Reason::UptoInvalidRequirements, e.message))?;
-        let c = self.channel(&t.channel, Reason::UptoChannelState).await?;
+            .map_err(|e| Rejection::new(Reason::UptoInvalidRequirements, e.message))?;
+        let c = f.channel(&t.channel, Reason::UptoChannelState).await?;
         let now = match c.status {
-            Status::Closing => chain::unix_time(&self.chain.rpc)
+            Status::Closing => chain::unix_time(&f.chain.rpc)
                 .await
                 .map_err(Rejection::rpc)?,
             _ => 0,
         };
         if !t.claimable(&c, &fac, now) {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoChannelState,
                 format!(
                     "channel {} is not this payment's, or can no longer be sealed ({:?}, deposit {})",
@@ -624,13 +612,13 @@ impl Facilitator {
         // anyone holding the payload could seal the channel at nothing before the server
         // charges. A voucher of 0 is checked here only (the program wants none to seal).
         let sig = r.payload.voucher_signature.as_deref().ok_or_else(|| {
-            bad(
+            Rejection::new(
                 Reason::UptoMissingVoucher,
                 "a claim carries the server's voucherSignature of its amount",
             )
         })?;
         let signature = Signature::from_str(sig).map_err(|_| {
-            bad(
+            Rejection::new(
                 Reason::UptoVoucherSignature,
                 "voucherSignature is not a base58 signature",
             )
@@ -642,7 +630,7 @@ impl Facilitator {
             signature,
         };
         if !voucher.signed_by(&t.receiver_authorizer) {
-            return Err(bad(
+            return Err(Rejection::new(
                 Reason::UptoVoucherSignature,
                 "voucherSignature is not extra.receiverAuthorizer's signature of the charge",
             ));
@@ -652,7 +640,7 @@ impl Facilitator {
         }
         ixs.push(channels::settle_and_seal(&fac, &t.channel, actual > 0));
         if r.gated {
-            ixs.push(self.gate_close(&t.channel, upto::SCHEME_GATED_UPTO).await?);
+            ixs.push(f.gate_close(&t.channel, upto::SCHEME_GATED_UPTO).await?);
         }
         ixs.push(
             Distribute {
@@ -667,10 +655,10 @@ impl Facilitator {
             .instruction(),
         );
         // A gated claim fits a packet only with the facilitator's lookup tables.
-        let (signature, pending) = self
+        let (signature, pending) = f
             .send_own(&ixs, r.gated, keypair, Reason::UptoSettlementSimulation)
             .await?;
-        self.closed_advance(&t.channel).await;
+        f.closed_advance(&t.channel).await;
         let amount = actual.to_string();
         Ok(SettleReply::channel(
             signature.to_string(),
@@ -683,205 +671,23 @@ impl Facilitator {
 
     /// The gated variant's parties and policy, from the accepted offer's `gate` extension
     /// (`None` for the stock scheme).
-    fn channel_gate(&self, r: &UptoRequest) -> Result<Option<ChannelGate>, Rejection> {
+    fn channel_gate(f: &Facilitator, r: &UptoRequest) -> Result<Option<ChannelGate>, Rejection> {
         if !r.gated {
             return Ok(None);
         }
-        let fac = self.facilitator();
+        let fac = f.facilitator();
         adapter::read_channel_gate(
             &r.accepted,
             r.resource.as_ref().map(|res| res.url.as_str()),
             Expectations {
                 facilitator: &fac,
                 network: &r.requirements.network,
-                trusted_services: &self.settings.trusted_services,
+                trusted_services: &f.settings.trusted_services,
                 now: now_unix(),
-                skew: i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
+                skew: i64::try_from(f.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
             },
         )
         .map(Some)
-    }
-
-    /// The gate's close of the sealed `channel` (its record read now): what the channel did
-    /// not spend back to the payer's policy, the payee's feedback tagged `tag`.
-    pub(crate) async fn gate_close(
-        &self,
-        channel: &Pubkey,
-        tag: &str,
-    ) -> Result<solana_sdk::instruction::Instruction, Rejection> {
-        self.gate_close_if_recorded(channel, tag)
-            .await?
-            .ok_or_else(|| {
-                bad(
-                    Reason::UptoChannelState,
-                    format!(
-                        "gated channel {channel} has no gate record {}",
-                        self.chain.builder.pda.channel_record(channel)
-                    ),
-                )
-            })
-    }
-
-    /// [`Self::gate_close`], or `None` when the channel has no open gate record (never had
-    /// one, or it was closed already).
-    pub(crate) async fn gate_close_if_recorded(
-        &self,
-        channel: &Pubkey,
-        tag: &str,
-    ) -> Result<Option<solana_sdk::instruction::Instruction>, Rejection> {
-        let key = self.chain.builder.pda.channel_record(channel);
-        let Some(record) = chain::anchor_account::<gate::state::ChannelRecord>(
-            &self.chain.rpc,
-            "ChannelRecord",
-            &key,
-        )
-        .await
-        .map_err(Rejection::rpc)?
-        else {
-            return Ok(None);
-        };
-        let collection = self.collection().await?;
-        Ok(Some(self.chain.builder.gate_channel_close(
-            &record,
-            &collection,
-            trust_gate_client::instructions::ChannelFeedback {
-                score: 90,
-                tag1: "x402".into(),
-                tag2: tag.into(),
-                ..Default::default()
-            },
-        )))
-    }
-
-    /// The channel at `address`, read at confirmed; `state_reason` names a missing or foreign
-    /// one (each channel scheme has its own).
-    pub(crate) async fn channel(
-        &self,
-        address: &Pubkey,
-        state_reason: Reason,
-    ) -> Result<Channel, Rejection> {
-        let account = chain::account(&self.chain.rpc, address)
-            .await
-            .map_err(Rejection::rpc)?
-            .ok_or_else(|| bad(state_reason, format!("channel {address} does not exist")))?;
-        if account.owner != channels::PROGRAM_ID {
-            return Err(bad(state_reason, format!("{address} is not a channel")));
-        }
-        Channel::decode(&account.data).ok_or_else(|| {
-            bad(
-                state_reason,
-                format!("{address} is not a version-1 channel"),
-            )
-        })
-    }
-
-    /// A channel deposit of `payer` (the wallet that signed the open, checked) counts against
-    /// the per-payer limit (`RATE_LIMIT_PER_PAYER`), as an exact settlement of a payer agent
-    /// does: each open makes the facilitator advance the channel's rent until the close or
-    /// the crank returns it, so one wallet cannot have it lock that rent at will.
-    pub(crate) fn limit_deposits(&self, payer: &Pubkey) -> Result<(), Rejection> {
-        self.limit_payer(payer, || {
-            format!(
-                "wallet {payer} opened more channels than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)"
-            )
-        })
-    }
-
-    /// Co-signs a client's open as its fee payer (signature slot 0), sends it and waits: its
-    /// signature, and whether it is still pending. A refusal on chain is `failed`.
-    pub(crate) async fn send_open(
-        &self,
-        mut tx: VersionedTransaction,
-        keypair: &solana_sdk::signature::Keypair,
-        failed: Reason,
-        refused: Reason,
-    ) -> Result<(Signature, bool), Rejection> {
-        let signature = co_signature(&tx, keypair);
-        tx.signatures[0] = signature;
-        let pending = self.send_and_confirm(&tx, failed, refused).await?;
-        Ok((signature, pending))
-    }
-
-    /// The signature of `tx` co-signed by this facilitator when that very transaction has
-    /// landed already (a retry of a request whose first attempt sent it); `failed` names its
-    /// failure on chain. `None` when it has not (or this facilitator cannot sign).
-    pub(crate) async fn landed_open(
-        &self,
-        tx: &VersionedTransaction,
-        failed: Reason,
-    ) -> Result<Option<Signature>, Rejection> {
-        let Some(keypair) = self.key.keypair() else {
-            return Ok(None);
-        };
-        let signature = co_signature(tx, keypair);
-        match self.landed(&signature).await? {
-            None => Ok(None),
-            Some(Ok(())) => Ok(Some(signature)),
-            Some(Err(err)) => Err(bad(
-                failed,
-                format!("this transaction landed in {signature} and failed on chain: {err}"),
-            )),
-        }
-    }
-
-    /// Signs `ixs` alone as v0 (with the lookup tables when `with_tables`), sends and waits:
-    /// its signature, and whether it is still pending.
-    pub(crate) async fn send_own(
-        &self,
-        ixs: &[solana_sdk::instruction::Instruction],
-        with_tables: bool,
-        keypair: &solana_sdk::signature::Keypair,
-        refused: Reason,
-    ) -> Result<(Signature, bool), Rejection> {
-        let tables = if with_tables {
-            self.tables().await
-        } else {
-            Vec::new()
-        };
-        let blockhash = self
-            .chain
-            .rpc
-            .get_latest_blockhash()
-            .await
-            .map_err(Rejection::rpc)?;
-        let tx = trust_gate_client::settle::transaction(
-            &self.facilitator(),
-            ixs,
-            &tables,
-            blockhash,
-            &[keypair],
-        )
-        .map_err(|e| bad(Reason::TransactionFailed, e.to_string()))?;
-        let signature = tx.signatures[0];
-        let pending = self
-            .send_and_confirm(&tx, Reason::TransactionFailed, refused)
-            .await?;
-        Ok((signature, pending))
-    }
-
-    /// Sends with preflight and waits: `Ok(false)` landed, `Ok(true)` pending; a refusal by
-    /// the simulation is `refused`, a failure on chain `failed`.
-    pub(crate) async fn send_and_confirm(
-        &self,
-        tx: &VersionedTransaction,
-        failed: Reason,
-        refused: Reason,
-    ) -> Result<bool, Rejection> {
-        let signature = tx.signatures[0];
-        if let Some((err, logs)) = self.send(tx).await {
-            let summary = trust_gate_client::errors::summarize_logs(&logs);
-            return Err(bad(
-                refused,
-                format!("the cluster's simulation refused it: {err} ({summary})"),
-            ));
-        }
-        match self.confirm(&signature).await {
-            Outcome::Landed(Ok(())) => Ok(false),
-            Outcome::Landed(Err(err)) => {
-                Err(bad(failed, format!("{signature} failed on chain: {err}")))
-            }
-            Outcome::Pending => Ok(true),
-        }
     }
 }
 
@@ -901,12 +707,12 @@ impl Scheme for Upto {
 
     async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
         let r = UptoRequest::from_bytes(call.body)?;
-        let payer = f.verify_upto(&r).await?;
+        let payer = Upto::verify_upto(f, &r).await?;
         Ok(Verified::Valid { payer, extra: None })
     }
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let r = UptoRequest::from_bytes(call.body)?;
-        f.settle_upto(&r).await
+        Upto::settle_upto(f, &r).await
     }
 }

@@ -214,7 +214,7 @@ impl Facilitator {
         }
 
         let mut tx = d.tx;
-        tx.signatures[0] = crate::settle::co_signature(&tx, keypair);
+        tx.signatures[0] = crate::service::co_signature(&tx, keypair);
         // The send's preflight runs the program's own checks, the dispute window among them
         // (against the cluster's clock, not this machine's); a refusal there costs nothing.
         let sig = match settle::send(&self.chain.rpc, &tx).await {

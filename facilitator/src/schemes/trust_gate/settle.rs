@@ -20,39 +20,30 @@
 //! settlement with a unit price is simulated in its turn before the send, and its unit limit
 //! held to the units used ([`crate::budget`]): one more RPC call, only then.
 
+use super::TrustGate;
 use crate::adapter::{self, Expectations, GateContext};
 use crate::answer::{Detail, SettleReply};
 use crate::budget;
 use crate::inspect::{self, Expected, Verified};
-use crate::limits::retry_after_secs;
 use crate::payee_account;
 use crate::payer_locks::LockError;
 use crate::payer_signers;
 use crate::payment_records::{Claim, PaymentRecord, PendingRecord};
-use crate::redact;
 use crate::reject::{Reason, Rejection};
-use crate::service::Facilitator;
+use crate::service::{co_signature, Facilitator, Outcome};
 use crate::store::StoreUnavailable;
-use solana_commitment_config::{CommitmentConfig, CommitmentLevel};
-use solana_rpc_client_api::config::{RpcSendTransactionConfig, RpcSimulateTransactionConfig};
+use solana_commitment_config::CommitmentConfig;
+use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
 use solana_sdk::instruction::InstructionError;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
-use solana_sdk::signer::Signer;
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
-use std::time::{Duration, Instant};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
 use trust_gate_client::settle::{ComputeBudget, Settlement, TokenProgram};
 use trust_gate_client::simulate::now_unix;
 use trust_gate_x402::FacilitatorRequest;
-
-/// What waiting for a sent transaction found.
-pub(crate) enum Outcome {
-    Landed(Result<(), TransactionError>),
-    Pending,
-}
 
 /// How a settlement's turn ended once its transaction was (or may have been) sent.
 enum Sent {
@@ -85,9 +76,6 @@ fn landed_as(done: Result<(), TransactionError>, replayed: bool) -> Sent {
     }
 }
 
-/// A status read gets at least this long, even past the confirmation deadline.
-const MIN_READ: Duration = Duration::from_millis(100);
-
 /// The strict gate's error for a Deny is 6000 + reason (1..=15) or 6100 + reason (16 and
 /// up: `DenyReason::strict_error_code`); 6016 asks for a validation, 6077 for an approval.
 const GATE_VALIDATION_REQUIRED: u32 = 6016;
@@ -101,74 +89,80 @@ fn is_decision_code(code: u32) -> bool {
         || DenyReason::from_strict_error_code(code).is_some()
 }
 
-impl Facilitator {
+impl TrustGate {
     /// The pay adapter with this facilitator's expectations.
-    pub async fn context(&self, req: &FacilitatorRequest) -> Result<GateContext, Rejection> {
-        let network = self.caip2().await?;
-        let facilitator = self.facilitator();
+    pub async fn context(
+        f: &Facilitator,
+        req: &FacilitatorRequest,
+    ) -> Result<GateContext, Rejection> {
+        let network = f.caip2().await?;
+        let facilitator = f.facilitator();
         adapter::read(
             req,
             Expectations {
                 facilitator: &facilitator,
                 network: &network,
-                trusted_services: &self.settings.trusted_services,
+                trusted_services: &f.settings.trusted_services,
                 now: now_unix(),
-                skew: self.settings.clock_skew.as_secs() as i64,
+                skew: f.settings.clock_skew.as_secs() as i64,
             },
         )
     }
 
     /// Decodes and verifies the payment's transaction against `ctx` (no RPC writes).
     pub async fn inspect(
-        &self,
+        f: &Facilitator,
         req: &FacilitatorRequest,
         ctx: &GateContext,
     ) -> Result<Verified, Rejection> {
         let tx = inspect::decode(&req.payment_payload.payload.transaction)?;
-        let (token_program, decimals) = self.mint(&ctx.mint).await?;
-        let collection = self.collection().await?;
-        let facilitator = self.facilitator();
+        let (token_program, decimals) = f.mint(&ctx.mint).await?;
+        let collection = f.collection().await?;
+        let facilitator = f.facilitator();
         let run = |tables: &[solana_sdk::message::AddressLookupTableAccount]| {
             inspect::verify(
                 tx.clone(),
                 Expected {
-                    builder: &self.chain.builder,
+                    builder: &f.chain.builder,
                     ctx,
                     facilitator: &facilitator,
                     collection: &collection,
                     token_program,
                     decimals,
                     tables,
-                    compute: &self.settings.compute,
+                    compute: &f.settings.compute,
                 },
             )
         };
-        match run(&self.tables().await) {
+        match run(&f.tables().await) {
             // A table created after boot: read the tables again once.
             Err(r) if r.reason == Reason::LookupTableNotAllowed => {
-                self.refresh_tables().await?;
-                run(&self.tables().await)
+                f.refresh_tables().await?;
+                run(&f.tables().await)
             }
             other => other,
         }
     }
 
     /// The whole settlement.
-    pub async fn settle(&self, req: &FacilitatorRequest) -> Result<SettleReply, Rejection> {
-        let Some(keypair) = self.key.keypair() else {
+    pub async fn settle_payment(
+        f: &Facilitator,
+        req: &FacilitatorRequest,
+    ) -> Result<SettleReply, Rejection> {
+        let Some(keypair) = f.key.keypair() else {
             return Err(Rejection::not_signing("settle"));
         };
-        let ctx = self.context(req).await?;
+        let ctx = TrustGate::context(f, req).await?;
         let Verified {
             tx,
             payer,
             gate_index,
             settlement,
-        } = self.inspect(req, &ctx).await?;
+        } = TrustGate::inspect(f, req, &ctx).await?;
         // Nothing of the payer's is held for a signer that may not act for it, nor past the
         // payer's rate (counted only for its own signers, so a stranger spends none of it).
-        self.authorize_payer(&ctx.payer_asset, &payer).await?;
-        self.limit_payer(&ctx.payer_asset, || {
+        TrustGate::authorize_payer(f, &ctx.payer_asset, &payer).await?;
+        f.limit_payer(&ctx.payer_asset, || {
             format!(
                 "payer agent {} sent more settlements than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)",
                 ctx.payer_asset
@@ -178,21 +172,20 @@ impl Facilitator {
         // it, so nobody else fills the payer's list); one that used its approval forgets it.
         let terms = settlement.approval_terms();
         let used = settlement.approval;
-        let result = self
-            .send_settlement(keypair, tx, payer, gate_index, &settlement, &ctx)
-            .await;
+        let result =
+            TrustGate::send_settlement(f, keypair, tx, payer, gate_index, &settlement, &ctx).await;
         match result {
-            Err(r) => Err(self
+            Err(r) => Err(f
                 .held(
                     r,
                     &terms,
                     "payment",
-                    crate::holds::resource(Some(&ctx.resource_url)),
+                    crate::service::holds::resource(Some(&ctx.resource_url)),
                 )
                 .await),
             Ok(s) => {
                 if let Some(a) = used.filter(|_| !s.pending) {
-                    self.forget_approval(&a.address, &terms.payer_asset).await;
+                    f.forget_approval(&a.address, &terms.payer_asset).await;
                 }
                 Ok(s)
             }
@@ -202,7 +195,7 @@ impl Facilitator {
     /// The checked settlement `tx` of a payer whose signer may act for it: co-signed, sent in
     /// the payer's turn (or found sent before) and its outcome named.
     async fn send_settlement(
-        &self,
+        f: &Facilitator,
         keypair: &solana_sdk::signature::Keypair,
         mut tx: VersionedTransaction,
         payer: Pubkey,
@@ -212,11 +205,11 @@ impl Facilitator {
     ) -> Result<SettleReply, Rejection> {
         let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
-        let feedback_log = self
+        let feedback_log = f
             .chain
             .builder
             .pda
-            .feedback_log(&self.facilitator(), &ctx.payment_id_hash);
+            .feedback_log(&f.facilitator(), &ctx.payment_id_hash);
         let settled = |replayed, pending| SettleReply {
             transaction: signature.to_string(),
             payer,
@@ -227,13 +220,14 @@ impl Facilitator {
                 replayed,
             },
         };
-        let failed = |err: TransactionError| self.failure(&signature, err, gate_index, ctx);
+        let failed =
+            |err: TransactionError| TrustGate::failure(f, &signature, err, gate_index, ctx);
 
         let record = PendingRecord {
             signature,
             blockhash: *tx.message.recent_blockhash(),
         };
-        let records = &self.payment_records;
+        let records = &f.payment_records;
         let id = &ctx.payment_id_hash;
 
         // Both of the payment's records, in one round trip.
@@ -263,28 +257,30 @@ impl Facilitator {
         // A retry of a settlement that a replica (this one or another) sent: its outcome,
         // without sending again or waiting for the payer's turn.
         let replayed = match pending {
-            Some(r) if r == record => self.landed(&signature).await?,
+            Some(r) if r == record => f.landed(&signature).await?,
             _ => None,
         };
         let outcome = match replayed {
             Some(done) => landed_as(done, true),
             None => {
-                let turn = self
-                    .turns
-                    .lock(ctx.payer_asset)
-                    .await
-                    .map_err(|e| match e {
-                        LockError::Unavailable(e) => unavailable(e),
-                        LockError::Busy(busy) => Rejection::new(
-                            Reason::PayerBusy,
-                            format!("{busy} (MAX_WAITING_PER_PAYER); nothing was sent (no fee)"),
-                        )
-                        .retry_after(1)
-                        .hint("retry in a moment: one payer's settlements run one at a time"),
-                    })?;
-                let outcome = self
-                    .settle_in_turn(&tx, &record, ctx, gate_index, &settlement.compute_budget)
-                    .await;
+                let turn = f.turns.lock(ctx.payer_asset).await.map_err(|e| match e {
+                    LockError::Unavailable(e) => unavailable(e),
+                    LockError::Busy(busy) => Rejection::new(
+                        Reason::PayerBusy,
+                        format!("{busy} (MAX_WAITING_PER_PAYER); nothing was sent (no fee)"),
+                    )
+                    .retry_after(1)
+                    .hint("retry in a moment: one payer's settlements run one at a time"),
+                })?;
+                let outcome = TrustGate::settle_in_turn(
+                    f,
+                    &tx,
+                    &record,
+                    ctx,
+                    gate_index,
+                    &settlement.compute_budget,
+                )
+                .await;
                 turn.release().await;
                 outcome?
             }
@@ -316,40 +312,39 @@ impl Facilitator {
             }
             Sent::Failed(err) => Err(failed(err).await),
             // Named after the turn: the payer's next settlement need not wait for it.
-            Sent::Refused(err, logs) => Err(self
-                .refusal(err, &logs, gate_index, &feedback_log, ctx)
-                .await),
+            Sent::Refused(err, logs) => {
+                Err(TrustGate::refusal(f, err, &logs, gate_index, &feedback_log, ctx).await)
+            }
         }
     }
 
     /// Whether `signer` may act for the payer agent `asset` (see [`crate::payer_signers`]):
     /// from the cache when it accepts the signer, else from the AgentAccount and the asset,
     /// read in one call (cut at the send timeout) and cached.
-    async fn authorize_payer(&self, asset: &Pubkey, signer: &Pubkey) -> Result<(), Rejection> {
-        if self
-            .caches
+    async fn authorize_payer(
+        f: &Facilitator,
+        asset: &Pubkey,
+        signer: &Pubkey,
+    ) -> Result<(), Rejection> {
+        if f.caches
             .agents
             .get(asset)
             .is_some_and(|a| a.may_sign(signer))
         {
             return Ok(());
         }
-        let keys = [self.chain.builder.pda.agent_account(asset), *asset];
-        let read = self
+        let keys = [f.chain.builder.pda.agent_account(asset), *asset];
+        let read = f
             .within(async {
-                chain::accounts(&self.chain.rpc, &keys)
+                chain::accounts(&f.chain.rpc, &keys)
                     .await
                     .map_err(Rejection::rpc)
             })
             .await?;
         let seen = |i: usize| read.get(i).and_then(Option::as_ref);
-        let agent = payer_signers::read(
-            &self.chain.builder.ids.agent_registry,
-            asset,
-            seen(0),
-            seen(1),
-        )?;
-        self.caches.agents.put(*asset, agent);
+        let agent =
+            payer_signers::read(&f.chain.builder.ids.agent_registry, asset, seen(0), seen(1))?;
+        f.caches.agents.put(*asset, agent);
         payer_signers::judge(asset, &agent, signer)
     }
 
@@ -365,20 +360,20 @@ impl Facilitator {
     /// confirmation within its timeout or, after a refusal, one status read within a send
     /// timeout.
     async fn settle_in_turn(
-        &self,
+        f: &Facilitator,
         tx: &VersionedTransaction,
         record: &PendingRecord,
         ctx: &GateContext,
         gate_index: u8,
         budget: &ComputeBudget,
     ) -> Result<Sent, Rejection> {
-        let (records, id) = (&self.payment_records, &ctx.payment_id_hash);
+        let (records, id) = (&f.payment_records, &ctx.payment_id_hash);
         let signature = &record.signature;
         let claim = records.claim(id, record).await.map_err(unavailable)?;
         // This very transaction was claimed before, so perhaps sent (by any replica).
         let retry = matches!(claim, Claim::Same);
-        let ready = self
-            .within(self.before_send(claim, tx, record, ctx, budget))
+        let ready = f
+            .within(TrustGate::before_send(f, claim, tx, record, ctx, budget))
             .await?;
         let refused = match ready {
             Ready::Done(sent) => return Ok(sent),
@@ -388,26 +383,26 @@ impl Facilitator {
                 return Err(r);
             }
             Ready::Refused(err, logs) => Some((err, logs)),
-            Ready::Send => self.send(tx).await,
+            Ready::Send => f.send(tx).await,
         };
         let Some((err, logs)) = refused else {
             // Sent, or perhaps sent (no answer from the RPC: the transaction may have
             // reached the cluster): its outcome, or pending.
-            return Ok(match self.confirm(signature).await {
+            return Ok(match f.confirm(signature).await {
                 Outcome::Landed(done) => landed_as(done, false),
                 Outcome::Pending => Sent::Pending,
             });
         };
         // The same transaction may have landed already (a retry, or a concurrent
         // request): its status says so, and the first signature is the answer.
-        if let Some(done) = self.within(self.landed(signature)).await? {
+        if let Some(done) = f.within(f.landed(signature)).await? {
             return Ok(landed_as(done, true));
         }
         // A retry of this very transaction, refused because the payment's log exists: the
         // first attempt sent it and it landed, though its status is not visible yet. Its
         // outcome once it is, else pending; never a refusal the client would pay again for.
         if retry && log_exists(&err, gate_index) {
-            return Ok(match self.confirm(signature).await {
+            return Ok(match f.confirm(signature).await {
                 Outcome::Landed(done) => landed_as(done, true),
                 Outcome::Pending => Sent::Pending,
             });
@@ -423,7 +418,7 @@ impl Facilitator {
     /// the payment was claimed: see [`Self::take_over`]. Then, with a unit price, the
     /// simulation that measures the units it uses.
     async fn before_send(
-        &self,
+        f: &Facilitator,
         claim: Claim,
         tx: &VersionedTransaction,
         record: &PendingRecord,
@@ -433,11 +428,11 @@ impl Facilitator {
         match claim {
             Claim::Ours => {}
             Claim::Same => {
-                if let Some(done) = self.landed(&record.signature).await? {
+                if let Some(done) = f.landed(&record.signature).await? {
                     return Ok(Ready::Done(landed_as(done, true)));
                 }
             }
-            Claim::Other(earlier) => self.take_over(&earlier, record, ctx).await?,
+            Claim::Other(earlier) => TrustGate::take_over(f, &earlier, record, ctx).await?,
         }
         // Without a price the limit costs the fee payer nothing: no simulation.
         if !budget::priced(budget) {
@@ -449,7 +444,7 @@ impl Facilitator {
             commitment: Some(CommitmentConfig::confirmed()),
             ..RpcSimulateTransactionConfig::default()
         };
-        let sim = self
+        let sim = f
             .chain
             .rpc
             .simulate_transaction_with_config(tx, config)
@@ -465,58 +460,11 @@ impl Facilitator {
         // A settlement's payment part is its three instructions after the ComputeBudget ones.
         let limit = budget::effective_limit(budget, 3);
         Ok(
-            match budget::check_measured(limit, used, &self.settings.compute) {
+            match budget::check_measured(limit, used, &f.settings.compute) {
                 Ok(()) => Ready::Send,
                 Err(r) => Ready::LimitTooHigh(r),
             },
         )
-    }
-
-    /// Sends with preflight (the cluster's simulation, which refuses for free): `None` when
-    /// sent or perhaps sent (no answer: it may have reached the cluster), else the
-    /// simulation's error and logs.
-    pub(crate) async fn send(
-        &self,
-        tx: &VersionedTransaction,
-    ) -> Option<(TransactionError, Vec<String>)> {
-        let signature = &tx.signatures[0];
-        let config = RpcSendTransactionConfig {
-            skip_preflight: false,
-            preflight_commitment: Some(CommitmentLevel::Confirmed),
-            ..RpcSendTransactionConfig::default()
-        };
-        let sent = tokio::time::timeout(
-            self.settings.send_timeout,
-            self.chain.rpc.send_transaction_with_config(tx, config),
-        )
-        .await;
-        match sent {
-            Ok(Ok(_)) => None,
-            Ok(Err(e)) => preflight_failure(&e).or_else(|| {
-                let error = redact::urls_in(&e.to_string());
-                tracing::warn!(%signature, %error, "send unanswered; waiting for the outcome");
-                None
-            }),
-            Err(_) => {
-                tracing::warn!(%signature, "send not answered in time; waiting for the outcome");
-                None
-            }
-        }
-    }
-
-    /// `work`'s answer, or 502 when the RPC has not given it within the send timeout.
-    pub(crate) async fn within<T>(
-        &self,
-        work: impl std::future::Future<Output = Result<T, Rejection>>,
-    ) -> Result<T, Rejection> {
-        tokio::time::timeout(self.settings.send_timeout, work)
-            .await
-            .unwrap_or_else(|_| {
-                Err(Rejection::rpc(format!(
-                    "no answer within {} s",
-                    self.settings.send_timeout.as_secs_f64()
-                )))
-            })
     }
 
     /// Another transaction of this payment was claimed before `ours`. While its blockhash is
@@ -525,20 +473,20 @@ impl Facilitator {
     /// it can no longer land, and `ours` takes the payment (if it did land, the payment's
     /// feedback log exists and the preflight says so).
     async fn take_over(
-        &self,
+        f: &Facilitator,
         earlier: &PendingRecord,
         ours: &PendingRecord,
         ctx: &GateContext,
     ) -> Result<(), Rejection> {
         let payment = trust_gate_client::decode::hex(&ctx.payment_id_hash);
-        let live = self
+        let live = f
             .chain
             .rpc
             .is_blockhash_valid(&earlier.blockhash, CommitmentConfig::processed())
             .await
             .map_err(Rejection::rpc)?;
         if live {
-            match self.landed(&earlier.signature).await? {
+            match f.landed(&earlier.signature).await? {
                 Some(Ok(())) => {
                     return Err(already_settled(
                         &payment,
@@ -550,7 +498,7 @@ impl Facilitator {
             }
         }
         let id = &ctx.payment_id_hash;
-        match self.payment_records.replace(id, earlier, ours).await {
+        match f.payment_records.replace(id, earlier, ours).await {
             Ok(true) => Ok(()),
             Ok(false) => Err(in_progress(&payment, &earlier.signature)),
             Err(e) => Err(unavailable(e)),
@@ -561,7 +509,7 @@ impl Facilitator {
     /// decision (402 with the Deny or validation headers), any other program error is named
     /// from the IDLs; never a raw hex code.
     async fn failure(
-        &self,
+        f: &Facilitator,
         signature: &Signature,
         err: TransactionError,
         gate_index: u8,
@@ -577,11 +525,11 @@ impl Facilitator {
             return onchain(err.to_string());
         };
         let (index, code) = (*index, *code);
-        if let Some(r) = self.transfer_refused(index, code, gate_index, ctx).await {
+        if let Some(r) = TrustGate::transfer_refused(f, index, code, gate_index, ctx).await {
             return r;
         }
         if index == gate_index && is_decision_code(code) {
-            if let Some(d) = self.gate_decision(code, ctx).await {
+            if let Some(d) = TrustGate::gate_decision(f, code, ctx).await {
                 let mut r = Rejection::decision(d);
                 r.message = format!("{} (settlement {signature} failed on chain)", r.message);
                 return r;
@@ -589,13 +537,13 @@ impl Facilitator {
         }
         // The gate's instruction fails with its own codes or with policy_vault's (by CPI).
         let program = match index.checked_sub(gate_index) {
-            Some(0) | Some(2) => Some(self.chain.builder.ids.gate),
+            Some(0) | Some(2) => Some(f.chain.builder.ids.gate),
             _ => None,
         };
         let named = errors::lookup(program.as_ref(), code)
-            .or_else(|| errors::lookup(Some(&self.chain.builder.ids.policy_vault), code))
+            .or_else(|| errors::lookup(Some(&f.chain.builder.ids.policy_vault), code))
             .or_else(|| errors::lookup(None, code));
-        self.forget_stale_signer(named.as_ref(), ctx);
+        TrustGate::forget_stale_signer(f, named.as_ref(), ctx);
         onchain(match named {
             Some(n) => format!("instruction {index}: error {} {}", n.code, n.name),
             None => err.to_string(),
@@ -605,7 +553,7 @@ impl Facilitator {
     /// The payee's token account refused the transfer for want of a memo (Token-2022's
     /// `NoMemo` at the TransferChecked): 422 `payee_requires_memo`.
     async fn transfer_refused(
-        &self,
+        f: &Facilitator,
         index: u8,
         code: u32,
         gate_index: u8,
@@ -614,94 +562,34 @@ impl Facilitator {
         if index != gate_index + 1 || code != payee_account::NO_MEMO {
             return None;
         }
-        let (program, _) = self.mint(&ctx.mint).await.ok()?;
+        let (program, _) = f.mint(&ctx.mint).await.ok()?;
         (program == TokenProgram::Token2022)
             .then(|| payee_account::refusal(&program.associated_account(&ctx.pay_to, &ctx.mint)))
     }
 
-    /// Counts one request of `key` (a payer agent, or a wallet opening a channel) against
-    /// `RATE_LIMIT_PER_PAYER`; past it, 429 `payer_rate_limited` with `message()` (written
-    /// only then) and a Retry-After.
-    pub(crate) fn limit_payer(
-        &self,
-        key: &Pubkey,
-        message: impl FnOnce() -> String,
-    ) -> Result<(), Rejection> {
-        self.limits.payer.check(key).map_err(|wait| {
-            Rejection::new(Reason::PayerRateLimited, message())
-                .retry_after(retry_after_secs(wait))
-                .hint("retry after the Retry-After seconds")
-        })
-    }
-
     /// The chain refused the signer for the payer (`PayerSignerMismatch`): the cached agent
     /// that accepted it is stale (sold on MPL Core directly, say), and is read again next time.
-    fn forget_stale_signer(&self, named: Option<&errors::NamedError>, ctx: &GateContext) {
+    fn forget_stale_signer(f: &Facilitator, named: Option<&errors::NamedError>, ctx: &GateContext) {
         if named.is_some_and(|n| n.name == "PayerSignerMismatch") {
-            self.caches.agents.forget(&ctx.payer_asset);
+            f.caches.agents.forget(&ctx.payer_asset);
         }
     }
 
     /// The decision behind a gate error code: a Deny's reason is the code itself; a
     /// RequireValidation needs the capability, which the read-only gate tells.
-    async fn gate_decision(&self, code: u32, ctx: &GateContext) -> Option<Decision> {
+    async fn gate_decision(f: &Facilitator, code: u32, ctx: &GateContext) -> Option<Decision> {
         if let Some(reason) = DenyReason::from_strict_error_code(code) {
             return Some(Decision::Deny(reason));
         }
-        let d = self.decide(ctx.query()).await.ok()?;
+        let d = f.decide(ctx.query()).await.ok()?;
         (d != Decision::Allow).then_some(d)
-    }
-
-    /// `Some(result)` once `signature` has landed: `Ok` or the transaction's error.
-    pub(crate) async fn landed(
-        &self,
-        signature: &Signature,
-    ) -> Result<Option<Result<(), TransactionError>>, Rejection> {
-        let statuses = self
-            .chain
-            .rpc
-            .get_signature_statuses(&[*signature])
-            .await
-            .map_err(|e| Rejection::rpc(e.to_string()))?
-            .value;
-        Ok(statuses.into_iter().flatten().next().map(|s| match s.err {
-            None => Ok(()),
-            Some(err) => Err(err),
-        }))
-    }
-
-    /// Waits until `signature` lands: reads its status at once, then backs off from 2 ms,
-    /// doubling up to 200 ms, for at most the confirmation timeout (a read that hangs is cut
-    /// there too). A status read that fails (the RPC backend down for a moment) is retried
-    /// like one that finds nothing yet: the transaction was sent, so until the deadline the
-    /// only honest answers are its outcome or pending, never a failure the client would pay
-    /// again for.
-    pub(crate) async fn confirm(&self, signature: &Signature) -> Outcome {
-        let deadline = Instant::now() + self.settings.confirm_timeout;
-        let mut wait = Duration::from_millis(2);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left.max(MIN_READ), self.landed(signature)).await {
-                Ok(Ok(Some(done))) => return Outcome::Landed(done),
-                Ok(Ok(None)) => {}
-                Ok(Err(e)) => {
-                    tracing::warn!(%signature, error = %e.message, "status read failed; retrying")
-                }
-                Err(_) => tracing::warn!(%signature, "status read not answered in time"),
-            }
-            if Instant::now() >= deadline {
-                return Outcome::Pending;
-            }
-            tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(Duration::from_millis(200));
-        }
     }
 
     /// Why the send's preflight simulation refused the settlement: a gate refusal is the
     /// decision itself; a feedback log that already exists means another transaction
     /// settled this payment; anything else is named from the IDLs.
     async fn refusal(
-        &self,
+        f: &Facilitator,
         err: TransactionError,
         logs: &[String],
         gate_index: u8,
@@ -722,25 +610,23 @@ impl Facilitator {
             );
         }
         if let TransactionError::InstructionError(index, InstructionError::Custom(code)) = &err {
-            if let Some(r) = self.transfer_refused(*index, *code, gate_index, ctx).await {
+            if let Some(r) = TrustGate::transfer_refused(f, *index, *code, gate_index, ctx).await {
                 return r;
             }
         }
         let named = errors::explain(&err, logs);
-        self.forget_stale_signer(named.as_ref(), ctx);
+        TrustGate::forget_stale_signer(f, named.as_ref(), ctx);
         if named.as_ref().is_some_and(errors::is_engine_paused) {
-            return engine_paused(&self.chain.builder.ids.reputation_engine, "the settlement");
+            return engine_paused(&f.chain.builder.ids.reputation_engine, "the settlement");
         }
         let gate_code = named
             .as_ref()
-            .filter(|n| {
-                n.program.as_deref() == Some(self.chain.builder.ids.gate.to_string().as_str())
-            })
+            .filter(|n| n.program.as_deref() == Some(f.chain.builder.ids.gate.to_string().as_str()))
             .map(|n| n.code)
             .filter(|c| is_decision_code(*c));
         if gate_code.is_some() {
             // The read-only gate gives the full decision (reason, or capability and subject).
-            if let Ok(d) = self.decide(ctx.query()).await {
+            if let Ok(d) = f.decide(ctx.query()).await {
                 if d != Decision::Allow {
                     return Rejection::decision(d);
                 }
@@ -771,23 +657,6 @@ pub(crate) fn engine_paused(engine: &Pubkey, what: &str) -> Rejection {
         ),
     )
     .hint("retry once the engine resumes; payees without engine stats are still paid")
-}
-
-/// The simulation error and logs of a send refused in preflight.
-fn preflight_failure(
-    e: &solana_rpc_client_api::client_error::Error,
-) -> Option<(TransactionError, Vec<String>)> {
-    use solana_rpc_client_api::client_error::ErrorKind;
-    use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
-    let ErrorKind::RpcError(RpcError::RpcResponseError {
-        data: RpcResponseErrorData::SendTransactionPreflightFailure(sim),
-        ..
-    }) = e.kind()
-    else {
-        return None;
-    };
-    let err = sim.err.clone()?;
-    Some((err.into(), sim.logs.clone().unwrap_or_default()))
 }
 
 /// The lock store failed before anything was sent: 503, fail closed.
@@ -828,13 +697,4 @@ fn in_progress(payment: &str, earlier: &Signature) -> Rejection {
         ),
     )
     .hint("retry the request that sent it (it returns its outcome), or this one once its blockhash has expired (about a minute)")
-}
-
-/// The facilitator's signature of `tx`'s message, which is the transaction's id once sent:
-/// Ed25519 is deterministic, so a retry of the same request names the same transaction.
-pub(crate) fn co_signature(
-    tx: &VersionedTransaction,
-    keypair: &solana_sdk::signature::Keypair,
-) -> Signature {
-    keypair.sign_message(&tx.message.serialize())
 }

@@ -1,6 +1,21 @@
-//! The facilitator's state and its chain-facing work: connecting, deciding, the mint and
-//! lookup-table caches. The HTTP routes (`routes`) and the settle flow (`settle`) are built
-//! on it.
+//! What every scheme shares: the [`Facilitator`] (the chain, the key, the settings, the
+//! limits, the caches and the store's keepers), connecting, deciding, and the work more than
+//! one scheme does, each in its module: sending and confirming (`send`), a channel's reads,
+//! opens and gate close (`channels`), payments held for an approval ([`holds`]), the rent
+//! advanced for a channel ([`sponsor`]), receipts and payments ([`records`]), disputes
+//! ([`dispute`]) and the crank ([`crank`]). Only here are methods added to `Facilitator`;
+//! a scheme's own work is its handler's.
+
+pub mod crank;
+pub mod dispute;
+pub mod holds;
+pub mod records;
+pub mod sponsor;
+
+mod channels;
+mod send;
+
+pub(crate) use send::{co_signature, Outcome};
 
 use crate::approvals::Approvals;
 use crate::config::{
@@ -46,7 +61,7 @@ pub struct Facilitator {
     pub sessions: Sessions,
     /// The payments held for an approval (see [`crate::approvals`]).
     pub approvals: Approvals,
-    /// What it advanced for the channels it sponsors (see [`crate::sponsor`]).
+    /// What it advanced for the channels it sponsors (see [`crate::service::sponsor`]).
     pub advances: crate::advances::ledger::Ledger,
     started: Instant,
 }
@@ -79,7 +94,7 @@ pub struct Settings {
     /// [`crate::budget`]).
     pub compute: ComputeCaps,
     pub sessions: SessionSettings,
-    /// The bounds of what it advances (see [`crate::sponsor`]).
+    /// The bounds of what it advances (see [`crate::service::sponsor`]).
     pub sponsor: crate::advances::SponsorSettings,
 }
 

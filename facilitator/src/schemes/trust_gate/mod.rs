@@ -1,13 +1,15 @@
 //! The `trust-gate` scheme: one client-signed transaction of `[gate_payment_strict,
 //! TransferChecked, emit_feedback]`, the gate's decision at `/verify` (by simulation) and the
-//! atomic settlement at `/settle` (co-signed as fee payer): see [`crate::verify`] and
-//! [`crate::settle`].
+//! atomic settlement at `/settle` (co-signed as fee payer): see [`verify`] and [`settle`].
+
+mod settle;
+mod verify;
 
 use super::{Call, Scheme, Verified};
 use crate::answer::SettleReply;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
-use crate::verify;
+use crate::verify::{self as verify_body};
 use serde_json::{json, Value};
 use trust_gate_x402::{FacilitatorRequest, SCHEME_TRUST_GATE};
 
@@ -20,7 +22,7 @@ pub struct TrustGate;
 fn request(body: &[u8], reason: Reason) -> Result<FacilitatorRequest, Rejection> {
     serde_json::from_slice::<Value>(body)
         .map_err(|e| Rejection::input("body", format!("not JSON: {e}")))
-        .and_then(verify::parse_x402)
+        .and_then(verify_body::parse_x402)
         .map_err(|e| Rejection::new(reason, e.message))
 }
 
@@ -48,11 +50,13 @@ impl Scheme for TrustGate {
 
     async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
         let req = request(call.body, Reason::InputInvalid)?;
-        Ok(Verified::Decided(Box::new(f.verify_x402(&req).await?)))
+        Ok(Verified::Decided(Box::new(
+            TrustGate::verify_x402(f, &req).await?,
+        )))
     }
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let req = request(call.body, Reason::InvalidPayload)?;
-        f.settle(&req).await
+        TrustGate::settle_payment(f, &req).await
     }
 }

@@ -1,0 +1,203 @@
+//! The channels' chain work both channel schemes and the crank share: reading a channel,
+//! co-signing and sending an open, sending the facilitator's own transactions, the gate's
+//! close of a gated channel, and the per-payer limit on opens.
+
+use super::Facilitator;
+use super::{co_signature, Outcome};
+use crate::reject::{Reason, Rejection};
+use solana_sdk::instruction::Instruction;
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signature::{Keypair, Signature};
+use solana_sdk::transaction::VersionedTransaction;
+use trust_gate_client::chain;
+use trust_gate_client::channels::{self, Channel};
+
+impl Facilitator {
+    /// The gate's close of the sealed `channel` (its record read now): what the channel did
+    /// not spend back to the payer's policy, the payee's feedback tagged `tag`.
+    pub(crate) async fn gate_close(
+        &self,
+        channel: &Pubkey,
+        tag: &str,
+    ) -> Result<Instruction, Rejection> {
+        self.gate_close_if_recorded(channel, tag)
+            .await?
+            .ok_or_else(|| {
+                Rejection::new(
+                    Reason::UptoChannelState,
+                    format!(
+                        "gated channel {channel} has no gate record {}",
+                        self.chain.builder.pda.channel_record(channel)
+                    ),
+                )
+            })
+    }
+
+    /// [`Self::gate_close`], or `None` when the channel has no open gate record (never had
+    /// one, or it was closed already).
+    pub(crate) async fn gate_close_if_recorded(
+        &self,
+        channel: &Pubkey,
+        tag: &str,
+    ) -> Result<Option<Instruction>, Rejection> {
+        let key = self.chain.builder.pda.channel_record(channel);
+        let Some(record) = chain::anchor_account::<gate::state::ChannelRecord>(
+            &self.chain.rpc,
+            "ChannelRecord",
+            &key,
+        )
+        .await
+        .map_err(Rejection::rpc)?
+        else {
+            return Ok(None);
+        };
+        let collection = self.collection().await?;
+        Ok(Some(self.chain.builder.gate_channel_close(
+            &record,
+            &collection,
+            trust_gate_client::instructions::ChannelFeedback {
+                score: 90,
+                tag1: "x402".into(),
+                tag2: tag.into(),
+                ..Default::default()
+            },
+        )))
+    }
+
+    /// The channel at `address`, read at confirmed; `state_reason` names a missing or foreign
+    /// one (each channel scheme has its own).
+    pub(crate) async fn channel(
+        &self,
+        address: &Pubkey,
+        state_reason: Reason,
+    ) -> Result<Channel, Rejection> {
+        let account = chain::account(&self.chain.rpc, address)
+            .await
+            .map_err(Rejection::rpc)?
+            .ok_or_else(|| {
+                Rejection::new(state_reason, format!("channel {address} does not exist"))
+            })?;
+        if account.owner != channels::PROGRAM_ID {
+            return Err(Rejection::new(
+                state_reason,
+                format!("{address} is not a channel"),
+            ));
+        }
+        Channel::decode(&account.data).ok_or_else(|| {
+            Rejection::new(
+                state_reason,
+                format!("{address} is not a version-1 channel"),
+            )
+        })
+    }
+
+    /// A channel deposit of `payer` (the wallet that signed the open, checked) counts against
+    /// the per-payer limit (`RATE_LIMIT_PER_PAYER`), as an exact settlement of a payer agent
+    /// does: each open makes the facilitator advance the channel's rent until the close or
+    /// the crank returns it, so one wallet cannot have it lock that rent at will.
+    pub(crate) fn limit_deposits(&self, payer: &Pubkey) -> Result<(), Rejection> {
+        self.limit_payer(payer, || {
+            format!(
+                "wallet {payer} opened more channels than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)"
+            )
+        })
+    }
+
+    /// Co-signs a client's open as its fee payer (signature slot 0), sends it and waits: its
+    /// signature, and whether it is still pending. A refusal on chain is `failed`.
+    pub(crate) async fn send_open(
+        &self,
+        mut tx: VersionedTransaction,
+        keypair: &Keypair,
+        failed: Reason,
+        refused: Reason,
+    ) -> Result<(Signature, bool), Rejection> {
+        let signature = co_signature(&tx, keypair);
+        tx.signatures[0] = signature;
+        let pending = self.send_and_confirm(&tx, failed, refused).await?;
+        Ok((signature, pending))
+    }
+
+    /// The signature of `tx` co-signed by this facilitator when that very transaction has
+    /// landed already (a retry of a request whose first attempt sent it); `failed` names its
+    /// failure on chain. `None` when it has not (or this facilitator cannot sign).
+    pub(crate) async fn landed_open(
+        &self,
+        tx: &VersionedTransaction,
+        failed: Reason,
+    ) -> Result<Option<Signature>, Rejection> {
+        let Some(keypair) = self.key.keypair() else {
+            return Ok(None);
+        };
+        let signature = co_signature(tx, keypair);
+        match self.landed(&signature).await? {
+            None => Ok(None),
+            Some(Ok(())) => Ok(Some(signature)),
+            Some(Err(err)) => Err(Rejection::new(
+                failed,
+                format!("this transaction landed in {signature} and failed on chain: {err}"),
+            )),
+        }
+    }
+
+    /// Signs `ixs` alone as v0 (with the lookup tables when `with_tables`), sends and waits:
+    /// its signature, and whether it is still pending.
+    pub(crate) async fn send_own(
+        &self,
+        ixs: &[Instruction],
+        with_tables: bool,
+        keypair: &Keypair,
+        refused: Reason,
+    ) -> Result<(Signature, bool), Rejection> {
+        let tables = if with_tables {
+            self.tables().await
+        } else {
+            Vec::new()
+        };
+        let blockhash = self
+            .chain
+            .rpc
+            .get_latest_blockhash()
+            .await
+            .map_err(Rejection::rpc)?;
+        let tx = trust_gate_client::settle::transaction(
+            &self.facilitator(),
+            ixs,
+            &tables,
+            blockhash,
+            &[keypair],
+        )
+        .map_err(|e| Rejection::new(Reason::TransactionFailed, e.to_string()))?;
+        let signature = tx.signatures[0];
+        let pending = self
+            .send_and_confirm(&tx, Reason::TransactionFailed, refused)
+            .await?;
+        Ok((signature, pending))
+    }
+
+    /// Sends with preflight and waits: `Ok(false)` landed, `Ok(true)` pending; a refusal by
+    /// the simulation is `refused`, a failure on chain `failed`.
+    pub(crate) async fn send_and_confirm(
+        &self,
+        tx: &VersionedTransaction,
+        failed: Reason,
+        refused: Reason,
+    ) -> Result<bool, Rejection> {
+        let signature = tx.signatures[0];
+        if let Some((err, logs)) = self.send(tx).await {
+            let summary = trust_gate_client::errors::summarize_logs(&logs);
+            return Err(Rejection::new(
+                refused,
+                format!("the cluster's simulation refused it: {err} ({summary})"),
+            ));
+        }
+        match self.confirm(&signature).await {
+            Outcome::Landed(Ok(())) => Ok(false),
+            Outcome::Landed(Err(err)) => Err(Rejection::new(
+                failed,
+                format!("{signature} failed on chain: {err}"),
+            )),
+            Outcome::Pending => Ok(true),
+        }
+    }
+}
