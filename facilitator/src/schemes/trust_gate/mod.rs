@@ -2,6 +2,7 @@
 //! TransferChecked, emit_feedback]`, the gate's decision at `/verify` (by simulation) and the
 //! atomic settlement at `/settle` (co-signed as fee payer): see [`verify`] and [`settle`].
 
+mod refusals;
 mod settle;
 mod verify;
 

@@ -2,7 +2,7 @@
 //! when there is one, then the gate's decision, by one simulation that also reads what else
 //! would make the settlement fail.
 
-use super::settle::engine_paused;
+use super::refusals::engine_paused;
 use super::TrustGate;
 use crate::payee_account;
 use crate::payer_signers;
