@@ -126,8 +126,7 @@ impl Upto {
     async fn checked_open(f: &Facilitator, r: &UptoRequest) -> Result<(Terms, Open), Rejection> {
         let fac = f.facilitator();
         let t = Upto::terms(f, r).await?;
-        let required = upto::amount("amount", &r.requirements.amount)
-            .map_err(|(r, m)| Rejection::new(r, m))?;
+        let required = upto::amount("amount", &r.requirements.amount)?;
         if required != t.ceiling {
             return Err(Rejection::new(
                 Reason::UptoAmountMismatch,
@@ -337,8 +336,7 @@ impl Upto {
     ) -> Result<SettleReply, Rejection> {
         let fac = f.facilitator();
         let t = Upto::terms(f, r).await?;
-        let actual = upto::amount("amount", &r.requirements.amount)
-            .map_err(|(r, m)| Rejection::new(r, m))?;
+        let actual = upto::amount("amount", &r.requirements.amount)?;
         if actual > t.ceiling {
             return Err(Rejection::new(
                 Reason::UptoSettlementExceedsAmount,

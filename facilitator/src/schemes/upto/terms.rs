@@ -217,8 +217,7 @@ pub(crate) fn terms(
             "payload.authorizedSigner is not extra.receiverAuthorizer",
         ));
     }
-    let amount =
-        |field: &str, v: &str| upto::amount(field, v).map_err(|(r, m)| Rejection::new(r, m));
+    let amount = |field: &str, v: &str| upto::amount(field, v).map_err(Rejection::from);
     let ceiling = amount("maxAmount", &p.max_amount)?;
     if amount("deposit", &p.deposit)? != ceiling {
         return Err(Rejection::new(
