@@ -121,6 +121,16 @@ pub struct ComputeBudget {
 }
 
 impl ComputeBudget {
+    /// A unit limit alone: the budget of the facilitator's own transactions, which pay no
+    /// priority fee.
+    pub fn limit(units: u32) -> Vec<Instruction> {
+        ComputeBudget {
+            unit_limit: Some(units),
+            unit_price_micro_lamports: None,
+        }
+        .instructions()
+    }
+
     /// The instructions, unit limit first (as the x402 exact scheme orders them).
     pub fn instructions(&self) -> Vec<Instruction> {
         use gate::settlement::{

@@ -94,6 +94,40 @@ impl Default for Registry {
     }
 }
 
+/// A channel scheme's request as x402 wraps it, its payload left for the scheme to read.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Body {
+    pub payment_payload: PayloadEnvelope,
+    pub payment_requirements: trust_gate_x402::PaymentRequirements,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PayloadEnvelope {
+    #[serde(default)]
+    pub resource: Option<trust_gate_x402::ResourceInfo>,
+    pub accepted: trust_gate_x402::PaymentRequirements,
+    pub payload: Value,
+}
+
+impl Body {
+    /// `body` as JSON, else `unsupported_payload_type` with `what` before the parser's words.
+    pub(crate) fn json(body: &[u8], what: &str) -> Result<Value, Rejection> {
+        serde_json::from_slice(body)
+            .map_err(|e| Rejection::new(Reason::UnsupportedPayloadType, format!("{what}: {e}")))
+    }
+
+    /// Reads `body`; anything else is `unsupported_payload_type`, naming the `scheme`.
+    pub(crate) fn read(body: Value, scheme: &str) -> Result<Body, Rejection> {
+        serde_json::from_value(body).map_err(|e| {
+            Rejection::new(
+                Reason::UnsupportedPayloadType,
+                format!("not an x402 {scheme} request: {e}"),
+            )
+        })
+    }
+}
+
 /// Just enough of a body to tell its scheme; the rest is skipped, not kept.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -4,6 +4,7 @@
 
 use super::Facilitator;
 use super::{co_signature, Outcome};
+use crate::adapter::{self, ChannelGate, Expectations};
 use crate::reject::{Reason, Rejection};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
@@ -11,8 +12,38 @@ use solana_sdk::signature::{Keypair, Signature};
 use solana_sdk::transaction::VersionedTransaction;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel};
+use trust_gate_client::simulate::now_unix;
+use trust_gate_x402::PaymentRequirements;
 
 impl Facilitator {
+    /// What a challenge's `gate` extension is checked against: this facilitator, `network`,
+    /// the trusted services and the clock.
+    pub(crate) fn expectations<'a>(
+        &'a self,
+        fac: &'a Pubkey,
+        network: &'a str,
+    ) -> Expectations<'a> {
+        Expectations {
+            facilitator: fac,
+            network,
+            trusted_services: &self.settings.trusted_services,
+            now: now_unix(),
+            skew: i64::try_from(self.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
+        }
+    }
+
+    /// A gated channel offer's parties and policy, from its `gate` extension authenticated
+    /// as a payment's challenge.
+    pub(crate) fn channel_gate(
+        &self,
+        accepted: &PaymentRequirements,
+        resource: Option<&str>,
+        network: &str,
+    ) -> Result<ChannelGate, Rejection> {
+        let fac = self.facilitator();
+        adapter::read_channel_gate(accepted, resource, self.expectations(&fac, network))
+    }
+
     /// The gate's close of the sealed `channel` (its record read now): what the channel did
     /// not spend back to the payer's policy, the payee's feedback tagged `tag`.
     pub(crate) async fn gate_close(

@@ -30,6 +30,7 @@ use trust_gate_client::chain;
 use trust_gate_client::channel_reclaim;
 use trust_gate_client::error::ClientError;
 use trust_gate_client::reclaim::{self, Closable, Skipped};
+use trust_gate_client::settle::ComputeBudget;
 
 /// The most payments one round closes (about 8 transactions); the rest wait for the next.
 pub const MAX_CLOSES_PER_ROUND: usize = 100;
@@ -132,51 +133,33 @@ impl Facilitator {
             channel_reclaim::scan(&self.chain.rpc, &self.chain.builder, &fac, slot, now).await?;
         round.channels_waiting = scan.waiting.len();
         round.channels_awaiting_close = scan.awaiting_close.len();
-        // Unclaimed stock channels first: their reclaim comes in a later round.
-        if !scan.stale_open.is_empty() {
-            for (address, channel) in &scan.stale_open {
-                let close =
-                    channel_reclaim::abandoned_close(&self.chain.rpc, &fac, address, channel, now)
-                        .await;
-                match close {
-                    Ok(Some(ixs)) => {
-                        match reclaim::send_run(&self.chain.rpc, keypair, &ixs).await {
-                            Ok(_) => {
-                                round.transactions += 1;
-                                round.channels_unclaimed_closed += 1;
-                                self.closed_advance(address).await;
-                            }
-                            Err(e) => round.failures.push(e.to_string()),
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => round.failures.push(e.to_string()),
+        // Deposits whose claim can no longer come, unclaimed stock ones first (their reclaim
+        // comes in a later round); a gated one through the gate (the whole deposit back to
+        // the payer's policy, no feedback), in one v0 transaction.
+        let stale = (scan.stale_open.iter().map(|s| (s, false)))
+            .chain(scan.stale_recorded.iter().map(|s| (s, true)));
+        for ((address, channel), gated) in stale {
+            let close =
+                channel_reclaim::abandoned_close(&self.chain.rpc, &fac, address, channel, now)
+                    .await;
+            let sent = match close {
+                Ok(Some(ixs)) if gated => (self.gated_abandoned_close(address, ixs, keypair))
+                    .await
+                    .map_err(|e| e.message),
+                Ok(Some(ixs)) => reclaim::send_run(&self.chain.rpc, keypair, &ixs)
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()),
+                Ok(None) => continue,
+                Err(e) => Err(e.to_string()),
+            };
+            match sent {
+                Ok(()) => {
+                    round.transactions += 1;
+                    round.channels_unclaimed_closed += 1;
+                    self.closed_advance(address).await;
                 }
-            }
-        }
-        // Gated deposits whose claim can no longer come: the same close, through the gate
-        // (the whole deposit back to the payer's policy, no feedback), in one v0 transaction.
-        if !scan.stale_recorded.is_empty() {
-            for (address, channel) in &scan.stale_recorded {
-                let close =
-                    channel_reclaim::abandoned_close(&self.chain.rpc, &fac, address, channel, now)
-                        .await;
-                let ixs = match close {
-                    Ok(Some(ixs)) => ixs,
-                    Ok(None) => continue,
-                    Err(e) => {
-                        round.failures.push(e.to_string());
-                        continue;
-                    }
-                };
-                match self.gated_abandoned_close(address, ixs, keypair).await {
-                    Ok(()) => {
-                        round.transactions += 1;
-                        round.channels_unclaimed_closed += 1;
-                        self.closed_advance(address).await;
-                    }
-                    Err(e) => round.failures.push(e.message),
-                }
+                Err(e) => round.failures.push(e),
             }
         }
         // Channels someone else sealed, or whose payer's grace period ran out, that no session
@@ -233,24 +216,17 @@ impl Facilitator {
         let held = self
             .sessions
             .get(address)
-            .await
-            .map_err(crate::reject::Rejection::store_unavailable)?
+            .await?
             .is_some_and(|s| s.closed_by.is_none());
         if held {
             return Ok(false);
         }
-        let opened = channel_reclaim::opened_with(&self.chain.rpc, address, channel)
-            .await
-            .map_err(Rejection::from)?;
+        let opened = channel_reclaim::opened_with(&self.chain.rpc, address, channel).await?;
         let tag = match &opened {
             Some(o) if o.session => trust_gate_x402::batch::SCHEME_GATED_BATCH,
             _ => trust_gate_x402::upto::SCHEME_GATED_UPTO,
         };
-        let mut ixs = trust_gate_client::settle::ComputeBudget {
-            unit_limit: Some(trust_gate_client::units::channel_close(recorded)),
-            unit_price_micro_lamports: None,
-        }
-        .instructions();
+        let mut ixs = ComputeBudget::limit(trust_gate_client::units::channel_close(recorded));
         let budget = ixs.len();
         if channel.status == Status::Closing {
             ixs.push(channels::seal(address));
@@ -287,11 +263,7 @@ impl Facilitator {
             .gate_close(channel, trust_gate_x402::upto::SCHEME_GATED_UPTO)
             .await?;
         ixs.insert(1, close);
-        let mut all = trust_gate_client::settle::ComputeBudget {
-            unit_limit: Some(trust_gate_client::units::GATED_CHANNEL_CLOSE),
-            unit_price_micro_lamports: None,
-        }
-        .instructions();
+        let mut all = ComputeBudget::limit(trust_gate_client::units::GATED_CHANNEL_CLOSE);
         all.extend(ixs);
         self.send_own(&all, true, keypair, Reason::UptoSettlementSimulation)
             .await

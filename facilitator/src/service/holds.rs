@@ -173,17 +173,19 @@ impl Facilitator {
     pub(crate) async fn decide_deposit(
         &self,
         deposit: trust_gate_client::PaymentQuery,
-        resource: Option<String>,
+        resource_url: Option<&str>,
     ) -> Result<(), Rejection> {
         let d = self.decide(deposit).await?;
         if d == Decision::Allow {
             return Ok(());
         }
-        let mut r = Rejection::decision(d);
-        r.held = self
-            .hold(&d, &deposit.approval_terms(), "channel", resource, true)
-            .await
-            .map(Box::new);
-        Err(r)
+        let terms = deposit.approval_terms();
+        Err((self.held(
+            Rejection::decision(d),
+            &terms,
+            "channel",
+            resource(resource_url),
+        ))
+        .await)
     }
 }

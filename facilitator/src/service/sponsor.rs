@@ -108,11 +108,7 @@ impl Facilitator {
             per_payer,
             total: s.max_rent_advanced,
         };
-        let full = self
-            .advances
-            .reserve(channel, &advance, bounds)
-            .await
-            .map_err(Rejection::store_unavailable)?;
+        let full = self.advances.reserve(channel, &advance, bounds).await?;
         match full {
             Ok(()) => Ok(true),
             Err(Full::Exists) => Ok(false),
@@ -221,14 +217,8 @@ impl Facilitator {
     /// younger than an open's lifetime. Returns the channels counted.
     pub async fn reconcile_advances(&self) -> Result<usize, Rejection> {
         let fac = self.facilitator();
-        let known = self
-            .advances
-            .all()
-            .await
-            .map_err(Rejection::store_unavailable)?;
-        let ours = channel_reclaim::sponsored(&self.chain.rpc, &fac)
-            .await
-            .map_err(Rejection::from)?;
+        let known = self.advances.all().await?;
+        let ours = channel_reclaim::sponsored(&self.chain.rpc, &fac).await?;
         let addresses: Vec<Pubkey> = ours.iter().map(|(k, _)| *k).collect();
         let held = self.held_rent(&addresses).await?;
         let now = now_unix();
@@ -246,17 +236,11 @@ impl Facilitator {
                 open: matches!(c.status, Status::Open | Status::Closing),
                 reserved_at: known.get(channel).map_or(now, |e| e.reserved_at),
             };
-            self.advances
-                .put(channel, &advance)
-                .await
-                .map_err(Rejection::store_unavailable)?;
+            self.advances.put(channel, &advance).await?;
         }
         for (channel, e) in &known {
             if !seen.contains(channel) && now.saturating_sub(e.reserved_at) > PENDING_OPEN_SECS {
-                self.advances
-                    .remove(channel)
-                    .await
-                    .map_err(Rejection::store_unavailable)?;
+                self.advances.remove(channel).await?;
             }
         }
         Ok(seen.len())

@@ -1,12 +1,10 @@
 //! A session's first request: the deposit's checks, its open sent, the session started.
 
 use super::{config_keys, open_refusal, voucher, voucher_extra, Batch, BatchRequest, Offer};
-use crate::adapter::{self, Expectations};
 use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
 use crate::inspect;
 use crate::reject::{Reason, Rejection};
-use crate::service::holds;
 use crate::service::Facilitator;
 use crate::service::{co_signature, Outcome};
 use crate::sessions::{Change, GatedTerms, Session};
@@ -63,16 +61,10 @@ impl Batch {
             )?;
         }
         let gate = if r.gated {
-            let g = adapter::read_channel_gate(
+            let g = f.channel_gate(
                 &r.accepted.requirements()?,
                 r.resource.as_ref().map(|res| res.url.as_str()),
-                Expectations {
-                    facilitator: &fac,
-                    network: &r.requirements.network,
-                    trusted_services: &f.settings.trusted_services,
-                    now: now_unix(),
-                    skew: i64::try_from(f.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
-                },
+                &r.requirements.network,
             )?;
             let policy = chain::policy(
                 &f.chain.rpc,
@@ -147,8 +139,8 @@ impl Batch {
                 mint: o.mint,
                 policy_id: g.policy_id,
             };
-            let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
-            f.decide_deposit(deposit, resource).await?;
+            let url = r.resource.as_ref().map(|res| res.url.as_str());
+            f.decide_deposit(deposit, url).await?;
         }
         let now = now_unix();
         let session = Session {

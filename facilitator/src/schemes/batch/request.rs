@@ -2,6 +2,7 @@
 //! voucher's), else read again for the refusal that names what is wrong.
 
 use crate::reject::{Reason, Rejection};
+use crate::schemes::Body;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -17,21 +18,6 @@ pub struct BatchRequest {
     pub payload: BatchPayload,
     /// The gated variant.
     pub gated: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Body {
-    payment_payload: Envelope,
-    payment_requirements: PaymentRequirements,
-}
-
-#[derive(Deserialize)]
-pub(crate) struct Envelope {
-    #[serde(default)]
-    resource: Option<ResourceInfo>,
-    accepted: PaymentRequirements,
-    payload: Value,
 }
 
 /// The requirements as this scheme reads them (`extra` typed: anything else in it, such as
@@ -165,13 +151,7 @@ pub fn request(body: &[u8]) -> Result<BatchRequest, Rejection> {
 impl BatchRequest {
     /// Reads a body [`request`] could not read in one pass, for the named refusal.
     pub fn parse_bytes(body: &[u8]) -> Result<BatchRequest, Rejection> {
-        let v = serde_json::from_slice::<Value>(body).map_err(|e| {
-            Rejection::new(
-                Reason::UnsupportedPayloadType,
-                format!("the body is not JSON: {e}"),
-            )
-        })?;
-        BatchRequest::parse(v)
+        BatchRequest::parse(Body::json(body, "the body is not JSON")?)
     }
 
     pub(crate) fn check_schemes(&self) -> Result<(), Rejection> {
@@ -195,12 +175,7 @@ impl BatchRequest {
 
     /// Reads the body; a payload type this facilitator does not serve is named.
     pub fn parse(body: Value) -> Result<BatchRequest, Rejection> {
-        let b: Body = serde_json::from_value(body).map_err(|e| {
-            Rejection::new(
-                Reason::UnsupportedPayloadType,
-                format!("not an x402 batch-settlement request: {e}"),
-            )
-        })?;
+        let b = Body::read(body, "batch-settlement")?;
         let kind = b
             .payment_payload
             .payload

@@ -28,13 +28,12 @@ pub use terms::UptoRequest;
 use terms::{terms, Terms};
 
 use super::{Call, Scheme, Verified};
-use crate::adapter::{self, ChannelGate, Expectations};
+use crate::adapter::ChannelGate;
 use crate::advances::ledger::ChannelKind;
 use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
 use crate::inspect;
 use crate::reject::{Reason, Rejection};
-use crate::service::holds;
 use crate::service::Facilitator;
 use crate::service::{co_signature, Outcome};
 use serde_json::{json, Value};
@@ -62,55 +61,6 @@ enum Open {
 }
 
 impl Upto {
-    /// The deposit's checks, without sending (`/verify`): returns the payer.
-    pub async fn verify_upto(f: &Facilitator, r: &UptoRequest) -> Result<Pubkey, Rejection> {
-        if r.payload.voucher_signature.is_some() {
-            return Err(Rejection::new(
-                Reason::UptoUnexpectedVoucher,
-                "a client's payload carries no voucherSignature",
-            ));
-        }
-        if r.payload.settle_type.is_some() {
-            return Err(Rejection::new(
-                Reason::UptoPayloadType,
-                "type is the server's, for /settle",
-            ));
-        }
-        let (t, open) = Upto::checked_open(f, r).await?;
-        match open {
-            // A retry of a deposit that landed is valid while its channel is still the
-            // deposit's, unclaimed: the same request's /settle answers its outcome.
-            Open::Landed(signature) => Upto::unclaimed(f, &t, &signature).await?,
-            Open::Unknown(signature) => {
-                return Err(Rejection::new(
-                    Reason::UptoChannelAlreadyOpen,
-                    format!("channel {} is open; whether by this deposit ({signature}) is not known yet: retry shortly", t.channel),
-                ))
-            }
-            Open::New(_) => {}
-        }
-        Ok(t.from)
-    }
-
-    /// `/settle` of a deposit or a claim (see the module docs).
-    pub async fn settle_upto(f: &Facilitator, r: &UptoRequest) -> Result<SettleReply, Rejection> {
-        let Some(keypair) = f.key.keypair() else {
-            return Err(Rejection::not_signing("settle"));
-        };
-        match r.payload.settle_type {
-            Some(UptoSettleType::Claim) => Upto::claim(f, r, keypair).await,
-            Some(UptoSettleType::Deposit) | None => {
-                if r.payload.voucher_signature.is_some() {
-                    return Err(Rejection::new(
-                        Reason::UptoUnexpectedVoucher,
-                        "a deposit carries no voucherSignature",
-                    ));
-                }
-                Upto::deposit(f, r, keypair).await
-            }
-        }
-    }
-
     /// The request's terms, checked against this facilitator, its network and clock.
     async fn terms(f: &Facilitator, r: &UptoRequest) -> Result<Terms, Rejection> {
         let network = f
@@ -198,8 +148,8 @@ impl Upto {
                 mint: t.mint,
                 policy_id: g.policy_id,
             };
-            let resource = holds::resource(r.resource.as_ref().map(|res| res.url.as_str()));
-            f.decide_deposit(deposit, resource).await?;
+            let url = r.resource.as_ref().map(|res| res.url.as_str());
+            f.decide_deposit(deposit, url).await?;
         }
         if chain::account(&f.chain.rpc, &t.channel)
             .await
@@ -278,16 +228,12 @@ impl Upto {
             Open::New(checked) => *checked,
         };
         f.limit_deposits(&t.from)?;
-        let (token_program, _) = f
-            .mint(&t.mint)
-            .await
-            .map_err(|e| Rejection::new(Reason::UptoInvalidRequirements, e.message))?;
         let reserved = f
             .advance(
                 &t.channel,
                 &t.from,
                 ChannelKind::Upto,
-                token_program,
+                checked.open.token_program,
                 r.gated,
             )
             .await?;
@@ -435,17 +381,10 @@ impl Upto {
         if !r.gated {
             return Ok(None);
         }
-        let fac = f.facilitator();
-        adapter::read_channel_gate(
+        f.channel_gate(
             &r.accepted,
             r.resource.as_ref().map(|res| res.url.as_str()),
-            Expectations {
-                facilitator: &fac,
-                network: &r.requirements.network,
-                trusted_services: &f.settings.trusted_services,
-                now: now_unix(),
-                skew: i64::try_from(f.settings.clock_skew.as_secs()).unwrap_or(i64::MAX),
-            },
+            &r.requirements.network,
         )
         .map(Some)
     }
@@ -466,13 +405,56 @@ impl Scheme for Upto {
     }
 
     async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
+        // The deposit's checks, without sending.
         let r = UptoRequest::from_bytes(call.body)?;
-        let payer = Upto::verify_upto(f, &r).await?;
-        Ok(Verified::Valid { payer, extra: None })
+        if r.payload.voucher_signature.is_some() {
+            return Err(Rejection::new(
+                Reason::UptoUnexpectedVoucher,
+                "a client's payload carries no voucherSignature",
+            ));
+        }
+        if r.payload.settle_type.is_some() {
+            return Err(Rejection::new(
+                Reason::UptoPayloadType,
+                "type is the server's, for /settle",
+            ));
+        }
+        let (t, open) = Upto::checked_open(f, &r).await?;
+        match open {
+            // A retry of a deposit that landed is valid while its channel is still the
+            // deposit's, unclaimed: the same request's /settle answers its outcome.
+            Open::Landed(signature) => Upto::unclaimed(f, &t, &signature).await?,
+            Open::Unknown(signature) => {
+                return Err(Rejection::new(
+                    Reason::UptoChannelAlreadyOpen,
+                    format!("channel {} is open; whether by this deposit ({signature}) is not known yet: retry shortly", t.channel),
+                ))
+            }
+            Open::New(_) => {}
+        }
+        Ok(Verified::Valid {
+            payer: t.from,
+            extra: None,
+        })
     }
 
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
+        // A deposit or a claim (see the module docs).
         let r = UptoRequest::from_bytes(call.body)?;
-        Upto::settle_upto(f, &r).await
+        let Some(keypair) = f.key.keypair() else {
+            return Err(Rejection::not_signing("settle"));
+        };
+        match r.payload.settle_type {
+            Some(UptoSettleType::Claim) => Upto::claim(f, &r, keypair).await,
+            Some(UptoSettleType::Deposit) | None => {
+                if r.payload.voucher_signature.is_some() {
+                    return Err(Rejection::new(
+                        Reason::UptoUnexpectedVoucher,
+                        "a deposit carries no voucherSignature",
+                    ));
+                }
+                Upto::deposit(f, &r, keypair).await
+            }
+        }
     }
 }

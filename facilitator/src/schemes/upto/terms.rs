@@ -3,7 +3,7 @@
 
 use crate::answer::SettleReply;
 use crate::reject::{Reason, Rejection};
-use serde::Deserialize;
+use crate::schemes::Body;
 use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
@@ -25,41 +25,11 @@ pub struct UptoRequest {
     pub gated: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Body {
-    payment_payload: PayloadEnvelope,
-    payment_requirements: PaymentRequirements,
-}
-
-#[derive(Deserialize)]
-pub(crate) struct PayloadEnvelope {
-    #[serde(default)]
-    resource: Option<ResourceInfo>,
-    accepted: PaymentRequirements,
-    payload: Value,
-}
-
 impl UptoRequest {
-    /// Reads the body's bytes (see [`UptoRequest::parse`]).
+    /// Reads the body; anything else, a payload of another shape among them, is
+    /// `unsupported_payload_type`.
     pub fn from_bytes(body: &[u8]) -> Result<UptoRequest, Rejection> {
-        let v = serde_json::from_slice::<Value>(body).map_err(|e| {
-            Rejection::new(
-                Reason::UnsupportedPayloadType,
-                format!("not an x402 upto request: {e}"),
-            )
-        })?;
-        UptoRequest::parse(v)
-    }
-
-    /// Reads the body; a payload of another shape is `unsupported_payload_type`.
-    pub fn parse(body: Value) -> Result<UptoRequest, Rejection> {
-        let b: Body = serde_json::from_value(body).map_err(|e| {
-            Rejection::new(
-                Reason::UnsupportedPayloadType,
-                format!("not an x402 upto request: {e}"),
-            )
-        })?;
+        let b = Body::read(Body::json(body, "not an x402 upto request")?, "upto")?;
         let payload: UptoPayload =
             serde_json::from_value(b.payment_payload.payload).map_err(|e| {
                 Rejection::new(
