@@ -609,17 +609,21 @@ mod tests {
         let c = case();
         let (payer_asset, payee_asset) = (Pubkey::new_unique(), Pubkey::new_unique());
         let channel = c.open().channel();
-        let gate = c.b.gate_channel_open(
-            &c.payer.pubkey(),
-            &payer_asset,
-            &payee_asset,
-            &c.facilitator,
-            &c.mint,
-            5_000_000,
-            1,
-            &channel,
-            Attestations::default(),
-        );
+        // The gate's instruction for a deposit of 5 000 000 under policy 1.
+        let gate_open = |att| {
+            c.b.gate_channel_open(
+                &c.payer.pubkey(),
+                &payer_asset,
+                &payee_asset,
+                &c.facilitator,
+                &c.mint,
+                5_000_000,
+                1,
+                &channel,
+                att,
+            )
+        };
+        let gate = gate_open(Attestations::default());
         let table = AddressLookupTableAccount {
             key: Pubkey::new_unique(),
             addresses: vec![
@@ -673,21 +677,11 @@ mod tests {
         }
         // With the attestations the payee's acceptance and the payer's policy ask for: read
         // from the gate's optional slots, then held to the composed instruction.
-        let attested = c.b.gate_channel_open(
-            &c.payer.pubkey(),
-            &payer_asset,
-            &payee_asset,
-            &c.facilitator,
-            &c.mint,
-            5_000_000,
-            1,
-            &channel,
-            Attestations {
-                payer: Some(Pubkey::new_unique()),
-                payee: Some(Pubkey::new_unique()),
-                payee_list: None,
-            },
-        );
+        let attested = gate_open(Attestations {
+            payer: Some(Pubkey::new_unique()),
+            payee: Some(Pubkey::new_unique()),
+            payee_list: None,
+        });
         let mut with = c.stock();
         with.insert(2, attested);
         verify(

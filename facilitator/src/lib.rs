@@ -84,9 +84,8 @@ pub struct Server {
     pub addr: SocketAddr,
     pub facilitator: Arc<Facilitator>,
     task: tokio::task::JoinHandle<()>,
-    /// The crank, when it runs (see [`service::crank`]).
-    crank: Option<tokio::task::JoinHandle<()>>,
-    /// The schemes' background work (see [`schemes::Scheme::background`]).
+    /// The crank, when it runs (see [`service::crank`]), and the schemes' background work
+    /// (see [`schemes::Scheme::background`]).
     background: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -99,9 +98,6 @@ impl Server {
 impl Drop for Server {
     fn drop(&mut self) {
         self.task.abort();
-        if let Some(c) = &self.crank {
-            c.abort();
-        }
         for task in &self.background {
             task.abort();
         }
@@ -150,15 +146,14 @@ pub async fn start(config: Config, addr: SocketAddr) -> Result<Server, StartErro
         Some(every) if f.key.keypair().is_some() => Some(service::crank::spawn(f.clone(), every)),
         _ => None,
     };
-    let background = schemes::registry()
-        .iter()
+    let background = (schemes::registry().iter())
         .filter_map(|s| s.background(&f))
+        .chain(crank)
         .collect();
     Ok(Server {
         addr,
         facilitator: f,
         task,
-        crank,
         background,
     })
 }

@@ -24,6 +24,16 @@ fn records(store: &Store, fee_payer: Pubkey) -> PaymentRecords {
     PaymentRecords::new(store.clone(), fee_payer, Duration::from_secs(30))
 }
 
+/// `turns` takes `payer`'s lock within a second (else fails saying `what`), then releases it.
+async fn takes_at_once(turns: &PayerTurns, payer: Pubkey, what: &str) {
+    tokio::time::timeout(Duration::from_secs(1), turns.lock(payer))
+        .await
+        .expect(what)
+        .unwrap()
+        .release()
+        .await;
+}
+
 fn record(n: u8) -> PendingRecord {
     PendingRecord {
         signature: Signature::from([n; 64]),
@@ -43,22 +53,12 @@ async fn replicas_take_one_payer_one_at_a_time_and_other_payers_freely() {
     let (payer, other) = (Pubkey::new_unique(), Pubkey::new_unique());
     let held = a.lock(payer).await.unwrap();
     // Another replica takes another payer at once...
-    tokio::time::timeout(Duration::from_secs(1), b.lock(other))
-        .await
-        .expect("another payer is not blocked")
-        .unwrap()
-        .release()
-        .await;
+    takes_at_once(&b, other, "another payer is not blocked").await;
     // ...and waits for this one until the holder releases it.
     let waiting = tokio::time::timeout(Duration::from_millis(300), b.lock(payer)).await;
     assert!(waiting.is_err(), "a second replica took a held payer lock");
     held.release().await;
-    tokio::time::timeout(Duration::from_secs(1), b.lock(payer))
-        .await
-        .expect("released: the other replica takes it")
-        .unwrap()
-        .release()
-        .await;
+    takes_at_once(&b, payer, "released: the other replica takes it").await;
     assert!(sa.round_trips() >= 2 && sb.round_trips() >= 4);
 }
 

@@ -247,22 +247,16 @@ async fn hashes(s: &dyn Backend) {
         args: &args,
         check: &check,
     };
-    assert_eq!(
-        s.insert_admitted("h", "c1", "1", &rule).await.unwrap(),
-        Ok(())
-    );
-    assert_eq!(
-        s.insert_admitted("h", "c1", "2", &rule).await.unwrap(),
-        Err("exists".to_string())
-    );
-    assert_eq!(
-        s.insert_admitted("h", "c2", "2", &rule).await.unwrap(),
-        Ok(())
-    );
-    assert_eq!(
-        s.insert_admitted("h", "c3", "3", &rule).await.unwrap(),
-        Err("full".to_string())
-    );
+    let steps = [
+        ("c1", "1", Ok(())),
+        ("c1", "2", Err("exists")),
+        ("c2", "2", Ok(())),
+        ("c3", "3", Err("full")),
+    ];
+    for (field, value, want) in steps {
+        let got = s.insert_admitted("h", field, value, &rule).await.unwrap();
+        assert_eq!(got, want.map_err(String::from), "{field} = {value}");
+    }
     let all = s.entries("h").await.unwrap();
     assert_eq!(all.len(), 2);
     assert_eq!(all["c1"], "1");
