@@ -6,6 +6,7 @@
 //! requirement field, and rejects expired challenges. Pure: the caller supplies the clock.
 
 use crate::reject::{Reason, Rejection};
+use crate::schemes::trust_gate::EXACT_HINT;
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use trust_gate_client::simulate::PaymentQuery;
@@ -86,7 +87,7 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
             format!("scheme {scheme:?} is not supported; only {SCHEME_TRUST_GATE:?}"),
         );
         if scheme == SCHEME_EXACT {
-            no = no.hint("an exact-scheme transfer is never settled here: a trust-gate payment is one transaction of [gate_payment_strict, TransferChecked, emit_feedback] (the trust-gate SDK, `trust-gate pay`)");
+            no = no.hint(EXACT_HINT);
         }
         return Err(no);
     }
@@ -117,21 +118,16 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
             ),
         ));
     }
-    let amount = parse_amount(&r.amount)?;
+    let amount = decimal_u64(&r.amount)
+        .and_then(|v| (v > 0).then_some(v).ok_or("must be greater than 0"))
+        .map_err(|why| invalid(format!("paymentRequirements.amount {:?} {why}", r.amount)))?;
     let mint = pubkey("paymentRequirements.asset", &r.asset)?;
     let pay_to = pubkey("paymentRequirements.payTo", &r.pay_to)?;
-    let gate = GateExtension::from_requirements(r).map_err(|err| {
-        Rejection::new(Reason::GateExtensionMissing, err.to_string()).hint(
-            "the resource server must put the payment's trust context in accepts[i].extra.gate",
-        )
-    })?;
-    let payee_recipient = pubkey("extra.gate.payeeRecipient", &gate.payee_recipient)?;
-    if pay_to != payee_recipient {
-        return Err(Rejection::new(
-            Reason::PayToMismatch,
-            format!("payTo {pay_to} is not the payee's recipient {payee_recipient}"),
-        ));
-    }
+    let gate = gate_extension(
+        r,
+        "the resource server must put the payment's trust context in accepts[i].extra.gate",
+    )?;
+    pays_the_recipient(pay_to, &gate)?;
     let memo = r
         .extra
         .get("memo")
@@ -156,27 +152,20 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         .payment_payload
         .resource
         .as_ref()
-        .map(|res| res.url.clone())
-        .filter(|u| !u.is_empty())
-        .ok_or_else(|| {
-            Rejection::new(
-                Reason::ResourceMissing,
-                "paymentPayload.resource.url is required: the service signature covers it",
-            )
-        })?;
-    let service = authenticate(r, &resource_url, &gate, e.trusted_services)?;
-    check_freshness(r, &gate, e.now, e.skew)?;
+        .map(|res| res.url.as_str());
+    let g = authenticate(r, resource_url, &gate, e)?;
     Ok(GateContext {
-        payer_asset: pubkey("extra.gate.payerAgentAsset", &gate.payer_agent_asset)?,
-        payee_asset: pubkey("extra.gate.payeeAgentAsset", &gate.payee_agent_asset)?,
+        payer_asset: g.payer_asset,
+        payee_asset: g.payee_asset,
         pay_to,
-        policy_id: gate.policy_id,
+        policy_id: g.policy_id,
         amount,
         mint,
         payment_id_hash: x402::payment_id_hash(memo),
         deadline: x402::deadline(r, &gate),
-        service,
-        resource_url,
+        service: g.service,
+        // `authenticate` refused a missing or empty URL.
+        resource_url: resource_url.unwrap_or_default().to_string(),
     })
 }
 
@@ -197,11 +186,25 @@ pub fn read_channel_gate(
     resource_url: Option<&str>,
     e: Expectations<'_>,
 ) -> Result<ChannelGate, Rejection> {
-    let gate = GateExtension::from_requirements(accepted).map_err(|err| {
-        Rejection::new(Reason::GateExtensionMissing, err.to_string())
-            .hint("a gated channel's offer carries the payment's trust context in extra.gate")
-    })?;
-    let pay_to = pubkey("paymentRequirements.payTo", &accepted.pay_to)?;
+    let gate = gate_extension(
+        accepted,
+        "a gated channel's offer carries the payment's trust context in extra.gate",
+    )?;
+    pays_the_recipient(
+        pubkey("paymentRequirements.payTo", &accepted.pay_to)?,
+        &gate,
+    )?;
+    authenticate(accepted, resource_url, &gate, e)
+}
+
+/// `extra.gate` of `r`; `hint` says where it belongs.
+fn gate_extension(r: &PaymentRequirements, hint: &str) -> Result<GateExtension, Rejection> {
+    GateExtension::from_requirements(r)
+        .map_err(|err| Rejection::new(Reason::GateExtensionMissing, err.to_string()).hint(hint))
+}
+
+/// `payTo` must be the payee's recipient the challenge names.
+fn pays_the_recipient(pay_to: Pubkey, gate: &GateExtension) -> Result<(), Rejection> {
     let payee_recipient = pubkey("extra.gate.payeeRecipient", &gate.payee_recipient)?;
     if pay_to != payee_recipient {
         return Err(Rejection::new(
@@ -209,43 +212,38 @@ pub fn read_channel_gate(
             format!("payTo {pay_to} is not the payee's recipient {payee_recipient}"),
         ));
     }
+    Ok(())
+}
+
+/// The challenge's parties, once a trusted service's key is found to have signed it (over
+/// `resource_url` too) and it is fresh.
+fn authenticate(
+    r: &PaymentRequirements,
+    resource_url: Option<&str>,
+    gate: &GateExtension,
+    e: Expectations<'_>,
+) -> Result<ChannelGate, Rejection> {
     let resource_url = resource_url.filter(|u| !u.is_empty()).ok_or_else(|| {
         Rejection::new(
             Reason::ResourceMissing,
             "paymentPayload.resource.url is required: the service signature covers it",
         )
     })?;
-    let service = authenticate(accepted, resource_url, &gate, e.trusted_services)?;
-    check_freshness(accepted, &gate, e.now, e.skew)?;
-    Ok(ChannelGate {
-        payer_asset: pubkey("extra.gate.payerAgentAsset", &gate.payer_agent_asset)?,
-        payee_asset: pubkey("extra.gate.payeeAgentAsset", &gate.payee_agent_asset)?,
-        policy_id: gate.policy_id,
-        service,
-    })
-}
-
-/// The trusted service whose key signed the challenge.
-fn authenticate(
-    r: &PaymentRequirements,
-    resource_url: &str,
-    gate: &GateExtension,
-    trusted: &[Pubkey],
-) -> Result<Pubkey, Rejection> {
     if gate.service_signature.is_empty() {
         return Err(Rejection::new(
             Reason::ChallengeUnsigned,
             "extra.gate.serviceSignature is empty",
         ));
     }
-    if trusted.is_empty() {
+    if e.trusted_services.is_empty() {
         return Err(Rejection::new(
             Reason::ServiceNotTrusted,
             "this facilitator trusts no service key",
         )
         .hint("set TRUSTED_SERVICE_KEYS to the public keys of the services whose challenges it settles"));
     }
-    trusted
+    let service = e
+        .trusted_services
         .iter()
         .find(|k| x402::challenge_signed_by(k, r, resource_url, gate))
         .copied()
@@ -255,49 +253,34 @@ fn authenticate(
                 "extra.gate.serviceSignature is not a signature of a trusted service over these requirements",
             )
             .hint("a challenge is signed over every field; any change after issue invalidates it")
-        })
-}
-
-fn check_freshness(
-    r: &PaymentRequirements,
-    gate: &GateExtension,
-    now: i64,
-    skew: i64,
-) -> Result<(), Rejection> {
+        })?;
     let timeout = i64::try_from(r.max_timeout_seconds).unwrap_or(i64::MAX);
     let expires = gate.issued_at.saturating_add(timeout);
-    if now > expires.saturating_add(skew) {
+    if e.now > expires.saturating_add(e.skew) {
         return Err(Rejection::new(
             Reason::ChallengeExpired,
             format!(
-                "the challenge expired at {expires} (issuedAt {} + maxTimeoutSeconds {timeout}); now {now}",
-                gate.issued_at
+                "the challenge expired at {expires} (issuedAt {} + maxTimeoutSeconds {timeout}); now {}",
+                gate.issued_at, e.now
             ),
         )
         .hint("request the resource again for a fresh challenge"));
     }
-    if gate.issued_at > now.saturating_add(skew) {
+    if gate.issued_at > e.now.saturating_add(e.skew) {
         return Err(Rejection::new(
             Reason::ChallengeNotYetValid,
-            format!("issuedAt {} is in the future (now {now})", gate.issued_at),
+            format!(
+                "issuedAt {} is in the future (now {})",
+                gate.issued_at, e.now
+            ),
         ));
     }
-    Ok(())
-}
-
-/// A decimal u64 amount, > 0.
-pub fn parse_amount(s: &str) -> Result<u64, Rejection> {
-    let bad = |why: &str| {
-        Rejection::new(
-            Reason::InvalidPaymentRequirements,
-            format!("paymentRequirements.amount {s:?} {why}"),
-        )
-    };
-    let v = decimal_u64(s).map_err(bad)?;
-    if v == 0 {
-        return Err(bad("must be greater than 0"));
-    }
-    Ok(v)
+    Ok(ChannelGate {
+        payer_asset: pubkey("extra.gate.payerAgentAsset", &gate.payer_agent_asset)?,
+        payee_asset: pubkey("extra.gate.payeeAgentAsset", &gate.payee_agent_asset)?,
+        policy_id: gate.policy_id,
+        service,
+    })
 }
 
 /// Decimal digits (no sign, no exponent) that fit in u64; the error says why not. Amounts
@@ -309,13 +292,13 @@ pub fn decimal_u64(s: &str) -> Result<u64, &'static str> {
     s.parse().map_err(|_| "does not fit in u64")
 }
 
+/// 400 `invalid_payment_requirements`.
+fn invalid(message: String) -> Rejection {
+    Rejection::new(Reason::InvalidPaymentRequirements, message)
+}
+
 fn pubkey(field: &str, s: &str) -> Result<Pubkey, Rejection> {
-    Pubkey::from_str(s).map_err(|_| {
-        Rejection::new(
-            Reason::InvalidPaymentRequirements,
-            format!("{field} {s:?} is not a base58 public key"),
-        )
-    })
+    Pubkey::from_str(s).map_err(|_| invalid(format!("{field} {s:?} is not a base58 public key")))
 }
 
 #[cfg(test)]
