@@ -114,6 +114,10 @@ impl DecisionCache {
     /// As [`Self::decide`], and reads `extra` accounts in the same simulation (the state the
     /// decision's caller needs besides it, at no extra round trip). The outer error is the
     /// RPC's.
+    ///
+    /// Unless the cached inputs are confirmed, the decision is made the uncached way: read the
+    /// policy and the acceptance policy, find the attestations, pick a fee payer, simulate
+    /// (reading `extra` too); then remember what can be cached.
     pub async fn decide_reading(
         &self,
         rpc: &RpcClient,
@@ -133,7 +137,30 @@ impl DecisionCache {
             }
         }
         self.stats.uncached.fetch_add(1, Ordering::Relaxed);
-        self.decide_uncached(rpc, b, facilitator, q, extra).await
+        let (policy, acceptance) = simulate::rules(rpc, b, q).await?;
+        let now = now_unix();
+        let att = simulate::attestations_by_rules(rpc, b, q, (policy, acceptance), now).await?;
+        let fee_payer = if self.fee_payer_funded.load(Ordering::Relaxed) {
+            facilitator
+        } else {
+            simulate::simulation_fee_payer(rpc, b, facilitator, q).await?
+        };
+        let sim = simulate_decision(rpc, b, &fee_payer, q, att, extra).await?;
+        self.fee_payer_funded.store(
+            fee_payer == facilitator && !fee_payer_refused(&sim.decision),
+            Ordering::Relaxed,
+        );
+        // A policy exists once created and its rule never changes; a missing one is not
+        // remembered (it may be created).
+        if let Some(rule) = policy {
+            write(&self.policies, (q.payer_asset, q.policy_id), rule);
+            self.remember_choice(b, q.payee_asset, rule.payee, att.payee);
+        }
+        write(&self.acceptances, q.payee_asset, acceptance);
+        if let Some(rule) = acceptance {
+            self.remember_choice(b, q.payer_asset, rule, att.payer);
+        }
+        Ok((sim.decision, sim.accounts))
     }
 
     /// The cached inputs for `q`, or `None` when something is not cached (or a rule needs a
@@ -227,58 +254,20 @@ impl DecisionCache {
         true
     }
 
-    /// The uncached way: read the policy and the acceptance policy, find the attestations,
-    /// pick a fee payer, simulate (reading `extra` too); then remember what can be cached.
-    async fn decide_uncached(
-        &self,
-        rpc: &RpcClient,
-        b: &Builder,
-        facilitator: Pubkey,
-        q: &PaymentQuery,
-        extra: &[Pubkey],
-    ) -> Result<(Result<Decision, ClientError>, Vec<Option<Account>>), ClientError> {
-        let (policy, acceptance) = simulate::rules(rpc, b, q).await?;
-        let now = now_unix();
-        let att = simulate::attestations_by_rules(rpc, b, q, (policy, acceptance), now).await?;
-        let fee_payer = if self.fee_payer_funded.load(Ordering::Relaxed) {
-            facilitator
-        } else {
-            simulate::simulation_fee_payer(rpc, b, facilitator, q).await?
-        };
-        let sim = simulate_decision(rpc, b, &fee_payer, q, att, extra).await?;
-        self.fee_payer_funded.store(
-            fee_payer == facilitator && !fee_payer_refused(&sim.decision),
-            Ordering::Relaxed,
-        );
-        // A policy exists once created and its rule never changes; a missing one is not
-        // remembered (it may be created).
-        if let Some(rule) = policy {
-            write(&self.policies, (q.payer_asset, q.policy_id), rule);
-            remember_choice(&self.choices, b, q.payee_asset, rule.payee, att.payee);
+    /// Remembers the attestation chosen for a rule that names its attestors (a rule for any
+    /// attestor is scanned every time).
+    fn remember_choice(&self, b: &Builder, subject: Pubkey, rule: Rule, chosen: Option<Pubkey>) {
+        if !needs_capability(&rule) {
+            return;
         }
-        write(&self.acceptances, q.payee_asset, acceptance);
-        if let Some(rule) = acceptance {
-            remember_choice(&self.choices, b, q.payer_asset, rule, att.payer);
+        let candidates = named_attestations(&b.ids, &subject, &rule.0, &rule.1);
+        if !candidates.is_empty() {
+            write(
+                &self.choices,
+                (subject, rule),
+                Choice { candidates, chosen },
+            );
         }
-        Ok((sim.decision, sim.accounts))
-    }
-}
-
-/// Remembers the attestation chosen for a rule that names its attestors (a rule for any
-/// attestor is scanned every time).
-fn remember_choice(
-    choices: &RwLock<HashMap<ChoiceKey, Choice>>,
-    b: &Builder,
-    subject: Pubkey,
-    rule: Rule,
-    chosen: Option<Pubkey>,
-) {
-    if !needs_capability(&rule) {
-        return;
-    }
-    let candidates = named_attestations(&b.ids, &subject, &rule.0, &rule.1);
-    if !candidates.is_empty() {
-        write(choices, (subject, rule), Choice { candidates, chosen });
     }
 }
 
