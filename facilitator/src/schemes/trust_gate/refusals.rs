@@ -45,15 +45,20 @@ impl TrustGate {
                 format!("the settlement transaction {signature} failed on chain: {what}"),
             )
         };
-        let TransactionError::InstructionError(index, InstructionError::Custom(code)) = &err else {
-            return onchain(err.to_string());
-        };
-        let (index, code) = (*index, *code);
-        if let Some(r) = TrustGate::transfer_refused(f, index, code, gate_index, ctx).await {
+        if let Some(r) = TrustGate::transfer_refused(f, &err, gate_index, ctx).await {
             return r;
         }
+        let TransactionError::InstructionError(index, InstructionError::Custom(code)) = err else {
+            return onchain(err.to_string());
+        };
         if index == gate_index && is_decision_code(code) {
-            if let Some(d) = TrustGate::gate_decision(f, code, ctx).await {
+            // A Deny's reason is the code itself; a RequireValidation needs the capability,
+            // which the read-only gate tells.
+            let decision = match DenyReason::from_strict_error_code(code) {
+                Some(reason) => Some(Decision::Deny(reason)),
+                None => TrustGate::refusing_decision(f, ctx).await,
+            };
+            if let Some(d) = decision {
                 let mut r = Rejection::decision(d);
                 r.message = format!("{} (settlement {signature} failed on chain)", r.message);
                 return r;
@@ -76,14 +81,16 @@ impl TrustGate {
 
     /// The payee's token account refused the transfer for want of a memo (Token-2022's
     /// `NoMemo` at the TransferChecked): 422 `payee_requires_memo`.
-    pub(crate) async fn transfer_refused(
+    async fn transfer_refused(
         f: &Facilitator,
-        index: u8,
-        code: u32,
+        err: &TransactionError,
         gate_index: u8,
         ctx: &GateContext,
     ) -> Option<Rejection> {
-        if index != gate_index + 1 || code != payee_account::NO_MEMO {
+        let TransactionError::InstructionError(index, InstructionError::Custom(code)) = err else {
+            return None;
+        };
+        if *index != gate_index + 1 || *code != payee_account::NO_MEMO {
             return None;
         }
         let (program, _) = f.mint(&ctx.mint).await.ok()?;
@@ -93,26 +100,14 @@ impl TrustGate {
 
     /// The chain refused the signer for the payer (`PayerSignerMismatch`): the cached agent
     /// that accepted it is stale (sold on MPL Core directly, say), and is read again next time.
-    pub(crate) fn forget_stale_signer(
-        f: &Facilitator,
-        named: Option<&errors::NamedError>,
-        ctx: &GateContext,
-    ) {
+    fn forget_stale_signer(f: &Facilitator, named: Option<&errors::NamedError>, ctx: &GateContext) {
         if named.is_some_and(|n| n.name == "PayerSignerMismatch") {
             f.caches.agents.forget(&ctx.payer_asset);
         }
     }
 
-    /// The decision behind a gate error code: a Deny's reason is the code itself; a
-    /// RequireValidation needs the capability, which the read-only gate tells.
-    pub(crate) async fn gate_decision(
-        f: &Facilitator,
-        code: u32,
-        ctx: &GateContext,
-    ) -> Option<Decision> {
-        if let Some(reason) = DenyReason::from_strict_error_code(code) {
-            return Some(Decision::Deny(reason));
-        }
+    /// The read-only gate's decision for the payment now, when it refuses it.
+    async fn refusing_decision(f: &Facilitator, ctx: &GateContext) -> Option<Decision> {
         let d = f.decide(ctx.query()).await.ok()?;
         (d != Decision::Allow).then_some(d)
     }
@@ -141,27 +136,22 @@ impl TrustGate {
                 &format!("another transaction (feedback log {feedback_log})"),
             );
         }
-        if let TransactionError::InstructionError(index, InstructionError::Custom(code)) = &err {
-            if let Some(r) = TrustGate::transfer_refused(f, *index, *code, gate_index, ctx).await {
-                return r;
-            }
+        if let Some(r) = TrustGate::transfer_refused(f, &err, gate_index, ctx).await {
+            return r;
         }
         let named = errors::explain(&err, logs);
         TrustGate::forget_stale_signer(f, named.as_ref(), ctx);
         if named.as_ref().is_some_and(errors::is_engine_paused) {
             return engine_paused(&f.chain.builder.ids.reputation_engine, "the settlement");
         }
-        let gate_code = named
-            .as_ref()
-            .filter(|n| n.program.as_deref() == Some(f.chain.builder.ids.gate.to_string().as_str()))
-            .map(|n| n.code)
-            .filter(|c| is_decision_code(*c));
-        if gate_code.is_some() {
-            // The read-only gate gives the full decision (reason, or capability and subject).
-            if let Ok(d) = f.decide(ctx.query()).await {
-                if d != Decision::Allow {
-                    return Rejection::decision(d);
-                }
+        let gate = f.chain.builder.ids.gate.to_string();
+        let gate_refused = named.as_ref().is_some_and(|n| {
+            n.program.as_deref() == Some(gate.as_str()) && is_decision_code(n.code)
+        });
+        // The read-only gate gives the full decision (reason, or capability and subject).
+        if gate_refused {
+            if let Some(d) = TrustGate::refusing_decision(f, ctx).await {
+                return Rejection::decision(d);
             }
         }
         let what = named
