@@ -90,7 +90,7 @@ fn same<T: PartialEq + std::fmt::Display>(
 /// Runs every check; on success returns the payer and the settlement the transaction is.
 pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rejection> {
     use gate::instruction::{EmitFeedback, GatePaymentStrict};
-    use gate::settlement::strict_accounts;
+    use gate::settlement::strict_accounts::{MINT, PAYEE_ASSET, PAYER_ASSET};
     let b = e.builder;
     let ctx = e.ctx;
     let keys = account_keys(&tx.message, e.tables)?;
@@ -113,6 +113,11 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     let budget = compute_budget(&ixs[..start])?;
     crate::budget::check(&budget, ixs.len() - start, e.compute)?;
     let ixs = &ixs[start..];
+    // What the payment names in more than one place, each under its own name.
+    let amount = |what: &str, got: u64| same(Reason::AmountMismatch, what, got, ctx.amount);
+    let decimals = |what: &str, got: u8| same(Reason::DecimalsMismatch, what, got, e.decimals);
+    let mint = |what: &str, got: Pubkey| same(Reason::MintMismatch, what, got, ctx.mint);
+    let payee = |what: &str, got: Pubkey| same(Reason::PayeeMismatch, what, got, ctx.payee_asset);
 
     // Fee payer isolation.
     let fee_payer = keys.first().map(|k| k.0).unwrap_or_default();
@@ -152,10 +157,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             "instruction 1 is not a TransferChecked",
         ));
     }
-    let amount = u64::from_le_bytes(transfer.data[1..9].try_into().unwrap_or_default());
-    let decimals = transfer.data[9];
-    let [source, mint, destination, payer] = [0, 1, 2, 3].map(|i| transfer.accounts[i]);
-    same(Reason::MintMismatch, "the transfer's mint", mint, ctx.mint)?;
+    let [source, transfer_mint, destination, payer] = [0, 1, 2, 3].map(|i| transfer.accounts[i]);
+    mint("the transfer's mint", transfer_mint)?;
     let want_destination = e.token_program.associated_account(&ctx.pay_to, &ctx.mint);
     if destination != want_destination {
         return Err(mismatch(
@@ -168,46 +171,22 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             ),
         ));
     }
-    same(
-        Reason::AmountMismatch,
-        "the transfer's amount",
-        amount,
-        ctx.amount,
-    )?;
-    same(
-        Reason::DecimalsMismatch,
-        "the transfer's decimals",
-        decimals,
-        e.decimals,
-    )?;
+    let transfer_amount = u64::from_le_bytes(transfer.data[1..9].try_into().unwrap_or_default());
+    amount("the transfer's amount", transfer_amount)?;
+    decimals("the transfer's decimals", transfer.data[9])?;
 
     // The gate's arguments, and the parties and mint its accounts name.
     let g: GatePaymentStrict = args(&ixs[0], "gate_payment_strict")?;
-    same(
-        Reason::AmountMismatch,
-        "the gate's amount",
-        g.amount,
-        ctx.amount,
-    )?;
+    amount("the gate's amount", g.amount)?;
     let gate_account = |i: usize| ixs[0].accounts.get(i).copied().unwrap_or_default();
-    same(
-        Reason::MintMismatch,
-        "the gate's mint",
-        gate_account(strict_accounts::MINT),
-        ctx.mint,
-    )?;
+    mint("the gate's mint", gate_account(MINT))?;
     same(
         Reason::PayerMismatch,
         "the gate's payer agent",
-        gate_account(strict_accounts::PAYER_ASSET),
+        gate_account(PAYER_ASSET),
         ctx.payer_asset,
     )?;
-    same(
-        Reason::PayeeMismatch,
-        "the gate's payee agent",
-        gate_account(strict_accounts::PAYEE_ASSET),
-        ctx.payee_asset,
-    )?;
+    payee("the gate's payee agent", gate_account(PAYEE_ASSET))?;
     same(
         Reason::PolicyMismatch,
         "the gate's policy id",
@@ -231,18 +210,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             "emit_feedback's payment id hash is not the one derived from extra.memo",
         ));
     }
-    same(
-        Reason::PayeeMismatch,
-        "the feedback's payee agent",
-        f.payee_asset,
-        ctx.payee_asset,
-    )?;
-    same(
-        Reason::AmountMismatch,
-        "the feedback's value",
-        f.value,
-        ctx.amount,
-    )?;
+    payee("the feedback's payee agent", f.payee_asset)?;
+    amount("the feedback's value", f.value)?;
     same(
         Reason::FeePayerMismatch,
         "the feedback's facilitator",
@@ -281,12 +250,8 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         funding,
         approval,
     };
-    same(
-        Reason::DecimalsMismatch,
-        "the feedback's decimals",
-        f.value_decimals,
-        e.decimals,
-    )?;
+    // Checked only now: an approval that is not this payment's is named first.
+    decimals("the feedback's decimals", f.value_decimals)?;
     let expected = settle::compose(b, &settlement, AtomicityEnforced::TRUE)
         .map_err(|err| Rejection::new(Reason::InvalidTransaction, err.to_string()))?;
     // The prefix was read into `budget` (in either order); the payment part must match.
@@ -351,14 +316,13 @@ fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
 /// Reads the ComputeBudget instructions before the payment part: at most one unit limit and
 /// one unit price (their caps are [`crate::budget::check`]'s).
 fn compute_budget(prefix: &[Resolved]) -> Result<ComputeBudget, Rejection> {
-    let as_ix = |r: &Resolved| Instruction {
-        program_id: r.program_id,
-        accounts: r
+    // The accounts count: a ComputeBudget instruction that names any is not well formed.
+    let as_ix = |r: &Resolved| {
+        let accounts = r
             .accounts
             .iter()
-            .map(|k| AccountMeta::new_readonly(*k, false))
-            .collect(),
-        data: r.data.clone(),
+            .map(|k| AccountMeta::new_readonly(*k, false));
+        Instruction::new_with_bytes(r.program_id, &r.data, accounts.collect())
     };
     let ixs: Vec<Instruction> = prefix.iter().map(as_ix).collect();
     ComputeBudget::parse(&ixs).ok_or_else(|| {

@@ -17,12 +17,13 @@ use trust_gate_client::Builder;
 
 /// Base64 → a versioned transaction (legacy or v0).
 pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
-    let bytes = STANDARD.decode(b64.trim()).map_err(|e| {
-        Rejection::new(
-            Reason::InvalidTransactionEncoding,
-            format!("paymentPayload.payload.transaction is not standard base64: {e}"),
-        )
-    })?;
+    let not = |what: String| {
+        let message = format!("paymentPayload.payload.transaction is not {what}");
+        Rejection::new(Reason::InvalidTransactionEncoding, message)
+    };
+    let bytes = STANDARD
+        .decode(b64.trim())
+        .map_err(|e| not(format!("standard base64: {e}")))?;
     if bytes.len() > PACKET_LIMIT {
         return Err(Rejection::new(
             Reason::TransactionTooLarge,
@@ -32,15 +33,10 @@ pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
             ),
         ));
     }
-    bincode::deserialize::<VersionedTransaction>(&bytes).map_err(|e| {
-        Rejection::new(
-            Reason::InvalidTransactionEncoding,
-            format!("paymentPayload.payload.transaction is not a serialized transaction: {e}"),
-        )
-    })
+    bincode::deserialize(&bytes).map_err(|e| not(format!("a serialized transaction: {e}")))
 }
 
-/// One instruction with its accounts resolved and their privileges in the message.
+/// One instruction with its accounts resolved (their privileges are in [`Keys`]).
 #[derive(Clone, Debug)]
 pub(crate) struct Resolved {
     pub program_id: Pubkey,
@@ -62,7 +58,7 @@ pub(crate) fn account_keys(
     let signers = usize::from(header.num_required_signatures);
     let readonly_signed = usize::from(header.num_readonly_signed_accounts);
     let readonly_unsigned = usize::from(header.num_readonly_unsigned_accounts);
-    let mut keys: Vec<(Pubkey, bool, bool)> = statics
+    let mut keys: Keys = statics
         .iter()
         .enumerate()
         .map(|(i, k)| {
@@ -111,10 +107,7 @@ pub(crate) fn account_keys(
     Ok(keys)
 }
 
-pub(crate) fn resolve(
-    message: &VersionedMessage,
-    keys: &[(Pubkey, bool, bool)],
-) -> Result<Vec<Resolved>, Rejection> {
+pub(crate) fn resolve(message: &VersionedMessage, keys: &Keys) -> Result<Vec<Resolved>, Rejection> {
     let key = |i: u8| {
         keys.get(usize::from(i)).map(|k| k.0).ok_or_else(|| {
             Rejection::new(
@@ -240,30 +233,26 @@ pub(crate) fn compare(
             format!("{name}'s data is not what the SDK composes for it"),
         ));
     }
-    if got.accounts.len() != want.accounts.len() {
-        return Err(Rejection::new(
-            Reason::GateAccountsMismatch,
-            format!(
-                "{name} has {} accounts; it must have {}",
-                got.accounts.len(),
-                want.accounts.len()
-            ),
+    let accounts = |message: String| Err(Rejection::new(Reason::GateAccountsMismatch, message));
+    let (count, want_count) = (got.accounts.len(), want.accounts.len());
+    if count != want_count {
+        return accounts(format!(
+            "{name} has {count} accounts; it must have {want_count}"
         ));
     }
     for (j, (g, w)) in got.accounts.iter().zip(&want.accounts).enumerate() {
         if *g != w.pubkey {
-            return Err(Rejection::new(
-                Reason::GateAccountsMismatch,
-                format!("{name} account {j} is {g}; it must be {}", w.pubkey),
+            return accounts(format!(
+                "{name} account {j} is {g}; it must be {}",
+                w.pubkey
             ));
         }
         // Privileges may be wider in the message (an account shared with another
         // instruction) but never narrower than the instruction needs.
         let (_, signer, writable) = keys.iter().find(|k| k.0 == *g).copied().unwrap_or_default();
         if (w.is_signer && !signer) || (w.is_writable && !writable) {
-            return Err(Rejection::new(
-                Reason::GateAccountsMismatch,
-                format!("{name} account {j} ({g}) lacks the signer or writable flag it needs"),
+            return accounts(format!(
+                "{name} account {j} ({g}) lacks the signer or writable flag it needs"
             ));
         }
     }
