@@ -56,8 +56,7 @@ pub struct Verified {
     pub tx: VersionedTransaction,
     /// The index of gate_payment_strict in the transaction (after the compute budget).
     pub gate_index: u8,
-    /// The transfer authority: the payer's wallet.
-    pub payer: Pubkey,
+    /// Its `payer_signer` is the transfer authority: the payer's wallet.
     pub settlement: Settlement,
 }
 
@@ -87,7 +86,7 @@ fn same<T: PartialEq + std::fmt::Display>(
     }
 }
 
-/// Runs every check; on success returns the payer and the settlement the transaction is.
+/// Runs every check; on success returns the settlement the transaction is.
 pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rejection> {
     use gate::instruction::{EmitFeedback, GatePaymentStrict};
     use gate::settlement::strict_accounts::{MINT, PAYEE_ASSET, PAYER_ASSET};
@@ -265,7 +264,6 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         tx,
         // At most two instructions precede the gate.
         gate_index: start as u8,
-        payer,
         settlement,
     })
 }
@@ -361,4 +359,5 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding,
     (attestations, funding, placeholder.accounts.len())
 }
 
-const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];
+/// The instructions of a settlement's payment part, in order.
+pub(crate) const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];

@@ -44,7 +44,7 @@ impl Scheme for TrustGate {
                 "validationRegistryProgram": ids.validation_registry.to_string(),
                 "lookupTable": tables.first(),
                 "lookupTables": tables,
-                "settlement": ["gate_payment_strict", "TransferChecked", "emit_feedback"],
+                "settlement": crate::inspect::NAMES,
             }
         })
     }

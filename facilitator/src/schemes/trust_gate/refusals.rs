@@ -11,7 +11,7 @@ use solana_sdk::instruction::InstructionError;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use solana_sdk::transaction::TransactionError;
-use trust_gate_client::decode::{Decision, DenyReason};
+use trust_gate_client::decode::{hex, Decision, DenyReason};
 use trust_gate_client::errors::{self, summarize_logs};
 use trust_gate_client::settle::TokenProgram;
 
@@ -131,10 +131,8 @@ impl TrustGate {
             .hint("build the transaction again with a fresh blockhash");
         }
         if log_exists(&err, gate_index) {
-            return already_settled(
-                &trust_gate_client::decode::hex(&ctx.payment_id_hash),
-                &format!("another transaction (feedback log {feedback_log})"),
-            );
+            let by = format!("another transaction (feedback log {feedback_log})");
+            return already_settled(&ctx.payment_id_hash, &by);
         }
         if let Some(r) = TrustGate::transfer_refused(f, &err, gate_index, ctx).await {
             return r;
@@ -201,21 +199,22 @@ pub(crate) fn log_exists(err: &TransactionError, gate_index: u8) -> bool {
     )
 }
 
-/// 409: the payment was settled `by` another transaction.
-pub(crate) fn already_settled(payment: &str, by: &str) -> Rejection {
+/// 409: the payment `id` was settled `by` another transaction.
+pub(crate) fn already_settled(id: &[u8; 32], by: &str) -> Rejection {
     Rejection::new(
         Reason::PaymentAlreadySettled,
-        format!("payment {payment} was already settled by {by}"),
+        format!("payment {} was already settled by {by}", hex(id)),
     )
     .hint("request a fresh challenge: every payment needs its own memo")
 }
 
-/// 409: another transaction of the payment was sent and may still land.
-pub(crate) fn in_progress(payment: &str, earlier: &Signature) -> Rejection {
+/// 409: another transaction of the payment `id` was sent and may still land.
+pub(crate) fn in_progress(id: &[u8; 32], earlier: &Signature) -> Rejection {
     Rejection::new(
         Reason::SettlementInProgress,
         format!(
-            "payment {payment} has another settlement transaction, {earlier}, that may still land"
+            "payment {} has another settlement transaction, {earlier}, that may still land",
+            hex(id)
         ),
     )
     .hint("retry the request that sent it (it returns its outcome), or this one once its blockhash has expired (about a minute)")

@@ -36,7 +36,7 @@ use solana_rpc_client_api::config::RpcSimulateTransactionConfig;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use trust_gate_client::chain;
-use trust_gate_client::settle::{ComputeBudget, Settlement};
+use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_x402::FacilitatorRequest;
 
@@ -135,15 +135,11 @@ impl TrustGate {
             return Err(Rejection::not_signing("settle"));
         };
         let ctx = TrustGate::context(f, req).await?;
-        let Verified {
-            tx,
-            payer,
-            gate_index,
-            settlement,
-        } = TrustGate::inspect(f, req, &ctx).await?;
+        let verified = TrustGate::inspect(f, req, &ctx).await?;
+        let settlement = &verified.settlement;
         // Nothing of the payer's is held for a signer that may not act for it, nor past the
         // payer's rate (counted only for its own signers, so a stranger spends none of it).
-        TrustGate::authorize_payer(f, &ctx.payer_asset, &payer).await?;
+        TrustGate::authorize_payer(f, &ctx.payer_asset, &settlement.payer_signer).await?;
         f.limit_payer(&ctx.payer_asset, || {
             format!(
                 "payer agent {} sent more settlements than this facilitator takes from one payer (RATE_LIMIT_PER_PAYER); nothing was sent (no fee)",
@@ -154,9 +150,7 @@ impl TrustGate {
         // it, so nobody else fills the payer's list); one that used its approval forgets it.
         let terms = settlement.approval_terms();
         let used = settlement.approval;
-        let result =
-            TrustGate::send_settlement(f, keypair, tx, payer, gate_index, &settlement, &ctx).await;
-        match result {
+        match TrustGate::send_settlement(f, keypair, verified, &ctx).await {
             Err(r) => Err(f
                 .held(
                     r,
@@ -179,12 +173,15 @@ impl TrustGate {
     async fn send_settlement(
         f: &Facilitator,
         keypair: &solana_sdk::signature::Keypair,
-        mut tx: VersionedTransaction,
-        payer: Pubkey,
-        gate_index: u8,
-        settlement: &Settlement,
+        verified: Verified,
         ctx: &GateContext,
     ) -> Result<SettleReply, Rejection> {
+        let Verified {
+            mut tx,
+            gate_index,
+            settlement,
+        } = verified;
+        let payer = settlement.payer_signer;
         let signature = co_signature(&tx, keypair);
         tx.signatures[0] = signature;
         let feedback_log = f
@@ -202,9 +199,6 @@ impl TrustGate {
                 replayed,
             },
         };
-        let failed =
-            |err: TransactionError| TrustGate::failure(f, &signature, err, gate_index, ctx);
-
         let record = PendingRecord {
             signature,
             blockhash: *tx.message.recent_blockhash(),
@@ -226,13 +220,11 @@ impl TrustGate {
                 } else {
                     ""
                 };
-                return Err(already_settled(
-                    &trust_gate_client::decode::hex(id),
-                    &by.map_or_else(
-                        || "an earlier transaction".to_string(),
-                        |s| format!("transaction {s}{closed}"),
-                    ),
-                ));
+                let by = by.map_or_else(
+                    || "an earlier transaction".to_string(),
+                    |s| format!("transaction {s}{closed}"),
+                );
+                return Err(already_settled(id, &by));
             }
         }
 
@@ -292,7 +284,7 @@ impl TrustGate {
                 tracing::warn!(%signature, "sent, not confirmed in time: pending");
                 Ok(settled(false, true))
             }
-            Sent::Failed(err) => Err(failed(err).await),
+            Sent::Failed(err) => Err(TrustGate::failure(f, &signature, err, gate_index, ctx).await),
             // Named after the turn: the payer's next settlement need not wait for it.
             Sent::Refused(err, logs) => {
                 Err(TrustGate::refusal(f, err, &logs, gate_index, &feedback_log, ctx).await)
@@ -460,7 +452,7 @@ impl TrustGate {
         ours: &PendingRecord,
         ctx: &GateContext,
     ) -> Result<(), Rejection> {
-        let payment = trust_gate_client::decode::hex(&ctx.payment_id_hash);
+        let id = &ctx.payment_id_hash;
         let live = f
             .chain
             .rpc
@@ -470,19 +462,16 @@ impl TrustGate {
         if live {
             match f.landed(&earlier.signature).await? {
                 Some(Ok(())) => {
-                    return Err(already_settled(
-                        &payment,
-                        &format!("transaction {}", earlier.signature),
-                    ))
+                    let by = format!("transaction {}", earlier.signature);
+                    return Err(already_settled(id, &by));
                 }
                 Some(Err(_)) => {}
-                None => return Err(in_progress(&payment, &earlier.signature)),
+                None => return Err(in_progress(id, &earlier.signature)),
             }
         }
-        let id = &ctx.payment_id_hash;
         match f.payment_records.replace(id, earlier, ours).await {
             Ok(true) => Ok(()),
-            Ok(false) => Err(in_progress(&payment, &earlier.signature)),
+            Ok(false) => Err(in_progress(id, &earlier.signature)),
             Err(e) => Err(unavailable(e)),
         }
     }

@@ -27,7 +27,8 @@ impl TrustGate {
         let payer = if req.payment_payload.payload.transaction.is_empty() {
             None
         } else {
-            Some(TrustGate::inspect(f, req, &ctx).await?.payer)
+            let verified = TrustGate::inspect(f, req, &ctx).await?;
+            Some(verified.settlement.payer_signer)
         };
         let query = ctx.query();
         let ids = f.chain.builder.ids;
