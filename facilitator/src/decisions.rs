@@ -33,9 +33,6 @@ use trust_gate_client::simulate::{
 };
 use trust_gate_client::{Builder, ClientError, RpcClient};
 
-/// One side of a payment that needs an attestation: who it is about, under which rule.
-type ChoiceKey = (Pubkey, Rule);
-
 /// The attestation accounts of the attestors a rule names, and which of them the gate
 /// should see.
 #[derive(Clone)]
@@ -61,7 +58,8 @@ pub struct CacheStats {
 pub struct DecisionCache {
     policies: RwLock<HashMap<(Pubkey, u32), PolicyRule>>,
     acceptances: RwLock<HashMap<Pubkey, Option<Rule>>>,
-    choices: RwLock<HashMap<ChoiceKey, Choice>>,
+    /// Per side of a payment that needs an attestation: who it is about, under which rule.
+    choices: RwLock<HashMap<(Pubkey, Rule), Choice>>,
     /// The simulated transactions (base64): pure functions of the payment, its
     /// attestations and the fee payer.
     wires: RwLock<HashMap<(PaymentQuery, Attestations, Pubkey), Arc<str>>>,

@@ -21,14 +21,13 @@ const MEMO_TRANSFER: u16 = 8;
 /// Token-2022's `TokenError::NoMemo`.
 pub const NO_MEMO: u32 = 36;
 
-/// Whether a token account (as read) requires a memo before every incoming transfer.
+/// Whether a token account (as read) requires a memo before every incoming transfer: the
+/// TLV walk over an extended Token-2022 account's data, type (u16), length (u16), value.
 pub fn requires_memo(account: &Account) -> bool {
-    account.owner == TokenProgram::Token2022.id() && memo_required(&account.data)
-}
-
-/// The TLV walk over an extended Token-2022 account's data: type (u16), length (u16), value.
-fn memo_required(data: &[u8]) -> bool {
-    if data.len() <= ACCOUNT_LEN || data[ACCOUNT_LEN] != ACCOUNT_TYPE_ACCOUNT {
+    let data = &account.data;
+    if account.owner != TokenProgram::Token2022.id()
+        || data.get(ACCOUNT_LEN) != Some(&ACCOUNT_TYPE_ACCOUNT)
+    {
         return false;
     }
     let mut at = ACCOUNT_LEN + 1;
