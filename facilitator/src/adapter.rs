@@ -139,14 +139,10 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
                 "extra.memo is required: it is the payment's id",
             )
         })?;
-    if memo.len() > MAX_MEMO_BYTES {
-        return Err(Rejection::new(
-            Reason::MemoTooLong,
-            format!(
-                "extra.memo has {} bytes; at most {MAX_MEMO_BYTES}",
-                memo.len()
-            ),
-        ));
+    let len = memo.len();
+    if len > MAX_MEMO_BYTES {
+        let message = format!("extra.memo has {len} bytes; at most {MAX_MEMO_BYTES}");
+        return Err(Rejection::new(Reason::MemoTooLong, message));
     }
     let resource_url = req
         .payment_payload

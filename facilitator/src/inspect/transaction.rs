@@ -24,14 +24,10 @@ pub fn decode(b64: &str) -> Result<VersionedTransaction, Rejection> {
     let bytes = STANDARD
         .decode(b64.trim())
         .map_err(|e| not(format!("standard base64: {e}")))?;
-    if bytes.len() > PACKET_LIMIT {
-        return Err(Rejection::new(
-            Reason::TransactionTooLarge,
-            format!(
-                "the transaction has {} bytes; Solana's limit is {PACKET_LIMIT}",
-                bytes.len()
-            ),
-        ));
+    let len = bytes.len();
+    if len > PACKET_LIMIT {
+        let message = format!("the transaction has {len} bytes; Solana's limit is {PACKET_LIMIT}");
+        return Err(Rejection::new(Reason::TransactionTooLarge, message));
     }
     bincode::deserialize(&bytes).map_err(|e| not(format!("a serialized transaction: {e}")))
 }
