@@ -22,7 +22,7 @@
 
 use super::refusals::{already_settled, in_progress, log_exists, unavailable};
 use super::TrustGate;
-use crate::adapter::{self, Expectations, GateContext};
+use crate::adapter::{self, GateContext};
 use crate::answer::{Detail, SettleReply};
 use crate::budget;
 use crate::inspect::{self, Expected, Verified};
@@ -37,7 +37,6 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::transaction::{TransactionError, VersionedTransaction};
 use trust_gate_client::chain;
 use trust_gate_client::settle::ComputeBudget;
-use trust_gate_client::simulate::now_unix;
 use trust_gate_x402::FacilitatorRequest;
 
 /// How a settlement's turn ended once its transaction was (or may have been) sent.
@@ -79,16 +78,7 @@ impl TrustGate {
     ) -> Result<GateContext, Rejection> {
         let network = f.caip2().await?;
         let facilitator = f.facilitator();
-        adapter::read(
-            req,
-            Expectations {
-                facilitator: &facilitator,
-                network: &network,
-                trusted_services: &f.settings.trusted_services,
-                now: now_unix(),
-                skew: f.settings.clock_skew.as_secs() as i64,
-            },
-        )
+        adapter::read(req, f.expectations(&facilitator, &network))
     }
 
     /// Decodes and verifies the payment's transaction against `ctx` (no RPC writes).
