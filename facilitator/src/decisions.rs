@@ -96,22 +96,9 @@ fn needs_capability(rule: &Rule) -> bool {
 
 impl DecisionCache {
     /// The decision for `q` as `simulate::gate_payment` with the facilitator as caller
-    /// makes it: from cached inputs in one round trip when the simulation confirms them,
-    /// else the uncached way.
-    pub async fn decide(
-        &self,
-        rpc: &RpcClient,
-        b: &Builder,
-        facilitator: Pubkey,
-        q: &PaymentQuery,
-    ) -> Result<Decision, ClientError> {
-        let (decision, _) = self.decide_reading(rpc, b, facilitator, q, &[]).await?;
-        decision
-    }
-
-    /// As [`Self::decide`], and reads `extra` accounts in the same simulation (the state the
-    /// decision's caller needs besides it, at no extra round trip). The outer error is the
-    /// RPC's.
+    /// makes it (from cached inputs in one round trip when the simulation confirms them),
+    /// and the `extra` accounts read in the same simulation (the state the decision's caller
+    /// needs besides it, at no extra round trip). The outer error is the RPC's.
     ///
     /// Unless the cached inputs are confirmed, the decision is made the uncached way: read the
     /// policy and the acceptance policy, find the attestations, pick a fee payer, simulate

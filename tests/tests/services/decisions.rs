@@ -56,8 +56,9 @@ impl Check<'_> {
                     self.f
                         .caches
                         .decisions
-                        .decide(&self.f.chain.rpc, &self.f.chain.builder, fac, q)
-                        .await,
+                        .decide_reading(&self.f.chain.rpc, &self.f.chain.builder, fac, q, &[])
+                        .await
+                        .and_then(|(decision, _)| decision),
                 );
                 assert_eq!(got, want, "{step}: {name}, round {round}");
             }
@@ -131,8 +132,10 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
     for _ in 0..10 {
         f.caches
             .decisions
-            .decide(&f.chain.rpc, &f.chain.builder, fac, &q)
+            .decide_reading(&f.chain.rpc, &f.chain.builder, fac, &q, &[])
             .await
+            .unwrap()
+            .0
             .unwrap();
     }
     assert_eq!(
