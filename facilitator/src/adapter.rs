@@ -6,7 +6,6 @@
 //! requirement field, and rejects expired challenges. Pure: the caller supplies the clock.
 
 use crate::reject::{Reason, Rejection};
-use crate::schemes::trust_gate::EXACT_HINT;
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
 use trust_gate_client::simulate::PaymentQuery;
@@ -49,6 +48,9 @@ impl GateContext {
         }
     }
 }
+
+/// Why an `exact` payment is never settled here.
+pub const EXACT_HINT: &str = "an exact-scheme transfer is never settled here: a trust-gate payment is one transaction of [gate_payment_strict, TransferChecked, emit_feedback] (the trust-gate SDK, `trust-gate pay`)";
 
 /// What the adapter checks against.
 #[derive(Clone, Copy, Debug)]

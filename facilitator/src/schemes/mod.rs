@@ -216,7 +216,7 @@ impl Registry {
                 ),
             );
             if name == trust_gate_x402::SCHEME_EXACT {
-                no = no.hint(trust_gate::EXACT_HINT);
+                no = no.hint(crate::adapter::EXACT_HINT);
             }
             no
         })
@@ -285,7 +285,7 @@ mod tests {
         );
         assert_eq!(no.hint, None);
         let exact = routed(&r, &body(&named("exact"), "{}")).unwrap_err();
-        assert_eq!(exact.hint.as_deref(), Some(trust_gate::EXACT_HINT));
+        assert_eq!(exact.hint.as_deref(), Some(crate::adapter::EXACT_HINT));
     }
 
     #[test]

@@ -14,9 +14,6 @@ use crate::verify::{self as verify_body};
 use serde_json::{json, Value};
 use trust_gate_x402::{FacilitatorRequest, SCHEME_TRUST_GATE};
 
-/// Why an `exact` payment is never settled here.
-pub const EXACT_HINT: &str = "an exact-scheme transfer is never settled here: a trust-gate payment is one transaction of [gate_payment_strict, TransferChecked, emit_feedback] (the trust-gate SDK, `trust-gate pay`)";
-
 pub struct TrustGate;
 
 /// The request, or why it is none (`reason` names the refusal: each route has its own).
