@@ -2,8 +2,8 @@
 //! [`Config`]: every bad value is refused naming its variable.
 
 use super::{
-    validate_redis_url, validate_rpc_url, ComputeCaps, Config, FacilitatorKey, Limits, MountConfig,
-    Rate, DEFAULT_PER_CALLER, DEFAULT_PER_PAYER, MIN_MARGIN_PERCENT, MIN_MARGIN_UNITS,
+    validate_redis_url, validate_rpc_url, Config, FacilitatorKey, MountConfig, Rate,
+    DEFAULT_PER_CALLER, DEFAULT_PER_PAYER, MIN_MARGIN_PERCENT, MIN_MARGIN_UNITS,
     RUNTIME_MAX_UNIT_LIMIT,
 };
 use std::str::FromStr;
@@ -93,6 +93,16 @@ pub struct RawSettings {
     pub plain_offers_signed: Option<String>,
 }
 
+/// Reads optional whole numbers in order: each `variable`, from `value`, must be `what` in
+/// `range` (see [`number`]); when it is set, `|n| assignment` stores it.
+macro_rules! whole_numbers {
+    ($($variable:literal, $value:expr, $what:literal, $range:expr => |$n:ident| $set:expr;)*) => {
+        $(if let Some($n) = number($variable, &$value, $what, $range)? {
+            $set;
+        })*
+    };
+}
+
 impl RawSettings {
     /// Validates every value; the first bad one is named.
     pub fn validate(&self) -> Result<Config, ConfigError> {
@@ -126,14 +136,6 @@ impl RawSettings {
                 })
             })
             .transpose()?;
-        let trusted_services = match self.trusted_services.as_deref() {
-            None => Vec::new(),
-            Some(list) => parse_pubkeys("TRUSTED_SERVICE_KEYS", list)?,
-        };
-        let compute = self.compute_caps()?;
-        let limits = self.limits()?;
-        let overrides =
-            Overrides::from_env().map_err(|e| ConfigError::new("*_PROGRAM_ID", e.to_string()))?;
         let mut config = Config::new(MountConfig {
             rpc_url,
             facilitator: FacilitatorKey::Keypair(Arc::new(keypair)),
@@ -141,174 +143,99 @@ impl RawSettings {
             atomicity_enforced,
             default_policy_id,
         });
-        config.trusted_services = trusted_services;
-        config.overrides = overrides;
-        config.compute = compute;
-        config.limits = limits;
+        if let Some(list) = &self.trusted_services {
+            config.trusted_services = parse_pubkeys("TRUSTED_SERVICE_KEYS", list)?;
+        }
+        let compute = &mut config.compute;
+        whole_numbers! {
+            "MAX_COMPUTE_UNIT_PRICE", self.max_compute_unit_price,
+                "a whole number of micro-lamports", 0..=u64::MAX => |n| compute.max_unit_price = n;
+            "MAX_COMPUTE_UNIT_LIMIT", self.max_compute_unit_limit,
+                "a whole number of compute units", 1..=RUNTIME_MAX_UNIT_LIMIT
+                => |n| compute.max_unit_limit = n;
+            "MAX_PRIORITY_FEE_LAMPORTS", self.max_priority_fee_lamports,
+                "a whole number of lamports", 0..=u64::MAX
+                => |n| compute.max_priority_fee_lamports = n;
+            // Below the defaults the paying clients' own limits (a few thousand units and up
+            // to 10 % above use) would be refused.
+            "COMPUTE_UNIT_LIMIT_MARGIN_PERCENT", self.compute_unit_limit_margin_percent,
+                "a whole percentage (the paying clients' limits need 25 or more)",
+                MIN_MARGIN_PERCENT..=1_000 => |n| compute.margin_percent = n;
+            "COMPUTE_UNIT_LIMIT_MARGIN_UNITS", self.compute_unit_limit_margin_units,
+                "a whole number of compute units (the paying clients' limits need 10000 or more)",
+                MIN_MARGIN_UNITS..=RUNTIME_MAX_UNIT_LIMIT => |n| compute.margin_units = n;
+        }
+        config.limits.per_caller = rate(
+            ("RATE_LIMIT_PER_ADDRESS", &self.rate_limit_per_address),
+            (
+                "RATE_LIMIT_PER_ADDRESS_BURST",
+                &self.rate_limit_per_address_burst,
+            ),
+            DEFAULT_PER_CALLER,
+        )?;
+        config.limits.per_payer = rate(
+            ("RATE_LIMIT_PER_PAYER", &self.rate_limit_per_payer),
+            (
+                "RATE_LIMIT_PER_PAYER_BURST",
+                &self.rate_limit_per_payer_burst,
+            ),
+            DEFAULT_PER_PAYER,
+        )?;
+        whole_numbers! {
+            "MAX_WAITING_PER_PAYER", self.max_waiting_per_payer,
+                "a whole number of settlements", 0..=100_000
+                => |n| config.limits.max_waiting_per_payer = n;
+        }
+        config.overrides =
+            Overrides::from_env().map_err(|e| ConfigError::new("*_PROGRAM_ID", e.to_string()))?;
         config.redis_url = self
             .redis_url
             .as_deref()
             .map(validate_redis_url)
             .transpose()?;
-        if let Some(secs) = number(
-            "RECLAIM_INTERVAL_SECS",
-            &self.reclaim_interval_secs,
-            "a whole number of seconds (0: never)",
-            0..=86_400u64,
-        )? {
-            config.reclaim_interval = (secs > 0).then(|| Duration::from_secs(secs));
-        }
-        if let Some(ms) = number(
-            "KILL_SWITCH_POLL_MS",
-            &self.kill_switch_poll_ms,
-            "a whole number of milliseconds",
-            50..=60_000u64,
-        )? {
-            config.sessions.poll = Duration::from_millis(ms);
-        }
-        if let Some(secs) = number(
-            "BATCH_REDEEM_AGE_SECS",
-            &self.batch_redeem_age_secs,
-            "a whole number of seconds",
-            1..=86_400u64,
-        )? {
-            config.sessions.redeem_age = Duration::from_secs(secs);
-        }
-        if let Some(amount) = number(
-            "BATCH_REDEEM_AMOUNT",
-            &self.batch_redeem_amount,
-            "a whole number of atomic units (0: none)",
-            0..=u64::MAX,
-        )? {
-            config.sessions.redeem_amount = amount;
-        }
-        if let Some(secs) = number(
-            "BATCH_MAX_IDLE_SECS",
-            &self.batch_max_idle_secs,
-            "a whole number of seconds (0: never)",
-            0..=31_536_000u64,
-        )? {
-            config.sessions.max_idle = (secs > 0).then(|| Duration::from_secs(secs));
-        }
-        if let Some(secs) = number(
-            "APPROVAL_PENDING_SECS",
-            &self.approval_pending_secs,
-            "a whole number of seconds, 1..=604800 (an approval lives a week at most)",
-            1..=604_800u64,
-        )? {
-            config.approvals.pending = Duration::from_secs(secs);
-        }
-        if let Some(n) = number(
-            "APPROVALS_PER_PAYER",
-            &self.approvals_per_payer,
-            "a whole number, 1..=256",
-            1..=256u64,
-        )? {
-            config.approvals.per_payer = n as usize;
-        }
-        if let Some(secs) = number(
-            "BATCH_CHANNEL_POLL_SECS",
-            &self.batch_channel_poll_secs,
-            "a whole number of seconds, 1..=3600",
-            1..=3_600u64,
-        )? {
-            config.sessions.channel_poll = Duration::from_secs(secs);
-        }
-        self.sponsor(&mut config.sponsor)?;
-        Ok(config)
-    }
-}
-
-impl RawSettings {
-    fn compute_caps(&self) -> Result<ComputeCaps, ConfigError> {
-        let d = ComputeCaps::default();
-        let caps = ComputeCaps {
-            max_unit_price: number(
-                "MAX_COMPUTE_UNIT_PRICE",
-                &self.max_compute_unit_price,
-                "a whole number of micro-lamports",
-                0..=u64::MAX,
-            )?
-            .unwrap_or(d.max_unit_price),
-            max_unit_limit: number(
-                "MAX_COMPUTE_UNIT_LIMIT",
-                &self.max_compute_unit_limit,
-                "a whole number of compute units",
-                1..=RUNTIME_MAX_UNIT_LIMIT,
-            )?
-            .unwrap_or(d.max_unit_limit),
-            max_priority_fee_lamports: number(
-                "MAX_PRIORITY_FEE_LAMPORTS",
-                &self.max_priority_fee_lamports,
-                "a whole number of lamports",
-                0..=u64::MAX,
-            )?
-            .unwrap_or(d.max_priority_fee_lamports),
-            // Below the defaults the paying clients' own limits (a few thousand units and up
-            // to 10 % above use) would be refused.
-            margin_percent: number(
-                "COMPUTE_UNIT_LIMIT_MARGIN_PERCENT",
-                &self.compute_unit_limit_margin_percent,
-                "a whole percentage (the paying clients' limits need 25 or more)",
-                MIN_MARGIN_PERCENT..=1_000,
-            )?
-            .unwrap_or(d.margin_percent),
-            margin_units: number(
-                "COMPUTE_UNIT_LIMIT_MARGIN_UNITS",
-                &self.compute_unit_limit_margin_units,
-                "a whole number of compute units (the paying clients' limits need 10000 or more)",
-                MIN_MARGIN_UNITS..=RUNTIME_MAX_UNIT_LIMIT,
-            )?
-            .unwrap_or(d.margin_units),
-        };
-        Ok(caps)
-    }
-
-    /// The bounds on what the facilitator sponsors (see [`crate::service::sponsor`]).
-    fn sponsor(&self, s: &mut crate::advances::SponsorSettings) -> Result<(), ConfigError> {
-        for (variable, value, field) in [
-            (
-                "UPTO_CHANNELS_PER_PAYER",
-                &self.upto_channels_per_payer,
-                &mut s.upto_per_payer,
-            ),
-            (
-                "SESSIONS_PER_PAYER",
-                &self.sessions_per_payer,
-                &mut s.sessions_per_payer,
-            ),
-        ] {
-            if let Some(n) = number(
-                variable,
-                value,
-                "a whole number of channels, 1..=1000",
-                1..=1_000u64,
-            )? {
-                *field = n as usize;
-            }
-        }
-        if let Some(n) = number(
-            "MAX_RENT_ADVANCED_LAMPORTS",
-            &self.max_rent_advanced_lamports,
-            "a whole number of lamports",
-            0..=u64::MAX,
-        )? {
-            s.max_rent_advanced = n;
-        }
-        if let Some(n) = number(
-            "MIN_FEE_PAYER_BALANCE_LAMPORTS",
-            &self.min_fee_payer_balance_lamports,
-            "a whole number of lamports",
-            0..=u64::MAX,
-        )? {
-            s.min_balance = n;
+        let (sessions, sponsor) = (&mut config.sessions, &mut config.sponsor);
+        whole_numbers! {
+            "RECLAIM_INTERVAL_SECS", self.reclaim_interval_secs,
+                "a whole number of seconds (0: never)", 0..=86_400u64
+                => |secs| config.reclaim_interval = (secs > 0).then(|| Duration::from_secs(secs));
+            "KILL_SWITCH_POLL_MS", self.kill_switch_poll_ms,
+                "a whole number of milliseconds", 50..=60_000u64
+                => |ms| sessions.poll = Duration::from_millis(ms);
+            "BATCH_REDEEM_AGE_SECS", self.batch_redeem_age_secs,
+                "a whole number of seconds", 1..=86_400u64
+                => |secs| sessions.redeem_age = Duration::from_secs(secs);
+            "BATCH_REDEEM_AMOUNT", self.batch_redeem_amount,
+                "a whole number of atomic units (0: none)", 0..=u64::MAX
+                => |amount| sessions.redeem_amount = amount;
+            "BATCH_MAX_IDLE_SECS", self.batch_max_idle_secs,
+                "a whole number of seconds (0: never)", 0..=31_536_000u64
+                => |secs| sessions.max_idle = (secs > 0).then(|| Duration::from_secs(secs));
+            "APPROVAL_PENDING_SECS", self.approval_pending_secs,
+                "a whole number of seconds, 1..=604800 (an approval lives a week at most)",
+                1..=604_800u64 => |secs| config.approvals.pending = Duration::from_secs(secs);
+            "APPROVALS_PER_PAYER", self.approvals_per_payer,
+                "a whole number, 1..=256", 1..=256usize => |n| config.approvals.per_payer = n;
+            "BATCH_CHANNEL_POLL_SECS", self.batch_channel_poll_secs,
+                "a whole number of seconds, 1..=3600", 1..=3_600u64
+                => |secs| sessions.channel_poll = Duration::from_secs(secs);
+            // The bounds on what the facilitator sponsors (see [`crate::service::sponsor`]).
+            "UPTO_CHANNELS_PER_PAYER", self.upto_channels_per_payer,
+                "a whole number of channels, 1..=1000", 1..=1_000usize
+                => |n| sponsor.upto_per_payer = n;
+            "SESSIONS_PER_PAYER", self.sessions_per_payer,
+                "a whole number of channels, 1..=1000", 1..=1_000usize
+                => |n| sponsor.sessions_per_payer = n;
+            "MAX_RENT_ADVANCED_LAMPORTS", self.max_rent_advanced_lamports,
+                "a whole number of lamports", 0..=u64::MAX => |n| sponsor.max_rent_advanced = n;
+            "MIN_FEE_PAYER_BALANCE_LAMPORTS", self.min_fee_payer_balance_lamports,
+                "a whole number of lamports", 0..=u64::MAX => |n| sponsor.min_balance = n;
         }
         if let Some(list) = &self.plain_assets {
             let mints = parse_pubkeys("PLAIN_ASSETS", list)?;
-            s.plain_assets = crate::advances::assets::PlainAssets::List(mints);
+            sponsor.plain_assets = crate::advances::assets::PlainAssets::List(mints);
         }
         if let Some(v) = &self.plain_offers_signed {
-            s.signed_plain_offers = match v.trim() {
+            sponsor.signed_plain_offers = match v.trim() {
                 "true" | "1" => true,
                 "false" | "0" | "" => false,
                 other => {
@@ -319,36 +246,7 @@ impl RawSettings {
                 }
             };
         }
-        Ok(())
-    }
-
-    fn limits(&self) -> Result<Limits, ConfigError> {
-        let d = Limits::default();
-        Ok(Limits {
-            per_caller: rate(
-                ("RATE_LIMIT_PER_ADDRESS", &self.rate_limit_per_address),
-                (
-                    "RATE_LIMIT_PER_ADDRESS_BURST",
-                    &self.rate_limit_per_address_burst,
-                ),
-                DEFAULT_PER_CALLER,
-            )?,
-            per_payer: rate(
-                ("RATE_LIMIT_PER_PAYER", &self.rate_limit_per_payer),
-                (
-                    "RATE_LIMIT_PER_PAYER_BURST",
-                    &self.rate_limit_per_payer_burst,
-                ),
-                DEFAULT_PER_PAYER,
-            )?,
-            max_waiting_per_payer: number(
-                "MAX_WAITING_PER_PAYER",
-                &self.max_waiting_per_payer,
-                "a whole number of settlements",
-                0..=100_000,
-            )?
-            .unwrap_or(d.max_waiting_per_payer),
-        })
+        Ok(config)
     }
 }
 
