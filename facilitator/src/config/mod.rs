@@ -245,9 +245,7 @@ impl Config {
             sponsor: Default::default(),
         }
     }
-}
 
-impl Config {
     /// How long a payer's Redis lock lives unless released: longer than a settlement can
     /// hold it, so that it expires only when its holder died. A settlement holds it for the
     /// reads before its send (cut at the send timeout), the send (cut there too), then the

@@ -26,10 +26,6 @@ fn live(until: &Option<Instant>, now: Instant) -> bool {
     until.is_none_or(|u| now < u)
 }
 
-fn until(ttl: Option<Duration>, now: Instant) -> Option<Instant> {
-    ttl.map(|t| now + t)
-}
-
 impl Data {
     fn value(&self, key: &str, now: Instant) -> Option<&String> {
         self.values
@@ -44,7 +40,7 @@ impl Data {
             self.indexes.retain(|_, (_, u)| live(u, now));
         }
         self.values
-            .insert(key.to_string(), (value.to_string(), until(ttl, now)));
+            .insert(key.to_string(), (value.to_string(), ttl.map(|t| now + t)));
     }
 
     fn index(&mut self, key: &str, now: Instant) -> &mut (Index, Option<Instant>) {

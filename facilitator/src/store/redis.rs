@@ -66,11 +66,13 @@ impl Redis {
         })
     }
 
+    /// A Redis error as the interface reports it.
+    fn checked<T>(&self, r: redis::RedisResult<T>) -> Result<T> {
+        r.map_err(|e| self.store.unavailable(e))
+    }
+
     async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T> {
-        self.store
-            .query(cmd)
-            .await
-            .map_err(|e| self.store.unavailable(e))
+        self.checked(self.store.query(cmd).await)
     }
 
     async fn invoke<T: redis::FromRedisValue>(
@@ -79,10 +81,7 @@ impl Redis {
         keys: &[String],
         args: &[String],
     ) -> Result<T> {
-        self.store
-            .invoke(script, keys, args)
-            .await
-            .map_err(|e| self.store.unavailable(e))
+        self.checked(self.store.invoke(script, keys, args).await)
     }
 }
 
@@ -101,10 +100,7 @@ impl Backend for Redis {
     }
 
     async fn ping(&self) -> Result<()> {
-        self.store
-            .ping()
-            .await
-            .map_err(|e| self.store.unavailable(e))
+        self.checked(self.store.ping().await)
     }
 
     async fn get(&self, key: &str) -> Result<Option<String>> {
@@ -128,10 +124,7 @@ impl Backend for Redis {
     }
 
     async fn claim(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<Option<String>> {
-        self.store
-            .claim(key, value, ttl)
-            .await
-            .map_err(|e| self.store.unavailable(e))
+        self.checked(self.store.claim(key, value, ttl).await)
     }
 
     async fn replace_if(
@@ -141,17 +134,11 @@ impl Backend for Redis {
         new: &str,
         ttl: Option<Duration>,
     ) -> Result<bool> {
-        self.store
-            .replace_if(key, old, new, ttl)
-            .await
-            .map_err(|e| self.store.unavailable(e))
+        self.checked(self.store.replace_if(key, old, new, ttl).await)
     }
 
     async fn delete_if(&self, key: &str, value: &str) -> Result<bool> {
-        self.store
-            .delete_if(key, value)
-            .await
-            .map_err(|e| self.store.unavailable(e))
+        self.checked(self.store.delete_if(key, value).await)
     }
 
     async fn delete(&self, key: &str) -> Result<()> {
