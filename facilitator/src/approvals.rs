@@ -63,7 +63,7 @@ pub struct Approvals {
     store: Store,
 }
 
-fn record_key(id: &Pubkey) -> String {
+fn record_key(id: impl std::fmt::Display) -> String {
     format!("{RECORD_PREFIX}{id}")
 }
 
@@ -89,7 +89,7 @@ impl Approvals {
         let payer = payer_key(&a.payer_agent_asset);
         self.store
             .keep_indexed(&Keep {
-                key: &record_key(&a.id),
+                key: &record_key(a.id),
                 value: &json,
                 ttl,
                 indexes: &[&payer, ALL_KEY],
@@ -122,16 +122,11 @@ impl Approvals {
         now: i64,
     ) -> Result<Vec<PendingApproval>, StoreUnavailable> {
         let set = payer.map_or_else(|| ALL_KEY.to_string(), payer_key);
-        let ids = self.store.index_range(&set, now, MAX_LISTED).await?;
-        let keys: Vec<String> = ids
-            .iter()
-            .map(|(id, _)| format!("{RECORD_PREFIX}{id}"))
-            .collect();
-        let raw = self.store.get_many(&keys).await?;
-        Ok(raw
+        let listed =
+            crate::store::indexed(&*self.store, &set, now, MAX_LISTED, |id| record_key(id)).await?;
+        Ok(listed
             .into_iter()
-            .flatten()
-            .filter_map(|s| serde_json::from_str::<PendingApproval>(&s).ok())
+            .filter_map(|(_, _, s)| serde_json::from_str::<PendingApproval>(&s?).ok())
             .filter(|p| p.expires_at >= now)
             .collect())
     }

@@ -145,8 +145,9 @@ impl PaymentRecords {
         format!("trust-gate:pending:{}:{}", self.facilitator, hex(id))
     }
 
-    fn record_key(&self, id: &[u8; 32]) -> String {
-        format!("trust-gate:payment:{}:{}", self.facilitator, hex(id))
+    /// The record of the payment whose id hash is `hex_id` in hex.
+    fn record_key(&self, hex_id: &str) -> String {
+        format!("trust-gate:payment:{}:{hex_id}", self.facilitator)
     }
 
     fn index_key(&self, payer: &Pubkey) -> String {
@@ -218,7 +219,7 @@ impl PaymentRecords {
         &self,
         id: &[u8; 32],
     ) -> Result<(Option<PendingRecord>, Option<PaymentRecord>), StoreUnavailable> {
-        let keys = [self.pending_key(id), self.record_key(id)];
+        let keys = [self.pending_key(id), self.record_key(&hex(id))];
         let found = self.store.get_many(&keys).await?;
         let at = |i: usize| found.get(i).cloned().flatten();
         Ok((
@@ -229,7 +230,7 @@ impl PaymentRecords {
 
     /// The record of payment `id`.
     pub async fn record(&self, id: &[u8; 32]) -> Result<Option<PaymentRecord>, StoreUnavailable> {
-        let found = self.store.get(&self.record_key(id)).await?;
+        let found = self.store.get(&self.record_key(&hex(id))).await?;
         Ok(found.as_deref().and_then(PaymentRecord::decode))
     }
 
@@ -241,16 +242,16 @@ impl PaymentRecords {
         id: &[u8; 32],
         record: &PaymentRecord,
     ) -> Result<(), StoreUnavailable> {
-        let (key, value) = (self.record_key(id), record.encode());
+        let (member, value) = (hex(id), record.encode());
         let index = record.payer_asset.map(|p| self.index_key(&p));
         let now = unix_now();
         self.store
             .keep_indexed(&Keep {
-                key: &key,
+                key: &self.record_key(&member),
                 value: &value,
                 ttl: RECORD_TTL,
                 indexes: &index.as_deref().into_iter().collect::<Vec<_>>(),
-                member: &hex(id),
+                member: &member,
                 score: now,
                 first_score: true,
                 drop_below: now - RECORD_TTL.as_secs() as i64,
@@ -267,24 +268,16 @@ impl PaymentRecords {
         limit: usize,
     ) -> Result<Vec<PayerPayment>, StoreUnavailable> {
         let oldest = unix_now() - RECORD_TTL.as_secs() as i64;
-        let listed: Vec<([u8; 32], i64)> = self
-            .store
-            .index_range(&self.index_key(payer), oldest, limit)
-            .await?
-            .into_iter()
-            .filter_map(|(h, at)| {
-                Some((
-                    trust_gate_client::decode::parse_hex32("payment", &h).ok()?,
-                    at,
-                ))
-            })
-            .collect();
-        let keys: Vec<String> = listed.iter().map(|(h, _)| self.record_key(h)).collect();
-        let records = self.store.get_many(&keys).await?;
+        let index = self.index_key(payer);
+        let listed =
+            crate::store::indexed(&*self.store, &index, oldest, limit, |h| self.record_key(h))
+                .await?;
         Ok(listed
             .into_iter()
-            .zip(records)
-            .map(|((hash, at), r)| (hash, at, r.as_deref().and_then(PaymentRecord::decode)))
+            .filter_map(|(h, at, r)| {
+                let hash = trust_gate_client::decode::parse_hex32("payment", &h).ok()?;
+                Some((hash, at, r.as_deref().and_then(PaymentRecord::decode)))
+            })
             .collect())
     }
 }

@@ -161,7 +161,7 @@ pub struct Sessions {
     retired: RwLock<HashSet<(Pubkey, u32)>>,
 }
 
-fn key(channel: &Pubkey) -> String {
+fn key(channel: impl std::fmt::Display) -> String {
     format!("{KEY_PREFIX}{channel}")
 }
 
@@ -188,7 +188,7 @@ impl Sessions {
         let json = serde_json::to_string(s).unwrap_or_default();
         if self
             .store
-            .claim(&key(&s.channel), &json, s.ttl())
+            .claim(&key(s.channel), &json, s.ttl())
             .await?
             .is_some()
         {
@@ -221,22 +221,15 @@ impl Sessions {
 
     /// Every session still open (not closed).
     pub async fn open(&self) -> Result<Vec<Session>, StoreUnavailable> {
-        let channels = self
-            .store
-            .index_range(INDEX_KEY, i64::MIN, usize::MAX)
-            .await?;
-        let keys: Vec<String> = channels
-            .iter()
-            .filter_map(|(c, _)| c.parse::<Pubkey>().ok())
-            .map(|c| key(&c))
-            .collect();
-        let raw = self.store.get_many(&keys).await?;
+        let listed =
+            crate::store::indexed(&*self.store, INDEX_KEY, i64::MIN, usize::MAX, |c| key(c))
+                .await?;
         let mut open = Vec::new();
-        for ((channel, _), raw) in channels.iter().zip(raw) {
+        for (channel, _, raw) in listed {
             match raw.and_then(|s| serde_json::from_str::<Session>(&s).ok()) {
                 Some(s) if s.closed_by.is_none() => open.push(s),
                 // Closed or expired: out of the index.
-                _ => self.store.index_remove(INDEX_KEY, channel).await?,
+                _ => self.store.index_remove(INDEX_KEY, &channel).await?,
             }
         }
         open.sort_by_key(|s| s.opened_at);

@@ -176,6 +176,26 @@ where
     }))
 }
 
+/// The members of the index `index` scored `min` or more, the highest first, at most `limit`
+/// (see [`Backend::index_range`]), each with its score and the value of its record
+/// `key(member)` (`None` once expired). Two round trips.
+pub async fn indexed(
+    store: &dyn Backend,
+    index: &str,
+    min: i64,
+    limit: usize,
+    key: impl Fn(&str) -> String,
+) -> Result<Vec<(String, i64, Option<String>)>> {
+    let members = store.index_range(index, min, limit).await?;
+    let keys: Vec<String> = members.iter().map(|(m, _)| key(m)).collect();
+    let values = store.get_many(&keys).await?;
+    Ok(members
+        .into_iter()
+        .zip(values)
+        .map(|((member, score), value)| (member, score, value))
+        .collect())
+}
+
 /// What /healthz reports of the store.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
