@@ -3,51 +3,65 @@
 //! each) and what they applied paid out (`distribute` of open channels), the channels left
 //! open.
 
-use super::Batch;
-use super::Offer;
-use super::{channel_id, same_channel, voucher};
+use super::{channel_id, channel_state, voucher, Batch, Offer};
 use crate::answer::SettleReply;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::Session;
 use serde_json::{json, Value};
+use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
-use trust_gate_client::channels::{self};
+use trust_gate_client::channels;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
-use trust_gate_x402::batch::{self, Claim};
+use trust_gate_x402::batch::{self, Claim, SettleChannel};
 
 /// A redemption's, per channel (an Ed25519 check and a `settle`: about 6 000).
 pub const REDEEM_UNITS_PER_CHANNEL: u32 = 15_000;
 /// A pay-out's, per channel (a `distribute` of one payout: about 15 000).
 pub const PAY_OUT_UNITS_PER_CHANNEL: u32 = 30_000;
 
+/// The compute budget of the facilitator's own transactions: a unit limit, no priority fee.
+pub(super) fn unit_limit(units: u32) -> Vec<Instruction> {
+    ComputeBudget {
+        unit_limit: Some(units),
+        unit_price_micro_lamports: None,
+    }
+    .instructions()
+}
+
+/// A server's `claim` or `settle` (`what`) names `n` channels: one transaction's worth, 1 to
+/// [`batch::MAX_CHANNELS_PER_TRANSACTION`].
+fn one_transaction(what: &str, n: usize) -> Result<(), Rejection> {
+    if n == 0 || n > batch::MAX_CHANNELS_PER_TRANSACTION {
+        return Err(Rejection::new(
+            Reason::BatchPayloadType,
+            format!(
+                "a {what} names 1 to {} channels",
+                batch::MAX_CHANNELS_PER_TRANSACTION
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl Batch {
-    /// The server's `claim`: the listed channels' latest vouchers applied now (one to
-    /// [`batch::MAX_CHANNELS_PER_TRANSACTION`] channels); the same claim at once runs once.
+    /// The server's `claim`: the listed channels' latest vouchers applied now; the same
+    /// claim at once runs once.
     pub(crate) async fn claim_sessions(
         f: &Facilitator,
         claims: &[Claim],
         o: &Offer,
         keypair: &Keypair,
     ) -> Result<SettleReply, Rejection> {
-        if claims.is_empty() || claims.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
-            return Err(Rejection::new(
-                Reason::BatchPayloadType,
-                format!(
-                    "a claim names 1 to {} channels",
-                    batch::MAX_CHANNELS_PER_TRANSACTION
-                ),
-            ));
-        }
+        one_transaction("claim", claims.len())?;
         let mut list = Vec::new();
         for c in claims {
             let channel = channel_id(&c.channel_id)?;
             let v = voucher(&c.voucher, &channel)?;
-            let s = Batch::session(f, &channel).await?;
-            same_channel(&c.channel_config, &s, o)?;
+            let s = Batch::listed_session(f, &channel, &c.channel_config, o).await?;
             redeemable(&s)?;
             if v.cumulative > s.accepted || !f.sessions.signed(&v, &s.voucher_key) {
                 return Err(Rejection::new(
@@ -79,23 +93,15 @@ impl Batch {
         f.sessions.work.claims.run(key, work).await
     }
 
-    /// Applies the latest voucher of each of `list` not yet applied, up to
-    /// [`batch::MAX_CHANNELS_PER_TRANSACTION`] channels (all or nothing); returns the
-    /// signature (none when there was nothing to apply) and the sessions as they are now.
+    /// Applies the latest voucher of each of `list` (at most
+    /// [`batch::MAX_CHANNELS_PER_TRANSACTION`], as every caller keeps it) not yet applied, all
+    /// or nothing; returns the signature (none when there was nothing to apply) and the
+    /// sessions as they are now.
     pub async fn redeem(
         f: &Facilitator,
         list: &[Session],
         keypair: &Keypair,
     ) -> Result<(Option<Signature>, bool, Vec<Session>), Rejection> {
-        if list.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
-            return Err(Rejection::new(
-                Reason::BatchPayloadType,
-                format!(
-                    "at most {} channels a claim",
-                    batch::MAX_CHANNELS_PER_TRANSACTION
-                ),
-            ));
-        }
         for s in list {
             redeemable(s)?;
         }
@@ -107,12 +113,7 @@ impl Batch {
         if due.is_empty() {
             return Ok((None, false, list.to_vec()));
         }
-        let units = REDEEM_UNITS_PER_CHANNEL.saturating_mul(due.len() as u32);
-        let mut ixs = ComputeBudget {
-            unit_limit: Some(units),
-            unit_price_micro_lamports: None,
-        }
-        .instructions();
+        let mut ixs = unit_limit(REDEEM_UNITS_PER_CHANNEL.saturating_mul(due.len() as u32));
         for (s, v) in &due {
             ixs.push(v.instruction(&s.voucher_key));
             ixs.push(channels::settle(&s.channel));
@@ -141,32 +142,25 @@ impl Batch {
         Ok((Some(signature), pending, now))
     }
 
-    /// Pays out what `list`'s channels applied (`distribute` of each open channel: the
-    /// payee's share of the settled amount); the channels stay open. Returns the amount
-    /// paid out, read from the channels before.
-    pub async fn pay_out(
+    /// The server's `settle`: what the listed channels applied paid out now (`distribute` of
+    /// each open channel: the payee's share of the settled amount); the channels stay open.
+    /// Its amount is what was paid out, read from the channels before.
+    pub(crate) async fn settle_sessions(
         f: &Facilitator,
-        list: &[Session],
+        channels: &[SettleChannel],
+        o: &Offer,
         keypair: &Keypair,
-    ) -> Result<(Signature, bool, u64), Rejection> {
-        if list.is_empty() || list.len() > batch::MAX_CHANNELS_PER_TRANSACTION {
-            return Err(Rejection::new(
-                Reason::BatchPayloadType,
-                format!(
-                    "a settle names 1 to {} channels",
-                    batch::MAX_CHANNELS_PER_TRANSACTION
-                ),
-            ));
+    ) -> Result<SettleReply, Rejection> {
+        let mut list = Vec::new();
+        for c in channels {
+            let channel = channel_id(&c.channel_id)?;
+            list.push(Batch::listed_session(f, &channel, &c.channel_config, o).await?);
         }
+        one_transaction("settle", list.len())?;
         let fac = f.facilitator();
         let mut paid = 0u64;
-        let units = PAY_OUT_UNITS_PER_CHANNEL.saturating_mul(list.len() as u32);
-        let mut ixs = ComputeBudget {
-            unit_limit: Some(units),
-            unit_price_micro_lamports: None,
-        }
-        .instructions();
-        for s in list {
+        let mut ixs = unit_limit(PAY_OUT_UNITS_PER_CHANNEL.saturating_mul(list.len() as u32));
+        for s in &list {
             let c = f.channel(&s.channel, Reason::BatchChannelState).await?;
             paid = paid.saturating_add(c.settled.saturating_sub(c.payout_watermark));
             ixs.push(s.distribute(&fac).instruction());
@@ -174,7 +168,14 @@ impl Batch {
         let (signature, pending) = f
             .send_own(&ixs, false, keypair, Reason::BatchSettlementSimulation)
             .await?;
-        Ok((signature, pending, paid))
+        let states: Vec<_> = list.iter().map(channel_state).collect();
+        Ok(SettleReply::channel(
+            signature.to_string(),
+            paid.to_string(),
+            list.first().map(|s| s.payer).unwrap_or_default(),
+            Some(json!({ "channels": states })),
+            pending,
+        ))
     }
 }
 

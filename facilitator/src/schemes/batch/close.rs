@@ -16,24 +16,25 @@
 //! The client's `refund` and the server's `seal` end a session here once their
 //! [`super::authority`] checks pass; the server's `claim` applies vouchers now.
 
-use super::Batch;
-use super::Offer;
-use super::{channel_id, channel_state, config_keys, same_channel, voucher, BatchRequest};
+use super::claim::unit_limit;
+use super::{
+    channel_id, config_keys, not_closed, same_channel, state_extra, voucher, Batch, BatchRequest,
+    Offer,
+};
 use crate::answer::SettleReply;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::Session;
-use serde_json::json;
+use solana_sdk::account::Account;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
-use trust_gate_client::settle::{ComputeBudget, TokenProgram};
+use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
-use trust_gate_x402::batch::CloseAuthorization;
-use trust_gate_x402::batch::{self, BatchVoucher, ChannelConfig};
+use trust_gate_x402::batch::{self, BatchVoucher, ChannelConfig, CloseAuthorization};
 
 /// A closed session.
 #[derive(Clone, Debug)]
@@ -89,6 +90,14 @@ pub fn plan(latest: Option<Voucher>, c: Option<&Channel>, now: i64) -> ClosePlan
     }
 }
 
+/// The channel an account read holds: `None` when there is no account (the program deleted
+/// the channel) or it is not the program's.
+pub(super) fn program_channel(account: Option<Account>) -> Option<Channel> {
+    account
+        .filter(|a| a.owner == channels::PROGRAM_ID)
+        .and_then(|a| Channel::decode(&a.data))
+}
+
 impl Session {
     pub(crate) fn token_program(&self) -> TokenProgram {
         if self.token_2022 {
@@ -123,48 +132,41 @@ impl Session {
             signature,
         })
     }
-
-    /// The close's signature of a session closed by a transaction.
-    fn closed_signature(&self) -> Option<Signature> {
-        Signature::from_str(self.closed_by.as_deref()?).ok()
-    }
 }
 
-/// The answer to a close already made (a retry of it): its signature and what went back.
-fn closed_answer(s: &Session, amount: u64) -> Result<SettleReply, Rejection> {
-    match s.closed_signature() {
-        Some(sig) => Ok(SettleReply::channel(
-            sig.to_string(),
-            amount.to_string(),
-            s.payer,
-            Some(json!({"channelState": channel_state(s)})),
-            false,
-        )),
-        None => Err(Rejection::new(
-            Reason::BatchCloseState,
-            format!(
-                "channel {} is closed: {}",
-                s.channel,
-                s.closed_by.as_deref().unwrap_or_default()
-            ),
-        )),
-    }
+/// Which cooperative close a request asks for.
+#[derive(Clone, Copy)]
+pub(crate) enum Cooperative<'a> {
+    /// The client's `refund` (specification section 3): its voucher is the amount accepted;
+    /// the answer's amount is what went back to the payer.
+    Refund,
+    /// The server's `seal` of the channel `id` names, which its payer moved to `Closing`, at
+    /// the server's latest voucher within the grace period (section 4.5); the answer's amount
+    /// is what the close paid out.
+    Seal { id: &'a str },
+}
+
+/// The answer to a close: its signature (none when nothing was sent), its amount, the
+/// session's state.
+fn close_reply(
+    signature: Option<Signature>,
+    amount: u64,
+    s: &Session,
+    pending: bool,
+) -> SettleReply {
+    SettleReply::channel(
+        signature.map(|s| s.to_string()).unwrap_or_default(),
+        amount.to_string(),
+        s.payer,
+        Some(state_extra(s)),
+        pending,
+    )
 }
 
 impl Batch {
-    /// Closes `s` as its channel's state allows (see [`plan`]) at its latest voucher; the
-    /// session is marked closed.
+    /// Closes `s` as its channel's state allows (see [`plan`]) at `voucher` (a server's
+    /// `seal`), else at the session's latest; the session is marked closed.
     pub async fn close_session(
-        f: &Facilitator,
-        s: &Session,
-        keypair: &Keypair,
-    ) -> Result<Closed, Rejection> {
-        Batch::close_session_at(f, s, None, keypair).await
-    }
-
-    /// [`Self::close_session`], sealing at `voucher` (a server's `seal`) instead of the
-    /// session's latest.
-    async fn close_session_at(
         f: &Facilitator,
         s: &Session,
         voucher: Option<Voucher>,
@@ -177,12 +179,7 @@ impl Batch {
         let s = &f
             .sessions
             .update::<Rejection>(&s.channel, |cur| {
-                if cur.closed_by.is_some() {
-                    return Err(Rejection::new(
-                        Reason::BatchCloseState,
-                        format!("channel {} is closed", cur.channel),
-                    ));
-                }
+                not_closed(cur)?;
                 let now = now_unix();
                 if cur.closing_at != 0 && now.saturating_sub(cur.closing_at) <= stalled_after {
                     return Err(Rejection::new(
@@ -197,7 +194,10 @@ impl Batch {
             })
             .await
             .map_err(|e| Batch::change_rejection(&s.channel, e))?;
-        let c = Batch::channel_if_any(f, &s.channel).await?;
+        let account = chain::account(&f.chain.rpc, &s.channel)
+            .await
+            .map_err(Rejection::rpc)?;
+        let c = program_channel(account);
         let chain_now = match c.as_ref().map(|c| c.status) {
             Some(Status::Closing) => chain::unix_time(&f.chain.rpc)
                 .await
@@ -206,11 +206,7 @@ impl Batch {
         };
         let plan = plan(voucher.or_else(|| s.latest()), c.as_ref(), chain_now);
         let on_chain = c.as_ref().map_or(s.redeemed, |c| c.settled);
-        let mut ixs = ComputeBudget {
-            unit_limit: Some(trust_gate_client::units::channel_close(s.gate.is_some())),
-            unit_price_micro_lamports: None,
-        }
-        .instructions();
+        let mut ixs = unit_limit(trust_gate_client::units::channel_close(s.gate.is_some()));
         let budget = ixs.len();
         let settled = match &plan {
             ClosePlan::Cooperative { voucher } => {
@@ -312,19 +308,6 @@ impl Batch {
             .unwrap_or(i64::MAX)
     }
 
-    /// The channel at `address`, or `None` when the program deleted it.
-    async fn channel_if_any(
-        f: &Facilitator,
-        address: &Pubkey,
-    ) -> Result<Option<Channel>, Rejection> {
-        let account = chain::account(&f.chain.rpc, address)
-            .await
-            .map_err(Rejection::rpc)?;
-        Ok(account
-            .filter(|a| a.owner == channels::PROGRAM_ID)
-            .and_then(|a| Channel::decode(&a.data)))
-    }
-
     /// Whether the gate's record of `channel` is open.
     async fn channel_record_open(f: &Facilitator, channel: &Pubkey) -> Result<bool, Rejection> {
         let key = f.chain.builder.pda.channel_record(channel);
@@ -334,134 +317,48 @@ impl Batch {
             .is_some_and(|a| a.owner == f.chain.builder.ids.gate))
     }
 
-    /// The client's `refund` (a cooperative close, specification section 3): its voucher is
-    /// the amount accepted, the server's close authorization is over it.
-    pub(crate) async fn refund(
+    /// A cooperative close (see [`Cooperative`]), once it shows the session of its channel
+    /// (what binds its receiver authorizer: without one this facilitator cannot check a
+    /// close, the payer's own `request_close` remains), the channel config its own, the
+    /// voucher signed by the channel's voucher key, and the receiver authorizer's consent to
+    /// closing at that voucher ([`super::authority`]). A retry of a close made answers as
+    /// the close did; the same close at once runs once.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn cooperative_close(
         f: &Facilitator,
         r: &BatchRequest,
         o: &Offer,
+        kind: Cooperative<'_>,
         config: &ChannelConfig,
         v: Option<&BatchVoucher>,
         auth: Option<&CloseAuthorization>,
         keypair: &Keypair,
     ) -> Result<SettleReply, Rejection> {
-        let k = config_keys(config, o, &f.facilitator())?;
-        let (s, v) =
-            Batch::authorized_close(f, r, o, &k.channel, config, v, auth, "refund").await?;
-        if s.closed_by.is_some() && s.redeemed == v.cumulative {
-            return closed_answer(&s, s.deposit.saturating_sub(s.redeemed));
-        }
-        if s.closed_by.is_none() && v.cumulative != s.accepted {
-            return Err(Rejection::new(
-                Reason::BatchCloseState,
-                format!(
-                    "the refund's voucher is {}; the amount accepted on channel {} is {}",
-                    v.cumulative, s.channel, s.accepted
-                ),
-            ));
-        }
-        let work = async {
-            let closed = Batch::close_session(f, &s, keypair).await?;
-            Ok(SettleReply::channel(
-                closed.signature.map(|s| s.to_string()).unwrap_or_default(),
-                s.deposit.saturating_sub(closed.settled).to_string(),
-                s.payer,
-                Some(json!({"channelState": channel_state(&closed.session)})),
-                closed.pending,
-            ))
+        let what = match kind {
+            Cooperative::Refund => "refund",
+            Cooperative::Seal { .. } => "seal",
         };
-        f.sessions
-            .work
-            .closes
-            .run((s.channel, v.cumulative), work)
-            .await
-    }
-
-    /// The server's `seal` of a channel its payer moved to `Closing`, at the server's latest
-    /// voucher, within the grace period (specification section 4.5).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) async fn seal(
-        f: &Facilitator,
-        r: &BatchRequest,
-        o: &Offer,
-        id: &str,
-        config: &ChannelConfig,
-        v: &BatchVoucher,
-        auth: &CloseAuthorization,
-        keypair: &Keypair,
-    ) -> Result<SettleReply, Rejection> {
         let k = config_keys(config, o, &f.facilitator())?;
-        if channel_id(id)? != k.channel {
-            return Err(Rejection::new(
-                Reason::BatchChannelIdMismatch,
+        if let Cooperative::Seal { id } = kind {
+            if channel_id(id)? != k.channel {
+                return Err(Rejection::new(
+                    Reason::BatchChannelIdMismatch,
+                    format!(
+                        "channelId {id} is not the channel of channelConfig ({})",
+                        k.channel
+                    ),
+                ));
+            }
+        }
+        let channel = k.channel;
+        let s = f.sessions.get(&channel).await?.ok_or_else(|| {
+            Rejection::new(
+                Reason::BatchReceiverBindingUnavailable,
                 format!(
-                    "channelId {id} is not the channel of channelConfig ({})",
-                    k.channel
+                    "this facilitator holds no session of channel {channel}, so not its receiver authorizer: the payer ends it with request_close"
                 ),
-            ));
-        }
-        let (s, v) =
-            Batch::authorized_close(f, r, o, &k.channel, config, Some(v), Some(auth), "seal")
-                .await?;
-        let c = f.channel(&k.channel, Reason::BatchCloseState).await?;
-        if s.closed_by.is_some() && s.redeemed == v.cumulative {
-            return closed_answer(&s, v.cumulative.saturating_sub(c.payout_watermark));
-        }
-        let now = chain::unix_time(&f.chain.rpc)
-            .await
-            .map_err(Rejection::rpc)?;
-        let deadline = c
-            .closure_started_at
-            .saturating_add(i64::from(c.grace_period));
-        if c.status != Status::Closing
-            || now >= deadline
-            || !(c.settled..=c.deposit).contains(&v.cumulative)
-        {
-            return Err(Rejection::new(
-                Reason::BatchCloseState,
-                format!(
-                    "a seal is for a closing channel within its grace period, at a voucher from its settled {} to its deposit {}: channel {} is {:?} (grace until {deadline}, now {now}), the voucher {}",
-                    c.settled, c.deposit, k.channel, c.status, v.cumulative
-                ),
-            ));
-        }
-        let cumulative = v.cumulative;
-        let work = async {
-            let closed = Batch::close_session_at(f, &s, Some(v), keypair).await?;
-            Ok(SettleReply::channel(
-                closed.signature.map(|s| s.to_string()).unwrap_or_default(),
-                closed
-                    .settled
-                    .saturating_sub(c.payout_watermark)
-                    .to_string(),
-                s.payer,
-                Some(json!({"channelState": channel_state(&closed.session)})),
-                closed.pending,
-            ))
-        };
-        f.sessions
-            .work
-            .closes
-            .run((s.channel, cumulative), work)
-            .await
-    }
-
-    /// What a cooperative close (a `refund` or a `seal`, named `what`) must show before it
-    /// runs: the session of `channel` (its binding), the channel config its own, the voucher
-    /// signed by the channel's voucher key, and the receiver authorizer's consent to closing
-    /// at that voucher ([`super::authority`]). The session and the voucher, read.
-    #[allow(clippy::too_many_arguments)]
-    async fn authorized_close(
-        f: &Facilitator,
-        r: &BatchRequest,
-        o: &Offer,
-        channel: &Pubkey,
-        config: &ChannelConfig,
-        v: Option<&BatchVoucher>,
-        auth: Option<&CloseAuthorization>,
-        what: &str,
-    ) -> Result<(Session, Voucher), Rejection> {
-        let s = Batch::bound_session(f, channel).await?;
+            )
+        })?;
         same_channel(config, &s, o)?;
         let v = v.ok_or_else(|| {
             Rejection::new(
@@ -469,7 +366,7 @@ impl Batch {
                 format!("a {what} carries the latest voucher, at the amount the server accepted"),
             )
         })?;
-        let v = voucher(v, channel)?;
+        let v = voucher(v, &channel)?;
         if !f.sessions.signed(&v, &s.voucher_key) {
             return Err(Rejection::new(
                 Reason::BatchVoucherSignature,
@@ -486,24 +383,79 @@ impl Batch {
             auth,
             r.requirements.max_timeout_seconds,
         )?;
-        Ok((s, v))
-    }
-
-    /// The session of `channel`, closed or not: what binds its receiver authorizer. Without
-    /// one this facilitator cannot check a close (the payer's own `request_close` remains).
-    async fn bound_session(f: &Facilitator, channel: &Pubkey) -> Result<Session, Rejection> {
-        f.sessions
-            .get(channel)
-            .await
-            .map_err(|e| Batch::store_rejection(channel, e))?
-            .ok_or_else(|| {
-                Rejection::new(
-                    Reason::BatchReceiverBindingUnavailable,
+        // A seal reads the channel: its state is checked, and its answer counts what the
+        // close paid out beyond what the channel had paid out before.
+        let c = match kind {
+            Cooperative::Refund => None,
+            Cooperative::Seal { .. } => Some(f.channel(&channel, Reason::BatchCloseState).await?),
+        };
+        let amount = |settled: u64| match &c {
+            None => s.deposit.saturating_sub(settled),
+            Some(c) => settled.saturating_sub(c.payout_watermark),
+        };
+        if s.closed_by.is_some() && s.redeemed == v.cumulative {
+            // A retry of this very close: its signature and amount again.
+            let Some(sig) = s.closed_by.as_deref().and_then(|c| c.parse().ok()) else {
+                return Err(Rejection::new(
+                    Reason::BatchCloseState,
                     format!(
-                        "this facilitator holds no session of channel {channel}, so not its receiver authorizer: the payer ends it with request_close"
+                        "channel {} is closed: {}",
+                        s.channel,
+                        s.closed_by.as_deref().unwrap_or_default()
                     ),
-                )
-            })
+                ));
+            };
+            return Ok(close_reply(Some(sig), amount(s.redeemed), &s, false));
+        }
+        match &c {
+            None if s.closed_by.is_none() && v.cumulative != s.accepted => {
+                return Err(Rejection::new(
+                    Reason::BatchCloseState,
+                    format!(
+                        "the refund's voucher is {}; the amount accepted on channel {} is {}",
+                        v.cumulative, s.channel, s.accepted
+                    ),
+                ));
+            }
+            None => {}
+            Some(c) => {
+                let now = chain::unix_time(&f.chain.rpc)
+                    .await
+                    .map_err(Rejection::rpc)?;
+                let deadline = c
+                    .closure_started_at
+                    .saturating_add(i64::from(c.grace_period));
+                if c.status != Status::Closing
+                    || now >= deadline
+                    || !(c.settled..=c.deposit).contains(&v.cumulative)
+                {
+                    return Err(Rejection::new(
+                        Reason::BatchCloseState,
+                        format!(
+                            "a seal is for a closing channel within its grace period, at a voucher from its settled {} to its deposit {}: channel {channel} is {:?} (grace until {deadline}, now {now}), the voucher {}",
+                            c.settled, c.deposit, c.status, v.cumulative
+                        ),
+                    ));
+                }
+            }
+        }
+        // A seal closes at its own voucher, a refund at the session's latest.
+        let at = c.is_some().then_some(v);
+        let work = async {
+            let closed = Batch::close_session(f, &s, at, keypair).await?;
+            let amount = amount(closed.settled);
+            Ok(close_reply(
+                closed.signature,
+                amount,
+                &closed.session,
+                closed.pending,
+            ))
+        };
+        f.sessions
+            .work
+            .closes
+            .run((channel, v.cumulative), work)
+            .await
     }
 }
 

@@ -42,9 +42,12 @@ mod offer;
 pub mod redeemer;
 mod request;
 
+use close::Cooperative;
 pub(crate) use deposit::opened;
 use deposit::Deposit;
-use offer::{channel_id, config_keys, offer, open_refusal, refusal, same_channel, voucher};
+use offer::{
+    channel_id, config_keys, offer, open_refusal, own_voucher, refusal, same_channel, voucher,
+};
 pub use offer::{ConfigKeys, Offer};
 pub use request::{request, Accepted, BatchRequest, Requirements};
 
@@ -59,17 +62,22 @@ use solana_sdk::pubkey::Pubkey;
 use std::sync::Arc;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::{self, Voucher};
-use trust_gate_x402::batch::{self, BatchPayload};
+use trust_gate_x402::batch::{self, BatchPayload, ChannelState};
 
 /// The scheme's channel state of a session.
-pub fn channel_state(s: &Session) -> Value {
-    json!({
-        "channelId": s.channel_id,
-        "balance": s.deposit.to_string(),
-        "totalClaimed": s.redeemed.to_string(),
-        "withdrawRequestedAt": s.withdraw_requested_at,
-        "chargedCumulativeAmount": s.accepted.to_string(),
-    })
+pub fn channel_state(s: &Session) -> ChannelState {
+    ChannelState {
+        channel_id: s.channel_id.clone(),
+        balance: s.deposit.to_string(),
+        total_claimed: s.redeemed.to_string(),
+        withdraw_requested_at: s.withdraw_requested_at,
+        charged_cumulative_amount: s.accepted.to_string(),
+    }
+}
+
+/// An answer's `extra` of a session's state.
+fn state_extra(s: &Session) -> Value {
+    json!({"channelState": channel_state(s)})
 }
 
 fn voucher_extra(s: &Session) -> Value {
@@ -78,6 +86,17 @@ fn voucher_extra(s: &Session) -> Value {
         "chargedAmount": s.latest_price.to_string(),
         "channelState": channel_state(s),
     })
+}
+
+/// Refuses a closed session.
+fn not_closed(s: &Session) -> Result<(), Rejection> {
+    match s.closed_by {
+        Some(_) => Err(Rejection::new(
+            Reason::BatchCloseState,
+            format!("channel {} is closed", s.channel),
+        )),
+        None => Ok(()),
+    }
 }
 
 impl Batch {
@@ -100,220 +119,27 @@ impl Batch {
         Batch::change_rejection::<Rejection>(channel, Change::Unavailable(e))
     }
 
-    /// `/verify`: the deposit's checks without sending, or the voucher's without keeping it.
-    pub async fn verify_batch(
-        f: &Facilitator,
-        r: &BatchRequest,
-    ) -> Result<(Pubkey, Value), Rejection> {
-        let o = Batch::offer(f, r).await?;
-        match &r.payload {
-            BatchPayload::Deposit {
-                channel_config,
-                voucher: v,
-                deposit,
-            } => {
-                let s = match Batch::checked_deposit(f, r, &o, channel_config, v, deposit).await? {
-                    Deposit::Again(s, _) => *s,
-                    Deposit::New(new) => Session {
-                        accepted: new.2.cumulative,
-                        ..new.1
-                    },
-                };
-                Ok((s.payer, json!({"channelState": channel_state(&s)})))
-            }
-            BatchPayload::Voucher {
-                channel_config,
-                voucher: v,
-            } => {
-                let channel = channel_id(&v.channel_id)?;
-                let v = voucher(v, &channel)?;
-                let s = Batch::session(f, &channel).await?;
-                same_channel(channel_config, &s, &o)?;
-                let next = Batch::accept(f, &s, &o, &v)?;
-                Ok((s.payer, json!({"channelState": channel_state(&next)})))
-            }
-            other => Err(Rejection::new(
-                Reason::BatchPayloadType,
-                format!(
-                    "/verify takes a deposit or a voucher, not a {}",
-                    other.type_name()
-                ),
-            )),
-        }
-    }
-
-    /// `/settle` (see the module docs). `caller` is the trusted service that signed the
-    /// request (`X-Service-Authorization`), or why none did: a server's payload (`claim`,
-    /// `settle`, `seal`) is taken only from one.
-    pub async fn settle_batch(
-        f: &Facilitator,
-        r: &BatchRequest,
-        caller: Result<Pubkey, String>,
-    ) -> Result<SettleReply, Rejection> {
-        let Some(keypair) = f.key.keypair() else {
-            return Err(Rejection::not_signing("settle"));
-        };
-        if r.payload.is_servers() {
-            if let Err(why) = caller {
-                return Err(Rejection::new(
-                    Reason::BatchServiceUnauthenticated,
-                    format!(
-                        "a {} is the resource server's own request: {why}",
-                        r.payload.type_name()
-                    ),
-                )
-                .hint("sign the request with a service key the facilitator trusts (X-Service-Authorization)"));
-            }
-        }
-        let o = Batch::offer(f, r).await?;
-        match &r.payload {
-            BatchPayload::Deposit {
-                channel_config,
-                voucher: v,
-                deposit,
-            } => {
-                let (checked, session, v) =
-                    match Batch::checked_deposit(f, r, &o, channel_config, v, deposit).await? {
-                        Deposit::Again(s, signature) => {
-                            return Batch::deposit_outcome(f, *s, signature).await
-                        }
-                        Deposit::New(new) => *new,
-                    };
-                f.limit_deposits(&session.payer)?;
-                let reserved = f
-                    .advance(
-                        &session.channel,
-                        &session.payer,
-                        ChannelKind::Session,
-                        session.token_program(),
-                        session.gate.is_some(),
-                    )
-                    .await?;
-                if !reserved {
-                    return Err(Rejection::new(
-                        Reason::DuplicateSettlement,
-                        format!("channel {} is being opened already", session.channel),
-                    ));
-                }
-                let used = checked.approval.zip(session.gate.map(|g| g.payer_asset));
-                let opened =
-                    Batch::open_session(f, checked.tx, session, v, o.price, keypair).await?;
-                if let Some((a, payer)) = used.filter(|_| !opened.pending) {
-                    f.forget_approval(&a.address, &payer).await;
-                }
-                Ok(opened)
-            }
-            BatchPayload::Voucher {
-                channel_config,
-                voucher: v,
-            } => {
-                let channel = channel_id(&v.channel_id)?;
-                let v = voucher(v, &channel)?;
-                let s = f
-                    .sessions
-                    .update(&channel, |s| {
-                        same_channel(channel_config, s, &o)?;
-                        Batch::accept(f, s, &o, &v)
-                    })
-                    .await
-                    .map_err(|e| Batch::change_rejection(&channel, e))?;
-                Ok(SettleReply::channel(
-                    String::new(),
-                    String::new(),
-                    s.payer,
-                    Some(voucher_extra(&s)),
-                    false,
-                ))
-            }
-            BatchPayload::Refund {
-                channel_config,
-                voucher: v,
-                close_authorization,
-                transaction,
-                amount,
-            } => {
-                if amount.is_some() {
-                    return Err(Rejection::new(
-                        Reason::BatchCloseAmountUnsupported,
-                        "a refund names no amount: the whole unused escrow goes back to the payer",
-                    ));
-                }
-                if transaction.is_some() {
-                    return Err(Rejection::new(
-                        Reason::BatchRefundTransaction,
-                        "this facilitator does not sponsor a payer's request_close: the payer sends its own (it pays the fee)",
-                    ));
-                }
-                Batch::refund(
-                    f,
-                    r,
-                    &o,
-                    channel_config,
-                    v.as_ref(),
-                    close_authorization.as_ref(),
-                    keypair,
-                )
-                .await
-            }
-            BatchPayload::Seal {
-                channel_id: id,
-                channel_config,
-                voucher: v,
-                close_authorization,
-            } => {
-                Batch::seal(
-                    f,
-                    r,
-                    &o,
-                    id,
-                    channel_config,
-                    v,
-                    close_authorization,
-                    keypair,
-                )
-                .await
-            }
-            BatchPayload::Claim { claims } => Batch::claim_sessions(f, claims, &o, keypair).await,
-            BatchPayload::Settle { channels: list } => {
-                let mut sessions = Vec::new();
-                for c in list {
-                    let channel = channel_id(&c.channel_id)?;
-                    let s = Batch::session(f, &channel).await?;
-                    same_channel(&c.channel_config, &s, &o)?;
-                    sessions.push(s);
-                }
-                let (sig, pending, paid) = Batch::pay_out(f, &sessions, keypair).await?;
-                let channels: Vec<Value> = sessions.iter().map(channel_state).collect();
-                Ok(SettleReply::channel(
-                    sig.to_string(),
-                    paid.to_string(),
-                    sessions.first().map(|s| s.payer).unwrap_or_default(),
-                    Some(json!({ "channels": channels })),
-                    pending,
-                ))
-            }
-        }
-    }
-
     /// The session of `channel`, open.
     async fn session(f: &Facilitator, channel: &Pubkey) -> Result<Session, Rejection> {
-        let s = f
-            .sessions
-            .get(channel)
-            .await
-            .map_err(|e| Batch::store_rejection(channel, e))?
-            .ok_or_else(|| {
-                Rejection::new(
-                    Reason::BatchUnknownChannel,
-                    format!("this facilitator holds no session of channel {channel}: its first request is a deposit"),
-                )
-            })?;
-        if s.closed_by.is_some() {
-            return Err(Rejection::new(
-                Reason::BatchCloseState,
-                format!("channel {channel} is closed"),
-            ));
-        }
+        let s = f.sessions.get(channel).await?.ok_or_else(|| {
+            Rejection::new(
+                Reason::BatchUnknownChannel,
+                format!("this facilitator holds no session of channel {channel}: its first request is a deposit"),
+            )
+        })?;
+        not_closed(&s)?;
+        Ok(s)
+    }
+
+    /// The session of `channel`, open, whose channel `config` names under the offer.
+    async fn listed_session(
+        f: &Facilitator,
+        channel: &Pubkey,
+        config: &batch::ChannelConfig,
+        o: &Offer,
+    ) -> Result<Session, Rejection> {
+        let s = Batch::session(f, channel).await?;
+        same_channel(config, &s, o)?;
         Ok(s)
     }
 
@@ -333,12 +159,7 @@ impl Batch {
     /// (specification Phase 3, step 6: one authorization serves one request), with the
     /// session's state for the resource server's corrective 402.
     fn accept(f: &Facilitator, s: &Session, o: &Offer, v: &Voucher) -> Result<Session, Rejection> {
-        if s.closed_by.is_some() {
-            return Err(Rejection::new(
-                Reason::BatchCloseState,
-                format!("channel {} is closed", s.channel),
-            ));
-        }
+        not_closed(s)?;
         if s.withdraw_requested_at != 0 {
             return Err(Rejection::new(
                 Reason::BatchChannelClosing,
@@ -418,19 +239,172 @@ impl Scheme for Batch {
         extra
     }
 
+    /// `/verify`: the deposit's checks without sending, or the voucher's without keeping it.
     async fn verify(&self, f: &Facilitator, call: Call<'_>) -> Result<Verified, Rejection> {
         let r = request(call.body)?;
-        let (payer, extra) = Batch::verify_batch(f, &r).await?;
+        let o = Batch::offer(f, &r).await?;
+        let s = match &r.payload {
+            BatchPayload::Deposit {
+                channel_config,
+                voucher: v,
+                deposit,
+            } => match Batch::checked_deposit(f, &r, &o, channel_config, v, deposit).await? {
+                Deposit::Again(s, _) => *s,
+                Deposit::New(new) => Session {
+                    accepted: new.2.cumulative,
+                    ..new.1
+                },
+            },
+            BatchPayload::Voucher {
+                channel_config,
+                voucher: v,
+            } => {
+                let v = own_voucher(v)?;
+                let s = Batch::listed_session(f, &v.channel, channel_config, &o).await?;
+                Batch::accept(f, &s, &o, &v)?
+            }
+            other => {
+                return Err(Rejection::new(
+                    Reason::BatchPayloadType,
+                    format!(
+                        "/verify takes a deposit or a voucher, not a {}",
+                        other.type_name()
+                    ),
+                ))
+            }
+        };
         Ok(Verified::Valid {
-            payer,
-            extra: Some(extra),
+            payer: s.payer,
+            extra: Some(state_extra(&s)),
         })
     }
 
+    /// `/settle` (see the module docs). A server's payload (`claim`, `settle`, `seal`) is
+    /// taken only from a trusted service that signed the request (`X-Service-Authorization`).
     async fn settle(&self, f: &Facilitator, call: Call<'_>) -> Result<SettleReply, Rejection> {
         let r = request(call.body)?;
-        let caller = Batch::service_caller(f, call.headers, "/settle", call.body);
-        Batch::settle_batch(f, &r, caller).await
+        let Some(keypair) = f.key.keypair() else {
+            return Err(Rejection::not_signing("settle"));
+        };
+        if r.payload.is_servers() {
+            if let Err(why) = Batch::service_caller(f, call.headers, "/settle", call.body) {
+                return Err(Rejection::new(
+                    Reason::BatchServiceUnauthenticated,
+                    format!(
+                        "a {} is the resource server's own request: {why}",
+                        r.payload.type_name()
+                    ),
+                )
+                .hint("sign the request with a service key the facilitator trusts (X-Service-Authorization)"));
+            }
+        }
+        let o = Batch::offer(f, &r).await?;
+        match &r.payload {
+            BatchPayload::Deposit {
+                channel_config,
+                voucher: v,
+                deposit,
+            } => {
+                let (checked, session, v) =
+                    match Batch::checked_deposit(f, &r, &o, channel_config, v, deposit).await? {
+                        Deposit::Again(s, signature) => {
+                            return Batch::deposit_outcome(f, *s, signature).await
+                        }
+                        Deposit::New(new) => *new,
+                    };
+                f.limit_deposits(&session.payer)?;
+                let reserved = f
+                    .advance(
+                        &session.channel,
+                        &session.payer,
+                        ChannelKind::Session,
+                        session.token_program(),
+                        session.gate.is_some(),
+                    )
+                    .await?;
+                if !reserved {
+                    return Err(Rejection::new(
+                        Reason::DuplicateSettlement,
+                        format!("channel {} is being opened already", session.channel),
+                    ));
+                }
+                let used = checked.approval.zip(session.gate.map(|g| g.payer_asset));
+                let opened =
+                    Batch::open_session(f, checked.tx, session, v, o.price, keypair).await?;
+                if let Some((a, payer)) = used.filter(|_| !opened.pending) {
+                    f.forget_approval(&a.address, &payer).await;
+                }
+                Ok(opened)
+            }
+            BatchPayload::Voucher {
+                channel_config,
+                voucher: v,
+            } => {
+                let v = own_voucher(v)?;
+                let s = f
+                    .sessions
+                    .update(&v.channel, |s| {
+                        same_channel(channel_config, s, &o)?;
+                        Batch::accept(f, s, &o, &v)
+                    })
+                    .await
+                    .map_err(|e| Batch::change_rejection(&v.channel, e))?;
+                Ok(SettleReply::channel(
+                    String::new(),
+                    String::new(),
+                    s.payer,
+                    Some(voucher_extra(&s)),
+                    false,
+                ))
+            }
+            BatchPayload::Refund {
+                channel_config,
+                voucher: v,
+                close_authorization,
+                transaction,
+                amount,
+            } => {
+                if amount.is_some() {
+                    return Err(Rejection::new(
+                        Reason::BatchCloseAmountUnsupported,
+                        "a refund names no amount: the whole unused escrow goes back to the payer",
+                    ));
+                }
+                if transaction.is_some() {
+                    return Err(Rejection::new(
+                        Reason::BatchRefundTransaction,
+                        "this facilitator does not sponsor a payer's request_close: the payer sends its own (it pays the fee)",
+                    ));
+                }
+                let auth = close_authorization.as_ref();
+                let kind = Cooperative::Refund;
+                Batch::cooperative_close(f, &r, &o, kind, channel_config, v.as_ref(), auth, keypair)
+                    .await
+            }
+            BatchPayload::Seal {
+                channel_id: id,
+                channel_config,
+                voucher: v,
+                close_authorization: auth,
+            } => {
+                let kind = Cooperative::Seal { id };
+                Batch::cooperative_close(
+                    f,
+                    &r,
+                    &o,
+                    kind,
+                    channel_config,
+                    Some(v),
+                    Some(auth),
+                    keypair,
+                )
+                .await
+            }
+            BatchPayload::Claim { claims } => Batch::claim_sessions(f, claims, &o, keypair).await,
+            BatchPayload::Settle { channels } => {
+                Batch::settle_sessions(f, channels, &o, keypair).await
+            }
+        }
     }
 
     /// The sessions' rounds: kill switches, channel reads, redemption and closes.

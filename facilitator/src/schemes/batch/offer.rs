@@ -7,7 +7,7 @@ use serde_json::json;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use std::str::FromStr;
-use trust_gate_client::channels::{self};
+use trust_gate_client::channels;
 use trust_gate_client::vouchers::{Refusal, Voucher};
 use trust_gate_x402::batch::{self, BatchExtra, BatchVoucher, ChannelConfig, VoucherState};
 
@@ -17,7 +17,6 @@ pub struct Offer {
     pub extra: BatchExtra,
     pub mint: Pubkey,
     pub pay_to: Pubkey,
-    pub receiver_authorizer: Pubkey,
     /// The request's price (`amount`).
     pub price: u64,
     /// The gated scheme: only a channel the gate opened pays it.
@@ -51,7 +50,6 @@ pub(crate) fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Off
             "the requirements' asset or payTo is not the accepted offer's",
         ));
     }
-    let invalid = |m: String| Rejection::new(Reason::BatchInvalidRequirements, m);
     let extra = q.extra.clone();
     if extra.fee_payer != fac.to_string() {
         return Err(Rejection::new(
@@ -97,13 +95,20 @@ pub(crate) fn offer(r: &BatchRequest, fac: &Pubkey, network: &str) -> Result<Off
         ));
     }
     let key = |field: &str, v: &str| {
-        Pubkey::from_str(v).map_err(|_| invalid(format!("{field} is not a base58 address")))
+        Pubkey::from_str(v).map_err(|_| {
+            Rejection::new(
+                Reason::BatchInvalidRequirements,
+                format!("{field} is not a base58 address"),
+            )
+        })
     };
     let price = batch::amount("amount", &q.amount)?;
+    let (mint, pay_to) = (key("asset", &q.asset)?, key("payTo", &q.pay_to)?);
+    // Checked only: the channel config and the open's binding Memo name it as written.
+    key("extra.receiverAuthorizer", &extra.receiver_authorizer)?;
     Ok(Offer {
-        mint: key("asset", &q.asset)?,
-        pay_to: key("payTo", &q.pay_to)?,
-        receiver_authorizer: key("extra.receiverAuthorizer", &extra.receiver_authorizer)?,
+        mint,
+        pay_to,
         extra,
         price,
         gated: r.gated,
@@ -130,12 +135,7 @@ pub(crate) fn config_keys(
             "channelConfig.receiver and .token are payTo and asset",
         ));
     }
-    if c.receiver_authorizer != o.extra.receiver_authorizer {
-        return Err(Rejection::new(
-            Reason::BatchReceiverAuthorizerMismatch,
-            "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
-        ));
-    }
+    same_receiver_authorizer(c, o)?;
     if c.withdraw_delay != o.extra.withdraw_delay {
         return Err(Rejection::new(
             Reason::BatchWithdrawDelayMismatch,
@@ -165,6 +165,17 @@ pub(crate) fn config_keys(
     })
 }
 
+/// The channel config names the offer's receiver authorizer.
+fn same_receiver_authorizer(c: &ChannelConfig, o: &Offer) -> Result<(), Rejection> {
+    if c.receiver_authorizer != o.extra.receiver_authorizer {
+        return Err(Rejection::new(
+            Reason::BatchReceiverAuthorizerMismatch,
+            "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
+        ));
+    }
+    Ok(())
+}
+
 /// The channel a payload names (a voucher's `channelId`), as a key.
 pub(crate) fn channel_id(id: &str) -> Result<Pubkey, Rejection> {
     Pubkey::from_str(id).map_err(|_| {
@@ -192,12 +203,7 @@ pub(crate) fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<
             ),
         ));
     }
-    if c.receiver_authorizer != o.extra.receiver_authorizer {
-        return Err(Rejection::new(
-            Reason::BatchReceiverAuthorizerMismatch,
-            "channelConfig.receiverAuthorizer is not extra.receiverAuthorizer",
-        ));
-    }
+    same_receiver_authorizer(c, o)?;
     // A route that asks for the gate is paid only by a channel the gate opened (and a plain
     // route's session stays plain).
     if o.gated != s.gate.is_some() {
@@ -249,6 +255,11 @@ pub(crate) fn voucher(v: &BatchVoucher, channel: &Pubkey) -> Result<Voucher, Rej
         expires_at: 0,
         signature,
     })
+}
+
+/// A voucher on the wire, of the channel it names.
+pub(crate) fn own_voucher(v: &BatchVoucher) -> Result<Voucher, Rejection> {
+    voucher(v, &channel_id(&v.channel_id)?)
 }
 
 /// A voucher refusal as the scheme names it. A voucher that does not add exactly the price

@@ -29,8 +29,8 @@
 //! own read), and one replica a round reads the channels, closes and redeems (a short claim
 //! on a shared key).
 
-use super::opened;
-use super::Batch;
+use super::close::program_channel;
+use super::{opened, Batch};
 use crate::service::Facilitator;
 use crate::sessions::Session;
 
@@ -38,7 +38,7 @@ use solana_sdk::pubkey::Pubkey;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
-use trust_gate_client::channels::{self, Channel, Status};
+use trust_gate_client::channels::{Channel, Status};
 use trust_gate_client::decode::KillSwitchState;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::{chain, decode};
@@ -82,14 +82,15 @@ pub fn spawn(f: Arc<Facilitator>) -> tokio::task::JoinHandle<()> {
 }
 
 /// What stops sessions, read in one `getMultipleAccounts` (`chain::accounts` runs it 100 keys
-/// a call): the payer agents, among `agents`, whose kill switch is paused now (a missing kill
-/// switch is not a pause: the gate refused the open without one), and the policies, among
-/// `policies` (payer agent, policy id), retired now or gone.
+/// a call): among the payer agents of `policies` (payer agent, policy id, sorted), those whose
+/// kill switch is paused now (a missing kill switch is not a pause: the gate refused the open
+/// without one), and among `policies`, those retired now or gone.
 pub async fn stops(
     f: &Facilitator,
-    agents: &[Pubkey],
     policies: &[(Pubkey, u32)],
 ) -> Result<(HashSet<Pubkey>, HashSet<(Pubkey, u32)>), String> {
+    let mut agents: Vec<Pubkey> = policies.iter().map(|(a, _)| *a).collect();
+    agents.dedup();
     let keys: Vec<Pubkey> = agents
         .iter()
         .map(|a| f.chain.builder.pda.killswitch(a))
@@ -103,21 +104,26 @@ pub async fn stops(
         .await
         .map_err(|e| format!("reading kill switches and policies: {e}"))?
         .into_iter();
-    let mut paused = HashSet::new();
-    for (agent, acc) in agents.iter().zip(accounts.by_ref()) {
-        let state =
-            acc.and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok());
-        if state.is_some_and(|s| s.paused) {
-            paused.insert(*agent);
-        }
-    }
-    let mut retired = HashSet::new();
-    for (key, acc) in policies.iter().zip(accounts) {
-        let policy = acc.and_then(|a| decode::policy(&a.data).ok());
-        if policy.is_none_or(|p| p.base().is_retired()) {
-            retired.insert(*key);
-        }
-    }
+    let paused = agents
+        .iter()
+        .zip(accounts.by_ref())
+        .filter(|(_, acc)| {
+            acc.as_ref()
+                .and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok())
+                .is_some_and(|s| s.paused)
+        })
+        .map(|(agent, _)| *agent)
+        .collect();
+    let retired = policies
+        .iter()
+        .zip(accounts)
+        .filter(|(_, acc)| {
+            acc.as_ref()
+                .and_then(|a| decode::policy(&a.data).ok())
+                .is_none_or(|p| p.base().is_retired())
+        })
+        .map(|(key, _)| *key)
+        .collect();
     Ok((paused, retired))
 }
 
@@ -172,40 +178,20 @@ pub fn seen(
     }
 }
 
-/// Reads the channels of `due` (100 a call): each session's channel, none when it has no
-/// account the program owns.
-async fn read_channels(
-    f: &Facilitator,
-    due: &[Session],
-) -> Result<HashMap<Pubkey, Option<Channel>>, String> {
-    let keys: Vec<Pubkey> = due.iter().map(|s| s.channel).collect();
-    let accounts = chain::accounts(&f.chain.rpc, &keys)
-        .await
-        .map_err(|e| format!("reading the sessions' channels: {e}"))?;
-    Ok(keys
-        .into_iter()
-        .zip(accounts)
-        .map(|(k, a)| {
-            let c = a
-                .filter(|a| a.owner == channels::PROGRAM_ID)
-                .and_then(|a| Channel::decode(&a.data));
-            (k, c)
-        })
-        .collect())
-}
-
 /// Reads the channels due and writes what they say into the sessions (shared: every replica
 /// refuses by it); returns the sessions as they are now, without those forgotten.
 async fn observe(f: &Facilitator, open: Vec<Session>, t: &mut Tick) -> Vec<Session> {
     let now = now_unix();
     let longest = f.settings.sessions.channel_poll;
-    let due: Vec<Session> = {
-        let mut read_at = f
-            .sessions
+    let read_at = || {
+        f.sessions
             .work
             .read_at
             .lock()
-            .unwrap_or_else(|e| e.into_inner());
+            .unwrap_or_else(|e| e.into_inner())
+    };
+    let due: Vec<Pubkey> = {
+        let mut read_at = read_at();
         let live: HashSet<Pubkey> = open.iter().map(|s| s.channel).collect();
         read_at.retain(|k, _| live.contains(k));
         open.iter()
@@ -213,30 +199,26 @@ async fn observe(f: &Facilitator, open: Vec<Session>, t: &mut Tick) -> Vec<Sessi
                 let last = read_at.get(&s.channel).copied().unwrap_or(i64::MIN);
                 now.saturating_sub(last) >= read_every(s, longest)
             })
-            .cloned()
+            .map(|s| s.channel)
             .collect()
     };
     if due.is_empty() {
         return open;
     }
-    let read = match read_channels(f, &due).await {
-        Ok(r) => r,
+    // Each session's channel, none when it has no account the program owns.
+    let read: HashMap<Pubkey, Option<Channel>> = match chain::accounts(&f.chain.rpc, &due).await {
+        Ok(accounts) => due
+            .iter()
+            .copied()
+            .zip(accounts.into_iter().map(program_channel))
+            .collect(),
         Err(e) => {
-            t.errors.push(e);
+            t.errors
+                .push(format!("reading the sessions' channels: {e}"));
             return open;
         }
     };
-    {
-        let mut read_at = f
-            .sessions
-            .work
-            .read_at
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        for s in &due {
-            read_at.insert(s.channel, now);
-        }
-    }
+    read_at().extend(due.iter().map(|k| (*k, now)));
     let fac = f.facilitator();
     let mut now_open = Vec::with_capacity(open.len());
     for s in open {
@@ -318,12 +300,6 @@ pub async fn tick(f: &Facilitator) -> Tick {
             return t;
         }
     };
-    let mut agents: Vec<Pubkey> = open
-        .iter()
-        .filter_map(|s| s.gate.map(|g| g.payer_asset))
-        .collect();
-    agents.sort();
-    agents.dedup();
     let mut policies: Vec<(Pubkey, u32)> = open
         .iter()
         .filter_map(|s| s.gate.map(|g| (g.payer_asset, g.policy_id)))
@@ -331,7 +307,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
     policies.sort();
     policies.dedup();
     let mut retired = HashSet::new();
-    match stops(f, &agents, &policies).await {
+    match stops(f, &policies).await {
         Ok((p, r)) => {
             f.sessions.set_paused(p.clone());
             t.paused = p.into_iter().collect();
@@ -385,7 +361,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
                 now.saturating_sub(s.active_at) >= i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
             });
         if ((paused || closing) && !under_way) || stalled || idle {
-            match Batch::close_session(f, &s, keypair).await {
+            match Batch::close_session(f, &s, None, keypair).await {
                 Ok(_) if closing => t.closing.push(s.channel),
                 Ok(_) if idle && !paused => t.idle.push(s.channel),
                 Ok(_) => t.closed.push(s.channel),
@@ -437,6 +413,7 @@ pub async fn tick(f: &Facilitator) -> Tick {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trust_gate_client::channels;
 
     fn session(unconfirmed: bool) -> Session {
         Session {
