@@ -75,19 +75,18 @@ pub fn plan(latest: Option<Voucher>, c: Option<&Channel>, now: i64) -> ClosePlan
     };
     match c.status {
         Status::Open => cooperative(),
-        Status::Closing => {
-            let deadline = c
-                .closure_started_at
-                .saturating_add(i64::from(c.grace_period));
-            if now < deadline {
-                cooperative()
-            } else {
-                ClosePlan::Forced
-            }
-        }
+        Status::Closing if now < grace_ends(c) => cooperative(),
+        Status::Closing => ClosePlan::Forced,
         Status::Sealed => ClosePlan::Sealed,
         Status::Distributed => ClosePlan::Distributed,
     }
+}
+
+/// When the grace period of a channel its payer moved to `Closing` ends: from then on
+/// anyone may seal it at what was settled.
+fn grace_ends(c: &Channel) -> i64 {
+    c.closure_started_at
+        .saturating_add(i64::from(c.grace_period))
 }
 
 /// The channel an account read holds: `None` when there is no account (the program deleted
@@ -422,9 +421,7 @@ impl Batch {
                 let now = chain::unix_time(&f.chain.rpc)
                     .await
                     .map_err(Rejection::rpc)?;
-                let deadline = c
-                    .closure_started_at
-                    .saturating_add(i64::from(c.grace_period));
+                let deadline = grace_ends(c);
                 if c.status != Status::Closing
                     || now >= deadline
                     || !(c.settled..=c.deposit).contains(&v.cumulative)

@@ -25,11 +25,8 @@
 //!   (the channel stays open); a channel its payer moved to `Closing` collected at the
 //!   server's voucher within its grace period.
 //!
-//! In the background ([`redeemer`]) the latest vouchers are applied in batches (by amount or
-//! age), each channel on its own when a batch fails; the sessions' channels are read, so that
-//! a payer's `request_close` stops its vouchers on every replica and its channel is closed at
-//! what was accepted; and the channels of a payer whose kill switch is paused are closed at
-//! the latest voucher accepted before the pause.
+//! In the background ([`redeemer`]) the latest vouchers are applied in batches, and a session
+//! is closed once its payer asked to close it, was paused, or left it idle.
 //!
 //! Server mode (`voucherSigner: "server"`, `authorization` payloads) answers
 //! `invalid_batch_settlement_svm_server_mode_unsupported`.
@@ -150,7 +147,7 @@ impl Batch {
                 Reason::BatchUnknownChannel,
                 format!("this facilitator holds no session of channel {channel}"),
             ),
-            Change::Unavailable(e) => Rejection::store_unavailable(e),
+            Change::Unavailable(e) => e.into(),
         }
     }
 

@@ -207,21 +207,16 @@ pub(crate) fn same_channel(c: &ChannelConfig, s: &Session, o: &Offer) -> Result<
     // A route that asks for the gate is paid only by a channel the gate opened (and a plain
     // route's session stays plain).
     if o.gated != s.gate.is_some() {
+        let (opened, offer) = if o.gated {
+            ("without", batch::SCHEME_GATED_BATCH)
+        } else {
+            ("through", batch::SCHEME_BATCH)
+        };
         return Err(Rejection::new(
             Reason::BatchChannelIdMismatch,
             format!(
-                "channel {} was opened {} the gate; this offer is {}",
-                s.channel,
-                if s.gate.is_some() {
-                    "through"
-                } else {
-                    "without"
-                },
-                if o.gated {
-                    batch::SCHEME_GATED_BATCH
-                } else {
-                    batch::SCHEME_BATCH
-                }
+                "channel {} was opened {opened} the gate; this offer is {offer}",
+                s.channel
             ),
         ));
     }

@@ -104,26 +104,21 @@ pub async fn stops(
         .await
         .map_err(|e| format!("reading kill switches and policies: {e}"))?
         .into_iter();
-    let paused = agents
-        .iter()
-        .zip(accounts.by_ref())
-        .filter(|(_, acc)| {
-            acc.as_ref()
-                .and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok())
-                .is_some_and(|s| s.paused)
-        })
-        .map(|(agent, _)| *agent)
-        .collect();
-    let retired = policies
-        .iter()
-        .zip(accounts)
-        .filter(|(_, acc)| {
-            acc.as_ref()
-                .and_then(|a| decode::policy(&a.data).ok())
-                .is_none_or(|p| p.base().is_retired())
-        })
-        .map(|(key, _)| *key)
-        .collect();
+    let mut paused = HashSet::new();
+    for (agent, acc) in agents.iter().zip(accounts.by_ref()) {
+        let state =
+            acc.and_then(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data).ok());
+        if state.is_some_and(|s| s.paused) {
+            paused.insert(*agent);
+        }
+    }
+    let mut retired = HashSet::new();
+    for (key, acc) in policies.iter().zip(accounts) {
+        let policy = acc.and_then(|a| decode::policy(&a.data).ok());
+        if policy.is_none_or(|p| p.base().is_retired()) {
+            retired.insert(*key);
+        }
+    }
     Ok((paused, retired))
 }
 
@@ -345,22 +340,22 @@ pub async fn tick(f: &Facilitator) -> Tick {
     let age = i64::try_from(f.settings.sessions.redeem_age.as_secs()).unwrap_or(i64::MAX);
     let stalled_after = Batch::stalled_after(f);
     for s in open {
-        if s.unconfirmed.is_some() {
+        // A close under way (a refund's, or a paused payer's) may still land: one that failed
+        // is tried again once it would have finished.
+        let under_way = s.closing_at != 0 && now.saturating_sub(s.closing_at) <= stalled_after;
+        if s.unconfirmed.is_some() || under_way {
             continue;
         }
         let paused = s.gate.is_some_and(|g| {
             t.paused.contains(&g.payer_asset) || retired.contains(&(g.payer_asset, g.policy_id))
         });
-        // A close that failed (a refund's, or a paused payer's) is tried again, once the one
-        // under way would have finished.
-        let under_way = s.closing_at != 0 && now.saturating_sub(s.closing_at) <= stalled_after;
-        let stalled = s.closing_at != 0 && !under_way;
+        let stalled = s.closing_at != 0;
         let closing = s.withdraw_requested_at != 0;
-        let idle = s.closing_at == 0
+        let idle = !stalled
             && f.settings.sessions.max_idle.is_some_and(|d| {
                 now.saturating_sub(s.active_at) >= i64::try_from(d.as_secs()).unwrap_or(i64::MAX)
             });
-        if ((paused || closing) && !under_way) || stalled || idle {
+        if paused || closing || stalled || idle {
             match Batch::close_session(f, &s, None, keypair).await {
                 Ok(_) if closing => t.closing.push(s.channel),
                 Ok(_) if idle && !paused => t.idle.push(s.channel),
@@ -369,9 +364,6 @@ pub async fn tick(f: &Facilitator) -> Tick {
                     .errors
                     .push(format!("closing {}: {}", s.channel, r.message)),
             }
-            continue;
-        }
-        if s.closing_at != 0 {
             continue;
         }
         let by_amount = f.settings.sessions.redeem_amount > 0
