@@ -158,9 +158,8 @@ pub fn seen(
 ) -> Seen {
     match (c, s.unconfirmed.is_some()) {
         (None, true) if !blockhash_valid => Seen::NeverOpened,
-        (None, true) => Seen::Unchanged,
         (Some(c), true) if opened(c, s, fac) => Seen::Confirmed,
-        (Some(_), true) => Seen::Unchanged,
+        (_, true) => Seen::Unchanged,
         (None, false) => Seen::Closing { requested_at: now },
         (Some(c), false) if c.status == Status::Open => Seen::Unchanged,
         (Some(c), false) => Seen::Closing {
