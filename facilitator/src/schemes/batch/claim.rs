@@ -9,7 +9,6 @@ use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::sessions::Session;
 use serde_json::{json, Value};
-use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signature};
 use trust_gate_client::channels;
@@ -22,15 +21,6 @@ use trust_gate_x402::batch::{self, Claim, SettleChannel};
 pub const REDEEM_UNITS_PER_CHANNEL: u32 = 15_000;
 /// A pay-out's, per channel (a `distribute` of one payout: about 15 000).
 pub const PAY_OUT_UNITS_PER_CHANNEL: u32 = 30_000;
-
-/// The compute budget of the facilitator's own transactions: a unit limit, no priority fee.
-pub(super) fn unit_limit(units: u32) -> Vec<Instruction> {
-    ComputeBudget {
-        unit_limit: Some(units),
-        unit_price_micro_lamports: None,
-    }
-    .instructions()
-}
 
 /// A server's `claim` or `settle` (`what`) names `n` channels: one transaction's worth, 1 to
 /// [`batch::MAX_CHANNELS_PER_TRANSACTION`].
@@ -113,7 +103,8 @@ impl Batch {
         if due.is_empty() {
             return Ok((None, false, list.to_vec()));
         }
-        let mut ixs = unit_limit(REDEEM_UNITS_PER_CHANNEL.saturating_mul(due.len() as u32));
+        let mut ixs =
+            ComputeBudget::limit(REDEEM_UNITS_PER_CHANNEL.saturating_mul(due.len() as u32));
         for (s, v) in &due {
             ixs.push(v.instruction(&s.voucher_key));
             ixs.push(channels::settle(&s.channel));
@@ -159,7 +150,8 @@ impl Batch {
         one_transaction("settle", list.len())?;
         let fac = f.facilitator();
         let mut paid = 0u64;
-        let mut ixs = unit_limit(PAY_OUT_UNITS_PER_CHANNEL.saturating_mul(list.len() as u32));
+        let mut ixs =
+            ComputeBudget::limit(PAY_OUT_UNITS_PER_CHANNEL.saturating_mul(list.len() as u32));
         for s in &list {
             let c = f.channel(&s.channel, Reason::BatchChannelState).await?;
             paid = paid.saturating_add(c.settled.saturating_sub(c.payout_watermark));

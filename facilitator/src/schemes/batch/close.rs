@@ -16,7 +16,6 @@
 //! The client's `refund` and the server's `seal` end a session here once their
 //! [`super::authority`] checks pass; the server's `claim` applies vouchers now.
 
-use super::claim::unit_limit;
 use super::{
     channel_id, config_keys, not_closed, same_channel, state_extra, voucher, Batch, BatchRequest,
     Offer,
@@ -31,6 +30,7 @@ use solana_sdk::signature::{Keypair, Signature};
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Distribute, Split, Status};
+use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
@@ -205,7 +205,8 @@ impl Batch {
         };
         let plan = plan(voucher.or_else(|| s.latest()), c.as_ref(), chain_now);
         let on_chain = c.as_ref().map_or(s.redeemed, |c| c.settled);
-        let mut ixs = unit_limit(trust_gate_client::units::channel_close(s.gate.is_some()));
+        let mut ixs =
+            ComputeBudget::limit(trust_gate_client::units::channel_close(s.gate.is_some()));
         let budget = ixs.len();
         let settled = match &plan {
             ClosePlan::Cooperative { voucher } => {

@@ -7,7 +7,7 @@ use crate::inspect;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::service::{co_signature, Outcome};
-use crate::sessions::{Change, GatedTerms, Session};
+use crate::sessions::{GatedTerms, Session};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
 use trust_gate_client::chain;
@@ -194,12 +194,7 @@ impl Batch {
         let Some(keypair) = f.key.keypair() else {
             return Ok(None);
         };
-        let Some(s) = f
-            .sessions
-            .get(channel)
-            .await
-            .map_err(|e| Batch::store_rejection(channel, e))?
-        else {
+        let Some(s) = f.sessions.get(channel).await? else {
             return Ok(None);
         };
         let signature = co_signature(tx, keypair);
@@ -261,12 +256,7 @@ impl Batch {
             ..session
         };
         let channel = s.channel;
-        if !f
-            .sessions
-            .insert(&s)
-            .await
-            .map_err(|e| Batch::change_rejection::<Rejection>(&channel, Change::Unavailable(e)))?
-        {
+        if !f.sessions.insert(&s).await? {
             return Err(Rejection::new(
                 Reason::DuplicateSettlement,
                 format!("channel {channel} has a session already"),

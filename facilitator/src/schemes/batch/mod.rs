@@ -109,13 +109,6 @@ impl Batch {
             .map_err(|e| Rejection::new(Reason::NetworkUnavailable, e.message))
     }
 
-    fn store_rejection(
-        channel: &Pubkey,
-        e: trust_gate_server::redis_store::StoreUnavailable,
-    ) -> Rejection {
-        Batch::change_rejection::<Rejection>(channel, Change::Unavailable(e))
-    }
-
     /// The session of `channel`, open.
     async fn session(f: &Facilitator, channel: &Pubkey) -> Result<Session, Rejection> {
         let s = f.sessions.get(channel).await?.ok_or_else(|| {

@@ -309,11 +309,7 @@ impl Upto {
                 ),
             ));
         }
-        let mut ixs = ComputeBudget {
-            unit_limit: Some(trust_gate_client::units::channel_close(r.gated)),
-            unit_price_micro_lamports: None,
-        }
-        .instructions();
+        let mut ixs = ComputeBudget::limit(trust_gate_client::units::channel_close(r.gated));
         // Every claim, 0 included, carries the server's voucher of its amount: without it
         // anyone holding the payload could seal the channel at nothing before the server
         // charges. A voucher of 0 is checked here only (the program wants none to seal).
