@@ -176,6 +176,11 @@ impl PayerTurns {
             shared: Some((self.store.clone(), key, token)),
         })
     }
+
+    /// The settlements of `payer` that hold or wait for its turn in this process.
+    pub fn queued(&self, payer: &Pubkey) -> usize {
+        self.local.queued(payer)
+    }
 }
 
 impl Turn<'_> {
