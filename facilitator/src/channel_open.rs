@@ -37,19 +37,47 @@ pub const LIGHTHOUSE: Pubkey = solana_sdk::pubkey!("L2TExMFKdjpN9kozasaurPirfHy9
 
 /// What a gated open must also be.
 #[derive(Clone, Copy, Debug)]
-pub struct Gated<'a> {
+pub struct Gated {
     pub payer_asset: Pubkey,
     pub payee_asset: Pubkey,
     pub policy_id: u32,
-    /// The facilitator's own lookup tables, the only ones the open may load from.
+}
+
+impl From<&crate::adapter::ChannelGate> for Gated {
+    fn from(g: &crate::adapter::ChannelGate) -> Self {
+        Gated {
+            payer_asset: g.payer_asset,
+            payee_asset: g.payee_asset,
+            policy_id: g.policy_id,
+        }
+    }
+}
+
+impl From<&crate::sessions::GatedTerms> for Gated {
+    fn from(g: &crate::sessions::GatedTerms) -> Self {
+        Gated {
+            payer_asset: g.payer_asset,
+            payee_asset: g.payee_asset,
+            policy_id: g.policy_id,
+        }
+    }
+}
+
+/// What the facilitator checking the open brings: its key and programs, the cluster's slot,
+/// its compute caps and its own lookup tables (the only ones a gated open may load from).
+#[derive(Clone, Copy, Debug)]
+pub struct Here<'a> {
+    pub builder: &'a Builder,
+    pub facilitator: Pubkey,
+    /// The cluster's slot now (the open's slot must be at most 1 500 slots older).
+    pub slot: u64,
+    pub compute: &'a ComputeCaps,
     pub tables: &'a [AddressLookupTableAccount],
 }
 
-/// What the open is checked against: the requirements, the payload, this facilitator.
+/// What the open is checked against: the requirements and the payload.
 #[derive(Clone, Copy, Debug)]
 pub struct Expected<'a> {
-    pub builder: &'a Builder,
-    pub facilitator: Pubkey,
     pub mint: Pubkey,
     pub token_program: TokenProgram,
     pub pay_to: Pubkey,
@@ -61,15 +89,12 @@ pub struct Expected<'a> {
     pub salt: u64,
     pub open_slot: u64,
     pub channel: Pubkey,
-    /// The cluster's slot now (the open's slot must be at most 1 500 slots older).
-    pub slot: u64,
     /// `extra.memo`.
     pub memo: Option<&'a str>,
     /// A Memo the open must carry exactly once besides the seller's (`batch-settlement`'s
     /// binding of the receiver's authorizer).
     pub binding_memo: Option<&'a str>,
-    pub compute: &'a ComputeCaps,
-    pub gated: Option<Gated<'a>>,
+    pub gated: Option<Gated>,
 }
 
 /// An open that passed every check.
@@ -124,9 +149,12 @@ fn attestations(b: &Builder, gate: &Resolved) -> (Attestations, usize) {
 }
 
 /// Runs every check of the open (see the module docs).
-pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Rejection> {
-    let no_tables: &[AddressLookupTableAccount] = &[];
-    let tables = e.gated.map_or(no_tables, |g| g.tables);
+pub fn verify(
+    tx: VersionedTransaction,
+    h: Here<'_>,
+    e: Expected<'_>,
+) -> Result<Checked, Rejection> {
+    let tables = if e.gated.is_some() { h.tables } else { &[] };
     let lookups = tx.message.address_table_lookups().map_or(0, |l| l.len());
     if e.gated.is_none() && lookups > 0 {
         return Err(open_tx("an upto open loads no account from a lookup table"));
@@ -135,12 +163,12 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
     let ixs = resolve(&tx.message, &keys)?;
 
     // The fee payer.
-    if keys.first().map(|k| k.0) != Some(e.facilitator) {
+    if keys.first().map(|k| k.0) != Some(h.facilitator) {
         return Err(Rejection::new(
             Reason::UptoFacilitatorMismatch,
             format!(
                 "the open's fee payer is not this facilitator ({})",
-                e.facilitator
+                h.facilitator
             ),
         ));
     }
@@ -162,14 +190,14 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             upto::MAX_OPEN_UNIT_PRICE_MICRO_LAMPORTS
         )));
     }
-    crate::budget::check(&budget, ixs.len() - prefix, e.compute)?;
+    crate::budget::check(&budget, ixs.len() - prefix, h.compute)?;
 
     // The gate, for the gated variant.
     let mut at = prefix;
     let open = Open {
         payer: e.from,
-        rent_payer: e.facilitator,
-        payee: e.facilitator,
+        rent_payer: h.facilitator,
+        payee: h.facilitator,
         mint: e.mint,
         token_program: e.token_program,
         authorized_signer: e.receiver_authorizer,
@@ -183,7 +211,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
         }],
     };
     let mut writable = vec![
-        e.facilitator,
+        h.facilitator,
         e.from,
         open.channel(),
         e.token_program.associated_account(&e.from, &e.mint),
@@ -193,16 +221,16 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
     if let Some(g) = e.gated {
         let gate = ixs
             .get(at)
-            .filter(|ix| ix.program_id == e.builder.ids.gate)
+            .filter(|ix| ix.program_id == h.builder.ids.gate)
             .ok_or_else(|| {
                 open_tx("a gated open has gate_channel_open right before the program's open")
             })?;
-        let (att, own) = attestations(e.builder, gate);
-        let mut want = e.builder.gate_channel_open(
+        let (att, own) = attestations(h.builder, gate);
+        let mut want = h.builder.gate_channel_open(
             &e.from,
             &g.payer_asset,
             &g.payee_asset,
-            &e.facilitator,
+            &h.facilitator,
             &e.mint,
             e.ceiling,
             g.policy_id,
@@ -217,7 +245,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             amount: e.ceiling,
             policy_id: g.policy_id,
         };
-        let want_approval = e.builder.pda.approval(&terms);
+        let want_approval = h.builder.pda.approval(&terms);
         approval = approval_pair("gate_channel_open", gate, own, &want_approval)
             .map_err(|r| open_tx(r.message))?;
         if let Some(a) = &approval {
@@ -272,10 +300,10 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             ),
         ));
     }
-    if e.open_slot > e.slot || e.slot - e.open_slot > OPEN_SLOT_WINDOW {
+    if e.open_slot > h.slot || h.slot - e.open_slot > OPEN_SLOT_WINDOW {
         return Err(open_tx(format!(
             "the open's slot {} is not within the {OPEN_SLOT_WINDOW} slots up to the cluster's {}",
-            e.open_slot, e.slot
+            e.open_slot, h.slot
         )));
     }
     same_instruction("open", ix, &keys, &open.instruction())?;
@@ -305,7 +333,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
             }
         )));
     }
-    if suffix.iter().any(|ix| ix.accounts.contains(&e.facilitator))
+    if suffix.iter().any(|ix| ix.accounts.contains(&h.facilitator))
         || (e.gated.is_some() && memos.iter().any(|m| !m.accounts.is_empty()))
     {
         return Err(open_tx(
@@ -341,7 +369,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
 
     // No signer but the facilitator and the payer (the open makes the payer one), whose
     // signature verifies: the settlement's check, its reasons named as the open's.
-    check_signatures(&tx, &keys, &e.facilitator, &e.from).map_err(|r| {
+    check_signatures(&tx, &keys, &h.facilitator, &e.from).map_err(|r| {
         let reason = match r.reason {
             Reason::MissingClientSignature | Reason::InvalidClientSignature => {
                 Reason::UptoPayerMismatch
@@ -357,10 +385,16 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Checked, Reje
 mod tests {
     use super::*;
     use solana_sdk::hash::Hash;
+    use solana_sdk::instruction::AccountMeta;
     use solana_sdk::message::{v0, VersionedMessage};
     use solana_sdk::signature::{Keypair, Signature, Signer};
     use trust_gate_client::settle::ComputeBudget;
     use trust_gate_client::{Network, ProgramIds};
+
+    /// A Memo instruction of `data` naming `account`.
+    fn memo(data: &[u8], account: AccountMeta) -> Instruction {
+        Instruction::new_with_bytes(MEMO, data, vec![account])
+    }
 
     struct Case {
         b: Builder,
@@ -404,11 +438,19 @@ mod tests {
             }
         }
 
-        fn expected<'a>(&'a self, gated: Option<Gated<'a>>) -> Expected<'a> {
-            let open = self.open();
-            Expected {
+        fn here<'a>(&'a self, tables: &'a [AddressLookupTableAccount]) -> Here<'a> {
+            Here {
                 builder: &self.b,
                 facilitator: self.facilitator,
+                slot: 1_010,
+                compute: &self.caps,
+                tables,
+            }
+        }
+
+        fn expected(&self, gated: Option<Gated>) -> Expected<'_> {
+            let open = self.open();
+            Expected {
                 mint: self.mint,
                 token_program: TokenProgram::SplToken,
                 pay_to: self.pay_to,
@@ -419,10 +461,8 @@ mod tests {
                 salt: 7,
                 open_slot: 1_000,
                 channel: open.channel(),
-                slot: 1_010,
                 memo: Some("seller memo"),
                 binding_memo: None,
-                compute: &self.caps,
                 gated,
             }
         }
@@ -472,7 +512,7 @@ mod tests {
     #[test]
     fn the_stock_open_is_accepted() {
         let c = case();
-        let checked = verify(c.signed(&c.stock(), &[]), c.expected(None)).unwrap();
+        let checked = verify(c.signed(&c.stock(), &[]), c.here(&[]), c.expected(None)).unwrap();
         assert_eq!(checked.open.channel(), c.open().channel());
     }
 
@@ -482,14 +522,14 @@ mod tests {
         let with = |edit: &dyn Fn(&mut Vec<Instruction>)| {
             let mut ixs = c.stock();
             edit(&mut ixs);
-            reason_of(verify(c.signed(&ixs, &[]), c.expected(None)))
+            reason_of(verify(c.signed(&ixs, &[]), c.here(&[]), c.expected(None)))
         };
         let other_open = |edit: &dyn Fn(&mut Open)| {
             let mut o = c.open();
             edit(&mut o);
             let mut ixs = c.stock();
             ixs[2] = o.instruction();
-            reason_of(verify(c.signed(&ixs, &[]), c.expected(None)))
+            reason_of(verify(c.signed(&ixs, &[]), c.here(&[]), c.expected(None)))
         };
         assert_eq!(other_open(&|o| o.salt = 8), Reason::UptoNonce);
         assert_eq!(
@@ -525,36 +565,17 @@ mod tests {
             Reason::UptoOpenTransaction
         );
         assert_eq!(
-            with(&|ixs| ixs.push(Instruction::new_with_bytes(
-                MEMO,
-                b"x",
-                vec![solana_sdk::instruction::AccountMeta::new_readonly(
-                    c.facilitator,
-                    false
-                )]
-            ))),
+            with(&|ixs| ixs.push(memo(b"x", AccountMeta::new_readonly(c.facilitator, false)))),
             Reason::UptoOpenTransaction
         );
         // Too many compute units for the scheme.
         assert_eq!(
-            with(&|ixs| ixs[0] = ComputeBudget {
-                unit_limit: Some(upto::MAX_OPEN_UNIT_LIMIT + 1),
-                unit_price_micro_lamports: None
-            }
-            .instructions()[0]
-                .clone()),
+            with(&|ixs| ixs[0] = ComputeBudget::limit(upto::MAX_OPEN_UNIT_LIMIT + 1)[0].clone()),
             Reason::UptoOpenTransaction
         );
         // Another writable account: a transfer's destination riding along.
         assert_eq!(
-            with(&|ixs| ixs.push(Instruction::new_with_bytes(
-                MEMO,
-                b"",
-                vec![solana_sdk::instruction::AccountMeta::new(
-                    Pubkey::new_unique(),
-                    false
-                )]
-            ))),
+            with(&|ixs| ixs.push(memo(b"", AccountMeta::new(Pubkey::new_unique(), false)))),
             Reason::UptoOpenTransaction
         );
     }
@@ -563,20 +584,20 @@ mod tests {
     fn the_fee_payer_the_signers_the_slot_and_the_payers_signature() {
         let c = case();
         let tx = c.signed(&c.stock(), &[]);
-        let other = Expected {
+        let other = Here {
             facilitator: Pubkey::new_unique(),
-            ..c.expected(None)
+            ..c.here(&[])
         };
         assert_eq!(
-            reason_of(verify(tx.clone(), other)),
+            reason_of(verify(tx.clone(), other, c.expected(None))),
             Reason::UptoFacilitatorMismatch
         );
-        let late = Expected {
+        let late = Here {
             slot: 1_000 + OPEN_SLOT_WINDOW + 1,
-            ..c.expected(None)
+            ..c.here(&[])
         };
         assert_eq!(
-            reason_of(verify(tx.clone(), late)),
+            reason_of(verify(tx.clone(), late, c.expected(None))),
             Reason::UptoOpenTransaction
         );
         let mut unsigned = tx;
@@ -584,22 +605,18 @@ mod tests {
             *s = Signature::default();
         }
         assert_eq!(
-            reason_of(verify(unsigned, c.expected(None))),
+            reason_of(verify(unsigned, c.here(&[]), c.expected(None))),
             Reason::UptoPayerMismatch
         );
         // A third signer.
         let mut ixs = c.stock();
         let stranger = Keypair::new();
-        ixs.push(Instruction::new_with_bytes(
-            MEMO,
+        ixs.push(memo(
             b"",
-            vec![solana_sdk::instruction::AccountMeta::new_readonly(
-                stranger.pubkey(),
-                true,
-            )],
+            AccountMeta::new_readonly(stranger.pubkey(), true),
         ));
         assert_eq!(
-            reason_of(verify(c.signed(&ixs, &[]), c.expected(None))),
+            reason_of(verify(c.signed(&ixs, &[]), c.here(&[]), c.expected(None))),
             Reason::UptoOpenTransaction
         );
     }
@@ -637,8 +654,8 @@ mod tests {
             payer_asset,
             payee_asset,
             policy_id: 1,
-            tables: std::slice::from_ref(&table),
         };
+        let tables = std::slice::from_ref(&table);
         let mut ixs = c.stock();
         ixs.insert(2, gate.clone());
         let tx = c.signed(&ixs, std::slice::from_ref(&table));
@@ -646,15 +663,19 @@ mod tests {
             .message
             .address_table_lookups()
             .is_some_and(|l| !l.is_empty()));
-        verify(tx.clone(), c.expected(Some(gated))).unwrap();
+        verify(tx.clone(), c.here(tables), c.expected(Some(gated))).unwrap();
         // The stock verifier refuses the table, and the gate without gating.
         assert_eq!(
-            reason_of(verify(tx, c.expected(None))),
+            reason_of(verify(tx, c.here(&[]), c.expected(None))),
             Reason::UptoOpenTransaction
         );
         // Without the gate, or with the gate on another policy or deposit.
         assert_eq!(
-            reason_of(verify(c.signed(&c.stock(), &[]), c.expected(Some(gated)))),
+            reason_of(verify(
+                c.signed(&c.stock(), &[]),
+                c.here(tables),
+                c.expected(Some(gated))
+            )),
             Reason::UptoOpenTransaction
         );
         for wrong in [
@@ -670,6 +691,7 @@ mod tests {
             assert_eq!(
                 reason_of(verify(
                     c.signed(&ixs, std::slice::from_ref(&table)),
+                    c.here(tables),
                     c.expected(Some(wrong))
                 )),
                 Reason::UptoOpenTransaction
@@ -686,6 +708,7 @@ mod tests {
         with.insert(2, attested);
         verify(
             c.signed(&with, std::slice::from_ref(&table)),
+            c.here(tables),
             c.expected(Some(gated)),
         )
         .unwrap();
@@ -696,7 +719,7 @@ mod tests {
         };
         let tx = c.signed(&ixs, std::slice::from_ref(&stranger));
         assert_eq!(
-            reason_of(verify(tx, c.expected(Some(gated)))),
+            reason_of(verify(tx, c.here(tables), c.expected(Some(gated)))),
             "lookup_table_not_allowed"
         );
     }

@@ -4,7 +4,7 @@
 use crate::limits::retry_after_secs;
 use crate::redact;
 use crate::reject::{Reason, Rejection};
-use crate::schemes::{self, Call, Registry, Verified};
+use crate::schemes::{self, Call, Registry, Scheme, Verified};
 use crate::service::dispute::DisputeRequest;
 use crate::service::holds::{parse_key, Held};
 use crate::service::records::parse_receipt_hash;
@@ -195,17 +195,22 @@ fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     res
 }
 
+/// The scheme an x402 request names (read once, see [`Registry::route`]) and the request.
+fn route<'a>(
+    body: &'a [u8],
+    headers: &'a HeaderMap,
+) -> Result<(&'static dyn Scheme, Call<'a>), Rejection> {
+    let scheme = schemes::registry().route(body)?;
+    Ok((scheme, Call { body, headers }))
+}
+
 /// The decision-only body goes to the gate's decision; an x402 request, to its scheme.
 async fn verify(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
     if !Registry::is_x402(&body) {
         return decide(&f, &body).await;
     }
-    let call = Call {
-        body: &body,
-        headers: &headers,
-    };
-    let verified = match schemes::registry().route(&body) {
-        Ok(scheme) => scheme.verify(&f, call).await,
+    let verified = match route(&body, &headers) {
+        Ok((scheme, call)) => scheme.verify(&f, call).await,
         Err(r) => Err(r),
     };
     match verified {
@@ -256,12 +261,8 @@ async fn decide(f: &Facilitator, body: &[u8]) -> Response {
 
 async fn settle(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
     let network = f.caip2().await.unwrap_or_default();
-    let call = Call {
-        body: &body,
-        headers: &headers,
-    };
-    let settled = match schemes::registry().route(&body) {
-        Ok(scheme) => scheme.settle(&f, call).await,
+    let settled = match route(&body, &headers) {
+        Ok((scheme, call)) => scheme.settle(&f, call).await,
         Err(r) => Err(r),
     };
     match settled {

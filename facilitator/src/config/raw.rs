@@ -165,20 +165,18 @@ impl RawSettings {
                 "a whole number of compute units (the paying clients' limits need 10000 or more)",
                 MIN_MARGIN_UNITS..=RUNTIME_MAX_UNIT_LIMIT => |n| compute.margin_units = n;
         }
+        let s = self;
         config.limits.per_caller = rate(
-            ("RATE_LIMIT_PER_ADDRESS", &self.rate_limit_per_address),
+            ("RATE_LIMIT_PER_ADDRESS", &s.rate_limit_per_address),
             (
                 "RATE_LIMIT_PER_ADDRESS_BURST",
-                &self.rate_limit_per_address_burst,
+                &s.rate_limit_per_address_burst,
             ),
             DEFAULT_PER_CALLER,
         )?;
         config.limits.per_payer = rate(
-            ("RATE_LIMIT_PER_PAYER", &self.rate_limit_per_payer),
-            (
-                "RATE_LIMIT_PER_PAYER_BURST",
-                &self.rate_limit_per_payer_burst,
-            ),
+            ("RATE_LIMIT_PER_PAYER", &s.rate_limit_per_payer),
+            ("RATE_LIMIT_PER_PAYER_BURST", &s.rate_limit_per_payer_burst),
             DEFAULT_PER_PAYER,
         )?;
         whole_numbers! {

@@ -5,6 +5,8 @@
 use super::Facilitator;
 use super::{co_signature, Outcome};
 use crate::adapter::{self, ChannelGate, Expectations};
+use crate::channel_open::{self, Expected, Here};
+use crate::inspect;
 use crate::reject::{Reason, Rejection};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
@@ -93,6 +95,32 @@ impl Facilitator {
                 ..Default::default()
             },
         )))
+    }
+
+    /// A channel deposit's open, `transaction` in base64 (`undecodable` names one that is
+    /// not), checked against `e` (see [`channel_open::verify`], its refusals as `named` by the
+    /// scheme) at the cluster's slot, or at the offer's `offer_slot` when that is ahead of
+    /// this RPC's view.
+    pub(crate) async fn verify_open(
+        &self,
+        (transaction, undecodable): (&str, Reason),
+        offer_slot: Option<u64>,
+        e: Expected<'_>,
+        named: fn(Rejection) -> Rejection,
+    ) -> Result<channel_open::Checked, Rejection> {
+        let tx =
+            inspect::decode(transaction).map_err(|err| Rejection::new(undecodable, err.message))?;
+        let rpc = &self.chain.rpc;
+        let slot = (self.within(async { rpc.get_slot().await.map_err(Rejection::rpc) })).await?;
+        let tables = self.tables().await;
+        let here = Here {
+            builder: &self.chain.builder,
+            facilitator: self.facilitator(),
+            slot: offer_slot.map_or(slot, |s| s.max(slot)),
+            compute: &self.settings.compute,
+            tables: &tables,
+        };
+        channel_open::verify(tx, here, e).map_err(named)
     }
 
     /// The channel at `address`, read at confirmed; `state_reason` names a missing or foreign
@@ -185,12 +213,8 @@ impl Facilitator {
         } else {
             Vec::new()
         };
-        let blockhash = self
-            .chain
-            .rpc
-            .get_latest_blockhash()
-            .await
-            .map_err(Rejection::rpc)?;
+        let rpc = &self.chain.rpc;
+        let blockhash = rpc.get_latest_blockhash().await.map_err(Rejection::rpc)?;
         let tx = trust_gate_client::settle::transaction(
             &self.facilitator(),
             ixs,

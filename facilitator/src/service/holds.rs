@@ -4,11 +4,12 @@
 
 pub use crate::approvals::Held;
 use crate::approvals::PendingApproval;
+use crate::channel_open::Gated;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{ApprovalTerms, Decision};
-use trust_gate_client::simulate::now_unix;
+use trust_gate_client::simulate::{now_unix, PaymentQuery};
 
 /// The x402 resource a held payment was for, as its record keeps it (at most 500
 /// characters: the URL comes from the client's request).
@@ -167,14 +168,23 @@ pub fn parse_key(field: &str, s: &str) -> Result<Pubkey, Rejection> {
 }
 
 impl Facilitator {
-    /// The gate's decision of a gated channel's `deposit`, asked before its open is
+    /// The gate's decision of a gated channel's deposit of `amount`, asked before its open is
     /// co-signed (the open's payer signature checked): anything but Allow refuses with the
     /// decision (402 and its headers), a RequireApproval held for the payer's members.
     pub(crate) async fn decide_deposit(
         &self,
-        deposit: trust_gate_client::PaymentQuery,
+        g: Gated,
+        amount: u64,
+        mint: Pubkey,
         resource_url: Option<&str>,
     ) -> Result<(), Rejection> {
+        let deposit = PaymentQuery {
+            payer_asset: g.payer_asset,
+            payee_asset: g.payee_asset,
+            amount,
+            mint,
+            policy_id: g.policy_id,
+        };
         let d = self.decide(deposit).await?;
         if d == Decision::Allow {
             return Ok(());

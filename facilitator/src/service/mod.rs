@@ -219,12 +219,8 @@ impl Facilitator {
                 if self.chain.network != Network::Localnet {
                     return Ok(self.chain.network.caip2(None));
                 }
-                let g = self
-                    .chain
-                    .rpc
-                    .get_genesis_hash()
-                    .await
-                    .map_err(Rejection::rpc)?;
+                let rpc = &self.chain.rpc;
+                let g = rpc.get_genesis_hash().await.map_err(Rejection::rpc)?;
                 Ok(caip2_from_genesis(&g.to_string()))
             })
             .await

@@ -3,10 +3,10 @@
 //! expired value or index reads as absent; the expired ones are dropped whenever the values
 //! number a power of two, so the maps stay within twice what is live.
 
-use super::{Backend, Keep, Result, Rule};
+use super::{Backend, Keep, Result, Rule, Ttl};
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 type Index = HashMap<String, i64>;
 
@@ -34,7 +34,7 @@ impl Data {
             .map(|(v, _)| v)
     }
 
-    fn put(&mut self, key: &str, value: &str, ttl: Option<Duration>, now: Instant) {
+    fn put(&mut self, key: &str, value: &str, ttl: Ttl, now: Instant) {
         if self.values.len().is_power_of_two() {
             self.values.retain(|_, (_, u)| live(u, now));
             self.indexes.retain(|_, (_, u)| live(u, now));
@@ -86,12 +86,12 @@ impl Backend for Memory {
         Ok(keys.iter().map(|k| data.value(k, now).cloned()).collect())
     }
 
-    async fn set(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<()> {
+    async fn set(&self, key: &str, value: &str, ttl: Ttl) -> Result<()> {
         self.data().put(key, value, ttl, Instant::now());
         Ok(())
     }
 
-    async fn claim(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<Option<String>> {
+    async fn claim(&self, key: &str, value: &str, ttl: Ttl) -> Result<Option<String>> {
         let (mut data, now) = (self.data(), Instant::now());
         if let Some(there) = data.value(key, now) {
             return Ok(Some(there.clone()));
@@ -100,13 +100,7 @@ impl Backend for Memory {
         Ok(None)
     }
 
-    async fn replace_if(
-        &self,
-        key: &str,
-        old: &str,
-        new: &str,
-        ttl: Option<Duration>,
-    ) -> Result<bool> {
+    async fn replace_if(&self, key: &str, old: &str, new: &str, ttl: Ttl) -> Result<bool> {
         let (mut data, now) = (self.data(), Instant::now());
         if data.value(key, now).map(String::as_str) != Some(old) {
             return Ok(false);

@@ -29,6 +29,9 @@ pub type Result<T> = std::result::Result<T, StoreUnavailable>;
 /// The store every keeper shares.
 pub type Store = Arc<dyn Backend>;
 
+/// How long a value lives: `None`, until it is deleted.
+pub type Ttl = Option<Duration>;
+
 /// Attempts at a compare-and-replace that other writers keep beating.
 const MAX_REPLACE_ATTEMPTS: usize = 8;
 
@@ -73,18 +76,12 @@ pub trait Backend: Send + Sync {
     async fn get(&self, key: &str) -> Result<Option<String>>;
     /// Several values at once (one round trip), in order.
     async fn get_many(&self, keys: &[String]) -> Result<Vec<Option<String>>>;
-    /// Writes `value`, expiring after `ttl` (never when `None`).
-    async fn set(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<()>;
+    /// Writes `value`, expiring after `ttl`.
+    async fn set(&self, key: &str, value: &str, ttl: Ttl) -> Result<()>;
     /// Writes `value` unless `key` holds one: `None` when written, else the value there.
-    async fn claim(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<Option<String>>;
+    async fn claim(&self, key: &str, value: &str, ttl: Ttl) -> Result<Option<String>>;
     /// Replaces `old` with `new`; false when `key` no longer held `old`.
-    async fn replace_if(
-        &self,
-        key: &str,
-        old: &str,
-        new: &str,
-        ttl: Option<Duration>,
-    ) -> Result<bool>;
+    async fn replace_if(&self, key: &str, old: &str, new: &str, ttl: Ttl) -> Result<bool>;
     /// Deletes `key` if it still holds `value`; false when it did not.
     async fn delete_if(&self, key: &str, value: &str) -> Result<bool>;
     async fn delete(&self, key: &str) -> Result<()>;
@@ -152,7 +149,7 @@ impl<E> From<StoreUnavailable> for Change<E> {
 pub async fn change<T, E>(
     store: &dyn Backend,
     key: &str,
-    ttl: impl Fn(&T) -> Option<Duration>,
+    ttl: impl Fn(&T) -> Ttl,
     f: impl Fn(&T) -> std::result::Result<T, E>,
 ) -> std::result::Result<T, Change<E>>
 where

@@ -2,10 +2,9 @@
 //! or a script (EVALSHA, loaded again after a Redis restart) for the ones that change several
 //! keys or check before they write.
 
-use super::{millis, Backend, Keep, Result, Rule};
+use super::{millis, Backend, Keep, Result, Rule, Ttl};
 use redis::Script;
 use std::collections::HashMap;
-use std::time::Duration;
 use trust_gate_server::redis_store::RedisStore;
 
 /// [`Keep`]: KEYS = [the record, the indexes...]; ARGV = [value, ttl ms, member, score,
@@ -114,7 +113,7 @@ impl Backend for Redis {
         self.query(redis::cmd("MGET").arg(keys)).await
     }
 
-    async fn set(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<()> {
+    async fn set(&self, key: &str, value: &str, ttl: Ttl) -> Result<()> {
         let mut cmd = redis::cmd("SET");
         cmd.arg(key).arg(value);
         if let Some(ttl) = ttl {
@@ -123,17 +122,11 @@ impl Backend for Redis {
         self.query(&cmd).await
     }
 
-    async fn claim(&self, key: &str, value: &str, ttl: Option<Duration>) -> Result<Option<String>> {
+    async fn claim(&self, key: &str, value: &str, ttl: Ttl) -> Result<Option<String>> {
         self.checked(self.store.claim(key, value, ttl).await)
     }
 
-    async fn replace_if(
-        &self,
-        key: &str,
-        old: &str,
-        new: &str,
-        ttl: Option<Duration>,
-    ) -> Result<bool> {
+    async fn replace_if(&self, key: &str, old: &str, new: &str, ttl: Ttl) -> Result<bool> {
         self.checked(self.store.replace_if(key, old, new, ttl).await)
     }
 

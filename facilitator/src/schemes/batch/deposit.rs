@@ -3,7 +3,6 @@
 use super::{config_keys, open_refusal, voucher, voucher_extra, Batch, BatchRequest, Offer};
 use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
-use crate::inspect;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::service::{co_signature, Outcome};
@@ -13,7 +12,7 @@ use solana_sdk::signature::Signature;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Channel, Status};
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::simulate::{now_unix, PaymentQuery};
+use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
 use trust_gate_x402::batch::{self, BatchVoucher, ChannelConfig};
 
@@ -92,55 +91,31 @@ impl Batch {
         } else {
             None
         };
-        let tx = inspect::decode(&deposit.transaction)
-            .map_err(|e| Rejection::new(Reason::BatchSetupTransaction, e.message))?;
-        let slot = f
-            .within(async { f.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
-            .await?;
-        let slot = o.extra.recent_slot.map_or(slot, |s| s.max(slot));
-        let tables = f.tables().await;
         let binding = batch::binding_memo(&o.extra.receiver_authorizer);
-        let checked = channel_open::verify(
-            tx,
-            Expected {
-                builder: &f.chain.builder,
-                facilitator: fac,
-                mint: o.mint,
-                token_program,
-                pay_to: o.pay_to,
-                receiver_authorizer: k.voucher_key,
-                withdraw_delay: o.extra.withdraw_delay,
-                ceiling: amount,
-                from: k.payer,
-                salt: k.salt,
-                open_slot: k.open_slot,
-                channel: k.channel,
-                slot,
-                memo: o.extra.memo.as_deref(),
-                binding_memo: Some(&binding),
-                compute: &f.settings.compute,
-                gated: gate.map(|g| Gated {
-                    payer_asset: g.payer_asset,
-                    payee_asset: g.payee_asset,
-                    policy_id: g.policy_id,
-                    tables: &tables,
-                }),
-            },
-        )
-        .map_err(open_refusal)?;
+        let expected = Expected {
+            mint: o.mint,
+            token_program,
+            pay_to: o.pay_to,
+            receiver_authorizer: k.voucher_key,
+            withdraw_delay: o.extra.withdraw_delay,
+            ceiling: amount,
+            from: k.payer,
+            salt: k.salt,
+            open_slot: k.open_slot,
+            channel: k.channel,
+            memo: o.extra.memo.as_deref(),
+            binding_memo: Some(&binding),
+            gated: gate.as_ref().map(Gated::from),
+        };
+        let open = (deposit.transaction.as_str(), Reason::BatchSetupTransaction);
+        let offer_slot = o.extra.recent_slot;
+        let checked = (f.verify_open(open, offer_slot, expected, open_refusal)).await?;
         if let Some(again) = Batch::deposit_again(f, &checked.tx, &k.channel, &v).await? {
             return Ok(again);
         }
         if let Some(g) = &gate {
-            let deposit = PaymentQuery {
-                payer_asset: g.payer_asset,
-                payee_asset: g.payee_asset,
-                amount,
-                mint: o.mint,
-                policy_id: g.policy_id,
-            };
             let url = r.resource.as_ref().map(|res| res.url.as_str());
-            f.decide_deposit(deposit, url).await?;
+            f.decide_deposit(g.into(), amount, o.mint, url).await?;
         }
         let now = now_unix();
         let session = Session {

@@ -448,35 +448,15 @@ mod tests {
         assert_eq!(seen(&pending, None, &fac, false, 5), Seen::NeverOpened);
 
         let s = session(false);
-        let fac2 = fac;
+        // What a read of the session's channel in `status` since `at` tells.
+        let seen_as = |status, at| seen(&s, Some(&channel_of(&s, &fac, status, at)), &fac, true, 5);
+        assert_eq!(seen_as(Status::Open, 0), Seen::Unchanged);
         assert_eq!(
-            seen(
-                &s,
-                Some(&channel_of(&s, &fac2, Status::Open, 0)),
-                &fac,
-                true,
-                5
-            ),
-            Seen::Unchanged
-        );
-        assert_eq!(
-            seen(
-                &s,
-                Some(&channel_of(&s, &fac, Status::Closing, 77)),
-                &fac,
-                true,
-                5
-            ),
+            seen_as(Status::Closing, 77),
             Seen::Closing { requested_at: 77 }
         );
         assert_eq!(
-            seen(
-                &s,
-                Some(&channel_of(&s, &fac, Status::Sealed, 0)),
-                &fac,
-                true,
-                5
-            ),
+            seen_as(Status::Sealed, 0),
             Seen::Closing { requested_at: 5 }
         );
         assert_eq!(

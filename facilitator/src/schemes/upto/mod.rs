@@ -32,18 +32,18 @@ use crate::adapter::ChannelGate;
 use crate::advances::ledger::ChannelKind;
 use crate::answer::SettleReply;
 use crate::channel_open::{self, Expected, Gated};
-use crate::inspect;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use crate::service::{co_signature, Outcome};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signature;
+use std::convert::identity;
 use std::str::FromStr;
 use trust_gate_client::chain;
 use trust_gate_client::channels::{self, Distribute, Status};
 use trust_gate_client::settle::ComputeBudget;
-use trust_gate_client::simulate::{now_unix, PaymentQuery};
+use trust_gate_client::simulate::now_unix;
 use trust_gate_client::vouchers::Voucher;
 use trust_gate_x402::upto::{self, UptoSettleType};
 
@@ -95,61 +95,42 @@ impl Upto {
                 ));
             }
         }
-        let tx = inspect::decode(&r.payload.open_transaction)
-            .map_err(|e| Rejection::new(Reason::UptoOpenTransaction, e.message))?;
-        let slot = f
-            .within(async { f.chain.rpc.get_slot().await.map_err(Rejection::rpc) })
-            .await?;
-        // The server's offer may name a slot a little ahead of this RPC's view.
-        let slot = t.extra.recent_slot.map_or(slot, |s| s.0.max(slot));
         let gate = Upto::channel_gate(f, r)?;
         if gate.is_none() {
             f.check_plain_offer(&r.accepted, &t.mint, Reason::UptoInvalidRequirements)?;
         }
-        let tables = f.tables().await;
-        let checked = channel_open::verify(
-            tx,
-            Expected {
-                builder: &f.chain.builder,
-                facilitator: fac,
-                mint: t.mint,
-                token_program,
-                pay_to: t.pay_to,
-                receiver_authorizer: t.receiver_authorizer,
-                withdraw_delay: t.extra.withdraw_delay,
-                ceiling: t.ceiling,
-                from: t.from,
-                salt: t.salt,
-                open_slot: r.payload.open_slot.0,
-                channel: t.channel,
-                slot,
-                memo: t.extra.memo.as_deref(),
-                binding_memo: None,
-                compute: &f.settings.compute,
-                gated: gate.map(|g| Gated {
-                    payer_asset: g.payer_asset,
-                    payee_asset: g.payee_asset,
-                    policy_id: g.policy_id,
-                    tables: &tables,
-                }),
-            },
-        )?;
+        let gated = gate.as_ref().map(Gated::from);
+        let expected = Expected {
+            mint: t.mint,
+            token_program,
+            pay_to: t.pay_to,
+            receiver_authorizer: t.receiver_authorizer,
+            withdraw_delay: t.extra.withdraw_delay,
+            ceiling: t.ceiling,
+            from: t.from,
+            salt: t.salt,
+            open_slot: r.payload.open_slot.0,
+            channel: t.channel,
+            memo: t.extra.memo.as_deref(),
+            binding_memo: None,
+            gated,
+        };
+        // The server's offer may name a slot a little ahead of this RPC's view.
+        let offer_slot = t.extra.recent_slot.map(|s| s.0);
+        let open = (
+            r.payload.open_transaction.as_str(),
+            Reason::UptoOpenTransaction,
+        );
+        let checked = (f.verify_open(open, offer_slot, expected, identity)).await?;
         if let Some(signature) = f
             .landed_open(&checked.tx, Reason::UptoChannelBroadcast)
             .await?
         {
             return Ok((t, Open::Landed(signature)));
         }
-        if let Some(g) = &gate {
-            let deposit = PaymentQuery {
-                payer_asset: g.payer_asset,
-                payee_asset: g.payee_asset,
-                amount: t.ceiling,
-                mint: t.mint,
-                policy_id: g.policy_id,
-            };
+        if let Some(g) = gated {
             let url = r.resource.as_ref().map(|res| res.url.as_str());
-            f.decide_deposit(deposit, url).await?;
+            f.decide_deposit(g, t.ceiling, t.mint, url).await?;
         }
         if chain::account(&f.chain.rpc, &t.channel)
             .await
