@@ -1,5 +1,5 @@
-//! `trust-gate policy`: create a spending policy (v1 or v2) from a JSON file, show one, and
-//! edit a v2 policy's payee list. The JSON is `gate_init_policy`'s `policy` argument (see
+//! `trust-gate policy`: create a spending policy from a JSON file, show one, and edit a
+//! policy's payee list account. The JSON is `gate_init_policy`'s `policy` argument (see
 //! docs/mcp.md), checked by the same code with errors that name the field.
 
 use anchor_lang::prelude::Pubkey;
@@ -9,7 +9,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
-use trust_gate_client::decode::{PayeeList, Policy};
+use trust_gate_client::decode::{PayeeList, PolicyAccount};
 use trust_gate_client::{chain, settle, Builder, Network, Overrides, ProgramIds};
 use trust_gate_mcp::envelope::ToolError;
 use trust_gate_mcp::policy_input::{self, PolicyInput};
@@ -18,12 +18,12 @@ use trust_gate_migrations::DemoWorld;
 
 #[derive(Subcommand)]
 pub enum PolicyCommand {
-    /// Create a policy from a JSON file (immutable once created). Any v2 field (payee_list,
-    /// validity, monthly_cap, lifetime_cap, payee_daily_cap) makes a v2 policy.
+    /// Create a policy from a JSON file (immutable once created). Its limits are payee_list,
+    /// validity, monthly_cap, lifetime_cap and payee_daily_cap (none: a policy without limits).
     Create(CreateArgs),
-    /// Print a policy (either version) and its payee list as JSON.
+    /// Print a policy and its payee list as JSON.
     Show(ShowArgs),
-    /// Add or remove payees of a v2 policy's list account (the authority's threshold signs).
+    /// Add or remove payees of a policy's list account (the authority's threshold signs).
     EditList(EditListArgs),
 }
 
@@ -145,7 +145,7 @@ impl Session {
         member_keys(m, &self.asset, self.network)
     }
 
-    async fn policy(&self) -> Result<Option<Policy>, String> {
+    async fn policy(&self) -> Result<Option<PolicyAccount>, String> {
         chain::policy(&self.rpc, &self.b.ids, &self.asset, self.policy_id)
             .await
             .map_err(|e| e.to_string())
@@ -156,9 +156,9 @@ impl Session {
     }
 
     /// The policy and, when it has one, its list account's entries, as JSON.
-    async fn view(&self, policy: &Policy) -> Result<Value, String> {
+    async fn view(&self, policy: &PolicyAccount) -> Result<Value, String> {
         let address = self.b.pda.policy(&self.asset, self.policy_id);
-        let mut v = views::any_policy(&address, policy);
+        let mut v = views::policy(&address, policy);
         if let Some(list) = policy.payee_list() {
             let entries = chain::anchor_account::<PayeeList>(&self.rpc, "PayeeList", &list)
                 .await
@@ -251,9 +251,9 @@ async fn create(a: CreateArgs) -> Result<(), String> {
         (None, false) => None,
     };
     if let Some(existing) = s.policy().await? {
-        let same = existing.base().params == params
-            && existing.rules() == rules.as_ref()
-            && existing.approval_threshold() == threshold;
+        let same = existing.params == params
+            && existing.rules().copied().unwrap_or_default() == rules
+            && existing.approval_threshold == threshold;
         print(&s.view(&existing).await?);
         return Err(if same {
             format!(
@@ -290,26 +290,19 @@ async fn create(a: CreateArgs) -> Result<(), String> {
         ));
         eprintln!("Opening the agent's vault for {}", params.mint);
     }
-    let version = if rules.is_some() { 2 } else { 1 };
-    ixs.push(match rules {
-        Some(rules) => s.b.init_policy_v2(
-            &me,
-            &others,
-            &s.asset,
-            s.policy_id,
-            params,
-            rules,
-            threshold,
-        ),
-        None => s.b.init_policy(&me, &others, &s.asset, s.policy_id, params),
-    });
+    ixs.push(s.b.init_policy(
+        &me,
+        &others,
+        &s.asset,
+        s.policy_id,
+        params,
+        rules,
+        threshold,
+    ));
     if let Some(spender) = spender {
         ixs.push(s.b.set_vault_spender(&me, &others, &s.asset, s.policy_id, &spender));
     }
-    eprintln!(
-        "Creating policy {} (v{version}) of {} as {me}",
-        s.policy_id, s.asset
-    );
+    eprintln!("Creating policy {} of {} as {me}", s.policy_id, s.asset);
     let sig = s.send(&ixs, &members).await?;
     let policy = s
         .policy()
@@ -351,7 +344,7 @@ async fn edit_list(a: EditListArgs) -> Result<(), String> {
         .ok_or_else(|| format!("no policy {} for {}", s.policy_id, s.asset))?;
     if policy.payee_list().is_none() {
         return Err(format!(
-            "policy {} of {} has no payee list account (a v2 policy created with \"payee_list\": {{\"account\": true}} has one)",
+            "policy {} of {} has no payee list account (a policy created with \"payee_list\": {{\"account\": true}} has one)",
             s.policy_id, s.asset
         ));
     }

@@ -160,7 +160,7 @@ pub async fn policy_funding(
     let key = Pdas::new(*ids).policy(asset, policy_id);
     let acc = required_account(rpc, &key, "PolicyAccount").await?;
     let policy = decode::policy(&acc.data)?;
-    Ok(decode::Funding::of(&policy.base().params))
+    Ok(decode::Funding::of(&policy.params))
 }
 
 /// The approval of a payment of `terms` (`policy_vault::approve_payment`), with its address;
@@ -181,7 +181,7 @@ pub async fn approval(
 pub async fn approval_use(
     rpc: &RpcClient,
     ids: &ProgramIds,
-    policy: &decode::Policy,
+    policy: &decode::PolicyAccount,
     terms: &policy_vault::state::ApprovalTerms,
 ) -> Result<Option<crate::instructions::ApprovalUse>, ClientError> {
     if !policy.needs_approval(terms.amount) {
@@ -231,32 +231,34 @@ pub async fn channel_records_of_payer(
         .collect()
 }
 
-/// Every policy of `asset`, of either version: `getProgramAccounts` of the policy vault
-/// program filtered by the asset, which both versions hold at offset 8 (right after the
-/// discriminator); accounts of other kinds with that key there are left out. Sorted by id.
+/// Every policy of `asset`: `getProgramAccounts` of the policy vault program filtered by the
+/// policy's discriminator and the asset (offset 8). Sorted by id.
 pub async fn policies_of(
     rpc: &RpcClient,
     ids: &ProgramIds,
     asset: &Pubkey,
-) -> Result<Vec<(Pubkey, decode::Policy)>, ClientError> {
-    let filters = vec![RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
-        8,
-        asset.to_bytes().to_vec(),
-    ))];
-    let mut out: Vec<(Pubkey, decode::Policy)> = program_accounts(rpc, &ids.policy_vault, filters)
+) -> Result<Vec<(Pubkey, decode::PolicyAccount)>, ClientError> {
+    use decode::PolicyAccount;
+    let filters = vec![
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+            0,
+            PolicyAccount::DISCRIMINATOR.to_vec(),
+        )),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(8, asset.to_bytes().to_vec())),
+    ];
+    let mut out: Vec<(Pubkey, PolicyAccount)> = program_accounts(rpc, &ids.policy_vault, filters)
         .await?
         .into_iter()
-        .filter_map(|(k, a)| decode::policy(&a.data).ok().map(|p| (k, p)))
-        .filter(|(_, p)| p.base().asset == *asset)
-        .collect();
-    out.sort_by_key(|(_, p)| p.base().policy_id);
+        .map(|(k, a)| decode::policy(&a.data).map(|p| (k, p)))
+        .collect::<Result<_, _>>()?;
+    out.retain(|(_, p)| p.asset == *asset);
+    out.sort_by_key(|(_, p)| p.policy_id);
     Ok(out)
 }
 
 /// The payment logs the gate holds (until they close, after the dispute window) of payments
 /// whose transfer `wallet` signed: `getProgramAccounts` of the gate, filtered by the log's
-/// discriminator and its payer wallet (offset 104). Logs of the layout before deadlines are
-/// left out. Newest first.
+/// discriminator and its payer wallet (offset 104). Newest first.
 pub async fn payment_logs_of_wallet(
     rpc: &RpcClient,
     ids: &ProgramIds,
@@ -284,13 +286,13 @@ pub async fn payment_logs_of_wallet(
     Ok(out)
 }
 
-/// Policy `policy_id` of `asset`, of either version; `None` when it does not exist.
+/// Policy `policy_id` of `asset`; `None` when it does not exist.
 pub async fn policy(
     rpc: &RpcClient,
     ids: &ProgramIds,
     asset: &Pubkey,
     policy_id: u32,
-) -> Result<Option<decode::Policy>, ClientError> {
+) -> Result<Option<decode::PolicyAccount>, ClientError> {
     let key = Pdas::new(*ids).policy(asset, policy_id);
     match account(rpc, &key).await? {
         None => Ok(None),

@@ -12,9 +12,7 @@ pub use gate::events::{
     AgentRegistered, FeedbackEmitted, GateAuthorityInitialized, GateDecision, PaymentDisputed,
     PaymentRecordsClosed,
 };
-pub use gate::state::{
-    DisputeRecord, FeedbackEmissionLog, FeedbackLog, GateAuthority, DISPUTE_WINDOW_SECS,
-};
+pub use gate::state::{DisputeRecord, FeedbackLog, GateAuthority, DISPUTE_WINDOW_SECS};
 pub use policy_vault::engine::{Decision, DenyReason, Subject};
 pub use policy_vault::events::{
     AcceptancePolicySet, ApprovalClosed, AuthorityGuardSet, AuthorityInitialized, AuthorityRotated,
@@ -23,8 +21,9 @@ pub use policy_vault::events::{
     VaultWithdrawn,
 };
 pub use policy_vault::state::{
-    AcceptancePolicy, ApprovalTerms, AuthorityGuard, KillSwitchState, PayeeList, PaymentApproval,
-    PolicyAccount, PolicyAccountV2, PolicyAuthority, PolicyRules, TakeOverRequest, VelocityLedger,
+    AcceptancePolicy, ApprovalTerms, AuthorityGuard, KillSwitchState, PayeeDaySlots, PayeeList,
+    PaymentApproval, PolicyAccount, PolicyAuthority, PolicyLimits, PolicyRules, TakeOverRequest,
+    VelocityLedger,
 };
 pub use validation_registry::events::{
     AttestorRegistered, NamespaceRegistered, ValidationRequested, ValidationResponded,
@@ -227,85 +226,16 @@ pub fn vault(address: &Pubkey, program: &Pubkey, data: &[u8]) -> Option<VaultVie
     })
 }
 
-/// A spending policy of either version (both live at `["policy", asset, policy_id]`).
-#[derive(Clone, Debug)]
-pub enum Policy {
-    V1(Box<PolicyAccount>),
-    /// A v2 policy: the v1 fields in `base`, and its rules and counters.
-    V2(Box<PolicyAccountV2>),
-}
-
-impl Policy {
-    /// The fields both versions have.
-    pub fn base(&self) -> &PolicyAccount {
-        match self {
-            Policy::V1(p) => p,
-            Policy::V2(p) => &p.base,
-        }
-    }
-
-    /// A v2 policy's rules.
-    pub fn rules(&self) -> Option<&PolicyRules> {
-        match self {
-            Policy::V1(_) => None,
-            Policy::V2(p) => Some(&p.rules),
-        }
-    }
-
-    /// 1 or 2.
-    pub fn version(&self) -> u8 {
-        match self {
-            Policy::V1(_) => 1,
-            Policy::V2(_) => 2,
-        }
-    }
-
-    /// The amount above which a payment needs an approval (0: none; a v1 policy has none).
-    pub fn approval_threshold(&self) -> u64 {
-        match self {
-            Policy::V1(_) => 0,
-            Policy::V2(p) => p.approval_threshold,
-        }
-    }
-
-    /// Whether a payment of `amount` under this policy needs an approval on chain.
-    pub fn needs_approval(&self, amount: u64) -> bool {
-        let threshold = self.approval_threshold();
-        threshold != 0 && amount > threshold
-    }
-
-    /// The payee list account a v2 policy names.
-    pub fn payee_list(&self) -> Option<Pubkey> {
-        self.rules()
-            .filter(|r| r.has_list_account())
-            .map(|r| r.payee_list)
-    }
-}
-
-/// Decodes a policy account of either version.
-pub fn policy(data: &[u8]) -> Result<Policy, ClientError> {
-    use policy_vault::state::policy_v2::extended_at;
-    if data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
-        // A v2 policy created before its approval threshold was added ends at its vault:
-        // read with no threshold, as the program reads it.
-        if (extended_at::VAULT_END..extended_at::END).contains(&data.len()) {
-            let mut padded = data.to_vec();
-            padded.resize(extended_at::END, 0);
-            return account::<PolicyAccountV2>("PolicyAccountV2", &padded)
-                .map(|p| Policy::V2(Box::new(p)));
-        }
-        account::<PolicyAccountV2>("PolicyAccountV2", data).map(|p| Policy::V2(Box::new(p)))
-    } else {
-        account::<PolicyAccount>("PolicyAccount", data).map(|p| Policy::V1(Box::new(p)))
-    }
+/// Decodes a policy account (`["policy", asset, policy_id]`).
+pub fn policy(data: &[u8]) -> Result<PolicyAccount, ClientError> {
+    account::<PolicyAccount>("PolicyAccount", data)
 }
 
 /// Any account of the three programs, recognised by its discriminator.
 #[derive(Debug)]
 pub enum AnyAccount {
     PolicyAuthority(PolicyAuthority),
-    PolicyAccount(PolicyAccount),
-    PolicyAccountV2(Box<PolicyAccountV2>),
+    PolicyAccount(Box<PolicyAccount>),
     PayeeList(PayeeList),
     VelocityLedger(VelocityLedger),
     KillSwitchState(KillSwitchState),
@@ -314,8 +244,6 @@ pub enum AnyAccount {
     TakeOverRequest(TakeOverRequest),
     GateAuthority(GateAuthority),
     FeedbackLog(FeedbackLog),
-    /// A payment log written before logs carried a deadline.
-    FeedbackEmissionLog(FeedbackEmissionLog),
     DisputeRecord(DisputeRecord),
     CapabilityNamespace(CapabilityNamespace),
     AttestorProfile(AttestorProfile),
@@ -335,13 +263,11 @@ impl AnyAccount {
                 })*
             };
         }
-        if data.starts_with(PolicyAccountV2::DISCRIMINATOR) {
-            return account::<PolicyAccountV2>("PolicyAccountV2", data)
-                .map(|p| AnyAccount::PolicyAccountV2(Box::new(p)));
+        if data.starts_with(PolicyAccount::DISCRIMINATOR) {
+            return policy(data).map(|p| AnyAccount::PolicyAccount(Box::new(p)));
         }
         try_types!(
             PolicyAuthority,
-            PolicyAccount,
             PayeeList,
             VelocityLedger,
             KillSwitchState,
@@ -350,7 +276,6 @@ impl AnyAccount {
             TakeOverRequest,
             GateAuthority,
             FeedbackLog,
-            FeedbackEmissionLog,
             DisputeRecord,
             CapabilityNamespace,
             AttestorProfile,
@@ -380,7 +305,6 @@ impl AnyAccount {
         match self {
             AnyAccount::PolicyAuthority(_) => "PolicyAuthority",
             AnyAccount::PolicyAccount(_) => "PolicyAccount",
-            AnyAccount::PolicyAccountV2(_) => "PolicyAccountV2",
             AnyAccount::PayeeList(_) => "PayeeList",
             AnyAccount::VelocityLedger(_) => "VelocityLedger",
             AnyAccount::KillSwitchState(_) => "KillSwitchState",
@@ -389,7 +313,6 @@ impl AnyAccount {
             AnyAccount::TakeOverRequest(_) => "TakeOverRequest",
             AnyAccount::GateAuthority(_) => "GateAuthority",
             AnyAccount::FeedbackLog(_) => "FeedbackLog",
-            AnyAccount::FeedbackEmissionLog(_) => "FeedbackEmissionLog",
             AnyAccount::DisputeRecord(_) => "DisputeRecord",
             AnyAccount::CapabilityNamespace(_) => "CapabilityNamespace",
             AnyAccount::AttestorProfile(_) => "AttestorProfile",

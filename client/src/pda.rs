@@ -72,7 +72,7 @@ impl Pdas {
             &self.ids.policy_vault,
         )
     }
-    /// `["payee_list", asset, policy_id u32 LE]`: a v2 policy's editable payee list.
+    /// `["payee_list", asset, policy_id u32 LE]`: a policy's editable payee list.
     pub fn payee_list(&self, asset: &Pubkey, policy_id: u32) -> Pubkey {
         find(
             &[

@@ -6,7 +6,7 @@
 //! anyone can rebuild from the chain alone, as long as the RPC node keeps that history.
 
 use crate::chain;
-use crate::decode::{hex, FeedbackEmissionLog, FeedbackLog};
+use crate::decode::{hex, FeedbackLog};
 use crate::error::ClientError;
 use crate::pda::Pdas;
 use anchor_lang::prelude::Pubkey;
@@ -71,38 +71,14 @@ impl Receipt {
         }
     }
 
-    /// From a live log of the layout before deadlines.
-    pub fn from_legacy_log(log: &FeedbackEmissionLog) -> Receipt {
-        Receipt {
-            payment_id_hash: log.payment_id_hash,
-            facilitator: log.facilitator,
-            payee_asset: log.payee_asset,
-            payer_asset: Some(log.payer_asset),
-            payer_wallet: log.payer_wallet,
-            mint: log.mint,
-            amount: log.amount,
-            value_decimals: log.value_decimals,
-            score: log.score,
-            slot: log.slot,
-            created_at: log.created_at,
-            deadline: None,
-            signature: None,
-        }
-    }
-
-    /// A gate-owned account's data as either log layout; `None` for anything else.
+    /// A gate-owned account's data as a payment log; `None` for anything else.
     pub fn from_account_data(data: &[u8]) -> Option<Receipt> {
-        if data.starts_with(FeedbackLog::DISCRIMINATOR) {
-            return FeedbackLog::try_deserialize(&mut &data[..])
-                .ok()
-                .map(|l| Receipt::from_log(&l));
+        if !data.starts_with(FeedbackLog::DISCRIMINATOR) {
+            return None;
         }
-        if data.starts_with(FeedbackEmissionLog::DISCRIMINATOR) {
-            return FeedbackEmissionLog::try_deserialize(&mut &data[..])
-                .ok()
-                .map(|l| Receipt::from_legacy_log(&l));
-        }
-        None
+        FeedbackLog::try_deserialize(&mut &data[..])
+            .ok()
+            .map(|l| Receipt::from_log(&l))
     }
 
     /// The receipt's fields as /receipt and the MCP tools show them (camelCase; amounts as

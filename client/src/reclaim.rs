@@ -7,7 +7,7 @@
 //! the fee payer's; the rent goes back to whoever paid it.
 
 use crate::chain;
-use crate::decode::{FeedbackEmissionLog, FeedbackLog};
+use crate::decode::FeedbackLog;
 use crate::error::ClientError;
 use crate::instructions::Builder;
 use crate::receipts::Receipt;
@@ -61,25 +61,21 @@ pub struct Scan {
     pub skipped: Vec<Skipped>,
 }
 
-/// The gate's payment logs of `facilitator` (both layouts), by `getProgramAccounts` with a
-/// discriminator filter and a memcmp on the facilitator (offset 8 in both).
+/// The gate's payment logs of `facilitator`, by `getProgramAccounts` with a discriminator
+/// filter and a memcmp on the facilitator (offset 8).
 async fn logs_of(
     rpc: &RpcClient,
     gate_program: &Pubkey,
     facilitator: &Pubkey,
 ) -> Result<Vec<(Pubkey, Account)>, ClientError> {
-    let mut out = Vec::new();
-    for disc in [
-        FeedbackLog::DISCRIMINATOR,
-        FeedbackEmissionLog::DISCRIMINATOR,
-    ] {
-        let filters = vec![
-            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(0, disc.to_vec())),
-            RpcFilterType::Memcmp(Memcmp::new_raw_bytes(8, facilitator.to_bytes().to_vec())),
-        ];
-        out.extend(chain::program_accounts(rpc, gate_program, filters).await?);
-    }
-    Ok(out)
+    let filters = vec![
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
+            0,
+            FeedbackLog::DISCRIMINATOR.to_vec(),
+        )),
+        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(8, facilitator.to_bytes().to_vec())),
+    ];
+    chain::program_accounts(rpc, gate_program, filters).await
 }
 
 /// Finds `facilitator`'s payment records and which may close at unix time `now` (the

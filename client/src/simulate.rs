@@ -83,7 +83,7 @@ pub fn now_unix() -> i64 {
 pub type Rule = ([u8; 32], [Pubkey; 2]);
 
 /// What a payer's policy asks of an evaluation's accounts: the rule the payee's attestation
-/// must meet, and the payee list account a v2 policy names.
+/// must meet, and the payee list account the policy names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PolicyRule {
     pub payee: Rule,
@@ -97,7 +97,7 @@ pub fn policy_rule(b: &Builder, acc: Option<&Account>) -> Result<Option<PolicyRu
         return Ok(None);
     };
     let p = decode::policy(&acc.data)?;
-    let params = &p.base().params;
+    let params = &p.params;
     Ok(Some(PolicyRule {
         payee: (params.required_capability, params.accepted_attestors),
         payee_list: p.payee_list(),

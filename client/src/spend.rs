@@ -6,7 +6,7 @@
 //! that has passed still holds its old sum: here, as in the engine, it counts 0 once its day,
 //! week or month is over, and the velocity window 0 once it has run out.
 
-use crate::decode::{Policy, VelocityLedger};
+use crate::decode::{PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::Pubkey;
 use policy_vault::engine::time::{day_index, month_index, week_index, SECONDS_PER_DAY};
 use serde::Serialize;
@@ -50,7 +50,7 @@ pub struct PayeeSpend {
     pub remaining: u64,
 }
 
-/// A v2 policy's per-payee daily cap and today's payees (16 slots a day).
+/// A policy's per-payee daily cap and today's payees (16 slots a day).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PerPayee {
@@ -83,7 +83,6 @@ pub struct Velocity {
 #[serde(rename_all = "camelCase")]
 pub struct Spend {
     pub now: i64,
-    pub version: u8,
     pub retired: bool,
     /// Whether the Spending kind is on (else the caps are not checked).
     pub spending_enforced: bool,
@@ -93,7 +92,7 @@ pub struct Spend {
     pub per_transaction_cap: u64,
     pub day: Window,
     pub week: Window,
-    /// A v2 policy's.
+    /// Under a policy with limits.
     pub month: Option<Window>,
     pub lifetime: Option<Window>,
     pub per_payee: Option<PerPayee>,
@@ -115,9 +114,9 @@ fn next_month_start(now: i64) -> i64 {
 }
 
 /// What `policy` (and its velocity `ledger`, when read) has spent at `now`.
-pub fn spend(policy: &Policy, ledger: Option<&VelocityLedger>, now: i64) -> Spend {
+pub fn spend(policy: &PolicyAccount, ledger: Option<&VelocityLedger>, now: i64) -> Spend {
     use policy_vault::engine::config::kinds;
-    let base = policy.base();
+    let base = policy;
     let p = &base.params;
     let today = day_index(now);
     let this_week = week_index(now);
@@ -125,19 +124,19 @@ pub fn spend(policy: &Policy, ledger: Option<&VelocityLedger>, now: i64) -> Spen
     let tomorrow = (today + 1) * SECONDS_PER_DAY;
     // Weeks start on Monday: week w's first day is 7w - 3.
     let next_monday = ((this_week + 1) * 7 - 3) * SECONDS_PER_DAY;
-    let (month, lifetime, per_payee) = match policy {
-        Policy::V1(_) => (None, None, None),
-        Policy::V2(v2) => {
-            let r = &v2.rules;
+    let (month, lifetime, per_payee) = match &policy.limits {
+        None => (None, None, None),
+        Some(limits) => {
+            let r = &limits.rules;
             let month = Window::new(
                 r.monthly_cap,
-                current(v2.month_index, month_index(now), v2.month_spent),
+                current(limits.month_index, month_index(now), limits.month_spent),
                 Some(next_month_start(now)),
             );
-            let lifetime = Window::new(r.lifetime_cap, v2.lifetime_spent, None);
-            let per_payee = (r.payee_daily_cap != 0).then(|| {
-                let slots: Vec<_> = if v2.payee_day == today {
-                    v2.payee_slots
+            let lifetime = Window::new(r.lifetime_cap, limits.lifetime_spent, None);
+            let per_payee = policy.payee_day.as_ref().map(|day| {
+                let slots: Vec<_> = if day.day == today {
+                    day.slots
                         .iter()
                         .filter(|s| s.payee != Pubkey::default())
                         .collect()
@@ -154,7 +153,7 @@ pub fn spend(policy: &Policy, ledger: Option<&VelocityLedger>, now: i64) -> Spen
                             remaining: r.payee_daily_cap.saturating_sub(s.spent),
                         })
                         .collect(),
-                    slots_free: v2.payee_slots.len() - slots.len(),
+                    slots_free: day.slots.len() - slots.len(),
                     resets_at: tomorrow,
                 }
             });
@@ -175,7 +174,6 @@ pub fn spend(policy: &Policy, ledger: Option<&VelocityLedger>, now: i64) -> Spen
     });
     Spend {
         now,
-        version: policy.version(),
         retired: base.is_retired(),
         spending_enforced: p.kinds & kinds::SPENDING != 0,
         velocity_enforced: p.kinds & kinds::VELOCITY != 0,
@@ -194,7 +192,7 @@ pub fn spend(policy: &Policy, ledger: Option<&VelocityLedger>, now: i64) -> Spen
         lifetime,
         per_payee,
         velocity,
-        approval_threshold: policy.approval_threshold(),
+        approval_threshold: policy.approval_threshold,
     }
 }
 
@@ -216,7 +214,7 @@ fn key<S: serde::Serializer>(k: &Pubkey, s: S) -> Result<S::Ok, S::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decode::{PolicyAccount, PolicyAccountV2, PolicyRules};
+    use crate::decode::{PayeeDaySlots, PolicyLimits, PolicyRules};
     use policy_vault::engine::config::kinds;
     use policy_vault::engine::PAYEE_SLOTS;
     use policy_vault::state::{PayeeSlot, PolicyParams};
@@ -255,6 +253,11 @@ mod tests {
             bump: 255,
             vault_bump: 0,
             spender: Pubkey::default(),
+            vault: Pubkey::default(),
+            approval_threshold: 0,
+            version: 1,
+            limits: None,
+            payee_day: None,
         }
     }
 
@@ -272,7 +275,7 @@ mod tests {
     #[test]
     fn the_windows_count_todays_spend_and_start_over_on_time() {
         let ledger = ledger(25, NOW - 10);
-        let s = spend(&Policy::V1(Box::new(base())), Some(&ledger), NOW);
+        let s = spend(&base(), Some(&ledger), NOW);
         assert_eq!(s.day, Window::new(100, 30, Some(1_795_651_200)));
         assert_eq!(s.day.remaining, Some(70));
         // The next Monday: 2026-11-30 00:00 UTC.
@@ -285,37 +288,40 @@ mod tests {
         // Tomorrow (Thursday): the day starts over, the week does not; the velocity window
         // has run out.
         let later = NOW + SECONDS_PER_DAY;
-        let s = spend(&Policy::V1(Box::new(base())), Some(&ledger), later);
+        let s = spend(&base(), Some(&ledger), later);
         assert_eq!((s.day.spent, s.week.spent), (0, 130));
         assert_eq!(s.velocity.unwrap().used, 0);
         // The next Monday: the week too.
-        let s = spend(&Policy::V1(Box::new(base())), None, 1_795_996_800);
+        let s = spend(&base(), None, 1_795_996_800);
         assert_eq!((s.day.spent, s.week.spent), (0, 0));
         assert!(s.velocity.is_none());
     }
 
     #[test]
-    fn a_v2_policy_adds_the_month_the_lifetime_and_todays_payees() {
+    fn limits_add_the_month_the_lifetime_and_todays_payees() {
         let payee = Pubkey::new_unique();
         let mut slots = [PayeeSlot::default(); PAYEE_SLOTS];
         slots[0] = PayeeSlot { payee, spent: 12 };
-        let v2 = PolicyAccountV2 {
-            base: base(),
-            rules: PolicyRules {
-                monthly_cap: 1_000,
-                lifetime_cap: 5_000,
-                payee_daily_cap: 20,
-                ..PolicyRules::default()
-            },
-            month_index: month_index(NOW),
-            month_spent: 400,
-            lifetime_spent: 900,
-            payee_day: day_index(NOW),
-            payee_slots: slots,
-            vault: Pubkey::default(),
+        let policy = PolicyAccount {
+            limits: Some(PolicyLimits {
+                rules: PolicyRules {
+                    monthly_cap: 1_000,
+                    lifetime_cap: 5_000,
+                    payee_daily_cap: 20,
+                    ..PolicyRules::default()
+                },
+                month_index: month_index(NOW),
+                month_spent: 400,
+                lifetime_spent: 900,
+            }),
+            payee_day: Some(PayeeDaySlots {
+                day: day_index(NOW),
+                slots,
+            }),
             approval_threshold: 40,
+            ..base()
         };
-        let s = spend(&Policy::V2(Box::new(v2.clone())), None, NOW);
+        let s = spend(&policy, None, NOW);
         // 2026-12-01 00:00 UTC.
         assert_eq!(s.month, Some(Window::new(1_000, 400, Some(1_796_083_200))));
         assert_eq!(s.lifetime, Some(Window::new(5_000, 900, None)));
@@ -335,7 +341,7 @@ mod tests {
         assert_eq!(json["lifetime"]["resetsAt"], serde_json::Value::Null);
         // December: the month and today's payees start over, the lifetime never does.
         let december = 1_796_083_200 + 3_600;
-        let s = spend(&Policy::V2(Box::new(v2)), None, december);
+        let s = spend(&policy, None, december);
         assert_eq!(s.month.unwrap().spent, 0);
         assert_eq!(s.lifetime.unwrap().spent, 900);
         assert!(s.per_payee.unwrap().payees.is_empty());

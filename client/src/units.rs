@@ -41,8 +41,8 @@ use trust_gate_program_common::external::seeds as ext_seeds;
 /// One more bump tried by an on-chain PDA search (`trust_gate_program_common::pda`).
 pub const PDA_TRY: u32 = 340;
 /// Our programs' part of a settlement when every search succeeds at bump 255, the largest
-/// of the shapes measured (attestations, acceptance policy, rated parties, a v2 policy with
-/// every rule and a 256-entry list account: measured 29 002 wallet-funded, 33 565
+/// of the shapes measured (attestations, acceptance policy, rated parties, a policy with
+/// every limit and a 256-entry list account: measured 29 002 wallet-funded, 33 565
 /// vault-funded), rounded up.
 pub const OURS_WALLET: u32 = 29_500;
 pub const OURS_VAULT: u32 = 34_000;

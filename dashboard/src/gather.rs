@@ -157,14 +157,14 @@ async fn policy_views(
     rpc: &RpcClient,
     c: &DashboardConfig,
     asset: &Pubkey,
-    list: Vec<(Pubkey, decode::Policy)>,
+    list: Vec<(Pubkey, decode::PolicyAccount)>,
     now: i64,
     decimals: &mut HashMap<Pubkey, u8>,
 ) -> Vec<PolicyView> {
     let pda = Pdas::new(c.ids);
     let mut out = Vec::with_capacity(list.len());
     for (address, policy) in list {
-        let base = policy.base();
+        let base = &policy;
         let id = base.policy_id;
         let mint = base.params.mint;
         let mut problems = Vec::new();

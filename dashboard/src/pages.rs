@@ -158,7 +158,7 @@ fn policy(p: &PolicyView, now: i64) -> Markup {
     html! {
         div.policy id=(format!("policy-{id}")) {
             h3 {
-                "Policy " (id) " (v" (s.version) ")"
+                "Policy " (id)
                 @if s.retired { " " span.badge.stop { "retired" } }
             }
             p.muted {

@@ -5,7 +5,7 @@
 //! by the client crate's `spend`, `receipts` and `decode`), and are kept here, next to those
 //! views, to be changed with them. A client that validates rejects a result its schema does
 //! not admit, so they promise little: `required` lists only the keys every successful result
-//! of the tool has (whatever its path: v1 or v2 policy, live or closed log, Deny or
+//! of the tool has (whatever its path: a policy with or without limits, live or closed log, Deny or
 //! RequireApproval...), nullable values admit `null`, a value whose type varies has no
 //! `type`, and no schema forbids additional properties (a view may grow). The tests check
 //! that each is an object schema that describes the keys it requires.
@@ -301,7 +301,7 @@ pub fn get_policy() -> Arc<JsonObject> {
         &["notBefore", "notAfter"],
     );
     let rules = obj(
-        "A v2 policy's rules (0: off for every bound and cap)",
+        "The policy's limit rules (0: off for every bound and cap)",
         vec![
             ("payeeList", payee_list),
             ("validity", validity),
@@ -334,11 +334,16 @@ pub fn get_policy() -> Arc<JsonObject> {
         &["payee", "spent"],
     );
     let counters = obj(
-        "A v2 policy's own counters, as stored",
+        "The limits' counters, as stored (present with the rules)",
         vec![
             ("month", month),
             ("lifetimeSpent", amount("Spent over the policy's life")),
-            ("payeeDay", int("The UTC day the per-payee slots count")),
+            (
+                "payeeDay",
+                or_null(int(
+                    "The UTC day the per-payee slots count (null without a per-payee cap)",
+                )),
+            ),
             ("payees", array("The per-payee slots in use", payee_slot)),
         ],
         &["month", "lifetimeSpent", "payeeDay", "payees"],
@@ -347,10 +352,6 @@ pub fn get_policy() -> Arc<JsonObject> {
         ("address", key("The policy's address")),
         ("asset", key("The agent's asset")),
         ("policyId", int("The policy id")),
-        (
-            "version",
-            int("1 or 2 (a v2 policy adds rules, approvalThreshold and counters)"),
-        ),
         ("daySpent", day),
         ("weekSpent", week),
         ("createdAt", int("Unix seconds of creation")),
@@ -363,19 +364,19 @@ pub fn get_policy() -> Arc<JsonObject> {
         ("rules", rules),
         (
             "approvalThreshold",
-            amount("A v2 policy's: above it a payment needs an approval; \"0\": never"),
+            amount("Above it a payment needs an approval; \"0\": never"),
         ),
         ("counters", counters),
     ];
     properties.extend(policy_params());
     object(obj(
-        "A spending policy (PolicyAccount, v1 or v2) of an agent",
+        "A spending policy (PolicyAccount) of an agent; `rules` and `counters` only when it sets limits",
         properties,
         &[
             "address",
             "asset",
             "policyId",
-            "version",
+            "approvalThreshold",
             "daySpent",
             "weekSpent",
             "createdAt",
@@ -752,7 +753,7 @@ pub fn get_spend() -> Arc<JsonObject> {
         &["payee", "spent", "remaining"],
     );
     let per_payee = obj(
-        "A v2 policy's per-payee daily cap and today's payees (null when there is none)",
+        "The per-payee daily cap and today's payees (null when there is none)",
         vec![
             ("cap", amount("The cap per payee per UTC day")),
             ("payees", array("Today's payees", payee)),
@@ -839,7 +840,6 @@ pub fn get_spend() -> Arc<JsonObject> {
                 "now",
                 int("The cluster's clock, unix seconds: what the windows are counted at"),
             ),
-            ("version", int("The policy's version: 1 or 2")),
             ("retired", boolean("Whether the policy is retired")),
             (
                 "spendingEnforced",
@@ -860,11 +860,11 @@ pub fn get_spend() -> Arc<JsonObject> {
             ),
             (
                 "month",
-                or_null(window("A v2 policy's monthly cap (null for v1)")),
+                or_null(window("The monthly cap (null for a policy without limits)")),
             ),
             (
                 "lifetime",
-                or_null(window("A v2 policy's lifetime cap (null for v1)")),
+                or_null(window("The lifetime cap (null for a policy without limits)")),
             ),
             ("perPayee", or_null(per_payee)),
             ("velocity", or_null(velocity)),
@@ -889,7 +889,6 @@ pub fn get_spend() -> Arc<JsonObject> {
             "policyId",
             "policy",
             "now",
-            "version",
             "retired",
             "spendingEnforced",
             "velocityEnforced",

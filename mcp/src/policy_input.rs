@@ -8,7 +8,7 @@
 use crate::args::{digits, pubkey};
 use crate::envelope::ToolError;
 use policy_vault::engine::config::{kinds, needs_mint, validate_policy, ConfigError};
-use policy_vault::engine::config::{validate_extended, ExtendedRules, ListMode};
+use policy_vault::engine::config::{validate_limits, LimitRules, ListMode};
 use policy_vault::state::{PolicyParams, PolicyRules, INLINE_PAYEES};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -107,7 +107,7 @@ pub struct PolicyInput {
     /// account; the default) or "vault" (the agent's policy vault for `mint`, which only a
     /// gated settlement or the authority's threshold can empty; needs `mint`).
     pub funding: Option<String>,
-    /// A payee allow or deny list. This and the fields below make a v2 policy.
+    /// A payee allow or deny list. This and the caps and window below are the policy's limits.
     pub payee_list: Option<PayeeListInput>,
     /// When the policy is valid (UTC unix seconds, both ends included).
     pub validity: Option<ValidityInput>,
@@ -125,16 +125,6 @@ pub struct PolicyInput {
 }
 
 impl PolicyInput {
-    /// Whether any v2 rule is given.
-    pub fn is_v2(&self) -> bool {
-        self.payee_list.is_some()
-            || self.validity.is_some()
-            || self.monthly_cap.is_some()
-            || self.lifetime_cap.is_some()
-            || self.payee_daily_cap.is_some()
-            || self.approval_threshold.is_some()
-    }
-
     /// The approval threshold (0: none).
     pub fn approval_threshold(&self) -> Result<u64, ToolError> {
         self.approval_threshold
@@ -145,12 +135,10 @@ impl PolicyInput {
     }
 }
 
-/// The v2 rules of `input` (`None` when it gives none), checked as the program checks them;
-/// `list_account` is the policy's PayeeList address, named when the list has an account.
-pub fn rules(input: &PolicyInput, list_account: Pubkey) -> Result<Option<PolicyRules>, ToolError> {
-    if !input.is_v2() {
-        return Ok(None);
-    }
+/// The limit rules of `input` (all zero when it gives none: the policy then has no limits),
+/// checked as the program checks them; `list_account` is the policy's PayeeList address,
+/// named when the list has an account.
+pub fn rules(input: &PolicyInput, list_account: Pubkey) -> Result<PolicyRules, ToolError> {
     let cap = |field: &str, v: &Option<String>| -> Result<u64, ToolError> {
         v.as_deref()
             .map(|v| digits(field, v))
@@ -208,13 +196,13 @@ pub fn rules(input: &PolicyInput, list_account: Pubkey) -> Result<Option<PolicyR
             ));
         }
     }
-    validate_extended(&ExtendedRules {
+    validate_limits(&LimitRules {
         not_before: r.not_before,
         not_after: r.not_after,
-        ..ExtendedRules::OFF
+        ..LimitRules::OFF
     })
     .map_err(config_error)?;
-    Ok(Some(r))
+    Ok(r)
 }
 
 /// The program's parameters for `input`, with the spending defaults applied.
@@ -507,12 +495,11 @@ mod tests {
     }
 
     #[test]
-    fn an_approval_threshold_makes_a_v2_policy_and_is_named_when_wrong() {
+    fn an_approval_threshold_is_read_and_named_when_wrong() {
         let list = Pubkey::new_unique();
         let i = input(json!({"kinds": 0, "approval_threshold": "150"}));
-        assert!(i.is_v2());
         assert_eq!(i.approval_threshold().unwrap(), 150);
-        assert!(rules(&i, list).unwrap().is_some());
+        assert_eq!(rules(&i, list).unwrap(), PolicyRules::default());
         assert_eq!(input(json!({"kinds": 0})).approval_threshold().unwrap(), 0);
         let e = input(json!({"kinds": 0, "approval_threshold": "1.5"}))
             .approval_threshold()
@@ -521,16 +508,18 @@ mod tests {
     }
 
     #[test]
-    fn v2_rules_are_read_and_named_after_the_argument() {
+    fn limit_rules_are_read_and_named_after_the_argument() {
         let list = Pubkey::new_unique();
         let (a, b) = (Pubkey::new_unique(), Pubkey::new_unique());
-        // No v2 field: a v1 policy.
-        assert_eq!(rules(&input(json!({"kinds": 0})), list).unwrap(), None);
+        // No limit: none.
+        assert_eq!(
+            rules(&input(json!({"kinds": 0})), list).unwrap(),
+            PolicyRules::default()
+        );
         let r = rules(
             &input(json!({"kinds": 0, "mint": MINT, "payee_list": {"mode": "deny", "payees": [a.to_string(), b.to_string()], "account": true}, "validity": {"not_before": 10, "not_after": 20}, "monthly_cap": "500", "lifetime_cap": "5000", "payee_daily_cap": "20"})),
             list,
         )
-        .unwrap()
         .unwrap();
         assert_eq!(r.payee_list_mode, 2);
         assert_eq!(&r.payees[..2], &[a, b]);
@@ -546,7 +535,6 @@ mod tests {
             &input(json!({"kinds": 0, "payee_list": {"mode": "allow", "payees": [a.to_string()]}})),
             list,
         )
-        .unwrap()
         .unwrap();
         assert_eq!((r.payee_list_mode, r.payee_list), (1, Pubkey::default()));
         // A cap counts in the mint's units.

@@ -5,8 +5,8 @@ use policy_vault::state::{AcceptanceParams, PolicyParams, PolicyRules};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
-    hex, AttestorProfile, CapabilityNamespace, KillSwitchState, Policy, PolicyAccount,
-    PolicyAuthority, ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
+    hex, AttestorProfile, CapabilityNamespace, KillSwitchState, PolicyAccount, PolicyAuthority,
+    ValidationAttestation, ValidationRequest, VaultView, VelocityLedger,
 };
 use trust_gate_client::receipts::Receipt;
 use trust_gate_client::settle::Funding;
@@ -65,27 +65,7 @@ pub fn unrated_name(v: u8) -> &'static str {
     }
 }
 
-/// A policy of either version: a v2 policy adds `rules` and `counters` of its own.
-pub fn any_policy(address: &Pubkey, p: &Policy) -> Value {
-    let mut v = policy(address, p.base());
-    v["version"] = json!(p.version());
-    if let Policy::V2(p2) = p {
-        v["rules"] = policy_rules(&p2.rules);
-        v["approvalThreshold"] = json!(p2.approval_threshold.to_string());
-        v["counters"] = json!({
-            "month": {"monthIndex": p2.month_index, "spent": p2.month_spent.to_string()},
-            "lifetimeSpent": p2.lifetime_spent.to_string(),
-            "payeeDay": p2.payee_day,
-            "payees": p2.payee_slots.iter()
-                .filter(|s| s.payee != Pubkey::default())
-                .map(|s| json!({"payee": key(&s.payee), "spent": s.spent.to_string()}))
-                .collect::<Vec<_>>(),
-        });
-    }
-    v
-}
-
-/// A v2 policy's rules (0 = off for every bound and cap).
+/// A policy's limit rules (0 = off for every bound and cap).
 pub fn policy_rules(r: &PolicyRules) -> Value {
     json!({
         "payeeList": {
@@ -112,9 +92,23 @@ pub fn policy(address: &Pubkey, p: &PolicyAccount) -> Value {
         "retiredAt": p.retired_at,
         // The one key that may pay from the vault (vault-funded policies; null until named).
         "spender": (p.params.is_vault_funded() && p.spender != Pubkey::default()).then(|| key(&p.spender)),
+        "approvalThreshold": p.approval_threshold.to_string(),
     });
     if let (Some(obj), Value::Object(params)) = (v.as_object_mut(), policy_params(&p.params)) {
         obj.extend(params);
+    }
+    // The limits and their counters, when the policy sets any.
+    if let Some(l) = &p.limits {
+        v["rules"] = policy_rules(&l.rules);
+        v["counters"] = json!({
+            "month": {"monthIndex": l.month_index, "spent": l.month_spent.to_string()},
+            "lifetimeSpent": l.lifetime_spent.to_string(),
+            "payeeDay": p.payee_day.as_ref().map(|d| d.day),
+            "payees": p.payee_day.iter().flat_map(|d| d.slots.iter())
+                .filter(|s| s.payee != Pubkey::default())
+                .map(|s| json!({"payee": key(&s.payee), "spent": s.spent.to_string()}))
+                .collect::<Vec<_>>(),
+        });
     }
     v
 }

@@ -73,8 +73,15 @@ pub async fn extra_payers(
         let agent = [
             standin::set_stats(&admin.pubkey(), &a, &stats),
             m.builder.init_authority(&o, &a, vec![o], 1),
-            m.builder
-                .init_policy(&o, &[], &a, demo::POLICY_ID, policy.clone()),
+            m.builder.init_policy(
+                &o,
+                &[],
+                &a,
+                demo::POLICY_ID,
+                policy.clone(),
+                Default::default(),
+                0,
+            ),
         ];
         m.send("set up an extra payer", &agent, &[admin, &owner])
             .await?;

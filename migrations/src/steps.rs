@@ -14,7 +14,7 @@ use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::program_pack::Pack;
 use solana_sdk::signature::{Keypair, Signer};
-use trust_gate_client::decode::AcceptancePolicy;
+use trust_gate_client::decode::{self, AcceptancePolicy};
 use trust_gate_client::instructions::capability_hash;
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::standin::instructions as standin;
@@ -79,6 +79,23 @@ impl Migration<'_> {
         Ok(chain::account(self.rpc, key)
             .await?
             .is_some_and(|a| a.lamports > 0))
+    }
+
+    /// Whether the policy at `key` exists; an account there that is not a policy of the
+    /// current layout (one a reset abandoned, see docs/deploying.md) is an error naming it,
+    /// since a policy can neither be replaced nor closed.
+    async fn policy_exists(&self, key: &Pubkey) -> Result<bool, ClientError> {
+        let Some(account) = chain::account(self.rpc, key).await? else {
+            return Ok(false);
+        };
+        decode::policy(&account.data).map_err(|e| {
+            ClientError::Config(format!(
+                "policy {key}: the account there is not a policy of the current layout ({e}); \
+                 a reset abandons policies of earlier layouts, so this demo world cannot be \
+                 seeded at these addresses: see docs/deploying.md"
+            ))
+        })?;
+        Ok(true)
     }
 
     /// Tops up keys that sign or pay to [`KEY_FLOOR`] lamports.
@@ -412,7 +429,7 @@ impl Migration<'_> {
             .ok_or_else(|| {
                 ClientError::Config(format!("policy {key} missing after init_policy"))
             })?;
-        let created = policy.base().spender != spender;
+        let created = policy.spender != spender;
         if created {
             let ix = self.builder.set_vault_spender(
                 &agent.owner.pubkey(),
@@ -440,7 +457,7 @@ impl Migration<'_> {
     ) -> Result<(), ClientError> {
         let asset = agent.asset();
         let key = self.builder.pda.policy(&asset, demo::POLICY_ID);
-        let created = !self.exists(&key).await?;
+        let created = !self.policy_exists(&key).await?;
         if created {
             let ix = self.builder.init_policy(
                 &agent.owner.pubkey(),
@@ -448,6 +465,8 @@ impl Migration<'_> {
                 &asset,
                 demo::POLICY_ID,
                 world.policy_of(agent),
+                Default::default(),
+                0,
             );
             self.send("init_policy", &[ix], &[&agent.owner]).await?;
         }
@@ -461,7 +480,7 @@ impl Migration<'_> {
         }
         // Channels refund the payer's own token account: metered payments are wallet-funded.
         let key = self.builder.pda.policy(&asset, demo::METERED_POLICY_ID);
-        let created = !self.exists(&key).await?;
+        let created = !self.policy_exists(&key).await?;
         if created {
             let ix = self.builder.init_policy(
                 &agent.owner.pubkey(),
@@ -469,6 +488,8 @@ impl Migration<'_> {
                 &asset,
                 demo::METERED_POLICY_ID,
                 demo::payer_policy(world.metered_mint()),
+                Default::default(),
+                0,
             );
             self.send("init_policy", &[ix], &[&agent.owner]).await?;
         }
@@ -488,9 +509,15 @@ impl Migration<'_> {
         let agent = &world.service;
         let key = self.builder.pda.acceptance(&agent.asset());
         let want = world.service_acceptance();
-        let current =
-            chain::anchor_account::<AcceptancePolicy>(self.rpc, "AcceptancePolicy", &key).await?;
-        let created = current.is_none_or(|c| c.params != want);
+        // One of an earlier, shorter layout does not decode: setting it again grows it.
+        let created =
+            match chain::anchor_account::<AcceptancePolicy>(self.rpc, "AcceptancePolicy", &key)
+                .await
+            {
+                Ok(current) => current.is_none_or(|c| c.params != want),
+                Err(ClientError::Decode { .. }) => true,
+                Err(e) => return Err(e),
+            };
         if created {
             let ix = self.builder.set_acceptance_policy(
                 &agent.owner.pubkey(),

@@ -342,7 +342,7 @@ pub async fn prepare(
             )
         })?;
     // A vault-funded policy pays from the agent's vault through the signer's token account.
-    let funding = settle::Funding::of(&policy.base().params);
+    let funding = settle::Funding::of(&policy.params);
     // Above the policy's approval threshold, the approval its members made on chain.
     let approval = chain::approval_use(rpc, &b.ids, &policy, &query.approval_terms()).await?;
     let mut settlement = Settlement {

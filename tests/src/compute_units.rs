@@ -233,20 +233,20 @@ impl Row {
 
 /// The settlement cases of the tours.
 pub const SMALLEST: &str = "smallest: open policy, unrated payee, no attestations";
-pub const LARGEST: &str = "largest: a v2 policy with every rule (all kinds, validity window, monthly, lifetime and per-payee caps, allow list of 256 in its account), both rated, acceptance policy, both attestations";
-pub const VAULT_FUNDED: &str = "largest v1, vault-funded: all policy kinds, both rated, acceptance policy, both attestations, paid from the payer's policy vault";
-/// The largest case paid from the vault: every rule of a v2 policy with its 256-entry list.
-pub const VAULT_FUNDED_V2: &str =
-    "largest, vault-funded: the largest v2 policy, paid from the payer's policy vault";
+pub const LARGEST: &str = "largest: a policy with every rule (all kinds, validity window, monthly, lifetime and per-payee caps, allow list of 256 in its account), both rated, acceptance policy, both attestations";
+pub const VAULT_FUNDED: &str = "largest without limits, vault-funded: all policy kinds, both rated, acceptance policy, both attestations, paid from the payer's policy vault";
+/// The largest case paid from the vault: every rule with its 256-entry list.
+pub const VAULT_FUNDED_LARGEST: &str =
+    "largest, vault-funded: the largest policy, paid from the payer's policy vault";
 pub const TOKEN_2022: &str = "smallest in a Token-2022 mint (no extensions)";
-/// A payment above its v2 policy's approval threshold, with the approval it closes.
-pub const APPROVED: &str = "approved: an open v2 policy, the amount above its approval threshold, with its approval (closed by the settlement)";
+/// A payment above its policy's approval threshold, with the approval it closes.
+pub const APPROVED: &str = "approved: an open policy, the amount above its approval threshold, with its approval (closed by the settlement)";
 pub const REAL_UNRATED: &str = "smallest, real registry and engine: payee without engine stats";
 pub const REAL_RATED: &str = "smallest, real registry and engine: payee with engine stats";
 /// The stand-in settlements whose own part the budget holds (every case but the Token-2022
 /// one, which costs less than the smallest, and the real registry's, whose own parts are
 /// the smallest's).
-pub const BUDGET_CASES: [&str; 4] = [SMALLEST, LARGEST, VAULT_FUNDED, VAULT_FUNDED_V2];
+pub const BUDGET_CASES: [&str; 4] = [SMALLEST, LARGEST, VAULT_FUNDED, VAULT_FUNDED_LARGEST];
 
 /// The block's per-account limit of compute units: what all transactions that write one
 /// account (a payee's registry and engine accounts) may use together in one slot.
@@ -658,10 +658,10 @@ pub async fn tour() -> Report {
         .await,
     );
 
-    // The largest: a v2 policy with every rule, both rated, an acceptance policy, both
+    // The largest: a policy with every rule, both rated, an acceptance policy, both
     // attestations;
     // from the payer's wallet, then from its vault (opened, then a withdrawal).
-    let (big_payer, big_payee, att) = w.largest_case_v2(&attestor, funding::WALLET).await;
+    let (big_payer, big_payee, att) = w.largest_case(&attestor, funding::WALLET).await;
     paid.push(
         settle(
             &mut w,
@@ -673,13 +673,13 @@ pub async fn tour() -> Report {
         )
         .await,
     );
-    // A v2 policy's own instructions: its creation with a list account, and an edit of the
+    // A policy's creation with a list account, and an edit of the
     // list (24 payees, about the most one transaction carries).
-    let v2_owner = w.register_agent().await;
-    w.init_authority(&v2_owner).await;
-    let owner = v2_owner.owner.insecure_clone();
+    let list_owner = w.register_agent().await;
+    w.init_authority(&list_owner).await;
+    let owner = list_owner.owner.insecure_clone();
     let rules = sdk.payee_list_rules(
-        &v2_owner.asset(),
+        &list_owner.asset(),
         1,
         policy_vault::state::PolicyRules {
             payee_list_mode: 1,
@@ -687,10 +687,10 @@ pub async fn tour() -> Report {
             ..Default::default()
         },
     );
-    let ix = sdk.init_policy_v2(
+    let ix = sdk.init_policy(
         &owner.pubkey(),
         &[],
-        &v2_owner.asset(),
+        &list_owner.asset(),
         1,
         open_policy(w.mint),
         rules,
@@ -698,12 +698,12 @@ pub async fn tour() -> Report {
     );
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
     let payees: Vec<Pubkey> = (0..24).map(|_| Pubkey::new_unique()).collect();
-    let ix = sdk.edit_payee_list(&owner.pubkey(), &[], &v2_owner.asset(), 1, payees, vec![]);
+    let ix = sdk.edit_payee_list(&owner.pubkey(), &[], &list_owner.asset(), 1, payees, vec![]);
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
     approvals(&mut w, &mut r).await;
 
-    let (vault_payer, vault_payee, att) = w.largest_case(&attestor, funding::VAULT).await;
-    // largest_case opened the vault; measure another opening (a second mint) and a
+    let (vault_payer, vault_payee, att) = w.largest_core_case(&attestor, funding::VAULT).await;
+    // largest_core_case opened the vault; measure another opening (a second mint) and a
     // withdrawal.
     let owner = vault_payer.owner.insecure_clone();
     let other_mint = w.token_2022_mint(&[]).await;
@@ -726,7 +726,7 @@ pub async fn tour() -> Report {
         1_000_000,
     );
     measure(&mut w, &mut r, &[ix], None, &[&owner]).await;
-    // largest_case named the owner the spender; name it again (a rename costs the same).
+    // largest_core_case named the owner the spender; name it again (a rename costs the same).
     let ix = sdk.set_vault_spender(
         &owner.pubkey(),
         &[],
@@ -746,12 +746,12 @@ pub async fn tour() -> Report {
         )
         .await,
     );
-    let (payer, payee, att) = w.largest_case_v2(&attestor, funding::VAULT).await;
+    let (payer, payee, att) = w.largest_case(&attestor, funding::VAULT).await;
     paid.push(
         settle(
             &mut w,
             &mut r,
-            VAULT_FUNDED_V2,
+            VAULT_FUNDED_LARGEST,
             (&payer, &payee),
             att,
             Funding::Vault,
@@ -881,14 +881,14 @@ pub async fn tour() -> Report {
 
 /// The read-only decision, then the settlement of the same payment, then its dispute;
 /// returns the payment id hash.
-/// A payment above a v2 policy's approval threshold: its approval, the read-only decision and
+/// A payment above a policy's approval threshold: its approval, the read-only decision and
 /// the settlement with it (which closes it), and an unused approval closed by its member.
 async fn approvals(w: &mut World, r: &mut Report) {
     let sdk = crate::world::sdk();
     let payer = w.register_agent().await;
     w.set_stats(&payer.asset(), crate::world::tier(3)).await;
     w.init_authority(&payer).await;
-    w.init_policy_v2_approved(&payer, 1, open_policy(w.mint), Default::default(), 1)
+    w.init_policy_with_limits_approved(&payer, 1, open_policy(w.mint), Default::default(), 1)
         .await
         .unwrap();
     let payee = w.payee(3, None).await;
@@ -1026,10 +1026,10 @@ pub async fn real_tour(externals: &ExternalPrograms) -> Report {
     r
 }
 
-/// What each rule of a v2 policy costs: `evaluate_and_commit`'s units in one wallet-funded
+/// What each limit rule costs: `evaluate_and_commit`'s units in one wallet-funded
 /// settlement under a policy with that rule alone (no kinds; a payee of tier 3 whose
 /// acceptance policy accepts any payer, so that no address search varies with the keys), next
-/// to the same settlement under a v1 policy. The list's payee is the last entry an inline list
+/// to the same settlement under a policy without limits. The list's payee is the last entry an inline list
 /// holds, or one of the list account's entries.
 pub async fn rule_costs() -> Vec<(&'static str, u64)> {
     use policy_vault::state::PolicyRules;
@@ -1044,9 +1044,8 @@ pub async fn rule_costs() -> Vec<(&'static str, u64)> {
         ]
     };
     type Case = (&'static str, Option<fn(i64) -> PolicyRules>, usize);
-    let cases: [Case; 9] = [
-        ("v1 policy (baseline)", None, 0),
-        ("v2 policy, no rule", Some(|_| PolicyRules::default()), 0),
+    let cases: [Case; 8] = [
+        ("no limits (baseline)", None, 0),
         (
             "validity window",
             Some(|now| PolicyRules {
@@ -1117,7 +1116,7 @@ pub async fn rule_costs() -> Vec<(&'static str, u64)> {
                 if rules.payee_list_mode != 0 && !rules.has_list_account() {
                     rules.payees = inline_last(payee.asset());
                 }
-                w.payer_with_policy_v2(3, open_policy(w.mint), rules).await
+                w.payer_with_limits(3, open_policy(w.mint), rules).await
             }
         };
         let mut att = Attestations::default();

@@ -340,20 +340,19 @@ impl World {
         agent
     }
 
-    /// An agent with tier `t`, an authority (owner, threshold 1), and v2 policy 1 =
-    /// `policy` with `rules` (whose `payee_list`, when set, is replaced by the policy's PDA).
-    pub async fn payer_with_policy_v2(
+    /// An agent with tier `t`, an authority (owner, threshold 1), and policy 1 =
+    /// `policy` with limit `rules` (whose `payee_list`, when set, is replaced by the policy's PDA).
+    pub async fn payer_with_limits(
         &mut self,
         t: u8,
         policy: PolicyParams,
         rules: PolicyRules,
     ) -> Agent {
-        self.payer_with_policy_v2_approved(t, policy, rules, 0)
-            .await
+        self.payer_with_limits_approved(t, policy, rules, 0).await
     }
 
-    /// [`World::payer_with_policy_v2`] with an approval threshold.
-    pub async fn payer_with_policy_v2_approved(
+    /// [`World::payer_with_limits`] with an approval threshold.
+    pub async fn payer_with_limits_approved(
         &mut self,
         t: u8,
         policy: PolicyParams,
@@ -363,7 +362,7 @@ impl World {
         let agent = self.register_agent().await;
         self.set_stats(&agent.asset(), tier(t)).await;
         self.init_authority(&agent).await;
-        self.init_policy_v2_approved(&agent, 1, policy, rules, approval_threshold)
+        self.init_policy_with_limits_approved(&agent, 1, policy, rules, approval_threshold)
             .await
             .unwrap();
         agent
@@ -421,21 +420,21 @@ impl World {
         (legacy_size, tx)
     }
 
-    /// `init_policy_v2` by the agent's owner (threshold 1); a set `rules.payee_list` is
+    /// `init_policy` with limit `rules` by the agent's owner (threshold 1); a set `rules.payee_list` is
     /// replaced by the policy's PayeeList PDA.
-    pub async fn init_policy_v2(
+    pub async fn init_policy_with_limits(
         &mut self,
         agent: &Agent,
         policy_id: u32,
         params: PolicyParams,
         rules: PolicyRules,
     ) -> Result<(), BanksClientError> {
-        self.init_policy_v2_approved(agent, policy_id, params, rules, 0)
+        self.init_policy_with_limits_approved(agent, policy_id, params, rules, 0)
             .await
     }
 
-    /// [`World::init_policy_v2`] with an approval threshold.
-    pub async fn init_policy_v2_approved(
+    /// [`World::init_policy_with_limits`] with an approval threshold.
+    pub async fn init_policy_with_limits_approved(
         &mut self,
         agent: &Agent,
         policy_id: u32,
@@ -449,7 +448,7 @@ impl World {
         } else {
             rules
         };
-        let ix = b.init_policy_v2(
+        let ix = b.init_policy(
             &agent.owner.pubkey(),
             &[],
             &agent.asset(),
@@ -516,7 +515,7 @@ impl World {
         policy_id: u32,
         params: PolicyParams,
     ) -> Instruction {
-        sdk().init_policy(member, &[], asset, policy_id, params)
+        sdk().init_policy(member, &[], asset, policy_id, params, Default::default(), 0)
     }
 
     pub async fn init_policy(
@@ -920,14 +919,14 @@ impl World {
         pda::attestation(subject, &capability, &attestor.pubkey())
     }
 
-    /// The parties of the largest payment the gate decides under a v1 policy: a payer (tier 3)
-    /// whose policy has every kind and requires the payee's capability, a payee (tier 3)
+    /// The parties of the largest payment the gate decides under a policy without limits: a
+    /// payer (tier 3) whose policy has every kind and requires the payee's capability, a payee (tier 3)
     /// whose acceptance policy requires the payer's capability, and both attested by
     /// `attestor`. Registers the two namespaces when missing.
     ///
     /// With `funding` VAULT the policy is vault-funded, and the payer's vault is opened and
     /// holds 10 tokens.
-    pub async fn largest_case(
+    pub async fn largest_core_case(
         &mut self,
         attestor: &Keypair,
         funding: u8,
@@ -935,10 +934,10 @@ impl World {
         self.largest_case_of(attestor, funding, None).await
     }
 
-    /// [`World::largest_case`] under a v2 policy with every rule: every kind, the payee's
+    /// [`World::largest_core_case`] under a policy with every rule: every kind, the payee's
     /// capability, a validity window, monthly, lifetime and per-payee daily caps, and an
     /// allow list whose account holds the payee among 256 entries.
-    pub async fn largest_case_v2(
+    pub async fn largest_case(
         &mut self,
         attestor: &Keypair,
         funding: u8,
@@ -946,9 +945,9 @@ impl World {
         self.largest_case_of(attestor, funding, Some(0)).await
     }
 
-    /// [`World::largest_case_v2`] whose policy asks for an approval above
+    /// [`World::largest_case`] whose policy asks for an approval above
     /// `approval_threshold`.
-    pub async fn largest_case_v2_approved(
+    pub async fn largest_case_approved(
         &mut self,
         attestor: &Keypair,
         funding: u8,
@@ -958,12 +957,12 @@ impl World {
             .await
     }
 
-    /// The largest case; `v2`: a v2 policy with this approval threshold (else v1).
+    /// The largest case; `limits`: with every limit and this approval threshold (else none).
     async fn largest_case_of(
         &mut self,
         attestor: &Keypair,
         funding: u8,
-        v2: Option<u64>,
+        limits: Option<u64>,
     ) -> (Agent, Agent, Attestations) {
         let payee_cap = self.register_namespace("audit.smart-contract.v1").await;
         let payer_cap = self.register_namespace("kyc.tier-1.v1").await;
@@ -990,9 +989,9 @@ impl World {
             payee_daily_cap: 10_000_000,
             ..PolicyRules::default()
         };
-        let payer = match v2 {
+        let payer = match limits {
             Some(threshold) => {
-                self.payer_with_policy_v2_approved(3, policy, rules, threshold)
+                self.payer_with_limits_approved(3, policy, rules, threshold)
                     .await
             }
             None => self.payer_with_policy(3, policy).await,
@@ -1013,7 +1012,7 @@ impl World {
         let mut acceptance = min_tier_acceptance(2);
         acceptance.required_capability = payer_cap;
         let payee = self.payee(3, Some(acceptance)).await;
-        if v2.is_some() {
+        if limits.is_some() {
             let mut listed: Vec<Pubkey> = (0..255).map(|_| Pubkey::new_unique()).collect();
             listed.push(payee.asset());
             self.edit_payee_list(&payer, 1, &listed, &[]).await.unwrap();
@@ -1028,7 +1027,7 @@ impl World {
                 self.attest(attestor, &payee.asset(), payee_cap, expires)
                     .await,
             ),
-            payee_list: v2
+            payee_list: limits
                 .is_some()
                 .then(|| sdk().pda.payee_list(&payer.asset(), 1)),
         };

@@ -258,7 +258,6 @@ reasons! {
     NotPaymentPayer = "not_payment_payer", 403;
     AlreadyDisputed = "already_disputed", 409;
     DisputeWindowClosed = "dispute_window_closed", 403;
-    PaymentLogLegacy = "payment_log_legacy", 409;
     #[doc = "A dispute's transaction failed."]
     DisputeTransactionFailed = "transaction_failed", 502;
     #[doc = "The gate asks for a capability attestation."]

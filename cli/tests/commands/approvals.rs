@@ -71,7 +71,7 @@ async fn a_held_payment_and_a_held_deposit_pass_once_the_cli_approves_them() {
     let payer = w.payer(3).unwrap();
     let asset = payer.asset().to_string();
 
-    // The tier-3 payer's two v2 policies with an approval threshold, made by the CLI.
+    // The tier-3 payer's two policies with an approval threshold, made by the CLI.
     for (id, mint, threshold) in [
         (POLICY, w.mint(), THRESHOLD),
         (METERED_POLICY, w.metered_mint(), METERED_THRESHOLD),

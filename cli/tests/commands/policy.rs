@@ -1,5 +1,5 @@
-//! `trust-gate policy`: a v2 policy created from a JSON file, refused when it exists or when a
-//! field is wrong (the message names it), its list account edited, and shown; the gate's
+//! `trust-gate policy`: a policy with limits created from a JSON file, refused when it exists or
+//! when a field is wrong (the message names it), its list account edited, and shown; the gate's
 //! simulated decisions under it follow the list and the per-payee cap.
 
 use crate::fixture::{self, Env};
@@ -45,7 +45,7 @@ fn simulated(env: &Env, amount: u64) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_v2_policy_is_created_edited_and_shown_from_the_command_line() {
+async fn a_policy_with_limits_is_created_edited_and_shown_from_the_command_line() {
     let env = fixture::seeded().await;
     let payer = env.world.payer(3).unwrap().asset().to_string();
     let service = env.world.service.asset().to_string();
@@ -69,7 +69,7 @@ async fn a_v2_policy_is_created_edited_and_shown_from_the_command_line() {
     let (ok, out, err) = trust_gate(&env, &create);
     assert!(ok, "{out}{err}");
     let v = json_of(&out);
-    assert_eq!(v["version"], 2, "{v}");
+    assert_eq!(v["approvalThreshold"], "0", "{v}");
     assert_eq!(v["rules"]["monthlyCap"], "50000000", "{v}");
     assert_eq!(v["rules"]["payeeDailyCap"], "1000000", "{v}");
     assert_eq!(v["rules"]["payeeList"]["mode"], "allow", "{v}");

@@ -22,13 +22,18 @@ async fn a_held_payment_is_listed_approved_by_the_tool_and_then_settled() {
     let env = &w.env;
     let payer = env.world.payer(3).unwrap();
     let owner = &payer.owner;
-    let create = env.b.init_policy_v2(
+    let create = env.b.init_policy(
         &owner.pubkey(),
         &[],
         &payer.asset(),
         POLICY,
         env.world.payer_policy(),
-        Default::default(),
+        // Limits that never bind, so that the spend shows the month and the lifetime too.
+        trust_gate_client::decode::PolicyRules {
+            monthly_cap: 1 << 50,
+            lifetime_cap: 1 << 50,
+            ..Default::default()
+        },
         demo::PRICE - 1,
     );
     env.send(&[create], &[owner]).await.unwrap();
@@ -58,7 +63,6 @@ async fn a_held_payment_is_listed_approved_by_the_tool_and_then_settled() {
     // The spend at a glance: nothing spent under the new policy yet, the payment held.
     let spend_args = json!({"agent_asset": payer.asset().to_string(), "policy_id": POLICY});
     let before = ok(&c, "gate_get_spend", spend_args.clone()).await;
-    assert_eq!(before["version"], 2, "{before}");
     assert_eq!(before["approvalThreshold"], (demo::PRICE - 1).to_string());
     assert_eq!(before["killSwitch"]["paused"], false);
     assert_eq!(before["lifetime"]["spent"], "0", "{before}");

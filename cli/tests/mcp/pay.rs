@@ -27,7 +27,7 @@ async fn gate_pay_pays_through_the_gate_and_returns_its_refusals_as_results() {
     let w = harness::world("pay").await;
     let env = &w.env;
     let payer = env.world.payer(3).unwrap();
-    let held_policy = env.b.init_policy_v2(
+    let held_policy = env.b.init_policy(
         &payer.owner.pubkey(),
         &[],
         &payer.asset(),

@@ -80,7 +80,7 @@ async fn every_tool_resource_and_prompt_over_http() {
             t.name
         );
     }
-    // The schema admits every reason code, v2 policies' 16..23 too (a client that checks
+    // The schema admits every reason code, the limits' 16..23 too (a client that checks
     // arguments against it must be able to ask about them).
     let explain = tools
         .iter()
@@ -286,7 +286,7 @@ async fn discovery(c: &harness::Client) {
     let x = ok(c, "gate_explain_decision", json!({"reason_code": 6})).await;
     assert_eq!(x["name"], "CounterpartyTierBelowMin");
     assert_eq!(x["gateErrorCode"], 6006);
-    // A v2 policy's reasons fail the strict gate with 6100 + code.
+    // The limits' reasons fail the strict gate with 6100 + code.
     let x = ok(c, "gate_explain_decision", json!({"reason_code": 23})).await;
     assert_eq!(x["name"], "PayeeSlotsFull");
     assert_eq!(x["gateErrorCode"], 6123);

@@ -9,7 +9,7 @@ use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::sysvar;
 
 /// The optional accounts of an evaluation (an absent one is `None`): the attestations, and
-/// the payee list account a v2 policy may name (read with the policy's rules, see
+/// the payee list account a policy may name (read with the policy's rules, see
 /// `simulate::rules`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Attestations {

@@ -278,46 +278,13 @@ impl Builder {
         )
     }
 
-    /// Creates policy `policy_id` (immutable) with its velocity ledger, and the kill switch
-    /// when missing; `member` and `cosigners` reach the authority's threshold. The policy's
-    /// mint account is passed when `params.mint` names one.
-    pub fn init_policy(
-        &self,
-        member: &Pubkey,
-        cosigners: &[Pubkey],
-        asset: &Pubkey,
-        policy_id: u32,
-        params: PolicyParams,
-    ) -> Instruction {
-        let mint = (params.mint != Pubkey::default()).then_some(params.mint);
-        with_cosigners(
-            self.vault_ix(
-                accounts::InitPolicy {
-                    agent_asset: *asset,
-                    member: *member,
-                    authority: self.pda.policy_authority(asset),
-                    policy: self.pda.policy(asset, policy_id),
-                    velocity: self.pda.velocity(asset, policy_id),
-                    killswitch: self.pda.killswitch(asset),
-                    mint,
-                    system_program: system_program::ID,
-                },
-                instruction::InitPolicy {
-                    asset: *asset,
-                    policy_id,
-                    params,
-                },
-            ),
-            cosigners,
-        )
-    }
-
-    /// Creates v2 policy `policy_id` (immutable): `params` as [`Builder::init_policy`]'s and
-    /// `rules`. When `rules.payee_list` is set it must be [`PdaDeriver::payee_list`] of this
-    /// policy (see [`Builder::payee_list_rules`]); the list account is created empty.
+    /// Creates policy `policy_id` (immutable): its core `params`, its limit `rules`
+    /// (`PolicyRules::default()`: none) and `approval_threshold` (0: none). When
+    /// `rules.payee_list` is set it must be [`PdaDeriver::payee_list`] of this policy (see
+    /// [`Builder::payee_list_rules`]); the list account is created empty.
     // One argument per instruction argument and signer, as the other builders.
     #[allow(clippy::too_many_arguments)]
-    pub fn init_policy_v2(
+    pub fn init_policy(
         &self,
         member: &Pubkey,
         cosigners: &[Pubkey],
@@ -331,7 +298,7 @@ impl Builder {
         let payee_list = rules.has_list_account().then_some(rules.payee_list);
         with_cosigners(
             self.vault_ix(
-                accounts::InitPolicyV2 {
+                accounts::InitPolicy {
                     agent_asset: *asset,
                     member: *member,
                     authority: self.pda.policy_authority(asset),
@@ -342,7 +309,7 @@ impl Builder {
                     payee_list,
                     system_program: system_program::ID,
                 },
-                instruction::InitPolicyV2 {
+                instruction::InitPolicy {
                     asset: *asset,
                     policy_id,
                     params,
@@ -367,7 +334,7 @@ impl Builder {
         }
     }
 
-    /// Adds and removes payees of a v2 policy's list account; `member` (who pays for growth
+    /// Adds and removes payees of a policy's list account; `member` (who pays for growth
     /// and receives freed rent) and `cosigners` reach the authority's threshold.
     pub fn edit_payee_list(
         &self,

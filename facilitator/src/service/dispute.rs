@@ -179,10 +179,8 @@ impl Facilitator {
             &c.payment_id_hash,
         )
         .await?;
-        // Only a log of the current layout (it carries a deadline) can be disputed.
-        let log = match live.receipt {
-            Some(log) if log.deadline.is_some() => log,
-            other => return Err(self.no_log(&c.payment_id_hash, other.is_some()).await),
+        let Some(log) = live.receipt else {
+            return Err(self.no_log(&c.payment_id_hash).await);
         };
         if log.payee_asset != c.payee_asset {
             return Err(Rejection::input(

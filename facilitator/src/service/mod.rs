@@ -390,7 +390,7 @@ impl Facilitator {
         let key = self.chain.builder.pda.policy(&q.payer_asset, q.policy_id);
         let policy_mint = match chain::account(&self.chain.rpc, &key).await {
             Ok(Some(acc)) => decode::policy(&acc.data)
-                .map(|p| p.base().params.mint.to_string())
+                .map(|p| p.params.mint.to_string())
                 .unwrap_or_else(|_| "another mint".into()),
             _ => "another mint".into(),
         };

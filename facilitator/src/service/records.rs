@@ -27,19 +27,9 @@ pub fn parse_receipt_hash(s: &str) -> Result<[u8; 32], Rejection> {
 }
 
 impl Facilitator {
-    /// Why a dispute finds no log: it was settled before logs carried a deadline (its log
-    /// can close but no longer be disputed: `legacy`), its log has closed (past its dispute
-    /// window), or it was never settled here.
-    pub(crate) async fn no_log(&self, hash: &[u8; 32], legacy: bool) -> Rejection {
-        if legacy {
-            return Rejection::new(
-                Reason::PaymentLogLegacy,
-                format!(
-                    "payment {} was settled before payment logs carried a deadline: its log can close but no longer be disputed",
-                    hex(hash)
-                ),
-            );
-        }
+    /// Why a dispute finds no log: its log has closed (past its dispute window), or it was
+    /// never settled here.
+    pub(crate) async fn no_log(&self, hash: &[u8; 32]) -> Rejection {
         let closed = matches!(self.payment_records.record(hash).await, Ok(Some(_)));
         if closed {
             return Rejection::new(

@@ -194,7 +194,7 @@ impl GateServer {
     }
 
     /// A payer agent's spend under a policy at a glance: every cap (per transaction, day,
-    /// week, and for a v2 policy month, lifetime and per payee) with what is spent and left
+    /// week, and under limits month, lifetime and per payee) with what is spent and left
     /// and when its window starts over, the velocity window's use, the kill switch, the
     /// vault's balance, the channels open through the gate, and the payments the facilitator
     /// holds for an approval.

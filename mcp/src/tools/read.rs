@@ -147,7 +147,7 @@ pub async fn get_policy(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
     let p = chain::policy(&ctx.rpc, &ctx.config.ids, &asset, a.policy_id)
         .await?
         .ok_or_else(|| ToolError::not_found("PolicyAccount", address))?;
-    Ok(views::any_policy(&address, &p))
+    Ok(views::policy(&address, &p))
 }
 
 pub async fn get_velocity_ledger(ctx: &Ctx, a: PolicyArgs) -> ToolResult {

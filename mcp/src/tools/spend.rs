@@ -44,7 +44,7 @@ pub async fn get_spend(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
     v["policy"] = json!(policy_key.to_string());
     v["killSwitch"] = json!({"paused": paused});
 
-    let params = &policy.base().params;
+    let params = &policy.params;
     v["vault"] = if params.is_vault_funded() {
         let vault = chain::vault(&ctx.rpc, &ctx.config.ids, &asset, &params.mint).await?;
         json!({

@@ -305,13 +305,13 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     let threshold = a.policy.approval_threshold()?;
     if let Some(existing) = &found[3] {
         let any = trust_gate_client::decode::policy(&existing.data)?;
-        let mut v = views::any_policy(&keys[3], &any);
-        let p = any.base();
+        let mut v = views::policy(&keys[3], &any);
+        let p = &any;
         v["created"] = json!(false);
         v["matchesRequest"] = json!(
             p.params == params
-                && any.rules() == rules.as_ref()
-                && any.approval_threshold() == threshold
+                && any.rules().copied().unwrap_or_default() == rules
+                && any.approval_threshold == threshold
         );
         v["selfHealed"] = json!(false);
         v["healedSteps"] = json!([]);
@@ -363,10 +363,7 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     } else {
         None
     };
-    ixs.push(match rules {
-        Some(rules) => b.init_policy_v2(&me, &[], &asset, a.policy_id, params, rules, threshold),
-        None => b.init_policy(&me, &[], &asset, a.policy_id, params),
-    });
+    ixs.push(b.init_policy(&me, &[], &asset, a.policy_id, params, rules, threshold));
     if let Some(spender) = &spender {
         ixs.push(b.set_vault_spender(&me, &[], &asset, a.policy_id, spender));
     }
@@ -375,7 +372,7 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     let p = chain::policy(&ctx.rpc, &b.ids, &asset, a.policy_id)
         .await?
         .ok_or_else(|| ToolError::not_found("PolicyAccount", keys[3]))?;
-    let mut v = views::any_policy(&keys[3], &p);
+    let mut v = views::policy(&keys[3], &p);
     v["created"] = json!(true);
     v["selfHealed"] = json!(!steps.is_empty());
     v["healedSteps"] = json!(steps);

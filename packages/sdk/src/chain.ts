@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import {
   address,
+  isSome,
   getAddressDecoder,
   getBase58Decoder,
   type Address,
@@ -16,15 +17,12 @@ import {
   getPaymentApprovalDecoder,
   getPaymentApprovalSize,
   getPolicyAccountDecoder,
-  getPolicyAccountV2Decoder,
-  getPolicyAccountV2Size,
   PAYMENT_APPROVAL_DISCRIMINATOR,
   POLICY_ACCOUNT_DISCRIMINATOR,
-  POLICY_ACCOUNT_V2_DISCRIMINATOR,
   type PaymentApproval,
   type PolicyAccount,
-  type PolicyAccountV2,
 } from './generated/policy_vault/accounts/index.js';
+import type { PolicyRules } from './generated/policy_vault/types/index.js';
 import {
   getValidationAttestationDecoder,
   getValidationAttestationSize,
@@ -201,57 +199,34 @@ export function transferHookProgram(acc: RawAccount): Address | null {
 
 export type Funding = 'wallet' | 'vault';
 
-/**
- * A spending policy of either version (both live at `["policy", asset, policy_id]`): `base` holds
- * the fields both have; a v2 policy also has its rules and counters in `v2`.
- */
-export interface Policy {
-  version: 1 | 2;
-  base: PolicyAccount;
-  v2?: PolicyAccountV2;
-}
+/** A spending policy (`["policy", asset, policy_id]`), as decoded. */
+export type Policy = PolicyAccount;
 
-/**
- * The end of a v2 policy account created before `approvalThreshold` was added (its last 8
- * bytes, at offset 1209): such an account reads as threshold 0, as the program reads it.
- */
-export const POLICY_V2_LEN_BEFORE_APPROVALS = 1209;
-
-/**
- * Decodes a policy account of either version; null when `data` is neither. A v2 account of
- * the older 1209 bytes reads with `approvalThreshold` 0.
- */
+/** Decodes a policy account; null when `data` is not one. */
 export function decodePolicy(data: Uint8Array): Policy | null {
-  if (sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_V2_DISCRIMINATOR)) {
-    const full = getPolicyAccountV2Size();
-    if (data.length >= POLICY_V2_LEN_BEFORE_APPROVALS && data.length < full) {
-      const padded = new Uint8Array(full);
-      padded.set(data);
-      data = padded;
-    }
-    const v2 = getPolicyAccountV2Decoder().decode(data);
-    return { version: 2, base: { discriminator: POLICY_ACCOUNT_DISCRIMINATOR, ...v2.base }, v2 };
-  }
-  if (sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_DISCRIMINATOR)) {
-    return { version: 1, base: getPolicyAccountDecoder().decode(data) };
-  }
-  return null;
+  if (!sameBytes(data.subarray(0, 8), POLICY_ACCOUNT_DISCRIMINATOR)) return null;
+  return getPolicyAccountDecoder().decode(data);
 }
 
-/** The payee list account a v2 policy names, or null. */
+/** The limit rules of `p` (lists, window, monthly, lifetime, per-payee), or null when it sets none. */
+export function policyRules(p: Policy): PolicyRules | null {
+  return isSome(p.limits) ? p.limits.value.rules : null;
+}
+
+/** The payee list account `p` names, or null. */
 export function policyPayeeList(p: Policy): Address | null {
-  const list = p.v2?.rules.payeeList;
+  const list = policyRules(p)?.payeeList;
   return list && list !== SYSTEM_PROGRAM ? list : null;
 }
 
 /** Where payments under `p` come from: its `params.funding`. */
 export function fundingOf(p: Policy): Funding {
-  return p.base.params.funding === 1 ? 'vault' : 'wallet';
+  return p.params.funding === 1 ? 'vault' : 'wallet';
 }
 
-/** The amount above which a payment under `p` needs an approval (0: none; a v1 policy has none). */
+/** The amount above which a payment under `p` needs an approval (0: none). */
 export function approvalThresholdOf(p: Policy): bigint {
-  return p.v2?.approvalThreshold ?? 0n;
+  return p.approvalThreshold;
 }
 
 /** Whether a payment of `amount` under `p` needs an approval on chain (threshold set and exceeded). */
@@ -261,7 +236,7 @@ export function needsApproval(p: Policy, amount: bigint): boolean {
 }
 
 /**
- * Policy `policyId` of `asset`, of either version; null when the account does not exist
+ * Policy `policyId` of `asset`; null when the account does not exist
  * (throws when it holds something else), as the Rust SDK's `chain::policy`.
  */
 export async function readPolicy(rpc: TrustGateRpc, ids: ProgramIds, asset: Address, policyId: number): Promise<Policy | null> {
@@ -352,11 +327,11 @@ export interface Rule {
 
 const sameBytes = (a: Uint8Array, b: ArrayLike<number>) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** The rule a policy (either version) sets for the payee. */
+/** The rule a policy sets for the payee. */
 export function policyRule(data: Uint8Array): Rule | null {
   const policy = decodePolicy(data);
   if (!policy) return null;
-  const p = policy.base.params;
+  const p = policy.params;
   return { capability: Uint8Array.from(p.requiredCapability), attestors: p.acceptedAttestors };
 }
 

@@ -3,7 +3,7 @@
 
 /**
  * Deny reason codes 1..23 and their stable names (policy_vault's `DenyReason`); 16 and up are
- * the rules of v2 policies.
+ * a policy's limits.
  */
 export const DENY_REASONS = [
   'KillSwitchEngaged',

@@ -242,7 +242,7 @@ async function mintMismatch(c: FacilitatorContext, q: { payer: Address; mint: Ad
   try {
     const [acc] = await accounts(c.rpc, [key]);
     const policy = acc && decodePolicy(acc.data);
-    if (policy) policyMint = policy.base.params.mint;
+    if (policy) policyMint = policy.params.mint;
   } catch {
     // Keep "another mint".
   }

@@ -19,5 +19,5 @@ export * from './channels.js';
 export * from './registry.js';
 export * from './reputation.js';
 export * from './facilitator.js';
-// The argument types of `Builder.initPolicy` / `initPolicyV2`.
+// The argument types of `Builder.initPolicy`.
 export type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';

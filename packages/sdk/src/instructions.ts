@@ -25,7 +25,6 @@ import {
   getCloseApprovalInstruction,
   getEditPayeeListInstruction,
   getInitPolicyInstruction,
-  getInitPolicyV2Instruction,
 } from './generated/policy_vault/instructions/index.js';
 import type { ChannelRecord } from './generated/gate/accounts/index.js';
 import type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';
@@ -34,6 +33,18 @@ import { channelPaymentIdHash } from './channels.js';
 import { TrustGateInputError } from './errors.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
 
+
+/** Limit rules that set nothing: a policy created with them has no limits section. */
+export const NO_LIMITS: PolicyRulesArgs = {
+  payeeListMode: 0,
+  payees: [SYSTEM_PROGRAM, SYSTEM_PROGRAM, SYSTEM_PROGRAM, SYSTEM_PROGRAM],
+  payeeList: SYSTEM_PROGRAM,
+  notBefore: 0n,
+  notAfter: 0n,
+  monthlyCap: 0n,
+  lifetimeCap: 0n,
+  payeeDailyCap: 0n,
+};
 export { MPL_CORE_PROGRAM };
 import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas, type ApprovalTerms } from './pda.js';
@@ -54,14 +65,14 @@ function withCosigners(ix: Instruction, cosigners: readonly TransactionSigner[])
 
 /**
  * The optional accounts of an evaluation (absent: undefined): the attestations, and the payee
- * list account a v2 policy may name (read with the policy, see `attestationsFor`).
+ * list account a policy may name (read with the policy, see `attestationsFor`).
  */
 export interface Attestations {
   /** About the payer (asked by the payee's AcceptancePolicy). */
   payer?: Address;
   /** About the payee (asked by the payer's policy). */
   payee?: Address;
-  /** The payer policy's PayeeList, when its (v2) policy names one (else the builder passes the policy account in its slot). */
+  /** The payer policy's PayeeList, when its policy names one (else the builder passes the policy account in its slot). */
   payeeList?: Address;
 }
 
@@ -424,9 +435,14 @@ export class Builder {
   }
 
   /**
-   * Creates v1 policy `policyId` (immutable) with its velocity ledger, and the kill switch
-   * when missing; `member` (who pays) and `cosigners` reach the authority's threshold. The
-   * policy's mint account is passed when `params.mint` names one.
+   * Creates policy `policyId` (immutable) with its velocity ledger, and the kill switch when
+   * missing; `member` (who pays) and `cosigners` reach the authority's threshold. `params` are
+   * its core rules (the mint account is passed when `params.mint` names one); `rules` its
+   * limits (`NO_LIMITS`, the default: none), a validity window, a payee allow or deny list,
+   * monthly, lifetime and per-payee daily caps. When `rules.payeeList` names the list account
+   * it must be `pda.payeeList` of this policy (see `payeeListRules`); the list is created
+   * empty. A payment of more than `approvalThreshold` (0, the default: none) needs the
+   * members' approval of its terms.
    */
   async initPolicy(
     member: TransactionSigner,
@@ -434,34 +450,12 @@ export class Builder {
     asset: Address,
     policyId: number,
     params: PolicyParamsArgs,
-  ): Promise<Instruction> {
-    const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
-    const ix = getInitPolicyInstruction(
-      { member, ...(await this.policyAccounts(asset, policyId)), mint, asset, policyId, params },
-      this.policyVault,
-    );
-    return withCosigners(ix, cosigners);
-  }
-
-  /**
-   * Creates v2 policy `policyId` (immutable): `params` as `initPolicy`'s and `rules` (a
-   * validity window, a payee allow or deny list, monthly, lifetime and per-payee daily caps).
-   * When `rules.payeeList` names the list account it must be `pda.payeeList` of this policy
-   * (see `payeeListRules`); the list is created empty. A payment of more than
-   * `approvalThreshold` (0, the default: none) needs the members' approval of its terms.
-   */
-  async initPolicyV2(
-    member: TransactionSigner,
-    cosigners: readonly TransactionSigner[],
-    asset: Address,
-    policyId: number,
-    params: PolicyParamsArgs,
-    rules: PolicyRulesArgs,
+    rules: PolicyRulesArgs = NO_LIMITS,
     approvalThreshold: bigint | number = 0n,
   ): Promise<Instruction> {
     const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
     const payeeList = rules.payeeList === SYSTEM_PROGRAM ? undefined : rules.payeeList;
-    const ix = getInitPolicyV2Instruction(
+    const ix = getInitPolicyInstruction(
       { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules, approvalThreshold },
       this.policyVault,
     );
@@ -498,7 +492,7 @@ export class Builder {
   }
 
   /**
-   * Adds and removes payees of a v2 policy's list account; `member` (who pays for its growth
+   * Adds and removes payees of a policy's list account; `member` (who pays for its growth
    * and receives the rent its shrinking frees) and `cosigners` reach the threshold.
    */
   async editPayeeList(

@@ -81,7 +81,7 @@ export class Pdas {
   async velocity(asset: Address, policyId: number) {
     return this.find(this.ids.policyVault, [text(SEEDS.velocity), key(asset), getU32Encoder().encode(policyId)]);
   }
-  /** `["payee_list", asset, policy_id u32 LE]`: a v2 policy's payee list account. */
+  /** `["payee_list", asset, policy_id u32 LE]`: a policy's payee list account. */
   async payeeList(asset: Address, policyId: number) {
     return this.find(this.ids.policyVault, [text(SEEDS.payeeList), key(asset), getU32Encoder().encode(policyId)]);
   }

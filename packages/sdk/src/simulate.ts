@@ -55,7 +55,7 @@ async function requiredAttestation(
 /**
  * The optional accounts a real gate would see for `p`: the payee's attestation, when the
  * payer's policy requires a capability; the payer's, when the payee's acceptance policy does;
- * the payee list account a v2 policy names.
+ * the payee list account the payer's policy names.
  */
 export async function attestationsFor(rpc: TrustGateRpc, b: Builder, p: PaymentArgs, now = nowUnix()): Promise<Attestations> {
   const keys = [await b.pda.policy(p.payerAsset, p.policyId), await b.pda.acceptance(p.payeeAsset)];

@@ -31,7 +31,7 @@ import { SEEDS } from './pda.js';
 export const PDA_TRY = 340;
 /**
  * Our programs' part of a settlement when every search succeeds at bump 255, the largest shape
- * measured (a v2 policy with every rule included); the Rust SDK's `units` has the same figures.
+ * measured (a policy with every limit included); the Rust SDK's `units` has the same figures.
  */
 export const OURS_WALLET = 29_500;
 export const OURS_VAULT = 34_000;

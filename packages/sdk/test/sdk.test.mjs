@@ -129,7 +129,7 @@ async function policyBuilders(x, owner, attestor) {
   });
   return [
     await b.initPolicy(owner, [attestor], asset, 8, params),
-    await b.initPolicyV2(owner, [attestor], asset, 9, params, rules, 7n),
+    await b.initPolicy(owner, [attestor], asset, 9, params, rules, 7n),
     await b.editPayeeList(owner, [attestor], asset, 9, [address(x.service)], [address(x.removed)]),
     await b.approvePayment(owner, [attestor], terms, 1_800_000_000n),
     b.closeApproval(attestor, await b.pda.approval(terms), owner.address),

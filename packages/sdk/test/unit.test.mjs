@@ -165,23 +165,30 @@ test('a Token-2022 mint names its transfer hook program, as the Rust SDK reads i
   assert.equal(transferHookProgram(acc(TOKEN_2022_PROGRAM, new Uint8Array(82))), null, 'no extensions');
 });
 
-test('approvals: v2 policies read their threshold (0 for the older 1209-byte accounts), PaymentApproval decodes at its offsets', async () => {
-  const { decodePolicy, approvalThresholdOf, needsApproval, decodePaymentApproval, POLICY_V2_LEN_BEFORE_APPROVALS } = await import('../dist/chain.js');
-  const { POLICY_ACCOUNT_V2_DISCRIMINATOR, getPolicyAccountV2Size, getPaymentApprovalEncoder } = await import('../dist/generated/policy_vault/accounts/index.js');
-  assert.equal(POLICY_V2_LEN_BEFORE_APPROVALS, 1209);
-  assert.equal(getPolicyAccountV2Size(), 1217);
-  const v2 = new Uint8Array(1217);
-  v2.set(POLICY_ACCOUNT_V2_DISCRIMINATOR, 0);
-  new DataView(v2.buffer).setBigUint64(1209, 500n, true);
-  const p = decodePolicy(v2);
-  assert.equal(p.version, 2);
+test('policies decode at the documented offsets, with and without limits; PaymentApproval decodes at its offsets', async () => {
+  const { decodePolicy, policyRules, approvalThresholdOf, needsApproval, decodePaymentApproval } = await import('../dist/chain.js');
+  const { POLICY_ACCOUNT_DISCRIMINATOR, getPaymentApprovalEncoder } = await import('../dist/generated/policy_vault/accounts/index.js');
+  // No limits: the head (345 bytes), then two absent sections.
+  const policy = new Uint8Array(347);
+  policy.set(POLICY_ACCOUNT_DISCRIMINATOR, 0);
+  new DataView(policy.buffer).setBigUint64(336, 500n, true);
+  policy[344] = 1;
+  const p = decodePolicy(policy);
+  assert.equal(p.version, 1);
+  assert.equal(policyRules(p), null);
   assert.equal(approvalThresholdOf(p), 500n);
   assert.equal(needsApproval(p, 500n), false, 'at the threshold: no approval');
   assert.equal(needsApproval(p, 501n), true);
-  const older = decodePolicy(v2.subarray(0, 1209));
-  assert.equal(older.version, 2);
-  assert.equal(approvalThresholdOf(older), 0n);
-  assert.equal(needsApproval(older, 2n ** 64n - 1n), false, 'threshold 0: none');
+  // Limits without a per-payee cap: the rules at 346 (monthly cap at 523), no slots.
+  const limited = new Uint8Array(572);
+  limited.set(policy, 0);
+  limited[345] = 1;
+  new DataView(limited.buffer).setBigUint64(523, 4_000n, true);
+  new DataView(limited.buffer).setBigUint64(336, 0n, true);
+  const l = decodePolicy(limited);
+  assert.equal(policyRules(l).monthlyCap, 4_000n);
+  assert.equal(l.payeeDay.__option, 'None');
+  assert.equal(needsApproval(l, 2n ** 64n - 1n), false, 'threshold 0: none');
 
   const [payer, payee, mint, member] = await Promise.all([0, 1, 2, 3].map(() => generateKeyPairSigner().then((k) => k.address)));
   const bytes = new Uint8Array(getPaymentApprovalEncoder().encode({
@@ -197,7 +204,7 @@ test('approvals: v2 policies read their threshold (0 for the older 1209-byte acc
   assert.equal(a.amount, 7_000_000n);
   assert.equal(a.policyId, 9);
   assert.equal(decodePaymentApproval(bytes.subarray(0, 165)), null, 'short');
-  assert.equal(decodePaymentApproval(v2), null, 'another account');
+  assert.equal(decodePaymentApproval(policy), null, 'another account');
 });
 
 test('approvals: a settlement and a gated open end their gate instruction with [approval, rent payer] writable; decisions pass the approval read-only', async () => {

@@ -43,19 +43,7 @@ pub fn create_pda<'info>(
         return Ok(());
     }
     // Pre-funded by someone: keep their lamports, add what rent exemption still needs.
-    let top_up = required.saturating_sub(current);
-    if top_up > 0 {
-        system_program::transfer(
-            CpiContext::new(
-                system_program::ID,
-                Transfer {
-                    from: payer.clone(),
-                    to: target.clone(),
-                },
-            ),
-            top_up,
-        )?;
-    }
+    top_up(payer, target, required)?;
     system_program::allocate(
         CpiContext::new_with_signer(
             system_program::ID,
@@ -99,6 +87,44 @@ pub fn close(account: &AccountInfo, to: &AccountInfo) -> Result<u64> {
 pub fn store<T: AccountSerialize>(target: &AccountInfo, value: &T) -> Result<()> {
     let mut data = target.try_borrow_mut_data()?;
     value.try_serialize(&mut &mut data[..])
+}
+
+/// Stores `value` into the program-owned `target`, first growing it to `space` bytes (`payer`
+/// topping its rent up) when an earlier layout left it shorter: how an account whose layout
+/// gained trailing fields is replaced without a second version of it.
+pub fn store_grown<'info, T: AccountSerialize>(
+    payer: &AccountInfo<'info>,
+    target: &AccountInfo<'info>,
+    space: usize,
+    value: &T,
+) -> Result<()> {
+    if target.data_len() < space {
+        top_up(payer, target, Rent::get()?.minimum_balance(space))?;
+        target.resize(space)?;
+    }
+    store(target, value)
+}
+
+/// Transfers from `payer` what `target` lacks of `required` lamports, if anything.
+fn top_up<'info>(
+    payer: &AccountInfo<'info>,
+    target: &AccountInfo<'info>,
+    required: u64,
+) -> Result<()> {
+    let missing = required.saturating_sub(target.lamports());
+    if missing == 0 {
+        return Ok(());
+    }
+    system_program::transfer(
+        CpiContext::new(
+            system_program::ID,
+            Transfer {
+                from: payer.clone(),
+                to: target.clone(),
+            },
+        ),
+        missing,
+    )
 }
 
 /// Creates `target` for `value` (owned by `T`'s program) and stores it.

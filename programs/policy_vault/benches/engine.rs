@@ -30,7 +30,7 @@ fn policy(kinds: u8) -> PolicyConfig {
             capability: [9; 32],
             attestors: vec![Pubkey::new_from_array([7; 32])],
         },
-        extended: ExtendedRules::OFF,
+        limits: LimitRules::OFF,
     }
 }
 
@@ -97,7 +97,7 @@ fn bench(c: &mut Criterion) {
                     paused: false,
                     spending: SpendingCounters::default(),
                     velocity: VelocityState::default(),
-                    extended: None,
+                    limits: None,
                     payee_listed: false,
                     payer,
                     payee,

@@ -123,7 +123,7 @@ pub enum PolicyVaultError {
     WithdrawalNotToRecovery,
     #[msg("rent_payer is not the account that paid for the request")]
     RentPayerMismatch,
-    // 6054..: policy v2
+    // 6054..: limit rules
     #[msg("payee_list_mode must be 0 (no list), 1 (allow list) or 2 (deny list)")]
     InvalidListMode,
     #[msg("payees / payee_list: a payee list needs payee_list_mode 1 (allow) or 2 (deny)")]

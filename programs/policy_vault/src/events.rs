@@ -85,8 +85,10 @@ pub struct PolicyCreated {
     pub created_by: Pubkey,
     /// Distinct member signatures (at least the authority's threshold).
     pub signers: u8,
-    /// 1 (`init_policy`) or 2 (`init_policy_v2`).
-    pub version: u8,
+    /// A payment of more needs an approval (0 = none).
+    pub approval_threshold: u64,
+    /// Whether the policy sets limit rules (list, window, monthly, lifetime, per-payee).
+    pub limits: bool,
 }
 
 /// The authority's members approved one payment's terms (`approve_payment`).
@@ -113,7 +115,7 @@ pub struct ApprovalClosed {
     pub consumed: bool,
 }
 
-/// The authority's threshold edited a v2 policy's payee list.
+/// The authority's threshold edited a policy's payee list.
 #[event]
 pub struct PayeeListEdited {
     pub asset: Pubkey,

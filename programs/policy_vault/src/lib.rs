@@ -126,31 +126,21 @@ pub mod policy_vault {
     }
 
     /// Creates an immutable spending policy, its velocity ledger and (if missing) the kill
-    /// switch; needs `threshold` members. A policy with Spending or Velocity names its mint,
-    /// whose account is checked (no Token-2022 transfer fee or permanent delegate).
+    /// switch; needs `threshold` members. `params` are the core rules: a policy with Spending
+    /// or Velocity names its mint, whose account is checked (no Token-2022 transfer fee or
+    /// permanent delegate). `rules` are the limits (validity window, payee allow or deny
+    /// list, monthly, lifetime and per-payee daily caps; all zero: none), with the payee
+    /// list account (empty) when `rules.payee_list` names one. `approval_threshold`: a
+    /// payment of more needs the members' `approve_payment` (0 = none).
     pub fn init_policy<'info>(
         ctx: Context<'info, InitPolicy<'info>>,
-        asset: Pubkey,
-        policy_id: u32,
-        params: PolicyParams,
-    ) -> Result<()> {
-        instructions::init_policy(ctx, asset, policy_id, params)
-    }
-
-    /// Creates an immutable v2 policy: `params` as `init_policy`'s, `rules` (validity
-    /// window, payee allow or deny list, monthly, lifetime and per-payee daily caps), with
-    /// its payee list account (empty) when `rules.payee_list` names one, and
-    /// `approval_threshold` (a payment of more needs the members' `approve_payment`; 0 =
-    /// none); needs `threshold`.
-    pub fn init_policy_v2<'info>(
-        ctx: Context<'info, InitPolicyV2<'info>>,
         asset: Pubkey,
         policy_id: u32,
         params: PolicyParams,
         rules: PolicyRules,
         approval_threshold: u64,
     ) -> Result<()> {
-        instructions::init_policy_v2(ctx, asset, policy_id, params, rules, approval_threshold)
+        instructions::init_policy(ctx, asset, policy_id, params, rules, approval_threshold)
     }
 
     /// Approves one payment of exactly `terms` (payer and payee agents, mint, amount,
@@ -171,7 +161,7 @@ pub mod policy_vault {
         instructions::close_approval(ctx)
     }
 
-    /// Adds and removes payees of a v2 policy's list account (at most 256 entries); needs
+    /// Adds and removes payees of a policy's list account (at most 256 entries); needs
     /// `threshold` members. The list's meaning (allow or deny) is the policy's.
     pub fn edit_payee_list(
         ctx: Context<EditPayeeList>,

@@ -64,10 +64,10 @@ async fn main() -> std::process::ExitCode {
     println!("{}", report.table());
     println!("{}\n", report.budget_line());
 
-    // Each rule of a v2 policy alone: evaluate_and_commit's median over the runs.
+    // Each limit rule alone: evaluate_and_commit's median over the runs.
     let mut rules: Vec<(&str, Vec<u64>)> = Vec::new();
     for run in 1..=runs {
-        eprintln!("run {run}/{runs}: each rule of a v2 policy alone");
+        eprintln!("run {run}/{runs}: each limit rule alone");
         for (i, (name, units)) in trust_gate_program_tests::compute_units::rule_costs()
             .await
             .into_iter()
@@ -80,7 +80,7 @@ async fn main() -> std::process::ExitCode {
         }
     }
     println!(
-        "| policy (one rule alone) | evaluate_and_commit CU: median | over v1 |\n|---|---:|---:|"
+        "| policy (one rule alone) | evaluate_and_commit CU: median | over no limits |\n|---|---:|---:|"
     );
     let median = |v: &Vec<u64>| {
         let mut v = v.clone();

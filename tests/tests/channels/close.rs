@@ -8,7 +8,7 @@ use super::gated::{copy, setup, Setup, DEPOSIT};
 use gate::errors::GateError;
 use gate::state::{ChannelRecord, FeedbackLog, GateAuthority, DISPUTE_WINDOW_SECS};
 use policy_vault::engine::time::SECONDS_PER_DAY;
-use policy_vault::state::{PolicyAccountV2, PolicyRules, VelocityLedger};
+use policy_vault::state::{PolicyAccount, PolicyRules, VelocityLedger};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signer;
@@ -242,7 +242,7 @@ async fn refund_across(open_at: i64, between_at: i64) -> Counters {
         ..PolicyRules::default()
     };
     let mint = s.w.mint;
-    let payer = s.w.payer_with_policy_v2(3, demo_policy(mint), rules).await;
+    let payer = s.w.payer_with_limits(3, demo_policy(mint), rules).await;
     s.w.token_account(&payer.owner.pubkey(), 10_000_000).await;
     let open = s.gated_open(&payer, DEPOSIT).await;
     let record = s.record(&open).await;
@@ -267,19 +267,21 @@ struct Counters {
 
 impl Counters {
     async fn of(s: &mut Setup, payer: &Agent) -> Counters {
-        let p: PolicyAccountV2 = fetch(&mut s.w.ctx, &pda::policy(&payer.asset(), 1))
+        let p: PolicyAccount = fetch(&mut s.w.ctx, &pda::policy(&payer.asset(), 1))
             .await
             .unwrap();
         let v: VelocityLedger = fetch(&mut s.w.ctx, &pda::velocity(&payer.asset(), 1))
             .await
             .unwrap();
         let payee = s.payee.asset();
-        let slot = p.payee_slots.iter().find(|slot| slot.payee == payee);
+        let limits = p.limits.unwrap();
+        let slots = p.payee_day.unwrap().slots;
+        let slot = slots.iter().find(|slot| slot.payee == payee);
         Counters {
-            day: p.base.day_spent,
-            week: p.base.week_spent,
-            month: p.month_spent,
-            lifetime: p.lifetime_spent,
+            day: p.day_spent,
+            week: p.week_spent,
+            month: limits.month_spent,
+            lifetime: limits.lifetime_spent,
             payee_today: slot.map_or(0, |slot| slot.spent),
             velocity: v.cumulative,
         }

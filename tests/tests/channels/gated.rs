@@ -387,7 +387,7 @@ impl Setup {
 
 /// Every class of rule the strict gate runs on a payment refuses a gated open of a deposit it
 /// would not allow: the kill switch, the spending caps, the velocity window, the payer's
-/// requirements of the payee, the payee's of the payer, attestations, and a v2 policy's list.
+/// requirements of the payee, the payee's of the payer, attestations, and a policy's list.
 #[tokio::test]
 async fn a_gated_open_is_refused_by_every_class_of_rule() {
     use policy_vault::engine::kinds;
@@ -467,7 +467,7 @@ async fn a_gated_open_is_refused_by_every_class_of_rule() {
     };
     s.refused_for(&payer, &choosy, reason).await;
 
-    // A v2 policy's allow list without the payee.
+    // A policy's allow list without the payee.
     let rules = PolicyRules {
         payee_list_mode: 1,
         payees: [
@@ -478,7 +478,7 @@ async fn a_gated_open_is_refused_by_every_class_of_rule() {
         ],
         ..PolicyRules::default()
     };
-    let payer = s.w.payer_with_policy_v2(3, open_policy(mint), rules).await;
+    let payer = s.w.payer_with_limits(3, open_policy(mint), rules).await;
     s.w.token_account(&payer.owner.pubkey(), 10 * DEPOSIT).await;
     s.refused_for(&payer, &payee, DenyReason::PayeeNotAllowed)
         .await;
@@ -531,7 +531,7 @@ async fn a_deposit_above_the_approval_threshold_opens_once_with_its_approval() {
     s.w.set_stats(&payer.asset(), tier(3)).await;
     s.w.init_authority(&payer).await;
     let mint = s.w.mint;
-    s.w.init_policy_v2_approved(
+    s.w.init_policy_with_limits_approved(
         &payer,
         1,
         open_policy(mint),
@@ -587,10 +587,10 @@ async fn a_deposit_above_the_approval_threshold_opens_once_with_its_approval() {
     );
     assert!(raw_account(&mut s.w.ctx, &open.channel()).await.is_some());
     // Counted as the deposit, as any gated open.
-    let policy: policy_vault::state::PolicyAccountV2 =
+    let policy: policy_vault::state::PolicyAccount =
         fetch(&mut s.w.ctx, &sdk().pda.policy(&payer.asset(), 1))
             .await
             .unwrap();
-    assert_eq!(policy.base.day_spent, DEPOSIT);
+    assert_eq!(policy.day_spent, DEPOSIT);
     assert_code(s.open_between(&payer, &payee).await, required);
 }

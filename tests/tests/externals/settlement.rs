@@ -63,6 +63,8 @@ async fn externals_the_mcp_self_heal_cascade_registers_and_sets_up_an_agent_in_o
             &a,
             1,
             trust_gate_program_tests::world::open_policy(w.mint),
+            Default::default(),
+            0,
         ),
     ];
     w.send(&ixs, &[&owner, &asset]).await.unwrap();

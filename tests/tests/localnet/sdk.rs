@@ -362,9 +362,15 @@ async fn a_token_2022_settlement_passes_the_introspection() {
     .unwrap();
     let mut policy = w.payer_policy();
     policy.mint = mint.pubkey();
-    let ix = env
-        .b
-        .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 3, policy);
+    let ix = env.b.init_policy(
+        &payer.owner.pubkey(),
+        &[],
+        &payer.asset(),
+        3,
+        policy,
+        Default::default(),
+        0,
+    );
     env.send(&[ix], &[&payer.owner]).await.unwrap();
 
     let mut s = env.settlement(3, 250_000, payment_id()).await;
@@ -429,7 +435,15 @@ async fn every_policy_vault_and_gate_builder_lands() {
     // Creating a policy needs the threshold too.
     let short = env
         .send(
-            &[b.init_policy(&o, &[], &asset, 1, env.world.payer_policy())],
+            &[b.init_policy(
+                &o,
+                &[],
+                &asset,
+                1,
+                env.world.payer_policy(),
+                Default::default(),
+                0,
+            )],
             &[&owner],
         )
         .await
@@ -440,7 +454,15 @@ async fn every_policy_vault_and_gate_builder_lands() {
         "{short}"
     );
     env.send(
-        &[b.init_policy(&o, &[s], &asset, 1, env.world.payer_policy())],
+        &[b.init_policy(
+            &o,
+            &[s],
+            &asset,
+            1,
+            env.world.payer_policy(),
+            Default::default(),
+            0,
+        )],
         &[&owner, &second],
     )
     .await

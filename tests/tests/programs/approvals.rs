@@ -1,4 +1,4 @@
-//! Approvals above a v2 policy's threshold, executed: a payment above it is held
+//! Approvals above a policy's threshold, executed: a payment above it is held
 //! (RequireApproval; the strict gate's `ApprovalRequired`), the authority's members approve
 //! its terms on chain (`approve_payment`), the same payment then passes once and closes the
 //! approval to the member who paid its rent; an approval of other terms, an expired one, a
@@ -25,8 +25,8 @@ fn approval_required() -> Option<u32> {
     Some(u32::from(gate::errors::GateError::ApprovalRequired))
 }
 
-/// A payer under a v2 policy (no kinds) whose payments above [`THRESHOLD`] need approval,
-/// its authority `members` with `threshold` (the owner first), and 1 000 tokens.
+/// A payer under a policy (no kinds, no limits) whose payments above [`THRESHOLD`] need
+/// approval, its authority `members` with `threshold` (the owner first), and 1 000 tokens.
 async fn payer(w: &mut World, cosigners: &[&Keypair], threshold: u8) -> Agent {
     let agent = w.register_agent().await;
     w.set_stats(&agent.asset(), tier(3)).await;
@@ -36,7 +36,7 @@ async fn payer(w: &mut World, cosigners: &[&Keypair], threshold: u8) -> Agent {
         .collect();
     let ix = w.init_authority_ix(&owner, &agent.asset(), members, threshold);
     send(&mut w.ctx, &[ix], &[&agent.owner]).await.unwrap();
-    let create = sdk().init_policy_v2(
+    let create = sdk().init_policy(
         &owner,
         &cosigners.iter().map(|k| k.pubkey()).collect::<Vec<_>>(),
         &agent.asset(),

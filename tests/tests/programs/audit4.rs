@@ -130,7 +130,15 @@ async fn audit4_g1_the_owner_cannot_take_the_authority_over_from_itself_in_one_t
     let complete = sdk().complete_take_over(&asset, &second.pubkey());
     let drain = g.withdraw(&w, &second.pubkey(), &[], &second_token);
     // A policy without caps of its own, as the second key alone.
-    let open = sdk().init_policy(&second.pubkey(), &[], &asset, 9, open_policy(w.mint));
+    let open = sdk().init_policy(
+        &second.pubkey(),
+        &[],
+        &asset,
+        9,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     // The request goes through; its completion is what the delay refuses.
     assert_code(
         send(
@@ -215,7 +223,15 @@ async fn audit4_g1_within_the_delay_the_new_owner_moves_nothing_and_the_members_
     );
 
     // The members: no policy, no withdrawal but to the recovery key, the kill switch yes.
-    let policy = sdk().init_policy(&g.lead(), &g.cosigners(), &asset, 5, open_policy(w.mint));
+    let policy = sdk().init_policy(
+        &g.lead(),
+        &g.cosigners(),
+        &asset,
+        5,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     assert_code(g.members_send(&mut w, policy).await, v(V::AuthorityStale));
     let elsewhere = w.token_account(&g.lead(), 0).await;
     let to_member = g.withdraw(&w, &g.lead(), &g.cosigners(), &elsewhere);
@@ -328,7 +344,15 @@ async fn audit4_g1_a_buyer_holds_control_after_the_delay() {
     send(&mut w.ctx, &[request], &[&next]).await.unwrap();
     let accept = sdk().accept_take_over(&buyer.pubkey(), &[], &asset, &next.pubkey());
     send(&mut w.ctx, &[accept], &[&buyer]).await.unwrap();
-    let policy = sdk().init_policy(&next.pubkey(), &[], &asset, 3, open_policy(w.mint));
+    let policy = sdk().init_policy(
+        &next.pubkey(),
+        &[],
+        &asset,
+        3,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     send(&mut w.ctx, &[policy], &[&next]).await.unwrap();
 }
 
@@ -392,7 +416,15 @@ async fn audit4_g1_the_guard_is_the_thresholds_and_a_stale_request_never_applies
     );
     let complete = sdk().complete_take_over(&asset, &first.pubkey());
     send(&mut w.ctx, &[complete], &[]).await.unwrap();
-    let policy = sdk().init_policy(&next.pubkey(), &[], &asset, 3, open_policy(w.mint));
+    let policy = sdk().init_policy(
+        &next.pubkey(),
+        &[],
+        &asset,
+        3,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     send(&mut w.ctx, &[policy], &[&next]).await.unwrap();
 }
 

@@ -180,6 +180,8 @@ async fn bound_payer(
             &b.asset(),
             1,
             vault_policy(mint),
+            Default::default(),
+            0,
         ),
         sdk().open_vault(&owner, &b.cosigner_keys(), &b.asset(), &mint, &program),
         sdk().set_vault_spender(&owner, &b.cosigner_keys(), &b.asset(), 1, &b.hot.pubkey()),
@@ -334,7 +336,15 @@ async fn the_hot_key_alone_cannot_move_the_vault() {
     // 6. The vault released under another policy of the agent that is wallet-funded (its
     //    caps were not written for the vault).
     let owner = b.agent.owner.insecure_clone();
-    let ix = sdk().init_policy(&owner.pubkey(), &[], &b.asset(), 2, demo_policy(mint));
+    let ix = sdk().init_policy(
+        &owner.pubkey(),
+        &[],
+        &b.asset(),
+        2,
+        demo_policy(mint),
+        Default::default(),
+        0,
+    );
     send(&mut w.ctx, &[ix], &[&owner]).await.unwrap();
     let mut other_policy = settlement.clone();
     other_policy[0] = b.strict(&payee, amount, dest, 2, Some(b.hot_token));

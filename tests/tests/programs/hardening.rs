@@ -55,14 +55,30 @@ async fn finding_1_creating_a_policy_needs_the_authority_threshold() {
     let (agent, second) = two_of_two(&mut w).await;
     let (asset, owner) = (agent.asset(), agent.owner.pubkey());
     // One member alone (say, a compromised one) cannot open a policy without caps.
-    let lone = sdk().init_policy(&second.pubkey(), &[], &asset, 9, open_policy(w.mint));
+    let lone = sdk().init_policy(
+        &second.pubkey(),
+        &[],
+        &asset,
+        9,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     assert_code(
         send(&mut w.ctx, &[lone], &[&second]).await,
         v(V::InsufficientSigners),
     );
     // Neither can the agent's hot key, which is no member at all.
     let hot = funded_keypair(&mut w.ctx).await;
-    let ix = sdk().init_policy(&hot.pubkey(), &[owner], &asset, 9, open_policy(w.mint));
+    let ix = sdk().init_policy(
+        &hot.pubkey(),
+        &[owner],
+        &asset,
+        9,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     assert_code(
         send(&mut w.ctx, &[ix], &[&hot, &agent.owner]).await,
         v(V::NotAuthorityMember),
@@ -71,7 +87,15 @@ async fn finding_1_creating_a_policy_needs_the_authority_threshold() {
         .await
         .is_none());
     // The threshold can.
-    let ix = sdk().init_policy(&owner, &[second.pubkey()], &asset, 9, open_policy(w.mint));
+    let ix = sdk().init_policy(
+        &owner,
+        &[second.pubkey()],
+        &asset,
+        9,
+        open_policy(w.mint),
+        Default::default(),
+        0,
+    );
     send(&mut w.ctx, &[ix], &[&agent.owner, &second])
         .await
         .unwrap();
@@ -84,7 +108,15 @@ async fn finding_1_a_retired_policy_is_a_hard_error_for_both_gates() {
     let mut w = World::new().await;
     let (payer, second) = two_of_two(&mut w).await;
     let (asset, owner) = (payer.asset(), payer.owner.pubkey());
-    let ix = sdk().init_policy(&owner, &[second.pubkey()], &asset, 1, demo_policy(w.mint));
+    let ix = sdk().init_policy(
+        &owner,
+        &[second.pubkey()],
+        &asset,
+        1,
+        demo_policy(w.mint),
+        Default::default(),
+        0,
+    );
     send(&mut w.ctx, &[ix], &[&payer.owner, &second])
         .await
         .unwrap();
@@ -160,7 +192,15 @@ async fn finding_1_a_policy_with_limits_must_name_its_mint() {
 
     // A named mint comes with its account, which must be that mint.
     let owner = agent.owner.pubkey();
-    let mut ix = sdk().init_policy(&owner, &[], &agent.asset(), 4, demo_policy(w.mint));
+    let mut ix = sdk().init_policy(
+        &owner,
+        &[],
+        &agent.asset(),
+        4,
+        demo_policy(w.mint),
+        Default::default(),
+        0,
+    );
     let slot = ix.accounts.iter().position(|m| m.pubkey == w.mint).unwrap();
     ix.accounts[slot].pubkey = policy_vault::ID; // "absent"
     assert_code(

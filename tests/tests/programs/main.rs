@@ -11,7 +11,7 @@ mod decisions;
 mod engine_standin;
 mod funding;
 mod hardening;
-mod policy_v2;
+mod limits;
 mod records;
 mod sbf_artifacts;
 mod settlement;

@@ -1,14 +1,12 @@
-//! Rent that comes back (issue 33): a payment's log and dispute record close, permissionless,
-//! once the payment can be neither disputed nor settled again, every lamport to whoever paid
-//! it; a payment's deadline bounds its settlement, so its id settles once even after the log
-//! is gone; logs of the layout before deadlines close too.
+//! Rent that comes back: a payment's log and dispute record close, permissionless, once the
+//! payment can be neither disputed nor settled again, every lamport to whoever paid it; a
+//! payment's deadline bounds its settlement, so its id settles once even after the log is
+//! gone.
 
-use anchor_lang::{AccountSerialize, Discriminator};
 use gate::errors::GateError as G;
 use gate::instructions::DISPUTE_WINDOW_SECS;
 use gate::settlement::MAX_DEADLINE_AHEAD_SECS;
-use gate::state::{DisputeRecord, FeedbackEmissionLog, FeedbackLog};
-use solana_sdk::account::Account;
+use gate::state::{DisputeRecord, FeedbackLog};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
@@ -244,69 +242,4 @@ async fn a_disputed_payments_record_closes_with_its_log_its_rent_to_whoever_paid
             .await
             .is_none());
     }
-}
-
-/// A log and a dispute record as the gate wrote them before payments carried a deadline,
-/// placed at their addresses: they close once their window has passed, the rent to the
-/// facilitator they name.
-#[tokio::test]
-async fn logs_and_records_of_the_layout_before_deadlines_close_too() {
-    let mut w = World::new().await;
-    let f = w.facilitator.pubkey();
-    let pay = payment_id();
-    let created_at = w.now;
-    let legacy = FeedbackEmissionLog {
-        facilitator: f,
-        payment_id_hash: pay,
-        payee_asset: Pubkey::new_unique(),
-        payer_asset: Pubkey::new_unique(),
-        mint: w.mint,
-        amount: 5,
-        score: 90,
-        value: 5,
-        value_decimals: 6,
-        slot: 1,
-        created_at,
-        settled_atomically: true,
-        payer_wallet: Pubkey::new_unique(),
-        bump: 255,
-    };
-    let mut data = Vec::new();
-    legacy.try_serialize(&mut data).unwrap();
-    assert_eq!(data.len(), 236);
-    let mut record = DisputeRecord::DISCRIMINATOR.to_vec();
-    record.extend_from_slice(f.as_ref());
-    record.resize(gate::state::LEGACY_DISPUTE_RECORD_LEN, 1);
-    let (log_rent, record_rent) = (2_533_440, 2_178_480);
-    for (key, data, lamports) in [
-        (pda::feedback_log(&f, &pay), data, log_rent),
-        (pda::dispute(&f, &pay), record, record_rent),
-    ] {
-        w.ctx.set_account(
-            &key,
-            &Account {
-                lamports,
-                data,
-                owner: gate::ID,
-                executable: false,
-                rent_epoch: 0,
-            }
-            .into(),
-        );
-    }
-    let stranger = funded_keypair(&mut w.ctx).await;
-    assert_code(
-        close(&mut w, &stranger, pay, &f).await,
-        g(G::PaymentRecordsOpen),
-    );
-    w.advance_time(DISPUTE_WINDOW_SECS + 1).await;
-    let before = lamports(&mut w, &f).await;
-    close(&mut w, &stranger, pay, &f).await.unwrap();
-    assert_eq!(lamports(&mut w, &f).await, before + log_rent + record_rent);
-    assert!(raw_account(&mut w.ctx, &pda::feedback_log(&f, &pay))
-        .await
-        .is_none());
-    assert!(raw_account(&mut w.ctx, &pda::dispute(&f, &pay))
-        .await
-        .is_none());
 }

@@ -43,9 +43,7 @@ async fn largest_settlement_fits_with(funding: u8, approved: bool) {
     let attestor = w.attestor().await;
     // Approved: every payment above 999 999 needs an approval, and this one has it.
     let threshold = if approved { 999_999 } else { 0 };
-    let (payer, payee, att) = w
-        .largest_case_v2_approved(&attestor, funding, threshold)
-        .await;
+    let (payer, payee, att) = w.largest_case_approved(&attestor, funding, threshold).await;
     let vault_funded = funding == funding::VAULT;
     let own_funds = if vault_funded { 0 } else { 10_000_000 };
     let source = w.token_account(&payer.owner.pubkey(), own_funds).await;

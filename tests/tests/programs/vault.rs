@@ -367,6 +367,8 @@ async fn killswitch_threshold_and_state() {
         &asset,
         1,
         open_policy(w.mint),
+        Default::default(),
+        0,
     );
     send(&mut w.ctx, &[ix], &[&m[1], &m[2]]).await.unwrap();
     // Threshold 2 signed by one member: refused.
@@ -459,6 +461,45 @@ async fn acceptance_policy_create_replace_and_threshold() {
     assert_code(
         send(&mut w.ctx, &[ix], &[&m[0], &m[1]]).await,
         code(E::UnratedValidationWithoutCapability),
+    );
+}
+
+/// An acceptance policy carries its layout's version, and replacing one written by an earlier,
+/// shorter layout grows the account (its member paying the rent), so later fields need no
+/// second account type. Here the earlier layout is the current one without its version byte.
+#[tokio::test]
+async fn an_acceptance_policy_of_a_shorter_layout_grows_when_replaced() {
+    use policy_vault::state::ACCEPTANCE_VERSION;
+    let mut w = World::new().await;
+    let (agent, m) = agent_with_members(&mut w, 1, 1).await;
+    let asset = agent.asset();
+    let address = pda::acceptance(&asset);
+    let ix = w.set_acceptance_ix(&m[0].pubkey(), &[], &asset, min_tier_acceptance(2));
+    send(&mut w.ctx, &[ix], &[&m[0]]).await.unwrap();
+    let a: AcceptancePolicy = fetch(&mut w.ctx, &address).await.unwrap();
+    assert_eq!(a.version, ACCEPTANCE_VERSION);
+    let rent = w.ctx.banks_client.get_rent().await.unwrap();
+    let mut older = trust_gate_program_tests::raw_account(&mut w.ctx, &address)
+        .await
+        .unwrap();
+    let full = older.data.len();
+    assert_eq!(full, 152);
+    older.data.truncate(full - 1);
+    older.lamports = rent.minimum_balance(full - 1);
+    w.ctx.set_account(&address, &older.into());
+    let ix = w.set_acceptance_ix(&m[0].pubkey(), &[], &asset, min_tier_acceptance(3));
+    send(&mut w.ctx, &[ix], &[&m[0]]).await.unwrap();
+    let grown = trust_gate_program_tests::raw_account(&mut w.ctx, &address)
+        .await
+        .unwrap();
+    assert_eq!(
+        (grown.data.len(), grown.lamports),
+        (full, rent.minimum_balance(full))
+    );
+    let a: AcceptancePolicy = fetch(&mut w.ctx, &address).await.unwrap();
+    assert_eq!(
+        (a.params.min_payer_tier, a.version),
+        (3, ACCEPTANCE_VERSION)
     );
 }
 

@@ -822,7 +822,7 @@ async fn audit4_i2_a_payee_that_requires_memos_is_refused_at_verify_and_settle()
     let o = payer.owner.pubkey();
     let source = TokenProgram::Token2022.associated_account(&o, &mint);
     let fund = [
-        b.init_policy(&o, &[], &payer.asset, POLICY, params),
+        b.init_policy(&o, &[], &payer.asset, POLICY, params, Default::default(), 0),
         create_associated_token_account_idempotent(&faucet, &o, &mint, &t22),
         spl_token_2022::instruction::mint_to(
             &t22,

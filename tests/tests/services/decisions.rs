@@ -256,6 +256,8 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
         &tier0.asset(),
         3,
         w.payer_policy(),
+        Default::default(),
+        0,
     );
     env.send(&[create], &[&tier0.owner]).await.unwrap();
     let o = check.same("policy created").await;

@@ -157,9 +157,10 @@ fn builders(s: &Services) -> Value {
     })
 }
 
-/// The policy builders for fixed inputs, which the Node test repeats: a v1 and a v2 policy
-/// (every v2 field set, the list account named) of the tier-0 payer, created by the tier-3
-/// payer's owner with the attestor as a second member, and a list edit.
+/// The policy builders for fixed inputs, which the Node test repeats: a policy without limits
+/// and one with every limit set (the list account named) and an approval threshold, of the
+/// tier-0 payer, created by the tier-3 payer's owner with the attestor as a second member, and
+/// a list edit.
 fn policy_builders(s: &Services) -> Vec<Instruction> {
     use policy_vault::state::{funding, PolicyParams, PolicyRules};
     let (w, b) = (&s.env.world, &s.env.b);
@@ -209,8 +210,16 @@ fn policy_builders(s: &Services) -> Vec<Instruction> {
         },
     );
     vec![
-        b.init_policy(&owner, &cosigners, &asset, 8, params.clone()),
-        b.init_policy_v2(&owner, &cosigners, &asset, 9, params, rules, 7),
+        b.init_policy(
+            &owner,
+            &cosigners,
+            &asset,
+            8,
+            params.clone(),
+            Default::default(),
+            0,
+        ),
+        b.init_policy(&owner, &cosigners, &asset, 9, params, rules, 7),
         b.edit_payee_list(
             &owner,
             &cosigners,

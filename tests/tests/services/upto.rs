@@ -537,7 +537,7 @@ async fn spent_today(s: &Services) -> u64 {
     .await
     .unwrap()
     .unwrap();
-    policy.base().day_spent
+    policy.day_spent
 }
 
 /// The gated variant: the deposit runs the payer's metered policy (counted, recorded), the

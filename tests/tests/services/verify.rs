@@ -67,10 +67,15 @@ async fn decisions_errors_and_the_mount() {
     policy.kinds |= policy_vault::engine::config::kinds::REQUIRE_VALIDATION;
     policy.required_capability = capability;
     policy.accepted_attestors = [w.attestor.pubkey(), Pubkey::default()];
-    let ix = s
-        .env
-        .b
-        .init_policy(&payer.owner.pubkey(), &[], &payer.asset(), 5, policy);
+    let ix = s.env.b.init_policy(
+        &payer.owner.pubkey(),
+        &[],
+        &payer.asset(),
+        5,
+        policy,
+        Default::default(),
+        0,
+    );
     s.env.send(&[ix], &[&payer.owner]).await.unwrap();
     let mut ctx = context(&s, 3);
     ctx["policyId"] = json!(5);
@@ -104,7 +109,7 @@ async fn decisions_errors_and_the_mount() {
         "{e}"
     );
 
-    // A v2 policy of the tier-3 payer whose deny list account names the service: /verify
+    // A policy of the tier-3 payer whose deny list account names the service: /verify
     // reads the list account the policy names and answers Deny 19 with every header; taken
     // off the list by the threshold, the payment is allowed again.
     let owner = payer.owner.pubkey();
@@ -119,7 +124,7 @@ async fn decisions_errors_and_the_mount() {
     let create = s
         .env
         .b
-        .init_policy_v2(&owner, &[], &payer.asset(), 6, w.payer_policy(), rules, 0);
+        .init_policy(&owner, &[], &payer.asset(), 6, w.payer_policy(), rules, 0);
     let list = |add: bool| {
         let service = vec![w.service.asset()];
         let (a, r) = if add {

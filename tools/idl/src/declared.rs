@@ -236,13 +236,13 @@ fn find<'a>(
     })
 }
 
-/// The strict gate's errors for the deny reasons of v2 policies: `6100 + code`, numbers
+/// The strict gate's errors for the deny reasons of a policy's limits: `6100 + code`, numbers
 /// outside its error enum (see `gate::instructions::deny_error`), declared so that every
 /// client generated from the IDL names them.
 fn deny_errors() -> Vec<anchor_lang_idl::types::IdlErrorCode> {
     policy_vault::engine::DenyReason::ALL
         .iter()
-        .filter(|r| r.code() > policy_vault::engine::DenyReason::LAST_V1_CODE)
+        .filter(|r| r.code() > policy_vault::engine::DenyReason::LAST_6000_CODE)
         .map(|r| anchor_lang_idl::types::IdlErrorCode {
             code: r.strict_error_code(),
             name: r.name().to_string(),
@@ -255,62 +255,10 @@ fn deny_errors() -> Vec<anchor_lang_idl::types::IdlErrorCode> {
         .collect()
 }
 
-/// A v1 PolicyAccount is read by hand (as is a v2, see `state::AnyPolicy`), so no
-/// instruction names it as an `Account` and Anchor lists it only as the type of a v2
-/// policy's `base`. Declared here as an account, so that clients still decode v1 policies;
-/// and since a client generator makes an account's type the account itself, a v2 policy's
-/// `base` names a copy of the type, `PolicyBase` (the same fields, the same layout).
-fn declare_v1_policy(idl: &mut Idl) -> Result<(), String> {
-    use anchor_lang::Discriminator;
-    use anchor_lang_idl::types::{IdlDefinedFields, IdlType, IdlTypeDefTy};
-    let (name, copy) = ("PolicyAccount", "PolicyBase");
-    let Some(v1) = idl.types.iter().find(|t| t.name == name).cloned() else {
-        return Err(format!(
-            "{name}: no such type (a v2 policy's `base` names it)"
-        ));
-    };
-    if idl.accounts.iter().any(|a| a.name == name) {
-        return Err(format!("{name}: already an account of the IDL"));
-    }
-    idl.accounts.push(anchor_lang_idl::types::IdlAccount {
-        name: name.to_string(),
-        discriminator: policy_vault::state::PolicyAccount::DISCRIMINATOR.to_vec(),
-    });
-    idl.accounts.sort_by(|a, b| a.name.cmp(&b.name));
-    let v2 = idl
-        .types
-        .iter_mut()
-        .find(|t| t.name == "PolicyAccountV2")
-        .ok_or("PolicyAccountV2: no such type")?;
-    let IdlTypeDefTy::Struct {
-        fields: Some(IdlDefinedFields::Named(fields)),
-    } = &mut v2.ty
-    else {
-        return Err("PolicyAccountV2: not a struct of named fields".into());
-    };
-    let base = fields
-        .iter_mut()
-        .find(|f| f.name == "base")
-        .ok_or("PolicyAccountV2: no field `base`")?;
-    match &mut base.ty {
-        IdlType::Defined { name: n, .. } if n == name => *n = copy.to_string(),
-        other => return Err(format!("PolicyAccountV2.base: {other:?}, not {name}")),
-    }
-    let mut base_type = v1;
-    base_type.name = copy.to_string();
-    base_type.docs = vec!["A v1 policy's fields, as a v2 policy holds them in `base`.".into()];
-    idl.types.push(base_type);
-    idl.types.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(())
-}
-
 /// Writes the declared seeds of `program` into its IDL (and the gate's deny errors).
 pub fn apply(program: &str, idl: &mut Idl) -> Result<(), String> {
     if program == "gate" {
         idl.errors.extend(deny_errors());
-    }
-    if program == "policy_vault" {
-        declare_v1_policy(idl)?;
     }
     for d in DECLARED.iter().filter(|d| d.program == program) {
         let place = format!("{program}::{}.{}", d.instruction, d.account);

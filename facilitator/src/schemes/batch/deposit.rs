@@ -86,7 +86,7 @@ impl Batch {
                 payer_asset: g.payer_asset,
                 payee_asset: g.payee_asset,
                 policy_id: g.policy_id,
-                per_payment_cap: policy.base().params.per_tx_cap,
+                per_payment_cap: policy.params.per_tx_cap,
             })
         } else {
             None

@@ -115,7 +115,7 @@ pub async fn stops(
     let mut retired = HashSet::new();
     for (key, acc) in policies.iter().zip(accounts) {
         let policy = acc.and_then(|a| decode::policy(&a.data).ok());
-        if policy.is_none_or(|p| p.base().is_retired()) {
+        if policy.is_none_or(|p| p.is_retired()) {
             retired.insert(*key);
         }
     }

@@ -310,7 +310,7 @@ pub struct GateAccounts<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: an attestation about the payee.
     pub payee_attestation: Option<UncheckedAccount<'info>>,
-    /// CHECK: the payer policy's payee list when its (v2) policy names one, else the policy.
+    /// CHECK: the payer policy's payee list when its policy names one, else the policy.
     pub payee_list: UncheckedAccount<'info>,
     /// CHECK: policy_vault (the gate checks its id).
     pub policy_vault_program: UncheckedAccount<'info>,

@@ -49,7 +49,7 @@ pub struct EvaluationAccounts<'info> {
     pub payer_attestation: Option<UncheckedAccount<'info>>,
     /// CHECK: an attestation about the payee (checked by policy_vault).
     pub payee_attestation: Option<UncheckedAccount<'info>>,
-    /// CHECK: the payer policy's PayeeList when its (v2) policy names one, else the policy
+    /// CHECK: the payer policy's PayeeList when its policy names one, else the policy
     /// account again, which policy_vault then ignores (checked by policy_vault). An account
     /// already in the instruction costs less than an absent one's placeholder.
     pub payee_list: UncheckedAccount<'info>,

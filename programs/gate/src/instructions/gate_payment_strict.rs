@@ -187,10 +187,10 @@ pub(crate) fn check_mint(info: &AccountInfo) -> Result<()> {
 }
 
 /// The error for a deny reason: `6000 + code` for codes 1..=15 (the gate's own errors of
-/// those numbers), `6100 + code` for the reasons of v2 policies (16 and up), whose numbers
+/// those numbers), `6100 + code` for the limit rules' reasons (16 and up), whose numbers
 /// after 6015 the gate's other errors had taken (see `DenyReason::strict_error_code`).
 pub fn deny_error(reason: DenyReason) -> Error {
-    let v1 = match reason {
+    let low = match reason {
         DenyReason::KillSwitchEngaged => GateError::KillSwitchEngaged,
         DenyReason::SpendingPerTxExceeded => GateError::SpendingPerTxExceeded,
         DenyReason::SpendingDailyExceeded => GateError::SpendingDailyExceeded,
@@ -225,7 +225,7 @@ pub fn deny_error(reason: DenyReason) -> Error {
             });
         }
     };
-    v1.into()
+    low.into()
 }
 
 /// The committing gate of a settlement. It is a top-level instruction by design: it reads

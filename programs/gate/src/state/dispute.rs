@@ -24,21 +24,12 @@ pub struct DisputeRecord {
     pub created_at: i64,
 }
 
-/// The length of a DisputeRecord written before records named their rent payer (facilitator,
-/// payment_id_hash, payee_asset, reason_hash, slot, created_at, disputed_by, bump).
-pub const LEGACY_DISPUTE_RECORD_LEN: usize = 8 + 32 * 4 + 8 + 8 + 32 + 1;
-
 impl DisputeRecord {
-    /// Who a record's rent returns to, from its data: the rent payer it names, or, for a
-    /// record written before records named one, its facilitator (whose POST /dispute paid
-    /// for most of them; a payer who paid for its own pays that much less than it would
-    /// have). `None` for anything but a DisputeRecord.
+    /// Who a record's rent returns to, from its data: the rent payer it names. `None` for
+    /// anything but a DisputeRecord.
     pub fn rent_recipient(data: &[u8]) -> Option<Pubkey> {
         if data.get(..8)? != DisputeRecord::DISCRIMINATOR {
             return None;
-        }
-        if data.len() == LEGACY_DISPUTE_RECORD_LEN {
-            return Some(Pubkey::new_from_array(data[8..40].try_into().ok()?));
         }
         DisputeRecord::try_deserialize(&mut &data[..])
             .ok()
@@ -52,7 +43,7 @@ mod tests {
     use anchor_lang::AccountSerialize;
 
     #[test]
-    fn the_rent_goes_back_to_the_named_payer_or_a_legacy_records_facilitator() {
+    fn the_rent_goes_back_to_the_named_payer() {
         let r = DisputeRecord {
             facilitator: Pubkey::new_unique(),
             payment_id_hash: [1; 32],
@@ -65,10 +56,7 @@ mod tests {
         r.try_serialize(&mut data).unwrap();
         assert_eq!(data.len(), 8 + DisputeRecord::INIT_SPACE);
         assert_eq!(DisputeRecord::rent_recipient(&data), Some(r.rent_payer));
-        let mut legacy = DisputeRecord::DISCRIMINATOR.to_vec();
-        legacy.extend_from_slice(r.facilitator.as_ref());
-        legacy.resize(LEGACY_DISPUTE_RECORD_LEN, 3);
-        assert_eq!(DisputeRecord::rent_recipient(&legacy), Some(r.facilitator));
+        assert_eq!(DisputeRecord::rent_recipient(&data[..100]), None);
         assert_eq!(DisputeRecord::rent_recipient(&[0; 208]), None);
     }
 }

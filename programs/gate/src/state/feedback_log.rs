@@ -45,32 +45,7 @@ impl FeedbackLog {
     }
 }
 
-/// The log as the gate wrote it before payments carried a deadline (236 bytes). Still read:
-/// such logs close too, once their dispute window has passed.
-///
-/// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_asset, 136 mint,
-/// 168 amount, 176 score, 177 value, 185 value_decimals, 186 slot, 194 created_at,
-/// 202 settled_atomically, 203 payer_wallet, 235 bump.
-#[account]
-#[derive(InitSpace, Debug)]
-pub struct FeedbackEmissionLog {
-    pub facilitator: Pubkey,
-    pub payment_id_hash: [u8; 32],
-    pub payee_asset: Pubkey,
-    pub payer_asset: Pubkey,
-    pub mint: Pubkey,
-    pub amount: u64,
-    pub score: u8,
-    pub value: u64,
-    pub value_decimals: u8,
-    pub slot: u64,
-    pub created_at: i64,
-    pub settled_atomically: bool,
-    pub payer_wallet: Pubkey,
-    pub bump: u8,
-}
-
-/// What closing a payment's log needs of it, from either layout.
+/// What closing a payment's log needs of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClosableLog {
     pub facilitator: Pubkey,
@@ -81,28 +56,19 @@ pub struct ClosableLog {
 }
 
 impl ClosableLog {
-    /// Reads a gate-owned account's data as a payment log of either layout; `None` for
-    /// anything else (another of the gate's accounts, a closed account).
+    /// Reads a gate-owned account's data as a payment log; `None` for anything else
+    /// (another of the gate's accounts, a closed account).
     pub fn read(data: &[u8]) -> Option<ClosableLog> {
-        let disc = data.get(..8)?;
-        if disc == FeedbackLog::DISCRIMINATOR {
-            let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
-            let window_ends = log.created_at.checked_add(DISPUTE_WINDOW_SECS)?;
-            return Some(ClosableLog {
-                facilitator: log.facilitator,
-                payment_id_hash: log.payment_id_hash,
-                closes_after: window_ends.max(log.deadline),
-            });
+        if data.get(..8)? != FeedbackLog::DISCRIMINATOR {
+            return None;
         }
-        if disc == FeedbackEmissionLog::DISCRIMINATOR {
-            let log = FeedbackEmissionLog::try_deserialize(&mut &data[..]).ok()?;
-            return Some(ClosableLog {
-                facilitator: log.facilitator,
-                payment_id_hash: log.payment_id_hash,
-                closes_after: log.created_at.checked_add(DISPUTE_WINDOW_SECS)?,
-            });
-        }
-        None
+        let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
+        let window_ends = log.created_at.checked_add(DISPUTE_WINDOW_SECS)?;
+        Some(ClosableLog {
+            facilitator: log.facilitator,
+            payment_id_hash: log.payment_id_hash,
+            closes_after: window_ends.max(log.deadline),
+        })
     }
 }
 
@@ -145,31 +111,9 @@ mod tests {
     }
 
     #[test]
-    fn a_legacy_log_closes_after_its_window_and_nothing_else_reads_as_a_log() {
-        let legacy = FeedbackEmissionLog {
-            facilitator: Pubkey::new_unique(),
-            payment_id_hash: [9; 32],
-            payee_asset: Pubkey::new_unique(),
-            payer_asset: Pubkey::new_unique(),
-            mint: Pubkey::new_unique(),
-            amount: 5,
-            score: 1,
-            value: 5,
-            value_decimals: 6,
-            slot: 1,
-            created_at: 50,
-            settled_atomically: true,
-            payer_wallet: Pubkey::new_unique(),
-            bump: 255,
-        };
+    fn nothing_else_reads_as_a_log() {
         let mut data = Vec::new();
-        legacy.try_serialize(&mut data).unwrap();
-        assert_eq!(data.len(), 236);
-        let c = ClosableLog::read(&data).unwrap();
-        assert_eq!(
-            (c.facilitator, c.payment_id_hash, c.closes_after),
-            (legacy.facilitator, [9; 32], 50 + DISPUTE_WINDOW_SECS)
-        );
+        log(1_000, 1_060).try_serialize(&mut data).unwrap();
         assert_eq!(ClosableLog::read(&data[..100]), None);
         assert_eq!(ClosableLog::read(&[0; 300]), None);
         assert_eq!(ClosableLog::read(&[]), None);

@@ -2,7 +2,7 @@
 
 /// `["gate_authority", facilitator]` -> [`crate::state::GateAuthority`]
 pub const GATE_AUTHORITY: &[u8] = b"gate_authority";
-/// `["feedback_log", facilitator, payment_id_hash]` -> [`crate::state::FeedbackEmissionLog`]
+/// `["feedback_log", facilitator, payment_id_hash]` -> [`crate::state::FeedbackLog`]
 pub const FEEDBACK_LOG: &[u8] = b"feedback_log";
 /// `["channel_record", channel]` -> [`crate::state::ChannelRecord`]
 pub const CHANNEL_RECORD: &[u8] = b"channel_record";

@@ -146,9 +146,9 @@ impl ListMode {
     }
 }
 
-/// The rules of a v2 policy; all off in a v1 policy. Zero turns a bound or cap off.
+/// A policy's limit rules; all off in a policy without them. Zero turns a bound or cap off.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ExtendedRules {
+pub struct LimitRules {
     /// The payee list's meaning; whether the payee is on it is an input of the evaluation.
     pub list_mode: ListMode,
     /// Unix seconds: no payment before this second.
@@ -163,8 +163,8 @@ pub struct ExtendedRules {
     pub payee_daily_cap: u64,
 }
 
-impl ExtendedRules {
-    pub const OFF: ExtendedRules = ExtendedRules {
+impl LimitRules {
+    pub const OFF: LimitRules = LimitRules {
         list_mode: ListMode::Off,
         not_before: 0,
         not_after: 0,
@@ -189,8 +189,8 @@ pub struct PolicyConfig {
     pub counterparty: TrustRequirement,
     /// Asked of the payee (bit REQUIRE_VALIDATION, and by unrated treatment RequireValidation).
     pub validation: ValidationRule,
-    /// A v2 policy's rules ([`ExtendedRules::OFF`] for v1).
-    pub extended: ExtendedRules,
+    /// The limit rules ([`LimitRules::OFF`] for a policy without them).
+    pub limits: LimitRules,
 }
 
 impl PolicyConfig {
@@ -277,12 +277,12 @@ pub fn validate_policy(p: &PolicyConfig) -> Result<(), ConfigError> {
     }
     validate_trust(&p.counterparty, &p.validation)?;
     validate_attestors(&p.validation)?;
-    validate_extended(&p.extended)
+    validate_limits(&p.limits)
 }
 
-/// The bounds of a v2 policy's validity window. Its payee list is checked where its entries
-/// are (`state::policy_v2`).
-pub fn validate_extended(r: &ExtendedRules) -> Result<(), ConfigError> {
+/// The bounds of a policy's validity window. Its payee list is checked where its entries
+/// are (`state::rules`, `instructions::evaluate`).
+pub fn validate_limits(r: &LimitRules) -> Result<(), ConfigError> {
     if r.not_before < 0 || r.not_after < 0 {
         return Err(ConfigError::ValidityNegative);
     }

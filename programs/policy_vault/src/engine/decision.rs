@@ -1,7 +1,7 @@
 //! Decisions and the stable deny reason codes.
 
 /// Why a payment was denied. The numeric code is the public contract (1..=23, codes 16 and
-/// up for the rules of a v2 policy); the names are the strings clients see.
+/// up for the limit rules); the names are the strings clients see.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DenyReason {
@@ -67,7 +67,7 @@ impl DenyReason {
     /// The highest code of the first set, whose strict-gate errors are `6000 + code`; codes
     /// after it fail the strict gate with `6100 + code` (the gate's errors 6016 and up were
     /// taken when they came).
-    pub const LAST_V1_CODE: u8 = 15;
+    pub const LAST_6000_CODE: u8 = 15;
 
     pub fn code(self) -> u8 {
         self as u8
@@ -109,7 +109,7 @@ impl DenyReason {
     /// `6100 + code` for 16 and up.
     pub fn strict_error_code(self) -> u32 {
         let code = u32::from(self.code());
-        if self.code() <= Self::LAST_V1_CODE {
+        if self.code() <= Self::LAST_6000_CODE {
             6000 + code
         } else {
             6100 + code

@@ -2,13 +2,13 @@
 //! KillSwitch → validity window → payee list → Spending (per transaction, daily, weekly) →
 //! monthly, lifetime and per-payee daily caps → Velocity → payee checks (tier, then
 //! attestation) → payer checks from the payee's AcceptancePolicy (tier/risk/confidence, then
-//! attestation) → approval (a v2 policy's amount above its approval threshold, unless
+//! attestation) → approval (an amount above the policy's approval threshold, unless
 //! approved: RequireApproval, asked only of a payment everything else allows). The rules between the kill switch and Spending, and the three caps after
-//! it, are a v2 policy's ([`ExtendedRules`]); a v1 policy has them all off.
+//! it, are the policy's limits ([`LimitRules`]), all off in a policy without them.
 
 use super::config::*;
 use super::decision::*;
-use super::extended::{self, ExtendedState, ExtendedUpdate};
+use super::limits::{self, LimitState, LimitUpdate};
 use super::time::{day_index, week_index};
 use anchor_lang::prelude::Pubkey;
 pub use trust_gate_program_common::external::atom_stats::{Reputation, Stats};
@@ -56,9 +56,9 @@ pub struct EvalInput<'a> {
     pub paused: bool,
     pub spending: SpendingCounters,
     pub velocity: VelocityState,
-    /// A v2 policy's counters and the payee's slot; `None` for a v1 policy, whose v2 rules
+    /// The limits' counters and the payee's slot; `None` for a policy without limits, whose limit rules
     /// are all off and which counts nothing of theirs.
-    pub extended: Option<ExtendedState>,
+    pub limits: Option<LimitState>,
     /// Whether the payee is on the policy's payee list (inline or in its list account).
     pub payee_listed: bool,
     pub payer: Party,
@@ -66,7 +66,7 @@ pub struct EvalInput<'a> {
     pub amount: u64,
     /// Unix seconds.
     pub now: i64,
-    /// A v2 policy's approval threshold: a payment of more needs an approval (0 = none).
+    /// The policy's approval threshold: a payment of more needs an approval (0 = none).
     pub approval_threshold: u64,
     /// Whether the payment's terms come with an approval in force.
     pub approved: bool,
@@ -78,12 +78,12 @@ pub struct Evaluation {
     pub decision: Decision,
     pub spending: SpendingCounters,
     pub velocity: VelocityState,
-    /// What a v2 policy stores on Allow; `None` for v1, and on anything but Allow.
-    pub extended: Option<ExtendedUpdate>,
+    /// What a policy with limits stores on Allow; `None` without limits, and on anything but Allow.
+    pub limits: Option<LimitUpdate>,
 }
 
 /// The counters an Allow stores.
-type Counters = (SpendingCounters, Option<ExtendedUpdate>, VelocityState);
+type Counters = (SpendingCounters, Option<LimitUpdate>, VelocityState);
 
 /// The velocity cap that applies to a payer. Payers of immediate tier 0, unrated or with
 /// unreadable stats get the decayed cap; lower trust is never more permissive.
@@ -251,8 +251,8 @@ fn decide(input: &EvalInput) -> Result<Counters, Decision> {
     if input.paused {
         return Err(deny(DenyReason::KillSwitchEngaged));
     }
-    extended::check_validity(&p.extended, input.now).map_err(deny)?;
-    extended::check_list(p.extended.list_mode, input.payee_listed).map_err(deny)?;
+    limits::check_validity(&p.limits, input.now).map_err(deny)?;
+    limits::check_list(p.limits.list_mode, input.payee_listed).map_err(deny)?;
     let spending = check_spending(
         &p.spending,
         input.spending,
@@ -261,10 +261,10 @@ fn decide(input: &EvalInput) -> Result<Counters, Decision> {
         p.has(kinds::SPENDING),
     )
     .map_err(deny)?;
-    let extended = match &input.extended {
+    let limits = match &input.limits {
         Some(state) => Some(
-            extended::check_caps(
-                &p.extended,
+            limits::check_caps(
+                &p.limits,
                 state,
                 &input.payee.asset,
                 input.amount,
@@ -310,23 +310,23 @@ fn decide(input: &EvalInput) -> Result<Counters, Decision> {
     if input.approval_threshold != 0 && input.amount > input.approval_threshold && !input.approved {
         return Err(Decision::RequireApproval);
     }
-    Ok((spending, extended, velocity))
+    Ok((spending, limits, velocity))
 }
 
 /// Evaluates a payment. On anything but Allow the returned counters equal the inputs.
 pub fn evaluate(input: &EvalInput) -> Evaluation {
     match decide(input) {
-        Ok((spending, extended, velocity)) => Evaluation {
+        Ok((spending, limits, velocity)) => Evaluation {
             decision: Decision::Allow,
             spending,
             velocity,
-            extended,
+            limits,
         },
         Err(decision) => Evaluation {
             decision,
             spending: input.spending,
             velocity: input.velocity,
-            extended: None,
+            limits: None,
         },
     }
 }

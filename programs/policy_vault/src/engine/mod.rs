@@ -8,13 +8,13 @@
 pub mod config;
 pub mod decision;
 pub mod evaluate;
-pub mod extended;
+pub mod limits;
 pub mod reservation;
 pub mod time;
 
 pub use config::*;
 pub use decision::*;
 pub use evaluate::*;
-pub use extended::{
-    ExtendedCounters, ExtendedState, ExtendedUpdate, PayeeDay, PayeeSlot, SlotWrite, PAYEE_SLOTS,
+pub use limits::{
+    LimitCounters, LimitState, LimitUpdate, PayeeDay, PayeeSlot, SlotWrite, PAYEE_SLOTS,
 };

@@ -7,7 +7,7 @@
 //! (Monday's is gone), but does to the week and the month that hold Monday. Nothing goes
 //! below zero (a counter already restarted holds less than the reservation).
 
-use super::{ExtendedCounters, PayeeDay, SlotWrite, SpendingCounters, VelocityState};
+use super::{LimitCounters, PayeeDay, SlotWrite, SpendingCounters, VelocityState};
 use anchor_lang::prelude::Pubkey;
 
 /// Where and when an amount was counted.
@@ -26,8 +26,8 @@ pub struct Reservation {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Credited {
     pub spending: SpendingCounters,
-    /// A v2 policy's month and lifetime counters.
-    pub extended: Option<ExtendedCounters>,
+    /// The month and lifetime counters of a policy with limits.
+    pub limits: Option<LimitCounters>,
     /// The payee's per-payee slot, when it still counts the reservation's day.
     pub slot: Option<SlotWrite>,
     pub velocity: VelocityState,
@@ -37,7 +37,7 @@ pub struct Credited {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counted {
     pub spending: SpendingCounters,
-    pub extended: Option<ExtendedCounters>,
+    pub limits: Option<LimitCounters>,
     /// What the slots say about the reservation's payee (see `PayeeDay::of`).
     pub payee_day: PayeeDay,
     pub velocity: VelocityState,
@@ -58,7 +58,7 @@ pub fn credit(r: &Reservation, amount: u64, c: &Counted) -> Credited {
         week_spent: back(s.week_index == r.week_index, s.week_spent),
         ..s
     };
-    let extended = c.extended.map(|e| ExtendedCounters {
+    let limits = c.limits.map(|e| LimitCounters {
         month_spent: back(e.month_index == r.month_index, e.month_spent),
         // Everything the policy ever paid: the refund was never paid.
         lifetime_spent: e.lifetime_spent.saturating_sub(amount),
@@ -83,7 +83,7 @@ pub fn credit(r: &Reservation, amount: u64, c: &Counted) -> Credited {
     };
     Credited {
         spending,
-        extended,
+        limits,
         slot,
         velocity,
     }
@@ -119,7 +119,7 @@ mod tests {
                 week_index: w,
                 week_spent: in_window(w == week_index(at)),
             },
-            extended: Some(ExtendedCounters {
+            limits: Some(LimitCounters {
                 month_index: m,
                 month_spent: in_window(m == month_index(at)),
                 lifetime_spent: before + amount + later,
@@ -145,7 +145,7 @@ mod tests {
         let out = credit(&r, 400, &c);
         assert_eq!(out.spending.day_spent, 700);
         assert_eq!(out.spending.week_spent, 700);
-        let e = out.extended.unwrap();
+        let e = out.limits.unwrap();
         assert_eq!((e.month_spent, e.lifetime_spent), (700, 700));
         let slot = out.slot.unwrap();
         assert_eq!((slot.index, slot.spent, slot.evict), (3, 700, false));
@@ -167,7 +167,7 @@ mod tests {
             "Tuesday never counted Monday's deposit"
         );
         assert_eq!(out.spending.week_spent, 450);
-        assert_eq!(out.extended.unwrap().month_spent, 450);
+        assert_eq!(out.limits.unwrap().month_spent, 450);
         assert_eq!(out.slot, None, "the slots count Tuesday");
     }
 
@@ -180,16 +180,16 @@ mod tests {
         assert_ne!(month_index(december), month_index(month_end));
         let out = credit(&r, 600, &counted(month_end, 0, 1_000, december, 70));
         assert_eq!(out.spending.week_spent, 470);
-        assert_eq!(out.extended.unwrap().month_spent, 70);
+        assert_eq!(out.limits.unwrap().month_spent, 70);
         // The next Monday: a new week, the same month.
         let r = reservation(MONDAY);
         let next_week = MONDAY + 7 * SECONDS_PER_DAY;
         assert_eq!(month_index(next_week), month_index(MONDAY));
         let out = credit(&r, 600, &counted(MONDAY, 0, 1_000, next_week, 70));
-        assert_eq!(out.extended.unwrap().month_spent, 470);
+        assert_eq!(out.limits.unwrap().month_spent, 470);
         assert_eq!(out.spending.week_spent, 70);
         assert_eq!(out.spending.day_spent, 70);
-        assert_eq!(out.extended.unwrap().lifetime_spent, 470);
+        assert_eq!(out.limits.unwrap().lifetime_spent, 470);
     }
 
     #[test]
@@ -221,13 +221,13 @@ mod tests {
     }
 
     #[test]
-    fn a_v1_policy_and_a_payee_without_a_slot() {
+    fn a_policy_without_limits_and_a_payee_without_a_slot() {
         let r = reservation(MONDAY);
         let mut c = counted(MONDAY, 0, 1_000, MONDAY + 1, 0);
-        c.extended = None;
+        c.limits = None;
         c.payee_day.held = None;
         let out = credit(&r, 1, &c);
-        assert_eq!(out.extended, None);
+        assert_eq!(out.limits, None);
         assert_eq!(out.slot, None);
         assert_eq!(out.spending.day_spent, 999);
     }

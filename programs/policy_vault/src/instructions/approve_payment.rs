@@ -1,4 +1,4 @@
-//! The members' approval of one payment above a v2 policy's approval threshold, and its close
+//! The members' approval of one payment above a policy's approval threshold, and its close
 //! when it goes unused (a payment that passes against it closes it itself: see `evaluate`).
 
 use crate::errors::PolicyVaultError;

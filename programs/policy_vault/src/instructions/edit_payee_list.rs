@@ -1,6 +1,6 @@
 use crate::errors::PolicyVaultError;
 use crate::events::PayeeListEdited;
-use crate::state::{seeds, AnyPolicy, PayeeList, PolicyAuthority, MAX_PAYEE_LIST_ENTRIES};
+use crate::state::{seeds, PayeeList, PolicyAccount, PolicyAuthority, MAX_PAYEE_LIST_ENTRIES};
 use anchor_lang::prelude::*;
 use anchor_lang::system_program;
 use trust_gate_program_common::runtime;
@@ -14,10 +14,10 @@ pub struct EditPayeeList<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// The v2 policy that names the list (read by the handler: owner, discriminator, and the
-    /// asset and id it stores, which stand for its seeds).
-    /// CHECK: verified as described above.
-    pub policy: UncheckedAccount<'info>,
+    /// The policy that names the list (the asset and id it stores, compared in the handler,
+    /// stand for its seeds). The one instruction that names the policy as an `Account`, so
+    /// the IDL describes its layout.
+    pub policy: Box<Account<'info, PolicyAccount>>,
     /// The policy's PayeeList (the address the policy names, compared in the handler).
     #[account(mut)]
     pub payee_list: Account<'info, PayeeList>,
@@ -27,7 +27,7 @@ pub struct EditPayeeList<'info> {
     pub agent_asset: UncheckedAccount<'info>,
 }
 
-/// Adds and removes payees of a v2 policy's list account; needs `threshold` distinct members.
+/// Adds and removes payees of a policy's list account; needs `threshold` distinct members.
 /// The list's meaning (allow or deny) is the policy's and does not change; the account grows
 /// or shrinks to fit its entries, the member paying or receiving the difference in rent.
 pub fn edit_payee_list(
@@ -48,12 +48,9 @@ pub fn edit_payee_list(
     let signers = a
         .authority
         .require_threshold(&a.agent_asset, &lead, ctx.remaining_accounts)?;
-    let policy = AnyPolicy::read(&a.policy)?;
-    require!(
-        policy.base().is_for(&asset, policy_id),
-        ErrorCode::ConstraintSeeds
-    );
-    require!(!policy.base().is_retired(), PolicyVaultError::PolicyRetired);
+    let policy = &a.policy;
+    require!(policy.is_for(&asset, policy_id), ErrorCode::ConstraintSeeds);
+    require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
     let rules = policy
         .rules()
         .filter(|r| r.has_list_account())

@@ -1,10 +1,10 @@
 use super::vault_transfer::{release_accounts, transfer_out};
-use crate::engine::{self, AttestationView, EvalInput, ExtendedState, ListMode, Party, PayeeDay};
+use crate::engine::{self, AttestationView, EvalInput, LimitState, ListMode, Party, PayeeDay};
 use crate::errors::PolicyVaultError;
 use crate::events::ApprovalClosed;
 use crate::state::{
-    fixed, seeds, AcceptancePolicy, AnyPolicy, ApprovalTerms, KillSwitchState, PayeeList,
-    PaymentApproval, PolicyAccount, PolicyAccountV2, VelocityLedger,
+    fixed, seeds, AcceptancePolicy, ApprovalTerms, KillSwitchState, PayeeList, PaymentApproval,
+    PolicyAccount, VelocityLedger,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
@@ -30,8 +30,8 @@ pub struct Evaluate<'info> {
     /// gate can evaluate (and commit).
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
-    /// The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
-    /// is: owner, then discriminator, its fields in place: see `state::fixed`). For it and
+    /// The payer's policy (read by the handler as an `Account` is: owner, then
+    /// discriminator, its fields in place: see `PolicyAccount::read`). For it and
     /// the next two accounts `is_for` is the seeds check without deriving the address again;
     /// a mismatch answers ConstraintSeeds, as the derivation did.
     /// CHECK: verified as described above.
@@ -60,7 +60,7 @@ pub struct Evaluate<'info> {
     /// An attestation about the payee (for the payer's policy), when the payee has one.
     /// CHECK: verified as described above.
     pub payee_attestation: Option<UncheckedAccount<'info>>,
-    /// The payer policy's PayeeList when the (v2) policy names one: it must be that address
+    /// The payer policy's PayeeList when the policy names one: it must be that address
     /// (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
     /// account, ignored: the gate passes the policy account again.
     /// CHECK: verified as described above.
@@ -150,12 +150,12 @@ fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
         .map_err(|_| error!(PolicyVaultError::AcceptancePolicyInvalid))
 }
 
-/// Whether the payee is on a v2 policy's list: its inline payees, then the list account the
+/// Whether the payee is on the policy's list: its inline payees, then the list account the
 /// policy names, which must be the one given (`PayeeListMissing` when the caller passed the
 /// policy account in its place, as for a policy without one; `PayeeListMismatch` for any
 /// other account). Read only when the policy has a list (`mode`, from its configuration).
 fn payee_listed(
-    policy: &AnyPolicy,
+    policy: &PolicyAccount,
     mode: ListMode,
     policy_key: &Pubkey,
     list: &AccountInfo,
@@ -186,8 +186,7 @@ fn payee_listed(
         ErrorCode::AccountOwnedByWrongProgram
     );
     let data = list.try_borrow_data()?;
-    let base = policy.base();
-    PayeeList::contains_in(&data, &base.asset, base.policy_id, payee)
+    PayeeList::contains_in(&data, &policy.asset, policy.policy_id, payee)
         .ok_or_else(|| error!(ErrorCode::AccountDiscriminatorMismatch))
 }
 
@@ -222,11 +221,11 @@ fn approval_in<'a, 'info>(
 /// address.
 fn approval_of(
     info: Option<&AccountInfo>,
-    policy: &AnyPolicy,
+    policy: &PolicyAccount,
     args: &EvaluateArgs,
     now: i64,
 ) -> Result<Option<PaymentApproval>> {
-    let threshold = policy.approval_threshold();
+    let threshold = policy.approval_threshold;
     let Some(info) = info.filter(|_| threshold != 0 && args.amount > threshold) else {
         return Ok(None);
     };
@@ -246,8 +245,8 @@ fn terms_of(args: &EvaluateArgs) -> ApprovalTerms {
 
 /// What one evaluation reads, borrowed from either accounts struct.
 struct Inputs<'a, 'info> {
-    policy: &'a AnyPolicy,
-    /// The policy's account, whose v2 slots are read in place.
+    policy: &'a PolicyAccount,
+    /// The policy's account, whose per-payee slots are read in place.
     policy_data: &'a AccountInfo<'info>,
     velocity: &'a VelocityLedger,
     killswitch: &'a KillSwitchState,
@@ -263,9 +262,8 @@ struct Inputs<'a, 'info> {
 
 /// Runs the engine over the accounts. A retired policy or another mint is a hard error.
 fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
-    let base = i.policy.base();
-    require!(!base.is_retired(), PolicyVaultError::PolicyRetired);
-    let params = &base.params;
+    require!(!i.policy.is_retired(), PolicyVaultError::PolicyRetired);
+    let params = &i.policy.params;
     require!(
         params.mint == Pubkey::default() || params.mint == args.mint,
         PolicyVaultError::PolicyMintMismatch
@@ -273,21 +271,21 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
     let policy = params.to_config_with(i.policy.rules())?;
     let payee_listed = payee_listed(
         i.policy,
-        policy.extended.list_mode,
+        policy.limits.list_mode,
         i.policy_data.key,
         i.payee_list,
         &args.payee_asset,
     )?;
-    // A v1 policy counts none; a v2 policy's slots are read only under a per-payee cap.
-    let extended = match i.policy {
-        AnyPolicy::V1(_) => None,
-        AnyPolicy::V2(p) => Some(ExtendedState {
-            counters: p.counters,
-            payee_day: if p.rules.payee_daily_cap == 0 {
+    // A policy without limits counts none; the slots are read only under a per-payee cap.
+    let limits = match &i.policy.limits {
+        None => None,
+        Some(l) => Some(LimitState {
+            counters: l.counters(),
+            payee_day: if l.rules.payee_daily_cap == 0 {
                 PayeeDay::default()
             } else {
                 let data = i.policy_data.try_borrow_data()?;
-                PolicyAccountV2::payee_day_in(&data, &args.payee_asset)
+                PolicyAccount::payee_day_in(&data, &args.payee_asset)
             },
         }),
     };
@@ -306,9 +304,9 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         policy: &policy,
         acceptance: acceptance.as_ref(),
         paused: i.killswitch.paused,
-        spending: base.counters(),
+        spending: i.policy.counters(),
         velocity: i.velocity.state(),
-        extended,
+        limits,
         payee_listed,
         payer: Party {
             asset: args.payer_asset,
@@ -322,7 +320,7 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         },
         amount: args.amount,
         now,
-        approval_threshold: i.policy.approval_threshold(),
+        approval_threshold: i.policy.approval_threshold,
         approved,
     }))
 }
@@ -364,10 +362,10 @@ fn payer_accounts(
     policy: &AccountInfo,
     killswitch: &AccountInfo,
     args: &EvaluateArgs,
-) -> Result<(AnyPolicy, KillSwitchState)> {
-    let policy = AnyPolicy::read(policy)?;
+) -> Result<(Box<PolicyAccount>, KillSwitchState)> {
+    let policy = PolicyAccount::read(policy)?;
     require!(
-        policy.base().is_for(&args.payer_asset, args.policy_id),
+        policy.is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
     );
     let killswitch: KillSwitchState = fixed::read(killswitch)?;
@@ -479,8 +477,8 @@ pub fn evaluate_and_commit<'info>(
     if committed {
         let mut data = a.policy.try_borrow_mut_data()?;
         PolicyAccount::write_counters(&mut data, &evaluation.spending);
-        if let Some(update) = &evaluation.extended {
-            PolicyAccountV2::write_extended(&mut data, update);
+        if let Some(update) = &evaluation.limits {
+            PolicyAccount::write_limits(&mut data, update);
         }
         drop(data);
         VelocityLedger::write_state(&mut a.velocity.try_borrow_mut_data()?, &evaluation.velocity);

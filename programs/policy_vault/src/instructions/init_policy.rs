@@ -1,11 +1,9 @@
 use super::mint_check::check_policy_mint;
-use crate::engine::PAYEE_SLOTS;
 use crate::errors::PolicyVaultError;
 use crate::events::{KillSwitchInitialized, PolicyCreated};
-use crate::state::PayeeSlot;
 use crate::state::{
-    seeds, vault, KillSwitchState, PayeeList, PolicyAccount, PolicyAccountV2, PolicyAuthority,
-    PolicyParams, PolicyRules, VelocityLedger,
+    seeds, vault, KillSwitchState, PayeeDaySlots, PayeeList, PolicyAccount, PolicyAuthority,
+    PolicyLimits, PolicyParams, PolicyRules, VelocityLedger, POLICY_VERSION,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};
@@ -20,8 +18,9 @@ pub struct InitPolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// The new PolicyAccount's PDA (seeds enforced), created by the handler; policies
-    /// are immutable once created.
+    /// The new PolicyAccount's PDA (seeds enforced), created by the handler at the size its
+    /// rules need (an address someone pre-funded is topped up, not refused); policies are
+    /// immutable once created.
     /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
     pub policy: UncheckedAccount<'info>,
@@ -37,6 +36,11 @@ pub struct InitPolicy<'info> {
     /// mint without a transfer fee or permanent delegate.
     /// CHECK: compared with `params.mint` and parsed by `check_policy_mint`.
     pub mint: Option<UncheckedAccount<'info>>,
+    /// The policy's PayeeList PDA (seeds enforced), required when `rules.payee_list` names
+    /// it, which must be this address; created empty here.
+    /// CHECK: verified as described above.
+    #[account(mut, seeds = [seeds::PAYEE_LIST, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
+    pub payee_list: Option<UncheckedAccount<'info>>,
     pub system_program: Program<'info, System>,
     /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
     /// MPL Core ends the seller's authority; the buyer takes it over).
@@ -44,122 +48,38 @@ pub struct InitPolicy<'info> {
     pub agent_asset: UncheckedAccount<'info>,
 }
 
-/// `init_policy`'s accounts and, for a v2 policy whose list has an account, its
-/// [`PayeeList`]: created empty here, at its PDA.
-#[derive(Accounts)]
-#[instruction(asset: Pubkey, policy_id: u32)]
-pub struct InitPolicyV2<'info> {
-    /// As in [`InitPolicy`].
-    #[account(mut)]
-    pub member: Signer<'info>,
-    #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
-    pub authority: Account<'info, PolicyAuthority>,
-    /// The new v2 policy, created at its PDA (an existing v1 or v2 policy there fails).
-    #[account(
-        init,
-        payer = member,
-        space = 8 + PolicyAccountV2::INIT_SPACE,
-        seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()],
-        bump,
-    )]
-    pub policy: Box<Account<'info, PolicyAccountV2>>,
-    /// CHECK: as in [`InitPolicy`].
-    #[account(mut, seeds = [seeds::VELOCITY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
-    pub velocity: UncheckedAccount<'info>,
-    /// CHECK: as in [`InitPolicy`].
-    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
-    pub killswitch: UncheckedAccount<'info>,
-    /// CHECK: as in [`InitPolicy`].
-    pub mint: Option<UncheckedAccount<'info>>,
-    /// The policy's PayeeList PDA (seeds enforced), required when `rules.payee_list` names
-    /// it, which must be this address.
-    /// CHECK: verified as described above.
-    #[account(mut, seeds = [seeds::PAYEE_LIST, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
-    pub payee_list: Option<UncheckedAccount<'info>>,
-    pub system_program: Program<'info, System>,
-    /// CHECK: as in [`InitPolicy`].
-    pub agent_asset: UncheckedAccount<'info>,
-}
-
-/// The accounts both versions create, borrowed from either accounts struct.
-struct Create<'a, 'info> {
-    member: &'a Signer<'info>,
-    authority: &'a PolicyAuthority,
-    policy_bump: u8,
-    velocity: &'a AccountInfo<'info>,
-    velocity_bump: u8,
-    killswitch: &'a AccountInfo<'info>,
-    killswitch_bump: u8,
-    mint: Option<&'a AccountInfo<'info>>,
-    agent_asset: &'a AccountInfo<'info>,
-    remaining: &'a [AccountInfo<'info>],
-}
-
-/// The accounts both versions create, borrowed from either accounts struct (same fields).
-macro_rules! create_accounts {
-    ($ctx:expr) => {
-        Create {
-            member: &$ctx.accounts.member,
-            authority: &$ctx.accounts.authority,
-            policy_bump: $ctx.bumps.policy,
-            velocity: &$ctx.accounts.velocity,
-            velocity_bump: $ctx.bumps.velocity,
-            killswitch: &$ctx.accounts.killswitch,
-            killswitch_bump: $ctx.bumps.killswitch,
-            mint: $ctx.accounts.mint.as_ref().map(|m| m.as_ref()),
-            agent_asset: &$ctx.accounts.agent_asset,
-            remaining: $ctx.remaining_accounts,
-        }
-    };
-}
-
+/// Creates a policy: its core `params`, its limit `rules` (all zero: none, and no limits
+/// section in the account) and its approval threshold; the velocity ledger, the kill switch
+/// when missing, and the payee list account when the rules name one.
 pub fn init_policy<'info>(
     ctx: Context<'info, InitPolicy<'info>>,
-    asset: Pubkey,
-    policy_id: u32,
-    params: PolicyParams,
-) -> Result<()> {
-    let a = &ctx.accounts;
-    let base = create(create_accounts!(ctx), asset, policy_id, &params, None)?;
-    let id = policy_id.to_le_bytes();
-    pda_account::init(
-        &a.member,
-        &a.policy,
-        8 + PolicyAccount::INIT_SPACE,
-        &[seeds::POLICY, asset.as_ref(), &id, &[base.bump]],
-        &base,
-    )
-}
-
-/// Creates a v2 policy: `params` as `init_policy`'s, and the `rules` a v1 policy lacks.
-pub fn init_policy_v2<'info>(
-    ctx: Context<'info, InitPolicyV2<'info>>,
     asset: Pubkey,
     policy_id: u32,
     params: PolicyParams,
     rules: PolicyRules,
     approval_threshold: u64,
 ) -> Result<()> {
-    let id = policy_id.to_le_bytes();
     let a = &ctx.accounts;
+    let rules = (rules != PolicyRules::default()).then_some(rules);
+    params.validate(rules.as_ref())?;
+    let signers =
+        a.authority
+            .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
+    if params.mint != Pubkey::default() {
+        check_policy_mint(a.mint.as_ref().map(|m| m.as_ref()), &params.mint)?;
+    }
+    let now = Clock::get()?.unix_timestamp;
+    let id = policy_id.to_le_bytes();
     // The list account the rules name must be the one given, at its PDA.
-    let list = match (rules.has_list_account(), &a.payee_list) {
-        (false, _) => None,
-        (true, Some(list)) if list.key() == rules.payee_list => Some(list),
-        (true, _) => return err!(PolicyVaultError::PayeeListMismatch),
-    };
-    let base = create(
-        create_accounts!(ctx),
-        asset,
-        policy_id,
-        &params,
-        Some(&rules),
-    )?;
-    if let Some(list) = list {
-        let bump = ctx
-            .bumps
-            .payee_list
-            .ok_or(PolicyVaultError::PayeeListMismatch)?;
+    if let Some(r) = rules.as_ref().filter(|r| r.has_list_account()) {
+        let (Some(list), Some(bump)) = (&a.payee_list, ctx.bumps.payee_list) else {
+            return err!(PolicyVaultError::PayeeListMismatch);
+        };
+        require_keys_eq!(
+            list.key(),
+            r.payee_list,
+            PolicyVaultError::PayeeListMismatch
+        );
         pda_account::init(
             &a.member,
             list,
@@ -173,50 +93,12 @@ pub fn init_policy_v2<'info>(
             },
         )?;
     }
-    let vault = if base.params.is_vault_funded() {
-        vault::address(&asset, &base.params.mint, base.vault_bump).unwrap_or_default()
-    } else {
-        Pubkey::default()
-    };
-    ctx.accounts.policy.set_inner(PolicyAccountV2 {
-        base,
-        rules,
-        month_index: 0,
-        month_spent: 0,
-        lifetime_spent: 0,
-        payee_day: 0,
-        payee_slots: [PayeeSlot::default(); PAYEE_SLOTS],
-        vault,
-        approval_threshold,
-    });
-    Ok(())
-}
 
-/// Checks the policy and the threshold, creates the kill switch (when missing) and the
-/// velocity ledger, emits `PolicyCreated`, and returns the policy's v1 fields for the caller
-/// to store in the account of its version.
-fn create(
-    a: Create,
-    asset: Pubkey,
-    policy_id: u32,
-    params: &PolicyParams,
-    rules: Option<&PolicyRules>,
-) -> Result<PolicyAccount> {
-    params.validate(rules)?;
-    let signers = a
-        .authority
-        .require_threshold(a.agent_asset, &a.member.key(), a.remaining)?;
-    if params.mint != Pubkey::default() {
-        check_policy_mint(a.mint, &params.mint)?;
-    }
-    let now = Clock::get()?.unix_timestamp;
-    let id = policy_id.to_le_bytes();
-
-    if pda_account::load::<KillSwitchState>(a.killswitch)?.is_none() {
-        let bump = a.killswitch_bump;
+    if pda_account::load::<KillSwitchState>(&a.killswitch)?.is_none() {
+        let bump = ctx.bumps.killswitch;
         pda_account::init(
-            a.member,
-            a.killswitch,
+            &a.member,
+            &a.killswitch,
             8 + KillSwitchState::INIT_SPACE,
             &[seeds::KILLSWITCH, asset.as_ref(), &[bump]],
             &KillSwitchState::new(asset, bump),
@@ -224,10 +106,10 @@ fn create(
         runtime::emit(&KillSwitchInitialized { asset });
     }
 
-    let bump = a.velocity_bump;
+    let bump = ctx.bumps.velocity;
     pda_account::init(
-        a.member,
-        a.velocity,
+        &a.member,
+        &a.velocity,
         8 + VelocityLedger::INIT_SPACE,
         &[seeds::VELOCITY, asset.as_ref(), &id, &[bump]],
         &VelocityLedger {
@@ -248,25 +130,46 @@ fn create(
         funding: params.funding,
         created_by: a.member.key(),
         signers,
-        version: if rules.is_some() { 2 } else { 1 },
+        approval_threshold,
+        limits: rules.is_some(),
     });
-    let vault_bump = if params.is_vault_funded() {
-        vault::find(&asset, &params.mint).1
+    let (vault, vault_bump) = if params.is_vault_funded() {
+        vault::find(&asset, &params.mint)
     } else {
-        0
+        (Pubkey::default(), 0)
     };
-    Ok(PolicyAccount {
+    let bump = ctx.bumps.policy;
+    let policy = PolicyAccount {
         asset,
         policy_id,
-        params: params.clone(),
+        params,
         day_index: 0,
         day_spent: 0,
         week_index: 0,
         week_spent: 0,
         created_at: now,
         retired_at: 0,
-        bump: a.policy_bump,
+        bump,
         vault_bump,
         spender: Pubkey::default(),
-    })
+        vault,
+        approval_threshold,
+        version: POLICY_VERSION,
+        payee_day: rules
+            .filter(|r| r.payee_daily_cap != 0)
+            .map(|_| PayeeDaySlots::default()),
+        limits: rules.map(|rules| PolicyLimits {
+            rules,
+            month_index: 0,
+            month_spent: 0,
+            lifetime_spent: 0,
+        }),
+    };
+    pda_account::init(
+        &a.member,
+        &a.policy,
+        PolicyAccount::space(rules.as_ref()),
+        &[seeds::POLICY, asset.as_ref(), &id, &[bump]],
+        &policy,
+    )
 }

@@ -1,6 +1,6 @@
 use crate::engine::reservation::{self, Counted, Reservation};
-use crate::engine::{ExtendedUpdate, PayeeDay};
-use crate::state::{fixed, seeds, AnyPolicy, PolicyAccount, PolicyAccountV2, VelocityLedger};
+use crate::engine::{LimitUpdate, PayeeDay};
+use crate::state::{fixed, seeds, PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::*;
 
 /// What the gate gives back: `amount` of a reservation the engine counted for `payer_asset`'s
@@ -23,7 +23,7 @@ pub struct ReleaseReservation<'info> {
     /// keeps what it reserved (its ChannelRecord), can give a reservation back.
     #[account(address = seeds::GATE_EVALUATE_SIGNER_ADDRESS)]
     pub gate_signer: Signer<'info>,
-    /// The payer's policy, v1 or v2, read and written in place as `evaluate_and_commit`
+    /// The payer's policy, read and written in place as `evaluate_and_commit`
     /// does (its stored asset and policy id stand for its seeds).
     /// CHECK: verified as described above.
     #[account(mut)]
@@ -39,9 +39,9 @@ pub struct ReleaseReservation<'info> {
 /// decide anything, and refusing would keep the gate's record from closing.
 pub fn release_reservation(ctx: Context<ReleaseReservation>, args: ReleaseArgs) -> Result<()> {
     let a = &ctx.accounts;
-    let policy = AnyPolicy::read(&a.policy)?;
+    let policy = PolicyAccount::read(&a.policy)?;
     require!(
-        policy.base().is_for(&args.payer_asset, args.policy_id),
+        policy.is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
     );
     let velocity: VelocityLedger = fixed::read(&a.velocity)?;
@@ -49,15 +49,12 @@ pub fn release_reservation(ctx: Context<ReleaseReservation>, args: ReleaseArgs) 
         velocity.is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
     );
-    let (extended, payee_day) = match &policy {
-        AnyPolicy::V1(_) => (None, PayeeDay::default()),
-        AnyPolicy::V2(p) => {
-            let data = a.policy.try_borrow_data()?;
-            (
-                Some(p.counters),
-                PolicyAccountV2::payee_day_in(&data, &args.payee_asset),
-            )
+    let limits = policy.limits.as_ref().map(|l| l.counters());
+    let payee_day = match policy.rules() {
+        Some(r) if r.payee_daily_cap != 0 => {
+            PolicyAccount::payee_day_in(&a.policy.try_borrow_data()?, &args.payee_asset)
         }
+        _ => PayeeDay::default(),
     };
     let credited = reservation::credit(
         &Reservation {
@@ -69,18 +66,18 @@ pub fn release_reservation(ctx: Context<ReleaseReservation>, args: ReleaseArgs) 
         },
         args.amount,
         &Counted {
-            spending: policy.base().counters(),
-            extended,
+            spending: policy.counters(),
+            limits,
             payee_day,
             velocity: velocity.state(),
         },
     );
     let mut data = a.policy.try_borrow_mut_data()?;
     PolicyAccount::write_counters(&mut data, &credited.spending);
-    if let Some(counters) = credited.extended {
-        PolicyAccountV2::write_extended(
+    if let Some(counters) = credited.limits {
+        PolicyAccount::write_limits(
             &mut data,
-            &ExtendedUpdate {
+            &LimitUpdate {
                 counters,
                 slot: credited.slot,
             },

@@ -1,6 +1,6 @@
 use crate::errors::PolicyVaultError;
 use crate::events::PolicyRetired;
-use crate::state::{seeds, AnyPolicy, PolicyAccount, PolicyAuthority};
+use crate::state::{seeds, PolicyAccount, PolicyAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::runtime;
 
@@ -11,7 +11,7 @@ pub struct RetirePolicy<'info> {
     pub member: Signer<'info>,
     #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
-    /// The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+    /// The policy (read by the handler: owner, discriminator, and the asset and
     /// id it stores, which stand for its seeds); the field changes in place.
     /// CHECK: verified as described above.
     #[account(mut)]
@@ -32,8 +32,7 @@ pub fn retire_policy(ctx: Context<RetirePolicy>, asset: Pubkey, policy_id: u32) 
         ctx.remaining_accounts,
     )?;
     let info = &ctx.accounts.policy;
-    let policy = AnyPolicy::read(info)?;
-    let policy = policy.base();
+    let policy = PolicyAccount::read(info)?;
     require!(policy.is_for(&asset, policy_id), ErrorCode::ConstraintSeeds);
     require!(!policy.is_retired(), PolicyVaultError::PolicyRetired);
     // A cluster's clock is never 0; `max` keeps "retired" distinct from "in force" anyway.

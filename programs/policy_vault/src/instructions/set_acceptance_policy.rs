@@ -1,5 +1,7 @@
 use crate::events::AcceptancePolicySet;
-use crate::state::{seeds, AcceptanceParams, AcceptancePolicy, PolicyAuthority};
+use crate::state::{
+    seeds, AcceptanceParams, AcceptancePolicy, PolicyAuthority, ACCEPTANCE_VERSION,
+};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};
 
@@ -35,7 +37,9 @@ pub fn set_acceptance_policy(
     a.authority
         .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
     let bump = ctx.bumps.acceptance;
-    let replaced = pda_account::load::<AcceptancePolicy>(&a.acceptance)?.is_some();
+    // Seeds enforced: an account policy_vault owns here is the agent's acceptance policy,
+    // whatever layout version it was written with.
+    let replaced = a.acceptance.owner == &crate::ID && !a.acceptance.data_is_empty();
     runtime::emit(&AcceptancePolicySet {
         asset,
         min_payer_tier: params.min_payer_tier,
@@ -47,9 +51,15 @@ pub fn set_acceptance_policy(
         params,
         updated_at: Clock::get()?.unix_timestamp,
         bump,
+        version: ACCEPTANCE_VERSION,
     };
     if replaced {
-        pda_account::store(&a.acceptance, &value)?;
+        pda_account::store_grown(
+            &a.member,
+            &a.acceptance,
+            8 + AcceptancePolicy::INIT_SPACE,
+            &value,
+        )?;
     } else {
         pda_account::init(
             &a.member,

@@ -2,7 +2,7 @@
 //! go through [`transfer_out`], the only place policy_vault signs for a vault.
 
 use crate::errors::PolicyVaultError;
-use crate::state::{vault, AnyPolicy};
+use crate::state::{vault, PolicyAccount};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::AccountMeta;
 use anchor_lang::solana_program::program::invoke_signed_unchecked;
@@ -83,11 +83,10 @@ pub fn vault_balance(vault: &AccountInfo) -> Result<u64> {
 /// so that a vault is never emptied under the caps of a policy not written for it. The
 /// balance is checked only when releasing, so that a Deny keeps its reason code.
 pub fn release_accounts<'a, 'info>(
-    any: &AnyPolicy,
+    policy: &PolicyAccount,
     mint: &Pubkey,
     remaining: &'a [AccountInfo<'info>],
 ) -> Result<Option<VaultTransfer<'a, 'info>>> {
-    let policy = any.base();
     let accounts = match remaining.split_first() {
         Some((first, rest)) if first.key == &crate::ID => rest,
         _ => remaining,
@@ -121,14 +120,10 @@ pub fn release_accounts<'a, 'info>(
         *mint,
         PolicyVaultError::MintAccountMismatch
     );
-    // The vault's address: stored by a v2 policy, derived from the stored bump for v1 (no
-    // search either way); a wrong account fails here.
-    let expected = match any.vault() {
-        Some(stored) => Some(stored),
-        None => vault::address(&policy.asset, mint, policy.vault_bump),
-    };
-    require!(
-        expected == Some(*vault.key),
+    // The vault's address, stored at creation (no derivation); a wrong account fails here.
+    require_keys_eq!(
+        policy.vault,
+        *vault.key,
         PolicyVaultError::VaultAccountInvalid
     );
     let balance = token_account::read(vault.owner, &vault.try_borrow_data()?)

@@ -44,10 +44,15 @@ impl AcceptanceParams {
     }
 }
 
+/// The layout version `set_acceptance_policy` writes. A later version appends fields after
+/// `version`; replacing the policy grows an account of an earlier one (its member paying the
+/// rent), so the account at an agent's address always has one layout.
+pub const ACCEPTANCE_VERSION: u8 = 1;
+
 /// A payee's acceptance policy (one per agent, replaceable by the authority's threshold).
 ///
 /// Offsets: 8 asset, 40 params (min tier 40, gate_mode 41, max risk 42, min confidence 43,
-/// unrated 45, capability 46..78, attestors 78..142), 142 updated_at, 150 bump.
+/// unrated 45, capability 46..78, attestors 78..142), 142 updated_at, 150 bump, 151 version.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct AcceptancePolicy {
@@ -55,10 +60,12 @@ pub struct AcceptancePolicy {
     pub params: AcceptanceParams,
     pub updated_at: i64,
     pub bump: u8,
+    /// [`ACCEPTANCE_VERSION`] when last set.
+    pub version: u8,
 }
 
 impl FixedLayout for AcceptancePolicy {
-    const FIELDS_LEN: usize = 143;
+    const FIELDS_LEN: usize = 144;
 
     fn read_fields(data: &[u8]) -> Option<AcceptancePolicy> {
         let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
@@ -75,6 +82,7 @@ impl FixedLayout for AcceptancePolicy {
             },
             updated_at: f.i64(),
             bump: f.u8(),
+            version: f.u8(),
         })
     }
 }

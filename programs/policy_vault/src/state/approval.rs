@@ -1,4 +1,4 @@
-//! A payment approval: the authority's members say yes, on chain, to one payment above a v2
+//! A payment approval: the authority's members say yes, on chain, to one payment above a
 //! policy's `approval_threshold` (see `approve_payment`). Its address is the payment's
 //! terms, so a settlement finds it without being told: `["approval", payer_asset,
 //! payee_asset, mint, amount u64 LE, policy_id u32 LE]`. A settlement (or a gated channel

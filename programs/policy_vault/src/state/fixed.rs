@@ -1,4 +1,4 @@
-//! Reading the fixed-size accounts a settlement reads (a policy and its rules, the kill
+//! Reading the fixed-size accounts a settlement reads (a policy's head and rules, the kill
 //! switch, the velocity ledger, an acceptance policy) field by field from their data, in
 //! Borsh's order: one length check, then plain loads. Borsh's reader checks the length and moves its cursor at every field; over a
 //! policy's 296 bytes that cost several hundred compute units per settlement. Unit tests hold
@@ -29,15 +29,20 @@ pub fn read<T: FixedLayout>(info: &AccountInfo) -> Result<T> {
 
 /// [`read`] for an account's data whose owner was checked.
 pub fn from_data<T: FixedLayout>(data: &[u8]) -> Result<T> {
-    let Some(fields) = data.strip_prefix(T::DISCRIMINATOR) else {
-        return Err(if data.len() < T::DISCRIMINATOR.len() {
+    T::read_fields(fields_of::<T>(data)?).ok_or_else(|| error!(ErrorCode::AccountDidNotDeserialize))
+}
+
+/// The fields of an account of type `T` in `data`: what follows `T`'s discriminator (the
+/// errors Anchor gives for none or another).
+pub fn fields_of<T: Discriminator>(data: &[u8]) -> Result<&[u8]> {
+    data.strip_prefix(T::DISCRIMINATOR).ok_or_else(|| {
+        if data.len() < T::DISCRIMINATOR.len() {
             ErrorCode::AccountDiscriminatorNotFound
         } else {
             ErrorCode::AccountDiscriminatorMismatch
         }
-        .into());
-    };
-    T::read_fields(fields).ok_or_else(|| error!(ErrorCode::AccountDidNotDeserialize))
+        .into()
+    })
 }
 
 /// A cursor over data whose length the caller checked (`Fields::new` takes exactly the
@@ -103,9 +108,9 @@ impl<'a> Fields<'a> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::VelocityLedger;
     use super::super::{AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyRules};
-    use super::super::{PolicyAccountV2, VelocityLedger};
-    use super::FixedLayout;
+    use super::{Fields, FixedLayout};
     use anchor_lang::AnchorSerialize;
     use proptest::prelude::*;
 
@@ -123,8 +128,7 @@ mod tests {
     proptest! {
         #[test]
         fn the_readers_read_what_borsh_reads(bytes in proptest::collection::vec(any::<u8>(), 296)) {
-            reads_as_borsh(&bytes, PolicyAccount::read_fields);
-            reads_as_borsh(&bytes[..PolicyRules::LEN], PolicyRules::read_fields);
+            reads_as_borsh(&bytes[..PolicyRules::LEN], |d| Fields::new(d, PolicyRules::LEN).map(|f| PolicyRules::read_from(&mut {f})));
             reads_as_borsh(&bytes[..AcceptancePolicy::FIELDS_LEN], AcceptancePolicy::read_fields);
             reads_as_borsh(&bytes[..VelocityLedger::FIELDS_LEN], VelocityLedger::read_fields);
         }
@@ -171,7 +175,7 @@ mod tests {
             ErrorCode::AccountDiscriminatorNotFound as u32
         );
         let mut other = data.clone();
-        other[..8].copy_from_slice(PolicyAccountV2::DISCRIMINATOR);
+        other[..8].copy_from_slice(PolicyAccount::DISCRIMINATOR);
         assert_eq!(
             code(super::from_data(&other)),
             ErrorCode::AccountDiscriminatorMismatch as u32

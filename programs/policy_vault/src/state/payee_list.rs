@@ -1,4 +1,4 @@
-//! A v2 policy's editable payee list: an account the policy names, whose entries the
+//! A policy's editable payee list: an account the policy names, whose entries the
 //! authority's threshold adds and removes (`edit_payee_list`); its meaning (allow or deny)
 //! is the policy's, immutable.
 

@@ -1,13 +1,16 @@
-use super::fixed::{Fields, FixedLayout};
+use super::fixed::{self, Fields};
 use super::rules::PolicyRules;
 use crate::engine::{
-    self, ConfigError, ExtendedRules, GateMode, PolicyConfig, SpendingCaps, SpendingCounters,
-    TrustRequirement, UnratedTreatment, ValidationRule, VelocityRule,
+    self, ConfigError, GateMode, LimitCounters, LimitRules, LimitUpdate, PayeeDay,
+    PayeeSlot as EnginePayeeSlot, PolicyConfig, SpendingCaps, SpendingCounters, TrustRequirement,
+    UnratedTreatment, ValidationRule, VelocityRule, PAYEE_SLOTS,
 };
 use crate::errors::PolicyVaultError;
 use anchor_lang::prelude::*;
+use trust_gate_program_common::{keys, pda_account};
 
-/// A spending policy as given to `init_policy` and stored, immutable, in the PolicyAccount.
+/// A spending policy's core rules as given to `init_policy` and stored, immutable, in the
+/// PolicyAccount (the limits, [`PolicyRules`], are given beside them).
 /// All amounts are in the smallest units of `mint`.
 #[derive(AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Debug, PartialEq, Eq)]
 pub struct PolicyParams {
@@ -72,13 +75,13 @@ pub(crate) fn unrated_treatment(v: u8) -> Result<UnratedTreatment> {
 }
 
 impl PolicyParams {
-    /// The engine's view of these parameters (a v1 policy: the v2 rules off); fails on enum
-    /// bytes out of range.
+    /// The engine's view of these parameters, for a policy without a limits section (every
+    /// limit off); fails on enum bytes out of range.
     pub fn to_config(&self) -> Result<PolicyConfig> {
         self.to_config_with(None)
     }
 
-    /// The engine's view of these parameters with a v2 policy's `rules`.
+    /// The engine's view of these parameters with the policy's limit `rules`, if it has any.
     pub fn to_config_with(&self, rules: Option<&PolicyRules>) -> Result<PolicyConfig> {
         Ok(PolicyConfig {
             kinds: self.kinds,
@@ -103,14 +106,14 @@ impl PolicyParams {
                 capability: self.required_capability,
                 attestors: attestor_list(&self.accepted_attestors),
             },
-            extended: match rules {
+            limits: match rules {
                 Some(r) => r.to_extended()?,
-                None => ExtendedRules::OFF,
+                None => LimitRules::OFF,
             },
         })
     }
 
-    /// Validates every field (with a v2 policy's `rules`, theirs too); the error names the
+    /// Validates every field (with limit `rules`, theirs too); the error names the
     /// field.
     pub fn validate(&self, rules: Option<&PolicyRules>) -> Result<()> {
         let config = self.to_config_with(rules)?;
@@ -118,7 +121,7 @@ impl PolicyParams {
         if let Some(r) = rules {
             r.validate_list()?;
         }
-        let needs_mint = engine::needs_mint(self.kinds) || config.extended.has_amount_caps();
+        let needs_mint = engine::needs_mint(self.kinds) || config.limits.has_amount_caps();
         require!(
             !needs_mint || self.mint != Pubkey::default(),
             PolicyVaultError::MintRequired
@@ -162,15 +165,29 @@ pub(crate) fn config_error(e: ConfigError) -> Error {
     error!(code)
 }
 
-/// One spending policy of an agent: immutable configuration plus the spending counters.
+/// The layout version a policy is created with. A later version appends sections after
+/// `payee_day` (a policy is immutable, so an account keeps the version it was created with);
+/// a reader takes the sections a version lacks as absent.
+pub const POLICY_VERSION: u8 = 1;
+
+/// One spending policy of an agent: its rules, immutable, and the counters its payments
+/// move. One layout for every policy: a fixed head, then the sections that only some
+/// policies need, each an `Option` that costs one byte when absent (`limits` for the rules of
+/// [`PolicyRules`], `payee_day` under a per-payee daily cap), so a policy pays rent only for
+/// the rules it uses and a settlement reads only them.
 ///
-/// Offsets: 8 asset, 40 policy_id (u32 LE), 44 params (kinds 44, gate_mode 45, mint 46..78,
-/// per_tx 78, daily 86, weekly 94, window 102, max_in_window 110, decay 118, min tier 120,
-/// max risk 121, min confidence 122, unrated 124, capability 125..157, attestors 157..221,
-/// funding 221), 222 day_index, 230 day_spent, 238 week_index, 246 week_spent,
-/// 254 created_at, 262 retired_at, 270 bump, 271 vault_bump.
+/// Offsets ([`at`]): 8 asset, 40 policy_id (u32 LE), 44 params (kinds 44, gate_mode 45, mint
+/// 46..78, per_tx 78, daily 86, weekly 94, window 102, max_in_window 110, decay 118, min tier
+/// 120, max risk 121, min confidence 122, unrated 124, capability 125..157, attestors 157..221,
+/// funding 221), 222 day_index, 230 day_spent, 238 week_index, 246 week_spent, 254
+/// created_at, 262 retired_at, 270 bump, 271 vault_bump, 272 spender, 304 vault, 336
+/// approval_threshold, 344 version, 345 the `limits` tag; with limits: 346 rules (mode 346,
+/// payees 347..475, payee_list 475..507, not_before 507, not_after 515, monthly 523, lifetime
+/// 531, payee_daily 539), 547 month_index, 555 month_spent, 563 lifetime_spent, 571 the
+/// `payee_day` tag; with a per-payee cap: 572 the slots' day, 580..1220 the 16 slots (payee
+/// 32, spent 8 each). Sizes ([`PolicyAccount::space`]): 347, 572 or 1 220 bytes.
 #[account]
-#[derive(InitSpace, Debug)]
+#[derive(InitSpace, Debug, PartialEq)]
 pub struct PolicyAccount {
     /// The paying agent's asset.
     pub asset: Pubkey,
@@ -188,8 +205,8 @@ pub struct PolicyAccount {
     pub retired_at: i64,
     pub bump: u8,
     /// The bump of the agent's vault for `params.mint` (`["vault", asset, mint]`) when the
-    /// policy is vault-funded, found once at creation so that a settlement does not search
-    /// for it; 0 otherwise.
+    /// policy is vault-funded, found once at creation so that a release signs for the vault
+    /// without searching for it; 0 otherwise.
     pub vault_bump: u8,
     /// A vault-funded policy's spender: the one key whose token account a settlement's
     /// release may credit, so the one key that can sign payments from the vault (the strict
@@ -197,9 +214,119 @@ pub struct PolicyAccount {
     /// authority's threshold (`set_vault_spender`); the default key (none yet) releases
     /// nothing. Unused for a wallet-funded policy.
     pub spender: Pubkey,
+    /// The agent's vault for `params.mint` when the policy is vault-funded, derived once at
+    /// creation so that a settlement compares it rather than derives it (about 350 compute
+    /// units); the default key otherwise.
+    pub vault: Pubkey,
+    /// A payment (or a gated channel's deposit) of more than this needs the authority's
+    /// approval of its terms (`approve_payment`); 0 = none.
+    pub approval_threshold: u64,
+    /// [`POLICY_VERSION`] at creation: which sections after this one the account has.
+    pub version: u8,
+    /// The limits beyond the core rules (payee list, validity window, monthly, lifetime and
+    /// per-payee caps) and their counters; absent when the policy sets none of them.
+    pub limits: Option<PolicyLimits>,
+    /// The per-payee daily cap's slots; present exactly when `limits` sets that cap. The
+    /// program reads them in place ([`PolicyAccount::payee_day_in`]), never through
+    /// [`PolicyAccount::from_data`], which leaves this `None`.
+    pub payee_day: Option<PayeeDaySlots>,
 }
 
+/// A policy's limit rules and the month and lifetime counters they move.
+#[derive(AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PolicyLimits {
+    pub rules: PolicyRules,
+    /// Calendar months since 1970-01 (UTC) that `month_spent` counts.
+    pub month_index: i64,
+    pub month_spent: u64,
+    /// Everything paid under the policy (saturating).
+    pub lifetime_spent: u64,
+}
+
+impl PolicyLimits {
+    pub fn counters(&self) -> LimitCounters {
+        LimitCounters {
+            month_index: self.month_index,
+            month_spent: self.month_spent,
+            lifetime_spent: self.lifetime_spent,
+        }
+    }
+}
+
+/// One payee's spending of the day under the per-payee daily cap (default payee = empty).
+#[derive(
+    AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Copy, Debug, PartialEq, Eq, Default,
+)]
+pub struct PayeeSlot {
+    pub payee: Pubkey,
+    pub spent: u64,
+}
+
+/// The payees one policy paid on one UTC day, under its per-payee daily cap.
+#[derive(
+    AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Copy, Debug, PartialEq, Eq, Default,
+)]
+pub struct PayeeDaySlots {
+    /// The UTC day (days since the epoch) that `slots` count.
+    pub day: i64,
+    pub slots: [PayeeSlot; PAYEE_SLOTS],
+}
+
+impl PayeeDaySlots {
+    /// The slots as the engine sees them.
+    pub fn engine_slots(&self) -> [EnginePayeeSlot; PAYEE_SLOTS] {
+        self.slots.map(|s| EnginePayeeSlot {
+            payee: s.payee,
+            spent: s.spent,
+        })
+    }
+}
+
+/// Where Borsh keeps a PolicyAccount's fields in its data (the layout above; unit tests hold
+/// them to the serialization). The sections' fields sit at fixed offsets because a policy
+/// with per-payee slots always has its limits before them.
+pub mod at {
+    use super::PAYEE_SLOTS as SLOTS;
+    /// `params.funding`, read by the gate's channel open.
+    pub const FUNDING: usize = 221;
+    pub const DAY_INDEX: usize = 222;
+    pub const DAY_SPENT: usize = 230;
+    pub const WEEK_INDEX: usize = 238;
+    pub const WEEK_SPENT: usize = 246;
+    /// The two fields the authority's threshold may change after creation.
+    pub const RETIRED_AT: usize = 262;
+    pub const SPENDER: usize = 272;
+    pub const VAULT: usize = 304;
+    pub const APPROVAL_THRESHOLD: usize = 336;
+    pub const VERSION: usize = 344;
+    /// The `limits` option's tag; the head ends here.
+    pub const LIMITS_TAG: usize = 345;
+    pub const RULES: usize = 346;
+    pub const MONTH_INDEX: usize = RULES + super::PolicyRules::LEN;
+    pub const MONTH_SPENT: usize = MONTH_INDEX + 8;
+    pub const LIFETIME_SPENT: usize = MONTH_SPENT + 8;
+    /// The `payee_day` option's tag in a policy with limits.
+    pub const PAYEE_TAG: usize = LIFETIME_SPENT + 8;
+    pub const PAYEE_DAY: usize = PAYEE_TAG + 1;
+    pub const PAYEE_SLOTS: usize = PAYEE_DAY + 8;
+    pub const SLOT_LEN: usize = 40;
+    pub const SLOTS_END: usize = PAYEE_SLOTS + SLOTS * SLOT_LEN;
+}
+
+/// The fixed head's bytes after the discriminator: up to `version`.
+const HEAD_LEN: usize = at::LIMITS_TAG - 8;
+
 impl PolicyAccount {
+    /// The account's size for a policy with these limit rules (`None`: no limits section).
+    pub fn space(rules: Option<&PolicyRules>) -> usize {
+        let limits = rules.map_or(0, |_| PolicyLimits::INIT_SPACE);
+        let payee = match rules {
+            Some(r) if r.payee_daily_cap != 0 => PayeeDaySlots::INIT_SPACE,
+            _ => 0,
+        };
+        at::LIMITS_TAG + 1 + limits + 1 + payee
+    }
+
     /// Whether this is `asset`'s policy `policy_id`. policy_vault creates a PolicyAccount
     /// only at the PDA of the asset and id it stores, so for an account it owns this is the
     /// seeds check, without deriving the address again (1 500 compute units).
@@ -209,6 +336,23 @@ impl PolicyAccount {
 
     pub fn is_retired(&self) -> bool {
         self.retired_at != 0
+    }
+
+    /// The limit rules, when the policy has any.
+    pub fn rules(&self) -> Option<&PolicyRules> {
+        self.limits.as_ref().map(|l| &l.rules)
+    }
+
+    /// The payee list account the policy names, if any.
+    pub fn payee_list(&self) -> Option<Pubkey> {
+        self.rules()
+            .filter(|r| r.has_list_account())
+            .map(|r| r.payee_list)
+    }
+
+    /// Whether a payment of `amount` under this policy needs an approval on chain.
+    pub fn needs_approval(&self, amount: u64) -> bool {
+        self.approval_threshold != 0 && amount > self.approval_threshold
     }
 
     pub fn counters(&self) -> SpendingCounters {
@@ -227,14 +371,140 @@ impl PolicyAccount {
         self.week_spent = c.week_spent;
     }
 
+    /// Stores an Allow's limit update (what [`PolicyAccount::write_limits`] does in place).
+    pub fn store_limits(&mut self, u: &LimitUpdate) {
+        if let Some(l) = &mut self.limits {
+            l.month_index = u.counters.month_index;
+            l.month_spent = u.counters.month_spent;
+            l.lifetime_spent = u.counters.lifetime_spent;
+        }
+        if let (Some(w), Some(p)) = (&u.slot, &mut self.payee_day) {
+            let mut slots = p.engine_slots();
+            w.apply(&mut slots, &mut p.day);
+            p.slots = slots.map(|s| PayeeSlot {
+                payee: s.payee,
+                spent: s.spent,
+            });
+        }
+    }
+
+    /// Reads a policy account as an Anchor `Account` would be read: owner, then
+    /// discriminator (the same errors), then its fields, in place (see [`super::fixed`]).
+    pub fn read(info: &AccountInfo) -> Result<Box<PolicyAccount>> {
+        pda_account::check_owner(info, &crate::ID)?;
+        Self::from_data(&info.try_borrow_data()?)
+    }
+
+    /// The head and the limits of the policy in `data` (an account `read` checked), read in
+    /// place; the per-payee slots are left to [`PolicyAccount::payee_day_in`]. Boxed: moving
+    /// the fields through the results that carry them cost more than the allocation.
+    pub fn from_data(data: &[u8]) -> Result<Box<PolicyAccount>> {
+        let bad = || error!(ErrorCode::AccountDidNotDeserialize);
+        let fields = fixed::fields_of::<PolicyAccount>(data)?;
+        let f = &mut Fields::new(fields, HEAD_LEN + 1).ok_or_else(bad)?;
+        let mut policy = Box::new(PolicyAccount {
+            asset: f.key(),
+            policy_id: f.u32(),
+            params: PolicyParams::read_from(f),
+            day_index: f.i64(),
+            day_spent: f.u64(),
+            week_index: f.i64(),
+            week_spent: f.u64(),
+            created_at: f.i64(),
+            retired_at: f.i64(),
+            bump: f.u8(),
+            vault_bump: f.u8(),
+            spender: f.key(),
+            vault: f.key(),
+            approval_threshold: f.u64(),
+            version: f.u8(),
+            limits: None,
+            payee_day: None,
+        });
+        if f.bool().ok_or_else(bad)? {
+            let f =
+                &mut Fields::new(&data[at::RULES..], PolicyLimits::INIT_SPACE).ok_or_else(bad)?;
+            policy.limits = Some(PolicyLimits {
+                rules: PolicyRules::read_from(f),
+                month_index: f.i64(),
+                month_spent: f.u64(),
+                lifetime_spent: f.u64(),
+            });
+        }
+        Ok(policy)
+    }
+
+    /// `params.funding` of a policy account's `data`; `None` when `data` is too short.
+    pub fn funding_in(data: &[u8]) -> Option<u8> {
+        data.get(at::FUNDING).copied()
+    }
+
+    /// What the slots in `data` say about `payee`, read in place: a settlement compares up
+    /// to 16 keys rather than deserializing 640 bytes. Slots fill in order, so the scan stops
+    /// at the payee's slot or the first empty one; a held payee's `free` is not needed and
+    /// stays `None`. A policy without slots has neither.
+    pub fn payee_day_in(data: &[u8], payee: &Pubkey) -> PayeeDay {
+        let mut day = PayeeDay::default();
+        let Some(slots) = data.get(at::PAYEE_SLOTS..at::SLOTS_END) else {
+            return day;
+        };
+        day.day = i64_at(data, at::PAYEE_DAY);
+        let payee = payee.as_array();
+        for (i, slot) in slots.chunks_exact(at::SLOT_LEN).enumerate() {
+            let (Some(key), Some(spent)) = (slot.first_chunk::<32>(), slot.last_chunk::<8>())
+            else {
+                break;
+            };
+            if keys::is_zero(key) {
+                // Slots fill in order from the first (a new day empties them all and writes
+                // the first), so the first empty one ends the day's payees.
+                day.free = Some(i);
+                break;
+            }
+            if keys::eq(key, payee) {
+                day.held = Some((i, u64::from_le_bytes(*spent)));
+                break;
+            }
+        }
+        day
+    }
+
     /// Writes the counters into a PolicyAccount's `data` in place, at the offsets above: a
     /// committing evaluation changes nothing else, and serializing the whole account again
-    /// cost about 1 000 compute units. `data` is an account `Account::try_from` accepted.
+    /// cost about 1 000 compute units. `data` is an account [`PolicyAccount::read`] accepted.
     pub fn write_counters(data: &mut [u8], c: &SpendingCounters) {
-        put(data, counters_at::DAY_INDEX, c.day_index.to_le_bytes());
-        put(data, counters_at::DAY_SPENT, c.day_spent.to_le_bytes());
-        put(data, counters_at::WEEK_INDEX, c.week_index.to_le_bytes());
-        put(data, counters_at::WEEK_SPENT, c.week_spent.to_le_bytes());
+        put(data, at::DAY_INDEX, c.day_index.to_le_bytes());
+        put(data, at::DAY_SPENT, c.day_spent.to_le_bytes());
+        put(data, at::WEEK_INDEX, c.week_index.to_le_bytes());
+        put(data, at::WEEK_SPENT, c.week_spent.to_le_bytes());
+    }
+
+    /// Writes an Allow's limit update into the `data` of a policy with limits, in place (see
+    /// [`PolicyAccount::write_counters`]): the counters, and under a per-payee cap the one
+    /// slot (all of them emptied first on a new day).
+    pub fn write_limits(data: &mut [u8], u: &LimitUpdate) {
+        let c = &u.counters;
+        put(data, at::MONTH_INDEX, c.month_index.to_le_bytes());
+        put(data, at::MONTH_SPENT, c.month_spent.to_le_bytes());
+        put(data, at::LIFETIME_SPENT, c.lifetime_spent.to_le_bytes());
+        let Some(w) = &u.slot else { return };
+        if w.evict {
+            data[at::PAYEE_SLOTS..at::SLOTS_END].fill(0);
+        }
+        put(data, at::PAYEE_DAY, w.day.to_le_bytes());
+        let slot = at::PAYEE_SLOTS + w.index * at::SLOT_LEN;
+        put(data, slot, w.payee.to_bytes());
+        put(data, slot + 32, w.spent.to_le_bytes());
+    }
+
+    /// Writes `retired_at` in place.
+    pub fn write_retired_at(data: &mut [u8], at: i64) {
+        put(data, self::at::RETIRED_AT, at.to_le_bytes());
+    }
+
+    /// Writes `spender` in place.
+    pub fn write_spender(data: &mut [u8], spender: &Pubkey) {
+        put(data, at::SPENDER, spender.to_bytes());
     }
 }
 
@@ -261,61 +531,11 @@ impl PolicyParams {
     }
 }
 
-impl FixedLayout for PolicyAccount {
-    const FIELDS_LEN: usize = 296;
-
-    fn read_fields(data: &[u8]) -> Option<PolicyAccount> {
-        let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
-        Some(PolicyAccount {
-            asset: f.key(),
-            policy_id: f.u32(),
-            params: PolicyParams::read_from(f),
-            day_index: f.i64(),
-            day_spent: f.u64(),
-            week_index: f.i64(),
-            week_spent: f.u64(),
-            created_at: f.i64(),
-            retired_at: f.i64(),
-            bump: f.u8(),
-            vault_bump: f.u8(),
-            spender: f.key(),
-        })
-    }
+fn i64_at(data: &[u8], at: usize) -> i64 {
+    i64::from_le_bytes(data[at..at + 8].try_into().unwrap_or_default())
 }
 
-/// Where Borsh keeps a PolicyAccount's spending counters in its data (the layout above; a
-/// unit test holds them to the serialization).
-pub mod counters_at {
-    /// `params.funding`, read by the gate's channel open.
-    pub const FUNDING: usize = 221;
-    pub const DAY_INDEX: usize = 222;
-    pub const DAY_SPENT: usize = 230;
-    pub const WEEK_INDEX: usize = 238;
-    pub const WEEK_SPENT: usize = 246;
-    /// The two fields the authority's threshold may change after creation.
-    pub const RETIRED_AT: usize = 262;
-    pub const SPENDER: usize = 272;
-}
-
-impl PolicyAccount {
-    /// `params.funding` of a policy account's `data`, either version (the same offset);
-    /// `None` when `data` is too short.
-    pub fn funding_in(data: &[u8]) -> Option<u8> {
-        data.get(counters_at::FUNDING).copied()
-    }
-
-    /// Writes `retired_at` in place: the same offset in a v1 and a v2 account.
-    pub fn write_retired_at(data: &mut [u8], at: i64) {
-        put(data, counters_at::RETIRED_AT, at.to_le_bytes());
-    }
-
-    /// Writes `spender` in place: the same offset in a v1 and a v2 account.
-    pub fn write_spender(data: &mut [u8], spender: &Pubkey) {
-        put(data, counters_at::SPENDER, spender.to_bytes());
-    }
-}
-
-/// Writes `bytes` at `at`; the account's length was checked when it was deserialized.
+/// Writes `bytes` at `at`; the account's length was checked when it was read.
 pub(crate) fn put<const N: usize>(data: &mut [u8], at: usize, bytes: [u8; N]) {
     data[at..at + N].copy_from_slice(&bytes);
 }
@@ -323,10 +543,12 @@ pub(crate) fn put<const N: usize>(data: &mut [u8], at: usize, bytes: [u8; N]) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use anchor_lang::{AccountDeserialize, AccountSerialize};
+    use crate::engine::SlotWrite;
+    use crate::state::rules::INLINE_PAYEES;
+    use anchor_lang::AccountSerialize;
 
-    /// A v1 policy with every field set (a v2 policy's tests reuse it as its `base`).
-    pub(crate) fn account() -> PolicyAccount {
+    /// A policy with every field set; `limits` and `payee_day` as asked.
+    pub(crate) fn account(limits: bool, payee_day: bool) -> PolicyAccount {
         PolicyAccount {
             asset: Pubkey::new_unique(),
             policy_id: 7,
@@ -357,33 +579,176 @@ pub(crate) mod tests {
             bump: 17,
             vault_bump: 18,
             spender: Pubkey::new_unique(),
+            vault: Pubkey::new_unique(),
+            approval_threshold: 19,
+            version: POLICY_VERSION,
+            limits: limits.then(|| PolicyLimits {
+                rules: PolicyRules {
+                    payee_list_mode: 1,
+                    payees: [Pubkey::new_unique(); INLINE_PAYEES],
+                    payee_list: Pubkey::new_unique(),
+                    not_before: 1,
+                    not_after: 2,
+                    monthly_cap: 3,
+                    lifetime_cap: 4,
+                    payee_daily_cap: u64::from(payee_day),
+                },
+                month_index: 6,
+                month_spent: 7,
+                lifetime_spent: 8,
+            }),
+            payee_day: payee_day.then(|| PayeeDaySlots {
+                day: 9,
+                slots: [PayeeSlot {
+                    payee: Pubkey::new_unique(),
+                    spent: 10,
+                }; PAYEE_SLOTS],
+            }),
+        }
+    }
+
+    fn bytes(p: &PolicyAccount) -> Vec<u8> {
+        let mut data = Vec::new();
+        p.try_serialize(&mut data).unwrap();
+        data
+    }
+
+    #[test]
+    fn the_reader_reads_what_borsh_stores_at_the_documented_offsets() {
+        for (limits, payee_day) in [(false, false), (true, false), (true, true)] {
+            let p = account(limits, payee_day);
+            let data = bytes(&p);
+            assert_eq!(
+                data.len(),
+                PolicyAccount::space(p.rules()),
+                "{limits} {payee_day}"
+            );
+            let read = PolicyAccount::from_data(&data).unwrap();
+            assert_eq!(
+                *read,
+                PolicyAccount {
+                    payee_day: None,
+                    ..p.clone()
+                }
+            );
+            assert!(PolicyAccount::from_data(&data[..at::LIMITS_TAG]).is_err());
+            assert_eq!(data[at::VERSION], POLICY_VERSION);
+            assert_eq!(PolicyAccount::funding_in(&data), Some(p.params.funding));
+            if limits {
+                assert!(PolicyAccount::from_data(&data[..at::PAYEE_TAG - 1]).is_err());
+                assert_eq!(data[at::PAYEE_TAG], u8::from(payee_day));
+            }
+        }
+        assert_eq!(
+            [false, true].map(|l| PolicyAccount::space(l.then(PolicyRules::default).as_ref())),
+            [347, 572]
+        );
+        assert_eq!(8 + PolicyAccount::INIT_SPACE, 1220);
+        assert_eq!(at::SLOTS_END, 1220);
+        let mut bad_tag = bytes(&account(false, false));
+        bad_tag[at::LIMITS_TAG] = 2;
+        assert!(PolicyAccount::from_data(&bad_tag).is_err());
+    }
+
+    proptest::proptest! {
+        /// Every byte string is a valid head (no field of it has invalid values), so the
+        /// reader must give back what Borsh deserializes from any of them.
+        #[test]
+        fn the_reader_reads_any_head_as_borsh(head in proptest::collection::vec(proptest::prelude::any::<u8>(), HEAD_LEN)) {
+            use anchor_lang::{AccountDeserialize, Discriminator};
+            let mut data = PolicyAccount::DISCRIMINATOR.to_vec();
+            data.extend_from_slice(&head);
+            data.extend_from_slice(&[0, 0]);
+            let borsh = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
+            proptest::prop_assert_eq!(*PolicyAccount::from_data(&data).unwrap(), borsh);
         }
     }
 
     #[test]
-    fn counters_written_in_place_are_what_borsh_would_store() {
-        let mut expected = account();
-        let mut data = Vec::new();
-        expected.try_serialize(&mut data).unwrap();
+    fn updates_written_in_place_are_what_borsh_would_store() {
         let c = SpendingCounters {
             day_index: -3,
             day_spent: u64::MAX - 1,
             week_index: 1 << 40,
             week_spent: 99,
         };
+        let counters = LimitCounters {
+            month_index: -4,
+            month_spent: u64::MAX,
+            lifetime_spent: 1 << 50,
+        };
+        let payee = Pubkey::new_unique();
+        let write = |day, index, evict| SlotWrite {
+            day,
+            index,
+            payee,
+            spent: 99,
+            evict,
+        };
+        let updates = [None, Some(write(77, 15, false)), Some(write(78, 0, true))];
+        for slot in updates {
+            let u = LimitUpdate { counters, slot };
+            let mut expected = account(true, true);
+            let mut data = bytes(&expected);
+            PolicyAccount::write_counters(&mut data, &c);
+            PolicyAccount::write_limits(&mut data, &u);
+            let spender = Pubkey::new_unique();
+            PolicyAccount::write_retired_at(&mut data, 1_234);
+            PolicyAccount::write_spender(&mut data, &spender);
+            expected.store_counters(c);
+            expected.store_limits(&u);
+            expected.retired_at = 1_234;
+            expected.spender = spender;
+            assert_eq!(data, bytes(&expected), "{u:?}");
+        }
+        // Without limits: the head's fields, nothing after them.
+        let mut expected = account(false, false);
+        let mut data = bytes(&expected);
         PolicyAccount::write_counters(&mut data, &c);
         expected.store_counters(c);
-        let mut again = Vec::new();
-        expected.try_serialize(&mut again).unwrap();
-        assert_eq!(data, again);
-        let read = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
-        assert_eq!(read.counters(), c);
-        let spender = Pubkey::new_unique();
-        PolicyAccount::write_retired_at(&mut data, 1_234);
-        PolicyAccount::write_spender(&mut data, &spender);
-        let read = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
-        assert_eq!((read.retired_at, read.spender), (1_234, spender));
-        assert_eq!(PolicyAccount::funding_in(&data), Some(read.params.funding));
-        assert_eq!(read.counters(), c);
+        assert_eq!(data, bytes(&expected));
+    }
+
+    #[test]
+    fn the_payee_view_read_in_place_is_the_engines() {
+        let mut p = account(true, true);
+        let day = p.payee_day.as_mut().unwrap();
+        let payee = Pubkey::new_unique();
+        day.slots[3] = PayeeSlot { payee, spent: 7 };
+        // Slots fill in order: 0..9 hold payees of the day, 9.. are empty.
+        for slot in &mut day.slots[9..] {
+            *slot = PayeeSlot::default();
+        }
+        let day = *day;
+        let data = bytes(&p);
+        let other = Pubkey::new_unique();
+        for key in [payee, other, day.slots[8].payee] {
+            assert_eq!(
+                PolicyAccount::payee_day_in(&data, &key),
+                PayeeDay::of(&day.engine_slots(), day.day, &key)
+            );
+        }
+        let at = |held, free| PayeeDay {
+            day: day.day,
+            held,
+            free,
+        };
+        assert_eq!(
+            PolicyAccount::payee_day_in(&data, &payee),
+            at(Some((3, 7)), None)
+        );
+        assert_eq!(
+            PolicyAccount::payee_day_in(&data, &other),
+            at(None, Some(9))
+        );
+        // Every slot taken: neither held nor free (PayeeSlotsFull).
+        let full = bytes(&account(true, true));
+        assert_eq!(PolicyAccount::payee_day_in(&full, &other), at(None, None));
+        // No slots: nothing.
+        let none = bytes(&account(true, false));
+        assert_eq!(
+            PolicyAccount::payee_day_in(&none, &other),
+            PayeeDay::default()
+        );
     }
 }

@@ -1,8 +1,8 @@
-//! A v2 policy's rules (validity window, payee list, monthly, lifetime and per-payee caps):
-//! their fields and the checks that need only them.
+//! A policy's limit rules (validity window, payee list, monthly, lifetime and per-payee
+//! caps): their fields and the checks that need only them.
 
 use super::fixed::Fields;
-use crate::engine::{ExtendedRules, ListMode};
+use crate::engine::{LimitRules, ListMode};
 use crate::errors::PolicyVaultError;
 use anchor_lang::prelude::*;
 use trust_gate_program_common::keys;
@@ -10,8 +10,9 @@ use trust_gate_program_common::keys;
 /// Payees a policy can list inline, without a list account.
 pub const INLINE_PAYEES: usize = 4;
 
-/// The rules a v2 policy adds to [`super::PolicyParams`], as given to `init_policy_v2` and
-/// stored, immutable, in the [`super::PolicyAccountV2`]. Zero turns a bound or a cap off.
+/// The limits a policy may add to its [`super::PolicyParams`], as given to `init_policy` and
+/// stored, immutable, in the [`super::PolicyAccount`]'s `limits` section (absent when all are
+/// off). Zero turns a bound or a cap off.
 #[derive(
     AnchorSerialize, AnchorDeserialize, InitSpace, Clone, Copy, Debug, PartialEq, Eq, Default,
 )]
@@ -41,11 +42,9 @@ impl PolicyRules {
     /// Bytes of the rules in an account.
     pub const LEN: usize = 201;
 
-    /// The rules in `data` as Borsh would deserialize them (see [`super::fixed`]); `None`
-    /// when `data` is shorter.
-    pub(crate) fn read_fields(data: &[u8]) -> Option<PolicyRules> {
-        let f = &mut Fields::new(data, Self::LEN)?;
-        Some(PolicyRules {
+    /// The rules at `f` as Borsh would deserialize them (see [`super::fixed`]).
+    pub(crate) fn read_from(f: &mut Fields) -> PolicyRules {
+        PolicyRules {
             payee_list_mode: f.u8(),
             payees: [f.key(), f.key(), f.key(), f.key()],
             payee_list: f.key(),
@@ -54,7 +53,7 @@ impl PolicyRules {
             monthly_cap: f.u64(),
             lifetime_cap: f.u64(),
             payee_daily_cap: f.u64(),
-        })
+        }
     }
 
     pub fn list_mode(&self) -> Result<ListMode> {
@@ -63,8 +62,8 @@ impl PolicyRules {
     }
 
     /// The engine's view (the list's membership is found by the caller).
-    pub fn to_extended(&self) -> Result<ExtendedRules> {
-        Ok(ExtendedRules {
+    pub fn to_extended(&self) -> Result<LimitRules> {
+        Ok(LimitRules {
             list_mode: self.list_mode()?,
             not_before: self.not_before,
             not_after: self.not_after,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::engine::extended::{ExtendedCounters, PayeeDay};
+use crate::engine::limits::{LimitCounters, PayeeDay};
 use crate::engine::time::{month_index, SECONDS_PER_DAY};
 use proptest::prelude::*;
 
@@ -39,7 +39,7 @@ fn policy(kinds: u8) -> PolicyConfig {
             capability: CAP,
             attestors: vec![],
         },
-        extended: ExtendedRules::OFF,
+        limits: LimitRules::OFF,
     }
 }
 
@@ -68,7 +68,7 @@ fn input<'a>(policy: &'a PolicyConfig, amount: u64) -> EvalInput<'a> {
         paused: false,
         spending: SpendingCounters::default(),
         velocity: VelocityState::default(),
-        extended: Some(ExtendedState::default()),
+        limits: Some(LimitState::default()),
         payee_listed: false,
         payer: party(1, rated(3)),
         payee: party(2, rated(3)),
@@ -151,10 +151,10 @@ fn above_the_approval_threshold_an_allowed_payment_needs_an_approval() {
     );
 }
 
-/// A v2 policy with every rule on, the payee allowed.
-fn v2_policy() -> PolicyConfig {
+/// A policy with every limit on, the payee allowed.
+fn limits_policy() -> PolicyConfig {
     PolicyConfig {
-        extended: ExtendedRules {
+        limits: LimitRules {
             list_mode: ListMode::Allow,
             not_before: NOW - 10,
             not_after: NOW + 10,
@@ -167,19 +167,19 @@ fn v2_policy() -> PolicyConfig {
 }
 
 #[test]
-fn v2_rules_come_after_the_kill_switch_and_in_their_order() {
-    let p = v2_policy();
+fn limit_rules_come_after_the_kill_switch_and_in_their_order() {
+    let p = limits_policy();
     let mut i = input(&p, 50);
     i.payee_listed = true;
     assert_eq!(decision(&i), Decision::Allow);
     i.paused = true;
-    i.now = p.extended.not_after + 1;
+    i.now = p.limits.not_after + 1;
     i.payee_listed = false;
     // The kill switch first, then the window, then the list.
     assert_eq!(decision(&i), deny(DenyReason::KillSwitchEngaged));
     i.paused = false;
     assert_eq!(decision(&i), deny(DenyReason::PolicyExpired));
-    i.now = p.extended.not_before - 1;
+    i.now = p.limits.not_before - 1;
     assert_eq!(decision(&i), deny(DenyReason::PolicyNotYetValid));
     i.now = NOW;
     assert_eq!(decision(&i), deny(DenyReason::PayeeNotAllowed));
@@ -194,13 +194,13 @@ fn v2_rules_come_after_the_kill_switch_and_in_their_order() {
 }
 
 #[test]
-fn v2_allow_commits_the_extended_counters_and_a_deny_none() {
-    let p = v2_policy();
+fn an_allow_commits_the_limit_counters_and_a_deny_none() {
+    let p = limits_policy();
     let mut i = input(&p, 50);
     i.payee_listed = true;
     let e = evaluate(&i);
     assert_eq!(e.decision, Decision::Allow);
-    let u = e.extended.unwrap();
+    let u = e.limits.unwrap();
     assert_eq!(u.counters.month_index, month_index(NOW));
     assert_eq!(u.counters.month_spent, 50);
     assert_eq!(u.counters.lifetime_spent, 50);
@@ -210,17 +210,17 @@ fn v2_allow_commits_the_extended_counters_and_a_deny_none() {
     i.velocity.window_start = NOW;
     let e = evaluate(&i);
     assert_eq!(e.decision, deny(DenyReason::VelocityWindowExceeded));
-    assert_eq!(e.extended, None, "a deny stores nothing");
-    // A v1 policy stores nothing of a v2 one's.
-    i.extended = None;
+    assert_eq!(e.limits, None, "a deny stores nothing");
+    // A policy without limits stores none.
+    i.limits = None;
     i.velocity = VelocityState::default();
-    assert_eq!(evaluate(&i).extended, None);
+    assert_eq!(evaluate(&i).limits, None);
 }
 
 #[test]
 fn a_deny_list_denies_only_its_payees() {
     let mut p = policy(0);
-    p.extended.list_mode = ListMode::Deny;
+    p.limits.list_mode = ListMode::Deny;
     let mut i = input(&p, 1);
     assert_eq!(decision(&i), Decision::Allow);
     i.payee_listed = true;
@@ -722,7 +722,7 @@ fn any_policy() -> impl Strategy<Value = PolicyConfig> {
         any_extended(),
     )
         .prop_map(
-            |(k, (t, d, w), (ws, m, decay), trust, extended)| PolicyConfig {
+            |(k, (t, d, w), (ws, m, decay), trust, limits)| PolicyConfig {
                 kinds: k,
                 spending: SpendingCaps {
                     per_tx: t,
@@ -739,13 +739,13 @@ fn any_policy() -> impl Strategy<Value = PolicyConfig> {
                     capability: CAP,
                     attestors: vec![],
                 },
-                extended,
+                limits,
             },
         )
 }
 
-/// v2 rules, each off about half the time.
-fn any_extended() -> impl Strategy<Value = ExtendedRules> {
+/// Limit rules, each off about half the time.
+fn any_extended() -> impl Strategy<Value = LimitRules> {
     let cap = prop_oneof![Just(0u64), 1u64..3_000];
     (
         0u8..=2,
@@ -760,7 +760,7 @@ fn any_extended() -> impl Strategy<Value = ExtendedRules> {
         (cap.clone(), cap.clone(), cap),
     )
         .prop_map(
-            |(mode, not_before, not_after, (monthly, lifetime, payee))| ExtendedRules {
+            |(mode, not_before, not_after, (monthly, lifetime, payee))| LimitRules {
                 list_mode: ListMode::from_u8(mode).unwrap(),
                 not_before,
                 not_after,
@@ -794,7 +794,7 @@ struct Case {
     paused: bool,
     spending: SpendingCounters,
     velocity: VelocityState,
-    extended: ExtendedState,
+    limits: LimitState,
     payee_listed: bool,
     payer: Party,
     payee: Party,
@@ -810,7 +810,7 @@ impl Case {
             paused: self.paused,
             spending: self.spending,
             velocity: self.velocity,
-            extended: Some(self.extended),
+            limits: Some(self.limits),
             payee_listed: self.payee_listed,
             payer: self.payer,
             payee: self.payee,
@@ -872,8 +872,8 @@ fn any_case() -> impl Strategy<Value = Case> {
                         window_start: now + start,
                         last_commit: 0,
                     },
-                    extended: ExtendedState {
-                        counters: ExtendedCounters {
+                    limits: LimitState {
+                        counters: LimitCounters {
                             month_index: month_index(now) + shift,
                             month_spent: ms,
                             lifetime_spent: ls,
@@ -937,8 +937,8 @@ proptest! {
                 prop_assert!(e.velocity.cumulative <= cap);
                 prop_assert!(cap <= case.policy.velocity.max_in_window);
             }
-            let r = &case.policy.extended;
-            let u = e.extended.unwrap();
+            let r = &case.policy.limits;
+            let u = e.limits.unwrap();
             if r.monthly_cap != 0 {
                 prop_assert!(u.counters.month_spent <= r.monthly_cap);
             }
@@ -960,7 +960,7 @@ proptest! {
         } else {
             prop_assert_eq!(e.spending, case.spending);
             prop_assert_eq!(e.velocity, case.velocity);
-            prop_assert_eq!(e.extended, None);
+            prop_assert_eq!(e.limits, None);
         }
     }
 

@@ -10,7 +10,6 @@ export * from "./killSwitchState.js";
 export * from "./payeeList.js";
 export * from "./paymentApproval.js";
 export * from "./policyAccount.js";
-export * from "./policyAccountV2.js";
 export * from "./policyAuthority.js";
 export * from "./takeOverRequest.js";
 export * from "./velocityLedger.js";

@@ -21,6 +21,8 @@ import {
   getBytesEncoder,
   getI64Decoder,
   getI64Encoder,
+  getOptionDecoder,
+  getOptionEncoder,
   getStructDecoder,
   getStructEncoder,
   getU32Decoder,
@@ -32,19 +34,29 @@ import {
   transformEncoder,
   type Account,
   type Address,
+  type Codec,
+  type Decoder,
   type EncodedAccount,
+  type Encoder,
   type FetchAccountConfig,
   type FetchAccountsConfig,
-  type FixedSizeCodec,
-  type FixedSizeDecoder,
-  type FixedSizeEncoder,
   type MaybeAccount,
   type MaybeEncodedAccount,
+  type Option,
+  type OptionOrNullable,
   type ReadonlyUint8Array,
 } from "@solana/kit";
 import {
+  getPayeeDaySlotsDecoder,
+  getPayeeDaySlotsEncoder,
+  getPolicyLimitsDecoder,
+  getPolicyLimitsEncoder,
   getPolicyParamsDecoder,
   getPolicyParamsEncoder,
+  type PayeeDaySlots,
+  type PayeeDaySlotsArgs,
+  type PolicyLimits,
+  type PolicyLimitsArgs,
   type PolicyParams,
   type PolicyParamsArgs,
 } from "../types/index.js";
@@ -80,8 +92,8 @@ export type PolicyAccount = {
   bump: number;
   /**
    * The bump of the agent's vault for `params.mint` (`["vault", asset, mint]`) when the
-   * policy is vault-funded, found once at creation so that a settlement does not search
-   * for it; 0 otherwise.
+   * policy is vault-funded, found once at creation so that a release signs for the vault
+   * without searching for it; 0 otherwise.
    */
   vaultBump: number;
   /**
@@ -92,6 +104,30 @@ export type PolicyAccount = {
    * nothing. Unused for a wallet-funded policy.
    */
   spender: Address;
+  /**
+   * The agent's vault for `params.mint` when the policy is vault-funded, derived once at
+   * creation so that a settlement compares it rather than derives it (about 350 compute
+   * units); the default key otherwise.
+   */
+  vault: Address;
+  /**
+   * A payment (or a gated channel's deposit) of more than this needs the authority's
+   * approval of its terms (`approve_payment`); 0 = none.
+   */
+  approvalThreshold: bigint;
+  /** [`POLICY_VERSION`] at creation: which sections after this one the account has. */
+  version: number;
+  /**
+   * The limits beyond the core rules (payee list, validity window, monthly, lifetime and
+   * per-payee caps) and their counters; absent when the policy sets none of them.
+   */
+  limits: Option<PolicyLimits>;
+  /**
+   * The per-payee daily cap's slots; present exactly when `limits` sets that cap. The
+   * program reads them in place ([`PolicyAccount::payee_day_in`]), never through
+   * [`PolicyAccount::from_data`], which leaves this `None`.
+   */
+  payeeDay: Option<PayeeDaySlots>;
 };
 
 export type PolicyAccountArgs = {
@@ -114,8 +150,8 @@ export type PolicyAccountArgs = {
   bump: number;
   /**
    * The bump of the agent's vault for `params.mint` (`["vault", asset, mint]`) when the
-   * policy is vault-funded, found once at creation so that a settlement does not search
-   * for it; 0 otherwise.
+   * policy is vault-funded, found once at creation so that a release signs for the vault
+   * without searching for it; 0 otherwise.
    */
   vaultBump: number;
   /**
@@ -126,10 +162,34 @@ export type PolicyAccountArgs = {
    * nothing. Unused for a wallet-funded policy.
    */
   spender: Address;
+  /**
+   * The agent's vault for `params.mint` when the policy is vault-funded, derived once at
+   * creation so that a settlement compares it rather than derives it (about 350 compute
+   * units); the default key otherwise.
+   */
+  vault: Address;
+  /**
+   * A payment (or a gated channel's deposit) of more than this needs the authority's
+   * approval of its terms (`approve_payment`); 0 = none.
+   */
+  approvalThreshold: number | bigint;
+  /** [`POLICY_VERSION`] at creation: which sections after this one the account has. */
+  version: number;
+  /**
+   * The limits beyond the core rules (payee list, validity window, monthly, lifetime and
+   * per-payee caps) and their counters; absent when the policy sets none of them.
+   */
+  limits: OptionOrNullable<PolicyLimitsArgs>;
+  /**
+   * The per-payee daily cap's slots; present exactly when `limits` sets that cap. The
+   * program reads them in place ([`PolicyAccount::payee_day_in`]), never through
+   * [`PolicyAccount::from_data`], which leaves this `None`.
+   */
+  payeeDay: OptionOrNullable<PayeeDaySlotsArgs>;
 };
 
 /** Gets the encoder for {@link PolicyAccountArgs} account data. */
-export function getPolicyAccountEncoder(): FixedSizeEncoder<PolicyAccountArgs> {
+export function getPolicyAccountEncoder(): Encoder<PolicyAccountArgs> {
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
@@ -145,13 +205,18 @@ export function getPolicyAccountEncoder(): FixedSizeEncoder<PolicyAccountArgs> {
       ["bump", getU8Encoder()],
       ["vaultBump", getU8Encoder()],
       ["spender", getAddressEncoder()],
+      ["vault", getAddressEncoder()],
+      ["approvalThreshold", getU64Encoder()],
+      ["version", getU8Encoder()],
+      ["limits", getOptionEncoder(getPolicyLimitsEncoder())],
+      ["payeeDay", getOptionEncoder(getPayeeDaySlotsEncoder())],
     ]),
     (value) => ({ ...value, discriminator: POLICY_ACCOUNT_DISCRIMINATOR }),
   );
 }
 
 /** Gets the decoder for {@link PolicyAccount} account data. */
-export function getPolicyAccountDecoder(): FixedSizeDecoder<PolicyAccount> {
+export function getPolicyAccountDecoder(): Decoder<PolicyAccount> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
     ["asset", getAddressDecoder()],
@@ -166,11 +231,16 @@ export function getPolicyAccountDecoder(): FixedSizeDecoder<PolicyAccount> {
     ["bump", getU8Decoder()],
     ["vaultBump", getU8Decoder()],
     ["spender", getAddressDecoder()],
+    ["vault", getAddressDecoder()],
+    ["approvalThreshold", getU64Decoder()],
+    ["version", getU8Decoder()],
+    ["limits", getOptionDecoder(getPolicyLimitsDecoder())],
+    ["payeeDay", getOptionDecoder(getPayeeDaySlotsDecoder())],
   ]);
 }
 
 /** Gets the codec for {@link PolicyAccount} account data. */
-export function getPolicyAccountCodec(): FixedSizeCodec<
+export function getPolicyAccountCodec(): Codec<
   PolicyAccountArgs,
   PolicyAccount
 > {
@@ -232,8 +302,4 @@ export async function fetchAllMaybePolicyAccount(
 ): Promise<MaybeAccount<PolicyAccount>[]> {
   const maybeAccounts = await fetchEncodedAccounts(rpc, addresses, config);
   return maybeAccounts.map((maybeAccount) => decodePolicyAccount(maybeAccount));
-}
-
-export function getPolicyAccountSize(): number {
-  return 304;
 }

@@ -154,8 +154,9 @@ export type EditPayeeListAsyncInput<
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   /**
-   * The v2 policy that names the list (read by the handler: owner, discriminator, and the
-   * asset and id it stores, which stand for its seeds).
+   * The policy that names the list (the asset and id it stores, compared in the handler,
+   * stand for its seeds). The one instruction that names the policy as an `Account`, so
+   * the IDL describes its layout.
    */
   policy?: Address<TAccountPolicy>;
   /** The policy's PayeeList (the address the policy names, compared in the handler). */
@@ -281,8 +282,9 @@ export type EditPayeeListInput<
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   /**
-   * The v2 policy that names the list (read by the handler: owner, discriminator, and the
-   * asset and id it stores, which stand for its seeds).
+   * The policy that names the list (the asset and id it stores, compared in the handler,
+   * stand for its seeds). The one instruction that names the policy as an `Account`, so
+   * the IDL describes its layout.
    */
   policy: Address<TAccountPolicy>;
   /** The policy's PayeeList (the address the policy names, compared in the handler). */
@@ -387,8 +389,9 @@ export type ParsedEditPayeeListInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     /**
-     * The v2 policy that names the list (read by the handler: owner, discriminator, and the
-     * asset and id it stores, which stand for its seeds).
+     * The policy that names the list (the asset and id it stores, compared in the handler,
+     * stand for its seeds). The one instruction that names the policy as an `Account`, so
+     * the IDL describes its layout.
      */
     policy: TAccountMetas[2];
     /** The policy's PayeeList (the address the policy names, compared in the handler). */

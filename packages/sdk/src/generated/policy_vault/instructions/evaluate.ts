@@ -151,8 +151,8 @@ export type EvaluateInput<
    */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
   /**
-   * The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
-   * is: owner, then discriminator, its fields in place: see `state::fixed`). For it and
+   * The payer's policy (read by the handler as an `Account` is: owner, then
+   * discriminator, its fields in place: see `PolicyAccount::read`). For it and
    * the next two accounts `is_for` is the seeds check without deriving the address again;
    * a mismatch answers ConstraintSeeds, as the derivation did.
    */
@@ -184,7 +184,7 @@ export type EvaluateInput<
   /** An attestation about the payee (for the payer's policy), when the payee has one. */
   payeeAttestation?: Address<TAccountPayeeAttestation>;
   /**
-   * The payer policy's PayeeList when the (v2) policy names one: it must be that address
+   * The payer policy's PayeeList when the policy names one: it must be that address
    * (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
    * account, ignored: the gate passes the policy account again.
    */
@@ -315,8 +315,8 @@ export type ParsedEvaluateInstruction<
      */
     gateSigner: TAccountMetas[0];
     /**
-     * The payer's policy, v1 or v2 (read by the handler as an `Account` of either type
-     * is: owner, then discriminator, its fields in place: see `state::fixed`). For it and
+     * The payer's policy (read by the handler as an `Account` is: owner, then
+     * discriminator, its fields in place: see `PolicyAccount::read`). For it and
      * the next two accounts `is_for` is the seeds check without deriving the address again;
      * a mismatch answers ConstraintSeeds, as the derivation did.
      */
@@ -348,7 +348,7 @@ export type ParsedEvaluateInstruction<
     /** An attestation about the payee (for the payer's policy), when the payee has one. */
     payeeAttestation?: TAccountMetas[8] | undefined;
     /**
-     * The payer policy's PayeeList when the (v2) policy names one: it must be that address
+     * The payer policy's PayeeList when the policy names one: it must be that address
      * (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
      * account, ignored: the gate passes the policy account again.
      */

@@ -17,7 +17,6 @@ export * from "./evaluateAndCommit.js";
 export * from "./initAuthority.js";
 export * from "./initKillswitch.js";
 export * from "./initPolicy.js";
-export * from "./initPolicyV2.js";
 export * from "./openVault.js";
 export * from "./releaseReservation.js";
 export * from "./requestTakeOver.js";

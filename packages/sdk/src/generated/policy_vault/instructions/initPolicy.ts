@@ -18,6 +18,8 @@ import {
   getStructEncoder,
   getU32Decoder,
   getU32Encoder,
+  getU64Decoder,
+  getU64Encoder,
   transformEncoder,
   type AccountMeta,
   type AccountSignerMeta,
@@ -37,6 +39,7 @@ import {
 import {
   findAuthorityPda,
   findKillswitchPda,
+  findPayeeListPda,
   findPolicyPda,
   findVelocityPda,
 } from "../pdas/index.js";
@@ -49,8 +52,12 @@ import {
 import {
   getPolicyParamsDecoder,
   getPolicyParamsEncoder,
+  getPolicyRulesDecoder,
+  getPolicyRulesEncoder,
   type PolicyParams,
   type PolicyParamsArgs,
+  type PolicyRules,
+  type PolicyRulesArgs,
 } from "../types/index.js";
 
 export const INIT_POLICY_DISCRIMINATOR = new Uint8Array([
@@ -69,6 +76,7 @@ export type InitPolicyInstruction<
   TAccountVelocity extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
   TAccountMint extends string | AccountMeta<string> = string,
+  TAccountPayeeList extends string | AccountMeta<string> = string,
   TAccountSystemProgram extends string | AccountMeta<string> =
     "11111111111111111111111111111111",
   TAccountAgentAsset extends string | AccountMeta<string> = string,
@@ -96,6 +104,9 @@ export type InitPolicyInstruction<
       TAccountMint extends string
         ? ReadonlyAccount<TAccountMint>
         : TAccountMint,
+      TAccountPayeeList extends string
+        ? WritableAccount<TAccountPayeeList>
+        : TAccountPayeeList,
       TAccountSystemProgram extends string
         ? ReadonlyAccount<TAccountSystemProgram>
         : TAccountSystemProgram,
@@ -111,12 +122,16 @@ export type InitPolicyInstructionData = {
   asset: Address;
   policyId: number;
   params: PolicyParams;
+  rules: PolicyRules;
+  approvalThreshold: bigint;
 };
 
 export type InitPolicyInstructionDataArgs = {
   asset: Address;
   policyId: number;
   params: PolicyParamsArgs;
+  rules: PolicyRulesArgs;
+  approvalThreshold: number | bigint;
 };
 
 export function getInitPolicyInstructionDataEncoder(): FixedSizeEncoder<InitPolicyInstructionDataArgs> {
@@ -126,6 +141,8 @@ export function getInitPolicyInstructionDataEncoder(): FixedSizeEncoder<InitPoli
       ["asset", getAddressEncoder()],
       ["policyId", getU32Encoder()],
       ["params", getPolicyParamsEncoder()],
+      ["rules", getPolicyRulesEncoder()],
+      ["approvalThreshold", getU64Encoder()],
     ]),
     (value) => ({ ...value, discriminator: INIT_POLICY_DISCRIMINATOR }),
   );
@@ -137,6 +154,8 @@ export function getInitPolicyInstructionDataDecoder(): FixedSizeDecoder<InitPoli
     ["asset", getAddressDecoder()],
     ["policyId", getU32Decoder()],
     ["params", getPolicyParamsDecoder()],
+    ["rules", getPolicyRulesDecoder()],
+    ["approvalThreshold", getU64Decoder()],
   ]);
 }
 
@@ -157,6 +176,7 @@ export type InitPolicyAsyncInput<
   TAccountVelocity extends string = string,
   TAccountKillswitch extends string = string,
   TAccountMint extends string = string,
+  TAccountPayeeList extends string = string,
   TAccountSystemProgram extends string = string,
   TAccountAgentAsset extends string = string,
 > = {
@@ -168,8 +188,9 @@ export type InitPolicyAsyncInput<
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   /**
-   * The new PolicyAccount's PDA (seeds enforced), created by the handler; policies
-   * are immutable once created.
+   * The new PolicyAccount's PDA (seeds enforced), created by the handler at the size its
+   * rules need (an address someone pre-funded is topped up, not refused); policies are
+   * immutable once created.
    */
   policy?: Address<TAccountPolicy>;
   velocity?: Address<TAccountVelocity>;
@@ -183,6 +204,11 @@ export type InitPolicyAsyncInput<
    * mint without a transfer fee or permanent delegate.
    */
   mint?: Address<TAccountMint>;
+  /**
+   * The policy's PayeeList PDA (seeds enforced), required when `rules.payee_list` names
+   * it, which must be this address; created empty here.
+   */
+  payeeList?: Address<TAccountPayeeList>;
   systemProgram?: Address<TAccountSystemProgram>;
   /**
    * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -192,6 +218,8 @@ export type InitPolicyAsyncInput<
   asset: InitPolicyInstructionDataArgs["asset"];
   policyId: InitPolicyInstructionDataArgs["policyId"];
   params: InitPolicyInstructionDataArgs["params"];
+  rules: InitPolicyInstructionDataArgs["rules"];
+  approvalThreshold: InitPolicyInstructionDataArgs["approvalThreshold"];
 };
 
 export async function getInitPolicyInstructionAsync<
@@ -201,6 +229,7 @@ export async function getInitPolicyInstructionAsync<
   TAccountVelocity extends string,
   TAccountKillswitch extends string,
   TAccountMint extends string,
+  TAccountPayeeList extends string,
   TAccountSystemProgram extends string,
   TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
@@ -212,6 +241,7 @@ export async function getInitPolicyInstructionAsync<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
+    TAccountPayeeList,
     TAccountSystemProgram,
     TAccountAgentAsset
   >,
@@ -225,6 +255,7 @@ export async function getInitPolicyInstructionAsync<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
+    TAccountPayeeList,
     TAccountSystemProgram,
     TAccountAgentAsset
   >
@@ -240,6 +271,7 @@ export async function getInitPolicyInstructionAsync<
     velocity: { value: input.velocity ?? null, isWritable: true },
     killswitch: { value: input.killswitch ?? null, isWritable: true },
     mint: { value: input.mint ?? null, isWritable: false },
+    payeeList: { value: input.payeeList ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
@@ -274,6 +306,12 @@ export async function getInitPolicyInstructionAsync<
       asset: expectSome(args.asset),
     });
   }
+  if (!accounts.payeeList.value) {
+    accounts.payeeList.value = await findPayeeListPda({
+      asset: expectSome(args.asset),
+      policyId: expectSome(args.policyId),
+    });
+  }
   if (!accounts.systemProgram.value) {
     accounts.systemProgram.value =
       "11111111111111111111111111111111" as Address<"11111111111111111111111111111111">;
@@ -288,6 +326,7 @@ export async function getInitPolicyInstructionAsync<
       getAccountMeta(accounts.velocity),
       getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.mint),
+      getAccountMeta(accounts.payeeList),
       getAccountMeta(accounts.systemProgram),
       getAccountMeta(accounts.agentAsset),
     ],
@@ -303,6 +342,7 @@ export async function getInitPolicyInstructionAsync<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
+    TAccountPayeeList,
     TAccountSystemProgram,
     TAccountAgentAsset
   >);
@@ -315,6 +355,7 @@ export type InitPolicyInput<
   TAccountVelocity extends string = string,
   TAccountKillswitch extends string = string,
   TAccountMint extends string = string,
+  TAccountPayeeList extends string = string,
   TAccountSystemProgram extends string = string,
   TAccountAgentAsset extends string = string,
 > = {
@@ -326,8 +367,9 @@ export type InitPolicyInput<
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   /**
-   * The new PolicyAccount's PDA (seeds enforced), created by the handler; policies
-   * are immutable once created.
+   * The new PolicyAccount's PDA (seeds enforced), created by the handler at the size its
+   * rules need (an address someone pre-funded is topped up, not refused); policies are
+   * immutable once created.
    */
   policy: Address<TAccountPolicy>;
   velocity: Address<TAccountVelocity>;
@@ -341,6 +383,11 @@ export type InitPolicyInput<
    * mint without a transfer fee or permanent delegate.
    */
   mint?: Address<TAccountMint>;
+  /**
+   * The policy's PayeeList PDA (seeds enforced), required when `rules.payee_list` names
+   * it, which must be this address; created empty here.
+   */
+  payeeList?: Address<TAccountPayeeList>;
   systemProgram?: Address<TAccountSystemProgram>;
   /**
    * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -350,6 +397,8 @@ export type InitPolicyInput<
   asset: InitPolicyInstructionDataArgs["asset"];
   policyId: InitPolicyInstructionDataArgs["policyId"];
   params: InitPolicyInstructionDataArgs["params"];
+  rules: InitPolicyInstructionDataArgs["rules"];
+  approvalThreshold: InitPolicyInstructionDataArgs["approvalThreshold"];
 };
 
 export function getInitPolicyInstruction<
@@ -359,6 +408,7 @@ export function getInitPolicyInstruction<
   TAccountVelocity extends string,
   TAccountKillswitch extends string,
   TAccountMint extends string,
+  TAccountPayeeList extends string,
   TAccountSystemProgram extends string,
   TAccountAgentAsset extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
@@ -370,6 +420,7 @@ export function getInitPolicyInstruction<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
+    TAccountPayeeList,
     TAccountSystemProgram,
     TAccountAgentAsset
   >,
@@ -382,6 +433,7 @@ export function getInitPolicyInstruction<
   TAccountVelocity,
   TAccountKillswitch,
   TAccountMint,
+  TAccountPayeeList,
   TAccountSystemProgram,
   TAccountAgentAsset
 > {
@@ -396,6 +448,7 @@ export function getInitPolicyInstruction<
     velocity: { value: input.velocity ?? null, isWritable: true },
     killswitch: { value: input.killswitch ?? null, isWritable: true },
     mint: { value: input.mint ?? null, isWritable: false },
+    payeeList: { value: input.payeeList ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
   };
@@ -422,6 +475,7 @@ export function getInitPolicyInstruction<
       getAccountMeta(accounts.velocity),
       getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.mint),
+      getAccountMeta(accounts.payeeList),
       getAccountMeta(accounts.systemProgram),
       getAccountMeta(accounts.agentAsset),
     ],
@@ -437,6 +491,7 @@ export function getInitPolicyInstruction<
     TAccountVelocity,
     TAccountKillswitch,
     TAccountMint,
+    TAccountPayeeList,
     TAccountSystemProgram,
     TAccountAgentAsset
   >);
@@ -456,8 +511,9 @@ export type ParsedInitPolicyInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     /**
-     * The new PolicyAccount's PDA (seeds enforced), created by the handler; policies
-     * are immutable once created.
+     * The new PolicyAccount's PDA (seeds enforced), created by the handler at the size its
+     * rules need (an address someone pre-funded is topped up, not refused); policies are
+     * immutable once created.
      */
     policy: TAccountMetas[2];
     velocity: TAccountMetas[3];
@@ -471,12 +527,17 @@ export type ParsedInitPolicyInstruction<
      * mint without a transfer fee or permanent delegate.
      */
     mint?: TAccountMetas[5] | undefined;
-    systemProgram: TAccountMetas[6];
+    /**
+     * The policy's PayeeList PDA (seeds enforced), required when `rules.payee_list` names
+     * it, which must be this address; created empty here.
+     */
+    payeeList?: TAccountMetas[6] | undefined;
+    systemProgram: TAccountMetas[7];
     /**
      * The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
      * MPL Core ends the seller's authority; the buyer takes it over).
      */
-    agentAsset: TAccountMetas[7];
+    agentAsset: TAccountMetas[8];
   };
   data: InitPolicyInstructionData;
 };
@@ -489,7 +550,7 @@ export function parseInitPolicyInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedInitPolicyInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 8) {
+  if (instruction.accounts.length < 9) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -514,6 +575,7 @@ export function parseInitPolicyInstruction<
       velocity: getNextAccount(),
       killswitch: getNextAccount(),
       mint: getNextOptionalAccount(),
+      payeeList: getNextOptionalAccount(),
       systemProgram: getNextAccount(),
       agentAsset: getNextAccount(),
     },

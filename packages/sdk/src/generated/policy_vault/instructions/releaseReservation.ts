@@ -150,7 +150,7 @@ export type ReleaseReservationInput<
    */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
   /**
-   * The payer's policy, v1 or v2, read and written in place as `evaluate_and_commit`
+   * The payer's policy, read and written in place as `evaluate_and_commit`
    * does (its stored asset and policy id stand for its seeds).
    */
   policy: Address<TAccountPolicy>;
@@ -238,7 +238,7 @@ export type ParsedReleaseReservationInstruction<
      */
     gateSigner: TAccountMetas[0];
     /**
-     * The payer's policy, v1 or v2, read and written in place as `evaluate_and_commit`
+     * The payer's policy, read and written in place as `evaluate_and_commit`
      * does (its stored asset and policy id stand for its seeds).
      */
     policy: TAccountMetas[1];

@@ -130,7 +130,7 @@ export type RetirePolicyAsyncInput<
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   /**
-   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * The policy (read by the handler: owner, discriminator, and the asset and
    * id it stores, which stand for its seeds); the field changes in place.
    */
   policy?: Address<TAccountPolicy>;
@@ -228,7 +228,7 @@ export type RetirePolicyInput<
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   /**
-   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * The policy (read by the handler: owner, discriminator, and the asset and
    * id it stores, which stand for its seeds); the field changes in place.
    */
   policy: Address<TAccountPolicy>;
@@ -311,7 +311,7 @@ export type ParsedRetirePolicyInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     /**
-     * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+     * The policy (read by the handler: owner, discriminator, and the asset and
      * id it stores, which stand for its seeds); the field changes in place.
      */
     policy: TAccountMetas[2];

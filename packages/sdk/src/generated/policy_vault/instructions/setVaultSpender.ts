@@ -134,7 +134,7 @@ export type SetVaultSpenderAsyncInput<
   member: TransactionSigner<TAccountMember>;
   authority?: Address<TAccountAuthority>;
   /**
-   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * The policy (read by the handler: owner, discriminator, and the asset and
    * id it stores, which stand for its seeds); the field changes in place.
    */
   policy?: Address<TAccountPolicy>;
@@ -233,7 +233,7 @@ export type SetVaultSpenderInput<
   member: TransactionSigner<TAccountMember>;
   authority: Address<TAccountAuthority>;
   /**
-   * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+   * The policy (read by the handler: owner, discriminator, and the asset and
    * id it stores, which stand for its seeds); the field changes in place.
    */
   policy: Address<TAccountPolicy>;
@@ -317,7 +317,7 @@ export type ParsedSetVaultSpenderInstruction<
     member: TAccountMetas[0];
     authority: TAccountMetas[1];
     /**
-     * The policy, v1 or v2 (read by the handler: owner, discriminator, and the asset and
+     * The policy (read by the handler: owner, discriminator, and the asset and
      * id it stores, which stand for its seeds); the field changes in place.
      */
     policy: TAccountMetas[2];

@@ -28,7 +28,6 @@ import {
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
   parseInitPolicyInstruction,
-  parseInitPolicyV2Instruction,
   parseOpenVaultInstruction,
   parseReleaseReservationInstruction,
   parseRequestTakeOverInstruction,
@@ -50,7 +49,6 @@ import {
   type ParsedInitAuthorityInstruction,
   type ParsedInitKillswitchInstruction,
   type ParsedInitPolicyInstruction,
-  type ParsedInitPolicyV2Instruction,
   type ParsedOpenVaultInstruction,
   type ParsedReleaseReservationInstruction,
   type ParsedRequestTakeOverInstruction,
@@ -71,7 +69,6 @@ export enum PolicyVaultAccount {
   PayeeList,
   PaymentApproval,
   PolicyAccount,
-  PolicyAccountV2,
   PolicyAuthority,
   TakeOverRequest,
   VelocityLedger,
@@ -129,17 +126,6 @@ export function identifyPolicyVaultAccount(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
-        new Uint8Array([170, 95, 89, 36, 206, 208, 227, 161]),
-      ),
-      0,
-    )
-  ) {
-    return PolicyVaultAccount.PolicyAccountV2;
-  }
-  if (
-    containsBytes(
-      data,
-      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([62, 36, 186, 99, 38, 164, 236, 205]),
       ),
       0,
@@ -186,7 +172,6 @@ export enum PolicyVaultInstruction {
   InitAuthority,
   InitKillswitch,
   InitPolicy,
-  InitPolicyV2,
   OpenVault,
   ReleaseReservation,
   RequestTakeOver,
@@ -323,17 +308,6 @@ export function identifyPolicyVaultInstruction(
     )
   ) {
     return PolicyVaultInstruction.InitPolicy;
-  }
-  if (
-    containsBytes(
-      data,
-      fixEncoderSize(getBytesEncoder(), 8).encode(
-        new Uint8Array([227, 147, 86, 158, 147, 113, 33, 8]),
-      ),
-      0,
-    )
-  ) {
-    return PolicyVaultInstruction.InitPolicyV2;
   }
   if (
     containsBytes(
@@ -487,9 +461,6 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.InitPolicy;
     } & ParsedInitPolicyInstruction<TProgram>)
   | ({
-      instructionType: PolicyVaultInstruction.InitPolicyV2;
-    } & ParsedInitPolicyV2Instruction<TProgram>)
-  | ({
       instructionType: PolicyVaultInstruction.OpenVault;
     } & ParsedOpenVaultInstruction<TProgram>)
   | ({
@@ -600,13 +571,6 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.InitPolicy,
         ...parseInitPolicyInstruction(instruction),
-      };
-    }
-    case PolicyVaultInstruction.InitPolicyV2: {
-      assertIsInstructionWithAccounts(instruction);
-      return {
-        instructionType: PolicyVaultInstruction.InitPolicyV2,
-        ...parseInitPolicyV2Instruction(instruction),
       };
     }
     case PolicyVaultInstruction.OpenVault: {

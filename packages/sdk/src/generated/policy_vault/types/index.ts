@@ -7,7 +7,8 @@
  */
 
 export * from "./evaluateArgs.js";
+export * from "./payeeDaySlots.js";
 export * from "./payeeSlot.js";
-export * from "./policyBase.js";
+export * from "./policyLimits.js";
 export * from "./policyParams.js";
 export * from "./policyRules.js";

@@ -32,7 +32,8 @@ import {
 } from "@solana/kit";
 
 /**
- * A spending policy as given to `init_policy` and stored, immutable, in the PolicyAccount.
+ * A spending policy's core rules as given to `init_policy` and stored, immutable, in the
+ * PolicyAccount (the limits, [`PolicyRules`], are given beside them).
  * All amounts are in the smallest units of `mint`.
  */
 export type PolicyParams = {

@@ -27,8 +27,9 @@ import {
 } from "@solana/kit";
 
 /**
- * The rules a v2 policy adds to [`super::PolicyParams`], as given to `init_policy_v2` and
- * stored, immutable, in the [`super::PolicyAccountV2`]. Zero turns a bound or a cap off.
+ * The limits a policy may add to its [`super::PolicyParams`], as given to `init_policy` and
+ * stored, immutable, in the [`super::PolicyAccount`]'s `limits` section (absent when all are
+ * off). Zero turns a bound or a cap off.
  */
 export type PolicyRules = {
   /** 0 no list, 1 allow list (only the listed payees), 2 deny list (all but them). */

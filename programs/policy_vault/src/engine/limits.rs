@@ -1,7 +1,7 @@
-//! The rules of a v2 policy: validity window, payee list, monthly and lifetime caps, and the
+//! A policy's limit rules: validity window, payee list, monthly and lifetime caps, and the
 //! per-payee daily cap with its bounded set of slots.
 
-use super::config::{ExtendedRules, ListMode};
+use super::config::{LimitRules, ListMode};
 use super::decision::DenyReason;
 use super::time::{day_index, month_index};
 use anchor_lang::prelude::Pubkey;
@@ -19,9 +19,9 @@ pub struct PayeeSlot {
     pub spent: u64,
 }
 
-/// The month and lifetime counters of a v2 policy.
+/// The month and lifetime counters of a policy's limits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ExtendedCounters {
+pub struct LimitCounters {
     /// [`month_index`] that `month_spent` counts.
     pub month_index: i64,
     pub month_spent: u64,
@@ -64,10 +64,10 @@ impl PayeeDay {
     }
 }
 
-/// A v2 policy's state as one evaluation needs it.
+/// A policy's limit state as one evaluation needs it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ExtendedState {
-    pub counters: ExtendedCounters,
+pub struct LimitState {
+    pub counters: LimitCounters,
     /// Read only when the policy has a per-payee cap.
     pub payee_day: PayeeDay,
 }
@@ -98,16 +98,16 @@ impl SlotWrite {
     }
 }
 
-/// What an Allow under a v2 policy stores.
+/// What an Allow under a policy with limits stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExtendedUpdate {
-    pub counters: ExtendedCounters,
+pub struct LimitUpdate {
+    pub counters: LimitCounters,
     /// `None` without a per-payee cap.
     pub slot: Option<SlotWrite>,
 }
 
 /// The validity window: `not_before ≤ now ≤ not_after`, either bound 0 = none.
-pub fn check_validity(r: &ExtendedRules, now: i64) -> Result<(), DenyReason> {
+pub fn check_validity(r: &LimitRules, now: i64) -> Result<(), DenyReason> {
     if r.not_before != 0 && now < r.not_before {
         return Err(DenyReason::PolicyNotYetValid);
     }
@@ -140,12 +140,12 @@ fn add_capped(spent: u64, amount: u64, cap: u64, over: DenyReason) -> Result<u64
 /// The monthly, lifetime and per-payee daily caps: what to store after paying `amount` to
 /// `payee` at `now`, or the first cap it breaks (in that order).
 pub fn check_caps(
-    r: &ExtendedRules,
-    state: &ExtendedState,
+    r: &LimitRules,
+    state: &LimitState,
     payee: &Pubkey,
     amount: u64,
     now: i64,
-) -> Result<ExtendedUpdate, DenyReason> {
+) -> Result<LimitUpdate, DenyReason> {
     let c = &state.counters;
     let month = month_index(now);
     let month_spent = if c.month_index == month {
@@ -153,7 +153,7 @@ pub fn check_caps(
     } else {
         0
     };
-    let counters = ExtendedCounters {
+    let counters = LimitCounters {
         month_index: month,
         month_spent: add_capped(
             month_spent,
@@ -179,7 +179,7 @@ pub fn check_caps(
             now,
         )?)
     };
-    Ok(ExtendedUpdate { counters, slot })
+    Ok(LimitUpdate { counters, slot })
 }
 
 /// The per-payee daily cap: the payee's slot of the day, else the first empty one; a new day
@@ -221,11 +221,11 @@ mod tests {
         Pubkey::new_from_array([n; 32])
     }
 
-    /// A v2 policy's counters and slots, paid into as the program does: read the payee's
+    /// A policy's limit counters and slots, paid into as the program does: read the payee's
     /// view of the slots, decide, store on Allow.
     #[derive(Clone, Debug, Default, PartialEq, Eq)]
     struct Ledger {
-        counters: ExtendedCounters,
+        counters: LimitCounters,
         day: i64,
         slots: [PayeeSlot; PAYEE_SLOTS],
     }
@@ -233,13 +233,13 @@ mod tests {
     impl Ledger {
         fn pay(
             &mut self,
-            r: &ExtendedRules,
+            r: &LimitRules,
             payee: u8,
             amount: u64,
             now: i64,
         ) -> Result<(), DenyReason> {
             let payee = key(payee);
-            let state = ExtendedState {
+            let state = LimitState {
                 counters: self.counters,
                 payee_day: PayeeDay::of(&self.slots, self.day, &payee),
             };
@@ -259,29 +259,29 @@ mod tests {
         }
     }
 
-    fn rules() -> ExtendedRules {
-        ExtendedRules {
+    fn rules() -> LimitRules {
+        LimitRules {
             monthly_cap: 500,
             lifetime_cap: 5_000,
             payee_daily_cap: 20,
-            ..ExtendedRules::OFF
+            ..LimitRules::OFF
         }
     }
 
     #[test]
     fn validity_window_includes_its_first_and_last_second() {
-        let r = ExtendedRules {
+        let r = LimitRules {
             not_before: 1_000,
             not_after: 2_000,
-            ..ExtendedRules::OFF
+            ..LimitRules::OFF
         };
         assert_eq!(check_validity(&r, 999), Err(DenyReason::PolicyNotYetValid));
         assert_eq!(check_validity(&r, 1_000), Ok(()));
         assert_eq!(check_validity(&r, 2_000), Ok(()));
         assert_eq!(check_validity(&r, 2_001), Err(DenyReason::PolicyExpired));
         // Open-ended on either side.
-        assert_eq!(check_validity(&ExtendedRules::OFF, i64::MIN), Ok(()));
-        assert_eq!(check_validity(&ExtendedRules::OFF, i64::MAX), Ok(()));
+        assert_eq!(check_validity(&LimitRules::OFF, i64::MIN), Ok(()));
+        assert_eq!(check_validity(&LimitRules::OFF, i64::MAX), Ok(()));
     }
 
     #[test]
@@ -302,9 +302,9 @@ mod tests {
 
     #[test]
     fn monthly_cap_one_unit_under_and_over_and_its_reset_at_the_month_turn() {
-        let r = ExtendedRules {
+        let r = LimitRules {
             monthly_cap: 500,
-            ..ExtendedRules::OFF
+            ..LimitRules::OFF
         };
         let mut l = Ledger::default();
         l.pay(&r, 1, 499, END_OF_NOVEMBER).unwrap();
@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(l.counters.month_index, full.counters.month_index + 1);
         // And the year's last second → the first second of January.
         let mut l = Ledger {
-            counters: ExtendedCounters {
+            counters: LimitCounters {
                 month_index: month_index(END_OF_YEAR),
                 month_spent: 500,
                 lifetime_spent: 0,
@@ -340,9 +340,9 @@ mod tests {
 
     #[test]
     fn lifetime_cap_never_resets() {
-        let r = ExtendedRules {
+        let r = LimitRules {
             lifetime_cap: 5_000,
-            ..ExtendedRules::OFF
+            ..LimitRules::OFF
         };
         let mut l = Ledger::default();
         l.counters.lifetime_spent = 4_999;
@@ -364,7 +364,7 @@ mod tests {
     #[test]
     fn caps_off_count_and_saturate() {
         let mut l = Ledger {
-            counters: ExtendedCounters {
+            counters: LimitCounters {
                 month_index: month_index(END_OF_YEAR),
                 month_spent: u64::MAX,
                 lifetime_spent: u64::MAX - 1,
@@ -372,15 +372,15 @@ mod tests {
             ..Ledger::default()
         };
         let mut capped = l.clone();
-        l.pay(&ExtendedRules::OFF, 1, 10, END_OF_YEAR).unwrap();
+        l.pay(&LimitRules::OFF, 1, 10, END_OF_YEAR).unwrap();
         assert_eq!(l.counters.lifetime_spent, u64::MAX);
         assert_eq!(l.counters.month_spent, u64::MAX);
         // No per-payee cap: the slots are not touched.
         assert_eq!(l.spent(1), None);
         // A cap and an overflow: exceeded.
-        let r = ExtendedRules {
+        let r = LimitRules {
             lifetime_cap: u64::MAX,
-            ..ExtendedRules::OFF
+            ..LimitRules::OFF
         };
         assert_eq!(
             capped.pay(&r, 1, 10, END_OF_YEAR),
@@ -450,18 +450,18 @@ mod tests {
 
     #[test]
     fn caps_are_checked_monthly_then_lifetime_then_per_payee() {
-        let r = ExtendedRules {
+        let r = LimitRules {
             monthly_cap: 10,
             lifetime_cap: 10,
             payee_daily_cap: 10,
-            ..ExtendedRules::OFF
+            ..LimitRules::OFF
         };
         let mut l = Ledger::default();
         assert_eq!(
             l.pay(&r, 1, 11, END_OF_NOVEMBER),
             Err(DenyReason::SpendingMonthlyExceeded)
         );
-        let r2 = ExtendedRules {
+        let r2 = LimitRules {
             monthly_cap: 0,
             ..r
         };
@@ -469,7 +469,7 @@ mod tests {
             l.pay(&r2, 1, 11, END_OF_NOVEMBER),
             Err(DenyReason::SpendingLifetimeExceeded)
         );
-        let r3 = ExtendedRules {
+        let r3 = LimitRules {
             lifetime_cap: 0,
             ..r2
         };

@@ -1,11 +1,12 @@
-//! v2 policies, executed: each rule at its boundary through the read-only gate and the
+//! A policy's limits, executed: each rule at its boundary through the read-only gate and the
 //! strict settlement (whose denials are `6100 + code` for the reasons 16 and up), the payee
-//! list account edited only by the authority's threshold, and v2 policies retired and given
-//! a spender as v1 ones are. v1 policies are what every other test of this suite pays under.
+//! list account edited only by the authority's threshold, and a policy with limits retired and
+//! given a spender as one without. Policies without limits are what most other tests of this
+//! suite pay under.
 
 use policy_vault::engine::{Decision, DenyReason, PAYEE_SLOTS};
 use policy_vault::errors::PolicyVaultError as E;
-use policy_vault::state::{PolicyAccountV2, PolicyParams, PolicyRules};
+use policy_vault::state::{PolicyAccount, PolicyParams, PolicyRules};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_program_tests::world::{open_policy, pda, sdk, tier, Agent, Attestations, World};
@@ -22,9 +23,9 @@ fn code(e: E) -> Option<u32> {
     Some(u32::from(e))
 }
 
-/// A payer under a v2 policy (no kinds) with `rules`, and `tokens` in its wallet.
+/// A payer under a policy (no kinds) with limit `rules`, and `tokens` in its wallet.
 async fn payer(w: &mut World, rules: PolicyRules, tokens: u64) -> Agent {
-    let payer = w.payer_with_policy_v2(3, open_policy(w.mint), rules).await;
+    let payer = w.payer_with_limits(3, open_policy(w.mint), rules).await;
     w.token_account(&payer.owner.pubkey(), tokens).await;
     payer
 }
@@ -97,10 +98,11 @@ async fn the_monthly_cap_turns_at_the_last_second_of_the_year() {
     // The first second of 2027: a new month.
     w.set_time(END_OF_2026 + 1).await;
     settle(&mut w, &payer, &payee, 500).await.unwrap();
-    let p: PolicyAccountV2 = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
+    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
         .await
         .unwrap();
-    assert_eq!((p.month_spent, p.lifetime_spent), (500, 1_000));
+    let limits = p.limits.unwrap();
+    assert_eq!((limits.month_spent, limits.lifetime_spent), (500, 1_000));
 }
 
 #[tokio::test]
@@ -208,7 +210,7 @@ async fn a_deny_list_account_is_edited_by_the_threshold_only() {
         payee_list: list,
         ..PolicyRules::default()
     };
-    let ix = b.init_policy_v2(
+    let ix = b.init_policy(
         &owner,
         &[second.pubkey()],
         &agent.asset(),
@@ -347,7 +349,7 @@ async fn bad_rules_are_refused_with_an_error_that_names_the_field() {
     ];
     for (params, rules, expected) in cases {
         let err = w
-            .init_policy_v2(&agent, 1, params, rules)
+            .init_policy_with_limits(&agent, 1, params, rules)
             .await
             .unwrap_err();
         assert_eq!(custom_code(&err), code(expected), "{rules:?}");
@@ -355,23 +357,59 @@ async fn bad_rules_are_refused_with_an_error_that_names_the_field() {
 }
 
 #[tokio::test]
-async fn a_v2_policy_is_retired_and_given_a_spender_like_a_v1_policy() {
+async fn a_policy_with_limits_is_retired_and_given_a_spender_like_any() {
     let mut w = World::new().await;
     let payer = payer(&mut w, PolicyRules::default(), 10).await;
     let payee = w.payee(3, None).await;
     let owner = payer.owner.pubkey();
-    // Wallet-funded: no spender to name, as for v1.
+    // Wallet-funded: no spender to name.
     let ix = sdk().set_vault_spender(&owner, &[], &payer.asset(), 1, &owner);
     let err = send(&mut w.ctx, &[ix], &[&payer.owner]).await.unwrap_err();
     assert_eq!(custom_code(&err), code(E::PolicyNotVaultFunded));
     let ix = sdk().retire_policy(&owner, &[], &payer.asset(), 1);
     send(&mut w.ctx, &[ix], &[&payer.owner]).await.unwrap();
-    let p: PolicyAccountV2 = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
+    let p: PolicyAccount = fetch(&mut w.ctx, &pda::policy(&payer.asset(), 1))
         .await
         .unwrap();
-    assert!(p.base.is_retired());
+    assert!(p.is_retired());
     assert_eq!(
         settle(&mut w, &payer, &payee, 1).await,
         Err(code(E::PolicyRetired))
     );
+}
+
+/// Anyone can send lamports to a policy's address before it exists (it is derived from the
+/// asset and the id). That must not block the policy: `init_policy` tops the address up and
+/// creates the account at the size its rules need, with or without limits.
+#[tokio::test]
+async fn audit5_l4_a_prefunded_policy_address_does_not_block_init_policy() {
+    let mut w = World::new().await;
+    let agent = w.register_agent().await;
+    w.init_authority(&agent).await;
+    let rules = PolicyRules {
+        monthly_cap: 1_000,
+        payee_daily_cap: 10,
+        ..PolicyRules::default()
+    };
+    for (id, rules) in [(1, rules), (2, PolicyRules::default())] {
+        let address = pda::policy(&agent.asset(), id);
+        trust_gate_program_tests::fund(&mut w.ctx, &address, 1_000_000).await;
+        w.init_policy_with_limits(&agent, id, open_policy(w.mint), rules)
+            .await
+            .unwrap();
+        let account = trust_gate_program_tests::raw_account(&mut w.ctx, &address)
+            .await
+            .unwrap();
+        let limits = (rules != PolicyRules::default()).then_some(&rules);
+        assert_eq!(account.data.len(), PolicyAccount::space(limits));
+        assert_eq!(account.owner, policy_vault::ID);
+        let rent = w.ctx.banks_client.get_rent().await.unwrap();
+        assert_eq!(
+            account.lamports,
+            rent.minimum_balance(account.data.len()),
+            "topped up to rent exemption"
+        );
+        let p: PolicyAccount = fetch(&mut w.ctx, &address).await.unwrap();
+        assert_eq!(p.rules(), limits);
+    }
 }
