@@ -313,7 +313,8 @@ impl Builder {
                     asset: *asset,
                     policy_id,
                     params,
-                    rules,
+                    // No limits: one byte on the wire rather than the rules' 201.
+                    rules: (rules != PolicyRules::default()).then_some(rules),
                     approval_threshold,
                 },
             ),

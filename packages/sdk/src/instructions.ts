@@ -33,18 +33,6 @@ import { channelPaymentIdHash } from './channels.js';
 import { TrustGateInputError } from './errors.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
 
-
-/** Limit rules that set nothing: a policy created with them has no limits section. */
-export const NO_LIMITS: PolicyRulesArgs = {
-  payeeListMode: 0,
-  payees: [SYSTEM_PROGRAM, SYSTEM_PROGRAM, SYSTEM_PROGRAM, SYSTEM_PROGRAM],
-  payeeList: SYSTEM_PROGRAM,
-  notBefore: 0n,
-  notAfter: 0n,
-  monthlyCap: 0n,
-  lifetimeCap: 0n,
-  payeeDailyCap: 0n,
-};
 export { MPL_CORE_PROGRAM };
 import { requireProgramIds, type ProgramIds } from './ids.js';
 import { Pdas, type ApprovalTerms } from './pda.js';
@@ -438,7 +426,7 @@ export class Builder {
    * Creates policy `policyId` (immutable) with its velocity ledger, and the kill switch when
    * missing; `member` (who pays) and `cosigners` reach the authority's threshold. `params` are
    * its core rules (the mint account is passed when `params.mint` names one); `rules` its
-   * limits (`NO_LIMITS`, the default: none), a validity window, a payee allow or deny list,
+   * limits (null, the default: none), a validity window, a payee allow or deny list,
    * monthly, lifetime and per-payee daily caps. When `rules.payeeList` names the list account
    * it must be `pda.payeeList` of this policy (see `payeeListRules`); the list is created
    * empty. A payment of more than `approvalThreshold` (0, the default: none) needs the
@@ -450,11 +438,11 @@ export class Builder {
     asset: Address,
     policyId: number,
     params: PolicyParamsArgs,
-    rules: PolicyRulesArgs = NO_LIMITS,
+    rules: PolicyRulesArgs | null = null,
     approvalThreshold: bigint | number = 0n,
   ): Promise<Instruction> {
     const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
-    const payeeList = rules.payeeList === SYSTEM_PROGRAM ? undefined : rules.payeeList;
+    const payeeList = !rules || rules.payeeList === SYSTEM_PROGRAM ? undefined : rules.payeeList;
     const ix = getInitPolicyInstruction(
       { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules, approvalThreshold },
       this.policyVault,

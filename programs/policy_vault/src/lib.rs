@@ -129,15 +129,16 @@ pub mod policy_vault {
     /// switch; needs `threshold` members. `params` are the core rules: a policy with Spending
     /// or Velocity names its mint, whose account is checked (no Token-2022 transfer fee or
     /// permanent delegate). `rules` are the limits (validity window, payee allow or deny
-    /// list, monthly, lifetime and per-payee daily caps; all zero: none), with the payee
-    /// list account (empty) when `rules.payee_list` names one. `approval_threshold`: a
+    /// list, monthly, lifetime and per-payee daily caps; none, or all zero: no limits; an
+    /// option so that a policy without them costs one byte of the transaction), with the
+    /// payee list account (empty) when `rules.payee_list` names one. `approval_threshold`: a
     /// payment of more needs the members' `approve_payment` (0 = none).
     pub fn init_policy<'info>(
         ctx: Context<'info, InitPolicy<'info>>,
         asset: Pubkey,
         policy_id: u32,
         params: PolicyParams,
-        rules: PolicyRules,
+        rules: Option<PolicyRules>,
         approval_threshold: u64,
     ) -> Result<()> {
         instructions::init_policy(ctx, asset, policy_id, params, rules, approval_threshold)

@@ -48,7 +48,7 @@ pub struct InitPolicy<'info> {
     pub agent_asset: UncheckedAccount<'info>,
 }
 
-/// Creates a policy: its core `params`, its limit `rules` (all zero: none, and no limits
+/// Creates a policy: its core `params`, its limit `rules` (none, or all zero: no limits
 /// section in the account) and its approval threshold; the velocity ledger, the kill switch
 /// when missing, and the payee list account when the rules name one.
 pub fn init_policy<'info>(
@@ -56,11 +56,11 @@ pub fn init_policy<'info>(
     asset: Pubkey,
     policy_id: u32,
     params: PolicyParams,
-    rules: PolicyRules,
+    rules: Option<PolicyRules>,
     approval_threshold: u64,
 ) -> Result<()> {
     let a = &ctx.accounts;
-    let rules = (rules != PolicyRules::default()).then_some(rules);
+    let rules = rules.filter(|r| *r != PolicyRules::default());
     params.validate(rules.as_ref())?;
     let signers =
         a.authority

@@ -14,6 +14,8 @@ import {
   getAddressEncoder,
   getBytesDecoder,
   getBytesEncoder,
+  getOptionDecoder,
+  getOptionEncoder,
   getStructDecoder,
   getStructEncoder,
   getU32Decoder,
@@ -24,12 +26,14 @@ import {
   type AccountMeta,
   type AccountSignerMeta,
   type Address,
-  type FixedSizeCodec,
-  type FixedSizeDecoder,
-  type FixedSizeEncoder,
+  type Codec,
+  type Decoder,
+  type Encoder,
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
+  type Option,
+  type OptionOrNullable,
   type ReadonlyAccount,
   type ReadonlyUint8Array,
   type TransactionSigner,
@@ -122,7 +126,7 @@ export type InitPolicyInstructionData = {
   asset: Address;
   policyId: number;
   params: PolicyParams;
-  rules: PolicyRules;
+  rules: Option<PolicyRules>;
   approvalThreshold: bigint;
 };
 
@@ -130,36 +134,36 @@ export type InitPolicyInstructionDataArgs = {
   asset: Address;
   policyId: number;
   params: PolicyParamsArgs;
-  rules: PolicyRulesArgs;
+  rules: OptionOrNullable<PolicyRulesArgs>;
   approvalThreshold: number | bigint;
 };
 
-export function getInitPolicyInstructionDataEncoder(): FixedSizeEncoder<InitPolicyInstructionDataArgs> {
+export function getInitPolicyInstructionDataEncoder(): Encoder<InitPolicyInstructionDataArgs> {
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
       ["asset", getAddressEncoder()],
       ["policyId", getU32Encoder()],
       ["params", getPolicyParamsEncoder()],
-      ["rules", getPolicyRulesEncoder()],
+      ["rules", getOptionEncoder(getPolicyRulesEncoder())],
       ["approvalThreshold", getU64Encoder()],
     ]),
     (value) => ({ ...value, discriminator: INIT_POLICY_DISCRIMINATOR }),
   );
 }
 
-export function getInitPolicyInstructionDataDecoder(): FixedSizeDecoder<InitPolicyInstructionData> {
+export function getInitPolicyInstructionDataDecoder(): Decoder<InitPolicyInstructionData> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
     ["asset", getAddressDecoder()],
     ["policyId", getU32Decoder()],
     ["params", getPolicyParamsDecoder()],
-    ["rules", getPolicyRulesDecoder()],
+    ["rules", getOptionDecoder(getPolicyRulesDecoder())],
     ["approvalThreshold", getU64Decoder()],
   ]);
 }
 
-export function getInitPolicyInstructionDataCodec(): FixedSizeCodec<
+export function getInitPolicyInstructionDataCodec(): Codec<
   InitPolicyInstructionDataArgs,
   InitPolicyInstructionData
 > {
