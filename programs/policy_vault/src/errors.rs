@@ -146,7 +146,7 @@ pub enum PolicyVaultError {
     PayeeListFull,
     #[msg("add / remove: at least one payee to add or remove, and no default (all zero) key")]
     PayeeListEditInvalid,
-    // 6068..: approvals
+    // 6065..: approvals
     #[msg("amount: an approval is of more than 0")]
     ApprovalAmountZero,
     #[msg("expires_at: an approval expires after now and at most 7 days from now")]
