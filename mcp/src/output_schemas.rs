@@ -436,6 +436,10 @@ pub fn get_killswitch() -> Arc<JsonObject> {
             ("pausedAt", int("Unix seconds of the last pause")),
             ("pausedBy", opt_key("Who paused it")),
             ("unpausedAt", int("Unix seconds of the last release")),
+            (
+                "authorityGeneration",
+                int("How many times the authority changed hands: payment approvals given before the latest hand-over approve nothing"),
+            ),
         ],
         &[
             "address",
@@ -444,6 +448,7 @@ pub fn get_killswitch() -> Arc<JsonObject> {
             "pausedAt",
             "pausedBy",
             "unpausedAt",
+            "authorityGeneration",
         ],
     ))
 }

@@ -187,6 +187,8 @@ pub fn killswitch(address: &Pubkey, k: &KillSwitchState) -> Value {
         "pausedAt": k.paused_at,
         "pausedBy": opt_key(&k.paused_by),
         "unpausedAt": k.unpaused_at,
+        // Hand-overs of the authority so far: approvals given before the latest one are void.
+        "authorityGeneration": k.authority_generation,
     })
 }
 

@@ -574,7 +574,7 @@ pub async fn tour() -> Report {
     measure(&mut w, &mut r, &[ix], None, &[&b.owner]).await;
     // A sold agent: the seller's authority names its guard, the buyer asks to take the
     // authority over, and completes it after the delay; a second sale the members cancel,
-    // a third they accept.
+    // a third they accept, a fourth whose request lapses and anyone closes.
     let mut sold = w.register_agent().await;
     w.init_authority(&sold).await;
     let seller = sold.owner.insecure_clone();
@@ -612,6 +612,18 @@ pub async fn tour() -> Report {
         };
         measure(&mut w, &mut r, &[ix], None, &[&buyer]).await;
     }
+    let last = crate::funded_keypair(&mut w.ctx).await;
+    w.transfer_asset(&mut sold, last.insecure_clone())
+        .await
+        .expect("the sale on MPL Core");
+    let ix = sdk.request_take_over(&last.pubkey(), &sold.asset(), vec![last.pubkey()], 1);
+    crate::send(&mut w.ctx, &[ix], &[&last])
+        .await
+        .expect("the request");
+    // The guard the hand-overs reset: the default delay, which the request lapses after.
+    w.advance_time(2 * i64::from(delay) + 1).await;
+    let ix = sdk.close_lapsed_take_over(&sold.asset(), &last.pubkey());
+    measure(&mut w, &mut r, &[ix], None, &[]).await;
 
     // validation_registry: namespace, attestor, request, respond, revoke.
     let payer_key = w.ctx.payer.pubkey();

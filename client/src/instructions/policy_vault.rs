@@ -46,7 +46,8 @@ impl Builder {
 
     /// The asset's live owner (`owner`, who pays for the request) asks to take over the
     /// authority its previous owner created, with new members and threshold. It takes effect
-    /// no sooner than the authority's take-over delay from now (`complete_take_over`).
+    /// no sooner than the authority's take-over delay from now (`complete_take_over`), and
+    /// lapses that delay later (`close_lapsed_take_over`).
     pub fn request_take_over(
         &self,
         owner: &Pubkey,
@@ -72,8 +73,9 @@ impl Builder {
         )
     }
 
-    /// Completes a take-over whose delay has passed; anyone may send it. `rent_payer` is the
-    /// request's (it gets the request's rent back).
+    /// Completes a take-over whose delay has passed and which has not lapsed; anyone may send
+    /// it. `rent_payer` is the request's (it gets the request's rent back). The hand-over
+    /// resets the authority's guard and bumps the kill switch's authority generation.
     pub fn complete_take_over(&self, asset: &Pubkey, rent_payer: &Pubkey) -> Instruction {
         self.ix(
             self.ids.policy_vault,
@@ -82,8 +84,23 @@ impl Builder {
                 take_over_request: self.pda.take_over_request(asset),
                 rent_payer: *rent_payer,
                 agent_asset: *asset,
+                authority_guard: self.pda.authority_guard(asset),
+                killswitch: self.pda.killswitch(asset),
             },
             instruction::CompleteTakeOver { asset: *asset },
+        )
+    }
+
+    /// Closes a take-over request that lapsed (past its `effective_at` plus its delay);
+    /// anyone may send it. `rent_payer` is the request's (it gets the request's rent back).
+    pub fn close_lapsed_take_over(&self, asset: &Pubkey, rent_payer: &Pubkey) -> Instruction {
+        self.ix(
+            self.ids.policy_vault,
+            accounts::CloseLapsedTakeOver {
+                take_over_request: self.pda.take_over_request(asset),
+                rent_payer: *rent_payer,
+            },
+            instruction::CloseLapsedTakeOver { asset: *asset },
         )
     }
 
@@ -130,6 +147,8 @@ impl Builder {
                     take_over_request: self.pda.take_over_request(asset),
                     rent_payer: *rent_payer,
                     agent_asset: *asset,
+                    authority_guard: self.pda.authority_guard(asset),
+                    killswitch: self.pda.killswitch(asset),
                 },
                 instruction::AcceptTakeOver { asset: *asset },
             ),
@@ -236,7 +255,8 @@ impl Builder {
 
     /// Approves one payment of exactly `terms` until `expires_at`; `member` (who pays the
     /// approval's rent, back when the payment uses it) and `cosigners` reach the threshold
-    /// of the payer's authority in force.
+    /// of the payer's authority in force. The payer's kill switch must exist: the approval
+    /// counts only until the authority's next hand-over.
     pub fn approve_payment(
         &self,
         member: &Pubkey,
@@ -251,6 +271,7 @@ impl Builder {
                     member: *member,
                     authority: self.pda.policy_authority(&terms.payer_asset),
                     agent_asset: terms.payer_asset,
+                    killswitch: self.pda.killswitch(&terms.payer_asset),
                     approval: self.pda.approval(&terms),
                     system_program: system_program::ID,
                 },

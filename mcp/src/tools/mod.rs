@@ -227,8 +227,8 @@ impl GateServer {
     /// authority is returned with its members and threshold. After a sale of the agent, its
     /// new owner (the signer) requests to take the previous owner's authority over instead
     /// (`takeOverRequested`, `effectiveAt`: the previous owner's members may cancel or accept
-    /// it until then) and, called again once that time has passed, completes it
-    /// (`takenOver`).
+    /// it until then) and, called again once that time has passed and before `lapsesAfter`,
+    /// completes it (`takenOver`); a lapsed request is asked for again.
     #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
     async fn gate_init_authority(
         &self,

@@ -116,7 +116,8 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
         chain::anchor_account::<PolicyAuthority>(&ctx.rpc, "PolicyAuthority", &address).await?;
     // An authority created by a previous owner of the asset (the agent was sold) is taken
     // over by its live owner, never at once: a request, completed once its delay has passed
-    // (on-chain rule); one that is still current is returned as it is.
+    // and before it lapses (on-chain rule; a lapsed one is asked for again); one that is
+    // still current is returned as it is.
     let take_over = match &existing {
         Some(current) => {
             let live = chain::asset_owner(&ctx.rpc, &asset).await?;
@@ -134,7 +135,9 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
             )
             .await?;
             if let Some(r) = request.filter(|r| r.new_owner == signer.pubkey()) {
-                return complete_take_over(ctx, &b, signer, &address, &asset, &r).await;
+                if !r.has_lapsed(chain::unix_time(&ctx.rpc).await?) {
+                    return complete_take_over(ctx, &b, signer, &address, &asset, &r).await;
+                }
             }
             true
         }
@@ -173,7 +176,8 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
         v["takenOver"] = json!(false);
         v["takeOverRequested"] = json!(true);
         v["effectiveAt"] = json!(request.effective_at);
-        v["hint"] = json!("the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed to complete it");
+        v["lapsesAfter"] = json!(request.lapses_after());
+        v["hint"] = json!("the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed, and no later than lapsesAfter, to complete it");
         return Ok(ok_sent(sig, v));
     }
     let ix = b.init_authority(&signer.pubkey(), &asset, members, threshold);
@@ -201,8 +205,8 @@ fn authority_reply(
     })
 }
 
-/// The signer's own pending take-over: completed when its delay has passed by the cluster's
-/// clock, else reported with the time it may be completed.
+/// The signer's own pending take-over that has not lapsed: completed when its delay has
+/// passed by the cluster's clock, else reported with the time it may be completed.
 async fn complete_take_over(
     ctx: &Ctx,
     b: &Builder,
@@ -215,10 +219,11 @@ async fn complete_take_over(
     let mut v = authority_reply(address, asset, signer, &members, request.threshold);
     v["created"] = json!(false);
     v["effectiveAt"] = json!(request.effective_at);
+    v["lapsesAfter"] = json!(request.lapses_after());
     if chain::unix_time(&ctx.rpc).await? < request.effective_at {
         v["takenOver"] = json!(false);
         v["takeOverPending"] = json!(true);
-        v["hint"] = json!("the take-over takes effect at effectiveAt (unix seconds, the cluster's clock); call again then");
+        v["hint"] = json!("the take-over takes effect at effectiveAt (unix seconds, the cluster's clock) and lapses after lapsesAfter; call again in between");
         return Ok(v);
     }
     let ix = b.complete_take_over(asset, &request.rent_payer);

@@ -260,7 +260,8 @@ export async function policyFunding(rpc: TrustGateRpc, ids: ProgramIds, asset: A
 /**
  * Decodes a PaymentApproval account (policy_vault's approval of one payment's terms: offsets
  * 8 payer asset, 40 payee asset, 72 mint, 104 amount, 112 policy id, 116 expiresAt, 124
- * approvedAt, 132 rentPayer, 164 signers, 165 bump); null when `data` is not one.
+ * approvedAt, 132 rentPayer, 164 signers, 165 bump, 166 authorityGeneration); null when `data`
+ * is not one.
  */
 export function decodePaymentApproval(data: Uint8Array): PaymentApproval | null {
   if (data.length < getPaymentApprovalSize() || !sameBytes(data.subarray(0, 8), PAYMENT_APPROVAL_DISCRIMINATOR)) return null;

@@ -461,9 +461,13 @@ export class Builder {
     terms: ApprovalTerms,
     expiresAt: bigint,
   ): Promise<Instruction> {
-    const [authority, approval] = await Promise.all([this.pda.policyAuthority(terms.payerAsset), this.pda.approval(terms)]);
+    const [authority, approval, killswitch] = await Promise.all([
+      this.pda.policyAuthority(terms.payerAsset),
+      this.pda.approval(terms),
+      this.pda.killswitch(terms.payerAsset),
+    ]);
     const ix = getApprovePaymentInstruction(
-      { member, authority, agentAsset: terms.payerAsset, approval, ...terms, expiresAt },
+      { member, authority, agentAsset: terms.payerAsset, approval, killswitch, ...terms, expiresAt },
       this.policyVault,
     );
     return withCosigners(ix, cosigners);

@@ -192,9 +192,9 @@ test('policies decode at the documented offsets, with and without limits; Paymen
 
   const [payer, payee, mint, member] = await Promise.all([0, 1, 2, 3].map(() => generateKeyPairSigner().then((k) => k.address)));
   const bytes = new Uint8Array(getPaymentApprovalEncoder().encode({
-    payerAsset: payer, payeeAsset: payee, mint, amount: 7_000_000n, policyId: 9, expiresAt: 1_800_000_000n, approvedAt: 1_700_000_000n, rentPayer: member, signers: 2, bump: 254,
+    payerAsset: payer, payeeAsset: payee, mint, amount: 7_000_000n, policyId: 9, expiresAt: 1_800_000_000n, approvedAt: 1_700_000_000n, rentPayer: member, signers: 2, bump: 254, authorityGeneration: 3,
   }));
-  assert.equal(bytes.length, 166);
+  assert.equal(bytes.length, 170);
   const key = (a) => Uint8Array.from(getAddressEncoder().encode(a));
   assert.deepEqual(bytes.subarray(132, 164), key(member), 'rent payer at 132');
   assert.equal(bytes[164], 2, 'signers at 164');
@@ -203,7 +203,7 @@ test('policies decode at the documented offsets, with and without limits; Paymen
   assert.equal(a.rentPayer, member);
   assert.equal(a.amount, 7_000_000n);
   assert.equal(a.policyId, 9);
-  assert.equal(decodePaymentApproval(bytes.subarray(0, 165)), null, 'short');
+  assert.equal(decodePaymentApproval(bytes.subarray(0, 169)), null, 'short');
   assert.equal(decodePaymentApproval(policy), null, 'another account');
 });
 

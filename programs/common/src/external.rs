@@ -367,6 +367,18 @@ pub mod core_asset {
         let bytes: [u8; 32] = data.get(OWNER..MIN_LEN)?.try_into().ok()?;
         Some(Pubkey::new_from_array(bytes))
     }
+
+    /// MPL Core's `Key::Uninitialized`: what `BurnV1` leaves in a burned asset's one byte.
+    pub const KEY_UNINITIALIZED: u8 = 0;
+
+    /// Whether the account at an asset's address says the asset is gone: MPL Core's
+    /// `BurnV1` leaves one byte, `Key::Uninitialized`, in an account MPL Core still owns (so
+    /// that the address cannot hold an asset again); an account closed outright is an empty
+    /// account of the system program. A burned asset has no owner.
+    pub fn is_burned(program_owner: &Pubkey, data: &[u8]) -> bool {
+        (*program_owner == ids::MPL_CORE && data == [KEY_UNINITIALIZED])
+            || (*program_owner == anchor_lang::system_program::ID && data.is_empty())
+    }
 }
 
 /// An agent as the gate judges it: the registry's AgentAccount of its asset (for the agent
@@ -622,6 +634,24 @@ mod tests {
         assert_eq!(core_asset::owner(&ids::MPL_CORE, &d[..32]), None);
         d[core_asset::KEY] = 5; // CollectionV1
         assert_eq!(core_asset::owner(&ids::MPL_CORE, &d), None);
+    }
+
+    #[test]
+    fn a_burned_asset_is_mpl_cores_one_uninitialized_byte_or_an_empty_system_account() {
+        let system = anchor_lang::system_program::ID;
+        assert!(core_asset::is_burned(&ids::MPL_CORE, &[0]));
+        assert!(core_asset::is_burned(&system, &[]));
+        // Not burned: an asset, another byte, more bytes, another owner, a system account
+        // holding data.
+        let mut asset = vec![0u8; 66];
+        asset[core_asset::KEY] = core_asset::KEY_ASSET_V1;
+        assert!(!core_asset::is_burned(&ids::MPL_CORE, &asset));
+        assert!(!core_asset::is_burned(&ids::MPL_CORE, &[1]));
+        assert!(!core_asset::is_burned(&ids::MPL_CORE, &[0, 0]));
+        assert!(!core_asset::is_burned(&ids::MPL_CORE, &[]));
+        assert!(!core_asset::is_burned(&ids::AGENT_REGISTRY, &[0]));
+        assert!(!core_asset::is_burned(&ids::AGENT_REGISTRY, &[]));
+        assert!(!core_asset::is_burned(&system, &[0]));
     }
 
     #[test]

@@ -42,6 +42,12 @@ const ACCOUNT_STATE_FROZEN: u8 = 2;
 /// Where both token programs keep a mint's decimals.
 pub const DECIMALS_AT: usize = 44;
 
+/// The most decimals a mint may have where a policy, a vault or a gated channel names it:
+/// the registry's feedback states a value's decimals up to 18, and a settlement's or a
+/// channel's feedback states its value in the mint's decimals (a channel in a mint of more
+/// could never close through the gate).
+pub const MAX_DECIMALS: u8 = crate::external::instructions::MAX_VALUE_DECIMALS;
+
 /// A mint's decimals (`None` for data too short to be a mint).
 pub fn decimals(data: &[u8]) -> Option<u8> {
     data.get(DECIMALS_AT).copied()

@@ -175,4 +175,7 @@ pub enum GateError {
     // 6077..: approvals
     #[msg("the amount is above the payer policy's approval threshold: the authority's members approve these terms on chain (policy_vault approve_payment), then the payment passes with the approval among its remaining accounts")]
     ApprovalRequired,
+    // 6078..: the fifth audit
+    #[msg("the mint has more than 18 decimals: the channel's feedback could never state its value (value_decimals 0..=18), so it could never close through the gate")]
+    MintDecimalsTooLarge,
 }

@@ -146,7 +146,7 @@ pub enum PolicyVaultError {
     PayeeListFull,
     #[msg("add / remove: at least one payee to add or remove, and no default (all zero) key")]
     PayeeListEditInvalid,
-    // 6068..: approvals
+    // 6065..: approvals
     #[msg("amount: an approval is of more than 0")]
     ApprovalAmountZero,
     #[msg("expires_at: an approval expires after now and at most 7 days from now")]
@@ -157,4 +157,11 @@ pub enum PolicyVaultError {
     ApprovalRentPayerMismatch,
     #[msg("the approval is still in force: only its rent payer may close it before it expires")]
     ApprovalNotExpired,
+    // 6070..: the fifth audit
+    #[msg("the take-over request has lapsed: it could be completed only within its delay after effective_at (close it with close_lapsed_take_over and ask again)")]
+    TakeOverLapsed,
+    #[msg("the take-over request has not lapsed: it closes without the members only after effective_at plus its delay")]
+    TakeOverNotLapsed,
+    #[msg("the mint has more than 18 decimals, more than the registry's feedback can state (value_decimals 0..=18)")]
+    MintDecimalsTooLarge,
 }

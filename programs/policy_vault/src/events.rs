@@ -42,6 +42,16 @@ pub struct TakeOverCancelled {
     pub signers: u8,
 }
 
+/// Anyone closed a take-over request that had lapsed (it could be completed up to
+/// `lapsed_after`); its rent went back to `rent_payer`.
+#[event]
+pub struct TakeOverLapsedClosed {
+    pub asset: Pubkey,
+    pub new_owner: Pubkey,
+    pub rent_payer: Pubkey,
+    pub lapsed_after: i64,
+}
+
 /// The authority's threshold set the take-over delay and the recovery key.
 #[event]
 pub struct AuthorityGuardSet {

@@ -65,7 +65,8 @@ pub mod policy_vault {
 
     /// The asset's live owner asks to take over the authority its previous owner created,
     /// with new members and threshold. It takes effect no sooner than the authority's
-    /// take-over delay from now; until then the old members stay in force.
+    /// take-over delay from now, and lapses that delay later; until then the old members stay
+    /// in force.
     pub fn request_take_over(
         ctx: Context<RequestTakeOver>,
         asset: Pubkey,
@@ -75,8 +76,9 @@ pub mod policy_vault {
         instructions::request_take_over(ctx, asset, members, threshold)
     }
 
-    /// Completes a take-over whose delay has passed, while its new owner still owns the
-    /// asset; anyone may send it.
+    /// Completes a take-over whose delay has passed and which has not lapsed, while its new
+    /// owner still owns the asset; anyone may send it. The guard goes back to the default
+    /// delay without a recovery key, and the earlier members' payment approvals are void.
     pub fn complete_take_over(ctx: Context<CompleteTakeOver>, asset: Pubkey) -> Result<()> {
         instructions::complete_take_over(ctx, asset)
     }
@@ -86,10 +88,16 @@ pub mod policy_vault {
         instructions::cancel_take_over(ctx, asset)
     }
 
-    /// The members in force accept a pending take-over at once (a sale they agree to); needs
-    /// `threshold` members.
+    /// The members in force accept a pending take-over that has not lapsed at once (a sale
+    /// they agree to); needs `threshold` members. The hand-over is a completion's.
     pub fn accept_take_over(ctx: Context<AcceptTakeOver>, asset: Pubkey) -> Result<()> {
         instructions::accept_take_over(ctx, asset)
+    }
+
+    /// Closes a take-over request that lapsed (past its `effective_at` plus its delay) to its
+    /// rent payer; anyone may send it.
+    pub fn close_lapsed_take_over(ctx: Context<CloseLapsedTakeOver>, asset: Pubkey) -> Result<()> {
+        instructions::close_lapsed_take_over(ctx, asset)
     }
 
     /// Sets the take-over delay and the recovery key the members may withdraw to while the

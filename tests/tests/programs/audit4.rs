@@ -18,16 +18,16 @@ fn v(e: V) -> u32 {
 
 /// An agent whose authority is two members (neither is the owner) with threshold 2, an open
 /// vault holding `FUNDS` of the world's mint, and a kill switch.
-struct Guarded {
-    agent: Agent,
-    members: [Keypair; 2],
-    vault: Pubkey,
+pub(super) struct Guarded {
+    pub(super) agent: Agent,
+    pub(super) members: [Keypair; 2],
+    pub(super) vault: Pubkey,
 }
 
-const FUNDS: u64 = 7_000_000;
+pub(super) const FUNDS: u64 = 7_000_000;
 
 impl Guarded {
-    async fn new(w: &mut World) -> Guarded {
+    pub(super) async fn new(w: &mut World) -> Guarded {
         let agent = w.register_agent().await;
         let members = [
             funded_keypair(&mut w.ctx).await,
@@ -65,7 +65,7 @@ impl Guarded {
     }
 
     /// Both members sign `ix` (built with the first as lead and the second as co-signer).
-    async fn members_send(
+    pub(super) async fn members_send(
         &self,
         w: &mut World,
         ix: Instruction,
@@ -74,15 +74,15 @@ impl Guarded {
         send(&mut w.ctx, &[ix], &[&self.members[0], &self.members[1]]).await
     }
 
-    fn lead(&self) -> Pubkey {
+    pub(super) fn lead(&self) -> Pubkey {
         self.members[0].pubkey()
     }
 
-    fn cosigners(&self) -> [Pubkey; 1] {
+    pub(super) fn cosigners(&self) -> [Pubkey; 1] {
         [self.members[1].pubkey()]
     }
 
-    fn withdraw(
+    pub(super) fn withdraw(
         &self,
         w: &World,
         member: &Pubkey,
@@ -102,7 +102,7 @@ impl Guarded {
 }
 
 /// The owner's second key, funded, with a token account of the world's mint.
-async fn second_key(w: &mut World) -> (Keypair, Pubkey) {
+pub(super) async fn second_key(w: &mut World) -> (Keypair, Pubkey) {
     let key = funded_keypair(&mut w.ctx).await;
     let token = w.token_account(&key.pubkey(), 0).await;
     (key, token)

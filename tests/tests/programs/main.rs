@@ -5,6 +5,7 @@ mod adversarial;
 mod approvals;
 mod audit3;
 mod audit4;
+mod audit5;
 mod compute_units;
 mod cpi_example;
 mod decisions;

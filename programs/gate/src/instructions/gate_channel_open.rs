@@ -60,7 +60,9 @@ pub struct GateChannelOpen<'info> {
 /// rent payer). Then runs the payer's policy and the payee's acceptance policy on the deposit
 /// as the strict gate runs them on a payment, counts it on Allow (fails with the reason
 /// otherwise, as the strict gate does) and records the channel. A vault-funded policy is
-/// refused: the channel would refund its deposit to the signer, not to the vault.
+/// refused: the channel would refund its deposit to the signer, not to the vault, and so is a
+/// mint of more than 18 decimals (`MintDecimalsTooLarge`: the close's feedback could not
+/// state its value).
 pub fn gate_channel_open<'info>(
     ctx: Context<'info, GateChannelOpen<'info>>,
     deposit: u64,
@@ -95,6 +97,12 @@ pub fn gate_channel_open<'info>(
     check_mint(&a.mint_account)?;
     let decimals =
         token_mint::decimals(&a.mint_account.try_borrow_data()?).ok_or(GateError::MintInvalid)?;
+    // The close's feedback states the settled value in the mint's decimals, which the
+    // registry takes up to 18: a channel in a mint of more could never close through the gate.
+    require!(
+        decimals <= token_mint::MAX_DECIMALS,
+        GateError::MintDecimalsTooLarge
+    );
     let open = {
         let sysvar = a.instructions.try_borrow_data()?;
         let transaction = Instructions::new(&sysvar);

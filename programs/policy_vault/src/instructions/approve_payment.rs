@@ -3,7 +3,9 @@
 
 use crate::errors::PolicyVaultError;
 use crate::events::{ApprovalClosed, PaymentApproved};
-use crate::state::{seeds, ApprovalTerms, PaymentApproval, PolicyAuthority, MAX_APPROVAL_SECS};
+use crate::state::{
+    seeds, ApprovalTerms, KillSwitchState, PaymentApproval, PolicyAuthority, MAX_APPROVAL_SECS,
+};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};
 
@@ -20,6 +22,10 @@ pub struct ApprovePayment<'info> {
     /// until a take-over takes effect, as for the kill switch).
     /// CHECK: address and owner checked by `PolicyAuthority::require_threshold_in_force`.
     pub agent_asset: UncheckedAccount<'info>,
+    /// The payer's kill switch (it must exist, as for any payment): the approval records its
+    /// authority generation, and a hand-over (which bumps it) voids the approval.
+    #[account(seeds = [seeds::KILLSWITCH, terms.payer_asset.as_ref()], bump = killswitch.bump)]
+    pub killswitch: Account<'info, KillSwitchState>,
     /// The approval of `terms`, created here (`AccountAlreadyInitialized` while one of the
     /// same terms stands).
     /// CHECK: its address is the seeds'; created by the handler.
@@ -40,7 +46,8 @@ pub struct ApprovePayment<'info> {
 }
 
 /// Approves one payment of exactly `terms` until `expires_at` (after now, at most a week
-/// ahead); needs `threshold` distinct members of the authority in force.
+/// ahead) or until the authority's next hand-over; needs `threshold` distinct members of the
+/// authority in force.
 pub fn approve_payment(
     ctx: Context<ApprovePayment>,
     terms: ApprovalTerms,
@@ -90,6 +97,7 @@ pub fn approve_payment(
             rent_payer: lead,
             signers,
             bump,
+            authority_generation: a.killswitch.authority_generation,
         },
     )?;
     runtime::emit(&PaymentApproved {

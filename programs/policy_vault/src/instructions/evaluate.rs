@@ -215,6 +215,25 @@ fn approval_in<'a, 'info>(
     }
 }
 
+/// `approval` when it still counts: given in the payer's authority generation (its kill
+/// switch's, `killswitch` checked by [`payer_accounts`]), not before a hand-over, which voids
+/// earlier approvals. Read only when the caller passed an approval.
+fn in_force<'a, 'info>(
+    approval: Option<&'a AccountInfo<'info>>,
+    killswitch: &AccountInfo,
+) -> Option<&'a AccountInfo<'info>> {
+    approval.filter(|info| {
+        let generation = killswitch
+            .try_borrow_data()
+            .ok()
+            .and_then(|d| KillSwitchState::authority_generation_in(&d));
+        generation.is_some_and(|g| {
+            info.try_borrow_data()
+                .is_ok_and(|d| PaymentApproval::given_in(&d, g))
+        })
+    })
+}
+
 /// The approval in `info` when the payment needs one (its amount above the policy's approval
 /// threshold) and it approves the payment's terms at `now`. policy_vault creates an approval
 /// only at the address of the terms it stores, so its stored terms are compared, not its
@@ -249,7 +268,8 @@ struct Inputs<'a, 'info> {
     /// The policy's account, whose per-payee slots are read in place.
     policy_data: &'a AccountInfo<'info>,
     velocity: &'a VelocityLedger,
-    killswitch: &'a KillSwitchState,
+    /// Whether the payer's kill switch is paused.
+    paused: bool,
     payer_stats: &'a AccountInfo<'info>,
     payee_stats: &'a AccountInfo<'info>,
     payee_acceptance: &'a AccountInfo<'info>,
@@ -303,7 +323,7 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
     Ok(engine::evaluate(&EvalInput {
         policy: &policy,
         acceptance: acceptance.as_ref(),
-        paused: i.killswitch.paused,
+        paused: i.paused,
         spending: i.policy.counters(),
         velocity: i.velocity.state(),
         limits,
@@ -356,24 +376,20 @@ fn check_party_accounts(
     Ok(())
 }
 
-/// The payer's policy and kill switch, each read as an `Account` is and checked to be the
-/// payer's (their stored asset and policy id stand for their seeds).
+/// The payer's policy and whether its kill switch is paused, each read as an `Account` is
+/// and checked to be the payer's (their stored asset and policy id stand for their seeds).
 fn payer_accounts(
     policy: &AccountInfo,
     killswitch: &AccountInfo,
     args: &EvaluateArgs,
-) -> Result<(Box<PolicyAccount>, KillSwitchState)> {
+) -> Result<(Box<PolicyAccount>, bool)> {
     let policy = PolicyAccount::read(policy)?;
     require!(
         policy.is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
     );
-    let killswitch: KillSwitchState = fixed::read(killswitch)?;
-    require!(
-        killswitch.is_for(&args.payer_asset),
-        ErrorCode::ConstraintSeeds
-    );
-    Ok((policy, killswitch))
+    let paused = KillSwitchState::paused_in(killswitch, &args.payer_asset)?;
+    Ok((policy, paused))
 }
 
 fn check_velocity(velocity: &VelocityLedger, args: &EvaluateArgs) -> Result<()> {
@@ -399,15 +415,16 @@ fn report(decision: &engine::Decision) {
 pub fn evaluate<'info>(ctx: Context<'info, Evaluate<'info>>, args: EvaluateArgs) -> Result<()> {
     let a = &ctx.accounts;
     check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
-    let (policy, killswitch) = payer_accounts(&a.policy, &a.killswitch, &args)?;
+    let (policy, paused) = payer_accounts(&a.policy, &a.killswitch, &args)?;
     check_velocity(&a.velocity, &args)?;
     let (approval, _) = approval_in(ctx.remaining_accounts);
+    let approval = in_force(approval, &a.killswitch);
     let evaluation = decide(
         Inputs {
             policy: &policy,
             policy_data: &a.policy,
             velocity: &a.velocity,
-            killswitch: &killswitch,
+            paused,
             payer_stats: &a.payer_stats,
             payee_stats: &a.payee_stats,
             payee_acceptance: &a.payee_acceptance,
@@ -439,7 +456,7 @@ pub fn evaluate_and_commit<'info>(
 ) -> Result<()> {
     let a = &ctx.accounts;
     check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
-    let (policy, killswitch) = payer_accounts(&a.policy, &a.killswitch, &args)?;
+    let (policy, paused) = payer_accounts(&a.policy, &a.killswitch, &args)?;
     let velocity: VelocityLedger = fixed::read(&a.velocity)?;
     check_velocity(&velocity, &args)?;
     let (approval, rest) = approval_in(ctx.remaining_accounts);
@@ -449,12 +466,13 @@ pub fn evaluate_and_commit<'info>(
         (Some(_), None) => return err!(PolicyVaultError::ApprovalRentPayerMismatch),
         (None, _) => (None, rest),
     };
+    let approval = in_force(approval, &a.killswitch);
     let evaluation = decide(
         Inputs {
             policy: &policy,
             policy_data: &a.policy,
             velocity: &velocity,
-            killswitch: &killswitch,
+            paused,
             payer_stats: &a.payer_stats,
             payee_stats: &a.payee_stats,
             payee_acceptance: &a.payee_acceptance,

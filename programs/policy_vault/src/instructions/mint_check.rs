@@ -1,5 +1,6 @@
 //! The mint a policy names must be one whose transfers deliver exactly `amount` and cannot be
-//! taken back (see `trust_gate_program_common::token_mint`).
+//! taken back (see `trust_gate_program_common::token_mint`), of at most 18 decimals (what a
+//! payment's feedback can state: `token_mint::MAX_DECIMALS`).
 
 use crate::errors::PolicyVaultError;
 use anchor_lang::prelude::*;
@@ -16,5 +17,12 @@ pub fn check_policy_mint(mint: Option<&AccountInfo>, expected: &Pubkey) -> Resul
             MintProblem::TransferFee => PolicyVaultError::MintTransferFee,
             MintProblem::PermanentDelegate => PolicyVaultError::MintPermanentDelegate,
         })
-    })
+    })?;
+    // A checked mint holds its decimals.
+    let decimals = token_mint::decimals(&data).ok_or(PolicyVaultError::MintInvalid)?;
+    require!(
+        decimals <= token_mint::MAX_DECIMALS,
+        PolicyVaultError::MintDecimalsTooLarge
+    );
+    Ok(())
 }

@@ -21,8 +21,9 @@ pub struct OpenVault<'info> {
     /// CHECK: verified as described above.
     #[account(mut, seeds = [seeds::VAULT, asset.as_ref(), mint.as_ref()], bump)]
     pub vault: UncheckedAccount<'info>,
-    /// The vault's mint: an SPL Token or Token-2022 mint without a transfer fee, a permanent
-    /// delegate (which could empty the vault without the gate) or a close authority.
+    /// The vault's mint: an SPL Token or Token-2022 mint of at most 18 decimals, without a
+    /// transfer fee, a permanent delegate (which could empty the vault without the gate) or a
+    /// close authority.
     /// CHECK: compared with `mint` and parsed by `check_policy_mint`.
     pub mint_account: UncheckedAccount<'info>,
     /// CHECK: the token program that owns the mint (compared in the handler).

@@ -1,12 +1,15 @@
-//! The asset's new owner takes the authority over: a request, then, after the delay, its
-//! completion; meanwhile the members in force may cancel it or accept it at once. Why it is
-//! never at once: [`crate::state::take_over`].
+//! The asset's new owner takes the authority over: a request, then, after the delay and
+//! before it lapses, its completion; meanwhile the members in force may cancel it or accept
+//! it at once; once lapsed, anyone closes it. Why it is never at once:
+//! [`crate::state::take_over`].
 
 use crate::errors::PolicyVaultError;
-use crate::events::{AuthorityTakenOver, TakeOverCancelled, TakeOverRequested};
+use crate::events::{
+    AuthorityTakenOver, TakeOverCancelled, TakeOverLapsedClosed, TakeOverRequested,
+};
 use crate::state::{
-    live_owner, load_guard, seeds, take_over_delay, validate_members, PolicyAuthority,
-    TakeOverRequest,
+    live_owner, live_owner_unless_burned, load_guard, seeds, take_over_delay, validate_members,
+    KillSwitchState, PolicyAuthority, TakeOverRequest,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};
@@ -24,7 +27,8 @@ pub struct RequestTakeOver<'info> {
     /// CHECK: address enforced by seeds; read only when policy_vault owns it.
     #[account(seeds = [seeds::AUTHORITY_GUARD, asset.as_ref()], bump)]
     pub authority_guard: UncheckedAccount<'info>,
-    /// The request's PDA; created, or rewritten when it holds a request of an earlier owner.
+    /// The request's PDA; created, or rewritten when it holds a request of an earlier owner
+    /// or one that lapsed.
     /// CHECK: address enforced by seeds; created or read by the handler.
     #[account(mut, seeds = [seeds::TAKE_OVER, asset.as_ref()], bump)]
     pub take_over_request: UncheckedAccount<'info>,
@@ -35,7 +39,8 @@ pub struct RequestTakeOver<'info> {
 }
 
 /// The asset's live owner asks to take over the authority its previous owner created, with
-/// new members and threshold. It takes effect no sooner than the guard's delay from now.
+/// new members and threshold. It takes effect no sooner than the guard's delay from now, and
+/// lapses the same delay after that.
 pub fn request_take_over(
     ctx: Context<RequestTakeOver>,
     asset: Pubkey,
@@ -75,14 +80,14 @@ pub fn request_take_over(
             &request,
         )?,
         Some(earlier) => {
-            // One owner's request runs its full delay: asking again would not restart it.
-            require_keys_neq!(
-                earlier.new_owner,
-                owner,
+            // One owner's request runs its full delay: asking again would not restart it,
+            // unless it lapsed (it can then never apply).
+            require!(
+                earlier.new_owner != owner || earlier.has_lapsed(now),
                 PolicyVaultError::TakeOverAlreadyRequested
             );
             // An earlier owner's request, which can never apply while this owner holds the
-            // asset: replaced, its rent still owed to whoever paid it.
+            // asset, or a lapsed one: replaced, its rent still owed to whoever paid it.
             request.rent_payer = earlier.rent_payer;
             pda_account::store(&ctx.accounts.take_over_request, &request)?;
         }
@@ -157,22 +162,41 @@ pub struct CompleteTakeOver<'info> {
     #[account(mut, address = take_over_request.rent_payer @ PolicyVaultError::RentPayerMismatch)]
     pub rent_payer: UncheckedAccount<'info>,
     /// The agent's MPL Core asset, whose live owner must still be the request's new owner.
-    /// CHECK: address and owner checked by `live_owner`.
+    /// CHECK: address and owner checked by `live_owner_unless_burned`.
     pub agent_asset: UncheckedAccount<'info>,
+    /// The authority's guard, reset by the hand-over when the earlier threshold set one.
+    /// CHECK: address enforced by seeds; rewritten only when policy_vault owns it.
+    #[account(mut, seeds = [seeds::AUTHORITY_GUARD, asset.as_ref()], bump)]
+    pub authority_guard: UncheckedAccount<'info>,
+    /// The agent's kill switch, whose authority generation the hand-over bumps (voiding the
+    /// earlier members' payment approvals), when it exists.
+    /// CHECK: address enforced by seeds; rewritten only when policy_vault owns it.
+    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
+    pub killswitch: UncheckedAccount<'info>,
 }
 
-/// Anyone completes a take-over whose delay has passed while its new owner still owns the
-/// asset: the authority is the new owner's, with the requested members and threshold.
+/// Anyone completes a take-over whose delay has passed, and which has not lapsed, while its
+/// new owner still owns the asset: the authority is the new owner's, with the requested
+/// members and threshold.
 pub fn complete_take_over(ctx: Context<CompleteTakeOver>, asset: Pubkey) -> Result<()> {
     let now = Clock::get()?.unix_timestamp;
+    let a = ctx.accounts;
     require!(
-        now >= ctx.accounts.take_over_request.effective_at,
+        now >= a.take_over_request.effective_at,
         PolicyVaultError::TakeOverNotYetEffective
     );
+    require!(
+        !a.take_over_request.has_lapsed(now),
+        PolicyVaultError::TakeOverLapsed
+    );
     hand_over(
-        &mut ctx.accounts.authority,
-        &ctx.accounts.take_over_request,
-        &ctx.accounts.agent_asset,
+        &mut a.authority,
+        &a.take_over_request,
+        &HandOverAccounts {
+            agent_asset: &a.agent_asset,
+            authority_guard: &a.authority_guard,
+            killswitch: &a.killswitch,
+        },
         asset,
     )
 }
@@ -197,49 +221,113 @@ pub struct AcceptTakeOver<'info> {
     #[account(mut, address = take_over_request.rent_payer @ PolicyVaultError::RentPayerMismatch)]
     pub rent_payer: UncheckedAccount<'info>,
     /// The agent's MPL Core asset, whose live owner must be the request's new owner.
-    /// CHECK: address and owner checked by `live_owner`.
+    /// CHECK: address and owner checked by `live_owner_unless_burned`.
     pub agent_asset: UncheckedAccount<'info>,
+    /// As in [`CompleteTakeOver`].
+    /// CHECK: address enforced by seeds; rewritten only when policy_vault owns it.
+    #[account(mut, seeds = [seeds::AUTHORITY_GUARD, asset.as_ref()], bump)]
+    pub authority_guard: UncheckedAccount<'info>,
+    /// As in [`CompleteTakeOver`].
+    /// CHECK: address enforced by seeds; rewritten only when policy_vault owns it.
+    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
+    pub killswitch: UncheckedAccount<'info>,
 }
 
-/// The members in force agree to a pending take-over (a sale they made): it takes effect at
-/// once; needs `threshold` members.
+/// The members in force agree to a pending take-over that has not lapsed (a sale they made):
+/// it takes effect at once; needs `threshold` members.
 pub fn accept_take_over(ctx: Context<AcceptTakeOver>, asset: Pubkey) -> Result<()> {
-    let a = &ctx.accounts;
-    a.authority.require_threshold_in_force(
-        &a.agent_asset,
-        &a.member.key(),
-        ctx.remaining_accounts,
-    )?;
+    let now = Clock::get()?.unix_timestamp;
+    let remaining = ctx.remaining_accounts;
+    let a = ctx.accounts;
+    a.authority
+        .require_threshold_in_force(&a.agent_asset, &a.member.key(), remaining)?;
+    require!(
+        !a.take_over_request.has_lapsed(now),
+        PolicyVaultError::TakeOverLapsed
+    );
     hand_over(
-        &mut ctx.accounts.authority,
-        &ctx.accounts.take_over_request,
-        &ctx.accounts.agent_asset,
+        &mut a.authority,
+        &a.take_over_request,
+        &HandOverAccounts {
+            agent_asset: &a.agent_asset,
+            authority_guard: &a.authority_guard,
+            killswitch: &a.killswitch,
+        },
         asset,
     )
 }
 
-/// Applies `request` to `authority`, if its new owner still owns the asset.
+/// What a hand-over reads and rewrites besides the authority and the request.
+struct HandOverAccounts<'a, 'info> {
+    agent_asset: &'a AccountInfo<'info>,
+    authority_guard: &'a AccountInfo<'info>,
+    killswitch: &'a AccountInfo<'info>,
+}
+
+/// Applies `request` to `authority`, if its new owner still owns the asset (not if it was
+/// burned): the new owner, members and threshold; the guard back to the default delay
+/// without a recovery key (the earlier members' choice); the kill switch's authority
+/// generation bumped, which voids the earlier members' payment approvals.
 fn hand_over(
     authority: &mut PolicyAuthority,
     request: &TakeOverRequest,
-    agent_asset: &AccountInfo,
+    accounts: &HandOverAccounts,
     asset: Pubkey,
 ) -> Result<()> {
-    require_keys_eq!(
-        live_owner(agent_asset, &asset)?,
-        request.new_owner,
+    require!(
+        live_owner_unless_burned(accounts.agent_asset, &asset)? == Some(request.new_owner),
         PolicyVaultError::TakeOverStale
     );
     let previous_owner = authority.owner;
     authority.owner = request.new_owner;
     authority.members = request.members.clone();
     authority.threshold = request.threshold;
+    if let Some(mut guard) = load_guard(accounts.authority_guard)? {
+        guard.reset();
+        pda_account::store(accounts.authority_guard, &guard)?;
+    }
+    if let Some(mut killswitch) = pda_account::load::<KillSwitchState>(accounts.killswitch)? {
+        killswitch.authority_generation = killswitch.authority_generation.wrapping_add(1);
+        pda_account::store(accounts.killswitch, &killswitch)?;
+    }
     runtime::emit(&AuthorityTakenOver {
         asset,
         previous_owner,
         owner: request.new_owner,
         members: request.members.clone(),
         threshold: request.threshold,
+    });
+    Ok(())
+}
+
+#[derive(Accounts)]
+#[instruction(asset: Pubkey)]
+pub struct CloseLapsedTakeOver<'info> {
+    #[account(
+        mut,
+        seeds = [seeds::TAKE_OVER, asset.as_ref()],
+        bump = take_over_request.bump,
+        close = rent_payer,
+    )]
+    pub take_over_request: Account<'info, TakeOverRequest>,
+    /// Who paid the request's rent, refunded.
+    /// CHECK: must be the request's recorded rent payer.
+    #[account(mut, address = take_over_request.rent_payer @ PolicyVaultError::RentPayerMismatch)]
+    pub rent_payer: UncheckedAccount<'info>,
+}
+
+/// Anyone closes a take-over request that has lapsed (past `effective_at` plus its delay, it
+/// can never take effect); its rent goes back to whoever paid it.
+pub fn close_lapsed_take_over(ctx: Context<CloseLapsedTakeOver>, asset: Pubkey) -> Result<()> {
+    let request = &ctx.accounts.take_over_request;
+    let now = Clock::get()?.unix_timestamp;
+    require!(request.has_lapsed(now), PolicyVaultError::TakeOverNotLapsed);
+    // Closed to the rent payer by the `close` constraint, once the handler has returned.
+    runtime::emit(&TakeOverLapsedClosed {
+        asset,
+        new_owner: request.new_owner,
+        rent_payer: request.rent_payer,
+        lapsed_after: request.lapses_after(),
     });
     Ok(())
 }

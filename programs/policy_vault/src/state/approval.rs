@@ -3,6 +3,10 @@
 //! terms, so a settlement finds it without being told: `["approval", payer_asset,
 //! payee_asset, mint, amount u64 LE, policy_id u32 LE]`. A settlement (or a gated channel
 //! open) of exactly those terms passes once against it and closes it to its rent payer.
+//!
+//! It is the members' of one authority: it records the payer's authority generation (the
+//! kill switch's count of hand-overs) it was given in, and a hand-over voids it (the payment
+//! then needs the new members' approval).
 
 use super::fixed::{Fields, FixedLayout};
 use super::seeds;
@@ -12,7 +16,8 @@ use anchor_lang::prelude::*;
 pub const MAX_APPROVAL_SECS: i64 = 7 * 24 * 3600;
 
 /// Offsets: 8 payer_asset, 40 payee_asset, 72 mint, 104 amount, 112 policy_id, 116
-/// expires_at, 124 approved_at, 132 rent_payer, 164 signers, 165 bump.
+/// expires_at, 124 approved_at, 132 rent_payer, 164 signers, 165 bump, 166
+/// authority_generation (u32 LE).
 #[account]
 #[derive(InitSpace, Debug, PartialEq, Eq)]
 pub struct PaymentApproval {
@@ -31,6 +36,9 @@ pub struct PaymentApproval {
     /// The distinct members who signed it.
     pub signers: u8,
     pub bump: u8,
+    /// The payer's [`super::KillSwitchState::authority_generation`] when it was given: it
+    /// approves nothing after a hand-over.
+    pub authority_generation: u32,
 }
 
 /// What an approval binds: a payment's terms.
@@ -75,16 +83,31 @@ impl PaymentApproval {
         }
     }
 
-    /// Whether it approves a payment of `terms` at unix time `now`. policy_vault creates an
-    /// approval only at the address of the terms it stores, so the stored terms stand for
-    /// the address (as a policy's asset and id do).
+    /// Whether it approves a payment of `terms` at unix time `now` (when it counts at all:
+    /// [`Self::given_in`]). policy_vault creates an approval only at the address of the
+    /// terms it stores, so the stored terms stand for the address (as a policy's asset and
+    /// id do).
     pub fn approves(&self, terms: &ApprovalTerms, now: i64) -> bool {
         self.terms() == *terms && now <= self.expires_at
     }
+
+    /// Whether the approval in `data` (a PaymentApproval account's, discriminator checked by
+    /// the caller) was given in `authority_generation`, the payer's kill switch's now: an
+    /// approval given before a hand-over approves nothing. Read in place, alone, so that the
+    /// check costs a settlement without an approval nothing.
+    pub fn given_in(data: &[u8], authority_generation: u32) -> bool {
+        data.get(GENERATION_AT..GENERATION_AT + 4)
+            .is_some_and(|g| g == authority_generation.to_le_bytes())
+    }
 }
 
+/// Where an approval account keeps its `authority_generation`.
+const GENERATION_AT: usize = 8 + PaymentApproval::FIELDS_LEN - 4;
+
+impl PaymentApproval {}
+
 impl FixedLayout for PaymentApproval {
-    const FIELDS_LEN: usize = 158;
+    const FIELDS_LEN: usize = 162;
 
     fn read_fields(data: &[u8]) -> Option<PaymentApproval> {
         let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
@@ -99,6 +122,7 @@ impl FixedLayout for PaymentApproval {
             rent_payer: f.key(),
             signers: f.u8(),
             bump: f.u8(),
+            authority_generation: f.u32(),
         })
     }
 }
@@ -121,6 +145,7 @@ mod tests {
             rent_payer: Pubkey::new_unique(),
             signers: 2,
             bump: 254,
+            authority_generation: 3,
         };
         let mut data = Vec::new();
         a.try_serialize(&mut data).unwrap();
@@ -132,6 +157,7 @@ mod tests {
 
     #[test]
     fn it_approves_exactly_its_terms_until_it_expires() {
+        use anchor_lang::AccountSerialize;
         let terms = ApprovalTerms {
             payer_asset: Pubkey::new_unique(),
             payee_asset: Pubkey::new_unique(),
@@ -150,9 +176,17 @@ mod tests {
             rent_payer: Pubkey::new_unique(),
             signers: 1,
             bump: 255,
+            authority_generation: 2,
         };
         assert!(a.approves(&terms, 100));
         assert!(!a.approves(&terms, 101));
+        // Given before a hand-over (or in another authority's generation): nothing.
+        let mut data = Vec::new();
+        a.try_serialize(&mut data).unwrap();
+        assert!(PaymentApproval::given_in(&data, 2));
+        assert!(!PaymentApproval::given_in(&data, 3));
+        assert!(!PaymentApproval::given_in(&data, 1));
+        assert!(!PaymentApproval::given_in(&data[..data.len() - 1], 2));
         let others = [
             ApprovalTerms {
                 payee_asset: Pubkey::new_unique(),

@@ -9,10 +9,10 @@ pub const MAX_MEMBERS: usize = 7;
 /// which starts unpaused.
 ///
 /// It is the authority of the asset's owner who created it (or took it over). Once the asset
-/// belongs to someone else (a sale on MPL Core), its members keep only what protects the
-/// agent until a take-over takes effect (see [`crate::state::take_over`]): the kill switch,
-/// cancelling or accepting the request, a withdrawal to the recovery key. Everything else
-/// fails with `AuthorityStale`.
+/// belongs to someone else (a sale on MPL Core) or was burned, its members keep only what
+/// protects the agent until a take-over takes effect (see [`crate::state::take_over`]): the
+/// kill switch, cancelling or accepting the request, a withdrawal to the recovery key, the
+/// approval of a payment. Everything else fails with `AuthorityStale`.
 ///
 /// Offsets: 8 asset, 40 threshold, 41 bump, 42 owner, 74 members (Borsh Vec, at most 7; the
 /// account is allocated for 7 so rotation never reallocates).
@@ -65,9 +65,10 @@ impl PolicyAuthority {
     }
 
     /// Whether the live owner of `agent_asset` (which must be the agent's MPL Core asset) is
-    /// still [`Self::owner`].
+    /// still [`Self::owner`]. A burned asset has no owner: the authority is then not current,
+    /// and its members keep what protects the agent.
     pub fn is_current(&self, agent_asset: &AccountInfo) -> Result<bool> {
-        Ok(live_owner(agent_asset, &self.asset)? == self.owner)
+        Ok(live_owner_unless_burned(agent_asset, &self.asset)? == Some(self.owner))
     }
 
     /// `lead` a member and `threshold` distinct members among the signers `lead` and
@@ -102,10 +103,21 @@ impl PolicyAuthority {
 /// The live owner of `asset` from its MPL Core account `info` (the registry's AgentAccount
 /// only caches it).
 pub fn live_owner(info: &AccountInfo, asset: &Pubkey) -> Result<Pubkey> {
+    live_owner_unless_burned(info, asset)?
+        .ok_or_else(|| error!(crate::errors::PolicyVaultError::AgentAssetInvalid))
+}
+
+/// As [`live_owner`], `None` when the asset was burned (see `core_asset::is_burned`): an
+/// owner burning the asset must not leave the members in force unable to protect the agent.
+pub fn live_owner_unless_burned(info: &AccountInfo, asset: &Pubkey) -> Result<Option<Pubkey>> {
     use crate::errors::PolicyVaultError as E;
     require_keys_eq!(*info.key, *asset, E::AgentAssetInvalid);
-    core_asset::owner(info.owner, &info.try_borrow_data()?)
-        .ok_or_else(|| error!(E::AgentAssetInvalid))
+    let data = info.try_borrow_data()?;
+    match core_asset::owner(info.owner, &data) {
+        Some(owner) => Ok(Some(owner)),
+        None if core_asset::is_burned(info.owner, &data) => Ok(None),
+        None => err!(E::AgentAssetInvalid),
+    }
 }
 
 /// Validates a member list and threshold (used by init and rotation).

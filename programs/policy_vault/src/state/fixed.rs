@@ -134,7 +134,7 @@ mod tests {
         }
 
         #[test]
-        fn a_kill_switch_reads_as_borsh(mut bytes in proptest::collection::vec(any::<u8>(), 82), paused in 0u8..4) {
+        fn a_kill_switch_reads_as_borsh(mut bytes in proptest::collection::vec(any::<u8>(), KillSwitchState::FIELDS_LEN), paused in 0u8..4) {
             bytes[32] = paused;
             if paused < 2 {
                 reads_as_borsh(&bytes, KillSwitchState::read_fields);

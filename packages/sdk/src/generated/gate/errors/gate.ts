@@ -168,6 +168,8 @@ export const GATE_ERROR__CHANNEL_ACCOUNT_INVALID = 0x17bb; // 6075
 export const GATE_ERROR__CHANNEL_STILL_OPEN = 0x17bc; // 6076
 /** ApprovalRequired: the amount is above the payer policy's approval threshold: the authority's members approve these terms on chain (policy_vault approve_payment), then the payment passes with the approval among its remaining accounts */
 export const GATE_ERROR__APPROVAL_REQUIRED = 0x17bd; // 6077
+/** MintDecimalsTooLarge: the mint has more than 18 decimals: the channel's feedback could never state its value (value_decimals 0..=18), so it could never close through the gate */
+export const GATE_ERROR__MINT_DECIMALS_TOO_LARGE = 0x17be; // 6078
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -226,6 +228,7 @@ export type GateError =
   | typeof GATE_ERROR__FEEDBACK_VALUE_MISMATCH
   | typeof GATE_ERROR__KILL_SWITCH_ENGAGED
   | typeof GATE_ERROR__METADATA_URI_TOO_LONG
+  | typeof GATE_ERROR__MINT_DECIMALS_TOO_LARGE
   | typeof GATE_ERROR__MINT_INVALID
   | typeof GATE_ERROR__MINT_PERMANENT_DELEGATE
   | typeof GATE_ERROR__MINT_TRANSFER_FEE
@@ -315,6 +318,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__FEEDBACK_VALUE_MISMATCH]: `the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals`,
     [GATE_ERROR__KILL_SWITCH_ENGAGED]: `Deny 1: the payer's kill switch is engaged`,
     [GATE_ERROR__METADATA_URI_TOO_LONG]: `metadata_uri is longer than 250 bytes`,
+    [GATE_ERROR__MINT_DECIMALS_TOO_LARGE]: `the mint has more than 18 decimals: the channel's feedback could never state its value (value_decimals 0..=18), so it could never close through the gate`,
     [GATE_ERROR__MINT_INVALID]: `mint is not an initialized mint of SPL Token or Token-2022`,
     [GATE_ERROR__MINT_PERMANENT_DELEGATE]: `mint has a Token-2022 permanent delegate: a settled payment could be taken back`,
     [GATE_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: the payee would receive less than amount`,

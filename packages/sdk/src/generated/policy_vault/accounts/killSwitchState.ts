@@ -25,6 +25,8 @@ import {
   getI64Encoder,
   getStructDecoder,
   getStructEncoder,
+  getU32Decoder,
+  getU32Encoder,
   getU8Decoder,
   getU8Encoder,
   transformEncoder,
@@ -62,6 +64,11 @@ export type KillSwitchState = {
   /** Unix time of the latest unpause (0 = never). */
   unpausedAt: bigint;
   bump: number;
+  /**
+   * How many times the authority changed hands (a take-over completed or accepted) since
+   * the kill switch was created.
+   */
+  authorityGeneration: number;
 };
 
 export type KillSwitchStateArgs = {
@@ -74,6 +81,11 @@ export type KillSwitchStateArgs = {
   /** Unix time of the latest unpause (0 = never). */
   unpausedAt: number | bigint;
   bump: number;
+  /**
+   * How many times the authority changed hands (a take-over completed or accepted) since
+   * the kill switch was created.
+   */
+  authorityGeneration: number;
 };
 
 /** Gets the encoder for {@link KillSwitchStateArgs} account data. */
@@ -87,6 +99,7 @@ export function getKillSwitchStateEncoder(): FixedSizeEncoder<KillSwitchStateArg
       ["pausedBy", getAddressEncoder()],
       ["unpausedAt", getI64Encoder()],
       ["bump", getU8Encoder()],
+      ["authorityGeneration", getU32Encoder()],
     ]),
     (value) => ({ ...value, discriminator: KILL_SWITCH_STATE_DISCRIMINATOR }),
   );
@@ -102,6 +115,7 @@ export function getKillSwitchStateDecoder(): FixedSizeDecoder<KillSwitchState> {
     ["pausedBy", getAddressDecoder()],
     ["unpausedAt", getI64Decoder()],
     ["bump", getU8Decoder()],
+    ["authorityGeneration", getU32Decoder()],
   ]);
 }
 
@@ -176,5 +190,5 @@ export async function fetchAllMaybeKillSwitchState(
 }
 
 export function getKillSwitchStateSize(): number {
-  return 90;
+  return 94;
 }

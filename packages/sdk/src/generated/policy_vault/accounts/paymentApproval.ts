@@ -72,6 +72,11 @@ export type PaymentApproval = {
   /** The distinct members who signed it. */
   signers: number;
   bump: number;
+  /**
+   * The payer's [`super::KillSwitchState::authority_generation`] when it was given: it
+   * approves nothing after a hand-over.
+   */
+  authorityGeneration: number;
 };
 
 export type PaymentApprovalArgs = {
@@ -92,6 +97,11 @@ export type PaymentApprovalArgs = {
   /** The distinct members who signed it. */
   signers: number;
   bump: number;
+  /**
+   * The payer's [`super::KillSwitchState::authority_generation`] when it was given: it
+   * approves nothing after a hand-over.
+   */
+  authorityGeneration: number;
 };
 
 /** Gets the encoder for {@link PaymentApprovalArgs} account data. */
@@ -109,6 +119,7 @@ export function getPaymentApprovalEncoder(): FixedSizeEncoder<PaymentApprovalArg
       ["rentPayer", getAddressEncoder()],
       ["signers", getU8Encoder()],
       ["bump", getU8Encoder()],
+      ["authorityGeneration", getU32Encoder()],
     ]),
     (value) => ({ ...value, discriminator: PAYMENT_APPROVAL_DISCRIMINATOR }),
   );
@@ -128,6 +139,7 @@ export function getPaymentApprovalDecoder(): FixedSizeDecoder<PaymentApproval> {
     ["rentPayer", getAddressDecoder()],
     ["signers", getU8Decoder()],
     ["bump", getU8Decoder()],
+    ["authorityGeneration", getU32Decoder()],
   ]);
 }
 
@@ -202,5 +214,5 @@ export async function fetchAllMaybePaymentApproval(
 }
 
 export function getPaymentApprovalSize(): number {
-  return 166;
+  return 170;
 }

@@ -154,6 +154,12 @@ export const POLICY_VAULT_ERROR__APPROVAL_TERMS_INVALID = 0x17b3; // 6067
 export const POLICY_VAULT_ERROR__APPROVAL_RENT_PAYER_MISMATCH = 0x17b4; // 6068
 /** ApprovalNotExpired: the approval is still in force: only its rent payer may close it before it expires */
 export const POLICY_VAULT_ERROR__APPROVAL_NOT_EXPIRED = 0x17b5; // 6069
+/** TakeOverLapsed: the take-over request has lapsed: it could be completed only within its delay after effective_at (close it with close_lapsed_take_over and ask again) */
+export const POLICY_VAULT_ERROR__TAKE_OVER_LAPSED = 0x17b6; // 6070
+/** TakeOverNotLapsed: the take-over request has not lapsed: it closes without the members only after effective_at plus its delay */
+export const POLICY_VAULT_ERROR__TAKE_OVER_NOT_LAPSED = 0x17b7; // 6071
+/** MintDecimalsTooLarge: the mint has more than 18 decimals, more than the registry's feedback can state (value_decimals 0..=18) */
+export const POLICY_VAULT_ERROR__MINT_DECIMALS_TOO_LARGE = 0x17b8; // 6072
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
@@ -181,6 +187,7 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH
   | typeof POLICY_VAULT_ERROR__MINT_CLOSE_AUTHORITY
+  | typeof POLICY_VAULT_ERROR__MINT_DECIMALS_TOO_LARGE
   | typeof POLICY_VAULT_ERROR__MINT_DEFAULT_FROZEN
   | typeof POLICY_VAULT_ERROR__MIN_TIER_OUT_OF_RANGE
   | typeof POLICY_VAULT_ERROR__MINT_INVALID
@@ -208,6 +215,8 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__SPENDING_CAP_ZERO
   | typeof POLICY_VAULT_ERROR__TAKE_OVER_ALREADY_REQUESTED
   | typeof POLICY_VAULT_ERROR__TAKE_OVER_DELAY_OUT_OF_RANGE
+  | typeof POLICY_VAULT_ERROR__TAKE_OVER_LAPSED
+  | typeof POLICY_VAULT_ERROR__TAKE_OVER_NOT_LAPSED
   | typeof POLICY_VAULT_ERROR__TAKE_OVER_NOT_YET_EFFECTIVE
   | typeof POLICY_VAULT_ERROR__TAKE_OVER_STALE
   | typeof POLICY_VAULT_ERROR__THRESHOLD_OUT_OF_RANGE
@@ -255,6 +264,7 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__MIN_CONFIDENCE_OUT_OF_RANGE]: `min confidence must be 0..=10000 basis points`,
     [POLICY_VAULT_ERROR__MINT_ACCOUNT_MISMATCH]: `mint account: missing, or not the account at the policy's mint address`,
     [POLICY_VAULT_ERROR__MINT_CLOSE_AUTHORITY]: `mint has a Token-2022 close authority: once its supply is 0 it could be closed and re-created with a permanent delegate that empties the vault`,
+    [POLICY_VAULT_ERROR__MINT_DECIMALS_TOO_LARGE]: `the mint has more than 18 decimals, more than the registry's feedback can state (value_decimals 0..=18)`,
     [POLICY_VAULT_ERROR__MINT_DEFAULT_FROZEN]: `mint has Token-2022 DefaultAccountState(Frozen): the vault would be created frozen`,
     [POLICY_VAULT_ERROR__MIN_TIER_OUT_OF_RANGE]: `min tier must be 0..=4`,
     [POLICY_VAULT_ERROR__MINT_INVALID]: `mint is not an initialized mint of SPL Token or Token-2022`,
@@ -282,6 +292,8 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__SPENDING_CAP_ZERO]: `per_tx_cap, daily_cap and weekly_cap must be > 0 when Spending is enabled`,
     [POLICY_VAULT_ERROR__TAKE_OVER_ALREADY_REQUESTED]: `this owner's take-over request is already pending`,
     [POLICY_VAULT_ERROR__TAKE_OVER_DELAY_OUT_OF_RANGE]: `take_over_delay_secs must be 3600..=7776000 (one hour to 90 days)`,
+    [POLICY_VAULT_ERROR__TAKE_OVER_LAPSED]: `the take-over request has lapsed: it could be completed only within its delay after effective_at (close it with close_lapsed_take_over and ask again)`,
+    [POLICY_VAULT_ERROR__TAKE_OVER_NOT_LAPSED]: `the take-over request has not lapsed: it closes without the members only after effective_at plus its delay`,
     [POLICY_VAULT_ERROR__TAKE_OVER_NOT_YET_EFFECTIVE]: `the take-over takes effect only after its delay: complete it at its effective_at or later, or have the members accept it`,
     [POLICY_VAULT_ERROR__TAKE_OVER_STALE]: `the request's new owner no longer owns the agent's asset: the request cannot take effect`,
     [POLICY_VAULT_ERROR__THRESHOLD_OUT_OF_RANGE]: `threshold must be 1..=number of members`,

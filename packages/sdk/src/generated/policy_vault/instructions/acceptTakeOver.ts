@@ -32,7 +32,12 @@ import {
   type TransactionSigner,
   type WritableAccount,
 } from "@solana/kit";
-import { findAuthorityPda, findTakeOverRequestPda } from "../pdas/index.js";
+import {
+  findAuthorityGuardPda,
+  findAuthorityPda,
+  findKillswitchPda,
+  findTakeOverRequestPda,
+} from "../pdas/index.js";
 import { POLICY_VAULT_PROGRAM_ADDRESS } from "../programs/index.js";
 import {
   expectSome,
@@ -57,6 +62,8 @@ export type AcceptTakeOverInstruction<
   TAccountTakeOverRequest extends string | AccountMeta<string> = string,
   TAccountRentPayer extends string | AccountMeta<string> = string,
   TAccountAgentAsset extends string | AccountMeta<string> = string,
+  TAccountAuthorityGuard extends string | AccountMeta<string> = string,
+  TAccountKillswitch extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -78,6 +85,12 @@ export type AcceptTakeOverInstruction<
       TAccountAgentAsset extends string
         ? ReadonlyAccount<TAccountAgentAsset>
         : TAccountAgentAsset,
+      TAccountAuthorityGuard extends string
+        ? WritableAccount<TAccountAuthorityGuard>
+        : TAccountAuthorityGuard,
+      TAccountKillswitch extends string
+        ? WritableAccount<TAccountKillswitch>
+        : TAccountKillswitch,
       ...TRemainingAccounts,
     ]
   >;
@@ -122,6 +135,8 @@ export type AcceptTakeOverAsyncInput<
   TAccountTakeOverRequest extends string = string,
   TAccountRentPayer extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountAuthorityGuard extends string = string,
+  TAccountKillswitch extends string = string,
 > = {
   /**
    * A member of the authority in force; further member signers follow as remaining
@@ -134,6 +149,10 @@ export type AcceptTakeOverAsyncInput<
   rentPayer: Address<TAccountRentPayer>;
   /** The agent's MPL Core asset, whose live owner must be the request's new owner. */
   agentAsset: Address<TAccountAgentAsset>;
+  /** As in [`CompleteTakeOver`]. */
+  authorityGuard?: Address<TAccountAuthorityGuard>;
+  /** As in [`CompleteTakeOver`]. */
+  killswitch?: Address<TAccountKillswitch>;
   asset: AcceptTakeOverInstructionDataArgs["asset"];
 };
 
@@ -143,6 +162,8 @@ export async function getAcceptTakeOverInstructionAsync<
   TAccountTakeOverRequest extends string,
   TAccountRentPayer extends string,
   TAccountAgentAsset extends string,
+  TAccountAuthorityGuard extends string,
+  TAccountKillswitch extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: AcceptTakeOverAsyncInput<
@@ -150,7 +171,9 @@ export async function getAcceptTakeOverInstructionAsync<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -160,7 +183,9 @@ export async function getAcceptTakeOverInstructionAsync<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >
 > {
   // Program address.
@@ -173,6 +198,8 @@ export async function getAcceptTakeOverInstructionAsync<
     takeOverRequest: { value: input.takeOverRequest ?? null, isWritable: true },
     rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    authorityGuard: { value: input.authorityGuard ?? null, isWritable: true },
+    killswitch: { value: input.killswitch ?? null, isWritable: true },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -193,6 +220,16 @@ export async function getAcceptTakeOverInstructionAsync<
       asset: expectSome(args.asset),
     });
   }
+  if (!accounts.authorityGuard.value) {
+    accounts.authorityGuard.value = await findAuthorityGuardPda({
+      asset: expectSome(args.asset),
+    });
+  }
+  if (!accounts.killswitch.value) {
+    accounts.killswitch.value = await findKillswitchPda({
+      asset: expectSome(args.asset),
+    });
+  }
 
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
@@ -202,6 +239,8 @@ export async function getAcceptTakeOverInstructionAsync<
       getAccountMeta(accounts.takeOverRequest),
       getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.authorityGuard),
+      getAccountMeta(accounts.killswitch),
     ],
     data: getAcceptTakeOverInstructionDataEncoder().encode(
       args as AcceptTakeOverInstructionDataArgs,
@@ -213,7 +252,9 @@ export async function getAcceptTakeOverInstructionAsync<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >);
 }
 
@@ -223,6 +264,8 @@ export type AcceptTakeOverInput<
   TAccountTakeOverRequest extends string = string,
   TAccountRentPayer extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountAuthorityGuard extends string = string,
+  TAccountKillswitch extends string = string,
 > = {
   /**
    * A member of the authority in force; further member signers follow as remaining
@@ -235,6 +278,10 @@ export type AcceptTakeOverInput<
   rentPayer: Address<TAccountRentPayer>;
   /** The agent's MPL Core asset, whose live owner must be the request's new owner. */
   agentAsset: Address<TAccountAgentAsset>;
+  /** As in [`CompleteTakeOver`]. */
+  authorityGuard: Address<TAccountAuthorityGuard>;
+  /** As in [`CompleteTakeOver`]. */
+  killswitch: Address<TAccountKillswitch>;
   asset: AcceptTakeOverInstructionDataArgs["asset"];
 };
 
@@ -244,6 +291,8 @@ export function getAcceptTakeOverInstruction<
   TAccountTakeOverRequest extends string,
   TAccountRentPayer extends string,
   TAccountAgentAsset extends string,
+  TAccountAuthorityGuard extends string,
+  TAccountKillswitch extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: AcceptTakeOverInput<
@@ -251,7 +300,9 @@ export function getAcceptTakeOverInstruction<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >,
   config?: { programAddress?: TProgramAddress },
 ): AcceptTakeOverInstruction<
@@ -260,7 +311,9 @@ export function getAcceptTakeOverInstruction<
   TAccountAuthority,
   TAccountTakeOverRequest,
   TAccountRentPayer,
-  TAccountAgentAsset
+  TAccountAgentAsset,
+  TAccountAuthorityGuard,
+  TAccountKillswitch
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -272,6 +325,8 @@ export function getAcceptTakeOverInstruction<
     takeOverRequest: { value: input.takeOverRequest ?? null, isWritable: true },
     rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    authorityGuard: { value: input.authorityGuard ?? null, isWritable: true },
+    killswitch: { value: input.killswitch ?? null, isWritable: true },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -289,6 +344,8 @@ export function getAcceptTakeOverInstruction<
       getAccountMeta(accounts.takeOverRequest),
       getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.authorityGuard),
+      getAccountMeta(accounts.killswitch),
     ],
     data: getAcceptTakeOverInstructionDataEncoder().encode(
       args as AcceptTakeOverInstructionDataArgs,
@@ -300,7 +357,9 @@ export function getAcceptTakeOverInstruction<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >);
 }
 
@@ -321,6 +380,10 @@ export type ParsedAcceptTakeOverInstruction<
     rentPayer: TAccountMetas[3];
     /** The agent's MPL Core asset, whose live owner must be the request's new owner. */
     agentAsset: TAccountMetas[4];
+    /** As in [`CompleteTakeOver`]. */
+    authorityGuard: TAccountMetas[5];
+    /** As in [`CompleteTakeOver`]. */
+    killswitch: TAccountMetas[6];
   };
   data: AcceptTakeOverInstructionData;
 };
@@ -333,7 +396,7 @@ export function parseAcceptTakeOverInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedAcceptTakeOverInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 5) {
+  if (instruction.accounts.length < 7) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -351,6 +414,8 @@ export function parseAcceptTakeOverInstruction<
       takeOverRequest: getNextAccount(),
       rentPayer: getNextAccount(),
       agentAsset: getNextAccount(),
+      authorityGuard: getNextAccount(),
+      killswitch: getNextAccount(),
     },
     data: getAcceptTakeOverInstructionDataDecoder().decode(instruction.data),
   };

@@ -56,6 +56,7 @@ export type ApprovePaymentInstruction<
   TAccountMember extends string | AccountMeta<string> = string,
   TAccountAuthority extends string | AccountMeta<string> = string,
   TAccountAgentAsset extends string | AccountMeta<string> = string,
+  TAccountKillswitch extends string | AccountMeta<string> = string,
   TAccountApproval extends string | AccountMeta<string> = string,
   TAccountSystemProgram extends string | AccountMeta<string> =
     "11111111111111111111111111111111",
@@ -74,6 +75,9 @@ export type ApprovePaymentInstruction<
       TAccountAgentAsset extends string
         ? ReadonlyAccount<TAccountAgentAsset>
         : TAccountAgentAsset,
+      TAccountKillswitch extends string
+        ? ReadonlyAccount<TAccountKillswitch>
+        : TAccountKillswitch,
       TAccountApproval extends string
         ? WritableAccount<TAccountApproval>
         : TAccountApproval,
@@ -144,6 +148,7 @@ export type ApprovePaymentInput<
   TAccountMember extends string = string,
   TAccountAuthority extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountKillswitch extends string = string,
   TAccountApproval extends string = string,
   TAccountSystemProgram extends string = string,
 > = {
@@ -158,6 +163,11 @@ export type ApprovePaymentInput<
    * until a take-over takes effect, as for the kill switch).
    */
   agentAsset: Address<TAccountAgentAsset>;
+  /**
+   * The payer's kill switch (it must exist, as for any payment): the approval records its
+   * authority generation, and a hand-over (which bumps it) voids the approval.
+   */
+  killswitch: Address<TAccountKillswitch>;
   /**
    * The approval of `terms`, created here (`AccountAlreadyInitialized` while one of the
    * same terms stands).
@@ -176,6 +186,7 @@ export function getApprovePaymentInstruction<
   TAccountMember extends string,
   TAccountAuthority extends string,
   TAccountAgentAsset extends string,
+  TAccountKillswitch extends string,
   TAccountApproval extends string,
   TAccountSystemProgram extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
@@ -184,6 +195,7 @@ export function getApprovePaymentInstruction<
     TAccountMember,
     TAccountAuthority,
     TAccountAgentAsset,
+    TAccountKillswitch,
     TAccountApproval,
     TAccountSystemProgram
   >,
@@ -193,6 +205,7 @@ export function getApprovePaymentInstruction<
   TAccountMember,
   TAccountAuthority,
   TAccountAgentAsset,
+  TAccountKillswitch,
   TAccountApproval,
   TAccountSystemProgram
 > {
@@ -204,6 +217,7 @@ export function getApprovePaymentInstruction<
     member: { value: input.member ?? null, isWritable: true },
     authority: { value: input.authority ?? null, isWritable: false },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    killswitch: { value: input.killswitch ?? null, isWritable: false },
     approval: { value: input.approval ?? null, isWritable: true },
     systemProgram: { value: input.systemProgram ?? null, isWritable: false },
   };
@@ -227,6 +241,7 @@ export function getApprovePaymentInstruction<
       getAccountMeta(accounts.member),
       getAccountMeta(accounts.authority),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.approval),
       getAccountMeta(accounts.systemProgram),
     ],
@@ -239,6 +254,7 @@ export function getApprovePaymentInstruction<
     TAccountMember,
     TAccountAuthority,
     TAccountAgentAsset,
+    TAccountKillswitch,
     TAccountApproval,
     TAccountSystemProgram
   >);
@@ -262,11 +278,16 @@ export type ParsedApprovePaymentInstruction<
      */
     agentAsset: TAccountMetas[2];
     /**
+     * The payer's kill switch (it must exist, as for any payment): the approval records its
+     * authority generation, and a hand-over (which bumps it) voids the approval.
+     */
+    killswitch: TAccountMetas[3];
+    /**
      * The approval of `terms`, created here (`AccountAlreadyInitialized` while one of the
      * same terms stands).
      */
-    approval: TAccountMetas[3];
-    systemProgram: TAccountMetas[4];
+    approval: TAccountMetas[4];
+    systemProgram: TAccountMetas[5];
   };
   data: ApprovePaymentInstructionData;
 };
@@ -279,7 +300,7 @@ export function parseApprovePaymentInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedApprovePaymentInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 5) {
+  if (instruction.accounts.length < 6) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -295,6 +316,7 @@ export function parseApprovePaymentInstruction<
       member: getNextAccount(),
       authority: getNextAccount(),
       agentAsset: getNextAccount(),
+      killswitch: getNextAccount(),
       approval: getNextAccount(),
       systemProgram: getNextAccount(),
     },

@@ -29,7 +29,12 @@ import {
   type ReadonlyUint8Array,
   type WritableAccount,
 } from "@solana/kit";
-import { findAuthorityPda, findTakeOverRequestPda } from "../pdas/index.js";
+import {
+  findAuthorityGuardPda,
+  findAuthorityPda,
+  findKillswitchPda,
+  findTakeOverRequestPda,
+} from "../pdas/index.js";
 import { POLICY_VAULT_PROGRAM_ADDRESS } from "../programs/index.js";
 import {
   expectSome,
@@ -53,6 +58,8 @@ export type CompleteTakeOverInstruction<
   TAccountTakeOverRequest extends string | AccountMeta<string> = string,
   TAccountRentPayer extends string | AccountMeta<string> = string,
   TAccountAgentAsset extends string | AccountMeta<string> = string,
+  TAccountAuthorityGuard extends string | AccountMeta<string> = string,
+  TAccountKillswitch extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -70,6 +77,12 @@ export type CompleteTakeOverInstruction<
       TAccountAgentAsset extends string
         ? ReadonlyAccount<TAccountAgentAsset>
         : TAccountAgentAsset,
+      TAccountAuthorityGuard extends string
+        ? WritableAccount<TAccountAuthorityGuard>
+        : TAccountAuthorityGuard,
+      TAccountKillswitch extends string
+        ? WritableAccount<TAccountKillswitch>
+        : TAccountKillswitch,
       ...TRemainingAccounts,
     ]
   >;
@@ -113,6 +126,8 @@ export type CompleteTakeOverAsyncInput<
   TAccountTakeOverRequest extends string = string,
   TAccountRentPayer extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountAuthorityGuard extends string = string,
+  TAccountKillswitch extends string = string,
 > = {
   authority?: Address<TAccountAuthority>;
   takeOverRequest?: Address<TAccountTakeOverRequest>;
@@ -120,6 +135,13 @@ export type CompleteTakeOverAsyncInput<
   rentPayer: Address<TAccountRentPayer>;
   /** The agent's MPL Core asset, whose live owner must still be the request's new owner. */
   agentAsset: Address<TAccountAgentAsset>;
+  /** The authority's guard, reset by the hand-over when the earlier threshold set one. */
+  authorityGuard?: Address<TAccountAuthorityGuard>;
+  /**
+   * The agent's kill switch, whose authority generation the hand-over bumps (voiding the
+   * earlier members' payment approvals), when it exists.
+   */
+  killswitch?: Address<TAccountKillswitch>;
   asset: CompleteTakeOverInstructionDataArgs["asset"];
 };
 
@@ -128,13 +150,17 @@ export async function getCompleteTakeOverInstructionAsync<
   TAccountTakeOverRequest extends string,
   TAccountRentPayer extends string,
   TAccountAgentAsset extends string,
+  TAccountAuthorityGuard extends string,
+  TAccountKillswitch extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: CompleteTakeOverAsyncInput<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -143,7 +169,9 @@ export async function getCompleteTakeOverInstructionAsync<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >
 > {
   // Program address.
@@ -155,6 +183,8 @@ export async function getCompleteTakeOverInstructionAsync<
     takeOverRequest: { value: input.takeOverRequest ?? null, isWritable: true },
     rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    authorityGuard: { value: input.authorityGuard ?? null, isWritable: true },
+    killswitch: { value: input.killswitch ?? null, isWritable: true },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -175,6 +205,16 @@ export async function getCompleteTakeOverInstructionAsync<
       asset: expectSome(args.asset),
     });
   }
+  if (!accounts.authorityGuard.value) {
+    accounts.authorityGuard.value = await findAuthorityGuardPda({
+      asset: expectSome(args.asset),
+    });
+  }
+  if (!accounts.killswitch.value) {
+    accounts.killswitch.value = await findKillswitchPda({
+      asset: expectSome(args.asset),
+    });
+  }
 
   const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
   return Object.freeze({
@@ -183,6 +223,8 @@ export async function getCompleteTakeOverInstructionAsync<
       getAccountMeta(accounts.takeOverRequest),
       getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.authorityGuard),
+      getAccountMeta(accounts.killswitch),
     ],
     data: getCompleteTakeOverInstructionDataEncoder().encode(
       args as CompleteTakeOverInstructionDataArgs,
@@ -193,7 +235,9 @@ export async function getCompleteTakeOverInstructionAsync<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >);
 }
 
@@ -202,6 +246,8 @@ export type CompleteTakeOverInput<
   TAccountTakeOverRequest extends string = string,
   TAccountRentPayer extends string = string,
   TAccountAgentAsset extends string = string,
+  TAccountAuthorityGuard extends string = string,
+  TAccountKillswitch extends string = string,
 > = {
   authority: Address<TAccountAuthority>;
   takeOverRequest: Address<TAccountTakeOverRequest>;
@@ -209,6 +255,13 @@ export type CompleteTakeOverInput<
   rentPayer: Address<TAccountRentPayer>;
   /** The agent's MPL Core asset, whose live owner must still be the request's new owner. */
   agentAsset: Address<TAccountAgentAsset>;
+  /** The authority's guard, reset by the hand-over when the earlier threshold set one. */
+  authorityGuard: Address<TAccountAuthorityGuard>;
+  /**
+   * The agent's kill switch, whose authority generation the hand-over bumps (voiding the
+   * earlier members' payment approvals), when it exists.
+   */
+  killswitch: Address<TAccountKillswitch>;
   asset: CompleteTakeOverInstructionDataArgs["asset"];
 };
 
@@ -217,13 +270,17 @@ export function getCompleteTakeOverInstruction<
   TAccountTakeOverRequest extends string,
   TAccountRentPayer extends string,
   TAccountAgentAsset extends string,
+  TAccountAuthorityGuard extends string,
+  TAccountKillswitch extends string,
   TProgramAddress extends Address = typeof POLICY_VAULT_PROGRAM_ADDRESS,
 >(
   input: CompleteTakeOverInput<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >,
   config?: { programAddress?: TProgramAddress },
 ): CompleteTakeOverInstruction<
@@ -231,7 +288,9 @@ export function getCompleteTakeOverInstruction<
   TAccountAuthority,
   TAccountTakeOverRequest,
   TAccountRentPayer,
-  TAccountAgentAsset
+  TAccountAgentAsset,
+  TAccountAuthorityGuard,
+  TAccountKillswitch
 > {
   // Program address.
   const programAddress = config?.programAddress ?? POLICY_VAULT_PROGRAM_ADDRESS;
@@ -242,6 +301,8 @@ export function getCompleteTakeOverInstruction<
     takeOverRequest: { value: input.takeOverRequest ?? null, isWritable: true },
     rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     agentAsset: { value: input.agentAsset ?? null, isWritable: false },
+    authorityGuard: { value: input.authorityGuard ?? null, isWritable: true },
+    killswitch: { value: input.killswitch ?? null, isWritable: true },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -258,6 +319,8 @@ export function getCompleteTakeOverInstruction<
       getAccountMeta(accounts.takeOverRequest),
       getAccountMeta(accounts.rentPayer),
       getAccountMeta(accounts.agentAsset),
+      getAccountMeta(accounts.authorityGuard),
+      getAccountMeta(accounts.killswitch),
     ],
     data: getCompleteTakeOverInstructionDataEncoder().encode(
       args as CompleteTakeOverInstructionDataArgs,
@@ -268,7 +331,9 @@ export function getCompleteTakeOverInstruction<
     TAccountAuthority,
     TAccountTakeOverRequest,
     TAccountRentPayer,
-    TAccountAgentAsset
+    TAccountAgentAsset,
+    TAccountAuthorityGuard,
+    TAccountKillswitch
   >);
 }
 
@@ -284,6 +349,13 @@ export type ParsedCompleteTakeOverInstruction<
     rentPayer: TAccountMetas[2];
     /** The agent's MPL Core asset, whose live owner must still be the request's new owner. */
     agentAsset: TAccountMetas[3];
+    /** The authority's guard, reset by the hand-over when the earlier threshold set one. */
+    authorityGuard: TAccountMetas[4];
+    /**
+     * The agent's kill switch, whose authority generation the hand-over bumps (voiding the
+     * earlier members' payment approvals), when it exists.
+     */
+    killswitch: TAccountMetas[5];
   };
   data: CompleteTakeOverInstructionData;
 };
@@ -296,7 +368,7 @@ export function parseCompleteTakeOverInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedCompleteTakeOverInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 4) {
+  if (instruction.accounts.length < 6) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -313,6 +385,8 @@ export function parseCompleteTakeOverInstruction<
       takeOverRequest: getNextAccount(),
       rentPayer: getNextAccount(),
       agentAsset: getNextAccount(),
+      authorityGuard: getNextAccount(),
+      killswitch: getNextAccount(),
     },
     data: getCompleteTakeOverInstructionDataDecoder().decode(instruction.data),
   };

@@ -10,6 +10,7 @@ export * from "./acceptTakeOver.js";
 export * from "./approvePayment.js";
 export * from "./cancelTakeOver.js";
 export * from "./closeApproval.js";
+export * from "./closeLapsedTakeOver.js";
 export * from "./completeTakeOver.js";
 export * from "./editPayeeList.js";
 export * from "./evaluate.js";

@@ -148,8 +148,9 @@ export type OpenVaultAsyncInput<
    */
   vault?: Address<TAccountVault>;
   /**
-   * The vault's mint: an SPL Token or Token-2022 mint without a transfer fee, a permanent
-   * delegate (which could empty the vault without the gate) or a close authority.
+   * The vault's mint: an SPL Token or Token-2022 mint of at most 18 decimals, without a
+   * transfer fee, a permanent delegate (which could empty the vault without the gate) or a
+   * close authority.
    */
   mintAccount: Address<TAccountMintAccount>;
   tokenProgram?: Address<TAccountTokenProgram>;
@@ -285,8 +286,9 @@ export type OpenVaultInput<
    */
   vault: Address<TAccountVault>;
   /**
-   * The vault's mint: an SPL Token or Token-2022 mint without a transfer fee, a permanent
-   * delegate (which could empty the vault without the gate) or a close authority.
+   * The vault's mint: an SPL Token or Token-2022 mint of at most 18 decimals, without a
+   * transfer fee, a permanent delegate (which could empty the vault without the gate) or a
+   * close authority.
    */
   mintAccount: Address<TAccountMintAccount>;
   tokenProgram?: Address<TAccountTokenProgram>;
@@ -406,8 +408,9 @@ export type ParsedOpenVaultInstruction<
      */
     vault: TAccountMetas[2];
     /**
-     * The vault's mint: an SPL Token or Token-2022 mint without a transfer fee, a permanent
-     * delegate (which could empty the vault without the gate) or a close authority.
+     * The vault's mint: an SPL Token or Token-2022 mint of at most 18 decimals, without a
+     * transfer fee, a permanent delegate (which could empty the vault without the gate) or a
+     * close authority.
      */
     mintAccount: TAccountMetas[3];
     tokenProgram: TAccountMetas[4];

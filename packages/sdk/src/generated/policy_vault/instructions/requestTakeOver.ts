@@ -155,7 +155,10 @@ export type RequestTakeOverAsyncInput<
   authority?: Address<TAccountAuthority>;
   /** The authority's guard, when its threshold set one (the delay); else the default delay. */
   authorityGuard?: Address<TAccountAuthorityGuard>;
-  /** The request's PDA; created, or rewritten when it holds a request of an earlier owner. */
+  /**
+   * The request's PDA; created, or rewritten when it holds a request of an earlier owner
+   * or one that lapsed.
+   */
   takeOverRequest?: Address<TAccountTakeOverRequest>;
   /** The agent's MPL Core asset. */
   agentAsset: Address<TAccountAgentAsset>;
@@ -276,7 +279,10 @@ export type RequestTakeOverInput<
   authority: Address<TAccountAuthority>;
   /** The authority's guard, when its threshold set one (the delay); else the default delay. */
   authorityGuard: Address<TAccountAuthorityGuard>;
-  /** The request's PDA; created, or rewritten when it holds a request of an earlier owner. */
+  /**
+   * The request's PDA; created, or rewritten when it holds a request of an earlier owner
+   * or one that lapsed.
+   */
   takeOverRequest: Address<TAccountTakeOverRequest>;
   /** The agent's MPL Core asset. */
   agentAsset: Address<TAccountAgentAsset>;
@@ -378,7 +384,10 @@ export type ParsedRequestTakeOverInstruction<
     authority: TAccountMetas[1];
     /** The authority's guard, when its threshold set one (the delay); else the default delay. */
     authorityGuard: TAccountMetas[2];
-    /** The request's PDA; created, or rewritten when it holds a request of an earlier owner. */
+    /**
+     * The request's PDA; created, or rewritten when it holds a request of an earlier owner
+     * or one that lapsed.
+     */
     takeOverRequest: TAccountMetas[3];
     /** The agent's MPL Core asset. */
     agentAsset: TAccountMetas[4];

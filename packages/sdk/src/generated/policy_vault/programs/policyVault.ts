@@ -21,6 +21,7 @@ import {
   parseApprovePaymentInstruction,
   parseCancelTakeOverInstruction,
   parseCloseApprovalInstruction,
+  parseCloseLapsedTakeOverInstruction,
   parseCompleteTakeOverInstruction,
   parseEditPayeeListInstruction,
   parseEvaluateAndCommitInstruction,
@@ -42,6 +43,7 @@ import {
   type ParsedApprovePaymentInstruction,
   type ParsedCancelTakeOverInstruction,
   type ParsedCloseApprovalInstruction,
+  type ParsedCloseLapsedTakeOverInstruction,
   type ParsedCompleteTakeOverInstruction,
   type ParsedEditPayeeListInstruction,
   type ParsedEvaluateAndCommitInstruction,
@@ -165,6 +167,7 @@ export enum PolicyVaultInstruction {
   ApprovePayment,
   CancelTakeOver,
   CloseApproval,
+  CloseLapsedTakeOver,
   CompleteTakeOver,
   EditPayeeList,
   Evaluate,
@@ -231,6 +234,17 @@ export function identifyPolicyVaultInstruction(
     )
   ) {
     return PolicyVaultInstruction.CloseApproval;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([50, 85, 147, 112, 254, 76, 208, 166]),
+      ),
+      0,
+    )
+  ) {
+    return PolicyVaultInstruction.CloseLapsedTakeOver;
   }
   if (
     containsBytes(
@@ -440,6 +454,9 @@ export type ParsedPolicyVaultInstruction<
       instructionType: PolicyVaultInstruction.CloseApproval;
     } & ParsedCloseApprovalInstruction<TProgram>)
   | ({
+      instructionType: PolicyVaultInstruction.CloseLapsedTakeOver;
+    } & ParsedCloseLapsedTakeOverInstruction<TProgram>)
+  | ({
       instructionType: PolicyVaultInstruction.CompleteTakeOver;
     } & ParsedCompleteTakeOverInstruction<TProgram>)
   | ({
@@ -522,6 +539,13 @@ export function parsePolicyVaultInstruction<TProgram extends string>(
       return {
         instructionType: PolicyVaultInstruction.CloseApproval,
         ...parseCloseApprovalInstruction(instruction),
+      };
+    }
+    case PolicyVaultInstruction.CloseLapsedTakeOver: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: PolicyVaultInstruction.CloseLapsedTakeOver,
+        ...parseCloseLapsedTakeOverInstruction(instruction),
       };
     }
     case PolicyVaultInstruction.CompleteTakeOver: {
