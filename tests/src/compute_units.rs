@@ -31,19 +31,83 @@ pub struct Invoke {
     pub instruction: String,
     /// `None` when the runtime logged no consumption (native builtins).
     pub units: Option<u64>,
+    /// On a build with compute-unit probes (`probe!`, feature `cu-profile`): what each phase
+    /// between two probes consumed, see [`Phase`].
+    pub phases: Vec<Phase>,
+}
+
+/// One phase of an instruction on a profiled build: the units from the previous probe (or
+/// the invoke's start) to the probe that names it, or to the invoke's end ("exit"), less what
+/// the programs it called consumed; each named phase still holds one probe's cost, which
+/// [`Report::profile_table`] takes out (the phase "probe" of two back-to-back probes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    pub label: String,
+    pub units: u64,
+}
+
+/// The open invoke's probes while its logs are read.
+#[derive(Default)]
+struct Probes {
+    /// (label, units remaining, units its calls consumed before the probe)
+    seen: Vec<(String, u64, u64)>,
+    label: Option<String>,
+    /// Units its calls consumed since the last probe.
+    calls: u64,
+}
+
+impl Probes {
+    /// The phases, once the invoke's `consumed <n> of <start>` line is read.
+    fn phases(self, start: u64, consumed: u64) -> Vec<Phase> {
+        if self.seen.is_empty() {
+            return Vec::new();
+        }
+        let mut phases = Vec::new();
+        let mut before = start;
+        for (label, remaining, calls) in self.seen {
+            let units = before.saturating_sub(remaining).saturating_sub(calls);
+            phases.push(Phase { label, units });
+            before = remaining;
+        }
+        let units = before
+            .saturating_sub(start.saturating_sub(consumed))
+            .saturating_sub(self.calls);
+        phases.push(Phase {
+            label: "exit".into(),
+            units,
+        });
+        phases
+    }
 }
 
 /// The invokes of one transaction, in the order they ended (a CPI before its caller), read
 /// from its log messages.
 pub fn invokes(logs: &[String]) -> Vec<Invoke> {
-    let mut open: Vec<Invoke> = Vec::new();
+    let mut open: Vec<(Invoke, Probes)> = Vec::new();
     let mut done = Vec::new();
     for line in logs {
         let Some(rest) = line.strip_prefix("Program ") else {
             continue;
         };
+        if let Some(label) = rest.strip_prefix("log: cu: ") {
+            if let Some((_, probes)) = open.last_mut() {
+                probes.label = Some(label.trim().to_string());
+            }
+            continue;
+        }
+        if let Some(remaining) = rest
+            .strip_prefix("consumption: ")
+            .and_then(|r| r.strip_suffix(" units remaining"))
+        {
+            if let (Some((_, probes)), Ok(remaining)) = (open.last_mut(), remaining.parse()) {
+                let label = probes.label.take().unwrap_or_else(|| "?".into());
+                let calls = std::mem::take(&mut probes.calls);
+                probes.seen.push((label, remaining, calls));
+            }
+            continue;
+        }
         if let Some(name) = rest.strip_prefix("log: Instruction: ") {
-            if let Some(top) = open.last_mut() {
+            if let Some((top, _)) = open.last_mut() {
                 if top.instruction.is_empty() {
                     top.instruction = snake_case(name.trim());
                 }
@@ -58,19 +122,33 @@ pub fn invokes(logs: &[String]) -> Vec<Invoke> {
             continue;
         };
         match verb {
-            "invoke" => open.push(Invoke {
-                depth: open.len() + 1,
-                program,
-                instruction: String::new(),
-                units: None,
-            }),
+            "invoke" => open.push((
+                Invoke {
+                    depth: open.len() + 1,
+                    program,
+                    instruction: String::new(),
+                    units: None,
+                    phases: Vec::new(),
+                },
+                Probes::default(),
+            )),
             "consumed" => {
-                if let Some(top) = open.last_mut() {
-                    top.units = words.next().and_then(|n| n.parse().ok());
+                // "consumed <n> of <units left when it started> compute units"
+                let consumed = words.next().and_then(|n| n.parse().ok());
+                let start = words.nth(1).and_then(|n| n.parse::<u64>().ok());
+                if let Some((top, probes)) = open.last_mut() {
+                    top.units = consumed;
+                    if let (Some(consumed), Some(start)) = (consumed, start) {
+                        top.phases = std::mem::take(probes).phases(start, consumed);
+                    }
                 }
             }
             "success" | "failed:" => {
-                if let Some(top) = open.pop() {
+                if let Some((top, _)) = open.pop() {
+                    // Its caller's phase holds the call, not what the callee consumed.
+                    if let Some((_, caller)) = open.last_mut() {
+                        caller.calls += top.units.unwrap_or(0);
+                    }
                     done.push(top);
                 }
             }
@@ -276,6 +354,9 @@ pub struct Report {
     pub settlements: Vec<Settlement>,
     /// The dispute of each settlement: its case and the whole transaction's units.
     pub disputes: Vec<(&'static str, u64)>,
+    /// On a profiled build: each case's instructions of ours (`program::instruction`) and
+    /// their phases, one entry per run (the decision's `gate_payment` and the settlement's).
+    pub profiles: Vec<(&'static str, String, Vec<Phase>)>,
 }
 
 impl Report {
@@ -287,6 +368,84 @@ impl Report {
         }
         self.settlements.extend(other.settlements);
         self.disputes.extend(other.disputes);
+        self.profiles.extend(other.profiles);
+    }
+
+    /// Keeps the phases of `invokes`' instructions of ours, for the profile of `case`.
+    fn record_profile(&mut self, case: &'static str, invokes: &[Invoke]) {
+        for inv in invokes.iter().filter(|i| !i.phases.is_empty()) {
+            let program = program_name(&inv.program).unwrap_or("?");
+            let name = format!("{program}::{}", inv.instruction);
+            self.profiles.push((case, name, inv.phases.clone()));
+        }
+    }
+
+    /// The profile of the budget's cases as a Markdown table (medians over the runs; each
+    /// phase's probe cost taken out), or `None` when the programs carry no probes.
+    pub fn profile_table(&self) -> Option<String> {
+        if self.profiles.is_empty() {
+            return None;
+        }
+        // The rows in the order first seen: (instruction, phase).
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for (_, name, phases) in &self.profiles {
+            for p in phases {
+                let row = (name.clone(), p.label.clone());
+                if !rows.contains(&row) {
+                    rows.push(row);
+                }
+            }
+        }
+        // A phase's median in a case: the sum over its probes of that label in one run
+        // (a label can close several phases, e.g. a loop's), then the median over runs.
+        let cell = |case: &str, name: &str, label: &str| -> Option<u64> {
+            median(
+                self.profiles
+                    .iter()
+                    .filter(|(c, n, _)| *c == case && n == name)
+                    .map(|(_, _, phases)| {
+                        phases
+                            .iter()
+                            .filter(|p| p.label == label)
+                            .map(|p| p.units)
+                            .sum()
+                    }),
+            )
+        };
+        // One probe's cost: the phase between two back-to-back probes.
+        let probe = median(
+            self.profiles
+                .iter()
+                .flat_map(|(_, _, phases)| phases.iter())
+                .filter(|p| p.label == "probe")
+                .map(|p| p.units),
+        )
+        .unwrap_or(0);
+        let mut out = format!(
+            "One probe's cost, taken out of each phase it ends: {probe}\n\n| instruction: phase |"
+        );
+        for case in BUDGET_CASES {
+            out.push_str(&format!(" {} |", case_short(case)));
+        }
+        out.push_str("\n|---|");
+        out.push_str(&"---:|".repeat(BUDGET_CASES.len()));
+        out.push('\n');
+        for (name, label) in rows.iter().filter(|(_, l)| l != "probe") {
+            out.push_str(&format!("| {name}: {label} |"));
+            for case in BUDGET_CASES {
+                // Every phase but the exit ends in a probe: its cost is taken out.
+                let value = cell(case, name, label).map(|u| match label.as_str() {
+                    "exit" => u,
+                    _ => u.saturating_sub(probe),
+                });
+                out.push_str(&format!(
+                    " {} |",
+                    value.map_or("-".to_string(), |v| v.to_string())
+                ));
+            }
+            out.push('\n');
+        }
+        Some(out)
     }
 
     /// Adds `row`'s runs to the row of the same instruction and caller, or as a new row.
@@ -452,6 +611,17 @@ impl Report {
                 })
                 .flat_map(|r| r.units.iter().copied()),
         )
+    }
+}
+
+/// A budget case's name in the profile's column heads.
+fn case_short(case: &str) -> &'static str {
+    match case {
+        SMALLEST => "smallest",
+        LARGEST => "largest",
+        VAULT_FUNDED => "largest without limits, vault-funded",
+        VAULT_FUNDED_LARGEST => "largest, vault-funded",
+        _ => "other",
     }
 }
 
@@ -967,7 +1137,8 @@ async fn settle(
     let source = w.token_account(&payer.owner.pubkey(), own_funds).await;
     let destination = w.token_account(&payee.owner.pubkey(), 0).await;
     let decide = w.gate_payment_ix(&payer.asset(), &payee.asset(), amount, w.mint, 1, att);
-    measure(w, r, &[decide], None, &[]).await;
+    let (_, invokes) = measure(w, r, &[decide], None, &[]).await;
+    r.record_profile(case, &invokes);
 
     let pay = crate::payment_id();
     let mut strict = w.strict_ix(payer, payee, amount, destination, att);
@@ -982,6 +1153,7 @@ async fn settle(
     let facilitator = w.facilitator.insecure_clone();
     let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&payer.owner]).await;
     r.settlements.push(settlement_of(case, total, &invokes));
+    r.record_profile(case, &invokes);
     let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
     let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
     r.disputes.push((case, total));
@@ -1202,6 +1374,7 @@ mod tests {
                 settlement(VAULT_FUNDED, 126_000, 12_000, 0),
             ],
             disputes: vec![],
+            profiles: vec![],
         };
         assert_eq!(
             r.budget_line(),

@@ -4,6 +4,7 @@
 //!   PDA seeds, discriminators, byte offsets) and pure readers of their accounts.
 //! - [`runtime`]: return data, logs and events that behave the same when a program runs
 //!   natively (solana-program-test `processor!`, the embedded localnet) and as SBF.
+//! - [`cpi`]: cross-program invocations that pass account infos by reference.
 //! - [`pda`]: program-derived addresses for a fifth of the runtime's compute units.
 //! - [`pda_account`]: creating PDA accounts so that pre-funding their address cannot block it.
 //! - [`security_txt!`]: the `security.txt` each program's SBF build carries.
@@ -12,6 +13,7 @@
 //! - [`token_account`]: reading token accounts, and the token instructions a policy vault
 //!   invokes.
 
+pub mod cpi;
 pub mod external;
 pub mod keys;
 pub mod pda;

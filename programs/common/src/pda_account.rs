@@ -8,7 +8,6 @@
 //! allocate and assign it instead, which works on every runtime.
 
 use anchor_lang::prelude::*;
-use anchor_lang::solana_program::program::invoke_signed_unchecked;
 use anchor_lang::solana_program::system_instruction;
 use anchor_lang::system_program::{self, Allocate, Assign, Transfer};
 use anchor_lang::{AccountDeserialize, AccountSerialize};
@@ -39,7 +38,7 @@ pub fn create_pda<'info>(
         );
         // Without `invoke_signed`'s scan of the accounts' RefCells: the caller holds no
         // borrow of either (about 120 compute units less than Anchor's wrapper).
-        invoke_signed_unchecked(&ix, &[payer.clone(), target.clone()], &signers)?;
+        crate::cpi::invoke_signed(&ix, &[payer, target], &signers)?;
         return Ok(());
     }
     // Pre-funded by someone: keep their lamports, add what rent exemption still needs.

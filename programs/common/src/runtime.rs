@@ -56,3 +56,24 @@ pub fn log_data(data: &[&[u8]]) {
 pub fn emit<E: anchor_lang::Event>(event: &E) {
     log_data(&[&event.data()]);
 }
+
+/// A compute-unit probe: logs `cu: <label>`, then the units left (`Program consumption: <n>
+/// units remaining`). Only under the calling program's `cu-profile` feature, which the
+/// measured builds leave off (each probe costs about 200 units); `bench-cu` on a build with
+/// it (`SBF_PROFILE=1 tools/sbf/build`) turns consecutive probes into the cost of each phase
+/// between them. Natively there is no meter and a probe does nothing.
+#[macro_export]
+macro_rules! probe {
+    ($label:literal) => {
+        #[cfg(all(feature = "cu-profile", target_os = "solana"))]
+        $crate::runtime::probe(concat!("cu: ", $label));
+    };
+}
+
+/// What [`probe!`] runs: the label, then the units left.
+#[cfg(target_os = "solana")]
+pub fn probe(label: &str) {
+    anchor_lang::solana_program::log::sol_log(label);
+    // SAFETY: a syscall without arguments.
+    unsafe { anchor_lang::compat::solana_define_syscall::definitions::sol_log_compute_units_() };
+}

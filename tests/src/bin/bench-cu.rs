@@ -9,8 +9,10 @@
 //! Every run uses fresh random keys, so the PDA bump searches (1 500 compute units per bump
 //! tried) differ from run to run; RUNS (default 5) runs give the spread.
 //!
-//! `TRUST_GATE_CU_LOGS=1` prints every measured transaction's logs, for profiling: a
-//! `sol_log_compute_units` probe between two steps of a program shows what each costs.
+//! On the builds with compute-unit probes (`SBF_PROFILE=1 tools/sbf/build`, then
+//! `SBF_OUT_DIR=target/deploy-profile`) it prints the profile of the budget's four
+//! settlements and of `gate_payment`, phase by phase, instead of the budget line.
+//! `TRUST_GATE_CU_LOGS=1` prints every measured transaction's logs.
 
 use solana_sdk::rent::Rent;
 use trust_gate_localnet::native::{sbf_file, SBF_PROGRAMS};
@@ -62,7 +64,14 @@ async fn main() -> std::process::ExitCode {
         Err(why) => eprintln!("the real registry and engine are not measured: {why}"),
     }
     println!("{}", report.table());
-    println!("{}\n", report.budget_line());
+    match report.profile_table() {
+        // Every probe costs units: a profiled build's figures are not the budget's.
+        Some(profile) => println!(
+            "Profile (a build with compute-unit probes; no budget line: the units above \
+             include the probes):\n\n{profile}"
+        ),
+        None => println!("{}\n", report.budget_line()),
+    }
 
     // Each limit rule alone: evaluate_and_commit's median over the runs.
     let mut rules: Vec<(&str, Vec<u64>)> = Vec::new();

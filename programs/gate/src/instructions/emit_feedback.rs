@@ -6,7 +6,7 @@ use crate::settlement;
 use crate::state::{seeds, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
-use trust_gate_program_common::{pda_account, runtime};
+use trust_gate_program_common::{pda_account, probe, runtime};
 
 #[derive(Accounts)]
 pub struct EmitFeedback<'info> {
@@ -49,6 +49,7 @@ pub fn emit_feedback(
     endpoint: String,
     feedback_uri: String,
 ) -> Result<()> {
+    probe!("entry and accounts");
     require_keys_eq!(
         ctx.accounts.facilitator_signer.key(),
         facilitator,
@@ -59,6 +60,7 @@ pub fn emit_feedback(
         &ctx.accounts.feedback_log,
         &[seeds::FEEDBACK_LOG, facilitator.as_ref(), &payment_id_hash],
     )?;
+    probe!("gate authority, log address");
     validate_feedback_fields(
         score,
         value_decimals,
@@ -85,6 +87,7 @@ pub fn emit_feedback(
         value == settled.args.amount && value_decimals == settled.decimals,
         GateError::FeedbackValueMismatch
     );
+    probe!("fields, the transaction");
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -103,6 +106,7 @@ pub fn emit_feedback(
         },
     )?;
 
+    probe!("the registry's feedback");
     let clock = Clock::get()?;
     authority.count_settled_feedback(&ctx.accounts.gate_authority)?;
 
@@ -131,6 +135,7 @@ pub fn emit_feedback(
         ],
         &log,
     )?;
+    probe!("counters, the log created");
     runtime::emit(&FeedbackEmitted {
         facilitator,
         payment_id_hash,
@@ -140,5 +145,6 @@ pub fn emit_feedback(
         score,
         deadline: log.deadline,
     });
+    probe!("the event");
     Ok(())
 }

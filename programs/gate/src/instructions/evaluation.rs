@@ -7,7 +7,6 @@ use crate::settlement::PaymentArgs;
 use crate::state::seeds;
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
-use anchor_lang::solana_program::program::invoke_signed_unchecked;
 use anchor_lang::Discriminator;
 use policy_vault::engine::Decision;
 use policy_vault::instructions::EvaluateArgs;
@@ -16,7 +15,7 @@ use policy_vault::state::seeds::{
     GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS,
     GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP,
 };
-use trust_gate_program_common::runtime;
+use trust_gate_program_common::{cpi, probe, runtime};
 
 /// The seeds the gate signs policy_vault's evaluation with (the bump is a compile-time
 /// constant, so the whole signer is).
@@ -124,10 +123,11 @@ impl<'info> VaultAccounts<'_, 'info> {
     /// Calls policy_vault's `evaluate`, or with `commit` its `evaluate_and_commit` (the policy
     /// and the ledger then writable), `extra` following as remaining accounts. Built by hand
     /// and invoked without `invoke_signed`'s scan of every meta against every account info
-    /// (about 1 000 compute units with these thirteen): nothing here holds an account's data
-    /// borrowed across the call. An absent attestation is encoded as policy_vault's id, as
-    /// Anchor does, so policy_vault's program account travels among the account infos.
-    fn call(&self, commit: bool, args: &PaymentArgs, extra: &[AccountInfo<'info>]) -> Result<()> {
+    /// (about 1 000 compute units with these thirteen) and with the infos by reference
+    /// (`cpi::invoke_signed`): nothing here holds an account's data borrowed across the call.
+    /// An absent attestation is encoded as policy_vault's id, as Anchor does, so
+    /// policy_vault's program account travels among the account infos.
+    fn call(&self, commit: bool, args: &PaymentArgs, extra: &[&AccountInfo<'info>]) -> Result<()> {
         let meta = |info: &AccountInfo, writable: bool| AccountMeta {
             pubkey: *info.key,
             is_signer: false,
@@ -154,7 +154,7 @@ impl<'info> VaultAccounts<'_, 'info> {
             is_signer: a.is_signer,
             is_writable: a.is_writable,
         }));
-        let mut infos = Vec::with_capacity(13 + extra.len());
+        let mut infos = Vec::with_capacity(11 + extra.len());
         infos.extend(
             [
                 self.signer,
@@ -169,10 +169,9 @@ impl<'info> VaultAccounts<'_, 'info> {
             ]
             .into_iter()
             .chain(self.payer_attestation)
-            .chain(self.payee_attestation)
-            .cloned(),
+            .chain(self.payee_attestation),
         );
-        infos.extend(extra.iter().cloned());
+        infos.extend(extra);
         let discriminator = if commit {
             policy_vault::instruction::EvaluateAndCommit::DISCRIMINATOR
         } else {
@@ -186,17 +185,19 @@ impl<'info> VaultAccounts<'_, 'info> {
             accounts: metas,
             data,
         };
-        invoke_signed_unchecked(&ix, &infos, EVALUATE_SIGNER_SEEDS)?;
+        probe!("the call built");
+        cpi::invoke_signed(&ix, &infos, EVALUATE_SIGNER_SEEDS)?;
+        probe!("the call");
         Ok(())
     }
 }
 
 /// The accounts of a vault's release, passed on to policy_vault::evaluate_and_commit.
-pub struct VaultRelease<'info> {
-    pub vault: AccountInfo<'info>,
-    pub payer_token: AccountInfo<'info>,
-    pub mint: AccountInfo<'info>,
-    pub token_program: AccountInfo<'info>,
+pub struct VaultRelease<'a, 'info> {
+    pub vault: &'a AccountInfo<'info>,
+    pub payer_token: &'a AccountInfo<'info>,
+    pub mint: &'a AccountInfo<'info>,
+    pub token_program: &'a AccountInfo<'info>,
 }
 
 fn evaluate_args(args: &PaymentArgs) -> EvaluateArgs {
@@ -239,7 +240,8 @@ impl<'info> EvaluationAccounts<'info> {
         args: &PaymentArgs,
         approval: &[AccountInfo<'info>],
     ) -> Result<Decision> {
-        vault_accounts!(self).call(false, args, approval)?;
+        let approval: Vec<&AccountInfo<'info>> = approval.iter().collect();
+        vault_accounts!(self).call(false, args, &approval)?;
         report(args, false)
     }
 }
@@ -254,14 +256,14 @@ impl<'info> CommitEvaluationAccounts<'info> {
         &self,
         args: &PaymentArgs,
         approval: &[AccountInfo<'info>],
-        release: Option<VaultRelease<'info>>,
+        release: Option<VaultRelease<'_, 'info>>,
         extra: &[AccountInfo<'info>],
     ) -> Result<Decision> {
         // The approval, then a release's accounts, in the order policy_vault reads them.
-        let mut remaining = approval.to_vec();
+        let mut remaining: Vec<&AccountInfo<'info>> = approval.iter().collect();
         if let Some(r) = release {
             remaining.extend([r.vault, r.payer_token, r.mint, r.token_program]);
-            remaining.extend(extra.iter().cloned());
+            remaining.extend(extra);
         }
         vault_accounts!(self).call(true, args, &remaining)?;
         report(args, true)

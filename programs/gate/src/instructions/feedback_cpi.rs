@@ -4,12 +4,11 @@ use crate::errors::GateError;
 use crate::state::{seeds, GateAuthority};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
-use anchor_lang::solana_program::program::invoke_signed_unchecked;
 use trust_gate_program_common::external::instructions::{
     give_feedback_data, GiveFeedbackArgs, MAX_TAG_LEN, MAX_URI_LEN, MAX_VALUE_DECIMALS,
 };
 use trust_gate_program_common::external::{addresses, agent_account, atom_stats, ids};
-use trust_gate_program_common::pda;
+use trust_gate_program_common::{cpi, pda};
 
 /// The payee's registry and engine accounts, all derived from `asset`; the handler ties
 /// `asset` to the `payee_asset` argument (a nested Accounts struct cannot read instruction
@@ -127,7 +126,7 @@ impl<'info> FeedbackTarget<'info> {
             GateError::CollectionMismatch
         );
 
-        let (client, authority) = (gate_authority.0.clone(), gate_authority.1);
+        let (client, authority) = gate_authority;
         let metas = vec![
             AccountMeta::new(client.key(), true),
             AccountMeta::new(self.agent_account.key(), false),
@@ -139,17 +138,17 @@ impl<'info> FeedbackTarget<'info> {
             AccountMeta::new_readonly(self.engine_program.key(), false),
             AccountMeta::new_readonly(self.registry_cpi_authority.key(), false),
         ];
-        let infos = [
+        let infos: [&AccountInfo<'info>; 10] = [
             client,
-            self.agent_account.to_account_info(),
-            self.asset.to_account_info(),
-            self.collection.to_account_info(),
-            system_program.clone(),
-            self.atom_config.to_account_info(),
-            self.atom_stats.to_account_info(),
-            self.engine_program.to_account_info(),
-            self.registry_cpi_authority.to_account_info(),
-            self.registry_program.to_account_info(),
+            &self.agent_account,
+            &self.asset,
+            &self.collection,
+            system_program,
+            &self.atom_config,
+            &self.atom_stats,
+            &self.engine_program,
+            &self.registry_cpi_authority,
+            &self.registry_program,
         ];
         let ix = Instruction {
             program_id: ids::AGENT_REGISTRY,
@@ -158,9 +157,9 @@ impl<'info> FeedbackTarget<'info> {
         };
         let bump = [authority.bump];
         let signer: &[&[u8]] = &[seeds::GATE_AUTHORITY, authority.facilitator.as_ref(), &bump];
-        // Without `invoke_signed`'s scan of every meta against every account info: nothing
-        // here holds an account's data borrowed across the call.
-        invoke_signed_unchecked(&ix, &infos, &[signer])?;
+        // Without `invoke_signed`'s scan of every meta against every account info, the infos
+        // by reference: nothing here holds an account's data borrowed across the call.
+        cpi::invoke_signed(&ix, &infos, &[signer])?;
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 use super::evaluation::*;
 use crate::settlement::PaymentArgs;
 use anchor_lang::prelude::*;
+use trust_gate_program_common::probe;
 
 #[derive(Accounts)]
 pub struct GatePayment<'info> {
@@ -15,8 +16,11 @@ pub fn gate_payment<'info>(
     ctx: Context<'info, GatePayment<'info>>,
     args: PaymentArgs,
 ) -> Result<()> {
+    probe!("entry and accounts");
+    probe!("probe");
     args.validate()?;
     let (approval, _) = approval_accounts(ctx.remaining_accounts, false);
     ctx.accounts.evaluation.evaluate(&args, approval)?;
+    probe!("the decision reported");
     Ok(())
 }

@@ -7,8 +7,8 @@ use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEV
 use policy_vault::engine::{Decision, DenyReason};
 use trust_gate_program_common::external::live_agent::{self, LiveAgent, Problem};
 use trust_gate_program_common::external::{agent_account, ids};
-use trust_gate_program_common::token_account;
 use trust_gate_program_common::token_mint::{self, MintProblem};
+use trust_gate_program_common::{probe, token_account};
 
 #[derive(Accounts)]
 pub struct GatePaymentStrict<'info> {
@@ -70,11 +70,11 @@ pub struct GatePaymentStrict<'info> {
 }
 
 /// The vault accounts of a settlement: all three or none.
-fn vault_release<'info>(
-    a: &GatePaymentStrict<'info>,
+fn vault_release<'a, 'info>(
+    a: &'a GatePaymentStrict<'info>,
     signer: &Pubkey,
     mint: &Pubkey,
-) -> Result<Option<VaultRelease<'info>>> {
+) -> Result<Option<VaultRelease<'a, 'info>>> {
     let (vault, payer_token, token_program) = match (&a.vault, &a.payer_token, &a.token_program) {
         (None, None, None) => return Ok(None),
         (Some(v), Some(p), Some(t)) => (v, p, t),
@@ -85,10 +85,10 @@ fn vault_release<'info>(
         GateError::PayerTokenMismatch
     );
     Ok(Some(VaultRelease {
-        vault: vault.to_account_info(),
-        payer_token: payer_token.to_account_info(),
-        mint: a.mint_account.to_account_info(),
-        token_program: token_program.to_account_info(),
+        vault,
+        payer_token,
+        mint: &a.mint_account,
+        token_program,
     }))
 }
 
@@ -248,6 +248,8 @@ pub fn gate_payment_strict<'info>(
     policy_id: u32,
     deadline: i64,
 ) -> Result<()> {
+    probe!("entry and accounts");
+    probe!("probe");
     let a = &ctx.accounts;
     let args = PaymentArgs {
         payer_asset: a.payer_asset.key(),
@@ -263,9 +265,13 @@ pub fn gate_payment_strict<'info>(
         GateError::StrictGateNotTopLevel
     );
     let signer = a.payer_signer.key();
+    probe!("arguments, deadline, top level");
     check_parties(a, &signer, &args.mint)?;
+    probe!("parties");
     check_mint(&a.mint_account)?;
+    probe!("mint");
     let release = vault_release(a, &signer, &args.mint)?;
+    probe!("vault accounts");
 
     {
         let sysvar = a.instructions.try_borrow_data()?;
@@ -284,6 +290,7 @@ pub fn gate_payment_strict<'info>(
             },
         )?;
     }
+    probe!("the transaction");
 
     // Remaining accounts: the payment's approval and its rent payer, when it has one, then
     // a vault release's transfer hook accounts.
@@ -292,6 +299,7 @@ pub fn gate_payment_strict<'info>(
         .accounts
         .evaluation
         .evaluate_and_commit(&args, approval, release, extra)?;
+    probe!("the decision reported");
     match decision {
         Decision::Allow => Ok(()),
         Decision::Deny(reason) => Err(deny_error(reason)),

@@ -3,11 +3,11 @@
 
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
-use anchor_lang::solana_program::program::invoke_signed_unchecked;
 use anchor_lang::Discriminator;
 use policy_vault::instructions::ReleaseArgs;
 use policy_vault::program::PolicyVault;
 use policy_vault::state::seeds::GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS;
+use trust_gate_program_common::cpi;
 
 use super::evaluation::EVALUATE_SIGNER_SEEDS;
 
@@ -43,14 +43,14 @@ impl ReleaseAccounts<'_> {
             ],
             data,
         };
-        let infos = [
-            self.evaluate_signer.to_account_info(),
-            self.policy.to_account_info(),
-            self.velocity_ledger.to_account_info(),
-            self.policy_vault_program.to_account_info(),
+        let infos: [&AccountInfo; 4] = [
+            &self.evaluate_signer,
+            &self.policy,
+            &self.velocity_ledger,
+            &self.policy_vault_program,
         ];
         // Nothing here holds an account's data borrowed across the call.
-        invoke_signed_unchecked(&ix, &infos, EVALUATE_SIGNER_SEEDS)?;
+        cpi::invoke_signed(&ix, &infos, EVALUATE_SIGNER_SEEDS)?;
         Ok(())
     }
 }

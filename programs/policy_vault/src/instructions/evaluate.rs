@@ -8,8 +8,8 @@ use crate::state::{
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::atom_stats;
-use trust_gate_program_common::runtime;
 use trust_gate_program_common::{pda, pda_account};
+use trust_gate_program_common::{probe, runtime};
 use validation_registry::state::attestation;
 
 /// What the gate asks policy_vault to evaluate.
@@ -289,6 +289,7 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         PolicyVaultError::PolicyMintMismatch
     );
     let policy = params.to_config_with(i.policy.rules())?;
+    probe!("the policy's rules");
     let payee_listed = payee_listed(
         i.policy,
         policy.limits.list_mode,
@@ -309,18 +310,22 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
             },
         }),
     };
+    probe!("list, limits");
     let acceptance_account = acceptance(i.payee_acceptance)?;
     let acceptance = acceptance_account
         .as_ref()
         .map(|acc| acc.params.to_config())
         .transpose()?;
+    probe!("the acceptance policy");
     let payer_reputation = stats(i.payer_stats)?;
     let payee_reputation = stats(i.payee_stats)?;
     let payer_attestation = attestation(i.payer_attestation)?;
     let payee_attestation = attestation(i.payee_attestation)?;
+    probe!("stats, attestations");
     let now = Clock::get()?.unix_timestamp;
     let approved = approval_of(i.approval, i.policy, args, now)?.is_some();
-    Ok(engine::evaluate(&EvalInput {
+    probe!("clock, approval");
+    let evaluation = engine::evaluate(&EvalInput {
         policy: &policy,
         acceptance: acceptance.as_ref(),
         paused: i.paused,
@@ -342,7 +347,9 @@ fn decide(i: Inputs, args: &EvaluateArgs) -> Result<engine::Evaluation> {
         now,
         approval_threshold: i.policy.approval_threshold,
         approved,
-    }))
+    });
+    probe!("the engine");
+    Ok(evaluation)
 }
 
 /// The engine's stats accounts of both parties and the payee's acceptance policy must be
@@ -413,12 +420,16 @@ fn report(decision: &engine::Decision) {
 /// Remaining accounts: the payment's approval (see `approve_payment`), when the caller has
 /// one: the decision is then the one a settlement passing it would get.
 pub fn evaluate<'info>(ctx: Context<'info, Evaluate<'info>>, args: EvaluateArgs) -> Result<()> {
+    probe!("entry and accounts");
     let a = &ctx.accounts;
     check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
+    probe!("party accounts");
     let (policy, paused) = payer_accounts(&a.policy, &a.killswitch, &args)?;
+    probe!("policy, kill switch");
     check_velocity(&a.velocity, &args)?;
     let (approval, _) = approval_in(ctx.remaining_accounts);
     let approval = in_force(approval, &a.killswitch);
+    probe!("ledger, approval found");
     let evaluation = decide(
         Inputs {
             policy: &policy,
@@ -436,6 +447,7 @@ pub fn evaluate<'info>(ctx: Context<'info, Evaluate<'info>>, args: EvaluateArgs)
         &args,
     )?;
     report(&evaluation.decision);
+    probe!("the decision returned");
     Ok(())
 }
 
@@ -454,9 +466,12 @@ pub fn evaluate_and_commit<'info>(
     ctx: Context<'info, EvaluateAndCommit<'info>>,
     args: EvaluateArgs,
 ) -> Result<()> {
+    probe!("entry and accounts");
     let a = &ctx.accounts;
     check_party_accounts(&a.payer_stats, &a.payee_stats, &a.payee_acceptance, &args)?;
+    probe!("party accounts");
     let (policy, paused) = payer_accounts(&a.policy, &a.killswitch, &args)?;
+    probe!("policy, kill switch");
     let velocity: VelocityLedger = fixed::read(&a.velocity)?;
     check_velocity(&velocity, &args)?;
     let (approval, rest) = approval_in(ctx.remaining_accounts);
@@ -467,6 +482,7 @@ pub fn evaluate_and_commit<'info>(
         (None, _) => (None, rest),
     };
     let approval = in_force(approval, &a.killswitch);
+    probe!("ledger, approval found");
     let evaluation = decide(
         Inputs {
             policy: &policy,
@@ -486,10 +502,12 @@ pub fn evaluate_and_commit<'info>(
     // After the hard errors of `decide` (a retired policy, another mint), before the
     // decision is acted on: a wrong shape fails whatever the decision.
     let release = release_accounts(&policy, &args.mint, rest)?;
+    probe!("release accounts");
     let committed = evaluation.decision.is_allow();
     if committed {
         if let Some(t) = &release {
             transfer_out(t, args.amount)?;
+            probe!("the release");
         }
     }
     if committed {
@@ -518,7 +536,9 @@ pub fn evaluate_and_commit<'info>(
             }
         }
     }
+    probe!("counters written");
     // Last, so that nothing the release invoked overwrites the decision.
     report(&evaluation.decision);
+    probe!("the decision returned");
     Ok(())
 }

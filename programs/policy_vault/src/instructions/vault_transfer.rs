@@ -5,9 +5,8 @@ use crate::errors::PolicyVaultError;
 use crate::state::{vault, PolicyAccount};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::AccountMeta;
-use anchor_lang::solana_program::program::invoke_signed_unchecked;
-use trust_gate_program_common::token_account;
 use trust_gate_program_common::token_mint::is_token_program;
+use trust_gate_program_common::{cpi, token_account};
 
 /// A transfer out of the vault of (`asset`, `mint`).
 pub struct VaultTransfer<'a, 'info> {
@@ -55,17 +54,13 @@ pub fn transfer_out(t: &VaultTransfer, amount: u64) -> Result<()> {
         decimals,
         extra,
     );
-    let mut infos = vec![
-        t.vault.clone(),
-        t.mint.clone(),
-        t.to.clone(),
-        t.token_program.clone(),
-    ];
-    infos.extend(t.extra.iter().cloned());
-    // Without `invoke_signed`'s scan of every meta against every account info: the
-    // callers hold no borrow of these accounts' data across the call.
+    let mut infos: Vec<&AccountInfo> = Vec::with_capacity(4 + t.extra.len());
+    infos.extend([t.vault, t.mint, t.to, t.token_program]);
+    infos.extend(t.extra);
+    // Without `invoke_signed`'s scan of every meta against every account info, the infos by
+    // reference: the callers hold no borrow of these accounts' data across the call.
     vault::with_signer_seeds(&t.asset, t.mint.key, t.vault_bump, |signer| {
-        invoke_signed_unchecked(&ix, &infos, signer)
+        cpi::invoke_signed(&ix, &infos, signer)
     })?;
     Ok(())
 }
