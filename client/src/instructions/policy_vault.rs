@@ -553,7 +553,7 @@ impl Builder {
         let read_only = accounts::Evaluate {
             gate_signer: *gate_signer,
             policy,
-            velocity: self.pda.velocity(&payer, id),
+            velocity_ledger: self.pda.velocity(&payer, id),
             killswitch: self.pda.killswitch(&payer),
             payer_stats: self.pda.atom_stats(&payer),
             payee_stats: self.pda.atom_stats(&payee),
@@ -570,7 +570,7 @@ impl Builder {
             accounts::EvaluateAndCommit {
                 gate_signer: r.gate_signer,
                 policy: r.policy,
-                velocity: r.velocity,
+                velocity_ledger: r.velocity_ledger,
                 killswitch: r.killswitch,
                 payer_stats: r.payer_stats,
                 payee_stats: r.payee_stats,

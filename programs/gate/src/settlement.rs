@@ -31,7 +31,7 @@ pub const PAYMENT_INSTRUCTIONS: u16 = 3;
 pub const TRANSFER_CHECKED_TAG: u8 = 12;
 
 /// A top-level instruction as the settlement rule reads it: in place in the instructions
-/// sysvar on chain (`instructions::introspection`), an [`Instruction`] in the SDKs and tests.
+/// sysvar on chain (`instructions::helpers::introspection`), an [`Instruction`] in the SDKs and tests.
 pub trait TxInstruction {
     fn is_program(&self, id: &Pubkey) -> bool {
         self.program_id() == *id

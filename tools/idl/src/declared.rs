@@ -90,7 +90,30 @@ const POLICY: &[Seed] = &[
     Arg("policy_id"),
 ];
 
+/// The gate's evaluate signer: policy_vault checks its address, and the gate signs for it.
+const EVALUATE_SIGNER: &[Seed] = &[Const(gate::state::seeds::EVALUATE_SIGNER)];
+
 const DECLARED: &[Declared] = &[
+    gate(
+        "gate_payment",
+        "evaluation.evaluate_signer",
+        EVALUATE_SIGNER,
+    ),
+    gate(
+        "gate_payment_strict",
+        "evaluation.evaluate_signer",
+        EVALUATE_SIGNER,
+    ),
+    gate(
+        "gate_channel_open",
+        "evaluation.evaluate_signer",
+        EVALUATE_SIGNER,
+    ),
+    gate(
+        "gate_channel_close",
+        "release.evaluate_signer",
+        EVALUATE_SIGNER,
+    ),
     pda("policy_vault", "retire_policy", "policy", POLICY, None),
     pda("policy_vault", "set_vault_spender", "policy", POLICY, None),
     pda("policy_vault", "edit_payee_list", "policy", POLICY, None),

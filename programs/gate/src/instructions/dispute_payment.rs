@@ -1,4 +1,4 @@
-use super::feedback_cpi::*;
+use super::helpers::feedback::*;
 use crate::errors::GateError;
 use crate::events::PaymentDisputed;
 use crate::state::{seeds, DisputeRecord, FeedbackLog, GateAuthority};

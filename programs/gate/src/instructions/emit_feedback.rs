@@ -1,5 +1,5 @@
-use super::feedback_cpi::*;
-use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
+use super::helpers::feedback::*;
+use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
 use crate::settlement;

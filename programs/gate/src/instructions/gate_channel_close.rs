@@ -1,5 +1,5 @@
-use super::feedback_cpi::*;
-use super::release::*;
+use super::helpers::feedback::*;
+use super::helpers::release::*;
 use crate::channel::{final_settled, payment_id_hash};
 use crate::errors::GateError;
 use crate::events::ChannelClosed;

@@ -1,7 +1,7 @@
-use super::evaluation::*;
-use super::feedback_cpi::canonical_bump;
-use super::gate_payment_strict::{check_mint, check_not_self_dealing, deny_error, signing_parties};
-use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
+use super::helpers::evaluation::*;
+use super::helpers::feedback::canonical_bump;
+use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
+use super::helpers::parties::{check_mint, check_not_self_dealing, signing_parties};
 use crate::channel::{check_channel_bundle, check_open, ExpectedOpen};
 use crate::errors::GateError;
 use crate::settlement::PaymentArgs;

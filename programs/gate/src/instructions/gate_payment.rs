@@ -1,4 +1,4 @@
-use super::evaluation::*;
+use super::helpers::evaluation::*;
 use crate::settlement::PaymentArgs;
 use anchor_lang::prelude::*;
 use trust_gate_program_common::probe;

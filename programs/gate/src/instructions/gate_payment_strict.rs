@@ -1,14 +1,15 @@
-use super::evaluation::*;
-use super::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
+use super::helpers::evaluation::*;
+use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
+use super::helpers::parties::{
+    check_mint, check_not_self_dealing, signing_parties, token_account_of,
+};
 use crate::errors::GateError;
 use crate::settlement::{self, check_deadline, Expected, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
-use policy_vault::engine::{Decision, DenyReason};
-use trust_gate_program_common::external::live_agent::{self, LiveAgent, Problem};
+use policy_vault::engine::Decision;
 use trust_gate_program_common::external::{agent_account, ids};
-use trust_gate_program_common::token_mint::{self, MintProblem};
-use trust_gate_program_common::{probe, token_account};
+use trust_gate_program_common::probe;
 
 #[derive(Accounts)]
 pub struct GatePaymentStrict<'info> {
@@ -92,50 +93,6 @@ fn vault_release<'a, 'info>(
     }))
 }
 
-/// An agent as the gate judges it: the registry's AgentAccount (its agent wallet) and the
-/// live owner of its MPL Core asset. The AgentAccount's own `owner` is a cache that a direct
-/// MPL Core transfer leaves stale.
-fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
-    live_agent::read(
-        &account.try_borrow_data()?,
-        asset.key,
-        asset.owner,
-        &asset.try_borrow_data()?,
-    )
-    .map_err(|p| {
-        error!(match p {
-            Problem::AgentAccount => GateError::AgentAccountInvalid,
-            Problem::Asset => GateError::AgentAssetInvalid,
-        })
-    })
-}
-
-/// The payer and payee agents, the signer acting for the payer (`PayerSignerMismatch`).
-/// Shared by the strict gate and the gated channel open.
-pub(crate) fn signing_parties(
-    payer_agent: &AccountInfo,
-    payer_asset: &AccountInfo,
-    payee_agent: &AccountInfo,
-    payee_asset: &AccountInfo,
-    signer: &Pubkey,
-) -> Result<(LiveAgent, LiveAgent)> {
-    let payer = agent(payer_agent, payer_asset)?;
-    require!(payer.may_sign(signer), GateError::PayerSignerMismatch);
-    Ok((payer, agent(payee_agent, payee_asset)?))
-}
-
-/// The payee may not be the payer under another agent: a key of the payer (its live owner or
-/// its agent wallet, the signer being one of them) that acts for the payee would rate its own
-/// agent through the gate (`SelfDealing`).
-pub(crate) fn check_not_self_dealing(payer: &LiveAgent, payee: &LiveAgent) -> Result<()> {
-    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
-    require!(
-        !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
-        GateError::SelfDealing
-    );
-    Ok(())
-}
-
 /// Who pays and who is paid: the signer acts for the payer agent, the destination is the
 /// payee's recipient's, and the two agents are distinct parties.
 fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<()> {
@@ -160,72 +117,6 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
         GateError::PaymentToVault
     );
     check_not_self_dealing(&payer, &payee)
-}
-
-/// Whether `info` is an initialized SPL Token / Token-2022 account of `mint` whose authority
-/// is `owner`.
-fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Result<bool> {
-    let data = info.try_borrow_data()?;
-    Ok(
-        token_account::read(info.owner, &data)
-            .is_some_and(|v| v.mint == *mint && v.owner == *owner),
-    )
-}
-
-/// The mint must deliver exactly `amount` and never take it back. Checked at every
-/// settlement, not only when the policy was created: a Token-2022 mint with a close
-/// authority can be closed and re-created with other extensions at the same address.
-pub(crate) fn check_mint(info: &AccountInfo) -> Result<()> {
-    let data = info.try_borrow_data()?;
-    token_mint::check(info.owner, &data).map_err(|p| {
-        error!(match p {
-            MintProblem::NotAMint => GateError::MintInvalid,
-            MintProblem::TransferFee => GateError::MintTransferFee,
-            MintProblem::PermanentDelegate => GateError::MintPermanentDelegate,
-        })
-    })
-}
-
-/// The error for a deny reason: `6000 + code` for codes 1..=15 (the gate's own errors of
-/// those numbers), `6100 + code` for the limit rules' reasons (16 and up), whose numbers
-/// after 6015 the gate's other errors had taken (see `DenyReason::strict_error_code`).
-pub fn deny_error(reason: DenyReason) -> Error {
-    let low = match reason {
-        DenyReason::KillSwitchEngaged => GateError::KillSwitchEngaged,
-        DenyReason::SpendingPerTxExceeded => GateError::SpendingPerTxExceeded,
-        DenyReason::SpendingDailyExceeded => GateError::SpendingDailyExceeded,
-        DenyReason::SpendingWeeklyExceeded => GateError::SpendingWeeklyExceeded,
-        DenyReason::VelocityWindowExceeded => GateError::VelocityWindowExceeded,
-        DenyReason::CounterpartyTierBelowMin => GateError::CounterpartyTierBelowMin,
-        DenyReason::CounterpartyRiskAboveMax => GateError::CounterpartyRiskAboveMax,
-        DenyReason::CounterpartyConfidenceBelow => GateError::CounterpartyConfidenceBelow,
-        DenyReason::AtomStatsWrongOwner => GateError::AtomStatsWrongOwner,
-        DenyReason::AtomStatsSchemaMismatch => GateError::AtomStatsSchemaMismatch,
-        DenyReason::AttestationMissing => GateError::AttestationMissing,
-        DenyReason::AttestationExpired => GateError::AttestationExpired,
-        DenyReason::AttestationRevoked => GateError::AttestationRevoked,
-        DenyReason::AttestationAttestorRejected => GateError::AttestationAttestorRejected,
-        DenyReason::UnratedTreatmentDeny => GateError::UnratedTreatmentDeny,
-        DenyReason::PolicyNotYetValid
-        | DenyReason::PolicyExpired
-        | DenyReason::PayeeNotAllowed
-        | DenyReason::PayeeDenied
-        | DenyReason::SpendingMonthlyExceeded
-        | DenyReason::SpendingLifetimeExceeded
-        | DenyReason::PayeeDailyExceeded
-        | DenyReason::PayeeSlotsFull => {
-            // An Anchor error like the gate's own (Anchor logs its name and number), with a
-            // number outside the gate's enum.
-            return Error::from(anchor_lang::error::AnchorError {
-                error_name: reason.name().to_string(),
-                error_code_number: reason.strict_error_code(),
-                error_msg: "payment denied by the payer's policy".to_string(),
-                error_origin: None,
-                compared_values: None,
-            });
-        }
-    };
-    low.into()
 }
 
 /// The committing gate of a settlement. It is a top-level instruction by design: it reads

@@ -1,10 +1,10 @@
 pub mod approve_payment;
 pub mod edit_payee_list;
 pub mod evaluate;
+pub mod helpers;
 pub mod init_authority;
 pub mod init_killswitch;
 pub mod init_policy;
-pub mod mint_check;
 pub mod open_vault;
 pub mod release_reservation;
 pub mod retire_policy;
@@ -14,12 +14,12 @@ pub mod set_authority_guard;
 pub mod set_killswitch;
 pub mod set_vault_spender;
 pub mod take_over;
-pub mod vault_transfer;
 pub mod withdraw;
 
 pub use approve_payment::*;
 pub use edit_payee_list::*;
 pub use evaluate::*;
+pub use helpers::EvaluationRefs;
 pub use init_authority::*;
 pub use init_killswitch::*;
 pub use init_policy::*;

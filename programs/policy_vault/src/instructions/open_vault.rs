@@ -1,4 +1,4 @@
-use super::mint_check::check_policy_mint;
+use super::helpers::mint_check::check_policy_mint;
 use crate::errors::PolicyVaultError;
 use crate::events::VaultOpened;
 use crate::state::{seeds, vault, PolicyAuthority};

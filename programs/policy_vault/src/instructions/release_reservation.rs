@@ -1,6 +1,6 @@
 use crate::engine::reservation::{self, Counted, Reservation};
 use crate::engine::{LimitUpdate, PayeeDay};
-use crate::state::{fixed, seeds, PolicyAccount, VelocityLedger};
+use crate::state::{seeds, PolicyAccount, VelocityLedger};
 use anchor_lang::prelude::*;
 
 /// What the gate gives back: `amount` of a reservation the engine counted for `payer_asset`'s
@@ -28,23 +28,24 @@ pub struct ReleaseReservation<'info> {
     /// CHECK: verified as described above.
     #[account(mut)]
     pub policy: UncheckedAccount<'info>,
-    /// The payer's VelocityLedger (as `policy`).
-    /// CHECK: verified as described above.
+    /// The payer's VelocityLedger (its stored asset and policy id stand for its seeds). An
+    /// `Account`, written back by Anchor on exit: a channel's close is not a settlement's hot
+    /// path, and so the IDL describes the ledger's layout (the evaluations read it in place).
     #[account(mut)]
-    pub velocity: UncheckedAccount<'info>,
+    pub velocity: Account<'info, VelocityLedger>,
 }
 
 /// Credits `args.amount` back to the counters that still count the reservation's windows
 /// (`engine::reservation`). A retired policy is credited too: its counters no longer
 /// decide anything, and refusing would keep the gate's record from closing.
-pub fn release_reservation(ctx: Context<ReleaseReservation>, args: ReleaseArgs) -> Result<()> {
-    let a = &ctx.accounts;
+pub fn release_reservation(mut ctx: Context<ReleaseReservation>, args: ReleaseArgs) -> Result<()> {
+    let a = &mut ctx.accounts;
     let policy = PolicyAccount::read(&a.policy)?;
     require!(
         policy.is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
     );
-    let velocity: VelocityLedger = fixed::read(&a.velocity)?;
+    let velocity = &a.velocity;
     require!(
         velocity.is_for(&args.payer_asset, args.policy_id),
         ErrorCode::ConstraintSeeds
@@ -84,6 +85,6 @@ pub fn release_reservation(ctx: Context<ReleaseReservation>, args: ReleaseArgs) 
         );
     }
     drop(data);
-    VelocityLedger::write_state(&mut a.velocity.try_borrow_mut_data()?, &credited.velocity);
+    a.velocity.store(credited.velocity);
     Ok(())
 }

@@ -1,4 +1,4 @@
-use super::vault_transfer::{transfer_out, vault_balance, VaultTransfer};
+use super::helpers::vault_transfer::{transfer_out, vault_balance, VaultTransfer};
 use crate::errors::PolicyVaultError;
 use crate::events::VaultWithdrawn;
 use crate::state::{load_guard, seeds, PolicyAuthority};

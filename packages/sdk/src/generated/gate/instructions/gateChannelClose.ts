@@ -38,6 +38,7 @@ import {
   type WritableAccount,
   type WritableSignerAccount,
 } from "@solana/kit";
+import { findEvaluateSignerPda } from "../pdas/index.js";
 import { GATE_PROGRAM_ADDRESS } from "../programs/index.js";
 import { getAccountMetaFactory, type ResolvedAccount } from "../shared/index.js";
 
@@ -70,8 +71,7 @@ export type GateChannelCloseInstruction<
     "8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C",
   TAccountEngineProgram extends string | AccountMeta<string> =
     "AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF",
-  TAccountEvaluateSigner extends string | AccountMeta<string> =
-    "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3",
+  TAccountEvaluateSigner extends string | AccountMeta<string> = string,
   TAccountPolicy extends string | AccountMeta<string> = string,
   TAccountVelocityLedger extends string | AccountMeta<string> = string,
   TAccountPolicyVaultProgram extends string | AccountMeta<string> =
@@ -194,6 +194,266 @@ export function getGateChannelCloseInstructionDataCodec(): Codec<
   );
 }
 
+export type GateChannelCloseAsyncInput<
+  TAccountFacilitator extends string = string,
+  TAccountGateAuthority extends string = string,
+  TAccountChannelRecord extends string = string,
+  TAccountChannel extends string = string,
+  TAccountFeedbackLog extends string = string,
+  TAccountAgentAccount extends string = string,
+  TAccountAsset extends string = string,
+  TAccountCollection extends string = string,
+  TAccountAtomConfig extends string = string,
+  TAccountAtomStats extends string = string,
+  TAccountRegistryCpiAuthority extends string = string,
+  TAccountRegistryProgram extends string = string,
+  TAccountEngineProgram extends string = string,
+  TAccountEvaluateSigner extends string = string,
+  TAccountPolicy extends string = string,
+  TAccountVelocityLedger extends string = string,
+  TAccountPolicyVaultProgram extends string = string,
+  TAccountSystemProgram extends string = string,
+> = {
+  /**
+   * The record's facilitator (the channel's payee and rent payer): pays the receipt's
+   * rent and gets the record's back. Only it gives a channel's feedback, as only it gives
+   * a payment's.
+   */
+  facilitator: TransactionSigner<TAccountFacilitator>;
+  /**
+   * The facilitator's GateAuthority (as in emit_feedback: read with `read_for`, its
+   * counters written in place); signs the registry feedback.
+   */
+  gateAuthority: Address<TAccountGateAuthority>;
+  /**
+   * The channel's record, closed to the facilitator: a channel closes once. The gate
+   * creates a record only at the canonical PDA of the channel it stores.
+   */
+  channelRecord: Address<TAccountChannelRecord>;
+  /** The record's channel, sealed or distributed (read by the handler). */
+  channel: Address<TAccountChannel>;
+  /**
+   * The channel's receipt, a FeedbackLog at `["feedback_log", facilitator,
+   * channel::payment_id_hash(channel)]`, created by the handler when money moved
+   * (settled > 0); unused otherwise.
+   */
+  feedbackLog: Address<TAccountFeedbackLog>;
+  /**
+   * The payee's AgentAccount (owner enforced, and that it names the asset, which stands
+   * for its seeds: see `agent_account::names`); the registry updates it.
+   */
+  agentAccount: Address<TAccountAgentAccount>;
+  asset: Address<TAccountAsset>;
+  collection: Address<TAccountCollection>;
+  atomConfig?: Address<TAccountAtomConfig>;
+  /**
+   * The payee's AtomStats PDA, which may not exist yet: `give_feedback` checks the address
+   * (see [`PayeeStats`]).
+   */
+  atomStats: Address<TAccountAtomStats>;
+  registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
+  registryProgram?: Address<TAccountRegistryProgram>;
+  engineProgram?: Address<TAccountEngineProgram>;
+  /**
+   * The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+   * policy_vault checks its address.
+   */
+  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  policy: Address<TAccountPolicy>;
+  velocityLedger: Address<TAccountVelocityLedger>;
+  policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
+  systemProgram?: Address<TAccountSystemProgram>;
+  score: GateChannelCloseInstructionDataArgs["score"];
+  tag1: GateChannelCloseInstructionDataArgs["tag1"];
+  tag2: GateChannelCloseInstructionDataArgs["tag2"];
+  endpoint: GateChannelCloseInstructionDataArgs["endpoint"];
+  feedbackUri: GateChannelCloseInstructionDataArgs["feedbackUri"];
+};
+
+export async function getGateChannelCloseInstructionAsync<
+  TAccountFacilitator extends string,
+  TAccountGateAuthority extends string,
+  TAccountChannelRecord extends string,
+  TAccountChannel extends string,
+  TAccountFeedbackLog extends string,
+  TAccountAgentAccount extends string,
+  TAccountAsset extends string,
+  TAccountCollection extends string,
+  TAccountAtomConfig extends string,
+  TAccountAtomStats extends string,
+  TAccountRegistryCpiAuthority extends string,
+  TAccountRegistryProgram extends string,
+  TAccountEngineProgram extends string,
+  TAccountEvaluateSigner extends string,
+  TAccountPolicy extends string,
+  TAccountVelocityLedger extends string,
+  TAccountPolicyVaultProgram extends string,
+  TAccountSystemProgram extends string,
+  TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
+>(
+  input: GateChannelCloseAsyncInput<
+    TAccountFacilitator,
+    TAccountGateAuthority,
+    TAccountChannelRecord,
+    TAccountChannel,
+    TAccountFeedbackLog,
+    TAccountAgentAccount,
+    TAccountAsset,
+    TAccountCollection,
+    TAccountAtomConfig,
+    TAccountAtomStats,
+    TAccountRegistryCpiAuthority,
+    TAccountRegistryProgram,
+    TAccountEngineProgram,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountPolicyVaultProgram,
+    TAccountSystemProgram
+  >,
+  config?: { programAddress?: TProgramAddress },
+): Promise<
+  GateChannelCloseInstruction<
+    TProgramAddress,
+    TAccountFacilitator,
+    TAccountGateAuthority,
+    TAccountChannelRecord,
+    TAccountChannel,
+    TAccountFeedbackLog,
+    TAccountAgentAccount,
+    TAccountAsset,
+    TAccountCollection,
+    TAccountAtomConfig,
+    TAccountAtomStats,
+    TAccountRegistryCpiAuthority,
+    TAccountRegistryProgram,
+    TAccountEngineProgram,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountPolicyVaultProgram,
+    TAccountSystemProgram
+  >
+> {
+  // Program address.
+  const programAddress = config?.programAddress ?? GATE_PROGRAM_ADDRESS;
+
+  // Original accounts.
+  const originalAccounts = {
+    facilitator: { value: input.facilitator ?? null, isWritable: true },
+    gateAuthority: { value: input.gateAuthority ?? null, isWritable: true },
+    channelRecord: { value: input.channelRecord ?? null, isWritable: true },
+    channel: { value: input.channel ?? null, isWritable: false },
+    feedbackLog: { value: input.feedbackLog ?? null, isWritable: true },
+    agentAccount: { value: input.agentAccount ?? null, isWritable: true },
+    asset: { value: input.asset ?? null, isWritable: false },
+    collection: { value: input.collection ?? null, isWritable: false },
+    atomConfig: { value: input.atomConfig ?? null, isWritable: false },
+    atomStats: { value: input.atomStats ?? null, isWritable: true },
+    registryCpiAuthority: {
+      value: input.registryCpiAuthority ?? null,
+      isWritable: false,
+    },
+    registryProgram: {
+      value: input.registryProgram ?? null,
+      isWritable: false,
+    },
+    engineProgram: { value: input.engineProgram ?? null, isWritable: false },
+    evaluateSigner: { value: input.evaluateSigner ?? null, isWritable: false },
+    policy: { value: input.policy ?? null, isWritable: true },
+    velocityLedger: { value: input.velocityLedger ?? null, isWritable: true },
+    policyVaultProgram: {
+      value: input.policyVaultProgram ?? null,
+      isWritable: false,
+    },
+    systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+  };
+  const accounts = originalAccounts as Record<
+    keyof typeof originalAccounts,
+    ResolvedAccount
+  >;
+
+  // Original args.
+  const args = { ...input };
+
+  // Resolve default values.
+  if (!accounts.atomConfig.value) {
+    accounts.atomConfig.value =
+      "4XeDhpmZ5GbfSbqgTcD3t6FKRXpMg8jixbqWDbthDSrk" as Address<"4XeDhpmZ5GbfSbqgTcD3t6FKRXpMg8jixbqWDbthDSrk">;
+  }
+  if (!accounts.registryCpiAuthority.value) {
+    accounts.registryCpiAuthority.value =
+      "CA34cNrnger9cqqdMAQCPcg8LxQR3Vcx3yRSVqL7FBob" as Address<"CA34cNrnger9cqqdMAQCPcg8LxQR3Vcx3yRSVqL7FBob">;
+  }
+  if (!accounts.registryProgram.value) {
+    accounts.registryProgram.value =
+      "8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C" as Address<"8oo4J9tBB3Hna1jRQ3rWvJjojqM5DYTDJo5cejUuJy3C">;
+  }
+  if (!accounts.engineProgram.value) {
+    accounts.engineProgram.value =
+      "AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF" as Address<"AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF">;
+  }
+  if (!accounts.evaluateSigner.value) {
+    accounts.evaluateSigner.value = await findEvaluateSignerPda();
+  }
+  if (!accounts.policyVaultProgram.value) {
+    accounts.policyVaultProgram.value =
+      "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
+  }
+  if (!accounts.systemProgram.value) {
+    accounts.systemProgram.value =
+      "11111111111111111111111111111111" as Address<"11111111111111111111111111111111">;
+  }
+
+  const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
+  return Object.freeze({
+    accounts: [
+      getAccountMeta(accounts.facilitator),
+      getAccountMeta(accounts.gateAuthority),
+      getAccountMeta(accounts.channelRecord),
+      getAccountMeta(accounts.channel),
+      getAccountMeta(accounts.feedbackLog),
+      getAccountMeta(accounts.agentAccount),
+      getAccountMeta(accounts.asset),
+      getAccountMeta(accounts.collection),
+      getAccountMeta(accounts.atomConfig),
+      getAccountMeta(accounts.atomStats),
+      getAccountMeta(accounts.registryCpiAuthority),
+      getAccountMeta(accounts.registryProgram),
+      getAccountMeta(accounts.engineProgram),
+      getAccountMeta(accounts.evaluateSigner),
+      getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.velocityLedger),
+      getAccountMeta(accounts.policyVaultProgram),
+      getAccountMeta(accounts.systemProgram),
+    ],
+    data: getGateChannelCloseInstructionDataEncoder().encode(
+      args as GateChannelCloseInstructionDataArgs,
+    ),
+    programAddress,
+  } as GateChannelCloseInstruction<
+    TProgramAddress,
+    TAccountFacilitator,
+    TAccountGateAuthority,
+    TAccountChannelRecord,
+    TAccountChannel,
+    TAccountFeedbackLog,
+    TAccountAgentAccount,
+    TAccountAsset,
+    TAccountCollection,
+    TAccountAtomConfig,
+    TAccountAtomStats,
+    TAccountRegistryCpiAuthority,
+    TAccountRegistryProgram,
+    TAccountEngineProgram,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountPolicyVaultProgram,
+    TAccountSystemProgram
+  >);
+}
+
 export type GateChannelCloseInput<
   TAccountFacilitator extends string = string,
   TAccountGateAuthority extends string = string,
@@ -254,7 +514,11 @@ export type GateChannelCloseInput<
   registryCpiAuthority?: Address<TAccountRegistryCpiAuthority>;
   registryProgram?: Address<TAccountRegistryProgram>;
   engineProgram?: Address<TAccountEngineProgram>;
-  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /**
+   * The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+   * policy_vault checks its address.
+   */
+  evaluateSigner: Address<TAccountEvaluateSigner>;
   policy: Address<TAccountPolicy>;
   velocityLedger: Address<TAccountVelocityLedger>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
@@ -387,10 +651,6 @@ export function getGateChannelCloseInstruction<
     accounts.engineProgram.value =
       "AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF" as Address<"AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF">;
   }
-  if (!accounts.evaluateSigner.value) {
-    accounts.evaluateSigner.value =
-      "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3" as Address<"9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3">;
-  }
   if (!accounts.policyVaultProgram.value) {
     accounts.policyVaultProgram.value =
       "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
@@ -495,6 +755,10 @@ export type ParsedGateChannelCloseInstruction<
     registryCpiAuthority: TAccountMetas[10];
     registryProgram: TAccountMetas[11];
     engineProgram: TAccountMetas[12];
+    /**
+     * The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+     * policy_vault checks its address.
+     */
     evaluateSigner: TAccountMetas[13];
     policy: TAccountMetas[14];
     velocityLedger: TAccountMetas[15];

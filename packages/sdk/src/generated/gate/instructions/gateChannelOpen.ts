@@ -35,6 +35,7 @@ import {
   type WritableAccount,
   type WritableSignerAccount,
 } from "@solana/kit";
+import { findEvaluateSignerPda } from "../pdas/index.js";
 import { GATE_PROGRAM_ADDRESS } from "../programs/index.js";
 import { getAccountMetaFactory, type ResolvedAccount } from "../shared/index.js";
 
@@ -50,8 +51,7 @@ export function getGateChannelOpenDiscriminatorBytes() {
 
 export type GateChannelOpenInstruction<
   TProgram extends string = typeof GATE_PROGRAM_ADDRESS,
-  TAccountEvaluateSigner extends string | AccountMeta<string> =
-    "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3",
+  TAccountEvaluateSigner extends string | AccountMeta<string> = string,
   TAccountPolicy extends string | AccountMeta<string> = string,
   TAccountVelocityLedger extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
@@ -189,6 +189,285 @@ export function getGateChannelOpenInstructionDataCodec(): FixedSizeCodec<
   );
 }
 
+export type GateChannelOpenAsyncInput<
+  TAccountEvaluateSigner extends string = string,
+  TAccountPolicy extends string = string,
+  TAccountVelocityLedger extends string = string,
+  TAccountKillswitch extends string = string,
+  TAccountPayerStats extends string = string,
+  TAccountPayeeStats extends string = string,
+  TAccountPayeeAcceptance extends string = string,
+  TAccountPayerAttestation extends string = string,
+  TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
+  TAccountPolicyVaultProgram extends string = string,
+  TAccountPayerSigner extends string = string,
+  TAccountPayerAsset extends string = string,
+  TAccountPayerAgent extends string = string,
+  TAccountPayeeAsset extends string = string,
+  TAccountPayeeAgent extends string = string,
+  TAccountMintAccount extends string = string,
+  TAccountFacilitator extends string = string,
+  TAccountChannelRecord extends string = string,
+  TAccountInstructions extends string = string,
+  TAccountSystemProgram extends string = string,
+> = {
+  /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
+  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /**
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
+   */
+  policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
+  velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
+  killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
+  payerStats: Address<TAccountPayerStats>;
+  payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
+  payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
+  payerAttestation?: Address<TAccountPayerAttestation>;
+  payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
+   */
+  payeeList: Address<TAccountPayeeList>;
+  policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
+  /** The payer agent's live owner or agent wallet: the channel's payer, signing the open. */
+  payerSigner: TransactionSigner<TAccountPayerSigner>;
+  payerAsset: Address<TAccountPayerAsset>;
+  payerAgent: Address<TAccountPayerAgent>;
+  payeeAsset: Address<TAccountPayeeAsset>;
+  payeeAgent: Address<TAccountPayeeAgent>;
+  /** as a settlement's. */
+  mintAccount: Address<TAccountMintAccount>;
+  /** The channel's payee and rent payer; pays the record's rent. */
+  facilitator: TransactionSigner<TAccountFacilitator>;
+  /** checked by the handler), created by it. */
+  channelRecord: Address<TAccountChannelRecord>;
+  instructions?: Address<TAccountInstructions>;
+  systemProgram?: Address<TAccountSystemProgram>;
+  deposit: GateChannelOpenInstructionDataArgs["deposit"];
+  policyId: GateChannelOpenInstructionDataArgs["policyId"];
+};
+
+export async function getGateChannelOpenInstructionAsync<
+  TAccountEvaluateSigner extends string,
+  TAccountPolicy extends string,
+  TAccountVelocityLedger extends string,
+  TAccountKillswitch extends string,
+  TAccountPayerStats extends string,
+  TAccountPayeeStats extends string,
+  TAccountPayeeAcceptance extends string,
+  TAccountPayerAttestation extends string,
+  TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
+  TAccountPolicyVaultProgram extends string,
+  TAccountPayerSigner extends string,
+  TAccountPayerAsset extends string,
+  TAccountPayerAgent extends string,
+  TAccountPayeeAsset extends string,
+  TAccountPayeeAgent extends string,
+  TAccountMintAccount extends string,
+  TAccountFacilitator extends string,
+  TAccountChannelRecord extends string,
+  TAccountInstructions extends string,
+  TAccountSystemProgram extends string,
+  TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
+>(
+  input: GateChannelOpenAsyncInput<
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountKillswitch,
+    TAccountPayerStats,
+    TAccountPayeeStats,
+    TAccountPayeeAcceptance,
+    TAccountPayerAttestation,
+    TAccountPayeeAttestation,
+    TAccountPayeeList,
+    TAccountPolicyVaultProgram,
+    TAccountPayerSigner,
+    TAccountPayerAsset,
+    TAccountPayerAgent,
+    TAccountPayeeAsset,
+    TAccountPayeeAgent,
+    TAccountMintAccount,
+    TAccountFacilitator,
+    TAccountChannelRecord,
+    TAccountInstructions,
+    TAccountSystemProgram
+  >,
+  config?: { programAddress?: TProgramAddress },
+): Promise<
+  GateChannelOpenInstruction<
+    TProgramAddress,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountKillswitch,
+    TAccountPayerStats,
+    TAccountPayeeStats,
+    TAccountPayeeAcceptance,
+    TAccountPayerAttestation,
+    TAccountPayeeAttestation,
+    TAccountPayeeList,
+    TAccountPolicyVaultProgram,
+    TAccountPayerSigner,
+    TAccountPayerAsset,
+    TAccountPayerAgent,
+    TAccountPayeeAsset,
+    TAccountPayeeAgent,
+    TAccountMintAccount,
+    TAccountFacilitator,
+    TAccountChannelRecord,
+    TAccountInstructions,
+    TAccountSystemProgram
+  >
+> {
+  // Program address.
+  const programAddress = config?.programAddress ?? GATE_PROGRAM_ADDRESS;
+
+  // Original accounts.
+  const originalAccounts = {
+    evaluateSigner: { value: input.evaluateSigner ?? null, isWritable: false },
+    policy: { value: input.policy ?? null, isWritable: true },
+    velocityLedger: { value: input.velocityLedger ?? null, isWritable: true },
+    killswitch: { value: input.killswitch ?? null, isWritable: false },
+    payerStats: { value: input.payerStats ?? null, isWritable: false },
+    payeeStats: { value: input.payeeStats ?? null, isWritable: false },
+    payeeAcceptance: {
+      value: input.payeeAcceptance ?? null,
+      isWritable: false,
+    },
+    payerAttestation: {
+      value: input.payerAttestation ?? null,
+      isWritable: false,
+    },
+    payeeAttestation: {
+      value: input.payeeAttestation ?? null,
+      isWritable: false,
+    },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
+    policyVaultProgram: {
+      value: input.policyVaultProgram ?? null,
+      isWritable: false,
+    },
+    payerSigner: { value: input.payerSigner ?? null, isWritable: false },
+    payerAsset: { value: input.payerAsset ?? null, isWritable: false },
+    payerAgent: { value: input.payerAgent ?? null, isWritable: false },
+    payeeAsset: { value: input.payeeAsset ?? null, isWritable: false },
+    payeeAgent: { value: input.payeeAgent ?? null, isWritable: false },
+    mintAccount: { value: input.mintAccount ?? null, isWritable: false },
+    facilitator: { value: input.facilitator ?? null, isWritable: true },
+    channelRecord: { value: input.channelRecord ?? null, isWritable: true },
+    instructions: { value: input.instructions ?? null, isWritable: false },
+    systemProgram: { value: input.systemProgram ?? null, isWritable: false },
+  };
+  const accounts = originalAccounts as Record<
+    keyof typeof originalAccounts,
+    ResolvedAccount
+  >;
+
+  // Original args.
+  const args = { ...input };
+
+  // Resolve default values.
+  if (!accounts.evaluateSigner.value) {
+    accounts.evaluateSigner.value = await findEvaluateSignerPda();
+  }
+  if (!accounts.policyVaultProgram.value) {
+    accounts.policyVaultProgram.value =
+      "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
+  }
+  if (!accounts.instructions.value) {
+    accounts.instructions.value =
+      "Sysvar1nstructions1111111111111111111111111" as Address<"Sysvar1nstructions1111111111111111111111111">;
+  }
+  if (!accounts.systemProgram.value) {
+    accounts.systemProgram.value =
+      "11111111111111111111111111111111" as Address<"11111111111111111111111111111111">;
+  }
+
+  const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
+  return Object.freeze({
+    accounts: [
+      getAccountMeta(accounts.evaluateSigner),
+      getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.velocityLedger),
+      getAccountMeta(accounts.killswitch),
+      getAccountMeta(accounts.payerStats),
+      getAccountMeta(accounts.payeeStats),
+      getAccountMeta(accounts.payeeAcceptance),
+      getAccountMeta(accounts.payerAttestation),
+      getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
+      getAccountMeta(accounts.policyVaultProgram),
+      getAccountMeta(accounts.payerSigner),
+      getAccountMeta(accounts.payerAsset),
+      getAccountMeta(accounts.payerAgent),
+      getAccountMeta(accounts.payeeAsset),
+      getAccountMeta(accounts.payeeAgent),
+      getAccountMeta(accounts.mintAccount),
+      getAccountMeta(accounts.facilitator),
+      getAccountMeta(accounts.channelRecord),
+      getAccountMeta(accounts.instructions),
+      getAccountMeta(accounts.systemProgram),
+    ],
+    data: getGateChannelOpenInstructionDataEncoder().encode(
+      args as GateChannelOpenInstructionDataArgs,
+    ),
+    programAddress,
+  } as GateChannelOpenInstruction<
+    TProgramAddress,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountKillswitch,
+    TAccountPayerStats,
+    TAccountPayeeStats,
+    TAccountPayeeAcceptance,
+    TAccountPayerAttestation,
+    TAccountPayeeAttestation,
+    TAccountPayeeList,
+    TAccountPolicyVaultProgram,
+    TAccountPayerSigner,
+    TAccountPayerAsset,
+    TAccountPayerAgent,
+    TAccountPayeeAsset,
+    TAccountPayeeAgent,
+    TAccountMintAccount,
+    TAccountFacilitator,
+    TAccountChannelRecord,
+    TAccountInstructions,
+    TAccountSystemProgram
+  >);
+}
+
 export type GateChannelOpenInput<
   TAccountEvaluateSigner extends string = string,
   TAccountPolicy extends string = string,
@@ -212,15 +491,49 @@ export type GateChannelOpenInput<
   TAccountInstructions extends string = string,
   TAccountSystemProgram extends string = string,
 > = {
-  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
+  evaluateSigner: Address<TAccountEvaluateSigner>;
+  /**
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
+   */
   policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
   velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
   killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
+   */
   payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /** The payer agent's live owner or agent wallet: the channel's payer, signing the open. */
@@ -361,10 +674,6 @@ export function getGateChannelOpenInstruction<
   const args = { ...input };
 
   // Resolve default values.
-  if (!accounts.evaluateSigner.value) {
-    accounts.evaluateSigner.value =
-      "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3" as Address<"9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3">;
-  }
   if (!accounts.policyVaultProgram.value) {
     accounts.policyVaultProgram.value =
       "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
@@ -439,15 +748,49 @@ export type ParsedGateChannelOpenInstruction<
 > = {
   programAddress: Address<TProgram>;
   accounts: {
+    /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
     evaluateSigner: TAccountMetas[0];
+    /**
+     * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+     * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+     * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+     * policy_vault, which writes its counters in place when it commits.
+     */
     policy: TAccountMetas[1];
+    /** The payer's VelocityLedger, read and checked as `policy`. */
     velocityLedger: TAccountMetas[2];
+    /**
+     * The payer's kill switch, read as `policy`; it must exist (absent:
+     * AccountNotInitialized, 3012).
+     */
     killswitch: TAccountMetas[3];
+    /**
+     * The engine's AtomStats of the payer: the account that names the asset, else
+     * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+     * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+     */
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
+    /**
+     * The payee's AcceptancePolicy: the account that names the asset, else the
+     * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+     * the payee accepts any payer.
+     */
     payeeAcceptance: TAccountMetas[6];
+    /**
+     * An attestation about the payer (for the payee's acceptance policy), when the
+     * payer has one: validation_registry's ValidationAttestation, read in place and
+     * checked as an `Account` of it would be; its stored subject, capability and
+     * attestor stand for its seeds.
+     */
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
+    /**
+     * The payer policy's PayeeList when the policy names one: it must be that address
+     * (owner and discriminator checked when read). Otherwise the policy account
+     * again, ignored: an account already in the instruction costs less than an
+     * absent one's placeholder.
+     */
     payeeList: TAccountMetas[9];
     policyVaultProgram: TAccountMetas[10];
     /** The payer agent's live owner or agent wallet: the channel's payer, signing the open. */

@@ -32,6 +32,7 @@ import {
   type ReadonlyAccount,
   type ReadonlyUint8Array,
 } from "@solana/kit";
+import { findEvaluateSignerPda } from "../pdas/index.js";
 import { GATE_PROGRAM_ADDRESS } from "../programs/index.js";
 import { getAccountMetaFactory, type ResolvedAccount } from "../shared/index.js";
 
@@ -47,8 +48,7 @@ export function getGatePaymentDiscriminatorBytes() {
 
 export type GatePaymentInstruction<
   TProgram extends string = typeof GATE_PROGRAM_ADDRESS,
-  TAccountEvaluateSigner extends string | AccountMeta<string> =
-    "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3",
+  TAccountEvaluateSigner extends string | AccountMeta<string> = string,
   TAccountPolicy extends string | AccountMeta<string> = string,
   TAccountVelocityLedger extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
@@ -154,6 +154,199 @@ export function getGatePaymentInstructionDataCodec(): FixedSizeCodec<
   );
 }
 
+export type GatePaymentAsyncInput<
+  TAccountEvaluateSigner extends string = string,
+  TAccountPolicy extends string = string,
+  TAccountVelocityLedger extends string = string,
+  TAccountKillswitch extends string = string,
+  TAccountPayerStats extends string = string,
+  TAccountPayeeStats extends string = string,
+  TAccountPayeeAcceptance extends string = string,
+  TAccountPayerAttestation extends string = string,
+  TAccountPayeeAttestation extends string = string,
+  TAccountPayeeList extends string = string,
+  TAccountPolicyVaultProgram extends string = string,
+> = {
+  /**
+   * The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+   * policy_vault checks its address.
+   */
+  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /**
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
+   */
+  policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
+  velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
+  killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
+  payerStats: Address<TAccountPayerStats>;
+  payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
+  payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
+  payerAttestation?: Address<TAccountPayerAttestation>;
+  payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
+   */
+  payeeList: Address<TAccountPayeeList>;
+  policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
+  payerAsset: GatePaymentInstructionDataArgs["payerAsset"];
+  payeeAsset: GatePaymentInstructionDataArgs["payeeAsset"];
+  amount: GatePaymentInstructionDataArgs["amount"];
+  mint: GatePaymentInstructionDataArgs["mint"];
+  policyId: GatePaymentInstructionDataArgs["policyId"];
+};
+
+export async function getGatePaymentInstructionAsync<
+  TAccountEvaluateSigner extends string,
+  TAccountPolicy extends string,
+  TAccountVelocityLedger extends string,
+  TAccountKillswitch extends string,
+  TAccountPayerStats extends string,
+  TAccountPayeeStats extends string,
+  TAccountPayeeAcceptance extends string,
+  TAccountPayerAttestation extends string,
+  TAccountPayeeAttestation extends string,
+  TAccountPayeeList extends string,
+  TAccountPolicyVaultProgram extends string,
+  TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
+>(
+  input: GatePaymentAsyncInput<
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountKillswitch,
+    TAccountPayerStats,
+    TAccountPayeeStats,
+    TAccountPayeeAcceptance,
+    TAccountPayerAttestation,
+    TAccountPayeeAttestation,
+    TAccountPayeeList,
+    TAccountPolicyVaultProgram
+  >,
+  config?: { programAddress?: TProgramAddress },
+): Promise<
+  GatePaymentInstruction<
+    TProgramAddress,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountKillswitch,
+    TAccountPayerStats,
+    TAccountPayeeStats,
+    TAccountPayeeAcceptance,
+    TAccountPayerAttestation,
+    TAccountPayeeAttestation,
+    TAccountPayeeList,
+    TAccountPolicyVaultProgram
+  >
+> {
+  // Program address.
+  const programAddress = config?.programAddress ?? GATE_PROGRAM_ADDRESS;
+
+  // Original accounts.
+  const originalAccounts = {
+    evaluateSigner: { value: input.evaluateSigner ?? null, isWritable: false },
+    policy: { value: input.policy ?? null, isWritable: false },
+    velocityLedger: { value: input.velocityLedger ?? null, isWritable: false },
+    killswitch: { value: input.killswitch ?? null, isWritable: false },
+    payerStats: { value: input.payerStats ?? null, isWritable: false },
+    payeeStats: { value: input.payeeStats ?? null, isWritable: false },
+    payeeAcceptance: {
+      value: input.payeeAcceptance ?? null,
+      isWritable: false,
+    },
+    payerAttestation: {
+      value: input.payerAttestation ?? null,
+      isWritable: false,
+    },
+    payeeAttestation: {
+      value: input.payeeAttestation ?? null,
+      isWritable: false,
+    },
+    payeeList: { value: input.payeeList ?? null, isWritable: false },
+    policyVaultProgram: {
+      value: input.policyVaultProgram ?? null,
+      isWritable: false,
+    },
+  };
+  const accounts = originalAccounts as Record<
+    keyof typeof originalAccounts,
+    ResolvedAccount
+  >;
+
+  // Original args.
+  const args = { ...input };
+
+  // Resolve default values.
+  if (!accounts.evaluateSigner.value) {
+    accounts.evaluateSigner.value = await findEvaluateSignerPda();
+  }
+  if (!accounts.policyVaultProgram.value) {
+    accounts.policyVaultProgram.value =
+      "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
+  }
+
+  const getAccountMeta = getAccountMetaFactory(programAddress, "programId");
+  return Object.freeze({
+    accounts: [
+      getAccountMeta(accounts.evaluateSigner),
+      getAccountMeta(accounts.policy),
+      getAccountMeta(accounts.velocityLedger),
+      getAccountMeta(accounts.killswitch),
+      getAccountMeta(accounts.payerStats),
+      getAccountMeta(accounts.payeeStats),
+      getAccountMeta(accounts.payeeAcceptance),
+      getAccountMeta(accounts.payerAttestation),
+      getAccountMeta(accounts.payeeAttestation),
+      getAccountMeta(accounts.payeeList),
+      getAccountMeta(accounts.policyVaultProgram),
+    ],
+    data: getGatePaymentInstructionDataEncoder().encode(
+      args as GatePaymentInstructionDataArgs,
+    ),
+    programAddress,
+  } as GatePaymentInstruction<
+    TProgramAddress,
+    TAccountEvaluateSigner,
+    TAccountPolicy,
+    TAccountVelocityLedger,
+    TAccountKillswitch,
+    TAccountPayerStats,
+    TAccountPayeeStats,
+    TAccountPayeeAcceptance,
+    TAccountPayerAttestation,
+    TAccountPayeeAttestation,
+    TAccountPayeeList,
+    TAccountPolicyVaultProgram
+  >);
+}
+
 export type GatePaymentInput<
   TAccountEvaluateSigner extends string = string,
   TAccountPolicy extends string = string,
@@ -167,18 +360,51 @@ export type GatePaymentInput<
   TAccountPayeeList extends string = string,
   TAccountPolicyVaultProgram extends string = string,
 > = {
-  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /**
+   * The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+   * policy_vault checks its address.
+   */
+  evaluateSigner: Address<TAccountEvaluateSigner>;
+  /**
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
+   */
   policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
   velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
   killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
   /**
-   * account again, which policy_vault then ignores (checked by policy_vault). An account
-   * already in the instruction costs less than an absent one's placeholder.
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
    */
   payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
@@ -269,10 +495,6 @@ export function getGatePaymentInstruction<
   const args = { ...input };
 
   // Resolve default values.
-  if (!accounts.evaluateSigner.value) {
-    accounts.evaluateSigner.value =
-      "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3" as Address<"9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3">;
-  }
   if (!accounts.policyVaultProgram.value) {
     accounts.policyVaultProgram.value =
       "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
@@ -319,18 +541,51 @@ export type ParsedGatePaymentInstruction<
 > = {
   programAddress: Address<TProgram>;
   accounts: {
+    /**
+     * The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+     * policy_vault checks its address.
+     */
     evaluateSigner: TAccountMetas[0];
+    /**
+     * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+     * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+     * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+     * policy_vault, which writes its counters in place when it commits.
+     */
     policy: TAccountMetas[1];
+    /** The payer's VelocityLedger, read and checked as `policy`. */
     velocityLedger: TAccountMetas[2];
+    /**
+     * The payer's kill switch, read as `policy`; it must exist (absent:
+     * AccountNotInitialized, 3012).
+     */
     killswitch: TAccountMetas[3];
+    /**
+     * The engine's AtomStats of the payer: the account that names the asset, else
+     * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+     * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+     */
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
+    /**
+     * The payee's AcceptancePolicy: the account that names the asset, else the
+     * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+     * the payee accepts any payer.
+     */
     payeeAcceptance: TAccountMetas[6];
+    /**
+     * An attestation about the payer (for the payee's acceptance policy), when the
+     * payer has one: validation_registry's ValidationAttestation, read in place and
+     * checked as an `Account` of it would be; its stored subject, capability and
+     * attestor stand for its seeds.
+     */
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
     /**
-     * account again, which policy_vault then ignores (checked by policy_vault). An account
-     * already in the instruction costs less than an absent one's placeholder.
+     * The payer policy's PayeeList when the policy names one: it must be that address
+     * (owner and discriminator checked when read). Otherwise the policy account
+     * again, ignored: an account already in the instruction costs less than an
+     * absent one's placeholder.
      */
     payeeList: TAccountMetas[9];
     policyVaultProgram: TAccountMetas[10];

@@ -38,6 +38,7 @@ import {
   type TransactionSigner,
   type WritableAccount,
 } from "@solana/kit";
+import { findEvaluateSignerPda } from "../pdas/index.js";
 import { GATE_PROGRAM_ADDRESS } from "../programs/index.js";
 import {
   expectAddress,
@@ -57,8 +58,7 @@ export function getGatePaymentStrictDiscriminatorBytes() {
 
 export type GatePaymentStrictInstruction<
   TProgram extends string = typeof GATE_PROGRAM_ADDRESS,
-  TAccountEvaluateSigner extends string | AccountMeta<string> =
-    "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3",
+  TAccountEvaluateSigner extends string | AccountMeta<string> = string,
   TAccountPolicy extends string | AccountMeta<string> = string,
   TAccountVelocityLedger extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
@@ -226,15 +226,49 @@ export type GatePaymentStrictAsyncInput<
   TAccountPayerToken extends string = string,
   TAccountTokenProgram extends string = string,
 > = {
+  /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
   evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /**
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
+   */
   policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
   velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
   killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
+   */
   payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /**
@@ -421,8 +455,7 @@ export async function getGatePaymentStrictInstructionAsync<
 
   // Resolve default values.
   if (!accounts.evaluateSigner.value) {
-    accounts.evaluateSigner.value =
-      "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3" as Address<"9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3">;
+    accounts.evaluateSigner.value = await findEvaluateSignerPda();
   }
   if (!accounts.policyVaultProgram.value) {
     accounts.policyVaultProgram.value =
@@ -534,15 +567,49 @@ export type GatePaymentStrictInput<
   TAccountPayerToken extends string = string,
   TAccountTokenProgram extends string = string,
 > = {
-  evaluateSigner?: Address<TAccountEvaluateSigner>;
+  /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
+  evaluateSigner: Address<TAccountEvaluateSigner>;
+  /**
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
+   */
   policy: Address<TAccountPolicy>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
   velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
   killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
+   */
   payeeList: Address<TAccountPayeeList>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   /**
@@ -726,10 +793,6 @@ export function getGatePaymentStrictInstruction<
   const args = { ...input };
 
   // Resolve default values.
-  if (!accounts.evaluateSigner.value) {
-    accounts.evaluateSigner.value =
-      "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3" as Address<"9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3">;
-  }
   if (!accounts.policyVaultProgram.value) {
     accounts.policyVaultProgram.value =
       "P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3" as Address<"P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3">;
@@ -802,15 +865,49 @@ export type ParsedGatePaymentStrictInstruction<
 > = {
   programAddress: Address<TProgram>;
   accounts: {
+    /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
     evaluateSigner: TAccountMetas[0];
+    /**
+     * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+     * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+     * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+     * policy_vault, which writes its counters in place when it commits.
+     */
     policy: TAccountMetas[1];
+    /** The payer's VelocityLedger, read and checked as `policy`. */
     velocityLedger: TAccountMetas[2];
+    /**
+     * The payer's kill switch, read as `policy`; it must exist (absent:
+     * AccountNotInitialized, 3012).
+     */
     killswitch: TAccountMetas[3];
+    /**
+     * The engine's AtomStats of the payer: the account that names the asset, else
+     * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+     * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+     */
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
+    /**
+     * The payee's AcceptancePolicy: the account that names the asset, else the
+     * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+     * the payee accepts any payer.
+     */
     payeeAcceptance: TAccountMetas[6];
+    /**
+     * An attestation about the payer (for the payee's acceptance policy), when the
+     * payer has one: validation_registry's ValidationAttestation, read in place and
+     * checked as an `Account` of it would be; its stored subject, capability and
+     * attestor stand for its seeds.
+     */
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
+    /**
+     * The payer policy's PayeeList when the policy names one: it must be that address
+     * (owner and discriminator checked when read). Otherwise the policy account
+     * again, ignored: an account already in the instruction costs less than an
+     * absent one's placeholder.
+     */
     payeeList: TAccountMetas[9];
     policyVaultProgram: TAccountMetas[10];
     /**

@@ -7,5 +7,6 @@
  */
 
 export * from "./dispute.js";
+export * from "./evaluateSigner.js";
 export * from "./feedbackLog.js";
 export * from "./gateAuthority.js";

@@ -51,7 +51,7 @@ export type EvaluateInstruction<
   TAccountGateSigner extends string | AccountMeta<string> =
     "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3",
   TAccountPolicy extends string | AccountMeta<string> = string,
-  TAccountVelocity extends string | AccountMeta<string> = string,
+  TAccountVelocityLedger extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
   TAccountPayerStats extends string | AccountMeta<string> = string,
   TAccountPayeeStats extends string | AccountMeta<string> = string,
@@ -71,9 +71,9 @@ export type EvaluateInstruction<
       TAccountPolicy extends string
         ? ReadonlyAccount<TAccountPolicy>
         : TAccountPolicy,
-      TAccountVelocity extends string
-        ? ReadonlyAccount<TAccountVelocity>
-        : TAccountVelocity,
+      TAccountVelocityLedger extends string
+        ? ReadonlyAccount<TAccountVelocityLedger>
+        : TAccountVelocityLedger,
       TAccountKillswitch extends string
         ? ReadonlyAccount<TAccountKillswitch>
         : TAccountKillswitch,
@@ -136,7 +136,7 @@ export function getEvaluateInstructionDataCodec(): FixedSizeCodec<
 export type EvaluateInput<
   TAccountGateSigner extends string = string,
   TAccountPolicy extends string = string,
-  TAccountVelocity extends string = string,
+  TAccountVelocityLedger extends string = string,
   TAccountKillswitch extends string = string,
   TAccountPayerStats extends string = string,
   TAccountPayeeStats extends string = string,
@@ -146,47 +146,50 @@ export type EvaluateInput<
   TAccountPayeeList extends string = string,
 > = {
   /**
-   * The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only the
-   * gate can evaluate (and commit).
+   * The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only
+   * the gate can evaluate (and commit).
    */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
   /**
-   * The payer's policy (read by the handler as an `Account` is: owner, then
-   * discriminator, its fields in place: see `PolicyAccount::read`). For it and
-   * the next two accounts `is_for` is the seeds check without deriving the address again;
-   * a mismatch answers ConstraintSeeds, as the derivation did.
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
    */
   policy: Address<TAccountPolicy>;
-  /** The payer's VelocityLedger (the handler checks that it is the payer's). */
-  velocity: Address<TAccountVelocity>;
+  /** The payer's VelocityLedger, read and checked as `policy`. */
+  velocityLedger: Address<TAccountVelocityLedger>;
   /**
-   * The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). Read by the
-   * handler as `policy` is.
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
    */
   killswitch: Address<TAccountKillswitch>;
   /**
-   * The engine's AtomStats PDA of the payer (address enforced: the account that names
-   * the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
-   * `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
    */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
   /**
-   * The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
-   * omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
    */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
   /**
-   * An attestation about the payer (for the payee's acceptance policy), when the payer has
-   * one: validation_registry's ValidationAttestation (checked and read by [`attestation`]).
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
    */
   payerAttestation?: Address<TAccountPayerAttestation>;
-  /** An attestation about the payee (for the payer's policy), when the payee has one. */
   payeeAttestation?: Address<TAccountPayeeAttestation>;
   /**
    * The payer policy's PayeeList when the policy names one: it must be that address
-   * (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
-   * account, ignored: the gate passes the policy account again.
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
    */
   payeeList: Address<TAccountPayeeList>;
   args: EvaluateInstructionDataArgs["args"];
@@ -195,7 +198,7 @@ export type EvaluateInput<
 export function getEvaluateInstruction<
   TAccountGateSigner extends string,
   TAccountPolicy extends string,
-  TAccountVelocity extends string,
+  TAccountVelocityLedger extends string,
   TAccountKillswitch extends string,
   TAccountPayerStats extends string,
   TAccountPayeeStats extends string,
@@ -208,7 +211,7 @@ export function getEvaluateInstruction<
   input: EvaluateInput<
     TAccountGateSigner,
     TAccountPolicy,
-    TAccountVelocity,
+    TAccountVelocityLedger,
     TAccountKillswitch,
     TAccountPayerStats,
     TAccountPayeeStats,
@@ -222,7 +225,7 @@ export function getEvaluateInstruction<
   TProgramAddress,
   TAccountGateSigner,
   TAccountPolicy,
-  TAccountVelocity,
+  TAccountVelocityLedger,
   TAccountKillswitch,
   TAccountPayerStats,
   TAccountPayeeStats,
@@ -238,7 +241,7 @@ export function getEvaluateInstruction<
   const originalAccounts = {
     gateSigner: { value: input.gateSigner ?? null, isWritable: false },
     policy: { value: input.policy ?? null, isWritable: false },
-    velocity: { value: input.velocity ?? null, isWritable: false },
+    velocityLedger: { value: input.velocityLedger ?? null, isWritable: false },
     killswitch: { value: input.killswitch ?? null, isWritable: false },
     payerStats: { value: input.payerStats ?? null, isWritable: false },
     payeeStats: { value: input.payeeStats ?? null, isWritable: false },
@@ -275,7 +278,7 @@ export function getEvaluateInstruction<
     accounts: [
       getAccountMeta(accounts.gateSigner),
       getAccountMeta(accounts.policy),
-      getAccountMeta(accounts.velocity),
+      getAccountMeta(accounts.velocityLedger),
       getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.payerStats),
       getAccountMeta(accounts.payeeStats),
@@ -292,7 +295,7 @@ export function getEvaluateInstruction<
     TProgramAddress,
     TAccountGateSigner,
     TAccountPolicy,
-    TAccountVelocity,
+    TAccountVelocityLedger,
     TAccountKillswitch,
     TAccountPayerStats,
     TAccountPayeeStats,
@@ -310,47 +313,50 @@ export type ParsedEvaluateInstruction<
   programAddress: Address<TProgram>;
   accounts: {
     /**
-     * The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only the
-     * gate can evaluate (and commit).
+     * The gate program's `["evaluate_signer"]` PDA: only the gate can sign it, so only
+     * the gate can evaluate (and commit).
      */
     gateSigner: TAccountMetas[0];
     /**
-     * The payer's policy (read by the handler as an `Account` is: owner, then
-     * discriminator, its fields in place: see `PolicyAccount::read`). For it and
-     * the next two accounts `is_for` is the seeds check without deriving the address again;
-     * a mismatch answers ConstraintSeeds, as the derivation did.
+     * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+     * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+     * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+     * policy_vault, which writes its counters in place when it commits.
      */
     policy: TAccountMetas[1];
-    /** The payer's VelocityLedger (the handler checks that it is the payer's). */
-    velocity: TAccountMetas[2];
+    /** The payer's VelocityLedger, read and checked as `policy`. */
+    velocityLedger: TAccountMetas[2];
     /**
-     * The payer's kill switch; must exist (absent: AccountNotInitialized, 3012). Read by the
-     * handler as `policy` is.
+     * The payer's kill switch, read as `policy`; it must exist (absent:
+     * AccountNotInitialized, 3012).
      */
     killswitch: TAccountMetas[3];
     /**
-     * The engine's AtomStats PDA of the payer (address enforced: the account that names
-     * the asset, else the canonical PDA, see `atom_stats::is_account_of`); read by
-     * `atom_stats::read`, which maps absence, wrong owner and bad layout to decisions.
+     * The engine's AtomStats of the payer: the account that names the asset, else
+     * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+     * absence, a wrong owner or layout are decisions (`atom_stats::read`).
      */
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
     /**
-     * The payee's AcceptancePolicy PDA (address enforced, so it cannot be swapped or
-     * omitted: see [`acceptance_of`]); when it holds no account the payee accepts any payer.
+     * The payee's AcceptancePolicy: the account that names the asset, else the
+     * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+     * the payee accepts any payer.
      */
     payeeAcceptance: TAccountMetas[6];
     /**
-     * An attestation about the payer (for the payee's acceptance policy), when the payer has
-     * one: validation_registry's ValidationAttestation (checked and read by [`attestation`]).
+     * An attestation about the payer (for the payee's acceptance policy), when the
+     * payer has one: validation_registry's ValidationAttestation, read in place and
+     * checked as an `Account` of it would be; its stored subject, capability and
+     * attestor stand for its seeds.
      */
     payerAttestation?: TAccountMetas[7] | undefined;
-    /** An attestation about the payee (for the payer's policy), when the payee has one. */
     payeeAttestation?: TAccountMetas[8] | undefined;
     /**
      * The payer policy's PayeeList when the policy names one: it must be that address
-     * (owner and discriminator checked when read, see [`payee_listed`]). Otherwise any
-     * account, ignored: the gate passes the policy account again.
+     * (owner and discriminator checked when read). Otherwise the policy account
+     * again, ignored: an account already in the instruction costs less than an
+     * absent one's placeholder.
      */
     payeeList: TAccountMetas[9];
   };
@@ -386,7 +392,7 @@ export function parseEvaluateInstruction<
     accounts: {
       gateSigner: getNextAccount(),
       policy: getNextAccount(),
-      velocity: getNextAccount(),
+      velocityLedger: getNextAccount(),
       killswitch: getNextAccount(),
       payerStats: getNextAccount(),
       payeeStats: getNextAccount(),

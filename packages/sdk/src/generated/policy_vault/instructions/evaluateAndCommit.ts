@@ -54,7 +54,7 @@ export type EvaluateAndCommitInstruction<
   TAccountGateSigner extends string | AccountMeta<string> =
     "9728Qpw5DWaRksEkq7A6D91o1Ak1fW2eXj3uk8RSJ1D3",
   TAccountPolicy extends string | AccountMeta<string> = string,
-  TAccountVelocity extends string | AccountMeta<string> = string,
+  TAccountVelocityLedger extends string | AccountMeta<string> = string,
   TAccountKillswitch extends string | AccountMeta<string> = string,
   TAccountPayerStats extends string | AccountMeta<string> = string,
   TAccountPayeeStats extends string | AccountMeta<string> = string,
@@ -74,9 +74,9 @@ export type EvaluateAndCommitInstruction<
       TAccountPolicy extends string
         ? WritableAccount<TAccountPolicy>
         : TAccountPolicy,
-      TAccountVelocity extends string
-        ? WritableAccount<TAccountVelocity>
-        : TAccountVelocity,
+      TAccountVelocityLedger extends string
+        ? WritableAccount<TAccountVelocityLedger>
+        : TAccountVelocityLedger,
       TAccountKillswitch extends string
         ? ReadonlyAccount<TAccountKillswitch>
         : TAccountKillswitch,
@@ -139,7 +139,7 @@ export function getEvaluateAndCommitInstructionDataCodec(): FixedSizeCodec<
 export type EvaluateAndCommitInput<
   TAccountGateSigner extends string = string,
   TAccountPolicy extends string = string,
-  TAccountVelocity extends string = string,
+  TAccountVelocityLedger extends string = string,
   TAccountKillswitch extends string = string,
   TAccountPayerStats extends string = string,
   TAccountPayeeStats extends string = string,
@@ -151,21 +151,46 @@ export type EvaluateAndCommitInput<
   /** As in [`Evaluate`]. */
   gateSigner?: TransactionSigner<TAccountGateSigner>;
   /**
-   * As in [`Evaluate`]: the stored fields stand for the seeds. Read by the handler, as
-   * an `Account` is (`pda_account::read`: owner, discriminator; then those fields), which
-   * writes the counters back in place: as an `Account` field Anchor would serialize the
-   * whole account again on exit.
+   * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+   * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+   * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+   * policy_vault, which writes its counters in place when it commits.
    */
   policy: Address<TAccountPolicy>;
-  /** As `policy`. */
-  velocity: Address<TAccountVelocity>;
-  /** As in [`Evaluate`]. */
+  /** The payer's VelocityLedger, read and checked as `policy`. */
+  velocityLedger: Address<TAccountVelocityLedger>;
+  /**
+   * The payer's kill switch, read as `policy`; it must exist (absent:
+   * AccountNotInitialized, 3012).
+   */
   killswitch: Address<TAccountKillswitch>;
+  /**
+   * The engine's AtomStats of the payer: the account that names the asset, else
+   * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+   * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+   */
   payerStats: Address<TAccountPayerStats>;
   payeeStats: Address<TAccountPayeeStats>;
+  /**
+   * The payee's AcceptancePolicy: the account that names the asset, else the
+   * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+   * the payee accepts any payer.
+   */
   payeeAcceptance: Address<TAccountPayeeAcceptance>;
+  /**
+   * An attestation about the payer (for the payee's acceptance policy), when the
+   * payer has one: validation_registry's ValidationAttestation, read in place and
+   * checked as an `Account` of it would be; its stored subject, capability and
+   * attestor stand for its seeds.
+   */
   payerAttestation?: Address<TAccountPayerAttestation>;
   payeeAttestation?: Address<TAccountPayeeAttestation>;
+  /**
+   * The payer policy's PayeeList when the policy names one: it must be that address
+   * (owner and discriminator checked when read). Otherwise the policy account
+   * again, ignored: an account already in the instruction costs less than an
+   * absent one's placeholder.
+   */
   payeeList: Address<TAccountPayeeList>;
   args: EvaluateAndCommitInstructionDataArgs["args"];
 };
@@ -173,7 +198,7 @@ export type EvaluateAndCommitInput<
 export function getEvaluateAndCommitInstruction<
   TAccountGateSigner extends string,
   TAccountPolicy extends string,
-  TAccountVelocity extends string,
+  TAccountVelocityLedger extends string,
   TAccountKillswitch extends string,
   TAccountPayerStats extends string,
   TAccountPayeeStats extends string,
@@ -186,7 +211,7 @@ export function getEvaluateAndCommitInstruction<
   input: EvaluateAndCommitInput<
     TAccountGateSigner,
     TAccountPolicy,
-    TAccountVelocity,
+    TAccountVelocityLedger,
     TAccountKillswitch,
     TAccountPayerStats,
     TAccountPayeeStats,
@@ -200,7 +225,7 @@ export function getEvaluateAndCommitInstruction<
   TProgramAddress,
   TAccountGateSigner,
   TAccountPolicy,
-  TAccountVelocity,
+  TAccountVelocityLedger,
   TAccountKillswitch,
   TAccountPayerStats,
   TAccountPayeeStats,
@@ -216,7 +241,7 @@ export function getEvaluateAndCommitInstruction<
   const originalAccounts = {
     gateSigner: { value: input.gateSigner ?? null, isWritable: false },
     policy: { value: input.policy ?? null, isWritable: true },
-    velocity: { value: input.velocity ?? null, isWritable: true },
+    velocityLedger: { value: input.velocityLedger ?? null, isWritable: true },
     killswitch: { value: input.killswitch ?? null, isWritable: false },
     payerStats: { value: input.payerStats ?? null, isWritable: false },
     payeeStats: { value: input.payeeStats ?? null, isWritable: false },
@@ -253,7 +278,7 @@ export function getEvaluateAndCommitInstruction<
     accounts: [
       getAccountMeta(accounts.gateSigner),
       getAccountMeta(accounts.policy),
-      getAccountMeta(accounts.velocity),
+      getAccountMeta(accounts.velocityLedger),
       getAccountMeta(accounts.killswitch),
       getAccountMeta(accounts.payerStats),
       getAccountMeta(accounts.payeeStats),
@@ -270,7 +295,7 @@ export function getEvaluateAndCommitInstruction<
     TProgramAddress,
     TAccountGateSigner,
     TAccountPolicy,
-    TAccountVelocity,
+    TAccountVelocityLedger,
     TAccountKillswitch,
     TAccountPayerStats,
     TAccountPayeeStats,
@@ -290,21 +315,46 @@ export type ParsedEvaluateAndCommitInstruction<
     /** As in [`Evaluate`]. */
     gateSigner: TAccountMetas[0];
     /**
-     * As in [`Evaluate`]: the stored fields stand for the seeds. Read by the handler, as
-     * an `Account` is (`pda_account::read`: owner, discriminator; then those fields), which
-     * writes the counters back in place: as an `Account` field Anchor would serialize the
-     * whole account again on exit.
+     * The payer's PolicyAccount, read as an `Account` is (owner, then discriminator,
+     * its fields in place: `PolicyAccount::read`); its stored asset and policy id
+     * stand for its seeds (a mismatch answers ConstraintSeeds). Checked by
+     * policy_vault, which writes its counters in place when it commits.
      */
     policy: TAccountMetas[1];
-    /** As `policy`. */
-    velocity: TAccountMetas[2];
-    /** As in [`Evaluate`]. */
+    /** The payer's VelocityLedger, read and checked as `policy`. */
+    velocityLedger: TAccountMetas[2];
+    /**
+     * The payer's kill switch, read as `policy`; it must exist (absent:
+     * AccountNotInitialized, 3012).
+     */
     killswitch: TAccountMetas[3];
+    /**
+     * The engine's AtomStats of the payer: the account that names the asset, else
+     * the canonical PDA (`atom_stats::is_account_of`; ConstraintSeeds otherwise);
+     * absence, a wrong owner or layout are decisions (`atom_stats::read`).
+     */
     payerStats: TAccountMetas[4];
     payeeStats: TAccountMetas[5];
+    /**
+     * The payee's AcceptancePolicy: the account that names the asset, else the
+     * canonical PDA, so that it cannot be swapped or omitted; holding no account,
+     * the payee accepts any payer.
+     */
     payeeAcceptance: TAccountMetas[6];
+    /**
+     * An attestation about the payer (for the payee's acceptance policy), when the
+     * payer has one: validation_registry's ValidationAttestation, read in place and
+     * checked as an `Account` of it would be; its stored subject, capability and
+     * attestor stand for its seeds.
+     */
     payerAttestation?: TAccountMetas[7] | undefined;
     payeeAttestation?: TAccountMetas[8] | undefined;
+    /**
+     * The payer policy's PayeeList when the policy names one: it must be that address
+     * (owner and discriminator checked when read). Otherwise the policy account
+     * again, ignored: an account already in the instruction costs less than an
+     * absent one's placeholder.
+     */
     payeeList: TAccountMetas[9];
   };
   data: EvaluateAndCommitInstructionData;
@@ -339,7 +389,7 @@ export function parseEvaluateAndCommitInstruction<
     accounts: {
       gateSigner: getNextAccount(),
       policy: getNextAccount(),
-      velocity: getNextAccount(),
+      velocityLedger: getNextAccount(),
       killswitch: getNextAccount(),
       payerStats: getNextAccount(),
       payeeStats: getNextAccount(),

@@ -154,7 +154,11 @@ export type ReleaseReservationInput<
    * does (its stored asset and policy id stand for its seeds).
    */
   policy: Address<TAccountPolicy>;
-  /** The payer's VelocityLedger (as `policy`). */
+  /**
+   * The payer's VelocityLedger (its stored asset and policy id stand for its seeds). An
+   * `Account`, written back by Anchor on exit: a channel's close is not a settlement's hot
+   * path, and so the IDL describes the ledger's layout (the evaluations read it in place).
+   */
   velocity: Address<TAccountVelocity>;
   payerAsset: ReleaseReservationInstructionDataArgs["payerAsset"];
   policyId: ReleaseReservationInstructionDataArgs["policyId"];
@@ -242,7 +246,11 @@ export type ParsedReleaseReservationInstruction<
      * does (its stored asset and policy id stand for its seeds).
      */
     policy: TAccountMetas[1];
-    /** The payer's VelocityLedger (as `policy`). */
+    /**
+     * The payer's VelocityLedger (its stored asset and policy id stand for its seeds). An
+     * `Account`, written back by Anchor on exit: a channel's close is not a settlement's hot
+     * path, and so the IDL describes the ledger's layout (the evaluations read it in place).
+     */
     velocity: TAccountMetas[2];
   };
   data: ReleaseReservationInstructionData;

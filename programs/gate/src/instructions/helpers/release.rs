@@ -6,7 +6,6 @@ use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::Discriminator;
 use policy_vault::instructions::ReleaseArgs;
 use policy_vault::program::PolicyVault;
-use policy_vault::state::seeds::GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS;
 use trust_gate_program_common::cpi;
 
 use super::evaluation::EVALUATE_SIGNER_SEEDS;
@@ -15,8 +14,9 @@ use super::evaluation::EVALUATE_SIGNER_SEEDS;
 /// the payer's (their stored asset and policy id), so they pass through unchecked here.
 #[derive(Accounts)]
 pub struct ReleaseAccounts<'info> {
-    /// CHECK: the gate's data-less `["evaluate_signer"]` PDA; signs the CPI.
-    #[account(address = EVALUATE_SIGNER_ADDRESS)]
+    /// The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+    /// policy_vault checks its address.
+    /// CHECK: verified as described above.
     pub evaluate_signer: UncheckedAccount<'info>,
     /// CHECK: the payer's PolicyAccount (checked by policy_vault); its counters change.
     #[account(mut)]

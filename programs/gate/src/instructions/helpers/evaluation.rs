@@ -1,5 +1,7 @@
-//! The accounts and CPIs shared by gate_payment (read-only) and gate_payment_strict
-//! (committing).
+//! The evaluation's accounts (declared once, by policy_vault's `evaluation_accounts!`), the
+//! call into policy_vault that decides and, when committing, counts a payment, and the
+//! decision it returns: shared by gate_payment (read-only), the strict gate and the gated
+//! channel open.
 
 use crate::errors::GateError;
 use crate::events::GateDecision;
@@ -8,13 +10,11 @@ use crate::state::seeds;
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::Discriminator;
-use policy_vault::engine::Decision;
+use policy_vault::engine::{Decision, DenyReason};
 use policy_vault::instructions::EvaluateArgs;
+use policy_vault::instructions::EvaluationRefs;
 use policy_vault::program::PolicyVault;
-use policy_vault::state::seeds::{
-    GATE_EVALUATE_SIGNER_ADDRESS as EVALUATE_SIGNER_ADDRESS,
-    GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP,
-};
+use policy_vault::state::seeds::GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP;
 use trust_gate_program_common::{cpi, probe, runtime};
 
 /// The seeds the gate signs policy_vault's evaluation with (the bump is a compile-time
@@ -22,84 +22,39 @@ use trust_gate_program_common::{cpi, probe, runtime};
 pub(crate) const EVALUATE_SIGNER_SEEDS: &[&[&[u8]]] =
     &[&[seeds::EVALUATE_SIGNER, &[EVALUATE_SIGNER_BUMP]]];
 
-/// What policy_vault::evaluate needs, all read-only: a decision takes no write lock, so
-/// nobody can contend for a payer's policy by flooding decisions, and any program can ask for
-/// one by CPI. policy_vault constrains every account (seeds of the payer's policy, ledger and
-/// kill switch; the engine's stats PDAs; the payee's acceptance PDA; owner checks), so they
-/// pass through unchecked here.
-#[derive(Accounts)]
-pub struct EvaluationAccounts<'info> {
-    /// CHECK: the gate's data-less `["evaluate_signer"]` PDA; signs the CPI.
-    #[account(address = EVALUATE_SIGNER_ADDRESS)]
-    pub evaluate_signer: UncheckedAccount<'info>,
-    /// CHECK: the payer's PolicyAccount (checked by policy_vault).
-    pub policy: UncheckedAccount<'info>,
-    /// CHECK: the payer's VelocityLedger (checked by policy_vault).
-    pub velocity_ledger: UncheckedAccount<'info>,
-    /// CHECK: the payer's KillSwitchState (checked by policy_vault).
-    pub killswitch: UncheckedAccount<'info>,
-    /// CHECK: the payer's AtomStats PDA (checked by policy_vault).
-    pub payer_stats: UncheckedAccount<'info>,
-    /// CHECK: the payee's AtomStats PDA (checked by policy_vault).
-    pub payee_stats: UncheckedAccount<'info>,
-    /// CHECK: the payee's AcceptancePolicy PDA, existing or not (checked by policy_vault).
-    pub payee_acceptance: UncheckedAccount<'info>,
-    /// CHECK: an attestation about the payer (checked by policy_vault).
-    pub payer_attestation: Option<UncheckedAccount<'info>>,
-    /// CHECK: an attestation about the payee (checked by policy_vault).
-    pub payee_attestation: Option<UncheckedAccount<'info>>,
-    /// CHECK: the payer policy's PayeeList when its policy names one, else the policy
-    /// account again, which policy_vault then ignores (checked by policy_vault). An account
-    /// already in the instruction costs less than an absent one's placeholder.
-    pub payee_list: UncheckedAccount<'info>,
-    pub policy_vault_program: Program<'info, PolicyVault>,
+policy_vault::evaluation_accounts! {
+    /// What policy_vault::evaluate needs, all read-only: a decision takes no write lock, so
+    /// nobody can contend for a payer's policy by flooding decisions, and any program can ask
+    /// for one by CPI. policy_vault checks every account of the evaluation (the gate passes
+    /// them through: a check in both programs would cost its units twice).
+    pub struct EvaluationAccounts<'info> [] {
+        /// The gate's data-less `["evaluate_signer"]` PDA: it signs the call, and
+        /// policy_vault checks its address.
+        /// CHECK: verified as described above.
+        pub evaluate_signer: UncheckedAccount<'info>,
+    } {
+        pub policy_vault_program: Program<'info, PolicyVault>,
+    }
 }
 
-/// [`EvaluationAccounts`] with the policy and the velocity ledger writable: the strict gate
-/// commits the counters on Allow.
-#[derive(Accounts)]
-pub struct CommitEvaluationAccounts<'info> {
-    /// CHECK: as in [`EvaluationAccounts`].
-    #[account(address = EVALUATE_SIGNER_ADDRESS)]
-    pub evaluate_signer: UncheckedAccount<'info>,
-    /// CHECK: the payer's PolicyAccount (checked by policy_vault); its counters change.
-    #[account(mut)]
-    pub policy: UncheckedAccount<'info>,
-    /// CHECK: the payer's VelocityLedger (checked by policy_vault); it changes.
-    #[account(mut)]
-    pub velocity_ledger: UncheckedAccount<'info>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub killswitch: UncheckedAccount<'info>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub payer_stats: UncheckedAccount<'info>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub payee_stats: UncheckedAccount<'info>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub payee_acceptance: UncheckedAccount<'info>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub payer_attestation: Option<UncheckedAccount<'info>>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub payee_attestation: Option<UncheckedAccount<'info>>,
-    /// CHECK: as in [`EvaluationAccounts`].
-    pub payee_list: UncheckedAccount<'info>,
-    pub policy_vault_program: Program<'info, PolicyVault>,
+policy_vault::evaluation_accounts! {
+    /// [`EvaluationAccounts`] with the policy and the velocity ledger writable: the strict gate
+    /// and the gated channel open commit the counters on Allow.
+    pub struct CommitEvaluationAccounts<'info> [mut] {
+        /// The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`].
+        /// CHECK: verified as described above.
+        pub evaluate_signer: UncheckedAccount<'info>,
+    } {
+        pub policy_vault_program: Program<'info, PolicyVault>,
+    }
 }
 
-/// The accounts of policy_vault's evaluation, borrowed from either accounts struct (same
-/// fields, in policy_vault's order).
+/// The accounts of policy_vault's evaluation, borrowed from either accounts struct.
 macro_rules! vault_accounts {
     ($a:expr) => {
         VaultAccounts {
             signer: &$a.evaluate_signer,
-            policy: &$a.policy,
-            velocity: &$a.velocity_ledger,
-            killswitch: &$a.killswitch,
-            payer_stats: &$a.payer_stats,
-            payee_stats: &$a.payee_stats,
-            payee_acceptance: &$a.payee_acceptance,
-            payer_attestation: $a.payer_attestation.as_ref().map(|a| &**a),
-            payee_attestation: $a.payee_attestation.as_ref().map(|a| &**a),
-            payee_list: &$a.payee_list,
+            evaluation: $a.evaluation(),
             program: &$a.policy_vault_program,
         }
     };
@@ -107,15 +62,7 @@ macro_rules! vault_accounts {
 
 struct VaultAccounts<'a, 'info> {
     signer: &'a AccountInfo<'info>,
-    policy: &'a AccountInfo<'info>,
-    velocity: &'a AccountInfo<'info>,
-    killswitch: &'a AccountInfo<'info>,
-    payer_stats: &'a AccountInfo<'info>,
-    payee_stats: &'a AccountInfo<'info>,
-    payee_acceptance: &'a AccountInfo<'info>,
-    payer_attestation: Option<&'a AccountInfo<'info>>,
-    payee_attestation: Option<&'a AccountInfo<'info>>,
-    payee_list: &'a AccountInfo<'info>,
+    evaluation: EvaluationRefs<'a, 'info>,
     program: &'a AccountInfo<'info>,
 }
 
@@ -136,18 +83,19 @@ impl<'info> VaultAccounts<'_, 'info> {
         let optional = |info: Option<&AccountInfo>| {
             AccountMeta::new_readonly(info.map_or(policy_vault::ID, |i| *i.key), false)
         };
+        let e = &self.evaluation;
         let mut metas = Vec::with_capacity(10 + extra.len());
         metas.extend([
             AccountMeta::new_readonly(*self.signer.key, true),
-            meta(self.policy, commit),
-            meta(self.velocity, commit),
-            meta(self.killswitch, false),
-            meta(self.payer_stats, false),
-            meta(self.payee_stats, false),
-            meta(self.payee_acceptance, false),
-            optional(self.payer_attestation),
-            optional(self.payee_attestation),
-            meta(self.payee_list, false),
+            meta(e.policy, commit),
+            meta(e.velocity_ledger, commit),
+            meta(e.killswitch, false),
+            meta(e.payer_stats, false),
+            meta(e.payee_stats, false),
+            meta(e.payee_acceptance, false),
+            optional(e.payer_attestation),
+            optional(e.payee_attestation),
+            meta(e.payee_list, false),
         ]);
         metas.extend(extra.iter().map(|a| AccountMeta {
             pubkey: *a.key,
@@ -158,18 +106,18 @@ impl<'info> VaultAccounts<'_, 'info> {
         infos.extend(
             [
                 self.signer,
-                self.policy,
-                self.velocity,
-                self.killswitch,
-                self.payer_stats,
-                self.payee_stats,
-                self.payee_acceptance,
-                self.payee_list,
+                e.policy,
+                e.velocity_ledger,
+                e.killswitch,
+                e.payer_stats,
+                e.payee_stats,
+                e.payee_acceptance,
+                e.payee_list,
                 self.program,
             ]
             .into_iter()
-            .chain(self.payer_attestation)
-            .chain(self.payee_attestation),
+            .chain(e.payer_attestation)
+            .chain(e.payee_attestation),
         );
         infos.extend(extra);
         let discriminator = if commit {
@@ -298,4 +246,46 @@ fn report(args: &PaymentArgs, strict: bool) -> Result<Decision> {
     });
     runtime::set_return_data(&wire);
     Ok(decision)
+}
+
+/// The error for a deny reason: `6000 + code` for codes 1..=15 (the gate's own errors of
+/// those numbers), `6100 + code` for the limit rules' reasons (16 and up), whose numbers
+/// after 6015 the gate's other errors had taken (see `DenyReason::strict_error_code`).
+pub fn deny_error(reason: DenyReason) -> Error {
+    let low = match reason {
+        DenyReason::KillSwitchEngaged => GateError::KillSwitchEngaged,
+        DenyReason::SpendingPerTxExceeded => GateError::SpendingPerTxExceeded,
+        DenyReason::SpendingDailyExceeded => GateError::SpendingDailyExceeded,
+        DenyReason::SpendingWeeklyExceeded => GateError::SpendingWeeklyExceeded,
+        DenyReason::VelocityWindowExceeded => GateError::VelocityWindowExceeded,
+        DenyReason::CounterpartyTierBelowMin => GateError::CounterpartyTierBelowMin,
+        DenyReason::CounterpartyRiskAboveMax => GateError::CounterpartyRiskAboveMax,
+        DenyReason::CounterpartyConfidenceBelow => GateError::CounterpartyConfidenceBelow,
+        DenyReason::AtomStatsWrongOwner => GateError::AtomStatsWrongOwner,
+        DenyReason::AtomStatsSchemaMismatch => GateError::AtomStatsSchemaMismatch,
+        DenyReason::AttestationMissing => GateError::AttestationMissing,
+        DenyReason::AttestationExpired => GateError::AttestationExpired,
+        DenyReason::AttestationRevoked => GateError::AttestationRevoked,
+        DenyReason::AttestationAttestorRejected => GateError::AttestationAttestorRejected,
+        DenyReason::UnratedTreatmentDeny => GateError::UnratedTreatmentDeny,
+        DenyReason::PolicyNotYetValid
+        | DenyReason::PolicyExpired
+        | DenyReason::PayeeNotAllowed
+        | DenyReason::PayeeDenied
+        | DenyReason::SpendingMonthlyExceeded
+        | DenyReason::SpendingLifetimeExceeded
+        | DenyReason::PayeeDailyExceeded
+        | DenyReason::PayeeSlotsFull => {
+            // An Anchor error like the gate's own (Anchor logs its name and number), with a
+            // number outside the gate's enum.
+            return Error::from(anchor_lang::error::AnchorError {
+                error_name: reason.name().to_string(),
+                error_code_number: reason.strict_error_code(),
+                error_msg: "payment denied by the payer's policy".to_string(),
+                error_origin: None,
+                compared_values: None,
+            });
+        }
+    };
+    low.into()
 }
