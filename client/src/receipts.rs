@@ -331,12 +331,12 @@ pub fn settled_in(
 fn feedback_args(
     gate_program: &Pubkey,
     ix: &Instruction,
-) -> Option<gate::instruction::EmitFeedback> {
+) -> Option<gate::instructions::EmitFeedbackArgs> {
     let disc = gate::instruction::EmitFeedback::DISCRIMINATOR;
     if !is_gate_ix(gate_program, ix, disc) {
         return None;
     }
-    gate::instruction::EmitFeedback::deserialize(&mut &ix.data[disc.len()..]).ok()
+    gate::instructions::EmitFeedbackArgs::deserialize(&mut &ix.data[disc.len()..]).ok()
 }
 
 /// Whether `ix` is `gate_program`'s instruction with discriminator `disc`.

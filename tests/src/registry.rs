@@ -73,11 +73,13 @@ pub fn request_ix(
 /// The instruction data of a response to `claim`.
 pub fn respond_data(claim: &Claim) -> instruction::RespondToValidation {
     instruction::RespondToValidation {
-        subject_asset: claim.subject,
-        capability_hash: claim.capability,
-        claim_payload_hash: claim.payload_hash,
-        claim_uri_hash: claim.uri_hash,
-        expires_at_slot: claim.expires_at_slot,
+        args: validation_registry::RespondToValidationArgs {
+            subject_asset: claim.subject,
+            capability_hash: claim.capability,
+            claim_payload_hash: claim.payload_hash,
+            claim_uri_hash: claim.uri_hash,
+            expires_at_slot: claim.expires_at_slot,
+        },
     }
 }
 

@@ -3,6 +3,8 @@
 use super::Builder;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
+use gate::instructions::{DisputePaymentArgs, EmitFeedbackArgs, GateChannelCloseArgs};
+use gate::settlement::PaymentArgs;
 use gate::state::ChannelRecord;
 use gate::{accounts, instruction};
 use solana_sdk::instruction::{AccountMeta, Instruction};
@@ -166,11 +168,13 @@ impl Builder {
                 evaluation: self.evaluation(payer_asset, payee_asset, policy_id, att),
             },
             instruction::GatePayment {
-                payer_asset: *payer_asset,
-                payee_asset: *payee_asset,
-                amount,
-                mint: *mint,
-                policy_id,
+                args: PaymentArgs {
+                    payer_asset: *payer_asset,
+                    payee_asset: *payee_asset,
+                    amount,
+                    mint: *mint,
+                    policy_id,
+                },
             },
         )
     }
@@ -281,11 +285,13 @@ impl Builder {
                 system_program: system_program::ID,
             },
             instruction::GateChannelClose {
-                score: feedback.score,
-                tag1: feedback.tag1,
-                tag2: feedback.tag2,
-                endpoint: feedback.endpoint,
-                feedback_uri: feedback.feedback_uri,
+                args: GateChannelCloseArgs {
+                    score: feedback.score,
+                    tag1: feedback.tag1,
+                    tag2: feedback.tag2,
+                    endpoint: feedback.endpoint,
+                    feedback_uri: feedback.feedback_uri,
+                },
             },
         )
     }
@@ -334,16 +340,18 @@ impl Builder {
                 system_program: system_program::ID,
             },
             instruction::EmitFeedback {
-                payment_id_hash: args.payment_id_hash,
-                facilitator: *facilitator,
-                payee_asset: args.payee_asset,
-                score: args.score,
-                value: args.value,
-                value_decimals: args.value_decimals,
-                tag1: args.tag1,
-                tag2: args.tag2,
-                endpoint: args.endpoint,
-                feedback_uri: args.feedback_uri,
+                args: EmitFeedbackArgs {
+                    payment_id_hash: args.payment_id_hash,
+                    facilitator: *facilitator,
+                    payee_asset: args.payee_asset,
+                    score: args.score,
+                    value: args.value,
+                    value_decimals: args.value_decimals,
+                    tag1: args.tag1,
+                    tag2: args.tag2,
+                    endpoint: args.endpoint,
+                    feedback_uri: args.feedback_uri,
+                },
             },
         )
     }
@@ -374,11 +382,13 @@ impl Builder {
                 system_program: system_program::ID,
             },
             instruction::DisputePayment {
-                payment_id_hash,
-                facilitator: *facilitator,
-                payee_asset: *payee_asset,
-                dispute_reason_hash,
-                feedback_uri,
+                args: DisputePaymentArgs {
+                    payment_id_hash,
+                    facilitator: *facilitator,
+                    payee_asset: *payee_asset,
+                    dispute_reason_hash,
+                    feedback_uri,
+                },
             },
         )
     }

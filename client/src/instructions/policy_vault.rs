@@ -3,7 +3,7 @@
 use super::{with_cosigners, Builder};
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
-use policy_vault::instructions::EvaluateArgs;
+use policy_vault::instructions::{EditPayeeListArgs, EvaluateArgs, InitPolicyArgs};
 use policy_vault::state::{AcceptanceParams, ApprovalTerms, PolicyParams, PolicyRules};
 use policy_vault::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
@@ -331,12 +331,14 @@ impl Builder {
                     system_program: system_program::ID,
                 },
                 instruction::InitPolicy {
-                    asset: *asset,
-                    policy_id,
-                    params,
-                    // No limits: one byte on the wire rather than the rules' 201.
-                    rules: (rules != PolicyRules::default()).then_some(rules),
-                    approval_threshold,
+                    args: InitPolicyArgs {
+                        asset: *asset,
+                        policy_id,
+                        params,
+                        // No limits: one byte on the wire rather than the rules' 201.
+                        rules: (rules != PolicyRules::default()).then_some(rules),
+                        approval_threshold,
+                    },
                 },
             ),
             cosigners,
@@ -378,10 +380,12 @@ impl Builder {
                     agent_asset: *asset,
                 },
                 instruction::EditPayeeList {
-                    asset: *asset,
-                    policy_id,
-                    add,
-                    remove,
+                    args: EditPayeeListArgs {
+                        asset: *asset,
+                        policy_id,
+                        add,
+                        remove,
+                    },
                 },
             ),
             cosigners,

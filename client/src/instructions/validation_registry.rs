@@ -7,7 +7,9 @@ use sha2::{Digest, Sha256};
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{Keypair, Signature, Signer};
 use solana_sdk::sysvar;
-use validation_registry::{accounts, attestation_message, instruction};
+use validation_registry::{
+    accounts, attestation_message, instruction, RequestValidationArgs, RespondToValidationArgs,
+};
 
 /// sha256 of a capability namespace name: the capability hash.
 pub fn capability_hash(name: &str) -> [u8; 32] {
@@ -130,10 +132,12 @@ impl Builder {
                 system_program: system_program::ID,
             },
             instruction::RequestValidation {
-                subject_asset: *subject,
-                capability_hash: *capability,
-                claim_uri_hash,
-                deadline_slot,
+                args: RequestValidationArgs {
+                    subject_asset: *subject,
+                    capability_hash: *capability,
+                    claim_uri_hash,
+                    deadline_slot,
+                },
             },
         )
     }
@@ -153,11 +157,13 @@ impl Builder {
                 system_program: system_program::ID,
             },
             instruction::RespondToValidation {
-                subject_asset: claim.subject,
-                capability_hash: claim.capability,
-                claim_payload_hash: claim.payload_hash,
-                claim_uri_hash: claim.uri_hash,
-                expires_at_slot: claim.expires_at_slot,
+                args: RespondToValidationArgs {
+                    subject_asset: claim.subject,
+                    capability_hash: claim.capability,
+                    claim_payload_hash: claim.payload_hash,
+                    claim_uri_hash: claim.uri_hash,
+                    expires_at_slot: claim.expires_at_slot,
+                },
             },
         )
     }

@@ -202,7 +202,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     )?;
 
     // The feedback.
-    let f: EmitFeedback = args(&ixs[2], "emit_feedback")?;
+    let EmitFeedback { args: f } = args(&ixs[2], "emit_feedback")?;
     if f.payment_id_hash != ctx.payment_id_hash {
         return Err(Rejection::new(
             Reason::PaymentIdMismatch,

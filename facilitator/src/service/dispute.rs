@@ -119,7 +119,7 @@ pub fn check(
             format!("the fee payer is {fee_payer}, not this facilitator ({facilitator})"),
         ));
     }
-    let a: DisputePayment = inspect::args(ix, "dispute_payment").map_err(refused)?;
+    let DisputePayment { args: a } = inspect::args(ix, "dispute_payment").map_err(refused)?;
     if a.facilitator != facilitator {
         return Err(Rejection::input(
             "transaction",

@@ -42,11 +42,57 @@ function explicitImports(file) {
   if (fixed !== text) writeFileSync(file, fixed);
 }
 
+// How many times each defined type is named anywhere in `idl`.
+function typeUses(idl) {
+  const uses = new Map();
+  const walk = (value) => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (!value || typeof value !== 'object') return;
+    const name = value.defined?.name;
+    if (typeof name === 'string') uses.set(name, (uses.get(name) ?? 0) + 1);
+    Object.values(value).forEach(walk);
+  };
+  walk(idl);
+  return uses;
+}
+
+// `args.x` → `x` in the PDA seeds of `accounts` (nested account structs included).
+function unnestSeeds(accounts) {
+  return accounts.map((a) => {
+    if (a.accounts) return { ...a, accounts: unnestSeeds(a.accounts) };
+    if (!a.pda) return a;
+    const seeds = a.pda.seeds.map((s) => (s.kind === 'arg' && s.path.startsWith('args.') ? { ...s, path: s.path.slice(5) } : s));
+    return { ...a, pda: { ...a.pda, seeds } };
+  });
+}
+
+// An instruction with more than three arguments takes them as one struct, `args` (the same
+// bytes as its fields one by one). Codama flattens a struct that one instruction alone uses
+// into that instruction's arguments, but drops the PDA defaults whose seeds name one of its
+// fields (`args.asset`), and the PDA helpers with them. So such an instruction is handed to
+// it with the struct's fields as its arguments and its seeds naming them directly: the
+// clients come out as they were before the programs took a struct.
+function flattenArgs(idl) {
+  const uses = typeUses(idl);
+  const types = new Map((idl.types ?? []).map((t) => [t.name, t]));
+  const flattened = new Set();
+  const instructions = idl.instructions.map((ix) => {
+    const name = ix.args[0]?.type?.defined?.name;
+    const type = types.get(name);
+    if (ix.args.length !== 1 || ix.args[0].name !== 'args' || uses.get(name) !== 1 || type?.type.kind !== 'struct') {
+      return ix;
+    }
+    flattened.add(name);
+    return { ...ix, args: type.type.fields, accounts: unnestSeeds(ix.accounts) };
+  });
+  return { ...idl, instructions, types: (idl.types ?? []).filter((t) => !flattened.has(t.name)) };
+}
+
 async function render(out) {
   rmSync(out, { recursive: true, force: true });
   for (const name of PROGRAMS) {
     const idl = JSON.parse(readFileSync(join(idlDir, `${name}.json`), 'utf8'));
-    const codama = createFromRoot(rootNodeFromAnchor(idl));
+    const codama = createFromRoot(rootNodeFromAnchor(flattenArgs(idl)));
     await codama.accept(renderVisitor(join(out, name), { deleteFolderBeforeRendering: true }));
   }
   for (const file of files(out)) explicitImports(file);

@@ -5,7 +5,6 @@
 #![deny(arithmetic_overflow)]
 // Anchor's macros expand to cfgs and patterns this lint set does not know about.
 #![allow(unexpected_cfgs)]
-#![allow(clippy::too_many_arguments)]
 
 use anchor_lang::prelude::*;
 
@@ -53,32 +52,8 @@ pub mod gate {
 
     /// Records a payment's feedback in the registry (GateAuthority PDA as the client) and its
     /// receipt (FeedbackLog); settled only inside an atomic settlement.
-    pub fn emit_feedback(
-        ctx: Context<EmitFeedback>,
-        payment_id_hash: [u8; 32],
-        facilitator: Pubkey,
-        payee_asset: Pubkey,
-        score: u8,
-        value: u64,
-        value_decimals: u8,
-        tag1: String,
-        tag2: String,
-        endpoint: String,
-        feedback_uri: String,
-    ) -> Result<()> {
-        instructions::emit_feedback(
-            ctx,
-            payment_id_hash,
-            facilitator,
-            payee_asset,
-            score,
-            value,
-            value_decimals,
-            tag1,
-            tag2,
-            endpoint,
-            feedback_uri,
-        )
+    pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Result<()> {
+        instructions::emit_feedback(ctx, args)
     }
 
     /// The gated open of a payment channel (Solana's payment-channels program), a top-level
@@ -102,13 +77,9 @@ pub mod gate {
     /// facilitator, which signs.
     pub fn gate_channel_close(
         ctx: Context<GateChannelClose>,
-        score: u8,
-        tag1: String,
-        tag2: String,
-        endpoint: String,
-        feedback_uri: String,
+        args: GateChannelCloseArgs,
     ) -> Result<()> {
-        instructions::gate_channel_close(ctx, score, tag1, tag2, endpoint, feedback_uri)
+        instructions::gate_channel_close(ctx, args)
     }
 
     /// Closes the record of a channel the payment-channels program already deleted (its
@@ -123,42 +94,15 @@ pub mod gate {
     /// approval (policy_vault's PaymentApproval), when it has one.
     pub fn gate_payment<'info>(
         ctx: Context<'info, GatePayment<'info>>,
-        payer_asset: Pubkey,
-        payee_asset: Pubkey,
-        amount: u64,
-        mint: Pubkey,
-        policy_id: u32,
+        args: PaymentArgs,
     ) -> Result<()> {
-        instructions::gate_payment(
-            ctx,
-            PaymentArgs {
-                payer_asset,
-                payee_asset,
-                amount,
-                mint,
-                policy_id,
-            },
-        )
+        instructions::gate_payment(ctx, args)
     }
 
     /// Disputes a settled payment of this facilitator (once, by its payer's wallet, within
     /// the dispute window): a DisputeRecord and a low-score "dispute" feedback.
-    pub fn dispute_payment(
-        ctx: Context<DisputePayment>,
-        payment_id_hash: [u8; 32],
-        facilitator: Pubkey,
-        payee_asset: Pubkey,
-        dispute_reason_hash: [u8; 32],
-        feedback_uri: String,
-    ) -> Result<()> {
-        instructions::dispute_payment(
-            ctx,
-            payment_id_hash,
-            facilitator,
-            payee_asset,
-            dispute_reason_hash,
-            feedback_uri,
-        )
+    pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -> Result<()> {
+        instructions::dispute_payment(ctx, args)
     }
 
     /// Closes a payment's FeedbackLog, and its DisputeRecord with it when it was disputed,

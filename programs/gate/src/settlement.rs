@@ -97,13 +97,19 @@ pub fn check_prefix<I: TxInstruction>(prefix: impl IntoIterator<Item = Option<I>
     Ok(())
 }
 
-/// The arguments shared by gate_payment and gate_payment_strict, in wire order.
+/// A payment: the arguments of gate_payment, in wire order (gate_payment_strict takes the
+/// amount and policy id as arguments and the rest as accounts: see [`parse_gate_strict`]).
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PaymentArgs {
+    /// The paying agent's asset (MPL Core), whose policy decides.
     pub payer_asset: Pubkey,
+    /// The paid agent's asset, whose acceptance policy decides too; not the payer's.
     pub payee_asset: Pubkey,
+    /// The amount in the mint's base units; more than zero.
     pub amount: u64,
+    /// The mint of the payment.
     pub mint: Pubkey,
+    /// The payer's policy the payment is evaluated under.
     pub policy_id: u32,
 }
 
@@ -219,8 +225,8 @@ pub fn check_deadline(deadline: i64, now: i64) -> Result<()> {
     Ok(())
 }
 
-/// The payee of an emit_feedback instruction of this program (its third argument, after the
-/// 32-byte payment id hash and the facilitator key).
+/// The payee of an emit_feedback instruction of this program, read in place: the third field
+/// of its `EmitFeedbackArgs`, after the 32-byte payment id hash and the facilitator key.
 pub fn parse_feedback_payee(ix: &impl TxInstruction) -> Option<Pubkey> {
     let disc = crate::instruction::EmitFeedback::DISCRIMINATOR;
     if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {

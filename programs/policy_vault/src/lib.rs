@@ -6,7 +6,6 @@
 #![deny(arithmetic_overflow)]
 // Anchor's macros expand to cfgs and patterns this lint set does not know about.
 #![allow(unexpected_cfgs)]
-#![allow(clippy::too_many_arguments)]
 
 use anchor_lang::prelude::*;
 
@@ -17,7 +16,7 @@ pub mod instructions;
 pub mod state;
 
 use instructions::*;
-use state::{AcceptanceParams, ApprovalTerms, PolicyParams, PolicyRules};
+use state::{AcceptanceParams, ApprovalTerms};
 
 declare_id!("P482jihHSam2nzEtQxAo7yZqVr1wMVHauywJq2YxLb3");
 
@@ -134,22 +133,14 @@ pub mod policy_vault {
     }
 
     /// Creates an immutable spending policy, its velocity ledger and (if missing) the kill
-    /// switch; needs `threshold` members. `params` are the core rules: a policy with Spending
-    /// or Velocity names its mint, whose account is checked (no Token-2022 transfer fee or
-    /// permanent delegate). `rules` are the limits (validity window, payee allow or deny
-    /// list, monthly, lifetime and per-payee daily caps; none, or all zero: no limits; an
-    /// option so that a policy without them costs one byte of the transaction), with the
-    /// payee list account (empty) when `rules.payee_list` names one. `approval_threshold`: a
-    /// payment of more needs the members' `approve_payment` (0 = none).
+    /// switch; needs `threshold` members. The mint account comes with a policy that names a
+    /// mint, and the payee list account (created empty) with rules that name one (see
+    /// `InitPolicyArgs`).
     pub fn init_policy<'info>(
         ctx: Context<'info, InitPolicy<'info>>,
-        asset: Pubkey,
-        policy_id: u32,
-        params: PolicyParams,
-        rules: Option<PolicyRules>,
-        approval_threshold: u64,
+        args: InitPolicyArgs,
     ) -> Result<()> {
-        instructions::init_policy(ctx, asset, policy_id, params, rules, approval_threshold)
+        instructions::init_policy(ctx, args)
     }
 
     /// Approves one payment of exactly `terms` (payer and payee agents, mint, amount,
@@ -172,14 +163,8 @@ pub mod policy_vault {
 
     /// Adds and removes payees of a policy's list account (at most 256 entries); needs
     /// `threshold` members. The list's meaning (allow or deny) is the policy's.
-    pub fn edit_payee_list(
-        ctx: Context<EditPayeeList>,
-        asset: Pubkey,
-        policy_id: u32,
-        add: Vec<Pubkey>,
-        remove: Vec<Pubkey>,
-    ) -> Result<()> {
-        instructions::edit_payee_list(ctx, asset, policy_id, add, remove)
+    pub fn edit_payee_list(ctx: Context<EditPayeeList>, args: EditPayeeListArgs) -> Result<()> {
+        instructions::edit_payee_list(ctx, args)
     }
 
     /// Retires a policy for good (both gates then refuse it with `PolicyRetired`); needs

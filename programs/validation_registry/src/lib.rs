@@ -59,38 +59,18 @@ pub mod validation_registry {
     /// `deadline_slot`.
     pub fn request_validation(
         ctx: Context<RequestValidation>,
-        subject_asset: Pubkey,
-        capability_hash: [u8; 32],
-        claim_uri_hash: [u8; 32],
-        deadline_slot: u64,
+        args: RequestValidationArgs,
     ) -> Result<()> {
-        RequestValidation::handler(
-            ctx,
-            subject_asset,
-            capability_hash,
-            claim_uri_hash,
-            deadline_slot,
-        )
+        RequestValidation::handler(ctx, args)
     }
 
     /// Issues or renews the signer's attestation that `subject_asset` holds the capability,
     /// verifying an optional Ed25519 signature placed in the preceding instruction.
     pub fn respond_to_validation(
         ctx: Context<RespondToValidation>,
-        subject_asset: Pubkey,
-        capability_hash: [u8; 32],
-        claim_payload_hash: [u8; 32],
-        claim_uri_hash: [u8; 32],
-        expires_at_slot: u64,
+        args: RespondToValidationArgs,
     ) -> Result<()> {
-        RespondToValidation::handler(
-            ctx,
-            subject_asset,
-            capability_hash,
-            claim_payload_hash,
-            claim_uri_hash,
-            expires_at_slot,
-        )
+        RespondToValidation::handler(ctx, args)
     }
 
     /// Revokes the signer's own attestation about `subject_asset` for the capability.

@@ -444,7 +444,7 @@ async fn audit4_g3_feedback_claims_only_the_value_that_moved() {
         u32::from(G::FeedbackValueMismatch),
     );
     // The right value in other units is refused too.
-    let mut args = gate::instruction::EmitFeedback {
+    let mut args = gate::instructions::EmitFeedbackArgs {
         payment_id_hash: pay,
         facilitator: w.facilitator.pubkey(),
         payee_asset: payee.asset(),
@@ -456,13 +456,16 @@ async fn audit4_g3_feedback_claims_only_the_value_that_moved() {
         endpoint: String::new(),
         feedback_uri: String::new(),
     };
-    ixs[2].data = anchor_lang::InstructionData::data(&args);
+    let data = |args: &gate::instructions::EmitFeedbackArgs| {
+        anchor_lang::InstructionData::data(&gate::instruction::EmitFeedback { args: args.clone() })
+    };
+    ixs[2].data = data(&args);
     assert_code(
         w.send_settlement(&payer, &ixs).await,
         u32::from(G::FeedbackValueMismatch),
     );
     args.value_decimals = trust_gate_program_tests::world::DECIMALS;
-    ixs[2].data = anchor_lang::InstructionData::data(&args);
+    ixs[2].data = data(&args);
     w.send_settlement(&payer, &ixs).await.unwrap();
     assert_eq!(w.counters(&payer).await.2, 1);
 }

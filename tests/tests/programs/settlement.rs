@@ -4,6 +4,7 @@
 use anchor_lang::InstructionData;
 use anchor_spl::token_2022::spl_token_2022;
 use gate::errors::GateError as G;
+use gate::instructions::EmitFeedbackArgs;
 use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use gate::state::{FeedbackLog, GateAuthority};
 use solana_program_test::processor;
@@ -381,10 +382,10 @@ async fn emit_feedback_validates_its_arguments() {
         payer: &Agent,
         payee: &Agent,
         f: Pubkey,
-        edit: &dyn Fn(&mut gate::instruction::EmitFeedback),
+        edit: &dyn Fn(&mut EmitFeedbackArgs),
     ) -> [Instruction; 3] {
         let pay = payment_id();
-        let mut args = gate::instruction::EmitFeedback {
+        let mut args = EmitFeedbackArgs {
             payment_id_hash: pay,
             facilitator: f,
             payee_asset: payee.asset(),
@@ -399,10 +400,10 @@ async fn emit_feedback_validates_its_arguments() {
         };
         edit(&mut args);
         let mut ixs = w.settlement(payer, payee, 1_000_000, pay).await;
-        ixs[2].data = args.data();
+        ixs[2].data = gate::instruction::EmitFeedback { args }.data();
         ixs
     }
-    type Edit = Box<dyn Fn(&mut gate::instruction::EmitFeedback)>;
+    type Edit = Box<dyn Fn(&mut EmitFeedbackArgs)>;
     let cases: Vec<(Edit, G)> = vec![
         (Box::new(|a| a.score = 101), G::ScoreOutOfRange),
         (

@@ -19,7 +19,7 @@ use trust_gate_program_tests::{
 };
 use validation_registry::{
     attestation_message, errors::ValidationRegistryError as E, events::*, instruction, pda,
-    state::*, utils::ed25519::ED25519_PROGRAM_ID, MAX_DEADLINE_SLOTS,
+    state::*, utils::ed25519::ED25519_PROGRAM_ID, RequestValidationArgs, MAX_DEADLINE_SLOTS,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -549,10 +549,12 @@ async fn request_validation_rejects_bad_deadlines_unknown_namespaces_and_duplica
     let ix = instruction(
         accounts,
         instruction::RequestValidation {
-            subject_asset: w.subject,
-            capability_hash: unknown,
-            claim_uri_hash: [0; 32],
-            deadline_slot: slot + 100,
+            args: RequestValidationArgs {
+                subject_asset: w.subject,
+                capability_hash: unknown,
+                claim_uri_hash: [0; 32],
+                deadline_slot: slot + 100,
+            },
         },
     );
     assert_code(

@@ -34,14 +34,15 @@ struct Declared {
 
 const REGISTRY: Option<[u8; 32]> = Some(ids::AGENT_REGISTRY.to_bytes());
 const ENGINE: Option<[u8; 32]> = Some(ids::REPUTATION_ENGINE.to_bytes());
+// emit_feedback and dispute_payment take their arguments as one `args` struct.
 const GATE_AUTHORITY: &[Seed] = &[
     Const(gate::state::seeds::GATE_AUTHORITY),
-    Arg("facilitator"),
+    Arg("args.facilitator"),
 ];
 const FEEDBACK_LOG: &[Seed] = &[
     Const(gate::state::seeds::FEEDBACK_LOG),
-    Arg("facilitator"),
-    Arg("payment_id_hash"),
+    Arg("args.facilitator"),
+    Arg("args.payment_id_hash"),
 ];
 const TARGET_AGENT: &[Seed] = &[Const(ext::AGENT), Account("asset")];
 const TARGET_STATS: &[Seed] = &[Const(ext::ATOM_STATS), Account("asset")];
@@ -116,15 +117,25 @@ const DECLARED: &[Declared] = &[
     ),
     pda("policy_vault", "retire_policy", "policy", POLICY, None),
     pda("policy_vault", "set_vault_spender", "policy", POLICY, None),
-    pda("policy_vault", "edit_payee_list", "policy", POLICY, None),
+    pda(
+        "policy_vault",
+        "edit_payee_list",
+        "policy",
+        &[
+            Const(policy_vault::state::seeds::POLICY),
+            Arg("args.asset"),
+            Arg("args.policy_id"),
+        ],
+        None,
+    ),
     pda(
         "policy_vault",
         "edit_payee_list",
         "payee_list",
         &[
             Const(policy_vault::state::seeds::PAYEE_LIST),
-            Arg("asset"),
-            Arg("policy_id"),
+            Arg("args.asset"),
+            Arg("args.policy_id"),
         ],
         None,
     ),
@@ -151,8 +162,8 @@ const DECLARED: &[Declared] = &[
         "dispute",
         &[
             Const(gate::state::seeds::DISPUTE),
-            Arg("facilitator"),
-            Arg("payment_id_hash"),
+            Arg("args.facilitator"),
+            Arg("args.payment_id_hash"),
         ],
     ),
     pda(

@@ -33,6 +33,7 @@ use anchor_lang::prelude::*;
 use anchor_spl::token_interface::{self, Mint, TokenAccount, TokenInterface, TransferChecked};
 use gate::cpi::accounts::{EvaluationAccounts, GatePayment};
 use gate::program::Gate;
+use gate::settlement::PaymentArgs;
 use gate::Decision;
 use trust_gate_program_common::external::{ids, seeds as ext_seeds};
 use trust_gate_program_common::runtime;
@@ -137,11 +138,13 @@ pub mod gated_escrow {
                 },
             )
             .with_remaining_accounts(vec![g.gate_program.to_account_info()]),
-            e.payer_asset,
-            e.payee_asset,
-            e.amount,
-            e.mint,
-            e.policy_id,
+            PaymentArgs {
+                payer_asset: e.payer_asset,
+                payee_asset: e.payee_asset,
+                amount: e.amount,
+                mint: e.mint,
+                policy_id: e.policy_id,
+            },
         )?;
         // The decision is the gate's return data (read through the native-execution shim).
         let (program, wire) = runtime::get_return_data().ok_or(EscrowError::NoDecision)?;

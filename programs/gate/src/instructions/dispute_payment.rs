@@ -11,8 +11,27 @@ pub const DISPUTE_SCORE: u8 = 0;
 pub use crate::state::DISPUTE_WINDOW_SECS;
 pub const DISPUTE_TAG: &str = "dispute";
 
+/// The arguments of `dispute_payment`.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+pub struct DisputePaymentArgs {
+    /// The disputed payment's id hash: with the facilitator, the seeds of its FeedbackLog and
+    /// of the DisputeRecord created here.
+    pub payment_id_hash: [u8; 32],
+    /// The facilitator that settled the payment (its GateAuthority gives the feedback; it
+    /// need not sign).
+    pub facilitator: Pubkey,
+    /// The payment's payee agent: the one its FeedbackLog names (`FeedbackLogPayeeMismatch`)
+    /// and `target.asset`.
+    pub payee_asset: Pubkey,
+    /// A hash of the payer's reason, recorded in the DisputeRecord; not zero
+    /// (`DisputeReasonMissing`).
+    pub dispute_reason_hash: [u8; 32],
+    /// A URI of the dispute's details for the feedback, at most 250 bytes.
+    pub feedback_uri: String,
+}
+
 #[derive(Accounts)]
-#[instruction(payment_id_hash: [u8; 32], facilitator: Pubkey, payee_asset: Pubkey)]
+#[instruction(args: DisputePaymentArgs)]
 pub struct DisputePayment<'info> {
     /// Whoever pays for the dispute record: the payer itself, or the facilitator as a service
     /// (its `POST /dispute` co-signs). The facilitator's signature is not needed, so it cannot
@@ -29,14 +48,14 @@ pub struct DisputePayment<'info> {
     /// the IDL, which names account types from the instructions that take them.
     #[account(
         mut,
-        constraint = gate_authority.is_for(&facilitator) @ ErrorCode::ConstraintSeeds,
+        constraint = gate_authority.is_for(&args.facilitator) @ ErrorCode::ConstraintSeeds,
     )]
     pub gate_authority: Account<'info, GateAuthority>,
     /// The facilitator's own receipt of the payment; must exist (its stored facilitator and
     /// payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
     /// logs carried a deadline is refused (another discriminator): see docs/settlement.md.
     #[account(
-        constraint = feedback_log.is_for(&facilitator, &payment_id_hash) @ ErrorCode::ConstraintSeeds,
+        constraint = feedback_log.is_for(&args.facilitator, &args.payment_id_hash) @ ErrorCode::ConstraintSeeds,
     )]
     pub feedback_log: Account<'info, FeedbackLog>,
     /// The DisputeRecord PDA (canonical address checked by the handler), created by the
@@ -50,14 +69,14 @@ pub struct DisputePayment<'info> {
 
 /// Disputes a settled payment: records the dispute and a low-score "dispute" feedback. Only
 /// the payment's payer may, within [`DISPUTE_WINDOW_SECS`] of the settlement.
-pub fn dispute_payment(
-    ctx: Context<DisputePayment>,
-    payment_id_hash: [u8; 32],
-    facilitator: Pubkey,
-    payee_asset: Pubkey,
-    dispute_reason_hash: [u8; 32],
-    feedback_uri: String,
-) -> Result<()> {
+pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -> Result<()> {
+    let DisputePaymentArgs {
+        payment_id_hash,
+        facilitator,
+        payee_asset,
+        dispute_reason_hash,
+        feedback_uri,
+    } = args;
     let bump = canonical_bump(
         &ctx.accounts.dispute,
         &[seeds::DISPUTE, facilitator.as_ref(), &payment_id_hash],

@@ -11,9 +11,9 @@ use trust_gate_program_common::{pda_account, probe, runtime};
 #[derive(Accounts)]
 pub struct EmitFeedback<'info> {
     /// The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-    /// front-run a payment's feedback log: it must be the `facilitator` argument (checked
-    /// first by the handler rather than as a constraint, which would deserialize the
-    /// arguments a second time).
+    /// front-run a payment's feedback log: it must be `args.facilitator` (checked first by the
+    /// handler rather than as a constraint, which would deserialize the arguments a second
+    /// time).
     #[account(mut)]
     pub facilitator_signer: Signer<'info>,
     /// The facilitator's GateAuthority (its stored facilitator stands for its seeds, see
@@ -34,21 +34,51 @@ pub struct EmitFeedback<'info> {
     pub system_program: Program<'info, System>,
 }
 
+/// The arguments of `emit_feedback`, in wire order. The strict gate reads `payee_asset` where
+/// it lies in the instruction data (`settlement::parse_feedback_payee`): the first three
+/// fields keep their place.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+pub struct EmitFeedbackArgs {
+    /// The payment's id hash (the x402 memo's: docs/settlement.md): with the facilitator, the
+    /// seeds of the payment's FeedbackLog, so a payment gets one emission per facilitator.
+    pub payment_id_hash: [u8; 32],
+    /// The facilitator: must be `facilitator_signer` (`FacilitatorMismatch`); its
+    /// GateAuthority gives the feedback.
+    pub facilitator: Pubkey,
+    /// The payee agent's asset: the settlement's payee (the strict gate checks it) and
+    /// `target.asset`.
+    pub payee_asset: Pubkey,
+    /// The feedback's score, 0..=100.
+    pub score: u8,
+    /// The paid amount in the mint's base units: the settlement transfer's amount.
+    pub value: u64,
+    /// The mint's decimals, as the settlement transfer names them.
+    pub value_decimals: u8,
+    /// The registry's first tag, at most 32 bytes.
+    pub tag1: String,
+    /// The registry's second tag, at most 32 bytes.
+    pub tag2: String,
+    /// The paid endpoint, at most 250 bytes.
+    pub endpoint: String,
+    /// A URI of the feedback's details, at most 250 bytes.
+    pub feedback_uri: String,
+}
+
 /// Records the payment's feedback in the registry and its receipt here. Only as the last
 /// instruction of a settlement for the same payee (`FeedbackNotSettled` otherwise).
-pub fn emit_feedback(
-    ctx: Context<EmitFeedback>,
-    payment_id_hash: [u8; 32],
-    facilitator: Pubkey,
-    payee_asset: Pubkey,
-    score: u8,
-    value: u64,
-    value_decimals: u8,
-    tag1: String,
-    tag2: String,
-    endpoint: String,
-    feedback_uri: String,
-) -> Result<()> {
+pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Result<()> {
+    let EmitFeedbackArgs {
+        payment_id_hash,
+        facilitator,
+        payee_asset,
+        score,
+        value,
+        value_decimals,
+        tag1,
+        tag2,
+        endpoint,
+        feedback_uri,
+    } = args;
     probe!("entry and accounts");
     require_keys_eq!(
         ctx.accounts.facilitator_signer.key(),

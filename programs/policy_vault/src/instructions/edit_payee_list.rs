@@ -5,14 +5,28 @@ use anchor_lang::prelude::*;
 use anchor_lang::system_program;
 use trust_gate_program_common::runtime;
 
+/// The arguments of `edit_payee_list`.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+pub struct EditPayeeListArgs {
+    /// The agent's MPL Core asset, whose authority's members edit.
+    pub asset: Pubkey,
+    /// The asset's policy that names the list account.
+    pub policy_id: u32,
+    /// Payees to add, after the removals (those already listed are skipped).
+    pub add: Vec<Pubkey>,
+    /// Payees to remove (those not listed are skipped). `add` and `remove` are not both
+    /// empty and hold no default key (`PayeeListEditInvalid`).
+    pub remove: Vec<Pubkey>,
+}
+
 #[derive(Accounts)]
-#[instruction(asset: Pubkey, policy_id: u32)]
+#[instruction(args: EditPayeeListArgs)]
 pub struct EditPayeeList<'info> {
     /// A member; pays for the list's growth and receives the rent its shrinking frees.
     /// Further member signers follow as remaining accounts.
     #[account(mut)]
     pub member: Signer<'info>,
-    #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
+    #[account(seeds = [seeds::POLICY_AUTHORITY, args.asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
     /// The policy that names the list (the asset and id it stores, compared in the handler,
     /// stand for its seeds). The one instruction that names the policy as an `Account`, so
@@ -30,13 +44,13 @@ pub struct EditPayeeList<'info> {
 /// Adds and removes payees of a policy's list account; needs `threshold` distinct members.
 /// The list's meaning (allow or deny) is the policy's and does not change; the account grows
 /// or shrinks to fit its entries, the member paying or receiving the difference in rent.
-pub fn edit_payee_list(
-    ctx: Context<EditPayeeList>,
-    asset: Pubkey,
-    policy_id: u32,
-    add: Vec<Pubkey>,
-    remove: Vec<Pubkey>,
-) -> Result<()> {
+pub fn edit_payee_list(ctx: Context<EditPayeeList>, args: EditPayeeListArgs) -> Result<()> {
+    let EditPayeeListArgs {
+        asset,
+        policy_id,
+        add,
+        remove,
+    } = args;
     let nothing = add.is_empty() && remove.is_empty();
     let default_key = add.iter().chain(&remove).any(|k| *k == Pubkey::default());
     require!(

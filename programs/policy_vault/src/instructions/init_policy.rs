@@ -8,29 +8,49 @@ use crate::state::{
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};
 
+/// The arguments of `init_policy`.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+pub struct InitPolicyArgs {
+    /// The agent's MPL Core asset: the policy is the asset's, and its authority's members
+    /// create it.
+    pub asset: Pubkey,
+    /// The policy's id among the asset's policies; payments name it.
+    pub policy_id: u32,
+    /// The core rules. A policy with Spending or Velocity names its mint, whose account is
+    /// checked (no Token-2022 transfer fee or permanent delegate).
+    pub params: PolicyParams,
+    /// The limits: validity window, payee allow or deny list, monthly, lifetime and per-payee
+    /// daily caps. None, or all zero: no limits (an option so that a policy without them
+    /// costs one byte of the transaction). When they name a payee list account, that account
+    /// (created empty) must be given.
+    pub rules: Option<PolicyRules>,
+    /// A payment of more needs the members' `approve_payment` (0 = none).
+    pub approval_threshold: u64,
+}
+
 #[derive(Accounts)]
-#[instruction(asset: Pubkey, policy_id: u32)]
+#[instruction(args: InitPolicyArgs)]
 pub struct InitPolicy<'info> {
     /// A member of the agent's policy authority; pays for the accounts. Further member
     /// signers follow as remaining accounts: creating a policy needs the threshold, because
     /// a payer pays under the policy it names.
     #[account(mut)]
     pub member: Signer<'info>,
-    #[account(seeds = [seeds::POLICY_AUTHORITY, asset.as_ref()], bump = authority.bump)]
+    #[account(seeds = [seeds::POLICY_AUTHORITY, args.asset.as_ref()], bump = authority.bump)]
     pub authority: Account<'info, PolicyAuthority>,
     /// The new PolicyAccount's PDA (seeds enforced), created by the handler at the size its
     /// rules need (an address someone pre-funded is topped up, not refused); policies are
     /// immutable once created.
     /// CHECK: verified as described above.
-    #[account(mut, seeds = [seeds::POLICY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
+    #[account(mut, seeds = [seeds::POLICY, args.asset.as_ref(), &args.policy_id.to_le_bytes()], bump)]
     pub policy: UncheckedAccount<'info>,
     /// CHECK: the policy's VelocityLedger PDA (seeds enforced), created by the handler.
-    #[account(mut, seeds = [seeds::VELOCITY, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
+    #[account(mut, seeds = [seeds::VELOCITY, args.asset.as_ref(), &args.policy_id.to_le_bytes()], bump)]
     pub velocity: UncheckedAccount<'info>,
     /// The agent's KillSwitchState PDA (seeds enforced), created here when missing:
     /// every payer with a policy has one.
     /// CHECK: verified as described above.
-    #[account(mut, seeds = [seeds::KILLSWITCH, asset.as_ref()], bump)]
+    #[account(mut, seeds = [seeds::KILLSWITCH, args.asset.as_ref()], bump)]
     pub killswitch: UncheckedAccount<'info>,
     /// The policy's mint (required when the policy names one): an SPL Token or Token-2022
     /// mint without a transfer fee or permanent delegate.
@@ -39,7 +59,7 @@ pub struct InitPolicy<'info> {
     /// The policy's PayeeList PDA (seeds enforced), required when `rules.payee_list` names
     /// it, which must be this address; created empty here.
     /// CHECK: verified as described above.
-    #[account(mut, seeds = [seeds::PAYEE_LIST, asset.as_ref(), &policy_id.to_le_bytes()], bump)]
+    #[account(mut, seeds = [seeds::PAYEE_LIST, args.asset.as_ref(), &args.policy_id.to_le_bytes()], bump)]
     pub payee_list: Option<UncheckedAccount<'info>>,
     pub system_program: Program<'info, System>,
     /// The agent's MPL Core asset: its live owner must be the authority's owner (a sale on
@@ -53,12 +73,15 @@ pub struct InitPolicy<'info> {
 /// when missing, and the payee list account when the rules name one.
 pub fn init_policy<'info>(
     ctx: Context<'info, InitPolicy<'info>>,
-    asset: Pubkey,
-    policy_id: u32,
-    params: PolicyParams,
-    rules: Option<PolicyRules>,
-    approval_threshold: u64,
+    args: InitPolicyArgs,
 ) -> Result<()> {
+    let InitPolicyArgs {
+        asset,
+        policy_id,
+        params,
+        rules,
+        approval_threshold,
+    } = args;
     let a = &ctx.accounts;
     let rules = rules.filter(|r| *r != PolicyRules::default());
     params.validate(rules.as_ref())?;

@@ -6,15 +6,29 @@ use crate::errors::ValidationRegistryError;
 use crate::events::ValidationRequested;
 use crate::state::{seeds, CapabilityNamespace, ValidationRequest};
 
+/// The arguments of `request_validation`.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestValidationArgs {
+    /// The agent (its MPL Core asset) to be validated.
+    pub subject_asset: Pubkey,
+    /// The capability, by its namespace hash (`sha256(name)`); the namespace must exist.
+    pub capability_hash: [u8; 32],
+    /// A hash of the URI of the claim to validate.
+    pub claim_uri_hash: [u8; 32],
+    /// The slot by which the requester wants an answer: after the current slot and at most
+    /// `MAX_DEADLINE_SLOTS` ahead.
+    pub deadline_slot: u64,
+}
+
 #[derive(Accounts)]
-#[instruction(subject_asset: Pubkey, capability_hash: [u8; 32])]
+#[instruction(args: RequestValidationArgs)]
 pub struct RequestValidation<'info> {
     /// Asks for the validation and pays for the request account.
     #[account(mut)]
     pub requester: Signer<'info>,
     /// The capability's namespace, which must already be registered.
     #[account(
-        seeds = [seeds::CAPABILITY, capability_hash.as_ref()],
+        seeds = [seeds::CAPABILITY, args.capability_hash.as_ref()],
         bump = namespace.bump,
     )]
     pub namespace: Account<'info, CapabilityNamespace>,
@@ -26,8 +40,8 @@ pub struct RequestValidation<'info> {
         mut,
         seeds = [
             seeds::REQUEST,
-            subject_asset.as_ref(),
-            capability_hash.as_ref(),
+            args.subject_asset.as_ref(),
+            args.capability_hash.as_ref(),
             requester.key().as_ref(),
         ],
         bump,
@@ -50,13 +64,13 @@ impl RequestValidation<'_> {
         Ok(())
     }
 
-    pub fn handler(
-        ctx: Context<Self>,
-        subject_asset: Pubkey,
-        capability_hash: [u8; 32],
-        claim_uri_hash: [u8; 32],
-        deadline_slot: u64,
-    ) -> Result<()> {
+    pub fn handler(ctx: Context<Self>, args: RequestValidationArgs) -> Result<()> {
+        let RequestValidationArgs {
+            subject_asset,
+            capability_hash,
+            claim_uri_hash,
+            deadline_slot,
+        } = args;
         let slot = Clock::get()?.slot;
         Self::validate(slot, deadline_slot)?;
         let requester = ctx.accounts.requester.key();

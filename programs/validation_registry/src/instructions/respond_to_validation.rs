@@ -11,8 +11,25 @@ use crate::state::{seeds, AttestorProfile, CapabilityNamespace, ValidationAttest
 use crate::utils::attestation_message;
 use crate::utils::ed25519::{parse_single_inline, ED25519_PROGRAM_ID};
 
+/// The arguments of `respond_to_validation`: the claim the attestor vouches for (an optional
+/// Ed25519 signature by the attestor covers them all: `attestation_message`).
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RespondToValidationArgs {
+    /// The agent (its MPL Core asset) the attestation is about.
+    pub subject_asset: Pubkey,
+    /// The capability, by its namespace hash (`sha256(name)`); the namespace must exist.
+    pub capability_hash: [u8; 32],
+    /// A hash of the claim's payload.
+    pub claim_payload_hash: [u8; 32],
+    /// A hash of the claim's URI.
+    pub claim_uri_hash: [u8; 32],
+    /// The slot the attestation expires at: after the current slot (stored in unix time
+    /// too, at `SLOT_DURATION_MS` per slot).
+    pub expires_at_slot: u64,
+}
+
 #[derive(Accounts)]
-#[instruction(subject_asset: Pubkey, capability_hash: [u8; 32])]
+#[instruction(args: RespondToValidationArgs)]
 pub struct RespondToValidation<'info> {
     /// The attestor vouching for the subject; pays for the attestation on first issue.
     #[account(mut)]
@@ -27,7 +44,7 @@ pub struct RespondToValidation<'info> {
     pub attestor_profile: Account<'info, AttestorProfile>,
     /// The capability's namespace, which must already be registered.
     #[account(
-        seeds = [seeds::CAPABILITY, capability_hash.as_ref()],
+        seeds = [seeds::CAPABILITY, args.capability_hash.as_ref()],
         bump = namespace.bump,
     )]
     pub namespace: Account<'info, CapabilityNamespace>,
@@ -41,8 +58,8 @@ pub struct RespondToValidation<'info> {
         mut,
         seeds = [
             seeds::ATTESTATION,
-            subject_asset.as_ref(),
-            capability_hash.as_ref(),
+            args.subject_asset.as_ref(),
+            args.capability_hash.as_ref(),
             attestor.key().as_ref(),
         ],
         bump,
@@ -104,14 +121,14 @@ impl RespondToValidation<'_> {
         Ok(true)
     }
 
-    pub fn handler(
-        ctx: Context<Self>,
-        subject_asset: Pubkey,
-        capability_hash: [u8; 32],
-        claim_payload_hash: [u8; 32],
-        claim_uri_hash: [u8; 32],
-        expires_at_slot: u64,
-    ) -> Result<()> {
+    pub fn handler(ctx: Context<Self>, args: RespondToValidationArgs) -> Result<()> {
+        let RespondToValidationArgs {
+            subject_asset,
+            capability_hash,
+            claim_payload_hash,
+            claim_uri_hash,
+            expires_at_slot,
+        } = args;
         let clock = Clock::get()?;
         let expires_at = Self::expiry_unix_time(&clock, expires_at_slot)?;
         let attestor = ctx.accounts.attestor.key();

@@ -139,18 +139,52 @@ export type DisputePaymentInstruction<
 
 export type DisputePaymentInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /**
+   * The disputed payment's id hash: with the facilitator, the seeds of its FeedbackLog and
+   * of the DisputeRecord created here.
+   */
   paymentIdHash: ReadonlyUint8Array;
+  /**
+   * The facilitator that settled the payment (its GateAuthority gives the feedback; it
+   * need not sign).
+   */
   facilitator: Address;
+  /**
+   * The payment's payee agent: the one its FeedbackLog names (`FeedbackLogPayeeMismatch`)
+   * and `target.asset`.
+   */
   payeeAsset: Address;
+  /**
+   * A hash of the payer's reason, recorded in the DisputeRecord; not zero
+   * (`DisputeReasonMissing`).
+   */
   disputeReasonHash: ReadonlyUint8Array;
+  /** A URI of the dispute's details for the feedback, at most 250 bytes. */
   feedbackUri: string;
 };
 
 export type DisputePaymentInstructionDataArgs = {
+  /**
+   * The disputed payment's id hash: with the facilitator, the seeds of its FeedbackLog and
+   * of the DisputeRecord created here.
+   */
   paymentIdHash: ReadonlyUint8Array;
+  /**
+   * The facilitator that settled the payment (its GateAuthority gives the feedback; it
+   * need not sign).
+   */
   facilitator: Address;
+  /**
+   * The payment's payee agent: the one its FeedbackLog names (`FeedbackLogPayeeMismatch`)
+   * and `target.asset`.
+   */
   payeeAsset: Address;
+  /**
+   * A hash of the payer's reason, recorded in the DisputeRecord; not zero
+   * (`DisputeReasonMissing`).
+   */
   disputeReasonHash: ReadonlyUint8Array;
+  /** A URI of the dispute's details for the feedback, at most 250 bytes. */
   feedbackUri: string;
 };
 

@@ -134,28 +134,66 @@ export type EmitFeedbackInstruction<
 
 export type EmitFeedbackInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /**
+   * The payment's id hash (the x402 memo's: docs/settlement.md): with the facilitator, the
+   * seeds of the payment's FeedbackLog, so a payment gets one emission per facilitator.
+   */
   paymentIdHash: ReadonlyUint8Array;
+  /**
+   * The facilitator: must be `facilitator_signer` (`FacilitatorMismatch`); its
+   * GateAuthority gives the feedback.
+   */
   facilitator: Address;
+  /**
+   * The payee agent's asset: the settlement's payee (the strict gate checks it) and
+   * `target.asset`.
+   */
   payeeAsset: Address;
+  /** The feedback's score, 0..=100. */
   score: number;
+  /** The paid amount in the mint's base units: the settlement transfer's amount. */
   value: bigint;
+  /** The mint's decimals, as the settlement transfer names them. */
   valueDecimals: number;
+  /** The registry's first tag, at most 32 bytes. */
   tag1: string;
+  /** The registry's second tag, at most 32 bytes. */
   tag2: string;
+  /** The paid endpoint, at most 250 bytes. */
   endpoint: string;
+  /** A URI of the feedback's details, at most 250 bytes. */
   feedbackUri: string;
 };
 
 export type EmitFeedbackInstructionDataArgs = {
+  /**
+   * The payment's id hash (the x402 memo's: docs/settlement.md): with the facilitator, the
+   * seeds of the payment's FeedbackLog, so a payment gets one emission per facilitator.
+   */
   paymentIdHash: ReadonlyUint8Array;
+  /**
+   * The facilitator: must be `facilitator_signer` (`FacilitatorMismatch`); its
+   * GateAuthority gives the feedback.
+   */
   facilitator: Address;
+  /**
+   * The payee agent's asset: the settlement's payee (the strict gate checks it) and
+   * `target.asset`.
+   */
   payeeAsset: Address;
+  /** The feedback's score, 0..=100. */
   score: number;
+  /** The paid amount in the mint's base units: the settlement transfer's amount. */
   value: number | bigint;
+  /** The mint's decimals, as the settlement transfer names them. */
   valueDecimals: number;
+  /** The registry's first tag, at most 32 bytes. */
   tag1: string;
+  /** The registry's second tag, at most 32 bytes. */
   tag2: string;
+  /** The paid endpoint, at most 250 bytes. */
   endpoint: string;
+  /** A URI of the feedback's details, at most 250 bytes. */
   feedbackUri: string;
 };
 
@@ -221,9 +259,9 @@ export type EmitFeedbackAsyncInput<
 > = {
   /**
    * The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-   * front-run a payment's feedback log: it must be the `facilitator` argument (checked
-   * first by the handler rather than as a constraint, which would deserialize the
-   * arguments a second time).
+   * front-run a payment's feedback log: it must be `args.facilitator` (checked first by the
+   * handler rather than as a constraint, which would deserialize the arguments a second
+   * time).
    */
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
   /**
@@ -468,9 +506,9 @@ export type EmitFeedbackInput<
 > = {
   /**
    * The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-   * front-run a payment's feedback log: it must be the `facilitator` argument (checked
-   * first by the handler rather than as a constraint, which would deserialize the
-   * arguments a second time).
+   * front-run a payment's feedback log: it must be `args.facilitator` (checked first by the
+   * handler rather than as a constraint, which would deserialize the arguments a second
+   * time).
    */
   facilitatorSigner: TransactionSigner<TAccountFacilitatorSigner>;
   /**
@@ -671,9 +709,9 @@ export type ParsedEmitFeedbackInstruction<
   accounts: {
     /**
      * The facilitator; pays for the log. Only it can write logs under its key, so nobody can
-     * front-run a payment's feedback log: it must be the `facilitator` argument (checked
-     * first by the handler rather than as a constraint, which would deserialize the
-     * arguments a second time).
+     * front-run a payment's feedback log: it must be `args.facilitator` (checked first by the
+     * handler rather than as a constraint, which would deserialize the arguments a second
+     * time).
      */
     facilitatorSigner: TAccountMetas[0];
     /**

@@ -144,18 +144,28 @@ export type GateChannelCloseInstruction<
 
 export type GateChannelCloseInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /** The feedback's score, 0..=100. */
   score: number;
+  /** The registry's first tag, at most 32 bytes. */
   tag1: string;
+  /** The registry's second tag, at most 32 bytes. */
   tag2: string;
+  /** The paid endpoint, at most 250 bytes. */
   endpoint: string;
+  /** A URI of the feedback's details, at most 250 bytes. */
   feedbackUri: string;
 };
 
 export type GateChannelCloseInstructionDataArgs = {
+  /** The feedback's score, 0..=100. */
   score: number;
+  /** The registry's first tag, at most 32 bytes. */
   tag1: string;
+  /** The registry's second tag, at most 32 bytes. */
   tag2: string;
+  /** The paid endpoint, at most 250 bytes. */
   endpoint: string;
+  /** A URI of the feedback's details, at most 250 bytes. */
   feedbackUri: string;
 };
 

@@ -104,18 +104,28 @@ export type GatePaymentInstruction<
 
 export type GatePaymentInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /** The paying agent's asset (MPL Core), whose policy decides. */
   payerAsset: Address;
+  /** The paid agent's asset, whose acceptance policy decides too; not the payer's. */
   payeeAsset: Address;
+  /** The amount in the mint's base units; more than zero. */
   amount: bigint;
+  /** The mint of the payment. */
   mint: Address;
+  /** The payer's policy the payment is evaluated under. */
   policyId: number;
 };
 
 export type GatePaymentInstructionDataArgs = {
+  /** The paying agent's asset (MPL Core), whose policy decides. */
   payerAsset: Address;
+  /** The paid agent's asset, whose acceptance policy decides too; not the payer's. */
   payeeAsset: Address;
+  /** The amount in the mint's base units; more than zero. */
   amount: number | bigint;
+  /** The mint of the payment. */
   mint: Address;
+  /** The payer's policy the payment is evaluated under. */
   policyId: number;
 };
 

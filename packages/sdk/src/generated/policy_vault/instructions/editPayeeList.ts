@@ -93,16 +93,30 @@ export type EditPayeeListInstruction<
 
 export type EditPayeeListInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /** The agent's MPL Core asset, whose authority's members edit. */
   asset: Address;
+  /** The asset's policy that names the list account. */
   policyId: number;
+  /** Payees to add, after the removals (those already listed are skipped). */
   add: Array<Address>;
+  /**
+   * Payees to remove (those not listed are skipped). `add` and `remove` are not both
+   * empty and hold no default key (`PayeeListEditInvalid`).
+   */
   remove: Array<Address>;
 };
 
 export type EditPayeeListInstructionDataArgs = {
+  /** The agent's MPL Core asset, whose authority's members edit. */
   asset: Address;
+  /** The asset's policy that names the list account. */
   policyId: number;
+  /** Payees to add, after the removals (those already listed are skipped). */
   add: Array<Address>;
+  /**
+   * Payees to remove (those not listed are skipped). `add` and `remove` are not both
+   * empty and hold no default key (`PayeeListEditInvalid`).
+   */
   remove: Array<Address>;
 };
 

@@ -123,18 +123,50 @@ export type InitPolicyInstruction<
 
 export type InitPolicyInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /**
+   * The agent's MPL Core asset: the policy is the asset's, and its authority's members
+   * create it.
+   */
   asset: Address;
+  /** The policy's id among the asset's policies; payments name it. */
   policyId: number;
+  /**
+   * The core rules. A policy with Spending or Velocity names its mint, whose account is
+   * checked (no Token-2022 transfer fee or permanent delegate).
+   */
   params: PolicyParams;
+  /**
+   * The limits: validity window, payee allow or deny list, monthly, lifetime and per-payee
+   * daily caps. None, or all zero: no limits (an option so that a policy without them
+   * costs one byte of the transaction). When they name a payee list account, that account
+   * (created empty) must be given.
+   */
   rules: Option<PolicyRules>;
+  /** A payment of more needs the members' `approve_payment` (0 = none). */
   approvalThreshold: bigint;
 };
 
 export type InitPolicyInstructionDataArgs = {
+  /**
+   * The agent's MPL Core asset: the policy is the asset's, and its authority's members
+   * create it.
+   */
   asset: Address;
+  /** The policy's id among the asset's policies; payments name it. */
   policyId: number;
+  /**
+   * The core rules. A policy with Spending or Velocity names its mint, whose account is
+   * checked (no Token-2022 transfer fee or permanent delegate).
+   */
   params: PolicyParamsArgs;
+  /**
+   * The limits: validity window, payee allow or deny list, monthly, lifetime and per-payee
+   * daily caps. None, or all zero: no limits (an option so that a policy without them
+   * costs one byte of the transaction). When they name a payee list account, that account
+   * (created empty) must be given.
+   */
   rules: OptionOrNullable<PolicyRulesArgs>;
+  /** A payment of more needs the members' `approve_payment` (0 = none). */
   approvalThreshold: number | bigint;
 };
 

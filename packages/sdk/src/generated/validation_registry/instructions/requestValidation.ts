@@ -84,16 +84,30 @@ export type RequestValidationInstruction<
 
 export type RequestValidationInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /** The agent (its MPL Core asset) to be validated. */
   subjectAsset: Address;
+  /** The capability, by its namespace hash (`sha256(name)`); the namespace must exist. */
   capabilityHash: ReadonlyUint8Array;
+  /** A hash of the URI of the claim to validate. */
   claimUriHash: ReadonlyUint8Array;
+  /**
+   * The slot by which the requester wants an answer: after the current slot and at most
+   * `MAX_DEADLINE_SLOTS` ahead.
+   */
   deadlineSlot: bigint;
 };
 
 export type RequestValidationInstructionDataArgs = {
+  /** The agent (its MPL Core asset) to be validated. */
   subjectAsset: Address;
+  /** The capability, by its namespace hash (`sha256(name)`); the namespace must exist. */
   capabilityHash: ReadonlyUint8Array;
+  /** A hash of the URI of the claim to validate. */
   claimUriHash: ReadonlyUint8Array;
+  /**
+   * The slot by which the requester wants an answer: after the current slot and at most
+   * `MAX_DEADLINE_SLOTS` ahead.
+   */
   deadlineSlot: number | bigint;
 };
 

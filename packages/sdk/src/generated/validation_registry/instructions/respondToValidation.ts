@@ -97,18 +97,34 @@ export type RespondToValidationInstruction<
 
 export type RespondToValidationInstructionData = {
   discriminator: ReadonlyUint8Array;
+  /** The agent (its MPL Core asset) the attestation is about. */
   subjectAsset: Address;
+  /** The capability, by its namespace hash (`sha256(name)`); the namespace must exist. */
   capabilityHash: ReadonlyUint8Array;
+  /** A hash of the claim's payload. */
   claimPayloadHash: ReadonlyUint8Array;
+  /** A hash of the claim's URI. */
   claimUriHash: ReadonlyUint8Array;
+  /**
+   * The slot the attestation expires at: after the current slot (stored in unix time
+   * too, at `SLOT_DURATION_MS` per slot).
+   */
   expiresAtSlot: bigint;
 };
 
 export type RespondToValidationInstructionDataArgs = {
+  /** The agent (its MPL Core asset) the attestation is about. */
   subjectAsset: Address;
+  /** The capability, by its namespace hash (`sha256(name)`); the namespace must exist. */
   capabilityHash: ReadonlyUint8Array;
+  /** A hash of the claim's payload. */
   claimPayloadHash: ReadonlyUint8Array;
+  /** A hash of the claim's URI. */
   claimUriHash: ReadonlyUint8Array;
+  /**
+   * The slot the attestation expires at: after the current slot (stored in unix time
+   * too, at `SLOT_DURATION_MS` per slot).
+   */
   expiresAtSlot: number | bigint;
 };
 
