@@ -76,7 +76,7 @@ pub const MIN_SIMULATED_HEADROOM: u64 = 2_000;
 /// [the payee's voucher, `settle_and_seal` or `seal`, `distribute`]. Measured on the SBF
 /// builds: plain, 22 400 units when no search tries a second bump, 32 900 the most seen;
 /// gated, with `gate_channel_close` and the real registry's and engine's feedback for a rated
-/// payee, 93 300 to 97 900 (the services suite's `a_channel_close_fits_its_unit_limit`
+/// payee, 91 800 to 95 300 (the services suite's `a_channel_close_fits_its_unit_limit`
 /// prints them). The payment-channels program's and the registry's address searches try
 /// bumps at 1 500 units each, which the channel's keys fix: each limit leaves room for 25
 /// more tries than the fewest.

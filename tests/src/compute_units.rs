@@ -386,13 +386,20 @@ impl Report {
         if self.profiles.is_empty() {
             return None;
         }
-        // The rows in the order first seen: (instruction, phase).
+        // The rows (instruction, phase) in the order the phases run: a phase first seen in a
+        // later case (a vault-funded release) goes right after the phase before it.
         let mut rows: Vec<(String, String)> = Vec::new();
         for (_, name, phases) in &self.profiles {
+            let mut at = rows.iter().rposition(|(n, _)| n == name);
             for p in phases {
                 let row = (name.clone(), p.label.clone());
-                if !rows.contains(&row) {
-                    rows.push(row);
+                match rows.iter().position(|r| *r == row) {
+                    Some(i) => at = Some(i),
+                    None => {
+                        let i = at.map_or(rows.len(), |i| i + 1);
+                        rows.insert(i, row);
+                        at = Some(i);
+                    }
                 }
             }
         }
@@ -403,6 +410,7 @@ impl Report {
                 self.profiles
                     .iter()
                     .filter(|(c, n, _)| *c == case && n == name)
+                    .filter(|(_, _, phases)| phases.iter().any(|p| p.label == label))
                     .map(|(_, _, phases)| {
                         phases
                             .iter()
@@ -1434,6 +1442,59 @@ mod tests {
                 "transfer_checked"
             ]
         );
+    }
+
+    #[test]
+    fn probes_split_an_invoke_into_phases_without_its_calls() {
+        let g = gate::ID.to_string();
+        let v = policy_vault::ID.to_string();
+        let logs: Vec<String> = [
+            format!("Program {g} invoke [1]"),
+            "Program log: cu: entry and accounts".into(),
+            "Program consumption: 197000 units remaining".into(),
+            "Program log: cu: probe".into(),
+            "Program consumption: 196800 units remaining".into(),
+            format!("Program {v} invoke [2]"),
+            "Program log: cu: entry and accounts".into(),
+            "Program consumption: 194000 units remaining".into(),
+            format!("Program {v} consumed 5000 of 195000 compute units"),
+            format!("Program {v} success"),
+            "Program log: cu: the call".into(),
+            "Program consumption: 190000 units remaining".into(),
+            format!("Program {g} consumed 11000 of 200000 compute units"),
+            format!("Program {g} success"),
+        ]
+        .into();
+        let got = invokes(&logs);
+        let phases = |i: usize| -> Vec<(&str, u64)> {
+            got[i]
+                .phases
+                .iter()
+                .map(|p| (p.label.as_str(), p.units))
+                .collect()
+        };
+        // policy_vault: 1 000 to its probe, 4 000 after it.
+        assert_eq!(phases(0), [("entry and accounts", 1_000), ("exit", 4_000)]);
+        // The gate: 3 000 to its first probe, 200 for the probe pair, 6 800 to "the call" of
+        // which the callee consumed 5 000, and 1 000 after the last probe.
+        assert_eq!(
+            phases(1),
+            [
+                ("entry and accounts", 3_000),
+                ("probe", 200),
+                ("the call", 1_800),
+                ("exit", 1_000),
+            ]
+        );
+        let mut r = Report::default();
+        r.record_profile(SMALLEST, &got);
+        let table = r.profile_table().unwrap();
+        assert!(table.starts_with("One probe's cost, taken out of each phase it ends: 200"));
+        assert!(table.contains("| gate::: the call | 1600 |"), "{table}");
+        assert!(table.contains("| gate::: exit | 1000 |"), "{table}");
+        assert!(!table.contains(": probe |"), "{table}");
+        // Without probes, no profile.
+        assert!(Report::default().profile_table().is_none());
     }
 
     #[test]

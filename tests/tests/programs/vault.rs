@@ -6,8 +6,9 @@ use policy_vault::errors::PolicyVaultError as E;
 use policy_vault::state::{
     AcceptancePolicy, KillSwitchState, PolicyAccount, PolicyAuthority, VelocityLedger,
 };
-use solana_sdk::instruction::{AccountMeta, Instruction};
+use solana_sdk::instruction::{AccountMeta, Instruction, InstructionError};
 use solana_sdk::signature::{Keypair, Signer};
+use solana_sdk::transaction::TransactionError;
 use trust_gate_program_tests::world::{
     demo_policy, min_tier_acceptance, open_policy, pda, sdk, Agent, Attestations, World,
 };
@@ -500,6 +501,44 @@ async fn an_acceptance_policy_of_a_shorter_layout_grows_when_replaced() {
     assert_eq!(
         (a.params.min_payer_tier, a.version),
         (3, ACCEPTANCE_VERSION)
+    );
+}
+
+/// The gate passes its evaluate signer through to policy_vault without checking its address
+/// (policy_vault does): any other account in its place would have to sign the call, and the
+/// gate can sign only for its own PDA.
+#[tokio::test]
+async fn the_gate_evaluates_only_as_its_own_evaluate_signer() {
+    let mut w = World::new().await;
+    let payer = w.payer_with_policy(3, demo_policy(w.mint)).await;
+    let payee = w.payee(3, None).await;
+    let stranger = funded_keypair(&mut w.ctx).await;
+    let mut ix = w.gate_payment_ix(
+        &payer.asset(),
+        &payee.asset(),
+        1,
+        w.mint,
+        1,
+        Attestations::default(),
+    );
+    assert_eq!(ix.accounts[0].pubkey, pda::evaluate_signer());
+    // Unsigned: the call would escalate its signer privilege.
+    ix.accounts[0].pubkey = stranger.pubkey();
+    let err = send(&mut w.ctx, std::slice::from_ref(&ix), &[])
+        .await
+        .unwrap_err()
+        .unwrap();
+    // Natively the test runtime's call stub panics where the VM returns the error.
+    let expected = match trust_gate_localnet::Programs::from_env() {
+        trust_gate_localnet::Programs::Native => InstructionError::ProgramFailedToComplete,
+        _ => InstructionError::PrivilegeEscalation,
+    };
+    assert_eq!(err, TransactionError::InstructionError(0, expected));
+    // Signed by the stranger: policy_vault refuses any signer but the gate's PDA.
+    ix.accounts[0].is_signer = true;
+    assert_code(
+        send(&mut w.ctx, &[ix], &[&stranger]).await,
+        anchor(Anchor::ConstraintAddress),
     );
 }
 
