@@ -33,7 +33,7 @@ export const PDA_TRY = 340;
  * Our programs' part of a settlement when every search succeeds at bump 255, the largest shape
  * measured (a policy with every limit included); the Rust SDK's `units` has the same figures.
  */
-export const OURS_WALLET = 26_300;
+export const OURS_WALLET = 25_400;
 export const OURS_VAULT = 28_900;
 /** A vault's release: the token program's TransferChecked inside the settlement. */
 export const RELEASE = 6_200;

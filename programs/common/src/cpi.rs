@@ -13,8 +13,11 @@ use std::mem::ManuallyDrop;
 
 /// Invokes `ix` with `infos` (every account the callee needs, its program's among them),
 /// signed with `signers`, without `invoke_signed`'s check that no account's data is
-/// borrowed: the caller must hold no borrow of these accounts' data or lamports across the
-/// call (the runtime writes them).
+/// borrowed. That check is the caller's to keep: no borrow of these accounts' data or
+/// lamports may be held across the call, as the runtime writes them through the same cells
+/// (on SBF a borrow held would alias the runtime's writes; natively the test runtime's stub
+/// panics on it). Natively `invoke_signed_unchecked` is solana-invoke's, which hands the call
+/// to the test runtime (solana-cpi's own would do nothing there).
 pub fn invoke_signed(
     ix: &Instruction,
     infos: &[&AccountInfo],

@@ -83,8 +83,8 @@ const GATE_PAYMENT_BUDGET: u64 = 11_000;
 const OWN_BUDGET: u64 = 30_000;
 /// Tours per check: every tour draws new keys, and a PDA's bump search, so an instruction's
 /// units, depends on them. In bench-cu runs gate_payment's median (25 runs: five cases a
-/// tour) sits about 650 under its budget, above the 90th percentile of its runs; the own part
-/// of the largest vault-funded case, the highest, is about 1 600 under it when no search tries
+/// tour) sits about 740 under its budget, above the 90th percentile of its runs; the own part
+/// of the largest vault-funded case, the highest, is about 1 570 under it when no search tries
 /// a second bump, and grows about 460 with each bump the feedback log's search tries after the
 /// first, so the median of five reaches the budget only when three of them try four more
 /// (about 1 check in 500).

@@ -17,6 +17,7 @@ pub fn gate_payment<'info>(
     args: PaymentArgs,
 ) -> Result<()> {
     probe!("entry and accounts");
+    // Two probes back to back: the profile takes one probe's cost from this phase.
     probe!("probe");
     args.validate()?;
     let (approval, _) = approval_accounts(ctx.remaining_accounts, false);

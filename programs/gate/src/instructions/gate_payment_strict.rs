@@ -140,6 +140,7 @@ pub fn gate_payment_strict<'info>(
     deadline: i64,
 ) -> Result<()> {
     probe!("entry and accounts");
+    // Two probes back to back: the profile takes one probe's cost from this phase.
     probe!("probe");
     let a = &ctx.accounts;
     let args = PaymentArgs {

@@ -1,7 +1,7 @@
 pub mod approve_payment;
 pub mod edit_payee_list;
 pub mod evaluate;
-pub mod helpers;
+pub(crate) mod helpers;
 pub mod init_authority;
 pub mod init_killswitch;
 pub mod init_policy;

@@ -27,7 +27,7 @@ fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
 }
 
 /// The payer and payee agents, the signer acting for the payer (`PayerSignerMismatch`).
-pub fn signing_parties(
+pub(crate) fn signing_parties(
     payer_agent: &AccountInfo,
     payer_asset: &AccountInfo,
     payee_agent: &AccountInfo,
@@ -42,7 +42,7 @@ pub fn signing_parties(
 /// The payee may not be the payer under another agent: a key of the payer (its live owner or
 /// its agent wallet, the signer being one of them) that acts for the payee would rate its own
 /// agent through the gate (`SelfDealing`).
-pub fn check_not_self_dealing(payer: &LiveAgent, payee: &LiveAgent) -> Result<()> {
+pub(crate) fn check_not_self_dealing(payer: &LiveAgent, payee: &LiveAgent) -> Result<()> {
     let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
     require!(
         !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
@@ -53,7 +53,7 @@ pub fn check_not_self_dealing(payer: &LiveAgent, payee: &LiveAgent) -> Result<()
 
 /// Whether `info` is an initialized SPL Token / Token-2022 account of `mint` whose authority
 /// is `owner`.
-pub fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Result<bool> {
+pub(crate) fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Result<bool> {
     let data = info.try_borrow_data()?;
     Ok(
         token_account::read(info.owner, &data)
@@ -64,7 +64,7 @@ pub fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey) -> Re
 /// The mint must deliver exactly `amount` and never take it back. Checked at every
 /// settlement, not only when the policy was created: a Token-2022 mint with a close
 /// authority can be closed and re-created with other extensions at the same address.
-pub fn check_mint(info: &AccountInfo) -> Result<()> {
+pub(crate) fn check_mint(info: &AccountInfo) -> Result<()> {
     let data = info.try_borrow_data()?;
     token_mint::check(info.owner, &data).map_err(|p| {
         error!(match p {

@@ -212,7 +212,7 @@ fn payee_listed(
 /// with PaymentApproval's discriminator, then the rest. Only found here: it is read only when
 /// the payment needs it (see [`approval_of`]), so that a settlement without one pays nothing
 /// for the feature.
-pub fn approval_in<'a, 'info>(
+pub(crate) fn approval_in<'a, 'info>(
     remaining: &'a [AccountInfo<'info>],
 ) -> (Option<&'a AccountInfo<'info>>, &'a [AccountInfo<'info>]) {
     let accounts = match remaining.split_first() {
@@ -235,7 +235,7 @@ pub fn approval_in<'a, 'info>(
 /// `approval` when it still counts: given in the payer's authority generation (its kill
 /// switch's, `killswitch` checked by [`payer_accounts`]), not before a hand-over, which voids
 /// earlier approvals. Read only when the caller passed an approval.
-pub fn in_force<'a, 'info>(
+pub(crate) fn in_force<'a, 'info>(
     approval: Option<&'a AccountInfo<'info>>,
     killswitch: &AccountInfo,
 ) -> Option<&'a AccountInfo<'info>> {
@@ -255,7 +255,7 @@ pub fn in_force<'a, 'info>(
 /// threshold) and it approves the payment's terms at `now`. policy_vault creates an approval
 /// only at the address of the terms it stores, so its stored terms are compared, not its
 /// address.
-pub fn approval_of(
+pub(crate) fn approval_of(
     info: Option<&AccountInfo>,
     policy: &PolicyAccount,
     args: &EvaluateArgs,
@@ -280,18 +280,18 @@ fn terms_of(args: &EvaluateArgs) -> ApprovalTerms {
 }
 
 /// The payer's accounts as read by [`read_payer`].
-pub struct Payer {
-    pub policy: Box<PolicyAccount>,
-    pub velocity: VelocityLedger,
+pub(crate) struct Payer {
+    pub(crate) policy: Box<PolicyAccount>,
+    pub(crate) velocity: VelocityLedger,
     /// Whether the payer's kill switch is paused.
-    pub paused: bool,
+    pub(crate) paused: bool,
 }
 
 /// The accounts an evaluation reads, checked: the parties' (engine stats, the payee's
 /// acceptance policy, see [`check_party_accounts`]), then the payer's policy, kill switch and
 /// ledger, each read as an `Account` is and checked to be the payer's (their stored asset and
 /// policy id stand for their seeds).
-pub fn read_payer(e: &EvaluationRefs, args: &EvaluateArgs) -> Result<Payer> {
+pub(crate) fn read_payer(e: &EvaluationRefs, args: &EvaluateArgs) -> Result<Payer> {
     check_party_accounts(e.payer_stats, e.payee_stats, e.payee_acceptance, args)?;
     probe!("party accounts");
     let (policy, paused) = payer_accounts(e.policy, e.killswitch, args)?;
@@ -311,7 +311,7 @@ pub fn read_payer(e: &EvaluationRefs, args: &EvaluateArgs) -> Result<Payer> {
 /// Runs the engine over the accounts: `payer` as [`read_payer`] read it, `approval` the
 /// approval the caller passed, if any, and in force (see [`approval_in`], [`in_force`]). A
 /// retired policy or another mint is a hard error.
-pub fn decide(
+pub(crate) fn decide(
     e: &EvaluationRefs,
     payer: &Payer,
     approval: Option<&AccountInfo>,
@@ -439,6 +439,6 @@ fn payer_accounts(
 /// evaluate signer), logs gate_payment's decision and payment as its `GateDecision` event
 /// (a settlement's is Allow or the transaction fails), and an event here as well cost about
 /// 600 compute units per payment.
-pub fn report(decision: &engine::Decision) {
+pub(crate) fn report(decision: &engine::Decision) {
     runtime::set_return_data(&decision.to_wire());
 }
