@@ -104,7 +104,16 @@ impl PaymentApproval {
 /// Where an approval account keeps its `authority_generation`.
 const GENERATION_AT: usize = 8 + PaymentApproval::FIELDS_LEN - 4;
 
-impl PaymentApproval {}
+impl PaymentApproval {
+    /// Whether `info` holds an approval: an account policy_vault owns that starts with this
+    /// discriminator. Its terms are read only where the payment needs them.
+    pub fn is_in(info: &AccountInfo) -> bool {
+        info.owner == &crate::ID
+            && info
+                .try_borrow_data()
+                .is_ok_and(|d| d.starts_with(Self::DISCRIMINATOR))
+    }
+}
 
 impl FixedLayout for PaymentApproval {
     const FIELDS_LEN: usize = 162;

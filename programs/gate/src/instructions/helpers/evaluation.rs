@@ -11,8 +11,7 @@ use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::Discriminator;
 use policy_vault::engine::{Decision, DenyReason};
-use policy_vault::instructions::EvaluateArgs;
-use policy_vault::instructions::EvaluationRefs;
+use policy_vault::instructions::{EvaluateArgs, EvaluationRefs};
 use policy_vault::program::PolicyVault;
 use policy_vault::state::seeds::GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP;
 use trust_gate_program_common::{cpi, probe, runtime};
@@ -165,12 +164,9 @@ pub fn approval_accounts<'a, 'info>(
     remaining: &'a [AccountInfo<'info>],
     commit: bool,
 ) -> (&'a [AccountInfo<'info>], &'a [AccountInfo<'info>]) {
-    use anchor_lang::Discriminator;
-    let is_approval = remaining.first().is_some_and(|a| {
-        a.owner == &policy_vault::ID
-            && a.try_borrow_data()
-                .is_ok_and(|d| d.starts_with(policy_vault::state::PaymentApproval::DISCRIMINATOR))
-    });
+    let is_approval = remaining
+        .first()
+        .is_some_and(policy_vault::state::PaymentApproval::is_in);
     let n = match (is_approval, commit) {
         (false, _) => 0,
         (true, false) => 1,

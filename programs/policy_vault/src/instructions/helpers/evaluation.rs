@@ -220,14 +220,7 @@ pub(crate) fn approval_in<'a, 'info>(
         _ => remaining,
     };
     match accounts.split_first() {
-        Some((first, rest))
-            if first.owner == &crate::ID
-                && first
-                    .try_borrow_data()
-                    .is_ok_and(|d| d.starts_with(PaymentApproval::DISCRIMINATOR)) =>
-        {
-            (Some(first), rest)
-        }
+        Some((first, rest)) if PaymentApproval::is_in(first) => (Some(first), rest),
         _ => (None, accounts),
     }
 }

@@ -1,0 +1,239 @@
+//! The gate's instructions.
+use super::*;
+
+pub(super) fn cases(b: &Builder) -> Vec<Case> {
+    let none = Attestations::default();
+    vec![
+        case(
+            "gate",
+            "gate_payment_strict",
+            b.gate_payment_strict(
+                &key(SIGNER),
+                &key(PAYER_ASSET),
+                &key(PAYEE_ASSET),
+                AMOUNT,
+                &key(MINT),
+                POLICY_ID,
+                0x0011_2233_4455_6677,
+                &key(OTHER),
+                none,
+                None,
+            ),
+            &[
+                // discriminator
+                "0c833db2e3dc181e",
+                // amount: 72623859790382856 (0x102030405060708)
+                "0807060504030201",
+                // policy_id: 168496141 (0xa0b0c0d)
+                "0d0c0b0a",
+                // deadline: 4822678189205111 (0x11223344556677)
+                "7766554433221100",
+            ],
+        ),
+        case(
+            "gate",
+            "emit_feedback",
+            b.emit_feedback(
+                &key(FACILITATOR),
+                &key(OTHER),
+                FeedbackArgs {
+                    payment_id_hash: PAYMENT_ID,
+                    payee_asset: key(PAYEE_ASSET),
+                    score: 75,
+                    value: AMOUNT,
+                    value_decimals: 6,
+                    tag1: "tag-1".into(),
+                    tag2: "tag-two".into(),
+                    endpoint: "https://e.x/p".into(),
+                    feedback_uri: "ipfs://fb".into(),
+                },
+            ),
+            &[
+                // discriminator
+                "a6d3e7a810cdaa4d",
+                // payment_id_hash (0xa1 x 32)
+                "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+                // facilitator (0x44 x 32)
+                "4444444444444444444444444444444444444444444444444444444444444444",
+                // payee_asset (0x22 x 32)
+                "2222222222222222222222222222222222222222222222222222222222222222",
+                // score: 75 (0x4b)
+                "4b",
+                // value: 72623859790382856 (0x102030405060708)
+                "0807060504030201",
+                // value_decimals: 6
+                "06",
+                // tag1: 'tag-1'
+                "050000007461672d31",
+                // tag2: 'tag-two'
+                "070000007461672d74776f",
+                // endpoint: 'https://e.x/p'
+                "0d00000068747470733a2f2f652e782f70",
+                // feedback_uri: 'ipfs://fb'
+                "09000000697066733a2f2f6662",
+            ],
+        ),
+        case(
+            "gate",
+            "gate_channel_open",
+            b.gate_channel_open(
+                &key(SIGNER),
+                &key(PAYER_ASSET),
+                &key(PAYEE_ASSET),
+                &key(FACILITATOR),
+                &key(MINT),
+                AMOUNT,
+                POLICY_ID,
+                &key(OTHER),
+                none,
+            ),
+            &[
+                // discriminator
+                "b5408be24eb1a5ad",
+                // deposit: 72623859790382856 (0x102030405060708)
+                "0807060504030201",
+                // policy_id: 168496141 (0xa0b0c0d)
+                "0d0c0b0a",
+            ],
+        ),
+        case(
+            "gate",
+            "gate_channel_close",
+            b.gate_channel_close(
+                &channel_record(),
+                &key(OTHER),
+                ChannelFeedback {
+                    score: 99,
+                    tag1: "tag-1".into(),
+                    tag2: "tag-two".into(),
+                    endpoint: "https://e.x/p".into(),
+                    feedback_uri: "ipfs://fb".into(),
+                },
+            ),
+            &[
+                // discriminator
+                "c33e69d5c2645f4e",
+                // score: 99 (0x63)
+                "63",
+                // tag1: 'tag-1'
+                "050000007461672d31",
+                // tag2: 'tag-two'
+                "070000007461672d74776f",
+                // endpoint: 'https://e.x/p'
+                "0d00000068747470733a2f2f652e782f70",
+                // feedback_uri: 'ipfs://fb'
+                "09000000697066733a2f2f6662",
+            ],
+        ),
+        case(
+            "gate",
+            "close_channel_record",
+            b.close_channel_record(&key(OTHER), &key(FACILITATOR)),
+            &[
+                // discriminator
+                "032b8126b5210c99",
+            ],
+        ),
+        case(
+            "gate",
+            "gate_payment",
+            b.gate_payment(
+                &key(PAYER_ASSET),
+                &key(PAYEE_ASSET),
+                AMOUNT,
+                &key(MINT),
+                POLICY_ID,
+                none,
+            ),
+            &[
+                // discriminator
+                "6345937f44759afa",
+                // payer_asset (0x11 x 32)
+                "1111111111111111111111111111111111111111111111111111111111111111",
+                // payee_asset (0x22 x 32)
+                "2222222222222222222222222222222222222222222222222222222222222222",
+                // amount: 72623859790382856 (0x102030405060708)
+                "0807060504030201",
+                // mint (0x33 x 32)
+                "3333333333333333333333333333333333333333333333333333333333333333",
+                // policy_id: 168496141 (0xa0b0c0d)
+                "0d0c0b0a",
+            ],
+        ),
+        case(
+            "gate",
+            "dispute_payment",
+            b.dispute_payment(
+                &key(SIGNER),
+                &key(FACILITATOR),
+                &key(SIGNER),
+                &key(OTHER),
+                PAYMENT_ID,
+                &key(PAYEE_ASSET),
+                REASON,
+                "ipfs://why".into(),
+            ),
+            &[
+                // discriminator
+                "1fc1db3621fc7164",
+                // payment_id_hash (0xa1 x 32)
+                "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1",
+                // facilitator (0x44 x 32)
+                "4444444444444444444444444444444444444444444444444444444444444444",
+                // payee_asset (0x22 x 32)
+                "2222222222222222222222222222222222222222222222222222222222222222",
+                // dispute_reason_hash (0xa2 x 32)
+                "a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2a2",
+                // feedback_uri: 'ipfs://why'
+                "0a000000697066733a2f2f776879",
+            ],
+        ),
+        case(
+            "gate",
+            "close_payment_records",
+            b.close_payment_records(&key(FACILITATOR), &PAYMENT_ID, &key(SIGNER)),
+            &[
+                // discriminator
+                "376f00c368e4c8de",
+            ],
+        ),
+        case(
+            "gate",
+            "register_agent_via_cpi",
+            b.register_agent_via_cpi(
+                &key(SIGNER),
+                &key(ASSET),
+                &key(OTHER),
+                "ipfs://agent".into(),
+            ),
+            &[
+                // discriminator
+                "2786a6f5dac82c28",
+                // metadata_uri: 'ipfs://agent'
+                "0c000000697066733a2f2f6167656e74",
+            ],
+        ),
+        case(
+            "gate",
+            "init_authority",
+            b.init_gate_authority(&key(FACILITATOR)),
+            &[
+                // discriminator
+                "88965eac4ac7ec55",
+                // facilitator (0x44 x 32)
+                "4444444444444444444444444444444444444444444444444444444444444444",
+            ],
+        ),
+        case(
+            "gate",
+            "init_killswitch",
+            b.init_killswitch(&key(SIGNER), &key(ASSET)),
+            &[
+                // discriminator
+                "cee7fd014f9baf8a",
+                // asset (0x55 x 32)
+                "5555555555555555555555555555555555555555555555555555555555555555",
+            ],
+        ),
+    ]
+}
