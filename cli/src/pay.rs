@@ -7,10 +7,11 @@ use clap::Args;
 use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
+use trust_gate_client::decode::DecisionView;
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::Overrides;
 use trust_gate_migrations::DemoWorld;
-use trust_gate_pay::channels::ChannelPay;
+use trust_gate_pay::channels::{ChannelPay, ChannelPayError};
 use trust_gate_pay::exact::{self as pay, PayOptions, PayOutcome, Request};
 
 #[derive(Args)]
@@ -243,27 +244,50 @@ async fn pay_channel(
         max_amount: a.max_amount,
     };
     let gated = if a.ungated { "plain" } else { "gated" };
-    // A deposit above the payer policy's approval threshold is held: say how to approve it.
-    let held = |e: trust_gate_pay::channels::ChannelPayError| match e.approval_id() {
-        Some(id) => {
-            println!("Decision: RequireApproval");
-            println!("  pending approval {id}");
-            println!(
-                "  a member of the payer's policy authority approves it: trust-gate approve {id} --facilitator-url {}",
-                a.facilitator_url.trim_end_matches('/')
-            );
-            "the deposit is above the payer policy's approval threshold: held until approved, then pay again".to_string()
+    // The gate's refusal says what it decided; a deposit above the payer policy's approval
+    // threshold is held: say how to approve it.
+    let refused = |e: ChannelPayError| {
+        let Some(decision) = e.decision() else {
+            return e.to_string();
+        };
+        match decision {
+            DecisionView::RequireApproval => {
+                let id = e.approval_id().unwrap_or("?");
+                println!("Decision: RequireApproval");
+                println!("  pending approval {id}");
+                println!(
+                    "  a member of the payer's policy authority approves it: trust-gate approve {id} --facilitator-url {}",
+                    a.facilitator_url.trim_end_matches('/')
+                );
+                "the deposit is above the payer policy's approval threshold: held until approved, then pay again".to_string()
+            }
+            DecisionView::Deny {
+                reason_code,
+                reason_name,
+            } => {
+                println!("Decision: Deny");
+                println!("  reason {reason_code} {reason_name}");
+                "the gate refused the payment".to_string()
+            }
+            DecisionView::RequireValidation {
+                capability_hash,
+                subject,
+            } => {
+                println!("Decision: RequireValidation");
+                println!("  capability required of the {subject}: {capability_hash}");
+                "the gate asks for an attestation first".to_string()
+            }
+            DecisionView::Allow => e.to_string(),
         }
-        None => e.to_string(),
     };
     match scheme {
         ChannelScheme::Upto => {
             println!("Paying {} with {gated} upto as {}", a.url, signer.pubkey());
-            let paid = pay.upto().await.map_err(held)?;
+            let paid = pay.upto().await.map_err(refused)?;
             println!(
                 "Charged {} of the escrowed ceiling; the rest back to the payer: {}",
-                paid.body.json()["charged"].as_str().unwrap_or("?"),
-                paid.settlement["transaction"].as_str().unwrap_or("?")
+                shown(paid.amount()),
+                paid.transaction().unwrap_or("?")
             );
             println!("Resource: {}", paid.body);
         }
@@ -271,29 +295,43 @@ async fn pay_channel(
             let requests = a.requests.unwrap_or(10);
             let deposit = a.deposit_requests.unwrap_or(100);
             println!(
-                "Paying {} with a {gated} session of {requests} requests (deposit {deposit} prices) as {}",
+                "Paying {} with a {gated} session of {} (deposit {deposit} prices) as {}",
                 a.url,
+                plural(requests, "request"),
                 signer.pubkey()
             );
-            let s = pay.session(requests, deposit).await.map_err(held)?;
-            let opened = &s.requests[0].settlement["transaction"];
+            let s = pay.session(requests, deposit).await.map_err(refused)?;
             println!(
                 "Opened channel {} in {}",
                 s.channel,
-                opened.as_str().unwrap_or("?")
+                s.requests[0].transaction().unwrap_or("?")
             );
             println!(
-                "Paid {} requests with vouchers off chain: {} charged",
-                s.requests.len(),
+                "Paid {} with vouchers off chain: {} charged",
+                plural(s.requests.len() as u64, "request"),
                 s.charged
             );
             println!(
                 "Closed: the rest back to the payer in {}",
-                s.refund.settlement["transaction"].as_str().unwrap_or("?")
+                s.refund.transaction().unwrap_or("?")
             );
         }
     }
     Ok(())
+}
+
+/// An amount the settlement named, or `?`.
+fn shown(amount: Option<u64>) -> String {
+    amount.map_or("?".into(), |n| n.to_string())
+}
+
+/// `1 request`, `3 requests`.
+fn plural(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 #[cfg(test)]
@@ -314,6 +352,13 @@ mod tests {
             .map_err(|e| e.kind().to_string())?
             .pay
             .compute_budget()
+    }
+
+    #[test]
+    fn counts_agree_with_their_noun() {
+        assert_eq!(plural(1, "request"), "1 request");
+        assert_eq!(plural(0, "request"), "0 requests");
+        assert_eq!(plural(5, "request"), "5 requests");
     }
 
     #[test]

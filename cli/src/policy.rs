@@ -4,16 +4,17 @@
 
 use anchor_lang::prelude::Pubkey;
 use clap::{Args, Subcommand};
-use serde_json::{json, Value};
+use serde::Serialize;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::signature::{read_keypair_file, Keypair};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
 use trust_gate_client::decode::{PayeeList, PolicyAccount};
+use trust_gate_client::json::Key;
 use trust_gate_client::{chain, settle, Builder, Network, Overrides, ProgramIds};
 use trust_gate_mcp::envelope::ToolError;
 use trust_gate_mcp::policy_input::{self, PolicyInput};
-use trust_gate_mcp::views;
+use trust_gate_mcp::views::PolicyView;
 use trust_gate_migrations::DemoWorld;
 
 #[derive(Subcommand)]
@@ -155,18 +156,23 @@ impl Session {
         send(&self.rpc, ixs, signers).await
     }
 
-    /// The policy and, when it has one, its list account's entries, as JSON.
-    async fn view(&self, policy: &PolicyAccount) -> Result<Value, String> {
+    /// The policy and, when it has one, its list account's entries.
+    async fn view(&self, policy: &PolicyAccount) -> Result<PolicyShown, String> {
         let address = self.b.pda.policy(&self.asset, self.policy_id);
-        let mut v = views::policy(&address, policy);
-        if let Some(list) = policy.payee_list() {
-            let entries = chain::anchor_account::<PayeeList>(&self.rpc, "PayeeList", &list)
-                .await
-                .map_err(|e| e.to_string())?
-                .map(|l| l.payees.iter().map(|k| k.to_string()).collect::<Vec<_>>());
-            v["payeeListEntries"] = json!(entries);
-        }
-        Ok(v)
+        let payee_list_entries = match policy.payee_list() {
+            Some(list) => Some(
+                chain::anchor_account::<PayeeList>(&self.rpc, "PayeeList", &list)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .map(|l| l.payees.iter().map(Key::from).collect()),
+            ),
+            None => None,
+        };
+        Ok(PolicyShown {
+            policy: PolicyView::new(&address, policy),
+            payee_list_entries,
+            signature: None,
+        })
     }
 }
 
@@ -220,10 +226,24 @@ pub(crate) fn cosigners(signers: &[Keypair]) -> Vec<Pubkey> {
     signers[1..].iter().map(|k| k.pubkey()).collect()
 }
 
-fn print(v: &Value) {
+/// A policy as the commands print it: as `gate_get_policy` shows it, with its list
+/// account's entries and the transaction that changed it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyShown {
+    #[serde(flatten)]
+    policy: PolicyView,
+    /// The list account's entries (null: the account does not exist), when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    payee_list_entries: Option<Option<Vec<Key>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signature: Option<String>,
+}
+
+fn print(v: &PolicyShown) {
     println!(
         "{}",
-        serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+        serde_json::to_string_pretty(v).expect("a policy view serializes")
     );
 }
 
@@ -309,7 +329,7 @@ async fn create(a: CreateArgs) -> Result<(), String> {
         .await?
         .ok_or("the policy is missing after its transaction landed")?;
     let mut v = s.view(&policy).await?;
-    v["signature"] = json!(sig);
+    v.signature = Some(sig);
     print(&v);
     Ok(())
 }
@@ -359,7 +379,7 @@ async fn edit_list(a: EditListArgs) -> Result<(), String> {
     );
     let sig = s.send(&[ix], &members).await?;
     let mut v = s.view(&policy).await?;
-    v["signature"] = json!(sig);
+    v.signature = Some(sig);
     print(&v);
     Ok(())
 }

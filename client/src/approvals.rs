@@ -7,29 +7,41 @@
 use crate::decode::ApprovalTerms;
 use crate::error::ClientError;
 use crate::instructions::Builder;
+use crate::json::{self, Amount, Key};
 use anchor_lang::prelude::Pubkey;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// The longest an approval stands on chain (`approve_payment` refuses a later expiry).
 pub use policy_vault::state::MAX_APPROVAL_SECS;
 
 /// A payment held for an approval.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PendingApproval {
-    /// The address of the payment's approval on chain (`Pdas::approval` of the terms).
-    #[serde(with = "b58")]
+    /// The pending id: the address of the payment's approval on chain (`Pdas::approval` of
+    /// the terms).
+    #[serde(with = "json::key")]
+    #[schemars(with = "Key")]
     pub id: Pubkey,
-    #[serde(with = "b58")]
+    /// The payer agent.
+    #[serde(with = "json::key")]
+    #[schemars(with = "Key")]
     pub payer_agent_asset: Pubkey,
-    #[serde(with = "b58")]
+    /// The payee agent.
+    #[serde(with = "json::key")]
+    #[schemars(with = "Key")]
     pub payee_agent_asset: Pubkey,
-    #[serde(with = "b58")]
+    /// The token mint.
+    #[serde(with = "json::key")]
+    #[schemars(with = "Key")]
     pub mint: Pubkey,
-    /// Atomic units, as a decimal string (x402 writes amounts so).
-    #[serde(with = "decimal")]
+    /// The amount, atomic units (x402 writes amounts as decimal strings).
+    #[serde(with = "json::amount")]
+    #[schemars(with = "Amount")]
     pub amount: u64,
+    /// The payer's policy id.
     pub policy_id: u32,
     /// What was held: `payment` (a trust-gate settlement) or `channel` (a gated channel's
     /// deposit, `upto` or a session).
@@ -37,9 +49,63 @@ pub struct PendingApproval {
     /// The x402 resource the payment was for, when the request named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
-    /// Unix seconds: when the payment was last held, and when the record goes.
+    /// Unix seconds when the payment was last held.
     pub held_at: i64,
+    /// Unix seconds when the record goes.
     pub expires_at: i64,
+}
+
+/// Where a held payment stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalState {
+    /// No approval of its terms on chain yet.
+    Pending,
+    /// An approval stands: the same payment passes once, until its expiry.
+    Approved,
+    /// An approval was made and has expired (anyone may close it).
+    Expired,
+}
+
+/// The approval of a held payment on chain, when a member made it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StandingApproval {
+    /// Unix seconds it stands until.
+    pub expires_at: i64,
+    /// Unix seconds of the approval.
+    pub approved_at: i64,
+    /// Who paid its rent (back to it when the payment uses it or anyone closes it).
+    pub rent_payer: Key,
+    /// How many members signed.
+    pub signers: u8,
+}
+
+/// A held payment as a facilitator answers it (`GET /approvals/{id}`, each of
+/// `GET /approvals`): the record, its state and its approval on chain.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldPayment {
+    #[serde(flatten)]
+    pub record: PendingApproval,
+    /// Where it stands: pending, approved or expired.
+    pub state: ApprovalState,
+    /// The approval on chain, when a member made it.
+    pub approval: Option<StandingApproval>,
+}
+
+/// A facilitator's `GET /approvals[?payer=]` answer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldPayments {
+    /// The payer agent listed (null: every payer's).
+    pub payer_agent_asset: Option<Key>,
+    /// The held payments.
+    pub approvals: Vec<HeldPayment>,
+    /// How long the facilitator keeps a pending record, seconds.
+    pub pending_secs: u64,
+    /// How many pending records it keeps per payer.
+    pub per_payer: usize,
 }
 
 impl PendingApproval {
@@ -91,34 +157,6 @@ impl PendingApproval {
             ));
         }
         Ok(())
-    }
-}
-
-mod b58 {
-    use super::*;
-
-    pub fn serialize<S: Serializer>(k: &Pubkey, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&k.to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Pubkey, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-mod decimal {
-    use super::*;
-
-    pub fn serialize<S: Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&n.to_string())
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
     }
 }
 

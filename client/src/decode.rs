@@ -6,7 +6,7 @@ use crate::error::ClientError;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{AccountDeserialize, AnchorDeserialize, Discriminator, Event};
 use base64::{engine::general_purpose::STANDARD, Engine as _};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use gate::events::{
     AgentRegistered, FeedbackEmitted, GateAuthorityInitialized, GateDecision, PaymentDisputed,
@@ -41,18 +41,25 @@ pub use validation_registry::state::{
 /// `{"kind":"Deny","reasonCode":6,"reasonName":"CounterpartyTierBelowMin"}`,
 /// `{"kind":"RequireValidation","capabilityHash":"<hex>","subject":"payer"}`,
 /// `{"kind":"RequireApproval"}`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind")]
 pub enum DecisionView {
+    /// The payment may proceed.
     Allow,
+    /// The payment is refused, with a stable reason code.
     #[serde(rename_all = "camelCase")]
     Deny {
+        /// The deny reason code, 1..23 (docs/deny-codes.md).
         reason_code: u8,
+        /// The reason's name (CounterpartyTierBelowMin, ...).
         reason_name: String,
     },
+    /// A rule asks for an attestation of a capability that no accepted attestor gave.
     #[serde(rename_all = "camelCase")]
     RequireValidation {
+        /// The capability required (64 hex characters).
         capability_hash: String,
+        /// Who must hold the attestation: payer or payee.
         subject: String,
     },
     /// The amount is above the payer policy's approval threshold and no approval of the
@@ -155,7 +162,17 @@ pub fn account<T: AccountDeserialize>(what: &str, data: &[u8]) -> Result<T, Clie
 }
 
 /// Where a policy's payments come from (`PolicyParams::funding`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Funding {
     /// The payer signer's own token account (`source_token`) pays.
@@ -328,14 +345,18 @@ impl AnyAccount {
 // ---------------------------------------------------------------------------------------------
 
 /// The engine's reputation block of an agent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineReputation {
+    /// Tier, immediate (the higher of the trust and candidate tiers), 0..4.
     pub tier_immediate: u8,
+    /// Tier, confirmed, 0..4.
     pub tier_confirmed: u8,
+    /// Risk score, 0..255.
     pub risk_score: u8,
-    /// Basis points, 0..=10000.
+    /// Confidence, basis points 0..=10000.
     pub confidence: u16,
+    /// The stats account's schema version.
     pub schema_version: u8,
 }
 

@@ -6,6 +6,7 @@
 //! way (`tools/repo-checks/tests/layers.rs` holds the same list and checks it):
 //!
 //! - [`redact`]: URLs as services show them (`scheme://host[:port]`: no API key).
+//! - [`json`]: keys, amounts and hashes as views write them in JSON, with their schemas.
 //! - [`network`]: the clusters by name and CAIP-2 id.
 //! - [`error`]: [`ClientError`], with the named on-chain error and the refused atomicity
 //!   setting it carries.
@@ -48,6 +49,7 @@ pub mod errors;
 pub mod idl;
 pub mod ids;
 pub mod instructions;
+pub mod json;
 pub mod network;
 pub mod pda;
 pub mod receipts;

@@ -6,13 +6,16 @@
 //! anyone can rebuild from the chain alone, as long as the RPC node keeps that history.
 
 use crate::chain;
-use crate::decode::{hex, FeedbackLog};
+use crate::decode::FeedbackLog;
 use crate::error::ClientError;
+use crate::json::{Amount, Hash, Key};
 use crate::pda::Pdas;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::{AccountDeserialize, AnchorDeserialize, Discriminator};
 use gate::settlement::{parse_gate_strict, parse_transfer_checked, StrictPayment};
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client::rpc_client::GetConfirmedSignaturesForAddress2Config;
@@ -81,59 +84,90 @@ impl Receipt {
             .map(|l| Receipt::from_log(&l))
     }
 
-    /// The receipt's fields as /receipt and the MCP tools show them (camelCase; amounts as
-    /// strings, since u64 exceeds JSON's safe integers).
+    /// The receipt's fields as /receipt and the MCP tools show them.
+    pub fn view(&self) -> ReceiptView {
+        ReceiptView {
+            payment_id_hash: Hash(self.payment_id_hash),
+            facilitator: Key(self.facilitator),
+            payee: Key(self.payee_asset),
+            payer: self.payer_asset.map(Key),
+            payer_wallet: Key(self.payer_wallet),
+            mint: Key(self.mint),
+            value: Amount(self.amount),
+            value_decimals: self.value_decimals,
+            score: self.score,
+            emitted_at_slot: self.slot,
+            created_at: self.created_at,
+            deadline: self.deadline,
+            transaction: self.signature.map(|s| s.to_string()),
+            settled_atomically: true,
+        }
+    }
+
+    /// [`Receipt::view`] as JSON (a facilitator's stored record).
     pub fn to_json(&self) -> Value {
-        json!({
-            "paymentIdHash": hex(&self.payment_id_hash),
-            "facilitator": self.facilitator.to_string(),
-            "payee": self.payee_asset.to_string(),
-            "payer": self.payer_asset.map(|p| p.to_string()),
-            "payerWallet": self.payer_wallet.to_string(),
-            "mint": self.mint.to_string(),
-            "value": self.amount.to_string(),
-            "valueDecimals": self.value_decimals,
-            "score": self.score,
-            "emittedAtSlot": self.slot,
-            "createdAt": self.created_at,
-            "deadline": self.deadline,
-            "transaction": self.signature.map(|s| s.to_string()),
-            // Every log the gate writes is of a settlement (the spec's field, kept).
-            "settledAtomically": true,
-        })
+        serde_json::to_value(self.view()).expect("a receipt view serializes")
     }
 
     /// Reads back what [`Receipt::to_json`] wrote (a facilitator's stored record).
     pub fn from_json(v: &Value) -> Option<Receipt> {
-        let key = |f: &str| Pubkey::from_str(v.get(f)?.as_str()?).ok();
-        let opt_key = |f: &str| match v.get(f) {
-            None | Some(Value::Null) => Some(None),
-            Some(s) => Pubkey::from_str(s.as_str()?).ok().map(Some),
-        };
-        let hash =
-            crate::decode::parse_hex32("paymentIdHash", v["paymentIdHash"].as_str()?).ok()?;
+        let r = ReceiptView::deserialize(v).ok()?;
         Some(Receipt {
-            payment_id_hash: hash,
-            facilitator: key("facilitator")?,
-            payee_asset: key("payee")?,
-            payer_asset: opt_key("payer")?,
-            payer_wallet: key("payerWallet")?,
-            mint: key("mint")?,
-            amount: v["value"].as_str()?.parse().ok()?,
-            value_decimals: u8::try_from(v["valueDecimals"].as_u64()?).ok()?,
-            score: u8::try_from(v["score"].as_u64()?).ok()?,
-            slot: v["emittedAtSlot"].as_u64()?,
-            created_at: v["createdAt"].as_i64()?,
-            deadline: match &v["deadline"] {
-                Value::Null => None,
-                d => Some(d.as_i64()?),
-            },
-            signature: match &v["transaction"] {
-                Value::Null => None,
-                s => Some(Signature::from_str(s.as_str()?).ok()?),
+            payment_id_hash: r.payment_id_hash.0,
+            facilitator: r.facilitator.0,
+            payee_asset: r.payee.0,
+            payer_asset: r.payer.map(|k| k.0),
+            payer_wallet: r.payer_wallet.0,
+            mint: r.mint.0,
+            amount: r.value.0,
+            value_decimals: r.value_decimals,
+            score: r.score,
+            slot: r.emitted_at_slot,
+            created_at: r.created_at,
+            deadline: r.deadline,
+            signature: match r.transaction {
+                None => None,
+                Some(s) => Some(Signature::from_str(&s).ok()?),
             },
         })
     }
+}
+
+/// A receipt as /receipt, the MCP tools and a facilitator's records show it (camelCase;
+/// amounts as strings, since u64 exceeds JSON's safe integers).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReceiptView {
+    /// The payment id hash.
+    pub payment_id_hash: Hash,
+    /// The facilitator that settled it.
+    pub facilitator: Key,
+    /// The payee agent.
+    pub payee: Key,
+    /// The payer agent, when known (from the settlement transaction or the facilitator's
+    /// record).
+    pub payer: Option<Key>,
+    /// The settlement's transfer authority.
+    pub payer_wallet: Key,
+    /// The token mint.
+    pub mint: Key,
+    /// The amount paid.
+    pub value: Amount,
+    /// The mint's decimals.
+    pub value_decimals: u8,
+    /// The score of the settlement's feedback to the payee.
+    pub score: u8,
+    /// Slot of the settlement.
+    pub emitted_at_slot: u64,
+    /// Unix seconds of the settlement.
+    pub created_at: i64,
+    /// Unix seconds of the payment's deadline (null for a log written before payments
+    /// carried one).
+    pub deadline: Option<i64>,
+    /// The settlement transaction's signature, when known.
+    pub transaction: Option<String>,
+    /// Always true: every log the gate writes is of a settlement.
+    pub settled_atomically: bool,
 }
 
 /// A payment's records on chain now.
@@ -405,6 +439,7 @@ pub async fn from_history(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_receipt_reads_back_what_it_wrote() {

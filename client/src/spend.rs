@@ -7,21 +7,27 @@
 //! week or month is over, and the velocity window 0 once it has run out.
 
 use crate::decode::{PolicyAccount, VelocityLedger};
+use crate::json;
 use anchor_lang::prelude::Pubkey;
 use policy_vault::engine::time::{day_index, month_index, week_index, SECONDS_PER_DAY};
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// One cap and its window's spend (atomic units, as decimal strings in JSON).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Window {
-    /// 0: no cap.
-    #[serde(serialize_with = "decimal")]
+    /// The cap; 0: no cap.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub cap: u64,
-    #[serde(serialize_with = "decimal")]
+    /// Spent in the current window.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub spent: u64,
-    /// `cap - spent`, when there is a cap.
-    #[serde(serialize_with = "decimal_opt")]
+    /// `cap - spent`, when there is a cap (null: no cap).
+    #[serde(with = "json::amount_opt")]
+    #[schemars(with = "Option<json::Amount>")]
     pub remaining: Option<u64>,
     /// Unix seconds when the window starts over (none for the lifetime).
     pub resets_at: Option<i64>,
@@ -39,66 +45,91 @@ impl Window {
 }
 
 /// One payee's spend today under a per-payee cap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PayeeSpend {
-    #[serde(serialize_with = "key")]
+    /// The payee agent.
+    #[serde(with = "json::key")]
+    #[schemars(with = "json::Key")]
     pub payee: Pubkey,
-    #[serde(serialize_with = "decimal")]
+    /// Paid to it today.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub spent: u64,
-    #[serde(serialize_with = "decimal")]
+    /// Left for it today.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub remaining: u64,
 }
 
 /// A policy's per-payee daily cap and today's payees (16 slots a day).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PerPayee {
-    #[serde(serialize_with = "decimal")]
+    /// The cap per payee per UTC day.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub cap: u64,
+    /// Today's payees.
     pub payees: Vec<PayeeSpend>,
     /// Slots left today for payees not yet paid (a 17th payee is denied: PayeeSlotsFull).
     pub slots_free: usize,
+    /// Unix seconds when the day starts over.
     pub resets_at: i64,
 }
 
 /// The velocity rule and its window's use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Velocity {
+    /// The window's length in seconds.
     pub window_secs: u64,
     /// The cap for a payer of immediate tier 1 and up; a tier-0 or unrated payer gets
     /// `tier0DecayBps` of it.
-    #[serde(serialize_with = "decimal")]
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub max_in_window: u64,
+    /// Share of the cap (basis points) a tier-0 or unrated payer gets.
     pub tier0_decay_bps: u16,
-    #[serde(serialize_with = "decimal")]
+    /// Used in the current window.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub used: u64,
     /// When the current window ends (none while no window runs).
     pub resets_at: Option<i64>,
 }
 
 /// A policy's spend at `now`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Spend {
+    /// The cluster's clock, unix seconds: what the windows are counted at.
     pub now: i64,
+    /// Whether the policy is retired.
     pub retired: bool,
     /// Whether the Spending kind is on (else the caps are not checked).
     pub spending_enforced: bool,
     /// Whether the Velocity kind is on.
     pub velocity_enforced: bool,
-    #[serde(serialize_with = "decimal")]
+    /// Largest single payment; 0: no cap.
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub per_transaction_cap: u64,
+    /// Today's cap (UTC day).
     pub day: Window,
+    /// This week's cap (from Monday 00:00 UTC).
     pub week: Window,
-    /// Under a policy with limits.
+    /// The monthly cap (null for a policy without limits).
     pub month: Option<Window>,
+    /// The lifetime cap (null for a policy without limits).
     pub lifetime: Option<Window>,
+    /// The per-payee daily cap and today's payees (null when there is none).
     pub per_payee: Option<PerPayee>,
+    /// The velocity rule and its window's use (null when the ledger does not exist).
     pub velocity: Option<Velocity>,
     /// Above this a payment needs an approval (0: never).
-    #[serde(serialize_with = "decimal")]
+    #[serde(with = "json::amount")]
+    #[schemars(with = "json::Amount")]
     pub approval_threshold: u64,
 }
 
@@ -194,21 +225,6 @@ pub fn spend(policy: &PolicyAccount, ledger: Option<&VelocityLedger>, now: i64) 
         velocity,
         approval_threshold: policy.approval_threshold,
     }
-}
-
-fn decimal<S: serde::Serializer>(n: &u64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&n.to_string())
-}
-
-fn decimal_opt<S: serde::Serializer>(n: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
-    match n {
-        Some(n) => s.serialize_str(&n.to_string()),
-        None => s.serialize_none(),
-    }
-}
-
-fn key<S: serde::Serializer>(k: &Pubkey, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&k.to_string())
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use axum::Json;
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::hex;
-use trust_gate_x402::SettlementResponse;
+use trust_gate_x402::{ChannelSettlement, SettlementResponse};
 
 /// What a scheme settled.
 #[derive(Clone, Debug)]
@@ -120,20 +120,16 @@ impl SettleReply {
                 amount,
                 replayed,
                 extra,
-            } => {
-                let mut body = json!({
-                    "success": true,
-                    "transaction": transaction,
-                    "network": network,
-                    "amount": amount,
-                    "payer": payer.to_string(),
-                    "replayed": replayed,
-                });
-                if let Some(extra) = extra {
-                    body["extra"] = extra;
-                }
-                Json(body).into_response()
-            }
+            } => Json(ChannelSettlement {
+                amount,
+                extra,
+                network,
+                payer: payer.to_string(),
+                replayed,
+                success: true,
+                transaction,
+            })
+            .into_response(),
         }
     }
 }

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use trust_gate_client::approvals::{HeldPayment, HeldPayments};
 use trust_gate_client::decode::{Decision, DecisionView};
 pub use trust_gate_server::layers::{http_layers, BODY_LIMIT, REQUEST_TIMEOUT};
 use trust_gate_x402::{self as x402, SettlementResponse};
@@ -314,7 +315,7 @@ async fn dispute(State(f): App, body: Bytes) -> Result<Json<Value>, Rejection> {
 async fn approvals(
     State(f): App,
     Query(q): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, Rejection> {
+) -> Result<Json<HeldPayments>, Rejection> {
     if let Some(unknown) = q.keys().find(|k| k.as_str() != "payer") {
         return Err(Rejection::input(
             unknown,
@@ -355,7 +356,7 @@ async fn payments(
 }
 
 /// `GET /approvals/{id}`: one of them, with its approval on chain.
-async fn approval(State(f): App, Path(id): Path<String>) -> Result<Json<Value>, Rejection> {
+async fn approval(State(f): App, Path(id): Path<String>) -> Result<Json<HeldPayment>, Rejection> {
     let id = parse_key("id", &id)?;
     Ok(Json(f.pending_approval(&id).await?))
 }

@@ -2,7 +2,8 @@
 //! `MCP_DOCS_DIR`), served as `gate://docs/{page}` and searched by `gate_docs`.
 
 use crate::envelope::{codes, ToolError};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The bundled pages: (page name, markdown).
@@ -71,13 +72,19 @@ pub struct Corpus {
 }
 
 /// One search hit.
-#[derive(Clone, Debug, Serialize)]
+/// A documentation section that matches a query.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
+    /// The page's name.
     pub page: String,
+    /// The page's resource URI (gate://docs/...).
     pub uri: String,
+    /// The section's heading.
     pub section: String,
+    /// How well it matches (higher is better).
     pub score: u32,
+    /// An excerpt of the section.
     pub excerpt: String,
 }
 

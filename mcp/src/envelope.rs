@@ -1,11 +1,12 @@
-//! Tool results: a success is the JSON object as text content plus the same object as
-//! `structuredContent`; a failure is `isError: true` with the envelope
-//! `{errorCode, message, hint?, cause?}` the same two ways.
+//! Tool results: a success is a typed result (`rmcp`'s `Json<T>`: the object as
+//! `structuredContent` and as text, its schema the tool's `outputSchema`); a failure is
+//! `isError: true` with the envelope `{errorCode, message, hint?, cause?}` the same two ways.
 
 use crate::config::Transport;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult};
+use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 use trust_gate_client::errors::NamedError;
 use trust_gate_client::ClientError;
 
@@ -36,18 +37,23 @@ pub mod codes {
 }
 
 /// A failed tool call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolError {
+    /// The stable error code (input_invalid, not_found, chain_error, ...).
     pub error_code: String,
+    /// What went wrong.
     pub message: String,
+    /// What to do about it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// The underlying error (logs, an upstream answer), cut at [`CAUSE_LIMIT`] characters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cause: Option<String>,
 }
 
-pub type ToolResult = Result<Value, ToolError>;
+/// A tool's result: its typed success, or the envelope.
+pub type ToolResult<T> = Result<T, ToolError>;
 
 impl ToolError {
     pub fn new(code: &str, message: impl Into<String>) -> Self {
@@ -150,20 +156,22 @@ pub fn truncate(s: &str, limit: usize) -> String {
     out
 }
 
-/// The MCP result of a tool: success or the error envelope, as text and structured content.
-pub fn call_result(r: ToolResult) -> CallToolResult {
-    let (value, is_error) = match r {
-        Ok(v) => (v, false),
-        Err(e) => (serde_json::to_value(&e).unwrap_or(Value::Null), true),
-    };
-    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
-    let mut result = if is_error {
-        CallToolResult::error(vec![ContentBlock::text(text)])
-    } else {
-        CallToolResult::success(vec![ContentBlock::text(text)])
-    };
-    result.structured_content = Some(value);
-    result
+impl ToolError {
+    /// The MCP result of this error: `isError: true`, the envelope as text and as
+    /// structured content.
+    pub fn into_result(self) -> CallToolResult {
+        CallToolResult::structured_error(
+            serde_json::to_value(&self).expect("an envelope of strings serializes"),
+        )
+    }
+}
+
+/// A tool returns `Result<Json<T>, ToolError>`: rmcp derives its `outputSchema` from `T`
+/// and turns an `Err` into this.
+impl IntoCallToolResult for ToolError {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(self.into_result().into())
+    }
 }
 
 #[cfg(test)]
@@ -185,17 +193,23 @@ mod tests {
     }
 
     #[test]
-    fn results_carry_the_same_object_as_text_and_structured_content() {
-        let ok = call_result(Ok(serde_json::json!({"kind": "Allow"})));
-        assert_eq!(ok.is_error, Some(false));
-        let err = call_result(Err(ToolError::input("amount", "not digits").hint("h")));
-        assert_eq!(err.is_error, Some(true));
-        let s = err.structured_content.unwrap();
+    fn errors_carry_the_same_envelope_as_text_and_structured_content() {
+        let err = ToolError::input("amount", "not digits").hint("h");
+        let r = match Err::<rmcp::handler::server::wrapper::Json<()>, _>(err)
+            .into_call_tool_result()
+            .unwrap()
+        {
+            CallToolResponse::Complete(r) => r,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(r.is_error, Some(true));
+        let s = r.structured_content.unwrap();
         assert_eq!(s["errorCode"], "input_invalid");
         assert_eq!(s["message"], "invalid amount: not digits");
+        assert_eq!(s["hint"], "h");
         assert!(s.get("cause").is_none());
-        let text = err.content[0].as_text().unwrap().text.clone();
-        assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), s);
+        let text = r.content[0].as_text().unwrap().text.clone();
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&text).unwrap(), s);
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! Deny reason codes 1..23 explained: name, category, meaning and a remediation that holds for
-//! this implementation (see docs/deny-codes.md).
+//! this implementation (see docs/deny-codes.md); decisions as tools report them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use trust_gate_client::decode::DecisionView;
 
 /// One deny reason explained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +182,155 @@ pub const EXPLANATIONS: [Explanation; 23] = [
         remediation: "Wait for the next UTC day (every slot frees), or pay one of today's payees, or pay under another policy_id.",
     },
 ];
+
+/// A gate decision as a tool reports it: its kind and, for every decision but Allow, what it
+/// means and what to do.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DecisionReport {
+    /// Allow, Deny, RequireValidation or RequireApproval.
+    pub kind: String,
+    /// A Deny's reason code, 1..23.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<u8>,
+    /// A Deny's reason name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_name: Option<String>,
+    /// A Deny's category (kill_switch, spending, velocity, counterparty,
+    /// reputation_integrity, validation, unrated, validity or payee_list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// What the gate found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<String>,
+    /// What to do about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remediation: Option<String>,
+    /// The strict gate's error code for a RequireValidation or RequireApproval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_error_code: Option<u32>,
+    /// A RequireValidation's capability (64 hex characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability_hash: Option<String>,
+    /// A RequireValidation's subject: who must hold the attestation, payer or payee.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subject: Option<String>,
+    /// A RequireApproval's pending id (gate_approve takes it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_id: Option<String>,
+}
+
+impl DecisionReport {
+    /// `d` with its meaning and remediation.
+    pub fn new(d: &DecisionView) -> DecisionReport {
+        let mut r = match d {
+            DecisionView::Allow => DecisionReport::of_kind("Allow"),
+            DecisionView::Deny {
+                reason_code,
+                reason_name,
+            } => DecisionReport::deny(Some(*reason_code), Some(reason_name.clone())),
+            DecisionView::RequireValidation {
+                capability_hash,
+                subject,
+            } => DecisionReport {
+                capability_hash: Some(capability_hash.clone()),
+                subject: Some(subject.clone()),
+                ..DecisionReport::of_kind("RequireValidation")
+            },
+            DecisionView::RequireApproval => DecisionReport::of_kind("RequireApproval"),
+        };
+        if let Some(e) = explain_decision(&r.kind) {
+            r.meaning = Some(e.meaning.into());
+            r.remediation = Some(e.remediation.into());
+            r.gate_error_code = Some(e.gate_error_code);
+        }
+        r
+    }
+
+    /// A decision of `kind` alone (its explanation added when it asks for something).
+    pub fn of_kind(kind: &str) -> DecisionReport {
+        let mut r = DecisionReport {
+            kind: kind.into(),
+            ..Default::default()
+        };
+        if let Some(e) = explain_decision(kind) {
+            r.meaning = Some(e.meaning.into());
+            r.remediation = Some(e.remediation.into());
+            r.gate_error_code = Some(e.gate_error_code);
+        }
+        r
+    }
+
+    /// A Deny, explained by its code when it has a known one.
+    pub fn deny(reason_code: Option<u8>, reason_name: Option<String>) -> DecisionReport {
+        let e = reason_code.and_then(explain);
+        DecisionReport {
+            kind: "Deny".into(),
+            reason_code,
+            reason_name: reason_name.or_else(|| e.map(|e| e.name.to_string())),
+            category: e.map(|e| e.category.into()),
+            meaning: e.map(|e| e.meaning.into()),
+            remediation: e.map(|e| e.remediation.into()),
+            ..Default::default()
+        }
+    }
+}
+
+/// A decision explained by `gate_explain_decision`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Explained {
+    /// Deny, RequireValidation or RequireApproval.
+    pub decision: String,
+    /// A Deny's reason code, 1..23.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason_code: Option<u8>,
+    /// A Deny's reason name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A Deny's category (kill_switch, spending, velocity, counterparty,
+    /// reputation_integrity, validation, unrated, validity or payee_list).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub category: Option<String>,
+    /// What the gate found.
+    pub meaning: String,
+    /// What to do about it.
+    pub remediation: String,
+    /// The strict gate's error code for it (6000 + code for 1..=15, 6100 + code from 16 for
+    /// a Deny).
+    pub gate_error_code: Option<u32>,
+}
+
+impl Explained {
+    /// Deny reason `code`, or None outside 1..=23.
+    pub fn deny(code: u8) -> Option<Explained> {
+        let e = explain(code)?;
+        Some(Explained {
+            decision: "Deny".into(),
+            reason_code: Some(e.code),
+            name: Some(e.name.into()),
+            category: Some(e.category.into()),
+            meaning: e.meaning.into(),
+            remediation: e.remediation.into(),
+            gate_error_code: policy_vault::engine::DenyReason::from_code(e.code)
+                .map(|r| r.strict_error_code()),
+        })
+    }
+
+    /// `RequireValidation` or `RequireApproval`, or None.
+    pub fn decision(decision: &str) -> Option<Explained> {
+        let e = explain_decision(decision)?;
+        Some(Explained {
+            decision: e.decision.into(),
+            reason_code: None,
+            name: None,
+            category: None,
+            meaning: e.meaning.into(),
+            remediation: e.remediation.into(),
+            gate_error_code: Some(e.gate_error_code),
+        })
+    }
+}
 
 /// What a decision other than Allow and Deny asks for.
 #[derive(Debug, PartialEq, Eq)]

@@ -3,9 +3,9 @@
 //!
 //! - [`config`]: the environment table, validated at boot; [`signer`]: the signer chain.
 //! - [`tools`]: the tools ([`tools::read`], [`tools::write`], [`tools::pay`],
-//!   [`tools::discovery`]); [`output_schemas`]: what the read tools return;
-//!   [`args`] parses their arguments, [`envelope`] shapes results and errors, [`views`]
-//!   renders accounts, [`policy_input`] turns policy arguments into program parameters.
+//!   [`tools::discovery`]), each returning a typed result whose schema is its
+//!   `outputSchema`; [`args`] parses their arguments, [`envelope`] shapes errors, [`views`]
+//!   types accounts, [`policy_input`] turns policy arguments into program parameters.
 //! - [`server`]: the MCP handler; [`resources`], [`prompts`], [`docs`] (the bundled corpus),
 //!   [`explain`] (deny codes).
 //! - [`egress`]: where `gate_pay` may send requests (no loopback, private or link-local
@@ -21,7 +21,6 @@ pub mod egress;
 pub mod envelope;
 pub mod explain;
 pub mod http;
-pub mod output_schemas;
 pub mod pay_sessions;
 pub mod policy_input;
 pub mod prompts;

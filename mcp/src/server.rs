@@ -2,7 +2,7 @@
 //! envelope instead of a protocol error), resources and prompts.
 
 use crate::args::INVALID_ARGUMENT;
-use crate::envelope::{call_result, codes, ToolError};
+use crate::envelope::{codes, ToolError};
 use crate::tools::GateServer;
 use crate::{prompts, resources};
 use rmcp::handler::server::tool::ToolCallContext;
@@ -74,12 +74,10 @@ impl ServerHandler for GateServer {
                 if e.code == ErrorCode::INVALID_PARAMS
                     && e.message.starts_with(INVALID_ARGUMENT) =>
             {
-                Ok(call_result(Err(ToolError::new(
-                    codes::INPUT_INVALID,
-                    e.message.to_string(),
-                )
-                .hint(format!("see the input schema of {name} in tools/list"))))
-                .into())
+                Ok(ToolError::new(codes::INPUT_INVALID, e.message.to_string())
+                    .hint(format!("see the input schema of {name} in tools/list"))
+                    .into_result()
+                    .into())
             }
             other => other,
         }

@@ -3,7 +3,8 @@
 
 use anchor_lang::prelude::Pubkey;
 use policy_vault::state::{AcceptanceParams, PolicyParams};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::network::deterministic_keypair;
 use trust_gate_client::settle::Funding;
@@ -257,17 +258,22 @@ impl DemoWorld {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// One agent of the demo world.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSummary {
+    /// Its name in the demo.
     pub name: String,
+    /// The reputation tier the demo gives it, 0..4.
     pub tier: u8,
+    /// Its MPL Core asset (base58): the agent's identity.
     pub asset: String,
+    /// The asset's owner (base58).
     pub owner: String,
     /// Where its payments come from: "wallet" or "vault".
     pub funding: Funding,
     /// The vault-funded payer's hot key (agent wallet), which signs its payments.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hot_key: Option<String>,
 }
 
@@ -284,19 +290,30 @@ impl AgentSummary {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
+/// The demo world in public keys: what `trust-gate up` seeds.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DemoSummary {
+    /// The facilitator's key (base58): the fee payer of every settlement.
     pub facilitator: String,
+    /// The demo service's key (base58).
     pub service_key: String,
+    /// The demo mint (base58).
     pub mint: String,
-    /// The Token-2022 mint of metered payments (see [`DemoWorld::metered_mint`]).
+    /// The Token-2022 mint of metered payments (base58; see [`DemoWorld::metered_mint`]).
     pub metered_mint: String,
+    /// The mints' decimals.
     pub decimals: u8,
+    /// The protected resource's price, atomic units.
     pub price: u64,
+    /// The payers' policy id.
     pub policy_id: u32,
+    /// The service agent, the payee.
     pub service: AgentSummary,
+    /// The payer agents.
     pub payers: Vec<AgentSummary>,
+    /// The demo attestor (base58).
     pub attestor: String,
+    /// The capability namespaces registered.
     pub namespaces: Vec<String>,
 }

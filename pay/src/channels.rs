@@ -8,17 +8,20 @@
 use crate::exact::{self, Body, PayError, Request};
 use crate::session::{PayerSession, SessionGate, SessionTerms, UptoTerms};
 use anchor_lang::prelude::Pubkey;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
-use trust_gate_client::decode::ApprovalTerms;
+use trust_gate_client::decode::{ApprovalTerms, DecisionView};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_client::{chain, Builder, Overrides, ProgramIds, RpcClient};
 use trust_gate_x402::batch::{self, BatchExtra, BatchPayload};
 use trust_gate_x402::payment_identifier;
 use trust_gate_x402::upto::{self, UptoExtra};
-use trust_gate_x402::{self as x402, GateExtension, PaymentRequired, PaymentRequirements};
+use trust_gate_x402::{
+    self as x402, ChannelSettlement, GateExtension, PaymentRequired, PaymentRequirements,
+};
 
 /// Why a channel payment did not go through.
 #[derive(Debug, thiserror::Error)]
@@ -27,15 +30,26 @@ pub enum ChannelPayError {
     Http { url: String, reason: String },
     #[error("{url}: {reason}")]
     Offer { url: String, reason: String },
-    #[error("{what} was not accepted (HTTP {status}): {body}")]
-    Refused {
-        what: String,
-        status: u16,
-        body: Value,
-    },
+    /// The resource server did not accept the payment.
+    #[error("{} was not accepted (HTTP {}): {}", .0.what, .0.status, .0.body)]
+    Refused(Box<Refusal>),
     /// Refused before anything was signed (above `max_amount`, another payer agent).
     #[error(transparent)]
     Check(#[from] PayError),
+}
+
+/// A payment the resource server did not accept: the gate's decision when it refused (a
+/// Deny, RequireValidation, or RequireApproval with the pending id), and the answer.
+#[derive(Debug)]
+pub struct Refusal {
+    /// What was refused: the upto payment, the deposit, voucher N, the refund.
+    pub what: String,
+    pub status: u16,
+    /// The gate's decision, when the answer carries one (never Allow).
+    pub decision: Option<DecisionView>,
+    /// A RequireApproval's pending id (`trust-gate approve ID`).
+    pub approval_id: Option<String>,
+    pub body: Body,
 }
 
 impl ChannelPayError {
@@ -43,13 +57,52 @@ impl ChannelPayError {
     /// (RequireApproval: the facilitator's answer names it).
     pub fn approval_id(&self) -> Option<&str> {
         match self {
-            ChannelPayError::Refused { body, .. }
-                if body["decision"]["kind"] == "RequireApproval" =>
-            {
-                body["approval"]["id"].as_str()
+            ChannelPayError::Refused(r) if r.decision == Some(DecisionView::RequireApproval) => {
+                r.approval_id.as_deref()
             }
             _ => None,
         }
+    }
+
+    /// The gate's decision when it refused the payment (never Allow).
+    pub fn decision(&self) -> Option<&DecisionView> {
+        match self {
+            ChannelPayError::Refused(r) => r.decision.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// What a refusal's body says of the gate: `{"decision": {...}, "approval": {"id": ...}}`.
+#[derive(Deserialize)]
+struct RefusalBody {
+    decision: Option<DecisionView>,
+    approval: Option<ApprovalRef>,
+}
+
+#[derive(Deserialize)]
+struct ApprovalRef {
+    id: String,
+}
+
+impl ChannelPayError {
+    /// A refusal of `what` answered with `status` and `body`.
+    fn refused(what: impl Into<String>, status: u16, body: Body) -> ChannelPayError {
+        let said = serde_json::from_slice::<RefusalBody>(&body.bytes).ok();
+        let (decision, approval_id) = match said {
+            Some(r) => (
+                r.decision.filter(|d| *d != DecisionView::Allow),
+                r.approval.map(|a| a.id),
+            ),
+            None => (None, None),
+        };
+        ChannelPayError::Refused(Box::new(Refusal {
+            what: what.into(),
+            status,
+            decision,
+            approval_id,
+            body,
+        }))
     }
 }
 
@@ -71,11 +124,24 @@ pub struct ChannelPay<'a> {
     pub max_amount: Option<u64>,
 }
 
-/// A paid request: the resource's answer and the settlement (`PAYMENT-RESPONSE`).
+/// A paid request: the resource's answer and the settlement (`PAYMENT-RESPONSE`, when the
+/// resource server sent one).
 #[derive(Clone, Debug)]
 pub struct Paid {
     pub body: Body,
-    pub settlement: Value,
+    pub settlement: Option<ChannelSettlement>,
+}
+
+impl Paid {
+    /// The settlement's transaction signature (empty for a voucher kept off chain).
+    pub fn transaction(&self) -> Option<&str> {
+        self.settlement.as_ref().map(|s| s.transaction.as_str())
+    }
+
+    /// What this request settled, as the settlement says (atomic units).
+    pub fn amount(&self) -> Option<u64> {
+        self.settlement.as_ref()?.amount.parse().ok()
+    }
 }
 
 /// A session's channel, open, which later requests pay with vouchers.
@@ -204,20 +270,10 @@ impl ChannelPay<'_> {
             .headers()
             .get(x402::PAYMENT_RESPONSE)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| x402::decode_header::<Value>(x402::PAYMENT_RESPONSE, v).ok())
-            .unwrap_or(Value::Null);
+            .and_then(|v| x402::decode_header::<ChannelSettlement>(x402::PAYMENT_RESPONSE, v).ok());
         let body = request.body(res).await.map_err(|e| self.fail(e))?;
         if status != 200 {
-            let text = body.json();
-            return Err(ChannelPayError::Refused {
-                what: what.into(),
-                status,
-                body: if text.is_null() {
-                    Value::String(body.to_string())
-                } else {
-                    text
-                },
-            });
+            return Err(ChannelPayError::refused(what, status, body));
         }
         Ok(Paid { body, settlement })
     }
@@ -482,17 +538,11 @@ impl ChannelPay<'_> {
             .voucher_payload(price)
             .map_err(|e| self.fail(e))?;
         let refused = match self.send(&what, pr, offer, value(&p)?).await {
-            Err(ChannelPayError::Refused {
-                status: 402, body, ..
-            }) => body,
+            Err(ChannelPayError::Refused(r)) if r.status == 402 => r,
             other => return other,
         };
-        let Some((channel, voucher)) = batch::corrective_state(&refused) else {
-            return Err(ChannelPayError::Refused {
-                what,
-                status: 402,
-                body: refused,
-            });
+        let Some((channel, voucher)) = batch::corrective_state(&refused.body.json()) else {
+            return Err(ChannelPayError::Refused(refused));
         };
         open.session
             .resync(&channel, &voucher)
@@ -537,5 +587,57 @@ fn session_paid(s: &PayerSession, requests: Vec<Paid>, refund: Paid) -> SessionP
         requests,
         refund,
         charged: s.charged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(json: &str) -> Body {
+        Body {
+            content_type: Some("application/json".into()),
+            bytes: json.as_bytes().to_vec(),
+            complete: true,
+            length: Some(json.len() as u64),
+        }
+    }
+
+    #[test]
+    fn a_refusal_carries_the_gates_decision_typed() {
+        let deny = ChannelPayError::refused(
+            "the deposit",
+            402,
+            body(
+                r#"{"decision":{"kind":"Deny","reasonCode":6,"reasonName":"CounterpartyTierBelowMin"},"isValid":false}"#,
+            ),
+        );
+        assert_eq!(
+            deny.decision(),
+            Some(&DecisionView::Deny {
+                reason_code: 6,
+                reason_name: "CounterpartyTierBelowMin".into()
+            })
+        );
+        assert_eq!(deny.approval_id(), None);
+        let held = ChannelPayError::refused(
+            "the deposit",
+            402,
+            body(
+                r#"{"decision":{"kind":"RequireApproval"},"approval":{"id":"ID","pending":null}}"#,
+            ),
+        );
+        assert_eq!(held.decision(), Some(&DecisionView::RequireApproval));
+        assert_eq!(held.approval_id(), Some("ID"));
+        // No decision, or not JSON: a refusal without one, its body kept.
+        for other in [
+            r#"{"error":"x"}"#,
+            "not json",
+            r#"{"decision":{"kind":"Allow"}}"#,
+        ] {
+            let e = ChannelPayError::refused("voucher 2", 400, body(other));
+            assert_eq!(e.decision(), None, "{other}");
+            assert!(e.to_string().contains(other), "{e}");
+        }
     }
 }

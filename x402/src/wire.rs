@@ -135,6 +135,29 @@ pub struct SettlementResponse {
     pub receipt: Option<serde_json::Value>,
 }
 
+/// The `PAYMENT-RESPONSE` of a channel scheme (`upto`, a session's deposit, voucher or
+/// refund): x402's settle answer with what this request charged. Its fields in alphabetical
+/// order, as the answer has always been written.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChannelSettlement {
+    /// What this request settled, atomic units in decimal: the deposit, the charge or the
+    /// refund's claim.
+    pub amount: String,
+    /// A session's state after this request (`channelState`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Value>,
+    /// The CAIP-2 network.
+    pub network: String,
+    /// The payer (the channel's payer key).
+    pub payer: String,
+    /// Whether an earlier attempt of the same payment sent it (this answer repeats it).
+    pub replayed: bool,
+    pub success: bool,
+    /// The transaction signature; empty for a voucher kept off chain.
+    pub transaction: String,
+}
+
 /// The `/verify` body.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

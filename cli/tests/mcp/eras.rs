@@ -12,8 +12,8 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
-use trust_gate_mcp::output_schemas::READ_TOOLS;
 use trust_gate_mcp::server::TTL_MS;
+use trust_gate_mcp::GateServer;
 use trust_gate_migrations::demo;
 use trust_gate_pay::exact::PayOutcome;
 
@@ -115,8 +115,8 @@ async fn a_2026_07_28_client_is_served_without_a_session() {
     );
     assert!(d["capabilities"]["tools"].is_object(), "{d}");
 
-    // tools/list: every tool, cacheable for an hour by anyone; every read tool declares an
-    // outputSchema.
+    // tools/list: every tool, cacheable for an hour by anyone; every tool declares the
+    // outputSchema its result type derives.
     let t = &r["tools"];
     assert_eq!(t["count"], crate::tools::TOOLS.len());
     assert_eq!(
@@ -129,8 +129,8 @@ async fn a_2026_07_28_client_is_served_without_a_session() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    let read: BTreeSet<&str> = READ_TOOLS.iter().map(|(n, _)| *n).collect();
-    assert_eq!(declared, read);
+    let all: BTreeSet<&str> = crate::tools::TOOLS.into_iter().collect();
+    assert_eq!(declared, all);
 
     // Calls, stateless; the SDK has checked their structuredContent against the schemas.
     let c = &r["calls"];
@@ -163,7 +163,10 @@ async fn a_2026_07_28_client_is_served_without_a_session() {
         "gate_get_killswitch",
         "gate_docs",
     ]);
-    for (name, _) in READ_TOOLS {
+    let read_tools = (GateServer::read_tools() + GateServer::discovery_tools()).list_all();
+    assert_eq!(read_tools.len(), 18);
+    for tool in &read_tools {
+        let name = tool.name.as_ref();
         assert!(called.contains(name), "{name} is not called");
     }
     let log = r["more"]

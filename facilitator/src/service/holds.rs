@@ -8,7 +8,9 @@ use crate::channel_open::Gated;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use solana_sdk::pubkey::Pubkey;
+use trust_gate_client::approvals::{ApprovalState, HeldPayment, HeldPayments, StandingApproval};
 use trust_gate_client::decode::{ApprovalTerms, Decision};
+use trust_gate_client::json::Key;
 use trust_gate_client::simulate::{now_unix, PaymentQuery};
 
 /// The x402 resource a held payment was for, as its record keeps it (at most 500
@@ -93,26 +95,26 @@ impl Facilitator {
     pub async fn pending_approvals(
         &self,
         payer: Option<&Pubkey>,
-    ) -> Result<serde_json::Value, Rejection> {
+    ) -> Result<HeldPayments, Rejection> {
         let now = now_unix();
         let records = self.approvals.list(payer, now).await?;
         let ids: Vec<Pubkey> = records.iter().map(|r| r.id).collect();
         let onchain = trust_gate_client::chain::accounts(&self.chain.rpc, &ids).await?;
-        let listed: Vec<serde_json::Value> = records
-            .iter()
+        let approvals = records
+            .into_iter()
             .zip(&onchain)
-            .map(|(r, acc)| self.approval_view(r, acc.as_ref(), now))
+            .map(|(r, acc)| self.held_payment(r, acc.as_ref(), now))
             .collect();
-        Ok(serde_json::json!({
-            "payerAgentAsset": payer.map(|p| p.to_string()),
-            "approvals": listed,
-            "pendingSecs": self.approvals.settings().pending.as_secs(),
-            "perPayer": self.approvals.settings().per_payer,
-        }))
+        Ok(HeldPayments {
+            payer_agent_asset: payer.map(Key::from),
+            approvals,
+            pending_secs: self.approvals.settings().pending.as_secs(),
+            per_payer: self.approvals.settings().per_payer,
+        })
     }
 
     /// The pending approval `id` with its approval on chain: `GET /approvals/{id}`.
-    pub async fn pending_approval(&self, id: &Pubkey) -> Result<serde_json::Value, Rejection> {
+    pub async fn pending_approval(&self, id: &Pubkey) -> Result<HeldPayment, Rejection> {
         let now = now_unix();
         let record = self.approvals.get(id, now).await?.ok_or_else(|| {
             Rejection::new(
@@ -121,18 +123,18 @@ impl Facilitator {
             )
         })?;
         let acc = trust_gate_client::chain::account(&self.chain.rpc, id).await?;
-        Ok(self.approval_view(&record, acc.as_ref(), now))
+        Ok(self.held_payment(record, acc.as_ref(), now))
     }
 
     /// A record and its state: `pending` (no approval on chain yet), `approved` (one stands
     /// until `approval.expiresAt`) or `expired` (one stands but has expired: closed by anyone,
     /// its rent to the member).
-    fn approval_view(
+    fn held_payment(
         &self,
-        r: &PendingApproval,
+        record: PendingApproval,
         acc: Option<&solana_sdk::account::Account>,
         now: i64,
-    ) -> serde_json::Value {
+    ) -> HeldPayment {
         use trust_gate_client::decode::PaymentApproval;
         let approval = acc
             .filter(|a| a.owner == self.chain.builder.ids.policy_vault)
@@ -141,23 +143,20 @@ impl Facilitator {
                     .ok()
             });
         let state = match &approval {
-            None => "pending",
-            Some(a) if now <= a.expires_at => "approved",
-            Some(_) => "expired",
+            None => ApprovalState::Pending,
+            Some(a) if now <= a.expires_at => ApprovalState::Approved,
+            Some(_) => ApprovalState::Expired,
         };
-        let mut v = serde_json::to_value(r).unwrap_or_default();
-        v["state"] = state.into();
-        v["approval"] = approval
-            .map(|a| {
-                serde_json::json!({
-                    "expiresAt": a.expires_at,
-                    "approvedAt": a.approved_at,
-                    "rentPayer": a.rent_payer.to_string(),
-                    "signers": a.signers,
-                })
-            })
-            .unwrap_or_default();
-        v
+        HeldPayment {
+            record,
+            state,
+            approval: approval.map(|a| StandingApproval {
+                expires_at: a.expires_at,
+                approved_at: a.approved_at,
+                rent_payer: Key(a.rent_payer),
+                signers: a.signers,
+            }),
+        }
     }
 }
 

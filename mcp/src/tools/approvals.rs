@@ -9,15 +9,17 @@
 use crate::args::pubkey;
 use crate::context::Ctx;
 use crate::envelope::{codes, ToolError, ToolResult};
-use crate::tools::write::ok_sent;
+use crate::tools::write::sent;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use solana_sdk::signature::Signer;
 use std::time::Duration;
-use trust_gate_client::approvals::{PendingApproval, MAX_APPROVAL_SECS};
+use trust_gate_client::approvals::{HeldPayment, HeldPayments, MAX_APPROVAL_SECS};
 use trust_gate_client::chain;
 use trust_gate_client::decode::PolicyAuthority;
+use trust_gate_client::json::{Amount, Key};
 
 /// How long a call to the facilitator may take.
 const FACILITATOR_TIMEOUT: Duration = Duration::from_secs(10);
@@ -77,25 +79,49 @@ async fn get(ctx: &Ctx, path: &str) -> Result<(u16, Value), ToolError> {
     Ok((status, body))
 }
 
+/// The facilitator's answer as `T`, or `facilitator_failure` naming what it sent.
+fn answer<T: DeserializeOwned>(path: &str, v: Value) -> Result<T, ToolError> {
+    crate::args::parse::<T>(v).map_err(|e| {
+        ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!("the facilitator's answer to GET {path} is not what this server reads"),
+        )
+        .cause(e.message)
+    })
+}
+
 /// The payments the configured facilitator holds for `payer`'s approval (its
 /// `GET /approvals?payer=` list).
-pub async fn pending_of(ctx: &Ctx, payer: &solana_sdk::pubkey::Pubkey) -> ToolResult {
-    let v = list_approvals(
+pub async fn pending_of(
+    ctx: &Ctx,
+    payer: &solana_sdk::pubkey::Pubkey,
+) -> ToolResult<Vec<HeldPayment>> {
+    let list = list_approvals(
         ctx,
         ListApprovalsArgs {
             payer_agent: Some(payer.to_string()),
         },
     )
     .await?;
-    Ok(v["approvals"].clone())
+    Ok(list.held.approvals)
 }
 
-pub async fn list_approvals(ctx: &Ctx, a: ListApprovalsArgs) -> ToolResult {
+/// The payments the configured facilitator holds for an approval, and what to do with one.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalsList {
+    #[serde(flatten)]
+    pub held: HeldPayments,
+    /// What to do with one.
+    pub next: String,
+}
+
+pub async fn list_approvals(ctx: &Ctx, a: ListApprovalsArgs) -> ToolResult<ApprovalsList> {
     let path = match a.payer_agent.as_deref() {
         Some(p) => format!("/approvals?payer={}", pubkey("payer_agent", p)?),
         None => "/approvals".to_string(),
     };
-    let (status, mut v) = get(ctx, &path).await?;
+    let (status, v) = get(ctx, &path).await?;
     if status != 200 {
         return Err(ToolError::new(
             codes::FACILITATOR_FAILURE,
@@ -105,13 +131,73 @@ pub async fn list_approvals(ctx: &Ctx, a: ListApprovalsArgs) -> ToolResult {
             ),
         ));
     }
-    v["next"] = json!(
-        "a member of the payer's policy authority approves one with gate_approve {\"id\": ...} (threshold 1) or `trust-gate approve ID --keypair A --keypair B` (more members); the same payment then passes once"
-    );
-    Ok(v)
+    Ok(ApprovalsList {
+        held: answer(&path, v)?,
+        next: "a member of the payer's policy authority approves one with gate_approve {\"id\": ...} (threshold 1) or `trust-gate approve ID --keypair A --keypair B` (more members); the same payment then passes once".into(),
+    })
 }
 
-pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> ToolResult {
+/// The terms an approval binds.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Terms {
+    /// The payer agent.
+    pub payer_agent_asset: Key,
+    /// The payee agent.
+    pub payee_agent_asset: Key,
+    /// The token mint.
+    pub mint: Key,
+    /// The amount.
+    pub amount: Amount,
+    /// The payer's policy id.
+    pub policy_id: u32,
+}
+
+/// An approval that already stands on chain.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AlreadyApproved {
+    /// Unix seconds it stands until.
+    pub expires_at: i64,
+    /// Who paid its rent.
+    pub rent_payer: Key,
+    /// How many members signed.
+    pub signers: u8,
+}
+
+/// What `gate_approve` answers.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApproveReply {
+    /// The pending id: the approval's address.
+    pub id: Key,
+    /// The terms approved, read from the facilitator and checked against the id.
+    pub terms: Terms,
+    /// What was held: payment or channel.
+    pub kind: String,
+    /// The x402 resource it was for, when the request named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// Whether this call approved it (false: an approval already stands).
+    pub approved: bool,
+    /// The approval that already stood, when this call made none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub already_approved: Option<AlreadyApproved>,
+    /// Unix seconds the new approval stands until.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+    /// Who paid the new approval's rent (back to it when the payment uses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rent_payer: Option<Key>,
+    /// What to do next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    /// The transaction sent (absent when nothing was sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> ToolResult<ApproveReply> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_approve")?;
     let id = pubkey("id", &a.id)?;
@@ -136,12 +222,7 @@ pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> ToolResult {
             format!("the facilitator answered HTTP {status}: {v}"),
         ));
     }
-    let pending: PendingApproval = serde_json::from_value(v.clone()).map_err(|e| {
-        ToolError::new(
-            codes::FACILITATOR_FAILURE,
-            format!("the facilitator's record of {id} is not a pending approval: {e}"),
-        )
-    })?;
+    let pending = answer::<HeldPayment>(&format!("/approvals/{id}"), v)?.record;
     if pending.id != id {
         return Err(ToolError::new(
             codes::FACILITATOR_FAILURE,
@@ -153,26 +234,33 @@ pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> ToolResult {
     }
     pending.check_id(&b)?;
     let terms = pending.terms();
-    let mut view = json!({
-        "id": id.to_string(),
-        "terms": {
-            "payerAgentAsset": terms.payer_asset.to_string(),
-            "payeeAgentAsset": terms.payee_asset.to_string(),
-            "mint": terms.mint.to_string(),
-            "amount": terms.amount.to_string(),
-            "policyId": terms.policy_id,
+    let reply = ApproveReply {
+        id: Key(id),
+        terms: Terms {
+            payer_agent_asset: Key(terms.payer_asset),
+            payee_agent_asset: Key(terms.payee_asset),
+            mint: Key(terms.mint),
+            amount: Amount(terms.amount),
+            policy_id: terms.policy_id,
         },
-        "kind": pending.kind,
-        "resource": pending.resource,
-    });
+        kind: pending.kind.clone(),
+        resource: pending.resource.clone(),
+        approved: false,
+        already_approved: None,
+        expires_at: None,
+        rent_payer: None,
+        next: None,
+        signature: None,
+    };
     if let Some((_, stands)) = chain::approval(&ctx.rpc, &b.ids, &terms).await? {
-        view["approved"] = json!(false);
-        view["alreadyApproved"] = json!({
-            "expiresAt": stands.expires_at,
-            "rentPayer": stands.rent_payer.to_string(),
-            "signers": stands.signers,
+        return Ok(ApproveReply {
+            already_approved: Some(AlreadyApproved {
+                expires_at: stands.expires_at,
+                rent_payer: Key(stands.rent_payer),
+                signers: stands.signers,
+            }),
+            ..reply
         });
-        return Ok(view);
     }
     let auth_key = b.pda.policy_authority(&terms.payer_asset);
     let auth: PolicyAuthority = chain::anchor_account(&ctx.rpc, "PolicyAuthority", &auth_key)
@@ -205,9 +293,12 @@ pub async fn approve(ctx: &Ctx, a: ApproveArgs) -> ToolResult {
     let expires_at = now + expires_in;
     let ix = b.approve_payment(&me, &[], terms, expires_at);
     let sig = ctx.send(&[ix], signer, &[]).await?;
-    view["approved"] = json!(true);
-    view["expiresAt"] = json!(expires_at);
-    view["rentPayer"] = json!(me.to_string());
-    view["next"] = json!("the same payment now passes once: pay again (its rent comes back to the signer when it does)");
-    Ok(ok_sent(sig, view))
+    Ok(ApproveReply {
+        approved: true,
+        expires_at: Some(expires_at),
+        rent_payer: Some(Key(me)),
+        next: Some("the same payment now passes once: pay again (its rent comes back to the signer when it does)".into()),
+        signature: sent(sig),
+        ..reply
+    })
 }

@@ -1,6 +1,7 @@
 //! The 27 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
-//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`pay`] and [`discovery`], and
-//! [`call_result`] shapes the reply.
+//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`pay`] and [`discovery`]. Each
+//! returns `Result<Json<T>, ToolError>`: rmcp derives the tool's `outputSchema` from `T`
+//! (a typed struct), and an error is the envelope ([`crate::envelope`]).
 
 pub mod approvals;
 pub mod discovery;
@@ -11,13 +12,17 @@ pub mod write;
 
 use crate::args::Parameters;
 use crate::context::Ctx;
-use crate::envelope::call_result;
-use crate::output_schemas;
+use crate::envelope::ToolError;
+use crate::explain::{DecisionReport, Explained};
+use crate::views::{
+    AttestationView, AttestorView, AuthorityView, KillSwitchView, NamespaceView, PolicyView,
+    RequestView, VaultAccount, VelocityView,
+};
 use approvals::{ApproveArgs, ListApprovalsArgs};
-use discovery::{DocsArgs, Empty, WalkthroughArgs};
+use discovery::{DemoState, DocsArgs, DocsResults, Empty, Walkthrough, WalkthroughArgs};
 use read::*;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::model::CallToolResult;
+use rmcp::handler::server::wrapper::Json;
 use rmcp::{tool, tool_router};
 use std::sync::Arc;
 use write::*;
@@ -42,155 +47,128 @@ impl GateServer {
 impl GateServer {
     /// Read a spending policy (PolicyAccount) of an agent: kinds, caps, velocity,
     /// counterparty and validation rules, and what was spent today and this week.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_policy()
-    )]
-    async fn gate_get_policy(&self, Parameters(a): Parameters<PolicyArgs>) -> CallToolResult {
-        call_result(get_policy(&self.ctx, a).await)
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_policy(
+        &self,
+        Parameters(a): Parameters<PolicyArgs>,
+    ) -> Result<Json<PolicyView>, ToolError> {
+        get_policy(&self.ctx, a).await.map(Json)
     }
 
     /// Read the velocity ledger of an agent's policy: what was paid in the current window.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_velocity_ledger()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_velocity_ledger(
         &self,
         Parameters(a): Parameters<PolicyArgs>,
-    ) -> CallToolResult {
-        call_result(get_velocity_ledger(&self.ctx, a).await)
+    ) -> Result<Json<VelocityView>, ToolError> {
+        get_velocity_ledger(&self.ctx, a).await.map(Json)
     }
 
     /// Read an agent's kill switch: paused or not, when and by whom.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_killswitch()
-    )]
-    async fn gate_get_killswitch(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
-        call_result(get_killswitch(&self.ctx, a).await)
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_killswitch(
+        &self,
+        Parameters(a): Parameters<AgentArgs>,
+    ) -> Result<Json<KillSwitchView>, ToolError> {
+        get_killswitch(&self.ctx, a).await.map(Json)
     }
 
     /// Read an agent's policy vault for a mint: its address and balance. A vault-funded
     /// policy pays from it; only a gated settlement or the authority's threshold can empty it.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_vault()
-    )]
-    async fn gate_get_vault(&self, Parameters(a): Parameters<VaultArgs>) -> CallToolResult {
-        call_result(get_vault(&self.ctx, a).await)
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_vault(
+        &self,
+        Parameters(a): Parameters<VaultArgs>,
+    ) -> Result<Json<VaultAccount>, ToolError> {
+        get_vault(&self.ctx, a).await.map(Json)
     }
 
     /// Read an agent's policy authority: its members and the signature threshold.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_authority()
-    )]
-    async fn gate_get_authority(&self, Parameters(a): Parameters<AgentArgs>) -> CallToolResult {
-        call_result(get_authority(&self.ctx, a).await)
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_authority(
+        &self,
+        Parameters(a): Parameters<AgentArgs>,
+    ) -> Result<Json<AuthorityView>, ToolError> {
+        get_authority(&self.ctx, a).await.map(Json)
     }
 
     /// Read a payment's receipt: its feedback log while it exists; once closed (after its
     /// deadline and dispute window), what the chain's history holds, with closed: true and
     /// the settlement's transaction.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_feedback_log()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_feedback_log(
         &self,
         Parameters(a): Parameters<FeedbackLogArgs>,
-    ) -> CallToolResult {
-        call_result(get_feedback_log(&self.ctx, a).await)
+    ) -> Result<Json<FeedbackLogView>, ToolError> {
+        get_feedback_log(&self.ctx, a).await.map(Json)
     }
 
     /// Read a capability namespace by name or hash.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_capability_namespace()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_capability_namespace(
         &self,
         Parameters(a): Parameters<NamespaceArgs>,
-    ) -> CallToolResult {
-        call_result(get_capability_namespace(&self.ctx, a).await)
+    ) -> Result<Json<NamespaceView>, ToolError> {
+        get_capability_namespace(&self.ctx, a).await.map(Json)
     }
 
     /// Read an attestor's profile: attestations issued and revoked.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_attestor_profile()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_attestor_profile(
         &self,
         Parameters(a): Parameters<AttestorArgs>,
-    ) -> CallToolResult {
-        call_result(get_attestor_profile(&self.ctx, a).await)
+    ) -> Result<Json<AttestorView>, ToolError> {
+        get_attestor_profile(&self.ctx, a).await.map(Json)
     }
 
     /// Read a validation request (subject, capability, requester).
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_validation_request()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_validation_request(
         &self,
         Parameters(a): Parameters<RequestArgs>,
-    ) -> CallToolResult {
-        call_result(get_validation_request(&self.ctx, a).await)
+    ) -> Result<Json<RequestView>, ToolError> {
+        get_validation_request(&self.ctx, a).await.map(Json)
     }
 
     /// Read the attestations of a capability about an agent (one attestor's, or every
     /// attestor's), valid ones first.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_validation_attestation()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_validation_attestation(
         &self,
         Parameters(a): Parameters<AttestationArgs>,
-    ) -> CallToolResult {
-        call_result(get_validation_attestation(&self.ctx, a).await)
+    ) -> Result<Json<Attestations>, ToolError> {
+        get_validation_attestation(&self.ctx, a).await.map(Json)
     }
 
     /// Decide a payment the way the gate would, by simulation: {"kind":"Allow"}, a Deny
     /// with its decoded reason, or RequireValidation with the capability hash. Needs no
     /// signer and no SOL.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::simulate_payment()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_simulate_payment(
         &self,
         Parameters(a): Parameters<SimulateArgs>,
-    ) -> CallToolResult {
-        call_result(simulate_payment(&self.ctx, a).await)
+    ) -> Result<Json<DecisionReport>, ToolError> {
+        simulate_payment(&self.ctx, a).await.map(Json)
     }
 
     /// Read the reputation engine's block of an agent: tierImmediate, tierConfirmed,
     /// riskScore, confidence, schemaVersion; or an error field when the account fails the
     /// owner, size or schema checks.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_engine_reputation()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_get_engine_reputation(
         &self,
         Parameters(a): Parameters<AgentArgs>,
-    ) -> CallToolResult {
-        call_result(get_engine_reputation(&self.ctx, a).await)
+    ) -> Result<Json<ReputationView>, ToolError> {
+        get_engine_reputation(&self.ctx, a).await.map(Json)
     }
 
     /// Explain a deny reason code 1..23: name, category, meaning and what to do about it.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::explain_decision()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_explain_decision(
         &self,
         Parameters(a): Parameters<ExplainArgs>,
-    ) -> CallToolResult {
-        call_result(explain_decision(a))
+    ) -> Result<Json<Explained>, ToolError> {
+        explain_decision(a).map(Json)
     }
 
     /// A payer agent's spend under a policy at a glance: every cap (per transaction, day,
@@ -198,26 +176,23 @@ impl GateServer {
     /// and when its window starts over, the velocity window's use, the kill switch, the
     /// vault's balance, the channels open through the gate, and the payments the facilitator
     /// holds for an approval.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::get_spend()
-    )]
-    async fn gate_get_spend(&self, Parameters(a): Parameters<PolicyArgs>) -> CallToolResult {
-        call_result(spend::get_spend(&self.ctx, a).await)
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_get_spend(
+        &self,
+        Parameters(a): Parameters<PolicyArgs>,
+    ) -> Result<Json<spend::SpendView>, ToolError> {
+        spend::get_spend(&self.ctx, a).await.map(Json)
     }
 
     /// The payments the facilitator holds for an approval (RequireApproval: above the payer
     /// policy's approval_threshold), each with its id, terms, what it was for, and its state
     /// (pending, or approved on chain until a time). Read from the configured facilitator.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::list_approvals()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_list_approvals(
         &self,
         Parameters(a): Parameters<ListApprovalsArgs>,
-    ) -> CallToolResult {
-        call_result(approvals::list_approvals(&self.ctx, a).await)
+    ) -> Result<Json<approvals::ApprovalsList>, ToolError> {
+        approvals::list_approvals(&self.ctx, a).await.map(Json)
     }
 }
 
@@ -233,8 +208,8 @@ impl GateServer {
     async fn gate_init_authority(
         &self,
         Parameters(a): Parameters<InitAuthorityArgs>,
-    ) -> CallToolResult {
-        call_result(init_authority(&self.ctx, a).await)
+    ) -> Result<Json<AuthorityReply>, ToolError> {
+        init_authority(&self.ctx, a).await.map(Json)
     }
 
     /// Create a spending policy. Missing prerequisites are created in the same transaction
@@ -243,8 +218,11 @@ impl GateServer {
     /// its spender, the one key that may pay from the vault. Idempotent: an existing policy is
     /// returned (with its spender renamed when another one is given).
     #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
-    async fn gate_init_policy(&self, Parameters(a): Parameters<InitPolicyArgs>) -> CallToolResult {
-        call_result(init_policy(&self.ctx, a).await)
+    async fn gate_init_policy(
+        &self,
+        Parameters(a): Parameters<InitPolicyArgs>,
+    ) -> Result<Json<PolicyReply>, ToolError> {
+        init_policy(&self.ctx, a).await.map(Json)
     }
 
     /// Engage (paused=true) or release the kill switch of an agent whose authority needs one
@@ -253,8 +231,8 @@ impl GateServer {
     async fn gate_set_killswitch(
         &self,
         Parameters(a): Parameters<SetKillswitchArgs>,
-    ) -> CallToolResult {
-        call_result(set_killswitch(&self.ctx, a).await)
+    ) -> Result<Json<Changed<KillSwitchView>>, ToolError> {
+        set_killswitch(&self.ctx, a).await.map(Json)
     }
 
     /// Register a capability namespace (its hash is sha256 of the name). Idempotent.
@@ -262,8 +240,8 @@ impl GateServer {
     async fn gate_register_namespace(
         &self,
         Parameters(a): Parameters<RegisterNamespaceArgs>,
-    ) -> CallToolResult {
-        call_result(register_namespace(&self.ctx, a).await)
+    ) -> Result<Json<Created<NamespaceView>>, ToolError> {
+        register_namespace(&self.ctx, a).await.map(Json)
     }
 
     /// Register the signer as an attestor. Idempotent.
@@ -271,8 +249,8 @@ impl GateServer {
     async fn gate_register_attestor(
         &self,
         Parameters(a): Parameters<RegisterAttestorArgs>,
-    ) -> CallToolResult {
-        call_result(register_attestor(&self.ctx, a).await)
+    ) -> Result<Json<Created<AttestorView>>, ToolError> {
+        register_attestor(&self.ctx, a).await.map(Json)
     }
 
     /// Ask for an attestation of a capability about an agent. Idempotent.
@@ -280,8 +258,8 @@ impl GateServer {
     async fn gate_request_validation(
         &self,
         Parameters(a): Parameters<RequestValidationArgs>,
-    ) -> CallToolResult {
-        call_result(request_validation(&self.ctx, a).await)
+    ) -> Result<Json<Created<RequestView>>, ToolError> {
+        request_validation(&self.ctx, a).await.map(Json)
     }
 
     /// As an attestor (the signer), attest a capability about an agent until a slot; renews
@@ -290,8 +268,8 @@ impl GateServer {
     async fn gate_respond_to_validation(
         &self,
         Parameters(a): Parameters<RespondArgs>,
-    ) -> CallToolResult {
-        call_result(respond_to_validation(&self.ctx, a).await)
+    ) -> Result<Json<Changed<AttestationView>>, ToolError> {
+        respond_to_validation(&self.ctx, a).await.map(Json)
     }
 
     /// Approve a payment the gate held for an approval (its pending id from the 402's
@@ -301,8 +279,11 @@ impl GateServer {
     /// id first. The same payment then passes once; the signer pays the approval's rent, back
     /// when it does. Idempotent: an approval already standing is returned.
     #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
-    async fn gate_approve(&self, Parameters(a): Parameters<ApproveArgs>) -> CallToolResult {
-        call_result(approvals::approve(&self.ctx, a).await)
+    async fn gate_approve(
+        &self,
+        Parameters(a): Parameters<ApproveArgs>,
+    ) -> Result<Json<approvals::ApproveReply>, ToolError> {
+        approvals::approve(&self.ctx, a).await.map(Json)
     }
 
     /// Request an x402 resource and, on a 402, pay it through the gate as the signer's payer
@@ -319,8 +300,11 @@ impl GateServer {
         idempotent_hint = false,
         open_world_hint = true
     ))]
-    async fn gate_pay(&self, Parameters(a): Parameters<pay::PayArgs>) -> CallToolResult {
-        call_result(pay::pay(&self.ctx, a).await)
+    async fn gate_pay(
+        &self,
+        Parameters(a): Parameters<pay::PayArgs>,
+    ) -> Result<Json<pay::PayResult>, ToolError> {
+        pay::pay(&self.ctx, a).await.map(Json)
     }
 }
 
@@ -328,34 +312,31 @@ impl GateServer {
 impl GateServer {
     /// The demo world: agents and their tiers, the payers' policy, the mint, the facilitator
     /// and the service URLs.
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::demo_state()
-    )]
-    async fn gate_demo_state(&self, Parameters(_): Parameters<Empty>) -> CallToolResult {
-        call_result(discovery::demo_state(&self.ctx))
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_demo_state(
+        &self,
+        Parameters(_): Parameters<Empty>,
+    ) -> Result<Json<DemoState>, ToolError> {
+        discovery::demo_state(&self.ctx).map(Json)
     }
 
     /// Search the bundled documentation (architecture, policies, deny codes, settlement,
     /// validation, walkthroughs).
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::docs()
-    )]
-    async fn gate_docs(&self, Parameters(a): Parameters<DocsArgs>) -> CallToolResult {
-        call_result(discovery::docs(&self.ctx, a))
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_docs(
+        &self,
+        Parameters(a): Parameters<DocsArgs>,
+    ) -> Result<Json<DocsResults>, ToolError> {
+        discovery::docs(&self.ctx, a).map(Json)
     }
 
     /// A step-by-step integration guide by name (facilitator-x402, mount-verify,
     /// multisig-killswitch, agent-setup, validation-flow).
-    #[tool(
-        annotations(read_only_hint = true),
-        output_schema = output_schemas::walkthrough()
-    )]
+    #[tool(annotations(read_only_hint = true))]
     async fn gate_facilitator_walkthrough(
         &self,
         Parameters(a): Parameters<WalkthroughArgs>,
-    ) -> CallToolResult {
-        call_result(discovery::walkthrough(&self.ctx, a))
+    ) -> Result<Json<Walkthrough>, ToolError> {
+        discovery::walkthrough(&self.ctx, a).map(Json)
     }
 }

@@ -9,19 +9,19 @@
 //! `max_amount` (refused before anything is signed), a resource that does not speak x402, a
 //! payment sent and not accepted.
 
-use crate::args::{pubkey, Amount};
+use crate::args::{self, pubkey};
 use crate::context::Ctx;
 use crate::egress::{EgressError, Target};
 use crate::envelope::{codes, ToolError, ToolResult};
-use crate::explain;
+use crate::explain::DecisionReport;
 use crate::pay_sessions::SessionKey;
 use reqwest::Method;
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Keypair;
 use std::collections::BTreeMap;
+use trust_gate_client::json::{Amount, Key};
 use trust_gate_pay::channels::{ChannelPay, ChannelPayError, OpenSession, Paid};
 use trust_gate_pay::exact::{self as pay, Body, First, PayError, PayOptions, PayOutcome, Request};
 use trust_gate_x402::batch::SCHEME_GATED_BATCH;
@@ -68,7 +68,7 @@ pub struct PayArgs {
     /// The most this call may pay or commit, in base units of the offer's asset, as decimal
     /// digits: an exact price, an upto ceiling, a new session's deposit or a voucher's price.
     /// Above it, nothing is signed.
-    pub max_amount: Option<Amount>,
+    pub max_amount: Option<args::Amount>,
     /// The payer agent (MPL Core asset, base58), sent as X-Payer-Agent; the server's offer
     /// must name it. Default: the one the server names.
     pub payer_agent: Option<String>,
@@ -218,61 +218,199 @@ fn request(a: &PayArgs, target: &Target, max_body_bytes: usize) -> Result<Reques
     })
 }
 
-/// An answer's body as the model sees it: text cut at `max_chars`, with the full length.
-pub fn response_view(status: u16, body: &Body, max_chars: usize) -> Value {
-    let (text, cut) = match body.text() {
-        Some(t) => {
-            let kept: String = t.chars().take(max_chars).collect();
-            let cut = kept.len() < t.len();
-            (Some(kept), cut)
-        }
-        None => (None, false),
-    };
-    json!({
-        "status": status,
-        "contentType": body.content_type,
-        "body": text,
-        "binary": text.is_none() && !body.bytes.is_empty(),
-        // The characters returned, and whether the body is longer than them.
-        "bodyLimitChars": max_chars,
-        "bodyTruncated": cut || !body.complete,
-        // Bytes read, and the body's full length when known (not when cut at the response
-        // cap without a Content-Length).
-        "bodyBytesRead": body.bytes.len(),
-        "bodyLength": body.length,
-        "responseCapped": !body.complete,
-    })
+/// The resource's answer as the model sees it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResponseView {
+    /// The HTTP status of the answer returned.
+    pub status: u16,
+    /// Its Content-Type.
+    pub content_type: Option<String>,
+    /// A text body, cut at bodyLimitChars characters (null for a binary body).
+    pub body: Option<String>,
+    /// Whether the body is binary (not UTF-8), and so not returned.
+    pub binary: bool,
+    /// The most characters returned.
+    pub body_limit_chars: usize,
+    /// Whether the body is longer than what is returned.
+    pub body_truncated: bool,
+    /// The bytes read.
+    pub body_bytes_read: usize,
+    /// The body's full length, when known (not when cut at the response cap without a
+    /// Content-Length).
+    pub body_length: Option<u64>,
+    /// Whether the answer was cut at the server's response cap.
+    pub response_capped: bool,
 }
 
-/// The gate's decision as the model sees it, with what it means and what to do.
-pub fn decision_view(
-    kind: &str,
-    reason_code: Option<u8>,
-    reason_name: Option<&str>,
-    capability: Option<&str>,
-    approval_id: Option<&str>,
-) -> Value {
-    let mut v = json!({"kind": kind});
-    if kind == "Deny" {
-        v["reasonCode"] = json!(reason_code);
-        v["reasonName"] = json!(reason_name);
-        if let Some(e) = reason_code.and_then(explain::explain) {
-            v["category"] = json!(e.category);
-            v["meaning"] = json!(e.meaning);
-            v["remediation"] = json!(e.remediation);
+impl ResponseView {
+    /// `body` cut at `max_chars`, with its full length.
+    pub fn new(status: u16, body: &Body, max_chars: usize) -> ResponseView {
+        let (text, cut) = match body.text() {
+            Some(t) => {
+                let kept: String = t.chars().take(max_chars).collect();
+                let cut = kept.len() < t.len();
+                (Some(kept), cut)
+            }
+            None => (None, false),
+        };
+        ResponseView {
+            status,
+            content_type: body.content_type.clone(),
+            binary: text.is_none() && !body.bytes.is_empty(),
+            body: text,
+            body_limit_chars: max_chars,
+            body_truncated: cut || !body.complete,
+            body_bytes_read: body.bytes.len(),
+            body_length: body.length,
+            response_capped: !body.complete,
         }
-    } else if let Some(e) = explain::explain_decision(kind) {
-        v["meaning"] = json!(e.meaning);
-        v["remediation"] = json!(e.remediation);
-        v["gateErrorCode"] = json!(e.gate_error_code);
     }
-    if let Some(c) = capability {
-        v["capability"] = json!(c);
-    }
-    if let Some(id) = approval_id {
-        v["approvalId"] = json!(id);
-    }
-    v
+}
+
+/// A session's last voucher.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VoucherView {
+    /// The cumulative amount it lets the server claim.
+    pub cumulative: Amount,
+}
+
+/// A session that was spent before this request, retired.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SpentSession {
+    /// Its channel.
+    pub channel: Key,
+    /// What its vouchers add up to.
+    pub charged: Amount,
+    /// When its unspent deposit comes back: with close_session.
+    pub refund: String,
+}
+
+/// What a call paid or was asked to pay. Each scheme fills its own fields: `exact` the
+/// price and the settlement's receipt; `upto` the ceiling and the charge; a session its
+/// channel, price, deposit and voucher.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentView {
+    /// exact (and a held payment): the price, atomic units of the asset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount: Option<String>,
+    /// upto: the ceiling escrowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<String>,
+    /// upto: what the resource charged of the ceiling (the rest went back to the payer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged: Option<Amount>,
+    /// The offer's asset (the token mint).
+    pub asset: String,
+    /// The offer's payTo.
+    pub pay_to: String,
+    /// exact: the settlement's network (CAIP-2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<String>,
+    /// exact: who paid, as the settlement reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payer: Option<String>,
+    /// The transaction on chain (exact: the settlement; upto: the claim; a session: its
+    /// open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// exact: the payment id hash (gate_get_feedback_log reads the receipt by it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment_id_hash: Option<String>,
+    /// exact: the settling facilitator (its fee payer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facilitator: Option<String>,
+    /// exact: the receipt's URL at the configured facilitator, when it settled it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_url: Option<String>,
+    /// A session: its channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<Key>,
+    /// A session: whether this request opened it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opened: Option<bool>,
+    /// A session: the price of a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Amount>,
+    /// A session: its deposit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposit: Option<Amount>,
+    /// A session: the voucher this request carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voucher: Option<VoucherView>,
+    /// A session: what is left of the deposit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remaining: Option<Amount>,
+    /// A session opened for this request: the one it replaced, spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_session: Option<SpentSession>,
+}
+
+/// A session this call retired: the server did not take its voucher.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetiredSession {
+    /// Its channel.
+    pub channel: Key,
+    /// Always true: the next request opens another, close_session sends its refund.
+    pub retired: bool,
+}
+
+/// A session close_session ended, or tried to.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClosedSession {
+    /// Its channel.
+    pub channel: Key,
+    /// Its deposit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deposit: Option<Amount>,
+    /// What its vouchers add up to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub charged: Option<Amount>,
+    /// What went back to the payer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refunded: Option<Amount>,
+    /// The refund's transaction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// The answer to the request that carried the refund.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<ResponseView>,
+    /// Why it could not be closed (kept, for the next close_session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What `gate_pay` answers: whether it paid, the gate's decision, what was paid and the
+/// resource's answer; or, with close_session, the sessions closed.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PayResult {
+    /// Whether this call paid.
+    pub paid: bool,
+    /// The scheme paid or held (trust-gate, trust-gate-upto,
+    /// trust-gate-batch-settlement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheme: Option<String>,
+    /// The gate's decision (absent when the resource asked for no payment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<DecisionReport>,
+    /// What was paid, or held for an approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub payment: Option<PaymentView>,
+    /// The resource's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<ResponseView>,
+    /// The session this call retired, when the server refused its voucher.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<RetiredSession>,
+    /// close_session: the sessions closed (or kept, with their error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_sessions: Option<Vec<ClosedSession>>,
 }
 
 impl From<EgressError> for ToolError {
@@ -301,29 +439,24 @@ fn pay_error(e: PayError) -> ToolError {
 
 /// A channel payment that failed: the gate's decision when it refused (a result), else the
 /// error.
-fn channel_error(e: ChannelPayError) -> Result<Value, ToolError> {
+fn channel_error(e: ChannelPayError, max_chars: usize) -> ToolResult<PayResult> {
     match e {
-        ChannelPayError::Refused { body, status, what } => {
-            let d = &body["decision"];
-            match d["kind"].as_str() {
-                Some(kind) if kind != "Allow" => Ok(json!({
-                    "paid": false,
-                    "decision": decision_view(
-                        kind,
-                        d["reasonCode"].as_u64().and_then(|c| u8::try_from(c).ok()),
-                        d["reasonName"].as_str(),
-                        d["capabilityHash"].as_str(),
-                        body["approval"]["id"].as_str(),
-                    ),
-                    "response": {"status": status, "body": body},
-                })),
-                _ => Err(ToolError::new(
-                    codes::PAYMENT_FAILED,
-                    format!("{what} was not accepted (HTTP {status})"),
-                )
-                .cause(body.to_string())),
-            }
-        }
+        ChannelPayError::Refused(r) => match r.decision {
+            Some(decision) => Ok(PayResult {
+                paid: false,
+                decision: Some(DecisionReport {
+                    approval_id: r.approval_id,
+                    ..DecisionReport::new(&decision)
+                }),
+                response: Some(ResponseView::new(r.status, &r.body, max_chars)),
+                ..Default::default()
+            }),
+            None => Err(ToolError::new(
+                codes::PAYMENT_FAILED,
+                format!("{} was not accepted (HTTP {})", r.what, r.status),
+            )
+            .cause(r.body.to_string())),
+        },
         ChannelPayError::Http { .. } | ChannelPayError::Offer { .. } => {
             Err(ToolError::new(codes::RESOURCE_FAILURE, e.to_string()))
         }
@@ -357,15 +490,16 @@ impl Call<'_> {
         }
     }
 
-    fn paid_view(&self, scheme: &str, paid: &Paid, payment: Value) -> Value {
-        json!({
-            "paid": true,
-            "scheme": scheme,
-            "decision": {"kind": "Allow"},
-            "payment": payment,
-            "settlement": paid.settlement,
-            "response": response_view(200, &paid.body, self.max_chars),
-        })
+    /// A channel payment paid: `payment` as the scheme fills it.
+    fn paid(&self, scheme: &str, paid: &Paid, payment: PaymentView) -> PayResult {
+        PayResult {
+            paid: true,
+            scheme: Some(scheme.into()),
+            decision: Some(DecisionReport::of_kind("Allow")),
+            payment: Some(payment),
+            response: Some(ResponseView::new(200, &paid.body, self.max_chars)),
+            ..Default::default()
+        }
     }
 
     /// The receipt URL of a settlement, at the configured facilitator (`MCP_FACILITATOR_URL`)
@@ -383,7 +517,7 @@ impl Call<'_> {
         }
     }
 
-    async fn exact(&self, required: &PaymentRequired) -> ToolResult {
+    async fn exact(&self, required: &PaymentRequired) -> ToolResult<PayResult> {
         let opts = PayOptions {
             request: self.request.clone(),
             payer_agent: self.payer_agent,
@@ -398,14 +532,13 @@ impl Call<'_> {
         self.outcome(outcome)
     }
 
-    fn outcome(&self, outcome: PayOutcome) -> ToolResult {
+    fn outcome(&self, outcome: PayOutcome) -> ToolResult<PayResult> {
+        let response = |status, body: &Body| Some(ResponseView::new(status, body, self.max_chars));
         Ok(match outcome {
-            PayOutcome::NotRequired { status, body } => json!({
-                "paid": false,
-                "scheme": null,
-                "decision": null,
-                "response": response_view(status, &body, self.max_chars),
-            }),
+            PayOutcome::NotRequired { status, body } => PayResult {
+                response: response(status, &body),
+                ..Default::default()
+            },
             PayOutcome::Refused {
                 status,
                 decision,
@@ -413,47 +546,63 @@ impl Call<'_> {
                 reason_name,
                 capability,
                 body,
-            } => json!({
-                "paid": false,
-                "decision": decision_view(&decision, reason_code, reason_name.as_deref(), capability.as_deref(), None),
-                "response": response_view(status, &body, self.max_chars),
-            }),
+            } => PayResult {
+                decision: Some(match decision.as_str() {
+                    "Deny" => DecisionReport::deny(reason_code, reason_name),
+                    kind => DecisionReport {
+                        capability_hash: capability,
+                        ..DecisionReport::of_kind(kind)
+                    },
+                }),
+                response: response(status, &body),
+                ..Default::default()
+            },
             PayOutcome::Held {
                 status,
                 approval_id,
                 requirements,
                 body,
-            } => json!({
-                "paid": false,
-                "scheme": requirements.scheme,
-                "decision": decision_view("RequireApproval", None, None, None, Some(&approval_id)),
-                "payment": {"amount": requirements.amount, "asset": requirements.asset, "payTo": requirements.pay_to},
-                "response": response_view(status, &body, self.max_chars),
-            }),
+            } => PayResult {
+                scheme: Some(requirements.scheme),
+                decision: Some(DecisionReport {
+                    approval_id: Some(approval_id),
+                    ..DecisionReport::of_kind("RequireApproval")
+                }),
+                payment: Some(PaymentView {
+                    amount: Some(requirements.amount),
+                    asset: requirements.asset,
+                    pay_to: requirements.pay_to,
+                    ..Default::default()
+                }),
+                response: response(status, &body),
+                ..Default::default()
+            },
             PayOutcome::Paid {
                 receipt,
                 payment_id_hash,
-                response,
+                response: settled,
                 requirements,
                 body,
-            } => json!({
-                "paid": true,
-                "scheme": requirements.scheme,
-                "decision": {"kind": "Allow"},
-                "payment": {
-                    "amount": requirements.amount,
-                    "asset": requirements.asset,
-                    "payTo": requirements.pay_to,
-                    "network": response.network,
-                    "payer": response.payer,
-                    "signature": receipt,
-                    "paymentIdHash": payment_id_hash,
+            } => PayResult {
+                paid: true,
+                scheme: Some(requirements.scheme.clone()),
+                decision: Some(DecisionReport::of_kind("Allow")),
+                payment: Some(PaymentView {
+                    amount: Some(requirements.amount.clone()),
+                    asset: requirements.asset.clone(),
+                    pay_to: requirements.pay_to.clone(),
+                    network: Some(settled.network),
+                    payer: settled.payer,
+                    signature: Some(receipt),
                     // The settling facilitator: gate_get_feedback_log reads the receipt with it.
-                    "facilitator": requirements.fee_payer(),
-                    "receiptUrl": self.receipt_url(requirements.fee_payer(), &payment_id_hash),
-                },
-                "response": response_view(200, &body, self.max_chars),
-            }),
+                    facilitator: requirements.fee_payer().map(str::to_string),
+                    receipt_url: self.receipt_url(requirements.fee_payer(), &payment_id_hash),
+                    payment_id_hash: Some(payment_id_hash),
+                    ..Default::default()
+                }),
+                response: response(200, &body),
+                ..Default::default()
+            },
             PayOutcome::Failed {
                 status,
                 response,
@@ -482,20 +631,25 @@ impl Call<'_> {
         })
     }
 
-    async fn upto(&self, required: &PaymentRequired, offer: &PaymentRequirements) -> ToolResult {
+    async fn upto(
+        &self,
+        required: &PaymentRequired,
+        offer: &PaymentRequirements,
+    ) -> ToolResult<PayResult> {
         match self.channel().upto_offer(required, offer).await {
-            Ok(paid) => Ok(self.paid_view(
+            Ok(paid) => Ok(self.paid(
                 &offer.scheme,
                 &paid,
-                json!({
-                    "ceiling": offer.amount,
-                    "asset": offer.asset,
-                    "payTo": offer.pay_to,
-                    "charged": paid.settlement.get("amount"),
-                    "signature": paid.settlement.get("transaction"),
-                }),
+                PaymentView {
+                    ceiling: Some(offer.amount.clone()),
+                    asset: offer.asset.clone(),
+                    pay_to: offer.pay_to.clone(),
+                    charged: paid.amount().map(Amount),
+                    signature: paid.transaction().map(str::to_string),
+                    ..Default::default()
+                },
             )),
-            Err(e) => channel_error(e),
+            Err(e) => channel_error(e, self.max_chars),
         }
     }
 
@@ -507,7 +661,7 @@ impl Call<'_> {
         required: &PaymentRequired,
         offer: &PaymentRequirements,
         deposit_requests: u64,
-    ) -> ToolResult {
+    ) -> ToolResult<PayResult> {
         let price: u64 = offer.amount.parse().map_err(|_| {
             ToolError::new(
                 codes::RESOURCE_FAILURE,
@@ -518,7 +672,7 @@ impl Call<'_> {
         let channel = self.channel();
         let slot = self.ctx.pay_sessions.slot(&key);
         let mut slot = slot.lock().await;
-        let mut previous = Value::Null;
+        let mut previous = None;
         if let Some(s) = slot.active.as_mut() {
             let fits = s
                 .session
@@ -529,23 +683,22 @@ impl Call<'_> {
                 let nth = s.session.charged / price.max(1) + 1;
                 match channel.voucher(s, required, offer, nth).await {
                     Ok(paid) => {
-                        return Ok(self.paid_view(
-                            &offer.scheme,
-                            &paid,
-                            session_view(s, price, false),
-                        ))
+                        return Ok(self.paid(&offer.scheme, &paid, session_view(s, price, false)))
                     }
                     Err(e) => {
                         // The server did not take the voucher: the session is retired (the
                         // next request opens another), its refund left to close_session.
                         let retired = slot.active.take().expect("active");
-                        let ch = retired.session.channel.to_string();
+                        let ch = retired.session.channel;
                         slot.retired.push(retired);
-                        return match channel_error(e) {
-                            Ok(mut v) => {
-                                v["session"] = json!({"channel": ch, "retired": true});
-                                Ok(v)
-                            }
+                        return match channel_error(e, self.max_chars) {
+                            Ok(r) => Ok(PayResult {
+                                session: Some(RetiredSession {
+                                    channel: Key(ch),
+                                    retired: true,
+                                }),
+                                ..r
+                            }),
                             Err(e) => Err(e.hint(format!(
                                 "the session's channel {ch} is retired: close_session sends its refund; the next request opens another"
                             ))),
@@ -555,10 +708,10 @@ impl Call<'_> {
             }
             // Spent: retired, and a new channel for this request.
             let spent = slot.active.take().expect("active");
-            previous = json!({
-                "channel": spent.session.channel.to_string(),
-                "charged": spent.session.charged.to_string(),
-                "refund": "waits for close_session",
+            previous = Some(SpentSession {
+                channel: Key(spent.session.channel),
+                charged: Amount(spent.session.charged),
+                refund: "waits for close_session".into(),
             });
             slot.retired.push(spent);
         }
@@ -567,23 +720,22 @@ impl Call<'_> {
             .await
         {
             Ok((s, paid)) => {
-                let mut v = self.paid_view(&offer.scheme, &paid, session_view(&s, price, true));
-                v["payment"]["signature"] = paid
-                    .settlement
-                    .get("transaction")
-                    .cloned()
-                    .unwrap_or_default();
-                v["payment"]["previousSession"] = previous;
+                let payment = PaymentView {
+                    signature: paid.transaction().map(str::to_string),
+                    previous_session: previous,
+                    ..session_view(&s, price, true)
+                };
+                let r = self.paid(&offer.scheme, &paid, payment);
                 slot.active = Some(s);
-                Ok(v)
+                Ok(r)
             }
-            Err(e) => channel_error(e),
+            Err(e) => channel_error(e, self.max_chars),
         }
     }
 
     /// Closes the sessions open with this server (those in use and those retired), sending
     /// each refund with this request.
-    async fn close_sessions(&self) -> ToolResult {
+    async fn close_sessions(&self) -> ToolResult<PayResult> {
         let channel = self.channel();
         let payer = self.payer_agent.map(|p| p.to_string());
         let sessions = &self.ctx.pay_sessions;
@@ -597,21 +749,28 @@ impl Call<'_> {
                 .chain(slot.retired.drain(..))
                 .collect();
             for s in all {
+                let p = &s.session;
                 match channel.close(&s).await {
-                    Ok(paid) => closed.push(json!({
-                        "channel": s.session.channel.to_string(),
-                        "deposit": s.session.deposit.to_string(),
-                        "charged": s.session.charged.to_string(),
-                        "refunded": s.session.deposit.saturating_sub(s.session.charged).to_string(),
-                        "signature": paid.settlement.get("transaction"),
-                        "response": response_view(200, &paid.body, self.max_chars),
-                    })),
+                    Ok(paid) => closed.push(ClosedSession {
+                        channel: Key(p.channel),
+                        deposit: Some(Amount(p.deposit)),
+                        charged: Some(Amount(p.charged)),
+                        refunded: Some(Amount(p.deposit.saturating_sub(p.charged))),
+                        signature: paid.transaction().map(str::to_string),
+                        response: Some(ResponseView::new(200, &paid.body, self.max_chars)),
+                        error: None,
+                    }),
                     Err(e) => {
                         // Kept, to try again with the next close_session.
-                        closed.push(json!({
-                            "channel": s.session.channel.to_string(),
-                            "error": e.to_string(),
-                        }));
+                        closed.push(ClosedSession {
+                            channel: Key(p.channel),
+                            deposit: None,
+                            charged: None,
+                            refunded: None,
+                            signature: None,
+                            response: None,
+                            error: Some(e.to_string()),
+                        });
                         slot.retired.push(s);
                     }
                 }
@@ -625,26 +784,32 @@ impl Call<'_> {
                 format!("no session is open with {}", self.target.origin),
             ));
         }
-        Ok(json!({"paid": false, "closedSessions": closed}))
+        Ok(PayResult {
+            closed_sessions: Some(closed),
+            ..Default::default()
+        })
     }
 }
 
-fn session_view(s: &OpenSession, price: u64, opened: bool) -> Value {
+/// A session's payment: its channel, price, deposit and the voucher this request carried.
+fn session_view(s: &OpenSession, price: u64, opened: bool) -> PaymentView {
     let p = &s.session;
-    json!({
-        "channel": p.channel.to_string(),
-        "opened": opened,
-        "asset": s.offer.asset,
-        "payTo": s.offer.pay_to,
-        "price": price.to_string(),
-        "deposit": p.deposit.to_string(),
-        // The voucher this request carried: the cumulative amount it lets the server claim.
-        "voucher": {"cumulative": p.charged.to_string()},
-        "remaining": p.deposit.saturating_sub(p.charged).to_string(),
-    })
+    PaymentView {
+        channel: Some(Key(p.channel)),
+        opened: Some(opened),
+        asset: s.offer.asset.clone(),
+        pay_to: s.offer.pay_to.clone(),
+        price: Some(Amount(price)),
+        deposit: Some(Amount(p.deposit)),
+        voucher: Some(VoucherView {
+            cumulative: Amount(p.charged),
+        }),
+        remaining: Some(Amount(p.deposit.saturating_sub(p.charged))),
+        ..Default::default()
+    }
 }
 
-pub async fn pay(ctx: &Ctx, a: PayArgs) -> ToolResult {
+pub async fn pay(ctx: &Ctx, a: PayArgs) -> ToolResult<PayResult> {
     let signer = ctx.signer("gate_pay")?;
     let max_amount = a
         .max_amount
@@ -723,7 +888,7 @@ pub async fn pay(ctx: &Ctx, a: PayArgs) -> ToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
+    use serde_json::{json, Map};
     use trust_gate_x402::ResourceInfo;
 
     fn offer(scheme: &str, gate: bool) -> PaymentRequirements {
@@ -796,43 +961,41 @@ mod tests {
             complete: true,
             length: Some(13),
         };
-        let v = response_view(200, &body, 5);
-        assert_eq!(v["body"], "héllo");
-        assert_eq!(v["bodyTruncated"], true);
-        assert_eq!(v["bodyLength"], 13);
-        let whole = response_view(200, &body, 100);
-        assert_eq!(whole["bodyTruncated"], false);
+        let v = ResponseView::new(200, &body, 5);
+        assert_eq!(v.body.as_deref(), Some("héllo"));
+        assert!(v.body_truncated);
+        assert_eq!(v.body_length, Some(13));
+        assert!(!ResponseView::new(200, &body, 100).body_truncated);
         let capped = Body {
             complete: false,
             length: None,
             ..body.clone()
         };
-        let v = response_view(200, &capped, 100);
-        assert_eq!(v["bodyTruncated"], true);
-        assert_eq!(v["responseCapped"], true);
-        assert_eq!(v["bodyLength"], Value::Null);
+        let v = ResponseView::new(200, &capped, 100);
+        assert!(v.body_truncated);
+        assert!(v.response_capped);
+        assert_eq!(v.body_length, None);
         let binary = Body {
             bytes: vec![0xff, 0xfe, 0],
             ..body
         };
-        let v = response_view(200, &binary, 100);
-        assert_eq!(v["body"], Value::Null);
-        assert_eq!(v["binary"], true);
+        let v = ResponseView::new(200, &binary, 100);
+        assert_eq!(v.body, None);
+        assert!(v.binary);
     }
 
     #[test]
     fn a_deny_carries_its_meaning_and_remediation() {
-        let v = decision_view(
-            "Deny",
-            Some(6),
-            Some("CounterpartyTierBelowMin"),
-            None,
-            None,
-        );
-        assert_eq!(v["category"], "counterparty");
-        assert!(v["remediation"].as_str().unwrap().len() > 10);
-        let a = decision_view("RequireApproval", None, None, None, Some("ID"));
-        assert_eq!(a["approvalId"], "ID");
-        assert_eq!(a["gateErrorCode"], 6077);
+        let v = DecisionReport::deny(Some(6), Some("CounterpartyTierBelowMin".into()));
+        assert_eq!(v.category.as_deref(), Some("counterparty"));
+        assert!(v.remediation.unwrap().len() > 10);
+        let a = DecisionReport {
+            approval_id: Some("ID".into()),
+            ..DecisionReport::of_kind("RequireApproval")
+        };
+        assert_eq!(a.gate_error_code, Some(6077));
+        let v = serde_json::to_value(&a).unwrap();
+        assert_eq!(v["approvalId"], "ID");
+        assert_eq!(v["kind"], "RequireApproval");
     }
 }

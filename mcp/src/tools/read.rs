@@ -4,17 +4,21 @@
 use crate::args::{digits, hex32, pubkey};
 use crate::context::Ctx;
 use crate::envelope::{ToolError, ToolResult};
-use crate::explain;
-use crate::views;
+use crate::explain::{self, DecisionReport};
+use crate::views::{
+    AttestationView, AttestorView, AuthorityView, KillSwitchView, NamespaceView, PolicyView,
+    RequestView, VaultAccount, VelocityView,
+};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::{
-    self, hex, AttestorProfile, CapabilityNamespace, DecisionView, KillSwitchState,
+    self, hex, AttestorProfile, CapabilityNamespace, EngineReputation, KillSwitchState,
     PolicyAuthority, ValidationAttestation, ValidationRequest, VelocityLedger,
 };
 use trust_gate_client::instructions::capability_hash;
+use trust_gate_client::json::{Hash, Key};
+use trust_gate_client::receipts::Receipt;
 use trust_gate_client::simulate::{gate_payment, now_unix, Caller, PaymentQuery};
 use trust_gate_client::Program;
 use trust_gate_client::{chain, receipts};
@@ -140,51 +144,86 @@ async fn read<T: anchor_lang::AccountDeserialize>(
         .ok_or_else(|| ToolError::not_found(what, address))
 }
 
-pub async fn get_policy(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
+pub async fn get_policy(ctx: &Ctx, a: PolicyArgs) -> ToolResult<PolicyView> {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let address = ctx.pda.policy(&asset, a.policy_id);
     let p = chain::policy(&ctx.rpc, &ctx.config.ids, &asset, a.policy_id)
         .await?
         .ok_or_else(|| ToolError::not_found("PolicyAccount", address))?;
-    Ok(views::policy(&address, &p))
+    Ok(PolicyView::new(&address, &p))
 }
 
-pub async fn get_velocity_ledger(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
+pub async fn get_velocity_ledger(ctx: &Ctx, a: PolicyArgs) -> ToolResult<VelocityView> {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let address = ctx.pda.velocity(&asset, a.policy_id);
     let v: VelocityLedger = read(ctx, "VelocityLedger", &address).await?;
-    Ok(views::velocity(&address, &v))
+    Ok(VelocityView::new(&address, &v))
 }
 
-pub async fn get_killswitch(ctx: &Ctx, a: AgentArgs) -> ToolResult {
+pub async fn get_killswitch(ctx: &Ctx, a: AgentArgs) -> ToolResult<KillSwitchView> {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let address = ctx.pda.killswitch(&asset);
     let k: KillSwitchState = read(ctx, "KillSwitchState", &address).await?;
-    Ok(views::killswitch(&address, &k))
+    Ok(KillSwitchView::new(&address, &k))
 }
 
-pub async fn get_authority(ctx: &Ctx, a: AgentArgs) -> ToolResult {
+pub async fn get_authority(ctx: &Ctx, a: AgentArgs) -> ToolResult<AuthorityView> {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let address = ctx.pda.policy_authority(&asset);
     let auth: PolicyAuthority = read(ctx, "PolicyAuthority", &address).await?;
-    Ok(views::authority(&address, &auth))
+    Ok(AuthorityView::new(&address, &auth))
 }
 
-pub async fn get_vault(ctx: &Ctx, a: VaultArgs) -> ToolResult {
+pub async fn get_vault(ctx: &Ctx, a: VaultArgs) -> ToolResult<VaultAccount> {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let mint = pubkey("mint", &a.mint)?;
     let v = chain::vault(&ctx.rpc, &ctx.config.ids, &asset, &mint)
         .await?
         .ok_or_else(|| ToolError::not_found("policy vault", ctx.pda.vault(&asset, &mint)))?;
-    Ok(views::vault(&asset, &v))
+    Ok(VaultAccount::new(&asset, &v))
 }
 
-pub async fn get_feedback_log(ctx: &Ctx, a: FeedbackLogArgs) -> ToolResult {
+/// A payment's receipt: its feedback log while it exists, else (closed: true) what the
+/// chain's history holds.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedbackLogView {
+    /// The feedback log's address.
+    pub address: Key,
+    #[serde(flatten)]
+    pub receipt: trust_gate_client::receipts::ReceiptView,
+    /// Whether the payment was disputed.
+    pub disputed: bool,
+    /// Whether the log is closed (the receipt then comes from the chain's history).
+    pub closed: bool,
+    /// A closed log's: the transaction that closed it, when found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed_by: Option<String>,
+}
+
+impl FeedbackLogView {
+    fn new(
+        address: &Pubkey,
+        r: &Receipt,
+        disputed: bool,
+        closed: Option<Option<solana_sdk::signature::Signature>>,
+    ) -> Self {
+        FeedbackLogView {
+            address: Key(*address),
+            receipt: r.view(),
+            disputed,
+            closed: closed.is_some(),
+            closed_by: closed.flatten().map(|s| s.to_string()),
+        }
+    }
+}
+
+pub async fn get_feedback_log(ctx: &Ctx, a: FeedbackLogArgs) -> ToolResult<FeedbackLogView> {
     ctx.config.ids.require(Program::Gate)?;
     let hash = hex32("payment_id_hash", &a.payment_id_hash)?;
     let facilitator = match (&a.facilitator, ctx.config.default_facilitator) {
@@ -201,10 +240,10 @@ pub async fn get_feedback_log(ctx: &Ctx, a: FeedbackLogArgs) -> ToolResult {
     // The log while it exists; once closed, what the chain's history of its address holds.
     let live = receipts::live(&ctx.rpc, &ctx.pda, &facilitator, &hash).await?;
     if let Some(r) = live.receipt {
-        return Ok(views::feedback_log(&address, &r, live.disputed, None));
+        return Ok(FeedbackLogView::new(&address, &r, live.disputed, None));
     }
     match receipts::from_history(&ctx.rpc, &ctx.pda, &facilitator, &hash).await? {
-        Some(h) => Ok(views::feedback_log(
+        Some(h) => Ok(FeedbackLogView::new(
             &address,
             &h.receipt,
             h.disputed,
@@ -214,23 +253,23 @@ pub async fn get_feedback_log(ctx: &Ctx, a: FeedbackLogArgs) -> ToolResult {
     }
 }
 
-pub async fn get_capability_namespace(ctx: &Ctx, a: NamespaceArgs) -> ToolResult {
+pub async fn get_capability_namespace(ctx: &Ctx, a: NamespaceArgs) -> ToolResult<NamespaceView> {
     ctx.config.ids.require(Program::ValidationRegistry)?;
     let (hash, _) = capability(a.name.as_deref(), a.hash.as_deref(), "name", "hash")?;
     let address = ctx.pda.namespace(&hash);
     let n: CapabilityNamespace = read(ctx, "CapabilityNamespace", &address).await?;
-    Ok(views::namespace(&address, &n))
+    Ok(NamespaceView::new(&address, &n))
 }
 
-pub async fn get_attestor_profile(ctx: &Ctx, a: AttestorArgs) -> ToolResult {
+pub async fn get_attestor_profile(ctx: &Ctx, a: AttestorArgs) -> ToolResult<AttestorView> {
     ctx.config.ids.require(Program::ValidationRegistry)?;
     let attestor = pubkey("attestor", &a.attestor)?;
     let address = ctx.pda.attestor_profile(&attestor);
     let p: AttestorProfile = read(ctx, "AttestorProfile", &address).await?;
-    Ok(views::attestor(&address, &p))
+    Ok(AttestorView::new(&address, &p))
 }
 
-pub async fn get_validation_request(ctx: &Ctx, a: RequestArgs) -> ToolResult {
+pub async fn get_validation_request(ctx: &Ctx, a: RequestArgs) -> ToolResult<RequestView> {
     ctx.config.ids.require(Program::ValidationRegistry)?;
     let subject = pubkey("subject_asset", &a.subject_asset)?;
     let requester = pubkey("requester", &a.requester)?;
@@ -242,10 +281,36 @@ pub async fn get_validation_request(ctx: &Ctx, a: RequestArgs) -> ToolResult {
     )?;
     let address = ctx.pda.validation_request(&subject, &cap, &requester);
     let r: ValidationRequest = read(ctx, "ValidationRequest", &address).await?;
-    Ok(views::request(&address, &r))
+    Ok(RequestView::new(&address, &r))
 }
 
-pub async fn get_validation_attestation(ctx: &Ctx, a: AttestationArgs) -> ToolResult {
+/// An attestation and whether it counts now.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RatedAttestation {
+    #[serde(flatten)]
+    pub attestation: AttestationView,
+    /// Not revoked and not expired now: one a gate would count.
+    pub valid: bool,
+}
+
+/// The attestations of a capability about an agent, valid ones first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Attestations {
+    /// The agent they are about.
+    pub subject_asset: Key,
+    /// The capability.
+    pub capability_hash: Hash,
+    /// The capability's name when it was given (null when asked by hash).
+    pub capability_name: Option<String>,
+    /// Whether one of them counts now (the first one's validity).
+    pub valid: bool,
+    /// At least one; valid ones first.
+    pub attestations: Vec<RatedAttestation>,
+}
+
+pub async fn get_validation_attestation(ctx: &Ctx, a: AttestationArgs) -> ToolResult<Attestations> {
     let registry = ctx.config.ids.require(Program::ValidationRegistry)?;
     let subject = pubkey("subject_asset", &a.subject_asset)?;
     let (cap, name) = capability(
@@ -269,7 +334,16 @@ pub async fn get_validation_attestation(ctx: &Ctx, a: AttestationArgs) -> ToolRe
         }
         None => chain::attestations_about(&ctx.rpc, &ctx.config.ids, &subject, Some(&cap)).await?,
     };
-    if found.is_empty() {
+    let mut list: Vec<RatedAttestation> = found
+        .iter()
+        .map(|(k, att)| RatedAttestation {
+            attestation: AttestationView::new(k, att),
+            valid: !att.revoked && !att.is_expired(now),
+        })
+        .collect();
+    // Valid attestations first: the one a gate would count.
+    list.sort_by_key(|a| !a.valid);
+    let Some(first) = list.first() else {
         return Err(ToolError::not_found(
             "attestation",
             format!(
@@ -278,27 +352,17 @@ pub async fn get_validation_attestation(ctx: &Ctx, a: AttestationArgs) -> ToolRe
             ),
         )
         .hint("an attestor creates one with gate_respond_to_validation"));
-    }
-    let mut list: Vec<Value> = found
-        .iter()
-        .map(|(k, att)| {
-            let mut v = views::attestation(k, att);
-            v["valid"] = json!(!att.revoked && !att.is_expired(now));
-            v
-        })
-        .collect();
-    // Valid attestations first: the one a gate would count.
-    list.sort_by_key(|v| !v["valid"].as_bool().unwrap_or(false));
-    Ok(json!({
-        "subjectAsset": subject.to_string(),
-        "capabilityHash": hex(&cap),
-        "capabilityName": name,
-        "valid": list[0]["valid"],
-        "attestations": list,
-    }))
+    };
+    Ok(Attestations {
+        subject_asset: Key(subject),
+        capability_hash: Hash(cap),
+        capability_name: name,
+        valid: first.valid,
+        attestations: list,
+    })
 }
 
-pub async fn simulate_payment(ctx: &Ctx, a: SimulateArgs) -> ToolResult {
+pub async fn simulate_payment(ctx: &Ctx, a: SimulateArgs) -> ToolResult<DecisionReport> {
     let b = ctx.builder()?;
     let q = PaymentQuery {
         payer_asset: pubkey("payer_agent", &a.payer_agent)?,
@@ -309,85 +373,74 @@ pub async fn simulate_payment(ctx: &Ctx, a: SimulateArgs) -> ToolResult {
     };
     let caller = pubkey("caller", &a.caller)?;
     let decision = gate_payment(&ctx.rpc, &b, Caller::Pubkey(caller), q).await?;
-    let mut v = serde_json::to_value(DecisionView::from(&decision)).map_err(internal)?;
-    if let Some(e) = v["reasonCode"]
-        .as_u64()
-        .and_then(|c| explain::explain(c as u8))
-    {
-        v["meaning"] = json!(e.meaning);
-        v["remediation"] = json!(e.remediation);
-    }
-    Ok(v)
+    Ok(DecisionReport::new(&(&decision).into()))
 }
 
-pub async fn get_engine_reputation(ctx: &Ctx, a: AgentArgs) -> ToolResult {
+/// Why an agent has no reputation block.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReputationUnread {
+    /// unrated, wrong_owner, size_mismatch or schema_mismatch.
+    pub error_code: String,
+    /// What was found.
+    pub message: String,
+}
+
+/// The reputation engine's block of an agent, or why it could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReputationView {
+    /// The agent's asset.
+    pub agent_asset: Key,
+    /// The engine's stats account of the agent.
+    pub stats_account: Key,
+    /// The reputation engine's program id.
+    pub engine: Key,
+    /// The reputation block, when the account passes the owner, size and schema checks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reputation: Option<EngineReputation>,
+    /// Why there is no reputation block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ReputationUnread>,
+}
+
+pub async fn get_engine_reputation(ctx: &Ctx, a: AgentArgs) -> ToolResult<ReputationView> {
     // Only the engine's id is needed, so this works on mainnet without overrides.
     let asset = pubkey("agent_asset", &a.agent_asset)?;
-    let stats = ctx.pda.atom_stats(&asset);
-    let base = json!({
-        "agentAsset": asset.to_string(),
-        "statsAccount": stats.to_string(),
-        "engine": ctx.config.ids.reputation_engine.to_string(),
-    });
-    let mut v = base;
-    match chain::engine_reputation(&ctx.rpc, &ctx.config.ids, &asset).await? {
-        Ok(rep) => v["reputation"] = serde_json::to_value(rep).map_err(internal)?,
-        Err(e) => {
-            v["error"] = json!({"errorCode": e.code(), "message": e.to_string()});
-        }
-    }
-    Ok(v)
+    let read = chain::engine_reputation(&ctx.rpc, &ctx.config.ids, &asset).await?;
+    Ok(ReputationView {
+        agent_asset: Key(asset),
+        stats_account: Key(ctx.pda.atom_stats(&asset)),
+        engine: Key(ctx.config.ids.reputation_engine),
+        error: read.as_ref().err().map(|e| ReputationUnread {
+            error_code: e.code().to_string(),
+            message: e.to_string(),
+        }),
+        reputation: read.ok(),
+    })
 }
 
-pub fn explain_decision(a: ExplainArgs) -> ToolResult {
+pub fn explain_decision(a: ExplainArgs) -> ToolResult<explain::Explained> {
     match (a.decision.as_deref().map(str::trim), a.reason_code) {
-        (None | Some("Deny"), Some(code)) => explain_deny(code),
+        (None | Some("Deny"), Some(code)) => u8::try_from(code)
+            .ok()
+            .and_then(explain::Explained::deny)
+            .ok_or_else(|| {
+                ToolError::input("reason_code", format!("{code} is not a reason code 1..23"))
+            }),
         (None | Some("Deny"), None) => Err(ToolError::input(
             "reason_code",
             "missing: a Deny is explained by its reason code 1..23",
         )),
-        (Some(d), None) => explain::explain_decision(d)
-            .map(|e| {
-                json!({
-                    "decision": e.decision,
-                    "meaning": e.meaning,
-                    "remediation": e.remediation,
-                    "gateErrorCode": e.gate_error_code,
-                })
-            })
-            .ok_or_else(|| {
-                ToolError::input(
-                    "decision",
-                    format!("{d:?} is not Deny, RequireValidation or RequireApproval"),
-                )
-            }),
+        (Some(d), None) => explain::Explained::decision(d).ok_or_else(|| {
+            ToolError::input(
+                "decision",
+                format!("{d:?} is not Deny, RequireValidation or RequireApproval"),
+            )
+        }),
         (Some(d), Some(_)) => Err(ToolError::input(
             "reason_code",
             format!("only a Deny has a reason code, not {d:?}"),
         )),
     }
-}
-
-fn explain_deny(code: i64) -> ToolResult {
-    let e = u8::try_from(code)
-        .ok()
-        .and_then(explain::explain)
-        .ok_or_else(|| {
-            ToolError::input("reason_code", format!("{code} is not a reason code 1..23"))
-        })?;
-    Ok(json!({
-        "decision": "Deny",
-        "reasonCode": e.code,
-        "name": e.name,
-        "category": e.category,
-        "meaning": e.meaning,
-        "remediation": e.remediation,
-        // 6000 + code for 1..=15, 6100 + code from 16 (the strict gate's errors).
-        "gateErrorCode": policy_vault::engine::DenyReason::from_code(e.code)
-            .map(|r| r.strict_error_code()),
-    }))
-}
-
-pub fn internal(e: impl std::fmt::Display) -> ToolError {
-    ToolError::new(crate::envelope::codes::INTERNAL, e.to_string())
 }

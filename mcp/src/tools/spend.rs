@@ -8,11 +8,87 @@ use crate::context::Ctx;
 use crate::envelope::{ToolError, ToolResult};
 use crate::tools::approvals;
 use crate::tools::read::PolicyArgs;
-use serde_json::{json, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use trust_gate_client::approvals::HeldPayment;
 use trust_gate_client::decode::{self, KillSwitchState, VelocityLedger};
+use trust_gate_client::json::{Amount, Key};
+use trust_gate_client::spend::Spend;
 use trust_gate_client::{chain, spend, Program};
 
-pub async fn get_spend(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
+/// The agent's kill switch.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SwitchState {
+    /// Whether it is engaged (false when it does not exist).
+    pub paused: bool,
+}
+
+/// A vault-funded policy's vault.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct VaultBalance {
+    /// The vault's address.
+    pub address: Key,
+    /// Its balance (null when it does not exist).
+    pub balance: Option<Amount>,
+}
+
+/// A channel open through the gate.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenChannel {
+    /// The channel.
+    pub channel: Key,
+    /// The gate's channel record.
+    pub record: Key,
+    /// The payee agent.
+    pub payee_agent_asset: Key,
+    /// The token mint.
+    pub mint: Key,
+    /// The deposit.
+    pub deposit: Amount,
+    /// The facilitator.
+    pub facilitator: Key,
+    /// Unix seconds of the open.
+    pub created_at: i64,
+}
+
+/// The payments the facilitator holds for an approval, or why they could not be read.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PendingApprovals {
+    /// As gate_list_approvals lists them.
+    Listed(Vec<HeldPayment>),
+    /// No facilitator is configured, or it did not answer.
+    Unavailable {
+        /// Why.
+        unavailable: String,
+    },
+}
+
+/// A payer agent's spend under a policy at a glance.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SpendView {
+    /// The payer agent's asset.
+    pub agent_asset: Key,
+    /// The policy id.
+    pub policy_id: u32,
+    /// The policy's address.
+    pub policy: Key,
+    #[serde(flatten)]
+    pub spend: Spend,
+    /// The agent's kill switch.
+    pub kill_switch: SwitchState,
+    /// A vault-funded policy's vault (null for a wallet-funded one).
+    pub vault: Option<VaultBalance>,
+    /// The channels open through the gate under this policy.
+    pub open_channels: Vec<OpenChannel>,
+    /// The payments the facilitator holds for an approval (as gate_list_approvals lists
+    /// them), or `{"unavailable": reason}`.
+    pub pending_approvals: PendingApprovals,
+}
+
+pub async fn get_spend(ctx: &Ctx, a: PolicyArgs) -> ToolResult<SpendView> {
     ctx.config.ids.require(Program::PolicyVault)?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
     let policy_key = ctx.pda.policy(&asset, a.policy_id);
@@ -37,43 +113,45 @@ pub async fn get_spend(ctx: &Ctx, a: PolicyArgs) -> ToolResult {
         .map(|a| decode::account::<KillSwitchState>("KillSwitchState", &a.data))
         .transpose()?
         .is_some_and(|k| k.paused);
-    let mut v = serde_json::to_value(spend::spend(&policy, ledger.as_ref(), now))
-        .map_err(crate::tools::read::internal)?;
-    v["agentAsset"] = json!(asset.to_string());
-    v["policyId"] = json!(a.policy_id);
-    v["policy"] = json!(policy_key.to_string());
-    v["killSwitch"] = json!({"paused": paused});
-
     let params = &policy.params;
-    v["vault"] = if params.is_vault_funded() {
+    let vault = if params.is_vault_funded() {
         let vault = chain::vault(&ctx.rpc, &ctx.config.ids, &asset, &params.mint).await?;
-        json!({
-            "address": ctx.pda.vault(&asset, &params.mint).to_string(),
-            "balance": vault.map(|v| v.amount.to_string()),
+        Some(VaultBalance {
+            address: Key(ctx.pda.vault(&asset, &params.mint)),
+            balance: vault.map(|v| Amount(v.amount)),
         })
     } else {
-        Value::Null
+        None
     };
     let channels = chain::channel_records_of_payer(&ctx.rpc, &ctx.config.ids, &asset).await?;
-    v["openChannels"] = channels
+    let open_channels = channels
         .iter()
         .filter(|(_, r)| r.policy_id == a.policy_id)
-        .map(|(record, r)| {
-            json!({
-                "channel": r.channel.to_string(),
-                "record": record.to_string(),
-                "payeeAgentAsset": r.payee_asset.to_string(),
-                "mint": r.mint.to_string(),
-                "deposit": r.deposit.to_string(),
-                "facilitator": r.facilitator.to_string(),
-                "createdAt": r.created_at,
-            })
+        .map(|(record, r)| OpenChannel {
+            channel: Key(r.channel),
+            record: Key(*record),
+            payee_agent_asset: Key(r.payee_asset),
+            mint: Key(r.mint),
+            deposit: Amount(r.deposit),
+            facilitator: Key(r.facilitator),
+            created_at: r.created_at,
         })
         .collect();
     // Held payments live at the facilitator: read when one is configured.
-    v["pendingApprovals"] = match approvals::pending_of(ctx, &asset).await {
-        Ok(list) => list,
-        Err(e) => json!({"unavailable": e.message}),
+    let pending_approvals = match approvals::pending_of(ctx, &asset).await {
+        Ok(list) => PendingApprovals::Listed(list),
+        Err(e) => PendingApprovals::Unavailable {
+            unavailable: e.message,
+        },
     };
-    Ok(v)
+    Ok(SpendView {
+        agent_asset: Key(asset),
+        policy_id: a.policy_id,
+        policy: Key(policy_key),
+        spend: spend::spend(&policy, ledger.as_ref(), now),
+        kill_switch: SwitchState { paused },
+        vault,
+        open_channels,
+        pending_approvals,
+    })
 }

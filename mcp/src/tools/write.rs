@@ -6,10 +6,12 @@ use crate::context::Ctx;
 use crate::envelope::{ToolError, ToolResult};
 use crate::policy_input::{self, PolicyInput};
 use crate::tools::read::capability;
-use crate::views;
+use crate::views::{
+    AttestationView, AttestorView, AuthorityView, KillSwitchView, NamespaceView, PolicyView,
+    RequestView,
+};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::chain;
@@ -18,6 +20,7 @@ use trust_gate_client::decode::{
     ValidationRequest,
 };
 use trust_gate_client::instructions::{ed25519_verify, Claim};
+use trust_gate_client::json::Key;
 use trust_gate_client::Builder;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -102,12 +105,93 @@ pub struct RespondArgs {
     pub expires_at_slot: u64,
 }
 
-pub(crate) fn ok_sent(signature: impl ToString, mut v: Value) -> Value {
-    v["signature"] = json!(signature.to_string());
-    v
+/// A write tool's answer about an account it creates: the account as it is now, whether
+/// this call created it, and the transaction when one was sent.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Created<V> {
+    #[serde(flatten)]
+    pub account: V,
+    /// Whether this call created it (false: it existed and is returned as it is).
+    pub created: bool,
+    /// The transaction sent (absent when nothing was sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
 }
 
-pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
+/// A write tool's answer about an account it changes: the account as it is now, whether
+/// this call changed it, and the transaction when one was sent.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Changed<V> {
+    #[serde(flatten)]
+    pub account: V,
+    /// Whether this call changed it (false: it already was as asked).
+    pub changed: bool,
+    /// The transaction sent (absent when nothing was sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+pub(crate) fn sent(signature: impl ToString) -> Option<String> {
+    Some(signature.to_string())
+}
+
+/// What `gate_init_authority` answers: the authority the signer created, took over or asked
+/// to take over, or the existing one.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorityReply {
+    #[serde(flatten)]
+    pub authority: AuthorityView,
+    /// Whether this call created it.
+    pub created: bool,
+    /// An existing authority's: whether it was created by the asset's live owner (false:
+    /// a previous owner's, which the live owner may take over).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current: Option<bool>,
+    /// Whether this call completed a take-over.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken_over: Option<bool>,
+    /// Whether this call requested a take-over (the members and threshold shown are the
+    /// request's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_over_requested: Option<bool>,
+    /// Whether the signer's take-over waits for its delay.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_over_pending: Option<bool>,
+    /// A take-over's: unix seconds (the cluster's clock) from which it may be completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_at: Option<i64>,
+    /// A take-over's: unix seconds after which the request lapses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lapses_after: Option<i64>,
+    /// What to do next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+    /// The transaction sent (absent when nothing was sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl AuthorityReply {
+    fn of(authority: AuthorityView, created: bool) -> Self {
+        AuthorityReply {
+            authority,
+            created,
+            current: None,
+            taken_over: None,
+            take_over_requested: None,
+            take_over_pending: None,
+            effective_at: None,
+            lapses_after: None,
+            hint: None,
+            signature: None,
+        }
+    }
+}
+
+pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult<AuthorityReply> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_init_authority")?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
@@ -122,10 +206,10 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
         Some(current) => {
             let live = chain::asset_owner(&ctx.rpc, &asset).await?;
             if current.owner == live || live != signer.pubkey() {
-                let mut v = views::authority(&address, current);
-                v["created"] = json!(false);
-                v["current"] = json!(current.owner == live);
-                return Ok(v);
+                return Ok(AuthorityReply {
+                    current: Some(current.owner == live),
+                    ..AuthorityReply::of(AuthorityView::new(&address, current), false)
+                });
             }
             let request_address = b.pda.take_over_request(&asset);
             let request = chain::anchor_account::<TakeOverRequest>(
@@ -160,7 +244,7 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
             format!("must be 1..{} (the number of members)", members.len()),
         ));
     }
-    let members_json: Vec<String> = members.iter().map(|m| m.to_string()).collect();
+    let shown = authority_shown(&address, &asset, signer, &members, threshold);
     if take_over {
         let ix = b.request_take_over(&signer.pubkey(), &asset, members, threshold);
         let sig = ctx.send(&[ix], signer, &[]).await?;
@@ -171,38 +255,40 @@ pub async fn init_authority(ctx: &Ctx, a: InitAuthorityArgs) -> ToolResult {
         )
         .await?
         .ok_or_else(|| ToolError::not_found("TakeOverRequest", "the request just sent"))?;
-        let mut v = authority_reply(&address, &asset, signer, &members_json, threshold);
-        v["created"] = json!(false);
-        v["takenOver"] = json!(false);
-        v["takeOverRequested"] = json!(true);
-        v["effectiveAt"] = json!(request.effective_at);
-        v["lapsesAfter"] = json!(request.lapses_after());
-        v["hint"] = json!("the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed, and no later than lapsesAfter, to complete it");
-        return Ok(ok_sent(sig, v));
+        return Ok(AuthorityReply {
+            taken_over: Some(false),
+            take_over_requested: Some(true),
+            effective_at: Some(request.effective_at),
+            lapses_after: Some(request.lapses_after()),
+            hint: Some("the previous owner's members may cancel or accept it until then; call gate_init_authority again once effectiveAt has passed, and no later than lapsesAfter, to complete it".into()),
+            signature: sent(sig),
+            ..AuthorityReply::of(shown, false)
+        });
     }
     let ix = b.init_authority(&signer.pubkey(), &asset, members, threshold);
     let sig = ctx.send(&[ix], signer, &[]).await?;
-    let mut v = authority_reply(&address, &asset, signer, &members_json, threshold);
-    v["created"] = json!(true);
-    v["takenOver"] = json!(false);
-    Ok(ok_sent(sig, v))
+    Ok(AuthorityReply {
+        taken_over: Some(false),
+        signature: sent(sig),
+        ..AuthorityReply::of(shown, true)
+    })
 }
 
-/// What `gate_init_authority` answers about the authority the signer creates or takes over.
-fn authority_reply(
+/// The authority the signer creates or takes over, as it will be.
+fn authority_shown(
     address: &Pubkey,
     asset: &Pubkey,
     signer: &Keypair,
-    members: &[String],
+    members: &[Pubkey],
     threshold: u8,
-) -> Value {
-    json!({
-        "address": address.to_string(),
-        "asset": asset.to_string(),
-        "owner": signer.pubkey().to_string(),
-        "members": members,
-        "threshold": threshold,
-    })
+) -> AuthorityView {
+    AuthorityView {
+        address: Key(*address),
+        asset: Key(*asset),
+        owner: Key(signer.pubkey()),
+        members: members.iter().map(Key::from).collect(),
+        threshold,
+    }
 }
 
 /// The signer's own pending take-over that has not lapsed: completed when its delay has
@@ -214,22 +300,28 @@ async fn complete_take_over(
     address: &Pubkey,
     asset: &Pubkey,
     request: &TakeOverRequest,
-) -> ToolResult {
-    let members: Vec<String> = request.members.iter().map(|m| m.to_string()).collect();
-    let mut v = authority_reply(address, asset, signer, &members, request.threshold);
-    v["created"] = json!(false);
-    v["effectiveAt"] = json!(request.effective_at);
-    v["lapsesAfter"] = json!(request.lapses_after());
+) -> ToolResult<AuthorityReply> {
+    let shown = authority_shown(address, asset, signer, &request.members, request.threshold);
+    let reply = AuthorityReply {
+        effective_at: Some(request.effective_at),
+        lapses_after: Some(request.lapses_after()),
+        ..AuthorityReply::of(shown, false)
+    };
     if chain::unix_time(&ctx.rpc).await? < request.effective_at {
-        v["takenOver"] = json!(false);
-        v["takeOverPending"] = json!(true);
-        v["hint"] = json!("the take-over takes effect at effectiveAt (unix seconds, the cluster's clock) and lapses after lapsesAfter; call again in between");
-        return Ok(v);
+        return Ok(AuthorityReply {
+            taken_over: Some(false),
+            take_over_pending: Some(true),
+            hint: Some("the take-over takes effect at effectiveAt (unix seconds, the cluster's clock) and lapses after lapsesAfter; call again in between".into()),
+            ..reply
+        });
     }
     let ix = b.complete_take_over(asset, &request.rent_payer);
     let sig = ctx.send(&[ix], signer, &[]).await?;
-    v["takenOver"] = json!(true);
-    Ok(ok_sent(sig, v))
+    Ok(AuthorityReply {
+        taken_over: Some(true),
+        signature: sent(sig),
+        ..reply
+    })
 }
 
 /// What `gate_init_policy` must create before the policy itself, in order.
@@ -255,7 +347,45 @@ pub fn heal_steps(p: Prerequisites) -> Vec<&'static str> {
     steps
 }
 
-pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
+/// A vault-funded policy's vault, opened with it when missing.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyVault {
+    /// The vault's address (anyone may deposit into it with a plain transfer).
+    pub address: Key,
+    /// Whether this call opened it (empty).
+    pub opened: bool,
+}
+
+/// What `gate_init_policy` answers: the policy as it is now.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyReply {
+    #[serde(flatten)]
+    pub policy: PolicyView,
+    /// Whether this call created it.
+    pub created: bool,
+    /// An existing policy's: whether its rules are the ones asked for (policies are
+    /// immutable: another rule set takes another policy_id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matches_request: Option<bool>,
+    /// Whether missing prerequisites were created in the same transaction.
+    pub self_healed: bool,
+    /// The prerequisites created, in order (register_agent_via_cpi, init_authority,
+    /// init_killswitch).
+    pub healed_steps: Vec<String>,
+    /// Whether this call renamed an existing vault-funded policy's spender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spender_changed: Option<bool>,
+    /// A vault-funded policy's vault, when this call created the policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vault: Option<PolicyVault>,
+    /// The transaction sent (absent when nothing was sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult<PolicyReply> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_init_policy")?;
     let params = policy_input::params(&a.policy)?;
@@ -309,27 +439,31 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     let rules = policy_input::rules(&a.policy, b.pda.payee_list(&asset, a.policy_id))?;
     let threshold = a.policy.approval_threshold()?;
     if let Some(existing) = &found[3] {
-        let any = trust_gate_client::decode::policy(&existing.data)?;
-        let mut v = views::policy(&keys[3], &any);
-        let p = &any;
-        v["created"] = json!(false);
-        v["matchesRequest"] = json!(
-            p.params == params
-                && any.rules().copied().unwrap_or_default() == rules
-                && any.approval_threshold == threshold
-        );
-        v["selfHealed"] = json!(false);
-        v["healedSteps"] = json!([]);
+        let p = trust_gate_client::decode::policy(&existing.data)?;
+        let mut reply = PolicyReply {
+            policy: PolicyView::new(&keys[3], &p),
+            created: false,
+            matches_request: Some(
+                p.params == params
+                    && p.rules().copied().unwrap_or_default() == rules
+                    && p.approval_threshold == threshold,
+            ),
+            self_healed: false,
+            healed_steps: Vec::new(),
+            spender_changed: None,
+            vault: None,
+            signature: None,
+        };
         // The rule is immutable, but a vault-funded policy's spender is renamed by the
         // threshold: a different spender in the request renames it.
         if let Some(spender) = spender.filter(|s| p.params.is_vault_funded() && p.spender != *s) {
             let ix = b.set_vault_spender(&signer.pubkey(), &[], &asset, a.policy_id, &spender);
             let sig = ctx.send(&[ix], signer, &[]).await?;
-            v["spender"] = json!(spender.to_string());
-            v["spenderChanged"] = json!(true);
-            return Ok(ok_sent(sig, v));
+            reply.policy.spender = Some(Key(spender));
+            reply.spender_changed = Some(true);
+            reply.signature = sent(sig);
         }
-        return Ok(v);
+        return Ok(reply);
     }
     let steps = heal_steps(pre);
     let me = signer.pubkey();
@@ -361,9 +495,15 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
                 .await?
                 .ok_or_else(|| ToolError::not_found("mint", params.mint))?;
             ixs.push(b.open_vault(&me, &[], &asset, &params.mint, &mint.token_program.id()));
-            Some(json!({"address": address.to_string(), "opened": true}))
+            Some(PolicyVault {
+                address: Key(address),
+                opened: true,
+            })
         } else {
-            Some(json!({"address": address.to_string(), "opened": false}))
+            Some(PolicyVault {
+                address: Key(address),
+                opened: false,
+            })
         }
     } else {
         None
@@ -377,14 +517,16 @@ pub async fn init_policy(ctx: &Ctx, a: InitPolicyArgs) -> ToolResult {
     let p = chain::policy(&ctx.rpc, &b.ids, &asset, a.policy_id)
         .await?
         .ok_or_else(|| ToolError::not_found("PolicyAccount", keys[3]))?;
-    let mut v = views::policy(&keys[3], &p);
-    v["created"] = json!(true);
-    v["selfHealed"] = json!(!steps.is_empty());
-    v["healedSteps"] = json!(steps);
-    if let Some(vault) = vault {
-        v["vault"] = vault;
-    }
-    Ok(ok_sent(sig, v))
+    Ok(PolicyReply {
+        policy: PolicyView::new(&keys[3], &p),
+        created: true,
+        matches_request: None,
+        self_healed: !steps.is_empty(),
+        healed_steps: steps.iter().map(|s| s.to_string()).collect(),
+        spender_changed: None,
+        vault,
+        signature: sent(sig),
+    })
 }
 
 /// `auth_required`: the authority's threshold is above the one key this server holds.
@@ -400,7 +542,10 @@ fn threshold_required(auth: &PolicyAuthority, what: &str) -> ToolError {
     .hint("gather the members' signatures in one transaction: gate_facilitator_walkthrough {\"name\":\"multisig-killswitch\"}")
 }
 
-pub async fn set_killswitch(ctx: &Ctx, a: SetKillswitchArgs) -> ToolResult {
+pub async fn set_killswitch(
+    ctx: &Ctx,
+    a: SetKillswitchArgs,
+) -> ToolResult<Changed<KillSwitchView>> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_set_killswitch")?;
     let asset = pubkey("agent_asset", &a.agent_asset)?;
@@ -418,9 +563,11 @@ pub async fn set_killswitch(ctx: &Ctx, a: SetKillswitchArgs) -> ToolResult {
     let current =
         chain::anchor_account::<KillSwitchState>(&ctx.rpc, "KillSwitchState", &ks_key).await?;
     if let Some(k) = current.as_ref().filter(|k| k.paused == a.paused) {
-        let mut v = views::killswitch(&ks_key, k);
-        v["changed"] = json!(false);
-        return Ok(v);
+        return Ok(Changed {
+            account: KillSwitchView::new(&ks_key, k),
+            changed: false,
+            signature: None,
+        });
     }
     let me = signer.pubkey();
     let mut ixs = Vec::new();
@@ -432,12 +579,17 @@ pub async fn set_killswitch(ctx: &Ctx, a: SetKillswitchArgs) -> ToolResult {
     let k: KillSwitchState = chain::anchor_account(&ctx.rpc, "KillSwitchState", &ks_key)
         .await?
         .ok_or_else(|| ToolError::not_found("KillSwitchState", ks_key))?;
-    let mut v = views::killswitch(&ks_key, &k);
-    v["changed"] = json!(true);
-    Ok(ok_sent(sig, v))
+    Ok(Changed {
+        account: KillSwitchView::new(&ks_key, &k),
+        changed: true,
+        signature: sent(sig),
+    })
 }
 
-pub async fn register_namespace(ctx: &Ctx, a: RegisterNamespaceArgs) -> ToolResult {
+pub async fn register_namespace(
+    ctx: &Ctx,
+    a: RegisterNamespaceArgs,
+) -> ToolResult<Created<NamespaceView>> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_register_namespace")?;
     let name = a.name.trim();
@@ -450,9 +602,11 @@ pub async fn register_namespace(ctx: &Ctx, a: RegisterNamespaceArgs) -> ToolResu
         chain::anchor_account::<CapabilityNamespace>(&ctx.rpc, "CapabilityNamespace", &address)
             .await?
     {
-        let mut v = views::namespace(&address, &n);
-        v["created"] = json!(false);
-        return Ok(v);
+        return Ok(Created {
+            account: NamespaceView::new(&address, &n),
+            created: false,
+            signature: None,
+        });
     }
     let ix = b.register_namespace(
         &signer.pubkey(),
@@ -464,21 +618,28 @@ pub async fn register_namespace(ctx: &Ctx, a: RegisterNamespaceArgs) -> ToolResu
     let n: CapabilityNamespace = chain::anchor_account(&ctx.rpc, "CapabilityNamespace", &address)
         .await?
         .ok_or_else(|| ToolError::not_found("CapabilityNamespace", address))?;
-    let mut v = views::namespace(&address, &n);
-    v["created"] = json!(true);
-    Ok(ok_sent(sig, v))
+    Ok(Created {
+        account: NamespaceView::new(&address, &n),
+        created: true,
+        signature: sent(sig),
+    })
 }
 
-pub async fn register_attestor(ctx: &Ctx, a: RegisterAttestorArgs) -> ToolResult {
+pub async fn register_attestor(
+    ctx: &Ctx,
+    a: RegisterAttestorArgs,
+) -> ToolResult<Created<AttestorView>> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_register_attestor")?;
     let address = b.pda.attestor_profile(&signer.pubkey());
     if let Some(p) =
         chain::anchor_account::<AttestorProfile>(&ctx.rpc, "AttestorProfile", &address).await?
     {
-        let mut v = views::attestor(&address, &p);
-        v["created"] = json!(false);
-        return Ok(v);
+        return Ok(Created {
+            account: AttestorView::new(&address, &p),
+            created: false,
+            signature: None,
+        });
     }
     let ix = b.register_attestor(
         &signer.pubkey(),
@@ -488,12 +649,17 @@ pub async fn register_attestor(ctx: &Ctx, a: RegisterAttestorArgs) -> ToolResult
     let p: AttestorProfile = chain::anchor_account(&ctx.rpc, "AttestorProfile", &address)
         .await?
         .ok_or_else(|| ToolError::not_found("AttestorProfile", address))?;
-    let mut v = views::attestor(&address, &p);
-    v["created"] = json!(true);
-    Ok(ok_sent(sig, v))
+    Ok(Created {
+        account: AttestorView::new(&address, &p),
+        created: true,
+        signature: sent(sig),
+    })
 }
 
-pub async fn request_validation(ctx: &Ctx, a: RequestValidationArgs) -> ToolResult {
+pub async fn request_validation(
+    ctx: &Ctx,
+    a: RequestValidationArgs,
+) -> ToolResult<Created<RequestView>> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_request_validation")?;
     let subject = pubkey("subject_asset", &a.subject_asset)?;
@@ -514,21 +680,28 @@ pub async fn request_validation(ctx: &Ctx, a: RequestValidationArgs) -> ToolResu
     if let Some(r) =
         chain::anchor_account::<ValidationRequest>(&ctx.rpc, "ValidationRequest", &address).await?
     {
-        let mut v = views::request(&address, &r);
-        v["created"] = json!(false);
-        return Ok(v);
+        return Ok(Created {
+            account: RequestView::new(&address, &r),
+            created: false,
+            signature: None,
+        });
     }
     let ix = b.request_validation(&signer.pubkey(), &subject, &cap, uri_hash, a.deadline_slot);
     let sig = ctx.send(&[ix], signer, &[]).await?;
     let r: ValidationRequest = chain::anchor_account(&ctx.rpc, "ValidationRequest", &address)
         .await?
         .ok_or_else(|| ToolError::not_found("ValidationRequest", address))?;
-    let mut v = views::request(&address, &r);
-    v["created"] = json!(true);
-    Ok(ok_sent(sig, v))
+    Ok(Created {
+        account: RequestView::new(&address, &r),
+        created: true,
+        signature: sent(sig),
+    })
 }
 
-pub async fn respond_to_validation(ctx: &Ctx, a: RespondArgs) -> ToolResult {
+pub async fn respond_to_validation(
+    ctx: &Ctx,
+    a: RespondArgs,
+) -> ToolResult<Changed<AttestationView>> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_respond_to_validation")?;
     let subject = pubkey("subject_asset", &a.subject_asset)?;
@@ -568,9 +741,11 @@ pub async fn respond_to_validation(ctx: &Ctx, a: RespondArgs) -> ToolResult {
                 && e.expires_at_slot == claim.expires_at_slot
         })
     {
-        let mut v = views::attestation(&address, &existing);
-        v["changed"] = json!(false);
-        return Ok(v);
+        return Ok(Changed {
+            account: AttestationView::new(&address, &existing),
+            changed: false,
+            signature: None,
+        });
     }
     // The Ed25519 instruction before it marks the attestation as signature-verified.
     let ixs = [
@@ -582,7 +757,9 @@ pub async fn respond_to_validation(ctx: &Ctx, a: RespondArgs) -> ToolResult {
         chain::anchor_account(&ctx.rpc, "ValidationAttestation", &address)
             .await?
             .ok_or_else(|| ToolError::not_found("ValidationAttestation", address))?;
-    let mut v = views::attestation(&address, &att);
-    v["changed"] = json!(true);
-    Ok(ok_sent(sig, v))
+    Ok(Changed {
+        account: AttestationView::new(&address, &att),
+        changed: true,
+        signature: sent(sig),
+    })
 }

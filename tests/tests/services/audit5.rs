@@ -471,7 +471,7 @@ async fn audit5_m1_a_voucher_sent_again_pays_for_nothing_and_the_paying_client_r
             .await
             .unwrap();
         assert_eq!(
-            resumed.settlement["extra"]["channelState"]["chargedCumulativeAmount"],
+            resumed.settlement.unwrap().extra.unwrap()["channelState"]["chargedCumulativeAmount"],
             (3 * PRICE).to_string(),
             "gated {gated}: resumed from the corrective 402"
         );

@@ -97,11 +97,7 @@ async fn a_channel_close_fits_its_unit_limit() {
                 .upto()
                 .await
                 .unwrap();
-            let sig: Signature = paid.settlement["transaction"]
-                .as_str()
-                .unwrap()
-                .parse()
-                .unwrap();
+            let sig: Signature = paid.transaction().unwrap().parse().unwrap();
             let (meta, _) = crate::settle::landed(&s, &sig).await;
             let used: u64 = Option::from(meta.compute_units_consumed).unwrap();
             let logs: Vec<String> = Option::from(meta.log_messages).unwrap();

@@ -8,6 +8,7 @@ use trust_gate_repo_checks::workspace_root;
 /// docs (client/src/lib.rs) list them in this order.
 const CLIENT_ORDER: &[&str] = &[
     "redact",
+    "json",
     "network",
     "error",
     "ids",
