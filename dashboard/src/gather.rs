@@ -17,6 +17,10 @@ use trust_gate_client::{chain, spend, ClientError, RpcClient};
 
 /// How long the facilitator may take to list held payments.
 const FACILITATOR_TIMEOUT: Duration = Duration::from_secs(5);
+/// The most bytes of one of the facilitator's answers read: its lists are capped
+/// (`SETTLEMENTS_MAX` payments, an agent's held payments), far below this, so a longer answer
+/// is a facilitator gone wrong, which must not make the dashboard hold it all in memory.
+pub const FACILITATOR_MAX_BYTES: usize = 4 << 20;
 
 /// Where the settlements on the page come from, without a facilitator's records.
 pub const CHAIN_SOURCE: &str = "the chain: the payment logs the gate still holds of payments \
@@ -371,9 +375,10 @@ async fn records(
     Ok(rows)
 }
 
-/// `GET url`'s JSON, in [`FACILITATOR_TIMEOUT`].
+/// `GET url`'s JSON, in [`FACILITATOR_TIMEOUT`], of at most [`FACILITATOR_MAX_BYTES`]: the
+/// body is read a chunk at a time and dropped past the cap.
 async fn get_json(http: &reqwest::Client, url: &str) -> Result<serde_json::Value, String> {
-    let res = http
+    let mut res = http
         .get(url)
         .timeout(FACILITATOR_TIMEOUT)
         .send()
@@ -387,9 +392,31 @@ async fn get_json(http: &reqwest::Client, url: &str) -> Result<serde_json::Value
     if !res.status().is_success() {
         return Err(format!("the facilitator answered HTTP {}", res.status()));
     }
-    res.json()
-        .await
-        .map_err(|e| format!("the facilitator's answer is not JSON: {e}"))
+    // The path only: the query names the agent, and the origin is the configured one.
+    let path = res.url().path().to_string();
+    let too_long = || {
+        format!("the facilitator's answer to {path} is longer than {FACILITATOR_MAX_BYTES} bytes")
+    };
+    if res
+        .content_length()
+        .is_some_and(|n| n > FACILITATOR_MAX_BYTES as u64)
+    {
+        return Err(too_long());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = res.chunk().await.map_err(|e| {
+        format!(
+            "the facilitator's answer to {path} broke off: {}",
+            trust_gate_client::redact::urls_in(&e.to_string())
+        )
+    })? {
+        if body.len() + chunk.len() > FACILITATOR_MAX_BYTES {
+            return Err(too_long());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&body)
+        .map_err(|e| format!("the facilitator's answer to {path} is not JSON: {e}"))
 }
 
 /// The payments the configured facilitator holds for `payer`'s approval.
@@ -404,4 +431,63 @@ async fn held(
     let body = get_json(http, &format!("{f}/approvals?payer={payer}")).await?;
     serde_json::from_value(body["approvals"].clone())
         .map_err(|e| format!("the facilitator's list is not one of held payments: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A facilitator on loopback whose every answer is `len` bytes of JSON, sent with its
+    /// `Content-Length` or (`sized: false`) without one, to the connection's end.
+    fn facilitator(len: usize, sized: bool) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for mut conn in listener.incoming().flatten() {
+                let mut request = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !request.ends_with(b"\r\n\r\n") {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => request.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let pad = len - r#"{"payments":[],"pad":""}"#.len();
+                let body = format!(r#"{{"payments":[],"pad":"{}"}}"#, "x".repeat(pad));
+                let length = if sized {
+                    format!("content-length: {len}\r\n")
+                } else {
+                    String::new()
+                };
+                // The client hangs up past the cap: a failed write is expected.
+                let _ = write!(
+                    conn,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{length}connection: close\r\n\r\n{body}"
+                );
+            }
+        });
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn an_answer_past_the_cap_is_refused_naming_the_path_and_the_cap() {
+        let http = reqwest::Client::new();
+        for sized in [true, false] {
+            let within = facilitator(FACILITATOR_MAX_BYTES, sized);
+            let body = get_json(&http, &format!("{within}/payments?payer=x"))
+                .await
+                .unwrap();
+            assert_eq!(body["payments"], serde_json::json!([]), "sized: {sized}");
+            let past = facilitator(FACILITATOR_MAX_BYTES + 1, sized);
+            let e = match get_json(&http, &format!("{past}/payments?payer=x")).await {
+                Ok(_) => panic!("an answer past the cap was read whole (sized: {sized})"),
+                Err(e) => e,
+            };
+            assert!(
+                e.contains("/payments") && e.contains(&FACILITATOR_MAX_BYTES.to_string()),
+                "{e}"
+            );
+        }
+    }
 }

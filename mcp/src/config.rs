@@ -24,6 +24,9 @@ pub const LOOPBACK_ORIGINS: [&str; 3] =
     ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
 /// The most bytes of a resource's answer `gate_pay` reads.
 pub const DEFAULT_PAY_MAX_RESPONSE_BYTES: usize = 1 << 20;
+/// The fewest characters of `MCP_BEARER_TOKEN`: 32 hex digits are 128 random bits, beyond
+/// guessing over a network.
+pub const MIN_BEARER_TOKEN_LEN: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transport {
@@ -80,6 +83,64 @@ pub struct Config {
     /// The browser origins a server with a signer answers: loopback ones and
     /// `MCP_ALLOWED_ORIGINS`.
     pub allowed_origins: Vec<String>,
+    /// `MCP_BEARER_TOKEN`: when set, every HTTP request to the MCP endpoint must carry it.
+    pub bearer_token: Option<BearerToken>,
+}
+
+/// The secret every HTTP request carries as `Authorization: Bearer <token>` when
+/// `MCP_BEARER_TOKEN` is set. Never shown: `Debug` prints no part of it.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
+impl BearerToken {
+    /// `MCP_BEARER_TOKEN`'s value: at least [`MIN_BEARER_TOKEN_LEN`] printable ASCII
+    /// characters without spaces (it is sent in an HTTP header); spaces around it are dropped.
+    pub fn parse(value: &str) -> Result<BearerToken, ConfigError> {
+        const VAR: &str = "MCP_BEARER_TOKEN";
+        let v = value.trim();
+        if v.is_empty() {
+            return Err(ConfigError::new(
+                VAR,
+                format!(
+                    "is set but empty: unset it, or give a token of at least \
+                     {MIN_BEARER_TOKEN_LEN} characters (say `openssl rand -hex 32`)"
+                ),
+            ));
+        }
+        if !v.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err(ConfigError::new(
+                VAR,
+                "must be printable ASCII without spaces: it is sent in an HTTP header",
+            ));
+        }
+        if v.len() < MIN_BEARER_TOKEN_LEN {
+            return Err(ConfigError::new(
+                VAR,
+                format!(
+                    "is {} characters: give at least {MIN_BEARER_TOKEN_LEN} (say `openssl rand \
+                     -hex 32`)",
+                    v.len()
+                ),
+            ));
+        }
+        Ok(BearerToken(v.to_string()))
+    }
+
+    /// Whether `presented` is this token, in time that does not depend on where they differ
+    /// (or on their lengths): both are hashed, and the digests compared in constant time.
+    pub fn matches(&self, presented: &str) -> bool {
+        use sha2::{Digest, Sha256};
+        use subtle::ConstantTimeEq;
+        let want = Sha256::digest(self.0.as_bytes());
+        let got = Sha256::digest(presented.as_bytes());
+        want.ct_eq(&got).into()
+    }
 }
 
 impl Config {
@@ -214,6 +275,11 @@ impl Config {
             }
             allowed_origins.push(o.to_string());
         }
+        // Read as given: a variable set to nothing was meant to protect the server, so it is
+        // refused rather than taken as unset.
+        let bearer_token = var("MCP_BEARER_TOKEN")
+            .map(|v| BearerToken::parse(&v))
+            .transpose()?;
         Ok(Config {
             rpc_url,
             network,
@@ -234,7 +300,28 @@ impl Config {
             pay_timeout: Duration::from_secs(pay_timeout),
             pay_max_response_bytes,
             allowed_origins,
+            bearer_token,
         })
+    }
+
+    /// Whether this server may listen on `host`. One holding a signer signs and pays for
+    /// whoever calls its write tools, and the Origin check stops only browsers: beyond
+    /// loopback it needs `MCP_BEARER_TOKEN`. A read-only server may listen anywhere.
+    pub fn check_exposure(&self, host: IpAddr) -> Result<(), ConfigError> {
+        if self.signer.is_none() || self.bearer_token.is_some() || host.to_canonical().is_loopback()
+        {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            "MCP_BEARER_TOKEN",
+            format!(
+                "a server holding a signer (its write tools sign and pay with its key) may \
+                 listen on {host}, which is not loopback, only with a bearer token: set \
+                 MCP_BEARER_TOKEN (at least {MIN_BEARER_TOKEN_LEN} characters; clients send \
+                 `Authorization: Bearer <token>`) and serve it behind TLS, or set MCP_HTTP_HOST \
+                 to a loopback address (127.0.0.1), or run without a signer"
+            ),
+        ))
     }
 
     /// Where `gate_pay` may send requests: the public internet, the allow list, and on a
@@ -291,5 +378,66 @@ where
             .trim()
             .parse()
             .map_err(|e| ConfigError::new(variable, format!("{v:?}: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let vars: std::collections::HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_vars(|k| vars.get(k).cloned(), None)
+    }
+
+    #[test]
+    fn a_bearer_token_is_checked_named_and_never_shown() {
+        for bad in [
+            "",
+            "  ",
+            "short",
+            "0123456789abcdef 0123456789abcdef",
+            "é".repeat(32).as_str(),
+        ] {
+            let e = config(&[("MCP_BEARER_TOKEN", bad)]).unwrap_err();
+            assert_eq!(e.variable, "MCP_BEARER_TOKEN", "{bad:?}");
+        }
+        let c = config(&[("MCP_BEARER_TOKEN", &format!(" {TOKEN}\n"))]).unwrap();
+        let token = c.bearer_token.clone().unwrap();
+        assert!(token.matches(TOKEN));
+        assert!(!token.matches(&TOKEN[1..]));
+        assert!(!token.matches(&format!("{TOKEN}0")));
+        assert!(!token.matches(""));
+        assert!(!format!("{c:?}").contains(TOKEN));
+        assert!(config(&[]).unwrap().bearer_token.is_none());
+    }
+
+    #[test]
+    fn a_signer_listens_beyond_loopback_only_with_a_token() {
+        let key = Keypair::new().to_base58_string();
+        let signer = config(&[("KEYPAIR_B58", &key)]).unwrap();
+        let with_token = config(&[("KEYPAIR_B58", &key), ("MCP_BEARER_TOKEN", TOKEN)]).unwrap();
+        let read_only = config(&[]).unwrap();
+        let everywhere: IpAddr = "0.0.0.0".parse().unwrap();
+        let e = signer.check_exposure(everywhere).unwrap_err().to_string();
+        assert!(
+            e.contains("MCP_BEARER_TOKEN") && e.contains("MCP_HTTP_HOST"),
+            "{e}"
+        );
+        assert!(signer.check_exposure("10.0.0.5".parse().unwrap()).is_err());
+        assert!(signer.check_exposure("::".parse().unwrap()).is_err());
+        for loopback in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+            assert!(
+                signer.check_exposure(loopback.parse().unwrap()).is_ok(),
+                "{loopback}"
+            );
+        }
+        assert!(with_token.check_exposure(everywhere).is_ok());
+        assert!(read_only.check_exposure(everywhere).is_ok());
     }
 }

@@ -103,8 +103,10 @@ fn in_net(ip: IpAddr, net: IpAddr, prefix: u8) -> bool {
     }
 }
 
-/// An IPv4 address carried in IPv6 (mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, or
-/// 6to4 `2002:AABB:CCDD::`) as the IPv4 address it reaches.
+/// An IPv4 address carried in IPv6 (mapped `::ffff:a.b.c.d`, SIIT's translated
+/// `::ffff:0:a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, or 6to4 `2002:AABB:CCDD::`) as the IPv4
+/// address it reaches. The other forms are refused by [`public_v6`]: IPv4-compatible
+/// `::a.b.c.d` (deprecated), NAT64's prefix in another layout, local-use NAT64 and Teredo.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {
         IpAddr::V6(v6) => {
@@ -113,7 +115,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
             }
             let s = v6.segments();
             let o = v6.octets();
-            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] || s[..6] == [0, 0, 0, 0, 0xffff, 0] {
                 return IpAddr::V4(Ipv4Addr::new(o[12], o[13], o[14], o[15]));
             }
             if s[0] == 0x2002 {
@@ -156,23 +158,21 @@ fn public_v4(ip: Ipv4Addr) -> bool {
 
 fn public_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        // fc00::/7: unique local.
-        || (s[0] & 0xfe00) == 0xfc00
-        // fe80::/10: link-local; fec0::/10: the former site-local.
-        || (s[0] & 0xffc0) == 0xfe80
-        || (s[0] & 0xffc0) == 0xfec0
-        // 2001:db8::/32: documentation.
-        || (s[0] == 0x2001 && s[1] == 0x0db8)
-        // ::/96 (IPv4-compatible, deprecated) and 100::/64 (discard).
-        || s[..6] == [0; 6]
-        || s[..4] == [0x100, 0, 0, 0]
-        // 2001::/32 (Teredo: the IPv4 it reaches is obscured) and 64:ff9b:1::/48 (local-use
-        // NAT64, which may reach anything).
-        || (s[0] == 0x2001 && s[1] == 0)
-        || s[..3] == [0x64, 0xff9b, 1])
+    // Only 2000::/3, global unicast, is routed on the internet (IANA has allocated nothing
+    // outside it). That leaves out loopback, unspecified, ::/8 (IPv4-compatible ::/96, NAT64's
+    // 64:ff9b::/32 in a layout other than the /96 mapped above, local-use NAT64
+    // 64:ff9b:1::/48), 100::/64 (discard), fc00::/7 (unique local), fe80::/10 (link-local),
+    // fec0::/10 (the former site-local), ff00::/8 (multicast) and what is unassigned.
+    (s[0] & 0xe000) == 0x2000
+        && !(
+            // 2001:db8::/32 and 3fff::/20: documentation.
+            (s[0] == 0x2001 && s[1] == 0x0db8)
+            || (s[0] == 0x3fff && s[1] < 0x1000)
+            // 2001:2::/48: benchmarking.
+            || s[..3] == [0x2001, 2, 0]
+            // 2001::/32: Teredo (the IPv4 it reaches is obscured).
+            || (s[0] == 0x2001 && s[1] == 0)
+        )
 }
 
 /// The allow list and the limits of `gate_pay`'s requests.
@@ -366,6 +366,30 @@ mod tests {
             "2002:7f00:1::",
             "2001:0:4136:e378::1",
             "64:ff9b:1::a00:1",
+            // SIIT's IPv4-translated ::ffff:0:0:0/96, mapped to the IPv4 it carries.
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:169.254.169.254",
+            // IPv4-compatible ::/96 (deprecated), refused whatever it carries.
+            "::10.0.0.1",
+            "::1.1.1.1",
+            // NAT64's well-known prefix: private targets, and 64:ff9b::/32 in any layout but
+            // the /96 one (RFC 6052's others are for an operator's own prefix).
+            "64:ff9b::7f00:1",
+            "64:ff9b::c0a8:101",
+            "64:ff9b:101:101::",
+            "64:ff9b:0:0:1:101:101:0",
+            "64:ff9b:1:101:101::",
+            // 6to4 of private targets, and Teredo of a public server.
+            "2002:a00:1::1",
+            "2002:c0a8:101::1",
+            "2001:0:101:101::1",
+            // Outside 2000::/3 (global unicast) nothing is public; inside it, documentation
+            // and benchmarking are not.
+            "1::1",
+            "4000::1",
+            "3fff::1",
+            "2001:2::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip} counted as public");
         }
@@ -376,6 +400,10 @@ mod tests {
             "2606:4700::1111",
             "::ffff:1.1.1.1",
             "2002:101:101::1",
+            "2a00:1450:4001::1",
+            // A public IPv4 through the other forms mapped (::ffff: and 2002: above).
+            "::ffff:0:1.1.1.1",
+            "64:ff9b::101:101",
         ] {
             assert!(is_public(ip.parse().unwrap()), "{ip} counted as non-public");
         }

@@ -5,12 +5,19 @@
 //! `/healthz`; CORS for any origin with `Mcp-Session-Id` exposed, except that a server holding
 //! a signer refuses a request from a browser origin other than this machine's and
 //! `MCP_ALLOWED_ORIGINS`.
+//!
+//! With `MCP_BEARER_TOKEN` every request to the MCP endpoint must carry
+//! `Authorization: Bearer <token>` (401 otherwise); a server holding a signer listens beyond
+//! loopback only with one ([`Config::check_exposure`]). `/healthz` stays open: it shows
+//! nothing secret (the signer's public key, the RPC's origin, counts), and load balancers
+//! probe it without credentials.
 
-use crate::config::{Config, Transport};
+use crate::config::{BearerToken, Config, Transport};
 use crate::context::Ctx;
 use crate::server::SERVICE_NAME;
 use crate::tools::GateServer;
 use axum::extract::{Request, State};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderName, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -71,8 +78,13 @@ impl Drop for HttpServer {
     }
 }
 
-/// Binds `addr` (port 0 picks one) and serves `config` over HTTP until shut down.
+/// Binds `addr` (port 0 picks one) and serves `config` over HTTP until shut down. A server
+/// holding a signer without `MCP_BEARER_TOKEN` refuses an address that is not loopback
+/// (`InvalidInput`, naming the variables).
 pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<HttpServer> {
+    config
+        .check_exposure(addr.ip())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))?;
     // Whatever MCP_TRANSPORT said, this server speaks HTTP (the auth_required hint depends on it).
     config.transport = Transport::Http;
     let ctx = Arc::new(Ctx::new(config));
@@ -110,9 +122,13 @@ pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<Http
         sessions: sessions.clone(),
         tool_count,
     };
-    let mcp = Router::new()
+    let mut mcp = Router::new()
         .route_service("/", service)
         .layer(middleware::from_fn_with_state(state.clone(), known_session));
+    if let Some(token) = state.ctx.config.bearer_token.clone() {
+        // Outermost: a caller without the token learns nothing, not even which sessions exist.
+        mcp = mcp.layer(middleware::from_fn_with_state(Arc::new(token), bearer));
+    }
     let app = Router::new()
         .route("/healthz", get(healthz))
         .with_state(state)
@@ -214,6 +230,43 @@ async fn known_session(State(s): State<AppState>, mut req: Request, next: Next) 
         },
     });
     (StatusCode::NOT_FOUND, Json(body)).into_response()
+}
+
+/// Every request to the MCP endpoint carries `Authorization: Bearer <MCP_BEARER_TOKEN>`, else
+/// 401 with `WWW-Authenticate: Bearer` and a JSON-RPC error saying so (RFC 6750's
+/// `invalid_token` when a token was sent but is not this one). A CORS preflight is answered
+/// before this (browsers send no credentials on one), and tells nothing.
+async fn bearer(State(token): State<Arc<BearerToken>>, req: Request, next: Next) -> Response {
+    let presented = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, t)| t.trim());
+    let (challenge, message) = match presented {
+        Some(t) if token.matches(t) => return next.run(req).await,
+        Some(_) => (
+            format!(r#"Bearer realm="{SERVICE_NAME}", error="invalid_token""#),
+            "Unauthorized: the Authorization: Bearer token is not this server's \
+             (MCP_BEARER_TOKEN)",
+        ),
+        None => (
+            format!(r#"Bearer realm="{SERVICE_NAME}""#),
+            "Unauthorized: this server needs Authorization: Bearer <token> on every request \
+             (the token is its MCP_BEARER_TOKEN)",
+        ),
+    };
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32000, "message": message},
+    });
+    let mut res = (StatusCode::UNAUTHORIZED, Json(body)).into_response();
+    if let Ok(v) = challenge.parse() {
+        res.headers_mut().insert(WWW_AUTHENTICATE, v);
+    }
+    res
 }
 
 fn cors() -> CorsLayer {

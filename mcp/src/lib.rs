@@ -11,7 +11,8 @@
 //! - [`egress`]: where `gate_pay` may send requests (no loopback, private or link-local
 //!   address unless allowed); [`pay_sessions`]: the x402 sessions it keeps open.
 //! - [`http`]: the streamable HTTP transport: sessions for 2025 clients, stateless for
-//!   2026-07-28 ones, `/healthz` and CORS.
+//!   2026-07-28 ones, `/healthz`, CORS and the bearer token (`MCP_BEARER_TOKEN`), without
+//!   which a server holding a signer stays on loopback.
 
 pub mod args;
 pub mod config;

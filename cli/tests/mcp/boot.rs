@@ -11,18 +11,27 @@ use solana_sdk::signer::Signer;
 use std::process::Stdio;
 use tokio::io::AsyncReadExt;
 
-/// Runs `trust-gate mcp` with `vars` and no stdin; returns (exit success, stderr).
+/// Runs `trust-gate mcp` with `vars` and no stdin; returns (exit success, stderr). A server
+/// still running after 30 s (over HTTP, it does not stop with stdin) fails the test.
 async fn boot(vars: &[(&str, String)]) -> (bool, String) {
     let home = harness::empty_home("boot");
-    let out = tokio::process::Command::new(binary())
-        .arg("mcp")
-        .env_clear()
-        .env("HOME", &home)
-        .envs(vars.iter().map(|(k, v)| (*k, v.as_str())))
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        tokio::process::Command::new(binary())
+            .arg("mcp")
+            .env_clear()
+            .env("HOME", &home)
+            .envs(vars.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        let names: Vec<&str> = vars.iter().map(|(k, _)| *k).collect();
+        panic!("trust-gate mcp did not stop: it serves with {names:?}")
+    })
+    .unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -47,6 +56,33 @@ async fn bad_configuration_is_named() {
     let (ok, stderr) = boot(&[("KEYPAIR_PATH", "/nonexistent/id.json".into())]).await;
     assert!(!ok);
     assert!(stderr.contains("KEYPAIR_PATH"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signer_beyond_loopback_needs_a_bearer_token() {
+    let key = Keypair::new().to_base58_string();
+    let http = |host: &str| {
+        vec![
+            ("MCP_TRANSPORT", "http".to_string()),
+            ("MCP_HTTP_HOST", host.to_string()),
+            ("MCP_HTTP_PORT", "0".to_string()),
+            ("KEYPAIR_B58", key.clone()),
+        ]
+    };
+    let (ok, stderr) = boot(&http("0.0.0.0")).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("MCP_HTTP_HOST") && stderr.contains("MCP_BEARER_TOKEN"),
+        "{stderr}"
+    );
+    // A token that is there but no token is named too.
+    for bad in ["", "   ", "too-short", "0123456789abcdef 0123456789abcdef"] {
+        let mut vars = http("0.0.0.0");
+        vars.push(("MCP_BEARER_TOKEN", bad.to_string()));
+        let (ok, stderr) = boot(&vars).await;
+        assert!(!ok, "{bad:?}");
+        assert!(stderr.contains("MCP_BEARER_TOKEN"), "{bad:?}: {stderr}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -82,7 +82,7 @@ impl World {
     }
 }
 
-fn client_config() -> ClientConfig {
+pub fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("trust-gate-tests", "0"),

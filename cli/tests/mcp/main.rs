@@ -8,6 +8,7 @@ mod fixture;
 mod harness;
 
 mod approvals;
+mod bearer;
 mod boot;
 mod eras;
 mod hostile;

@@ -13,6 +13,7 @@ pub mod records;
 pub mod sponsor;
 
 mod channels;
+mod mints;
 mod send;
 
 pub(crate) use send::{co_signature, Outcome};
@@ -31,7 +32,6 @@ use solana_commitment_config::CommitmentConfig;
 use solana_sdk::account::Account;
 use solana_sdk::message::AddressLookupTableAccount;
 use solana_sdk::pubkey::Pubkey;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, RwLock};
@@ -79,7 +79,7 @@ pub struct Chain {
     collection: OnceCell<Pubkey>,
     /// The facilitator's own lookup tables.
     tables: RwLock<Vec<AddressLookupTableAccount>>,
-    mints: RwLock<HashMap<Pubkey, (TokenProgram, u8)>>,
+    mints: mints::MintCache,
 }
 
 /// What the configuration fixes for every request.
@@ -153,7 +153,7 @@ impl Facilitator {
                 caip2: OnceCell::new(),
                 collection: OnceCell::new(),
                 tables: RwLock::new(Vec::new()),
-                mints: RwLock::new(HashMap::new()),
+                mints: mints::MintCache::default(),
             },
             key: facilitator,
             settings: Settings {
@@ -261,8 +261,8 @@ impl Facilitator {
 
     /// The token program and decimals of a mint (cached: neither changes).
     pub async fn mint(&self, mint: &Pubkey) -> Result<(TokenProgram, u8), Rejection> {
-        if let Some(m) = self.chain.mints.read().await.get(mint) {
-            return Ok(*m);
+        if let Some(m) = self.chain.mints.get(mint) {
+            return Ok(m);
         }
         let chain::Mint {
             token_program: program,
@@ -276,11 +276,7 @@ impl Facilitator {
                     format!("asset {mint} does not exist on this cluster"),
                 )
             })?;
-        self.chain
-            .mints
-            .write()
-            .await
-            .insert(*mint, (program, decimals));
+        self.chain.mints.put(*mint, (program, decimals));
         Ok((program, decimals))
     }
 
