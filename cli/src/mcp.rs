@@ -54,7 +54,11 @@ pub async fn start_for_up(
     }
     trust_gate_mcp::http::serve(config, SocketAddr::new(host, port))
         .await
-        .map_err(|e| e.to_string())
+        .map_err(|e| match e.kind() {
+            // Another process holds the port: the one thing the caller's flag changes.
+            std::io::ErrorKind::AddrInUse => format!("{e} (try --mcp-port)"),
+            _ => e.to_string(),
+        })
 }
 
 /// Airdrops SOL to the MCP signer on the localnet (best effort: a failure is logged).

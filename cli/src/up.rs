@@ -109,7 +109,7 @@ async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<S
         &demo.url(),
     )
     .await
-    .map_err(|e| format!("MCP server: {e} (try --mcp-port)"))?;
+    .map_err(|e| format!("MCP server: {e}"))?;
     let config = crate::dashboard::config(rpc_url, network, Some(facilitator.url()))?;
     let dashboard =
         trust_gate_dashboard::start(config, SocketAddr::new(args.host, args.dashboard_port))

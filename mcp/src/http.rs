@@ -150,20 +150,39 @@ pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<Http
     })
 }
 
-async fn healthz(State(s): State<AppState>) -> Json<serde_json::Value> {
+/// `/healthz`: open to anyone (CORS allows any origin), so nothing secret.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Health {
+    ok: bool,
+    service: &'static str,
+    version: &'static str,
+    network: &'static str,
+    /// The RPC's origin only, never its API key.
+    rpc_url: String,
+    uptime_seconds: u64,
+    active_sessions: usize,
+    tool_count: usize,
+    /// The signer's public key, when the server holds one.
+    signer: Option<String>,
+}
+
+async fn healthz(State(s): State<AppState>) -> Json<Health> {
     let c = &s.ctx.config;
-    Json(json!({
-        "ok": true,
-        "service": SERVICE_NAME,
-        "version": env!("CARGO_PKG_VERSION"),
-        "network": c.network.name(),
-        // Anyone may ask (CORS allows any origin): the RPC's origin only, never its API key.
-        "rpcUrl": trust_gate_client::redact::origin(&c.rpc_url),
-        "uptimeSeconds": s.ctx.started.elapsed().as_secs(),
-        "activeSessions": s.sessions.sessions.read().await.len(),
-        "toolCount": s.tool_count,
-        "signer": c.signer.as_ref().map(|(k, _)| solana_sdk::signer::Signer::pubkey(k.as_ref()).to_string()),
-    }))
+    Json(Health {
+        ok: true,
+        service: SERVICE_NAME,
+        version: env!("CARGO_PKG_VERSION"),
+        network: c.network.name(),
+        rpc_url: trust_gate_client::redact::origin(&c.rpc_url),
+        uptime_seconds: s.ctx.started.elapsed().as_secs(),
+        active_sessions: s.sessions.sessions.read().await.len(),
+        tool_count: s.tool_count,
+        signer: c
+            .signer
+            .as_ref()
+            .map(|(k, _)| solana_sdk::signer::Signer::pubkey(k.as_ref()).to_string()),
+    })
 }
 
 /// The first protocol revision without sessions: a request of it or later is served

@@ -5,7 +5,8 @@
 use crate::context::Ctx;
 use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
 use rmcp::ErrorData;
-use serde_json::json;
+use serde::Serialize;
+use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::{idl, Network, Program};
 
 /// The demo's source files, bundled: (file name, source).
@@ -84,7 +85,8 @@ pub fn read(ctx: &Ctx, uri: &str) -> Result<ReadResourceResult, ErrorData> {
         .with_mime_type(mime)]))
     };
     if uri == "gate://programs" {
-        return text(programs(ctx).to_string(), JSON);
+        let manifest = serde_json::to_string(&programs(ctx)).expect("the manifest serializes");
+        return text(manifest, JSON);
     }
     if let Some(name) = uri.strip_prefix("gate://idl/") {
         let program = Program::ALL
@@ -137,36 +139,72 @@ fn not_found(uri: &str, known: &str) -> ErrorData {
     ErrorData::resource_not_found(format!("no resource {uri}; {known}"), None)
 }
 
+/// One of trust-gate's programs in the manifest.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OurProgram {
+    name: &'static str,
+    program_id: String,
+    /// False for the mainnet sentinel: the deployment's id must be given.
+    configured: bool,
+    /// The variable that overrides its id.
+    override_variable: &'static str,
+    explorer_url: String,
+}
+
+/// A program trust-gate calls but does not deploy.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ExternalProgram {
+    name: &'static str,
+    program_id: String,
+    explorer_url: String,
+}
+
+/// `gate://programs`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Manifest {
+    network: &'static str,
+    /// The RPC's origin only (never an API key in its path or query).
+    rpc_url: String,
+    programs: Vec<OurProgram>,
+    external: Vec<ExternalProgram>,
+}
+
 /// The program manifest: ids (the sentinel is flagged) and explorer URLs.
-fn programs(ctx: &Ctx) -> serde_json::Value {
+fn programs(ctx: &Ctx) -> Manifest {
     let ids = ctx.config.ids;
     let rpc = trust_gate_client::redact::origin(&ctx.config.rpc_url);
     let link = |id: &str| explorer(ctx.config.network, &rpc, id);
-    let ours: Vec<_> = Program::ALL
+    let programs = Program::ALL
         .iter()
         .map(|p| {
             let id = ids.get(*p).to_string();
-            json!({
-                "name": p.name(),
-                "programId": id,
-                "configured": ids.require(*p).is_ok(),
-                "overrideVariable": p.override_var(),
-                "explorerUrl": link(&id),
-            })
+            OurProgram {
+                name: p.name(),
+                configured: ids.require(*p).is_ok(),
+                override_variable: p.override_var(),
+                explorer_url: link(&id),
+                program_id: id,
+            }
         })
         .collect();
-    let external =
-        |name: &str, id: String| json!({"name": name, "programId": id, "explorerUrl": link(&id)});
-    json!({
-        "network": ctx.config.network.name(),
-        "rpcUrl": trust_gate_client::redact::origin(&ctx.config.rpc_url),
-        "programs": ours,
-        "external": [
-            external("agent_registry", ids.agent_registry.to_string()),
-            external("reputation_engine", ids.reputation_engine.to_string()),
-            external("mpl_core", ids.mpl_core.to_string()),
+    let external = |name, id: Pubkey| ExternalProgram {
+        name,
+        explorer_url: link(&id.to_string()),
+        program_id: id.to_string(),
+    };
+    Manifest {
+        network: ctx.config.network.name(),
+        external: vec![
+            external("agent_registry", ids.agent_registry),
+            external("reputation_engine", ids.reputation_engine),
+            external("mpl_core", ids.mpl_core),
         ],
-    })
+        rpc_url: rpc,
+        programs,
+    }
 }
 
 fn explorer(network: Network, rpc_url: &str, id: &str) -> String {
