@@ -119,3 +119,92 @@ fn main() -> std::process::ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// A file of the checkout, read at run time (a test binary built from another checkout
+    /// into a shared target directory still reads this one).
+    fn read(path: &str) -> String {
+        let root = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+        std::fs::read_to_string(root.join("..").join(path)).unwrap()
+    }
+
+    /// The `code` spans of a markdown line, in order.
+    fn code_spans(line: &str) -> Vec<&str> {
+        line.split('`').skip(1).step_by(2).collect()
+    }
+
+    /// The README's table row that starts with `start`.
+    fn readme_row(readme: &str, start: &str) -> String {
+        readme
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("README.md has no row starting {start:?}"))
+            .to_string()
+    }
+
+    fn subcommands() -> Vec<String> {
+        Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .filter(|n| n != "help")
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_names_every_command_in_the_order_of_help() {
+        let row = readme_row(&read("README.md"), "| CLI |");
+        let named: Vec<&str> = code_spans(&row)
+            .into_iter()
+            .filter(|s| *s != "trust-gate")
+            .collect();
+        assert_eq!(named, subcommands(), "{row}");
+    }
+
+    #[test]
+    fn docs_cli_has_a_row_for_every_command() {
+        let doc = read("docs/cli.md");
+        for name in subcommands() {
+            assert!(
+                doc.contains(&format!("| `trust-gate {name}")),
+                "docs/cli.md has no row for `trust-gate {name}`"
+            );
+        }
+    }
+
+    #[test]
+    fn docs_cli_names_every_flag_of_up() {
+        let doc = read("docs/cli.md");
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with("| `trust-gate up`"))
+            .expect("docs/cli.md has a row for up");
+        let cli = Cli::command();
+        let up = cli.find_subcommand("up").unwrap();
+        for flag in up
+            .get_arguments()
+            .filter_map(|a| a.get_long())
+            .filter(|l| !["help", "version"].contains(l))
+        {
+            assert!(
+                row.contains(&format!("`--{flag}")) || row.contains(&format!(" --{flag} ")),
+                "docs/cli.md's row of up does not name --{flag}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_the_facilitators_routes_as_up_prints_them() {
+        let row = readme_row(&read("README.md"), "| the x402 facilitator:");
+        let listed: Vec<&str> = code_spans(&row)
+            .into_iter()
+            .filter(|s| s.starts_with('/'))
+            .collect();
+        assert_eq!(listed.join(" "), up::facilitator_routes(), "{row}");
+    }
+}

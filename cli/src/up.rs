@@ -187,9 +187,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             dashboard,
         }) => {
             let (f, d) = (facilitator.url(), demo.url());
-            println!(
-                "  facilitator   {f}   (/verify /settle /dispute /receipt /supported /healthz)"
-            );
+            println!("  facilitator   {f}   ({})", facilitator_routes());
             println!("  demo          {d}   (/protected /metered /session /health)");
             println!(
                 "  MCP server    http://{}/   (streamable HTTP, 27 tools; /healthz)",
@@ -227,6 +225,11 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
     drop(services);
     drop(localnet);
     Ok(())
+}
+
+/// The facilitator's routes as the banner lists them (the README's table lists the same).
+pub(crate) fn facilitator_routes() -> String {
+    trust_gate_facilitator::routes::ROUTES.join(" ")
 }
 
 fn print_world(world: &trust_gate_migrations::DemoWorld) {

@@ -2,11 +2,16 @@
 //! once the log is closed, from the chain's history of the log's address (the settlement
 //! transaction that created it, the dispute that named it, the close that ended it).
 //!
+//! A receipt carries two feedbacks: the settlement's (`score`, written into the log) and,
+//! when the payer disputed the payment, the dispute's ([`Disputed`]: score 0, who, when, the
+//! reason's hash), read from the dispute record while it exists and from the dispute
+//! transaction once closed. The two sources give the same fields.
+//!
 //! A facilitator keeps its own copy of closed receipts (its record store); this is what
 //! anyone can rebuild from the chain alone, as long as the RPC node keeps that history.
 
 use crate::chain;
-use crate::decode::FeedbackLog;
+use crate::decode::{DisputeRecord, FeedbackLog};
 use crate::error::ClientError;
 use crate::json::{Amount, Hash, Key};
 use crate::pda::Pdas;
@@ -44,6 +49,8 @@ pub struct Receipt {
     pub mint: Pubkey,
     pub amount: u64,
     pub value_decimals: u8,
+    /// The settlement's feedback score, as the log holds it. A dispute does not change it: the
+    /// dispute's own feedback is [`Receipt::dispute`].
     pub score: u8,
     pub slot: u64,
     /// Unix seconds (the block time of the settlement).
@@ -52,6 +59,58 @@ pub struct Receipt {
     pub deadline: Option<i64>,
     /// The settlement transaction, when known (from history or the facilitator's record).
     pub signature: Option<Signature>,
+    /// The payer's dispute of the payment, when it was disputed (and its record or
+    /// transaction could be read).
+    pub dispute: Option<Disputed>,
+}
+
+/// A payment's dispute as its receipt shows it: the feedback the dispute gave the payee and
+/// what the gate's DisputeRecord holds of it. The record and the dispute transaction give
+/// the same fields, so the receipt reads the same before and after the records close.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Disputed {
+    /// The dispute feedback's score: always `gate::instructions::DISPUTE_SCORE` (0), tag
+    /// `dispute`.
+    pub score: u8,
+    /// The payer's wallet that signed the dispute (the settlement's transfer authority).
+    pub disputed_by: Pubkey,
+    /// The dispute's reason hash (`trust-gate dispute --reason TEXT` records the text's
+    /// sha256; the text itself is not on chain).
+    pub reason_hash: [u8; 32],
+    /// Unix seconds: when the dispute landed (the cluster's clock).
+    pub created_at: i64,
+}
+
+impl Disputed {
+    /// What a DisputeRecord holds.
+    pub fn from_record(r: &DisputeRecord) -> Disputed {
+        Disputed {
+            score: gate::instructions::DISPUTE_SCORE,
+            disputed_by: r.disputed_by,
+            reason_hash: r.reason_hash,
+            created_at: r.created_at,
+        }
+    }
+
+    /// A gate-owned account's data as a dispute record; `None` for anything else.
+    pub fn from_record_data(data: &[u8]) -> Option<Disputed> {
+        if !data.starts_with(DisputeRecord::DISCRIMINATOR) {
+            return None;
+        }
+        DisputeRecord::try_deserialize(&mut &data[..])
+            .ok()
+            .map(|r| Disputed::from_record(&r))
+    }
+
+    /// Its fields as the receipt shows them.
+    pub fn view(&self) -> DisputeView {
+        DisputeView {
+            score: self.score,
+            disputed_by: Key(self.disputed_by),
+            reason_hash: Hash(self.reason_hash),
+            created_at: self.created_at,
+        }
+    }
 }
 
 impl Receipt {
@@ -71,6 +130,7 @@ impl Receipt {
             created_at: log.created_at,
             deadline: Some(log.deadline),
             signature: None,
+            dispute: None,
         }
     }
 
@@ -84,7 +144,8 @@ impl Receipt {
             .map(|l| Receipt::from_log(&l))
     }
 
-    /// The receipt's fields as /receipt and the MCP tools show them.
+    /// The receipt's fields as /receipt and the MCP tools show them. `score` is the
+    /// settlement's feedback; `dispute` the dispute's (null when not disputed).
     pub fn view(&self) -> ReceiptView {
         ReceiptView {
             payment_id_hash: Hash(self.payment_id_hash),
@@ -100,6 +161,7 @@ impl Receipt {
             created_at: self.created_at,
             deadline: self.deadline,
             transaction: self.signature.map(|s| s.to_string()),
+            dispute: self.dispute.as_ref().map(Disputed::view),
             settled_atomically: true,
         }
     }
@@ -109,7 +171,8 @@ impl Receipt {
         serde_json::to_value(self.view()).expect("a receipt view serializes")
     }
 
-    /// Reads back what [`Receipt::to_json`] wrote (a facilitator's stored record).
+    /// Reads back what [`Receipt::to_json`] wrote (a facilitator's stored record); a record
+    /// kept before receipts carried `dispute` reads as not disputed.
     pub fn from_json(v: &Value) -> Option<Receipt> {
         let r = ReceiptView::deserialize(v).ok()?;
         Some(Receipt {
@@ -129,6 +192,12 @@ impl Receipt {
                 None => None,
                 Some(s) => Some(Signature::from_str(&s).ok()?),
             },
+            dispute: r.dispute.map(|d| Disputed {
+                score: d.score,
+                disputed_by: d.disputed_by.0,
+                reason_hash: d.reason_hash.0,
+                created_at: d.created_at,
+            }),
         })
     }
 }
@@ -155,7 +224,8 @@ pub struct ReceiptView {
     pub value: Amount,
     /// The mint's decimals.
     pub value_decimals: u8,
-    /// The score of the settlement's feedback to the payee.
+    /// The score of the settlement's feedback to the payee; a dispute does not change it
+    /// (the dispute's own feedback is `dispute`).
     pub score: u8,
     /// Slot of the settlement.
     pub emitted_at_slot: u64,
@@ -166,14 +236,33 @@ pub struct ReceiptView {
     pub deadline: Option<i64>,
     /// The settlement transaction's signature, when known.
     pub transaction: Option<String>,
+    /// The payer's dispute of the payment: the dispute's feedback (null when not disputed;
+    /// a record kept before receipts carried it reads as not disputed).
+    #[serde(default)]
+    pub dispute: Option<DisputeView>,
     /// Always true: every log the gate writes is of a settlement.
     pub settled_atomically: bool,
+}
+
+/// A payment's dispute as a receipt shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DisputeView {
+    /// The dispute feedback's score to the payee: always 0 (tag `dispute`).
+    pub score: u8,
+    /// The payer's wallet that signed the dispute.
+    pub disputed_by: Key,
+    /// The dispute's reason hash (`trust-gate dispute --reason TEXT` records the text's
+    /// sha256; the text is not on chain).
+    pub reason_hash: Hash,
+    /// Unix seconds when the dispute landed.
+    pub created_at: i64,
 }
 
 /// A payment's records on chain now.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Live {
-    /// The log, when it exists.
+    /// The log, when it exists, with its dispute record's fields when there is one.
     pub receipt: Option<Receipt>,
     /// Whether its dispute record exists.
     pub disputed: bool,
@@ -193,8 +282,12 @@ pub async fn live(
     let found = chain::accounts(rpc, &keys).await?;
     let gate = pda.ids.gate;
     let owned = |i: usize| found[i].as_ref().filter(|a| a.owner == gate);
+    let mut receipt = owned(0).and_then(|a| Receipt::from_account_data(&a.data));
+    if let Some(r) = &mut receipt {
+        r.dispute = owned(1).and_then(|a| Disputed::from_record_data(&a.data));
+    }
     Ok(Live {
-        receipt: owned(0).and_then(|a| Receipt::from_account_data(&a.data)),
+        receipt,
         disputed: owned(1).is_some(),
     })
 }
@@ -202,7 +295,8 @@ pub async fn live(
 /// What the chain's history tells of a payment whose log is gone.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct History {
-    /// What the settlement wrote into the log, its signature included.
+    /// What the settlement wrote into the log, its signature included, and the dispute
+    /// when one landed.
     pub receipt: Receipt,
     /// The transaction that closed the log, when found.
     pub closed_by: Option<Signature>,
@@ -358,6 +452,35 @@ pub fn settled_in(
         created_at: landed.block_time.unwrap_or_default(),
         deadline: Some(deadline),
         signature: None,
+        dispute: None,
+    })
+}
+
+/// The dispute a transaction made of payment `hash` of `facilitator`: its dispute_payment
+/// of that payment (the arguments name it; the payer's wallet is its second account, the
+/// time the block's).
+pub fn disputed_in(
+    gate_program: &Pubkey,
+    landed: &Landed,
+    facilitator: &Pubkey,
+    hash: &[u8; 32],
+) -> Option<Disputed> {
+    let disc = gate::instruction::DisputePayment::DISCRIMINATOR;
+    landed.instructions.iter().find_map(|ix| {
+        if !is_gate_ix(gate_program, ix, disc) {
+            return None;
+        }
+        let args = gate::instructions::DisputePaymentArgs::deserialize(&mut &ix.data[disc.len()..])
+            .ok()?;
+        if args.payment_id_hash != *hash || args.facilitator != *facilitator {
+            return None;
+        }
+        Some(Disputed {
+            score: gate::instructions::DISPUTE_SCORE,
+            disputed_by: ix.accounts.get(1)?.pubkey,
+            reason_hash: args.dispute_reason_hash,
+            created_at: landed.block_time.unwrap_or_default(),
+        })
     })
 }
 
@@ -412,33 +535,28 @@ pub async fn from_history(
             closed_by = Some(signature);
         }
     }
-    let Some(receipt) = receipt else {
+    let Some(mut receipt) = receipt else {
         return Ok(None);
     };
-    let dispute_disc = gate::instruction::DisputePayment::DISCRIMINATOR;
-    let mut disputed = false;
     for signature in signatures_of(rpc, &pda.dispute(facilitator, hash)).await? {
         if let Some(landed) = transaction(rpc, &signature).await? {
-            if landed
-                .instructions
-                .iter()
-                .any(|ix| is_gate_ix(&gate_program, ix, dispute_disc))
-            {
-                disputed = true;
+            receipt.dispute = disputed_in(&gate_program, &landed, facilitator, hash);
+            if receipt.dispute.is_some() {
                 break;
             }
         }
     }
     Ok(Some(History {
+        disputed: receipt.dispute.is_some(),
         receipt,
         closed_by,
-        disputed,
     }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decode::hex;
     use serde_json::json;
 
     #[test]
@@ -457,8 +575,10 @@ mod tests {
             created_at: 1_700_000_000,
             deadline: Some(1_700_000_060),
             signature: None,
+            dispute: None,
         };
         assert_eq!(Receipt::from_json(&r.to_json()), Some(r.clone()));
+        assert_eq!(r.to_json()["dispute"], Value::Null);
         r.payer_asset = Some(Pubkey::new_unique());
         r.deadline = None;
         r.signature = Some(Signature::from([7; 64]));
@@ -466,5 +586,119 @@ mod tests {
         let mut broken = r.to_json();
         broken["value"] = json!(5);
         assert_eq!(Receipt::from_json(&broken), None);
+        // A record kept before receipts carried the dispute: not disputed.
+        let mut older = r.to_json();
+        older.as_object_mut().unwrap().remove("dispute");
+        assert_eq!(Receipt::from_json(&older), Some(r.clone()));
+    }
+
+    #[test]
+    fn a_disputed_receipt_shows_the_disputes_score_beside_the_settlements() {
+        let payer = Pubkey::new_unique();
+        let r = Receipt {
+            payment_id_hash: [3; 32],
+            facilitator: Pubkey::new_unique(),
+            payee_asset: Pubkey::new_unique(),
+            payer_asset: None,
+            payer_wallet: payer,
+            mint: Pubkey::new_unique(),
+            amount: 100_000,
+            value_decimals: 6,
+            score: 100,
+            slot: 12,
+            created_at: 1_700_000_000,
+            deadline: Some(1_700_000_060),
+            signature: None,
+            dispute: Some(Disputed {
+                score: 0,
+                disputed_by: payer,
+                reason_hash: [9; 32],
+                created_at: 1_700_000_100,
+            }),
+        };
+        let v = r.to_json();
+        assert_eq!(v["score"], 100, "the settlement's feedback");
+        assert_eq!(
+            v["dispute"],
+            json!({
+                "score": 0,
+                "disputedBy": payer.to_string(),
+                "reasonHash": hex(&[9; 32]),
+                "createdAt": 1_700_000_100,
+            })
+        );
+        assert_eq!(Receipt::from_json(&v), Some(r));
+        let mut broken = v.clone();
+        broken["dispute"]["reasonHash"] = json!("zz");
+        assert_eq!(Receipt::from_json(&broken), None);
+    }
+
+    /// The dispute record (while the log lives) and the dispute transaction (once closed)
+    /// give the receipt the same dispute.
+    #[test]
+    fn a_dispute_reads_the_same_from_its_record_and_its_transaction() {
+        use crate::ids::{Network, ProgramIds};
+        use anchor_lang::AccountSerialize;
+        let b = crate::Builder::new(ProgramIds::for_network(Network::Localnet)).unwrap();
+        let (facilitator, payer, hash) = (Pubkey::new_unique(), Pubkey::new_unique(), [4; 32]);
+        let record = DisputeRecord {
+            facilitator,
+            payment_id_hash: hash,
+            reason_hash: [5; 32],
+            disputed_by: payer,
+            rent_payer: facilitator,
+            created_at: 1_700_000_500,
+        };
+        let mut data = Vec::new();
+        record.try_serialize(&mut data).unwrap();
+        let from_record = Disputed::from_record_data(&data).unwrap();
+        assert_eq!(
+            from_record,
+            Disputed {
+                score: gate::instructions::DISPUTE_SCORE,
+                disputed_by: payer,
+                reason_hash: [5; 32],
+                created_at: 1_700_000_500,
+            }
+        );
+        assert_eq!(from_record.score, 0);
+        assert_eq!(Disputed::from_record_data(&data[..100]), None);
+        assert_eq!(Disputed::from_record_data(&[0; 176]), None);
+
+        let ix = b.dispute_payment(
+            &facilitator,
+            &facilitator,
+            &payer,
+            &Pubkey::new_unique(),
+            hash,
+            &Pubkey::new_unique(),
+            [5; 32],
+            "ipfs://why".into(),
+        );
+        let landed = |ix: Instruction| Landed {
+            instructions: vec![ix],
+            slot: 9,
+            block_time: Some(1_700_000_500),
+            fee: 5_000,
+            signatures: 2,
+        };
+        let gate_program = b.ids.gate;
+        assert_eq!(
+            disputed_in(&gate_program, &landed(ix.clone()), &facilitator, &hash),
+            Some(from_record)
+        );
+        // Another payment's or another facilitator's dispute, another program: none.
+        for (f, h) in [(facilitator, [6; 32]), (Pubkey::new_unique(), hash)] {
+            assert_eq!(
+                disputed_in(&gate_program, &landed(ix.clone()), &f, &h),
+                None
+            );
+        }
+        let mut elsewhere = ix;
+        elsewhere.program_id = Pubkey::new_unique();
+        assert_eq!(
+            disputed_in(&gate_program, &landed(elsewhere), &facilitator, &hash),
+            None
+        );
     }
 }

@@ -10,7 +10,7 @@ use crate::chain;
 use crate::decode::FeedbackLog;
 use crate::error::ClientError;
 use crate::instructions::Builder;
-use crate::receipts::Receipt;
+use crate::receipts::{Disputed, Receipt};
 use crate::settle;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::Discriminator;
@@ -29,7 +29,8 @@ use solana_sdk::transaction::Transaction;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Closable {
     pub log: Pubkey,
-    /// What the log holds (kept by a facilitator before it closes).
+    /// What the log holds, with its dispute record's fields when disputed (kept by a
+    /// facilitator before it closes).
     pub receipt: Receipt,
     /// The log's lamports: what its facilitator gets back.
     pub log_lamports: u64,
@@ -118,12 +119,15 @@ pub async fn scan(
         .map(|(_, _, r)| b.pda.dispute(facilitator, &r.payment_id_hash))
         .collect();
     let found = chain::accounts(rpc, &disputes).await?;
-    for ((log, log_lamports, receipt), record) in ready.into_iter().zip(found) {
+    for ((log, log_lamports, mut receipt), record) in ready.into_iter().zip(found) {
         let record = record.filter(|a| a.owner == b.ids.gate);
         let dispute = match record {
             None => None,
             Some(a) => match DisputeRecord::rent_recipient(&a.data) {
-                Some(payer) => Some((payer, a.lamports)),
+                Some(payer) => {
+                    receipt.dispute = Disputed::from_record_data(&a.data);
+                    Some((payer, a.lamports))
+                }
                 None => {
                     scan.skipped.push(Skipped {
                         log,
@@ -231,6 +235,7 @@ mod tests {
                 created_at: 1,
                 deadline: Some(2),
                 signature: None,
+                dispute: None,
             },
             log_lamports: 10,
             dispute: disputed_by_payer.then(|| (Pubkey::new_unique(), 5)),

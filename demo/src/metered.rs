@@ -1,6 +1,7 @@
 //! The demo's metered routes, on payment channels in the metered mint:
 //!
-//! - `GET /metered?units=N`: x402 `upto`, priced a unit. The 402 offers the gated
+//! - `GET /metered?units=N`: x402 `upto`, priced a unit, N units a request
+//!   ([`DEFAULT_UNITS`] without `units`). The 402 offers the gated
 //!   `trust-gate-upto` (the payer's metered policy decides the ceiling) and the stock `upto`
 //!   (ungated, for any `upto` client). A payment escrows the ceiling (the facilitator's
 //!   deposit), the route serves N units (at most the ceiling's), then claims N units with its
@@ -34,9 +35,12 @@ use trust_gate_x402::{
 
 type App = State<Arc<DemoState>>;
 
+/// The units a `GET /metered` without `?units=N` uses (and is charged for).
+pub const DEFAULT_UNITS: u64 = 3;
+
 #[derive(Deserialize)]
 pub struct Units {
-    /// Units this request uses (default 3).
+    /// Units this request uses ([`DEFAULT_UNITS`] when not given).
     units: Option<u64>,
 }
 
@@ -183,7 +187,7 @@ pub async fn metered(
     headers: HeaderMap,
 ) -> Response {
     let c = &s.config;
-    let units = q.units.unwrap_or(3);
+    let units = q.units.unwrap_or(DEFAULT_UNITS);
     if units > c.max_units {
         return error(
             StatusCode::BAD_REQUEST,

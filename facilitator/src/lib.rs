@@ -7,7 +7,11 @@
 //!   ComputeBudget unit limit and unit price), co-signed as fee payer.
 //! - POST /dispute: a payer-signed `dispute_payment` transaction, checked and co-signed.
 //! - GET /receipt/{paymentIdHashHex}: the payment's receipt, also once its records are closed.
+//! - GET /payments?payer=: a payer agent's payments this facilitator keeps records of.
+//! - GET /approvals, GET /approvals/{id}: the payments held for an approval.
 //! - GET /supported, GET /healthz.
+//!
+//! [`routes::ROUTES`] lists them (`trust-gate up` prints that list).
 //!
 //! [`mount`] gives only /verify and /receipt, for embedding in another axum app.
 //!

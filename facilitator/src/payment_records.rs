@@ -36,7 +36,8 @@ pub struct PaymentRecord {
     /// The settlement transaction.
     pub signature: Option<Signature>,
     pub payer_asset: Option<Pubkey>,
-    /// What the log held, kept when this facilitator closed it.
+    /// What the log held, kept when this facilitator closed it (with what the dispute
+    /// record held, when disputed).
     pub receipt: Option<Receipt>,
     /// Whether the payment was disputed (known once closed).
     pub disputed: bool,
@@ -285,6 +286,7 @@ impl PaymentRecords {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trust_gate_client::receipts::Disputed;
 
     #[test]
     fn a_pending_record_reads_back_and_nothing_else_does() {
@@ -320,6 +322,12 @@ mod tests {
             created_at: 5,
             deadline: Some(6),
             signature: r.signature,
+            dispute: Some(Disputed {
+                score: 0,
+                disputed_by: Pubkey::new_unique(),
+                reason_hash: [8; 32],
+                created_at: 7,
+            }),
         });
         r.disputed = true;
         r.closed_by = Some(Signature::from([3; 64]));

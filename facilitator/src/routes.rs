@@ -28,6 +28,20 @@ use trust_gate_x402::{self as x402, SettlementResponse};
 
 type App = State<Arc<Facilitator>>;
 
+/// The facilitator server's routes, by their first path segment (`/receipt` stands for
+/// `/receipt/{hash}`, `/approvals` for `/approvals/{id}` too), in the order `trust-gate up`
+/// and the README list them.
+pub const ROUTES: [&str; 8] = [
+    "/verify",
+    "/settle",
+    "/dispute",
+    "/receipt",
+    "/payments",
+    "/approvals",
+    "/supported",
+    "/healthz",
+];
+
 /// POST /verify and GET /receipt only (the mountable part).
 pub fn mount_routes(f: Arc<Facilitator>) -> Router {
     Router::new()
@@ -406,4 +420,30 @@ async fn healthz(State(f): App) -> Json<Value> {
         "signing": f.key.keypair().is_some(),
         "uptimeSeconds": f.uptime().as_secs(),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// [`ROUTES`] names every route the routers above serve, and nothing else.
+    #[test]
+    fn routes_name_every_route_served() {
+        let source = include_str!("routes.rs");
+        // Not written out whole, so that this test's own text does not match.
+        let call = concat!(".route", "(\"");
+        let served: BTreeSet<String> = source
+            .match_indices(call)
+            .map(|(at, _)| {
+                let path = &source[at + call.len()..];
+                let path = &path[..path.find('"').unwrap()];
+                let first = path.split('/').nth(1).unwrap();
+                format!("/{first}")
+            })
+            .collect();
+        let listed: BTreeSet<String> = ROUTES.iter().map(|r| r.to_string()).collect();
+        assert_eq!(listed.len(), ROUTES.len(), "listed once each");
+        assert_eq!(served, listed);
+    }
 }

@@ -1,7 +1,8 @@
 //! GET /receipt: what this facilitator knows of a payment. While the payment's log exists,
-//! the log (and whether a DisputeRecord exists); once it is closed, the record this
-//! facilitator kept when its crank closed it, else the chain's history of the log's address
-//! (see [`trust_gate_client::receipts`]). GET /payments: a payer agent's payments it keeps
+//! the log and its DisputeRecord when disputed; once they are closed, the record this
+//! facilitator kept when its crank closed them, else the chain's history of their addresses
+//! (see [`trust_gate_client::receipts`]). `score` is the settlement's feedback, `dispute` the
+//! dispute's (score 0, who, when, the reason's hash), the same from every source. GET /payments: a payer agent's payments it keeps
 //! records of, newest first.
 
 use crate::reject::{Reason, Rejection};

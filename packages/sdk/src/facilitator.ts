@@ -2,7 +2,8 @@
 // GET /receipt/:paymentIdHashHex, with the Rust facilitator's statuses, headers and bodies,
 // independent of any web framework (`express.ts` mounts them).
 
-import { address, type Address } from '@solana/kit';
+import { createHash } from 'node:crypto';
+import { address, getAddressDecoder, type Address } from '@solana/kit';
 import { accounts, decodePolicy, type TrustGateRpc } from './chain.js';
 import { toHex, type Decision } from './decision.js';
 import { TransactionFailedError } from './errors.js';
@@ -322,9 +323,39 @@ async function passThrough(facilitatorUrl: string, path: string, init?: RequestI
   return json(res.status, parsed, headers);
 }
 
+/** A payment's dispute as its receipt shows it (the Rust SDK's `receipts::Disputed`). */
+export interface ReceiptDispute {
+  /** The dispute feedback's score: always 0 (tag `dispute`). */
+  score: number;
+  /** The payer's wallet that signed the dispute. */
+  disputedBy: Address;
+  /** The dispute's reason hash, hex (`trust-gate dispute --reason TEXT`: the text's sha256). */
+  reasonHash: string;
+  /** Unix seconds: when the dispute landed. */
+  createdAt: number;
+}
+
+/** The gate's DisputeRecord discriminator (the IDL does not list the account). */
+const DISPUTE_RECORD_DISCRIMINATOR = createHash('sha256').update('account:DisputeRecord').digest().subarray(0, 8);
+
 /**
- * GET /receipt/:paymentIdHashHex: the payment's live records (its FeedbackLog and whether a
- * DisputeRecord exists). The mount keeps no records of its own, so `transaction` and `payer`
+ * A DisputeRecord's data as the receipt shows it (`programs/gate/src/state/dispute.rs`:
+ * reason_hash 72..104, disputed_by 104..136, created_at 168..176); null for anything else.
+ */
+export function receiptDispute(data: Uint8Array): ReceiptDispute | null {
+  if (data.length < 176 || !DISPUTE_RECORD_DISCRIMINATOR.every((x, i) => data[i] === x)) return null;
+  const b = Buffer.from(data);
+  return {
+    score: 0,
+    disputedBy: getAddressDecoder().decode(b.subarray(104, 136)),
+    reasonHash: toHex(b.subarray(72, 104)),
+    createdAt: Number(b.readBigInt64LE(168)),
+  };
+}
+
+/**
+ * GET /receipt/:paymentIdHashHex: the payment's live records (its FeedbackLog and, when
+ * disputed, its DisputeRecord: `score` is the settlement's feedback, `dispute` the dispute's). The mount keeps no records of its own, so `transaction` and `payer`
  * are null while the log exists; once it is gone (closed, or never written) the facilitator
  * at `facilitatorUrl`, which keeps records and reads the chain's history, answers, passed
  * through; without one, `exists: false`.
@@ -343,6 +374,7 @@ export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Pro
     return json(200, { paymentIdHash: toHex(hash), exists: false });
   }
   const log = getFeedbackLogDecoder().decode(logAcc.data);
+  const record = dispute !== null && dispute.owner === c.ids.gate ? dispute : null;
   return json(200, {
     paymentIdHash: toHex(hash),
     exists: true,
@@ -359,8 +391,9 @@ export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Pro
     createdAt: Number(log.createdAt),
     deadline: Number(log.deadline),
     transaction: null,
+    dispute: record ? receiptDispute(record.data) : null,
     settledAtomically: true,
-    disputed: dispute !== null && dispute.owner === c.ids.gate,
+    disputed: record !== null,
     payerVault: null,
     feedbackLog: logKey,
   });

@@ -5,6 +5,7 @@ use crate::services::{self, Services};
 use crate::settle::{payer, prepared, request, settle_body, signed};
 use base64::Engine as _;
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 use solana_sdk::signature::Keypair;
 use solana_sdk::signer::Signer;
 use solana_sdk::transaction::VersionedTransaction;
@@ -55,6 +56,8 @@ async fn only_the_payer_disputes_a_settled_payment_once() {
         .b
         .pda
         .dispute(&s.env.world.facilitator.pubkey(), &payment);
+    let before = s.receipt(&payment_hex).await;
+    assert_eq!(before["dispute"], Value::Null, "{before}");
 
     // A stranger cannot make the facilitator lower the payee's reputation.
     let stranger = Keypair::new();
@@ -133,7 +136,21 @@ async fn only_the_payer_disputes_a_settled_payment_once() {
         (409, Some("already_disputed")),
         "{b}"
     );
-    assert_eq!(s.receipt(&payment_hex).await["disputed"], true);
+    // The receipt: the settlement's feedback as it was, the dispute's beside it (score 0,
+    // who, when, the reason's sha256), as the record holds it.
+    let after = s.receipt(&payment_hex).await;
+    assert_eq!(after["disputed"], true, "{after}");
+    assert_eq!(after["score"], before["score"], "{after}");
+    assert_eq!(
+        after["dispute"],
+        json!({
+            "score": 0,
+            "disputedBy": payer(&s).pubkey().to_string(),
+            "reasonHash": hex(&Sha256::digest(b"not delivered")),
+            "createdAt": r.created_at,
+        }),
+        "{after}"
+    );
 }
 
 #[tokio::test]

@@ -52,13 +52,20 @@ async fn the_metered_route_charges_the_units_used_gated_and_plain() {
     assert_eq!(schemes, [upto::SCHEME_GATED_UPTO, upto::SCHEME_UPTO]);
     assert_eq!(pr.accepts[0].amount, "2000000");
 
-    for (ungated, units) in [(false, 4u64), (true, 7)] {
+    // Without `units`, a request uses the route's default.
+    let default = trust_gate_demo::metered::DEFAULT_UNITS;
+    for (ungated, query, units) in [
+        (false, "?units=4", 4u64),
+        (true, "?units=7", 7),
+        (false, "", default),
+    ] {
         let (to_before, payer_before) = (balance(&s, &pay_to).await, balance(&s, &payer).await);
-        let paid = client(&s, s.d(&format!("/metered?units={units}")), ungated)
+        let paid = client(&s, s.d(&format!("/metered{query}")), ungated)
             .upto()
             .await
             .unwrap();
         let charge = units * 100_000;
+        assert_eq!(paid.body.json()["units"], units, "{}", paid.body);
         assert_eq!(
             paid.body.json()["charged"],
             charge.to_string(),

@@ -222,6 +222,61 @@ async fn with_redis_another_replica_answers_the_receipt_of_a_closed_payment() {
     assert_eq!(listed[0]["receipt"]["amount"], open["amount"]);
 }
 
+/// A disputed payment: its receipt shows the dispute's feedback (score 0, who, when, the
+/// reason's hash) beside the settlement's score, and the same once the crank has closed its
+/// log and dispute record, from the record store and from the chain's history.
+#[tokio::test]
+async fn a_disputed_payments_receipt_keeps_its_dispute_once_closed() {
+    let s = services::start().await;
+    let url = s.facilitator.url();
+    let (p, _) = settle_one(&s, &url).await;
+    let id = p.settlement.feedback.payment_id_hash;
+    let payer = crate::settle::payer(&s);
+    let d = trust_gate_client::settle::Dispute {
+        collection: s.env.collection,
+        payment_id_hash: id,
+        payee_asset: s.env.world.service.asset(),
+        reason_hash: [7; 32],
+        feedback_uri: "ipfs://not-delivered".into(),
+    };
+    trust_gate_client::settle::dispute(&s.env.rpc, &s.env.b, &s.env.world.facilitator, payer, &d)
+        .await
+        .unwrap();
+    let open = receipt_at(&s, &url, &id).await;
+    assert_eq!(open["disputed"], true, "{open}");
+    assert_eq!(open["score"], p.settlement.feedback.score, "{open}");
+    assert_eq!(
+        (
+            &open["dispute"]["score"],
+            &open["dispute"]["disputedBy"],
+            &open["dispute"]["reasonHash"]
+        ),
+        (
+            &Value::from(0),
+            &Value::from(payer.pubkey().to_string()),
+            &Value::from(hex(&[7; 32]))
+        ),
+        "{open}"
+    );
+    assert!(open["dispute"]["createdAt"].as_i64().unwrap() >= open["createdAt"].as_i64().unwrap());
+
+    past_the_window(&s).await;
+    let round = s.facilitator.facilitator.reclaim_once().await.unwrap();
+    assert_eq!(round.closed, 1, "{round:?}");
+    let closed = receipt_at(&s, &url, &id).await;
+    assert_eq!(closed["closed"], true, "{closed}");
+    assert_eq!(kept(&closed), kept(&open), "from the record store");
+    let fresh = trust_gate_facilitator::start(
+        services::config(&s.env, &s.env.localnet.rpc_url()),
+        services::loopback(),
+    )
+    .await
+    .unwrap();
+    let rebuilt = receipt_at(&s, &fresh.url(), &id).await;
+    assert_eq!(rebuilt["closed"], true, "{rebuilt}");
+    assert_eq!(kept(&rebuilt), kept(&open), "from the history");
+}
+
 #[tokio::test]
 async fn a_payment_id_settled_before_is_refused_by_name_after_its_log_closed() {
     let s = services::start().await;
