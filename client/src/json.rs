@@ -100,9 +100,15 @@ impl Serialize for Amount {
 impl<'de> Deserialize<'de> for Amount {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Amount, D::Error> {
         let s = Cow::<str>::deserialize(d)?;
-        s.parse()
+        // Digits only, as the schema's pattern says (`u64::from_str` also takes a `+`).
+        s.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| s.parse().ok())
+            .flatten()
             .map(Amount)
-            .map_err(|_| serde::de::Error::custom(format!("{s:?} is not a u64 in decimal digits")))
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("{s:?} is not a u64 in decimal digits"))
+            })
     }
 }
 
@@ -147,7 +153,8 @@ impl<'de> Deserialize<'de> for Hash {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Hash, D::Error> {
         let s = Cow::<str>::deserialize(d)?;
         let bad = || serde::de::Error::custom(format!("{s:?} is not 64 hex characters"));
-        if s.len() != 64 || !s.is_ascii() {
+        // Hex digits only, as the schema's pattern says (`from_str_radix` also takes a `+`).
+        if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad());
         }
         let mut out = [0u8; 32];
@@ -228,7 +235,9 @@ mod tests {
         let v = serde_json::to_value(h).unwrap();
         assert_eq!(v, "ab".repeat(32));
         assert_eq!(serde_json::from_value::<Hash>(v).unwrap(), h);
-        for bad in ["\"x\"", "\"-1\"", "\"é\""] {
+        assert!(serde_json::from_str::<Amount>("\"+5\"").is_err());
+        assert!(serde_json::from_value::<Hash>(serde_json::json!("+a".repeat(32))).is_err());
+        for bad in ["\"x\"", "\"-1\"", "\"é\"", "\"\""] {
             assert!(serde_json::from_str::<Amount>(bad).is_err(), "{bad}");
             assert!(serde_json::from_str::<Key>(bad).is_err(), "{bad}");
             assert!(serde_json::from_str::<Hash>(bad).is_err(), "{bad}");

@@ -172,7 +172,7 @@ impl Receipt {
     }
 
     /// Reads back what [`Receipt::to_json`] wrote (a facilitator's stored record); a record
-    /// kept before receipts carried `dispute` reads as not disputed.
+    /// kept before receipts carried `dispute` reads without one.
     pub fn from_json(v: &Value) -> Option<Receipt> {
         let r = ReceiptView::deserialize(v).ok()?;
         Some(Receipt {
@@ -236,8 +236,9 @@ pub struct ReceiptView {
     pub deadline: Option<i64>,
     /// The settlement transaction's signature, when known.
     pub transaction: Option<String>,
-    /// The payer's dispute of the payment: the dispute's feedback (null when not disputed;
-    /// a record kept before receipts carried it reads as not disputed).
+    /// The payer's dispute of the payment: the dispute's feedback (null when not disputed, or
+    /// when its details are unknown: a facilitator's record kept before receipts carried
+    /// them, whose `disputed` still says whether it was).
     #[serde(default)]
     pub dispute: Option<DisputeView>,
     /// Always true: every log the gate writes is of a settlement.

@@ -10,7 +10,7 @@ use crate::view::{
 use solana_sdk::pubkey::Pubkey;
 use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
-use trust_gate_client::approvals::PendingApproval;
+use trust_gate_client::approvals::{HeldPayments, PendingApproval};
 use trust_gate_client::decode::{self, KillSwitchState, VelocityLedger};
 use trust_gate_client::pda::Pdas;
 use trust_gate_client::{chain, spend, ClientError, RpcClient};
@@ -429,7 +429,8 @@ async fn held(
         return Err("no facilitator is configured (--facilitator-url)".into());
     };
     let body = get_json(http, &format!("{f}/approvals?payer={payer}")).await?;
-    serde_json::from_value(body["approvals"].clone())
+    serde_json::from_value::<HeldPayments>(body)
+        .map(|list| list.approvals.into_iter().map(|h| h.record).collect())
         .map_err(|e| format!("the facilitator's list is not one of held payments: {e}"))
 }
 

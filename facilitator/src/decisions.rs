@@ -19,11 +19,11 @@
 //! state) is read by the simulation itself. A rule that accepts any attestor needs a
 //! `getProgramAccounts` scan (a new attestation by anyone counts), so it is never cached.
 
+use crate::bounded::BoundedMap;
 use solana_sdk::account::Account;
 use solana_sdk::pubkey::Pubkey;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use trust_gate_client::chain::{attestation_in, best_attestation, named_attestations};
 use trust_gate_client::decode::Decision;
 use trust_gate_client::instructions::Attestations;
@@ -41,10 +41,6 @@ struct Choice {
     chosen: Option<Pubkey>,
 }
 
-/// No map here grows past this many entries: past it, a map starts over (a cold entry
-/// costs one uncached decision).
-const MAX_ENTRIES: usize = 100_000;
-
 /// How the cache fared, for benchmarks and tests.
 #[derive(Debug, Default)]
 pub struct CacheStats {
@@ -55,14 +51,16 @@ pub struct CacheStats {
 }
 
 #[derive(Default)]
+/// Each map holds at most [`crate::bounded::DEFAULT_CAPACITY`] entries: past it, it starts
+/// over (a cold entry costs one uncached decision).
 pub struct DecisionCache {
-    policies: RwLock<HashMap<(Pubkey, u32), PolicyRule>>,
-    acceptances: RwLock<HashMap<Pubkey, Option<Rule>>>,
+    policies: BoundedMap<(Pubkey, u32), PolicyRule>,
+    acceptances: BoundedMap<Pubkey, Option<Rule>>,
     /// Per side of a payment that needs an attestation: who it is about, under which rule.
-    choices: RwLock<HashMap<(Pubkey, Rule), Choice>>,
+    choices: BoundedMap<(Pubkey, Rule), Choice>,
     /// The simulated transactions (base64): pure functions of the payment, its
     /// attestations and the fee payer.
-    wires: RwLock<HashMap<(PaymentQuery, Attestations, Pubkey), Arc<str>>>,
+    wires: BoundedMap<(PaymentQuery, Attestations, Pubkey), Arc<str>>,
     fee_payer_funded: AtomicBool,
     pub stats: CacheStats,
 }
@@ -76,18 +74,6 @@ struct Plan {
     acceptance: Option<Rule>,
     /// The choice per side with a capability, in watch order after the first two.
     sides: Vec<Choice>,
-}
-
-fn read<K: std::hash::Hash + Eq, V: Clone>(m: &RwLock<HashMap<K, V>>, k: &K) -> Option<V> {
-    m.read().unwrap_or_else(|e| e.into_inner()).get(k).cloned()
-}
-
-fn write<K: std::hash::Hash + Eq, V>(m: &RwLock<HashMap<K, V>>, k: K, v: V) {
-    let mut m = m.write().unwrap_or_else(|e| e.into_inner());
-    if m.len() >= MAX_ENTRIES {
-        m.clear();
-    }
-    m.insert(k, v);
 }
 
 fn needs_capability(rule: &Rule) -> bool {
@@ -138,10 +124,10 @@ impl DecisionCache {
         // A policy exists once created and its rule never changes; a missing one is not
         // remembered (it may be created).
         if let Some(rule) = policy {
-            write(&self.policies, (q.payer_asset, q.policy_id), rule);
+            self.policies.put((q.payer_asset, q.policy_id), rule);
             self.remember_choice(b, q.payee_asset, rule.payee, att.payee);
         }
-        write(&self.acceptances, q.payee_asset, acceptance);
+        self.acceptances.put(q.payee_asset, acceptance);
         if let Some(rule) = acceptance {
             self.remember_choice(b, q.payer_asset, rule, att.payer);
         }
@@ -154,8 +140,8 @@ impl DecisionCache {
         if !self.fee_payer_funded.load(Ordering::Relaxed) {
             return None;
         }
-        let policy = read(&self.policies, &(q.payer_asset, q.policy_id))?;
-        let acceptance = read(&self.acceptances, &q.payee_asset)?;
+        let policy = self.policies.get(&(q.payer_asset, q.policy_id))?;
+        let acceptance = self.acceptances.get(&q.payee_asset)?;
         // The SDK remembers derived addresses, so this costs no derivation.
         let mut watch = simulate::rule_accounts(b, q).to_vec();
         let mut attestations = Attestations {
@@ -171,7 +157,7 @@ impl DecisionCache {
             let Some(rule) = rule.filter(needs_capability) else {
                 continue;
             };
-            let choice = read(&self.choices, &(subject, rule))?;
+            let choice = self.choices.get(&(subject, rule))?;
             *slot = choice.chosen;
             watch.extend(&choice.candidates);
             sides.push(choice);
@@ -194,11 +180,11 @@ impl DecisionCache {
         att: Attestations,
     ) -> Result<Arc<str>, ClientError> {
         let key = (*q, att, *fee_payer);
-        if let Some(w) = read(&self.wires, &key) {
+        if let Some(w) = self.wires.get(&key) {
             return Ok(w);
         }
         let w: Arc<str> = simulate::decision_transaction(b, fee_payer, q, att)?.into();
-        write(&self.wires, key, w.clone());
+        self.wires.put(key, w.clone());
         Ok(w)
     }
 
@@ -247,11 +233,8 @@ impl DecisionCache {
         }
         let candidates = named_attestations(&b.ids, &subject, &rule.0, &rule.1);
         if !candidates.is_empty() {
-            write(
-                &self.choices,
-                (subject, rule),
-                Choice { candidates, chosen },
-            );
+            self.choices
+                .put((subject, rule), Choice { candidates, chosen });
         }
     }
 }

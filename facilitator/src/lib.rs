@@ -38,6 +38,7 @@ pub mod adapter;
 pub mod advances;
 pub mod answer;
 pub mod approvals;
+pub mod bounded;
 pub mod budget;
 pub mod channel_open;
 pub mod coalesce;

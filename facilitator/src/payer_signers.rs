@@ -15,46 +15,16 @@
 //! evicts the entry. /verify reads both accounts in its decision's simulation and refreshes
 //! the entry at no extra round trip.
 
+use crate::bounded::BoundedMap;
 use crate::reject::{Reason, Rejection};
 use solana_sdk::account::Account;
 use solana_sdk::pubkey::Pubkey;
-use std::collections::HashMap;
-use std::sync::RwLock;
 use trust_gate_program_common::external::live_agent::{self, LiveAgent, Problem};
 
-/// Past this many agents the cache starts over (a cold entry costs one read).
-const MAX_ENTRIES: usize = 100_000;
-
-/// The agents whose signers were judged lately.
-#[derive(Default)]
-pub struct AgentCache {
-    agents: RwLock<HashMap<Pubkey, LiveAgent>>,
-}
-
-impl AgentCache {
-    pub fn get(&self, asset: &Pubkey) -> Option<LiveAgent> {
-        self.agents
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(asset)
-            .copied()
-    }
-
-    pub fn put(&self, asset: Pubkey, agent: LiveAgent) {
-        let mut m = self.agents.write().unwrap_or_else(|e| e.into_inner());
-        if m.len() >= MAX_ENTRIES {
-            m.clear();
-        }
-        m.insert(asset, agent);
-    }
-
-    pub fn forget(&self, asset: &Pubkey) {
-        self.agents
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(asset);
-    }
-}
+/// The agents whose signers were judged lately (at most
+/// [`crate::bounded::DEFAULT_CAPACITY`]: past it the cache starts over, and a cold entry costs
+/// one read).
+pub type AgentCache = BoundedMap<Pubkey, LiveAgent>;
 
 /// The payer agent `asset` from its AgentAccount (`agent`, which the registry must own) and
 /// its MPL Core asset account (`asset_account`), as read; a refusal naming what is wrong.

@@ -39,6 +39,22 @@ impl<S, T: DeserializeOwned> FromContextPart<ToolCallContext<'_, S>> for Paramet
 /// Deserializes `value`, naming the field that failed ("invalid policy_id: invalid type:
 /// string \"x\", expected u32").
 pub fn parse<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ToolError> {
+    deserialize(value).map_err(|(field, why)| {
+        ToolError::new(
+            codes::INPUT_INVALID,
+            format!("{INVALID_ARGUMENT} {field}: {why}"),
+        )
+    })
+}
+
+/// Deserializes JSON this server reads from elsewhere (a facilitator's answer, a state
+/// file): what failed, naming the field ("payerPolicy.kinds: invalid type ...").
+pub fn read<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
+    deserialize(value).map_err(|(field, why)| format!("{field}: {why}"))
+}
+
+/// Deserializes `value`, or the path of the field that failed and why.
+fn deserialize<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, (String, String)> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -48,10 +64,7 @@ pub fn parse<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ToolErr
             (p, Some(f)) => format!("{p}.{f}"),
             (p, None) => p.to_string(),
         };
-        ToolError::new(
-            codes::INPUT_INVALID,
-            format!("{INVALID_ARGUMENT} {field}: {}", strip_position(&inner)),
-        )
+        (field, strip_position(&inner).to_string())
     })
 }
 

@@ -71,7 +71,6 @@ pub struct Corpus {
     pub source: String,
 }
 
-/// One search hit.
 /// A documentation section that matches a query.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

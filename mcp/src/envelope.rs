@@ -5,7 +5,6 @@
 use crate::config::Transport;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult};
-use schemars::JsonSchema;
 use serde::Serialize;
 use trust_gate_client::errors::NamedError;
 use trust_gate_client::ClientError;
@@ -37,7 +36,7 @@ pub mod codes {
 }
 
 /// A failed tool call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolError {
     /// The stable error code (input_invalid, not_found, chain_error, ...).

@@ -1,6 +1,7 @@
 //! Deny reason codes 1..23 explained: name, category, meaning and a remediation that holds for
 //! this implementation (see docs/deny-codes.md); decisions as tools report them.
 
+use policy_vault::engine::DenyReason;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use trust_gate_client::decode::DecisionView;
@@ -206,7 +207,8 @@ pub struct DecisionReport {
     /// What to do about it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remediation: Option<String>,
-    /// The strict gate's error code for a RequireValidation or RequireApproval.
+    /// The strict gate's error code for it (a Deny's: 6000 + code for 1..=15, 6100 + code
+    /// from 16).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate_error_code: Option<u32>,
     /// A RequireValidation's capability (64 hex characters).
@@ -223,7 +225,7 @@ pub struct DecisionReport {
 impl DecisionReport {
     /// `d` with its meaning and remediation.
     pub fn new(d: &DecisionView) -> DecisionReport {
-        let mut r = match d {
+        match d {
             DecisionView::Allow => DecisionReport::of_kind("Allow"),
             DecisionView::Deny {
                 reason_code,
@@ -238,13 +240,7 @@ impl DecisionReport {
                 ..DecisionReport::of_kind("RequireValidation")
             },
             DecisionView::RequireApproval => DecisionReport::of_kind("RequireApproval"),
-        };
-        if let Some(e) = explain_decision(&r.kind) {
-            r.meaning = Some(e.meaning.into());
-            r.remediation = Some(e.remediation.into());
-            r.gate_error_code = Some(e.gate_error_code);
         }
-        r
     }
 
     /// A decision of `kind` alone (its explanation added when it asks for something).
@@ -271,6 +267,9 @@ impl DecisionReport {
             category: e.map(|e| e.category.into()),
             meaning: e.map(|e| e.meaning.into()),
             remediation: e.map(|e| e.remediation.into()),
+            gate_error_code: e
+                .and_then(|e| DenyReason::from_code(e.code))
+                .map(|r| r.strict_error_code()),
             ..Default::default()
         }
     }
@@ -312,8 +311,7 @@ impl Explained {
             category: Some(e.category.into()),
             meaning: e.meaning.into(),
             remediation: e.remediation.into(),
-            gate_error_code: policy_vault::engine::DenyReason::from_code(e.code)
-                .map(|r| r.strict_error_code()),
+            gate_error_code: DenyReason::from_code(e.code).map(|r| r.strict_error_code()),
         })
     }
 

@@ -97,7 +97,7 @@ pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<Http
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(cancel.child_token())
         .with_legacy_session_mode(true);
-    if !addr.ip().is_loopback() {
+    if !addr.ip().to_canonical().is_loopback() {
         // A hosted deploy answers to its own host names; DNS rebinding protection is for
         // servers on a user's machine, which bind loopback.
         config = config.disable_allowed_hosts();

@@ -13,12 +13,12 @@ pub mod records;
 pub mod sponsor;
 
 mod channels;
-mod mints;
 mod send;
 
 pub(crate) use send::{co_signature, Outcome};
 
 use crate::approvals::Approvals;
+use crate::bounded::BoundedMap;
 use crate::config::{
     ComputeCaps, Config, ConfigError, FacilitatorKey, MountConfig, SessionSettings,
 };
@@ -79,8 +79,14 @@ pub struct Chain {
     collection: OnceCell<Pubkey>,
     /// The facilitator's own lookup tables.
     tables: RwLock<Vec<AddressLookupTableAccount>>,
-    mints: mints::MintCache,
+    /// Each mint's token program and decimals, which never change; at most [`MAX_MINTS`].
+    mints: BoundedMap<Pubkey, (TokenProgram, u8)>,
 }
+
+/// Past this many mints the cache starts over. A payment names its mint, so a caller could
+/// make the facilitator read (and keep) any number of them; a deployment settles a handful,
+/// and a miss only costs one RPC read of the mint.
+pub const MAX_MINTS: usize = 10_000;
 
 /// What the configuration fixes for every request.
 pub struct Settings {
@@ -153,7 +159,7 @@ impl Facilitator {
                 caip2: OnceCell::new(),
                 collection: OnceCell::new(),
                 tables: RwLock::new(Vec::new()),
-                mints: mints::MintCache::default(),
+                mints: BoundedMap::new(MAX_MINTS),
             },
             key: facilitator,
             settings: Settings {

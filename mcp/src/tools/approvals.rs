@@ -20,9 +20,13 @@ use trust_gate_client::approvals::{HeldPayment, HeldPayments, MAX_APPROVAL_SECS}
 use trust_gate_client::chain;
 use trust_gate_client::decode::PolicyAuthority;
 use trust_gate_client::json::{Amount, Key};
+use trust_gate_pay::exact::Body;
 
 /// How long a call to the facilitator may take.
 const FACILITATOR_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most bytes of a facilitator's answer read: a list of held payments is a few KiB per
+/// payer; past this the facilitator is not answering what this server reads.
+const FACILITATOR_MAX_BYTES: usize = 4 << 20;
 /// How long an approval stands when the call names no expiry: a day.
 const DEFAULT_EXPIRES_IN: i64 = 86_400;
 
@@ -75,18 +79,27 @@ async fn get(ctx: &Ctx, path: &str) -> Result<(u16, Value), ToolError> {
         .await
         .map_err(|e| failed(&e))?;
     let status = res.status().as_u16();
-    let body = res.json::<Value>().await.map_err(|e| failed(&e))?;
+    let body = Body::read(res, FACILITATOR_MAX_BYTES)
+        .await
+        .map_err(|e| failed(&e))?;
+    if !body.complete {
+        return Err(ToolError::new(
+            codes::FACILITATOR_FAILURE,
+            format!("the facilitator's answer to GET {path} is larger than {FACILITATOR_MAX_BYTES} bytes"),
+        ));
+    }
+    let body = serde_json::from_slice::<Value>(&body.bytes).map_err(|e| failed(&e))?;
     Ok((status, body))
 }
 
 /// The facilitator's answer as `T`, or `facilitator_failure` naming what it sent.
 fn answer<T: DeserializeOwned>(path: &str, v: Value) -> Result<T, ToolError> {
-    crate::args::parse::<T>(v).map_err(|e| {
+    crate::args::read::<T>(v).map_err(|why| {
         ToolError::new(
             codes::FACILITATOR_FAILURE,
             format!("the facilitator's answer to GET {path} is not what this server reads"),
         )
-        .cause(e.message)
+        .cause(why)
     })
 }
 

@@ -78,7 +78,7 @@ pub fn demo_state(ctx: &Ctx) -> ToolResult<DemoState> {
                 format!("DEMO_STATE_FILE {} is not JSON: {e}", path.display()),
             )
         })?;
-        return crate::args::parse::<DemoState>(value).map_err(|e| {
+        return crate::args::read::<DemoState>(value).map_err(|why| {
             ToolError::new(
                 codes::CONFIG_ERROR,
                 format!(
@@ -86,7 +86,7 @@ pub fn demo_state(ctx: &Ctx) -> ToolResult<DemoState> {
                     path.display()
                 ),
             )
-            .cause(e.message)
+            .cause(why)
         });
     }
     let world = DemoWorld::new();
