@@ -178,4 +178,49 @@ pub enum GateError {
     // 6078..: the fifth audit
     #[msg("the mint has more than 18 decimals: the channel's feedback could never state its value (value_decimals 0..=18), so it could never close through the gate")]
     MintDecimalsTooLarge,
+    // 6079..: the holdback (docs/holdback.md)
+    #[msg("holdback_tier: the payer's policy holds back by the payee's tier, so the settlement names the tier its terms were quoted for (rebuild it from the challenge)")]
+    HoldbackTierMissing,
+    #[msg("holdback_tier: the payer's policy has no holdback schedule")]
+    HoldbackNotInPolicy,
+    #[msg("the payee's tier moved since the challenge, and with it the holdback: rebuild the settlement with the new terms")]
+    HoldbackTierMoved,
+    #[msg("the transfers do not hold back what the payer's policy sets for the payee's tier: [TransferChecked of amount - held to the payee, TransferChecked of held to the escrow] when something is held, one transfer otherwise")]
+    HoldbackTransferMismatch,
+    #[msg("holdback_escrow: not a token account of the mint whose authority is the gate's holdback authority, or not the second transfer's destination")]
+    HoldbackEscrowInvalid,
+    #[msg("the policy's arbiter is a key of the payer (its wallet, owner or agent wallet): a payer never arbitrates its own disputes")]
+    ArbiterIsPayer,
+    #[msg("the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow")]
+    HoldbackTransferHook,
+    #[msg("the hold has not ended: the held share is released from hold_until")]
+    HoldbackNotDue,
+    #[msg("the held share is disputed: it moves only by the payee's refund, the arbiter's decision, or a release once the arbitration period has ended")]
+    HoldbackDisputed,
+    #[msg("the held share was already paid out")]
+    HoldbackPaidOut,
+    #[msg("the payer's policy named no arbiter: a dispute ends with the payee's refund, or in its favour once the arbitration period has ended")]
+    HoldbackNoArbiter,
+    #[msg("the arbitration period has ended: the held share is the payee's (release it)")]
+    ArbitrationClosed,
+    #[msg("the held share is not disputed: there is nothing to arbitrate")]
+    HoldbackNotDisputed,
+    #[msg("the payment was not held back: its log records no held share")]
+    HoldbackNotHeld,
+    #[msg("to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back")]
+    HoldbackRecipientMismatch,
+    #[msg("escrow / mint / token_program: not the escrow, mint or token program of the held share")]
+    HoldbackEscrowMismatch,
+    #[msg("payee_signer: the payee agent's live owner or its agent wallet refunds a held share")]
+    NotPaymentPayee,
+    #[msg("arbiter: the policy's arbiter must sign, or as many members of its arbiter set as its threshold (the payer's wallet never counts)")]
+    ArbiterSignatureMissing,
+    #[msg("the held share is still in the escrow: the log closes once it is released, refunded or arbitrated")]
+    HoldbackOutstanding,
+    #[msg("members: 1 to 5 keys in ascending order, none the default key; threshold: 1 to the number of members")]
+    ArbiterSetInvalid,
+    #[msg("the dispute's outcome needs the payee's registry accounts (agent_account, payee_asset, gate_authority, registry_program) to answer the dispute's feedback")]
+    ResponseAccountsMissing,
+    #[msg("the payer's policy holds back a share from this payee, and a channel pays its payee in full: pay with the exact scheme")]
+    ChannelHoldback,
 }

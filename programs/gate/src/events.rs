@@ -1,6 +1,7 @@
 //! Events, one per state change and one per decision. Emitted through
 //! `trust_gate_program_common::runtime::emit` so they also appear natively.
 
+use crate::holdback::HoldState;
 use anchor_lang::prelude::*;
 
 /// A gate decision, logged by gate_payment. `kind`/`reason_code`/`subject`/`capability`
@@ -59,6 +60,8 @@ pub struct PaymentDisputed {
     pub payee_asset: Pubkey,
     pub reason_hash: [u8; 32],
     pub disputed_by: Pubkey,
+    /// Whether the dispute froze the payment's held share (a dispute within its hold).
+    pub holdback_frozen: bool,
 }
 
 #[event]
@@ -95,4 +98,17 @@ pub struct ChannelRecordClosed {
     pub facilitator: Pubkey,
     /// The deposit the gated open counted, which stays counted.
     pub deposit: u64,
+}
+
+/// A held share left the escrow (docs/holdback.md).
+#[event]
+pub struct HoldbackPaidOut {
+    pub facilitator: Pubkey,
+    pub payment_id_hash: [u8; 32],
+    pub payee_asset: Pubkey,
+    /// The token account paid.
+    pub to: Pubkey,
+    pub amount: u64,
+    /// Released, Refunded, Upheld, Rejected or Lapsed.
+    pub outcome: HoldState,
 }

@@ -11,6 +11,7 @@ use anchor_lang::prelude::*;
 pub mod channel;
 pub mod errors;
 pub mod events;
+pub mod holdback;
 pub mod instructions;
 pub mod settlement;
 pub mod state;
@@ -40,19 +41,26 @@ pub mod gate {
     /// payer, first among the remaining accounts: it is used up). The parties and the mint are its accounts `payer_asset`, `payee_asset` and `mint_account` (a
     /// settlement must fit in one packet; repeating them as arguments would cost 96 bytes).
     /// `deadline`: unix seconds, the x402 challenge's expiry; refused once past or when
-    /// further ahead than `settlement::MAX_DEADLINE_AHEAD_SECS`.
+    /// further ahead than `settlement::MAX_DEADLINE_AHEAD_SECS`. `holdback_tier`: under a
+    /// policy with a holdback schedule, the payee tier the terms were quoted for (a share then
+    /// goes to the gate's escrow by a second transfer: docs/holdback.md).
     pub fn gate_payment_strict<'info>(
         ctx: Context<'info, GatePaymentStrict<'info>>,
         amount: u64,
         policy_id: u32,
         deadline: i64,
+        holdback_tier: Option<u8>,
     ) -> Result<()> {
-        instructions::gate_payment_strict(ctx, amount, policy_id, deadline)
+        instructions::gate_payment_strict(ctx, amount, policy_id, deadline, holdback_tier)
     }
 
     /// Records a payment's feedback in the registry (GateAuthority PDA as the client) and its
     /// receipt (FeedbackLog); settled only inside an atomic settlement.
-    pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Result<()> {
+    /// A held settlement passes the payer's policy as the one remaining account.
+    pub fn emit_feedback<'info>(
+        ctx: Context<'info, EmitFeedback<'info>>,
+        args: EmitFeedbackArgs,
+    ) -> Result<()> {
         instructions::emit_feedback(ctx, args)
     }
 
@@ -110,6 +118,47 @@ pub mod gate {
     /// whoever paid the rent. Anyone may send it; several fit one transaction.
     pub fn close_payment_records(ctx: Context<ClosePaymentRecords>) -> Result<()> {
         instructions::close_payment_records(ctx)
+    }
+
+    /// Opens the holdback escrow of a payee and mint: a token account at
+    /// `["holdback_escrow", payee_asset, mint]` whose authority is the gate's holdback
+    /// authority. Anyone may; the payer pays its rent.
+    pub fn open_holdback_escrow(
+        ctx: Context<OpenHoldbackEscrow>,
+        payee_asset: Pubkey,
+        mint: Pubkey,
+    ) -> Result<()> {
+        instructions::open_holdback_escrow(ctx, payee_asset, mint)
+    }
+
+    /// Releases a held share to the payment's destination once its hold (or, disputed, its
+    /// arbitration period) is over. Anyone may send it.
+    pub fn release_holdback(ctx: Context<ReleaseHoldback>) -> Result<()> {
+        instructions::release_holdback(ctx)
+    }
+
+    /// The payee gives a held share back to the payer's wallet, disputed or not.
+    pub fn refund_holdback(ctx: Context<RefundHoldback>) -> Result<()> {
+        instructions::refund_holdback(ctx)
+    }
+
+    /// The policy's arbiter decides a disputed held share within the arbitration period:
+    /// `uphold` returns it to the payer, otherwise it goes to the payee. Remaining accounts:
+    /// an arbiter set's signing members.
+    pub fn arbitrate_holdback<'info>(
+        ctx: Context<'info, ArbitrateHoldback<'info>>,
+        uphold: bool,
+    ) -> Result<()> {
+        instructions::arbitrate_holdback(ctx, uphold)
+    }
+
+    /// Creates a k-of-n arbiter set, which policies and acceptance policies name by address.
+    pub fn create_arbiter_set(
+        ctx: Context<CreateArbiterSet>,
+        threshold: u8,
+        members: Vec<Pubkey>,
+    ) -> Result<()> {
+        instructions::create_arbiter_set(ctx, threshold, members)
     }
 
     /// Registers a reputation-enabled agent in the external registry and initializes its

@@ -3,11 +3,13 @@
 //!
 //! A settle transaction is [gate_payment_strict, TransferChecked, emit_feedback], the payment
 //! part, optionally preceded by at most two ComputeBudget instructions (a unit limit and a unit
-//! price, so that a settlement can carry a priority fee on a congested cluster). That prefix is
-//! the only relaxation: nothing else may come before, between or after.
+//! price, so that a settlement can carry a priority fee on a congested cluster). A payment the
+//! payer's policy holds a share of has a second TransferChecked, of the held share to the
+//! gate's escrow, right after the first ([`crate::holdback`]). Nothing else may come before,
+//! between or after.
 //! Splitting the payment part would let the velocity ledger count a payment whose transfer
 //! later failed (e.g. reverted by a Token-2022 transfer hook); keeping it in one transaction
-//! makes the counters, the transfer and the feedback succeed or fail together.
+//! makes the counters, the transfers and the feedback succeed or fail together.
 
 use crate::errors::GateError;
 use anchor_lang::prelude::*;
@@ -27,6 +29,9 @@ pub const SET_COMPUTE_UNIT_PRICE_TAG: u8 = 3;
 pub const MAX_PREFIX: u16 = 2;
 /// The payment part: [gate_payment_strict, TransferChecked, emit_feedback].
 pub const PAYMENT_INSTRUCTIONS: u16 = 3;
+/// A held payment's part: [gate_payment_strict, TransferChecked to the payee, TransferChecked
+/// to the escrow, emit_feedback].
+pub const HELD_PAYMENT_INSTRUCTIONS: u16 = 4;
 /// SPL Token / Token-2022 instruction tag of TransferChecked (data: tag, u64 amount, u8 decimals).
 pub const TRANSFER_CHECKED_TAG: u8 = 12;
 
@@ -61,12 +66,18 @@ impl TxInstruction for Instruction {
     }
 }
 
-/// Where the payment part starts in a settlement of `count` instructions: it ends the
-/// transaction, after a prefix of at most [`MAX_PREFIX`] instructions.
-pub fn payment_start(count: u16) -> Option<u16> {
-    count
-        .checked_sub(PAYMENT_INSTRUCTIONS)
-        .filter(|prefix| *prefix <= MAX_PREFIX)
+/// Where the payment part starts in a settlement of `count` instructions whose payment part
+/// has `len` instructions: it ends the transaction, after a prefix of at most [`MAX_PREFIX`].
+pub fn payment_start(count: u16, len: u16) -> Option<u16> {
+    count.checked_sub(len).filter(|prefix| *prefix <= MAX_PREFIX)
+}
+
+/// The length of the payment part that starts at `start` of `count`: 3, or 4 with a
+/// holdback; `None` for any other layout.
+pub fn payment_len(start: u16, count: u16) -> Option<u16> {
+    [PAYMENT_INSTRUCTIONS, HELD_PAYMENT_INSTRUCTIONS]
+        .into_iter()
+        .find(|len| payment_start(count, *len) == Some(start))
 }
 
 /// The tag of a ComputeBudget instruction that may precede the payment (unit limit or unit
@@ -174,6 +185,9 @@ pub struct StrictArgs {
     pub amount: u64,
     pub policy_id: u32,
     pub deadline: i64,
+    /// Under a policy with a holdback schedule, the payee tier the settlement's terms were
+    /// quoted for (0..=4, 5 unrated); `None` under a policy without one.
+    pub holdback_tier: Option<u8>,
 }
 
 /// A gate_payment_strict instruction as the settlement rule reads it.
@@ -182,6 +196,7 @@ pub struct StrictPayment {
     pub args: PaymentArgs,
     /// Unix seconds; no settlement of the payment may land after it.
     pub deadline: i64,
+    pub holdback_tier: Option<u8>,
 }
 
 /// The payment of a gate_payment_strict instruction of this program: its arguments and the
@@ -195,6 +210,7 @@ pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
         amount,
         policy_id,
         deadline,
+        holdback_tier,
     } = StrictArgs::try_from_slice(&ix.data()[disc.len()..]).ok()?;
     Some(StrictPayment {
         args: PaymentArgs {
@@ -205,6 +221,7 @@ pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
             policy_id,
         },
         deadline,
+        holdback_tier,
     })
 }
 
@@ -242,11 +259,21 @@ pub struct Expected {
     /// The strict gate's own arguments: the instruction at the current index must carry them.
     pub args: PaymentArgs,
     pub deadline: i64,
+    pub holdback_tier: Option<u8>,
     pub destination: Pubkey,
     pub authority: Pubkey,
     /// For a vault-funded settlement, the account the vault's release credits: the transfer
     /// must debit it, so the release cannot be diverted.
     pub source: Option<Pubkey>,
+    /// The escrow the strict gate was given, where a held share must go.
+    pub escrow: Option<Pubkey>,
+}
+
+/// A held share's transfer to the escrow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldTransfer {
+    pub escrow: Pubkey,
+    pub amount: u64,
 }
 
 impl PaymentArgs {
@@ -259,36 +286,28 @@ impl PaymentArgs {
 }
 
 /// Checks the transaction seen from gate_payment_strict executing at top-level index
-/// `current` of `count`; `load(i)` reads instruction `i`.
+/// `current` of `count`; `load(i)` reads instruction `i`. Returns the held share's transfer
+/// when the settlement holds one back (whether it is the share the policy sets is checked
+/// against the decision, which comes later).
 pub fn check_strict_bundle<I: TxInstruction>(
     current: u16,
     count: u16,
     load: impl Fn(u16) -> Option<I>,
     expected: &Expected,
-) -> Result<()> {
-    require!(
-        payment_start(count) == Some(current),
-        GateError::SettlementLayoutInvalid
-    );
+) -> Result<Option<HeldTransfer>> {
+    let len = payment_len(current, count).ok_or(GateError::SettlementLayoutInvalid)?;
     // The instruction at `current` must be this very gate, not a program that calls it.
     let me = load(current).as_ref().and_then(parse_gate_strict);
     require!(
         me == Some(StrictPayment {
             args: expected.args,
-            deadline: expected.deadline
+            deadline: expected.deadline,
+            holdback_tier: expected.holdback_tier,
         }),
         GateError::StrictGateNotTopLevel
     );
     check_prefix((0..current).map(&load))?;
-    let t = load(current + 1)
-        .as_ref()
-        .and_then(parse_transfer_checked)
-        .ok_or(GateError::TransferMissing)?;
-    require!(
-        t.amount == expected.args.amount,
-        GateError::TransferAmountMismatch
-    );
-    require_keys_eq!(t.mint, expected.args.mint, GateError::TransferMintMismatch);
+    let t = check_transfer(load(current + 1), expected)?;
     require_keys_eq!(
         t.destination,
         expected.destination,
@@ -299,15 +318,29 @@ pub fn check_strict_bundle<I: TxInstruction>(
     if let Some(source) = expected.source {
         require_keys_eq!(t.source, source, GateError::TransferSourceMismatch);
     }
-    require_keys_eq!(
-        t.authority,
-        expected.authority,
-        GateError::TransferAuthorityMismatch
+    let held = if len == HELD_PAYMENT_INSTRUCTIONS {
+        let h = check_transfer(load(current + 2), expected)?;
+        // The same payer's tokens: the held share comes out of the payment, not elsewhere.
+        require_keys_eq!(h.source, t.source, GateError::TransferSourceMismatch);
+        let escrow = expected.escrow.ok_or(GateError::HoldbackEscrowInvalid)?;
+        require_keys_eq!(h.destination, escrow, GateError::HoldbackEscrowInvalid);
+        require!(h.amount > 0, GateError::HoldbackTransferMismatch);
+        Some(HeldTransfer {
+            escrow,
+            amount: h.amount,
+        })
+    } else {
+        None
+    };
+    let total = t
+        .amount
+        .checked_add(held.map_or(0, |h| h.amount))
+        .ok_or(GateError::TransferAmountMismatch)?;
+    require!(
+        total == expected.args.amount,
+        GateError::TransferAmountMismatch
     );
-    // Token-2022 hands a transfer hook the extra accounts with their flags: a signer there
-    // (the payer's key, say) would lend the hook program the payer's signature.
-    require!(!t.extra_signer, GateError::TransferExtraSigner);
-    let payee = load(current + 2)
+    let payee = load(current + len - 1)
         .as_ref()
         .and_then(parse_feedback_payee)
         .ok_or(GateError::FeedbackMissing)?;
@@ -316,7 +349,26 @@ pub fn check_strict_bundle<I: TxInstruction>(
         expected.args.payee_asset,
         GateError::FeedbackPayeeMismatch
     );
-    Ok(())
+    Ok(held)
+}
+
+/// A transfer of the settlement: a TransferChecked of the payment's mint by the payer's
+/// signer, lending no signature to a transfer hook.
+fn check_transfer<I: TxInstruction>(ix: Option<I>, expected: &Expected) -> Result<TransferChecked> {
+    let t = ix
+        .as_ref()
+        .and_then(parse_transfer_checked)
+        .ok_or(GateError::TransferMissing)?;
+    require_keys_eq!(t.mint, expected.args.mint, GateError::TransferMintMismatch);
+    require_keys_eq!(
+        t.authority,
+        expected.authority,
+        GateError::TransferAuthorityMismatch
+    );
+    // Token-2022 hands a transfer hook the extra accounts with their flags: a signer there
+    // (the payer's key, say) would lend the hook program the payer's signature.
+    require!(!t.extra_signer, GateError::TransferExtraSigner);
+    Ok(t)
 }
 
 /// A settled payment as emit_feedback sees it.
@@ -332,32 +384,59 @@ pub struct SettledPayment {
     pub payee_stats: Pubkey,
     /// The strict gate's deadline.
     pub deadline: i64,
+    /// The payer's policy as the strict gate was given it (and policy_vault checked it).
+    pub policy: Pubkey,
+    /// The payee's token account the (first) transfer paid.
+    pub destination: Pubkey,
+    /// The payee tier the strict gate's terms were quoted for, and the held share's
+    /// transfer when one was held back.
+    pub holdback_tier: Option<u8>,
+    pub held: Option<HeldTransfer>,
 }
 
 /// Seen from emit_feedback at `current` of `count`: the settled payment when this emission
 /// ends a settlement for `payee_asset`, else `None` (a standalone emission). The strict gate
-/// two instructions earlier has already checked the whole layout, or the transaction would
-/// not have reached this instruction.
+/// at the start of the payment part has already checked the whole layout, or the
+/// transaction would not have reached this instruction.
 pub fn settled_payment<I: TxInstruction>(
     current: u16,
     count: u16,
     load: impl Fn(u16) -> Option<I>,
     payee_asset: &Pubkey,
 ) -> Option<SettledPayment> {
-    let start = current.checked_sub(PAYMENT_INSTRUCTIONS - 1)?;
-    if payment_start(count) != Some(start) {
-        return None;
-    }
-    let gate = load(start)?;
-    let StrictPayment { args, deadline } = parse_gate_strict(&gate)?;
+    // The gate two instructions back, or three when a held share's transfer is between.
+    let (start, payment, gate) = [PAYMENT_INSTRUCTIONS, HELD_PAYMENT_INSTRUCTIONS]
+        .into_iter()
+        .find_map(|len| {
+            let start = current.checked_sub(len - 1)?;
+            if payment_start(count, len) != Some(start) {
+                return None;
+            }
+            let gate = load(start)?;
+            Some((start, parse_gate_strict(&gate)?, gate))
+        })?;
     let payee_stats = gate.account_key(strict_accounts::PAYEE_STATS)?;
+    let policy = gate.account_key(strict_accounts::POLICY)?;
     let transfer = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
-    (args.payee_asset == *payee_asset).then_some(SettledPayment {
-        args,
+    let held = if current - start == HELD_PAYMENT_INSTRUCTIONS - 1 {
+        let h = load(start + 2).as_ref().and_then(parse_transfer_checked)?;
+        Some(HeldTransfer {
+            escrow: h.destination,
+            amount: h.amount,
+        })
+    } else {
+        None
+    };
+    (payment.args.payee_asset == *payee_asset).then_some(SettledPayment {
+        args: payment.args,
         payer_wallet: transfer.authority,
         decimals: transfer.decimals,
         payee_stats,
-        deadline,
+        deadline: payment.deadline,
+        policy,
+        destination: transfer.destination,
+        holdback_tier: payment.holdback_tier,
+        held,
     })
 }
 
@@ -416,6 +495,7 @@ mod tests {
             vault: None,
             payer_token: None,
             token_program: None,
+            holdback_escrow: None,
         };
         Instruction::new_with_bytes(
             crate::ID,
@@ -423,6 +503,7 @@ mod tests {
                 amount: a.amount,
                 policy_id: a.policy_id,
                 deadline,
+                holdback_tier: None,
             }
             .data(),
             accounts.to_account_metas(None),
@@ -437,7 +518,8 @@ mod tests {
             parse_gate_strict(&ix),
             Some(StrictPayment {
                 args: a,
-                deadline: DEADLINE
+                deadline: DEADLINE,
+                holdback_tier: None,
             })
         );
         assert_eq!(
@@ -455,7 +537,7 @@ mod tests {
         );
         assert_eq!(ix.accounts[strict_accounts::PAYEE_LIST].pubkey, PAYEE_LIST);
         // Optional accounts keep their place (an absent one is the program id).
-        assert_eq!(ix.accounts.len(), 22);
+        assert_eq!(ix.accounts.len(), 23);
         let mut short = ix.clone();
         short.accounts.truncate(strict_accounts::MINT);
         assert_eq!(parse_gate_strict(&short), None);
@@ -493,9 +575,11 @@ mod tests {
         Expected {
             args: args(),
             deadline: DEADLINE,
+            holdback_tier: None,
             destination: Pubkey::new_unique(),
             authority: Pubkey::new_unique(),
             source: None,
+            escrow: None,
         }
     }
 
@@ -510,6 +594,10 @@ mod tests {
     }
 
     fn check(ixs: &[Instruction], current: u16, e: &Expected) -> Result<()> {
+        check_held(ixs, current, e).map(|_| ())
+    }
+
+    fn check_held(ixs: &[Instruction], current: u16, e: &Expected) -> Result<Option<HeldTransfer>> {
         check_strict_bundle(
             current,
             ixs.len() as u16,
@@ -518,7 +606,7 @@ mod tests {
         )
     }
 
-    fn code(r: Result<()>) -> Option<u32> {
+    fn code<T>(r: Result<T>) -> Option<u32> {
         match r {
             Err(Error::AnchorError(e)) => Some(e.error_code_number),
             _ => None,
@@ -527,8 +615,130 @@ mod tests {
 
     #[test]
     fn the_payment_ends_the_transaction_after_at_most_two_instructions() {
-        let starts: Vec<Option<u16>> = (0..7).map(payment_start).collect();
+        let starts: Vec<Option<u16>> = (0..7).map(|n| payment_start(n, 3)).collect();
         assert_eq!(starts, [None, None, None, Some(0), Some(1), Some(2), None]);
+        let held: Vec<Option<u16>> = (0..8).map(|n| payment_start(n, 4)).collect();
+        assert_eq!(held, [None, None, None, None, Some(0), Some(1), Some(2), None]);
+        // Seen from the gate's own index, one length or the other.
+        assert_eq!(payment_len(0, 3), Some(3));
+        assert_eq!(payment_len(0, 4), Some(4));
+        assert_eq!(payment_len(2, 6), Some(4));
+        assert_eq!(payment_len(0, 5), None);
+        assert_eq!(payment_len(3, 6), None);
+    }
+
+    /// A held settlement: the payee gets `amount - held`, the escrow `held`.
+    fn held_settlement(e: &Expected, held: u64) -> Vec<Instruction> {
+        let source = Pubkey::new_unique();
+        let mut pay = transfer_ix(source, e);
+        pay.data[1..9].copy_from_slice(&(e.args.amount - held).to_le_bytes());
+        let mut hold = transfer_ix(source, e);
+        hold.data[1..9].copy_from_slice(&held.to_le_bytes());
+        hold.accounts[2].pubkey = e.escrow.unwrap();
+        vec![
+            gate_ix(&e.args),
+            pay,
+            hold,
+            feedback_ix(&e.args.payee_asset),
+        ]
+    }
+
+    fn held_expected() -> Expected {
+        Expected {
+            escrow: Some(Pubkey::new_unique()),
+            ..expected()
+        }
+    }
+
+    #[test]
+    fn a_held_share_goes_to_the_escrow_from_the_same_source_and_the_sum_is_the_amount() {
+        let e = held_expected();
+        let ixs = held_settlement(&e, 2);
+        assert_eq!(
+            check_held(&ixs, 0, &e).unwrap(),
+            Some(HeldTransfer {
+                escrow: e.escrow.unwrap(),
+                amount: 2
+            })
+        );
+        // Without a holdback the single transfer carries the whole amount.
+        assert_eq!(check_held(&settlement(&e, vec![]), 0, &e).unwrap(), None);
+
+        let broken = |f: &dyn Fn(&mut Vec<Instruction>)| {
+            let mut ixs = held_settlement(&e, 2);
+            f(&mut ixs);
+            code(check(&ixs, 0, &e))
+        };
+        // The parts must add up to the amount.
+        assert_eq!(
+            broken(&|ixs| ixs[2].data[1..9].copy_from_slice(&3u64.to_le_bytes())),
+            Some(GateError::TransferAmountMismatch.into())
+        );
+        // Not to another account than the escrow the gate was given.
+        assert_eq!(
+            broken(&|ixs| ixs[2].accounts[2].pubkey = Pubkey::new_unique()),
+            Some(GateError::HoldbackEscrowInvalid.into())
+        );
+        // Not from another source.
+        assert_eq!(
+            broken(&|ixs| ixs[2].accounts[0].pubkey = Pubkey::new_unique()),
+            Some(GateError::TransferSourceMismatch.into())
+        );
+        // Nor by another authority, nor of another mint.
+        assert_eq!(
+            broken(&|ixs| ixs[2].accounts[3].pubkey = Pubkey::new_unique()),
+            Some(GateError::TransferAuthorityMismatch.into())
+        );
+        assert_eq!(
+            broken(&|ixs| ixs[2].accounts[1].pubkey = Pubkey::new_unique()),
+            Some(GateError::TransferMintMismatch.into())
+        );
+        // A zero share is no holdback.
+        let mut zero = held_settlement(&e, 0);
+        zero[1].data[1..9].copy_from_slice(&e.args.amount.to_le_bytes());
+        assert_eq!(
+            code(check(&zero, 0, &e)),
+            Some(GateError::HoldbackTransferMismatch.into())
+        );
+        // The second instruction of four must be a transfer, the last the feedback.
+        assert_eq!(
+            broken(&|ixs| ixs[2] = feedback_ix(&e.args.payee_asset)),
+            Some(GateError::TransferMissing.into())
+        );
+        // No escrow account given: nothing can be held.
+        let no_escrow = Expected {
+            escrow: None,
+            ..held_expected()
+        };
+        let ixs = held_settlement(&held_expected(), 2);
+        let mut e2 = no_escrow;
+        e2.args = held_expected().args;
+        assert!(check(&ixs, 0, &e2).is_err());
+    }
+
+    #[test]
+    fn feedback_finds_a_held_settlement_three_instructions_back() {
+        let e = held_expected();
+        let ixs = held_settlement(&e, 2);
+        let n = ixs.len() as u16;
+        let load = |i: u16| ixs.get(usize::from(i)).cloned();
+        let settled = settled_payment(n - 1, n, load, &e.args.payee_asset).unwrap();
+        assert_eq!(settled.args, e.args);
+        assert_eq!(
+            settled.held,
+            Some(HeldTransfer {
+                escrow: e.escrow.unwrap(),
+                amount: 2
+            })
+        );
+        assert_eq!(settled.destination, e.destination);
+        let unheld = settlement(&e, vec![]);
+        let n = unheld.len() as u16;
+        let load = |i: u16| unheld.get(usize::from(i)).cloned();
+        assert_eq!(
+            settled_payment(n - 1, n, load, &e.args.payee_asset).unwrap().held,
+            None
+        );
     }
 
     #[test]

@@ -64,6 +64,7 @@ fn bench(c: &mut Criterion) {
             capability: [9; 32],
             attestors: vec![],
         },
+        holdback: Default::default(),
     };
     let cases = [
         (
@@ -93,6 +94,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 evaluate(black_box(&EvalInput {
                     policy: &policy,
+                    holdback: None,
                     acceptance,
                     paused: false,
                     spending: SpendingCounters::default(),

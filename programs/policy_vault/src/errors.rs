@@ -164,4 +164,17 @@ pub enum PolicyVaultError {
     TakeOverNotLapsed,
     #[msg("the mint has more than 18 decimals, more than the registry's feedback can state (value_decimals 0..=18)")]
     MintDecimalsTooLarge,
+    // 6073..: the holdback
+    #[msg("holdback: a share is at most 10 000 bps")]
+    HoldbackShareOutOfRange,
+    #[msg("holdback: a hold is at most 30 days (2 592 000 seconds)")]
+    HoldbackHoldOutOfRange,
+    #[msg("holdback: a share needs a hold and a hold a share (both zero: nothing held)")]
+    HoldbackTermIncomplete,
+    #[msg("holdback.terms: a better payee tier never holds back more, or longer, than a worse one")]
+    HoldbackNotDecreasing,
+    #[msg("holdback.terms: no term holds anything back (give no schedule instead)")]
+    HoldbackScheduleEmpty,
+    #[msg("holdback.arbiters: the same arbiter twice")]
+    DuplicateArbiter,
 }

@@ -40,6 +40,7 @@ pub fn close_payment_records(ctx: Context<ClosePaymentRecords>) -> Result<()> {
         log.facilitator,
         GateError::RentRecipientMismatch
     );
+    require!(!log.holds_share, GateError::HoldbackOutstanding);
     require!(
         Clock::get()?.unix_timestamp > log.closes_after,
         GateError::PaymentRecordsOpen

@@ -4,6 +4,8 @@ use crate::events::PaymentDisputed;
 use crate::state::{seeds, DisputeRecord, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
+use super::holdback::response;
+use trust_gate_program_common::external::agent_account;
 use trust_gate_program_common::{pda_account, runtime};
 
 /// The score a dispute records in the registry.
@@ -52,9 +54,10 @@ pub struct DisputePayment<'info> {
     )]
     pub gate_authority: Account<'info, GateAuthority>,
     /// The facilitator's own receipt of the payment; must exist (its stored facilitator and
-    /// payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
-    /// logs carried a deadline is refused (another discriminator): see docs/settlement.md.
+    /// payment id stand for its seeds, see `FeedbackLog::is_for`). Writable: a dispute within
+    /// a held payment's hold freezes its share (docs/holdback.md).
     #[account(
+        mut,
         constraint = feedback_log.is_for(&args.facilitator, &args.payment_id_hash) @ ErrorCode::ConstraintSeeds,
     )]
     pub feedback_log: Account<'info, FeedbackLog>,
@@ -68,7 +71,9 @@ pub struct DisputePayment<'info> {
 }
 
 /// Disputes a settled payment: records the dispute and a low-score "dispute" feedback. Only
-/// the payment's payer may, within [`DISPUTE_WINDOW_SECS`] of the settlement.
+/// the payment's payer may, within [`DISPUTE_WINDOW_SECS`] of the settlement (or, for a held
+/// payment, until its hold ends if that is later). Within a held payment's hold, the dispute
+/// also freezes the held share for the arbitration (`HeldShare::dispute`).
 pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -> Result<()> {
     let DisputePaymentArgs {
         payment_id_hash,
@@ -95,8 +100,19 @@ pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -
     let payer = ctx.accounts.payer_signer.key();
     require_keys_eq!(log.payer_wallet, payer, GateError::NotPaymentPayer);
     let clock = Clock::get()?;
-    let age = clock.unix_timestamp.saturating_sub(log.created_at);
-    require!(age <= DISPUTE_WINDOW_SECS, GateError::DisputeWindowClosed);
+    require!(
+        clock.unix_timestamp <= log.dispute_window_ends(),
+        GateError::DisputeWindowClosed
+    );
+    // The dispute's feedback is the payee's next one: its index and seal are what the
+    // outcome of a held share's dispute answers.
+    let feedback_index = agent_account::feedback_count(&ctx.accounts.target.agent_account.try_borrow_data()?)
+        .ok_or(GateError::AgentAccountInvalid)?;
+    let seal_hash = response::dispute_seal_hash(&feedback_uri);
+    let froze = match ctx.accounts.feedback_log.holdback.as_mut() {
+        Some(share) => share.dispute(clock.unix_timestamp, feedback_index, seal_hash),
+        None => false,
+    };
 
     ctx.accounts.target.give_feedback(
         &payee_asset,
@@ -148,6 +164,7 @@ pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -
         payee_asset,
         reason_hash: dispute_reason_hash,
         disputed_by: payer,
+        holdback_frozen: froze,
     });
     Ok(())
 }

@@ -2,7 +2,9 @@ use super::helpers::feedback::*;
 use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
+use crate::holdback::{HeldShare, HoldState};
 use crate::settlement;
+use policy_vault::state::PolicyAccount;
 use crate::state::{seeds, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
@@ -66,7 +68,13 @@ pub struct EmitFeedbackArgs {
 
 /// Records the payment's feedback in the registry and its receipt here. Only as the last
 /// instruction of a settlement for the same payee (`FeedbackNotSettled` otherwise).
-pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Result<()> {
+///
+/// A held settlement passes the payer's policy (the strict gate's) as its one remaining
+/// account: the log records the hold and the arbiter its schedule sets for the quoted tier.
+pub fn emit_feedback<'info>(
+    ctx: Context<'info, EmitFeedback<'info>>,
+    args: EmitFeedbackArgs,
+) -> Result<()> {
     let EmitFeedbackArgs {
         payment_id_hash,
         facilitator,
@@ -139,6 +147,15 @@ pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Resu
     probe!("the registry's feedback");
     let clock = Clock::get()?;
     authority.count_settled_feedback(&ctx.accounts.gate_authority)?;
+    let holdback = match settled.held {
+        None => None,
+        Some(held) => Some(held_share(
+            &settled,
+            held,
+            ctx.remaining_accounts.first(),
+            clock.unix_timestamp,
+        )?),
+    };
 
     let log = FeedbackLog {
         facilitator,
@@ -152,11 +169,12 @@ pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Resu
         slot: clock.slot,
         created_at: clock.unix_timestamp,
         deadline: settled.deadline,
+        holdback,
     };
     pda_account::init(
         &ctx.accounts.facilitator_signer,
         &ctx.accounts.feedback_log,
-        8 + FeedbackLog::INIT_SPACE,
+        FeedbackLog::space(holdback.is_some()),
         &[
             seeds::FEEDBACK_LOG,
             facilitator.as_ref(),
@@ -177,4 +195,37 @@ pub fn emit_feedback(ctx: Context<EmitFeedback>, args: EmitFeedbackArgs) -> Resu
     });
     probe!("the event");
     Ok(())
+}
+
+/// The held share a settlement's log records: its escrow and amount from the transfer, the
+/// hold of the quoted tier's term and the arbiter from the payer's policy (`policy`, which
+/// must be the strict gate's: policy_vault read the same account for the decision).
+fn held_share(
+    settled: &settlement::SettledPayment,
+    held: settlement::HeldTransfer,
+    policy: Option<&AccountInfo>,
+    now: i64,
+) -> Result<HeldShare> {
+    let policy = policy
+        .filter(|p| *p.key == settled.policy)
+        .ok_or(GateError::HoldbackNotInPolicy)?;
+    let rule = PolicyAccount::holdback_in(&policy.try_borrow_data()?)
+        .ok_or(GateError::HoldbackNotInPolicy)?;
+    // The strict gate compared the quoted tier with the decision's.
+    let tier = settled.holdback_tier.ok_or(GateError::HoldbackTierMissing)?;
+    let term = rule
+        .terms
+        .get(usize::from(tier))
+        .ok_or(GateError::HoldbackTierMoved)?;
+    Ok(HeldShare {
+        escrow: held.escrow,
+        destination: settled.destination,
+        arbiter: rule.arbiter,
+        held: held.amount,
+        hold_until: now.saturating_add(i64::from(term.hold_secs)),
+        state: HoldState::Held,
+        arbitration_ends: 0,
+        dispute_feedback_index: 0,
+        dispute_seal_hash: [0; 32],
+    })
 }

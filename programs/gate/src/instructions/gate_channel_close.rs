@@ -139,7 +139,7 @@ pub fn gate_channel_close(
         pda_account::init(
             &a.facilitator,
             &a.feedback_log,
-            8 + FeedbackLog::INIT_SPACE,
+            FeedbackLog::space(false),
             &[
                 seeds::FEEDBACK_LOG,
                 facilitator.as_ref(),
@@ -160,6 +160,7 @@ pub fn gate_channel_close(
                 created_at: clock.unix_timestamp,
                 // Nothing of the channel can settle any more.
                 deadline: clock.unix_timestamp,
+                holdback: None,
             },
         )?;
     }

@@ -129,10 +129,15 @@ pub fn gate_channel_open<'info>(
 
     // Remaining accounts: the deposit's approval and its rent payer, when it has one.
     let (approval, _) = approval_accounts(ctx.remaining_accounts, true);
-    let decision = a
+    let (decision, holdback) = a
         .evaluation
         .evaluate_and_commit(&args, approval, None, &[])?;
     match decision {
+        // A channel pays its payee in full: a deposit the payer's policy would hold a share
+        // of is refused rather than paid around the holdback.
+        Decision::Allow if holdback.is_some_and(|h| h.held != 0) => {
+            return Err(GateError::ChannelHoldback.into())
+        }
         Decision::Allow => {}
         Decision::Deny(reason) => return Err(deny_error(reason)),
         Decision::RequireValidation { .. } => return Err(GateError::ValidationRequired.into()),

@@ -4,11 +4,15 @@ use super::helpers::parties::{
     check_mint, check_not_self_dealing, signing_parties, token_account_of,
 };
 use crate::errors::GateError;
-use crate::settlement::{self, check_deadline, Expected, PaymentArgs};
+use crate::holdback;
+use crate::settlement::{self, check_deadline, Expected, HeldTransfer, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
-use policy_vault::engine::Decision;
+use policy_vault::engine::{Decision, Holdback};
+use policy_vault::state::PolicyAccount;
+use trust_gate_program_common::external::live_agent::LiveAgent;
 use trust_gate_program_common::external::{agent_account, ids};
+use trust_gate_program_common::token_mint;
 use trust_gate_program_common::probe;
 
 #[derive(Accounts)]
@@ -68,6 +72,11 @@ pub struct GatePaymentStrict<'info> {
     pub payer_token: Option<UncheckedAccount<'info>>,
     /// CHECK: with `vault`: the mint's token program (policy_vault compares it).
     pub token_program: Option<UncheckedAccount<'info>>,
+    /// A held settlement only: the escrow its second transfer credits with the held share, a
+    /// token account of the mint whose authority is the gate's holdback authority (checked
+    /// in the handler; `holdback::authority`).
+    /// CHECK: verified as described above.
+    pub holdback_escrow: Option<UncheckedAccount<'info>>,
 }
 
 /// The vault accounts of a settlement: all three or none.
@@ -94,8 +103,8 @@ fn vault_release<'a, 'info>(
 }
 
 /// Who pays and who is paid: the signer acts for the payer agent, the destination is the
-/// payee's recipient's, and the two agents are distinct parties.
-fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<()> {
+/// payee's recipient's, and the two agents are distinct parties. Returns the payer.
+fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<LiveAgent> {
     let (payer, payee) = signing_parties(
         &a.payer_agent,
         &a.payer_asset,
@@ -116,7 +125,58 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
         a.destination_token.key(),
         GateError::PaymentToVault
     );
-    check_not_self_dealing(&payer, &payee)
+    check_not_self_dealing(&payer, &payee)?;
+    Ok(payer)
+}
+
+/// The holdback the decision sets against the one the transaction carries: the tier the
+/// settlement was quoted for, and the held share's transfer to a genuine escrow; a held
+/// share's arbiter is never a key of the payer.
+fn check_holdback(
+    a: &GatePaymentStrict,
+    quoted_tier: Option<u8>,
+    decided: Option<Holdback>,
+    held: Option<HeldTransfer>,
+    payer: &LiveAgent,
+) -> Result<()> {
+    let decided = match (quoted_tier, decided) {
+        (None, None) => return Ok(()),
+        (None, Some(_)) => return err!(GateError::HoldbackTierMissing),
+        (Some(_), None) => return err!(GateError::HoldbackNotInPolicy),
+        (Some(quoted), Some(d)) => {
+            require!(quoted == d.tier, GateError::HoldbackTierMoved);
+            d
+        }
+    };
+    require!(
+        held.map_or(0, |h| h.amount) == decided.held,
+        GateError::HoldbackTransferMismatch
+    );
+    let Some(held) = held else { return Ok(()) };
+    let escrow = a
+        .holdback_escrow
+        .as_ref()
+        .filter(|e| e.key() == held.escrow)
+        .ok_or(GateError::HoldbackEscrowInvalid)?;
+    require!(
+        token_account_of(escrow, &a.mint_account.key(), &holdback::authority::ADDRESS)?,
+        GateError::HoldbackEscrowInvalid
+    );
+    // The escrow pays out by a transfer the gate signs, which could not carry a hook's
+    // accounts.
+    require!(
+        token_mint::transfer_hook_program(
+            a.mint_account.owner,
+            &a.mint_account.try_borrow_data()?
+        )
+        .is_none(),
+        GateError::HoldbackTransferHook
+    );
+    let arbiter = PolicyAccount::holdback_in(&a.evaluation.policy.try_borrow_data()?)
+        .map(|r| r.arbiter)
+        .unwrap_or_default();
+    require!(!payer.may_sign(&arbiter), GateError::ArbiterIsPayer);
+    Ok(())
 }
 
 /// The committing gate of a settlement. It is a top-level instruction by design: it reads
@@ -133,11 +193,16 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
 /// A vault-funded settlement carries the payer's vault and `payer_token`: the transfer must
 /// debit `payer_token`, which policy_vault credits from the vault on Allow, so the payer
 /// signer's balance ends where it started and the vault pays.
+///
+/// `holdback_tier`: under a policy with a holdback schedule, the payee tier the terms were
+/// quoted for; the transaction then holds back the share the policy sets for the payee's
+/// tier as read now, before this payment's feedback (docs/holdback.md).
 pub fn gate_payment_strict<'info>(
     ctx: Context<'info, GatePaymentStrict<'info>>,
     amount: u64,
     policy_id: u32,
     deadline: i64,
+    holdback_tier: Option<u8>,
 ) -> Result<()> {
     probe!("entry and accounts");
     // Two probes back to back: the profile takes one probe's cost from this phase.
@@ -158,14 +223,14 @@ pub fn gate_payment_strict<'info>(
     );
     let signer = a.payer_signer.key();
     probe!("arguments, deadline, top level");
-    check_parties(a, &signer, &args.mint)?;
+    let payer = check_parties(a, &signer, &args.mint)?;
     probe!("parties");
     check_mint(&a.mint_account)?;
     probe!("mint");
     let release = vault_release(a, &signer, &args.mint)?;
     probe!("vault accounts");
 
-    {
+    let held = {
         let sysvar = a.instructions.try_borrow_data()?;
         let transaction = Instructions::new(&sysvar);
         let (current, count) = transaction.position()?;
@@ -176,24 +241,30 @@ pub fn gate_payment_strict<'info>(
             &Expected {
                 args,
                 deadline,
+                holdback_tier,
                 destination: a.destination_token.key(),
                 authority: signer,
                 source: release.as_ref().map(|r| r.payer_token.key()),
+                escrow: a.holdback_escrow.as_ref().map(|e| e.key()),
             },
-        )?;
-    }
+        )?
+    };
     probe!("the transaction");
 
     // Remaining accounts: the payment's approval and its rent payer, when it has one, then
     // a vault release's transfer hook accounts.
     let (approval, extra) = approval_accounts(ctx.remaining_accounts, true);
-    let decision = ctx
+    let (decision, holdback) = ctx
         .accounts
         .evaluation
         .evaluate_and_commit(&args, approval, release, extra)?;
     probe!("the decision reported");
     match decision {
-        Decision::Allow => Ok(()),
+        Decision::Allow => {
+            check_holdback(&ctx.accounts, holdback_tier, holdback, held, &payer)?;
+            probe!("the holdback");
+            Ok(())
+        }
         Decision::Deny(reason) => Err(deny_error(reason)),
         Decision::RequireValidation { .. } => Err(GateError::ValidationRequired.into()),
         Decision::RequireApproval => Err(GateError::ApprovalRequired.into()),

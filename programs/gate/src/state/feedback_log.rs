@@ -1,4 +1,5 @@
 use super::DISPUTE_WINDOW_SECS;
+use crate::holdback::HeldShare;
 use anchor_lang::prelude::*;
 use anchor_lang::Discriminator;
 
@@ -12,7 +13,10 @@ use anchor_lang::Discriminator;
 /// transaction (see docs/settlement.md, "Receipts").
 ///
 /// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_wallet, 136 mint,
-/// 168 amount, 176 value_decimals, 177 score, 178 slot, 186 created_at, 194 deadline.
+/// 168 amount, 176 value_decimals, 177 score, 178 slot, 186 created_at, 194 deadline, 202
+/// the `holdback` tag, then a held payment's share (203 escrow, 235 destination, 267
+/// arbiter, 299 held, 307 hold_until, 315 state, 316 arbitration_ends, 324 the dispute's
+/// feedback index, 332 its seal hash). Sizes ([`FeedbackLog::space`]): 203 bytes, 364 held.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct FeedbackLog {
@@ -34,9 +38,27 @@ pub struct FeedbackLog {
     /// The payment's deadline (the strict gate's argument): the settlement landed no later,
     /// and none of this payment id can land after it.
     pub deadline: i64,
+    /// The share the payer's policy held back, and where it stands (docs/holdback.md); none
+    /// when nothing was held.
+    pub holdback: Option<HeldShare>,
 }
 
 impl FeedbackLog {
+    /// The account's size, with a held share or without.
+    pub fn space(held: bool) -> usize {
+        8 + FeedbackLog::INIT_SPACE - if held { 0 } else { HeldShare::INIT_SPACE }
+    }
+
+    /// The last second the payer may dispute the payment: the dispute window after
+    /// settlement, or the hold when that is longer.
+    pub fn dispute_window_ends(&self) -> i64 {
+        let window = self.created_at.saturating_add(DISPUTE_WINDOW_SECS);
+        match &self.holdback {
+            Some(h) => h.dispute_window_ends(self.created_at, DISPUTE_WINDOW_SECS),
+            None => window,
+        }
+    }
+
     /// Whether this is the log of `facilitator`'s payment `payment_id_hash`. The gate
     /// creates a log only at the canonical PDA of the two it stores, so for an account the
     /// gate owns this is the seeds check without hashing.
@@ -53,6 +75,8 @@ pub struct ClosableLog {
     /// Unix seconds after which the log may close: past both the payment's deadline (no
     /// settlement of its id can land any more) and its dispute window.
     pub closes_after: i64,
+    /// Whether a held share is still in the escrow: the log then stays, whatever the time.
+    pub holds_share: bool,
 }
 
 impl ClosableLog {
@@ -63,11 +87,11 @@ impl ClosableLog {
             return None;
         }
         let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
-        let window_ends = log.created_at.checked_add(DISPUTE_WINDOW_SECS)?;
         Some(ClosableLog {
             facilitator: log.facilitator,
             payment_id_hash: log.payment_id_hash,
-            closes_after: window_ends.max(log.deadline),
+            closes_after: log.dispute_window_ends().max(log.deadline),
+            holds_share: log.holdback.is_some_and(|h| !h.state.is_paid_out()),
         })
     }
 }
@@ -90,6 +114,7 @@ mod tests {
             slot: 3,
             created_at,
             deadline,
+            holdback: None,
         }
     }
 
@@ -98,8 +123,9 @@ mod tests {
         let mut data = Vec::new();
         let l = log(1_000, 1_060);
         l.try_serialize(&mut data).unwrap();
-        assert_eq!(data.len(), 8 + FeedbackLog::INIT_SPACE);
+        assert_eq!(data.len(), FeedbackLog::space(false));
         let c = ClosableLog::read(&data).unwrap();
+        assert!(!c.holds_share);
         assert_eq!(c.facilitator, l.facilitator);
         assert_eq!(c.closes_after, 1_000 + DISPUTE_WINDOW_SECS);
         let mut data = Vec::new();
@@ -108,6 +134,35 @@ mod tests {
             .unwrap();
         let c = ClosableLog::read(&data).unwrap();
         assert_eq!(c.closes_after, 1_000 + DISPUTE_WINDOW_SECS + 5);
+    }
+
+    #[test]
+    fn a_held_log_stays_until_its_share_is_paid_out_and_past_its_hold() {
+        use crate::holdback::HoldState;
+        let mut l = log(1_000, 1_060);
+        let hold_until = 1_000 + DISPUTE_WINDOW_SECS + 50;
+        l.holdback = Some(HeldShare {
+            escrow: Pubkey::new_unique(),
+            destination: Pubkey::new_unique(),
+            arbiter: Pubkey::default(),
+            held: 5,
+            hold_until,
+            state: HoldState::Held,
+            arbitration_ends: 0,
+            dispute_feedback_index: 0,
+            dispute_seal_hash: [0; 32],
+        });
+        let mut data = Vec::new();
+        l.try_serialize(&mut data).unwrap();
+        assert_eq!(data.len(), FeedbackLog::space(true));
+        assert_eq!(FeedbackLog::space(true), 364);
+        let c = ClosableLog::read(&data).unwrap();
+        assert!(c.holds_share);
+        assert_eq!(c.closes_after, hold_until);
+        l.holdback.as_mut().unwrap().state = HoldState::Released;
+        let mut data = Vec::new();
+        l.try_serialize(&mut data).unwrap();
+        assert!(!ClosableLog::read(&data).unwrap().holds_share);
     }
 
     #[test]

@@ -10,3 +10,8 @@ pub const CHANNEL_RECORD: &[u8] = b"channel_record";
 pub const DISPUTE: &[u8] = b"dispute";
 /// `["evaluate_signer"]`: the data-less PDA the gate signs policy_vault::evaluate with.
 pub const EVALUATE_SIGNER: &[u8] = policy_vault::state::seeds::GATE_EVALUATE_SIGNER;
+/// `["holdback_escrow", payee_asset, mint]` -> the canonical escrow token account of a payee
+/// and mint (authority: `crate::holdback::authority`).
+pub const HOLDBACK_ESCROW: &[u8] = b"holdback_escrow";
+/// `["arbiter_set", ArbiterSet::id(threshold, members)]` -> [`crate::state::ArbiterSet`]
+pub const ARBITER_SET: &[u8] = b"arbiter_set";

@@ -205,6 +205,8 @@ pub struct AcceptanceConfig {
     pub payer: TrustRequirement,
     /// Required payer capability (zero capability = none).
     pub validation: ValidationRule,
+    /// The holdback the payee accepts (all zero: none).
+    pub holdback: super::AcceptedHoldback,
 }
 
 /// Why a configuration is invalid. Each names the offending field.
@@ -225,6 +227,8 @@ pub enum ConfigError {
     ValidityNegative,
     /// `not_before` is after `not_after`.
     ValidityInverted,
+    /// A holdback schedule's or acceptance's error.
+    Holdback(super::HoldbackConfigError),
 }
 
 fn validate_trust(t: &TrustRequirement, v: &ValidationRule) -> Result<(), ConfigError> {
@@ -294,5 +298,6 @@ pub fn validate_limits(r: &LimitRules) -> Result<(), ConfigError> {
 
 pub fn validate_acceptance(a: &AcceptanceConfig) -> Result<(), ConfigError> {
     validate_trust(&a.payer, &a.validation)?;
-    validate_attestors(&a.validation)
+    validate_attestors(&a.validation)?;
+    a.holdback.validate().map_err(ConfigError::Holdback)
 }

@@ -1,7 +1,7 @@
 //! Decisions and the stable deny reason codes.
 
-/// Why a payment was denied. The numeric code is the public contract (1..=23, codes 16 and
-/// up for the limit rules); the names are the strings clients see.
+/// Why a payment was denied. The numeric code is the public contract (1..=27: 16 to 23 for
+/// the limit rules, 24 and up for the holdback); the names are the strings clients see.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum DenyReason {
@@ -36,10 +36,19 @@ pub enum DenyReason {
     PayeeDailyExceeded = 22,
     /// Every per-payee slot of the UTC day is taken by other payees.
     PayeeSlotsFull = 23,
+    /// The payer's policy holds back a share from this payee, which has no acceptance policy
+    /// or accepts no holdback.
+    HoldbackNotAccepted = 24,
+    /// The share held back from this payee is above the largest its acceptance policy takes.
+    HoldbackShareNotAccepted = 25,
+    /// The hold is longer than the payee's acceptance policy takes.
+    HoldbackHoldNotAccepted = 26,
+    /// The policy's arbiter is not one the payee accepts.
+    HoldbackArbiterNotAccepted = 27,
 }
 
 impl DenyReason {
-    pub const ALL: [DenyReason; 23] = [
+    pub const ALL: [DenyReason; 27] = [
         DenyReason::KillSwitchEngaged,
         DenyReason::SpendingPerTxExceeded,
         DenyReason::SpendingDailyExceeded,
@@ -63,6 +72,10 @@ impl DenyReason {
         DenyReason::SpendingLifetimeExceeded,
         DenyReason::PayeeDailyExceeded,
         DenyReason::PayeeSlotsFull,
+        DenyReason::HoldbackNotAccepted,
+        DenyReason::HoldbackShareNotAccepted,
+        DenyReason::HoldbackHoldNotAccepted,
+        DenyReason::HoldbackArbiterNotAccepted,
     ];
     /// The highest code of the first set, whose strict-gate errors are `6000 + code`; codes
     /// after it fail the strict gate with `6100 + code` (the gate's errors 6016 and up were
@@ -102,6 +115,10 @@ impl DenyReason {
             DenyReason::SpendingLifetimeExceeded => "SpendingLifetimeExceeded",
             DenyReason::PayeeDailyExceeded => "PayeeDailyExceeded",
             DenyReason::PayeeSlotsFull => "PayeeSlotsFull",
+            DenyReason::HoldbackNotAccepted => "HoldbackNotAccepted",
+            DenyReason::HoldbackShareNotAccepted => "HoldbackShareNotAccepted",
+            DenyReason::HoldbackHoldNotAccepted => "HoldbackHoldNotAccepted",
+            DenyReason::HoldbackArbiterNotAccepted => "HoldbackArbiterNotAccepted",
         }
     }
 
@@ -167,9 +184,12 @@ pub enum Decision {
 /// | byte | field |
 /// |---|---|
 /// | 0 | kind: 0 Allow, 1 Deny, 2 RequireValidation, 3 RequireApproval |
-/// | 1 | deny reason code 1..=23 (0 unless Deny) |
+/// | 1 | deny reason code 1..=27 (0 unless Deny) |
 /// | 2 | subject: 0 payer, 1 payee (0 unless RequireValidation) |
 /// | 3..35 | capability hash (zero unless RequireValidation) |
+///
+/// An Allow under a policy with a holdback schedule carries its terms in bytes 1..17
+/// (`Holdback::from_wire`); [`Decision::from_wire`] ignores them.
 pub const DECISION_WIRE_LEN: usize = 35;
 
 impl Decision {
@@ -236,7 +256,7 @@ mod tests {
             assert_eq!(DenyReason::from_code(r.code()), Some(*r));
         }
         assert_eq!(DenyReason::from_code(0), None);
-        assert_eq!(DenyReason::from_code(24), None);
+        assert_eq!(DenyReason::from_code(28), None);
         assert_eq!(DenyReason::PayeeSlotsFull.code(), 23);
         assert_eq!(DenyReason::CounterpartyTierBelowMin.code(), 6);
         assert_eq!(
@@ -257,7 +277,8 @@ mod tests {
                 Some(r)
             );
         }
-        for unrelated in [6000, 6016, 6068, 6100, 6115, 6124] {
+        assert_eq!(DenyReason::HoldbackArbiterNotAccepted.strict_error_code(), 6127);
+        for unrelated in [6000, 6016, 6068, 6100, 6115, 6128] {
             assert_eq!(DenyReason::from_strict_error_code(unrelated), None);
         }
     }

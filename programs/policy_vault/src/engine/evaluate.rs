@@ -2,12 +2,14 @@
 //! KillSwitch → validity window → payee list → Spending (per transaction, daily, weekly) →
 //! monthly, lifetime and per-payee daily caps → Velocity → payee checks (tier, then
 //! attestation) → payer checks from the payee's AcceptancePolicy (tier/risk/confidence, then
-//! attestation) → approval (an amount above the policy's approval threshold, unless
-//! approved: RequireApproval, asked only of a payment everything else allows). The rules between the kill switch and Spending, and the three caps after
+//! attestation) → the holdback the payer's schedule sets, which the payee must accept → approval
+//! (an amount above the policy's approval threshold, unless approved: RequireApproval, asked
+//! only of a payment everything else allows). The rules between the kill switch and Spending, and the three caps after
 //! it, are the policy's limits ([`LimitRules`]), all off in a policy without them.
 
 use super::config::*;
 use super::decision::*;
+use super::holdback::{self, Holdback, HoldbackRule};
 use super::limits::{self, LimitState, LimitUpdate};
 use super::time::{day_index, week_index};
 use anchor_lang::prelude::Pubkey;
@@ -52,6 +54,8 @@ pub struct Party {
 
 pub struct EvalInput<'a> {
     pub policy: &'a PolicyConfig,
+    /// The policy's holdback schedule, if it has one.
+    pub holdback: Option<&'a HoldbackRule>,
     pub acceptance: Option<&'a AcceptanceConfig>,
     pub paused: bool,
     pub spending: SpendingCounters,
@@ -80,10 +84,17 @@ pub struct Evaluation {
     pub velocity: VelocityState,
     /// What a policy with limits stores on Allow; `None` without limits, and on anything but Allow.
     pub limits: Option<LimitUpdate>,
+    /// An Allow's holdback under a policy with a schedule; `None` otherwise.
+    pub holdback: Option<Holdback>,
 }
 
-/// The counters an Allow stores.
-type Counters = (SpendingCounters, Option<LimitUpdate>, VelocityState);
+/// What an Allow stores, and its holdback.
+type Counters = (
+    SpendingCounters,
+    Option<LimitUpdate>,
+    VelocityState,
+    Option<Holdback>,
+);
 
 /// The velocity cap that applies to a payer. Payers of immediate tier 0, unrated or with
 /// unreadable stats get the decayed cap; lower trust is never more permissive.
@@ -307,27 +318,53 @@ fn decide(input: &EvalInput) -> Result<Counters, Decision> {
             return Err(d);
         }
     }
+    let holdback = match input.holdback {
+        Some(rule) => Some(
+            holdback::holdback(
+                rule,
+                p.counterparty.gate_mode,
+                input.acceptance.map(|a| &a.holdback),
+                &input.payee.reputation,
+                input.amount,
+            )
+            .map_err(deny)?,
+        ),
+        None => None,
+    };
     if input.approval_threshold != 0 && input.amount > input.approval_threshold && !input.approved {
         return Err(Decision::RequireApproval);
     }
-    Ok((spending, limits, velocity))
+    Ok((spending, limits, velocity, holdback))
 }
 
 /// Evaluates a payment. On anything but Allow the returned counters equal the inputs.
 pub fn evaluate(input: &EvalInput) -> Evaluation {
     match decide(input) {
-        Ok((spending, limits, velocity)) => Evaluation {
+        Ok((spending, limits, velocity, holdback)) => Evaluation {
             decision: Decision::Allow,
             spending,
             velocity,
             limits,
+            holdback,
         },
         Err(decision) => Evaluation {
             decision,
             spending: input.spending,
             velocity: input.velocity,
             limits: None,
+            holdback: None,
         },
+    }
+}
+
+impl Evaluation {
+    /// The decision's wire form, an Allow's holdback in it.
+    pub fn to_wire(&self) -> [u8; DECISION_WIRE_LEN] {
+        let mut wire = self.decision.to_wire();
+        if let (Decision::Allow, Some(h)) = (self.decision, &self.holdback) {
+            h.write_wire(&mut wire);
+        }
+        wire
     }
 }
 

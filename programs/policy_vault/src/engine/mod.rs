@@ -8,6 +8,7 @@
 pub mod config;
 pub mod decision;
 pub mod evaluate;
+pub mod holdback;
 pub mod limits;
 pub mod reservation;
 pub mod time;
@@ -15,6 +16,7 @@ pub mod time;
 pub use config::*;
 pub use decision::*;
 pub use evaluate::*;
+pub use holdback::{AcceptedHoldback, HoldTerm, Holdback, HoldbackConfigError, HoldbackRule};
 pub use limits::{
     LimitCounters, LimitState, LimitUpdate, PayeeDay, PayeeSlot, SlotWrite, PAYEE_SLOTS,
 };

@@ -52,7 +52,7 @@ pub fn evaluate<'info>(ctx: Context<'info, Evaluate<'info>>, args: EvaluateArgs)
     let approval = in_force(approval, e.killswitch);
     probe!("ledger, approval found");
     let evaluation = decide(&e, &payer, approval, &args)?;
-    report(&evaluation.decision);
+    report(&evaluation);
     probe!("the decision returned");
     Ok(())
 }
@@ -127,7 +127,7 @@ pub fn evaluate_and_commit<'info>(
     }
     probe!("counters written");
     // Last, so that nothing the release invoked overwrites the decision.
-    report(&evaluation.decision);
+    report(&evaluation);
     probe!("the decision returned");
     Ok(())
 }

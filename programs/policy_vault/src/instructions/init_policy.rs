@@ -2,7 +2,7 @@ use super::helpers::mint_check::check_policy_mint;
 use crate::errors::PolicyVaultError;
 use crate::events::{KillSwitchInitialized, PolicyCreated};
 use crate::state::{
-    seeds, vault, KillSwitchState, PayeeDaySlots, PayeeList, PolicyAccount, PolicyAuthority,
+    seeds, vault, HoldbackSchedule, KillSwitchState, PayeeDaySlots, PayeeList, PolicyAccount, PolicyAuthority,
     PolicyLimits, PolicyParams, PolicyRules, VelocityLedger, POLICY_VERSION,
 };
 use anchor_lang::prelude::*;
@@ -26,6 +26,9 @@ pub struct InitPolicyArgs {
     pub rules: Option<PolicyRules>,
     /// A payment of more needs the members' `approve_payment` (0 = none).
     pub approval_threshold: u64,
+    /// The holdback schedule: the share of each payment held back from a payee of each tier,
+    /// and for how long (docs/holdback.md); none: nothing held.
+    pub holdback: Option<HoldbackSchedule>,
 }
 
 #[derive(Accounts)]
@@ -81,10 +84,14 @@ pub fn init_policy<'info>(
         params,
         rules,
         approval_threshold,
+        holdback,
     } = args;
     let a = &ctx.accounts;
     let rules = rules.filter(|r| *r != PolicyRules::default());
     params.validate(rules.as_ref())?;
+    if let Some(h) = &holdback {
+        h.validate()?;
+    }
     let signers =
         a.authority
             .require_threshold(&a.agent_asset, &a.member.key(), ctx.remaining_accounts)?;
@@ -187,11 +194,12 @@ pub fn init_policy<'info>(
             month_spent: 0,
             lifetime_spent: 0,
         }),
+        holdback,
     };
     pda_account::init(
         &a.member,
         &a.policy,
-        PolicyAccount::space(rules.as_ref()),
+        PolicyAccount::space(rules.as_ref(), holdback.is_some()),
         &[seeds::POLICY, asset.as_ref(), &id, &[bump]],
         &policy,
     )

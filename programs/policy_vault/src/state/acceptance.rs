@@ -1,4 +1,5 @@
 use super::fixed::{Fields, FixedLayout};
+use super::holdback::HoldbackAcceptance;
 use super::policy::{attestor_list, config_error, gate_mode, unrated_treatment};
 use crate::engine::{self, AcceptanceConfig, TrustRequirement, ValidationRule};
 use anchor_lang::prelude::*;
@@ -20,6 +21,9 @@ pub struct AcceptanceParams {
     pub required_capability: [u8; 32],
     /// Up to two accepted attestors; default keys are empty slots; none = any attestor.
     pub accepted_attestors: [Pubkey; 2],
+    /// The holdback this payee accepts from payers whose policy holds back a share (all
+    /// zero: none; docs/holdback.md).
+    pub holdback: HoldbackAcceptance,
 }
 
 impl AcceptanceParams {
@@ -36,6 +40,7 @@ impl AcceptanceParams {
                 capability: self.required_capability,
                 attestors: attestor_list(&self.accepted_attestors),
             },
+            holdback: self.holdback.to_accepted(),
         })
     }
 
@@ -52,7 +57,8 @@ pub const ACCEPTANCE_VERSION: u8 = 1;
 /// A payee's acceptance policy (one per agent, replaceable by the authority's threshold).
 ///
 /// Offsets: 8 asset, 40 params (min tier 40, gate_mode 41, max risk 42, min confidence 43,
-/// unrated 45, capability 46..78, attestors 78..142), 142 updated_at, 150 bump, 151 version.
+/// unrated 45, capability 46..78, attestors 78..142, holdback 142..212: max share 142, max
+/// hold 144, arbiters 148..212), 212 updated_at, 220 bump, 221 version.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct AcceptancePolicy {
@@ -65,7 +71,7 @@ pub struct AcceptancePolicy {
 }
 
 impl FixedLayout for AcceptancePolicy {
-    const FIELDS_LEN: usize = 144;
+    const FIELDS_LEN: usize = 214;
 
     fn read_fields(data: &[u8]) -> Option<AcceptancePolicy> {
         let f = &mut Fields::new(data, Self::FIELDS_LEN)?;
@@ -79,6 +85,7 @@ impl FixedLayout for AcceptancePolicy {
                 unrated_treatment: f.u8(),
                 required_capability: f.bytes(),
                 accepted_attestors: [f.key(), f.key()],
+                holdback: HoldbackAcceptance::read_from(f),
             },
             updated_at: f.i64(),
             bump: f.u8(),

@@ -1,7 +1,8 @@
 use super::fixed::{self, Fields};
+use super::holdback::HoldbackSchedule;
 use super::rules::PolicyRules;
 use crate::engine::{
-    self, ConfigError, GateMode, LimitCounters, LimitRules, LimitUpdate, PayeeDay,
+    self, ConfigError, GateMode, HoldbackRule, LimitCounters, LimitRules, LimitUpdate, PayeeDay,
     PayeeSlot as EnginePayeeSlot, PolicyConfig, SpendingCaps, SpendingCounters, TrustRequirement,
     UnratedTreatment, ValidationRule, VelocityRule, PAYEE_SLOTS,
 };
@@ -161,6 +162,7 @@ pub(crate) fn config_error(e: ConfigError) -> Error {
         ConfigError::DuplicateAttestor => PolicyVaultError::DuplicateAttestor,
         ConfigError::ValidityNegative => PolicyVaultError::ValidityNegative,
         ConfigError::ValidityInverted => PolicyVaultError::ValidityInverted,
+        ConfigError::Holdback(e) => return super::holdback::holdback_error(e),
     };
     error!(code)
 }
@@ -185,7 +187,9 @@ pub const POLICY_VERSION: u8 = 1;
 /// payees 347..475, payee_list 475..507, not_before 507, not_after 515, monthly 523, lifetime
 /// 531, payee_daily 539), 547 month_index, 555 month_spent, 563 lifetime_spent, 571 the
 /// `payee_day` tag; with a per-payee cap: 572 the slots' day, 580..1220 the 16 slots (payee
-/// 32, spent 8 each). Sizes ([`PolicyAccount::space`]): 347, 572 or 1 220 bytes.
+/// 32, spent 8 each); then the `holdback` tag (347, 572 or 1 220, [`at::holdback_tag`]) and
+/// with a schedule its 6 terms (share u16, hold u32) and arbiter, 68 bytes. Sizes
+/// ([`PolicyAccount::space`]): 348, 573 or 1 221 bytes, 68 more with a holdback schedule.
 #[account]
 #[derive(InitSpace, Debug, PartialEq)]
 pub struct PolicyAccount {
@@ -230,6 +234,10 @@ pub struct PolicyAccount {
     /// program reads them in place ([`PolicyAccount::payee_day_in`]), never through
     /// [`PolicyAccount::from_data`], which leaves this `None`.
     pub payee_day: Option<PayeeDaySlots>,
+    /// The holdback schedule, when the policy holds back a share of payments to payees of
+    /// low reputation (docs/holdback.md). Read in place ([`PolicyAccount::holdback_in`]);
+    /// [`PolicyAccount::from_data`] leaves this `None`.
+    pub holdback: Option<HoldbackSchedule>,
 }
 
 /// A policy's limit rules and the month and lifetime counters they move.
@@ -311,20 +319,47 @@ pub mod at {
     pub const PAYEE_SLOTS: usize = PAYEE_DAY + 8;
     pub const SLOT_LEN: usize = 40;
     pub const SLOTS_END: usize = PAYEE_SLOTS + SLOTS * SLOT_LEN;
+
+    /// Where the `holdback` option's tag is in a policy's `data`: after the sections before
+    /// it, which its tags say are there; `None` for data too short to say.
+    pub fn holdback_tag(data: &[u8]) -> Option<usize> {
+        Some(match (*data.get(LIMITS_TAG)?, *data.get(PAYEE_TAG).unwrap_or(&0)) {
+            (0, _) => LIMITS_TAG + 2,
+            (_, 0) => PAYEE_TAG + 1,
+            _ => SLOTS_END,
+        })
+    }
 }
 
 /// The fixed head's bytes after the discriminator: up to `version`.
 const HEAD_LEN: usize = at::LIMITS_TAG - 8;
 
 impl PolicyAccount {
-    /// The account's size for a policy with these limit rules (`None`: no limits section).
-    pub fn space(rules: Option<&PolicyRules>) -> usize {
+    /// The account's size for a policy with these limit rules (`None`: no limits section)
+    /// and, or not, a holdback schedule.
+    pub fn space(rules: Option<&PolicyRules>, holdback: bool) -> usize {
         let limits = rules.map_or(0, |_| PolicyLimits::INIT_SPACE);
         let payee = match rules {
             Some(r) if r.payee_daily_cap != 0 => PayeeDaySlots::INIT_SPACE,
             _ => 0,
         };
-        at::LIMITS_TAG + 1 + limits + 1 + payee
+        let schedule = if holdback {
+            HoldbackSchedule::INIT_SPACE
+        } else {
+            0
+        };
+        at::LIMITS_TAG + 1 + limits + 1 + payee + 1 + schedule
+    }
+
+    /// The holdback schedule in a policy's `data` (an account [`PolicyAccount::read`]
+    /// accepted), read in place; `None` for a policy without one.
+    pub fn holdback_in(data: &[u8]) -> Option<HoldbackRule> {
+        let tag = at::holdback_tag(data)?;
+        if *data.get(tag)? != 1 {
+            return None;
+        }
+        let f = &mut Fields::new(data.get(tag + 1..)?, HoldbackSchedule::INIT_SPACE)?;
+        Some(HoldbackSchedule::read_from(f))
     }
 
     /// Whether this is `asset`'s policy `policy_id`. policy_vault creates a PolicyAccount
@@ -420,6 +455,7 @@ impl PolicyAccount {
             version: f.u8(),
             limits: None,
             payee_day: None,
+            holdback: None,
         });
         if f.bool().ok_or_else(bad)? {
             let f =
@@ -604,6 +640,18 @@ pub(crate) mod tests {
                     spent: 10,
                 }; PAYEE_SLOTS],
             }),
+            holdback: None,
+        }
+    }
+
+    /// A schedule with every field set.
+    pub(crate) fn schedule() -> HoldbackSchedule {
+        HoldbackSchedule {
+            terms: core::array::from_fn(|i| crate::state::HoldbackTerm {
+                share_bps: 600 - 100 * i as u16,
+                hold_secs: 6_000 - 1_000 * i as u32,
+            }),
+            arbiter: Pubkey::new_unique(),
         }
     }
 
@@ -615,21 +663,30 @@ pub(crate) mod tests {
 
     #[test]
     fn the_reader_reads_what_borsh_stores_at_the_documented_offsets() {
-        for (limits, payee_day) in [(false, false), (true, false), (true, true)] {
-            let p = account(limits, payee_day);
+        let cases = [(false, false), (true, false), (true, true)];
+        for ((limits, payee_day), holdback) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+            let p = PolicyAccount {
+                holdback: holdback.then(schedule),
+                ..account(limits, payee_day)
+            };
             let data = bytes(&p);
             assert_eq!(
                 data.len(),
-                PolicyAccount::space(p.rules()),
-                "{limits} {payee_day}"
+                PolicyAccount::space(p.rules(), holdback),
+                "{limits} {payee_day} {holdback}"
             );
             let read = PolicyAccount::from_data(&data).unwrap();
             assert_eq!(
                 *read,
                 PolicyAccount {
                     payee_day: None,
+                    holdback: None,
                     ..p.clone()
                 }
+            );
+            assert_eq!(
+                PolicyAccount::holdback_in(&data),
+                p.holdback.map(|h| h.to_rule())
             );
             assert!(PolicyAccount::from_data(&data[..at::LIMITS_TAG]).is_err());
             assert_eq!(data[at::VERSION], POLICY_VERSION);
@@ -640,10 +697,10 @@ pub(crate) mod tests {
             }
         }
         assert_eq!(
-            [false, true].map(|l| PolicyAccount::space(l.then(PolicyRules::default).as_ref())),
-            [347, 572]
+            [false, true].map(|l| PolicyAccount::space(l.then(PolicyRules::default).as_ref(), false)),
+            [348, 573]
         );
-        assert_eq!(8 + PolicyAccount::INIT_SPACE, 1220);
+        assert_eq!(8 + PolicyAccount::INIT_SPACE, 1221 + 68);
         assert_eq!(at::SLOTS_END, 1220);
         let mut bad_tag = bytes(&account(false, false));
         bad_tag[at::LIMITS_TAG] = 2;
@@ -658,7 +715,7 @@ pub(crate) mod tests {
             use anchor_lang::{AccountDeserialize, Discriminator};
             let mut data = PolicyAccount::DISCRIMINATOR.to_vec();
             data.extend_from_slice(&head);
-            data.extend_from_slice(&[0, 0]);
+            data.extend_from_slice(&[0, 0, 0]);
             let borsh = PolicyAccount::try_deserialize(&mut &data[..]).unwrap();
             proptest::prop_assert_eq!(*PolicyAccount::from_data(&data).unwrap(), borsh);
         }

@@ -10,7 +10,7 @@ use crate::state::seeds;
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use anchor_lang::Discriminator;
-use policy_vault::engine::{Decision, DenyReason};
+use policy_vault::engine::{Decision, DenyReason, Holdback};
 use policy_vault::instructions::{EvaluateArgs, EvaluationRefs};
 use policy_vault::program::PolicyVault;
 use policy_vault::state::seeds::GATE_EVALUATE_SIGNER_BUMP as EVALUATE_SIGNER_BUMP;
@@ -183,7 +183,7 @@ impl<'info> EvaluationAccounts<'info> {
         &self,
         args: &PaymentArgs,
         approval: &[AccountInfo<'info>],
-    ) -> Result<Decision> {
+    ) -> Result<(Decision, Option<Holdback>)> {
         let approval: Vec<&AccountInfo<'info>> = approval.iter().collect();
         vault_accounts!(self).call(false, args, &approval)?;
         report(args, false)
@@ -202,7 +202,7 @@ impl<'info> CommitEvaluationAccounts<'info> {
         approval: &[AccountInfo<'info>],
         release: Option<VaultRelease<'_, 'info>>,
         extra: &[AccountInfo<'info>],
-    ) -> Result<Decision> {
+    ) -> Result<(Decision, Option<Holdback>)> {
         // The approval, then a release's accounts, in the order policy_vault reads them.
         let mut remaining: Vec<&AccountInfo<'info>> = approval.iter().collect();
         if let Some(r) = release {
@@ -215,19 +215,20 @@ impl<'info> CommitEvaluationAccounts<'info> {
 }
 
 /// Reads policy_vault's decision from the CPI's return data and sets it as this
-/// instruction's return data; gate_payment (not `strict`) also emits [`GateDecision`].
-fn report(args: &PaymentArgs, strict: bool) -> Result<Decision> {
+/// instruction's return data (an Allow's holdback in it, see `Holdback::from_wire`);
+/// gate_payment (not `strict`) also emits [`GateDecision`].
+fn report(args: &PaymentArgs, strict: bool) -> Result<(Decision, Option<Holdback>)> {
     let (program, data) = runtime::get_return_data().ok_or(GateError::DecisionMissing)?;
     require_keys_eq!(program, policy_vault::ID, GateError::DecisionMissing);
     let decision = Decision::from_wire(&data).ok_or(GateError::DecisionMissing)?;
-
-    let wire = decision.to_wire();
+    let holdback = Holdback::from_wire(&data);
+    runtime::set_return_data(&data);
     // A settlement logs no decision: it is Allow or the transaction fails, and
     // emit_feedback records the payment (about 430 compute units saved per settlement).
     if strict {
-        runtime::set_return_data(&wire);
-        return Ok(decision);
+        return Ok((decision, holdback));
     }
+    let wire = decision.to_wire();
     runtime::emit(&GateDecision {
         payer_asset: args.payer_asset,
         payee_asset: args.payee_asset,
@@ -240,12 +241,11 @@ fn report(args: &PaymentArgs, strict: bool) -> Result<Decision> {
         capability: wire[3..].try_into().unwrap_or_default(),
         strict: false,
     });
-    runtime::set_return_data(&wire);
-    Ok(decision)
+    Ok((decision, holdback))
 }
 
 /// The error for a deny reason: `6000 + code` for codes 1..=15 (the gate's own errors of
-/// those numbers), `6100 + code` for the limit rules' reasons (16 and up), whose numbers
+/// those numbers), `6100 + code` for the limit rules' and the holdback's reasons (16 and up), whose numbers
 /// after 6015 the gate's other errors had taken (see `DenyReason::strict_error_code`).
 pub fn deny_error(reason: DenyReason) -> Error {
     let low = match reason {
@@ -271,7 +271,11 @@ pub fn deny_error(reason: DenyReason) -> Error {
         | DenyReason::SpendingMonthlyExceeded
         | DenyReason::SpendingLifetimeExceeded
         | DenyReason::PayeeDailyExceeded
-        | DenyReason::PayeeSlotsFull => {
+        | DenyReason::PayeeSlotsFull
+        | DenyReason::HoldbackNotAccepted
+        | DenyReason::HoldbackShareNotAccepted
+        | DenyReason::HoldbackHoldNotAccepted
+        | DenyReason::HoldbackArbiterNotAccepted => {
             // An Anchor error like the gate's own (Anchor logs its name and number), with a
             // number outside the gate's enum.
             return Error::from(anchor_lang::error::AnchorError {

@@ -11,7 +11,7 @@ use trust_gate_program_common::token_mint::{self, MintProblem};
 /// An agent as the gate judges it: the registry's AgentAccount (its agent wallet) and the
 /// live owner of its MPL Core asset. The AgentAccount's own `owner` is a cache that a direct
 /// MPL Core transfer leaves stale.
-fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
+pub(crate) fn agent(account: &AccountInfo, asset: &AccountInfo) -> Result<LiveAgent> {
     live_agent::read(
         &account.try_borrow_data()?,
         asset.key,

@@ -1,4 +1,5 @@
 use super::*;
+use crate::engine::holdback::{AcceptedHoldback, HoldTerm, HoldbackRule};
 use crate::engine::limits::{LimitCounters, PayeeDay};
 use crate::engine::time::{month_index, SECONDS_PER_DAY};
 use proptest::prelude::*;
@@ -64,6 +65,7 @@ fn attestation(subject: &Party) -> AttestationView {
 fn input<'a>(policy: &'a PolicyConfig, amount: u64) -> EvalInput<'a> {
     EvalInput {
         policy,
+        holdback: None,
         acceptance: None,
         paused: false,
         spending: SpendingCounters::default(),
@@ -513,6 +515,7 @@ fn acceptance_policy_checks_the_payer() {
             capability: [0; 32],
             attestors: vec![],
         },
+        holdback: AcceptedHoldback::default(),
     };
     let mut i = input(&p, 1);
     i.acceptance = Some(&acceptance);
@@ -536,6 +539,7 @@ fn acceptance_policy_requires_a_payer_attestation() {
             capability: CAP,
             attestors: vec![],
         },
+        holdback: AcceptedHoldback::default(),
     };
     let mut i = input(&p, 1);
     i.acceptance = Some(&acceptance);
@@ -565,6 +569,7 @@ fn evaluation_order_first_failure_wins() {
             capability: [0; 32],
             attestors: vec![],
         },
+        holdback: AcceptedHoldback::default(),
     };
     let mut i = input(&p, 1_000);
     i.acceptance = Some(&acceptance);
@@ -672,6 +677,7 @@ fn config_validation_names_each_field() {
             capability: [0; 32],
             attestors: vec![],
         },
+        holdback: AcceptedHoldback::default(),
     };
     assert_eq!(
         validate_acceptance(&bad_acceptance),
@@ -806,6 +812,7 @@ impl Case {
     fn input(&self) -> EvalInput<'_> {
         EvalInput {
             policy: &self.policy,
+            holdback: None,
             acceptance: self.acceptance.as_ref(),
             paused: self.paused,
             spending: self.spending,
@@ -859,6 +866,7 @@ fn any_case() -> impl Strategy<Value = Case> {
                             capability: CAP,
                             attestors: vec![],
                         },
+                        holdback: AcceptedHoldback::default(),
                     }),
                     paused,
                     spending: SpendingCounters {
@@ -1003,4 +1011,62 @@ proptest! {
         case.payee.attestation = Some(a);
         prop_assert!(!evaluate(&case.input()).decision.is_allow());
     }
+}
+
+fn holdback_rule() -> HoldbackRule {
+    HoldbackRule {
+        // 10 % for an hour at every tier; unrated 20 %.
+        terms: core::array::from_fn(|i| HoldTerm {
+            share_bps: if i == 5 { 2_000 } else { 1_000 },
+            hold_secs: 3_600,
+        }),
+        arbiter: Pubkey::default(),
+    }
+}
+
+#[test]
+fn an_allow_reports_the_holdback_of_the_payees_tier() {
+    let p = policy(0);
+    let rule = holdback_rule();
+    let acceptance = AcceptanceConfig {
+        payer: TrustRequirement::NONE,
+        validation: ValidationRule {
+            capability: [0; 32],
+            attestors: vec![],
+        },
+        holdback: AcceptedHoldback {
+            max_share_bps: 1_000,
+            max_hold_secs: 3_600,
+            arbiters: [Pubkey::default(); 2],
+        },
+    };
+    let mut i = input(&p, 1_000);
+    i.holdback = Some(&rule);
+    i.acceptance = Some(&acceptance);
+    let e = evaluate(&i);
+    assert_eq!(e.decision, Decision::Allow);
+    let h = e.holdback.expect("a policy with a schedule reports its terms");
+    assert_eq!((h.tier, h.share_bps, h.hold_secs, h.held), (3, 1_000, 3_600, 100));
+    assert_eq!(Holdback::from_wire(&e.to_wire()), Some(h));
+    // An unrated payee's 20 % is more than the payee accepts.
+    i.payee = party(2, Reputation::Unrated);
+    let e = evaluate(&i);
+    assert_eq!(e.decision, deny(DenyReason::HoldbackShareNotAccepted));
+    assert_eq!(e.holdback, None);
+    assert_eq!(Holdback::from_wire(&e.to_wire()), None);
+    // Without a schedule, no terms.
+    i.holdback = None;
+    assert_eq!(evaluate(&i).holdback, None);
+}
+
+#[test]
+fn a_holdback_the_payee_refuses_denies_before_an_approval_is_asked() {
+    let p = policy(0);
+    let rule = holdback_rule();
+    let mut i = input(&p, 1_000);
+    i.holdback = Some(&rule);
+    i.approval_threshold = 10;
+    assert_eq!(decision(&i), deny(DenyReason::HoldbackNotAccepted));
+    i.holdback = None;
+    assert_eq!(decision(&i), Decision::RequireApproval);
 }

@@ -339,7 +339,8 @@ pub(crate) fn decide(
             },
         }),
     };
-    probe!("list, limits");
+    let holdback = PolicyAccount::holdback_in(&e.policy.try_borrow_data()?);
+    probe!("list, limits, holdback");
     let acceptance_account = acceptance(e.payee_acceptance)?;
     let acceptance = acceptance_account
         .as_ref()
@@ -356,6 +357,7 @@ pub(crate) fn decide(
     probe!("clock, approval");
     let evaluation = engine::evaluate(&EvalInput {
         policy: &policy,
+        holdback: holdback.as_ref(),
         acceptance: acceptance.as_ref(),
         paused: payer.paused,
         spending: account.counters(),
@@ -428,10 +430,10 @@ fn payer_accounts(
     Ok((policy, paused))
 }
 
-/// Returns the 35-byte decision as return data. No event: the gate, the only caller (its
+/// Returns the 35-byte decision (an Allow's holdback in it) as return data. No event: the gate, the only caller (its
 /// evaluate signer), logs gate_payment's decision and payment as its `GateDecision` event
 /// (a settlement's is Allow or the transaction fails), and an event here as well cost about
 /// 600 compute units per payment.
-pub(crate) fn report(decision: &engine::Decision) {
-    runtime::set_return_data(&decision.to_wire());
+pub(crate) fn report(evaluation: &engine::Evaluation) {
+    runtime::set_return_data(&evaluation.to_wire());
 }

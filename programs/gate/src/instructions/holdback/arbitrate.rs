@@ -1,0 +1,37 @@
+use super::payout::*;
+use crate::errors::GateError;
+use crate::state::ArbiterSet;
+use anchor_lang::prelude::*;
+
+#[derive(Accounts)]
+pub struct ArbitrateHoldback<'info> {
+    /// The arbiter the payer's policy named (the log's): a key that signs, or an arbiter
+    /// set, whose members sign as remaining accounts.
+    /// CHECK: compared with the log; a set is read in the handler.
+    pub arbiter: UncheckedAccount<'info>,
+    pub payout: HeldPayout<'info>,
+}
+
+/// The arbiter decides a disputed held share within its arbitration period: `uphold` gives it
+/// back to the payer, otherwise it goes to the payee. Remaining accounts: for an arbiter set,
+/// the signing members. The payer's wallet never counts as an arbiter.
+pub fn arbitrate_holdback<'info>(
+    ctx: Context<'info, ArbitrateHoldback<'info>>,
+    uphold: bool,
+) -> Result<()> {
+    let payout = &mut ctx.accounts.payout;
+    let share = payout.share()?;
+    let next = share.arbitrate(uphold, Clock::get()?.unix_timestamp)?;
+    let arbiter = &ctx.accounts.arbiter;
+    require_keys_eq!(arbiter.key(), share.arbiter, GateError::ArbiterSignatureMissing);
+    let payer = payout.feedback_log.payer_wallet;
+    require_keys_neq!(arbiter.key(), payer, GateError::ArbiterIsPayer);
+    let decided = if arbiter.is_signer {
+        true
+    } else {
+        let set = ArbiterSet::read(arbiter)?;
+        set.signed_by(ctx.remaining_accounts, &payer)
+    };
+    require!(decided, GateError::ArbiterSignatureMissing);
+    payout.pay_out(next)
+}

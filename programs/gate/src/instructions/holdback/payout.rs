@@ -1,0 +1,102 @@
+//! Paying a held share out of the escrow: the accounts every move takes, and the transfer.
+
+use super::response;
+use crate::errors::GateError;
+use crate::events::HoldbackPaidOut;
+use crate::holdback::{authority, HeldShare, HoldState};
+use crate::instructions::helpers::parties::token_account_of;
+use crate::state::FeedbackLog;
+use anchor_lang::prelude::*;
+use trust_gate_program_common::{cpi, runtime, token_account};
+
+/// The accounts of a move of a held share.
+#[derive(Accounts)]
+pub struct HeldPayout<'info> {
+    /// The held payment's FeedbackLog: the share, its state and where it may go.
+    #[account(mut)]
+    pub feedback_log: Account<'info, FeedbackLog>,
+    /// The escrow the share went to (the log's).
+    /// CHECK: compared with the log.
+    #[account(mut)]
+    pub escrow: UncheckedAccount<'info>,
+    /// Where the share goes: the payment's destination when it goes to the payee, a token
+    /// account of the mint owned by the payer's wallet when it goes back.
+    /// CHECK: compared with the log.
+    #[account(mut)]
+    pub to: UncheckedAccount<'info>,
+    /// CHECK: the payment's mint (compared with the log).
+    pub mint: UncheckedAccount<'info>,
+    /// CHECK: the gate's holdback authority, which signs the transfer (address enforced).
+    #[account(address = authority::ADDRESS)]
+    pub holdback_authority: UncheckedAccount<'info>,
+    /// CHECK: the escrow's token program (compared with the escrow's owner).
+    pub token_program: UncheckedAccount<'info>,
+    /// The payee's registry accounts, needed when the move ends a dispute: its outcome is
+    /// attached to the dispute's feedback (`append_response`). The payee's refund needs
+    /// `agent_account` and `payee_asset` always.
+    pub response: response::ResponseAccounts<'info>,
+}
+
+impl<'info> HeldPayout<'info> {
+    /// The log's held share (`HoldbackNotHeld` for a payment that held nothing).
+    pub fn share(&self) -> Result<HeldShare> {
+        self.feedback_log
+            .holdback
+            .ok_or_else(|| error!(GateError::HoldbackNotHeld))
+    }
+
+    /// Pays the share to `to` as `next` says (the payer for a refund or an upheld dispute,
+    /// the payee's destination otherwise), records `next`, and answers the dispute's
+    /// feedback when the move ends a dispute.
+    pub fn pay_out(&mut self, next: HoldState) -> Result<()> {
+        let share = self.share()?;
+        let log = &self.feedback_log;
+        require!(
+            self.escrow.key() == share.escrow
+                && self.mint.key() == log.mint
+                && self.token_program.key() == *self.escrow.owner,
+            GateError::HoldbackEscrowMismatch
+        );
+        let recipient_ok = if next.to_payer() {
+            token_account_of(&self.to, &log.mint, &log.payer_wallet)?
+        } else {
+            self.to.key() == share.destination
+        };
+        require!(recipient_ok, GateError::HoldbackRecipientMismatch);
+
+        let ix = token_account::transfer_checked(
+            self.token_program.key,
+            self.escrow.key,
+            self.mint.key,
+            self.to.key,
+            &authority::ADDRESS,
+            share.held,
+            log.value_decimals,
+            [],
+        );
+        let infos = [
+            self.escrow.as_ref(),
+            self.mint.as_ref(),
+            self.to.as_ref(),
+            self.holdback_authority.as_ref(),
+            self.token_program.as_ref(),
+        ];
+        cpi::invoke_signed(&ix, &infos, &[&[authority::SEED, &[authority::BUMP]]])?;
+        if share.ends_dispute() {
+            self.response
+                .answer(log, &share, next, &self.holdback_authority)?;
+        }
+        runtime::emit(&HoldbackPaidOut {
+            facilitator: log.facilitator,
+            payment_id_hash: log.payment_id_hash,
+            payee_asset: log.payee_asset,
+            to: self.to.key(),
+            amount: share.held,
+            outcome: next,
+        });
+        if let Some(h) = self.feedback_log.holdback.as_mut() {
+            h.state = next;
+        }
+        Ok(())
+    }
+}

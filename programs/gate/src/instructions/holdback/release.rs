@@ -1,0 +1,16 @@
+use super::payout::*;
+use anchor_lang::prelude::*;
+
+#[derive(Accounts)]
+pub struct ReleaseHoldback<'info> {
+    pub payout: HeldPayout<'info>,
+}
+
+/// Releases a held share to the payment's destination: after the hold when nobody disputed
+/// it, after the arbitration period when a dispute stayed undecided. No signer: the share can
+/// only go where the log says (anyone may send it: the facilitator's crank, the payee, ...).
+pub fn release_holdback(ctx: Context<ReleaseHoldback>) -> Result<()> {
+    let payout = &mut ctx.accounts.payout;
+    let next = payout.share()?.release(Clock::get()?.unix_timestamp)?;
+    payout.pay_out(next)
+}
