@@ -49,6 +49,8 @@ pub mod discriminators {
     pub const REGISTER_WITH_OPTIONS: [u8; 8] = [177, 175, 96, 41, 59, 166, 13, 6];
     pub const INITIALIZE_STATS: [u8; 8] = [144, 201, 117, 76, 127, 118, 176, 16];
     pub const GIVE_FEEDBACK: [u8; 8] = [145, 136, 123, 3, 215, 165, 98, 41];
+    /// Registry `append_response` (permissionless: any signer responds to a feedback).
+    pub const APPEND_RESPONSE: [u8; 8] = [162, 210, 186, 50, 180, 4, 47, 104];
 }
 
 /// The registry's and the engine's singleton PDAs (address, bump), derived at compile time:
@@ -234,6 +236,27 @@ pub mod atom_stats {
 }
 
 /// The registry's per-agent `AgentAccount` (up to 748 bytes).
+///
+/// Borsh-packed as Anchor stores it: the fields up to the agent wallet sit at fixed offsets;
+/// the wallet is an `Option<Pubkey>` (1 byte when absent, 33 when set), so every later field
+/// moves by [`WALLET_SHIFT`] (32) once a wallet is set. After the wallet come the registry's
+/// three hash chains, each a 32-byte keccak digest then a u64 LE count: the feedback given to
+/// the agent, the responses appended to that feedback, the feedback revoked. The offsets
+/// below are those without a wallet:
+///
+/// | field | without a wallet | with one |
+/// |---|---|---|
+/// | feedback digest | 139..171 | 171..203 |
+/// | feedback count | 171..179 | 203..211 |
+/// | response digest | 179..211 | 211..243 |
+/// | response count | 211..219 | 243..251 |
+/// | revoke digest | 219..251 | 251..283 |
+/// | revoke count | 251..259 | 283..291 |
+/// | parent asset, `Option<Pubkey>` | 259 | 291 |
+///
+/// Then (each moved by 32 more when a parent asset is set): parent lock and collection-pointer
+/// lock (one bool each), the agent URI (Borsh string, ≤ 250 bytes), the asset's name (≤ 32)
+/// and the collection pointer (≤ 128); the largest account is [`MAX_LEN`] bytes.
 pub mod agent_account {
     use super::discriminators;
     use anchor_lang::prelude::Pubkey;
@@ -250,6 +273,90 @@ pub mod agent_account {
     pub const AGENT_WALLET: usize = 138;
     /// The shortest account that holds every field the gate reads (wallet tag included).
     pub const MIN_LEN: usize = AGENT_WALLET + 1;
+    /// How far the fields after the wallet move when a wallet is set.
+    pub const WALLET_SHIFT: usize = 32;
+    /// keccak digest of the feedback chain (without a wallet; see [`wallet_shift`]).
+    pub const FEEDBACK_DIGEST: usize = AGENT_WALLET + 1;
+    /// u64 LE: feedback given to the agent; the next feedback's index.
+    pub const FEEDBACK_COUNT: usize = FEEDBACK_DIGEST + 32;
+    /// keccak digest of the response chain.
+    pub const RESPONSE_DIGEST: usize = FEEDBACK_COUNT + 8;
+    /// u64 LE: responses appended to the agent's feedback.
+    pub const RESPONSE_COUNT: usize = RESPONSE_DIGEST + 32;
+    /// keccak digest of the revocation chain.
+    pub const REVOKE_DIGEST: usize = RESPONSE_COUNT + 8;
+    /// u64 LE: feedback revoked.
+    pub const REVOKE_COUNT: usize = REVOKE_DIGEST + 32;
+    /// Borsh `Option<Pubkey>`: the parent asset.
+    pub const PARENT_ASSET: usize = REVOKE_COUNT + 8;
+    /// The longest agent URI, asset name and collection pointer the registry stores.
+    pub const MAX_AGENT_URI_LEN: usize = 250;
+    pub const MAX_NFT_NAME_LEN: usize = 32;
+    pub const MAX_COL_LEN: usize = 128;
+
+    // Both options set and every string at its longest fill the account exactly.
+    const _: () = assert!(
+        PARENT_ASSET
+            + WALLET_SHIFT
+            + 33
+            + 2
+            + (4 + MAX_AGENT_URI_LEN)
+            + (4 + MAX_NFT_NAME_LEN)
+            + (4 + MAX_COL_LEN)
+            == MAX_LEN
+    );
+
+    /// How far the fields after the wallet have moved: 0 without a wallet, [`WALLET_SHIFT`]
+    /// with one; `None` when `data` is not an AgentAccount (too short, another discriminator,
+    /// a wallet tag other than 0 and 1).
+    pub fn wallet_shift(data: &[u8]) -> Option<usize> {
+        if data.len() < MIN_LEN || data[..8] != discriminators::AGENT_ACCOUNT {
+            return None;
+        }
+        match data[AGENT_WALLET] {
+            0 => Some(0),
+            1 => Some(WALLET_SHIFT),
+            _ => None,
+        }
+    }
+
+    fn u64_after_wallet(data: &[u8], offset: usize) -> Option<u64> {
+        let at = offset + wallet_shift(data)?;
+        let bytes: [u8; 8] = data.get(at..at + 8)?.try_into().ok()?;
+        Some(u64::from_le_bytes(bytes))
+    }
+
+    fn digest_after_wallet(data: &[u8], offset: usize) -> Option<[u8; 32]> {
+        let at = offset + wallet_shift(data)?;
+        data.get(at..at + 32)?.try_into().ok()
+    }
+
+    /// The agent's feedback count, at 171 without a wallet and 203 with one: the index the
+    /// next feedback gets, and the bound of the indices `append_response` accepts. `None`
+    /// when `data` is not an AgentAccount. The caller checks the owning program and the PDA.
+    pub fn feedback_count(data: &[u8]) -> Option<u64> {
+        u64_after_wallet(data, FEEDBACK_COUNT)
+    }
+
+    /// The responses appended to the agent's feedback (211 without a wallet, 243 with one).
+    pub fn response_count(data: &[u8]) -> Option<u64> {
+        u64_after_wallet(data, RESPONSE_COUNT)
+    }
+
+    /// The feedback revoked (251 without a wallet, 283 with one).
+    pub fn revoke_count(data: &[u8]) -> Option<u64> {
+        u64_after_wallet(data, REVOKE_COUNT)
+    }
+
+    /// The feedback chain's digest (139 without a wallet, 171 with one).
+    pub fn feedback_digest(data: &[u8]) -> Option<[u8; 32]> {
+        digest_after_wallet(data, FEEDBACK_DIGEST)
+    }
+
+    /// The response chain's digest (179 without a wallet, 211 with one).
+    pub fn response_digest(data: &[u8]) -> Option<[u8; 32]> {
+        digest_after_wallet(data, RESPONSE_DIGEST)
+    }
 
     /// The fields of an AgentAccount that trust-gate uses.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -457,6 +564,20 @@ pub mod instructions {
         pub feedback_uri: String,
     }
 
+    /// Arguments of the registry's `append_response`, in wire order: a response (its URI, at
+    /// most [`MAX_URI_LEN`] bytes, and a hash of its content) to the feedback number
+    /// `feedback_index` of the agent, given by `client_address` with the seal hash
+    /// `seal_hash`. The registry checks only that the index is below the agent's feedback
+    /// count and the URI's length; the rest goes into its response chain as given.
+    #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
+    pub struct AppendResponseArgs {
+        pub client_address: Pubkey,
+        pub feedback_index: u64,
+        pub response_uri: String,
+        pub response_hash: [u8; 32],
+        pub seal_hash: [u8; 32],
+    }
+
     /// Arguments of the registry's `register_with_options`, in wire order.
     #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
     pub struct RegisterWithOptionsArgs {
@@ -473,6 +594,10 @@ pub mod instructions {
 
     pub fn give_feedback_data(args: &GiveFeedbackArgs) -> Vec<u8> {
         with_discriminator(discriminators::GIVE_FEEDBACK, args)
+    }
+
+    pub fn append_response_data(args: &AppendResponseArgs) -> Vec<u8> {
+        with_discriminator(discriminators::APPEND_RESPONSE, args)
     }
 
     pub fn register_with_options_data(args: &RegisterWithOptionsArgs) -> Vec<u8> {
@@ -600,6 +725,54 @@ mod tests {
     }
 
     #[test]
+    fn agent_account_counts_follow_the_wallet_option() {
+        assert_eq!(
+            [
+                agent_account::FEEDBACK_DIGEST,
+                agent_account::FEEDBACK_COUNT,
+                agent_account::RESPONSE_DIGEST,
+                agent_account::RESPONSE_COUNT,
+                agent_account::REVOKE_DIGEST,
+                agent_account::REVOKE_COUNT,
+                agent_account::PARENT_ASSET,
+            ],
+            [139, 171, 179, 211, 219, 251, 259]
+        );
+        let mut d = vec![0u8; agent_account::MAX_LEN];
+        d[..8].copy_from_slice(&discriminators::AGENT_ACCOUNT);
+        let put =
+            |d: &mut Vec<u8>, at: usize, v: u64| d[at..at + 8].copy_from_slice(&v.to_le_bytes());
+        put(&mut d, 171, 7);
+        put(&mut d, 211, 3);
+        put(&mut d, 251, 1);
+        d[139] = 0xf1;
+        d[179] = 0xe2;
+        assert_eq!(agent_account::feedback_count(&d), Some(7));
+        assert_eq!(agent_account::response_count(&d), Some(3));
+        assert_eq!(agent_account::revoke_count(&d), Some(1));
+        assert_eq!(agent_account::feedback_digest(&d).unwrap()[0], 0xf1);
+        assert_eq!(agent_account::response_digest(&d).unwrap()[0], 0xe2);
+        // A wallet moves them all by 32.
+        d[agent_account::AGENT_WALLET] = 1;
+        put(&mut d, 203, 9);
+        put(&mut d, 243, 4);
+        assert_eq!(agent_account::feedback_count(&d), Some(9));
+        assert_eq!(agent_account::response_count(&d), Some(4));
+        assert_eq!(
+            agent_account::feedback_digest(&d).unwrap()[..8],
+            7u64.to_le_bytes()
+        );
+        // Not an AgentAccount: another wallet tag, another discriminator, too short.
+        d[agent_account::AGENT_WALLET] = 2;
+        assert_eq!(agent_account::feedback_count(&d), None);
+        d[agent_account::AGENT_WALLET] = 0;
+        assert_eq!(agent_account::feedback_count(&d[..178]), None);
+        assert_eq!(agent_account::feedback_count(&d[..179]), Some(7));
+        d[0] ^= 1;
+        assert_eq!(agent_account::feedback_count(&d), None);
+    }
+
+    #[test]
     fn a_live_agent_needs_its_own_agent_account_and_an_mpl_core_asset() {
         let (asset, owner) = (Pubkey::new_unique(), Pubkey::new_unique());
         let mut agent = vec![0u8; agent_account::MIN_LEN];
@@ -669,5 +842,6 @@ mod tests {
             d("global:initialize_stats")
         );
         assert_eq!(discriminators::GIVE_FEEDBACK, d("global:give_feedback"));
+        assert_eq!(discriminators::APPEND_RESPONSE, d("global:append_response"));
     }
 }
