@@ -73,6 +73,16 @@ const EXTERNAL_REGISTRY: &[(u32, &str, &str)] = &[
     ),
     (12050, "InvalidScore", "a feedback score is above 100"),
     (
+        12051,
+        "ResponseUriTooLong",
+        "a response URI is longer than 250 bytes",
+    ),
+    (
+        12055,
+        "InvalidFeedbackIndex",
+        "the response's feedback index is not below the agent's feedback count",
+    ),
+    (
         12056,
         "TagTooLong",
         "a feedback tag is longer than 32 bytes",

@@ -1,7 +1,8 @@
 //! Instruction builders for the registry and engine stand-ins.
 //!
-//! `register_with_options`, `initialize_stats` and `give_feedback` are byte-compatible with the
-//! real programs' instructions; the others exist only on the localnet.
+//! `register_with_options`, `initialize_stats`, `give_feedback` and `append_response` are
+//! byte-compatible with the real programs' instructions; the others exist only on the
+//! localnet.
 
 use super::layout::{args, discriminators};
 use anchor_lang::prelude::*;
@@ -11,8 +12,8 @@ use trust_gate_program_common::external::{
     atom_stats::Stats,
     atom_stats_pda, ids,
     instructions::{
-        give_feedback_data, initialize_stats_data, register_with_options_data, GiveFeedbackArgs,
-        RegisterWithOptionsArgs,
+        append_response_data, give_feedback_data, initialize_stats_data,
+        register_with_options_data, AppendResponseArgs, GiveFeedbackArgs, RegisterWithOptionsArgs,
     },
     registry_config_pda, registry_cpi_authority_pda, root_config_pda,
 };
@@ -165,6 +166,25 @@ pub fn give_feedback(
         program_id: ids::AGENT_REGISTRY,
         accounts,
         data: give_feedback_data(args),
+    }
+}
+
+/// Registry `append_response`: `responder` (any key; it signs) responds to the feedback
+/// `args.feedback_index` of the agent of `asset`. Accounts: responder (signer), the agent's
+/// AgentAccount (writable), the asset.
+pub fn append_response(
+    responder: &Pubkey,
+    asset: &Pubkey,
+    args: &AppendResponseArgs,
+) -> Instruction {
+    Instruction {
+        program_id: ids::AGENT_REGISTRY,
+        accounts: vec![
+            AccountMeta::new_readonly(*responder, true),
+            AccountMeta::new(agent_account_pda(asset).0, false),
+            AccountMeta::new_readonly(*asset, false),
+        ],
+        data: append_response_data(args),
     }
 }
 

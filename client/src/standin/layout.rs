@@ -3,9 +3,10 @@
 //!
 //! `external` holds the facts of the real registry and engine (ids, seeds, the discriminators
 //! and offsets the gate reads). Everything here is either a fact the gate never reads (the
-//! discriminators of the other instructions and accounts, computed the Anchor way) or a
-//! choice of the stand-in (the bytes after the agent wallet, the AtomStats bookkeeping, the
-//! localnet-only admin accounts). Tests read these offsets, so they are part of the contract.
+//! discriminators of the other instructions and accounts, computed the Anchor way; the
+//! AgentAccount's fields after the counts, in [`agent_tail`]) or a choice of the stand-in
+//! (the AtomStats bookkeeping, the localnet-only admin accounts). Tests read these offsets,
+//! so they are part of the contract.
 
 use anchor_lang::prelude::*;
 use trust_gate_program_common::external::agent_account;
@@ -79,52 +80,116 @@ pub mod asset {
     pub const HEAD_LEN: usize = COLLECTION + 32;
 }
 
-/// The stand-in's part of the `AgentAccount`, after the fields `external::agent_account`
-/// names (which end with the Borsh `Option<Pubkey>` agent wallet at 138).
+/// The `AgentAccount` after the fields `external::agent_account` reads for the gate (which end
+/// with the Borsh `Option<Pubkey>` agent wallet at 138): the real registry's layout, which the
+/// stand-in keeps byte for byte.
 ///
-/// The account is allocated at `agent_account::MAX_LEN` (748) bytes and Borsh-packed like
-/// Anchor would: the wallet option takes 1 byte when `None` and 33 when `Some`, so the tail
-/// starts at [`TAIL_WITHOUT_WALLET`] (139) or [`TAIL_WITH_WALLET`] (171). From the tail:
-/// - `+0..+8`: u64 LE feedback count (feedback accepted by the registry for this agent);
-/// - `+8..`: the agent URI as a Borsh string (u32 LE length, then ≤ 250 UTF-8 bytes);
+/// The account is allocated at `agent_account::MAX_LEN` (748) bytes and Borsh-packed as
+/// Anchor packs it: the wallet option takes 1 byte when `None` and 33 when `Some`, so the tail
+/// starts at [`TAIL_WITHOUT_WALLET`] (139) or [`TAIL_WITH_WALLET`] (171). From the tail
+/// (absolute offsets without a wallet in brackets; `external::agent_account` names them):
+/// - `+0..+32` (139): feedback digest — kept as the real registry computes it
+///   ([`crate::standin::chains`]);
+/// - `+32..+40` (171): u64 LE feedback count;
+/// - `+40..+72` (179): response digest — kept as the real registry computes it;
+/// - `+72..+80` (211): u64 LE response count (`append_response`);
+/// - `+80..+112` (219): revoke digest, `+112..+120` (251): u64 LE revoke count — **not
+///   modelled**: the stand-in has no `revoke_feedback`, they stay zero;
+/// - `+120` (259): the parent asset, `Option<Pubkey>` — **not modelled**: always `None` (one
+///   zero byte);
+/// - `+121` (260) parent lock, `+122` (261) collection-pointer lock — **not modelled**: false;
+/// - `+123` (262): the agent URI as a Borsh string (u32 LE length, then ≤ 250 UTF-8 bytes);
+/// - then the asset's name as a Borsh string ("Agent", as the real registry and the stand-in
+///   name the asset), then the collection pointer, an empty Borsh string (**not modelled**);
 /// - the rest of the 748 bytes is zero.
 ///
-/// The largest tail ends at 171 + 8 + 4 + 250 = 433 < 748.
+/// [`Tail`] is the whole tail, Borsh-encoded as the registry stores it.
 pub mod agent_tail {
     use super::agent_account;
+    use anchor_lang::prelude::*;
 
     pub const TAIL_WITHOUT_WALLET: usize = agent_account::AGENT_WALLET + 1;
-    pub const TAIL_WITH_WALLET: usize = agent_account::AGENT_WALLET + 33;
-    /// Offset of the feedback count from the tail.
-    pub const FEEDBACK_COUNT: usize = 0;
-    /// Offset of the Borsh agent URI from the tail.
-    pub const AGENT_URI: usize = 8;
-    pub const MAX_AGENT_URI_LEN: usize = 250;
+    pub const TAIL_WITH_WALLET: usize = TAIL_WITHOUT_WALLET + agent_account::WALLET_SHIFT;
+    /// Offsets from the tail (the same fields `external::agent_account` places absolutely).
+    pub const FEEDBACK_DIGEST: usize = agent_account::FEEDBACK_DIGEST - TAIL_WITHOUT_WALLET;
+    pub const FEEDBACK_COUNT: usize = agent_account::FEEDBACK_COUNT - TAIL_WITHOUT_WALLET;
+    pub const RESPONSE_DIGEST: usize = agent_account::RESPONSE_DIGEST - TAIL_WITHOUT_WALLET;
+    pub const RESPONSE_COUNT: usize = agent_account::RESPONSE_COUNT - TAIL_WITHOUT_WALLET;
+    pub const REVOKE_DIGEST: usize = agent_account::REVOKE_DIGEST - TAIL_WITHOUT_WALLET;
+    pub const REVOKE_COUNT: usize = agent_account::REVOKE_COUNT - TAIL_WITHOUT_WALLET;
+    pub const PARENT_ASSET: usize = agent_account::PARENT_ASSET - TAIL_WITHOUT_WALLET;
+    /// Offsets from the tail while no parent asset is set (always, on the stand-in).
+    pub const PARENT_LOCKED: usize = PARENT_ASSET + 1;
+    pub const COL_LOCKED: usize = PARENT_LOCKED + 1;
+    /// The Borsh agent URI.
+    pub const AGENT_URI: usize = COL_LOCKED + 1;
+    pub use agent_account::{MAX_AGENT_URI_LEN, MAX_COL_LEN, MAX_NFT_NAME_LEN};
+    /// The name the registry gives an agent's asset and keeps in `nft_name`.
+    pub const NFT_NAME: &str = "Agent";
 
-    /// Where the tail starts, from the wallet tag; `None` when the tag is neither 0 nor 1.
-    pub fn offset(data: &[u8]) -> Option<usize> {
-        match data.get(agent_account::AGENT_WALLET)? {
-            0 => Some(TAIL_WITHOUT_WALLET),
-            1 => Some(TAIL_WITH_WALLET),
-            _ => None,
+    /// The fields from the agent wallet on, in the registry's order.
+    #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, Default, PartialEq, Eq)]
+    pub struct Tail {
+        pub agent_wallet: Option<Pubkey>,
+        pub feedback_digest: [u8; 32],
+        pub feedback_count: u64,
+        pub response_digest: [u8; 32],
+        pub response_count: u64,
+        pub revoke_digest: [u8; 32],
+        pub revoke_count: u64,
+        pub parent_asset: Option<Pubkey>,
+        pub parent_locked: bool,
+        pub col_locked: bool,
+        pub agent_uri: String,
+        pub nft_name: String,
+        pub col: String,
+    }
+
+    impl Tail {
+        /// A newly registered agent's tail.
+        pub fn registered(agent_uri: &str) -> Tail {
+            Tail {
+                agent_uri: agent_uri.to_string(),
+                nft_name: NFT_NAME.to_string(),
+                ..Tail::default()
+            }
+        }
+
+        /// Whether every string is within the registry's bounds (so the tail fits in the
+        /// account).
+        pub fn in_bounds(&self) -> bool {
+            self.agent_uri.len() <= MAX_AGENT_URI_LEN
+                && self.nft_name.len() <= MAX_NFT_NAME_LEN
+                && self.col.len() <= MAX_COL_LEN
         }
     }
 
-    /// The agent's feedback count.
+    /// Where the tail starts, from the wallet tag; `None` when `data` is not an AgentAccount.
+    pub fn offset(data: &[u8]) -> Option<usize> {
+        Some(TAIL_WITHOUT_WALLET + agent_account::wallet_shift(data)?)
+    }
+
+    /// The whole tail; `None` when it does not decode or a string is out of bounds. Bytes
+    /// after the collection pointer are ignored, as Anchor ignores them.
+    pub fn read(data: &[u8]) -> Option<Tail> {
+        agent_account::wallet_shift(data)?;
+        let mut rest = &data[agent_account::AGENT_WALLET..];
+        Tail::deserialize(&mut rest).ok().filter(Tail::in_bounds)
+    }
+
+    /// The agent's feedback count (`external::agent_account::feedback_count`).
     pub fn feedback_count(data: &[u8]) -> Option<u64> {
-        let at = offset(data)? + FEEDBACK_COUNT;
-        Some(u64::from_le_bytes(data.get(at..at + 8)?.try_into().ok()?))
+        agent_account::feedback_count(data)
+    }
+
+    /// The responses appended to the agent's feedback.
+    pub fn response_count(data: &[u8]) -> Option<u64> {
+        agent_account::response_count(data)
     }
 
     /// The agent URI.
     pub fn agent_uri(data: &[u8]) -> Option<String> {
-        let at = offset(data)? + AGENT_URI;
-        let len = u32::from_le_bytes(data.get(at..at + 4)?.try_into().ok()?) as usize;
-        if len > MAX_AGENT_URI_LEN {
-            return None;
-        }
-        let bytes = data.get(at + 4..at + 4 + len)?;
-        String::from_utf8(bytes.to_vec()).ok()
+        read(data).map(|tail| tail.agent_uri)
     }
 }
 

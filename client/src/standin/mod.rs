@@ -4,5 +4,6 @@
 //! `trust_gate_migrations`, send). Localnet only: on a real cluster the real programs answer,
 //! and their localnet-only admin instructions do not exist.
 
+pub mod chains;
 pub mod instructions;
 pub mod layout;

@@ -6,14 +6,18 @@
 //! layouts and discriminators (`trust_gate_program_common::external`), so that the gate's
 //! account reads and CPIs in tests and in the embedded localnet are real, byte for byte:
 //!
-//! - [`registry`]: `initialize` (localnet-only), `register_with_options`, `set_agent_wallet`
-//!   and `give_feedback` (its nine accounts every time, bounds as the real
-//!   one, rejects self-feedback, CPIs the engine's `update_stats`);
+//! - [`registry`]: `initialize` (localnet-only), `register_with_options`, `set_agent_wallet`,
+//!   `give_feedback` (its nine accounts every time, bounds as the real
+//!   one, rejects self-feedback, CPIs the engine's `update_stats`) and `append_response`
+//!   (permissionless, the real one's checks); the AgentAccount keeps the real layout and the
+//!   real feedback and response hash chains;
 //! - [`engine`]: `initialize_config` (localnet-only), `initialize_stats`, `update_config`
 //!   (pause and resume), `update_stats` (a simple documented tier model; refused while paused)
 //!   and `set_stats` (localnet-only, to seed demo tiers);
 //! - [`client`]: instruction builders;
 //! - [`layout`]: the constants, offsets and argument structs the stand-in adds to `external`.
+//! - [`chains`]: the registry's feedback and response hash chains, computed as the real
+//!   registry computes them.
 //!
 //! - [`core`]: MPL Core's `CreateV2` and `TransferV1` for the agents' assets (real
 //!   `BaseAssetV1` accounts owned by MPL Core's id, so the gate reads live owners as on a
@@ -30,6 +34,7 @@
 //! differential tests compare them with the real programs'.
 
 pub mod channels;
+pub use trust_gate_client::standin::chains;
 pub use trust_gate_client::standin::instructions as client;
 pub mod core;
 pub mod engine;

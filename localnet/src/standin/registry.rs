@@ -9,6 +9,7 @@
 //! | `register_with_options(agent_uri: String ≤ 250, atom_enabled: bool)` | `global:register_with_options` | root_config, registry_config, agent_account (W), asset (S,W), collection (W), owner (S,W), system_program, mpl_core_program |
 //! | `set_agent_wallet(new_wallet: Pubkey, deadline: i64)` | `global:set_agent_wallet` | owner (S, the asset's owner), agent_account (W), asset, instructions sysvar; the instruction right before is the Ed25519 check of the new wallet's signature over `wallet_set_message` |
 //! | `give_feedback(GiveFeedbackArgs)` | `global:give_feedback` | client (S,W), agent_account (W), asset, collection, system_program, atom_config, atom_stats (W), engine program, registry CPI authority (the last four every time, an absent one as the registry's id; fewer accounts: 3005 as the real registry) |
+//! | `append_response(client_address: Pubkey, feedback_index: u64, response_uri: String ≤ 250, response_hash: [u8; 32], seal_hash: [u8; 32])` | `global:append_response` | responder (S; anyone), agent_account (W, PDA `["agent", asset]`), asset |
 //!
 //! Accounts:
 //! - `RootConfig` (`account:RootConfig`, [`super::layout::root_config`]): 8..40 base
@@ -19,20 +20,32 @@
 //! - the asset, created by MPL Core's `CreateV2` (the MPL Core stand-in, [`super::core`], or
 //!   MPL Core itself): a `BaseAssetV1` in the collection, named "Agent", the agent URI as
 //!   its uri;
-//! - `AgentAccount` (`account:AgentAccount`), 748 bytes: the offsets of
-//!   `external::agent_account`, then the tail of [`super::layout::agent_tail`] (feedback
-//!   count, agent URI).
+//! - `AgentAccount` (`account:AgentAccount`), 748 bytes, the real registry's layout: the
+//!   offsets of `external::agent_account`, then the tail of [`super::layout::agent_tail`]
+//!   (feedback digest and count, response digest and count, the revocation chain, parent and
+//!   locks left at their defaults, agent URI, asset name, an empty collection pointer).
 //!
 //! `give_feedback` forwards the score to the engine (`update_stats(keccak256(client), score)`,
 //! signed by the `["atom_cpi_authority"]` PDA) only when the agent is reputation-enabled, the
 //! stats account is passed and exists (engine-owned, with data) and a score is given;
-//! otherwise the feedback is only counted on the agent.
+//! otherwise the feedback is only recorded on the agent. Either way it folds the feedback into
+//! the agent's feedback chain and counts it, as the real registry does
+//! ([`super::chains`]).
+//!
+//! `append_response` is permissionless, as the real registry's: any signer responds to the
+//! agent's feedback number `feedback_index`, which must be below the agent's feedback count
+//! (12055 InvalidFeedbackIndex), with a URI of at most 250 bytes (12051 ResponseUriTooLong,
+//! checked after the index). The response is folded into the agent's response chain and
+//! counted; nothing else is checked (the client address and the seal hash are taken as
+//! given, as the real registry takes them). Its account checks come first, in Anchor's
+//! order: a responder that did not sign 3010, an AgentAccount that is not one 3012, a
+//! read-only one 2000, one that is not the asset's PDA 2006.
 
 use super::layout::{
     self, agent_tail, args, collection, discriminators, registry_config, root_config,
 };
 use super::{
-    create_account, decode_args, fail, key_at, require_signer, require_writable,
+    chains, create_account, decode_args, fail, key_at, require_signer, require_writable,
     split_discriminator, Accounts, StandinError,
 };
 use anchor_lang::prelude::*;
@@ -51,7 +64,7 @@ use std::result::Result;
 use trust_gate_client::instructions::{wallet_set_message, MAX_WALLET_DEADLINE_SECS};
 use trust_gate_program_common::external::{
     self, agent_account, agent_account_pda, atom_config_pda, atom_stats_pda, core_asset, ids,
-    instructions::{self as ext_ix, GiveFeedbackArgs, RegisterWithOptionsArgs},
+    instructions::{self as ext_ix, AppendResponseArgs, GiveFeedbackArgs, RegisterWithOptionsArgs},
     registry_config_pda, registry_cpi_authority_pda, root_config_pda, seeds,
 };
 use trust_gate_program_common::runtime::log;
@@ -101,6 +114,11 @@ pub enum RegistryError {
     InvalidAsset = 12011,
     /// 12050: `score` above 100 (InvalidScore).
     InvalidScore = 12050,
+    /// 12051: `append_response`'s `response_uri` longer than 250 bytes (ResponseUriTooLong).
+    ResponseUriTooLong = 12051,
+    /// 12055: `append_response` to a feedback index at or past the agent's feedback count
+    /// (InvalidFeedbackIndex).
+    InvalidFeedbackIndex = 12055,
     /// 12056: `tag1` or `tag2` longer than 32 bytes (TagTooLong).
     TagTooLong = 12056,
     /// 12060: `endpoint` longer than 250 bytes (EndpointTooLong).
@@ -161,6 +179,9 @@ pub fn process_instruction(
         }
         external::discriminators::GIVE_FEEDBACK => {
             give_feedback(accounts, decode_args::<E, _>(rest, "give_feedback")?)
+        }
+        external::discriminators::APPEND_RESPONSE => {
+            append_response(accounts, decode_args::<E, _>(rest, "append_response")?)
         }
         _ => Err(fail(
             E::InstructionFallbackNotFound,
@@ -401,7 +422,7 @@ fn register_with_options(accounts: &[AccountInfo], args: RegisterWithOptionsArgs
             .copy_from_slice(asset_account.key.as_ref());
         d[agent_account::BUMP] = agent_bump;
         d[agent_account::REPUTATION_ENABLED] = u8::from(args.atom_enabled);
-        write_tail(&mut d, None, 0, &args.agent_uri)?;
+        write_tail(&mut d, &agent_tail::Tail::registered(&args.agent_uri))?;
     }
     log(&format!(
         "registry stand-in: registered agent {} (asset {}, owner {}, atom {})",
@@ -465,24 +486,15 @@ fn create_asset<'a>(
     )
 }
 
-/// Rewrites everything from the wallet option on: the option, the feedback count, the URI,
-/// and zeros up to the end (a shorter option would otherwise leave stale bytes behind).
-fn write_tail(
-    d: &mut [u8],
-    wallet: Option<Pubkey>,
-    feedback_count: u64,
-    uri: &str,
-) -> ProgramResult {
-    let mut tail = Vec::with_capacity(33 + 8 + 4 + uri.len());
-    wallet
-        .serialize(&mut tail)
-        .and_then(|_| feedback_count.serialize(&mut tail))
-        .and_then(|_| uri.serialize(&mut tail))
+/// Rewrites everything from the wallet option on ([`agent_tail::Tail`]), and zeros up to the
+/// end (a shorter option would otherwise leave stale bytes behind).
+fn write_tail(d: &mut [u8], tail: &agent_tail::Tail) -> ProgramResult {
+    let mut bytes = Vec::with_capacity(agent_account::MAX_LEN - agent_account::AGENT_WALLET);
+    tail.serialize(&mut bytes)
         .map_err(|_| fail(E::InvalidAccountData, "cannot encode the agent tail"))?;
-    let start = agent_account::AGENT_WALLET;
     let region = d
-        .get_mut(start..)
-        .filter(|r| r.len() >= tail.len())
+        .get_mut(agent_account::AGENT_WALLET..)
+        .filter(|r| r.len() >= bytes.len())
         .ok_or_else(|| {
             fail(
                 E::InvalidAccountData,
@@ -490,17 +502,14 @@ fn write_tail(
             )
         })?;
     region.fill(0);
-    region[..tail.len()].copy_from_slice(&tail);
+    region[..bytes.len()].copy_from_slice(&bytes);
     Ok(())
 }
 
-/// The tail fields after the wallet: (wallet, feedback count, agent URI).
-fn read_tail(d: &[u8]) -> Result<(Option<Pubkey>, u64, String), ProgramError> {
-    let corrupt = || fail(E::InvalidAccountData, "agent_account fields do not decode");
-    let view = agent_account::read(d).ok_or_else(corrupt)?;
-    let count = agent_tail::feedback_count(d).ok_or_else(corrupt)?;
-    let uri = agent_tail::agent_uri(d).ok_or_else(corrupt)?;
-    Ok((view.agent_wallet, count, uri))
+/// The fields from the wallet on.
+fn read_tail(d: &[u8]) -> Result<agent_tail::Tail, ProgramError> {
+    agent_tail::read(d)
+        .ok_or_else(|| fail(E::InvalidAccountData, "agent_account fields do not decode"))
 }
 
 /// Checks that `agent` is the registered AgentAccount of `asset` and returns its data's view.
@@ -568,8 +577,14 @@ fn set_agent_wallet(accounts: &[AccountInfo], args: args::SetAgentWalletArgs) ->
     check_wallet_signature(sysvar, &args.new_wallet, &message)?;
 
     let mut d = agent.try_borrow_mut_data()?;
-    let (_, count, uri) = read_tail(&d)?;
-    write_tail(&mut d, Some(args.new_wallet), count, &uri)?;
+    let tail = read_tail(&d)?;
+    write_tail(
+        &mut d,
+        &agent_tail::Tail {
+            agent_wallet: Some(args.new_wallet),
+            ..tail
+        },
+    )?;
     d[agent_account::OWNER..agent_account::OWNER + 32].copy_from_slice(owner.key.as_ref());
     log(&format!(
         "registry stand-in: agent wallet of {} set to {}",
@@ -691,12 +706,29 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
     }
 
     let count = {
+        let slot = Clock::get()?.slot;
         let mut d = agent.try_borrow_mut_data()?;
-        let (wallet, count, uri) = read_tail(&d)?;
-        let count = count
+        let tail = read_tail(&d)?;
+        let index = tail.feedback_count;
+        let count = index
             .checked_add(1)
             .ok_or_else(|| fail(E::Overflow, "agent feedback count"))?;
-        write_tail(&mut d, wallet, count, &uri)?;
+        let feedback_digest = chains::next_feedback_digest(
+            &tail.feedback_digest,
+            asset_account.key,
+            client.key,
+            index,
+            &args,
+            slot,
+        );
+        write_tail(
+            &mut d,
+            &agent_tail::Tail {
+                feedback_digest,
+                feedback_count: count,
+                ..tail
+            },
+        )?;
         count
     };
     // The engine rates the agent only when it is reputation-enabled, its stats exist (owned
@@ -760,4 +792,75 @@ fn give_feedback(accounts: &[AccountInfo], args: GiveFeedbackArgs) -> ProgramRes
         ],
         &[&[seeds::ATOM_CPI_AUTHORITY, &[bump]]],
     )
+}
+
+/// `append_response(client_address, feedback_index, response_uri, response_hash, seal_hash)`,
+/// as the real registry: the accounts in Anchor's order (responder signs; the AgentAccount is
+/// one, writable, at the asset's PDA), then the index below the feedback count, then the URI's
+/// length; the response is folded into the response chain and counted.
+fn append_response(accounts: &[AccountInfo], args: AppendResponseArgs) -> ProgramResult {
+    let mut it = Accounts::new(accounts);
+    let responder = it.next::<E>("responder")?;
+    require_signer::<E>(responder, "responder")?;
+    let agent = it.next::<E>("agent_account")?;
+    require_registry_account(
+        agent,
+        &external::discriminators::AGENT_ACCOUNT,
+        agent_account::MIN_LEN,
+        "agent_account",
+    )?;
+    let asset_account = it.next::<E>("asset")?;
+    require_writable::<E>(agent, "agent_account")?;
+    require_address(
+        agent,
+        &agent_account_pda(asset_account.key).0,
+        "agent_account",
+    )?;
+    let mut d = agent.try_borrow_mut_data()?;
+    let view = agent_account::read(&d)
+        .ok_or_else(|| fail(E::InvalidAccountData, "agent_account does not decode"))?;
+    if view.asset != *asset_account.key {
+        return Err(fail(E::InvalidAsset, "the asset is not the agent's"));
+    }
+    let tail = read_tail(&d)?;
+    if args.feedback_index >= tail.feedback_count {
+        return Err(fail(
+            E::InvalidFeedbackIndex,
+            &format!(
+                "feedback #{} does not exist (the agent has {})",
+                args.feedback_index, tail.feedback_count
+            ),
+        ));
+    }
+    if args.response_uri.len() > ext_ix::MAX_URI_LEN {
+        return Err(fail(
+            E::ResponseUriTooLong,
+            "response_uri longer than 250 bytes",
+        ));
+    }
+    let slot = Clock::get()?.slot;
+    let response_count = tail
+        .response_count
+        .checked_add(1)
+        .ok_or_else(|| fail(E::Overflow, "agent response count"))?;
+    let response_digest = chains::next_response_digest(
+        &tail.response_digest,
+        asset_account.key,
+        responder.key,
+        &args,
+        slot,
+    );
+    write_tail(
+        &mut d,
+        &agent_tail::Tail {
+            response_digest,
+            response_count,
+            ..tail
+        },
+    )?;
+    log(&format!(
+        "registry stand-in: response #{response_count} for asset {} to feedback #{} by {}",
+        asset_account.key, args.feedback_index, responder.key
+    ));
+    Ok(())
 }

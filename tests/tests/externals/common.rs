@@ -1,22 +1,21 @@
 //! What the scenarios share: parties, a settlement, and the real accounts read back.
 
 use solana_sdk::signature::{Keypair, Signer};
-use trust_gate_program_common::external::ids;
+use trust_gate_program_common::external::{agent_account, ids};
 use trust_gate_program_tests::world::{open_policy, pda, Agent, World};
 use trust_gate_program_tests::{custom_code, payment_id, raw_account};
 
 pub const AMOUNT: u64 = 1_000_000;
 
-/// The real AgentAccount's feedback hash-chain digest and count (after the optional agent
-/// wallet: 139 and 171 without one, 171 and 203 with one).
+/// The AgentAccount's feedback hash-chain digest and count (after the optional agent wallet:
+/// 139 and 171 without one, 171 and 203 with one; the stand-in keeps the same layout).
 pub async fn registry_feedback(w: &mut World, agent: &Agent) -> ([u8; 32], u64) {
     let data = raw_account(&mut w.ctx, &pda::agent(&agent.asset()))
         .await
         .expect("AgentAccount")
         .data;
-    let at = if data[138] == 1 { 171 } else { 139 };
-    let digest = data[at..at + 32].try_into().unwrap();
-    let count = u64::from_le_bytes(data[at + 32..at + 40].try_into().unwrap());
+    let digest = agent_account::feedback_digest(&data).expect("an AgentAccount");
+    let count = agent_account::feedback_count(&data).expect("an AgentAccount");
     (digest, count)
 }
 

@@ -17,7 +17,7 @@ use solana_sdk::{
     signature::{Keypair, Signer},
 };
 use trust_gate_localnet::standin::{
-    agent_tail, asset as asset_layout, atom_config as atom_config_layout, client,
+    agent_tail, asset as asset_layout, atom_config as atom_config_layout, chains, client,
     collection as collection_layout, discriminators, engine,
     registry_config as registry_config_layout, root_config as root_config_layout, stats_book,
     EngineError, RegistryError,
@@ -26,7 +26,7 @@ use trust_gate_program_common::external::{
     self, agent_account, agent_account_pda, atom_config_pda,
     atom_stats::{self, Reputation, Stats},
     atom_stats_pda, ids,
-    instructions::GiveFeedbackArgs,
+    instructions::{AppendResponseArgs, GiveFeedbackArgs},
     registry_config_pda, registry_cpi_authority_pda, root_config_pda,
 };
 use trust_gate_program_tests::{
@@ -388,7 +388,22 @@ async fn register_with_options_creates_the_agent_account_and_asset() {
     );
     assert_eq!(agent_tail::feedback_count(&account.data), Some(0));
     assert_eq!(agent_tail::agent_uri(&account.data).as_deref(), Some(URI));
-    let tail_end = agent_tail::TAIL_WITHOUT_WALLET + agent_tail::AGENT_URI + 4 + URI.len();
+    // The real registry's tail: empty chains, no parent, the URI, the asset's name and an
+    // empty collection pointer.
+    assert_eq!(
+        agent_tail::read(&account.data),
+        Some(agent_tail::Tail::registered(URI))
+    );
+    let uri_at = agent_tail::TAIL_WITHOUT_WALLET + agent_tail::AGENT_URI;
+    assert_eq!(uri_at, 262);
+    assert_eq!(
+        account.data[uri_at..uri_at + 4],
+        (URI.len() as u32).to_le_bytes()
+    );
+    let name_at = uri_at + 4 + URI.len();
+    assert_eq!(account.data[name_at..name_at + 4], 5u32.to_le_bytes());
+    assert_eq!(&account.data[name_at + 4..name_at + 9], b"Agent");
+    let tail_end = name_at + 4 + agent_tail::NFT_NAME.len() + 4;
     assert!(
         account.data[tail_end..].iter().all(|b| *b == 0),
         "zero padded"
@@ -1351,6 +1366,142 @@ async fn counter_overflow_is_an_error() {
         feedback_count(&mut env.ctx, &agent.asset).await,
         0,
         "the failed CPI rolled the feedback back"
+    );
+}
+
+#[tokio::test]
+async fn append_response_counts_chains_and_refuses_as_the_real_registry() {
+    let mut env = env().await;
+    let agent = register(&mut env, false).await;
+    let client_key = Keypair::new();
+    let responder = Keypair::new();
+    let args = |index: u64, uri: &str, hash: u8| AppendResponseArgs {
+        client_address: client_key.pubkey(),
+        feedback_index: index,
+        response_uri: uri.to_string(),
+        response_hash: [hash; 32],
+        seal_hash: [9; 32],
+    };
+    let respond = |args: &AppendResponseArgs| {
+        client::append_response(&responder.pubkey(), &agent.asset, args)
+    };
+
+    // No feedback yet: index 0 does not exist.
+    assert_code(
+        send(&mut env.ctx, &[respond(&args(0, "", 1))], &[&responder]).await,
+        code(RegistryError::InvalidFeedbackIndex),
+    );
+    let given = feedback(Some(70));
+    let slot = trust_gate_program_tests::clock(&mut env.ctx).await.slot;
+    give(&mut env, &client_key, &agent, &given, false)
+        .await
+        .unwrap();
+    let feedback_digest = chains::next_feedback_digest(
+        &[0; 32],
+        &agent.asset,
+        &client_key.pubkey(),
+        0,
+        &given,
+        slot,
+    );
+
+    let mut digest = [0; 32];
+    for (n, uri) in [(1u64, "ipfs://response"), (2, &*"r".repeat(250))] {
+        let a = args(0, uri, n as u8);
+        let slot = trust_gate_program_tests::clock(&mut env.ctx).await.slot;
+        send(&mut env.ctx, &[respond(&a)], &[&responder])
+            .await
+            .unwrap();
+        digest = chains::next_response_digest(&digest, &agent.asset, &responder.pubkey(), &a, slot);
+        let data = agent_data(&mut env.ctx, &agent.asset).await;
+        let tail = agent_tail::read(&data).unwrap();
+        assert_eq!((tail.feedback_count, tail.response_count), (1, n));
+        assert_eq!(tail.response_digest, digest);
+        assert_eq!(tail.feedback_digest, feedback_digest);
+        assert_eq!(agent_account::response_count(&data), Some(n));
+        assert_eq!(agent_account::response_digest(&data), Some(digest));
+        assert_eq!(tail.agent_uri, URI);
+    }
+
+    // Refusals, in the real registry's order.
+    let ctx = &mut env.ctx;
+    let too_long = "r".repeat(251);
+    for (ix, signers, err) in [
+        (
+            respond(&args(1, "", 3)),
+            vec![&responder],
+            code(RegistryError::InvalidFeedbackIndex),
+        ),
+        // The index is checked before the URI.
+        (
+            respond(&args(1, &too_long, 3)),
+            vec![&responder],
+            code(RegistryError::InvalidFeedbackIndex),
+        ),
+        (
+            respond(&args(0, &too_long, 3)),
+            vec![&responder],
+            code(RegistryError::ResponseUriTooLong),
+        ),
+        (
+            {
+                let mut ix = respond(&args(0, &too_long, 3));
+                ix.accounts[0].is_signer = false;
+                ix
+            },
+            vec![],
+            code(RegistryError::MissingSigner),
+        ),
+        (
+            {
+                let mut ix = respond(&args(0, "", 3));
+                ix.accounts[1].is_writable = false;
+                ix
+            },
+            vec![&responder],
+            code(RegistryError::AccountNotWritable),
+        ),
+        (
+            {
+                let mut ix = respond(&args(0, "", 3));
+                ix.accounts[2].pubkey = Pubkey::new_unique();
+                ix
+            },
+            vec![&responder],
+            code(RegistryError::InvalidAddress),
+        ),
+        (
+            client::append_response(&responder.pubkey(), &Pubkey::new_unique(), &args(0, "", 3)),
+            vec![&responder],
+            code(RegistryError::InvalidAccountData),
+        ),
+        (
+            {
+                let mut ix = respond(&args(0, "", 3));
+                ix.accounts.truncate(2);
+                ix
+            },
+            vec![&responder],
+            code(RegistryError::NotEnoughAccounts),
+        ),
+    ] {
+        assert_code(send(ctx, &[ix], &signers).await, err);
+    }
+    assert_eq!(
+        agent_tail::response_count(&agent_data(ctx, &agent.asset).await),
+        Some(2),
+        "no refused call wrote"
+    );
+
+    // The response count does not wrap.
+    let address = agent_account_pda(&agent.asset).0;
+    let mut account = raw_account(ctx, &address).await.unwrap();
+    let at = agent_account::RESPONSE_COUNT;
+    account.data[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    ctx.set_account(&address, &AccountSharedData::from(account));
+    assert_code(
+        send(ctx, &[respond(&args(0, "", 4))], &[&responder]).await,
+        code(RegistryError::Overflow),
     );
 }
 
