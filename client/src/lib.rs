@@ -46,6 +46,7 @@ pub mod decode;
 pub mod env;
 pub mod error;
 pub mod errors;
+pub mod holdback;
 pub mod idl;
 pub mod ids;
 pub mod instructions;

@@ -180,6 +180,29 @@ impl Pdas {
         )
     }
 
+    /// `["holdback_escrow", payee_asset, mint]`: the escrow token account a held settlement
+    /// to `payee_asset` in `mint` credits (`gate::open_holdback_escrow` opens it).
+    pub fn holdback_escrow(&self, payee_asset: &Pubkey, mint: &Pubkey) -> Pubkey {
+        find(
+            &[
+                gate_seeds::HOLDBACK_ESCROW,
+                payee_asset.as_ref(),
+                mint.as_ref(),
+            ],
+            &self.ids.gate,
+        )
+    }
+    /// `["holdback_authority"]`: the authority of every escrow, which signs its payouts.
+    pub fn holdback_authority(&self) -> Pubkey {
+        find(&[gate::holdback::authority::SEED], &self.ids.gate)
+    }
+    /// `["arbiter_set", ArbiterSet::id(threshold, members)]`: the arbiter set of these
+    /// members (ascending) and threshold.
+    pub fn arbiter_set(&self, threshold: u8, members: &[Pubkey]) -> Pubkey {
+        let id = gate::state::ArbiterSet::id(threshold, members);
+        find(&[gate_seeds::ARBITER_SET, &id], &self.ids.gate)
+    }
+
     // validation_registry
 
     /// `["capability", sha256(name)]`

@@ -437,8 +437,13 @@ pub fn settled_in(
             .is_some_and(|a| a.payment_id_hash == *hash && a.facilitator == *facilitator)
     })?;
     let feedback = feedback_args(gate_program, &ixs[at])?;
-    let StrictPayment { args, deadline } = parse_gate_strict(ixs.get(at.checked_sub(2)?)?)?;
-    let transfer = parse_transfer_checked(ixs.get(at - 1)?)?;
+    // The strict gate two instructions back, or three when a held share's transfer is
+    // between; its first transfer follows it.
+    let (start, StrictPayment { args, deadline, .. }) = [2, 3].into_iter().find_map(|back| {
+        let start = at.checked_sub(back)?;
+        Some((start, parse_gate_strict(ixs.get(start)?)?))
+    })?;
+    let transfer = parse_transfer_checked(ixs.get(start + 1)?)?;
     Some(Receipt {
         payment_id_hash: *hash,
         facilitator: *facilitator,

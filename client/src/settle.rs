@@ -1,12 +1,14 @@
 //! The atomic settlement: [gate_payment_strict, TransferChecked, emit_feedback] in one
 //! transaction (optionally after a ComputeBudget unit limit and unit price, the only thing
-//! the strict gate allows besides the payment), the atomicity guard, and the `settle` /
-//! `dispute` helpers.
+//! the strict gate allows besides the payment; a held payment has a second TransferChecked,
+//! of the held share to the escrow), the atomicity guard, and the `settle` / `dispute`
+//! helpers.
 
 pub use crate::decode::Funding;
 pub use crate::error::AtomicityNotEnforcedError;
 use crate::error::ClientError;
 use crate::errors::{self, summarize_logs};
+use crate::holdback::HoldbackQuote;
 use crate::instructions::{ApprovalUse, Attestations, Builder, FeedbackArgs, VaultRelease};
 pub use crate::token::TokenProgram;
 use anchor_lang::prelude::Pubkey;
@@ -16,6 +18,7 @@ use solana_rpc_client::nonblocking::rpc_client::RpcClient;
 use solana_rpc_client_api::client_error::ErrorKind;
 use solana_rpc_client_api::request::{RpcError, RpcResponseErrorData};
 use solana_sdk::hash::Hash;
+use solana_sdk::instruction::AccountMeta;
 use solana_sdk::instruction::Instruction;
 use solana_sdk::message::{v0, AddressLookupTableAccount, VersionedMessage};
 use solana_sdk::signature::{Keypair, Signature};
@@ -108,6 +111,9 @@ pub struct Settlement {
     /// The payment's approval on chain, for an amount above the payer policy's approval
     /// threshold ([`crate::chain::approval_use`] finds it); the settlement closes it.
     pub approval: Option<ApprovalUse>,
+    /// Under a payer policy with a holdback schedule, the terms quoted for the payee's tier
+    /// (docs/holdback.md); `None` under a policy without one.
+    pub holdback: Option<HoldbackQuote>,
 }
 
 /// The ComputeBudget instructions a settlement may start with, so that it can pay a priority
@@ -182,7 +188,8 @@ pub struct Feedback {
 }
 
 /// The instructions of a settlement, in the only order the strict gate accepts: the
-/// optional compute budget, then [gate_payment_strict, TransferChecked, emit_feedback].
+/// optional compute budget, then [gate_payment_strict, TransferChecked, emit_feedback], with
+/// the held share's TransferChecked to the escrow after the first when one is held.
 pub fn compose(
     b: &Builder,
     s: &Settlement,
@@ -217,6 +224,7 @@ pub fn compose(
             payer_token: s.source_token,
             token_program: s.token_program.id(),
         }),
+        s.holdback,
     );
     if let Some(a) = &s.approval {
         check_approval(b, a, &s.approval_terms())?;
@@ -227,18 +235,31 @@ pub fn compose(
         TokenProgram::SplToken => spl_token::instruction::transfer_checked,
         TokenProgram::Token2022 => spl_token_2022::instruction::transfer_checked,
     };
-    let transfer = transfer_checked(
-        &s.token_program.id(),
-        &s.source_token,
-        &s.mint,
-        &s.destination_token,
-        &s.payer_signer,
-        &[],
-        s.amount,
-        s.decimals,
-    )
-    .map_err(|e| ClientError::input("transfer", e.to_string()))?;
-    let feedback = b.emit_feedback(
+    let held = s.holdback.map_or(0, |h| h.held);
+    if held >= s.amount && held != 0 {
+        return Err(ClientError::input(
+            "holdback.held",
+            "is not less than the amount: the payee would be paid nothing",
+        ));
+    }
+    let transfer = |to: &Pubkey, amount: u64| {
+        transfer_checked(
+            &s.token_program.id(),
+            &s.source_token,
+            &s.mint,
+            to,
+            &s.payer_signer,
+            &[],
+            amount,
+            s.decimals,
+        )
+        .map_err(|e| ClientError::input("transfer", e.to_string()))
+    };
+    let mut transfers = vec![transfer(&s.destination_token, s.amount - held)?];
+    if let Some(h) = s.holdback.filter(|h| h.held != 0) {
+        transfers.push(transfer(&h.escrow, h.held)?);
+    }
+    let mut feedback = b.emit_feedback(
         &s.facilitator,
         &s.collection,
         FeedbackArgs {
@@ -253,8 +274,17 @@ pub fn compose(
             feedback_uri: s.feedback.feedback_uri.clone(),
         },
     );
+    if held != 0 {
+        // The log records the hold and arbiter the payer's policy sets.
+        feedback.accounts.push(AccountMeta::new_readonly(
+            b.pda.policy(&s.payer_asset, s.policy_id),
+            false,
+        ));
+    }
     let mut ixs = s.compute_budget.instructions();
-    ixs.extend([gate, transfer, feedback]);
+    ixs.push(gate);
+    ixs.extend(transfers);
+    ixs.push(feedback);
     Ok(ixs)
 }
 
@@ -318,6 +348,7 @@ pub fn lookup_table_addresses(
         b.pda.atom_stats(payee_asset),
         b.pda.acceptance(payee_asset),
         *destination_token,
+        b.pda.holdback_escrow(payee_asset, mint),
     ]
 }
 

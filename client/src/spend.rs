@@ -274,6 +274,7 @@ mod tests {
             version: 1,
             limits: None,
             payee_day: None,
+            holdback: None,
         }
     }
 

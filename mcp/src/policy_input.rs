@@ -389,6 +389,10 @@ fn config_error(e: ConfigError) -> ToolError {
             "validity.not_before",
             "must be at or before validity.not_after",
         ),
+        ConfigError::Holdback(_) => (
+            "holdback",
+            "shares 0..10000 bps with holds of at most 30 days, never more for a better tier",
+        ),
     };
     ToolError::input(field, reason)
 }

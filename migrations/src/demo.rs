@@ -79,6 +79,7 @@ pub fn service_acceptance() -> AcceptanceParams {
         unrated_treatment: 0,
         required_capability: [0; 32],
         accepted_attestors: [Pubkey::default(); 2],
+        holdback: Default::default(),
     }
 }
 

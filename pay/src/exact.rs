@@ -372,6 +372,7 @@ pub async fn prepare(
         compute_budget: settle::ComputeBudget::default(),
         funding,
         approval,
+        holdback: None,
     };
     let tables = chain::lookup_tables(rpc, &fee_payer).await?;
     // A unit limit just above what the settlement uses, not the 600 000 the scheduler

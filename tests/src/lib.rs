@@ -19,6 +19,7 @@ use solana_sdk::{
 pub mod channels;
 pub mod compute_units;
 pub mod externals;
+pub mod holdback;
 pub mod hook;
 pub mod mints;
 pub mod registry;

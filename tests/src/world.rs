@@ -638,6 +638,13 @@ impl World {
     }
 
     pub async fn simulate_decision(&mut self, ix: Instruction) -> Decision {
+        let wire = self.simulate_wire(ix).await;
+        Decision::from_wire(&wire).expect("a decision")
+    }
+
+    /// Simulates a gate decision instruction and returns its return data: the decision's
+    /// wire form (an Allow's holdback in it, see `Holdback::from_wire`).
+    pub async fn simulate_wire(&mut self, ix: Instruction) -> Vec<u8> {
         let tx = transaction(&mut self.ctx, &[ix], &[]).await;
         let sim = self
             .ctx
@@ -651,7 +658,7 @@ impl World {
         }
         let rd = details.return_data.expect("gate_payment sets return data");
         assert_eq!(rd.program_id, gate::ID);
-        Decision::from_wire(&rd.data).expect("a decision")
+        rd.data
     }
 
     pub fn strict_ix(
@@ -719,6 +726,7 @@ impl World {
             &destination,
             att,
             release,
+            None,
         )
     }
 

@@ -7,6 +7,7 @@
 //! produce an instruction for a program that is not there.
 
 mod gate;
+mod holdback;
 mod policy_vault;
 mod registry;
 mod validation_registry;

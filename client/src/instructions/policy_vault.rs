@@ -4,7 +4,9 @@ use super::{with_cosigners, Builder};
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
 use policy_vault::instructions::{EditPayeeListArgs, EvaluateArgs, InitPolicyArgs};
-use policy_vault::state::{AcceptanceParams, ApprovalTerms, PolicyParams, PolicyRules};
+use policy_vault::state::{
+    AcceptanceParams, ApprovalTerms, HoldbackSchedule, PolicyParams, PolicyRules,
+};
 use policy_vault::{accounts, instruction};
 use solana_sdk::instruction::Instruction;
 
@@ -315,6 +317,32 @@ impl Builder {
         rules: PolicyRules,
         approval_threshold: u64,
     ) -> Instruction {
+        self.init_policy_with_holdback(
+            member,
+            cosigners,
+            asset,
+            policy_id,
+            params,
+            rules,
+            approval_threshold,
+            None,
+        )
+    }
+
+    /// [`Builder::init_policy`] with a holdback schedule: the share of each payment held back
+    /// from a payee of each tier, and for how long (docs/holdback.md).
+    #[allow(clippy::too_many_arguments)]
+    pub fn init_policy_with_holdback(
+        &self,
+        member: &Pubkey,
+        cosigners: &[Pubkey],
+        asset: &Pubkey,
+        policy_id: u32,
+        params: PolicyParams,
+        rules: PolicyRules,
+        approval_threshold: u64,
+        holdback: Option<HoldbackSchedule>,
+    ) -> Instruction {
         let mint = (params.mint != Pubkey::default()).then_some(params.mint);
         let payee_list = rules.has_list_account().then_some(rules.payee_list);
         with_cosigners(
@@ -338,6 +366,7 @@ impl Builder {
                         // No limits: one byte on the wire rather than the rules' 201.
                         rules: (rules != PolicyRules::default()).then_some(rules),
                         approval_threshold,
+                        holdback,
                     },
                 },
             ),

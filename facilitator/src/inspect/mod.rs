@@ -248,6 +248,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         compute_budget: budget,
         funding,
         approval,
+        holdback: None,
     };
     // Checked only now: an approval that is not this payment's is named first.
     decimals("the feedback's decimals", f.value_decimals)?;
@@ -348,6 +349,7 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding,
         0,
         &Pubkey::default(),
         Attestations::default(),
+        None,
         None,
     );
     let (attestations, optional) = optional_accounts_of(b, &placeholder, gate_ix);

@@ -27,7 +27,11 @@ import {
   getInitPolicyInstruction,
 } from './generated/policy_vault/instructions/index.js';
 import type { ChannelRecord } from './generated/gate/accounts/index.js';
-import type { PolicyParamsArgs, PolicyRulesArgs } from './generated/policy_vault/types/index.js';
+import type {
+  HoldbackScheduleArgs,
+  PolicyParamsArgs,
+  PolicyRulesArgs,
+} from './generated/policy_vault/types/index.js';
 import { INSTRUCTIONS_SYSVAR, MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type ApprovalUse, type TokenProgramId } from './chain.js';
 import { channelPaymentIdHash } from './channels.js';
 import { TrustGateInputError } from './errors.js';
@@ -97,6 +101,17 @@ export interface VaultRelease {
 }
 
 /** The arguments of `emit_feedback` besides the facilitator (the generated client's). */
+/**
+ * The holdback a settlement carries under a payer policy with a holdback schedule: the payee
+ * tier its terms were quoted for (0..=4, 5 unrated) and, when the term holds back a share of
+ * this amount, that share and the payee's escrow in the mint (docs/holdback.md).
+ */
+export interface HoldbackQuote {
+  tier: number;
+  held: bigint;
+  escrow: Address;
+}
+
 export type FeedbackArgs = Omit<EmitFeedbackInstructionDataArgs, 'facilitator'>;
 
 /** The feedback a channel's close gives (its value is the channel's settled amount). */
@@ -172,6 +187,8 @@ export class Builder {
   /**
    * The committing gate: instruction one of a settlement (see `compose`). `deadline` (unix
    * seconds) is the last moment the payment may land: an x402 challenge's expiry.
+   * `holdback`: under a payer policy with a holdback schedule, the payee tier the terms were
+   * quoted for and, when a share is held, the escrow it goes to (docs/holdback.md).
    */
   async gatePaymentStrict(
     p: PaymentArgs,
@@ -180,6 +197,7 @@ export class Builder {
     destinationToken: Address,
     att: Attestations = {},
     release?: VaultRelease,
+    holdback?: HoldbackQuote,
   ): Promise<Instruction> {
     const [payerAgent, payeeAgent, vault] = await Promise.all([
       this.pda.agentAccount(p.payerAsset),
@@ -201,9 +219,11 @@ export class Builder {
         vault,
         payerToken: release?.payerToken,
         tokenProgram: release?.tokenProgram,
+        holdbackEscrow: holdback && holdback.held > 0n ? holdback.escrow : undefined,
         amount: p.amount,
         policyId: p.policyId,
         deadline,
+        holdbackTier: holdback ? holdback.tier : null,
       },
       this.gate,
     );
@@ -430,7 +450,8 @@ export class Builder {
    * monthly, lifetime and per-payee daily caps. When `rules.payeeList` names the list account
    * it must be `pda.payeeList` of this policy (see `payeeListRules`); the list is created
    * empty. A payment of more than `approvalThreshold` (0, the default: none) needs the
-   * members' approval of its terms.
+   * members' approval of its terms. `holdback` (null, the default: none) is its holdback
+   * schedule (docs/holdback.md).
    */
   async initPolicy(
     member: TransactionSigner,
@@ -440,11 +461,23 @@ export class Builder {
     params: PolicyParamsArgs,
     rules: PolicyRulesArgs | null = null,
     approvalThreshold: bigint | number = 0n,
+    holdback: HoldbackScheduleArgs | null = null,
   ): Promise<Instruction> {
     const mint = params.mint === SYSTEM_PROGRAM ? undefined : params.mint;
     const payeeList = !rules || rules.payeeList === SYSTEM_PROGRAM ? undefined : rules.payeeList;
     const ix = getInitPolicyInstruction(
-      { member, ...(await this.policyAccounts(asset, policyId)), mint, payeeList, asset, policyId, params, rules, approvalThreshold },
+      {
+        member,
+        ...(await this.policyAccounts(asset, policyId)),
+        mint,
+        payeeList,
+        asset,
+        policyId,
+        params,
+        rules,
+        approvalThreshold,
+        holdback,
+      },
       this.policyVault,
     );
     return withCosigners(ix, cosigners);

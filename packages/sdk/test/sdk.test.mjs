@@ -340,6 +340,7 @@ test('attestations: a new attestor attests (Ed25519-verified) and revokes in rea
         unratedTreatment: 1,
         requiredCapability: capability,
         acceptedAttestors: attestors,
+        holdback: { maxShareBps: 0, maxHoldSecs: 0, arbiters: [SYSTEM_PROGRAM, SYSTEM_PROGRAM] },
       },
       { programAddress: ids.policyVault },
     );

@@ -168,8 +168,8 @@ test('a Token-2022 mint names its transfer hook program, as the Rust SDK reads i
 test('policies decode at the documented offsets, with and without limits; PaymentApproval decodes at its offsets', async () => {
   const { decodePolicy, policyRules, approvalThresholdOf, needsApproval, decodePaymentApproval } = await import('../dist/chain.js');
   const { POLICY_ACCOUNT_DISCRIMINATOR, getPaymentApprovalEncoder } = await import('../dist/generated/policy_vault/accounts/index.js');
-  // No limits: the head (345 bytes), then two absent sections.
-  const policy = new Uint8Array(347);
+  // No limits: the head (345 bytes), then three absent sections (limits, slots, holdback).
+  const policy = new Uint8Array(348);
   policy.set(POLICY_ACCOUNT_DISCRIMINATOR, 0);
   new DataView(policy.buffer).setBigUint64(336, 500n, true);
   policy[344] = 1;
@@ -180,7 +180,7 @@ test('policies decode at the documented offsets, with and without limits; Paymen
   assert.equal(needsApproval(p, 500n), false, 'at the threshold: no approval');
   assert.equal(needsApproval(p, 501n), true);
   // Limits without a per-payee cap: the rules at 346 (monthly cap at 523), no slots.
-  const limited = new Uint8Array(572);
+  const limited = new Uint8Array(573);
   limited.set(policy, 0);
   limited[345] = 1;
   new DataView(limited.buffer).setBigUint64(523, 4_000n, true);

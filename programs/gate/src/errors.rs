@@ -191,7 +191,9 @@ pub enum GateError {
     HoldbackEscrowInvalid,
     #[msg("the policy's arbiter is a key of the payer (its wallet, owner or agent wallet): a payer never arbitrates its own disputes")]
     ArbiterIsPayer,
-    #[msg("the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow")]
+    #[msg(
+        "the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow"
+    )]
     HoldbackTransferHook,
     #[msg("the hold has not ended: the held share is released from hold_until")]
     HoldbackNotDue,
@@ -209,7 +211,9 @@ pub enum GateError {
     HoldbackNotHeld,
     #[msg("to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back")]
     HoldbackRecipientMismatch,
-    #[msg("escrow / mint / token_program: not the escrow, mint or token program of the held share")]
+    #[msg(
+        "escrow / mint / token_program: not the escrow, mint or token program of the held share"
+    )]
     HoldbackEscrowMismatch,
     #[msg("payee_signer: the payee agent's live owner or its agent wallet refunds a held share")]
     NotPaymentPayee,

@@ -143,7 +143,11 @@ impl HeldShare {
 
     /// The arbiter's decision at `now`: only of a dispute, within its arbitration period.
     pub fn arbitrate(&self, uphold: bool, now: i64) -> Result<HoldState> {
-        require_keys_neq!(self.arbiter, Pubkey::default(), GateError::HoldbackNoArbiter);
+        require_keys_neq!(
+            self.arbiter,
+            Pubkey::default(),
+            GateError::HoldbackNoArbiter
+        );
         match self.state {
             HoldState::Disputed if now < self.arbitration_ends => Ok(if uphold {
                 HoldState::Upheld
@@ -223,7 +227,10 @@ mod tests {
         assert!(s.dispute(now, 3, [1; 32]));
         assert_eq!(s.state, HoldState::Disputed);
         assert_eq!(s.arbitration_ends, now + ARBITRATION_SECS);
-        assert_eq!((s.dispute_feedback_index, s.dispute_seal_hash), (3, [1; 32]));
+        assert_eq!(
+            (s.dispute_feedback_index, s.dispute_seal_hash),
+            (3, [1; 32])
+        );
         assert!(!s.dispute(now, 4, [2; 32]), "disputed once");
         // Nobody releases it during the arbitration; from its end, anyone, to the payee.
         assert_eq!(

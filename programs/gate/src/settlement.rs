@@ -69,7 +69,9 @@ impl TxInstruction for Instruction {
 /// Where the payment part starts in a settlement of `count` instructions whose payment part
 /// has `len` instructions: it ends the transaction, after a prefix of at most [`MAX_PREFIX`].
 pub fn payment_start(count: u16, len: u16) -> Option<u16> {
-    count.checked_sub(len).filter(|prefix| *prefix <= MAX_PREFIX)
+    count
+        .checked_sub(len)
+        .filter(|prefix| *prefix <= MAX_PREFIX)
 }
 
 /// The length of the payment part that starts at `start` of `count`: 3, or 4 with a
@@ -618,7 +620,10 @@ mod tests {
         let starts: Vec<Option<u16>> = (0..7).map(|n| payment_start(n, 3)).collect();
         assert_eq!(starts, [None, None, None, Some(0), Some(1), Some(2), None]);
         let held: Vec<Option<u16>> = (0..8).map(|n| payment_start(n, 4)).collect();
-        assert_eq!(held, [None, None, None, None, Some(0), Some(1), Some(2), None]);
+        assert_eq!(
+            held,
+            [None, None, None, None, Some(0), Some(1), Some(2), None]
+        );
         // Seen from the gate's own index, one length or the other.
         assert_eq!(payment_len(0, 3), Some(3));
         assert_eq!(payment_len(0, 4), Some(4));
@@ -736,7 +741,9 @@ mod tests {
         let n = unheld.len() as u16;
         let load = |i: u16| unheld.get(usize::from(i)).cloned();
         assert_eq!(
-            settled_payment(n - 1, n, load, &e.args.payee_asset).unwrap().held,
+            settled_payment(n - 1, n, load, &e.args.payee_asset)
+                .unwrap()
+                .held,
             None
         );
     }

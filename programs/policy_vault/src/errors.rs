@@ -171,7 +171,9 @@ pub enum PolicyVaultError {
     HoldbackHoldOutOfRange,
     #[msg("holdback: a share needs a hold and a hold a share (both zero: nothing held)")]
     HoldbackTermIncomplete,
-    #[msg("holdback.terms: a better payee tier never holds back more, or longer, than a worse one")]
+    #[msg(
+        "holdback.terms: a better payee tier never holds back more, or longer, than a worse one"
+    )]
     HoldbackNotDecreasing,
     #[msg("holdback.terms: no term holds anything back (give no schedule instead)")]
     HoldbackScheduleEmpty,

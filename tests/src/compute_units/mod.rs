@@ -1290,6 +1290,7 @@ mod tests {
                     amount: 1,
                     policy_id: 1,
                     deadline: 0,
+                    holdback_tier: None,
                 }
                 .data(),
             ),

@@ -194,6 +194,7 @@ impl Env {
             compute_budget: Default::default(),
             funding: payer.funding,
             approval: None,
+            holdback: None,
         }
     }
 

@@ -98,6 +98,7 @@ impl Bound {
                 payer_token,
                 token_program: self.program,
             }),
+            None,
         );
         // The release's transfer needs the hook's accounts too.
         ix.accounts.extend(self.hook.iter().cloned());

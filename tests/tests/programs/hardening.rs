@@ -463,9 +463,19 @@ async fn finding_7_the_prefix_is_the_only_relaxation() {
             with([budget(Some(400_000), Some(1)), vec![other.clone()]].concat()),
             G::SettlementLayoutInvalid,
         ),
-        // Anything after the payment.
+        // Anything after the payment: read as a held payment's four instructions, whose
+        // second transfer is missing.
         (
             [payment.to_vec(), budget(None, Some(1))].concat(),
+            G::TransferMissing,
+        ),
+        (
+            [
+                payment.to_vec(),
+                budget(None, Some(1)),
+                budget(Some(400_000), None),
+            ]
+            .concat(),
             G::SettlementLayoutInvalid,
         ),
     ];

@@ -401,7 +401,7 @@ async fn audit5_l4_a_prefunded_policy_address_does_not_block_init_policy() {
             .await
             .unwrap();
         let limits = (rules != PolicyRules::default()).then_some(&rules);
-        assert_eq!(account.data.len(), PolicyAccount::space(limits));
+        assert_eq!(account.data.len(), PolicyAccount::space(limits, false));
         assert_eq!(account.owner, policy_vault::ID);
         let rent = w.ctx.banks_client.get_rent().await.unwrap();
         assert_eq!(

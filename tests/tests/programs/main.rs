@@ -12,6 +12,7 @@ mod decisions;
 mod engine_standin;
 mod funding;
 mod hardening;
+mod holdback;
 mod instruction_data;
 mod limits;
 mod records;

@@ -33,9 +33,11 @@ async fn settle(w: &mut World, payer: &Agent, payee: &Agent) -> [u8; 32] {
 }
 
 /// The settlement's strict gate with `deadline` instead of the world's (its last argument).
+/// The strict gate `ix` with another deadline (its data ends with the deadline, then the
+/// holdback tier's one byte when none is quoted).
 fn with_deadline(mut ix: Instruction, deadline: i64) -> Instruction {
-    let at = ix.data.len() - 8;
-    ix.data[at..].copy_from_slice(&deadline.to_le_bytes());
+    let at = ix.data.len() - 9;
+    ix.data[at..at + 8].copy_from_slice(&deadline.to_le_bytes());
     ix
 }
 
@@ -65,7 +67,7 @@ async fn a_log_closes_only_after_its_window_and_its_rent_goes_back_to_its_facili
     let rent = lamports(&mut w, &log).await;
     assert_eq!(
         raw_account(&mut w.ctx, &log).await.unwrap().data.len(),
-        8 + <FeedbackLog as anchor_lang::Space>::INIT_SPACE
+        FeedbackLog::space(false)
     );
     let stranger = funded_keypair(&mut w.ctx).await;
 

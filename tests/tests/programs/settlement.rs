@@ -101,6 +101,7 @@ async fn the_strict_gate_alone_is_rejected() {
         w.send_settlement(&payer, &swapped).await,
         g(G::SettlementLayoutInvalid),
     );
+    // Four instructions read as a held payment's, whose second transfer is missing.
     let extra = [
         ixs[0].clone(),
         ixs[1].clone(),
@@ -109,7 +110,7 @@ async fn the_strict_gate_alone_is_rejected() {
     ];
     assert_code(
         w.send_settlement(&payer, &extra).await,
-        g(G::SettlementLayoutInvalid),
+        g(G::TransferMissing),
     );
     assert_eq!(w.counters(&payer).await, (0, 0, 0));
 }

@@ -484,7 +484,7 @@ async fn an_acceptance_policy_of_a_shorter_layout_grows_when_replaced() {
         .await
         .unwrap();
     let full = older.data.len();
-    assert_eq!(full, 152);
+    assert_eq!(full, 222);
     older.data.truncate(full - 1);
     older.lamports = rent.minimum_balance(full - 1);
     w.ctx.set_account(&address, &older.into());

@@ -202,6 +202,7 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
                 unrated_treatment: 1,
                 required_capability: capability,
                 accepted_attestors: attestors,
+                holdback: Default::default(),
             },
         )
     };

@@ -463,6 +463,7 @@ fn approval_builders(s: &Services) -> Value {
             compute_budget: budget,
             funding,
             approval: None,
+            holdback: None,
         };
         t.approval = Some(ApprovalUse {
             address: b.pda.approval(&t.approval_terms()),

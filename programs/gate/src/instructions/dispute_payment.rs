@@ -1,11 +1,11 @@
 use super::helpers::feedback::*;
+use super::holdback::response;
 use crate::errors::GateError;
 use crate::events::PaymentDisputed;
 use crate::state::{seeds, DisputeRecord, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
-use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
-use super::holdback::response;
 use trust_gate_program_common::external::agent_account;
+use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
 use trust_gate_program_common::{pda_account, runtime};
 
 /// The score a dispute records in the registry.
@@ -106,8 +106,9 @@ pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -
     );
     // The dispute's feedback is the payee's next one: its index and seal are what the
     // outcome of a held share's dispute answers.
-    let feedback_index = agent_account::feedback_count(&ctx.accounts.target.agent_account.try_borrow_data()?)
-        .ok_or(GateError::AgentAccountInvalid)?;
+    let feedback_index =
+        agent_account::feedback_count(&ctx.accounts.target.agent_account.try_borrow_data()?)
+            .ok_or(GateError::AgentAccountInvalid)?;
     let seal_hash = response::dispute_seal_hash(&feedback_uri);
     let froze = match ctx.accounts.feedback_log.holdback.as_mut() {
         Some(share) => share.dispute(clock.unix_timestamp, feedback_index, seal_hash),

@@ -4,9 +4,9 @@ use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
 use crate::holdback::{HeldShare, HoldState};
 use crate::settlement;
-use policy_vault::state::PolicyAccount;
 use crate::state::{seeds, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
+use policy_vault::state::PolicyAccount;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
 use trust_gate_program_common::{pda_account, probe, runtime};
 
@@ -212,7 +212,9 @@ fn held_share(
     let rule = PolicyAccount::holdback_in(&policy.try_borrow_data()?)
         .ok_or(GateError::HoldbackNotInPolicy)?;
     // The strict gate compared the quoted tier with the decision's.
-    let tier = settled.holdback_tier.ok_or(GateError::HoldbackTierMissing)?;
+    let tier = settled
+        .holdback_tier
+        .ok_or(GateError::HoldbackTierMissing)?;
     let term = rule
         .terms
         .get(usize::from(tier))

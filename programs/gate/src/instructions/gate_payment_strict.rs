@@ -12,8 +12,8 @@ use policy_vault::engine::{Decision, Holdback};
 use policy_vault::state::PolicyAccount;
 use trust_gate_program_common::external::live_agent::LiveAgent;
 use trust_gate_program_common::external::{agent_account, ids};
-use trust_gate_program_common::token_mint;
 use trust_gate_program_common::probe;
+use trust_gate_program_common::token_mint;
 
 #[derive(Accounts)]
 pub struct GatePaymentStrict<'info> {
@@ -165,11 +165,8 @@ fn check_holdback(
     // The escrow pays out by a transfer the gate signs, which could not carry a hook's
     // accounts.
     require!(
-        token_mint::transfer_hook_program(
-            a.mint_account.owner,
-            &a.mint_account.try_borrow_data()?
-        )
-        .is_none(),
+        token_mint::transfer_hook_program(a.mint_account.owner, &a.mint_account.try_borrow_data()?)
+            .is_none(),
         GateError::HoldbackTransferHook
     );
     let arbiter = PolicyAccount::holdback_in(&a.evaluation.policy.try_borrow_data()?)

@@ -69,7 +69,10 @@ mod tests {
         assert!(!ArbiterSet::validate(3, &keys[..2]), "threshold above n");
         assert!(!ArbiterSet::validate(1, &[keys[1], keys[0]]), "descending");
         assert!(!ArbiterSet::validate(1, &[keys[0], keys[0]]), "twice");
-        assert!(!ArbiterSet::validate(1, &[Pubkey::default()]), "default key");
+        assert!(
+            !ArbiterSet::validate(1, &[Pubkey::default()]),
+            "default key"
+        );
         assert_ne!(ArbiterSet::id(1, &keys[..2]), ArbiterSet::id(2, &keys[..2]));
     }
 }

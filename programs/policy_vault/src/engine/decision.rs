@@ -277,7 +277,10 @@ mod tests {
                 Some(r)
             );
         }
-        assert_eq!(DenyReason::HoldbackArbiterNotAccepted.strict_error_code(), 6127);
+        assert_eq!(
+            DenyReason::HoldbackArbiterNotAccepted.strict_error_code(),
+            6127
+        );
         for unrelated in [6000, 6016, 6068, 6100, 6115, 6128] {
             assert_eq!(DenyReason::from_strict_error_code(unrelated), None);
         }

@@ -285,7 +285,10 @@ mod tests {
         let all = accepts(MAX_SHARE_BPS, MAX_HOLD_SECS, [Pubkey::default(); 2]);
         let h = |rep: Reputation, mode| holdback(&r, mode, Some(&all), &rep, 1_000_000);
         let tier1 = h(rated(1, 3), GateMode::Immediate).unwrap();
-        assert_eq!((tier1.tier, tier1.share_bps, tier1.held), (1, 1_000, 100_000));
+        assert_eq!(
+            (tier1.tier, tier1.share_bps, tier1.held),
+            (1, 1_000, 100_000)
+        );
         let tier3 = h(rated(1, 3), GateMode::Confirmed).unwrap();
         assert_eq!((tier3.tier, tier3.held), (3, 10_000));
         let unrated = h(Reputation::Unrated, GateMode::Immediate).unwrap();
@@ -316,7 +319,14 @@ mod tests {
         let mut all = rule(Pubkey::default());
         all.terms[0] = term(MAX_SHARE_BPS, 1);
         let any = accepts(MAX_SHARE_BPS, MAX_HOLD_SECS, [Pubkey::default(); 2]);
-        let h = holdback(&all, GateMode::Immediate, Some(&any), &rated(0, 0), u64::MAX).unwrap();
+        let h = holdback(
+            &all,
+            GateMode::Immediate,
+            Some(&any),
+            &rated(0, 0),
+            u64::MAX,
+        )
+        .unwrap();
         assert_eq!(h.held, u64::MAX);
     }
 
@@ -343,7 +353,11 @@ mod tests {
             Err(DenyReason::HoldbackHoldNotAccepted)
         );
         assert_eq!(
-            check(Some(accepts(2_000, WEEK, [Pubkey::new_unique(), Pubkey::default()]))),
+            check(Some(accepts(
+                2_000,
+                WEEK,
+                [Pubkey::new_unique(), Pubkey::default()]
+            ))),
             Err(DenyReason::HoldbackArbiterNotAccepted)
         );
         // Exactly at the limits, the arbiter in either slot.
@@ -381,8 +395,14 @@ mod tests {
             Err(HoldbackConfigError::HoldOutOfRange)
         );
         assert_eq!(with(0, term(2_000, MAX_HOLD_SECS)), Ok(()));
-        assert_eq!(with(4, term(1, 0)), Err(HoldbackConfigError::TermIncomplete));
-        assert_eq!(with(4, term(0, 1)), Err(HoldbackConfigError::TermIncomplete));
+        assert_eq!(
+            with(4, term(1, 0)),
+            Err(HoldbackConfigError::TermIncomplete)
+        );
+        assert_eq!(
+            with(4, term(0, 1)),
+            Err(HoldbackConfigError::TermIncomplete)
+        );
         assert_eq!(
             with(2, term(1_001, 3 * 86_400)),
             Err(HoldbackConfigError::NotDecreasing)
@@ -399,8 +419,14 @@ mod tests {
         };
         assert_eq!(empty.validate(), Err(HoldbackConfigError::Empty));
         let k = Pubkey::new_unique();
-        assert_eq!(accepts(100, 60, [k, k]).validate(), Err(HoldbackConfigError::DuplicateArbiter));
-        assert_eq!(accepts(100, 0, [k, Pubkey::default()]).validate(), Err(HoldbackConfigError::TermIncomplete));
+        assert_eq!(
+            accepts(100, 60, [k, k]).validate(),
+            Err(HoldbackConfigError::DuplicateArbiter)
+        );
+        assert_eq!(
+            accepts(100, 0, [k, Pubkey::default()]).validate(),
+            Err(HoldbackConfigError::TermIncomplete)
+        );
         assert_eq!(AcceptedHoldback::default().validate(), Ok(()));
     }
 

@@ -2,8 +2,8 @@ use super::helpers::mint_check::check_policy_mint;
 use crate::errors::PolicyVaultError;
 use crate::events::{KillSwitchInitialized, PolicyCreated};
 use crate::state::{
-    seeds, vault, HoldbackSchedule, KillSwitchState, PayeeDaySlots, PayeeList, PolicyAccount, PolicyAuthority,
-    PolicyLimits, PolicyParams, PolicyRules, VelocityLedger, POLICY_VERSION,
+    seeds, vault, HoldbackSchedule, KillSwitchState, PayeeDaySlots, PayeeList, PolicyAccount,
+    PolicyAuthority, PolicyLimits, PolicyParams, PolicyRules, VelocityLedger, POLICY_VERSION,
 };
 use anchor_lang::prelude::*;
 use trust_gate_program_common::{pda_account, runtime};

@@ -323,11 +323,13 @@ pub mod at {
     /// Where the `holdback` option's tag is in a policy's `data`: after the sections before
     /// it, which its tags say are there; `None` for data too short to say.
     pub fn holdback_tag(data: &[u8]) -> Option<usize> {
-        Some(match (*data.get(LIMITS_TAG)?, *data.get(PAYEE_TAG).unwrap_or(&0)) {
-            (0, _) => LIMITS_TAG + 2,
-            (_, 0) => PAYEE_TAG + 1,
-            _ => SLOTS_END,
-        })
+        Some(
+            match (*data.get(LIMITS_TAG)?, *data.get(PAYEE_TAG).unwrap_or(&0)) {
+                (0, _) => LIMITS_TAG + 2,
+                (_, 0) => PAYEE_TAG + 1,
+                _ => SLOTS_END,
+            },
+        )
     }
 }
 
@@ -664,7 +666,9 @@ pub(crate) mod tests {
     #[test]
     fn the_reader_reads_what_borsh_stores_at_the_documented_offsets() {
         let cases = [(false, false), (true, false), (true, true)];
-        for ((limits, payee_day), holdback) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+        for ((limits, payee_day), holdback) in
+            cases.into_iter().flat_map(|c| [(c, false), (c, true)])
+        {
             let p = PolicyAccount {
                 holdback: holdback.then(schedule),
                 ..account(limits, payee_day)
@@ -697,7 +701,8 @@ pub(crate) mod tests {
             }
         }
         assert_eq!(
-            [false, true].map(|l| PolicyAccount::space(l.then(PolicyRules::default).as_ref(), false)),
+            [false, true]
+                .map(|l| PolicyAccount::space(l.then(PolicyRules::default).as_ref(), false)),
             [348, 573]
         );
         assert_eq!(8 + PolicyAccount::INIT_SPACE, 1221 + 68);

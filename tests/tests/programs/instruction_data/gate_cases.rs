@@ -18,6 +18,7 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 &key(OTHER),
                 none,
                 None,
+                None,
             ),
             &[
                 // discriminator
@@ -28,6 +29,8 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 "0d0c0b0a",
                 // deadline: 4822678189205111 (0x11223344556677)
                 "7766554433221100",
+                // holdback_tier: None
+                "00",
             ],
         ),
         case(
@@ -235,5 +238,81 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 "5555555555555555555555555555555555555555555555555555555555555555",
             ],
         ),
+        case(
+            "gate",
+            "open_holdback_escrow",
+            b.open_holdback_escrow(&key(SIGNER), &key(PAYEE_ASSET), &key(MINT), &key(OTHER)),
+            &[
+                // discriminator
+                "5dd65adec3224a2e",
+                // payee_asset (0x22 x 32)
+                "2222222222222222222222222222222222222222222222222222222222222222",
+                // mint (0x33 x 32)
+                "3333333333333333333333333333333333333333333333333333333333333333",
+            ],
+        ),
+        case(
+            "gate",
+            "release_holdback",
+            b.release_holdback(&held_payment()),
+            &[
+                // discriminator
+                "caac6ac513dea1d7",
+            ],
+        ),
+        case(
+            "gate",
+            "refund_holdback",
+            b.refund_holdback(&key(SIGNER), &held_payment(), &key(OTHER)),
+            &[
+                // discriminator
+                "f86680427f80601b",
+            ],
+        ),
+        case(
+            "gate",
+            "arbitrate_holdback",
+            b.arbitrate_holdback(&held_payment(), true, &key(OTHER), &[]),
+            &[
+                // discriminator
+                "41535605641220f4",
+                // uphold: true
+                "01",
+            ],
+        ),
+        case(
+            "gate",
+            "create_arbiter_set",
+            b.create_arbiter_set(&key(SIGNER), 2, &[key(PAYEE_ASSET), key(PAYER_ASSET)]),
+            &[
+                // discriminator
+                "907ba8a0a61c6e97",
+                // threshold: 2
+                "02",
+                // members: 2, ascending (0x11 x 32, 0x22 x 32)
+                "02000000",
+                "1111111111111111111111111111111111111111111111111111111111111111",
+                "2222222222222222222222222222222222222222222222222222222222222222",
+            ],
+        ),
     ]
+}
+
+/// A held payment of fixed keys (its moves' data does not depend on them).
+fn held_payment() -> trust_gate_client::holdback::HeldPayment {
+    trust_gate_client::holdback::HeldPayment {
+        facilitator: key(FACILITATOR),
+        payment_id_hash: PAYMENT_ID,
+        payee_asset: key(PAYEE_ASSET),
+        payer_wallet: key(SIGNER),
+        mint: key(MINT),
+        token_program: key(OTHER),
+        escrow: key(ASSET),
+        destination: key(RECOVERY),
+        arbiter: key(SPENDER),
+        held: AMOUNT,
+        hold_until: 0,
+        state: trust_gate_client::holdback::HoldState::Held,
+        disputed: false,
+    }
 }

@@ -13,7 +13,10 @@ use anchor_lang::prelude::Pubkey;
 use anchor_lang::InstructionData;
 use gate::state::ChannelRecord;
 use policy_vault::instructions::{EvaluateArgs, ReleaseArgs};
-use policy_vault::state::{AcceptanceParams, ApprovalTerms, PolicyParams, PolicyRules};
+use policy_vault::state::{
+    AcceptanceParams, ApprovalTerms, HoldbackAcceptance, HoldbackSchedule, HoldbackTerm,
+    PolicyParams, PolicyRules,
+};
 use sha2::{Digest, Sha256};
 use solana_sdk::instruction::Instruction;
 use trust_gate_client::instructions::{Attestations, ChannelFeedback, Claim, FeedbackArgs};

@@ -289,12 +289,14 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 "00",
                 // approval_threshold: 0
                 "0000000000000000",
+                // holdback: None
+                "00",
             ],
         ),
         case(
             "policy_vault",
             "init_policy",
-            b.init_policy(
+            b.init_policy_with_holdback(
                 &s,
                 &cosigners,
                 &asset,
@@ -302,6 +304,13 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 policy_params(),
                 policy_rules(),
                 0x0F0F_0F0F_0000_0006,
+                Some(HoldbackSchedule {
+                    terms: [HoldbackTerm {
+                        share_bps: 0x0201,
+                        hold_secs: 0x0605_0403,
+                    }; 6],
+                    arbiter: key(OTHER),
+                }),
             ),
             &[
                 // discriminator
@@ -370,6 +379,17 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 "050000000e0e0e0e",
                 // approval_threshold: 1085102592318504966 (0xf0f0f0f00000006)
                 "060000000f0f0f0f",
+                // holdback: Some
+                "01",
+                // holdback.terms: 6 x (share_bps 513 (0x201), hold_secs 100992003 (0x6050403))
+                "010203040506",
+                "010203040506",
+                "010203040506",
+                "010203040506",
+                "010203040506",
+                "010203040506",
+                // holdback.arbiter (0xf2 x 32)
+                "f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2f2",
             ],
         ),
         case(
@@ -475,6 +495,11 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                     unrated_treatment: 0x05,
                     required_capability: CAPABILITY,
                     accepted_attestors: [key(0xB1), key(0xB2)],
+                    holdback: HoldbackAcceptance {
+                        max_share_bps: 0x0102,
+                        max_hold_secs: 0x0304_0506,
+                        arbiters: [key(0xC1), key(0xC2)],
+                    },
                 },
             ),
             &[
@@ -498,6 +523,13 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1",
                 // params.accepted_attestors[1] (0xb2 x 32)
                 "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2",
+                // params.holdback.max_share_bps: 258 (0x102)
+                "0201",
+                // params.holdback.max_hold_secs: 50595078 (0x3040506)
+                "06050403",
+                // params.holdback.arbiters (0xc1 x 32, 0xc2 x 32)
+                "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1",
+                "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2",
             ],
         ),
         case(

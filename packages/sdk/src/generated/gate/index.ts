@@ -11,3 +11,4 @@ export * from "./errors/index.js";
 export * from "./instructions/index.js";
 export * from "./pdas/index.js";
 export * from "./programs/index.js";
+export * from "./types/index.js";

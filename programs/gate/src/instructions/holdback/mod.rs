@@ -15,3 +15,4 @@ pub use open_escrow::*;
 pub use payout::*;
 pub use refund::*;
 pub use release::*;
+pub use response::*;

@@ -49,11 +49,20 @@ pub fn open_holdback_escrow(
     let program = a.token_program.to_account_info();
     let space = token_account::account_size(&program, &a.mint_account)?;
     let bump = [ctx.bumps.escrow];
-    let signer: &[&[u8]] = &[seeds::HOLDBACK_ESCROW, payee_asset.as_ref(), mint.as_ref(), &bump];
+    let signer: &[&[u8]] = &[
+        seeds::HOLDBACK_ESCROW,
+        payee_asset.as_ref(),
+        mint.as_ref(),
+        &bump,
+    ];
     pda_account::create_pda(&a.payer, &a.escrow, program.key, space, signer)?;
     invoke(
         &token_account::initialize_account3(program.key, a.escrow.key, &mint, &authority::ADDRESS),
-        &[a.escrow.to_account_info(), a.mint_account.to_account_info(), program],
+        &[
+            a.escrow.to_account_info(),
+            a.mint_account.to_account_info(),
+            program,
+        ],
     )?;
     Ok(())
 }

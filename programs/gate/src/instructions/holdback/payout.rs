@@ -1,6 +1,6 @@
 //! Paying a held share out of the escrow: the accounts every move takes, and the transfer.
 
-use super::response;
+use super::response::*;
 use crate::errors::GateError;
 use crate::events::HoldbackPaidOut;
 use crate::holdback::{authority, HeldShare, HoldState};
@@ -31,13 +31,32 @@ pub struct HeldPayout<'info> {
     pub holdback_authority: UncheckedAccount<'info>,
     /// CHECK: the escrow's token program (compared with the escrow's owner).
     pub token_program: UncheckedAccount<'info>,
-    /// The payee's registry accounts, needed when the move ends a dispute: its outcome is
-    /// attached to the dispute's feedback (`append_response`). The payee's refund needs
-    /// `agent_account` and `payee_asset` always.
-    pub response: response::ResponseAccounts<'info>,
+    /// The payee's AgentAccount and asset: needed by the payee's refund (who may sign) and
+    /// when the move ends a dispute, whose outcome is attached to the dispute's feedback
+    /// (`append_response`) with the facilitator's GateAuthority (the feedback's client) and
+    /// the registry program.
+    /// CHECK: owner, layout and asset checked when used (`ResponseAccounts::payee`).
+    #[account(mut)]
+    pub agent_account: Option<UncheckedAccount<'info>>,
+    /// CHECK: the log's payee (compared when used).
+    pub payee_asset: Option<UncheckedAccount<'info>>,
+    /// CHECK: read as the log facilitator's GateAuthority when used.
+    pub gate_authority: Option<UncheckedAccount<'info>>,
+    /// CHECK: the agent registry program (address compared when used).
+    pub registry_program: Option<UncheckedAccount<'info>>,
 }
 
 impl<'info> HeldPayout<'info> {
+    /// The payee's registry accounts, as given.
+    pub fn response(&self) -> ResponseAccounts<'_, 'info> {
+        ResponseAccounts {
+            agent_account: self.agent_account.as_deref(),
+            payee_asset: self.payee_asset.as_deref(),
+            gate_authority: self.gate_authority.as_deref(),
+            registry_program: self.registry_program.as_deref(),
+        }
+    }
+
     /// The log's held share (`HoldbackNotHeld` for a payment that held nothing).
     pub fn share(&self) -> Result<HeldShare> {
         self.feedback_log
@@ -83,7 +102,7 @@ impl<'info> HeldPayout<'info> {
         ];
         cpi::invoke_signed(&ix, &infos, &[&[authority::SEED, &[authority::BUMP]]])?;
         if share.ends_dispute() {
-            self.response
+            self.response()
                 .answer(log, &share, next, &self.holdback_authority)?;
         }
         runtime::emit(&HoldbackPaidOut {

@@ -14,8 +14,11 @@ pub struct RefundHoldback<'info> {
 /// disputed or not.
 pub fn refund_holdback(ctx: Context<RefundHoldback>) -> Result<()> {
     let payout = &mut ctx.accounts.payout;
-    let (agent_account, asset) = payout.response.payee(&payout.feedback_log)?;
-    let payee = agent(agent_account, asset)?;
+    let payee = {
+        let response = payout.response();
+        let (agent_account, asset) = response.payee(&payout.feedback_log)?;
+        agent(agent_account, asset)?
+    };
     require!(
         payee.may_sign(ctx.accounts.payee_signer.key),
         GateError::NotPaymentPayee

@@ -14,32 +14,28 @@ use trust_gate_program_common::cpi;
 use trust_gate_program_common::external::instructions::{append_response_data, AppendResponseArgs};
 use trust_gate_program_common::external::{agent_account, ids};
 
-/// The payee's registry accounts a dispute's outcome needs.
-#[derive(Accounts)]
-pub struct ResponseAccounts<'info> {
-    /// The payee's AgentAccount (owner, layout and asset checked when used).
-    /// CHECK: verified as described above.
-    #[account(mut)]
-    pub agent_account: Option<UncheckedAccount<'info>>,
-    /// CHECK: the payee's asset (the log's payee).
-    pub payee_asset: Option<UncheckedAccount<'info>>,
+/// The payee's registry accounts a dispute's outcome needs (the optional accounts of
+/// [`super::payout::HeldPayout`]).
+pub struct ResponseAccounts<'a, 'info> {
+    pub agent_account: Option<&'a AccountInfo<'info>>,
+    pub payee_asset: Option<&'a AccountInfo<'info>>,
     /// The facilitator's GateAuthority: the dispute feedback's client.
-    /// CHECK: read as the log facilitator's GateAuthority when used.
-    pub gate_authority: Option<UncheckedAccount<'info>>,
-    /// CHECK: the agent registry program (address checked when used).
-    pub registry_program: Option<UncheckedAccount<'info>>,
+    pub gate_authority: Option<&'a AccountInfo<'info>>,
+    pub registry_program: Option<&'a AccountInfo<'info>>,
 }
 
-impl<'info> ResponseAccounts<'info> {
+impl<'a, 'info> ResponseAccounts<'a, 'info> {
     /// The payee's AgentAccount and asset, checked to be the log's payee's.
-    pub fn payee(&self, log: &FeedbackLog) -> Result<(&AccountInfo<'info>, &AccountInfo<'info>)> {
-        let (Some(account), Some(asset)) = (&self.agent_account, &self.payee_asset) else {
+    pub fn payee(
+        &self,
+        log: &FeedbackLog,
+    ) -> Result<(&'a AccountInfo<'info>, &'a AccountInfo<'info>)> {
+        let (Some(account), Some(asset)) = (self.agent_account, self.payee_asset) else {
             return err!(GateError::ResponseAccountsMissing);
         };
         require_keys_eq!(asset.key(), log.payee_asset, GateError::AssetMismatch);
         require!(
-            account.owner == &ids::AGENT_REGISTRY
-                && agent_account::info_is_agent_account(account),
+            account.owner == &ids::AGENT_REGISTRY && agent_account::info_is_agent_account(account),
             GateError::AgentAccountInvalid
         );
         require!(
@@ -60,10 +56,14 @@ impl<'info> ResponseAccounts<'info> {
         responder: &AccountInfo<'info>,
     ) -> Result<()> {
         let (account, asset) = self.payee(log)?;
-        let (Some(client), Some(registry)) = (&self.gate_authority, &self.registry_program) else {
+        let (Some(client), Some(registry)) = (self.gate_authority, self.registry_program) else {
             return err!(GateError::ResponseAccountsMissing);
         };
-        require_keys_eq!(registry.key(), ids::AGENT_REGISTRY, GateError::ResponseAccountsMissing);
+        require_keys_eq!(
+            registry.key(),
+            ids::AGENT_REGISTRY,
+            GateError::ResponseAccountsMissing
+        );
         GateAuthority::read_for(client, &log.facilitator)?;
         let args = AppendResponseArgs {
             client_address: client.key(),
@@ -81,7 +81,7 @@ impl<'info> ResponseAccounts<'info> {
             ],
             data: append_response_data(&args),
         };
-        let infos = [responder, account, asset, registry.as_ref()];
+        let infos = [responder, account, asset, registry];
         cpi::invoke_signed(&ix, &infos, &[&[authority::SEED, &[authority::BUMP]]])?;
         Ok(())
     }

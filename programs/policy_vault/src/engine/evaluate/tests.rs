@@ -1045,8 +1045,13 @@ fn an_allow_reports_the_holdback_of_the_payees_tier() {
     i.acceptance = Some(&acceptance);
     let e = evaluate(&i);
     assert_eq!(e.decision, Decision::Allow);
-    let h = e.holdback.expect("a policy with a schedule reports its terms");
-    assert_eq!((h.tier, h.share_bps, h.hold_secs, h.held), (3, 1_000, 3_600, 100));
+    let h = e
+        .holdback
+        .expect("a policy with a schedule reports its terms");
+    assert_eq!(
+        (h.tier, h.share_bps, h.hold_secs, h.held),
+        (3, 1_000, 3_600, 100)
+    );
     assert_eq!(Holdback::from_wire(&e.to_wire()), Some(h));
     // An unrated payee's 20 % is more than the payee accepts.
     i.payee = party(2, Reputation::Unrated);

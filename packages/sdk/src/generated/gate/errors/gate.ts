@@ -170,6 +170,50 @@ export const GATE_ERROR__CHANNEL_STILL_OPEN = 0x17bc; // 6076
 export const GATE_ERROR__APPROVAL_REQUIRED = 0x17bd; // 6077
 /** MintDecimalsTooLarge: the mint has more than 18 decimals: the channel's feedback could never state its value (value_decimals 0..=18), so it could never close through the gate */
 export const GATE_ERROR__MINT_DECIMALS_TOO_LARGE = 0x17be; // 6078
+/** HoldbackTierMissing: holdback_tier: the payer's policy holds back by the payee's tier, so the settlement names the tier its terms were quoted for (rebuild it from the challenge) */
+export const GATE_ERROR__HOLDBACK_TIER_MISSING = 0x17bf; // 6079
+/** HoldbackNotInPolicy: holdback_tier: the payer's policy has no holdback schedule */
+export const GATE_ERROR__HOLDBACK_NOT_IN_POLICY = 0x17c0; // 6080
+/** HoldbackTierMoved: the payee's tier moved since the challenge, and with it the holdback: rebuild the settlement with the new terms */
+export const GATE_ERROR__HOLDBACK_TIER_MOVED = 0x17c1; // 6081
+/** HoldbackTransferMismatch: the transfers do not hold back what the payer's policy sets for the payee's tier: [TransferChecked of amount - held to the payee, TransferChecked of held to the escrow] when something is held, one transfer otherwise */
+export const GATE_ERROR__HOLDBACK_TRANSFER_MISMATCH = 0x17c2; // 6082
+/** HoldbackEscrowInvalid: holdback_escrow: not a token account of the mint whose authority is the gate's holdback authority, or not the second transfer's destination */
+export const GATE_ERROR__HOLDBACK_ESCROW_INVALID = 0x17c3; // 6083
+/** ArbiterIsPayer: the policy's arbiter is a key of the payer (its wallet, owner or agent wallet): a payer never arbitrates its own disputes */
+export const GATE_ERROR__ARBITER_IS_PAYER = 0x17c4; // 6084
+/** HoldbackTransferHook: the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow */
+export const GATE_ERROR__HOLDBACK_TRANSFER_HOOK = 0x17c5; // 6085
+/** HoldbackNotDue: the hold has not ended: the held share is released from hold_until */
+export const GATE_ERROR__HOLDBACK_NOT_DUE = 0x17c6; // 6086
+/** HoldbackDisputed: the held share is disputed: it moves only by the payee's refund, the arbiter's decision, or a release once the arbitration period has ended */
+export const GATE_ERROR__HOLDBACK_DISPUTED = 0x17c7; // 6087
+/** HoldbackPaidOut: the held share was already paid out */
+export const GATE_ERROR__HOLDBACK_PAID_OUT = 0x17c8; // 6088
+/** HoldbackNoArbiter: the payer's policy named no arbiter: a dispute ends with the payee's refund, or in its favour once the arbitration period has ended */
+export const GATE_ERROR__HOLDBACK_NO_ARBITER = 0x17c9; // 6089
+/** ArbitrationClosed: the arbitration period has ended: the held share is the payee's (release it) */
+export const GATE_ERROR__ARBITRATION_CLOSED = 0x17ca; // 6090
+/** HoldbackNotDisputed: the held share is not disputed: there is nothing to arbitrate */
+export const GATE_ERROR__HOLDBACK_NOT_DISPUTED = 0x17cb; // 6091
+/** HoldbackNotHeld: the payment was not held back: its log records no held share */
+export const GATE_ERROR__HOLDBACK_NOT_HELD = 0x17cc; // 6092
+/** HoldbackRecipientMismatch: to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back */
+export const GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH = 0x17cd; // 6093
+/** HoldbackEscrowMismatch: escrow / mint / token_program: not the escrow, mint or token program of the held share */
+export const GATE_ERROR__HOLDBACK_ESCROW_MISMATCH = 0x17ce; // 6094
+/** NotPaymentPayee: payee_signer: the payee agent's live owner or its agent wallet refunds a held share */
+export const GATE_ERROR__NOT_PAYMENT_PAYEE = 0x17cf; // 6095
+/** ArbiterSignatureMissing: arbiter: the policy's arbiter must sign, or as many members of its arbiter set as its threshold (the payer's wallet never counts) */
+export const GATE_ERROR__ARBITER_SIGNATURE_MISSING = 0x17d0; // 6096
+/** HoldbackOutstanding: the held share is still in the escrow: the log closes once it is released, refunded or arbitrated */
+export const GATE_ERROR__HOLDBACK_OUTSTANDING = 0x17d1; // 6097
+/** ArbiterSetInvalid: members: 1 to 5 keys in ascending order, none the default key; threshold: 1 to the number of members */
+export const GATE_ERROR__ARBITER_SET_INVALID = 0x17d2; // 6098
+/** ResponseAccountsMissing: the dispute's outcome needs the payee's registry accounts (agent_account, payee_asset, gate_authority, registry_program) to answer the dispute's feedback */
+export const GATE_ERROR__RESPONSE_ACCOUNTS_MISSING = 0x17d3; // 6099
+/** ChannelHoldback: the payer's policy holds back a share from this payee, and a channel pays its payee in full: pay with the exact scheme */
+export const GATE_ERROR__CHANNEL_HOLDBACK = 0x17d4; // 6100
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -186,12 +230,24 @@ export const GATE_ERROR__SPENDING_LIFETIME_EXCEEDED = 0x17e9; // 6121
 export const GATE_ERROR__PAYEE_DAILY_EXCEEDED = 0x17ea; // 6122
 /** PayeeSlotsFull: payment denied by the payer's policy: deny reason 23 (PayeeSlotsFull) */
 export const GATE_ERROR__PAYEE_SLOTS_FULL = 0x17eb; // 6123
+/** HoldbackNotAccepted: payment denied by the payer's policy: deny reason 24 (HoldbackNotAccepted) */
+export const GATE_ERROR__HOLDBACK_NOT_ACCEPTED = 0x17ec; // 6124
+/** HoldbackShareNotAccepted: payment denied by the payer's policy: deny reason 25 (HoldbackShareNotAccepted) */
+export const GATE_ERROR__HOLDBACK_SHARE_NOT_ACCEPTED = 0x17ed; // 6125
+/** HoldbackHoldNotAccepted: payment denied by the payer's policy: deny reason 26 (HoldbackHoldNotAccepted) */
+export const GATE_ERROR__HOLDBACK_HOLD_NOT_ACCEPTED = 0x17ee; // 6126
+/** HoldbackArbiterNotAccepted: payment denied by the payer's policy: deny reason 27 (HoldbackArbiterNotAccepted) */
+export const GATE_ERROR__HOLDBACK_ARBITER_NOT_ACCEPTED = 0x17ef; // 6127
 
 export type GateError =
   | typeof GATE_ERROR__AGENT_ACCOUNT_INVALID
   | typeof GATE_ERROR__AGENT_ASSET_INVALID
   | typeof GATE_ERROR__AMOUNT_ZERO
   | typeof GATE_ERROR__APPROVAL_REQUIRED
+  | typeof GATE_ERROR__ARBITER_IS_PAYER
+  | typeof GATE_ERROR__ARBITER_SET_INVALID
+  | typeof GATE_ERROR__ARBITER_SIGNATURE_MISSING
+  | typeof GATE_ERROR__ARBITRATION_CLOSED
   | typeof GATE_ERROR__ASSET_MISMATCH
   | typeof GATE_ERROR__ATOM_STATS_SCHEMA_MISMATCH
   | typeof GATE_ERROR__ATOM_STATS_WRONG_OWNER
@@ -203,6 +259,7 @@ export type GateError =
   | typeof GATE_ERROR__CHANNEL_BUNDLE_INVALID
   | typeof GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID
   | typeof GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH
+  | typeof GATE_ERROR__CHANNEL_HOLDBACK
   | typeof GATE_ERROR__CHANNEL_NOT_SEALED
   | typeof GATE_ERROR__CHANNEL_OPEN_MISMATCH
   | typeof GATE_ERROR__CHANNEL_STILL_OPEN
@@ -226,12 +283,32 @@ export type GateError =
   | typeof GATE_ERROR__FEEDBACK_PAYEE_MISMATCH
   | typeof GATE_ERROR__FEEDBACK_URI_TOO_LONG
   | typeof GATE_ERROR__FEEDBACK_VALUE_MISMATCH
+  | typeof GATE_ERROR__HOLDBACK_ARBITER_NOT_ACCEPTED
+  | typeof GATE_ERROR__HOLDBACK_DISPUTED
+  | typeof GATE_ERROR__HOLDBACK_ESCROW_INVALID
+  | typeof GATE_ERROR__HOLDBACK_ESCROW_MISMATCH
+  | typeof GATE_ERROR__HOLDBACK_HOLD_NOT_ACCEPTED
+  | typeof GATE_ERROR__HOLDBACK_NO_ARBITER
+  | typeof GATE_ERROR__HOLDBACK_NOT_ACCEPTED
+  | typeof GATE_ERROR__HOLDBACK_NOT_DISPUTED
+  | typeof GATE_ERROR__HOLDBACK_NOT_DUE
+  | typeof GATE_ERROR__HOLDBACK_NOT_HELD
+  | typeof GATE_ERROR__HOLDBACK_NOT_IN_POLICY
+  | typeof GATE_ERROR__HOLDBACK_OUTSTANDING
+  | typeof GATE_ERROR__HOLDBACK_PAID_OUT
+  | typeof GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH
+  | typeof GATE_ERROR__HOLDBACK_SHARE_NOT_ACCEPTED
+  | typeof GATE_ERROR__HOLDBACK_TIER_MISSING
+  | typeof GATE_ERROR__HOLDBACK_TIER_MOVED
+  | typeof GATE_ERROR__HOLDBACK_TRANSFER_HOOK
+  | typeof GATE_ERROR__HOLDBACK_TRANSFER_MISMATCH
   | typeof GATE_ERROR__KILL_SWITCH_ENGAGED
   | typeof GATE_ERROR__METADATA_URI_TOO_LONG
   | typeof GATE_ERROR__MINT_DECIMALS_TOO_LARGE
   | typeof GATE_ERROR__MINT_INVALID
   | typeof GATE_ERROR__MINT_PERMANENT_DELEGATE
   | typeof GATE_ERROR__MINT_TRANSFER_FEE
+  | typeof GATE_ERROR__NOT_PAYMENT_PAYEE
   | typeof GATE_ERROR__NOT_PAYMENT_PAYER
   | typeof GATE_ERROR__PAYEE_DAILY_EXCEEDED
   | typeof GATE_ERROR__PAYEE_DENIED
@@ -249,6 +326,7 @@ export type GateError =
   | typeof GATE_ERROR__POLICY_NOT_YET_VALID
   | typeof GATE_ERROR__RECIPIENT_MISMATCH
   | typeof GATE_ERROR__RENT_RECIPIENT_MISMATCH
+  | typeof GATE_ERROR__RESPONSE_ACCOUNTS_MISSING
   | typeof GATE_ERROR__SCORE_OUT_OF_RANGE
   | typeof GATE_ERROR__SELF_DEALING
   | typeof GATE_ERROR__SELF_PAYMENT
@@ -282,6 +360,10 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__AGENT_ASSET_INVALID]: `payer_asset or payee_asset is not an MPL Core asset`,
     [GATE_ERROR__AMOUNT_ZERO]: `amount must be greater than 0`,
     [GATE_ERROR__APPROVAL_REQUIRED]: `the amount is above the payer policy's approval threshold: the authority's members approve these terms on chain (policy_vault approve_payment), then the payment passes with the approval among its remaining accounts`,
+    [GATE_ERROR__ARBITER_IS_PAYER]: `the policy's arbiter is a key of the payer (its wallet, owner or agent wallet): a payer never arbitrates its own disputes`,
+    [GATE_ERROR__ARBITER_SET_INVALID]: `members: 1 to 5 keys in ascending order, none the default key; threshold: 1 to the number of members`,
+    [GATE_ERROR__ARBITER_SIGNATURE_MISSING]: `arbiter: the policy's arbiter must sign, or as many members of its arbiter set as its threshold (the payer's wallet never counts)`,
+    [GATE_ERROR__ARBITRATION_CLOSED]: `the arbitration period has ended: the held share is the payee's (release it)`,
     [GATE_ERROR__ASSET_MISMATCH]: `asset account does not match the asset argument`,
     [GATE_ERROR__ATOM_STATS_SCHEMA_MISMATCH]: `Deny 10: reputation account layout or schema mismatch`,
     [GATE_ERROR__ATOM_STATS_WRONG_OWNER]: `Deny 9: reputation account has the wrong owner`,
@@ -293,6 +375,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__CHANNEL_BUNDLE_INVALID]: `a gated channel open is [at most two ComputeBudget, gate_channel_open, the payment-channels program's open, at most two Memo instructions without accounts]`,
     [GATE_ERROR__CHANNEL_DISTRIBUTION_INVALID]: `the channel's distribution must pay 100 % (10000 bps) to the payee agent's recipient`,
     [GATE_ERROR__CHANNEL_FACILITATOR_MISMATCH]: `the facilitator must be the channel's payee and its rent payer, signing`,
+    [GATE_ERROR__CHANNEL_HOLDBACK]: `the payer's policy holds back a share from this payee, and a channel pays its payee in full: pay with the exact scheme`,
     [GATE_ERROR__CHANNEL_NOT_SEALED]: `the channel is not sealed: its settled amount can still change (seal it first: settle_and_seal, or seal after request_close's grace)`,
     [GATE_ERROR__CHANNEL_OPEN_MISMATCH]: `the channel's open must deposit the evaluated amount of the policy's mint from the payer agent's signer, who signs it`,
     [GATE_ERROR__CHANNEL_STILL_OPEN]: `the channel still exists: its record closes with gate_channel_close, once the channel is sealed`,
@@ -316,12 +399,32 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__FEEDBACK_PAYEE_MISMATCH]: `emit_feedback is for another payee`,
     [GATE_ERROR__FEEDBACK_URI_TOO_LONG]: `feedback_uri is longer than 250 bytes`,
     [GATE_ERROR__FEEDBACK_VALUE_MISMATCH]: `the feedback's value and value_decimals must be the settlement's transferred amount and the mint's decimals`,
+    [GATE_ERROR__HOLDBACK_ARBITER_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 27 (HoldbackArbiterNotAccepted)`,
+    [GATE_ERROR__HOLDBACK_DISPUTED]: `the held share is disputed: it moves only by the payee's refund, the arbiter's decision, or a release once the arbitration period has ended`,
+    [GATE_ERROR__HOLDBACK_ESCROW_INVALID]: `holdback_escrow: not a token account of the mint whose authority is the gate's holdback authority, or not the second transfer's destination`,
+    [GATE_ERROR__HOLDBACK_ESCROW_MISMATCH]: `escrow / mint / token_program: not the escrow, mint or token program of the held share`,
+    [GATE_ERROR__HOLDBACK_HOLD_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 26 (HoldbackHoldNotAccepted)`,
+    [GATE_ERROR__HOLDBACK_NO_ARBITER]: `the payer's policy named no arbiter: a dispute ends with the payee's refund, or in its favour once the arbitration period has ended`,
+    [GATE_ERROR__HOLDBACK_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 24 (HoldbackNotAccepted)`,
+    [GATE_ERROR__HOLDBACK_NOT_DISPUTED]: `the held share is not disputed: there is nothing to arbitrate`,
+    [GATE_ERROR__HOLDBACK_NOT_DUE]: `the hold has not ended: the held share is released from hold_until`,
+    [GATE_ERROR__HOLDBACK_NOT_HELD]: `the payment was not held back: its log records no held share`,
+    [GATE_ERROR__HOLDBACK_NOT_IN_POLICY]: `holdback_tier: the payer's policy has no holdback schedule`,
+    [GATE_ERROR__HOLDBACK_OUTSTANDING]: `the held share is still in the escrow: the log closes once it is released, refunded or arbitrated`,
+    [GATE_ERROR__HOLDBACK_PAID_OUT]: `the held share was already paid out`,
+    [GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH]: `to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back`,
+    [GATE_ERROR__HOLDBACK_SHARE_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 25 (HoldbackShareNotAccepted)`,
+    [GATE_ERROR__HOLDBACK_TIER_MISSING]: `holdback_tier: the payer's policy holds back by the payee's tier, so the settlement names the tier its terms were quoted for (rebuild it from the challenge)`,
+    [GATE_ERROR__HOLDBACK_TIER_MOVED]: `the payee's tier moved since the challenge, and with it the holdback: rebuild the settlement with the new terms`,
+    [GATE_ERROR__HOLDBACK_TRANSFER_HOOK]: `the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow`,
+    [GATE_ERROR__HOLDBACK_TRANSFER_MISMATCH]: `the transfers do not hold back what the payer's policy sets for the payee's tier: [TransferChecked of amount - held to the payee, TransferChecked of held to the escrow] when something is held, one transfer otherwise`,
     [GATE_ERROR__KILL_SWITCH_ENGAGED]: `Deny 1: the payer's kill switch is engaged`,
     [GATE_ERROR__METADATA_URI_TOO_LONG]: `metadata_uri is longer than 250 bytes`,
     [GATE_ERROR__MINT_DECIMALS_TOO_LARGE]: `the mint has more than 18 decimals: the channel's feedback could never state its value (value_decimals 0..=18), so it could never close through the gate`,
     [GATE_ERROR__MINT_INVALID]: `mint is not an initialized mint of SPL Token or Token-2022`,
     [GATE_ERROR__MINT_PERMANENT_DELEGATE]: `mint has a Token-2022 permanent delegate: a settled payment could be taken back`,
     [GATE_ERROR__MINT_TRANSFER_FEE]: `mint has the Token-2022 transfer-fee extension: the payee would receive less than amount`,
+    [GATE_ERROR__NOT_PAYMENT_PAYEE]: `payee_signer: the payee agent's live owner or its agent wallet refunds a held share`,
     [GATE_ERROR__NOT_PAYMENT_PAYER]: `only the payer of a settled payment (its transfer authority) may dispute it`,
     [GATE_ERROR__PAYEE_DAILY_EXCEEDED]: `payment denied by the payer's policy: deny reason 22 (PayeeDailyExceeded)`,
     [GATE_ERROR__PAYEE_DENIED]: `payment denied by the payer's policy: deny reason 19 (PayeeDenied)`,
@@ -339,6 +442,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__POLICY_NOT_YET_VALID]: `payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid)`,
     [GATE_ERROR__RECIPIENT_MISMATCH]: `destination_token is not a token account of the mint owned by the payee's recipient`,
     [GATE_ERROR__RENT_RECIPIENT_MISMATCH]: `the rent recipient is not the account that paid the rent (the log's facilitator, the dispute record's rent payer)`,
+    [GATE_ERROR__RESPONSE_ACCOUNTS_MISSING]: `the dispute's outcome needs the payee's registry accounts (agent_account, payee_asset, gate_authority, registry_program) to answer the dispute's feedback`,
     [GATE_ERROR__SCORE_OUT_OF_RANGE]: `score must be 0..=100`,
     [GATE_ERROR__SELF_DEALING]: `the payer and the payee share a key (an owner or an agent wallet): an agent may not pay, and so rate, itself`,
     [GATE_ERROR__SELF_PAYMENT]: `payer_asset and payee_asset are the same agent`,

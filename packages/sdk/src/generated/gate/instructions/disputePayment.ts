@@ -101,7 +101,7 @@ export type DisputePaymentInstruction<
         ? WritableAccount<TAccountGateAuthority>
         : TAccountGateAuthority,
       TAccountFeedbackLog extends string
-        ? ReadonlyAccount<TAccountFeedbackLog>
+        ? WritableAccount<TAccountFeedbackLog>
         : TAccountFeedbackLog,
       TAccountDispute extends string
         ? WritableAccount<TAccountDispute>
@@ -260,8 +260,8 @@ export type DisputePaymentAsyncInput<
   gateAuthority?: Address<TAccountGateAuthority>;
   /**
    * The facilitator's own receipt of the payment; must exist (its stored facilitator and
-   * payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
-   * logs carried a deadline is refused (another discriminator): see docs/settlement.md.
+   * payment id stand for its seeds, see `FeedbackLog::is_for`). Writable: a dispute within
+   * a held payment's hold freezes its share (docs/holdback.md).
    */
   feedbackLog?: Address<TAccountFeedbackLog>;
   /**
@@ -354,7 +354,7 @@ export async function getDisputePaymentInstructionAsync<
     rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     payerSigner: { value: input.payerSigner ?? null, isWritable: false },
     gateAuthority: { value: input.gateAuthority ?? null, isWritable: true },
-    feedbackLog: { value: input.feedbackLog ?? null, isWritable: false },
+    feedbackLog: { value: input.feedbackLog ?? null, isWritable: true },
     dispute: { value: input.dispute ?? null, isWritable: true },
     agentAccount: { value: input.agentAccount ?? null, isWritable: true },
     asset: { value: input.asset ?? null, isWritable: false },
@@ -519,8 +519,8 @@ export type DisputePaymentInput<
   gateAuthority: Address<TAccountGateAuthority>;
   /**
    * The facilitator's own receipt of the payment; must exist (its stored facilitator and
-   * payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
-   * logs carried a deadline is refused (another discriminator): see docs/settlement.md.
+   * payment id stand for its seeds, see `FeedbackLog::is_for`). Writable: a dispute within
+   * a held payment's hold freezes its share (docs/holdback.md).
    */
   feedbackLog: Address<TAccountFeedbackLog>;
   /**
@@ -611,7 +611,7 @@ export function getDisputePaymentInstruction<
     rentPayer: { value: input.rentPayer ?? null, isWritable: true },
     payerSigner: { value: input.payerSigner ?? null, isWritable: false },
     gateAuthority: { value: input.gateAuthority ?? null, isWritable: true },
-    feedbackLog: { value: input.feedbackLog ?? null, isWritable: false },
+    feedbackLog: { value: input.feedbackLog ?? null, isWritable: true },
     dispute: { value: input.dispute ?? null, isWritable: true },
     agentAccount: { value: input.agentAccount ?? null, isWritable: true },
     asset: { value: input.asset ?? null, isWritable: false },
@@ -727,8 +727,8 @@ export type ParsedDisputePaymentInstruction<
     gateAuthority: TAccountMetas[2];
     /**
      * The facilitator's own receipt of the payment; must exist (its stored facilitator and
-     * payment id stand for its seeds, see `FeedbackLog::is_for`). A log written before
-     * logs carried a deadline is refused (another discriminator): see docs/settlement.md.
+     * payment id stand for its seeds, see `FeedbackLog::is_for`). Writable: a dispute within
+     * a held payment's hold freezes its share (docs/holdback.md).
      */
     feedbackLog: TAccountMetas[3];
     /**

@@ -15,6 +15,8 @@ import {
   getBytesEncoder,
   getI64Decoder,
   getI64Encoder,
+  getOptionDecoder,
+  getOptionEncoder,
   getProgramDerivedAddress,
   getStructDecoder,
   getStructEncoder,
@@ -22,16 +24,20 @@ import {
   getU32Encoder,
   getU64Decoder,
   getU64Encoder,
+  getU8Decoder,
+  getU8Encoder,
   transformEncoder,
   type AccountMeta,
   type AccountSignerMeta,
   type Address,
-  type FixedSizeCodec,
-  type FixedSizeDecoder,
-  type FixedSizeEncoder,
+  type Codec,
+  type Decoder,
+  type Encoder,
   type Instruction,
   type InstructionWithAccounts,
   type InstructionWithData,
+  type Option,
+  type OptionOrNullable,
   type ReadonlyAccount,
   type ReadonlySignerAccount,
   type ReadonlyUint8Array,
@@ -82,6 +88,7 @@ export type GatePaymentStrictInstruction<
   TAccountVault extends string | AccountMeta<string> = string,
   TAccountPayerToken extends string | AccountMeta<string> = string,
   TAccountTokenProgram extends string | AccountMeta<string> = string,
+  TAccountHoldbackEscrow extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -154,6 +161,9 @@ export type GatePaymentStrictInstruction<
       TAccountTokenProgram extends string
         ? ReadonlyAccount<TAccountTokenProgram>
         : TAccountTokenProgram,
+      TAccountHoldbackEscrow extends string
+        ? ReadonlyAccount<TAccountHoldbackEscrow>
+        : TAccountHoldbackEscrow,
       ...TRemainingAccounts,
     ]
   >;
@@ -163,36 +173,40 @@ export type GatePaymentStrictInstructionData = {
   amount: bigint;
   policyId: number;
   deadline: bigint;
+  holdbackTier: Option<number>;
 };
 
 export type GatePaymentStrictInstructionDataArgs = {
   amount: number | bigint;
   policyId: number;
   deadline: number | bigint;
+  holdbackTier: OptionOrNullable<number>;
 };
 
-export function getGatePaymentStrictInstructionDataEncoder(): FixedSizeEncoder<GatePaymentStrictInstructionDataArgs> {
+export function getGatePaymentStrictInstructionDataEncoder(): Encoder<GatePaymentStrictInstructionDataArgs> {
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
       ["amount", getU64Encoder()],
       ["policyId", getU32Encoder()],
       ["deadline", getI64Encoder()],
+      ["holdbackTier", getOptionEncoder(getU8Encoder())],
     ]),
     (value) => ({ ...value, discriminator: GATE_PAYMENT_STRICT_DISCRIMINATOR }),
   );
 }
 
-export function getGatePaymentStrictInstructionDataDecoder(): FixedSizeDecoder<GatePaymentStrictInstructionData> {
+export function getGatePaymentStrictInstructionDataDecoder(): Decoder<GatePaymentStrictInstructionData> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
     ["amount", getU64Decoder()],
     ["policyId", getU32Decoder()],
     ["deadline", getI64Decoder()],
+    ["holdbackTier", getOptionDecoder(getU8Decoder())],
   ]);
 }
 
-export function getGatePaymentStrictInstructionDataCodec(): FixedSizeCodec<
+export function getGatePaymentStrictInstructionDataCodec(): Codec<
   GatePaymentStrictInstructionDataArgs,
   GatePaymentStrictInstructionData
 > {
@@ -225,6 +239,7 @@ export type GatePaymentStrictAsyncInput<
   TAccountVault extends string = string,
   TAccountPayerToken extends string = string,
   TAccountTokenProgram extends string = string,
+  TAccountHoldbackEscrow extends string = string,
 > = {
   /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
   evaluateSigner?: Address<TAccountEvaluateSigner>;
@@ -320,9 +335,16 @@ export type GatePaymentStrictAsyncInput<
    */
   payerToken?: Address<TAccountPayerToken>;
   tokenProgram?: Address<TAccountTokenProgram>;
+  /**
+   * A held settlement only: the escrow its second transfer credits with the held share, a
+   * token account of the mint whose authority is the gate's holdback authority (checked
+   * in the handler; `holdback::authority`).
+   */
+  holdbackEscrow?: Address<TAccountHoldbackEscrow>;
   amount: GatePaymentStrictInstructionDataArgs["amount"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
   deadline: GatePaymentStrictInstructionDataArgs["deadline"];
+  holdbackTier: GatePaymentStrictInstructionDataArgs["holdbackTier"];
 };
 
 export async function getGatePaymentStrictInstructionAsync<
@@ -348,6 +370,7 @@ export async function getGatePaymentStrictInstructionAsync<
   TAccountVault extends string,
   TAccountPayerToken extends string,
   TAccountTokenProgram extends string,
+  TAccountHoldbackEscrow extends string,
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
   input: GatePaymentStrictAsyncInput<
@@ -372,7 +395,8 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountHoldbackEscrow
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -399,7 +423,8 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountHoldbackEscrow
   >
 > {
   // Program address.
@@ -444,6 +469,7 @@ export async function getGatePaymentStrictInstructionAsync<
     vault: { value: input.vault ?? null, isWritable: true },
     payerToken: { value: input.payerToken ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
+    holdbackEscrow: { value: input.holdbackEscrow ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -511,6 +537,7 @@ export async function getGatePaymentStrictInstructionAsync<
       getAccountMeta(accounts.vault),
       getAccountMeta(accounts.payerToken),
       getAccountMeta(accounts.tokenProgram),
+      getAccountMeta(accounts.holdbackEscrow),
     ],
     data: getGatePaymentStrictInstructionDataEncoder().encode(
       args as GatePaymentStrictInstructionDataArgs,
@@ -539,7 +566,8 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountHoldbackEscrow
   >);
 }
 
@@ -566,6 +594,7 @@ export type GatePaymentStrictInput<
   TAccountVault extends string = string,
   TAccountPayerToken extends string = string,
   TAccountTokenProgram extends string = string,
+  TAccountHoldbackEscrow extends string = string,
 > = {
   /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
   evaluateSigner: Address<TAccountEvaluateSigner>;
@@ -661,9 +690,16 @@ export type GatePaymentStrictInput<
    */
   payerToken?: Address<TAccountPayerToken>;
   tokenProgram?: Address<TAccountTokenProgram>;
+  /**
+   * A held settlement only: the escrow its second transfer credits with the held share, a
+   * token account of the mint whose authority is the gate's holdback authority (checked
+   * in the handler; `holdback::authority`).
+   */
+  holdbackEscrow?: Address<TAccountHoldbackEscrow>;
   amount: GatePaymentStrictInstructionDataArgs["amount"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
   deadline: GatePaymentStrictInstructionDataArgs["deadline"];
+  holdbackTier: GatePaymentStrictInstructionDataArgs["holdbackTier"];
 };
 
 export function getGatePaymentStrictInstruction<
@@ -689,6 +725,7 @@ export function getGatePaymentStrictInstruction<
   TAccountVault extends string,
   TAccountPayerToken extends string,
   TAccountTokenProgram extends string,
+  TAccountHoldbackEscrow extends string,
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
   input: GatePaymentStrictInput<
@@ -713,7 +750,8 @@ export function getGatePaymentStrictInstruction<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountHoldbackEscrow
   >,
   config?: { programAddress?: TProgramAddress },
 ): GatePaymentStrictInstruction<
@@ -739,7 +777,8 @@ export function getGatePaymentStrictInstruction<
   TAccountInstructions,
   TAccountVault,
   TAccountPayerToken,
-  TAccountTokenProgram
+  TAccountTokenProgram,
+  TAccountHoldbackEscrow
 > {
   // Program address.
   const programAddress = config?.programAddress ?? GATE_PROGRAM_ADDRESS;
@@ -783,6 +822,7 @@ export function getGatePaymentStrictInstruction<
     vault: { value: input.vault ?? null, isWritable: true },
     payerToken: { value: input.payerToken ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
+    holdbackEscrow: { value: input.holdbackEscrow ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -827,6 +867,7 @@ export function getGatePaymentStrictInstruction<
       getAccountMeta(accounts.vault),
       getAccountMeta(accounts.payerToken),
       getAccountMeta(accounts.tokenProgram),
+      getAccountMeta(accounts.holdbackEscrow),
     ],
     data: getGatePaymentStrictInstructionDataEncoder().encode(
       args as GatePaymentStrictInstructionDataArgs,
@@ -855,7 +896,8 @@ export function getGatePaymentStrictInstruction<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram
+    TAccountTokenProgram,
+    TAccountHoldbackEscrow
   >);
 }
 
@@ -959,6 +1001,12 @@ export type ParsedGatePaymentStrictInstruction<
      */
     payerToken?: TAccountMetas[20] | undefined;
     tokenProgram?: TAccountMetas[21] | undefined;
+    /**
+     * A held settlement only: the escrow its second transfer credits with the held share, a
+     * token account of the mint whose authority is the gate's holdback authority (checked
+     * in the handler; `holdback::authority`).
+     */
+    holdbackEscrow?: TAccountMetas[22] | undefined;
   };
   data: GatePaymentStrictInstructionData;
 };
@@ -971,7 +1019,7 @@ export function parseGatePaymentStrictInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedGatePaymentStrictInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 22) {
+  if (instruction.accounts.length < 23) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -1012,6 +1060,7 @@ export function parseGatePaymentStrictInstruction<
       vault: getNextOptionalAccount(),
       payerToken: getNextOptionalAccount(),
       tokenProgram: getNextOptionalAccount(),
+      holdbackEscrow: getNextOptionalAccount(),
     },
     data: getGatePaymentStrictInstructionDataDecoder().decode(instruction.data),
   };

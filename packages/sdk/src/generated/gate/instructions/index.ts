@@ -6,8 +6,10 @@
  * @see https://github.com/codama-idl/codama
  */
 
+export * from "./arbitrateHoldback.js";
 export * from "./closeChannelRecord.js";
 export * from "./closePaymentRecords.js";
+export * from "./createArbiterSet.js";
 export * from "./disputePayment.js";
 export * from "./emitFeedback.js";
 export * from "./gateChannelClose.js";
@@ -16,4 +18,7 @@ export * from "./gatePayment.js";
 export * from "./gatePaymentStrict.js";
 export * from "./initAuthority.js";
 export * from "./initKillswitch.js";
+export * from "./openHoldbackEscrow.js";
+export * from "./refundHoldback.js";
 export * from "./registerAgentViaCpi.js";
+export * from "./releaseHoldback.js";

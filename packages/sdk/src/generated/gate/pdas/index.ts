@@ -7,6 +7,7 @@
  */
 
 export * from "./dispute.js";
+export * from "./escrow.js";
 export * from "./evaluateSigner.js";
 export * from "./feedbackLog.js";
 export * from "./gateAuthority.js";

@@ -17,8 +17,10 @@ import {
   type ReadonlyUint8Array,
 } from "@solana/kit";
 import {
+  parseArbitrateHoldbackInstruction,
   parseCloseChannelRecordInstruction,
   parseClosePaymentRecordsInstruction,
+  parseCreateArbiterSetInstruction,
   parseDisputePaymentInstruction,
   parseEmitFeedbackInstruction,
   parseGateChannelCloseInstruction,
@@ -27,9 +29,14 @@ import {
   parseGatePaymentStrictInstruction,
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
+  parseOpenHoldbackEscrowInstruction,
+  parseRefundHoldbackInstruction,
   parseRegisterAgentViaCpiInstruction,
+  parseReleaseHoldbackInstruction,
+  type ParsedArbitrateHoldbackInstruction,
   type ParsedCloseChannelRecordInstruction,
   type ParsedClosePaymentRecordsInstruction,
+  type ParsedCreateArbiterSetInstruction,
   type ParsedDisputePaymentInstruction,
   type ParsedEmitFeedbackInstruction,
   type ParsedGateChannelCloseInstruction,
@@ -38,7 +45,10 @@ import {
   type ParsedGatePaymentStrictInstruction,
   type ParsedInitAuthorityInstruction,
   type ParsedInitKillswitchInstruction,
+  type ParsedOpenHoldbackEscrowInstruction,
+  type ParsedRefundHoldbackInstruction,
   type ParsedRegisterAgentViaCpiInstruction,
+  type ParsedReleaseHoldbackInstruction,
 } from "../instructions/index.js";
 
 export const GATE_PROGRAM_ADDRESS =
@@ -93,8 +103,10 @@ export function identifyGateAccount(
 }
 
 export enum GateInstruction {
+  ArbitrateHoldback,
   CloseChannelRecord,
   ClosePaymentRecords,
+  CreateArbiterSet,
   DisputePayment,
   EmitFeedback,
   GateChannelClose,
@@ -103,13 +115,27 @@ export enum GateInstruction {
   GatePaymentStrict,
   InitAuthority,
   InitKillswitch,
+  OpenHoldbackEscrow,
+  RefundHoldback,
   RegisterAgentViaCpi,
+  ReleaseHoldback,
 }
 
 export function identifyGateInstruction(
   instruction: { data: ReadonlyUint8Array } | ReadonlyUint8Array,
 ): GateInstruction {
   const data = "data" in instruction ? instruction.data : instruction;
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([65, 83, 86, 5, 100, 18, 32, 244]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.ArbitrateHoldback;
+  }
   if (
     containsBytes(
       data,
@@ -131,6 +157,17 @@ export function identifyGateInstruction(
     )
   ) {
     return GateInstruction.ClosePaymentRecords;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([144, 123, 168, 160, 166, 28, 110, 151]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.CreateArbiterSet;
   }
   if (
     containsBytes(
@@ -224,12 +261,45 @@ export function identifyGateInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([93, 214, 90, 222, 195, 34, 74, 46]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.OpenHoldbackEscrow;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([248, 102, 128, 66, 127, 128, 96, 27]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.RefundHoldback;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([39, 134, 166, 245, 218, 200, 44, 40]),
       ),
       0,
     )
   ) {
     return GateInstruction.RegisterAgentViaCpi;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([202, 172, 106, 197, 19, 222, 161, 215]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.ReleaseHoldback;
   }
   throw new Error(
     "The provided instruction could not be identified as a gate instruction.",
@@ -240,11 +310,17 @@ export type ParsedGateInstruction<
   TProgram extends string = "616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g",
 > =
   | ({
+      instructionType: GateInstruction.ArbitrateHoldback;
+    } & ParsedArbitrateHoldbackInstruction<TProgram>)
+  | ({
       instructionType: GateInstruction.CloseChannelRecord;
     } & ParsedCloseChannelRecordInstruction<TProgram>)
   | ({
       instructionType: GateInstruction.ClosePaymentRecords;
     } & ParsedClosePaymentRecordsInstruction<TProgram>)
+  | ({
+      instructionType: GateInstruction.CreateArbiterSet;
+    } & ParsedCreateArbiterSetInstruction<TProgram>)
   | ({
       instructionType: GateInstruction.DisputePayment;
     } & ParsedDisputePaymentInstruction<TProgram>)
@@ -270,14 +346,30 @@ export type ParsedGateInstruction<
       instructionType: GateInstruction.InitKillswitch;
     } & ParsedInitKillswitchInstruction<TProgram>)
   | ({
+      instructionType: GateInstruction.OpenHoldbackEscrow;
+    } & ParsedOpenHoldbackEscrowInstruction<TProgram>)
+  | ({
+      instructionType: GateInstruction.RefundHoldback;
+    } & ParsedRefundHoldbackInstruction<TProgram>)
+  | ({
       instructionType: GateInstruction.RegisterAgentViaCpi;
-    } & ParsedRegisterAgentViaCpiInstruction<TProgram>);
+    } & ParsedRegisterAgentViaCpiInstruction<TProgram>)
+  | ({
+      instructionType: GateInstruction.ReleaseHoldback;
+    } & ParsedReleaseHoldbackInstruction<TProgram>);
 
 export function parseGateInstruction<TProgram extends string>(
   instruction: Instruction<TProgram> & InstructionWithData<ReadonlyUint8Array>,
 ): ParsedGateInstruction<TProgram> {
   const instructionType = identifyGateInstruction(instruction);
   switch (instructionType) {
+    case GateInstruction.ArbitrateHoldback: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.ArbitrateHoldback,
+        ...parseArbitrateHoldbackInstruction(instruction),
+      };
+    }
     case GateInstruction.CloseChannelRecord: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -290,6 +382,13 @@ export function parseGateInstruction<TProgram extends string>(
       return {
         instructionType: GateInstruction.ClosePaymentRecords,
         ...parseClosePaymentRecordsInstruction(instruction),
+      };
+    }
+    case GateInstruction.CreateArbiterSet: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.CreateArbiterSet,
+        ...parseCreateArbiterSetInstruction(instruction),
       };
     }
     case GateInstruction.DisputePayment: {
@@ -348,11 +447,32 @@ export function parseGateInstruction<TProgram extends string>(
         ...parseInitKillswitchInstruction(instruction),
       };
     }
+    case GateInstruction.OpenHoldbackEscrow: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.OpenHoldbackEscrow,
+        ...parseOpenHoldbackEscrowInstruction(instruction),
+      };
+    }
+    case GateInstruction.RefundHoldback: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.RefundHoldback,
+        ...parseRefundHoldbackInstruction(instruction),
+      };
+    }
     case GateInstruction.RegisterAgentViaCpi: {
       assertIsInstructionWithAccounts(instruction);
       return {
         instructionType: GateInstruction.RegisterAgentViaCpi,
         ...parseRegisterAgentViaCpiInstruction(instruction),
+      };
+    }
+    case GateInstruction.ReleaseHoldback: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.ReleaseHoldback,
+        ...parseReleaseHoldbackInstruction(instruction),
       };
     }
     default:

@@ -47,12 +47,16 @@ import {
   type ReadonlyUint8Array,
 } from "@solana/kit";
 import {
+  getHoldbackScheduleDecoder,
+  getHoldbackScheduleEncoder,
   getPayeeDaySlotsDecoder,
   getPayeeDaySlotsEncoder,
   getPolicyLimitsDecoder,
   getPolicyLimitsEncoder,
   getPolicyParamsDecoder,
   getPolicyParamsEncoder,
+  type HoldbackSchedule,
+  type HoldbackScheduleArgs,
   type PayeeDaySlots,
   type PayeeDaySlotsArgs,
   type PolicyLimits,
@@ -128,6 +132,12 @@ export type PolicyAccount = {
    * [`PolicyAccount::from_data`], which leaves this `None`.
    */
   payeeDay: Option<PayeeDaySlots>;
+  /**
+   * The holdback schedule, when the policy holds back a share of payments to payees of
+   * low reputation (docs/holdback.md). Read in place ([`PolicyAccount::holdback_in`]);
+   * [`PolicyAccount::from_data`] leaves this `None`.
+   */
+  holdback: Option<HoldbackSchedule>;
 };
 
 export type PolicyAccountArgs = {
@@ -186,6 +196,12 @@ export type PolicyAccountArgs = {
    * [`PolicyAccount::from_data`], which leaves this `None`.
    */
   payeeDay: OptionOrNullable<PayeeDaySlotsArgs>;
+  /**
+   * The holdback schedule, when the policy holds back a share of payments to payees of
+   * low reputation (docs/holdback.md). Read in place ([`PolicyAccount::holdback_in`]);
+   * [`PolicyAccount::from_data`] leaves this `None`.
+   */
+  holdback: OptionOrNullable<HoldbackScheduleArgs>;
 };
 
 /** Gets the encoder for {@link PolicyAccountArgs} account data. */
@@ -210,6 +226,7 @@ export function getPolicyAccountEncoder(): Encoder<PolicyAccountArgs> {
       ["version", getU8Encoder()],
       ["limits", getOptionEncoder(getPolicyLimitsEncoder())],
       ["payeeDay", getOptionEncoder(getPayeeDaySlotsEncoder())],
+      ["holdback", getOptionEncoder(getHoldbackScheduleEncoder())],
     ]),
     (value) => ({ ...value, discriminator: POLICY_ACCOUNT_DISCRIMINATOR }),
   );
@@ -236,6 +253,7 @@ export function getPolicyAccountDecoder(): Decoder<PolicyAccount> {
     ["version", getU8Decoder()],
     ["limits", getOptionDecoder(getPolicyLimitsDecoder())],
     ["payeeDay", getOptionDecoder(getPayeeDaySlotsDecoder())],
+    ["holdback", getOptionDecoder(getHoldbackScheduleDecoder())],
   ]);
 }
 

@@ -160,6 +160,18 @@ export const POLICY_VAULT_ERROR__TAKE_OVER_LAPSED = 0x17b6; // 6070
 export const POLICY_VAULT_ERROR__TAKE_OVER_NOT_LAPSED = 0x17b7; // 6071
 /** MintDecimalsTooLarge: the mint has more than 18 decimals, more than the registry's feedback can state (value_decimals 0..=18) */
 export const POLICY_VAULT_ERROR__MINT_DECIMALS_TOO_LARGE = 0x17b8; // 6072
+/** HoldbackShareOutOfRange: holdback: a share is at most 10 000 bps */
+export const POLICY_VAULT_ERROR__HOLDBACK_SHARE_OUT_OF_RANGE = 0x17b9; // 6073
+/** HoldbackHoldOutOfRange: holdback: a hold is at most 30 days (2 592 000 seconds) */
+export const POLICY_VAULT_ERROR__HOLDBACK_HOLD_OUT_OF_RANGE = 0x17ba; // 6074
+/** HoldbackTermIncomplete: holdback: a share needs a hold and a hold a share (both zero: nothing held) */
+export const POLICY_VAULT_ERROR__HOLDBACK_TERM_INCOMPLETE = 0x17bb; // 6075
+/** HoldbackNotDecreasing: holdback.terms: a better payee tier never holds back more, or longer, than a worse one */
+export const POLICY_VAULT_ERROR__HOLDBACK_NOT_DECREASING = 0x17bc; // 6076
+/** HoldbackScheduleEmpty: holdback.terms: no term holds anything back (give no schedule instead) */
+export const POLICY_VAULT_ERROR__HOLDBACK_SCHEDULE_EMPTY = 0x17bd; // 6077
+/** DuplicateArbiter: holdback.arbiters: the same arbiter twice */
+export const POLICY_VAULT_ERROR__DUPLICATE_ARBITER = 0x17be; // 6078
 
 export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__ACCEPTANCE_POLICY_INVALID
@@ -175,9 +187,15 @@ export type PolicyVaultError =
   | typeof POLICY_VAULT_ERROR__AUTHORITY_CURRENT
   | typeof POLICY_VAULT_ERROR__AUTHORITY_STALE
   | typeof POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE
+  | typeof POLICY_VAULT_ERROR__DUPLICATE_ARBITER
   | typeof POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR
   | typeof POLICY_VAULT_ERROR__DUPLICATE_MEMBER
   | typeof POLICY_VAULT_ERROR__DUPLICATE_PAYEE
+  | typeof POLICY_VAULT_ERROR__HOLDBACK_HOLD_OUT_OF_RANGE
+  | typeof POLICY_VAULT_ERROR__HOLDBACK_NOT_DECREASING
+  | typeof POLICY_VAULT_ERROR__HOLDBACK_SCHEDULE_EMPTY
+  | typeof POLICY_VAULT_ERROR__HOLDBACK_SHARE_OUT_OF_RANGE
+  | typeof POLICY_VAULT_ERROR__HOLDBACK_TERM_INCOMPLETE
   | typeof POLICY_VAULT_ERROR__INSUFFICIENT_SIGNERS
   | typeof POLICY_VAULT_ERROR__INVALID_FUNDING
   | typeof POLICY_VAULT_ERROR__INVALID_GATE_MODE
@@ -252,9 +270,15 @@ if (process.env.NODE_ENV !== "production") {
     [POLICY_VAULT_ERROR__AUTHORITY_CURRENT]: `the authority is already the live owner's: change its members with rotate_authority`,
     [POLICY_VAULT_ERROR__AUTHORITY_STALE]: `the agent's asset has changed hands since this authority was created: until its new owner's take-over takes effect (request_take_over), the members may only pause, cancel or accept the request, or withdraw to the recovery key`,
     [POLICY_VAULT_ERROR__DECAY_OUT_OF_RANGE]: `tier0_decay_bps must be 0..=10000`,
+    [POLICY_VAULT_ERROR__DUPLICATE_ARBITER]: `holdback.arbiters: the same arbiter twice`,
     [POLICY_VAULT_ERROR__DUPLICATE_ATTESTOR]: `accepted_attestors: the two entries are the same key`,
     [POLICY_VAULT_ERROR__DUPLICATE_MEMBER]: `members: duplicate key`,
     [POLICY_VAULT_ERROR__DUPLICATE_PAYEE]: `payees: the same payee twice`,
+    [POLICY_VAULT_ERROR__HOLDBACK_HOLD_OUT_OF_RANGE]: `holdback: a hold is at most 30 days (2 592 000 seconds)`,
+    [POLICY_VAULT_ERROR__HOLDBACK_NOT_DECREASING]: `holdback.terms: a better payee tier never holds back more, or longer, than a worse one`,
+    [POLICY_VAULT_ERROR__HOLDBACK_SCHEDULE_EMPTY]: `holdback.terms: no term holds anything back (give no schedule instead)`,
+    [POLICY_VAULT_ERROR__HOLDBACK_SHARE_OUT_OF_RANGE]: `holdback: a share is at most 10 000 bps`,
+    [POLICY_VAULT_ERROR__HOLDBACK_TERM_INCOMPLETE]: `holdback: a share needs a hold and a hold a share (both zero: nothing held)`,
     [POLICY_VAULT_ERROR__INSUFFICIENT_SIGNERS]: `fewer distinct member signatures than the authority's threshold`,
     [POLICY_VAULT_ERROR__INVALID_FUNDING]: `funding must be 0 (the payer's wallet) or 1 (the agent's policy vault)`,
     [POLICY_VAULT_ERROR__INVALID_GATE_MODE]: `gate_mode must be 0 (immediate) or 1 (confirmed)`,

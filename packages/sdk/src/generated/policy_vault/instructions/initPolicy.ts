@@ -54,10 +54,14 @@ import {
   type ResolvedAccount,
 } from "../shared/index.js";
 import {
+  getHoldbackScheduleDecoder,
+  getHoldbackScheduleEncoder,
   getPolicyParamsDecoder,
   getPolicyParamsEncoder,
   getPolicyRulesDecoder,
   getPolicyRulesEncoder,
+  type HoldbackSchedule,
+  type HoldbackScheduleArgs,
   type PolicyParams,
   type PolicyParamsArgs,
   type PolicyRules,
@@ -144,6 +148,11 @@ export type InitPolicyInstructionData = {
   rules: Option<PolicyRules>;
   /** A payment of more needs the members' `approve_payment` (0 = none). */
   approvalThreshold: bigint;
+  /**
+   * The holdback schedule: the share of each payment held back from a payee of each tier,
+   * and for how long (docs/holdback.md); none: nothing held.
+   */
+  holdback: Option<HoldbackSchedule>;
 };
 
 export type InitPolicyInstructionDataArgs = {
@@ -168,6 +177,11 @@ export type InitPolicyInstructionDataArgs = {
   rules: OptionOrNullable<PolicyRulesArgs>;
   /** A payment of more needs the members' `approve_payment` (0 = none). */
   approvalThreshold: number | bigint;
+  /**
+   * The holdback schedule: the share of each payment held back from a payee of each tier,
+   * and for how long (docs/holdback.md); none: nothing held.
+   */
+  holdback: OptionOrNullable<HoldbackScheduleArgs>;
 };
 
 export function getInitPolicyInstructionDataEncoder(): Encoder<InitPolicyInstructionDataArgs> {
@@ -179,6 +193,7 @@ export function getInitPolicyInstructionDataEncoder(): Encoder<InitPolicyInstruc
       ["params", getPolicyParamsEncoder()],
       ["rules", getOptionEncoder(getPolicyRulesEncoder())],
       ["approvalThreshold", getU64Encoder()],
+      ["holdback", getOptionEncoder(getHoldbackScheduleEncoder())],
     ]),
     (value) => ({ ...value, discriminator: INIT_POLICY_DISCRIMINATOR }),
   );
@@ -192,6 +207,7 @@ export function getInitPolicyInstructionDataDecoder(): Decoder<InitPolicyInstruc
     ["params", getPolicyParamsDecoder()],
     ["rules", getOptionDecoder(getPolicyRulesDecoder())],
     ["approvalThreshold", getU64Decoder()],
+    ["holdback", getOptionDecoder(getHoldbackScheduleDecoder())],
   ]);
 }
 
@@ -256,6 +272,7 @@ export type InitPolicyAsyncInput<
   params: InitPolicyInstructionDataArgs["params"];
   rules: InitPolicyInstructionDataArgs["rules"];
   approvalThreshold: InitPolicyInstructionDataArgs["approvalThreshold"];
+  holdback: InitPolicyInstructionDataArgs["holdback"];
 };
 
 export async function getInitPolicyInstructionAsync<
@@ -435,6 +452,7 @@ export type InitPolicyInput<
   params: InitPolicyInstructionDataArgs["params"];
   rules: InitPolicyInstructionDataArgs["rules"];
   approvalThreshold: InitPolicyInstructionDataArgs["approvalThreshold"];
+  holdback: InitPolicyInstructionDataArgs["holdback"];
 };
 
 export function getInitPolicyInstruction<

@@ -45,6 +45,12 @@ import {
   getAccountMetaFactory,
   type ResolvedAccount,
 } from "../shared/index.js";
+import {
+  getHoldbackAcceptanceDecoder,
+  getHoldbackAcceptanceEncoder,
+  type HoldbackAcceptance,
+  type HoldbackAcceptanceArgs,
+} from "../types/index.js";
 
 export const SET_ACCEPTANCE_POLICY_DISCRIMINATOR = new Uint8Array([
   109, 44, 91, 215, 135, 217, 21, 153,
@@ -106,6 +112,11 @@ export type SetAcceptancePolicyInstructionData = {
   requiredCapability: ReadonlyUint8Array;
   /** Up to two accepted attestors; default keys are empty slots; none = any attestor. */
   acceptedAttestors: Array<Address>;
+  /**
+   * The holdback this payee accepts from payers whose policy holds back a share (all
+   * zero: none; docs/holdback.md).
+   */
+  holdback: HoldbackAcceptance;
 };
 
 export type SetAcceptancePolicyInstructionDataArgs = {
@@ -124,6 +135,11 @@ export type SetAcceptancePolicyInstructionDataArgs = {
   requiredCapability: ReadonlyUint8Array;
   /** Up to two accepted attestors; default keys are empty slots; none = any attestor. */
   acceptedAttestors: Array<Address>;
+  /**
+   * The holdback this payee accepts from payers whose policy holds back a share (all
+   * zero: none; docs/holdback.md).
+   */
+  holdback: HoldbackAcceptanceArgs;
 };
 
 export function getSetAcceptancePolicyInstructionDataEncoder(): FixedSizeEncoder<SetAcceptancePolicyInstructionDataArgs> {
@@ -138,6 +154,7 @@ export function getSetAcceptancePolicyInstructionDataEncoder(): FixedSizeEncoder
       ["unratedTreatment", getU8Encoder()],
       ["requiredCapability", fixEncoderSize(getBytesEncoder(), 32)],
       ["acceptedAttestors", getArrayEncoder(getAddressEncoder(), { size: 2 })],
+      ["holdback", getHoldbackAcceptanceEncoder()],
     ]),
     (value) => ({
       ...value,
@@ -157,6 +174,7 @@ export function getSetAcceptancePolicyInstructionDataDecoder(): FixedSizeDecoder
     ["unratedTreatment", getU8Decoder()],
     ["requiredCapability", fixDecoderSize(getBytesDecoder(), 32)],
     ["acceptedAttestors", getArrayDecoder(getAddressDecoder(), { size: 2 })],
+    ["holdback", getHoldbackAcceptanceDecoder()],
   ]);
 }
 
@@ -202,6 +220,7 @@ export type SetAcceptancePolicyAsyncInput<
   unratedTreatment: SetAcceptancePolicyInstructionDataArgs["unratedTreatment"];
   requiredCapability: SetAcceptancePolicyInstructionDataArgs["requiredCapability"];
   acceptedAttestors: SetAcceptancePolicyInstructionDataArgs["acceptedAttestors"];
+  holdback: SetAcceptancePolicyInstructionDataArgs["holdback"];
 };
 
 export async function getSetAcceptancePolicyInstructionAsync<
@@ -320,6 +339,7 @@ export type SetAcceptancePolicyInput<
   unratedTreatment: SetAcceptancePolicyInstructionDataArgs["unratedTreatment"];
   requiredCapability: SetAcceptancePolicyInstructionDataArgs["requiredCapability"];
   acceptedAttestors: SetAcceptancePolicyInstructionDataArgs["acceptedAttestors"];
+  holdback: SetAcceptancePolicyInstructionDataArgs["holdback"];
 };
 
 export function getSetAcceptancePolicyInstruction<

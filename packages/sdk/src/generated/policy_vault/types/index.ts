@@ -7,6 +7,9 @@
  */
 
 export * from "./evaluateArgs.js";
+export * from "./holdbackAcceptance.js";
+export * from "./holdbackSchedule.js";
+export * from "./holdbackTerm.js";
 export * from "./payeeDaySlots.js";
 export * from "./payeeSlot.js";
 export * from "./policyLimits.js";
