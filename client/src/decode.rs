@@ -525,15 +525,17 @@ mod tests {
 
     #[test]
     fn deny_codes_and_names_round_trip() {
-        for code in 1..=23u8 {
+        for code in 1..=27u8 {
             let name = deny_name(code).unwrap();
             assert_eq!(deny_code(name), Some(code));
         }
         assert_eq!(deny_name(6), Some("CounterpartyTierBelowMin"));
         assert_eq!(deny_name(16), Some("PolicyNotYetValid"));
         assert_eq!(deny_name(23), Some("PayeeSlotsFull"));
+        assert_eq!(deny_name(24), Some("HoldbackNotAccepted"));
+        assert_eq!(deny_name(27), Some("HoldbackArbiterNotAccepted"));
         assert_eq!(deny_name(0), None);
-        assert_eq!(deny_name(24), None);
+        assert_eq!(deny_name(28), None);
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! Deny reason codes 1..23 explained: name, category, meaning and a remediation that holds for
+//! Deny reason codes 1..27 explained: name, category, meaning and a remediation that holds for
 //! this implementation (see docs/deny-codes.md); decisions as tools report them.
 
 use policy_vault::engine::DenyReason;
@@ -12,7 +12,7 @@ pub struct Explanation {
     pub code: u8,
     pub name: &'static str,
     /// kill_switch | spending | velocity | counterparty | reputation_integrity | validation |
-    /// unrated | validity | payee_list
+    /// unrated | validity | payee_list | holdback
     pub category: &'static str,
     /// One line: what the gate found.
     pub meaning: &'static str,
@@ -20,7 +20,7 @@ pub struct Explanation {
     pub remediation: &'static str,
 }
 
-pub const EXPLANATIONS: [Explanation; 23] = [
+pub const EXPLANATIONS: [Explanation; 27] = [
     Explanation {
         code: 1,
         name: "KillSwitchEngaged",
@@ -181,6 +181,34 @@ pub const EXPLANATIONS: [Explanation; 23] = [
         category: "spending",
         meaning: "The policy has a per-payee daily cap and has already paid 16 other payees today (UTC): its 16 per-payee slots are taken.",
         remediation: "Wait for the next UTC day (every slot frees), or pay one of today's payees, or pay under another policy_id.",
+    },
+    Explanation {
+        code: 24,
+        name: "HoldbackNotAccepted",
+        category: "holdback",
+        meaning: "The payer's policy holds back a share of payments to a payee of this tier, and the payee has no acceptance policy or one that accepts no holdback.",
+        remediation: "The payee accepts a holdback in its acceptance policy (set_acceptance_policy's holdback), or the payer pays under a policy without a holdback schedule.",
+    },
+    Explanation {
+        code: 25,
+        name: "HoldbackShareNotAccepted",
+        category: "holdback",
+        meaning: "The share the payer's policy holds back from a payee of this tier is above the largest the payee accepts.",
+        remediation: "The payee accepts a larger share, its tier rises (a better tier holds less), or the payer pays under another policy.",
+    },
+    Explanation {
+        code: 26,
+        name: "HoldbackHoldNotAccepted",
+        category: "holdback",
+        meaning: "The hold the payer's policy sets for a payee of this tier is longer than the payee accepts.",
+        remediation: "The payee accepts a longer hold, its tier rises, or the payer pays under another policy.",
+    },
+    Explanation {
+        code: 27,
+        name: "HoldbackArbiterNotAccepted",
+        category: "holdback",
+        meaning: "The payer's policy names an arbiter of disputes that the payee does not accept.",
+        remediation: "The payee adds the arbiter to its acceptance policy's arbiters, or the payer pays under a policy naming an arbiter the payee accepts (or none).",
     },
 ];
 
@@ -371,7 +399,7 @@ mod tests {
     use super::*;
     use policy_vault::engine::DenyReason;
 
-    const CATEGORIES: [&str; 9] = [
+    const CATEGORIES: [&str; 10] = [
         "kill_switch",
         "spending",
         "velocity",
@@ -381,10 +409,11 @@ mod tests {
         "unrated",
         "validity",
         "payee_list",
+        "holdback",
     ];
 
     #[test]
-    fn codes_are_one_to_twenty_three_in_order() {
+    fn codes_are_one_to_twenty_seven_in_order() {
         for (i, e) in EXPLANATIONS.iter().enumerate() {
             assert_eq!(usize::from(e.code), i + 1, "{}", e.name);
             assert_eq!(explain(e.code), Some(e));

@@ -15,7 +15,7 @@ use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::holdback::{HeldPayment, HoldbackQuote};
 use trust_gate_client::instructions::Attestations;
 use trust_gate_client::settle::{
-    self, AtomicityEnforced, Feedback, Funding, Settlement, TokenProgram,
+    self, AtomicityEnforced, ComputeBudget, Feedback, Funding, Settlement, TokenProgram,
 };
 
 pub const DAY: u32 = 86_400;
@@ -79,6 +79,34 @@ impl Held {
     pub fn payer_token(&self) -> Pubkey {
         self.source
     }
+
+    /// The settlement case of these parties: wallet-funded, no attestations, no priority fee.
+    pub fn case(&self) -> HeldCase<'_> {
+        HeldCase {
+            payer: &self.payer,
+            payee: &self.payee,
+            attestations: Attestations::default(),
+            funding: Funding::Wallet,
+            source: self.source,
+            destination: self.destination,
+            escrow: self.escrow,
+            compute_budget: ComputeBudget::default(),
+        }
+    }
+}
+
+/// What a settlement of policy 1 between two agents needs besides its amount.
+pub struct HeldCase<'a> {
+    pub payer: &'a Agent,
+    pub payee: &'a Agent,
+    pub attestations: Attestations,
+    pub funding: Funding,
+    /// The payer signer's token account (a vault-funded payment's release goes through it).
+    pub source: Pubkey,
+    pub destination: Pubkey,
+    /// The payee's escrow in the mint.
+    pub escrow: Pubkey,
+    pub compute_budget: ComputeBudget,
 }
 
 impl World {
@@ -139,43 +167,48 @@ impl World {
         sdk().pda.holdback_escrow(payee, &self.mint)
     }
 
-    /// The holdback the gate decides for a payment of `amount` from `h.payer` to `h.payee`
-    /// now (what a facilitator quotes in its challenge).
-    pub async fn holdback_of(&mut self, h: &Held, amount: u64) -> Option<Holdback> {
+    /// The holdback the gate decides for a payment of `amount` in case `c` now (what a
+    /// facilitator quotes in its challenge).
+    pub async fn quote(&mut self, c: &HeldCase<'_>, amount: u64) -> Option<Holdback> {
         let ix = self.gate_payment_ix(
-            &h.payer.asset(),
-            &h.payee.asset(),
+            &c.payer.asset(),
+            &c.payee.asset(),
             amount,
             self.mint,
             1,
-            Attestations::default(),
+            c.attestations,
         );
         Holdback::from_wire(&self.simulate_wire(ix).await)
     }
 
-    /// The SDK's settlement of `amount` from `h.payer` to `h.payee` carrying `quote`.
-    pub fn held_settlement(
+    /// The holdback the gate decides for a payment of `amount` from `h.payer` to `h.payee`.
+    pub async fn holdback_of(&mut self, h: &Held, amount: u64) -> Option<Holdback> {
+        self.quote(&h.case(), amount).await
+    }
+
+    /// The SDK's settlement of `amount` in case `c` carrying `quote`.
+    pub fn compose_held(
         &self,
-        h: &Held,
+        c: &HeldCase<'_>,
         amount: u64,
         quote: Option<HoldbackQuote>,
         payment: [u8; 32],
     ) -> Vec<Instruction> {
         let s = Settlement {
             facilitator: self.facilitator.pubkey(),
-            payer_signer: h.payer.owner.pubkey(),
-            payer_asset: h.payer.asset(),
-            payee_asset: h.payee.asset(),
+            payer_signer: c.payer.owner.pubkey(),
+            payer_asset: c.payer.asset(),
+            payee_asset: c.payee.asset(),
             policy_id: 1,
             deadline: self.deadline(),
             mint: self.mint,
             decimals: DECIMALS,
             token_program: TokenProgram::SplToken,
             amount,
-            source_token: h.source,
-            destination_token: h.destination,
+            source_token: c.source,
+            destination_token: c.destination,
             collection: self.collection.pubkey(),
-            attestations: Attestations::default(),
+            attestations: c.attestations,
             feedback: Feedback {
                 payment_id_hash: payment,
                 score: 90,
@@ -184,12 +217,35 @@ impl World {
                 endpoint: "https://demo.example/protected".into(),
                 feedback_uri: String::new(),
             },
-            compute_budget: Default::default(),
-            funding: Funding::Wallet,
+            compute_budget: c.compute_budget,
+            funding: c.funding,
             approval: None,
             holdback: quote,
         };
         settle::compose(&sdk(), &s, AtomicityEnforced::TRUE).expect("a settlement")
+    }
+
+    /// The settlement of `amount` from `h.payer` to `h.payee` carrying `quote`.
+    pub fn held_settlement(
+        &self,
+        h: &Held,
+        amount: u64,
+        quote: Option<HoldbackQuote>,
+        payment: [u8; 32],
+    ) -> Vec<Instruction> {
+        self.compose_held(&h.case(), amount, quote, payment)
+    }
+
+    /// Quotes and composes a settlement of `amount` in case `c`, as a facilitator would.
+    pub async fn quoted_settlement(
+        &mut self,
+        c: &HeldCase<'_>,
+        amount: u64,
+        payment: [u8; 32],
+    ) -> (Option<Holdback>, Vec<Instruction>) {
+        let holdback = self.quote(c, amount).await;
+        let quote = holdback.map(|q| HoldbackQuote::of(&q, c.escrow));
+        (holdback, self.compose_held(c, amount, quote, payment))
     }
 
     /// Quotes and settles `amount` as a facilitator would; returns the quote.
@@ -199,9 +255,7 @@ impl World {
         amount: u64,
         payment: [u8; 32],
     ) -> Result<Option<Holdback>, BanksClientError> {
-        let holdback = self.holdback_of(h, amount).await;
-        let quote = holdback.map(|q| HoldbackQuote::of(&q, h.escrow));
-        let ixs = self.held_settlement(h, amount, quote, payment);
+        let (holdback, ixs) = self.quoted_settlement(&h.case(), amount, payment).await;
         self.send_settlement(&h.payer, &ixs).await?;
         Ok(holdback)
     }

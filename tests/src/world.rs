@@ -13,7 +13,7 @@ use anchor_spl::associated_token::{
 use anchor_spl::token::spl_token;
 use gate::settlement::TOKEN_PROGRAM_ID;
 use policy_vault::engine::Decision;
-use policy_vault::state::{AcceptanceParams, PolicyParams, PolicyRules};
+use policy_vault::state::{AcceptanceParams, HoldbackSchedule, PolicyParams, PolicyRules};
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     instruction::Instruction,
@@ -442,13 +442,28 @@ impl World {
         rules: PolicyRules,
         approval_threshold: u64,
     ) -> Result<(), BanksClientError> {
+        self.init_policy_of(agent, policy_id, params, rules, approval_threshold, None)
+            .await
+    }
+
+    /// Creates the agent's policy `policy_id`: `params`, limit `rules` (the list account
+    /// named when they have one), `approval_threshold` and a `holdback` schedule.
+    pub async fn init_policy_of(
+        &mut self,
+        agent: &Agent,
+        policy_id: u32,
+        params: PolicyParams,
+        rules: PolicyRules,
+        approval_threshold: u64,
+        holdback: Option<HoldbackSchedule>,
+    ) -> Result<(), BanksClientError> {
         let b = sdk();
         let rules = if rules.has_list_account() {
             b.payee_list_rules(&agent.asset(), policy_id, rules)
         } else {
             rules
         };
-        let ix = b.init_policy(
+        let ix = b.init_policy_with_holdback(
             &agent.owner.pubkey(),
             &[],
             &agent.asset(),
@@ -456,6 +471,7 @@ impl World {
             params,
             rules,
             approval_threshold,
+            holdback,
         );
         send(&mut self.ctx, &[ix], &[&agent.owner]).await
     }
@@ -939,7 +955,7 @@ impl World {
         attestor: &Keypair,
         funding: u8,
     ) -> (Agent, Agent, Attestations) {
-        self.largest_case_of(attestor, funding, None).await
+        self.largest_case_of(attestor, funding, None, None).await
     }
 
     /// [`World::largest_core_case`] under a policy with every rule: every kind, the payee's
@@ -950,7 +966,7 @@ impl World {
         attestor: &Keypair,
         funding: u8,
     ) -> (Agent, Agent, Attestations) {
-        self.largest_case_of(attestor, funding, Some(0)).await
+        self.largest_case_of(attestor, funding, Some(0), None).await
     }
 
     /// [`World::largest_case`] whose policy asks for an approval above
@@ -961,16 +977,31 @@ impl World {
         funding: u8,
         approval_threshold: u64,
     ) -> (Agent, Agent, Attestations) {
-        self.largest_case_of(attestor, funding, Some(approval_threshold))
+        self.largest_case_of(attestor, funding, Some(approval_threshold), None)
             .await
     }
 
-    /// The largest case; `limits`: with every limit and this approval threshold (else none).
+    /// [`World::largest_case_approved`] whose policy also holds back by `holdback` (its
+    /// arbiter accepted by the payee, which accepts up to 30 % for 10 days).
+    pub async fn largest_held_case(
+        &mut self,
+        attestor: &Keypair,
+        funding: u8,
+        approval_threshold: u64,
+        holdback: HoldbackSchedule,
+    ) -> (Agent, Agent, Attestations) {
+        self.largest_case_of(attestor, funding, Some(approval_threshold), Some(holdback))
+            .await
+    }
+
+    /// The largest case; `limits`: with every limit and this approval threshold (else none);
+    /// `holdback`: the policy's holdback schedule, which the payee accepts.
     async fn largest_case_of(
         &mut self,
         attestor: &Keypair,
         funding: u8,
         limits: Option<u64>,
+        holdback: Option<HoldbackSchedule>,
     ) -> (Agent, Agent, Attestations) {
         let payee_cap = self.register_namespace("audit.smart-contract.v1").await;
         let payer_cap = self.register_namespace("kyc.tier-1.v1").await;
@@ -999,8 +1030,13 @@ impl World {
         };
         let payer = match limits {
             Some(threshold) => {
-                self.payer_with_limits_approved(3, policy, rules, threshold)
+                let agent = self.register_agent().await;
+                self.set_stats(&agent.asset(), tier(3)).await;
+                self.init_authority(&agent).await;
+                self.init_policy_of(&agent, 1, policy, rules, threshold, holdback)
                     .await
+                    .unwrap();
+                agent
             }
             None => self.payer_with_policy(3, policy).await,
         };
@@ -1019,6 +1055,9 @@ impl World {
         }
         let mut acceptance = min_tier_acceptance(2);
         acceptance.required_capability = payer_cap;
+        if let Some(h) = &holdback {
+            acceptance.holdback = crate::holdback::accepts(h.arbiter);
+        }
         let payee = self.payee(3, Some(acceptance)).await;
         if limits.is_some() {
             let mut listed: Vec<Pubkey> = (0..255).map(|_| Pubkey::new_unique()).collect();

@@ -2,8 +2,8 @@
 // subject, capability hash) and the JSON view the facilitator answers with.
 
 /**
- * Deny reason codes 1..23 and their stable names (policy_vault's `DenyReason`); 16 and up are
- * a policy's limits.
+ * Deny reason codes 1..27 and their stable names (policy_vault's `DenyReason`); 16 to 23 are
+ * a policy's limits, 24 to 27 its holdback (docs/holdback.md).
  */
 export const DENY_REASONS = [
   'KillSwitchEngaged',
@@ -29,6 +29,10 @@ export const DENY_REASONS = [
   'SpendingLifetimeExceeded',
   'PayeeDailyExceeded',
   'PayeeSlotsFull',
+  'HoldbackNotAccepted',
+  'HoldbackShareNotAccepted',
+  'HoldbackHoldNotAccepted',
+  'HoldbackArbiterNotAccepted',
 ] as const;
 
 /**
@@ -62,7 +66,7 @@ export type Decision =
 
 export const DECISION_WIRE_LEN = 35;
 
-/** The name of deny code `code` (1..23), or undefined. */
+/** The name of deny code `code` (1..27), or undefined. */
 export function denyName(code: number): DenyReasonName | undefined {
   return Number.isInteger(code) && code >= 1 ? DENY_REASONS[code - 1] : undefined;
 }

@@ -281,10 +281,15 @@ pub const TOKEN_2022: &str = "smallest in a Token-2022 mint (no extensions)";
 pub const APPROVED: &str = "approved: an open policy, the amount above its approval threshold, with its approval (closed by the settlement)";
 pub const REAL_UNRATED: &str = "smallest, real registry and engine: payee without engine stats";
 pub const REAL_RATED: &str = "smallest, real registry and engine: payee with engine stats";
+/// The largest held payment that fits a packet (docs/holdback.md): the largest vault-funded
+/// case, its payee's share held back to the escrow by a second transfer.
+pub const HELD_LARGEST: &str = "largest held, vault-funded: the largest policy with a holdback schedule, paid from the payer's vault, a share held back to the payee's escrow";
 /// The stand-in settlements whose own part the budget holds (every case but the Token-2022
 /// one, which costs less than the smallest, and the real registry's, whose own parts are
 /// the smallest's).
 pub const BUDGET_CASES: [&str; 4] = [SMALLEST, LARGEST, VAULT_FUNDED, VAULT_FUNDED_LARGEST];
+/// The held settlements, whose own part has a budget of its own.
+pub const HELD_CASES: [&str; 1] = [HELD_LARGEST];
 
 /// The block's per-account limit of compute units: what all transactions that write one
 /// account (a payee's registry and engine accounts) may use together in one slot.
@@ -452,10 +457,13 @@ impl Report {
     /// settlement (on the real registry and engine, rated payee, when they ran).
     pub fn budget_line(&self) -> String {
         let gate_payment = self.gate_payment_median();
-        let own = BUDGET_CASES
-            .iter()
-            .filter_map(|case| self.settlement_median(case, Settlement::own))
-            .max();
+        let own_of = |cases: &[&str]| {
+            cases
+                .iter()
+                .filter_map(|case| self.settlement_median(case, Settlement::own))
+                .max()
+        };
+        let (own, held) = (own_of(&BUDGET_CASES), own_of(&HELD_CASES));
         let (smallest, on) = match self.settlement_median(REAL_RATED, |s| s.total) {
             Some(units) => (
                 Some(units),
@@ -476,9 +484,10 @@ impl Report {
             })
             .unwrap_or_else(|| "-".into());
         format!(
-            "CU budget: gate_payment {}, own {} (settlement medians on SBF), ceiling {ceiling} payments/s per payee ({on})",
+            "CU budget: gate_payment {}, own {}, held own {} (settlement medians on SBF), ceiling {ceiling} payments/s per payee ({on})",
             show(gate_payment),
             show(own),
+            show(held),
         )
     }
 }
@@ -812,6 +821,7 @@ pub async fn tour() -> Report {
         )
         .await,
     );
+    holdback(&mut w, &mut r, &attestor).await;
 
     // gate: a payment channel opened through the gate, the real program's open after it.
     let (payer, payee) = w.parties().await;
@@ -1030,6 +1040,93 @@ async fn settle(
     let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
     r.disputes.push((case, total));
     pay
+}
+
+/// The largest held settlement (vault-funded, every rule, a share of the tier-3 payee's
+/// payment held back) and each move of a held share: the escrow's opening, a dispute that
+/// freezes it, the arbiter's decision, a release and the payee's refund.
+async fn holdback(w: &mut World, r: &mut Report, attestor: &Keypair) {
+    use crate::holdback::schedule;
+    use trust_gate_client::holdback::HeldPayment;
+    let sdk = crate::world::sdk();
+    let arbiter = crate::funded_keypair(&mut w.ctx).await;
+    let (payer, payee, att) = w
+        .largest_held_case(attestor, funding::VAULT, 0, schedule(arbiter.pubkey()))
+        .await;
+    let ix = sdk.open_holdback_escrow(
+        &w.ctx.payer.pubkey(),
+        &payee.asset(),
+        &w.mint,
+        &TOKEN_PROGRAM_ID,
+    );
+    measure(w, r, &[ix], None, &[]).await;
+    let escrow = sdk.pda.holdback_escrow(&payee.asset(), &w.mint);
+    let source = w.token_account(&payer.owner.pubkey(), 0).await;
+    let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let facilitator = w.facilitator.insecure_clone();
+    let case = crate::holdback::HeldCase {
+        payer: &payer,
+        payee: &payee,
+        attestations: att,
+        funding: Funding::Vault,
+        source,
+        destination,
+        escrow,
+        compute_budget: Default::default(),
+    };
+    let settle_held = async |w: &mut World, r: &mut Report, record: bool| {
+        let pay = crate::payment_id();
+        let (quote, ixs) = w.quoted_settlement(&case, 1_000_000, pay).await;
+        assert!(
+            quote.is_some_and(|q| q.held > 0) && ixs.len() == 4,
+            "a held settlement"
+        );
+        let (total, invokes) = measure(w, r, &ixs, Some(&facilitator), &[&payer.owner]).await;
+        if record {
+            r.settlements
+                .push(settlement_of(HELD_LARGEST, total, &invokes));
+            r.record_profile(HELD_LARGEST, &invokes);
+        }
+        pay
+    };
+    // Disputed, then decided by the arbiter.
+    let pay = settle_held(w, r, true).await;
+    let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
+    measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
+    let log: gate::state::FeedbackLog = crate::fetch(
+        &mut w.ctx,
+        &sdk.pda.feedback_log(&facilitator.pubkey(), &pay),
+    )
+    .await
+    .unwrap();
+    let held = HeldPayment::from_log(&log, TOKEN_PROGRAM_ID).unwrap();
+    let ix = sdk.arbitrate_holdback(&held, true, &source, &[]);
+    measure(w, r, &[ix], None, &[&arbiter]).await;
+    // Refunded by the payee.
+    let pay = settle_held(w, r, false).await;
+    let log: gate::state::FeedbackLog = crate::fetch(
+        &mut w.ctx,
+        &sdk.pda.feedback_log(&facilitator.pubkey(), &pay),
+    )
+    .await
+    .unwrap();
+    let held = HeldPayment::from_log(&log, TOKEN_PROGRAM_ID).unwrap();
+    let ix = sdk.refund_holdback(&payee.owner.pubkey(), &held, &source);
+    measure(w, r, &[ix], None, &[&payee.owner]).await;
+    // Released after the hold.
+    let pay = settle_held(w, r, false).await;
+    let log: gate::state::FeedbackLog = crate::fetch(
+        &mut w.ctx,
+        &sdk.pda.feedback_log(&facilitator.pubkey(), &pay),
+    )
+    .await
+    .unwrap();
+    let held = HeldPayment::from_log(&log, TOKEN_PROGRAM_ID).unwrap();
+    w.set_time(held.hold_until).await;
+    measure(w, r, &[sdk.release_holdback(&held)], None, &[]).await;
+    let members: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
+    let ix = sdk.create_arbiter_set(&w.ctx.payer.pubkey(), 2, &members);
+    measure(w, r, &[ix], None, &[]).await;
 }
 
 /// A settlement's record from its transaction's units and invokes.

@@ -10,6 +10,7 @@
 mod common;
 mod differential;
 mod fixtures;
+mod holdback;
 mod reputation;
 mod settlement;
 mod unit_limit;

@@ -5,7 +5,7 @@
 //! -p trust-gate-program-tests --bin bench-cu`.
 
 use trust_gate_localnet::Programs;
-use trust_gate_program_tests::compute_units::{tour, Report, Settlement, BUDGET_CASES};
+use trust_gate_program_tests::compute_units::{tour, Report, Settlement, BUDGET_CASES, HELD_CASES};
 
 const INSTRUCTION_LIMIT: u64 = 200_000;
 const SETTLEMENT_LIMIT: u64 = 600_000;
@@ -81,6 +81,9 @@ async fn every_instruction_runs_within_the_default_compute_limits() {
 /// and engine's work) at most 30 000.
 const GATE_PAYMENT_BUDGET: u64 = 11_000;
 const OWN_BUDGET: u64 = 30_000;
+/// A held settlement's own part (its second transfer is the token program's): at most
+/// 35 000 (docs/holdback.md).
+const HELD_OWN_BUDGET: u64 = 35_000;
 /// Tours per check: every tour draws new keys, and a PDA's bump search, so an instruction's
 /// units, depends on them. In bench-cu runs gate_payment's median (25 runs: five cases a
 /// tour) sits about 740 under its budget, above the 90th percentile of its runs; the own part
@@ -118,6 +121,15 @@ async fn the_gate_stays_within_its_compute_unit_budget() {
             .unwrap_or_else(|| panic!("the tour never settled {case}"));
         assert!(
             own <= OWN_BUDGET,
+            "{case}: own part median {own} compute units"
+        );
+    }
+    for case in HELD_CASES {
+        let own = report
+            .settlement_median(case, Settlement::own)
+            .unwrap_or_else(|| panic!("the tour never settled {case}"));
+        assert!(
+            own <= HELD_OWN_BUDGET,
             "{case}: own part median {own} compute units"
         );
     }

@@ -171,7 +171,6 @@ async fn holdback_disputed_then_refunded_by_the_payee() {
 #[tokio::test]
 async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
     let (mut w, h) = tier0().await;
-    let payer = h.payer.owner.insecure_clone();
     let arbiter = h.arbiter.insecure_clone();
     fund(&mut w.ctx, &arbiter.pubkey(), 1_000_000_000).await;
     let payments = [payment_id(), payment_id(), payment_id()];

@@ -151,3 +151,86 @@ async fn largest_settlement_fits_with(funding: u8, approved: bool) {
         assert_eq!(w.token_balance(&source).await, 0);
     }
 }
+
+/// The largest held settlement that fits (docs/holdback.md): the largest vault-funded case
+/// with a holdback schedule, a share of the payee's payment held back by a second transfer
+/// to the payee's escrow, which the lookup table holds (one per payee and mint, as the
+/// destination). With an approval besides it fits only with the facilitator's whole table
+/// (the payee's accounts in it too); without the escrow in the table it does not fit.
+#[tokio::test]
+async fn the_largest_held_settlement_fits_with_its_escrow_in_the_lookup_table() {
+    use trust_gate_program_tests::holdback::{schedule, HeldCase};
+    let mut w = World::new().await;
+    let attestor = w.attestor().await;
+    let arbiter = solana_sdk::pubkey::Pubkey::new_unique();
+    let (payer, payee, att) = w
+        .largest_held_case(&attestor, funding::VAULT, 0, schedule(arbiter))
+        .await;
+    let source = w.token_account(&payer.owner.pubkey(), 0).await;
+    let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let escrow = w.open_escrow(&payee.asset()).await;
+    let case = HeldCase {
+        payer: &payer,
+        payee: &payee,
+        attestations: att,
+        funding: trust_gate_client::settle::Funding::Vault,
+        source,
+        destination,
+        escrow,
+        compute_budget: ComputeBudget {
+            unit_limit: Some(400_000),
+            unit_price_micro_lamports: Some(5_000_000),
+        },
+    };
+    let pay = payment_id();
+    let (quote, bundle) = w.quoted_settlement(&case, 1_000_000, pay).await;
+    let held = quote.expect("a schedule quotes").held;
+    assert!(
+        held > 0 && bundle.len() == 6,
+        "a held settlement with its prefix"
+    );
+    let facilitator = w.facilitator.insecure_clone();
+    let statics = vec![
+        policy_vault::ID,
+        ext::ids::AGENT_REGISTRY,
+        ext::ids::REPUTATION_ENGINE,
+        anchor_lang::system_program::ID,
+        solana_sdk::sysvar::instructions::ID,
+        w.mint,
+        w.collection.pubkey(),
+        ext::atom_config_pda().0,
+        ext::registry_cpi_authority_pda().0,
+        pda::evaluate_signer(),
+        pda::gate_authority(&facilitator.pubkey()),
+    ];
+    // Without the escrow in the table: one packet is not enough.
+    let table = w.lookup_table(&facilitator, statics.clone()).await;
+    let (_, tx) = w
+        .v0_transaction(&bundle, &facilitator, &[&payer.owner], table)
+        .await;
+    let without = bincode::serialize(&tx).unwrap().len();
+    let table = w
+        .lookup_table(&facilitator, [statics, vec![escrow]].concat())
+        .await;
+    let (legacy_size, tx) = w
+        .v0_transaction(&bundle, &facilitator, &[&payer.owner], table)
+        .await;
+    let size = bincode::serialize(&tx).unwrap().len();
+    println!(
+        "largest held settlement: legacy {legacy_size} bytes, v0 + lookup table {without} bytes, {size} with the escrow in it (limit {PACKET_LIMIT})"
+    );
+    assert!(
+        without > PACKET_LIMIT,
+        "without the escrow in the table: {without}"
+    );
+    assert!(size <= PACKET_LIMIT, "v0 held settlement is {size} bytes");
+    trust_gate_program_tests::process(&mut w.ctx, tx)
+        .await
+        .unwrap();
+    assert_eq!(w.token_balance(&escrow).await, held);
+    assert_eq!(w.token_balance(&destination).await, 1_000_000 - held);
+    let log: FeedbackLog = fetch(&mut w.ctx, &pda::feedback_log(&facilitator.pubkey(), &pay))
+        .await
+        .unwrap();
+    assert_eq!(log.holdback.map(|h| h.held), Some(held));
+}

@@ -6,7 +6,7 @@ use trust_gate_program_common::{pda, runtime};
 
 #[derive(Accounts)]
 pub struct ClosePaymentRecords<'info> {
-    /// The payment's FeedbackLog (or a log of the layout before deadlines), read in the
+    /// The payment's FeedbackLog, read in the
     /// handler: the gate wrote it at the canonical PDA of the facilitator and payment it
     /// stores, so those stand for its seeds.
     /// CHECK: verified as described above.

@@ -86,7 +86,13 @@ impl ClosableLog {
         if data.get(..8)? != FeedbackLog::DISCRIMINATOR {
             return None;
         }
-        let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
+        // A log of the layout before the holdback ends where its `holdback` tag begins: it
+        // reads as one that held nothing, so its rent still comes back.
+        let log = if data.len() == FeedbackLog::space(false) - 1 {
+            FeedbackLog::try_deserialize(&mut &[data, &[0]].concat()[..]).ok()?
+        } else {
+            FeedbackLog::try_deserialize(&mut &data[..]).ok()?
+        };
         Some(ClosableLog {
             facilitator: log.facilitator,
             payment_id_hash: log.payment_id_hash,
@@ -163,6 +169,17 @@ mod tests {
         let mut data = Vec::new();
         l.try_serialize(&mut data).unwrap();
         assert!(!ClosableLog::read(&data).unwrap().holds_share);
+    }
+
+    #[test]
+    fn a_log_of_the_layout_before_the_holdback_still_closes() {
+        let mut data = Vec::new();
+        log(1_000, 1_060).try_serialize(&mut data).unwrap();
+        data.pop();
+        assert_eq!(data.len(), 202);
+        let c = ClosableLog::read(&data).unwrap();
+        assert!(!c.holds_share);
+        assert_eq!(c.closes_after, 1_000 + DISPUTE_WINDOW_SECS);
     }
 
     #[test]
