@@ -49,7 +49,7 @@ pub enum DecisionView {
     /// The payment is refused, with a stable reason code.
     #[serde(rename_all = "camelCase")]
     Deny {
-        /// The deny reason code, 1..23 (docs/deny-codes.md).
+        /// The deny reason code, 1..27 (docs/deny-codes.md).
         reason_code: u8,
         /// The reason's name (CounterpartyTierBelowMin, ...).
         reason_name: String,
@@ -122,7 +122,7 @@ pub fn decision_from_event(e: &GateDecision) -> Option<Decision> {
     Decision::from_wire(&wire)
 }
 
-/// Deny code → name (1..=23).
+/// Deny code → name (1..=27).
 pub fn deny_name(code: u8) -> Option<&'static str> {
     DenyReason::from_code(code).map(DenyReason::name)
 }

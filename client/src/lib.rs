@@ -13,6 +13,7 @@
 //! - [`ids`]: program ids per network (the mainnet sentinel rule), overrides.
 //! - [`token`]: which token program a mint belongs to, its associated token accounts.
 //! - [`pda`]: every account address of the three programs and the external registry/engine.
+//! - [`holdback`]: the holdback a settlement carries and a held payment's share.
 //! - [`instructions`]: a [`Builder`] for every instruction.
 //! - [`channels`]: Solana's payment-channels program: a channel's address and layout,
 //!   vouchers, every instruction.

@@ -12,6 +12,7 @@ const BUNDLED: &[(&str, &str)] = &[
     ("policies", include_str!("../../docs/policies.md")),
     ("deny-codes", include_str!("../../docs/deny-codes.md")),
     ("settlement", include_str!("../../docs/settlement.md")),
+    ("holdback", include_str!("../../docs/holdback.md")),
     ("validation", include_str!("../../docs/validation.md")),
     ("mcp", include_str!("../../docs/mcp.md")),
     ("facilitator", include_str!("../../docs/facilitator.md")),

@@ -219,7 +219,7 @@ pub const EXPLANATIONS: [Explanation; 27] = [
 pub struct DecisionReport {
     /// Allow, Deny, RequireValidation or RequireApproval.
     pub kind: String,
-    /// A Deny's reason code, 1..23.
+    /// A Deny's reason code, 1..27.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<u8>,
     /// A Deny's reason name.
@@ -309,7 +309,7 @@ impl DecisionReport {
 pub struct Explained {
     /// Deny, RequireValidation or RequireApproval.
     pub decision: String,
-    /// A Deny's reason code, 1..23.
+    /// A Deny's reason code, 1..27.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason_code: Option<u8>,
     /// A Deny's reason name.
@@ -329,7 +329,7 @@ pub struct Explained {
 }
 
 impl Explained {
-    /// Deny reason `code`, or None outside 1..=23.
+    /// Deny reason `code`, or None outside 1..=27.
     pub fn deny(code: u8) -> Option<Explained> {
         let e = explain(code)?;
         Some(Explained {
@@ -389,7 +389,7 @@ pub fn explain_decision(decision: &str) -> Option<&'static DecisionExplanation> 
     DECISIONS.iter().find(|d| d.decision == decision)
 }
 
-/// The explanation of `code`, or None outside 1..=23.
+/// The explanation of `code`, or None outside 1..=27.
 pub fn explain(code: u8) -> Option<&'static Explanation> {
     EXPLANATIONS.get(usize::from(code).checked_sub(1)?)
 }
@@ -420,7 +420,7 @@ mod tests {
         }
         assert_eq!(EXPLANATIONS.len(), DenyReason::ALL.len());
         assert_eq!(explain(0), None);
-        assert_eq!(explain(24), None);
+        assert_eq!(explain(28), None);
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub fn list() -> Vec<Prompt> {
             "gate_explain_failure",
             Some("Explain a denied payment or a failed transaction and what to do about it"),
             Some(vec![
-                arg("reason_code", "A deny reason code 1..23", false),
+                arg("reason_code", "A deny reason code 1..27", false),
                 arg(
                     "error",
                     "An error message or code (for example \"6006\" or \"AccountNotInitialized\")",
@@ -155,7 +155,7 @@ pub fn get(name: &str, args: JsonObject) -> Result<GetPromptResult, ErrorData> {
                 ),
                 (None, None) => {
                     return Err(ErrorData::invalid_params(
-                        "give reason_code (1..23) or error",
+                        "give reason_code (1..27) or error",
                         None,
                     ))
                 }

@@ -13,7 +13,9 @@ use anchor_spl::associated_token::{
 use anchor_spl::token::spl_token;
 use gate::settlement::TOKEN_PROGRAM_ID;
 use policy_vault::engine::Decision;
-use policy_vault::state::{AcceptanceParams, HoldbackSchedule, PolicyParams, PolicyRules};
+use policy_vault::state::{
+    AcceptanceParams, HoldbackAcceptance, HoldbackSchedule, PolicyParams, PolicyRules,
+};
 use solana_program_test::{BanksClientError, ProgramTestContext};
 use solana_sdk::{
     instruction::Instruction,
@@ -981,8 +983,8 @@ impl World {
             .await
     }
 
-    /// [`World::largest_case_approved`] whose policy also holds back by `holdback` (its
-    /// arbiter accepted by the payee, which accepts up to 30 % for 10 days).
+    /// [`World::largest_case_approved`] whose policy also holds back by `holdback` (the payee
+    /// accepts any share and hold, and its arbiter).
     pub async fn largest_held_case(
         &mut self,
         attestor: &Keypair,
@@ -1056,7 +1058,12 @@ impl World {
         let mut acceptance = min_tier_acceptance(2);
         acceptance.required_capability = payer_cap;
         if let Some(h) = &holdback {
-            acceptance.holdback = crate::holdback::accepts(h.arbiter);
+            // Any share and hold, and the schedule's arbiter.
+            acceptance.holdback = HoldbackAcceptance {
+                max_share_bps: 10_000,
+                max_hold_secs: 30 * 86_400,
+                arbiters: [h.arbiter, Pubkey::default()],
+            };
         }
         let payee = self.payee(3, Some(acceptance)).await;
         if limits.is_some() {

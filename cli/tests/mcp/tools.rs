@@ -89,7 +89,7 @@ async fn every_tool_resource_and_prompt_over_http() {
     let code = &explain.input_schema["properties"]["reason_code"];
     assert_eq!(
         (&code["minimum"], &code["maximum"]),
-        (&json!(1), &json!(23)),
+        (&json!(1), &json!(27)),
         "{code}"
     );
     let simulate = tools
@@ -290,10 +290,13 @@ async fn discovery(c: &harness::Client) {
     let x = ok(c, "gate_explain_decision", json!({"reason_code": 23})).await;
     assert_eq!(x["name"], "PayeeSlotsFull");
     assert_eq!(x["gateErrorCode"], 6123);
+    let x = ok(c, "gate_explain_decision", json!({"reason_code": 27})).await;
+    assert_eq!(x["name"], "HoldbackArbiterNotAccepted");
+    assert_eq!(x["gateErrorCode"], 6127);
     err(
         c,
         "gate_explain_decision",
-        json!({"reason_code": 24}),
+        json!({"reason_code": 28}),
         "input_invalid",
     )
     .await;

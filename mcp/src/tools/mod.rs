@@ -162,7 +162,7 @@ impl GateServer {
         get_engine_reputation(&self.ctx, a).await.map(Json)
     }
 
-    /// Explain a deny reason code 1..23: name, category, meaning and what to do about it.
+    /// Explain a deny reason code 1..27: name, category, meaning and what to do about it.
     #[tool(annotations(read_only_hint = true))]
     async fn gate_explain_decision(
         &self,

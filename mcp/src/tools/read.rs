@@ -109,8 +109,8 @@ pub struct SimulateArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct ExplainArgs {
-    /// A deny reason code, 1..23 (with decision Deny, the default).
-    #[schemars(range(min = 1, max = 23))]
+    /// A deny reason code, 1..27 (with decision Deny, the default).
+    #[schemars(range(min = 1, max = 27))]
     pub reason_code: Option<i64>,
     /// The decision: "Deny" (the default: give reason_code), "RequireValidation" or
     /// "RequireApproval".
@@ -426,11 +426,11 @@ pub fn explain_decision(a: ExplainArgs) -> ToolResult<explain::Explained> {
             .ok()
             .and_then(explain::Explained::deny)
             .ok_or_else(|| {
-                ToolError::input("reason_code", format!("{code} is not a reason code 1..23"))
+                ToolError::input("reason_code", format!("{code} is not a reason code 1..27"))
             }),
         (None | Some("Deny"), None) => Err(ToolError::input(
             "reason_code",
-            "missing: a Deny is explained by its reason code 1..23",
+            "missing: a Deny is explained by its reason code 1..27",
         )),
         (Some(d), None) => explain::Explained::decision(d).ok_or_else(|| {
             ToolError::input(

@@ -41,21 +41,22 @@ test('the atomicity guard: only the boolean true passes', () => {
   }
 });
 
-test('decision bytes: kinds (RequireApproval too), deny codes 1..23 and subjects; anything else is not a decision', () => {
+test('decision bytes: kinds (RequireApproval too), deny codes 1..27 and subjects; anything else is not a decision', () => {
   const wire = (kind, code = 0, subject = 0) => Uint8Array.from([kind, code, subject, ...new Array(32).fill(7)]);
   assert.deepEqual(decisionFromWire(wire(0)), { kind: 'Allow' });
   assert.deepEqual(decisionFromWire(wire(1, 6)), { kind: 'Deny', reasonCode: 6, reasonName: 'CounterpartyTierBelowMin' });
   assert.deepEqual(decisionFromWire(wire(1, 15)), { kind: 'Deny', reasonCode: 15, reasonName: 'UnratedTreatmentDeny' });
   assert.deepEqual(decisionFromWire(wire(1, 16)), { kind: 'Deny', reasonCode: 16, reasonName: 'PolicyNotYetValid' });
   assert.deepEqual(decisionFromWire(wire(1, 23)), { kind: 'Deny', reasonCode: 23, reasonName: 'PayeeSlotsFull' });
+  assert.deepEqual(decisionFromWire(wire(1, 27)), { kind: 'Deny', reasonCode: 27, reasonName: 'HoldbackArbiterNotAccepted' });
   assert.deepEqual(decisionFromWire(wire(2, 0, 1)), { kind: 'RequireValidation', capabilityHash: '07'.repeat(32), subject: 'payee' });
   assert.deepEqual(decisionFromWire(wire(3)), { kind: 'RequireApproval' });
-  for (const bad of [wire(1, 0), wire(1, 24), wire(2, 0, 2), wire(4), new Uint8Array(34)]) assert.equal(decisionFromWire(bad), undefined);
+  for (const bad of [wire(1, 0), wire(1, 28), wire(2, 0, 2), wire(4), new Uint8Array(34)]) assert.equal(decisionFromWire(bad), undefined);
   // The strict gate's errors: 6000 + code to 15, 6100 + code from 16.
   assert.equal(strictErrorCode(15), 6015);
   assert.equal(strictErrorCode(16), 6116);
-  for (let code = 1; code <= 23; code++) assert.equal(denyCodeOfError(strictErrorCode(code)), code);
-  for (const other of [6000, 6016, 6100, 6115, 6124]) assert.equal(denyCodeOfError(other), undefined);
+  for (let code = 1; code <= 27; code++) assert.equal(denyCodeOfError(strictErrorCode(code)), code);
+  for (const other of [6000, 6016, 6100, 6115, 6128]) assert.equal(denyCodeOfError(other), undefined);
 });
 
 test('reputation: immediate is the higher of the trust tier and a pending candidacy, as the gate reads it', () => {

@@ -1341,19 +1341,21 @@ mod tests {
                 settlement(LARGEST, 120_000, 6_000, 0),
                 // Vault-funded: the release is a second token transfer.
                 settlement(VAULT_FUNDED, 126_000, 12_000, 0),
+                // Held: the share's transfer is a token transfer too.
+                settlement(HELD_LARGEST, 133_000, 18_000, 0),
             ],
             disputes: vec![],
             profiles: vec![],
         };
         assert_eq!(
             r.budget_line(),
-            "CU budget: gate_payment 20000, own 114000 (settlement medians on SBF), ceiling 300 payments/s per payee (stand-in registry and engine)"
+            "CU budget: gate_payment 20000, own 114000, held own 115000 (settlement medians on SBF), ceiling 300 payments/s per payee (stand-in registry and engine)"
         );
         // With the real registry and engine: their own work leaves the own part, the whole
         // transaction sets the ceiling.
         r.settlements
             .push(settlement(REAL_RATED, 150_000, 6_000, 60_000));
-        assert_eq!(r.settlements[3].own(), 84_000);
+        assert_eq!(r.settlements[4].own(), 84_000);
         assert!(r.budget_line().ends_with(
             "ceiling 200 payments/s per payee (real registry and engine, payee with engine stats)"
         ));

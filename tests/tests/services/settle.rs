@@ -490,7 +490,7 @@ async fn a_priority_fee_within_the_cap_settles_and_above_it_is_refused() {
     );
     // The priority fee was paid: the limit at the price, on top of two signatures (the fee
     // payer also paid the feedback log's rent).
-    let log_size = 8 + <gate::state::FeedbackLog as anchor_lang::Space>::INIT_SPACE;
+    let log_size = gate::state::FeedbackLog::space(false);
     let rent = s
         .env
         .rpc

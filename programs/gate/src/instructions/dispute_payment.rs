@@ -8,10 +8,7 @@ use trust_gate_program_common::external::agent_account;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
 use trust_gate_program_common::{pda_account, runtime};
 
-/// The score a dispute records in the registry.
-pub const DISPUTE_SCORE: u8 = 0;
-pub use crate::state::DISPUTE_WINDOW_SECS;
-pub const DISPUTE_TAG: &str = "dispute";
+pub use crate::state::{DISPUTE_SCORE, DISPUTE_TAG, DISPUTE_WINDOW_SECS};
 
 /// The arguments of `dispute_payment`.
 #[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]

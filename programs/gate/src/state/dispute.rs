@@ -4,6 +4,10 @@ use anchor_lang::Discriminator;
 /// How long after settlement its payer may dispute a payment: 7 days, in unix seconds. Past
 /// it, a payee's reputation no longer moves for an old payment, and its records may close.
 pub const DISPUTE_WINDOW_SECS: i64 = 7 * 24 * 60 * 60;
+/// The score a dispute records in the registry.
+pub const DISPUTE_SCORE: u8 = 0;
+/// The registry tag of a dispute's feedback.
+pub const DISPUTE_TAG: &str = "dispute";
 
 /// A dispute of a settled payment. Separate from the feedback log so that a settled payment
 /// can be disputed, once; closed together with the log, its rent back to whoever paid it.

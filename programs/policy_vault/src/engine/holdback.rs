@@ -10,8 +10,8 @@
 
 use super::config::GateMode;
 use super::decision::DenyReason;
-use super::evaluate::Reputation;
 use anchor_lang::prelude::Pubkey;
+use trust_gate_program_common::external::atom_stats::Reputation;
 
 /// The schedule's terms: one per payee tier 0..=4, then the unrated payee's.
 pub const TERMS: usize = 6;
@@ -237,7 +237,8 @@ impl Holdback {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Decision, Stats, DECISION_WIRE_LEN};
+    use crate::engine::{Decision, DECISION_WIRE_LEN};
+    use trust_gate_program_common::external::atom_stats::Stats;
 
     fn term(share_bps: u16, hold_secs: u32) -> HoldTerm {
         HoldTerm {

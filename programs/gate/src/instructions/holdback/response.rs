@@ -6,8 +6,7 @@
 
 use crate::errors::GateError;
 use crate::holdback::{authority, HeldShare, HoldState};
-use crate::instructions::dispute_payment::{DISPUTE_SCORE, DISPUTE_TAG};
-use crate::state::{FeedbackLog, GateAuthority};
+use crate::state::{FeedbackLog, GateAuthority, DISPUTE_SCORE, DISPUTE_TAG};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{AccountMeta, Instruction};
 use trust_gate_program_common::cpi;
