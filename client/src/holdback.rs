@@ -52,10 +52,12 @@ pub struct HeldPayment {
 }
 
 impl HeldPayment {
-    /// The held payment a log records; `None` for a payment that held nothing.
-    /// `token_program` is the escrow account's owner.
-    pub fn from_log(log: &FeedbackLog, token_program: Pubkey) -> Option<HeldPayment> {
-        let h = log.holdback?;
+    /// The held payment a payment log's account `data` records; `None` for anything else (a
+    /// payment that held nothing among them). `token_program` is the escrow account's owner.
+    pub fn from_log_data(data: &[u8], token_program: Pubkey) -> Option<HeldPayment> {
+        use anchor_lang::AccountDeserialize;
+        let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
+        let h = FeedbackLog::held_share_in(data)?;
         Some(HeldPayment {
             facilitator: log.facilitator,
             payment_id_hash: log.payment_id_hash,

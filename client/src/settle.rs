@@ -224,7 +224,7 @@ pub fn compose(
             payer_token: s.source_token,
             token_program: s.token_program.id(),
         }),
-        s.holdback,
+        s.holdback.map(|h| h.tier),
     );
     if let Some(a) = &s.approval {
         check_approval(b, a, &s.approval_terms())?;
@@ -274,12 +274,13 @@ pub fn compose(
             feedback_uri: s.feedback.feedback_uri.clone(),
         },
     );
-    if held != 0 {
-        // The log records the hold and arbiter the payer's policy sets.
-        feedback.accounts.push(AccountMeta::new_readonly(
-            b.pda.policy(&s.payer_asset, s.policy_id),
-            false,
-        ));
+    if let Some(h) = s.holdback.filter(|h| h.held != 0) {
+        // The log records the hold and arbiter the payer's policy sets, and the escrow the
+        // share went to, which emit_feedback checks is the gate's.
+        feedback.accounts.extend([
+            AccountMeta::new_readonly(b.pda.policy(&s.payer_asset, s.policy_id), false),
+            AccountMeta::new_readonly(h.escrow, false),
+        ]);
     }
     let mut ixs = s.compute_budget.instructions();
     ixs.push(gate);

@@ -5,6 +5,7 @@
 use crate::world::{sdk, Agent, World, DECIMALS};
 use crate::{fetch, raw_account, send};
 use anchor_spl::token::spl_token;
+use gate::holdback::HeldShare;
 use gate::state::FeedbackLog;
 use policy_vault::engine::Holdback;
 use policy_vault::state::{AcceptanceParams, HoldbackAcceptance, HoldbackSchedule, HoldbackTerm};
@@ -282,10 +283,18 @@ impl World {
             .expect("the payment's log")
     }
 
+    /// The held share of `payment` as its log records it, if any.
+    pub async fn held_share(&mut self, payment: &[u8; 32]) -> Option<HeldShare> {
+        let address = sdk().pda.feedback_log(&self.facilitator.pubkey(), payment);
+        let log = raw_account(&mut self.ctx, &address).await?;
+        FeedbackLog::held_share_in(&log.data)
+    }
+
     /// The held payment `payment` as its log records it.
     pub async fn held_payment(&mut self, payment: &[u8; 32]) -> HeldPayment {
-        let log = self.log(payment).await;
-        HeldPayment::from_log(&log, spl_token::ID).expect("a held payment")
+        let address = sdk().pda.feedback_log(&self.facilitator.pubkey(), payment);
+        let log = raw_account(&mut self.ctx, &address).await.expect("the log");
+        HeldPayment::from_log_data(&log.data, spl_token::ID).expect("a held payment")
     }
 
     /// The payee's registry response count (the outcomes attached to its feedback).

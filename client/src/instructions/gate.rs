@@ -1,7 +1,6 @@
 //! gate: decisions, the strict gate, feedback, disputes, registration, authority, kill switch.
 
 use super::Builder;
-use crate::holdback::HoldbackQuote;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
 use gate::instructions::{DisputePaymentArgs, EmitFeedbackArgs, GateChannelCloseArgs};
@@ -182,8 +181,8 @@ impl Builder {
 
     /// The committing gate; only valid as the first payment instruction of a settlement (see
     /// `settle::compose`). `release` for a vault-funded policy; `deadline` (unix seconds) the
-    /// last moment the payment may land (an x402 challenge's expiry); `holdback` under a payer
-    /// policy with a holdback schedule.
+    /// last moment the payment may land (an x402 challenge's expiry); `holdback_tier` under a
+    /// payer policy with a holdback schedule, the payee tier its terms were quoted for.
     #[allow(clippy::too_many_arguments)]
     pub fn gate_payment_strict(
         &self,
@@ -197,9 +196,8 @@ impl Builder {
         destination_token: &Pubkey,
         att: Attestations,
         release: Option<VaultRelease>,
-        holdback: Option<HoldbackQuote>,
+        holdback_tier: Option<u8>,
     ) -> Instruction {
-        let escrow = holdback.filter(|h| h.held != 0).map(|h| h.escrow);
         self.gate_ix(
             accounts::GatePaymentStrict {
                 evaluation: self.commit_evaluation(payer_asset, payee_asset, policy_id, att),
@@ -214,13 +212,12 @@ impl Builder {
                 vault: release.map(|_| self.pda.vault(payer_asset, mint)),
                 payer_token: release.map(|r| r.payer_token),
                 token_program: release.map(|r| r.token_program),
-                holdback_escrow: escrow,
             },
             instruction::GatePaymentStrict {
                 amount,
                 policy_id,
                 deadline,
-                holdback_tier: holdback.map(|h| h.tier),
+                holdback_tier,
             },
         )
     }

@@ -101,17 +101,6 @@ export interface VaultRelease {
 }
 
 /** The arguments of `emit_feedback` besides the facilitator (the generated client's). */
-/**
- * The holdback a settlement carries under a payer policy with a holdback schedule: the payee
- * tier its terms were quoted for (0..=4, 5 unrated) and, when the term holds back a share of
- * this amount, that share and the payee's escrow in the mint (docs/holdback.md).
- */
-export interface HoldbackQuote {
-  tier: number;
-  held: bigint;
-  escrow: Address;
-}
-
 export type FeedbackArgs = Omit<EmitFeedbackInstructionDataArgs, 'facilitator'>;
 
 /** The feedback a channel's close gives (its value is the channel's settled amount). */
@@ -187,8 +176,8 @@ export class Builder {
   /**
    * The committing gate: instruction one of a settlement (see `compose`). `deadline` (unix
    * seconds) is the last moment the payment may land: an x402 challenge's expiry.
-   * `holdback`: under a payer policy with a holdback schedule, the payee tier the terms were
-   * quoted for and, when a share is held, the escrow it goes to (docs/holdback.md).
+   * `holdbackTier`: under a payer policy with a holdback schedule, the payee tier the terms
+   * were quoted for (docs/holdback.md).
    */
   async gatePaymentStrict(
     p: PaymentArgs,
@@ -197,7 +186,7 @@ export class Builder {
     destinationToken: Address,
     att: Attestations = {},
     release?: VaultRelease,
-    holdback?: HoldbackQuote,
+    holdbackTier?: number,
   ): Promise<Instruction> {
     const [payerAgent, payeeAgent, vault] = await Promise.all([
       this.pda.agentAccount(p.payerAsset),
@@ -219,11 +208,10 @@ export class Builder {
         vault,
         payerToken: release?.payerToken,
         tokenProgram: release?.tokenProgram,
-        holdbackEscrow: holdback && holdback.held > 0n ? holdback.escrow : undefined,
         amount: p.amount,
         policyId: p.policyId,
         deadline,
-        holdbackTier: holdback ? holdback.tier : null,
+        holdbackTier: holdbackTier ?? null,
       },
       this.gate,
     );

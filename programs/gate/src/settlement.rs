@@ -76,10 +76,11 @@ pub fn payment_start(count: u16, len: u16) -> Option<u16> {
 
 /// The length of the payment part that starts at `start` of `count`: 3, or 4 with a
 /// holdback; `None` for any other layout.
+#[inline(always)]
 pub fn payment_len(start: u16, count: u16) -> Option<u16> {
-    [PAYMENT_INSTRUCTIONS, HELD_PAYMENT_INSTRUCTIONS]
-        .into_iter()
-        .find(|len| payment_start(count, *len) == Some(start))
+    let len = count.checked_sub(start)?;
+    (start <= MAX_PREFIX && (len == PAYMENT_INSTRUCTIONS || len == HELD_PAYMENT_INSTRUCTIONS))
+        .then_some(len)
 }
 
 /// The tag of a ComputeBudget instruction that may precede the payment (unit limit or unit
@@ -201,6 +202,14 @@ pub struct StrictPayment {
     pub holdback_tier: Option<u8>,
 }
 
+/// Whether `ix` is a gate_payment_strict instruction of this program.
+fn is_gate_strict(ix: &impl TxInstruction) -> bool {
+    ix.is_program(&crate::ID)
+        && ix
+            .data()
+            .starts_with(crate::instruction::GatePaymentStrict::DISCRIMINATOR)
+}
+
 /// The payment of a gate_payment_strict instruction of this program: its arguments and the
 /// parties and mint its accounts name.
 pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
@@ -208,12 +217,17 @@ pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
     if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {
         return None;
     }
-    let StrictArgs {
-        amount,
-        policy_id,
-        deadline,
-        holdback_tier,
-    } = StrictArgs::try_from_slice(&ix.data()[disc.len()..]).ok()?;
+    // StrictArgs in Borsh's layout, read in place (every settlement reads it twice): amount,
+    // policy id, deadline, then the holdback tier's option, and nothing after.
+    let d = &ix.data()[disc.len()..];
+    let amount = u64::from_le_bytes(*d.first_chunk::<8>()?);
+    let policy_id = u32::from_le_bytes(*d.get(8..)?.first_chunk::<4>()?);
+    let deadline = i64::from_le_bytes(*d.get(12..)?.first_chunk::<8>()?);
+    let holdback_tier = match d.get(20..)? {
+        [0] => None,
+        [1, tier] => Some(*tier),
+        _ => return None,
+    };
     Some(StrictPayment {
         args: PaymentArgs {
             payer_asset: ix.account_key(strict_accounts::PAYER_ASSET)?,
@@ -267,8 +281,6 @@ pub struct Expected {
     /// For a vault-funded settlement, the account the vault's release credits: the transfer
     /// must debit it, so the release cannot be diverted.
     pub source: Option<Pubkey>,
-    /// The escrow the strict gate was given, where a held share must go.
-    pub escrow: Option<Pubkey>,
 }
 
 /// A held share's transfer to the escrow.
@@ -289,8 +301,9 @@ impl PaymentArgs {
 
 /// Checks the transaction seen from gate_payment_strict executing at top-level index
 /// `current` of `count`; `load(i)` reads instruction `i`. Returns the held share's transfer
-/// when the settlement holds one back (whether it is the share the policy sets is checked
-/// against the decision, which comes later).
+/// when the settlement holds one back: whether it is the share the policy sets is checked
+/// against the decision, which comes later; that its destination is an escrow of the gate,
+/// by emit_feedback, which is given the escrow (the strict gate reads no account for it).
 pub fn check_strict_bundle<I: TxInstruction>(
     current: u16,
     count: u16,
@@ -324,11 +337,9 @@ pub fn check_strict_bundle<I: TxInstruction>(
         let h = check_transfer(load(current + 2), expected)?;
         // The same payer's tokens: the held share comes out of the payment, not elsewhere.
         require_keys_eq!(h.source, t.source, GateError::TransferSourceMismatch);
-        let escrow = expected.escrow.ok_or(GateError::HoldbackEscrowInvalid)?;
-        require_keys_eq!(h.destination, escrow, GateError::HoldbackEscrowInvalid);
         require!(h.amount > 0, GateError::HoldbackTransferMismatch);
         Some(HeldTransfer {
-            escrow,
+            escrow: h.destination,
             amount: h.amount,
         })
     } else {
@@ -356,6 +367,7 @@ pub fn check_strict_bundle<I: TxInstruction>(
 
 /// A transfer of the settlement: a TransferChecked of the payment's mint by the payer's
 /// signer, lending no signature to a transfer hook.
+#[inline(always)]
 fn check_transfer<I: TxInstruction>(ix: Option<I>, expected: &Expected) -> Result<TransferChecked> {
     let t = ix
         .as_ref()
@@ -374,7 +386,7 @@ fn check_transfer<I: TxInstruction>(ix: Option<I>, expected: &Expected) -> Resul
 }
 
 /// A settled payment as emit_feedback sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SettledPayment {
     pub args: PaymentArgs,
     /// The transfer's authority: the payer's wallet, who may dispute the payment.
@@ -386,14 +398,21 @@ pub struct SettledPayment {
     pub payee_stats: Pubkey,
     /// The strict gate's deadline.
     pub deadline: i64,
+    /// A held payment's share (boxed: a payment without one carries a pointer's width).
+    pub held: Option<Box<HeldSettlement>>,
+}
+
+/// What a held settlement adds, as emit_feedback sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeldSettlement {
+    /// The share's transfer.
+    pub transfer: HeldTransfer,
     /// The payer's policy as the strict gate was given it (and policy_vault checked it).
     pub policy: Pubkey,
-    /// The payee's token account the (first) transfer paid.
+    /// The payee's token account the first transfer paid.
     pub destination: Pubkey,
-    /// The payee tier the strict gate's terms were quoted for, and the held share's
-    /// transfer when one was held back.
-    pub holdback_tier: Option<u8>,
-    pub held: Option<HeldTransfer>,
+    /// The payee tier the strict gate's terms were quoted for.
+    pub tier: Option<u8>,
 }
 
 /// Seen from emit_feedback at `current` of `count`: the settled payment when this emission
@@ -407,25 +426,36 @@ pub fn settled_payment<I: TxInstruction>(
     payee_asset: &Pubkey,
 ) -> Option<SettledPayment> {
     // The gate two instructions back, or three when a held share's transfer is between.
-    let (start, payment, gate) = [PAYMENT_INSTRUCTIONS, HELD_PAYMENT_INSTRUCTIONS]
-        .into_iter()
-        .find_map(|len| {
-            let start = current.checked_sub(len - 1)?;
-            if payment_start(count, len) != Some(start) {
+    let unheld = current.checked_sub(PAYMENT_INSTRUCTIONS - 1)?;
+    let (start, gate) = match load(unheld) {
+        Some(ix)
+            if payment_start(count, PAYMENT_INSTRUCTIONS) == Some(unheld)
+                && is_gate_strict(&ix) =>
+        {
+            (unheld, ix)
+        }
+        _ => {
+            let start = current.checked_sub(HELD_PAYMENT_INSTRUCTIONS - 1)?;
+            if payment_start(count, HELD_PAYMENT_INSTRUCTIONS) != Some(start) {
                 return None;
             }
-            let gate = load(start)?;
-            Some((start, parse_gate_strict(&gate)?, gate))
-        })?;
+            (start, load(start)?)
+        }
+    };
+    let payment = parse_gate_strict(&gate)?;
     let payee_stats = gate.account_key(strict_accounts::PAYEE_STATS)?;
-    let policy = gate.account_key(strict_accounts::POLICY)?;
     let transfer = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
     let held = if current - start == HELD_PAYMENT_INSTRUCTIONS - 1 {
         let h = load(start + 2).as_ref().and_then(parse_transfer_checked)?;
-        Some(HeldTransfer {
-            escrow: h.destination,
-            amount: h.amount,
-        })
+        Some(Box::new(HeldSettlement {
+            transfer: HeldTransfer {
+                escrow: h.destination,
+                amount: h.amount,
+            },
+            policy: gate.account_key(strict_accounts::POLICY)?,
+            destination: transfer.destination,
+            tier: payment.holdback_tier,
+        }))
     } else {
         None
     };
@@ -435,9 +465,6 @@ pub fn settled_payment<I: TxInstruction>(
         decimals: transfer.decimals,
         payee_stats,
         deadline: payment.deadline,
-        policy,
-        destination: transfer.destination,
-        holdback_tier: payment.holdback_tier,
         held,
     })
 }
@@ -497,7 +524,6 @@ mod tests {
             vault: None,
             payer_token: None,
             token_program: None,
-            holdback_escrow: None,
         };
         Instruction::new_with_bytes(
             crate::ID,
@@ -510,6 +536,46 @@ mod tests {
             .data(),
             accounts.to_account_metas(None),
         )
+    }
+
+    #[test]
+    fn the_strict_arguments_read_in_place_as_borsh_reads_them() {
+        let a = args();
+        for tier in [None, Some(0), Some(5)] {
+            let mut ix = gate_ix(&a);
+            ix.data = crate::instruction::GatePaymentStrict {
+                amount: a.amount,
+                policy_id: a.policy_id,
+                deadline: DEADLINE,
+                holdback_tier: tier,
+            }
+            .data();
+            let borsh = StrictArgs::try_from_slice(&ix.data[8..]).unwrap();
+            let read = parse_gate_strict(&ix).unwrap();
+            assert_eq!(
+                (
+                    read.args.amount,
+                    read.args.policy_id,
+                    read.deadline,
+                    read.holdback_tier
+                ),
+                (
+                    borsh.amount,
+                    borsh.policy_id,
+                    borsh.deadline,
+                    borsh.holdback_tier
+                )
+            );
+            // A trailing byte, a bad option tag or a short tier: not a strict gate.
+            for bad in [
+                [ix.data.clone(), vec![0]].concat(),
+                [&ix.data[..28], &[2][..]].concat(),
+                [&ix.data[..28], &[1][..]].concat(),
+            ] {
+                ix.data = bad;
+                assert_eq!(parse_gate_strict(&ix), None);
+            }
+        }
     }
 
     #[test]
@@ -539,7 +605,7 @@ mod tests {
         );
         assert_eq!(ix.accounts[strict_accounts::PAYEE_LIST].pubkey, PAYEE_LIST);
         // Optional accounts keep their place (an absent one is the program id).
-        assert_eq!(ix.accounts.len(), 23);
+        assert_eq!(ix.accounts.len(), 22);
         let mut short = ix.clone();
         short.accounts.truncate(strict_accounts::MINT);
         assert_eq!(parse_gate_strict(&short), None);
@@ -581,7 +647,6 @@ mod tests {
             destination: Pubkey::new_unique(),
             authority: Pubkey::new_unique(),
             source: None,
-            escrow: None,
         }
     }
 
@@ -632,6 +697,8 @@ mod tests {
         assert_eq!(payment_len(3, 6), None);
     }
 
+    const ESCROW: Pubkey = Pubkey::new_from_array([9; 32]);
+
     /// A held settlement: the payee gets `amount - held`, the escrow `held`.
     fn held_settlement(e: &Expected, held: u64) -> Vec<Instruction> {
         let source = Pubkey::new_unique();
@@ -639,7 +706,7 @@ mod tests {
         pay.data[1..9].copy_from_slice(&(e.args.amount - held).to_le_bytes());
         let mut hold = transfer_ix(source, e);
         hold.data[1..9].copy_from_slice(&held.to_le_bytes());
-        hold.accounts[2].pubkey = e.escrow.unwrap();
+        hold.accounts[2].pubkey = ESCROW;
         vec![
             gate_ix(&e.args),
             pay,
@@ -648,21 +715,14 @@ mod tests {
         ]
     }
 
-    fn held_expected() -> Expected {
-        Expected {
-            escrow: Some(Pubkey::new_unique()),
-            ..expected()
-        }
-    }
-
     #[test]
-    fn a_held_share_goes_to_the_escrow_from_the_same_source_and_the_sum_is_the_amount() {
-        let e = held_expected();
+    fn a_held_share_comes_from_the_same_source_and_the_sum_is_the_amount() {
+        let e = expected();
         let ixs = held_settlement(&e, 2);
         assert_eq!(
             check_held(&ixs, 0, &e).unwrap(),
             Some(HeldTransfer {
-                escrow: e.escrow.unwrap(),
+                escrow: ESCROW,
                 amount: 2
             })
         );
@@ -678,11 +738,6 @@ mod tests {
         assert_eq!(
             broken(&|ixs| ixs[2].data[1..9].copy_from_slice(&3u64.to_le_bytes())),
             Some(GateError::TransferAmountMismatch.into())
-        );
-        // Not to another account than the escrow the gate was given.
-        assert_eq!(
-            broken(&|ixs| ixs[2].accounts[2].pubkey = Pubkey::new_unique()),
-            Some(GateError::HoldbackEscrowInvalid.into())
         );
         // Not from another source.
         assert_eq!(
@@ -710,33 +765,25 @@ mod tests {
             broken(&|ixs| ixs[2] = feedback_ix(&e.args.payee_asset)),
             Some(GateError::TransferMissing.into())
         );
-        // No escrow account given: nothing can be held.
-        let no_escrow = Expected {
-            escrow: None,
-            ..held_expected()
-        };
-        let ixs = held_settlement(&held_expected(), 2);
-        let mut e2 = no_escrow;
-        e2.args = held_expected().args;
-        assert!(check(&ixs, 0, &e2).is_err());
     }
 
     #[test]
     fn feedback_finds_a_held_settlement_three_instructions_back() {
-        let e = held_expected();
+        let e = expected();
         let ixs = held_settlement(&e, 2);
         let n = ixs.len() as u16;
         let load = |i: u16| ixs.get(usize::from(i)).cloned();
         let settled = settled_payment(n - 1, n, load, &e.args.payee_asset).unwrap();
         assert_eq!(settled.args, e.args);
+        let held = settled.held.unwrap();
         assert_eq!(
-            settled.held,
-            Some(HeldTransfer {
-                escrow: e.escrow.unwrap(),
+            held.transfer,
+            HeldTransfer {
+                escrow: ESCROW,
                 amount: 2
-            })
+            }
         );
-        assert_eq!(settled.destination, e.destination);
+        assert_eq!(held.destination, e.destination);
         let unheld = settlement(&e, vec![]);
         let n = unheld.len() as u16;
         let load = |i: u16| unheld.get(usize::from(i)).cloned();

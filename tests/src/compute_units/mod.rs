@@ -1047,7 +1047,6 @@ async fn settle(
 /// freezes it, the arbiter's decision, a release and the payee's refund.
 async fn holdback(w: &mut World, r: &mut Report, attestor: &Keypair) {
     use crate::holdback::schedule;
-    use trust_gate_client::holdback::HeldPayment;
     let sdk = crate::world::sdk();
     let arbiter = crate::funded_keypair(&mut w.ctx).await;
     let (payer, payee, att) = w
@@ -1093,35 +1092,17 @@ async fn holdback(w: &mut World, r: &mut Report, attestor: &Keypair) {
     let pay = settle_held(w, r, true).await;
     let dispute = w.dispute_ix(&payer.owner.pubkey(), pay, &payee.asset(), [9; 32]);
     measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
-    let log: gate::state::FeedbackLog = crate::fetch(
-        &mut w.ctx,
-        &sdk.pda.feedback_log(&facilitator.pubkey(), &pay),
-    )
-    .await
-    .unwrap();
-    let held = HeldPayment::from_log(&log, TOKEN_PROGRAM_ID).unwrap();
+    let held = w.held_payment(&pay).await;
     let ix = sdk.arbitrate_holdback(&held, true, &source, &[]);
     measure(w, r, &[ix], None, &[&arbiter]).await;
     // Refunded by the payee.
     let pay = settle_held(w, r, false).await;
-    let log: gate::state::FeedbackLog = crate::fetch(
-        &mut w.ctx,
-        &sdk.pda.feedback_log(&facilitator.pubkey(), &pay),
-    )
-    .await
-    .unwrap();
-    let held = HeldPayment::from_log(&log, TOKEN_PROGRAM_ID).unwrap();
+    let held = w.held_payment(&pay).await;
     let ix = sdk.refund_holdback(&payee.owner.pubkey(), &held, &source);
     measure(w, r, &[ix], None, &[&payee.owner]).await;
     // Released after the hold.
     let pay = settle_held(w, r, false).await;
-    let log: gate::state::FeedbackLog = crate::fetch(
-        &mut w.ctx,
-        &sdk.pda.feedback_log(&facilitator.pubkey(), &pay),
-    )
-    .await
-    .unwrap();
-    let held = HeldPayment::from_log(&log, TOKEN_PROGRAM_ID).unwrap();
+    let held = w.held_payment(&pay).await;
     w.set_time(held.hold_until).await;
     measure(w, r, &[sdk.release_holdback(&held)], None, &[]).await;
     let members: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();

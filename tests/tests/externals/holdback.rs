@@ -54,7 +54,7 @@ async fn holdback_on_the_real_registry_disputed_upheld_refunded_and_released() {
             .data,
     );
     w.dispute_held(&h, upheld).await.unwrap();
-    let share = w.log(&upheld).await.holdback.unwrap();
+    let share = w.held_share(&upheld).await.unwrap();
     assert_eq!(share.state, HoldState::Disputed);
     assert_eq!(share.dispute_feedback_index, before);
     let dispute_feedback = GiveFeedbackArgs {
@@ -90,18 +90,18 @@ async fn holdback_on_the_real_registry_disputed_upheld_refunded_and_released() {
     let ix = sdk().refund_holdback(&owner.pubkey(), &p, &h.payer_token());
     w.send(&[ix], &[&owner]).await.unwrap();
     assert_eq!(
-        w.log(&refunded).await.holdback.unwrap().state,
+        w.held_share(&refunded).await.unwrap().state,
         HoldState::Refunded
     );
     assert_eq!(w.response_count(&payee).await, 2);
 
     // Undisputed: released to the payee after the hold.
-    let hold_until = w.log(&released).await.holdback.unwrap().hold_until;
+    let hold_until = w.held_share(&released).await.unwrap().hold_until;
     w.set_time(hold_until).await;
     let p = w.held_payment(&released).await;
     w.send(&[sdk().release_holdback(&p)], &[]).await.unwrap();
     assert_eq!(
-        w.log(&released).await.holdback.unwrap().state,
+        w.held_share(&released).await.unwrap().state,
         HoldState::Released
     );
     assert_eq!(w.token_balance(&h.escrow).await, 0);

@@ -66,7 +66,7 @@ async fn holdback_held_then_released_after_the_hold() {
         log.amount, AMOUNT,
         "the feedback and the log state the whole amount"
     );
-    let share = log.holdback.unwrap();
+    let share = w.held_share(&pay).await.unwrap();
     assert_eq!(share.state, HoldState::Held);
     assert_eq!(share.hold_until, log.created_at + i64::from(7 * DAY));
     assert_eq!((share.escrow, share.destination), (h.escrow, h.destination));
@@ -85,17 +85,14 @@ async fn holdback_held_then_released_after_the_hold() {
         g(G::HoldbackRecipientMismatch),
     );
     assert_code(
-        w.send(&[close.clone()], &[]).await,
+        w.send(std::slice::from_ref(&close), &[]).await,
         g(G::HoldbackOutstanding),
     );
     // From the hold's end, anyone releases it to the destination.
     release(&mut w, &pay, None).await.unwrap();
     assert_eq!(w.token_balance(&h.destination).await, AMOUNT);
     assert_eq!(w.token_balance(&h.escrow).await, 0);
-    assert_eq!(
-        w.log(&pay).await.holdback.unwrap().state,
-        HoldState::Released
-    );
+    assert_eq!(w.held_share(&pay).await.unwrap().state, HoldState::Released);
     assert_code(release(&mut w, &pay, None).await, g(G::HoldbackPaidOut));
     // No dispute, so no response in the registry.
     assert_eq!(w.response_count(&h.payee.asset()).await, 0);
@@ -120,12 +117,12 @@ async fn holdback_disputed_then_refunded_by_the_payee() {
     let (mut w, h) = tier0().await;
     let pay = payment_id();
     w.settle_held(&h, AMOUNT, pay).await.unwrap();
-    let hold_until = w.log(&pay).await.holdback.unwrap().hold_until;
+    let hold_until = w.held_share(&pay).await.unwrap().hold_until;
     let payer_before = w.token_balance(&h.payer_token()).await;
     let payer = h.payer.owner.insecure_clone();
     w.advance_time(3_600).await;
     w.dispute_held(&h, pay).await.unwrap();
-    let share = w.log(&pay).await.holdback.unwrap();
+    let share = w.held_share(&pay).await.unwrap();
     assert_eq!(share.state, HoldState::Disputed);
     assert_eq!(share.arbitration_ends, w.now + ARBITRATION_SECS);
 
@@ -161,10 +158,7 @@ async fn holdback_disputed_then_refunded_by_the_payee() {
         payer_before + 200_000
     );
     assert_eq!(w.token_balance(&h.escrow).await, 0);
-    assert_eq!(
-        w.log(&pay).await.holdback.unwrap().state,
-        HoldState::Refunded
-    );
+    assert_eq!(w.held_share(&pay).await.unwrap().state, HoldState::Refunded);
     assert_eq!(w.response_count(&h.payee.asset()).await, 1);
 }
 
@@ -192,7 +186,7 @@ async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
         payer_before + held[0]
     );
     assert_eq!(
-        w.log(&payments[0]).await.holdback.unwrap().state,
+        w.held_share(&payments[0]).await.unwrap().state,
         HoldState::Upheld
     );
     // Rejected: to the payee.
@@ -204,7 +198,7 @@ async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
         payee_before + held[1]
     );
     assert_eq!(
-        w.log(&payments[1]).await.holdback.unwrap().state,
+        w.held_share(&payments[1]).await.unwrap().state,
         HoldState::Rejected
     );
     // Undecided: past the arbitration period the arbiter is too late, and anyone releases
@@ -219,7 +213,7 @@ async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
         payee_before + held[1] + held[2]
     );
     assert_eq!(
-        w.log(&payments[2]).await.holdback.unwrap().state,
+        w.held_share(&payments[2]).await.unwrap().state,
         HoldState::Lapsed
     );
     assert_eq!(w.token_balance(&h.escrow).await, 0);
@@ -445,7 +439,7 @@ async fn holdback_schedule_edges() {
     let q = w.settle_held(&h, AMOUNT, pay).await.unwrap().unwrap();
     assert_eq!((q.tier, q.held), (4, 0));
     assert_eq!(w.token_balance(&h.destination).await, AMOUNT);
-    assert!(w.log(&pay).await.holdback.is_none());
+    assert!(w.held_share(&pay).await.is_none());
     // Tier 3's 1 % of 99 units rounds down to nothing, so a payee that accepts nothing is
     // paid in full; of 100 units it is 1, which it must accept.
     let h = w
@@ -497,7 +491,7 @@ async fn holdback_schedule_edges() {
     assert_eq!((q.tier, q.held), (5, 300_000));
     w.advance_time(DISPUTE_WINDOW_SECS + 1).await;
     w.dispute_held(&u, pay).await.unwrap();
-    let share = w.log(&pay).await.holdback.unwrap();
+    let share = w.held_share(&pay).await.unwrap();
     assert_eq!(share.state, HoldState::Disputed);
     // Without an arbiter, nobody decides: the payee refunds, or the share is its own once
     // the arbitration period is over.

@@ -97,20 +97,27 @@ pub fn dispute_payment(ctx: Context<DisputePayment>, args: DisputePaymentArgs) -
     let payer = ctx.accounts.payer_signer.key();
     require_keys_eq!(log.payer_wallet, payer, GateError::NotPaymentPayer);
     let clock = Clock::get()?;
+    let log_info = ctx.accounts.feedback_log.to_account_info();
+    let mut held = FeedbackLog::held_share_in(&log_info.try_borrow_data()?);
     require!(
-        clock.unix_timestamp <= log.dispute_window_ends(),
+        clock.unix_timestamp <= log.dispute_window_ends(held.as_ref()),
         GateError::DisputeWindowClosed
     );
     // The dispute's feedback is the payee's next one: its index and seal are what the
     // outcome of a held share's dispute answers.
-    let feedback_index =
-        agent_account::feedback_count(&ctx.accounts.target.agent_account.try_borrow_data()?)
-            .ok_or(GateError::AgentAccountInvalid)?;
-    let seal_hash = response::dispute_seal_hash(&feedback_uri);
-    let froze = match ctx.accounts.feedback_log.holdback.as_mut() {
-        Some(share) => share.dispute(clock.unix_timestamp, feedback_index, seal_hash),
+    let froze = match held.as_mut() {
+        Some(share) => {
+            let data = ctx.accounts.target.agent_account.try_borrow_data()?;
+            let index =
+                agent_account::feedback_count(&data).ok_or(GateError::AgentAccountInvalid)?;
+            let seal = response::dispute_seal_hash(&feedback_uri);
+            share.dispute(clock.unix_timestamp, index, seal)
+        }
         None => false,
     };
+    if let (true, Some(share)) = (froze, &held) {
+        FeedbackLog::write_held_share(&mut log_info.try_borrow_mut_data()?, share)?;
+    }
 
     ctx.accounts.target.give_feedback(
         &payee_asset,

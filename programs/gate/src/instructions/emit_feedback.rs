@@ -1,8 +1,9 @@
 use super::helpers::feedback::*;
 use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
+use super::helpers::parties::token_account_of;
 use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
-use crate::holdback::{HeldShare, HoldState};
+use crate::holdback::{self, HeldShare, HoldState};
 use crate::settlement;
 use crate::state::{seeds, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
@@ -69,8 +70,10 @@ pub struct EmitFeedbackArgs {
 /// Records the payment's feedback in the registry and its receipt here. Only as the last
 /// instruction of a settlement for the same payee (`FeedbackNotSettled` otherwise).
 ///
-/// A held settlement passes the payer's policy (the strict gate's) as its one remaining
-/// account: the log records the hold and the arbiter its schedule sets for the quoted tier.
+/// A held settlement passes [the payer's policy (the strict gate's), the escrow] as its
+/// remaining accounts: the share must have gone to a token account of the mint whose
+/// authority is the gate's holdback authority, and the log records the hold and the arbiter
+/// the policy's schedule sets for the quoted tier.
 pub fn emit_feedback<'info>(
     ctx: Context<'info, EmitFeedback<'info>>,
     args: EmitFeedbackArgs,
@@ -147,12 +150,12 @@ pub fn emit_feedback<'info>(
     probe!("the registry's feedback");
     let clock = Clock::get()?;
     authority.count_settled_feedback(&ctx.accounts.gate_authority)?;
-    let holdback = match settled.held {
+    let holdback = match &settled.held {
         None => None,
         Some(held) => Some(held_share(
-            &settled,
+            &settled.args.mint,
             held,
-            ctx.remaining_accounts.first(),
+            ctx.remaining_accounts,
             clock.unix_timestamp,
         )?),
     };
@@ -169,7 +172,6 @@ pub fn emit_feedback<'info>(
         slot: clock.slot,
         created_at: clock.unix_timestamp,
         deadline: settled.deadline,
-        holdback,
     };
     pda_account::init(
         &ctx.accounts.facilitator_signer,
@@ -183,6 +185,12 @@ pub fn emit_feedback<'info>(
         ],
         &log,
     )?;
+    if let Some(share) = &holdback {
+        FeedbackLog::write_held_share(
+            &mut ctx.accounts.feedback_log.try_borrow_mut_data()?,
+            share,
+        )?;
+    }
     probe!("counters, the log created");
     runtime::emit(&FeedbackEmitted {
         facilitator,
@@ -198,32 +206,38 @@ pub fn emit_feedback<'info>(
 }
 
 /// The held share a settlement's log records: its escrow and amount from the transfer, the
-/// hold of the quoted tier's term and the arbiter from the payer's policy (`policy`, which
-/// must be the strict gate's: policy_vault read the same account for the decision).
+/// hold of the quoted tier's term and the arbiter from the payer's policy. `accounts`: the
+/// policy, which must be the strict gate's (policy_vault read the same account for the
+/// decision), then the escrow, which must be one of the gate's: a token account of the mint
+/// whose authority is the holdback authority, which only the gate can sign for.
 fn held_share(
-    settled: &settlement::SettledPayment,
-    held: settlement::HeldTransfer,
-    policy: Option<&AccountInfo>,
+    mint: &Pubkey,
+    held: &settlement::HeldSettlement,
+    accounts: &[AccountInfo],
     now: i64,
 ) -> Result<HeldShare> {
-    let policy = policy
-        .filter(|p| *p.key == settled.policy)
-        .ok_or(GateError::HoldbackNotInPolicy)?;
+    let (Some(policy), Some(escrow)) = (accounts.first(), accounts.get(1)) else {
+        return err!(GateError::HoldbackEscrowInvalid);
+    };
+    require!(
+        *escrow.key == held.transfer.escrow
+            && token_account_of(escrow, mint, &holdback::authority::ADDRESS)?,
+        GateError::HoldbackEscrowInvalid
+    );
+    require_keys_eq!(*policy.key, held.policy, GateError::HoldbackNotInPolicy);
     let rule = PolicyAccount::holdback_in(&policy.try_borrow_data()?)
         .ok_or(GateError::HoldbackNotInPolicy)?;
     // The strict gate compared the quoted tier with the decision's.
-    let tier = settled
-        .holdback_tier
-        .ok_or(GateError::HoldbackTierMissing)?;
+    let tier = held.tier.ok_or(GateError::HoldbackTierMissing)?;
     let term = rule
         .terms
         .get(usize::from(tier))
         .ok_or(GateError::HoldbackTierMoved)?;
     Ok(HeldShare {
-        escrow: held.escrow,
-        destination: settled.destination,
+        escrow: held.transfer.escrow,
+        destination: held.destination,
         arbiter: rule.arbiter,
-        held: held.amount,
+        held: held.transfer.amount,
         hold_until: now.saturating_add(i64::from(term.hold_secs)),
         state: HoldState::Held,
         arbitration_ends: 0,

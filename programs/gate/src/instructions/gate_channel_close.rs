@@ -160,7 +160,6 @@ pub fn gate_channel_close(
                 created_at: clock.unix_timestamp,
                 // Nothing of the channel can settle any more.
                 deadline: clock.unix_timestamp,
-                holdback: None,
             },
         )?;
     }

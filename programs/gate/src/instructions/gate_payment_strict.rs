@@ -1,16 +1,14 @@
 use super::helpers::evaluation::*;
 use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use super::helpers::parties::{
-    check_mint, check_not_self_dealing, signing_parties, token_account_of,
+    agent, check_mint, check_not_self_dealing, signing_parties, token_account_of,
 };
 use crate::errors::GateError;
-use crate::holdback;
 use crate::settlement::{self, check_deadline, Expected, HeldTransfer, PaymentArgs};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::{Decision, Holdback};
 use policy_vault::state::PolicyAccount;
-use trust_gate_program_common::external::live_agent::LiveAgent;
 use trust_gate_program_common::external::{agent_account, ids};
 use trust_gate_program_common::probe;
 use trust_gate_program_common::token_mint;
@@ -72,11 +70,6 @@ pub struct GatePaymentStrict<'info> {
     pub payer_token: Option<UncheckedAccount<'info>>,
     /// CHECK: with `vault`: the mint's token program (policy_vault compares it).
     pub token_program: Option<UncheckedAccount<'info>>,
-    /// A held settlement only: the escrow its second transfer credits with the held share, a
-    /// token account of the mint whose authority is the gate's holdback authority (checked
-    /// in the handler; `holdback::authority`).
-    /// CHECK: verified as described above.
-    pub holdback_escrow: Option<UncheckedAccount<'info>>,
 }
 
 /// The vault accounts of a settlement: all three or none.
@@ -103,8 +96,8 @@ fn vault_release<'a, 'info>(
 }
 
 /// Who pays and who is paid: the signer acts for the payer agent, the destination is the
-/// payee's recipient's, and the two agents are distinct parties. Returns the payer.
-fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<LiveAgent> {
+/// payee's recipient's, and the two agents are distinct parties.
+fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Result<()> {
     let (payer, payee) = signing_parties(
         &a.payer_agent,
         &a.payer_asset,
@@ -125,19 +118,18 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
         a.destination_token.key(),
         GateError::PaymentToVault
     );
-    check_not_self_dealing(&payer, &payee)?;
-    Ok(payer)
+    check_not_self_dealing(&payer, &payee)
 }
 
 /// The holdback the decision sets against the one the transaction carries: the tier the
-/// settlement was quoted for, and the held share's transfer to a genuine escrow; a held
-/// share's arbiter is never a key of the payer.
+/// settlement was quoted for and the held share's transfer; a held share's mint has no
+/// transfer hook and its arbiter is never a key of the payer. (emit_feedback checks that the
+/// share went to an escrow of the gate.)
 fn check_holdback(
     a: &GatePaymentStrict,
     quoted_tier: Option<u8>,
     decided: Option<Holdback>,
     held: Option<HeldTransfer>,
-    payer: &LiveAgent,
 ) -> Result<()> {
     let decided = match (quoted_tier, decided) {
         (None, None) => return Ok(()),
@@ -152,16 +144,9 @@ fn check_holdback(
         held.map_or(0, |h| h.amount) == decided.held,
         GateError::HoldbackTransferMismatch
     );
-    let Some(held) = held else { return Ok(()) };
-    let escrow = a
-        .holdback_escrow
-        .as_ref()
-        .filter(|e| e.key() == held.escrow)
-        .ok_or(GateError::HoldbackEscrowInvalid)?;
-    require!(
-        token_account_of(escrow, &a.mint_account.key(), &holdback::authority::ADDRESS)?,
-        GateError::HoldbackEscrowInvalid
-    );
+    if held.is_none() {
+        return Ok(());
+    }
     // The escrow pays out by a transfer the gate signs, which could not carry a hook's
     // accounts.
     require!(
@@ -172,6 +157,7 @@ fn check_holdback(
     let arbiter = PolicyAccount::holdback_in(&a.evaluation.policy.try_borrow_data()?)
         .map(|r| r.arbiter)
         .unwrap_or_default();
+    let payer = agent(&a.payer_agent, &a.payer_asset)?;
     require!(!payer.may_sign(&arbiter), GateError::ArbiterIsPayer);
     Ok(())
 }
@@ -220,7 +206,7 @@ pub fn gate_payment_strict<'info>(
     );
     let signer = a.payer_signer.key();
     probe!("arguments, deadline, top level");
-    let payer = check_parties(a, &signer, &args.mint)?;
+    check_parties(a, &signer, &args.mint)?;
     probe!("parties");
     check_mint(&a.mint_account)?;
     probe!("mint");
@@ -242,7 +228,6 @@ pub fn gate_payment_strict<'info>(
                 destination: a.destination_token.key(),
                 authority: signer,
                 source: release.as_ref().map(|r| r.payer_token.key()),
-                escrow: a.holdback_escrow.as_ref().map(|e| e.key()),
             },
         )?
     };
@@ -258,7 +243,7 @@ pub fn gate_payment_strict<'info>(
     probe!("the decision reported");
     match decision {
         Decision::Allow => {
-            check_holdback(&ctx.accounts, holdback_tier, holdback, held, &payer)?;
+            check_holdback(ctx.accounts, holdback_tier, holdback, held)?;
             probe!("the holdback");
             Ok(())
         }

@@ -13,10 +13,11 @@ use anchor_lang::Discriminator;
 /// transaction (see docs/settlement.md, "Receipts").
 ///
 /// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_wallet, 136 mint,
-/// 168 amount, 176 value_decimals, 177 score, 178 slot, 186 created_at, 194 deadline, 202
-/// the `holdback` tag, then a held payment's share (203 escrow, 235 destination, 267
-/// arbiter, 299 held, 307 hold_until, 315 state, 316 arbitration_ends, 324 the dispute's
-/// feedback index, 332 its seal hash). Sizes ([`FeedbackLog::space`]): 203 bytes, 364 held.
+/// 168 amount, 176 value_decimals, 177 score, 178 slot, 186 created_at, 194 deadline; a held
+/// payment's log goes on with its share ([`HeldShare`], at [`FeedbackLog::HELD_AT`]: 202
+/// escrow, 234 destination, 266 arbiter, 298 held, 306 hold_until, 314 state, 315
+/// arbitration_ends, 323 the dispute's feedback index, 331 its seal hash), which Anchor's
+/// reading of the log leaves aside. Sizes ([`FeedbackLog::space`]): 202 bytes, 363 held.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct FeedbackLog {
@@ -38,24 +39,39 @@ pub struct FeedbackLog {
     /// The payment's deadline (the strict gate's argument): the settlement landed no later,
     /// and none of this payment id can land after it.
     pub deadline: i64,
-    /// The share the payer's policy held back, and where it stands (docs/holdback.md); none
-    /// when nothing was held.
-    pub holdback: Option<HeldShare>,
 }
 
 impl FeedbackLog {
+    /// Where a held payment's share starts in its log's data: right after the log, so that a
+    /// payment without one keeps the log it always had.
+    pub const HELD_AT: usize = 8 + FeedbackLog::INIT_SPACE;
+
     /// The account's size, with a held share or without.
     pub fn space(held: bool) -> usize {
-        8 + FeedbackLog::INIT_SPACE - if held { 0 } else { HeldShare::INIT_SPACE }
+        FeedbackLog::HELD_AT + if held { HeldShare::INIT_SPACE } else { 0 }
+    }
+
+    /// The held share in a log's `data`, when the payment held one back.
+    pub fn held_share_in(data: &[u8]) -> Option<HeldShare> {
+        let bytes = data.get(FeedbackLog::HELD_AT..FeedbackLog::space(true))?;
+        HeldShare::try_from_slice(bytes).ok()
+    }
+
+    /// Writes `share` into a held payment's log `data`.
+    pub fn write_held_share(data: &mut [u8], share: &HeldShare) -> Result<()> {
+        let mut at = data
+            .get_mut(FeedbackLog::HELD_AT..FeedbackLog::space(true))
+            .ok_or(ErrorCode::AccountDidNotSerialize)?;
+        share.serialize(&mut at)?;
+        Ok(())
     }
 
     /// The last second the payer may dispute the payment: the dispute window after
-    /// settlement, or the hold when that is longer.
-    pub fn dispute_window_ends(&self) -> i64 {
-        let window = self.created_at.saturating_add(DISPUTE_WINDOW_SECS);
-        match &self.holdback {
+    /// settlement, or a held share's hold when that is longer.
+    pub fn dispute_window_ends(&self, held: Option<&HeldShare>) -> i64 {
+        match held {
             Some(h) => h.dispute_window_ends(self.created_at, DISPUTE_WINDOW_SECS),
-            None => window,
+            None => self.created_at.saturating_add(DISPUTE_WINDOW_SECS),
         }
     }
 
@@ -86,18 +102,13 @@ impl ClosableLog {
         if data.get(..8)? != FeedbackLog::DISCRIMINATOR {
             return None;
         }
-        // A log of the layout before the holdback ends where its `holdback` tag begins: it
-        // reads as one that held nothing, so its rent still comes back.
-        let log = if data.len() == FeedbackLog::space(false) - 1 {
-            FeedbackLog::try_deserialize(&mut &[data, &[0]].concat()[..]).ok()?
-        } else {
-            FeedbackLog::try_deserialize(&mut &data[..]).ok()?
-        };
+        let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
+        let held = FeedbackLog::held_share_in(data);
         Some(ClosableLog {
             facilitator: log.facilitator,
             payment_id_hash: log.payment_id_hash,
-            closes_after: log.dispute_window_ends().max(log.deadline),
-            holds_share: log.holdback.is_some_and(|h| !h.state.is_paid_out()),
+            closes_after: log.dispute_window_ends(held.as_ref()).max(log.deadline),
+            holds_share: held.is_some_and(|h| !h.state.is_paid_out()),
         })
     }
 }
@@ -120,7 +131,6 @@ mod tests {
             slot: 3,
             created_at,
             deadline,
-            holdback: None,
         }
     }
 
@@ -129,7 +139,7 @@ mod tests {
         let mut data = Vec::new();
         let l = log(1_000, 1_060);
         l.try_serialize(&mut data).unwrap();
-        assert_eq!(data.len(), FeedbackLog::space(false));
+        assert_eq!(data.len(), 202);
         let c = ClosableLog::read(&data).unwrap();
         assert!(!c.holds_share);
         assert_eq!(c.facilitator, l.facilitator);
@@ -145,9 +155,9 @@ mod tests {
     #[test]
     fn a_held_log_stays_until_its_share_is_paid_out_and_past_its_hold() {
         use crate::holdback::HoldState;
-        let mut l = log(1_000, 1_060);
+        let l = log(1_000, 1_060);
         let hold_until = 1_000 + DISPUTE_WINDOW_SECS + 50;
-        l.holdback = Some(HeldShare {
+        let mut share = HeldShare {
             escrow: Pubkey::new_unique(),
             destination: Pubkey::new_unique(),
             arbiter: Pubkey::default(),
@@ -157,29 +167,26 @@ mod tests {
             arbitration_ends: 0,
             dispute_feedback_index: 0,
             dispute_seal_hash: [0; 32],
-        });
+        };
         let mut data = Vec::new();
         l.try_serialize(&mut data).unwrap();
-        assert_eq!(data.len(), FeedbackLog::space(true));
-        assert_eq!(FeedbackLog::space(true), 364);
+        assert_eq!(data.len(), FeedbackLog::space(false));
+        assert_eq!(FeedbackLog::held_share_in(&data), None);
+        data.resize(FeedbackLog::space(true), 0);
+        assert_eq!(FeedbackLog::space(true), 363);
+        FeedbackLog::write_held_share(&mut data, &share).unwrap();
+        assert_eq!(FeedbackLog::held_share_in(&data), Some(share));
         let c = ClosableLog::read(&data).unwrap();
         assert!(c.holds_share);
         assert_eq!(c.closes_after, hold_until);
-        l.holdback.as_mut().unwrap().state = HoldState::Released;
-        let mut data = Vec::new();
-        l.try_serialize(&mut data).unwrap();
+        share.state = HoldState::Released;
+        FeedbackLog::write_held_share(&mut data, &share).unwrap();
         assert!(!ClosableLog::read(&data).unwrap().holds_share);
-    }
-
-    #[test]
-    fn a_log_of_the_layout_before_the_holdback_still_closes() {
-        let mut data = Vec::new();
-        log(1_000, 1_060).try_serialize(&mut data).unwrap();
-        data.pop();
-        assert_eq!(data.len(), 202);
-        let c = ClosableLog::read(&data).unwrap();
-        assert!(!c.holds_share);
-        assert_eq!(c.closes_after, 1_000 + DISPUTE_WINDOW_SECS);
+        // The log itself reads as it always did.
+        assert_eq!(
+            FeedbackLog::try_deserialize(&mut &data[..]).unwrap().amount,
+            l.amount
+        );
     }
 
     #[test]

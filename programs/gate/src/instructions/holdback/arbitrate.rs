@@ -19,7 +19,7 @@ pub fn arbitrate_holdback<'info>(
     ctx: Context<'info, ArbitrateHoldback<'info>>,
     uphold: bool,
 ) -> Result<()> {
-    let payout = &mut ctx.accounts.payout;
+    let payout = &ctx.accounts.payout;
     let share = payout.share()?;
     let next = share.arbitrate(uphold, Clock::get()?.unix_timestamp)?;
     let arbiter = &ctx.accounts.arbiter;

@@ -59,16 +59,15 @@ impl<'info> HeldPayout<'info> {
 
     /// The log's held share (`HoldbackNotHeld` for a payment that held nothing).
     pub fn share(&self) -> Result<HeldShare> {
-        self.feedback_log
-            .holdback
+        FeedbackLog::held_share_in(&self.feedback_log.to_account_info().try_borrow_data()?)
             .ok_or_else(|| error!(GateError::HoldbackNotHeld))
     }
 
     /// Pays the share to `to` as `next` says (the payer for a refund or an upheld dispute,
     /// the payee's destination otherwise), records `next`, and answers the dispute's
     /// feedback when the move ends a dispute.
-    pub fn pay_out(&mut self, next: HoldState) -> Result<()> {
-        let share = self.share()?;
+    pub fn pay_out(&self, next: HoldState) -> Result<()> {
+        let mut share = self.share()?;
         let log = &self.feedback_log;
         require!(
             self.escrow.key() == share.escrow
@@ -113,9 +112,10 @@ impl<'info> HeldPayout<'info> {
             amount: share.held,
             outcome: next,
         });
-        if let Some(h) = self.feedback_log.holdback.as_mut() {
-            h.state = next;
-        }
-        Ok(())
+        share.state = next;
+        FeedbackLog::write_held_share(
+            &mut self.feedback_log.to_account_info().try_borrow_mut_data()?,
+            &share,
+        )
     }
 }

@@ -13,7 +13,7 @@ pub struct RefundHoldback<'info> {
 /// The payee gives a held share back to the payer: at any time before it is paid out,
 /// disputed or not.
 pub fn refund_holdback(ctx: Context<RefundHoldback>) -> Result<()> {
-    let payout = &mut ctx.accounts.payout;
+    let payout = &ctx.accounts.payout;
     let payee = {
         let response = payout.response();
         let (agent_account, asset) = response.payee(&payout.feedback_log)?;

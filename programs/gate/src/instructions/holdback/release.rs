@@ -10,7 +10,7 @@ pub struct ReleaseHoldback<'info> {
 /// it, after the arbitration period when a dispute stayed undecided. No signer: the share can
 /// only go where the log says (anyone may send it: the facilitator's crank, the payee, ...).
 pub fn release_holdback(ctx: Context<ReleaseHoldback>) -> Result<()> {
-    let payout = &mut ctx.accounts.payout;
+    let payout = &ctx.accounts.payout;
     let next = payout.share()?.release(Clock::get()?.unix_timestamp)?;
     payout.pay_out(next)
 }

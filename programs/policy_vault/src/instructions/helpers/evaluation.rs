@@ -3,7 +3,9 @@
 //! accounts through unchecked (a constraint in both programs would cost its units twice).
 
 use super::super::EvaluateArgs;
-use crate::engine::{self, AttestationView, EvalInput, LimitState, ListMode, Party, PayeeDay};
+use crate::engine::{
+    self, AcceptanceConfig, AttestationView, EvalInput, LimitState, ListMode, Party, PayeeDay,
+};
 use crate::errors::PolicyVaultError;
 use crate::state::{
     fixed, seeds, AcceptancePolicy, ApprovalTerms, KillSwitchState, PayeeList, PaymentApproval,
@@ -157,12 +159,14 @@ fn attestation(a: Option<&AccountInfo>) -> Result<Option<AttestationView>> {
     }))
 }
 
-fn acceptance(account: &AccountInfo) -> Result<Option<AcceptancePolicy>> {
+/// The payee's acceptance policy as the engine sees it, when the payee has one; its accepted
+/// holdback only with `holdback`.
+fn acceptance(account: &AccountInfo, holdback: bool) -> Result<Option<AcceptanceConfig>> {
     if account.owner != &crate::ID || account.data_is_empty() {
         return Ok(None);
     }
     let data = account.try_borrow_data()?;
-    fixed::from_data::<AcceptancePolicy>(&data)
+    AcceptancePolicy::config_in(&data, holdback)
         .map(Some)
         .map_err(|_| error!(PolicyVaultError::AcceptancePolicyInvalid))
 }
@@ -341,11 +345,7 @@ pub(crate) fn decide(
     };
     let holdback = PolicyAccount::holdback_in(&e.policy.try_borrow_data()?);
     probe!("list, limits, holdback");
-    let acceptance_account = acceptance(e.payee_acceptance)?;
-    let acceptance = acceptance_account
-        .as_ref()
-        .map(|acc| acc.params.to_config())
-        .transpose()?;
+    let acceptance = acceptance(e.payee_acceptance, holdback.is_some())?;
     probe!("the acceptance policy");
     let payer_reputation = stats(e.payer_stats)?;
     let payee_reputation = stats(e.payee_stats)?;

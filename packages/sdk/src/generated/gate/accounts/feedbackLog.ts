@@ -21,8 +21,6 @@ import {
   getBytesEncoder,
   getI64Decoder,
   getI64Encoder,
-  getOptionDecoder,
-  getOptionEncoder,
   getStructDecoder,
   getStructEncoder,
   getU64Decoder,
@@ -32,24 +30,16 @@ import {
   transformEncoder,
   type Account,
   type Address,
-  type Codec,
-  type Decoder,
   type EncodedAccount,
-  type Encoder,
   type FetchAccountConfig,
   type FetchAccountsConfig,
+  type FixedSizeCodec,
+  type FixedSizeDecoder,
+  type FixedSizeEncoder,
   type MaybeAccount,
   type MaybeEncodedAccount,
-  type Option,
-  type OptionOrNullable,
   type ReadonlyUint8Array,
 } from "@solana/kit";
-import {
-  getHeldShareDecoder,
-  getHeldShareEncoder,
-  type HeldShare,
-  type HeldShareArgs,
-} from "../types/index.js";
 
 export const FEEDBACK_LOG_DISCRIMINATOR = new Uint8Array([
   200, 233, 116, 192, 201, 88, 110, 51,
@@ -87,11 +77,6 @@ export type FeedbackLog = {
    * and none of this payment id can land after it.
    */
   deadline: bigint;
-  /**
-   * The share the payer's policy held back, and where it stands (docs/holdback.md); none
-   * when nothing was held.
-   */
-  holdback: Option<HeldShare>;
 };
 
 export type FeedbackLogArgs = {
@@ -119,15 +104,10 @@ export type FeedbackLogArgs = {
    * and none of this payment id can land after it.
    */
   deadline: number | bigint;
-  /**
-   * The share the payer's policy held back, and where it stands (docs/holdback.md); none
-   * when nothing was held.
-   */
-  holdback: OptionOrNullable<HeldShareArgs>;
 };
 
 /** Gets the encoder for {@link FeedbackLogArgs} account data. */
-export function getFeedbackLogEncoder(): Encoder<FeedbackLogArgs> {
+export function getFeedbackLogEncoder(): FixedSizeEncoder<FeedbackLogArgs> {
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
@@ -142,14 +122,13 @@ export function getFeedbackLogEncoder(): Encoder<FeedbackLogArgs> {
       ["slot", getU64Encoder()],
       ["createdAt", getI64Encoder()],
       ["deadline", getI64Encoder()],
-      ["holdback", getOptionEncoder(getHeldShareEncoder())],
     ]),
     (value) => ({ ...value, discriminator: FEEDBACK_LOG_DISCRIMINATOR }),
   );
 }
 
 /** Gets the decoder for {@link FeedbackLog} account data. */
-export function getFeedbackLogDecoder(): Decoder<FeedbackLog> {
+export function getFeedbackLogDecoder(): FixedSizeDecoder<FeedbackLog> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
     ["facilitator", getAddressDecoder()],
@@ -163,12 +142,14 @@ export function getFeedbackLogDecoder(): Decoder<FeedbackLog> {
     ["slot", getU64Decoder()],
     ["createdAt", getI64Decoder()],
     ["deadline", getI64Decoder()],
-    ["holdback", getOptionDecoder(getHeldShareDecoder())],
   ]);
 }
 
 /** Gets the codec for {@link FeedbackLog} account data. */
-export function getFeedbackLogCodec(): Codec<FeedbackLogArgs, FeedbackLog> {
+export function getFeedbackLogCodec(): FixedSizeCodec<
+  FeedbackLogArgs,
+  FeedbackLog
+> {
   return combineCodec(getFeedbackLogEncoder(), getFeedbackLogDecoder());
 }
 
@@ -223,4 +204,8 @@ export async function fetchAllMaybeFeedbackLog(
 ): Promise<MaybeAccount<FeedbackLog>[]> {
   const maybeAccounts = await fetchEncodedAccounts(rpc, addresses, config);
   return maybeAccounts.map((maybeAccount) => decodeFeedbackLog(maybeAccount));
+}
+
+export function getFeedbackLogSize(): number {
+  return 202;
 }

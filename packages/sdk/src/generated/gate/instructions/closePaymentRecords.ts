@@ -105,7 +105,7 @@ export type ClosePaymentRecordsInput<
   TAccountDisputeRentPayer extends string = string,
 > = {
   /**
-   * The payment's FeedbackLog (or a log of the layout before deadlines), read in the
+   * The payment's FeedbackLog, read in the
    * handler: the gate wrote it at the canonical PDA of the facilitator and payment it
    * stores, so those stand for its seeds.
    */
@@ -189,7 +189,7 @@ export type ParsedClosePaymentRecordsInstruction<
   programAddress: Address<TProgram>;
   accounts: {
     /**
-     * The payment's FeedbackLog (or a log of the layout before deadlines), read in the
+     * The payment's FeedbackLog, read in the
      * handler: the gate wrote it at the canonical PDA of the facilitator and payment it
      * stores, so those stand for its seeds.
      */

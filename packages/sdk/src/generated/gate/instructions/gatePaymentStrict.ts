@@ -88,7 +88,6 @@ export type GatePaymentStrictInstruction<
   TAccountVault extends string | AccountMeta<string> = string,
   TAccountPayerToken extends string | AccountMeta<string> = string,
   TAccountTokenProgram extends string | AccountMeta<string> = string,
-  TAccountHoldbackEscrow extends string | AccountMeta<string> = string,
   TRemainingAccounts extends readonly AccountMeta<string>[] = [],
 > = Instruction<TProgram> &
   InstructionWithData<ReadonlyUint8Array> &
@@ -161,9 +160,6 @@ export type GatePaymentStrictInstruction<
       TAccountTokenProgram extends string
         ? ReadonlyAccount<TAccountTokenProgram>
         : TAccountTokenProgram,
-      TAccountHoldbackEscrow extends string
-        ? ReadonlyAccount<TAccountHoldbackEscrow>
-        : TAccountHoldbackEscrow,
       ...TRemainingAccounts,
     ]
   >;
@@ -239,7 +235,6 @@ export type GatePaymentStrictAsyncInput<
   TAccountVault extends string = string,
   TAccountPayerToken extends string = string,
   TAccountTokenProgram extends string = string,
-  TAccountHoldbackEscrow extends string = string,
 > = {
   /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
   evaluateSigner?: Address<TAccountEvaluateSigner>;
@@ -335,12 +330,6 @@ export type GatePaymentStrictAsyncInput<
    */
   payerToken?: Address<TAccountPayerToken>;
   tokenProgram?: Address<TAccountTokenProgram>;
-  /**
-   * A held settlement only: the escrow its second transfer credits with the held share, a
-   * token account of the mint whose authority is the gate's holdback authority (checked
-   * in the handler; `holdback::authority`).
-   */
-  holdbackEscrow?: Address<TAccountHoldbackEscrow>;
   amount: GatePaymentStrictInstructionDataArgs["amount"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
   deadline: GatePaymentStrictInstructionDataArgs["deadline"];
@@ -370,7 +359,6 @@ export async function getGatePaymentStrictInstructionAsync<
   TAccountVault extends string,
   TAccountPayerToken extends string,
   TAccountTokenProgram extends string,
-  TAccountHoldbackEscrow extends string,
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
   input: GatePaymentStrictAsyncInput<
@@ -395,8 +383,7 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram,
-    TAccountHoldbackEscrow
+    TAccountTokenProgram
   >,
   config?: { programAddress?: TProgramAddress },
 ): Promise<
@@ -423,8 +410,7 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram,
-    TAccountHoldbackEscrow
+    TAccountTokenProgram
   >
 > {
   // Program address.
@@ -469,7 +455,6 @@ export async function getGatePaymentStrictInstructionAsync<
     vault: { value: input.vault ?? null, isWritable: true },
     payerToken: { value: input.payerToken ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
-    holdbackEscrow: { value: input.holdbackEscrow ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -537,7 +522,6 @@ export async function getGatePaymentStrictInstructionAsync<
       getAccountMeta(accounts.vault),
       getAccountMeta(accounts.payerToken),
       getAccountMeta(accounts.tokenProgram),
-      getAccountMeta(accounts.holdbackEscrow),
     ],
     data: getGatePaymentStrictInstructionDataEncoder().encode(
       args as GatePaymentStrictInstructionDataArgs,
@@ -566,8 +550,7 @@ export async function getGatePaymentStrictInstructionAsync<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram,
-    TAccountHoldbackEscrow
+    TAccountTokenProgram
   >);
 }
 
@@ -594,7 +577,6 @@ export type GatePaymentStrictInput<
   TAccountVault extends string = string,
   TAccountPayerToken extends string = string,
   TAccountTokenProgram extends string = string,
-  TAccountHoldbackEscrow extends string = string,
 > = {
   /** The gate's `["evaluate_signer"]` PDA, as in [`EvaluationAccounts`]. */
   evaluateSigner: Address<TAccountEvaluateSigner>;
@@ -690,12 +672,6 @@ export type GatePaymentStrictInput<
    */
   payerToken?: Address<TAccountPayerToken>;
   tokenProgram?: Address<TAccountTokenProgram>;
-  /**
-   * A held settlement only: the escrow its second transfer credits with the held share, a
-   * token account of the mint whose authority is the gate's holdback authority (checked
-   * in the handler; `holdback::authority`).
-   */
-  holdbackEscrow?: Address<TAccountHoldbackEscrow>;
   amount: GatePaymentStrictInstructionDataArgs["amount"];
   policyId: GatePaymentStrictInstructionDataArgs["policyId"];
   deadline: GatePaymentStrictInstructionDataArgs["deadline"];
@@ -725,7 +701,6 @@ export function getGatePaymentStrictInstruction<
   TAccountVault extends string,
   TAccountPayerToken extends string,
   TAccountTokenProgram extends string,
-  TAccountHoldbackEscrow extends string,
   TProgramAddress extends Address = typeof GATE_PROGRAM_ADDRESS,
 >(
   input: GatePaymentStrictInput<
@@ -750,8 +725,7 @@ export function getGatePaymentStrictInstruction<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram,
-    TAccountHoldbackEscrow
+    TAccountTokenProgram
   >,
   config?: { programAddress?: TProgramAddress },
 ): GatePaymentStrictInstruction<
@@ -777,8 +751,7 @@ export function getGatePaymentStrictInstruction<
   TAccountInstructions,
   TAccountVault,
   TAccountPayerToken,
-  TAccountTokenProgram,
-  TAccountHoldbackEscrow
+  TAccountTokenProgram
 > {
   // Program address.
   const programAddress = config?.programAddress ?? GATE_PROGRAM_ADDRESS;
@@ -822,7 +795,6 @@ export function getGatePaymentStrictInstruction<
     vault: { value: input.vault ?? null, isWritable: true },
     payerToken: { value: input.payerToken ?? null, isWritable: true },
     tokenProgram: { value: input.tokenProgram ?? null, isWritable: false },
-    holdbackEscrow: { value: input.holdbackEscrow ?? null, isWritable: false },
   };
   const accounts = originalAccounts as Record<
     keyof typeof originalAccounts,
@@ -867,7 +839,6 @@ export function getGatePaymentStrictInstruction<
       getAccountMeta(accounts.vault),
       getAccountMeta(accounts.payerToken),
       getAccountMeta(accounts.tokenProgram),
-      getAccountMeta(accounts.holdbackEscrow),
     ],
     data: getGatePaymentStrictInstructionDataEncoder().encode(
       args as GatePaymentStrictInstructionDataArgs,
@@ -896,8 +867,7 @@ export function getGatePaymentStrictInstruction<
     TAccountInstructions,
     TAccountVault,
     TAccountPayerToken,
-    TAccountTokenProgram,
-    TAccountHoldbackEscrow
+    TAccountTokenProgram
   >);
 }
 
@@ -1001,12 +971,6 @@ export type ParsedGatePaymentStrictInstruction<
      */
     payerToken?: TAccountMetas[20] | undefined;
     tokenProgram?: TAccountMetas[21] | undefined;
-    /**
-     * A held settlement only: the escrow its second transfer credits with the held share, a
-     * token account of the mint whose authority is the gate's holdback authority (checked
-     * in the handler; `holdback::authority`).
-     */
-    holdbackEscrow?: TAccountMetas[22] | undefined;
   };
   data: GatePaymentStrictInstructionData;
 };
@@ -1019,7 +983,7 @@ export function parseGatePaymentStrictInstruction<
     InstructionWithAccounts<TAccountMetas> &
     InstructionWithData<ReadonlyUint8Array>,
 ): ParsedGatePaymentStrictInstruction<TProgram, TAccountMetas> {
-  if (instruction.accounts.length < 23) {
+  if (instruction.accounts.length < 22) {
     // TODO: Coded error.
     throw new Error("Not enough accounts");
   }
@@ -1060,7 +1024,6 @@ export function parseGatePaymentStrictInstruction<
       vault: getNextOptionalAccount(),
       payerToken: getNextOptionalAccount(),
       tokenProgram: getNextOptionalAccount(),
-      holdbackEscrow: getNextOptionalAccount(),
     },
     data: getGatePaymentStrictInstructionDataDecoder().decode(instruction.data),
   };

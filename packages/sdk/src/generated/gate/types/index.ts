@@ -6,5 +6,4 @@
  * @see https://github.com/codama-idl/codama
  */
 
-export * from "./heldShare.js";
 export * from "./holdState.js";
