@@ -126,17 +126,10 @@ impl World {
             self.set_stats(&payer.asset(), crate::world::tier(3)).await;
         }
         self.init_authority(&payer).await;
-        let ix = sdk().init_policy_with_holdback(
-            &payer.owner.pubkey(),
-            &[],
-            &payer.asset(),
-            1,
-            crate::world::open_policy(self.mint),
-            Default::default(),
-            0,
-            schedule,
-        );
-        send(&mut self.ctx, &[ix], &[&payer.owner]).await.unwrap();
+        let policy = crate::world::open_policy(self.mint);
+        self.init_policy_of(&payer, 1, policy, Default::default(), 0, schedule)
+            .await
+            .unwrap();
         let payee = self.register_agent().await;
         if !self.is_real() {
             self.set_stats(&payee.asset(), crate::world::tier(payee_tier))

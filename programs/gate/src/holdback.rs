@@ -160,8 +160,8 @@ impl HeldShare {
         }
     }
 
-    /// Whether a move to `next` answers a dispute (the outcome is then attached to the
-    /// dispute's feedback in the registry).
+    /// Whether a move of the share now answers a dispute: it is disputed, so the outcome is
+    /// attached to the dispute's feedback in the registry.
     pub fn ends_dispute(&self) -> bool {
         self.state == HoldState::Disputed
     }

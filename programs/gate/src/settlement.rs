@@ -181,18 +181,6 @@ pub mod strict_accounts {
     pub const MINT: usize = 17;
 }
 
-/// The arguments of gate_payment_strict in wire order; the rest of [`PaymentArgs`] is its
-/// accounts (see [`strict_accounts`]).
-#[derive(AnchorSerialize, AnchorDeserialize, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct StrictArgs {
-    pub amount: u64,
-    pub policy_id: u32,
-    pub deadline: i64,
-    /// Under a policy with a holdback schedule, the payee tier the settlement's terms were
-    /// quoted for (0..=4, 5 unrated); `None` under a policy without one.
-    pub holdback_tier: Option<u8>,
-}
-
 /// A gate_payment_strict instruction as the settlement rule reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StrictPayment {
@@ -217,7 +205,7 @@ pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
     if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {
         return None;
     }
-    // StrictArgs in Borsh's layout, read in place (every settlement reads it twice): amount,
+    // The instruction's arguments in Borsh's layout, read in place (every settlement reads it twice): amount,
     // policy id, deadline, then the holdback tier's option, and nothing after.
     let d = &ix.data()[disc.len()..];
     let amount = u64::from_le_bytes(*d.first_chunk::<8>()?);
@@ -550,7 +538,8 @@ mod tests {
                 holdback_tier: tier,
             }
             .data();
-            let borsh = StrictArgs::try_from_slice(&ix.data[8..]).unwrap();
+            let borsh =
+                crate::instruction::GatePaymentStrict::try_from_slice(&ix.data[8..]).unwrap();
             let read = parse_gate_strict(&ix).unwrap();
             assert_eq!(
                 (

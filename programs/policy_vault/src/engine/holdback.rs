@@ -51,12 +51,6 @@ pub struct AcceptedHoldback {
     pub arbiters: [Pubkey; 2],
 }
 
-impl AcceptedHoldback {
-    pub fn accepts_any(&self) -> bool {
-        self.max_share_bps != 0
-    }
-}
-
 /// The terms a payment is settled under: its payee's tier, the share and hold of that tier,
 /// and the amount held (the share of the amount, rounded down; zero means the payment is not
 /// held, though the tier still binds the settlement).
@@ -139,6 +133,11 @@ impl HoldbackRule {
 }
 
 impl AcceptedHoldback {
+    /// Whether the payee accepts any holdback (all zero: none).
+    pub fn accepts_any(&self) -> bool {
+        self.max_share_bps != 0
+    }
+
     /// Both limits in range and given together; no arbiter twice.
     pub fn validate(&self) -> Result<(), HoldbackConfigError> {
         validate_term(&HoldTerm {
