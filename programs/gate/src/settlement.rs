@@ -201,12 +201,12 @@ fn is_gate_strict(ix: &impl TxInstruction) -> bool {
 /// The payment of a gate_payment_strict instruction of this program: its arguments and the
 /// parties and mint its accounts name.
 pub fn parse_gate_strict(ix: &impl TxInstruction) -> Option<StrictPayment> {
-    let disc = crate::instruction::GatePaymentStrict::DISCRIMINATOR;
-    if !ix.is_program(&crate::ID) || !ix.data().starts_with(disc) {
+    if !is_gate_strict(ix) {
         return None;
     }
-    // The instruction's arguments in Borsh's layout, read in place (every settlement reads it twice): amount,
-    // policy id, deadline, then the holdback tier's option, and nothing after.
+    let disc = crate::instruction::GatePaymentStrict::DISCRIMINATOR;
+    // The instruction's arguments in Borsh's layout, read in place: amount, policy id,
+    // deadline, then the holdback tier's option, and nothing after.
     let d = &ix.data()[disc.len()..];
     let amount = u64::from_le_bytes(*d.first_chunk::<8>()?);
     let policy_id = u32::from_le_bytes(*d.get(8..)?.first_chunk::<4>()?);
@@ -260,10 +260,8 @@ pub fn parse_feedback_payee(ix: &impl TxInstruction) -> Option<Pubkey> {
 
 /// What the strict gate requires of the transaction.
 pub struct Expected {
-    /// The strict gate's own arguments: the instruction at the current index must carry them.
+    /// The strict gate's own arguments.
     pub args: PaymentArgs,
-    pub deadline: i64,
-    pub holdback_tier: Option<u8>,
     pub destination: Pubkey,
     pub authority: Pubkey,
     /// For a vault-funded settlement, the account the vault's release credits: the transfer
@@ -299,18 +297,21 @@ pub fn check_strict_bundle<I: TxInstruction>(
     expected: &Expected,
 ) -> Result<Option<HeldTransfer>> {
     let len = payment_len(current, count).ok_or(GateError::SettlementLayoutInvalid)?;
-    // The instruction at `current` must be this very gate, not a program that calls it.
-    let me = load(current).as_ref().and_then(parse_gate_strict);
+    // The instruction at `current` must be a strict gate, not a program that would call it.
+    // That it is this very invocation, with these arguments and accounts, follows from the
+    // caller's check that the gate runs at the top level: the runtime executes top-level
+    // instruction `current` as it stands in the transaction (comparing them again here would
+    // cost about 350 units of every settlement).
     require!(
-        me == Some(StrictPayment {
-            args: expected.args,
-            deadline: expected.deadline,
-            holdback_tier: expected.holdback_tier,
-        }),
+        load(current).is_some_and(|ix| is_gate_strict(&ix)),
         GateError::StrictGateNotTopLevel
     );
     check_prefix((0..current).map(&load))?;
-    let t = check_transfer(load(current + 1), expected)?;
+    let t = load(current + 1)
+        .as_ref()
+        .and_then(parse_transfer_checked)
+        .ok_or(GateError::TransferMissing)?;
+    check_transfer(&t, expected)?;
     require_keys_eq!(
         t.destination,
         expected.destination,
@@ -321,24 +322,14 @@ pub fn check_strict_bundle<I: TxInstruction>(
     if let Some(source) = expected.source {
         require_keys_eq!(t.source, source, GateError::TransferSourceMismatch);
     }
-    let held = if len == HELD_PAYMENT_INSTRUCTIONS {
-        let h = check_transfer(load(current + 2), expected)?;
-        // The same payer's tokens: the held share comes out of the payment, not elsewhere.
-        require_keys_eq!(h.source, t.source, GateError::TransferSourceMismatch);
-        require!(h.amount > 0, GateError::HoldbackTransferMismatch);
-        Some(HeldTransfer {
-            escrow: h.destination,
-            amount: h.amount,
-        })
+    let (paid, held) = if len == HELD_PAYMENT_INSTRUCTIONS {
+        let h = held_transfer(load(current + 2), &t, expected)?;
+        (t.amount.checked_add(h.amount), Some(h))
     } else {
-        None
+        (Some(t.amount), None)
     };
-    let total = t
-        .amount
-        .checked_add(held.map_or(0, |h| h.amount))
-        .ok_or(GateError::TransferAmountMismatch)?;
     require!(
-        total == expected.args.amount,
+        paid == Some(expected.args.amount),
         GateError::TransferAmountMismatch
     );
     let payee = load(current + len - 1)
@@ -353,14 +344,33 @@ pub fn check_strict_bundle<I: TxInstruction>(
     Ok(held)
 }
 
-/// A transfer of the settlement: a TransferChecked of the payment's mint by the payer's
-/// signer, lending no signature to a transfer hook.
-#[inline(always)]
-fn check_transfer<I: TxInstruction>(ix: Option<I>, expected: &Expected) -> Result<TransferChecked> {
-    let t = ix
+/// The held share's transfer, right after the payment's transfer `paid`: out of the same
+/// account, by the same signer, of the same mint. Kept out of line: a payment without a
+/// holdback does not pay for its code.
+#[inline(never)]
+fn held_transfer<I: TxInstruction>(
+    ix: Option<I>,
+    paid: &TransferChecked,
+    expected: &Expected,
+) -> Result<HeldTransfer> {
+    let h = ix
         .as_ref()
         .and_then(parse_transfer_checked)
         .ok_or(GateError::TransferMissing)?;
+    check_transfer(&h, expected)?;
+    // The same payer's tokens: the held share comes out of the payment, not elsewhere.
+    require_keys_eq!(h.source, paid.source, GateError::TransferSourceMismatch);
+    require!(h.amount > 0, GateError::HoldbackTransferMismatch);
+    Ok(HeldTransfer {
+        escrow: h.destination,
+        amount: h.amount,
+    })
+}
+
+/// A transfer of the settlement: of the payment's mint, by the payer's signer, lending no
+/// signature to a transfer hook.
+#[inline(always)]
+fn check_transfer(t: &TransferChecked, expected: &Expected) -> Result<()> {
     require_keys_eq!(t.mint, expected.args.mint, GateError::TransferMintMismatch);
     require_keys_eq!(
         t.authority,
@@ -370,11 +380,11 @@ fn check_transfer<I: TxInstruction>(ix: Option<I>, expected: &Expected) -> Resul
     // Token-2022 hands a transfer hook the extra accounts with their flags: a signer there
     // (the payer's key, say) would lend the hook program the payer's signature.
     require!(!t.extra_signer, GateError::TransferExtraSigner);
-    Ok(t)
+    Ok(())
 }
 
 /// A settled payment as emit_feedback sees it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SettledPayment {
     pub args: PaymentArgs,
     /// The transfer's authority: the payer's wallet, who may dispute the payment.
@@ -386,8 +396,6 @@ pub struct SettledPayment {
     pub payee_stats: Pubkey,
     /// The strict gate's deadline.
     pub deadline: i64,
-    /// A held payment's share (boxed: a payment without one carries a pointer's width).
-    pub held: Option<Box<HeldSettlement>>,
 }
 
 /// What a held settlement adds, as emit_feedback sees it.
@@ -404,56 +412,66 @@ pub struct HeldSettlement {
 }
 
 /// Seen from emit_feedback at `current` of `count`: the settled payment when this emission
-/// ends a settlement for `payee_asset`, else `None` (a standalone emission). The strict gate
-/// at the start of the payment part has already checked the whole layout, or the
-/// transaction would not have reached this instruction.
+/// ends a settlement for `payee_asset`, else `None` (a standalone emission). `held`: whether
+/// the emission says it ends a held settlement (four instructions, not three). Either way
+/// the strict gate at the start of the payment part has already checked the same layout
+/// from its side, or the transaction would not have reached this instruction: an emission
+/// that claims the other layout finds no strict gate where it looks.
 pub fn settled_payment<I: TxInstruction>(
     current: u16,
     count: u16,
     load: impl Fn(u16) -> Option<I>,
     payee_asset: &Pubkey,
+    held: bool,
 ) -> Option<SettledPayment> {
-    // The gate two instructions back, or three when a held share's transfer is between.
-    let unheld = current.checked_sub(PAYMENT_INSTRUCTIONS - 1)?;
-    let (start, gate) = match load(unheld) {
-        Some(ix)
-            if payment_start(count, PAYMENT_INSTRUCTIONS) == Some(unheld)
-                && is_gate_strict(&ix) =>
-        {
-            (unheld, ix)
-        }
-        _ => {
-            let start = current.checked_sub(HELD_PAYMENT_INSTRUCTIONS - 1)?;
-            if payment_start(count, HELD_PAYMENT_INSTRUCTIONS) != Some(start) {
-                return None;
-            }
-            (start, load(start)?)
-        }
-    };
-    let payment = parse_gate_strict(&gate)?;
-    let payee_stats = gate.account_key(strict_accounts::PAYEE_STATS)?;
-    let transfer = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
-    let held = if current - start == HELD_PAYMENT_INSTRUCTIONS - 1 {
-        let h = load(start + 2).as_ref().and_then(parse_transfer_checked)?;
-        Some(Box::new(HeldSettlement {
-            transfer: HeldTransfer {
-                escrow: h.destination,
-                amount: h.amount,
-            },
-            policy: gate.account_key(strict_accounts::POLICY)?,
-            destination: transfer.destination,
-            tier: payment.holdback_tier,
-        }))
+    let len = if held {
+        HELD_PAYMENT_INSTRUCTIONS
     } else {
-        None
+        PAYMENT_INSTRUCTIONS
     };
-    (payment.args.payee_asset == *payee_asset).then_some(SettledPayment {
-        args: payment.args,
-        payer_wallet: transfer.authority,
-        decimals: transfer.decimals,
+    let start = current.checked_sub(len - 1)?;
+    if payment_start(count, len) != Some(start) {
+        return None;
+    }
+    let gate = load(start)?;
+    let StrictPayment { args, deadline, .. } = parse_gate_strict(&gate)?;
+    let payee_stats = gate.account_key(strict_accounts::PAYEE_STATS)?;
+    // The strict gate checked the whole transfer: only its signer and decimals are read.
+    let transfer = load(start + 1)?;
+    let decimals = match transfer.data() {
+        [TRANSFER_CHECKED_TAG, .., decimals] if transfer.data().len() == 10 => *decimals,
+        _ => return None,
+    };
+    (args.payee_asset == *payee_asset).then_some(SettledPayment {
+        args,
+        payer_wallet: transfer.account_key(3)?,
+        decimals,
         payee_stats,
-        deadline: payment.deadline,
-        held,
+        deadline,
+    })
+}
+
+/// Seen from emit_feedback at `current`, ending a held settlement that [`settled_payment`]
+/// accepted: the held share's transfer, the policy and the quoted tier. Kept out of line: a
+/// payment without a holdback does not pay for its code.
+#[inline(never)]
+pub fn held_settlement<I: TxInstruction>(
+    current: u16,
+    load: impl Fn(u16) -> Option<I>,
+) -> Option<HeldSettlement> {
+    let start = current.checked_sub(HELD_PAYMENT_INSTRUCTIONS - 1)?;
+    let gate = load(start)?;
+    let payment = parse_gate_strict(&gate)?;
+    let paid = load(start + 1).as_ref().and_then(parse_transfer_checked)?;
+    let h = load(start + 2).as_ref().and_then(parse_transfer_checked)?;
+    Some(HeldSettlement {
+        transfer: HeldTransfer {
+            escrow: h.destination,
+            amount: h.amount,
+        },
+        policy: gate.account_key(strict_accounts::POLICY)?,
+        destination: paid.destination,
+        tier: payment.holdback_tier,
     })
 }
 
@@ -476,15 +494,11 @@ mod tests {
     const PAYEE_STATS: Pubkey = Pubkey::new_from_array([5; 32]);
     const PAYEE_LIST: Pubkey = Pubkey::new_from_array([6; 32]);
 
-    /// A gate_payment_strict instruction, its accounts laid out by the accounts struct itself
-    /// (so this also holds [`strict_accounts`] to the struct).
     const DEADLINE: i64 = 1_700_000_060;
 
+    /// A gate_payment_strict instruction, its accounts laid out by the accounts struct itself
+    /// (so this also holds [`strict_accounts`] to the struct).
     fn gate_ix(a: &PaymentArgs) -> Instruction {
-        gate_ix_until(a, DEADLINE)
-    }
-
-    fn gate_ix_until(a: &PaymentArgs, deadline: i64) -> Instruction {
         use anchor_lang::ToAccountMetas;
         let any = Pubkey::new_unique;
         let accounts = crate::accounts::GatePaymentStrict {
@@ -518,7 +532,7 @@ mod tests {
             &crate::instruction::GatePaymentStrict {
                 amount: a.amount,
                 policy_id: a.policy_id,
-                deadline,
+                deadline: DEADLINE,
                 holdback_tier: None,
             }
             .data(),
@@ -631,8 +645,6 @@ mod tests {
     fn expected() -> Expected {
         Expected {
             args: args(),
-            deadline: DEADLINE,
-            holdback_tier: None,
             destination: Pubkey::new_unique(),
             authority: Pubkey::new_unique(),
             source: None,
@@ -689,7 +701,7 @@ mod tests {
     const ESCROW: Pubkey = Pubkey::new_from_array([9; 32]);
 
     /// A held settlement: the payee gets `amount - held`, the escrow `held`.
-    fn held_settlement(e: &Expected, held: u64) -> Vec<Instruction> {
+    fn held_ixs(e: &Expected, held: u64) -> Vec<Instruction> {
         let source = Pubkey::new_unique();
         let mut pay = transfer_ix(source, e);
         pay.data[1..9].copy_from_slice(&(e.args.amount - held).to_le_bytes());
@@ -707,7 +719,7 @@ mod tests {
     #[test]
     fn a_held_share_comes_from_the_same_source_and_the_sum_is_the_amount() {
         let e = expected();
-        let ixs = held_settlement(&e, 2);
+        let ixs = held_ixs(&e, 2);
         assert_eq!(
             check_held(&ixs, 0, &e).unwrap(),
             Some(HeldTransfer {
@@ -719,7 +731,7 @@ mod tests {
         assert_eq!(check_held(&settlement(&e, vec![]), 0, &e).unwrap(), None);
 
         let broken = |f: &dyn Fn(&mut Vec<Instruction>)| {
-            let mut ixs = held_settlement(&e, 2);
+            let mut ixs = held_ixs(&e, 2);
             f(&mut ixs);
             code(check(&ixs, 0, &e))
         };
@@ -743,7 +755,7 @@ mod tests {
             Some(GateError::TransferMintMismatch.into())
         );
         // A zero share is no holdback.
-        let mut zero = held_settlement(&e, 0);
+        let mut zero = held_ixs(&e, 0);
         zero[1].data[1..9].copy_from_slice(&e.args.amount.to_le_bytes());
         assert_eq!(
             code(check(&zero, 0, &e)),
@@ -759,12 +771,12 @@ mod tests {
     #[test]
     fn feedback_finds_a_held_settlement_three_instructions_back() {
         let e = expected();
-        let ixs = held_settlement(&e, 2);
+        let ixs = held_ixs(&e, 2);
         let n = ixs.len() as u16;
         let load = |i: u16| ixs.get(usize::from(i)).cloned();
-        let settled = settled_payment(n - 1, n, load, &e.args.payee_asset).unwrap();
+        let settled = settled_payment(n - 1, n, load, &e.args.payee_asset, true).unwrap();
         assert_eq!(settled.args, e.args);
-        let held = settled.held.unwrap();
+        let held = held_settlement(n - 1, load).unwrap();
         assert_eq!(
             held.transfer,
             HeldTransfer {
@@ -773,13 +785,18 @@ mod tests {
             }
         );
         assert_eq!(held.destination, e.destination);
-        let unheld = settlement(&e, vec![]);
+        assert_eq!(held.policy, ixs[0].accounts[strict_accounts::POLICY].pubkey);
+        // An emission that claims the other layout finds no strict gate where it looks.
+        assert_eq!(
+            settled_payment(n - 1, n, load, &e.args.payee_asset, false),
+            None
+        );
+        let unheld = settlement(&e, vec![budget(SET_COMPUTE_UNIT_PRICE_TAG)]);
         let n = unheld.len() as u16;
         let load = |i: u16| unheld.get(usize::from(i)).cloned();
+        assert!(settled_payment(n - 1, n, load, &e.args.payee_asset, false).is_some());
         assert_eq!(
-            settled_payment(n - 1, n, load, &e.args.payee_asset)
-                .unwrap()
-                .held,
+            settled_payment(n - 1, n, load, &e.args.payee_asset, true),
             None
         );
     }
@@ -840,15 +857,12 @@ mod tests {
             code(check(&ixs, 0, &e)),
             Some(GateError::StrictGateNotTopLevel.into())
         );
-        // The gate instruction for another payment, or the same one with another deadline.
-        for other in [gate_ix(&args()), gate_ix_until(&e.args, DEADLINE + 1)] {
-            let mut ixs = settlement(&e, vec![]);
-            ixs[0] = other;
-            assert_eq!(
-                code(check(&ixs, 0, &e)),
-                Some(GateError::StrictGateNotTopLevel.into())
-            );
-        }
+        // Nor another instruction of the gate.
+        ixs[0] = feedback_ix(&e.args.payee_asset);
+        assert_eq!(
+            code(check(&ixs, 0, &e)),
+            Some(GateError::StrictGateNotTopLevel.into())
+        );
     }
 
     #[test]
@@ -924,14 +938,14 @@ mod tests {
             let ixs = settlement(&e, prefix);
             let n = ixs.len() as u16;
             let load = |i: u16| ixs.get(usize::from(i)).cloned();
-            let settled = settled_payment(n - 1, n, load, &payee).unwrap();
+            let settled = settled_payment(n - 1, n, load, &payee, false).unwrap();
             assert_eq!(settled.args, e.args);
             assert_eq!(settled.payer_wallet, e.authority);
             assert_eq!(settled.payee_stats, PAYEE_STATS);
             assert_eq!(settled.deadline, DEADLINE);
             // Another payee, or not the last instruction: not settled.
-            assert!(settled_payment(n - 1, n, load, &Pubkey::new_unique()).is_none());
-            assert!(settled_payment(n - 2, n, load, &payee).is_none());
+            assert!(settled_payment(n - 1, n, load, &Pubkey::new_unique(), false).is_none());
+            assert!(settled_payment(n - 2, n, load, &payee, false).is_none());
         }
     }
 

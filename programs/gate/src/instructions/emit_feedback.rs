@@ -71,9 +71,10 @@ pub struct EmitFeedbackArgs {
 /// instruction of a settlement for the same payee (`FeedbackNotSettled` otherwise).
 ///
 /// A held settlement passes [the payer's policy (the strict gate's), the escrow] as its
-/// remaining accounts: the share must have gone to a token account of the mint whose
-/// authority is the gate's holdback authority, and the log records the hold and the arbiter
-/// the policy's schedule sets for the quoted tier.
+/// remaining accounts, and only a held one: they say that the payment part has four
+/// instructions. The share must have gone to a token account of the mint whose authority is
+/// the gate's holdback authority, and the log records the hold and the arbiter the policy's
+/// schedule sets for the quoted tier.
 pub fn emit_feedback<'info>(
     ctx: Context<'info, EmitFeedback<'info>>,
     args: EmitFeedbackArgs,
@@ -114,12 +115,22 @@ pub fn emit_feedback<'info>(
     // Feedback only for a payment settling in this very transaction through this gate: a
     // standalone emission would let anyone with a GateAuthority (permissionless) rate any
     // agent, its own included, as the gate's PDA, which the registry cannot tell apart.
-    let settled = {
+    // A held settlement's emission passes its policy and escrow (see above).
+    let is_held = !ctx.remaining_accounts.is_empty();
+    let (settled, held) = {
         let sysvar = ctx.accounts.instructions.try_borrow_data()?;
         let transaction = Instructions::new(&sysvar);
         let (current, count) = transaction.position()?;
-        settlement::settled_payment(current, count, |i| transaction.get(i), &payee_asset)
-            .ok_or(GateError::FeedbackNotSettled)?
+        let load = |i| transaction.get(i);
+        let settled = settlement::settled_payment(current, count, load, &payee_asset, is_held)
+            .ok_or(GateError::FeedbackNotSettled)?;
+        let held = match is_held {
+            false => None,
+            true => Some(
+                settlement::held_settlement(current, load).ok_or(GateError::FeedbackNotSettled)?,
+            ),
+        };
+        (settled, held)
     };
     // The registry records the value as given: it must be what moved, in the mint's units,
     // not a figure the facilitator makes up (a 1-unit transfer of a worthless token claiming
@@ -150,7 +161,7 @@ pub fn emit_feedback<'info>(
     probe!("the registry's feedback");
     let clock = Clock::get()?;
     authority.count_settled_feedback(&ctx.accounts.gate_authority)?;
-    let holdback = match &settled.held {
+    let holdback = match &held {
         None => None,
         Some(held) => Some(held_share(
             &settled.args.mint,

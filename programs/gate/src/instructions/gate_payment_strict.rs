@@ -223,8 +223,6 @@ pub fn gate_payment_strict<'info>(
             |i| transaction.get(i),
             &Expected {
                 args,
-                deadline,
-                holdback_tier,
                 destination: a.destination_token.key(),
                 authority: signer,
                 source: release.as_ref().map(|r| r.payer_token.key()),
