@@ -155,8 +155,8 @@ async fn largest_settlement_fits_with(funding: u8, approved: bool) {
 /// The largest held settlement that fits (docs/holdback.md): the largest vault-funded case
 /// with a holdback schedule, a share of the payee's payment held back by a second transfer
 /// to the payee's escrow, which the lookup table holds (one per payee and mint, as the
-/// destination). With an approval besides it fits only with the facilitator's whole table
-/// (the payee's accounts in it too); without the escrow in the table it does not fit.
+/// destination); without the escrow in the table it does not fit. With an approval besides
+/// (34 bytes more, as without a holdback) the vault-funded one does not fit either.
 #[tokio::test]
 async fn the_largest_held_settlement_fits_with_its_escrow_in_the_lookup_table() {
     use trust_gate_program_tests::holdback::{schedule, HeldCase};
