@@ -42,7 +42,9 @@ pub struct HeldPayment {
     /// The escrow's token program.
     pub token_program: Pubkey,
     pub escrow: Pubkey,
-    pub destination: Pubkey,
+    /// The payee's recipient at settlement: a share paid to the payee goes to a token
+    /// account of the mint it owns.
+    pub recipient: Pubkey,
     pub arbiter: Pubkey,
     pub held: u64,
     pub hold_until: i64,
@@ -66,7 +68,7 @@ impl HeldPayment {
             mint: log.mint,
             token_program,
             escrow: h.escrow,
-            destination: h.destination,
+            recipient: h.recipient,
             arbiter: h.arbiter,
             held: h.held,
             hold_until: h.hold_until,

@@ -275,11 +275,15 @@ pub fn compose(
         },
     );
     if let Some(h) = s.holdback.filter(|h| h.held != 0) {
-        // The log records the hold and arbiter the payer's policy sets, and the escrow the
-        // share went to, which emit_feedback checks is the gate's.
+        // The log records the hold and arbiter the payer's policy sets, the escrow the share
+        // went to, which emit_feedback checks is the gate's, the recipient of the payee's
+        // token account and the payer's keys, which never arbitrate.
         feedback.accounts.extend([
             AccountMeta::new_readonly(b.pda.policy(&s.payer_asset, s.policy_id), false),
             AccountMeta::new_readonly(h.escrow, false),
+            AccountMeta::new_readonly(s.destination_token, false),
+            AccountMeta::new_readonly(b.pda.agent_account(&s.payer_asset), false),
+            AccountMeta::new_readonly(s.payer_asset, false),
         ]);
     }
     let mut ixs = s.compute_budget.instructions();

@@ -26,6 +26,8 @@ pub enum Extension {
     CloseAuthority(Pubkey),
     /// Transfers call this transfer-hook program (see `crate::hook`).
     TransferHook(Pubkey),
+    /// No transfer-hook program yet, but this authority may set one.
+    TransferHookAuthority(Pubkey),
     /// Pausable, with this pause authority.
     Pausable(Pubkey),
     /// DefaultAccountState(Frozen): new accounts are born frozen (the mint then gets the
@@ -39,7 +41,9 @@ impl Extension {
             Extension::TransferFee { .. } => ExtensionType::TransferFeeConfig,
             Extension::PermanentDelegate(_) => ExtensionType::PermanentDelegate,
             Extension::CloseAuthority(_) => ExtensionType::MintCloseAuthority,
-            Extension::TransferHook(_) => ExtensionType::TransferHook,
+            Extension::TransferHook(_) | Extension::TransferHookAuthority(_) => {
+                ExtensionType::TransferHook
+            }
             Extension::Pausable(_) => ExtensionType::Pausable,
             Extension::DefaultFrozen => ExtensionType::DefaultAccountState,
         }
@@ -67,6 +71,9 @@ impl Extension {
             Extension::TransferHook(hook) => {
                 transfer_hook::instruction::initialize(p, mint, None, Some(hook))
             }
+            Extension::TransferHookAuthority(authority) => {
+                transfer_hook::instruction::initialize(p, mint, Some(authority), None)
+            }
             Extension::Pausable(authority) => {
                 pausable::instruction::initialize(p, mint, &authority)
             }
@@ -83,6 +90,33 @@ impl Extension {
 }
 
 impl World {
+    /// An empty token account of the world's mint owned by `owner` at a fresh address (not
+    /// its associated one): a second account of the same wallet.
+    pub async fn second_token_account(&mut self, owner: &Pubkey) -> Pubkey {
+        use solana_sdk::program_pack::Pack;
+        let account = Keypair::new();
+        let len = anchor_spl::token::spl_token::state::Account::LEN;
+        let rent = self.ctx.banks_client.get_rent().await.unwrap();
+        let ixs = [
+            system_instruction::create_account(
+                &self.ctx.payer.pubkey(),
+                &account.pubkey(),
+                rent.minimum_balance(len),
+                len as u64,
+                &anchor_spl::token::spl_token::ID,
+            ),
+            anchor_spl::token::spl_token::instruction::initialize_account3(
+                &anchor_spl::token::spl_token::ID,
+                &account.pubkey(),
+                &self.mint,
+                owner,
+            )
+            .unwrap(),
+        ];
+        send(&mut self.ctx, &ixs, &[&account]).await.unwrap();
+        account.pubkey()
+    }
+
     /// A new Token-2022 mint (world's mint authority, 6 decimals) with `extensions`.
     pub async fn token_2022_mint(&mut self, extensions: &[Extension]) -> Pubkey {
         let mint = Keypair::new();

@@ -50,12 +50,12 @@ impl Builder {
         }
     }
 
-    /// Releases `p`'s held share to its destination (after the hold, or an undecided
-    /// arbitration). Nobody signs but the fee payer.
-    pub fn release_holdback(&self, p: &HeldPayment) -> Instruction {
+    /// Releases `p`'s held share to `to`, a token account of the mint owned by its recipient
+    /// (after the hold, or an undecided arbitration). Nobody signs but the fee payer.
+    pub fn release_holdback(&self, p: &HeldPayment, to: &Pubkey) -> Instruction {
         self.gate_ix(
             accounts::ReleaseHoldback {
-                payout: self.held_payout(p, &p.destination),
+                payout: self.held_payout(p, to),
             },
             instruction::ReleaseHoldback {},
         )
@@ -78,18 +78,17 @@ impl Builder {
         )
     }
 
-    /// The arbiter's decision on `p`'s disputed held share: `uphold` pays it back to `to_payer`
-    /// (a token account of the mint owned by the payer's wallet), otherwise to the payee's
-    /// destination. A key arbiter signs itself; for an arbiter set, pass the signing members
-    /// in `members` (they sign).
+    /// The arbiter's decision on `p`'s disputed held share, paid to `to`: upheld, a token
+    /// account of the mint owned by the payer's wallet; rejected, one owned by the share's
+    /// recipient. A key arbiter signs itself; for an arbiter set, pass the signing members in
+    /// `members` (they sign).
     pub fn arbitrate_holdback(
         &self,
         p: &HeldPayment,
         uphold: bool,
-        to_payer: &Pubkey,
+        to: &Pubkey,
         members: &[Pubkey],
     ) -> Instruction {
-        let to = if uphold { to_payer } else { &p.destination };
         let mut ix = self.gate_ix(
             accounts::ArbitrateHoldback {
                 arbiter: p.arbiter,

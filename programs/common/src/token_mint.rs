@@ -149,6 +149,16 @@ pub fn transfer_hook_program(owner: &Pubkey, data: &[u8]) -> Option<Pubkey> {
         .map(|program| Pubkey::new_from_array(program.try_into().unwrap_or([0; 32])))
 }
 
+/// Whether a Token-2022 mint has a TransferHook extension that names a program or an
+/// authority (which can name a program later): all zeros is no hook and no way to add one.
+pub fn may_call_transfer_hook(owner: &Pubkey, data: &[u8]) -> bool {
+    *owner == TOKEN_2022_PROGRAM_ID
+        && extensions(data)
+            .map_while(|entry| entry)
+            .find(|(kind, _)| *kind == extension::TRANSFER_HOOK)
+            .is_some_and(|(_, value)| value.iter().any(|b| *b != 0))
+}
+
 /// What lets a mint's issuer lock a policy vault's tokens outright, refused for vault mints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VaultLock {

@@ -192,7 +192,7 @@ pub enum GateError {
     #[msg("the policy's arbiter is a key of the payer (its wallet, owner or agent wallet): a payer never arbitrates its own disputes")]
     ArbiterIsPayer,
     #[msg(
-        "the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow"
+        "the mint has a Token-2022 transfer hook, or an authority that can set one: a held share could not be paid out of the escrow"
     )]
     HoldbackTransferHook,
     #[msg("the hold has not ended: the held share is released from hold_until")]
@@ -209,7 +209,7 @@ pub enum GateError {
     HoldbackNotDisputed,
     #[msg("the payment was not held back: its log records no held share")]
     HoldbackNotHeld,
-    #[msg("to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back")]
+    #[msg("to: the held share goes to a token account of the mint owned by the payee's recipient at settlement when it goes to the payee, by the payer's wallet when it goes back; a held settlement's emit_feedback passes the payee's token account paid after the escrow")]
     HoldbackRecipientMismatch,
     #[msg(
         "escrow / mint / token_program: not the escrow, mint or token program of the held share"
@@ -227,4 +227,6 @@ pub enum GateError {
     ResponseAccountsMissing,
     #[msg("the payer's policy holds back a share from this payee, and a channel pays its payee in full: pay with the exact scheme")]
     ChannelHoldback,
+    #[msg("the mint is Pausable or makes new accounts frozen: its issuer could lock a held share in the escrow")]
+    HoldbackMintLockable,
 }

@@ -8,11 +8,11 @@
 //!
 //! | from | move | who | when | to | state |
 //! |---|---|---|---|---|---|
-//! | Held | release | anyone | from `hold_until` | the logged destination | Released |
+//! | Held | release | anyone | from `hold_until` | the logged recipient | Released |
 //! | Held | dispute | the payer's wallet | before `hold_until` | stays | Disputed |
 //! | Held, Disputed | refund | the payee | any time | the payer's wallet | Refunded |
 //! | Disputed | arbitrate | the arbiter | before `arbitration_ends` | payer (uphold) or payee (reject) | Upheld, Rejected |
-//! | Disputed | release | anyone | from `arbitration_ends` | the logged destination | Lapsed |
+//! | Disputed | release | anyone | from `arbitration_ends` | the logged recipient | Lapsed |
 //!
 //! The payer alone never takes the share back; the payee never takes it during an open
 //! dispute. The log closes only once the share is paid out.
@@ -86,10 +86,17 @@ impl HoldState {
 pub struct HeldShare {
     /// The escrow token account the share went to (authority [`authority::ADDRESS`]).
     pub escrow: Pubkey,
-    /// The payee's token account the rest was paid to: the only account a release pays.
-    pub destination: Pubkey,
+    /// The owner of the payee's token account the rest was paid to (the payee's recipient at
+    /// settlement): a share that goes to the payee goes to a token account of the mint it
+    /// owns, so that the payee closing, freezing or restricting the account paid cannot lock
+    /// the share (anyone may create another token account for the recipient).
+    pub recipient: Pubkey,
     /// The payer policy's arbiter at settlement (a key or an arbiter set; default: none).
     pub arbiter: Pubkey,
+    /// The payer agent's other key at settlement besides the log's `payer_wallet` (its live
+    /// owner when its agent wallet paid, its agent wallet when the owner paid; the default
+    /// key when it has none): like the wallet that paid, it never counts as an arbiter.
+    pub payer_other: Pubkey,
     /// The amount held, in the mint's units.
     pub held: u64,
     /// Unix seconds from which the share may be released.
@@ -176,7 +183,8 @@ mod tests {
     fn share() -> HeldShare {
         HeldShare {
             escrow: Pubkey::new_unique(),
-            destination: Pubkey::new_unique(),
+            recipient: Pubkey::new_unique(),
+            payer_other: Pubkey::new_unique(),
             arbiter: Pubkey::new_unique(),
             held: 10,
             hold_until: HOLD_UNTIL,

@@ -56,7 +56,8 @@ pub mod gate {
 
     /// Records a payment's feedback in the registry (GateAuthority PDA as the client) and its
     /// receipt (FeedbackLog); settled only inside an atomic settlement.
-    /// A held settlement passes the payer's policy as the one remaining account.
+    /// A held settlement (and only a held one) passes [the payer's policy, the escrow, the
+    /// payee's token account paid] as remaining accounts.
     pub fn emit_feedback<'info>(
         ctx: Context<'info, EmitFeedback<'info>>,
         args: EmitFeedbackArgs,
@@ -131,8 +132,8 @@ pub mod gate {
         instructions::open_holdback_escrow(ctx, payee_asset, mint)
     }
 
-    /// Releases a held share to the payment's destination once its hold (or, disputed, its
-    /// arbitration period) is over. Anyone may send it.
+    /// Releases a held share to a token account of the payee's recipient at settlement once
+    /// its hold (or, disputed, its arbitration period) is over. Anyone may send it.
     pub fn release_holdback(ctx: Context<ReleaseHoldback>) -> Result<()> {
         instructions::release_holdback(ctx)
     }

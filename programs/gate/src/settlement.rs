@@ -177,6 +177,7 @@ pub mod strict_accounts {
     pub const POLICY: usize = 1;
     pub const PAYEE_LIST: usize = 9;
     pub const PAYER_ASSET: usize = 12;
+    pub const PAYER_AGENT: usize = 13;
     pub const PAYEE_ASSET: usize = 14;
     pub const MINT: usize = 17;
 }
@@ -405,6 +406,8 @@ pub struct HeldSettlement {
     pub transfer: HeldTransfer,
     /// The payer's policy as the strict gate was given it (and policy_vault checked it).
     pub policy: Pubkey,
+    /// The payer's AgentAccount as the strict gate was given it (and checked it).
+    pub payer_agent: Pubkey,
     /// The payee's token account the first transfer paid.
     pub destination: Pubkey,
     /// The payee tier the strict gate's terms were quoted for.
@@ -470,6 +473,7 @@ pub fn held_settlement<I: TxInstruction>(
             amount: h.amount,
         },
         policy: gate.account_key(strict_accounts::POLICY)?,
+        payer_agent: gate.account_key(strict_accounts::PAYER_AGENT)?,
         destination: paid.destination,
         tier: payment.holdback_tier,
     })

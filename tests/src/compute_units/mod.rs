@@ -1104,7 +1104,14 @@ async fn holdback(w: &mut World, r: &mut Report, attestor: &Keypair) {
     let pay = settle_held(w, r, false).await;
     let held = w.held_payment(&pay).await;
     w.set_time(held.hold_until).await;
-    measure(w, r, &[sdk.release_holdback(&held)], None, &[]).await;
+    measure(
+        w,
+        r,
+        &[sdk.release_holdback(&held, &destination)],
+        None,
+        &[],
+    )
+    .await;
     let members: Vec<Pubkey> = (0..3).map(|_| Pubkey::new_unique()).collect();
     let ix = sdk.create_arbiter_set(&w.ctx.payer.pubkey(), 2, &members);
     measure(w, r, &[ix], None, &[]).await;

@@ -99,7 +99,9 @@ async fn holdback_on_the_real_registry_disputed_upheld_refunded_and_released() {
     let hold_until = w.held_share(&released).await.unwrap().hold_until;
     w.set_time(hold_until).await;
     let p = w.held_payment(&released).await;
-    w.send(&[sdk().release_holdback(&p)], &[]).await.unwrap();
+    w.send(&[sdk().release_holdback(&p, &h.destination)], &[])
+        .await
+        .unwrap();
     assert_eq!(
         w.held_share(&released).await.unwrap().state,
         HoldState::Released

@@ -1,9 +1,6 @@
 //! The third audit's findings (issue 23): each test runs the attack the audit describes and
 //! fails without its fix. F-3's vault case is in `funding.rs`, beside the vault helpers.
 
-use anchor_lang::solana_program::program_pack::Pack;
-use anchor_lang::solana_program::system_instruction;
-use anchor_spl::token::spl_token;
 use gate::errors::GateError as G;
 use solana_sdk::instruction::AccountMeta;
 use solana_sdk::signature::{Keypair, Signer};
@@ -13,36 +10,6 @@ use trust_gate_program_tests::{assert_code, payment_id, send};
 
 fn g(e: G) -> u32 {
     u32::from(e)
-}
-
-/// A token account of the world's mint owned by `owner` at a fresh address (not the
-/// associated one): a second account of the same wallet.
-async fn second_account(
-    w: &mut World,
-    owner: &solana_sdk::pubkey::Pubkey,
-) -> solana_sdk::pubkey::Pubkey {
-    let account = Keypair::new();
-    let len = spl_token::state::Account::LEN;
-    let rent = w.ctx.banks_client.get_rent().await.unwrap();
-    let payer = w.ctx.payer.insecure_clone();
-    let ixs = [
-        system_instruction::create_account(
-            &payer.pubkey(),
-            &account.pubkey(),
-            rent.minimum_balance(len),
-            len as u64,
-            &spl_token::ID,
-        ),
-        spl_token::instruction::initialize_account3(
-            &spl_token::ID,
-            &account.pubkey(),
-            &w.mint,
-            owner,
-        )
-        .unwrap(),
-    ];
-    send(&mut w.ctx, &ixs, &[&account]).await.unwrap();
-    account.pubkey()
 }
 
 /// F-3: a payee agent whose recipient is the payer's own key (here its owner: the agent was
@@ -57,7 +24,7 @@ async fn audit3_f3_a_payment_to_the_payers_own_keys_is_refused() {
         .await
         .unwrap();
     let source = w.token_account(&payer.owner.pubkey(), 0).await;
-    let destination = second_account(&mut w, &payer.owner.pubkey()).await;
+    let destination = w.second_token_account(&payer.owner.pubkey()).await;
     let as_payee = Agent {
         owner: payer.owner.insecure_clone(),
         asset: payee.asset.insecure_clone(),

@@ -3,8 +3,10 @@
 //! after the hold, the payee's refund, or the arbiter's decision of a dispute; every refusal
 //! the rules name.
 
+use anchor_spl::token::spl_token;
 use gate::errors::GateError as G;
 use gate::holdback::{HoldState, ARBITRATION_SECS};
+use gate::settlement::TOKEN_2022_PROGRAM_ID;
 use gate::state::DISPUTE_WINDOW_SECS;
 use policy_vault::engine::DenyReason;
 use policy_vault::errors::PolicyVaultError as V;
@@ -13,6 +15,7 @@ use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::holdback::HoldbackQuote;
 use trust_gate_program_tests::holdback::{acceptance, accepts, schedule, Held, DAY};
+use trust_gate_program_tests::mints::Extension;
 use trust_gate_program_tests::world::{open_policy, sdk, World};
 use trust_gate_program_tests::{assert_code, fund, payment_id, raw_account, send_tx};
 
@@ -40,14 +43,10 @@ async fn tier0() -> (World, Held) {
 async fn release(
     w: &mut World,
     payment: &[u8; 32],
-    to: Option<Pubkey>,
+    to: &Pubkey,
 ) -> Result<(), solana_program_test::BanksClientError> {
     let p = w.held_payment(payment).await;
-    let mut ix = sdk().release_holdback(&p);
-    if let Some(to) = to {
-        ix.accounts[2].pubkey = to;
-    }
-    w.send(&[ix], &[]).await
+    w.send(&[sdk().release_holdback(&p, to)], &[]).await
 }
 
 #[tokio::test]
@@ -69,31 +68,55 @@ async fn holdback_held_then_released_after_the_hold() {
     let share = w.held_share(&pay).await.unwrap();
     assert_eq!(share.state, HoldState::Held);
     assert_eq!(share.hold_until, log.created_at + i64::from(7 * DAY));
-    assert_eq!((share.escrow, share.destination), (h.escrow, h.destination));
+    assert_eq!(
+        (share.escrow, share.recipient),
+        (h.escrow, h.payee.owner.pubkey())
+    );
     assert_eq!(share.arbiter, h.arbiter.pubkey());
 
     // A stranger's release before time; to another account; the log cannot close.
-    assert_code(release(&mut w, &pay, None).await, g(G::HoldbackNotDue));
+    assert_code(
+        release(&mut w, &pay, &h.destination).await,
+        g(G::HoldbackNotDue),
+    );
     let f = w.facilitator.pubkey();
     let close = sdk().close_payment_records(&f, &pay, &f);
     w.advance_time(i64::from(7 * DAY) - 1).await;
-    assert_code(release(&mut w, &pay, None).await, g(G::HoldbackNotDue));
+    assert_code(
+        release(&mut w, &pay, &h.destination).await,
+        g(G::HoldbackNotDue),
+    );
     w.advance_time(1).await;
     let stranger = w.token_account(&Keypair::new().pubkey(), 0).await;
     assert_code(
-        release(&mut w, &pay, Some(stranger)).await,
+        release(&mut w, &pay, &stranger).await,
         g(G::HoldbackRecipientMismatch),
     );
     assert_code(
         w.send(std::slice::from_ref(&close), &[]).await,
         g(G::HoldbackOutstanding),
     );
-    // From the hold's end, anyone releases it to the destination.
-    release(&mut w, &pay, None).await.unwrap();
-    assert_eq!(w.token_balance(&h.destination).await, AMOUNT);
+    // The payee empties and closes the account it was paid in: from the hold's end anyone
+    // still releases the share to it, in another token account of its recipient (anyone may
+    // create one), so that closing or restricting the account paid cannot lock the share.
+    let owner = h.payee.owner.insecure_clone();
+    let sink = w.token_account(&Keypair::new().pubkey(), 0).await;
+    let token = &spl_token::ID;
+    let (dest, o) = (&h.destination, &owner.pubkey());
+    let empty = [
+        spl_token::instruction::transfer(token, dest, &sink, o, &[], 800_000).unwrap(),
+        spl_token::instruction::close_account(token, dest, o, o, &[]).unwrap(),
+    ];
+    w.send(&empty, &[&owner]).await.unwrap();
+    let other = w.second_token_account(&owner.pubkey()).await;
+    release(&mut w, &pay, &other).await.unwrap();
+    assert_eq!(w.token_balance(&other).await, 200_000);
     assert_eq!(w.token_balance(&h.escrow).await, 0);
     assert_eq!(w.held_share(&pay).await.unwrap().state, HoldState::Released);
-    assert_code(release(&mut w, &pay, None).await, g(G::HoldbackPaidOut));
+    assert_code(
+        release(&mut w, &pay, &h.destination).await,
+        g(G::HoldbackPaidOut),
+    );
     // No dispute, so no response in the registry.
     assert_eq!(w.response_count(&h.payee.asset()).await, 0);
     // Past the dispute window the log closes, its rent back to the facilitator.
@@ -130,7 +153,7 @@ async fn holdback_disputed_then_refunded_by_the_payee() {
     w.set_time(hold_until).await;
     let p = w.held_payment(&pay).await;
     let payee_owner = h.payee.owner.insecure_clone();
-    let ix = sdk().release_holdback(&p);
+    let ix = sdk().release_holdback(&p, &h.destination);
     assert_code(
         send_tx(&mut w.ctx, &[ix], &payee_owner, &[]).await,
         g(G::HoldbackDisputed),
@@ -191,7 +214,7 @@ async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
     );
     // Rejected: to the payee.
     let p = w.held_payment(&payments[1]).await;
-    let ix = sdk().arbitrate_holdback(&p, false, &h.payer_token(), &[]);
+    let ix = sdk().arbitrate_holdback(&p, false, &h.destination, &[]);
     w.send(&[ix], &[&arbiter]).await.unwrap();
     assert_eq!(
         w.token_balance(&h.destination).await,
@@ -207,7 +230,7 @@ async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
     w.advance_time(ARBITRATION_SECS).await;
     let ix = sdk().arbitrate_holdback(&p, true, &h.payer_token(), &[]);
     assert_code(w.send(&[ix], &[&arbiter]).await, g(G::ArbitrationClosed));
-    release(&mut w, &payments[2], None).await.unwrap();
+    release(&mut w, &payments[2], &h.destination).await.unwrap();
     assert_eq!(
         w.token_balance(&h.destination).await,
         payee_before + held[1] + held[2]
@@ -224,8 +247,15 @@ async fn holdback_upheld_rejected_and_undecided_by_an_accepted_arbiter() {
 #[tokio::test]
 async fn holdback_an_arbiter_set_decides_by_its_threshold_without_the_payer() {
     let mut w = World::new().await;
-    let members: Vec<Keypair> = (0..3).map(|_| Keypair::new()).collect();
-    let keys: Vec<Pubkey> = members.iter().map(|m| m.pubkey()).collect();
+    // Two members, and the payer's agent wallet as a third: the payer's owner pays, and
+    // neither of the payer's keys counts among the members' signatures.
+    let members: Vec<Keypair> = (0..2).map(|_| Keypair::new()).collect();
+    let payer_wallet = Keypair::new();
+    let keys: Vec<Pubkey> = members
+        .iter()
+        .chain([&payer_wallet])
+        .map(|m| m.pubkey())
+        .collect();
     let create = sdk().create_arbiter_set(&w.ctx.payer.pubkey(), 2, &keys);
     let set = create.accounts[1].pubkey;
     w.send(&[create], &[]).await.unwrap();
@@ -237,12 +267,18 @@ async fn holdback_an_arbiter_set_decides_by_its_threshold_without_the_payer() {
             Some(acceptance(accepts(set))),
         )
         .await;
+    w.set_agent_wallet(&h.payer, &payer_wallet).await;
     let pay = payment_id();
     w.settle_held(&h, AMOUNT, pay).await.unwrap();
     let payer = h.payer.owner.insecure_clone();
+    assert_eq!(
+        w.held_share(&pay).await.unwrap().payer_other,
+        payer_wallet.pubkey()
+    );
     w.dispute_held(&h, pay).await.unwrap();
     let p = w.held_payment(&pay).await;
-    // One member is not two; the payer's signature never counts.
+    // One member is not two; the payer's signatures never count: its owner's, which paid,
+    // nor its agent wallet's, a member of the set.
     let ix = sdk().arbitrate_holdback(&p, true, &h.payer_token(), &keys[..1]);
     assert_code(
         w.send(&[ix], &[&members[0]]).await,
@@ -253,9 +289,14 @@ async fn holdback_an_arbiter_set_decides_by_its_threshold_without_the_payer() {
         w.send(&[ix], &[&members[0], &payer]).await,
         g(G::ArbiterSignatureMissing),
     );
+    let ix = sdk().arbitrate_holdback(&p, true, &h.payer_token(), &[keys[0], keys[2]]);
+    assert_code(
+        w.send(&[ix], &[&members[0], &payer_wallet]).await,
+        g(G::ArbiterSignatureMissing),
+    );
     let before = w.token_balance(&h.payer_token()).await;
-    let ix = sdk().arbitrate_holdback(&p, true, &h.payer_token(), &keys[1..]);
-    w.send(&[ix], &[&members[1], &members[2]]).await.unwrap();
+    let ix = sdk().arbitrate_holdback(&p, true, &h.payer_token(), &keys[..2]);
+    w.send(&[ix], &[&members[0], &members[1]]).await.unwrap();
     assert_eq!(w.token_balance(&h.payer_token()).await, before + 200_000);
     // A set is created once, with ascending distinct members.
     let again = sdk().create_arbiter_set(&w.ctx.payer.pubkey(), 2, &keys);
@@ -500,7 +541,7 @@ async fn holdback_schedule_edges() {
     ix.accounts[0].is_signer = false;
     assert_code(w.send(&[ix], &[]).await, g(G::HoldbackNoArbiter));
     w.advance_time(ARBITRATION_SECS).await;
-    release(&mut w, &pay, None).await.unwrap();
+    release(&mut w, &pay, &u.destination).await.unwrap();
     assert_eq!(w.token_balance(&u.destination).await, AMOUNT);
 }
 
@@ -563,4 +604,38 @@ async fn holdback_schedules_and_acceptances_are_validated_by_name() {
         w.send(&[ix], &[&owner]).await,
         u32::from(V::DuplicateArbiter),
     );
+}
+
+/// A held share's mint must let the gate pay the share out later, whatever its issuer does
+/// after the settlement: no transfer hook, not even an authority that could set one; not
+/// Pausable, nor making new token accounts frozen (a payout may go to an account created for
+/// it). The strict gate refuses a held settlement in such a mint with the same errors.
+#[tokio::test]
+async fn holdback_escrows_refuse_mints_whose_issuer_could_lock_a_share() {
+    let mut w = World::new().await;
+    let payee = Pubkey::new_unique();
+    let authority = Pubkey::new_unique();
+    for (extension, error) in [
+        (
+            Extension::TransferHook(Pubkey::new_unique()),
+            G::HoldbackTransferHook,
+        ),
+        (
+            Extension::TransferHookAuthority(authority),
+            G::HoldbackTransferHook,
+        ),
+        (Extension::Pausable(authority), G::HoldbackMintLockable),
+        (Extension::DefaultFrozen, G::HoldbackMintLockable),
+    ] {
+        let mint = w.token_2022_mint(&[extension]).await;
+        let payer = w.ctx.payer.pubkey();
+        let ix = sdk().open_holdback_escrow(&payer, &payee, &mint, &TOKEN_2022_PROGRAM_ID);
+        assert_code(w.send(&[ix], &[]).await, g(error));
+    }
+    let mint = w
+        .token_2022_mint(&[Extension::CloseAuthority(authority)])
+        .await;
+    let payer = w.ctx.payer.pubkey();
+    let ix = sdk().open_holdback_escrow(&payer, &payee, &mint, &TOKEN_2022_PROGRAM_ID);
+    w.send(&[ix], &[]).await.unwrap();
 }

@@ -1,6 +1,6 @@
 use super::helpers::feedback::*;
 use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
-use super::helpers::parties::token_account_of;
+use super::helpers::parties::{agent, token_account_of};
 use crate::errors::GateError;
 use crate::events::FeedbackEmitted;
 use crate::holdback::{self, HeldShare, HoldState};
@@ -9,7 +9,7 @@ use crate::state::{seeds, FeedbackLog, GateAuthority};
 use anchor_lang::prelude::*;
 use policy_vault::state::PolicyAccount;
 use trust_gate_program_common::external::instructions::GiveFeedbackArgs;
-use trust_gate_program_common::{pda_account, probe, runtime};
+use trust_gate_program_common::{pda_account, probe, runtime, token_account};
 
 #[derive(Accounts)]
 pub struct EmitFeedback<'info> {
@@ -70,11 +70,12 @@ pub struct EmitFeedbackArgs {
 /// Records the payment's feedback in the registry and its receipt here. Only as the last
 /// instruction of a settlement for the same payee (`FeedbackNotSettled` otherwise).
 ///
-/// A held settlement passes [the payer's policy (the strict gate's), the escrow] as its
-/// remaining accounts, and only a held one: they say that the payment part has four
-/// instructions. The share must have gone to a token account of the mint whose authority is
-/// the gate's holdback authority, and the log records the hold and the arbiter the policy's
-/// schedule sets for the quoted tier.
+/// A held settlement passes [the payer's policy (the strict gate's), the escrow, the payee's
+/// token account paid, the payer's AgentAccount and asset] as its remaining accounts, and
+/// only a held one: they say that the payment part has four instructions. The share must
+/// have gone to a token account of the mint whose authority is the gate's holdback
+/// authority; the log records the hold and the arbiter the policy's schedule sets for the
+/// quoted tier, the payee's recipient and the payer's keys.
 pub fn emit_feedback<'info>(
     ctx: Context<'info, EmitFeedback<'info>>,
     args: EmitFeedbackArgs,
@@ -164,7 +165,7 @@ pub fn emit_feedback<'info>(
     let holdback = match &held {
         None => None,
         Some(held) => Some(held_share(
-            &settled.args.mint,
+            &settled,
             held,
             ctx.remaining_accounts,
             clock.unix_timestamp,
@@ -217,17 +218,21 @@ pub fn emit_feedback<'info>(
 }
 
 /// The held share a settlement's log records: its escrow and amount from the transfer, the
-/// hold of the quoted tier's term and the arbiter from the payer's policy. `accounts`: the
-/// policy, which must be the strict gate's (policy_vault read the same account for the
-/// decision), then the escrow, which must be one of the gate's: a token account of the mint
-/// whose authority is the holdback authority, which only the gate can sign for.
+/// hold of the quoted tier's term and the arbiter from the payer's policy, the payee's
+/// recipient from the account the rest was paid to. `accounts`: the policy, which must be the
+/// strict gate's (policy_vault read the same account for the decision), the escrow, which
+/// must be one of the gate's (a token account of the mint whose authority is the holdback
+/// authority, which only the gate can sign for), the payee's token account the first
+/// transfer paid (the strict gate checked that its owner is the payee's recipient), then the
+/// payer's AgentAccount and asset (the strict gate's), whose keys never arbitrate.
 fn held_share(
-    mint: &Pubkey,
+    settled: &settlement::SettledPayment,
     held: &settlement::HeldSettlement,
     accounts: &[AccountInfo],
     now: i64,
 ) -> Result<HeldShare> {
-    let (Some(policy), Some(escrow)) = (accounts.first(), accounts.get(1)) else {
+    let mint = &settled.args.mint;
+    let [policy, escrow, destination, payer_agent, payer_asset, ..] = accounts else {
         return err!(GateError::HoldbackEscrowInvalid);
     };
     require!(
@@ -235,7 +240,21 @@ fn held_share(
             && token_account_of(escrow, mint, &holdback::authority::ADDRESS)?,
         GateError::HoldbackEscrowInvalid
     );
+    let recipient = token_account::read(destination.owner, &destination.try_borrow_data()?)
+        .filter(|d| *destination.key == held.destination && d.mint == *mint)
+        .map(|d| d.owner)
+        .ok_or(GateError::HoldbackRecipientMismatch)?;
     require_keys_eq!(*policy.key, held.policy, GateError::HoldbackNotInPolicy);
+    require!(
+        *payer_agent.key == held.payer_agent && *payer_asset.key == settled.args.payer_asset,
+        GateError::AgentAccountInvalid
+    );
+    let payer = agent(payer_agent, payer_asset)?;
+    let payer_other = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)]
+        .into_iter()
+        .flatten()
+        .find(|k| *k != settled.payer_wallet)
+        .unwrap_or_default();
     let rule = PolicyAccount::holdback_in(&policy.try_borrow_data()?)
         .ok_or(GateError::HoldbackNotInPolicy)?;
     // The strict gate compared the quoted tier with the decision's.
@@ -246,8 +265,9 @@ fn held_share(
         .ok_or(GateError::HoldbackTierMoved)?;
     Ok(HeldShare {
         escrow: held.transfer.escrow,
-        destination: held.destination,
+        recipient,
         arbiter: rule.arbiter,
+        payer_other,
         held: held.transfer.amount,
         hold_until: now.saturating_add(i64::from(term.hold_secs)),
         state: HoldState::Held,

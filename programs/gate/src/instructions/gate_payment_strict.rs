@@ -1,7 +1,8 @@
 use super::helpers::evaluation::*;
 use super::helpers::introspection::{Instructions, INSTRUCTIONS_SYSVAR_ID};
 use super::helpers::parties::{
-    agent, check_mint, check_not_self_dealing, signing_parties, token_account_of,
+    agent, check_holdable_mint, check_mint, check_not_self_dealing, signing_parties,
+    token_account_of,
 };
 use crate::errors::GateError;
 use crate::settlement::{self, check_deadline, Expected, HeldTransfer, PaymentArgs};
@@ -11,7 +12,6 @@ use policy_vault::engine::{Decision, Holdback};
 use policy_vault::state::PolicyAccount;
 use trust_gate_program_common::external::{agent_account, ids};
 use trust_gate_program_common::probe;
-use trust_gate_program_common::token_mint;
 
 #[derive(Accounts)]
 pub struct GatePaymentStrict<'info> {
@@ -122,9 +122,9 @@ fn check_parties(a: &GatePaymentStrict, signer: &Pubkey, mint: &Pubkey) -> Resul
 }
 
 /// The holdback the decision sets against the one the transaction carries: the tier the
-/// settlement was quoted for and the held share's transfer; a held share's mint has no
-/// transfer hook and its arbiter is never a key of the payer. (emit_feedback checks that the
-/// share went to an escrow of the gate.)
+/// settlement was quoted for and the held share's transfer; a held share's mint lets the
+/// gate pay it out (`check_holdable_mint`) and its arbiter is never a key of the payer.
+/// (emit_feedback checks that the share went to an escrow of the gate.)
 fn check_holdback(
     a: &GatePaymentStrict,
     quoted_tier: Option<u8>,
@@ -132,7 +132,11 @@ fn check_holdback(
     held: Option<HeldTransfer>,
 ) -> Result<()> {
     let decided = match (quoted_tier, decided) {
-        (None, None) => return Ok(()),
+        // No holdback: no transfer besides the payment's either.
+        (None, None) => {
+            require!(held.is_none(), GateError::HoldbackNotInPolicy);
+            return Ok(());
+        }
         (None, Some(_)) => return err!(GateError::HoldbackTierMissing),
         (Some(_), None) => return err!(GateError::HoldbackNotInPolicy),
         (Some(quoted), Some(d)) => {
@@ -147,13 +151,7 @@ fn check_holdback(
     if held.is_none() {
         return Ok(());
     }
-    // The escrow pays out by a transfer the gate signs, which could not carry a hook's
-    // accounts.
-    require!(
-        token_mint::transfer_hook_program(a.mint_account.owner, &a.mint_account.try_borrow_data()?)
-            .is_none(),
-        GateError::HoldbackTransferHook
-    );
+    check_holdable_mint(&a.mint_account)?;
     let arbiter = PolicyAccount::holdback_in(&a.evaluation.policy.try_borrow_data()?)
         .map(|r| r.arbiter)
         .unwrap_or_default();

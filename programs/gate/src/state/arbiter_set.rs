@@ -40,13 +40,13 @@ impl ArbiterSet {
         trust_gate_program_common::pda_account::read(info)
     }
 
-    /// Whether `threshold` distinct members signed among `accounts`; `payer`, the disputing
-    /// payment's payer, never counts.
-    pub fn signed_by(&self, accounts: &[AccountInfo], payer: &Pubkey) -> bool {
+    /// Whether `threshold` distinct members signed among `accounts`; the `payer`'s keys (the
+    /// disputing payment's payer's) never count.
+    pub fn signed_by(&self, accounts: &[AccountInfo], payer: &[Pubkey]) -> bool {
         let signed = self
             .members
             .iter()
-            .filter(|m| **m != Pubkey::default() && *m != payer)
+            .filter(|m| **m != Pubkey::default() && !payer.contains(m))
             .filter(|m| accounts.iter().any(|a| a.is_signer && a.key == *m))
             .count();
         signed >= usize::from(self.threshold)

@@ -15,9 +15,9 @@ use anchor_lang::Discriminator;
 /// Offsets: 8 facilitator, 40 payment_id_hash, 72 payee_asset, 104 payer_wallet, 136 mint,
 /// 168 amount, 176 value_decimals, 177 score, 178 slot, 186 created_at, 194 deadline; a held
 /// payment's log goes on with its share ([`HeldShare`], at [`FeedbackLog::HELD_AT`]: 202
-/// escrow, 234 destination, 266 arbiter, 298 held, 306 hold_until, 314 state, 315
-/// arbitration_ends, 323 the dispute's feedback index, 331 its seal hash), which Anchor's
-/// reading of the log leaves aside. Sizes ([`FeedbackLog::space`]): 202 bytes, 363 held.
+/// escrow, 234 recipient, 266 arbiter, 298 payer_other, 330 held, 338 hold_until, 346 state,
+/// 347 arbitration_ends, 355 the dispute's feedback index, 363 its seal hash), which Anchor's
+/// reading of the log leaves aside. Sizes ([`FeedbackLog::space`]): 202 bytes, 395 held.
 #[account]
 #[derive(InitSpace, Debug)]
 pub struct FeedbackLog {
@@ -159,7 +159,8 @@ mod tests {
         let hold_until = 1_000 + DISPUTE_WINDOW_SECS + 50;
         let mut share = HeldShare {
             escrow: Pubkey::new_unique(),
-            destination: Pubkey::new_unique(),
+            recipient: Pubkey::new_unique(),
+            payer_other: Pubkey::new_unique(),
             arbiter: Pubkey::default(),
             held: 5,
             hold_until,
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(data.len(), FeedbackLog::space(false));
         assert_eq!(FeedbackLog::held_share_in(&data), None);
         data.resize(FeedbackLog::space(true), 0);
-        assert_eq!(FeedbackLog::space(true), 363);
+        assert_eq!(FeedbackLog::space(true), 395);
         FeedbackLog::write_held_share(&mut data, &share).unwrap();
         assert_eq!(FeedbackLog::held_share_in(&data), Some(share));
         let c = ClosableLog::read(&data).unwrap();

@@ -254,7 +254,7 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
         case(
             "gate",
             "release_holdback",
-            b.release_holdback(&held_payment()),
+            b.release_holdback(&held_payment(), &key(RECOVERY)),
             &[
                 // discriminator
                 "caac6ac513dea1d7",
@@ -308,7 +308,7 @@ fn held_payment() -> trust_gate_client::holdback::HeldPayment {
         mint: key(MINT),
         token_program: key(OTHER),
         escrow: key(ASSET),
-        destination: key(RECOVERY),
+        recipient: key(RECOVERY),
         arbiter: key(SPENDER),
         held: AMOUNT,
         hold_until: 0,

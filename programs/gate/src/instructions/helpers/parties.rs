@@ -61,6 +61,24 @@ pub(crate) fn token_account_of(info: &AccountInfo, mint: &Pubkey, owner: &Pubkey
     )
 }
 
+/// A held share's mint (checked by [`check_mint`] first) must let the gate pay the share out
+/// later: no transfer hook, now or settable (a payout the gate signs carries no hook
+/// accounts: `HoldbackTransferHook`), not Pausable and not making new accounts frozen (a
+/// payout may go to a token account created for it: `HoldbackMintLockable`). A freeze
+/// authority can still freeze the escrow, as it can any account of the mint.
+pub(crate) fn check_holdable_mint(info: &AccountInfo) -> Result<()> {
+    let data = info.try_borrow_data()?;
+    require!(
+        !token_mint::may_call_transfer_hook(info.owner, &data),
+        GateError::HoldbackTransferHook
+    );
+    require!(
+        token_mint::vault_lock(info.owner, &data).is_none(),
+        GateError::HoldbackMintLockable
+    );
+    Ok(())
+}
+
 /// The mint must deliver exactly `amount` and never take it back. Checked at every
 /// settlement, not only when the policy was created: a Token-2022 mint with a close
 /// authority can be closed and re-created with other extensions at the same address.

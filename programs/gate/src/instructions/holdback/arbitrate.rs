@@ -14,7 +14,7 @@ pub struct ArbitrateHoldback<'info> {
 
 /// The arbiter decides a disputed held share within its arbitration period: `uphold` gives it
 /// back to the payer, otherwise it goes to the payee. Remaining accounts: for an arbiter set,
-/// the signing members. The payer's wallet never counts as an arbiter.
+/// the signing members. The payer's keys at settlement never count as an arbiter.
 pub fn arbitrate_holdback<'info>(
     ctx: Context<'info, ArbitrateHoldback<'info>>,
     uphold: bool,
@@ -28,8 +28,10 @@ pub fn arbitrate_holdback<'info>(
         share.arbiter,
         GateError::ArbiterSignatureMissing
     );
-    let payer = payout.feedback_log.payer_wallet;
-    require_keys_neq!(arbiter.key(), payer, GateError::ArbiterIsPayer);
+    // The payer's keys at settlement: the settlement refused them as a key arbiter, and
+    // they never count among a set's members either.
+    let payer = [payout.feedback_log.payer_wallet, share.payer_other];
+    require!(!payer.contains(arbiter.key), GateError::ArbiterIsPayer);
     // A key decides by its signature; an arbiter set (the gate's account) by its members'.
     let decided = arbiter.is_signer
         || (arbiter.owner == &crate::ID

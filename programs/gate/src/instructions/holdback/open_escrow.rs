@@ -1,9 +1,10 @@
 use crate::errors::GateError;
 use crate::holdback::authority;
+use crate::instructions::helpers::parties;
 use crate::state::seeds;
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::program::invoke;
-use trust_gate_program_common::{pda_account, token_account, token_mint};
+use trust_gate_program_common::{pda_account, token_account};
 
 #[derive(Accounts)]
 #[instruction(payee_asset: Pubkey, mint: Pubkey)]
@@ -38,14 +39,8 @@ pub fn open_holdback_escrow(
         a.token_program.key(),
         GateError::MintInvalid
     );
-    {
-        let data = a.mint_account.try_borrow_data()?;
-        crate::instructions::helpers::parties::check_mint(&a.mint_account)?;
-        require!(
-            token_mint::transfer_hook_program(a.mint_account.owner, &data).is_none(),
-            GateError::HoldbackTransferHook
-        );
-    }
+    parties::check_mint(&a.mint_account)?;
+    parties::check_holdable_mint(&a.mint_account)?;
     let program = a.token_program.to_account_info();
     let space = token_account::account_size(&program, &a.mint_account)?;
     let bump = [ctx.bumps.escrow];

@@ -7,7 +7,7 @@ use crate::holdback::{authority, HeldShare, HoldState};
 use crate::instructions::helpers::parties::token_account_of;
 use crate::state::FeedbackLog;
 use anchor_lang::prelude::*;
-use trust_gate_program_common::{cpi, runtime, token_account};
+use trust_gate_program_common::{cpi, runtime, token_account, token_mint};
 
 /// The accounts of a move of a held share.
 #[derive(Accounts)]
@@ -19,8 +19,8 @@ pub struct HeldPayout<'info> {
     /// CHECK: compared with the log.
     #[account(mut)]
     pub escrow: UncheckedAccount<'info>,
-    /// Where the share goes: the payment's destination when it goes to the payee, a token
-    /// account of the mint owned by the payer's wallet when it goes back.
+    /// Where the share goes: a token account of the mint owned by the payee's recipient at
+    /// settlement when it goes to the payee, by the payer's wallet when it goes back.
     /// CHECK: compared with the log.
     #[account(mut)]
     pub to: UncheckedAccount<'info>,
@@ -64,7 +64,7 @@ impl<'info> HeldPayout<'info> {
     }
 
     /// Pays the share to `to` as `next` says (the payer for a refund or an upheld dispute,
-    /// the payee's destination otherwise), records `next`, and answers the dispute's
+    /// the payee's recipient otherwise), records `next`, and answers the dispute's
     /// feedback when the move ends a dispute.
     pub fn pay_out(&self, next: HoldState) -> Result<()> {
         let mut share = self.share()?;
@@ -72,14 +72,17 @@ impl<'info> HeldPayout<'info> {
         require!(
             self.escrow.key() == share.escrow
                 && self.mint.key() == log.mint
-                && self.token_program.key() == *self.escrow.owner,
+                && self.token_program.key() == *self.escrow.owner
+            // The holdback authority signs this call: never for another program.
+            && token_mint::is_token_program(self.token_program.key),
             GateError::HoldbackEscrowMismatch
         );
-        let recipient_ok = if next.to_payer() {
-            token_account_of(&self.to, &log.mint, &log.payer_wallet)?
+        let owner = if next.to_payer() {
+            &log.payer_wallet
         } else {
-            self.to.key() == share.destination
+            &share.recipient
         };
+        let recipient_ok = token_account_of(&self.to, &log.mint, owner)?;
         require!(recipient_ok, GateError::HoldbackRecipientMismatch);
 
         let ix = token_account::transfer_checked(

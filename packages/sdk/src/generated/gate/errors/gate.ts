@@ -182,7 +182,7 @@ export const GATE_ERROR__HOLDBACK_TRANSFER_MISMATCH = 0x17c2; // 6082
 export const GATE_ERROR__HOLDBACK_ESCROW_INVALID = 0x17c3; // 6083
 /** ArbiterIsPayer: the policy's arbiter is a key of the payer (its wallet, owner or agent wallet): a payer never arbitrates its own disputes */
 export const GATE_ERROR__ARBITER_IS_PAYER = 0x17c4; // 6084
-/** HoldbackTransferHook: the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow */
+/** HoldbackTransferHook: the mint has a Token-2022 transfer hook, or an authority that can set one: a held share could not be paid out of the escrow */
 export const GATE_ERROR__HOLDBACK_TRANSFER_HOOK = 0x17c5; // 6085
 /** HoldbackNotDue: the hold has not ended: the held share is released from hold_until */
 export const GATE_ERROR__HOLDBACK_NOT_DUE = 0x17c6; // 6086
@@ -198,7 +198,7 @@ export const GATE_ERROR__ARBITRATION_CLOSED = 0x17ca; // 6090
 export const GATE_ERROR__HOLDBACK_NOT_DISPUTED = 0x17cb; // 6091
 /** HoldbackNotHeld: the payment was not held back: its log records no held share */
 export const GATE_ERROR__HOLDBACK_NOT_HELD = 0x17cc; // 6092
-/** HoldbackRecipientMismatch: to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back */
+/** HoldbackRecipientMismatch: to: the held share goes to a token account of the mint owned by the payee's recipient at settlement when it goes to the payee, by the payer's wallet when it goes back; a held settlement's emit_feedback passes the payee's token account paid after the escrow */
 export const GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH = 0x17cd; // 6093
 /** HoldbackEscrowMismatch: escrow / mint / token_program: not the escrow, mint or token program of the held share */
 export const GATE_ERROR__HOLDBACK_ESCROW_MISMATCH = 0x17ce; // 6094
@@ -214,6 +214,8 @@ export const GATE_ERROR__ARBITER_SET_INVALID = 0x17d2; // 6098
 export const GATE_ERROR__RESPONSE_ACCOUNTS_MISSING = 0x17d3; // 6099
 /** ChannelHoldback: the payer's policy holds back a share from this payee, and a channel pays its payee in full: pay with the exact scheme */
 export const GATE_ERROR__CHANNEL_HOLDBACK = 0x17d4; // 6100
+/** HoldbackMintLockable: the mint is Pausable or makes new accounts frozen: its issuer could lock a held share in the escrow */
+export const GATE_ERROR__HOLDBACK_MINT_LOCKABLE = 0x17d5; // 6101
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -288,6 +290,7 @@ export type GateError =
   | typeof GATE_ERROR__HOLDBACK_ESCROW_INVALID
   | typeof GATE_ERROR__HOLDBACK_ESCROW_MISMATCH
   | typeof GATE_ERROR__HOLDBACK_HOLD_NOT_ACCEPTED
+  | typeof GATE_ERROR__HOLDBACK_MINT_LOCKABLE
   | typeof GATE_ERROR__HOLDBACK_NO_ARBITER
   | typeof GATE_ERROR__HOLDBACK_NOT_ACCEPTED
   | typeof GATE_ERROR__HOLDBACK_NOT_DISPUTED
@@ -404,6 +407,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__HOLDBACK_ESCROW_INVALID]: `holdback_escrow: not a token account of the mint whose authority is the gate's holdback authority, or not the second transfer's destination`,
     [GATE_ERROR__HOLDBACK_ESCROW_MISMATCH]: `escrow / mint / token_program: not the escrow, mint or token program of the held share`,
     [GATE_ERROR__HOLDBACK_HOLD_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 26 (HoldbackHoldNotAccepted)`,
+    [GATE_ERROR__HOLDBACK_MINT_LOCKABLE]: `the mint is Pausable or makes new accounts frozen: its issuer could lock a held share in the escrow`,
     [GATE_ERROR__HOLDBACK_NO_ARBITER]: `the payer's policy named no arbiter: a dispute ends with the payee's refund, or in its favour once the arbitration period has ended`,
     [GATE_ERROR__HOLDBACK_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 24 (HoldbackNotAccepted)`,
     [GATE_ERROR__HOLDBACK_NOT_DISPUTED]: `the held share is not disputed: there is nothing to arbitrate`,
@@ -412,11 +416,11 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__HOLDBACK_NOT_IN_POLICY]: `holdback_tier: the payer's policy has no holdback schedule`,
     [GATE_ERROR__HOLDBACK_OUTSTANDING]: `the held share is still in the escrow: the log closes once it is released, refunded or arbitrated`,
     [GATE_ERROR__HOLDBACK_PAID_OUT]: `the held share was already paid out`,
-    [GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH]: `to: the held share goes to the payment's destination when it goes to the payee, to a token account of the mint owned by the payer's wallet when it goes back`,
+    [GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH]: `to: the held share goes to a token account of the mint owned by the payee's recipient at settlement when it goes to the payee, by the payer's wallet when it goes back; a held settlement's emit_feedback passes the payee's token account paid after the escrow`,
     [GATE_ERROR__HOLDBACK_SHARE_NOT_ACCEPTED]: `payment denied by the payer's policy: deny reason 25 (HoldbackShareNotAccepted)`,
     [GATE_ERROR__HOLDBACK_TIER_MISSING]: `holdback_tier: the payer's policy holds back by the payee's tier, so the settlement names the tier its terms were quoted for (rebuild it from the challenge)`,
     [GATE_ERROR__HOLDBACK_TIER_MOVED]: `the payee's tier moved since the challenge, and with it the holdback: rebuild the settlement with the new terms`,
-    [GATE_ERROR__HOLDBACK_TRANSFER_HOOK]: `the mint has a Token-2022 transfer hook: a held share could not be paid out of the escrow`,
+    [GATE_ERROR__HOLDBACK_TRANSFER_HOOK]: `the mint has a Token-2022 transfer hook, or an authority that can set one: a held share could not be paid out of the escrow`,
     [GATE_ERROR__HOLDBACK_TRANSFER_MISMATCH]: `the transfers do not hold back what the payer's policy sets for the payee's tier: [TransferChecked of amount - held to the payee, TransferChecked of held to the escrow] when something is held, one transfer otherwise`,
     [GATE_ERROR__KILL_SWITCH_ENGAGED]: `Deny 1: the payer's kill switch is engaged`,
     [GATE_ERROR__METADATA_URI_TOO_LONG]: `metadata_uri is longer than 250 bytes`,

@@ -148,8 +148,8 @@ export type RefundHoldbackInput<
   /** The escrow the share went to (the log's). */
   escrow: Address<TAccountEscrow>;
   /**
-   * Where the share goes: the payment's destination when it goes to the payee, a token
-   * account of the mint owned by the payer's wallet when it goes back.
+   * Where the share goes: a token account of the mint owned by the payee's recipient at
+   * settlement when it goes to the payee, by the payer's wallet when it goes back.
    */
   to: Address<TAccountTo>;
   mint: Address<TAccountMint>;
@@ -293,8 +293,8 @@ export type ParsedRefundHoldbackInstruction<
     /** The escrow the share went to (the log's). */
     escrow: TAccountMetas[2];
     /**
-     * Where the share goes: the payment's destination when it goes to the payee, a token
-     * account of the mint owned by the payer's wallet when it goes back.
+     * Where the share goes: a token account of the mint owned by the payee's recipient at
+     * settlement when it goes to the payee, by the payer's wallet when it goes back.
      */
     to: TAccountMetas[3];
     mint: TAccountMetas[4];

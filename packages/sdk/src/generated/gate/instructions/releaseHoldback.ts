@@ -137,8 +137,8 @@ export type ReleaseHoldbackInput<
   /** The escrow the share went to (the log's). */
   escrow: Address<TAccountEscrow>;
   /**
-   * Where the share goes: the payment's destination when it goes to the payee, a token
-   * account of the mint owned by the payer's wallet when it goes back.
+   * Where the share goes: a token account of the mint owned by the payee's recipient at
+   * settlement when it goes to the payee, by the payer's wallet when it goes back.
    */
   to: Address<TAccountTo>;
   mint: Address<TAccountMint>;
@@ -274,8 +274,8 @@ export type ParsedReleaseHoldbackInstruction<
     /** The escrow the share went to (the log's). */
     escrow: TAccountMetas[1];
     /**
-     * Where the share goes: the payment's destination when it goes to the payee, a token
-     * account of the mint owned by the payer's wallet when it goes back.
+     * Where the share goes: a token account of the mint owned by the payee's recipient at
+     * settlement when it goes to the payee, by the payer's wallet when it goes back.
      */
     to: TAccountMetas[2];
     mint: TAccountMetas[3];
