@@ -507,6 +507,12 @@ pub mod live_agent {
             self.view.recipient(&self.live_owner)
         }
 
+        /// The keys that may act as the agent: its live owner and, when set for that owner,
+        /// its agent wallet.
+        pub fn keys(&self) -> [Option<Pubkey>; 2] {
+            [Some(self.live_owner), self.view.wallet(&self.live_owner)]
+        }
+
         /// Whether `signer` may act as the agent (see [`agent_account::AgentView::may_sign`]).
         pub fn may_sign(&self, signer: &Pubkey) -> bool {
             self.view.may_sign(&self.live_owner, signer)

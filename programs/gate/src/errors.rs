@@ -181,7 +181,7 @@ pub enum GateError {
     // 6079..: the holdback (docs/holdback.md)
     #[msg("holdback_tier: the payer's policy holds back by the payee's tier, so the settlement names the tier its terms were quoted for (rebuild it from the challenge)")]
     HoldbackTierMissing,
-    #[msg("holdback_tier: the payer's policy has no holdback schedule")]
+    #[msg("holdback_tier / the second transfer: the payer's policy has no holdback schedule, so a settlement names no tier and holds nothing back")]
     HoldbackNotInPolicy,
     #[msg("the payee's tier moved since the challenge, and with it the holdback: rebuild the settlement with the new terms")]
     HoldbackTierMoved,

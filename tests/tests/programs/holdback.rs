@@ -466,6 +466,21 @@ async fn holdback_refuses_a_moved_tier_a_missing_or_wrong_quote_and_a_false_escr
         w.send_settlement(&plain.payer, &ixs).await,
         g(G::HoldbackNotInPolicy),
     );
+    // Nor a second transfer, to the escrow, without a tier: a settlement under it holds
+    // nothing back. The strict gate refuses it itself (without the held settlement's five
+    // remaining accounts, the feedback alone would fail as FeedbackNotSettled).
+    let held = HoldbackQuote { held: 100_000, ..q };
+    let mut ixs = w.held_settlement(&plain, AMOUNT, Some(held), payment_id());
+    let feedback = ixs.last_mut().unwrap();
+    feedback.accounts.truncate(feedback.accounts.len() - 5);
+    let gate = ixs.iter_mut().find(|ix| ix.program_id == gate::ID).unwrap();
+    // The tier's option, the strict gate's last bytes: None.
+    gate.data.pop();
+    *gate.data.last_mut().unwrap() = 0;
+    assert_code(
+        w.send_settlement(&plain.payer, &ixs).await,
+        g(G::HoldbackNotInPolicy),
+    );
 }
 
 #[tokio::test]

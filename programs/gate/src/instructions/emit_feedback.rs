@@ -250,7 +250,8 @@ fn held_share(
         GateError::AgentAccountInvalid
     );
     let payer = agent(payer_agent, payer_asset)?;
-    let payer_other = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)]
+    let payer_other = payer
+        .keys()
         .into_iter()
         .flatten()
         .find(|k| *k != settled.payer_wallet)

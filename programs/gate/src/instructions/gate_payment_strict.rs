@@ -155,6 +155,8 @@ fn check_holdback(
     let arbiter = PolicyAccount::holdback_in(&a.evaluation.policy.try_borrow_data()?)
         .map(|r| r.arbiter)
         .unwrap_or_default();
+    // Read again rather than kept from `check_parties`: a settlement without a holdback
+    // does not pay for carrying the payer agent this far.
     let payer = agent(&a.payer_agent, &a.payer_asset)?;
     require!(!payer.may_sign(&arbiter), GateError::ArbiterIsPayer);
     Ok(())

@@ -43,9 +43,8 @@ pub(crate) fn signing_parties(
 /// its agent wallet, the signer being one of them) that acts for the payee would rate its own
 /// agent through the gate (`SelfDealing`).
 pub(crate) fn check_not_self_dealing(payer: &LiveAgent, payee: &LiveAgent) -> Result<()> {
-    let payer_keys = [Some(payer.live_owner), payer.view.wallet(&payer.live_owner)];
     require!(
-        !payer_keys.iter().flatten().any(|k| payee.may_sign(k)),
+        !payer.keys().iter().flatten().any(|k| payee.may_sign(k)),
         GateError::SelfDealing
     );
     Ok(())

@@ -172,7 +172,7 @@ export const GATE_ERROR__APPROVAL_REQUIRED = 0x17bd; // 6077
 export const GATE_ERROR__MINT_DECIMALS_TOO_LARGE = 0x17be; // 6078
 /** HoldbackTierMissing: holdback_tier: the payer's policy holds back by the payee's tier, so the settlement names the tier its terms were quoted for (rebuild it from the challenge) */
 export const GATE_ERROR__HOLDBACK_TIER_MISSING = 0x17bf; // 6079
-/** HoldbackNotInPolicy: holdback_tier: the payer's policy has no holdback schedule */
+/** HoldbackNotInPolicy: holdback_tier / the second transfer: the payer's policy has no holdback schedule, so a settlement names no tier and holds nothing back */
 export const GATE_ERROR__HOLDBACK_NOT_IN_POLICY = 0x17c0; // 6080
 /** HoldbackTierMoved: the payee's tier moved since the challenge, and with it the holdback: rebuild the settlement with the new terms */
 export const GATE_ERROR__HOLDBACK_TIER_MOVED = 0x17c1; // 6081
@@ -413,7 +413,7 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__HOLDBACK_NOT_DISPUTED]: `the held share is not disputed: there is nothing to arbitrate`,
     [GATE_ERROR__HOLDBACK_NOT_DUE]: `the hold has not ended: the held share is released from hold_until`,
     [GATE_ERROR__HOLDBACK_NOT_HELD]: `the payment was not held back: its log records no held share`,
-    [GATE_ERROR__HOLDBACK_NOT_IN_POLICY]: `holdback_tier: the payer's policy has no holdback schedule`,
+    [GATE_ERROR__HOLDBACK_NOT_IN_POLICY]: `holdback_tier / the second transfer: the payer's policy has no holdback schedule, so a settlement names no tier and holds nothing back`,
     [GATE_ERROR__HOLDBACK_OUTSTANDING]: `the held share is still in the escrow: the log closes once it is released, refunded or arbitrated`,
     [GATE_ERROR__HOLDBACK_PAID_OUT]: `the held share was already paid out`,
     [GATE_ERROR__HOLDBACK_RECIPIENT_MISMATCH]: `to: the held share goes to a token account of the mint owned by the payee's recipient at settlement when it goes to the payee, by the payer's wallet when it goes back; a held settlement's emit_feedback passes the payee's token account paid after the escrow`,
