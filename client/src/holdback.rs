@@ -1,9 +1,12 @@
 //! The holdback as clients meet it (docs/holdback.md): the terms a settlement carries, and a
 //! held payment's share as its log records it.
 
+use crate::json::{Amount, Key};
 pub use gate::holdback::{HeldShare, HoldState, ARBITRATION_SECS};
 use gate::state::FeedbackLog;
 pub use policy_vault::engine::Holdback;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 
 /// The holdback a settlement carries under a payer policy with a holdback schedule: the
@@ -51,6 +54,8 @@ pub struct HeldPayment {
     pub state: HoldState,
     /// Whether the share is disputed (a move then answers the dispute's feedback).
     pub disputed: bool,
+    /// Unix seconds the arbitration of its dispute ends (0 until disputed).
+    pub arbitration_ends: i64,
 }
 
 impl HeldPayment {
@@ -74,6 +79,91 @@ impl HeldPayment {
             hold_until: h.hold_until,
             state: h.state,
             disputed: h.state == HoldState::Disputed,
+            arbitration_ends: h.arbitration_ends,
         })
+    }
+
+    /// Whether anyone may release the share at unix time `now` (`release_holdback`): its
+    /// hold is over, or the arbitration of its dispute ended undecided.
+    pub fn releasable_at(&self, now: i64) -> bool {
+        match self.state {
+            HoldState::Held => now >= self.hold_until,
+            HoldState::Disputed => now >= self.arbitration_ends,
+            _ => false,
+        }
+    }
+}
+
+/// Where a held share stands, as receipts name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HoldStatus {
+    /// In the escrow, not disputed: released to the payee from `holdUntil`.
+    Held,
+    /// Disputed within the hold: frozen until the payee refunds, the arbiter decides or the
+    /// arbitration ends.
+    Disputed,
+    /// Paid to the payee after the hold.
+    Released,
+    /// Given back to the payer by the payee.
+    Refunded,
+    /// The arbiter upheld the dispute: given back to the payer.
+    Upheld,
+    /// The arbiter rejected the dispute: paid to the payee.
+    Rejected,
+    /// The arbitration ended undecided: paid to the payee.
+    Lapsed,
+}
+
+impl From<HoldState> for HoldStatus {
+    fn from(s: HoldState) -> HoldStatus {
+        match s {
+            HoldState::Held => HoldStatus::Held,
+            HoldState::Disputed => HoldStatus::Disputed,
+            HoldState::Released => HoldStatus::Released,
+            HoldState::Refunded => HoldStatus::Refunded,
+            HoldState::Upheld => HoldStatus::Upheld,
+            HoldState::Rejected => HoldStatus::Rejected,
+            HoldState::Lapsed => HoldStatus::Lapsed,
+        }
+    }
+}
+
+/// A payment's held share as its receipt shows it (/receipt, GET /payments, the MCP tools,
+/// the dashboard).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HoldbackView {
+    /// The amount held back, in the mint's units.
+    pub held: Amount,
+    /// The payee's escrow it waits in.
+    pub escrow: Key,
+    /// Whom a share paid to the payee goes to (a token account of the mint it owns).
+    pub recipient: Key,
+    /// Who decides a dispute (a key or an arbiter set); null for none.
+    pub arbiter: Option<Key>,
+    /// Unix seconds from which anyone may release it to the payee.
+    pub hold_until: i64,
+    pub state: HoldStatus,
+    /// Unix seconds the arbitration of its dispute ends (null until disputed).
+    pub arbitration_ends: Option<i64>,
+}
+
+impl HoldbackView {
+    pub fn of(h: &HeldShare) -> HoldbackView {
+        HoldbackView {
+            held: Amount(h.held),
+            escrow: Key(h.escrow),
+            recipient: Key(h.recipient),
+            arbiter: Key::opt(&h.arbiter),
+            hold_until: h.hold_until,
+            state: h.state.into(),
+            arbitration_ends: (h.arbitration_ends != 0).then_some(h.arbitration_ends),
+        }
+    }
+
+    /// The share of a payment log's account `data`; `None` for a log that held nothing.
+    pub fn from_log_data(data: &[u8]) -> Option<HoldbackView> {
+        FeedbackLog::held_share_in(data).map(|h| HoldbackView::of(&h))
     }
 }

@@ -13,6 +13,7 @@
 use crate::chain;
 use crate::decode::{DisputeRecord, FeedbackLog};
 use crate::error::ClientError;
+use crate::holdback::HoldbackView;
 use crate::json::{Amount, Hash, Key};
 use crate::pda::Pdas;
 use anchor_lang::prelude::Pubkey;
@@ -62,6 +63,8 @@ pub struct Receipt {
     /// The payer's dispute of the payment, when it was disputed (and its record or
     /// transaction could be read).
     pub dispute: Option<Disputed>,
+    /// The share the payer's policy held back, as the log holds it (docs/holdback.md).
+    pub holdback: Option<HoldbackView>,
 }
 
 /// A payment's dispute as its receipt shows it: the feedback the dispute gave the payee and
@@ -131,17 +134,21 @@ impl Receipt {
             deadline: Some(log.deadline),
             signature: None,
             dispute: None,
+            holdback: None,
         }
     }
 
-    /// A gate-owned account's data as a payment log; `None` for anything else.
+    /// A gate-owned account's data as a payment log, its held share with it; `None` for
+    /// anything else.
     pub fn from_account_data(data: &[u8]) -> Option<Receipt> {
         if !data.starts_with(FeedbackLog::DISCRIMINATOR) {
             return None;
         }
-        FeedbackLog::try_deserialize(&mut &data[..])
-            .ok()
-            .map(|l| Receipt::from_log(&l))
+        let log = FeedbackLog::try_deserialize(&mut &data[..]).ok()?;
+        Some(Receipt {
+            holdback: HoldbackView::from_log_data(data),
+            ..Receipt::from_log(&log)
+        })
     }
 
     /// The receipt's fields as /receipt and the MCP tools show them. `score` is the
@@ -162,6 +169,7 @@ impl Receipt {
             deadline: self.deadline,
             transaction: self.signature.map(|s| s.to_string()),
             dispute: self.dispute.as_ref().map(Disputed::view),
+            holdback: self.holdback.clone(),
             settled_atomically: true,
         }
     }
@@ -198,6 +206,7 @@ impl Receipt {
                 reason_hash: d.reason_hash.0,
                 created_at: d.created_at,
             }),
+            holdback: r.holdback,
         })
     }
 }
@@ -241,6 +250,11 @@ pub struct ReceiptView {
     /// them, whose `disputed` still says whether it was).
     #[serde(default)]
     pub dispute: Option<DisputeView>,
+    /// The share the payer's policy held back and where it stands (null when nothing was
+    /// held, or for a closed log of which no record was kept: the settlement transaction
+    /// does not say what became of the share).
+    #[serde(default)]
+    pub holdback: Option<HoldbackView>,
     /// Always true: every log the gate writes is of a settlement.
     pub settled_atomically: bool,
 }
@@ -459,6 +473,8 @@ pub fn settled_in(
         deadline: Some(deadline),
         signature: None,
         dispute: None,
+        // What became of a share is in the closed log only, not in the settlement.
+        holdback: None,
     })
 }
 
@@ -582,9 +598,11 @@ mod tests {
             deadline: Some(1_700_000_060),
             signature: None,
             dispute: None,
+            holdback: None,
         };
         assert_eq!(Receipt::from_json(&r.to_json()), Some(r.clone()));
         assert_eq!(r.to_json()["dispute"], Value::Null);
+        assert_eq!(r.to_json()["holdback"], Value::Null);
         r.payer_asset = Some(Pubkey::new_unique());
         r.deadline = None;
         r.signature = Some(Signature::from([7; 64]));
@@ -596,6 +614,20 @@ mod tests {
         let mut older = r.to_json();
         older.as_object_mut().unwrap().remove("dispute");
         assert_eq!(Receipt::from_json(&older), Some(r.clone()));
+        // A held share, as the log holds it, reads back with its state's name.
+        r.holdback = Some(HoldbackView {
+            held: 10_000.into(),
+            escrow: Pubkey::new_unique().into(),
+            recipient: Pubkey::new_unique().into(),
+            arbiter: Some(Pubkey::new_unique().into()),
+            hold_until: 1_700_000_120,
+            state: crate::holdback::HoldStatus::Disputed,
+            arbitration_ends: Some(1_700_604_900),
+        });
+        let v = r.to_json();
+        assert_eq!(v["holdback"]["state"], "disputed");
+        assert_eq!(v["holdback"]["held"], "10000");
+        assert_eq!(Receipt::from_json(&v), Some(r.clone()));
     }
 
     #[test]
@@ -621,6 +653,7 @@ mod tests {
                 reason_hash: [9; 32],
                 created_at: 1_700_000_100,
             }),
+            holdback: None,
         };
         let v = r.to_json();
         assert_eq!(v["score"], 100, "the settlement's feedback");

@@ -9,6 +9,7 @@
 use crate::chain;
 use crate::decode::FeedbackLog;
 use crate::error::ClientError;
+use crate::holdback::HeldPayment;
 use crate::instructions::Builder;
 use crate::receipts::{Disputed, Receipt};
 use crate::settle;
@@ -57,8 +58,13 @@ pub struct Skipped {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Scan {
     pub closable: Vec<Closable>,
-    /// Still open: disputable, or before their deadline (with the second they close after).
+    /// Still open: disputable, before their deadline, or holding a share (with the second
+    /// they close after, at the earliest).
     pub open: Vec<(Pubkey, i64)>,
+    /// Held shares anyone may release now (docs/holdback.md): the hold is over, or the
+    /// arbitration of their dispute ended undecided. `token_program` is left to the caller
+    /// (the mint's program), since the log does not name it.
+    pub releasable: Vec<HeldPayment>,
     pub skipped: Vec<Skipped>,
 }
 
@@ -79,8 +85,8 @@ async fn logs_of(
     chain::program_accounts(rpc, gate_program, filters).await
 }
 
-/// Finds `facilitator`'s payment records and which may close at unix time `now` (the
-/// cluster's clock: see `chain::unix_time`). Two reads, plus one per 100 closable payments
+/// Finds `facilitator`'s payment records, which may close at unix time `now` (the cluster's
+/// clock: see `chain::unix_time`) and which held shares anyone may release. Two reads, plus one per 100 closable payments
 /// for their dispute records.
 pub async fn scan(
     rpc: &RpcClient,
@@ -108,6 +114,14 @@ pub async fn scan(
                 log,
                 why: "not at its payment's address".into(),
             });
+        } else if closable.holds_share {
+            // The log closes only once its share is paid out.
+            scan.open.push((log, closable.closes_after));
+            if let Some(p) = HeldPayment::from_log_data(&acc.data, Pubkey::default())
+                .filter(|p| p.releasable_at(now))
+            {
+                scan.releasable.push(p);
+            }
         } else if now <= closable.closes_after {
             scan.open.push((log, closable.closes_after));
         } else {
@@ -236,6 +250,7 @@ mod tests {
                 deadline: Some(2),
                 signature: None,
                 dispute: None,
+                holdback: None,
             },
             log_lamports: 10,
             dispute: disputed_by_payer.then(|| (Pubkey::new_unique(), 5)),

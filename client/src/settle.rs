@@ -369,9 +369,19 @@ pub fn transaction(
     let message = v0::Message::try_compile(fee_payer, ixs, tables, blockhash)
         .map_err(|e| ClientError::input("transaction", e.to_string()))?;
     let message = VersionedMessage::V0(message);
-    let keys = message.static_account_keys();
-    let required = usize::from(message.header().num_required_signatures);
     let bytes = message.serialize();
+    // The signed size: a shortvec of the signatures (one byte below 128), 64 bytes each.
+    let required = usize::from(message.header().num_required_signatures);
+    let size = bytes.len() + 1 + 64 * required;
+    if size > PACKET_LIMIT {
+        return Err(ClientError::input(
+            "transaction",
+            format!(
+                "{size} bytes, above the {PACKET_LIMIT} a transaction may have (a held vault-funded settlement with an approval does not fit: docs/holdback.md)"
+            ),
+        ));
+    }
+    let keys = message.static_account_keys();
     let mut signatures = vec![Signature::default(); required];
     for signer in signers {
         let pk = signer.pubkey();

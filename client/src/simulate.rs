@@ -7,6 +7,7 @@ use crate::errors::summarize_logs;
 use crate::instructions::{Attestations, Builder};
 use anchor_lang::prelude::Pubkey;
 use base64::{engine::general_purpose::STANDARD, Engine as _};
+use policy_vault::engine::Holdback;
 use solana_account_decoder_client_types::UiAccountEncoding;
 use solana_commitment_config::CommitmentConfig;
 use solana_rpc_client::nonblocking::rpc_client::RpcClient;
@@ -88,6 +89,8 @@ pub type Rule = ([u8; 32], [Pubkey; 2]);
 pub struct PolicyRule {
     pub payee: Rule,
     pub payee_list: Option<Pubkey>,
+    /// The arbiter of the policy's holdback schedule (the default key: none, or no schedule).
+    pub arbiter: Pubkey,
 }
 
 /// What the payer's policy asks (see [`PolicyRule`]); `None` when the account is missing
@@ -101,6 +104,7 @@ pub fn policy_rule(b: &Builder, acc: Option<&Account>) -> Result<Option<PolicyRu
     Ok(Some(PolicyRule {
         payee: (params.required_capability, params.accepted_attestors),
         payee_list: p.payee_list(),
+        arbiter: p.holdback.map(|h| h.arbiter).unwrap_or_default(),
     }))
 }
 
@@ -253,14 +257,34 @@ pub async fn gate_payment(
     caller: Caller<'_>,
     q: PaymentQuery,
 ) -> Result<Decision, ClientError> {
+    Ok(decide(rpc, b, caller, q).await?.decision)
+}
+
+/// A decision and, for an Allow under a payer policy with a holdback schedule, the terms a
+/// settlement of it carries (docs/holdback.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decided {
+    pub decision: Decision,
+    pub holdback: Option<Holdback>,
+}
+
+/// As [`gate_payment`], with the holdback terms of an Allow.
+pub async fn decide(
+    rpc: &RpcClient,
+    b: &Builder,
+    caller: Caller<'_>,
+    q: PaymentQuery,
+) -> Result<Decided, ClientError> {
     let att = attestations_for(rpc, b, &q, now_unix()).await?;
     let k = match caller {
         Caller::Keypair(k) => k,
         Caller::Pubkey(p) => {
             let fee_payer = simulation_fee_payer(rpc, b, p, &q).await?;
-            return simulate_decision(rpc, b, &fee_payer, &q, att, &[])
-                .await?
-                .decision;
+            let sim = simulate_decision(rpc, b, &fee_payer, &q, att, &[]).await?;
+            return Ok(Decided {
+                decision: sim.decision?,
+                holdback: sim.holdback,
+            });
         }
     };
     let ix = decision_instruction(b, &q, att);
@@ -279,13 +303,16 @@ pub async fn gate_payment(
         )
         .await?
         .value;
-    decision_of(b, sim)
+    let (decision, holdback) = decision_of(b, sim)?;
+    Ok(Decided { decision, holdback })
 }
 
 /// One simulation of `gate_payment`: the decision (or why there is none) and the accounts
 /// it was asked to return, as the simulation saw them.
 pub struct Simulated {
     pub decision: Result<Decision, ClientError>,
+    /// An Allow's holdback terms (`Holdback::from_wire` of the return data).
+    pub holdback: Option<Holdback>,
     pub accounts: Vec<Option<Account>>,
 }
 
@@ -357,14 +384,20 @@ pub async fn simulate_wire(
             reason: format!("{} accounts for {} addresses", accounts.len(), watch.len()),
         });
     }
+    let decided = decision_of(b, sim);
     Ok(Simulated {
-        decision: decision_of(b, sim),
+        holdback: decided.as_ref().ok().and_then(|d| d.1),
+        decision: decided.map(|d| d.0),
         accounts,
     })
 }
 
-/// The decision in a simulation's return data, or the failure with its logs summarized.
-fn decision_of(b: &Builder, sim: RpcSimulateTransactionResult) -> Result<Decision, ClientError> {
+/// The decision in a simulation's return data and an Allow's holdback terms, or the failure
+/// with its logs summarized.
+fn decision_of(
+    b: &Builder,
+    sim: RpcSimulateTransactionResult,
+) -> Result<(Decision, Option<Holdback>), ClientError> {
     let logs = sim.logs.unwrap_or_default();
     let Some(rd) = sim.return_data.filter(|r| !r.data.0.is_empty()) else {
         let err: Option<solana_sdk::transaction::TransactionError> = sim.err.map(Into::into);
@@ -387,5 +420,6 @@ fn decision_of(b: &Builder, sim: RpcSimulateTransactionResult) -> Result<Decisio
             what: "return data".into(),
             reason: e.to_string(),
         })?;
-    decode::decision_from_return_data(&b.ids.gate, &program, &data)
+    let decision = decode::decision_from_return_data(&b.ids.gate, &program, &data)?;
+    Ok((decision, Holdback::from_wire(&data)))
 }

@@ -48,6 +48,11 @@ pub const OURS_WALLET: u32 = 25_400;
 pub const OURS_VAULT: u32 = 28_900;
 /// A vault's release: the token program's own TransferChecked inside the settlement.
 pub const RELEASE: u32 = 6_200;
+/// What holding a share back adds to our part (the second transfer's checks, the terms in
+/// the decision, the accounts emit_feedback reads, the longer log): measured 3 589 over the
+/// costliest unheld shape (`bench-cu 20`: 32 001 against 28 412), rounded up. The held
+/// share's own TransferChecked is counted as the payment's.
+pub const HELD: u32 = 4_000;
 /// The payment's TransferChecked, by token program: SPL Token measured 6 174, Token-2022
 /// 1 961 for a mint without extensions (the headroom is for the extensions a policy allows;
 /// a transfer hook's program is the caller's to add).
@@ -99,6 +104,8 @@ pub struct Shape {
     pub token_program: TokenProgram,
     /// The payee has engine stats, so the registry's `give_feedback` calls the engine.
     pub payee_rated: bool,
+    /// A share is held back: a second TransferChecked, to the payee's escrow.
+    pub held: bool,
     /// The keys that fix the PDA searches' bumps.
     pub payer_asset: Pubkey,
     pub payee_asset: Pubkey,
@@ -113,6 +120,7 @@ impl Shape {
             funding: s.funding,
             token_program: s.token_program,
             payee_rated,
+            held: s.holdback.is_some_and(|h| h.held != 0),
             payer_asset: s.payer_asset,
             payee_asset: s.payee_asset,
             facilitator: s.facilitator,
@@ -168,6 +176,11 @@ impl Shape {
             REGISTRY_UNRATED
         };
         let registry = registry + registry * EXTERNAL_HEADROOM_PERCENT / 100;
+        let (ours, transfer) = if self.held {
+            (ours + HELD, transfer * 2)
+        } else {
+            (ours, transfer)
+        };
         let tries = self.extra_bump_tries(ids);
         ours + transfer
             + registry

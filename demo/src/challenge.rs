@@ -5,18 +5,33 @@ use crate::config::DemoConfig;
 use rand::RngCore;
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::decode::hex;
+use trust_gate_x402::holdback::HoldbackTerms;
 use trust_gate_x402::{
     self as x402, GateExtension, PaymentRequired, PaymentRequirements, ResourceInfo,
     GATE_EXTENSION, SCHEME_TRUST_GATE, X402_VERSION,
 };
 
-/// A signed challenge for `payer_asset` paying the demo service, issued at `now` (unix s).
+/// A signed challenge for `payer_asset` paying the demo service, issued at `now` (unix s),
+/// for a payment its payer's policy holds nothing back of.
 pub fn issue(
     c: &DemoConfig,
     network: &str,
     fee_payer: &Pubkey,
     payer_asset: &Pubkey,
     now: i64,
+) -> PaymentRequired {
+    issue_with_terms(c, network, fee_payer, payer_asset, now, None)
+}
+
+/// As [`issue`], stating the holdback terms the gate decided for the payment (the
+/// facilitator's decision answer's `holdback`).
+pub fn issue_with_terms(
+    c: &DemoConfig,
+    network: &str,
+    fee_payer: &Pubkey,
+    payer_asset: &Pubkey,
+    now: i64,
+    holdback: Option<HoldbackTerms>,
 ) -> PaymentRequired {
     let mut memo = [0u8; 32];
     rand::thread_rng().fill_bytes(&mut memo);
@@ -38,6 +53,7 @@ pub fn issue(
         payee_recipient: c.pay_to.to_string(),
         policy_id: c.policy_id,
         issued_at: now,
+        holdback,
         service_signature: String::new(),
     };
     let url = c.resource_url();
@@ -182,6 +198,7 @@ fn sign_gate(
         payee_recipient: c.pay_to.to_string(),
         policy_id,
         issued_at: now,
+        holdback: None,
         service_signature: String::new(),
     };
     x402::sign_challenge(&c.service_key, r, url, &mut gate);

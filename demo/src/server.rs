@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_server::paid_once::{PaidOnce, Resumed};
+use trust_gate_x402::holdback::HoldbackTerms;
 use trust_gate_x402::{
     self as x402, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
 };
@@ -93,13 +94,19 @@ pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, Strin
 
 /// 402 with a fresh signed challenge in `PAYMENT-REQUIRED` (and, for people reading with
 /// curl, in the body).
-fn challenge_response(s: &DemoState, payer: &Pubkey, refusal: Option<&str>) -> Response {
-    let mut pr: PaymentRequired = challenge::issue(
+fn challenge_response(
+    s: &DemoState,
+    payer: &Pubkey,
+    refusal: Option<&str>,
+    holdback: Option<HoldbackTerms>,
+) -> Response {
+    let mut pr: PaymentRequired = challenge::issue_with_terms(
         &s.config,
         &s.kind.network,
         &s.kind.fee_payer,
         payer,
         now_unix(),
+        holdback,
     );
     if let Some(e) = refusal {
         pr.error = Some(e.to_string());
@@ -135,10 +142,17 @@ async fn unpaid(s: &DemoState, headers: &HeaderMap) -> Response {
         Ok(p) => p,
         Err(r) => return *r,
     };
+    decided_challenge(s, &payer, None).await
+}
+
+/// The gate's decision for `payer` paying the demo: Allow gets a challenge stating the
+/// decision's holdback terms (the payer's policy may hold a share back from this payee);
+/// `refusal` is its `error` when it answers a payment that was not ours.
+async fn decided_challenge(s: &DemoState, payer: &Pubkey, refusal: Option<&str>) -> Response {
     let c = &s.config;
     let answer = match s
         .facilitator
-        .verify(&payer, &c.payee_asset, c.price, &c.mint, c.policy_id)
+        .verify(payer, &c.payee_asset, c.price, &c.mint, c.policy_id)
         .await
     {
         Ok(a) => a,
@@ -154,13 +168,29 @@ async fn unpaid(s: &DemoState, headers: &HeaderMap) -> Response {
         .headers
         .get(x402::X_GATE_DECISION)
         .is_some_and(|d| d == "RequireApproval");
+    let holdback = match answer
+        .body
+        .get("holdback")
+        .cloned()
+        .map(serde_json::from_value)
+    {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(e)) => {
+            return error(
+                StatusCode::BAD_GATEWAY,
+                "facilitator_unexpected",
+                format!("the facilitator's holdback terms are not readable: {e}"),
+            )
+        }
+    };
     match answer.status.as_u16() {
-        200 => challenge_response(s, &payer, None),
+        200 => challenge_response(s, payer, refusal, holdback),
         // Above the payer's approval threshold: the payment may pass once the payer's
         // members approve it, so it gets a challenge (its paid attempt is what the
         // facilitator holds for them), with the decision headers.
         402 if approval => {
-            let mut r = challenge_response(s, &payer, None);
+            let mut r = challenge_response(s, payer, refusal, holdback);
             r.headers_mut().extend(decision_headers(&answer.headers));
             r
         }
@@ -195,7 +225,7 @@ async fn paid(s: &DemoState, header_value: &str, resumed: bool) -> Response {
             .and_then(|g| Pubkey::from_str(&g.payer_agent_asset).ok())
             .or_else(|| s.config.default_payer())
             .unwrap_or_default();
-        return challenge_response(s, &payer, Some("No matching payment requirements"));
+        return decided_challenge(s, &payer, Some("No matching payment requirements")).await;
     }
     // The resource is ours, whatever the client copied.
     payload.resource = Some(x402::ResourceInfo {

@@ -8,7 +8,9 @@
 use crate::reject::{Reason, Rejection};
 use solana_sdk::pubkey::Pubkey;
 use std::str::FromStr;
+use trust_gate_client::holdback::HoldbackQuote;
 use trust_gate_client::simulate::PaymentQuery;
+use trust_gate_x402::holdback::HoldbackTerms;
 use trust_gate_x402::{
     self as x402, FacilitatorRequest, GateExtension, PaymentRequirements, SCHEME_EXACT,
     SCHEME_TRUST_GATE, X402_VERSION,
@@ -34,6 +36,8 @@ pub struct GateContext {
     /// The trusted service whose key signed the challenge.
     pub service: Pubkey,
     pub resource_url: String,
+    /// The holdback terms the challenge states (`extra.gate.holdback`), checked readable.
+    pub holdback: Option<HoldbackTerms>,
 }
 
 impl GateContext {
@@ -47,7 +51,17 @@ impl GateContext {
             policy_id: self.policy_id,
         }
     }
+
+    /// The quote of the challenge's holdback terms (read checked them).
+    pub fn holdback_quote(&self) -> Option<HoldbackQuote> {
+        self.holdback
+            .as_ref()
+            .and_then(|t| t.quote(HOLDBACK_FIELD).ok())
+    }
 }
+
+/// Where a challenge states its holdback terms.
+const HOLDBACK_FIELD: &str = "extra.gate.holdback";
 
 /// Why an `exact` payment is never settled here.
 pub const EXACT_HINT: &str = "an exact-scheme transfer is never settled here: a trust-gate payment is one transaction of [gate_payment_strict, TransferChecked, emit_feedback] (the trust-gate SDK, `trust-gate pay`)";
@@ -152,6 +166,17 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         .as_ref()
         .map(|res| res.url.as_str());
     let g = authenticate(r, resource_url, &gate, e)?;
+    if let Some(t) = &gate.holdback {
+        let q = t
+            .quote(HOLDBACK_FIELD)
+            .map_err(|err| invalid(err.to_string()))?;
+        if q.held >= amount {
+            return Err(invalid(format!(
+                "{HOLDBACK_FIELD}.held {} is not below the amount {amount}",
+                q.held
+            )));
+        }
+    }
     Ok(GateContext {
         payer_asset: g.payer_asset,
         payee_asset: g.payee_asset,
@@ -164,6 +189,7 @@ pub fn read(req: &FacilitatorRequest, e: Expectations<'_>) -> Result<GateContext
         service: g.service,
         // `authenticate` refused a missing or empty URL.
         resource_url: resource_url.unwrap_or_default().to_string(),
+        holdback: gate.holdback,
     })
 }
 
@@ -348,6 +374,7 @@ mod tests {
                 payee_recipient: self.pay_to.to_string(),
                 policy_id: 1,
                 issued_at: 1_000,
+                holdback: None,
                 service_signature: String::new(),
             };
             edit(&mut r, &mut g);

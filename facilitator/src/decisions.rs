@@ -29,7 +29,7 @@ use trust_gate_client::decode::Decision;
 use trust_gate_client::instructions::Attestations;
 use trust_gate_client::simulate::{
     self, acceptance_rule, now_unix, policy_rule, simulate_decision, simulate_wire, PaymentQuery,
-    PolicyRule, Rule,
+    PolicyRule, Rule, Simulated,
 };
 use trust_gate_client::{Builder, ClientError, RpcClient};
 
@@ -96,15 +96,15 @@ impl DecisionCache {
         facilitator: Pubkey,
         q: &PaymentQuery,
         extra: &[Pubkey],
-    ) -> Result<(Result<Decision, ClientError>, Vec<Option<Account>>), ClientError> {
+    ) -> Result<Simulated, ClientError> {
         if let Some(plan) = self.plan(b, q) {
             let wire = self.wire(b, &facilitator, q, plan.attestations)?;
             let watch = [plan.watch.as_slice(), extra].concat();
             let mut sim = simulate_wire(rpc, b, &wire, &watch).await?;
             if self.confirms(b, &plan, &sim.accounts, &sim.decision) {
                 self.stats.cached.fetch_add(1, Ordering::Relaxed);
-                let read = sim.accounts.split_off(plan.watch.len());
-                return Ok((sim.decision, read));
+                sim.accounts = sim.accounts.split_off(plan.watch.len());
+                return Ok(sim);
             }
         }
         self.stats.uncached.fetch_add(1, Ordering::Relaxed);
@@ -131,7 +131,15 @@ impl DecisionCache {
         if let Some(rule) = acceptance {
             self.remember_choice(b, q.payer_asset, rule, att.payer);
         }
-        Ok((sim.decision, sim.accounts))
+        Ok(sim)
+    }
+
+    /// The arbiter of the holdback schedule of `q`'s policy, once a decision read the policy
+    /// (it is immutable): the default key for none.
+    pub fn arbiter(&self, q: &PaymentQuery) -> Option<Pubkey> {
+        self.policies
+            .get(&(q.payer_asset, q.policy_id))
+            .map(|r| r.arbiter)
     }
 
     /// The cached inputs for `q`, or `None` when something is not cached (or a rule needs a

@@ -44,6 +44,7 @@ pub mod channel_open;
 pub mod coalesce;
 pub mod config;
 pub mod decisions;
+pub mod holdback;
 pub mod inspect;
 pub mod limits;
 pub mod payee_account;

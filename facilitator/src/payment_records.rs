@@ -286,6 +286,7 @@ impl PaymentRecords {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trust_gate_client::holdback::{HoldStatus, HoldbackView};
     use trust_gate_client::receipts::Disputed;
 
     #[test]
@@ -327,6 +328,15 @@ mod tests {
                 disputed_by: Pubkey::new_unique(),
                 reason_hash: [8; 32],
                 created_at: 7,
+            }),
+            holdback: Some(HoldbackView {
+                held: 1.into(),
+                escrow: Pubkey::new_unique().into(),
+                recipient: Pubkey::new_unique().into(),
+                arbiter: None,
+                hold_until: 9,
+                state: HoldStatus::Upheld,
+                arbitration_ends: Some(10),
             }),
         });
         r.disputed = true;

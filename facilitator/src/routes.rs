@@ -24,6 +24,7 @@ use std::sync::Arc;
 use trust_gate_client::approvals::{HeldPayment, HeldPayments};
 use trust_gate_client::decode::{Decision, DecisionView};
 pub use trust_gate_server::layers::{http_layers, BODY_LIMIT, REQUEST_TIMEOUT};
+use trust_gate_x402::holdback::HoldbackTerms;
 use trust_gate_x402::{self as x402, SettlementResponse};
 
 type App = State<Arc<Facilitator>>;
@@ -155,6 +156,7 @@ fn decision_response(
     d: &Decision,
     payer: Option<String>,
     held: Option<&Held>,
+    holdback: Option<&HoldbackTerms>,
 ) -> Response {
     let view = DecisionView::from(d);
     let mut body = json!({"isValid": *d == Decision::Allow, "decision": view});
@@ -174,6 +176,9 @@ fn decision_response(
     if let Some(h) = held {
         body["approval"] = approval_json(h);
     }
+    if let Some(t) = holdback {
+        body["holdback"] = serde_json::to_value(t).unwrap_or_default();
+    }
     let status = if *d == Decision::Allow {
         StatusCode::OK
     } else {
@@ -190,7 +195,7 @@ fn decision_response(
 /// An x402 /verify refusal: the x402 fields and the error envelope in one body.
 fn verify_rejection(f: &Facilitator, r: Rejection) -> Response {
     if let Some(d) = &r.decision {
-        return decision_response(f, d, None, r.held.as_deref());
+        return decision_response(f, d, None, r.held.as_deref(), None);
     }
     let mut body = json!({
         "isValid": false,
@@ -241,6 +246,7 @@ async fn verify(State(f): App, headers: HeaderMap, body: Bytes) -> Response {
             &v.decision,
             v.payer.map(|p| p.to_string()),
             v.held.as_ref(),
+            v.holdback.as_ref(),
         ),
         Err(r) => verify_rejection(&f, r),
     }
@@ -254,9 +260,17 @@ async fn decide(f: &Facilitator, body: &[u8]) -> Response {
             Ok(d) => {
                 // Nobody signed a context: the id is told, nothing is kept.
                 let held = f
-                    .hold(&d, &q.approval_terms(), "payment", None, false)
+                    .hold(&d.decision, &q.approval_terms(), "payment", None, false)
                     .await;
-                decision_response(f, &d, None, held.as_ref())
+                // The terms a challenge of this payment states (`extra.gate.holdback`).
+                let terms = match d.holdback {
+                    Some(h) => match f.holdback_terms(&q, &h).await {
+                        Ok(t) => Some(t),
+                        Err(e) => return e.into_response(),
+                    },
+                    None => None,
+                };
+                decision_response(f, &d.decision, None, held.as_ref(), terms.as_ref())
             }
             Err(e) => e.into_response(),
         },
@@ -268,6 +282,7 @@ async fn decide(f: &Facilitator, body: &[u8]) -> Response {
                 &v.decision,
                 v.payer.map(|p| p.to_string()),
                 v.held.as_ref(),
+                v.holdback.as_ref(),
             ),
             Err(r) => verify_rejection(f, r),
         },

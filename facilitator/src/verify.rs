@@ -111,6 +111,8 @@ pub struct X402Verified {
     pub payer: Option<Pubkey>,
     /// For RequireApproval: the pending approval, recorded when the payer signed the request.
     pub held: Option<crate::service::holds::Held>,
+    /// For an Allow: the holdback terms the challenge states, which the gate's are.
+    pub holdback: Option<trust_gate_x402::holdback::HoldbackTerms>,
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! from fixed labels, so docs, tests and the demo services name the same accounts.
 
 use anchor_lang::prelude::Pubkey;
-use policy_vault::state::{AcceptanceParams, PolicyParams};
+use policy_vault::state::{
+    AcceptanceParams, HoldbackAcceptance, HoldbackSchedule, HoldbackTerm, PolicyParams,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use solana_sdk::signature::{Keypair, Signer};
@@ -18,6 +20,11 @@ pub const POLICY_ID: u32 = 1;
 /// The policy of metered payments (payment channels in the metered mint) every
 /// wallet-funded demo payer has: [`payer_policy`] in the metered mint.
 pub const METERED_POLICY_ID: u32 = 2;
+/// The policy with a holdback schedule ([`holdback_schedule`]) that [`HOLDBACK_PAYER`] has,
+/// in the demo mint: what it pays the low-tier service under.
+pub const HOLDBACK_POLICY_ID: u32 = 3;
+/// The demo payer with the holdback policy.
+pub const HOLDBACK_PAYER: &str = "payer-tier-3";
 /// Tokens each demo payer holds after seeding (100.00).
 pub const PAYER_BALANCE: u64 = 100_000_000;
 /// The payer tier the demo service asks for.
@@ -56,6 +63,42 @@ pub fn payer_policy(mint: Pubkey) -> PolicyParams {
         required_capability: [0; 32],
         accepted_attestors: [Pubkey::default(); 2],
         funding: policy_vault::state::funding::WALLET,
+    }
+}
+
+/// The demo's holdback schedule (docs/holdback.md): short holds, so that the localnet shows
+/// a release within minutes. Tier 0 and unrated payees: 20 % for 10 minutes; tier 1: 10 % for
+/// 2 minutes; tier 2: 5 % for a minute; tiers 3 and 4: nothing. Disputes go to `arbiter`.
+pub fn holdback_schedule(arbiter: Pubkey) -> HoldbackSchedule {
+    let t = |share_bps, hold_secs| HoldbackTerm {
+        share_bps,
+        hold_secs,
+    };
+    HoldbackSchedule {
+        terms: [
+            t(2_000, 600),
+            t(1_000, 120),
+            t(500, 60),
+            t(0, 0),
+            t(0, 0),
+            t(2_000, 600),
+        ],
+        arbiter,
+    }
+}
+
+/// What the low-tier demo service accepts: any payer, and a holdback of up to 20 % for up
+/// to 10 minutes decided by `arbiter`.
+pub fn held_service_acceptance(arbiter: Pubkey) -> AcceptanceParams {
+    AcceptanceParams {
+        min_payer_tier: 0,
+        unrated_treatment: 1,
+        holdback: HoldbackAcceptance {
+            max_share_bps: 2_000,
+            max_hold_secs: 600,
+            arbiters: [arbiter, Pubkey::default()],
+        },
+        ..service_acceptance()
     }
 }
 
@@ -140,6 +183,11 @@ pub struct DemoWorld {
     pub metered_mint: Keypair,
     /// The demo service agent (payee).
     pub service: DemoAgent,
+    /// A second payee, of engine tier 1, that accepts a holdback: [`HOLDBACK_PAYER`] pays it
+    /// under [`HOLDBACK_POLICY_ID`], which holds a share back from a payee of its tier.
+    pub held_service: DemoAgent,
+    /// Decides disputes of held payments to [`DemoWorld::held_service`].
+    pub arbiter: Keypair,
     /// Payer agents with engine tiers 0, 1 and 3 paying from their owners' wallets, and a
     /// second tier-3 agent paying from its policy vault.
     pub payers: [DemoAgent; 4],
@@ -161,6 +209,8 @@ impl DemoWorld {
             mint_authority: deterministic_keypair("demo/mint-authority"),
             metered_mint: deterministic_keypair("demo/metered-mint"),
             service: DemoAgent::new("service", 3),
+            held_service: DemoAgent::new("service-tier-1", 1),
+            arbiter: deterministic_keypair("demo/arbiter"),
             payers: [
                 DemoAgent::new("payer-tier-0", 0),
                 DemoAgent::new("payer-tier-1", 1),
@@ -208,6 +258,20 @@ impl DemoWorld {
         }
     }
 
+    /// The payer with the holdback policy ([`HOLDBACK_PAYER`]).
+    pub fn holdback_payer(&self) -> &DemoAgent {
+        self.payers
+            .iter()
+            .find(|a| a.name == HOLDBACK_PAYER)
+            .expect("the demo world has the holdback payer")
+    }
+
+    /// [`HOLDBACK_PAYER`]'s policy [`HOLDBACK_POLICY_ID`]: [`payer_policy`] with
+    /// [`holdback_schedule`].
+    pub fn holdback_schedule(&self) -> HoldbackSchedule {
+        holdback_schedule(self.arbiter.pubkey())
+    }
+
     /// What the demo service asks of its payers (see [`service_acceptance`]).
     pub fn service_acceptance(&self) -> AcceptanceParams {
         service_acceptance()
@@ -215,7 +279,7 @@ impl DemoWorld {
 
     /// The demo keys by label, as `trust-gate up` prints them: each agent's name (its
     /// owner: `payer-tier-3`, `service`, ...), `<agent>/hot-key` for a vault-funded payer,
-    /// and `facilitator`, `service-key`, `attestor`, `mint-authority`. Every key is derived
+    /// and `facilitator`, `service-key`, `attestor`, `mint-authority`, `arbiter`. Every key is derived
     /// from its label (see `deterministic_keypair`): public knowledge, for the localnet only.
     pub fn keys(&self) -> Vec<(String, &Keypair)> {
         let mut out: Vec<(String, &Keypair)> = vec![
@@ -223,8 +287,12 @@ impl DemoWorld {
             ("service-key".into(), &self.service_key),
             ("attestor".into(), &self.attestor),
             ("mint-authority".into(), &self.mint_authority),
+            ("arbiter".into(), &self.arbiter),
         ];
-        for a in std::iter::once(&self.service).chain(&self.payers) {
+        for a in [&self.service, &self.held_service]
+            .into_iter()
+            .chain(&self.payers)
+        {
             out.push((a.name.to_string(), &a.owner));
             if let Some(hot) = &a.hot_key {
                 out.push((format!("{}/hot-key", a.name), hot));
@@ -252,6 +320,9 @@ impl DemoWorld {
             price: PRICE,
             policy_id: POLICY_ID,
             service: AgentSummary::of(&self.service),
+            held_service: AgentSummary::of(&self.held_service),
+            holdback_policy_id: HOLDBACK_POLICY_ID,
+            arbiter: self.arbiter.pubkey().to_string(),
             payers: self.payers.iter().map(AgentSummary::of).collect(),
             attestor: self.attestor.pubkey().to_string(),
             namespaces: NAMESPACES.iter().map(|n| n.0.to_string()).collect(),
@@ -311,6 +382,12 @@ pub struct DemoSummary {
     pub policy_id: u32,
     /// The service agent, the payee.
     pub service: AgentSummary,
+    /// The low-tier payee that accepts a holdback.
+    pub held_service: AgentSummary,
+    /// The policy id under which the holdback payer pays it.
+    pub holdback_policy_id: u32,
+    /// Who decides disputes of its held payments (base58).
+    pub arbiter: String,
     /// The payer agents.
     pub payers: Vec<AgentSummary>,
     /// The demo attestor (base58).

@@ -7,6 +7,7 @@ use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
 use anchor_spl::token::spl_token;
 use anchor_spl::token_2022::spl_token_2022;
+use policy_vault::state::AcceptanceParams;
 use solana_address_lookup_table_interface::instruction::{
     create_lookup_table, extend_lookup_table,
 };
@@ -475,6 +476,32 @@ impl Migration<'_> {
             created,
             format!("agent {} policy {}", agent.name, demo::POLICY_ID),
         );
+        if agent.name == demo::HOLDBACK_PAYER {
+            let key = self.builder.pda.policy(&asset, demo::HOLDBACK_POLICY_ID);
+            let created = !self.policy_exists(&key).await?;
+            if created {
+                let ix = self.builder.init_policy_with_holdback(
+                    &agent.owner.pubkey(),
+                    &[],
+                    &asset,
+                    demo::HOLDBACK_POLICY_ID,
+                    world.policy_of(agent),
+                    Default::default(),
+                    0,
+                    Some(world.holdback_schedule()),
+                );
+                self.send("init_policy", &[ix], &[&agent.owner]).await?;
+            }
+            self.note(
+                report,
+                created,
+                format!(
+                    "agent {} holdback policy {}",
+                    agent.name,
+                    demo::HOLDBACK_POLICY_ID
+                ),
+            );
+        }
         if agent.funding != settle::Funding::Wallet {
             return Ok(());
         }
@@ -505,10 +532,15 @@ impl Migration<'_> {
         Ok(())
     }
 
-    async fn acceptance(&self, world: &DemoWorld, report: &mut Report) -> Result<(), ClientError> {
-        let agent = &world.service;
+    /// `agent`'s acceptance policy `want`; `what` describes it in the report.
+    async fn acceptance(
+        &self,
+        agent: &DemoAgent,
+        want: AcceptanceParams,
+        what: &str,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
         let key = self.builder.pda.acceptance(&agent.asset());
-        let want = world.service_acceptance();
         // One of an earlier, shorter layout does not decode: setting it again grows it.
         let created =
             match chain::anchor_account::<AcceptancePolicy>(self.rpc, "AcceptancePolicy", &key)
@@ -531,10 +563,33 @@ impl Migration<'_> {
         self.note(
             report,
             created,
-            format!(
-                "service acceptance policy: payer tier >= {}",
-                demo::SERVICE_MIN_PAYER_TIER
-            ),
+            format!("agent {} acceptance policy: {what}", agent.name),
+        );
+        Ok(())
+    }
+
+    /// The held service's escrow in the demo mint, where held shares wait.
+    async fn holdback_escrow(
+        &self,
+        world: &DemoWorld,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let payee = world.held_service.asset();
+        let escrow = self.builder.pda.holdback_escrow(&payee, &world.mint());
+        let created = !self.exists(&escrow).await?;
+        if created {
+            let ix = self.builder.open_holdback_escrow(
+                &self.funder.pubkey(),
+                &payee,
+                &world.mint(),
+                &TokenProgram::SplToken.id(),
+            );
+            self.send("open_holdback_escrow", &[ix], &[]).await?;
+        }
+        self.note(
+            report,
+            created,
+            format!("agent {} holdback escrow {escrow}", world.held_service.name),
         );
         Ok(())
     }
@@ -562,7 +617,8 @@ impl Migration<'_> {
         program: TokenProgram,
         report: &mut Report,
     ) -> Result<(), ClientError> {
-        let mut holders: Vec<(&DemoAgent, u64)> = vec![(&world.service, 0)];
+        let mut holders: Vec<(&DemoAgent, u64)> =
+            vec![(&world.service, 0), (&world.held_service, 0)];
         holders.extend(world.payers.iter().map(|p| match p.funding {
             settle::Funding::Wallet => (p, demo::PAYER_BALANCE),
             settle::Funding::Vault => (p, 0),
@@ -629,25 +685,33 @@ impl Migration<'_> {
         Ok(())
     }
 
-    /// The facilitator's address lookup table with the demo service's settlement accounts,
-    /// so that a settlement fits in one packet.
+    /// A facilitator's address lookup table with a demo payee's settlement accounts (the held
+    /// service's with its escrow), so that a settlement fits in one packet.
     async fn lookup_table(
         &self,
         world: &DemoWorld,
+        payee: &DemoAgent,
         collection: &Pubkey,
         report: &mut Report,
     ) -> Result<(), ClientError> {
         let f = world.facilitator.pubkey();
         let destination =
-            TokenProgram::SplToken.associated_account(&world.service.owner.pubkey(), &world.mint());
-        let wanted = settle::lookup_table_addresses(
+            TokenProgram::SplToken.associated_account(&payee.owner.pubkey(), &world.mint());
+        let mut wanted = settle::lookup_table_addresses(
             &self.builder,
             &f,
             collection,
             &world.mint(),
-            &world.service.asset(),
+            &payee.asset(),
             &destination,
         );
+        if payee.name == world.held_service.name {
+            wanted.push(
+                self.builder
+                    .pda
+                    .holdback_escrow(&payee.asset(), &world.mint()),
+            );
+        }
         let tables = chain::lookup_tables(self.rpc, &f).await?;
         let present = tables
             .iter()
@@ -669,7 +733,11 @@ impl Migration<'_> {
                 tokio::time::sleep(std::time::Duration::from_millis(100)).await;
             }
         }
-        self.note(report, !present, format!("facilitator {f} lookup table"));
+        self.note(
+            report,
+            !present,
+            format!("facilitator {f} lookup table for {}", payee.name),
+        );
         Ok(())
     }
 
@@ -678,6 +746,7 @@ impl Migration<'_> {
         let mut report = Report::default();
         let mut keys = vec![world.facilitator.pubkey(), world.attestor.pubkey()];
         keys.push(world.service.owner.pubkey());
+        keys.push(world.held_service.owner.pubkey());
         keys.extend(world.payers.iter().map(|p| p.owner.pubkey()));
         self.fund(&keys, &mut report).await?;
         self.namespaces(world, &mut report).await?;
@@ -685,7 +754,25 @@ impl Migration<'_> {
         self.facilitator(world, &mut report).await?;
         let collection = chain::base_collection(self.rpc, &self.builder.ids).await?;
         self.agent(&world.service, &collection, &mut report).await?;
-        self.acceptance(world, &mut report).await?;
+        let what = format!("payer tier >= {}", demo::SERVICE_MIN_PAYER_TIER);
+        self.acceptance(
+            &world.service,
+            world.service_acceptance(),
+            &what,
+            &mut report,
+        )
+        .await?;
+        self.agent(&world.held_service, &collection, &mut report)
+            .await?;
+        let held = demo::held_service_acceptance(world.arbiter.pubkey());
+        self.acceptance(
+            &world.held_service,
+            held,
+            "any payer, a holdback",
+            &mut report,
+        )
+        .await?;
+        self.holdback_escrow(world, &mut report).await?;
         for payer in &world.payers {
             self.agent(payer, &collection, &mut report).await?;
             self.payer_policy(world, payer, &mut report).await?;
@@ -695,7 +782,10 @@ impl Migration<'_> {
             }
         }
         self.tokens(world, &mut report).await?;
-        self.lookup_table(world, &collection, &mut report).await?;
+        for payee in [&world.service, &world.held_service] {
+            self.lookup_table(world, payee, &collection, &mut report)
+                .await?;
+        }
         Ok(report)
     }
 }

@@ -345,6 +345,35 @@ pub async fn prepare(
     let funding = settle::Funding::of(&policy.params);
     // Above the policy's approval threshold, the approval its members made on chain.
     let approval = chain::approval_use(rpc, &b.ids, &policy, &query.approval_terms()).await?;
+    // The challenge's holdback terms: the strict gate holds the settlement to the terms of the
+    // payee's tier now, so a challenge cannot hold back more than the payer's policy says; the
+    // share may only go to the payee's escrow.
+    let holdback = match &gate.holdback {
+        None => None,
+        Some(t) => {
+            let q = t.quote("extra.gate.holdback")?;
+            let escrow = b.pda.holdback_escrow(&payee_asset, &mint);
+            if q.escrow != escrow {
+                return Err(challenge_err(
+                    url,
+                    format!(
+                        "extra.gate.holdback.escrow {} is not the payee's escrow {escrow}",
+                        q.escrow
+                    ),
+                ));
+            }
+            if q.held >= amount {
+                return Err(challenge_err(
+                    url,
+                    format!(
+                        "extra.gate.holdback.held {} is not below the amount {amount}",
+                        q.held
+                    ),
+                ));
+            }
+            Some(q)
+        }
+    };
     let mut settlement = Settlement {
         facilitator: fee_payer,
         payer_signer: *signer,
@@ -372,7 +401,7 @@ pub async fn prepare(
         compute_budget: settle::ComputeBudget::default(),
         funding,
         approval,
-        holdback: None,
+        holdback,
     };
     let tables = chain::lookup_tables(rpc, &fee_payer).await?;
     // A unit limit just above what the settlement uses, not the 600 000 the scheduler

@@ -6,6 +6,7 @@
 //!
 //! - [`wire`]: the v2 types and headers, the `gate` extension, signed offers and service
 //!   requests, payment id hashes (re-exported here: `trust_gate_x402::PaymentRequirements`).
+//! - [`holdback`]: a held payment's terms in the challenge and x402's `refund` extension.
 //! - [`reason`]: every refusal reason, its wire string and HTTP status, one table.
 //! - [`payment_identifier`]: x402's `payment-identifier` extension: a payment's idempotency
 //!   key, declared, attached, read and bound to its payload.
@@ -15,6 +16,7 @@
 //!   config, vouchers, payloads) and the gated variant.
 
 pub mod batch;
+pub mod holdback;
 pub mod payment_identifier;
 pub mod reason;
 pub mod upto;

@@ -212,6 +212,12 @@ reasons! {
     PaymentIdMismatch = "payment_id_mismatch", 400;
     DeadlineMismatch = "deadline_mismatch", 400;
     ApprovalMismatch = "approval_mismatch", 400;
+    #[doc = "The settlement's holdback (its tier, the held share's transfer, the escrow) is not the one the challenge states in `extra.gate.holdback`."]
+    HoldbackMismatch = "holdback_mismatch", 400;
+    #[doc = "The challenge's holdback terms are not the gate's now (the payee's tier moved, or the challenge states none where the payer's policy holds a share back): ask for a fresh challenge."]
+    HoldbackTermsStale = "holdback_terms_stale", 409;
+    #[doc = "The payee has no escrow in the payment's mint for the held share (`open_holdback_escrow`, anyone)."]
+    HoldbackEscrowMissing = "holdback_escrow_missing", 422;
     GateAccountsMismatch = "gate_accounts_mismatch", 400;
     UnexpectedSigner = "unexpected_signer", 400;
     MissingClientSignature = "missing_client_signature", 400;

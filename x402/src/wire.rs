@@ -192,6 +192,9 @@ pub struct GateExtension {
     pub policy_id: u32,
     /// Unix seconds.
     pub issued_at: i64,
+    /// The holdback the payer's policy takes of this payment, when it takes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdback: Option<crate::holdback::HoldbackTerms>,
     /// Base58 Ed25519 signature of the service key over [`challenge_message`].
     pub service_signature: String,
 }
@@ -283,6 +286,10 @@ pub fn challenge_message(
         ("policyId", g.policy_id.to_string()),
         ("issuedAt", g.issued_at.to_string()),
     ]);
+    // Only a held payment's challenge has these lines: others sign what they always did.
+    if let Some(h) = &g.holdback {
+        lines.extend(h.lines());
+    }
     canonical_lines(&lines)
 }
 

@@ -108,10 +108,11 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         )
         .hint("a plain exact-scheme transfer is never settled here; compose the settlement with the trust-gate SDK (settle::compose) or `trust-gate pay`"));
     }
-    let start = payment_start(b, &ixs)?;
+    let (start, len) = payment_part(b, &ixs)?;
     let budget = compute_budget(&ixs[..start])?;
-    crate::budget::check(&budget, ixs.len() - start, e.compute)?;
+    crate::budget::check(&budget, len, e.compute)?;
     let ixs = &ixs[start..];
+    let feedback = &ixs[len - 1];
     // What the payment names in more than one place, each under its own name.
     let amount = |what: &str, got: u64| same(Reason::AmountMismatch, what, got, ctx.amount);
     let decimals = |what: &str, got: u8| same(Reason::DecimalsMismatch, what, got, e.decimals);
@@ -130,7 +131,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         )
         .hint("use extra.feePayer of the requirements as the transaction's fee payer"));
     }
-    for (i, ix) in ixs[..2].iter().enumerate() {
+    for (i, ix) in ixs[..len - 1].iter().enumerate() {
         if ix.accounts.contains(e.facilitator) {
             return Err(Rejection::new(
                 Reason::FeePayerNotIsolated,
@@ -139,26 +140,40 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         }
     }
 
-    // The transfer.
-    let transfer = &ixs[1];
-    same(
-        Reason::TokenProgramMismatch,
-        "the transfer's program",
-        transfer.program_id,
-        e.token_program.id(),
-    )?;
-    if transfer.data.len() != 10
-        || transfer.data[0] != TRANSFER_CHECKED
-        || transfer.accounts.len() < 4
-    {
-        return Err(Rejection::new(
-            Reason::TransferMissing,
-            "instruction 1 is not a TransferChecked",
-        ));
+    // The transfers: the payment's, less the held share, to payTo's token account, and the
+    // held share to the payee's escrow, as the challenge's terms say.
+    let quote = ctx.holdback_quote();
+    let held = quote.map_or(0, |q| q.held);
+    if (held != 0) != (len == 4) {
+        let message = if held != 0 {
+            format!("the challenge holds back {held} of the amount (extra.gate.holdback); the transaction has no held share's transfer")
+        } else {
+            "the transaction has a second TransferChecked; the challenge holds nothing back (extra.gate.holdback)".to_string()
+        };
+        return Err(Rejection::new(Reason::HoldbackMismatch, message));
     }
-    let [source, transfer_mint, destination, payer] = [0, 1, 2, 3].map(|i| transfer.accounts[i]);
-    mint("the transfer's mint", transfer_mint)?;
     let want_destination = e.token_program.associated_account(&ctx.pay_to, &ctx.mint);
+    let transfer = |i: usize, what: &str| -> Result<(Pubkey, Pubkey, Pubkey), Rejection> {
+        let t = &ixs[i];
+        same(
+            Reason::TokenProgramMismatch,
+            &format!("{what}'s program"),
+            t.program_id,
+            e.token_program.id(),
+        )?;
+        if t.data.len() != 10 || t.data[0] != TRANSFER_CHECKED || t.accounts.len() < 4 {
+            return Err(Rejection::new(
+                Reason::TransferMissing,
+                format!("instruction {i} is not a TransferChecked"),
+            ));
+        }
+        let [source, transfer_mint, destination, payer] = [0, 1, 2, 3].map(|k| t.accounts[k]);
+        mint(&format!("{what}'s mint"), transfer_mint)?;
+        decimals(&format!("{what}'s decimals"), t.data[9])?;
+        Ok((source, destination, payer))
+    };
+    let amount_of = |i: usize| u64::from_le_bytes(ixs[i].data[1..9].try_into().unwrap_or_default());
+    let (source, destination, payer) = transfer(1, "the transfer")?;
     if destination != want_destination {
         return Err(mismatch(
             Reason::RecipientMismatch,
@@ -170,9 +185,34 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
             ),
         ));
     }
-    let transfer_amount = u64::from_le_bytes(transfer.data[1..9].try_into().unwrap_or_default());
-    amount("the transfer's amount", transfer_amount)?;
-    decimals("the transfer's decimals", transfer.data[9])?;
+    same(
+        Reason::AmountMismatch,
+        "the transfer's amount",
+        amount_of(1),
+        ctx.amount - held,
+    )?;
+    if let Some(q) = quote.filter(|q| q.held != 0) {
+        let (_, escrow, _) = transfer(2, "the held share's transfer")?;
+        let want = b.pda.holdback_escrow(&ctx.payee_asset, &ctx.mint);
+        same(
+            Reason::HoldbackMismatch,
+            "extra.gate.holdback.escrow",
+            q.escrow,
+            want,
+        )?;
+        same(
+            Reason::HoldbackMismatch,
+            "the held share's destination",
+            escrow,
+            want,
+        )?;
+        same(
+            Reason::HoldbackMismatch,
+            "the held share",
+            amount_of(2),
+            held,
+        )?;
+    }
 
     // The gate's arguments, and the parties and mint its accounts name.
     let g: GatePaymentStrict = args(&ixs[0], "gate_payment_strict")?;
@@ -192,6 +232,12 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         g.policy_id,
         ctx.policy_id,
     )?;
+    same(
+        Reason::HoldbackMismatch,
+        "the gate's holdback tier",
+        Tier(g.holdback_tier),
+        Tier(quote.map(|q| q.tier)),
+    )?;
     // The chain holds a payment to its deadline; the challenge's expiry is the only one this
     // facilitator co-signs, so a payment cannot outlive the challenge it answers.
     same(
@@ -202,7 +248,7 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     )?;
 
     // The feedback.
-    let EmitFeedback { args: f } = args(&ixs[2], "emit_feedback")?;
+    let EmitFeedback { args: f } = args(feedback, "emit_feedback")?;
     if f.payment_id_hash != ctx.payment_id_hash {
         return Err(Rejection::new(
             Reason::PaymentIdMismatch,
@@ -248,16 +294,21 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
         compute_budget: budget,
         funding,
         approval,
-        holdback: None,
+        holdback: quote,
     };
     // Checked only now: an approval that is not this payment's is named first.
     decimals("the feedback's decimals", f.value_decimals)?;
     let expected = settle::compose(b, &settlement, AtomicityEnforced::TRUE)
         .map_err(|err| Rejection::new(Reason::InvalidTransaction, err.to_string()))?;
     // The prefix was read into `budget` (in either order); the payment part must match.
-    let payment = &expected[expected.len() - 3..];
-    for (i, (got, want)) in ixs.iter().zip(payment).enumerate() {
-        compare(NAMES[i], got, want, &keys)?;
+    let payment = &expected[expected.len() - len..];
+    let names = if len == 4 {
+        &HELD_NAMES[..]
+    } else {
+        &NAMES[..]
+    };
+    for ((got, want), name) in ixs.iter().zip(payment).zip(names) {
+        compare(name, got, want, &keys)?;
     }
 
     check_signatures(&tx, &keys, e.facilitator, &payer)?;
@@ -269,15 +320,17 @@ pub fn verify(tx: VersionedTransaction, e: Expected<'_>) -> Result<Verified, Rej
     })
 }
 
-/// Where the payment part starts: after at most two ComputeBudget instructions, and it must
-/// end the transaction as [gate_payment_strict, TransferChecked, emit_feedback].
-fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
+/// Where the payment part starts (after at most two ComputeBudget instructions) and how many
+/// instructions it has: it must end the transaction as [gate_payment_strict, TransferChecked,
+/// emit_feedback], or, holding a share back, with a second TransferChecked before
+/// emit_feedback.
+fn payment_part(b: &Builder, ixs: &[Resolved]) -> Result<(usize, usize), Rejection> {
     use gate::instruction::{EmitFeedback, GatePaymentStrict};
     use gate::settlement::{is_token_program, COMPUTE_BUDGET_PROGRAM_ID, MAX_PREFIX};
     let layout = || {
         Rejection::new(
             Reason::SettlementLayoutInvalid,
-            "the instructions must be [gate_payment_strict, TransferChecked, emit_feedback] in this order, after at most a ComputeBudget unit limit and unit price",
+            "the instructions must be [gate_payment_strict, TransferChecked, (TransferChecked of a held share,) emit_feedback] in this order, after at most a ComputeBudget unit limit and unit price",
         )
     };
     let unexpected = |i: usize| {
@@ -303,13 +356,18 @@ fn payment_start(b: &Builder, ixs: &[Resolved]) -> Result<usize, Rejection> {
             return Err(unexpected(i));
         }
     }
-    if ixs.len() > start + 3 {
-        return Err(unexpected(start + 3));
+    // The held share's transfer comes right after the payment's.
+    let held = ixs
+        .get(start + 2)
+        .is_some_and(|ix| is_token_program(&ix.program_id));
+    let len = if held { 4 } else { 3 };
+    if ixs.len() > start + len {
+        return Err(unexpected(start + len));
     }
-    if ixs.len() < start + 3 || !is_gate_ix::<EmitFeedback>(b, &ixs[start + 2]) {
+    if ixs.len() < start + len || !is_gate_ix::<EmitFeedback>(b, &ixs[start + len - 1]) {
         return Err(layout());
     }
-    Ok(start)
+    Ok((start, len))
 }
 
 /// Reads the ComputeBudget instructions before the payment part: at most one unit limit and
@@ -363,3 +421,23 @@ fn optional_accounts(b: &Builder, gate_ix: &Resolved) -> (Attestations, Funding,
 
 /// The instructions of a settlement's payment part, in order.
 pub(crate) const NAMES: [&str; 3] = ["gate_payment_strict", "TransferChecked", "emit_feedback"];
+/// Those of a held settlement's.
+pub(crate) const HELD_NAMES: [&str; 4] = [
+    "gate_payment_strict",
+    "TransferChecked",
+    "the held share's TransferChecked",
+    "emit_feedback",
+];
+
+/// A holdback tier as a message names it.
+#[derive(PartialEq)]
+struct Tier(Option<u8>);
+
+impl std::fmt::Display for Tier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(t) => write!(f, "{t}"),
+            None => f.write_str("none"),
+        }
+    }
+}

@@ -1,6 +1,12 @@
 //! The crank: in the background, closes this facilitator's payment records that can close
 //! (their deadline and dispute window passed), so that every settlement's rent comes back.
 //!
+//! First it releases the held shares that are due (docs/holdback.md): the hold is over, or
+//! the arbitration of a dispute ended undecided; to the recipient's associated token account
+//! when it exists (the crank creates none: a payee could close it again and keep the rent the
+//! facilitator paid), else the share waits for anyone to release it. A log closes only once
+//! its share is paid out.
+//!
 //! Each round reads the cluster's clock and the facilitator's logs, keeps each closable
 //! payment's receipt in the record store first (so /receipt still answers for it), then
 //! closes at most [`MAX_CLOSES_PER_ROUND`] of them, as many per transaction as fit. It
@@ -24,11 +30,14 @@
 use crate::payment_records::PaymentRecord;
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
+use solana_sdk::pubkey::Pubkey;
+use solana_sdk::signer::Signer;
 use std::sync::Arc;
 use std::time::Duration;
 use trust_gate_client::chain;
 use trust_gate_client::channel_reclaim;
 use trust_gate_client::error::ClientError;
+use trust_gate_client::holdback::HeldPayment;
 use trust_gate_client::reclaim::{self, Closable, Skipped};
 use trust_gate_client::settle::ComputeBudget;
 
@@ -48,6 +57,10 @@ pub struct Round {
     pub left: usize,
     /// Records not yet closable.
     pub open: usize,
+    /// Held shares released to their payee (`release_holdback`).
+    pub holdbacks_released: usize,
+    /// Held shares due whose recipient has no associated token account of the mint.
+    pub holdbacks_without_account: usize,
     pub skipped: Vec<Skipped>,
     /// Why a transaction failed (its payments are tried again next round).
     pub failures: Vec<String>,
@@ -86,6 +99,8 @@ impl Facilitator {
             left: scan.closable.len().saturating_sub(MAX_CLOSES_PER_ROUND),
             ..Round::default()
         };
+        self.release_holdbacks(keypair, scan.releasable, &mut round)
+            .await?;
         let closable: Vec<Closable> = scan
             .closable
             .into_iter()
@@ -118,6 +133,43 @@ impl Facilitator {
         }
         self.reclaim_channels(keypair, &mut round).await?;
         Ok(round)
+    }
+
+    /// Releases the due held shares, at most [`MAX_CLOSES_PER_ROUND`] a round, as many per
+    /// transaction as fit.
+    async fn release_holdbacks(
+        &self,
+        keypair: &solana_sdk::signature::Keypair,
+        due: Vec<HeldPayment>,
+        round: &mut Round,
+    ) -> Result<(), Rejection> {
+        let mut ready = Vec::new();
+        for mut p in due.into_iter().take(MAX_CLOSES_PER_ROUND) {
+            let (program, _) = self.mint(&p.mint).await?;
+            p.token_program = program.id();
+            ready.push((p, program.associated_account(&p.recipient, &p.mint)));
+        }
+        let accounts: Vec<_> = ready.iter().map(|(_, to)| *to).collect();
+        let found = chain::accounts(&self.chain.rpc, &accounts).await?;
+        let (ready, missing): (Vec<_>, Vec<_>) = ready
+            .into_iter()
+            .zip(found)
+            .partition(|(_, acc)| acc.is_some());
+        round.holdbacks_without_account = missing.len();
+        let ready: Vec<(HeldPayment, Pubkey)> = ready.into_iter().map(|(r, _)| r).collect();
+        let b = &self.chain.builder;
+        let release = |(p, to): &(HeldPayment, Pubkey)| b.release_holdback(p, to);
+        for run in reclaim::runs(&ready, &keypair.pubkey(), release) {
+            let ixs: Vec<_> = run.iter().map(release).collect();
+            match reclaim::send_run(&self.chain.rpc, keypair, &ixs).await {
+                Ok(_) => {
+                    round.holdbacks_released += run.len();
+                    round.transactions += 1;
+                }
+                Err(e) => round.failures.push(e.to_string()),
+            }
+        }
+        Ok(())
     }
 
     /// The channels' part of a round (see the module docs).
@@ -318,6 +370,8 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
             match f.reclaim_once().await {
                 Ok(r)
                     if r.closed > 0
+                        || r.holdbacks_released > 0
+                        || r.holdbacks_without_account > 0
                         || r.channels_reclaimed > 0
                         || r.channel_records_closed > 0
                         || r.channels_unclaimed_closed > 0
@@ -327,6 +381,8 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                 {
                     tracing::info!(
                         closed = r.closed,
+                        holdbacks_released = r.holdbacks_released,
+                        holdbacks_without_account = r.holdbacks_without_account,
                         channels_reclaimed = r.channels_reclaimed,
                         channel_records_closed = r.channel_records_closed,
                         channels_unclaimed_closed = r.channels_unclaimed_closed,

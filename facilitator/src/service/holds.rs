@@ -184,7 +184,7 @@ impl Facilitator {
             mint,
             policy_id: g.policy_id,
         };
-        let d = self.decide(deposit).await?;
+        let d = self.decide(deposit).await?.decision;
         if d == Decision::Allow {
             return Ok(());
         }

@@ -35,11 +35,12 @@ use solana_sdk::pubkey::Pubkey;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{OnceCell, RwLock};
-use trust_gate_client::decode::Decision;
+use trust_gate_client::holdback::Holdback;
 use trust_gate_client::ids::caip2_from_genesis;
 use trust_gate_client::settle::TokenProgram;
-use trust_gate_client::simulate::PaymentQuery;
+use trust_gate_client::simulate::{Decided, PaymentQuery, Simulated};
 use trust_gate_client::{chain, decode, Builder, ClientError, Network, ProgramIds, RpcClient};
+use trust_gate_x402::holdback::HoldbackTerms;
 
 /// Everything the schemes and the routes share, each part named for what it is.
 pub struct Facilitator {
@@ -291,7 +292,7 @@ impl Facilitator {
     /// A missing policy or kill switch is 404 naming the account; a mint other than the
     /// policy's is 422 `policy_mismatch`, a retired policy 422 `policy_retired`; an RPC
     /// failure is 502.
-    pub async fn decide(&self, q: PaymentQuery) -> Result<Decision, Rejection> {
+    pub async fn decide(&self, q: PaymentQuery) -> Result<Decided, Rejection> {
         self.decide_reading(q, &[]).await.map(|(d, _)| d)
     }
 
@@ -300,8 +301,12 @@ impl Facilitator {
         &self,
         q: PaymentQuery,
         extra: &[Pubkey],
-    ) -> Result<(Decision, Vec<Option<Account>>), Rejection> {
-        let (decision, read) = self
+    ) -> Result<(Decided, Vec<Option<Account>>), Rejection> {
+        let Simulated {
+            decision,
+            holdback,
+            accounts: read,
+        } = self
             .caches
             .decisions
             .decide_reading(
@@ -313,7 +318,7 @@ impl Facilitator {
             )
             .await?;
         match decision {
-            Ok(d) => Ok((d, read)),
+            Ok(decision) => Ok((Decided { decision, holdback }, read)),
             Err(ClientError::SimulationFailed { named: Some(n), .. }) if n.code == 3012 => {
                 Err(self.missing_account(&q, n.code, &n.name).await)
             }
@@ -340,6 +345,35 @@ impl Facilitator {
             )),
             Err(e) => Err(e.into()),
         }
+    }
+
+    /// The terms a challenge states for a payment `q` the gate allows with holdback `h`: the
+    /// payee's escrow in the mint and the policy's arbiter (cached with the policy's rule by
+    /// the decision that returned `h`, read otherwise).
+    pub async fn holdback_terms(
+        &self,
+        q: &PaymentQuery,
+        h: &Holdback,
+    ) -> Result<HoldbackTerms, Rejection> {
+        let arbiter = match self.caches.decisions.arbiter(q) {
+            Some(a) => a,
+            None => chain::policy(
+                &self.chain.rpc,
+                &self.chain.builder.ids,
+                &q.payer_asset,
+                q.policy_id,
+            )
+            .await?
+            .and_then(|p| p.holdback)
+            .map(|s| s.arbiter)
+            .unwrap_or_default(),
+        };
+        let escrow = self
+            .chain
+            .builder
+            .pda
+            .holdback_escrow(&q.payee_asset, &q.mint);
+        Ok(HoldbackTerms::new(h, &escrow, &arbiter))
     }
 
     /// Which of the gate's required accounts is missing.

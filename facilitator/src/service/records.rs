@@ -2,14 +2,16 @@
 //! the log and its DisputeRecord when disputed; once they are closed, the record this
 //! facilitator kept when its crank closed them, else the chain's history of their addresses
 //! (see [`trust_gate_client::receipts`]). `score` is the settlement's feedback, `dispute` the
-//! dispute's (score 0, who, when, the reason's hash), the same from every source. GET /payments: a payer agent's payments it keeps
-//! records of, newest first.
+//! dispute's (score 0, who, when, the reason's hash), `holdback` the held share and its state,
+//! the same from every source but the chain's history (which does not say what became of a
+//! share). GET /payments: a payer agent's payments it keeps records of, newest first.
 
 use crate::reject::{Reason, Rejection};
 use crate::service::Facilitator;
 use serde_json::{json, Value};
 use trust_gate_client::chain;
 use trust_gate_client::decode::{self, hex, parse_hex32};
+use trust_gate_client::holdback::HoldbackView;
 use trust_gate_client::receipts::{self, Receipt};
 
 /// The most payments one `GET /payments` lists (and its default).
@@ -111,21 +113,44 @@ impl Facilitator {
 impl Facilitator {
     /// GET /payments?payer=: `payer`'s payments this facilitator settled and keeps records of
     /// (for [`crate::payment_records::RECORD_TTL`]), newest first, at most `limit`. Each names
-    /// its log and settlement transaction, and once the crank closed the log, what it held.
+    /// its log and settlement transaction, and once the crank closed the log, what it held;
+    /// a held share (`holdback`) is read from the open logs (one read for a hundred).
     pub async fn payments(
         &self,
         payer: &solana_sdk::pubkey::Pubkey,
         limit: usize,
     ) -> Result<Value, Rejection> {
         let fac = self.facilitator();
+        let gate = self.chain.builder.ids.gate;
         let listed = self.payment_records.payments_of(payer, limit).await?;
+        let logs: Vec<_> = listed
+            .iter()
+            .map(|(hash, _, _)| self.chain.builder.pda.feedback_log(&fac, hash))
+            .collect();
+        let open: Vec<_> = listed
+            .iter()
+            .zip(&logs)
+            .filter(|((_, _, r), _)| r.as_ref().is_some_and(|r| r.receipt.is_none()))
+            .map(|(_, log)| *log)
+            .collect();
+        let read = if open.is_empty() {
+            Vec::new()
+        } else {
+            chain::accounts(&self.chain.rpc, &open).await?
+        };
+        let held_in = |log: &solana_sdk::pubkey::Pubkey| {
+            let at = open.iter().position(|k| k == log)?;
+            let acc = read.get(at)?.as_ref().filter(|a| a.owner == gate)?;
+            HoldbackView::from_log_data(&acc.data)
+        };
         let payments: Vec<Value> = listed
             .into_iter()
-            .map(|(hash, at, record)| {
+            .zip(&logs)
+            .map(|((hash, at, record), log)| {
                 let mut v = json!({
                     "paymentIdHash": hex(&hash),
                     "settledAt": at,
-                    "feedbackLog": self.chain.builder.pda.feedback_log(&fac, &hash).to_string(),
+                    "feedbackLog": log.to_string(),
                 });
                 match record {
                     Some(r) => {
@@ -133,6 +158,11 @@ impl Facilitator {
                         v["closed"] = json!(r.receipt.is_some());
                         v["disputed"] = json!(r.disputed);
                         v["receipt"] = r.receipt.as_ref().map_or(Value::Null, Receipt::to_json);
+                        let held = match &r.receipt {
+                            Some(closed) => closed.holdback.clone(),
+                            None => held_in(log),
+                        };
+                        v["holdback"] = serde_json::to_value(held).unwrap_or_default();
                     }
                     None => v["expired"] = json!(true),
                 }

@@ -7,7 +7,8 @@ import type { Express, NextFunction, Request, RequestHandler, Response } from 'e
 import type { Address } from '@solana/kit';
 import { apiError, createFacilitator, decisionHeaders, type Answer, type FacilitatorConfig } from './facilitator.js';
 import { PAYMENT_SIGNATURE, X_GATE_APPROVAL_ID, X_PAYMENT_NETWORK } from './headers.js';
-import { payerAgentOf, type HeaderReader } from './x402/server.js';
+import { keepDecidedHoldback, payerAgentOf, X_GATE_DECIDED_HOLDBACK, type HeaderReader } from './x402/server.js';
+import { holdbackTermsOf } from './x402/wire.js';
 import { PaidOnce, type KeptAnswer } from './x402/paid-once.js';
 
 /** Request bodies above this are refused with 413 (the facilitator's limit). */
@@ -76,11 +77,16 @@ export interface GateDecisionConfig {
  * goes on to the next handler (`paymentMiddleware`). A RequireApproval (the price is above
  * the payer policy's approval threshold) goes on too, with the decision headers set
  * (X-Gate-Approval-Id: the pending approval's id), as the demo does: the payment passes once
- * the payer agent's members approve it on chain.
+ * the payer agent's members approve it on chain. The decision's holdback terms (the payer's
+ * policy holds a share back from this payee) go to the trust-gate server scheme, which states
+ * them in the request's signed challenge (`extra.gate.holdback`).
  */
 export function gateDecision(config: GateDecisionConfig): RequestHandler {
   const url = `${config.facilitatorUrl.replace(/\/+$/, '')}/verify`;
+  const header = X_GATE_DECIDED_HOLDBACK.toLowerCase();
   return async (req: Request, res: Response, next: NextFunction) => {
+    // Only this middleware names a decision to the challenge.
+    delete req.headers[header];
     if (req.get(PAYMENT_SIGNATURE) || req.get('X-PAYMENT')) return next();
     let payer: Address;
     try {
@@ -104,16 +110,40 @@ export function gateDecision(config: GateDecisionConfig): RequestHandler {
     } catch (e) {
       return send(res, apiError(502, 'facilitator_unavailable', `${url}: ${(e as Error).message}`));
     }
-    if (answer.status === 200) return next();
     const b = (await answer.json().catch(() => null)) as {
       decision?: Parameters<typeof decisionHeaders>[0];
       approval?: { id?: unknown };
+      holdback?: unknown;
     } | null;
+    // The terms the request's challenge states, kept until the request is answered.
+    const handOver = (): boolean => {
+      if (b?.holdback === undefined || b.holdback === null) return true;
+      let terms;
+      try {
+        terms = holdbackTermsOf(b.holdback, 'holdback');
+      } catch (e) {
+        send(res, apiError(502, 'facilitator_unexpected', `the facilitator's holdback terms are not readable: ${(e as Error).message}`));
+        return false;
+      }
+      const kept = keepDecidedHoldback({
+        payerAgentAsset: payer,
+        payeeAgentAsset: config.payeeAgentAsset,
+        mint: config.mint,
+        amount: config.amount.toString(),
+        policyId: config.policyId,
+        terms,
+      });
+      req.headers[header] = kept.token;
+      res.once('close', kept.drop);
+      return true;
+    };
+    if (answer.status === 200) return handOver() ? next() : undefined;
     if (answer.status === 402 && b?.decision) {
       const bodyId = typeof b.approval?.id === 'string' ? b.approval.id : undefined;
       const approvalId = answer.headers.get(X_GATE_APPROVAL_ID) ?? bodyId;
       const headers = decisionHeaders(b.decision, answer.headers.get(X_PAYMENT_NETWORK) ?? '', approvalId);
       if (b.decision.kind === 'RequireApproval') {
+        if (!handOver()) return;
         res.set(headers);
         return next();
       }

@@ -12,6 +12,7 @@ export * from './instructions.js';
 export * from './simulate.js';
 export * from './units.js';
 export * from './settle.js';
+export * from './holdback.js';
 export * from './message.js';
 export * from './loaders.js';
 export * from './validation-registry.js';

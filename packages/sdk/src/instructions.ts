@@ -2,7 +2,7 @@
 // the same accounts, order and flags as the Rust SDK's `Builder` (absent optional accounts
 // become the gate's id, as Anchor expects).
 
-import { AccountRole, address, type Address, type Instruction, type TransactionSigner } from '@solana/kit';
+import { AccountRole, address, getAddressEncoder, type Address, type Instruction, type TransactionSigner } from '@solana/kit';
 import { getTransferCheckedInstruction } from '@solana-program/token';
 import {
   getSetComputeUnitLimitInstruction,
@@ -10,15 +10,20 @@ import {
 } from '@solana-program/compute-budget';
 import {
   type EmitFeedbackInstructionDataArgs,
+  getArbitrateHoldbackInstruction,
   getCloseChannelRecordInstruction,
   getClosePaymentRecordsInstruction,
+  getCreateArbiterSetInstruction,
   getDisputePaymentInstruction,
   getEmitFeedbackInstruction,
   getGateChannelCloseInstruction,
   getGateChannelOpenInstruction,
   getGatePaymentInstruction,
   getGatePaymentStrictInstruction,
+  getOpenHoldbackEscrowInstruction,
+  getRefundHoldbackInstruction,
   getRegisterAgentViaCpiInstruction,
+  getReleaseHoldbackInstruction,
 } from './generated/gate/instructions/index.js';
 import {
   getApprovePaymentInstruction,
@@ -35,6 +40,7 @@ import type {
 import { INSTRUCTIONS_SYSVAR, MPL_CORE_PROGRAM, SYSTEM_PROGRAM, type ApprovalUse, type TokenProgramId } from './chain.js';
 import { channelPaymentIdHash } from './channels.js';
 import { TrustGateInputError } from './errors.js';
+import type { HeldPayment } from './holdback.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
 
 export { MPL_CORE_PROGRAM };
@@ -416,6 +422,113 @@ export class Builder {
     );
   }
 
+  /**
+   * Opens the escrow of `payeeAsset` in `mint` (`Pdas.holdbackEscrow`) under `tokenProgram`
+   * (the mint's owner); `payer` pays its rent and signs.
+   */
+  async openHoldbackEscrow(payer: SignerLike, payeeAsset: Address, mint: Address, tokenProgram: Address): Promise<Instruction> {
+    return getOpenHoldbackEscrowInstruction(
+      {
+        payer: signerOrNoop(payer),
+        escrow: await this.pda.holdbackEscrow(payeeAsset, mint),
+        mintAccount: mint,
+        tokenProgram,
+        systemProgram: SYSTEM_PROGRAM,
+        payeeAsset,
+        mint,
+      },
+      this.gate,
+    );
+  }
+
+  /** The accounts of a move of `p`'s held share to `to`: the registry's only when the move
+   * ends a dispute (it answers the dispute's feedback). */
+  private async heldPayout(p: HeldPayment, to: Address) {
+    const [feedbackLog, holdbackAuthority, agentAccount, gateAuthority] = await Promise.all([
+      this.pda.feedbackLog(p.facilitator, p.paymentIdHash),
+      this.pda.holdbackAuthority(),
+      this.pda.agentAccount(p.payeeAsset),
+      p.disputed ? this.pda.gateAuthority(p.facilitator) : undefined,
+    ]);
+    return {
+      feedbackLog,
+      escrow: p.escrow,
+      to,
+      mint: p.mint,
+      holdbackAuthority,
+      tokenProgram: p.tokenProgram,
+      agentAccount,
+      payeeAsset: p.payeeAsset,
+      gateAuthority,
+      registryProgram: p.disputed ? this.ids.agentRegistry : undefined,
+    };
+  }
+
+  /**
+   * Releases `p`'s held share (`heldPaymentFromLogData`) to `to`, a token account of the mint
+   * owned by its recipient (after the hold, or an undecided arbitration). Nobody signs but
+   * the fee payer.
+   */
+  async releaseHoldback(p: HeldPayment, to: Address): Promise<Instruction> {
+    return getReleaseHoldbackInstruction(await this.heldPayout(p, to), this.gate);
+  }
+
+  /**
+   * The payee's refund of `p`'s held share to `to`, a token account of the mint owned by the
+   * payer's wallet; `payeeSigner` (the payee's live owner or agent wallet) signs.
+   */
+  async refundHoldback(payeeSigner: SignerLike, p: HeldPayment, to: Address): Promise<Instruction> {
+    return getRefundHoldbackInstruction({ payeeSigner: signerOrNoop(payeeSigner), ...(await this.heldPayout(p, to)) }, this.gate);
+  }
+
+  /**
+   * The arbiter's decision on `p`'s disputed held share, paid to `to`: upheld, a token
+   * account of the mint owned by the payer's wallet; rejected, one owned by the share's
+   * recipient. A key arbiter signs itself (pass its signer as `arbiter`; it must be the
+   * log's); for an arbiter set, pass the signing members in `members` (they sign).
+   */
+  async arbitrateHoldback(
+    p: HeldPayment,
+    uphold: boolean,
+    to: Address,
+    members: readonly SignerLike[] = [],
+    arbiter: SignerLike = p.arbiter,
+  ): Promise<Instruction> {
+    if (addressOf(arbiter) !== p.arbiter) {
+      throw new TrustGateInputError('arbiter', `is not the held payment's arbiter ${p.arbiter}`);
+    }
+    const ix = getArbitrateHoldbackInstruction({ arbiter: p.arbiter, ...(await this.heldPayout(p, to)), uphold }, this.gate);
+    const [first, ...rest] = ix.accounts;
+    const arbiterMeta = members.length === 0 ? { address: p.arbiter, role: AccountRole.READONLY_SIGNER, signer: signerOrNoop(arbiter) } : first;
+    return {
+      ...ix,
+      accounts: [
+        arbiterMeta,
+        ...rest,
+        ...members.map((m) => ({ address: addressOf(m), role: AccountRole.READONLY_SIGNER, signer: signerOrNoop(m) })),
+      ],
+    };
+  }
+
+  /**
+   * Creates the arbiter set of `members` (sorted here, by their bytes) deciding by
+   * `threshold`; `payer` pays its rent and signs. Its address is `Pdas.arbiterSet` of the
+   * sorted members.
+   */
+  async createArbiterSet(payer: SignerLike, threshold: number, members: readonly Address[]): Promise<Instruction> {
+    const sorted = sortAddresses(members);
+    return getCreateArbiterSetInstruction(
+      {
+        payer: signerOrNoop(payer),
+        arbiterSet: await this.pda.arbiterSet(threshold, sorted),
+        systemProgram: SYSTEM_PROGRAM,
+        threshold,
+        members: sorted,
+      },
+      this.gate,
+    );
+  }
+
   private get policyVault() {
     return { programAddress: this.ids.policyVault };
   }
@@ -574,6 +687,18 @@ export class Builder {
       this.gate,
     );
   }
+}
+
+/** `addresses` in the ascending order of their 32 bytes (a Pubkey's order), not of their
+ * base58 text. */
+export function sortAddresses(addresses: readonly Address[]): Address[] {
+  const enc = getAddressEncoder();
+  const keyed = addresses.map((a) => ({ a, b: enc.encode(a) }));
+  keyed.sort((x, y) => {
+    for (let i = 0; i < 32; i++) if (x.b[i] !== y.b[i]) return x.b[i] - y.b[i];
+    return 0;
+  });
+  return keyed.map((k) => k.a);
 }
 
 /** TransferChecked of either token program (both encode it the same way). */

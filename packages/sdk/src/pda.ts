@@ -1,6 +1,7 @@
 // Derivers for every account of the three programs and of the external registry and
 // engine: the same seeds as the programs' `seeds` modules and the Rust SDK's `Pdas`.
 
+import { createHash } from 'node:crypto';
 import {
   getAddressEncoder,
   getProgramDerivedAddress,
@@ -40,6 +41,9 @@ export const SEEDS = {
   feedbackLog: 'feedback_log',
   channelRecord: 'channel_record',
   dispute: 'dispute',
+  holdbackEscrow: 'holdback_escrow',
+  holdbackAuthority: 'holdback_authority',
+  arbiterSet: 'arbiter_set',
   capability: 'capability',
   attestor: 'attestor',
   request: 'request',
@@ -55,6 +59,17 @@ export const SEEDS = {
 function bytes32(what: string, b: ReadonlyUint8Array): ReadonlyUint8Array {
   if (b.length !== 32) throw new Error(`${what}: 32 bytes expected, got ${b.length}`);
   return b;
+}
+
+/** The seed that names an arbiter set: sha256 of the threshold byte and the members in order
+ * (the gate's `ArbiterSet::id`). */
+export function arbiterSetId(threshold: number, members: readonly Address[]): Uint8Array {
+  if (!Number.isInteger(threshold) || threshold < 0 || threshold > 255) {
+    throw new Error(`threshold: a u8 expected, got ${threshold}`);
+  }
+  const h = createHash('sha256').update(Uint8Array.of(threshold));
+  for (const m of members) h.update(Uint8Array.from(key(m)));
+  return Uint8Array.from(h.digest());
 }
 
 /** PDAs under a set of program ids. Each method resolves to the address only (and rejects a
@@ -141,6 +156,25 @@ export class Pdas {
   /** `["dispute", facilitator, payment_id_hash]` */
   async dispute(facilitator: Address, paymentIdHash: ReadonlyUint8Array) {
     return this.find(this.ids.gate, [text(SEEDS.dispute), key(facilitator), bytes32('paymentIdHash', paymentIdHash)]);
+  }
+
+  /**
+   * `["holdback_escrow", payee_asset, mint]`: the escrow token account a held settlement to
+   * `payeeAsset` in `mint` credits (`Builder.openHoldbackEscrow` opens it).
+   */
+  async holdbackEscrow(payeeAsset: Address, mint: Address) {
+    return this.find(this.ids.gate, [text(SEEDS.holdbackEscrow), key(payeeAsset), key(mint)]);
+  }
+  /** `["holdback_authority"]`: the authority of every escrow, which signs its payouts. */
+  async holdbackAuthority() {
+    return this.find(this.ids.gate, [text(SEEDS.holdbackAuthority)]);
+  }
+  /**
+   * `["arbiter_set", sha256(threshold u8, members)]`: the arbiter set of these members (in
+   * the ascending order of their bytes, as `create_arbiter_set` takes them) and threshold.
+   */
+  async arbiterSet(threshold: number, members: readonly Address[]) {
+    return this.find(this.ids.gate, [text(SEEDS.arbiterSet), arbiterSetId(threshold, members)]);
   }
 
   // validation_registry

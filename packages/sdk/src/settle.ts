@@ -1,9 +1,11 @@
 // The atomic settlement: [gate_payment_strict, TransferChecked, emit_feedback] in one
 // transaction (optionally after a ComputeBudget unit limit and unit price, the only thing
-// the strict gate allows besides the payment), and the `settle` / `dispute` helpers.
+// the strict gate allows besides the payment; a held payment has a second TransferChecked,
+// of the held share to the escrow), and the `settle` / `dispute` helpers.
 // `compose` builds exactly the instructions the Rust SDK's `settle::compose` builds.
 
 import {
+  AccountRole,
   getBase64EncodedWireTransaction,
   getSignatureFromTransaction,
   type Address,
@@ -25,6 +27,7 @@ import {
   type Attestations,
   type ComputeBudget,
 } from './instructions.js';
+import type { HoldbackQuote } from './holdback.js';
 import type { ApprovalTerms } from './pda.js';
 import { compileV0Message, signCompiled, signersOf } from './message.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
@@ -74,6 +77,11 @@ export interface Settlement {
    * `Pdas.approval(settlementApprovalTerms(s))`.
    */
   approval?: ApprovalUse;
+  /**
+   * Under a payer policy with a holdback schedule, the terms quoted for the payee's tier
+   * (docs/holdback.md); absent under a policy without one.
+   */
+  holdback?: HoldbackQuote;
 }
 
 /** What an approval of settlement `s` approves: its payment's terms. */
@@ -101,6 +109,10 @@ export async function associatedTokenAccount(owner: Address, mint: Address, toke
  * The instructions of a settlement in the only order the strict gate accepts: the optional
  * compute budget, then [gate_payment_strict, TransferChecked, emit_feedback]; with
  * `s.approval`, gate_payment_strict ends with the approval and its rent payer (writable).
+ * With `s.holdback`, gate_payment_strict carries its tier and, when it holds a share, the
+ * transfer pays `amount - held` to the payee, a second one `held` to the escrow, and
+ * emit_feedback reads [the payer's policy, the escrow, the payee's token account, the payer's
+ * AgentAccount and asset] after its accounts.
  * `atomicityEnforced` must be the boolean `true` (the guard throws AtomicityNotEnforcedError).
  */
 export async function compose(b: Builder, s: Settlement, atomicityEnforced: true): Promise<Instruction[]> {
@@ -112,24 +124,50 @@ export async function compose(b: Builder, s: Settlement, atomicityEnforced: true
   if (s.sourceToken === s.destinationToken) {
     throw new TrustGateInputError('destinationToken', 'is the source token account: no value would move');
   }
+  const h = s.holdback;
+  if (h) {
+    if (!Number.isInteger(h.tier) || h.tier < 0 || h.tier > 255) throw new TrustGateInputError('holdback.tier', 'must be an integer 0..=255');
+    if (typeof h.held !== 'bigint' || h.held < 0n) throw new TrustGateInputError('holdback.held', 'must be a bigint of at least 0');
+  }
   const payer = signerOrNoop(s.payerSigner);
   const facilitator = signerOrNoop(s.facilitator);
   const p = { payerAsset: s.payerAsset, payeeAsset: s.payeeAsset, amount: s.amount, mint: s.mint, policyId: s.policyId };
   const release = s.funding === 'vault' ? { payerToken: s.sourceToken, tokenProgram: s.tokenProgram } : undefined;
-  let gate = await b.gatePaymentStrict(p, s.deadline, payer, s.destinationToken, s.attestations, release);
+  let gate = await b.gatePaymentStrict(p, s.deadline, payer, s.destinationToken, s.attestations, release, h?.tier);
   if (s.approval) {
     await checkApproval(b, s.approval, settlementApprovalTerms(s));
     gate = appendApproval(gate, s.approval);
   }
-  const transfer = transferChecked(s.tokenProgram, s.sourceToken, s.mint, s.destinationToken, payer, s.amount, s.decimals);
-  const feedback = await b.emitFeedback(facilitator, s.collection, {
+  const held = h?.held ?? 0n;
+  if (held !== 0n && held >= s.amount) {
+    throw new TrustGateInputError('holdback.held', 'is not less than the amount: the payee would be paid nothing');
+  }
+  const transfer = (to: Address, amount: bigint) =>
+    transferChecked(s.tokenProgram, s.sourceToken, s.mint, to, payer, amount, s.decimals);
+  const transfers = [transfer(s.destinationToken, s.amount - held)];
+  if (h && held !== 0n) transfers.push(transfer(h.escrow, held));
+  let feedback = await b.emitFeedback(facilitator, s.collection, {
     ...s.feedback,
     payeeAsset: s.payeeAsset,
     value: s.amount,
     valueDecimals: s.decimals,
   });
-  return [...computeBudgetInstructions(s.computeBudget), gate, transfer, feedback];
+  if (h && held !== 0n) {
+    // The log records the hold and arbiter the payer's policy sets, the escrow the share
+    // went to, which emit_feedback checks is the gate's, the recipient of the payee's token
+    // account and the payer's keys, which never arbitrate.
+    const [policy, payerAgent] = await Promise.all([b.pda.policy(s.payerAsset, s.policyId), b.pda.agentAccount(s.payerAsset)]);
+    const read = (address: Address) => ({ address, role: AccountRole.READONLY });
+    feedback = {
+      ...feedback,
+      accounts: [...(feedback.accounts ?? []), ...[policy, h.escrow, s.destinationToken, payerAgent, s.payerAsset].map(read)],
+    };
+  }
+  return [...computeBudgetInstructions(s.computeBudget), gate, ...transfers, feedback];
 }
+
+/** The most bytes a signed transaction may have (a packet's). */
+export const PACKET_LIMIT = 1232;
 
 /** A blockhash lifetime. */
 export interface Lifetime {
@@ -141,7 +179,8 @@ export interface Lifetime {
  * A v0 transaction of `ixs` paid by `feePayer`, loading accounts from `tables`, compiled as
  * the Rust SDK compiles it (the same bytes) and signed by every real signer among the fee
  * payer and the instructions' signers; the slots of address-only signers stay empty for them
- * to fill (a payer signs, the facilitator co-signs at /settle).
+ * to fill (a payer signs, the facilitator co-signs at /settle). One that would be above
+ * PACKET_LIMIT bytes signed is refused (TrustGateInputError('transaction'), with its size).
  */
 export async function transaction(
   feePayer: SignerLike,
@@ -150,6 +189,14 @@ export async function transaction(
   lifetime: Lifetime,
 ): Promise<Transaction> {
   const compiled = compileV0Message(addressOf(feePayer), ixs, tables, lifetime.blockhash);
+  // The signed size: a shortvec of the signatures (one byte below 128), 64 bytes each.
+  const size = compiled.bytes.length + 1 + 64 * compiled.signers.length;
+  if (size > PACKET_LIMIT) {
+    throw new TrustGateInputError(
+      'transaction',
+      `${size} bytes, above the ${PACKET_LIMIT} a transaction may have (a held vault-funded settlement with an approval does not fit: docs/holdback.md)`,
+    );
+  }
   return signCompiled(compiled, signersOf(feePayer, ixs), lifetime);
 }
 

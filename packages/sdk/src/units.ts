@@ -37,6 +37,12 @@ export const OURS_WALLET = 25_400;
 export const OURS_VAULT = 28_900;
 /** A vault's release: the token program's TransferChecked inside the settlement. */
 export const RELEASE = 6_200;
+/**
+ * What holding a share back adds to our part (the second transfer's checks, the terms in the
+ * decision, the accounts emit_feedback reads, the longer log). The held share's own
+ * TransferChecked is counted as the payment's.
+ */
+export const HELD = 4_000;
 /** The payment's TransferChecked, by token program. */
 export const TRANSFER_SPL_TOKEN = 6_200;
 export const TRANSFER_TOKEN_2022 = 3_000;
@@ -63,6 +69,8 @@ export interface SettlementShape {
   tokenProgram: TokenProgramId;
   /** The payee has engine stats, so the registry's give_feedback calls the engine. */
   payeeRated: boolean;
+  /** A share is held back: a second TransferChecked, to the payee's escrow. */
+  held: boolean;
   /** The keys that fix the PDA searches' bumps. */
   payerAsset: Address;
   payeeAsset: Address;
@@ -97,9 +105,10 @@ export async function settlementUnitLimit(shape: SettlementShape, ids: ProgramId
   const transfer = shape.tokenProgram === TOKEN_2022_PROGRAM ? TRANSFER_TOKEN_2022 : TRANSFER_SPL_TOKEN;
   const measured = shape.payeeRated ? REGISTRY_RATED : REGISTRY_UNRATED;
   const registry = measured + Math.floor((measured * EXTERNAL_HEADROOM_PERCENT) / 100);
+  const [mine, transfers] = shape.held ? [ours + HELD, transfer * 2] : [ours, transfer];
   const tries = await extraBumpTries(shape, ids);
   const all = tries.reduce((a, b) => a + b, 0);
-  return ours + transfer + registry + PDA_TRY * all + REGISTRY_PDA_TRY * tries[1] + MARGIN;
+  return mine + transfers + registry + PDA_TRY * all + REGISTRY_PDA_TRY * tries[1] + MARGIN;
 }
 
 /** The limit to ask for a settlement that a simulation saw use `used` units: a tenth more, at

@@ -1,12 +1,24 @@
-// Every PDA deriver equals the Rust SDK's for the same keys. The expected addresses come from
-// the Rust test that runs this file (tests/tests/localnet/ts_sdk.rs), in the JSON file that
+// Every PDA deriver, unit limit, held settlement, holdback instruction and held payment's log
+// decoding equals the Rust SDK's for the same inputs. The expected values come from the Rust
+// test that runs this file (tests/tests/localnet/ts_sdk.rs), in the JSON file that
 // TRUST_GATE_FIXTURE names.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { address } from '@solana/kit';
-import { Pdas, programIds, extraBumpTries, limitForUse, settlementUnitLimit } from '../dist/index.js';
+import { address, createNoopSigner } from '@solana/kit';
+import {
+  Builder,
+  compose,
+  extraBumpTries,
+  heldPaymentFromLogData,
+  releasableAt,
+  limitForUse,
+  Pdas,
+  programIds,
+  settlementUnitLimit,
+} from '../dist/index.js';
+import { instructionJson } from './helpers.mjs';
 
 function fixture() {
   const path = process.env.TRUST_GATE_FIXTURE;
@@ -48,6 +60,9 @@ test('every PDA equals the Rust SDK one', async () => {
     registryCpiAuthority: await p.registryCpiAuthority(),
     atomConfig: await p.atomConfig(),
     atomStats: await p.atomStats(k.asset),
+    holdbackEscrow: await p.holdbackEscrow(k.requester, k.mint),
+    holdbackAuthority: await p.holdbackAuthority(),
+    arbiterSet: await p.arbiterSet(f.arbiterSet.threshold, f.arbiterSet.members.map(address)),
   };
   assert.deepEqual(Object.keys(got).sort(), Object.keys(f.pdas).sort(), 'the same derivers on both sides');
   for (const [name, want] of Object.entries(f.pdas)) {
@@ -64,12 +79,13 @@ test('a settlement\'s compute-unit limit equals the Rust SDK one', async () => {
   const f = fixture();
   const k = Object.fromEntries(Object.entries(f.keys).map(([name, v]) => [name, address(v)]));
   const ids = programIds(f.network);
-  assert.ok(f.unitLimits.length > 0);
+  assert.ok(f.unitLimits.some((u) => u.held) && f.unitLimits.some((u) => !u.held));
   for (const u of f.unitLimits) {
     const shape = {
       funding: u.funding,
       tokenProgram: address(u.tokenProgram),
       payeeRated: u.payeeRated,
+      held: u.held,
       payerAsset: k.asset,
       payeeAsset: k.requester,
       facilitator: k.facilitator,
@@ -82,4 +98,129 @@ test('a settlement\'s compute-unit limit equals the Rust SDK one', async () => {
   for (const [used, limit] of f.limitsForUse) {
     assert.equal(limitForUse(BigInt(used)), limit, `a simulated use of ${used}`);
   }
+});
+
+/** The settlement of a Rust fixture entry, every signer an address. */
+function settlementOf(r) {
+  const opt = (a) => (a == null ? undefined : address(a));
+  const budget = r.computeBudget;
+  return {
+    facilitator: address(r.facilitator),
+    payerSigner: address(r.payerSigner),
+    payerAsset: address(r.payerAsset),
+    payeeAsset: address(r.payeeAsset),
+    policyId: r.policyId,
+    deadline: BigInt(r.deadline),
+    mint: address(r.mint),
+    decimals: r.decimals,
+    tokenProgram: address(r.tokenProgram),
+    amount: BigInt(r.amount),
+    sourceToken: address(r.sourceToken),
+    destinationToken: address(r.destinationToken),
+    collection: address(r.collection),
+    attestations: { payer: opt(r.attestations.payer), payee: opt(r.attestations.payee), payeeList: opt(r.attestations.payeeList) },
+    feedback: {
+      paymentIdHash: hex(r.paymentIdHash),
+      score: r.score,
+      tag1: r.tag1,
+      tag2: r.tag2,
+      endpoint: r.endpoint,
+      feedbackUri: r.feedbackUri,
+    },
+    computeBudget: {
+      ...(budget.unitLimit != null ? { unitLimit: budget.unitLimit } : {}),
+      ...(budget.unitPriceMicroLamports != null ? { unitPriceMicroLamports: BigInt(budget.unitPriceMicroLamports) } : {}),
+    },
+    funding: r.funding,
+    ...(r.approval ? { approval: { address: address(r.approval.address), rentPayer: address(r.approval.rentPayer) } } : {}),
+    ...(r.holdback ? { holdback: { tier: r.holdback.tier, held: BigInt(r.holdback.held), escrow: address(r.holdback.escrow) } } : {}),
+  };
+}
+
+test('a held settlement composes byte for byte as the Rust SDK composes it', async () => {
+  const f = fixture();
+  const b = new Builder(programIds(f.network));
+  const x = f.heldSettlements;
+  assert.ok(x.settlements.some((r) => r.holdback && r.holdback.held !== '0' && r.funding === 'vault' && r.approval));
+  assert.ok(x.settlements.some((r) => r.holdback?.held === '0'));
+  for (const [i, r] of x.settlements.entries()) {
+    const got = await compose(b, settlementOf(r), true);
+    assert.equal(got.length, r.instructions.length, `settlement ${i}`);
+    got.forEach((ix, j) => assert.deepEqual(instructionJson(ix), r.instructions[j], `settlement ${i} instruction ${j}`));
+  }
+  assert.ok(x.refused.length > 0);
+  for (const r of x.refused) {
+    const s = settlementOf(x.settlements[r.settlement]);
+    await assert.rejects(
+      compose(b, { ...s, holdback: { ...s.holdback, held: BigInt(r.held) } }, true),
+      (e) => e.name === 'TrustGateInputError' && e.field === r.field,
+      `a share of ${r.held}`,
+    );
+  }
+});
+
+/** A held payment as the Rust fixture writes it. */
+function heldJson(h) {
+  return (
+    h && {
+      ...h,
+      paymentIdHash: Buffer.from(h.paymentIdHash).toString('hex'),
+      held: String(h.held),
+      holdUntil: String(h.holdUntil),
+      arbitrationEnds: String(h.arbitrationEnds),
+      releasable: [0n, h.holdUntil, h.arbitrationEnds, 2n ** 63n - 1n].map((now) => [String(now), releasableAt(h, now)]),
+    }
+  );
+}
+
+test('a payment log decodes to the held payment the Rust SDK reads, or to none', () => {
+  const f = fixture();
+  const logs = f.holdback.logs;
+  assert.ok(logs.some((l) => l.held) && logs.some((l) => !l.held));
+  for (const [i, l] of logs.entries()) {
+    assert.deepEqual(heldJson(heldPaymentFromLogData(hex(l.data), address(l.tokenProgram))), l.held, `log ${i}`);
+  }
+});
+
+test('every holdback instruction equals the Rust SDK one byte for byte', async () => {
+  const f = fixture();
+  const b = new Builder(programIds(f.network));
+  const held = f.holdback.logs.map((l) => heldPaymentFromLogData(hex(l.data), address(l.tokenProgram)));
+  const noop = (a) => createNoopSigner(address(a));
+  const build = (o) => {
+    switch (o.op) {
+      case 'openHoldbackEscrow':
+        return b.openHoldbackEscrow(address(o.payer), address(o.payeeAsset), address(o.mint), address(o.tokenProgram));
+      case 'releaseHoldback':
+        return b.releaseHoldback(held[o.log], address(o.to));
+      case 'refundHoldback':
+        return b.refundHoldback(address(o.payeeSigner), held[o.log], address(o.to));
+      case 'arbitrateHoldback':
+        return b.arbitrateHoldback(held[o.log], o.uphold, address(o.to), o.members.map(address));
+      case 'createArbiterSet':
+        return b.createArbiterSet(address(o.payer), o.threshold, o.members.map(address));
+      case 'disputePayment':
+        return b.disputePayment(
+          noop(o.rentPayer),
+          address(o.facilitator),
+          noop(o.payer),
+          address(o.collection),
+          hex(o.paymentIdHash),
+          address(o.payeeAsset),
+          hex(o.reasonHash),
+          o.feedbackUri,
+        );
+      default:
+        throw new Error(`no such builder: ${o.op}`);
+    }
+  };
+  const ops = f.holdback.instructions;
+  for (const op of ['openHoldbackEscrow', 'releaseHoldback', 'refundHoldback', 'arbitrateHoldback', 'createArbiterSet', 'disputePayment']) {
+    assert.ok(ops.some((x) => x.inputs.op === op), op);
+  }
+  for (const [i, x] of ops.entries()) {
+    assert.deepEqual(instructionJson(await build(x.inputs)), x.instruction, `${i}: ${x.inputs.op}`);
+  }
+  // A key arbiter's decision takes its signer only for that key.
+  await assert.rejects(b.arbitrateHoldback(held[1], true, held[1].payerWallet, [], held[1].payerWallet), (e) => e.field === 'arbiter');
 });

@@ -1,6 +1,7 @@
 // Pure parts of the SDK, no chain needed: the validation registry's devnet rule, the x402
-// header encoding and payment ids, the atomicity guard, decision bytes, and the rules of
-// `PaidOnce` (x402's payment-identifier on a resource server).
+// header encoding and payment ids, the atomicity guard, decision bytes, the rules of
+// `PaidOnce` (x402's payment-identifier on a resource server), holdback terms in a challenge
+// and the packet limit of a transaction.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,6 +14,17 @@ import { encodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402
 import { VALIDATION_REGISTRY_PROGRAM_ADDRESS } from '../dist/generated/validation_registry/programs/index.js';
 import { ATOM_STATS, decodeReputation } from '../dist/reputation.js';
 import { MPL_CORE_PROGRAM, readAgent, readAssetOwner, recipientOf, TOKEN_2022_PROGRAM, TOKEN_PROGRAM, transferHookProgram } from '../dist/chain.js';
+
+const isInput = (field) => (e) => e.name === 'TrustGateInputError' && e.field === field;
+
+/** Serves `app` on a free loopback port (closed through `servers`); its URL. */
+const servers = [];
+function serve(app) {
+  return new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${s.address().port}`));
+    servers.push(s);
+  });
+}
 
 test('the validation registry default id applies only to devnet and local RPC URLs', () => {
   for (const url of ['https://api.devnet.solana.com', 'http://127.0.0.1:8899', 'http://localhost:8899']) {
@@ -248,16 +260,73 @@ test('approvals: a settlement and a gated open end their gate instruction with [
   assert.deepEqual(decision.accounts.at(-1), { address: approval.address, role: AccountRole.READONLY });
 
   // A gated open: the approval of the deposit's terms is checked, then appended.
+  const pdas = await Promise.all([b.pda.policy(payerAsset, 9), b.pda.agentAccount(payerAsset), b.pda.agentAccount(payeeAsset)]);
   const open = (gateApproval) =>
     openChannel({
       builder: b, payer: payerSigner, feePayer: facilitator.address, voucherKey: voucherKey.address, mint, tokenProgram: TOKEN_PROGRAM,
       payTo: destination, deposit: 7_000_000n, salt: 1n, openSlot: 100n, withdrawDelay: 900,
       gate: { payerAsset, payeeAsset, policyId: 9, ...(gateApproval ? { approval: gateApproval } : {}) },
-      tables: [], lifetime: { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: 0n }, memos: [],
+      // Without a table the gated open is above a packet's 1232 bytes, which `transaction` refuses.
+      tables: [{ key: collection, addresses: [mint, destination, payerAsset, payeeAsset, ...pdas] }],
+      lifetime: { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: 0n }, memos: [],
     });
   const [without, withApproval] = await Promise.all([open(), open(approval)]);
   assert.ok(withApproval.transaction.messageBytes.length === without.transaction.messageBytes.length + 64 + 2, 'two more keys, two more account indexes');
   await assert.rejects(open({ ...approval, address: member }), (e) => e.name === 'TrustGateInputError' && e.field === 'approval');
+});
+
+test('holdback: a held settlement splits the transfer and reads five more accounts; a share that leaves the payee nothing is refused by name', async () => {
+  const { AccountRole } = await import('@solana/kit');
+  const { compose, heldPaymentFromLogData, sortAddresses } = await import('../dist/index.js');
+  const b = new Builder(programIds('solana-localnet'));
+  const [payerSigner, facilitator, payerAsset, payeeAsset, mint, source, destination, collection] = await Promise.all(
+    [0, 1, 2, 3, 4, 5, 6, 7].map(() => generateKeyPairSigner().then((k) => k.address)),
+  );
+  const escrow = await b.pda.holdbackEscrow(payeeAsset, mint);
+  const s = {
+    facilitator, payerSigner, payerAsset, payeeAsset, policyId: 9, deadline: 1_800_000_000n, mint, decimals: 6,
+    tokenProgram: TOKEN_PROGRAM, amount: 1_000n, sourceToken: source, destinationToken: destination, collection, attestations: {},
+    feedback: { paymentIdHash: new Uint8Array(32).fill(4), score: 90, tag1: 'x402', tag2: '', endpoint: 'https://api.example', feedbackUri: '' },
+    funding: 'wallet',
+  };
+  // Address-only signers become a fresh no-op signer per compose: compare what goes on the wire.
+  const wire = (ix) => ({ program: ix.programAddress, accounts: ix.accounts.map(({ address, role }) => ({ address, role })), data: [...ix.data] });
+  const plain = (await compose(b, s, true)).map(wire);
+  const held = (await compose(b, { ...s, holdback: { tier: 2, held: 250n, escrow } }, true)).map(wire);
+  assert.equal(held.length, plain.length + 1);
+  const amountOf = (ix) => Buffer.from(ix.data).readBigUInt64LE(1);
+  assert.equal(amountOf(held[1]), 750n);
+  assert.equal(amountOf(held[2]), 250n);
+  assert.equal(held[2].accounts[2].address, escrow);
+  // The tier is the strict gate's last argument: Some(2) where the plain settlement has None.
+  assert.deepEqual([...held[0].data.slice(-2)], [1, 2]);
+  assert.equal(plain[0].data.at(-1), 0);
+  const policy = await b.pda.policy(payerAsset, 9);
+  const payerAgent = await b.pda.agentAccount(payerAsset);
+  assert.deepEqual(held[3].accounts.slice(-5), [policy, escrow, destination, payerAgent, payerAsset].map((address) => ({ address, role: AccountRole.READONLY })));
+  assert.deepEqual(held[3].accounts.slice(0, -5), plain[2].accounts);
+  // A quote that holds nothing at this amount passes its tier and pays in one transfer.
+  const none = (await compose(b, { ...s, holdback: { tier: 4, held: 0n, escrow } }, true)).map(wire);
+  assert.equal(none.length, plain.length);
+  assert.deepEqual(none.slice(1), plain.slice(1));
+  const refused = (holdback, field) =>
+    assert.rejects(compose(b, { ...s, holdback }, true), (e) => e.name === 'TrustGateInputError' && e.field === field, JSON.stringify(holdback, (_, v) => (typeof v === 'bigint' ? String(v) : v)));
+  await refused({ tier: 2, held: 1_000n, escrow }, 'holdback.held');
+  await refused({ tier: 2, held: 1_001n, escrow }, 'holdback.held');
+  await refused({ tier: 2, held: -1n, escrow }, 'holdback.held');
+  await refused({ tier: 2, held: 250, escrow }, 'holdback.held');
+  await refused({ tier: 256, held: 250n, escrow }, 'holdback.tier');
+  await refused({ tier: 1.5, held: 250n, escrow }, 'holdback.tier');
+  // Nothing but a held payment's log reads as a held payment.
+  assert.equal(heldPaymentFromLogData(new Uint8Array(0), TOKEN_PROGRAM), null);
+  assert.equal(heldPaymentFromLogData(new Uint8Array(395), TOKEN_PROGRAM), null);
+  // An arbiter set's members go in the order of their bytes, not of their base58 text.
+  const small = address('11111111111111111111111111111112');
+  const large = address('AToMufS4QD6hEXvcvBDg9m1AHeCLpmZQsyfYa5h9MwAF');
+  const ab = address('9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin');
+  assert.deepEqual(sortAddresses([large, ab, small]), [small, ab, large]);
+  const set = await b.createArbiterSet(facilitator, 2, [large, small]);
+  assert.equal(set.accounts[1].address, await b.pda.arbiterSet(2, [small, large]));
 });
 
 test('approvals: X-Gate-Approval-Id comes with RequireApproval, in the headers and the /verify body', async () => {
@@ -351,4 +420,114 @@ test('MemoryPaidOnceStore: an expired id is claimed over, and expired ids do not
   for (let i = 0; i < 1000; i++) await store.claim(`k${i}`, 'v', 0);
   // TypeScript's `private` is not enforced at run time: the map's size, read directly.
   assert.ok(store.entries.size <= 3, String(store.entries.size));
+});
+
+test('holdback terms in extra.gate: read as the Rust SDK reads them, and signed as six more lines only when present', async () => {
+  const { challengeMessage, gateExtensionOf, holdbackQuoteOf } = await import('../dist/x402/index.js');
+  const escrow = (await generateKeyPairSigner()).address;
+  const terms = { payeeTier: 1, shareBps: 1000, holdSeconds: 120, held: '10000', escrow, arbiter: escrow };
+  const gate = { payerAgentAsset: 'a', payeeAgentAsset: 'b', payeeRecipient: 'c', policyId: 3, issuedAt: 1, serviceSignature: 's' };
+  const r = (g) => ({ scheme: 'trust-gate', network: 'solana:x', amount: '100000', asset: 'm', payTo: 'c', maxTimeoutSeconds: 60, extra: { gate: g } });
+  const lines = (g) => new TextDecoder().decode(challengeMessage(r(g), 'https://r', g)).split('\n');
+  const plain = lines(gate);
+  assert.deepEqual(lines({ ...gate, holdback: terms }), [
+    ...plain.slice(0, -1),
+    'holdbackPayeeTier=1',
+    'holdbackShareBps=1000',
+    'holdbackHoldSeconds=120',
+    'holdbackHeld=10000',
+    `holdbackEscrow=${escrow}`,
+    `holdbackArbiter=${escrow}`,
+    '',
+  ]);
+  const { arbiter: _, ...noArbiter } = terms;
+  assert.equal(lines({ ...gate, holdback: noArbiter }).at(-2), 'holdbackArbiter=');
+  // Absent and null are no holdback; a null arbiter is none.
+  assert.deepEqual(gateExtensionOf(r({ ...gate, holdback: null })), gate);
+  assert.deepEqual(gateExtensionOf(r({ ...gate, holdback: { ...terms, arbiter: null } })).holdback, noArbiter);
+  assert.deepEqual(gateExtensionOf(r({ ...gate, holdback: terms })).holdback, terms);
+  const refused = (holdback, field) => assert.throws(() => gateExtensionOf(r({ ...gate, holdback })), isInput(field), JSON.stringify(holdback));
+  refused({ ...terms, more: 1 }, 'extra.gate.holdback.more');
+  refused({ ...terms, payeeTier: 256 }, 'extra.gate.holdback.payeeTier');
+  refused({ ...terms, shareBps: -1 }, 'extra.gate.holdback.shareBps');
+  refused({ ...terms, holdSeconds: 2 ** 32 }, 'extra.gate.holdback.holdSeconds');
+  refused({ ...terms, held: 10000 }, 'extra.gate.holdback.held');
+  refused({ ...terms, escrow: undefined }, 'extra.gate.holdback.escrow');
+  refused({ ...terms, arbiter: 7 }, 'extra.gate.holdback.arbiter');
+  refused([], 'extra.gate.holdback');
+  assert.throws(() => gateExtensionOf(r({ ...gate, more: 1 })), isInput('extra.gate.more'));
+  // The quote a settlement carries.
+  assert.deepEqual(holdbackQuoteOf(terms, 'f'), { tier: 1, held: 10000n, escrow });
+  assert.throws(() => holdbackQuoteOf({ ...terms, held: '18446744073709551616' }, 'f'), isInput('f.held'));
+  assert.throws(() => holdbackQuoteOf({ ...terms, held: '1e3' }, 'f'), isInput('f.held'));
+  assert.throws(() => holdbackQuoteOf({ ...terms, escrow: 'nope' }, 'f'), isInput('f.escrow'));
+});
+
+test('transaction refuses one above a packet\'s 1232 bytes signed, naming its size', async () => {
+  const { AccountRole } = await import('@solana/kit');
+  const { transaction, PACKET_LIMIT } = await import('../dist/index.js');
+  const payer = await generateKeyPairSigner();
+  const keys = await Promise.all(Array.from({ length: 40 }, () => generateKeyPairSigner().then((k) => k.address)));
+  const lifetime = { blockhash: '11111111111111111111111111111111', lastValidBlockHeight: 0n };
+  const ix = (n) => ({ programAddress: MPL_CORE_PROGRAM, accounts: keys.slice(0, n).map((address) => ({ address, role: AccountRole.READONLY })), data: new Uint8Array() });
+  // The message's size grows 33 bytes a key (the key and its index): find the most that fit.
+  const signed = async (n) => {
+    const tx = await transaction(payer, [ix(n)], [], lifetime);
+    return tx.messageBytes.length + 1 + 64;
+  };
+  let n = 1;
+  while ((await signed(n)) + 33 <= PACKET_LIMIT) n++;
+  const fits = await signed(n);
+  assert.ok(fits <= PACKET_LIMIT && fits + 33 > PACKET_LIMIT, String(fits));
+  await assert.rejects(
+    transaction(payer, [ix(n + 1)], [], lifetime),
+    (e) => isInput('transaction')(e) && e.message.startsWith(`transaction: ${fits + 33} bytes, above the 1232 a transaction may have`),
+  );
+  assert.equal(PACKET_LIMIT, 1232);
+});
+
+test('gateDecision hands the decision\'s holdback terms to the server scheme, which signs them into the challenge of that payment only', async () => {
+  const express = (await import('express')).default;
+  const { gateDecision } = await import('../dist/express.js');
+  const { challengeSignedBy, gateExtensionOf, X_GATE_DECIDED_HOLDBACK } = await import('../dist/x402/index.js');
+  const [serviceKey, payerKey, payeeKey, mintKey, escrowKey] = await Promise.all([0, 1, 2, 3, 4].map(() => generateKeyPairSigner()));
+  const [payer, payee, mint, escrow] = [payerKey, payeeKey, mintKey, escrowKey].map((k) => k.address);
+  const terms = { payeeTier: 1, shareBps: 1000, holdSeconds: 120, held: '10', escrow };
+  // A facilitator whose decision states `answer`'s holdback.
+  let answer = { isValid: true, decision: { kind: 'Allow' }, holdback: terms };
+  const facilitator = express().post('/verify', (_req, res) => res.json(answer));
+  const scheme = new TrustGateServerScheme({ serviceKey, payeeAgentAsset: payee, policyId: 3 });
+  const offer = (amount) => ({ scheme: 'trust-gate', network: 'solana:x', amount, asset: mint, payTo: payee, maxTimeoutSeconds: 60, extra: { feePayer: payee } });
+  // What @x402/express does after gateDecision: the scheme signs the offers, reading the request's headers.
+  const app = express().use(gateDecision({ facilitatorUrl: await serve(facilitator), payeeAgentAsset: payee, mint, amount: 100n, policyId: 3 }));
+  app.get('/r', async (req, res) => {
+    const ctx = {
+      requirements: [offer('100'), offer('101')],
+      resourceInfo: { url: 'https://r' },
+      transportContext: { request: { adapter: { getHeader: (n) => req.get(n) } } },
+    };
+    res.json(await scheme.enrichPaymentRequiredResponse(ctx));
+  });
+  const url = await serve(app);
+  const offers = async (headers = {}) => {
+    const res = await fetch(`${url}/r`, { headers: { 'X-Payer-Agent': payer, ...headers } });
+    return { status: res.status, body: await res.json() };
+  };
+  const { status, body } = await offers();
+  assert.equal(status, 200, JSON.stringify(body));
+  const [decided, other] = body.map(gateExtensionOf);
+  assert.deepEqual(decided.holdback, terms);
+  assert.equal(await challengeSignedBy(serviceKey.address, body[0], 'https://r', decided), true);
+  assert.equal(other.holdback, undefined, 'terms quoted for 100 are not those of 101');
+  // A client cannot name a decision itself.
+  answer = { isValid: true, decision: { kind: 'Allow' } };
+  const forged = await offers({ [X_GATE_DECIDED_HOLDBACK]: 'ab'.repeat(16) });
+  assert.equal(gateExtensionOf(forged.body[0]).holdback, undefined);
+  // Terms the SDK cannot read are the facilitator's fault: 502, no challenge.
+  answer = { isValid: true, decision: { kind: 'Allow' }, holdback: { ...terms, payeeTier: 'one' } };
+  const unreadable = await offers();
+  assert.equal(unreadable.status, 502);
+  assert.equal(unreadable.body.error, 'facilitator_unexpected');
+  assert.match(unreadable.body.message, /holdback\.payeeTier/);
+  servers.splice(0).forEach((s) => s.close());
 });

@@ -43,6 +43,7 @@ async fn externals_the_sdk_unit_limit_is_just_above_what_a_settlement_uses() {
                 funding: Funding::Wallet,
                 token_program: TokenProgram::SplToken,
                 payee_rated: rated,
+                held: false,
                 payer_asset: payer.asset(),
                 payee_asset: payee.asset(),
                 facilitator: w.facilitator.pubkey(),

@@ -337,7 +337,7 @@ async fn get_program_accounts_filters_by_owner_size_and_memcmp() {
     )
     .await;
     let policies = policies.as_array().unwrap();
-    // Policy 1 of every demo payer, and the metered policy of the wallet-funded ones.
+    // Policy 1 of every demo payer, the metered policy of the wallet-funded ones.
     let mut expected: Vec<String> = env
         .world
         .payers
@@ -355,6 +355,16 @@ async fn get_program_accounts_filters_by_owner_size_and_memcmp() {
                     .policy(&p.asset(), trust_gate_migrations::demo::METERED_POLICY_ID)
                     .to_string()
             }),
+    );
+    // And the holdback payer's policy with a holdback schedule.
+    expected.push(
+        env.b
+            .pda
+            .policy(
+                &env.world.holdback_payer().asset(),
+                trust_gate_migrations::demo::HOLDBACK_POLICY_ID,
+            )
+            .to_string(),
     );
     assert_eq!(policies.len(), expected.len(), "the demo payers' policies");
     let mut got: Vec<String> = policies

@@ -74,6 +74,7 @@ pub(crate) async fn offer(
             payee_recipient: r.pay_to.clone(),
             policy_id: demo::METERED_POLICY_ID,
             issued_at: now_unix(),
+            holdback: None,
             service_signature: String::new(),
         };
         x402::sign_challenge(&w.service_key, &r, RESOURCE, &mut g);

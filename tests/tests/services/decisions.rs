@@ -58,7 +58,7 @@ impl Check<'_> {
                         .decisions
                         .decide_reading(&self.f.chain.rpc, &self.f.chain.builder, fac, q, &[])
                         .await
-                        .and_then(|(decision, _)| decision),
+                        .and_then(|sim| sim.decision),
                 );
                 assert_eq!(got, want, "{step}: {name}, round {round}");
             }
@@ -135,7 +135,7 @@ async fn cached_decisions_equal_uncached_ones_after_every_kind_of_state_change()
             .decide_reading(&f.chain.rpc, &f.chain.builder, fac, &q, &[])
             .await
             .unwrap()
-            .0
+            .decision
             .unwrap();
     }
     assert_eq!(

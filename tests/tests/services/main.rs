@@ -16,6 +16,7 @@ mod faults;
 #[allow(dead_code)]
 mod fixture;
 mod floods;
+mod holdback;
 mod hostile;
 mod metered;
 #[path = "../localnet/node.rs"]

@@ -4,7 +4,10 @@
 //! the package's Node tests run against the same servers: the SDK's decisions and
 //! settlements, `@x402/fetch` paying the demo with the trust-gate scheme, an `@x402/express`
 //! resource server settling through the facilitator, a stock exact-scheme client refused
-//! cleanly, and the Express mount answering as the facilitator does.
+//! cleanly, and the Express mount answering as the facilitator does. Then a payment the payer's
+//! policy holds a share of (docs/holdback.md): challenge messages with holdback terms signed as
+//! the Rust SDK signs them, the held settlement composed from a challenge of a second demo (the
+//! low-tier payee's), paid by `@x402/fetch` to that demo and through an `@x402/express` server.
 
 use crate::node;
 use crate::services::{self, Services};
@@ -19,7 +22,8 @@ use trust_gate_client::simulate::{self, Caller, PaymentQuery};
 use trust_gate_client::Overrides;
 use trust_gate_migrations::{demo, DemoWorld};
 use trust_gate_pay::exact as pay;
-use trust_gate_x402::{self as x402, PaymentRequired};
+use trust_gate_x402::holdback::HoldbackTerms;
+use trust_gate_x402::{self as x402, GateExtension, PaymentRequired, PaymentRequirements};
 
 /// Runs the package's Node test `file` off the async runtime, so that the servers keep
 /// answering while it runs.
@@ -39,11 +43,15 @@ fn instruction_json(ix: &Instruction) -> Value {
     })
 }
 
-/// A challenge of the demo for `payer` (its agent asset).
-async fn challenge(s: &Services, payer: &solana_sdk::pubkey::Pubkey) -> PaymentRequired {
+/// A challenge of the demo at `demo_url` for `payer` (its agent asset).
+async fn challenge(
+    s: &Services,
+    demo_url: &str,
+    payer: &solana_sdk::pubkey::Pubkey,
+) -> PaymentRequired {
     let r = s
         .http
-        .get(s.d("/protected"))
+        .get(format!("{demo_url}/protected"))
         .header(trust_gate_demo::X_DEMO_PAYER_AGENT, payer.to_string())
         .send()
         .await
@@ -56,15 +64,17 @@ async fn challenge(s: &Services, payer: &solana_sdk::pubkey::Pubkey) -> PaymentR
     .unwrap()
 }
 
-/// What the Rust SDK composes for a demo challenge paid by `label`'s key: the instructions
-/// and the v0 message (with the facilitator's lookup tables and a fixed blockhash).
+/// What the Rust SDK composes for a challenge of the demo at `demo_url` paid by `label`'s key:
+/// the instructions and the v0 message (with the facilitator's lookup tables and a fixed
+/// blockhash).
 async fn composed(
     s: &Services,
+    demo_url: &str,
     label: &str,
     payer: &demo::DemoAgent,
     budget: settle::ComputeBudget,
 ) -> Value {
-    let required = challenge(s, &payer.asset()).await;
+    let required = challenge(s, demo_url, &payer.asset()).await;
     let signer = payer.signer();
     let mut prepared = pay::prepare(
         &s.env.rpc,
@@ -630,6 +640,7 @@ async fn fixture(s: &Services) -> Value {
     assert!(decisions.iter().any(|d| d["decision"]["kind"] == "Deny"));
     let tier3 = w.payer(3).unwrap();
     let vault = w.vault_payer();
+    let demo_url = s.demo.url();
     let budget = settle::ComputeBudget {
         unit_limit: Some(300_000),
         unit_price_micro_lamports: Some(1_000),
@@ -655,9 +666,141 @@ async fn fixture(s: &Services) -> Value {
         "approvals": approval_builders(s),
         "reputations": reputations,
         "composed": [
-            composed(s, "payer-tier-3", tier3, settle::ComputeBudget::default()).await,
-            composed(s, &format!("{}/hot-key", vault.name), vault, budget).await,
+            composed(s, &demo_url, "payer-tier-3", tier3, settle::ComputeBudget::default()).await,
+            composed(s, &demo_url, &format!("{}/hot-key", vault.name), vault, budget).await,
         ],
+    })
+}
+
+/// Challenges for fixed inputs, without and with holdback terms (an arbiter, none, every
+/// number at its type's largest), signed by the service key: the gate as the Rust SDK
+/// serializes it and the bytes its signature covers, which the TypeScript SDK must equal.
+fn challenge_messages(s: &Services, caip2: &str) -> Value {
+    let w = &s.env.world;
+    let escrow = s
+        .env
+        .b
+        .pda
+        .holdback_escrow(&w.held_service.asset(), &w.mint());
+    let r = PaymentRequirements {
+        scheme: x402::SCHEME_TRUST_GATE.into(),
+        network: caip2.into(),
+        amount: demo::PRICE.to_string(),
+        asset: w.mint().to_string(),
+        pay_to: w.held_service.owner.pubkey().to_string(),
+        max_timeout_seconds: 60,
+        extra: json!({"feePayer": w.facilitator.pubkey().to_string(), "memo": "order 7"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    };
+    let url = "https://api.example/v1/report?q=é";
+    let terms =
+        |tier: u8, share_bps: u16, hold_seconds: u32, held: &str, arbiter: Option<String>| {
+            Some(HoldbackTerms {
+                payee_tier: tier,
+                share_bps,
+                hold_seconds,
+                held: held.into(),
+                escrow: escrow.to_string(),
+                arbiter,
+            })
+        };
+    let cases = [
+        ("plain", None),
+        (
+            "held",
+            terms(1, 1_000, 120, "10000", Some(w.arbiter.pubkey().to_string())),
+        ),
+        ("held without an arbiter", terms(5, 2_000, 600, "0", None)),
+        (
+            "held at the largest numbers",
+            terms(u8::MAX, u16::MAX, u32::MAX, &u64::MAX.to_string(), None),
+        ),
+    ];
+    let out = cases
+        .into_iter()
+        .map(|(label, holdback)| {
+            let mut g = GateExtension {
+                payer_agent_asset: w.holdback_payer().asset().to_string(),
+                payee_agent_asset: w.held_service.asset().to_string(),
+                payee_recipient: r.pay_to.clone(),
+                policy_id: demo::HOLDBACK_POLICY_ID,
+                issued_at: 1_700_000_000,
+                holdback,
+                service_signature: String::new(),
+            };
+            x402::sign_challenge(&w.service_key, &r, url, &mut g);
+            assert!(x402::challenge_signed_by(
+                &w.service_key.pubkey(),
+                &r,
+                url,
+                &g
+            ));
+            let mut signed = r.clone();
+            signed.extra.insert(x402::GATE_EXTENSION.into(), json!(g));
+            json!({
+                "label": label,
+                "requirements": signed,
+                "resourceUrl": url,
+                "gate": g,
+                "message": hex(&x402::challenge_message(&r, url, &g)),
+            })
+        })
+        .collect::<Vec<_>>();
+    json!(out)
+}
+
+/// The held payment's facts: the low-tier payee's demo, the terms the gate decides for the
+/// holdback payer paying it (tier 1's: 10 % held), its escrow, what the Rust SDK composes for
+/// that demo's challenge, that challenge's message, and the fixed challenge messages.
+async fn holdback_fixture(s: &Services, held_demo_url: &str, caip2: &str) -> Value {
+    let w = &s.env.world;
+    let payer = w.holdback_payer();
+    let escrow = s
+        .env
+        .b
+        .pda
+        .holdback_escrow(&w.held_service.asset(), &w.mint());
+    let term = w.holdback_schedule().terms[1];
+    let held = demo::PRICE * u64::from(term.share_bps) / 10_000;
+    let terms = HoldbackTerms {
+        payee_tier: 1,
+        share_bps: term.share_bps,
+        hold_seconds: term.hold_secs,
+        held: held.to_string(),
+        escrow: escrow.to_string(),
+        arbiter: Some(w.arbiter.pubkey().to_string()),
+    };
+    let required = challenge(s, held_demo_url, &payer.asset()).await;
+    let r = &required.accepts[0];
+    let g = GateExtension::from_requirements(r).unwrap();
+    assert_eq!(
+        g.holdback.as_ref(),
+        Some(&terms),
+        "the held demo states the gate's terms"
+    );
+    let composed = composed(
+        s,
+        held_demo_url,
+        payer.name,
+        payer,
+        settle::ComputeBudget::default(),
+    )
+    .await;
+    json!({
+        "demoUrl": held_demo_url,
+        "payer": payer.name,
+        "terms": terms,
+        "escrow": escrow.to_string(),
+        "held": held.to_string(),
+        "challenge": {
+            "requirements": r,
+            "resourceUrl": required.resource.url,
+            "message": hex(&x402::challenge_message(r, &required.resource.url, &g)),
+        },
+        "composed": composed,
+        "challenges": challenge_messages(s, caip2),
     })
 }
 
@@ -665,10 +808,15 @@ async fn fixture(s: &Services) -> Value {
 async fn the_typescript_sdk_decides_composes_and_pays_through_the_rust_services() {
     let dir = node::build_sdk();
     let s = services::start().await;
-    let f = fixture(&s).await;
+    let held = crate::holdback::held_demo(&s).await;
+    let mut f = fixture(&s).await;
+    let caip2 = f["network"].as_str().unwrap().to_string();
+    f["holdback"] = holdback_fixture(&s, &held.url(), &caip2).await;
     // sdk.test.mjs first: it compares reputations read before any payment or dispute.
     node_test(dir.clone(), "test/sdk.test.mjs", f.clone()).await;
     node_test(dir.clone(), "test/services.test.mjs", f.clone()).await;
     node_test(dir.clone(), "test/express.test.mjs", f.clone()).await;
-    node_test(dir, "test/examples.test.mjs", f).await;
+    node_test(dir.clone(), "test/examples.test.mjs", f.clone()).await;
+    // Last: its payments to the low-tier payee change what the others read.
+    node_test(dir, "test/holdback-x402.test.mjs", f).await;
 }

@@ -513,6 +513,7 @@ impl<'a> Client<'a> {
             payee_recipient: r.pay_to.clone(),
             policy_id: trust_gate_migrations::demo::METERED_POLICY_ID,
             issued_at: now_unix(),
+            holdback: None,
             service_signature: String::new(),
         };
         trust_gate_x402::sign_challenge(&w.service_key, &r, RESOURCE, &mut g);

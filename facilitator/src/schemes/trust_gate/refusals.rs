@@ -108,7 +108,7 @@ impl TrustGate {
 
     /// The read-only gate's decision for the payment now, when it refuses it.
     async fn refusing_decision(f: &Facilitator, ctx: &GateContext) -> Option<Decision> {
-        let d = f.decide(ctx.query()).await.ok()?;
+        let d = f.decide(ctx.query()).await.ok()?.decision;
         (d != Decision::Allow).then_some(d)
     }
 

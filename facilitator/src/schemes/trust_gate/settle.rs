@@ -421,8 +421,10 @@ impl TrustGate {
         let used = sim
             .units_consumed
             .ok_or_else(|| Rejection::rpc("the simulation did not say how many units it used"))?;
-        // A settlement's payment part is its three instructions after the ComputeBudget ones.
-        let limit = budget::effective_limit(budget, 3);
+        // A settlement's payment part is its instructions after the ComputeBudget ones: three,
+        // four with a held share's transfer.
+        let held = ctx.holdback_quote().is_some_and(|q| q.held != 0);
+        let limit = budget::effective_limit(budget, if held { 4 } else { 3 });
         Ok(
             match budget::check_measured(limit, used, &f.settings.compute) {
                 Ok(()) => Ready::Send,

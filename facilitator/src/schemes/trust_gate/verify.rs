@@ -4,6 +4,7 @@
 
 use super::refusals::engine_paused;
 use super::TrustGate;
+use crate::holdback;
 use crate::payee_account;
 use crate::payer_signers;
 use crate::reject::Rejection;
@@ -35,18 +36,25 @@ impl TrustGate {
         // The mint's token program is cached: it names the payee's token account.
         let (program, _) = f.mint(&ctx.mint).await?;
         let destination = program.associated_account(&ctx.pay_to, &ctx.mint);
-        let mut extra = vec![f.chain.builder.pda.atom_config(), destination];
+        // The payee's escrow: a held share needs it open.
+        let escrow = f
+            .chain
+            .builder
+            .pda
+            .holdback_escrow(&ctx.payee_asset, &ctx.mint);
+        let mut extra = vec![f.chain.builder.pda.atom_config(), destination, escrow];
         if payer.is_some() {
             extra.extend([
                 f.chain.builder.pda.agent_account(&ctx.payer_asset),
                 ctx.payer_asset,
             ]);
         }
-        let (decision, read) = f.decide_reading(query, &extra).await?;
+        let (decided, read) = f.decide_reading(query, &extra).await?;
+        let decision = decided.decision;
         let seen = |i: usize| read.get(i).and_then(Option::as_ref);
         if let Some(signer) = payer {
             let agent =
-                payer_signers::read(&ids.agent_registry, &ctx.payer_asset, seen(2), seen(3))?;
+                payer_signers::read(&ids.agent_registry, &ctx.payer_asset, seen(3), seen(4))?;
             f.caches.agents.put(ctx.payer_asset, agent);
             payer_signers::judge(&ctx.payer_asset, &agent, &signer)?;
         }
@@ -65,7 +73,12 @@ impl TrustGate {
                 decision,
                 payer,
                 held,
+                holdback: None,
             });
+        }
+        holdback::terms_hold(ctx.holdback.as_ref(), decided.holdback.as_ref())?;
+        if ctx.holdback_quote().is_some_and(|q| q.held != 0) && seen(2).is_none() {
+            return Err(holdback::escrow_missing(&escrow, &ctx.payee_asset));
         }
         // Only while the engine is paused are the payee's accounts read, to tell whether its
         // feedback (so the settlement) would fail.
@@ -83,6 +96,7 @@ impl TrustGate {
             decision,
             payer,
             held: None,
+            holdback: ctx.holdback.clone(),
         })
     }
 }

@@ -20,7 +20,8 @@ import { Builder, type ComputeBudget } from '../instructions.js';
 import { associatedTokenAccount, compose, settlementApprovalTerms, type Settlement } from '../settle.js';
 import { attestationsFor, nowUnix } from '../simulate.js';
 import { limitForUse, MAX_UNIT_LIMIT, measureUnits, settlementUnitLimit } from '../units.js';
-import { challengeDeadline, gateExtensionOf, paymentIdHash, type PaymentRequirements } from './wire.js';
+import type { HoldbackQuote } from '../holdback.js';
+import { challengeDeadline, gateExtensionOf, holdbackQuoteOf, paymentIdHash, type PaymentRequirements } from './wire.js';
 
 export const CAIP2_MAINNET = 'solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp';
 export const CAIP2_DEVNET = 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1';
@@ -94,6 +95,21 @@ export async function prepare(
   const funding = fundingOf(policy);
   // Above the policy's approval threshold, the approval its members made on chain.
   const approval = await approvalUse(rpc, builder.ids, policy, settlementApprovalTerms(p));
+  // The challenge's holdback terms: the strict gate holds the settlement to the terms of the
+  // payee's tier now, so a challenge cannot hold back more than the payer's policy says; the
+  // share may only go to the payee's escrow.
+  let holdback: HoldbackQuote | undefined;
+  if (gate.holdback) {
+    const q = holdbackQuoteOf(gate.holdback, 'extra.gate.holdback');
+    const escrow = await builder.pda.holdbackEscrow(payeeAsset, mintKey);
+    if (q.escrow !== escrow) {
+      throw new TrustGateInputError('extra.gate.holdback.escrow', `${q.escrow} is not the payee's escrow ${escrow}`);
+    }
+    if (q.held >= amount) {
+      throw new TrustGateInputError('extra.gate.holdback.held', `${q.held} is not below the amount ${amount}`);
+    }
+    holdback = q;
+  }
   const settlement: Settlement = {
     facilitator: feePayer,
     payerSigner: signer,
@@ -118,6 +134,7 @@ export async function prepare(
     computeBudget: { ...computeBudget },
     funding,
     ...(approval ? { approval } : {}),
+    ...(holdback ? { holdback } : {}),
   };
   // A unit limit just above what the settlement uses, not the 600 000 the scheduler
   // reserves for three instructions without one, unless the caller set one: measured by
@@ -137,6 +154,7 @@ export async function prepare(
           funding,
           tokenProgram: m.tokenProgram,
           payeeRated,
+          held: (settlement.holdback?.held ?? 0n) !== 0n,
           payerAsset,
           payeeAsset,
           facilitator: feePayer,

@@ -2,8 +2,10 @@
 // @x402/core's `x402ResourceServer` (and so @x402/express's `paymentMiddleware`). It turns a
 // route's price into trust-gate requirements: `extra.feePayer` from the facilitator's
 // /supported, a fresh `extra.memo` (the payment's id) and `extra.gate`, the payment's trust
-// context signed by the service key, which the facilitator checks before it settles.
+// context signed by the service key, which the facilitator checks before it settles; with the
+// holdback terms of the facilitator's decision for the request (`gateDecision` in front).
 
+import { randomBytes } from 'node:crypto';
 import { address, type Address, type KeyPairSigner } from '@solana/kit';
 import type {
   AssetAmount,
@@ -16,7 +18,7 @@ import type {
 } from '@x402/core/types';
 import { TrustGateInputError } from '../errors.js';
 import { GATE_EXTENSION, PAYMENT_SIGNATURE, SCHEME_TRUST_GATE } from '../headers.js';
-import { challengeSignedBy, decodeHeader, freshMemo, gateExtensionOf, signChallenge, type GateExtension } from './wire.js';
+import { challengeSignedBy, decodeHeader, freshMemo, gateExtensionOf, signChallenge, type GateExtension, type HoldbackTerms } from './wire.js';
 
 /** The request header a paying agent names itself with (its agent asset), by default. */
 export const X_PAYER_AGENT = 'X-Payer-Agent';
@@ -48,6 +50,45 @@ export function payerAgentOf(config: Pick<TrustGateServerConfig, 'payerAgent' | 
   } catch {
     throw new TrustGateInputError(X_PAYER_AGENT, `${JSON.stringify(value)} is not a base58 public key`);
   }
+}
+
+/**
+ * A decision's holdback terms (the facilitator's decision answer's `holdback`) for the payment
+ * it decided: what a decision middleware in front (`gateDecision`) hands to the challenge of
+ * the same request.
+ */
+export interface DecidedHoldback {
+  payerAgentAsset: Address;
+  payeeAgentAsset: Address;
+  mint: Address;
+  /** Base units. */
+  amount: string;
+  policyId: number;
+  terms: HoldbackTerms;
+}
+
+/**
+ * The request header that names a decision's holdback terms to the server scheme: a token of
+ * `keepDecidedHoldback`, never the terms themselves, so that a client cannot state terms the
+ * service would sign (an unknown token names nothing).
+ */
+export const X_GATE_DECIDED_HOLDBACK = 'X-Trust-Gate-Decided-Holdback';
+
+const decisions = new Map<string, DecidedHoldback>();
+
+/**
+ * Keeps `d` for the challenge of one request: set the returned token as the request's
+ * X_GATE_DECIDED_HOLDBACK header, and call `drop` once the request is answered.
+ */
+export function keepDecidedHoldback(d: DecidedHoldback): { token: string; drop: () => void } {
+  const token = randomBytes(16).toString('hex');
+  decisions.set(token, d);
+  return { token, drop: () => decisions.delete(token) };
+}
+
+/** The decision `token` names, while its request is being answered. */
+export function decidedHoldbackOf(token: string | undefined): DecidedHoldback | undefined {
+  return token ? decisions.get(token.trim()) : undefined;
 }
 
 function headerReaderOf(transportContext: unknown): HeaderReader | undefined {
@@ -91,6 +132,7 @@ export class TrustGateServerScheme implements SchemeNetworkServer {
     const header = headerReaderOf(ctx.transportContext) ?? (() => undefined);
     const url = ctx.resourceInfo.url;
     const paid = this.answered(header);
+    const decided = decidedHoldbackOf(header(X_GATE_DECIDED_HOLDBACK));
     const out: PaymentRequirements[] = [];
     for (const r of ctx.requirements) {
       if (r.scheme !== SCHEME_TRUST_GATE) {
@@ -114,7 +156,7 @@ export class TrustGateServerScheme implements SchemeNetworkServer {
         out.push(r);
         continue;
       }
-      out.push(await this.challenge(r, url, payer));
+      out.push(await this.challenge(r, url, payer, decided));
     }
     return out;
   };
@@ -146,14 +188,27 @@ export class TrustGateServerScheme implements SchemeNetworkServer {
     return ours ? candidate : undefined;
   }
 
-  private async challenge(r: PaymentRequirements, url: string, payer: Address): Promise<PaymentRequirements> {
+  /**
+   * A fresh challenge of `r` for `payer`, stating the holdback terms of `decided` when it
+   * decided this very payment (terms quoted for another amount, mint, payee or policy would
+   * hold back the wrong share, and the facilitator would refuse the settlement).
+   */
+  private async challenge(r: PaymentRequirements, url: string, payer: Address, decided?: DecidedHoldback): Promise<PaymentRequirements> {
     const withMemo = { ...r, extra: { ...r.extra, memo: freshMemo() } };
+    const ours =
+      decided &&
+      decided.payerAgentAsset === payer &&
+      decided.payeeAgentAsset === this.config.payeeAgentAsset &&
+      decided.mint === r.asset &&
+      decided.amount === r.amount &&
+      decided.policyId === this.config.policyId;
     const unsigned = {
       payerAgentAsset: payer,
       payeeAgentAsset: this.config.payeeAgentAsset,
       payeeRecipient: r.payTo,
       policyId: this.config.policyId,
       issuedAt: Math.floor(Date.now() / 1000),
+      ...(ours ? { holdback: decided.terms } : {}),
     };
     const serviceSignature = await signChallenge(this.config.serviceKey.keyPair.privateKey, withMemo, url, unsigned);
     return { ...withMemo, extra: { ...withMemo.extra, [GATE_EXTENSION]: { ...unsigned, serviceSignature } } };

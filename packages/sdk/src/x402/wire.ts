@@ -3,9 +3,10 @@
 // payment id hash of a memo, and header encoding. The same bytes as the Rust SDK's `x402`.
 
 import { createHash, randomBytes } from 'node:crypto';
-import { getBase58Decoder, getBase58Encoder, signBytes, verifySignature, getPublicKeyFromAddress, type Address, type SignatureBytes } from '@solana/kit';
+import { address, getBase58Decoder, getBase58Encoder, signBytes, verifySignature, getPublicKeyFromAddress, type Address, type SignatureBytes } from '@solana/kit';
 import { TrustGateInputError } from '../errors.js';
 import { GATE_EXTENSION } from '../headers.js';
+import type { HoldbackQuote } from '../holdback.js';
 
 /** One entry of `accepts` (x402 v2). */
 export interface PaymentRequirements {
@@ -27,21 +28,89 @@ export interface GateExtension {
   policyId: number;
   /** Unix seconds. */
   issuedAt: number;
+  /** The holdback the payer's policy takes of this payment, when it takes one. */
+  holdback?: HoldbackTerms;
   /** Base58 Ed25519 signature of the service key over `challengeMessage`. */
   serviceSignature: string;
 }
 
-const GATE_FIELDS = ['payerAgentAsset', 'payeeAgentAsset', 'payeeRecipient', 'policyId', 'issuedAt', 'serviceSignature'] as const;
+/**
+ * `extra.gate.holdback`: the terms the payer's policy and the payee's acceptance imply for
+ * this payment, as the gate decided them when the challenge was issued (docs/holdback.md).
+ * Signed with the rest of the challenge; the settlement must carry exactly these.
+ */
+export interface HoldbackTerms {
+  /** The payee's tier the terms were quoted for: 0..=4, or 5 for a payee without engine stats. */
+  payeeTier: number;
+  /** The tier's share, in basis points of the amount. */
+  shareBps: number;
+  /** How long the share is held after settlement. */
+  holdSeconds: number;
+  /** The share of this amount held back, in base units (a decimal string, as `amount`); "0"
+   * when it rounds down to nothing (the settlement then has one transfer). */
+  held: string;
+  /** The payee's escrow token account in the payment's mint. */
+  escrow: string;
+  /** Who decides a dispute: a key or an arbiter set; absent for none. */
+  arbiter?: string;
+}
+
+const GATE_FIELDS = ['payerAgentAsset', 'payeeAgentAsset', 'payeeRecipient', 'policyId', 'issuedAt', 'holdback', 'serviceSignature'] as const;
+const HOLDBACK_FIELDS = ['payeeTier', 'shareBps', 'holdSeconds', 'held', 'escrow', 'arbiter'] as const;
+const HOLDBACK_BOUNDS = { payeeTier: 0xff, shareBps: 0xffff, holdSeconds: 0xffff_ffff } as const;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Reads holdback terms `v` as the Rust SDK's `HoldbackTerms` does (unknown fields refused, the
+ * numbers in their integer ranges, a null arbiter none); `field` names them in errors.
+ */
+export function holdbackTermsOf(v: unknown, field: string): HoldbackTerms {
+  if (!isObject(v)) throw new TrustGateInputError(field, 'must be an object');
+  for (const k of Object.keys(v)) {
+    if (!(HOLDBACK_FIELDS as readonly string[]).includes(k)) throw new TrustGateInputError(`${field}.${k}`, 'unknown field');
+  }
+  for (const [k, max] of Object.entries(HOLDBACK_BOUNDS)) {
+    const n = v[k];
+    if (!Number.isSafeInteger(n) || (n as number) < 0 || (n as number) > max) throw new TrustGateInputError(`${field}.${k}`, `an integer 0..=${max} expected`);
+  }
+  for (const k of ['held', 'escrow'] as const) {
+    if (typeof v[k] !== 'string') throw new TrustGateInputError(`${field}.${k}`, 'a string expected');
+  }
+  if (v.arbiter !== undefined && v.arbiter !== null && typeof v.arbiter !== 'string') {
+    throw new TrustGateInputError(`${field}.arbiter`, 'a string expected');
+  }
+  const { arbiter, ...rest } = v as unknown as HoldbackTerms & { arbiter?: string | null };
+  return typeof arbiter === 'string' ? { ...rest, arbiter } : rest;
+}
+
+/**
+ * The quote a settlement carries of terms `t` (the Rust SDK's `HoldbackTerms::quote`);
+ * `field` names them in errors.
+ */
+export function holdbackQuoteOf(t: HoldbackTerms, field: string): HoldbackQuote {
+  if (!/^\d+$/.test(t.held) || BigInt(t.held) > 0xffffffffffffffffn) throw new TrustGateInputError(`${field}.held`, 'not a u64');
+  let escrow: Address;
+  try {
+    escrow = address(t.escrow);
+  } catch {
+    throw new TrustGateInputError(`${field}.escrow`, 'not a public key');
+  }
+  return { tier: t.payeeTier, held: BigInt(t.held), escrow };
+}
 
 /** Reads `extra.gate` of a requirement; every error names the field. */
 export function gateExtensionOf(r: PaymentRequirements): GateExtension {
   const g = r.extra?.[GATE_EXTENSION];
   if (g === undefined) throw new TrustGateInputError('extra.gate', 'missing');
   if (typeof g !== 'object' || g === null || Array.isArray(g)) throw new TrustGateInputError('extra.gate', 'must be an object');
-  const o = g as Record<string, unknown>;
+  const o = { ...(g as Record<string, unknown>) };
   for (const k of Object.keys(o)) {
     if (!(GATE_FIELDS as readonly string[]).includes(k)) throw new TrustGateInputError(`extra.gate.${k}`, 'unknown field');
   }
+  // Absent and null are the same: a payment nothing is held back of.
+  if (o.holdback === undefined || o.holdback === null) delete o.holdback;
+  else o.holdback = holdbackTermsOf(o.holdback, 'extra.gate.holdback');
   for (const k of ['payerAgentAsset', 'payeeAgentAsset', 'payeeRecipient', 'serviceSignature'] as const) {
     if (typeof o[k] !== 'string') throw new TrustGateInputError(`extra.gate.${k}`, 'a string expected');
   }
@@ -75,6 +144,18 @@ export function challengeMessage(r: PaymentRequirements, resourceUrl: string, g:
     ['policyId', String(g.policyId)],
     ['issuedAt', String(g.issuedAt)],
   ];
+  // Only a held payment's challenge has these lines: others sign what they always did.
+  const h = g.holdback;
+  if (h) {
+    lines.push(
+      ['holdbackPayeeTier', String(h.payeeTier)],
+      ['holdbackShareBps', String(h.shareBps)],
+      ['holdbackHoldSeconds', String(h.holdSeconds)],
+      ['holdbackHeld', h.held],
+      ['holdbackEscrow', h.escrow],
+      ['holdbackArbiter', h.arbiter ?? ''],
+    );
+  }
   return new TextEncoder().encode(lines.map(([k, v]) => `${k}=${v}\n`).join(''));
 }
 

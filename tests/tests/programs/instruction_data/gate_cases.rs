@@ -314,5 +314,6 @@ fn held_payment() -> trust_gate_client::holdback::HeldPayment {
         hold_until: 0,
         state: trust_gate_client::holdback::HoldState::Held,
         disputed: false,
+        arbitration_ends: 0,
     }
 }
