@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
 use trust_gate_client::decode::hex;
-use trust_gate_client::holdback::{HeldPayment, HoldState};
+use trust_gate_client::holdback::{HeldBy, HeldPayment, HoldState};
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_migrations::demo;
 use trust_gate_pay::exact::{self as pay, PayOutcome};
@@ -185,6 +185,25 @@ async fn a_low_tier_payee_is_paid_with_a_holdback_through_the_facilitator() {
     settle::dispute(&s.env.rpc, &s.env.b, &w.facilitator, &payer.owner, &dispute)
         .await
         .unwrap();
+    // The three, as the SDK lists a payee's and a payer wallet's held payments.
+    let gate = s.env.b.ids.gate;
+    let of = |by| trust_gate_client::holdback::list(&s.env.rpc, &gate, by);
+    let listed = of(HeldBy::Payee(payee)).await.unwrap();
+    let ids: Vec<[u8; 32]> = listed.iter().map(|l| l.receipt.payment_id_hash).collect();
+    assert_eq!(ids, [lapsing, disputed, payment].to_vec(), "newest first");
+    assert_eq!(
+        listed
+            .iter()
+            .map(|l| l.payment.token_program)
+            .collect::<Vec<_>>(),
+        [TokenProgram::SplToken.id(); 3].to_vec()
+    );
+    let by_payer = of(HeldBy::PayerWallet(payer.owner.pubkey())).await.unwrap();
+    assert_eq!(by_payer, listed);
+    assert!(of(HeldBy::Payee(w.service.asset()))
+        .await
+        .unwrap()
+        .is_empty());
     let h2 = held(&s, &disputed).await;
     assert_eq!(h2.state, HoldState::Disputed);
     let before = s.env.token_balance(&payer_token).await;
