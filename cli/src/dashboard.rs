@@ -78,6 +78,14 @@ fn demo_agents() -> Vec<KnownAgent> {
         asset: w.service.asset.pubkey(),
         note: "the demo service (payee)".into(),
     });
+    out.push(KnownAgent {
+        name: w.held_service.name.to_string(),
+        asset: w.held_service.asset.pubkey(),
+        note: format!(
+            "payee, engine tier {}, paid with a holdback",
+            w.held_service.tier
+        ),
+    });
     out
 }
 

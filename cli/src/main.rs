@@ -5,6 +5,7 @@ mod bench;
 mod dashboard;
 mod demo_key;
 mod dispute;
+mod holdback;
 mod mcp;
 mod migrate;
 mod pay;
@@ -49,6 +50,10 @@ enum Command {
     Approve(approve::ApproveArgs),
     /// Dispute a settled payment as its payer (the facilitator that settled it co-signs).
     Dispute(dispute::DisputeArgs),
+    /// The shares a payer's policy held back from payments (list), and their moves: release
+    /// after the hold, the payee's refund, the arbiter's decision of a dispute.
+    #[command(subcommand)]
+    Holdback(holdback::HoldbackCommand),
     /// Close a facilitator's payment records whose deadline and dispute window have passed,
     /// returning their rent (the facilitator's crank does it in the background).
     Reclaim(reclaim::ReclaimArgs),
@@ -101,6 +106,7 @@ fn main() -> std::process::ExitCode {
             Command::Policy(c) => policy::run(c).await,
             Command::Reclaim(a) => reclaim::run(a).await,
             Command::Dispute(a) => dispute::run(a).await,
+            Command::Holdback(c) => holdback::run(c).await,
             Command::Approvals(a) => approve::list(a).await,
             Command::Approve(a) => approve::approve(a).await,
             Command::Migrate(a) => migrate::run(a).await,

@@ -24,6 +24,7 @@ pub async fn start_for_up(
     network: &str,
     facilitator_url: &str,
     demo_url: &str,
+    held_demo_url: &str,
 ) -> Result<HttpServer, String> {
     let overrides = [
         ("RPC_URL", rpc_url.to_string()),
@@ -42,6 +43,14 @@ pub async fn start_for_up(
     config.transport = Transport::Http;
     config.facilitator_url = Some(facilitator_url.to_string());
     config.demo_url = Some(demo_url.to_string());
+    // `gate_pay` may pay the held demo too (the demo's own URL is allowed on the localnet).
+    let held = reqwest::Url::parse(held_demo_url).map_err(|e| format!("{held_demo_url}: {e}"))?;
+    config
+        .pay_allow
+        .push(trust_gate_mcp::egress::Allowed::Host {
+            host: held.host_str().unwrap_or_default().to_ascii_lowercase(),
+            port: held.port_or_known_default(),
+        });
     if config.default_facilitator.is_none() {
         config.default_facilitator =
             Some(trust_gate_migrations::DemoWorld::new().facilitator.pubkey());

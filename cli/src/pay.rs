@@ -13,6 +13,7 @@ use trust_gate_client::Overrides;
 use trust_gate_migrations::DemoWorld;
 use trust_gate_pay::channels::{ChannelPay, ChannelPayError};
 use trust_gate_pay::exact::{self as pay, PayOptions, PayOutcome, Request};
+use trust_gate_x402::GateExtension;
 
 #[derive(Args)]
 pub struct PayArgs {
@@ -135,20 +136,32 @@ pub async fn run(a: PayArgs) -> Result<(), String> {
             "  priority fee {price} micro-lamports/CU on a {limit} CU limit: at most {most} lamports, paid by the facilitator"
         );
     }
-    let outcome = pay::pay(
-        &http,
-        &rpc,
-        &PayOptions {
-            request: Request::get(a.url.clone()),
-            payer_agent: agent,
-            signer: &signer,
-            overrides,
-            compute_budget,
-            max_amount: a.max_amount,
-        },
-    )
-    .await
-    .map_err(|e| e.to_string())?;
+    let opts = PayOptions {
+        request: Request::get(a.url.clone()),
+        payer_agent: agent,
+        signer: &signer,
+        overrides,
+        compute_budget,
+        max_amount: a.max_amount,
+    };
+    let first = pay::first(&http, &opts.request.clone().with_payer_agent(agent))
+        .await
+        .map_err(|e| e.to_string())?;
+    let outcome = match first {
+        pay::First::Answered(outcome) => *outcome,
+        pay::First::Challenge(required) => {
+            // The terms the payer's policy holds back under, before anything is signed.
+            if let Some(terms) = pay::trust_gate_offer(&required)
+                .and_then(|r| GateExtension::from_requirements(r).ok())
+                .and_then(|g| g.holdback)
+            {
+                println!("Holdback: {terms}");
+            }
+            pay::pay_challenge(&http, &rpc, &opts, &required)
+                .await
+                .map_err(|e| e.to_string())?
+        }
+    };
     match outcome {
         PayOutcome::NotRequired { status, body } => {
             println!("No payment asked: HTTP {status}");

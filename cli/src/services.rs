@@ -300,6 +300,10 @@ pub struct DemoArgs {
     /// process.
     #[arg(long, env = "DEMO_REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
+    /// Serve the demo world's low-tier payee (`service-tier-1`), which accepts a holdback,
+    /// paid under the holdback payer's policy (docs/holdback.md), instead of the demo service.
+    #[arg(long)]
+    pub held_service: bool,
 }
 
 pub async fn start_demo(a: &DemoArgs) -> Result<trust_gate_demo::Server, String> {
@@ -309,10 +313,15 @@ pub async fn start_demo(a: &DemoArgs) -> Result<trust_gate_demo::Server, String>
         Some(u) => validate_url("DEMO_PUBLIC_URL", u).map_err(|e| e.to_string())?,
         None => format!("http://{}", SocketAddr::new(a.host, a.port)),
     };
+    let world = if a.held_service {
+        trust_gate_demo::DemoConfig::held_service(&facilitator_url, &public_url)
+    } else {
+        trust_gate_demo::DemoConfig::demo_world(&facilitator_url, &public_url)
+    };
     let config = trust_gate_demo::DemoConfig {
         payment_id_required: a.payment_id_required,
         redis_url: a.redis_url.clone(),
-        ..trust_gate_demo::DemoConfig::demo_world(&facilitator_url, &public_url)
+        ..world
     };
     let server = trust_gate_demo::start(config, SocketAddr::new(a.host, a.port)).await?;
     tracing::info!(url = %server.url(), "demo listening");

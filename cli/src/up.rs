@@ -29,6 +29,10 @@ pub struct UpArgs {
     /// Port of the demo resource server.
     #[arg(long, default_value_t = trust_gate_demo::DEFAULT_PORT, env = "DEMO_PORT")]
     demo_port: u16,
+    /// Port of the demo's low-tier payee, paid with a holdback (`trust-gate demo
+    /// --held-service`).
+    #[arg(long, default_value_t = trust_gate_demo::HELD_DEMO_PORT, env = "HELD_DEMO_PORT")]
+    held_demo_port: u16,
     /// Port of the owner's dashboard.
     #[arg(long, default_value_t = trust_gate_dashboard::DEFAULT_PORT, env = "DASHBOARD_PORT")]
     dashboard_port: u16,
@@ -76,6 +80,7 @@ fn choose_programs(args: &UpArgs) -> Result<Programs, String> {
 pub struct Services {
     facilitator: trust_gate_facilitator::Server,
     demo: trust_gate_demo::Server,
+    held_demo: trust_gate_demo::Server,
     mcp: trust_gate_mcp::HttpServer,
     dashboard: trust_gate_dashboard::Server,
 }
@@ -96,10 +101,19 @@ async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<S
         payment_id_required: false,
         // The demo's payment ids beside the facilitator's records, when it has a Redis.
         redis_url: args.redis_url.clone(),
+        held_service: false,
     };
     let demo = start_demo(&da)
         .await
         .map_err(|e| format!("demo: {e} (try --demo-port)"))?;
+    let held = DemoArgs {
+        port: args.held_demo_port,
+        held_service: true,
+        ..da
+    };
+    let held_demo = start_demo(&held)
+        .await
+        .map_err(|e| format!("held demo: {e} (try --held-demo-port)"))?;
     let mcp = crate::mcp::start_for_up(
         args.host,
         args.mcp_port,
@@ -107,6 +121,7 @@ async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<S
         network,
         &facilitator.url(),
         &demo.url(),
+        &held_demo.url(),
     )
     .await
     .map_err(|e| format!("MCP server: {e}"))?;
@@ -118,6 +133,7 @@ async fn start_services(args: &UpArgs, rpc_url: &str, network: &str) -> Result<S
     Ok(Services {
         facilitator,
         demo,
+        held_demo,
         mcp,
         dashboard,
     })
@@ -183,15 +199,17 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
         Some(Services {
             facilitator,
             demo,
+            held_demo,
             mcp,
             dashboard,
         }) => {
-            let (f, d) = (facilitator.url(), demo.url());
+            let (f, d, h) = (facilitator.url(), demo.url(), held_demo.url());
             println!("  facilitator   {f}   ({})", facilitator_routes());
             println!("  demo          {d}   (/protected /metered /session /health)");
+            println!("  held demo     {h}   (/protected: a tier-1 payee, paid with a holdback)");
             println!(
-                "  MCP server    http://{}/   (streamable HTTP, 27 tools; /healthz)",
-                mcp.addr
+                "  MCP server    http://{}/   (streamable HTTP, {} tools; /healthz)",
+                mcp.addr, mcp.tool_count
             );
             println!(
                 "  dashboard     {}/   (the owner's view of each agent, read-only)",
@@ -208,6 +226,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
                 );
             }
             println!("  4. cargo run --release -- pay {d}/session --scheme batch-settlement   (10 requests: the open, a voucher each, the close)");
+            println!("  5. cargo run --release -- pay {h}/protected   (10 % held back for 2 minutes; `trust-gate holdback list` shows it, the crank releases it)");
         }
         None => {
             println!();
@@ -264,7 +283,16 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
             p.tier, p.asset, p.name, p.owner, s.policy_id
         );
     }
-    println!("  keys           `trust-gate demo-key <label>` prints one as a keypair file (also facilitator, service-key, attestor, mint-authority)");
+    println!(
+        "  held payee     {} (tier {}, label {}: accepts a holdback, decided by the arbiter {}); {} pays it under policy {}, which holds back a share from low tiers",
+        s.held_service.asset,
+        s.held_service.tier,
+        s.held_service.name,
+        s.arbiter,
+        trust_gate_migrations::demo::HOLDBACK_PAYER,
+        s.holdback_policy_id
+    );
+    println!("  keys           `trust-gate demo-key <label>` prints one as a keypair file (also facilitator, service-key, attestor, mint-authority, arbiter)");
     println!(
         "  attestor       {}; namespaces {}",
         s.attestor,
@@ -293,6 +321,7 @@ async fn external_cluster(args: &UpArgs, url: &str) -> Result<(), String> {
     if let Some(s) = &services {
         println!("  facilitator   {}", s.facilitator.url());
         println!("  demo          {}", s.demo.url());
+        println!("  held demo     {}", s.held_demo.url());
         println!("  MCP server    http://{}/", s.mcp.addr);
     }
     println!("The demo world must exist there (`trust-gate migrate`). Ctrl-C stops.");

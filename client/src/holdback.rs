@@ -144,6 +144,7 @@ pub struct HoldbackView {
     pub arbiter: Option<Key>,
     /// Unix seconds from which anyone may release it to the payee.
     pub hold_until: i64,
+    /// Where it stands: held, disputed, released, refunded, upheld, rejected or lapsed.
     pub state: HoldStatus,
     /// Unix seconds the arbitration of its dispute ends (null until disputed).
     pub arbitration_ends: Option<i64>,
@@ -162,80 +163,40 @@ impl HoldbackView {
         }
     }
 
-    /// The share of a payment log's account `data`; `None` for a log that held nothing.
+    /// The share of a payment log's account `data`; `None` for a log that held nothing, or
+    /// data that is not a payment log.
     pub fn from_log_data(data: &[u8]) -> Option<HoldbackView> {
+        use anchor_lang::Discriminator;
+        if !data.starts_with(FeedbackLog::DISCRIMINATOR) {
+            return None;
+        }
         FeedbackLog::held_share_in(data).map(|h| HoldbackView::of(&h))
     }
 }
 
-/// Whose held payments [`list`] finds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeldBy {
-    /// Paid to this payee agent.
-    Payee(Pubkey),
-    /// Paid by this wallet (a payer agent's owner or agent wallet: the settlement's transfer
-    /// authority, which the log records).
-    PayerWallet(Pubkey),
-}
-
-/// A held payment found on chain: its log's address, its receipt (with the share's view) and
-/// what the moves of its share need.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeldListing {
-    pub log: Pubkey,
-    pub receipt: crate::receipts::Receipt,
-    pub payment: HeldPayment,
-}
-
-/// The held payments whose logs are open (of every facilitator), newest first: one
-/// `getProgramAccounts` of the gate's held logs (395 bytes) naming `by`, and one read per
-/// mint for its token program. Logs close once their share is paid out and their dispute
-/// window is over; what became of a closed one is its facilitator's receipt.
-pub async fn list(
-    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
-    gate_program: &Pubkey,
-    by: HeldBy,
-) -> Result<Vec<HeldListing>, crate::ClientError> {
-    use anchor_lang::Discriminator;
-    use solana_rpc_client_api::filter::{Memcmp, RpcFilterType};
-    let (offset, key) = match by {
-        HeldBy::Payee(k) => (72, k),
-        HeldBy::PayerWallet(k) => (104, k),
-    };
-    let filters = vec![
-        RpcFilterType::DataSize(FeedbackLog::space(true) as u64),
-        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(
-            0,
-            FeedbackLog::DISCRIMINATOR.to_vec(),
-        )),
-        RpcFilterType::Memcmp(Memcmp::new_raw_bytes(offset, key.to_bytes().to_vec())),
-    ];
-    let found = crate::chain::program_accounts(rpc, gate_program, filters).await?;
-    let mut programs: Vec<(Pubkey, Pubkey)> = Vec::new();
-    let mut out = Vec::with_capacity(found.len());
-    for (log, acc) in found {
-        let (Some(receipt), Some(mut payment)) = (
-            crate::receipts::Receipt::from_account_data(&acc.data),
-            HeldPayment::from_log_data(&acc.data, Pubkey::default()),
-        ) else {
-            continue;
+impl HeldPayment {
+    /// Where a payout of the share goes, as the SDK sends it: the associated token account of
+    /// the payer's wallet (`to_payer`: a refund, an upheld dispute) or of the recipient (a
+    /// release, a rejected dispute), in the escrow's token program; and the instruction that
+    /// creates it if it is missing, paid by `rent_payer` (a closed account would fail the
+    /// payout, and the chain takes any of the owner's token accounts of the mint).
+    pub fn payout_account(
+        &self,
+        to_payer: bool,
+        rent_payer: &Pubkey,
+    ) -> Result<(Pubkey, solana_sdk::instruction::Instruction), crate::ClientError> {
+        let program = crate::token::TokenProgram::of_owner(&self.token_program, "token_program")?;
+        let owner = if to_payer {
+            self.payer_wallet
+        } else {
+            self.recipient
         };
-        payment.token_program = match programs.iter().find(|(m, _)| *m == payment.mint) {
-            Some((_, p)) => *p,
-            None => {
-                let Some(m) = crate::chain::mint(rpc, "mint", &payment.mint).await? else {
-                    continue;
-                };
-                programs.push((payment.mint, m.token_program.id()));
-                m.token_program.id()
-            }
-        };
-        out.push(HeldListing {
-            log,
-            receipt,
-            payment,
-        });
+        let create = anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent(
+            rent_payer,
+            &owner,
+            &self.mint,
+            &program.id(),
+        );
+        Ok((program.associated_account(&owner, &self.mint), create))
     }
-    out.sort_by_key(|l| std::cmp::Reverse((l.receipt.created_at, l.receipt.slot)));
-    Ok(out)
 }

@@ -25,6 +25,7 @@
 //!   over.
 //! - [`chain`]: reads over JSON-RPC.
 //! - [`receipts`]: a payment's receipt, from its log or, once closed, the chain's history.
+//! - [`held`]: the held payments whose logs are open, found on chain.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
 //! - [`errors`]: names of on-chain error codes.
 //! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
@@ -47,6 +48,7 @@ pub mod decode;
 pub mod env;
 pub mod error;
 pub mod errors;
+pub mod held;
 pub mod holdback;
 pub mod idl;
 pub mod ids;

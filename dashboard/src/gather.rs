@@ -1,10 +1,11 @@
-//! Reading an agent's page: its accounts over JSON-RPC (eight reads at once, then three per
-//! policy at once, then the settlements), the payments its facilitator holds and has settled.
+//! Reading an agent's page: its accounts over JSON-RPC (nine reads at once, then three per
+//! policy at once, then the settlements and the shares held back from the agent's payments),
+//! the payments its facilitator holds and has settled.
 //! A part that cannot be read is shown as why, not as a zero or an error of the whole page.
 
 use crate::config::DashboardConfig;
 use crate::view::{
-    AgentView, ChannelView, PolicyView, Read, SettlementRow, VaultView, CHART_DAYS,
+    AgentView, ChannelView, HeldRow, PolicyView, Read, SettlementRow, VaultView, CHART_DAYS,
     CHART_DAYS_CHAIN, SETTLEMENTS_MAX,
 };
 use solana_sdk::pubkey::Pubkey;
@@ -12,6 +13,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
 use trust_gate_client::approvals::{HeldPayments, PendingApproval};
 use trust_gate_client::decode::{self, KillSwitchState, VelocityLedger};
+use trust_gate_client::held::{self, HeldBy};
 use trust_gate_client::pda::Pdas;
 use trust_gate_client::{chain, spend, ClientError, RpcClient};
 
@@ -42,7 +44,18 @@ pub async fn agent(
 ) -> AgentView {
     let pda = Pdas::new(c.ids);
     let killswitch_key = pda.killswitch(&asset);
-    let (now, owner, registered, killswitch, reputation, policies, channels, approvals) = tokio::join!(
+    let as_payee = [HeldBy::Payee(asset)];
+    let (
+        now,
+        owner,
+        registered,
+        killswitch,
+        reputation,
+        policies,
+        channels,
+        approvals,
+        held_received,
+    ) = tokio::join!(
         chain::unix_time(rpc),
         chain::asset_owner(rpc, &asset),
         chain::agent(rpc, &c.ids, &asset),
@@ -51,6 +64,7 @@ pub async fn agent(
         chain::policies_of(rpc, &c.ids, &asset),
         chain::channel_records_of_payer(rpc, &c.ids, &asset),
         held(http, c, &asset),
+        held_rows(rpc, c, &as_payee),
     );
     let (now, clock) = match now {
         Ok(t) => (t, "the cluster's clock"),
@@ -107,12 +121,27 @@ pub async fn agent(
     }
     wallets.dedup_by_key(|(_, k)| *k);
     let keys: BTreeSet<Pubkey> = wallets.iter().map(|(_, k)| *k).collect();
-    let (settlements, settlements_source, from_records) =
+    let (mut settlements, settlements_source, from_records) =
         settlements(rpc, http, c, &asset, &keys).await;
+    let by_wallet: Vec<HeldBy> = keys.iter().map(|w| HeldBy::PayerWallet(*w)).collect();
+    let held_paid = held_rows(rpc, c, &by_wallet).await;
+    // A settlement's row shows its held share: from its open log (the list above), or from
+    // the facilitator's record once the log has closed.
+    if let (Ok(rows), Ok(held)) = (&mut settlements, &held_paid) {
+        for row in rows.iter_mut().filter(|r| r.holdback.is_none()) {
+            row.holdback = held
+                .iter()
+                .find(|h| h.log == row.log)
+                .map(|h| h.holdback.clone());
+        }
+    }
     // Every mint a row names, read once.
     let mut mints: BTreeSet<Pubkey> = BTreeSet::new();
     if let Ok(rows) = &settlements {
         mints.extend(rows.iter().map(|r| r.mint));
+    }
+    for held in [&held_paid, &held_received].into_iter().flatten() {
+        mints.extend(held.iter().map(|h| h.mint));
     }
     if let Ok(list) = &channels {
         mints.extend(list.iter().map(|ch: &ChannelView| ch.mint));
@@ -142,6 +171,8 @@ pub async fn agent(
         policies,
         channels,
         approvals,
+        held_paid,
+        held_received,
         settlements,
         settlements_source,
         wallets,
@@ -355,6 +386,7 @@ async fn records(
                 deadline: r.deadline.unwrap_or(r.created_at),
                 disputed: p["disputed"].as_bool().unwrap_or(false),
                 closed: true,
+                holdback: r.holdback,
             }),
             None if p["closed"] == false => to_read.push(log),
             None => {}
@@ -417,6 +449,18 @@ async fn get_json(http: &reqwest::Client, url: &str) -> Result<serde_json::Value
     }
     serde_json::from_slice(&body)
         .map_err(|e| format!("the facilitator's answer to {path} is not JSON: {e}"))
+}
+
+/// The held payments (docs/holdback.md) whose logs are open, of every key in `by` (a log
+/// names one payee and one wallet, so none is found twice), newest first.
+async fn held_rows(rpc: &RpcClient, c: &DashboardConfig, by: &[HeldBy]) -> Read<Vec<HeldRow>> {
+    let mut rows: Vec<HeldRow> = Vec::new();
+    for b in by {
+        let listed = held::list(rpc, &c.ids.gate, *b).await.map_err(why)?;
+        rows.extend(listed.iter().filter_map(HeldRow::of));
+    }
+    rows.sort_by_key(|r| std::cmp::Reverse(r.created_at));
+    Ok(rows)
 }
 
 /// The payments the configured facilitator holds for `payer`'s approval.

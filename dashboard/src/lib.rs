@@ -2,7 +2,8 @@
 //! browser, read-only. An agent's policies with every cap and the spend against it (day, week,
 //! month, lifetime, per payee), the velocity window's use, the kill switch, the vault's
 //! balance and spender, the engine's tiers, recent settlements with their receipts, spend per
-//! day, open channels and payments held for an approval. The page reloads itself while open
+//! day, the shares held back from its payments and from payments to it (the holdback), open
+//! channels and payments held for an approval. The page reloads itself while open
 //! and holds no key: what to do about what it shows is the exact command or MCP call.
 //!
 //! - [`config`]: the cluster, the facilitator, the agents the first page lists.

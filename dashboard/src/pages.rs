@@ -1,12 +1,13 @@
 //! The pages, as HTML (maud: templates checked at compile time, every value escaped) with
 //! their charts as inline SVG: nothing is fetched from elsewhere, and the page holds no key.
-//! What a person would do about what they see (pause the agent, approve a held payment) is
-//! shown as the exact command or MCP call to make.
+//! What a person would do about what they see (pause the agent, approve a held payment,
+//! dispute or refund a share held back) is shown as the exact command or MCP call to make.
 
 use crate::config::DashboardConfig;
-use crate::view::{self, AgentView, PolicyView, Read, SettlementRow};
+use crate::view::{self, AgentView, HeldRow, PolicyView, Read, SettlementRow};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use solana_sdk::pubkey::Pubkey;
+use trust_gate_client::holdback::{HoldStatus, HoldbackView};
 use trust_gate_client::spend::Window;
 
 const STYLE: &str = "
@@ -228,11 +229,17 @@ fn settlements(c: &DashboardConfig, v: &AgentView, rows: &[SettlementRow]) -> Ma
             p.muted { "None." }
         } @else {
             table #settlements {
-                tr { th { "when" } th { "amount" } th { "payee" } th { "facilitator" } th { "dispute window ends" } th { "receipt" } }
+                tr { th { "when" } th { "amount" } th { "held back" } th { "payee" } th { "facilitator" } th { "dispute window ends" } th { "receipt" } }
                 @for r in rows.iter().take(50) {
                     tr.settlement {
                         td { (view::utc(r.created_at)) }
                         td { (view::amount(r.amount, v.decimals_of(&r.mint))) }
+                        td.held {
+                            @match &r.holdback {
+                                Some(h) => { (view::amount(h.held.0, v.decimals_of(&r.mint))) " " (hold_badge(h, v.now)) },
+                                None => span.muted { "none" },
+                            }
+                        }
                         td { (key(&r.payee)) }
                         td { (key(&r.facilitator)) }
                         td {
@@ -247,6 +254,79 @@ fn settlements(c: &DashboardConfig, v: &AgentView, rows: &[SettlementRow]) -> Ma
                                 (true, Some(f)) => a.receipt href=(format!("{f}/receipt/{}", r.payment_id_hash)) { (short_hash) "…" },
                                 (true, None) => code { (short_hash) "…" },
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A held share's state as a badge: amber while it waits in the escrow, red while disputed,
+/// green once paid out.
+fn hold_badge(h: &HoldbackView, now: i64) -> Markup {
+    let r = view::hold_reading(h, now);
+    let class = match (r.open, h.state) {
+        (true, HoldStatus::Disputed) => "badge stop",
+        (true, _) => "badge warn",
+        (false, _) => "badge ok",
+    };
+    html! { span class=(class) data-state=(r.state) title=(r.note) { (r.state) } }
+}
+
+/// Which side of its held payments a table shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum HeldSide {
+    /// The agent paid them: the payer's wallet disputes.
+    Paid,
+    /// They were paid to the agent: the payee refunds.
+    Received,
+}
+
+/// The held payments of one side: a row a payment, with its share, state, release time and
+/// what the side may do about it.
+fn held_table(id: &str, side: HeldSide, v: &AgentView, rows: &[HeldRow]) -> Markup {
+    html! {
+        @if rows.is_empty() {
+            p.muted { "None." }
+        } @else {
+            table id=(id) {
+                tr {
+                    th { "when" } th { "amount" } th { "held back" }
+                    th { @if side == HeldSide::Paid { "payee" } @else { "paid by wallet" } }
+                    th { "state" } th { "release" } th { "to act" } th { "receipt" }
+                }
+                @for r in rows.iter().take(50) {
+                    @let h = &r.holdback;
+                    @let reading = view::hold_reading(h, v.now);
+                    @let d = v.decimals_of(&r.mint);
+                    tr.held data-log=(r.log) data-held=(h.held.0) {
+                        td { (view::utc(r.created_at)) }
+                        td { (view::amount(r.amount, d)) }
+                        td { (view::amount(h.held.0, d)) }
+                        td { @if side == HeldSide::Paid { (key(&r.payee)) } @else { (key(&r.payer_wallet)) } }
+                        td { (hold_badge(h, v.now)) }
+                        td.release { (reading.note) }
+                        td {
+                            @match (side, h.state) {
+                                (HeldSide::Paid, HoldStatus::Held) if v.now < h.hold_until => {
+                                    "dispute it as the wallet that paid: " code { "trust-gate dispute " (r.payment_id_hash) }
+                                }
+                                (HeldSide::Received, HoldStatus::Held | HoldStatus::Disputed) => {
+                                    "refund it as the payee: MCP " code { "gate_refund_holdback {\"payment_id_hash\": \"" (r.payment_id_hash) "\"}" }
+                                }
+                                (_, HoldStatus::Disputed) => {
+                                    @match &h.arbiter {
+                                        Some(a) => { "the arbiter " (key(&a.0)) " decides: MCP " code { "gate_arbitrate_holdback" } }
+                                        None => "no arbiter: the payee refunds, or it goes to the payee when the arbitration ends",
+                                    }
+                                }
+                                _ => span.muted { "nothing" },
+                            }
+                        }
+                        td {
+                            @let short_hash = r.payment_id_hash.get(..12).unwrap_or(&r.payment_id_hash);
+                            a.receipt href=(format!("/receipts/{}", r.log)) { (short_hash) "…" }
                         }
                     }
                 }
@@ -337,6 +417,20 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
                     Err(e) => p.muted { "Could not read: " (e) },
                 }
             }
+            section #holdbacks {
+                h2 { "Shares held back (holdback)" }
+                p.muted { "A payer's policy may hold a share of a payment to a payee of low reputation in the payee's escrow, until the hold ends or a dispute is decided (docs/holdback.md)." }
+                h3 { "From its payments" }
+                @match &v.held_paid {
+                    Ok(rows) => (held_table("held-paid", HeldSide::Paid, v, rows)),
+                    Err(e) => p.muted { "Could not read: " (e) },
+                }
+                h3 { "From payments to it" }
+                @match &v.held_received {
+                    Ok(rows) => (held_table("held-received", HeldSide::Received, v, rows)),
+                    Err(e) => p.muted { "Could not read: " (e) },
+                }
+            }
             section {
                 h2 { "Open channels" }
                 @if let Some(m) = unreadable(&v.channels) { (m) }
@@ -381,13 +475,15 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
     )
 }
 
-/// A payment's receipt, from its log on chain.
+/// A payment's receipt, from its log on chain (its held share, when its payer's policy held
+/// one back, read at `now`).
 pub fn receipt(
     c: &DashboardConfig,
     log: &Pubkey,
     r: &SettlementRow,
     disputed: &Read<bool>,
     decimals: Option<u8>,
+    now: i64,
 ) -> Markup {
     layout(
         "receipt",
@@ -406,6 +502,19 @@ pub fn receipt(
                     tr { th { "disputed" } td #disputed {
                         @match disputed { Ok(true) => "yes", Ok(false) => "no", Err(e) => { "could not be read: " (e) } }
                     } }
+                    @if let Some(h) = &r.holdback {
+                        @let reading = view::hold_reading(h, now);
+                        tr { th { "held back" } td #held { (view::amount(h.held.0, decimals)) } }
+                        tr { th { "held share" } td #hold-state { (reading.state) } }
+                        tr { th { "release" } td #release { (reading.note) } }
+                        tr { th { "held until" } td { (view::utc(h.hold_until)) } }
+                        @if let Some(ends) = h.arbitration_ends {
+                            tr { th { "arbitration ends" } td #arbitration-ends { (view::utc(ends)) } }
+                        }
+                        tr { th { "arbiter" } td { @match &h.arbiter { Some(a) => code { (a) }, None => "none" } } }
+                        tr { th { "escrow" } td { code { (h.escrow) } } }
+                        tr { th { "paid to the payee as" } td { code { (h.recipient) } } }
+                    }
                 }
                 @if let Some(f) = &c.facilitator_url {
                     p { a href=(format!("{f}/receipt/{}", r.payment_id_hash)) { "The facilitator's receipt (JSON)" } }

@@ -18,6 +18,7 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinHandle;
+use trust_gate_client::holdback::HoldbackView;
 use trust_gate_client::pda::Pdas;
 use trust_gate_client::{chain, decode, RpcClient};
 
@@ -169,9 +170,14 @@ async fn receipt(State(app): Shared, Path(log): Path<String>) -> Response {
                 .into_response();
         }
     };
+    let read = read.filter(|a| a.owner == app.config.ids.gate);
     let log_account = read
-        .filter(|a| a.owner == app.config.ids.gate)
+        .as_ref()
         .and_then(|a| decode::account::<gate::state::FeedbackLog>("FeedbackLog", &a.data).ok());
+    // A held payment's log goes on with its share, which Anchor's reading leaves aside.
+    let holdback = read
+        .as_ref()
+        .and_then(|a| HoldbackView::from_log_data(&a.data));
     let Some(l) = log_account else {
         return (
             StatusCode::NOT_FOUND,
@@ -197,9 +203,15 @@ async fn receipt(State(app): Shared, Path(log): Path<String>) -> Response {
         .map_err(|e| trust_gate_client::redact::urls_in(&e.to_string()));
     let row = SettlementRow {
         disputed: disputed.as_ref().is_ok_and(|d| *d),
+        holdback,
         ..SettlementRow::of_log(log, &l)
     };
-    Html(pages::receipt(&app.config, &log, &row, &disputed, decimals).into_string()).into_response()
+    // The held share's times are the cluster's, as the agent's page reads them.
+    let now = chain::unix_time(&app.rpc)
+        .await
+        .unwrap_or_else(|_| trust_gate_client::simulate::now_unix());
+    Html(pages::receipt(&app.config, &log, &row, &disputed, decimals, now).into_string())
+        .into_response()
 }
 
 async fn healthz(State(app): Shared) -> Json<serde_json::Value> {

@@ -6,6 +6,7 @@ use solana_sdk::pubkey::Pubkey;
 use std::collections::HashMap;
 use trust_gate_client::approvals::PendingApproval;
 use trust_gate_client::decode::EngineReputation;
+use trust_gate_client::holdback::{HoldStatus, HoldbackView};
 use trust_gate_client::spend::Spend;
 
 pub const SECONDS_PER_DAY: i64 = 86_400;
@@ -58,6 +59,8 @@ pub struct SettlementRow {
     pub disputed: bool,
     /// Its log has closed: what it held comes from the facilitator's record.
     pub closed: bool,
+    /// The share its payer's policy held back, and where it stands (docs/holdback.md).
+    pub holdback: Option<HoldbackView>,
 }
 
 impl SettlementRow {
@@ -74,8 +77,115 @@ impl SettlementRow {
             deadline: l.deadline,
             disputed: false,
             closed: false,
+            holdback: None,
         }
     }
+}
+
+/// A payment of which the payer's policy held a share back in the payee's escrow
+/// (docs/holdback.md), from its open payment log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldRow {
+    pub log: Pubkey,
+    pub payment_id_hash: String,
+    pub payee: Pubkey,
+    /// The wallet that paid: a refund or an upheld dispute pays the share back to it.
+    pub payer_wallet: Pubkey,
+    pub mint: Pubkey,
+    /// The whole amount paid, the share included.
+    pub amount: u64,
+    pub created_at: i64,
+    pub holdback: HoldbackView,
+}
+
+impl HeldRow {
+    /// The row of a held payment the SDK listed.
+    pub fn of(l: &trust_gate_client::held::HeldListing) -> Option<HeldRow> {
+        let r = &l.receipt;
+        Some(HeldRow {
+            log: l.log,
+            payment_id_hash: trust_gate_client::decode::hex(&r.payment_id_hash),
+            payee: r.payee_asset,
+            payer_wallet: r.payer_wallet,
+            mint: r.mint,
+            amount: r.amount,
+            created_at: r.created_at,
+            holdback: r.holdback.clone()?,
+        })
+    }
+}
+
+/// A held share's state as a person reads it: its name, whether it is settled for good
+/// (paid out) or still waits (held, disputed), and what comes next or what became of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HoldReading {
+    /// held, disputed, released, refunded, upheld, rejected or lapsed.
+    pub state: &'static str,
+    /// Still in the escrow.
+    pub open: bool,
+    pub note: String,
+}
+
+/// What `h` says at `now`.
+pub fn hold_reading(h: &HoldbackView, now: i64) -> HoldReading {
+    let (state, open, note) = match h.state {
+        HoldStatus::Held if now >= h.hold_until => (
+            "held",
+            true,
+            format!(
+                "hold over since {}: anyone releases it to the payee (the facilitator's crank does)",
+                utc(h.hold_until)
+            ),
+        ),
+        HoldStatus::Held => (
+            "held",
+            true,
+            format!(
+                "released to the payee from {} ({}); the payer may dispute until then",
+                utc(h.hold_until),
+                until(h.hold_until, now)
+            ),
+        ),
+        HoldStatus::Disputed => {
+            let ends = h.arbitration_ends.unwrap_or(h.hold_until);
+            let who = if h.arbiter.is_some() {
+                "the payee refunds it or the arbiter decides"
+            } else {
+                "the payee refunds it (no arbiter)"
+            };
+            let note = if now >= ends {
+                format!(
+                    "arbitration ended {} undecided: anyone releases it to the payee",
+                    utc(ends)
+                )
+            } else {
+                format!(
+                    "frozen until {who}, at the latest until {} ({}), then released to the payee",
+                    utc(ends),
+                    until(ends, now)
+                )
+            };
+            ("disputed", true, note)
+        }
+        HoldStatus::Released => ("released", false, "paid to the payee after the hold".into()),
+        HoldStatus::Refunded => ("refunded", false, "given back to the payer by the payee".into()),
+        HoldStatus::Upheld => (
+            "upheld",
+            false,
+            "the arbiter upheld the dispute: given back to the payer".into(),
+        ),
+        HoldStatus::Rejected => (
+            "rejected",
+            false,
+            "the arbiter rejected the dispute: paid to the payee".into(),
+        ),
+        HoldStatus::Lapsed => (
+            "lapsed",
+            false,
+            "the arbitration ended undecided: paid to the payee".into(),
+        ),
+    };
+    HoldReading { state, open, note }
 }
 
 /// A channel open through the gate.
@@ -107,6 +217,11 @@ pub struct AgentView {
     pub policies: Read<Vec<PolicyView>>,
     pub channels: Read<Vec<ChannelView>>,
     pub approvals: Read<Vec<PendingApproval>>,
+    /// The agent's payments of which a share was held back (found by the wallets below),
+    /// newest first.
+    pub held_paid: Read<Vec<HeldRow>>,
+    /// The payments to the agent of which a share was held back in its escrow, newest first.
+    pub held_received: Read<Vec<HeldRow>>,
     pub settlements: Read<Vec<SettlementRow>>,
     /// Where the settlements come from, and how far back they reach.
     pub settlements_source: String,
@@ -252,6 +367,7 @@ mod tests {
             deadline: created_at,
             disputed: false,
             closed: false,
+            holdback: None,
         }
     }
 
@@ -273,6 +389,52 @@ mod tests {
         assert!(per_day(&rows, &Pubkey::new_unique(), now, 7)
             .iter()
             .all(|d| d.1 == 0));
+    }
+
+    fn share(state: HoldStatus, arbitration_ends: Option<i64>) -> HoldbackView {
+        use trust_gate_client::json::{Amount, Key};
+        HoldbackView {
+            held: Amount(10_000),
+            escrow: Key(Pubkey::new_unique()),
+            recipient: Key(Pubkey::new_unique()),
+            arbiter: Some(Key(Pubkey::new_unique())),
+            hold_until: 1_000,
+            state,
+            arbitration_ends,
+        }
+    }
+
+    #[test]
+    fn a_held_share_says_when_it_is_released_and_what_became_of_it() {
+        let held = hold_reading(&share(HoldStatus::Held, None), 1_000 - 120);
+        assert_eq!((held.state, held.open), ("held", true));
+        assert!(
+            held.note.contains("1970-01-01 00:16 UTC (in 2 min)"),
+            "{}",
+            held.note
+        );
+        let due = hold_reading(&share(HoldStatus::Held, None), 1_000);
+        assert!(due.note.contains("anyone releases it"), "{}", due.note);
+        let disputed = hold_reading(&share(HoldStatus::Disputed, Some(605_800)), 2_000);
+        assert_eq!((disputed.state, disputed.open), ("disputed", true));
+        assert!(
+            disputed.note.contains("the arbiter decides"),
+            "{}",
+            disputed.note
+        );
+        assert!(disputed.note.contains("in 6 d 23 h"), "{}", disputed.note);
+        let lapsing = hold_reading(&share(HoldStatus::Disputed, Some(605_800)), 605_800);
+        assert!(lapsing.note.contains("undecided"), "{}", lapsing.note);
+        for (state, name) in [
+            (HoldStatus::Released, "released"),
+            (HoldStatus::Refunded, "refunded"),
+            (HoldStatus::Upheld, "upheld"),
+            (HoldStatus::Rejected, "rejected"),
+            (HoldStatus::Lapsed, "lapsed"),
+        ] {
+            let r = hold_reading(&share(state, Some(605_800)), 0);
+            assert_eq!((r.state, r.open), (name, false));
+        }
     }
 
     #[test]

@@ -43,6 +43,13 @@ pub struct DemoConfig {
     /// The Redis where replicas share payment ids (`redis://host:port`); else kept in
     /// process.
     pub redis_url: Option<String>,
+    /// The payee agent's live owner or agent wallet. With it the server gives held shares
+    /// back to their payers: it serves x402's `refund` extension (POST /refund) and
+    /// advertises it in the 402 of a payment that holds a share back (`crate::refund`).
+    pub payee_signer: Option<Arc<Keypair>>,
+    /// The cluster's JSON-RPC the refunds read and send through; `None`: the facilitator's
+    /// (the `rpcUrl` origin its /healthz names).
+    pub rpc_url: Option<String>,
 }
 
 /// A payer agent the demo knows.
@@ -84,11 +91,33 @@ impl DemoConfig {
                 .collect(),
             payment_id_required: false,
             redis_url: None,
+            payee_signer: None,
+            rpc_url: None,
+        }
+    }
+
+    /// The demo world's low-tier payee (`service-tier-1`), which accepts a holdback, as the
+    /// holdback payer pays it: under its policy with a holdback schedule
+    /// (`demo::HOLDBACK_POLICY_ID`), so that its challenges state the share held back. Its
+    /// owner's key signs the refunds of those shares (POST /refund).
+    pub fn held_service(facilitator_url: &str, public_url: &str) -> Self {
+        let w = DemoWorld::new();
+        DemoConfig {
+            payee_asset: w.held_service.asset(),
+            pay_to: w.held_service.owner.pubkey(),
+            policy_id: demo::HOLDBACK_POLICY_ID,
+            payee_signer: Some(Arc::new(w.held_service.owner.insecure_clone())),
+            ..DemoConfig::demo_world(facilitator_url, public_url)
         }
     }
 
     pub fn resource_url(&self) -> String {
         format!("{}/protected", self.public_url)
+    }
+
+    /// Where payers ask for a held share back (x402's `refund` extension's `refundEndpoint`).
+    pub fn refund_url(&self) -> String {
+        format!("{}/refund", self.public_url)
     }
 
     /// The metered route's URL (upto: a ceiling escrowed, the units used charged).

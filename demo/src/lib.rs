@@ -7,6 +7,8 @@
 //!   `GET /session` (x402 `batch-settlement`, a voucher a request), each gated or plain.
 //! - [`challenge`]: fresh, service-signed x402 v2 challenges with the `gate` extension.
 //! - [`facilitator_client`]: the resource server's calls to the facilitator.
+//! - [`refund`]: x402's `refund` extension for a held share: `POST /refund` takes the payer's
+//!   signed request and the payee gives the share back on chain (the held service only).
 //!
 //! The paying clients (`trust-gate pay`) are `trust-gate-pay`'s (`trust_gate_pay::exact`,
 //! `trust_gate_pay::channels`).
@@ -18,6 +20,7 @@ pub mod config;
 pub mod dispute;
 pub mod facilitator_client;
 pub mod metered;
+pub mod refund;
 pub mod server;
 pub mod state;
 
@@ -26,6 +29,8 @@ pub use server::{start, Server};
 
 /// Default port of the demo resource server.
 pub const DEFAULT_PORT: u16 = 4021;
+/// The port `trust-gate up` serves the demo's low-tier payee on ([`DemoConfig::held_service`]).
+pub const HELD_DEMO_PORT: u16 = 4022;
 /// The request header that picks the demo payer agent, as `X-Payer-Agent`
 /// (`trust_gate_x402::X_PAYER_AGENT`, which the paying clients send) does.
 pub const X_DEMO_PAYER_AGENT: &str = "X-Demo-Payer-Agent";

@@ -1,5 +1,6 @@
 //! The demo resource server: GET /protected (x402 v2 with the gate), the metered routes GET
-//! /metered and GET /session (`crate::metered`), and GET /health.
+//! /metered and GET /session (`crate::metered`), GET /health, and, for a payee whose signer it
+//! has, POST /refund and GET /refund/{idempotencyKey} (`crate::refund`).
 
 use crate::challenge;
 use crate::config::DemoConfig;
@@ -8,7 +9,7 @@ use crate::state::{self, decision_headers, error, header, payer_of, DemoState};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde_json::{json, Value};
 use solana_sdk::pubkey::Pubkey;
@@ -18,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use trust_gate_client::simulate::now_unix;
 use trust_gate_server::paid_once::{PaidOnce, Resumed};
-use trust_gate_x402::holdback::HoldbackTerms;
+use trust_gate_x402::holdback::{HoldbackTerms, RefundInfo, REFUND};
 use trust_gate_x402::{
     self as x402, FacilitatorRequest, PaymentPayload, PaymentRequired, X402_VERSION,
 };
@@ -38,7 +39,15 @@ pub fn router(state: Arc<DemoState>) -> Router {
             state.paid_once.clone(),
             PaidOnce::layer,
         ));
-    let r = paid.route("/health", get(health)).with_state(state);
+    let mut r = paid.route("/health", get(health)).with_state(state.clone());
+    if let Some(refunds) = state.refunds.clone() {
+        r = r.merge(
+            Router::new()
+                .route("/refund", post(crate::refund::refund))
+                .route("/refund/{key}", get(crate::refund::kept))
+                .with_state(refunds),
+        );
+    }
     trust_gate_server::layers::http_layers(r)
 }
 
@@ -78,11 +87,15 @@ pub async fn start(config: DemoConfig, addr: SocketAddr) -> Result<Server, Strin
             .map_err(|e| format!("DEMO_REDIS_URL: {e}"))?,
         None => PaidOnce::in_process(ttl, config.payment_id_required),
     };
+    let refunds = crate::refund::Refunds::open(&config, &facilitator, &kind.network)
+        .await?
+        .map(Arc::new);
     let app = router(Arc::new(DemoState {
         config,
         facilitator,
         kind,
         paid_once: Arc::new(paid_once),
+        refunds,
     }));
     let task = tokio::spawn(async move {
         if let Err(e) = axum::serve(listener, app).await {
@@ -100,6 +113,7 @@ fn challenge_response(
     refusal: Option<&str>,
     holdback: Option<HoldbackTerms>,
 ) -> Response {
+    let refund = refund_offer(s, holdback.as_ref());
     let mut pr: PaymentRequired = challenge::issue_with_terms(
         &s.config,
         &s.kind.network,
@@ -112,6 +126,9 @@ fn challenge_response(
         pr.error = Some(e.to_string());
     }
     pr.extensions = s.extensions();
+    if let (Some(ext), Some(info)) = (pr.extensions.as_mut(), refund) {
+        ext.insert(REFUND.into(), info.extension());
+    }
     let Ok(encoded) = x402::encode_header(&pr) else {
         return error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -123,6 +140,19 @@ fn challenge_response(
     h.extend(header(x402::PAYMENT_REQUIRED, &encoded));
     h.extend(header("cache-control", "no-store"));
     (StatusCode::PAYMENT_REQUIRED, h, Json(pr)).into_response()
+}
+
+/// x402's `refund` extension for a payment that holds a share back, when this service
+/// refunds held shares: the share can be asked back for as long as it is held, whole.
+fn refund_offer(s: &DemoState, holdback: Option<&HoldbackTerms>) -> Option<RefundInfo> {
+    let terms = holdback.filter(|t| t.held != "0")?;
+    s.refunds.as_ref()?;
+    Some(RefundInfo {
+        refund_endpoint: s.config.refund_url(),
+        window_seconds: u64::from(terms.hold_seconds),
+        partial_refunds: false,
+        policy_url: None,
+    })
 }
 
 async fn protected(
@@ -290,6 +320,7 @@ async fn health(State(s): App) -> Json<Value> {
         "payee": c.payee_asset.to_string(),
         "payTo": c.pay_to.to_string(),
         "price": {"amount": c.price.to_string(), "mint": c.mint.to_string()},
+        "refundEndpoint": s.refunds.as_ref().map(|_| c.refund_url()),
         "counterparties": c.counterparties.iter().map(|p| json!({"tier": p.tier, "asset": p.asset.to_string(), "funding": p.funding})).collect::<Vec<_>>(),
     }))
 }

@@ -22,6 +22,8 @@ pub struct DemoState {
     pub kind: Kind,
     /// The paid routes' payment ids (x402's `payment-identifier`).
     pub paid_once: Arc<PaidOnce>,
+    /// The refunds of held shares, when the service has its payee's signer.
+    pub refunds: Option<Arc<crate::refund::Refunds>>,
 }
 
 impl DemoState {

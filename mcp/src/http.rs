@@ -45,6 +45,8 @@ struct AppState {
 /// A running HTTP server.
 pub struct HttpServer {
     pub addr: SocketAddr,
+    /// How many tools it serves.
+    pub tool_count: usize,
     sessions: Arc<LocalSessionManager>,
     cancel: CancellationToken,
     task: Option<JoinHandle<()>>,
@@ -144,6 +146,7 @@ pub async fn serve(mut config: Config, addr: SocketAddr) -> std::io::Result<Http
     });
     Ok(HttpServer {
         addr,
+        tool_count,
         sessions,
         cancel,
         task: Some(task),

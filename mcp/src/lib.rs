@@ -1,9 +1,9 @@
-//! trust-gate's MCP tool server: 27 tools (15 read, 9 write, 3 discovery), 4 resources and
+//! trust-gate's MCP tool server: 31 tools (17 read, 11 write, 3 discovery), 4 resources and
 //! 3 prompts over stdio or streamable HTTP, built on rmcp.
 //!
 //! - [`config`]: the environment table, validated at boot; [`signer`]: the signer chain.
-//! - [`tools`]: the tools ([`tools::read`], [`tools::write`], [`tools::pay`],
-//!   [`tools::discovery`]), each returning a typed result whose schema is its
+//! - [`tools`]: the tools ([`tools::read`], [`tools::write`], [`tools::holdback`],
+//!   [`tools::pay`], [`tools::discovery`]), each returning a typed result whose schema is its
 //!   `outputSchema`; [`args`] parses their arguments, [`envelope`] shapes errors, [`views`]
 //!   types accounts, [`policy_input`] turns policy arguments into program parameters.
 //! - [`server`]: the MCP handler; [`resources`], [`prompts`], [`docs`] (the bundled corpus),

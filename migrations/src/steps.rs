@@ -747,6 +747,8 @@ impl Migration<'_> {
         let mut keys = vec![world.facilitator.pubkey(), world.attestor.pubkey()];
         keys.push(world.service.owner.pubkey());
         keys.push(world.held_service.owner.pubkey());
+        // The arbiter signs its decisions and pays their fees.
+        keys.push(world.arbiter.pubkey());
         keys.extend(world.payers.iter().map(|p| p.owner.pubkey()));
         self.fund(&keys, &mut report).await?;
         self.namespaces(world, &mut report).await?;

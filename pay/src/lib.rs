@@ -11,7 +11,10 @@
 //!   stated size).
 //! - [`channels`]: the paying client of the channel schemes (`upto`, sessions), gated or
 //!   plain.
+//! - [`refund`]: x402's `refund` extension, the payer's side: ask the payee for a held share
+//!   back with a request signed by the wallet that paid.
 
 pub mod channels;
 pub mod exact;
+pub mod refund;
 pub mod session;

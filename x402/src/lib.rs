@@ -6,7 +6,9 @@
 //!
 //! - [`wire`]: the v2 types and headers, the `gate` extension, signed offers and service
 //!   requests, payment id hashes (re-exported here: `trust_gate_x402::PaymentRequirements`).
-//! - [`holdback`]: a held payment's terms in the challenge and x402's `refund` extension.
+//! - [`holdback`]: a held payment's terms in the challenge, and x402's `refund` extension: its
+//!   offer, the payer's signed request (a compact JWS by a Solana key), the payee's answer and
+//!   signed receipt.
 //! - [`reason`]: every refusal reason, its wire string and HTTP status, one table.
 //! - [`payment_identifier`]: x402's `payment-identifier` extension: a payment's idempotency
 //!   key, declared, attached, read and bound to its payload.

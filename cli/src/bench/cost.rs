@@ -4,11 +4,17 @@
 //! dispute window, the crank's rounds run until every log is closed. With `--peer`, the same
 //! for the x402-rs facilitator's plain `exact` payments (which lock no rent).
 //!
+//! Then the same for held payments (docs/holdback.md): the demo's holdback payer pays its
+//! tier-1 payee, a tenth of each payment held back; the crank releases the shares after their
+//! hold, then closes the logs.
+//!
 //! Each prints exactly one line:
 //! `cost: net N lamports per settlement (fees F, priority P, rent R locked for S s, R returned)`
-//! where fees are the signatures' (the settlement's, plus its share of the closing
-//! transactions'), priority the compute-unit price times limit, and S the time from the
-//! settlement to the close on the cluster's clock.
+//! where fees are the signatures' (the settlement's, plus its share of the crank's releasing
+//! and closing transactions'), priority the compute-unit price times limit, and S the time
+//! from the settlement to the close on the cluster's clock; the held line starts with
+//! `cost (held):` and ends with the payee escrow's rent, paid once per payee and mint by
+//! whoever opened it and never returned.
 
 use super::peer;
 use clap::Args;
@@ -21,7 +27,7 @@ use trust_gate_client::decode::FeedbackLog;
 use trust_gate_client::receipts;
 use trust_gate_client::{chain, RpcClient};
 use trust_gate_demo::{challenge, DemoConfig};
-use trust_gate_localnet::{Localnet, LocalnetConfig};
+use trust_gate_localnet::Localnet;
 use trust_gate_migrations::{payers, DemoWorld};
 use trust_gate_pay::exact as pay;
 use trust_gate_x402::FacilitatorRequest;
@@ -49,20 +55,35 @@ pub struct Cost {
     pub rent: f64,
     pub locked_secs: f64,
     pub returned: f64,
+    /// Held payments: the rent of the payee's escrow (once per payee and mint).
+    pub escrow_rent: Option<u64>,
 }
 
 impl Cost {
     pub fn line(&self) -> String {
-        format!(
-            "cost: net {} lamports per settlement (fees {}, priority {}, rent {} locked for {} s, {} returned)",
+        let figures = format!(
+            "net {} lamports per settlement (fees {}, priority {}, rent {} locked for {} s, {} returned)",
             n(self.net),
             n(self.fees),
             n(self.priority),
             n(self.rent),
             n(self.locked_secs),
             n(self.returned),
-        )
+        );
+        match self.escrow_rent {
+            None => format!("cost: {figures}"),
+            Some(e) => format!(
+                "cost (held): {figures}; the payee's escrow {e} lamports once per payee and mint, never returned"
+            ),
+        }
     }
+}
+
+/// What the bench pays: the demo service, or the demo's tier-1 payee with a holdback.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Payee {
+    Plain,
+    Held,
 }
 
 /// A figure as a whole number when it is one, else to one decimal.
@@ -78,14 +99,14 @@ pub async fn run(a: CostBench) -> Result<(), String> {
     if a.payments == 0 || a.payments > 1000 {
         return Err("--payments must be between 1 and 1000".into());
     }
-    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
-    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) =
-        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
-            .await
-            .map_err(|e| e.to_string())?;
-    let ours = trust_gate(&localnet, &world, a.payments).await?;
+    let (localnet, world) = super::seeded_localnet().await?;
+    let ours = trust_gate(&localnet, &world, a.payments, Payee::Plain).await?;
     println!("{}", ours.line());
+    // A localnet of its own: the first one's clock has moved past the facilitator's.
+    let (held_localnet, world) = super::seeded_localnet().await?;
+    let held = trust_gate(&held_localnet, &world, a.payments, Payee::Held).await?;
+    println!("{}", held.line());
+    drop(held_localnet);
     if let Some(binary) = &a.peer {
         let theirs = x402_rs(&localnet, &world, binary, a.payments).await?;
         println!("{}", theirs.line());
@@ -107,12 +128,14 @@ async fn fee_of(rpc: &RpcClient, signature: &Signature) -> Result<Option<(u64, u
         .map(|t| (t.fee, t.signatures as u64)))
 }
 
-/// trust-gate: the demo's tier-3 payer pays the demo service `payments` times through the
-/// facilitator (its crank off: the bench runs its rounds once the clock has moved).
+/// trust-gate: the demo's tier-3 payer pays the demo service (one base unit), or the demo's
+/// held payee (the demo price, a tenth held back), `payments` times through the facilitator
+/// (its crank off: the bench runs its rounds once the clock has moved).
 async fn trust_gate(
     localnet: &Localnet,
     world: &DemoWorld,
     payments: usize,
+    payee: Payee,
 ) -> Result<Cost, String> {
     let loopback = std::net::Ipv4Addr::LOCALHOST.into();
     let mut args = crate::services::FacilitatorArgs::for_demo(
@@ -131,15 +154,53 @@ async fn trust_gate(
     let caip2 = f.caip2().await.map_err(|e| e.message.clone())?;
     let fee_payer = world.facilitator.pubkey();
     let payer = world.payer(3).ok_or("no tier-3 demo payer")?;
-    let mut config = DemoConfig::demo_world(&url, "http://127.0.0.1:4021");
-    config.price = 1;
+    let config = match payee {
+        Payee::Plain => DemoConfig {
+            price: 1,
+            ..DemoConfig::demo_world(&url, "http://127.0.0.1:4021")
+        },
+        Payee::Held => DemoConfig::held_service(&url, "http://127.0.0.1:4022"),
+    };
+    let query = trust_gate_client::simulate::PaymentQuery {
+        payer_asset: payer.asset(),
+        payee_asset: config.payee_asset,
+        amount: config.price,
+        mint: config.mint,
+        policy_id: config.policy_id,
+    };
+    // The terms the challenge states, as the demo asks the facilitator for them.
+    let terms = match f
+        .decide(query)
+        .await
+        .map_err(|e| e.message.clone())?
+        .holdback
+    {
+        Some(h) => Some(
+            f.holdback_terms(&query, &h)
+                .await
+                .map_err(|e| e.message.clone())?,
+        ),
+        None => None,
+    };
+    if (payee == Payee::Held) != terms.is_some() {
+        return Err(format!(
+            "the holdback payer's terms for this payee: {terms:?}"
+        ));
+    }
 
     let before = balance(&rpc, &fee_payer).await?;
     let (mut fees, mut priority) = (0u64, 0u64);
     let mut hashes = Vec::with_capacity(payments);
     for i in 0..payments {
         let now = chain::unix_time(&rpc).await.map_err(|e| e.to_string())?;
-        let required = challenge::issue(&config, &caip2, &fee_payer, &payer.asset(), now);
+        let required = challenge::issue_with_terms(
+            &config,
+            &caip2,
+            &fee_payer,
+            &payer.asset(),
+            now,
+            terms.clone(),
+        );
         let prepared = pay::prepare(&rpc, &required, &payer.owner.pubkey(), Default::default())
             .await
             .map_err(|e| e.to_string())?;
@@ -196,21 +257,23 @@ async fn trust_gate(
         created.push(log.created_at);
     }
 
-    // Past every deadline and dispute window, then the crank's rounds until all are closed.
+    // Past every deadline, hold and dispute window, then the crank's rounds until all are
+    // closed: a held share is released first, its log closed in a later round.
     let wait = trust_gate_client::decode::DISPUTE_WINDOW_SECS as u64 + 120;
     eprintln!("moving the localnet's clock {wait} s ahead; the crank closes the logs");
     localnet.warp(wait).await?;
-    let mut closed = 0;
+    let (mut closed, mut released) = (0, 0);
     while closed < payments {
         let round = f.reclaim_once().await.map_err(|e| e.message.clone())?;
-        if round.closed == 0 {
+        if round.closed == 0 && round.holdbacks_released == 0 {
             return Err(format!(
                 "the crank closed {closed} of {payments} logs and no more: {:?}",
                 round.failures
             ));
         }
         closed += round.closed;
-        eprintln!("crank: closed {closed}/{payments}");
+        released += round.holdbacks_released;
+        eprintln!("crank: released {released}, closed {closed}/{payments}");
     }
     let closed_at = chain::unix_time(&rpc).await.map_err(|e| e.to_string())?;
     let after = balance(&rpc, &fee_payer).await?;
@@ -234,6 +297,19 @@ async fn trust_gate(
         rent: rent as f64 / per,
         locked_secs: (locked as f64 / per).round(),
         returned: rent as f64 / per,
+        escrow_rent: match payee {
+            Payee::Plain => None,
+            Payee::Held => Some(
+                balance(
+                    &rpc,
+                    &f.chain
+                        .builder
+                        .pda
+                        .holdback_escrow(&config.payee_asset, &config.mint),
+                )
+                .await?,
+            ),
+        },
     })
 }
 
@@ -329,10 +405,19 @@ mod tests {
             rent: 2_296_800.0,
             locked_secs: 604_921.0,
             returned: 2_296_800.0,
+            escrow_rent: None,
         };
         assert_eq!(
             c.line(),
             "cost: net 10385 lamports per settlement (fees 10384.6, priority 1, rent 2296800 locked for 604921 s, 2296800 returned)"
+        );
+        let held = Cost {
+            escrow_rent: Some(2_039_280),
+            ..c
+        };
+        assert_eq!(
+            held.line(),
+            "cost (held): net 10385 lamports per settlement (fees 10384.6, priority 1, rent 2296800 locked for 604921 s, 2296800 returned); the payee's escrow 2039280 lamports once per payee and mint, never returned"
         );
     }
 }

@@ -10,7 +10,6 @@ use solana_sdk::signer::Signer;
 use std::sync::Arc;
 use trust_gate_client::AtomicityEnforced;
 use trust_gate_demo::{challenge, DemoConfig};
-use trust_gate_localnet::{Localnet, LocalnetConfig};
 use trust_gate_migrations::demo;
 use trust_gate_pay::exact as pay;
 use trust_gate_x402::{self as x402, FacilitatorRequest};
@@ -32,12 +31,7 @@ fn unlimited(args: &mut crate::services::FacilitatorArgs) {
 
 pub async fn run(a: LocalnetBench) -> Result<(), String> {
     let duration = a.validate()?;
-    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
-    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) =
-        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
-            .await
-            .map_err(|e| e.to_string())?;
+    let (localnet, world) = super::seeded_localnet().await?;
     let loopback = std::net::Ipv4Addr::LOCALHOST.into();
     let mut args = crate::services::FacilitatorArgs::for_demo(
         loopback,

@@ -2,16 +2,10 @@
 //! latency of the embedded localnet over its JSON-RPC, on this machine.
 
 use super::measure::{cores, floor, LocalnetBench};
-use trust_gate_localnet::{Localnet, LocalnetConfig};
 
 pub async fn run(a: LocalnetBench) -> Result<(), String> {
     a.validate()?;
-    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
-    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) =
-        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
-            .await
-            .map_err(|e| e.to_string())?;
+    let (localnet, world) = super::seeded_localnet().await?;
     let (simulate, send) = floor(&localnet, &world, &a).await?;
     println!();
     println!(

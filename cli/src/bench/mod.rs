@@ -37,6 +37,25 @@ pub async fn run(cmd: BenchCommand) -> Result<(), String> {
     }
 }
 
+/// A localnet on a free loopback port with the demo world seeded, as each bench starts.
+async fn seeded_localnet() -> Result<
+    (
+        trust_gate_localnet::Localnet,
+        trust_gate_migrations::DemoWorld,
+    ),
+    String,
+> {
+    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
+    let localnet =
+        trust_gate_localnet::Localnet::start(trust_gate_localnet::LocalnetConfig::ephemeral())
+            .await?;
+    let (world, _) =
+        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
+            .await
+            .map_err(|e| e.to_string())?;
+    Ok((localnet, world))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

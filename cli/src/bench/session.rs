@@ -28,7 +28,7 @@ use trust_gate_client::channels::{Channel, Status};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_client::{chain, receipts, RpcClient};
 use trust_gate_demo::{challenge, DemoConfig};
-use trust_gate_localnet::{Localnet, LocalnetConfig};
+use trust_gate_localnet::Localnet;
 use trust_gate_migrations::DemoWorld;
 use trust_gate_pay::session::{PayerSession, SessionGate, SessionTerms};
 use trust_gate_x402::batch::{BatchExtra, BatchPayload, BatchVoucher};
@@ -70,12 +70,7 @@ pub async fn run(a: SessionBench) -> Result<(), String> {
     if a.seconds == 0 || a.seconds > 60 {
         return Err("--seconds must be between 1 and 60".into());
     }
-    eprintln!("starting a localnet on a free loopback port and seeding the demo world");
-    let localnet = Localnet::start(LocalnetConfig::ephemeral()).await?;
-    let (world, _) =
-        trust_gate_migrations::seed_localnet(&crate::migrate::seed_keys(&localnet), &|_| {})
-            .await
-            .map_err(|e| e.to_string())?;
+    let (localnet, world) = super::seeded_localnet().await?;
     let loopback = std::net::Ipv4Addr::LOCALHOST.into();
     let mut args = crate::services::FacilitatorArgs::for_demo(
         loopback,

@@ -3,15 +3,21 @@
 //! `chromium-driver`, driven over WebDriver by fantoccini) loads the first page, opens the
 //! tier-3 payer's page, sees a payment move its spend bar, the chart and add its receipt row,
 //! follows the receipt link, sees a dispute of the payment there, and saves the screenshot
-//! the README shows (docs/images/dashboard.png).
+//! the README shows (docs/images/dashboard.png). Then a payment of which the payer's policy
+//! holds a share back (docs/holdback.md): the payer's page lists it held with its release
+//! time, its settlement row and receipt show the share, the payee's page lists it too, and
+//! the receipt follows its dispute and the arbiter's decision.
 
 use crate::fixture;
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
+use solana_sdk::signer::Signer;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+use trust_gate_client::holdback::HeldPayment;
+use trust_gate_client::token::TokenProgram;
 use trust_gate_migrations::demo;
 use trust_gate_pay::exact::PayOutcome;
 
@@ -212,7 +218,126 @@ async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     c.refresh().await.unwrap();
     let disputed = c.find(Locator::Css("#disputed")).await.unwrap();
     assert_eq!(disputed.text().await.unwrap(), "yes");
+
+    held_payment(&env, &c, &base, &facilitator.url()).await;
     c.close().await.unwrap();
+}
+
+/// The demo of the tier-1 payee that accepts a holdback, charging under the holdback payer's
+/// holdback policy.
+async fn held_demo(facilitator_url: &str) -> trust_gate_demo::Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let config =
+        trust_gate_demo::DemoConfig::held_service(facilitator_url, &format!("http://{addr}"));
+    trust_gate_demo::start(config, addr).await.unwrap()
+}
+
+async fn text(c: &Client, css: &str) -> String {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap_or_else(|e| panic!("{css}: {e}"))
+        .text()
+        .await
+        .unwrap()
+}
+
+/// A held payment on the payer's page, the payee's page and its receipt, through its dispute
+/// and the arbiter's decision.
+async fn held_payment(env: &fixture::Env, c: &Client, base: &str, facilitator_url: &str) {
+    let w = &env.world;
+    let payer = w.holdback_payer();
+    let payee = w.held_service.asset();
+    let share = demo::PRICE * u64::from(w.holdback_schedule().terms[1].share_bps) / 10_000;
+    let held_demo = held_demo(facilitator_url).await;
+    let PayOutcome::Paid {
+        payment_id_hash, ..
+    } = env
+        .pay_protected(&held_demo.url(), Some(payer.asset()), &payer.owner)
+        .await
+    else {
+        panic!("the held payment was not paid")
+    };
+
+    // The payer's page: the payment held, the share, when it is released.
+    c.goto(&format!("{base}/agents/{}", payer.asset()))
+        .await
+        .unwrap();
+    let row = "#held-paid tr.held";
+    assert_eq!(attr(c, row, "data-held").await, share.to_string());
+    assert_eq!(
+        attr(c, &format!("{row} span.badge"), "data-state").await,
+        "held"
+    );
+    let release = text(c, &format!("{row} td.release")).await;
+    assert!(release.contains("released to the payee from"), "{release}");
+    // Its settlement row shows the share held back.
+    let mut settled = None;
+    for r in c.find_all(Locator::Css("tr.settlement")).await.unwrap() {
+        if r.text().await.unwrap().contains(&payment_id_hash[..12]) {
+            let cell = r.find(Locator::Css("td.held")).await.unwrap();
+            settled = Some(cell.text().await.unwrap());
+        }
+    }
+    assert_eq!(settled.as_deref(), Some("0.01 held"));
+
+    // The payee's page lists it too, with what the payee may do.
+    c.goto(&format!("{base}/agents/{payee}")).await.unwrap();
+    let received = text(c, "#held-received tr.held").await;
+    assert!(received.contains("gate_refund_holdback"), "{received}");
+    assert!(received.contains(&payment_id_hash), "{received}");
+
+    // Its receipt: the share, its state and release time.
+    c.find(Locator::Css("#held-received tr.held a.receipt"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    assert!(text(c, "#receipt h2").await.contains(&payment_id_hash));
+    assert_eq!(text(c, "#held").await, "0.01");
+    assert_eq!(text(c, "#hold-state").await, "held");
+
+    // The payer disputes it within the hold: frozen until the arbiter decides.
+    let outcome = trust_gate_demo::dispute::dispute(
+        &reqwest::Client::new(),
+        &env.rpc,
+        &trust_gate_demo::dispute::DisputeOptions {
+            facilitator_url: facilitator_url.to_string(),
+            payment_id_hash: trust_gate_client::decode::parse_hex32("hash", &payment_id_hash)
+                .unwrap(),
+            reason: "not delivered".into(),
+            feedback_uri: String::new(),
+            signer: &payer.owner,
+            overrides: Default::default(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.status, 200, "{}", outcome.body);
+    c.refresh().await.unwrap();
+    assert_eq!(text(c, "#hold-state").await, "disputed");
+    assert!(text(c, "#release").await.contains("the arbiter decides"));
+    assert!(c.find(Locator::Css("#arbitration-ends")).await.is_ok());
+
+    // The arbiter upholds it: given back to the payer.
+    let hash = trust_gate_client::decode::parse_hex32("hash", &payment_id_hash).unwrap();
+    let log = env.b.pda.feedback_log(&w.facilitator.pubkey(), &hash);
+    let data = env.rpc.get_account(&log).await.unwrap().data;
+    let held = HeldPayment::from_log_data(&data, TokenProgram::SplToken.id()).unwrap();
+    let to = TokenProgram::SplToken.associated_account(&payer.owner.pubkey(), &w.mint());
+    let uphold = env.b.arbitrate_holdback(&held, true, &to, &[]);
+    env.send(&[uphold], &[&w.arbiter]).await.unwrap();
+    c.refresh().await.unwrap();
+    assert_eq!(text(c, "#hold-state").await, "upheld");
+    c.goto(&format!("{base}/agents/{}", payer.asset()))
+        .await
+        .unwrap();
+    assert_eq!(
+        attr(c, "#held-paid tr.held span.badge", "data-state").await,
+        "upheld"
+    );
 }
 
 /// What the chart's days add up to.

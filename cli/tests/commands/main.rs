@@ -7,6 +7,7 @@ mod fixture;
 
 mod approvals;
 mod dashboard;
+mod holdback;
 mod policy;
 mod reclaim;
 

@@ -11,6 +11,7 @@ mod approvals;
 mod bearer;
 mod boot;
 mod eras;
+mod holdback;
 mod hostile;
 mod http_sessions;
 mod inspector;

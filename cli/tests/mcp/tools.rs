@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
 
-pub const TOOLS: [&str; 27] = [
+pub const TOOLS: [&str; 31] = [
     "gate_get_policy",
     "gate_get_velocity_ledger",
     "gate_get_killswitch",
@@ -22,6 +22,8 @@ pub const TOOLS: [&str; 27] = [
     "gate_explain_decision",
     "gate_get_spend",
     "gate_list_approvals",
+    "gate_list_payer_holdbacks",
+    "gate_list_payee_holdbacks",
     "gate_init_authority",
     "gate_init_policy",
     "gate_set_killswitch",
@@ -31,6 +33,8 @@ pub const TOOLS: [&str; 27] = [
     "gate_respond_to_validation",
     "gate_approve",
     "gate_pay",
+    "gate_refund_holdback",
+    "gate_arbitrate_holdback",
     "gate_demo_state",
     "gate_docs",
     "gate_facilitator_walkthrough",
@@ -58,7 +62,7 @@ async fn every_tool_resource_and_prompt_over_http() {
     assert_eq!(server_info.name, "trust-gate-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
 
-    // tools/list: the 27 names, draft 2020-12 object schemas.
+    // tools/list: the 31 names, draft 2020-12 object schemas.
     let tools = c.list_all_tools().await.unwrap();
     let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(

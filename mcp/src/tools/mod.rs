@@ -1,10 +1,12 @@
-//! The 27 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
-//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`pay`] and [`discovery`]. Each
+//! The 31 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`holdback`], [`pay`] and
+//! [`discovery`]. Each
 //! returns `Result<Json<T>, ToolError>`: rmcp derives the tool's `outputSchema` from `T`
 //! (a typed struct), and an error is the envelope ([`crate::envelope`]).
 
 pub mod approvals;
 pub mod discovery;
+pub mod holdback;
 pub mod pay;
 pub mod read;
 pub mod spend;
@@ -194,6 +196,30 @@ impl GateServer {
     ) -> Result<Json<approvals::ApprovalsList>, ToolError> {
         approvals::list_approvals(&self.ctx, a).await.map(Json)
     }
+
+    /// The payments a payer agent made whose payee's tier made its policy hold a share back
+    /// (docs/holdback.md), newest first, found by the wallets that signed them: each with its
+    /// payment id hash, amount, log and held share (how much, until when, its state: held,
+    /// disputed, released, refunded, upheld, rejected or lapsed; its arbiter).
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_list_payer_holdbacks(
+        &self,
+        Parameters(a): Parameters<AgentArgs>,
+    ) -> Result<Json<holdback::HoldbackList>, ToolError> {
+        holdback::list_payer(&self.ctx, a).await.map(Json)
+    }
+
+    /// The payments made to a payee agent of which the payer's policy held a share back in
+    /// escrow (docs/holdback.md), newest first: each with its payment id hash, amount, log
+    /// and held share (how much, until when, its state, its arbiter), and whether anyone may
+    /// release it to the payee now.
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_list_payee_holdbacks(
+        &self,
+        Parameters(a): Parameters<AgentArgs>,
+    ) -> Result<Json<holdback::HoldbackList>, ToolError> {
+        holdback::list_payee(&self.ctx, a).await.map(Json)
+    }
 }
 
 #[tool_router(router = write_tools, vis = "pub")]
@@ -305,6 +331,30 @@ impl GateServer {
         Parameters(a): Parameters<pay::PayArgs>,
     ) -> Result<Json<pay::PayResult>, ToolError> {
         pay::pay(&self.ctx, a).await.map(Json)
+    }
+
+    /// As the payee agent (the signer: its owner or agent wallet), give a held share back to
+    /// the payer's wallet, disputed or not, before it is paid out (docs/holdback.md). The
+    /// payer's token account is created when missing (the signer pays its rent). Idempotent:
+    /// a share already refunded is returned as it is.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_refund_holdback(
+        &self,
+        Parameters(a): Parameters<holdback::RefundArgs>,
+    ) -> Result<Json<holdback::HoldbackMove>, ToolError> {
+        holdback::refund(&self.ctx, a).await.map(Json)
+    }
+
+    /// As the arbiter the payer's policy named (the signer: the key, or a member of an
+    /// arbiter set of threshold 1), decide a disputed held share within its arbitration
+    /// period: uphold gives it back to the payer's wallet, reject pays it to the payee
+    /// (docs/holdback.md). Idempotent: a dispute already decided so is returned as it is.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = true))]
+    async fn gate_arbitrate_holdback(
+        &self,
+        Parameters(a): Parameters<holdback::ArbitrateArgs>,
+    ) -> Result<Json<holdback::HoldbackMove>, ToolError> {
+        holdback::arbitrate(&self.ctx, a).await.map(Json)
     }
 }
 

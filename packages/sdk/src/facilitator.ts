@@ -8,6 +8,7 @@ import { accounts, decodePolicy, type TrustGateRpc } from './chain.js';
 import { toHex, type Decision } from './decision.js';
 import { TransactionFailedError } from './errors.js';
 import { getFeedbackLogDecoder } from './generated/gate/accounts/index.js';
+import { holdbackViewFromLogData } from './holdback.js';
 import { POLICY_VAULT_ERROR__POLICY_MINT_MISMATCH, POLICY_VAULT_ERROR__POLICY_RETIRED } from './generated/policy_vault/errors/index.js';
 
 /** Anchor's AccountNotInitialized: a required account does not exist. */
@@ -392,6 +393,7 @@ export async function receiptAnswer(c: FacilitatorContext, hashHex: string): Pro
     deadline: Number(log.deadline),
     transaction: null,
     dispute: record ? receiptDispute(record.data) : null,
+    holdback: holdbackViewFromLogData(logAcc.data),
     settledAtomically: true,
     disputed: record !== null,
     payerVault: null,

@@ -3,6 +3,7 @@
 // (tests/tests/localnet/ts_sdk.rs holds the two to the same bytes).
 
 import {
+  address,
   fixDecoderSize,
   getAddressDecoder,
   getBytesDecoder,
@@ -120,4 +121,38 @@ export function releasableAt(p: HeldPayment, now: bigint): boolean {
   if (p.state === 'held') return now >= p.holdUntil;
   if (p.state === 'disputed') return now >= p.arbitrationEnds;
   return false;
+}
+
+/** The default key: a schedule without an arbiter names it. */
+const NO_ARBITER = address('11111111111111111111111111111111');
+
+/** A payment's held share as a receipt shows it (the Rust SDK's `HoldbackView`, JSON). */
+export interface HoldbackView {
+  /** The amount held back, base units (a decimal string). */
+  held: string;
+  escrow: Address;
+  recipient: Address;
+  /** A key or an arbiter set; null for none. */
+  arbiter: Address | null;
+  /** Unix seconds from which anyone may release it to the payee. */
+  holdUntil: number;
+  state: HoldStateName;
+  /** Unix seconds the arbitration of its dispute ends; null until disputed. */
+  arbitrationEnds: number | null;
+}
+
+/** The held share of a payment log's account `data` as a receipt shows it; null for a log that held nothing. */
+export function holdbackViewFromLogData(data: ReadonlyUint8Array): HoldbackView | null {
+  // The escrow's token program is not in the log; the view does not name it.
+  const p = heldPaymentFromLogData(data, NO_ARBITER);
+  if (!p) return null;
+  return {
+    held: p.held.toString(),
+    escrow: p.escrow,
+    recipient: p.recipient,
+    arbiter: p.arbiter === NO_ARBITER ? null : p.arbiter,
+    holdUntil: Number(p.holdUntil),
+    state: p.state,
+    arbitrationEnds: p.arbitrationEnds === 0n ? null : Number(p.arbitrationEnds),
+  };
 }

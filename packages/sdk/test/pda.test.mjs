@@ -12,6 +12,7 @@ import {
   compose,
   extraBumpTries,
   heldPaymentFromLogData,
+  holdbackViewFromLogData,
   releasableAt,
   limitForUse,
   Pdas,
@@ -179,6 +180,7 @@ test('a payment log decodes to the held payment the Rust SDK reads, or to none',
   assert.ok(logs.some((l) => l.held) && logs.some((l) => !l.held));
   for (const [i, l] of logs.entries()) {
     assert.deepEqual(heldJson(heldPaymentFromLogData(hex(l.data), address(l.tokenProgram))), l.held, `log ${i}`);
+    assert.deepEqual(holdbackViewFromLogData(hex(l.data)), l.view, `log ${i}: the receipt's view`);
   }
 });
 

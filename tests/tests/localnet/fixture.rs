@@ -222,6 +222,48 @@ impl Env {
         (s, signature)
     }
 
+    /// Settles a payment of the demo price from the holdback payer to the demo's low-tier
+    /// payee under its holdback policy, as payment `pay`, with the terms the gate quotes for
+    /// it (docs/holdback.md); returns the settlement.
+    #[allow(dead_code)] // the suites that move held shares
+    pub async fn settle_held(&self, pay: [u8; 32]) -> Settlement {
+        let w = &self.world;
+        let payer = w.holdback_payer();
+        let program = TokenProgram::SplToken;
+        let mut s = self.settlement_of(payer, demo::PRICE, pay).await;
+        s.payee_asset = w.held_service.asset();
+        s.destination_token = program.associated_account(&w.held_service.owner.pubkey(), &w.mint());
+        s.policy_id = demo::HOLDBACK_POLICY_ID;
+        let q = trust_gate_client::simulate::PaymentQuery {
+            payer_asset: s.payer_asset,
+            payee_asset: s.payee_asset,
+            amount: s.amount,
+            mint: s.mint,
+            policy_id: s.policy_id,
+        };
+        let caller = trust_gate_client::simulate::Caller::Pubkey(payer.owner.pubkey());
+        let decided = trust_gate_client::simulate::decide(&self.rpc, &self.b, caller, q)
+            .await
+            .unwrap();
+        let escrow = self.b.pda.holdback_escrow(&s.payee_asset, &s.mint);
+        s.holdback = decided
+            .holdback
+            .map(|h| trust_gate_client::holdback::HoldbackQuote::of(&h, escrow));
+        assert!(s.holdback.is_some_and(|h| h.held != 0), "{decided:?}");
+        trust_gate_client::settle::settle(
+            &self.rpc,
+            &self.b,
+            &s,
+            &payer.owner,
+            &w.facilitator,
+            &self.tables().await,
+            trust_gate_client::AtomicityEnforced::TRUE,
+        )
+        .await
+        .unwrap();
+        s
+    }
+
     /// The demo facilitator's address lookup tables.
     pub async fn tables(&self) -> Vec<solana_sdk::message::AddressLookupTableAccount> {
         let t = chain::lookup_tables(&self.rpc, &self.world.facilitator.pubkey())

@@ -432,6 +432,8 @@ fn holdback_fixture(b: &Builder) -> Value {
             "data": hex(data),
             "tokenProgram": tp.to_string(),
             "held": h.as_ref().map(held_payment_json),
+            // The share as /receipt shows it.
+            "view": trust_gate_client::holdback::HoldbackView::from_log_data(data),
         })).collect::<Vec<_>>(),
         "instructions": ops.into_iter().map(|(inputs, ix)| json!({
             "inputs": inputs,

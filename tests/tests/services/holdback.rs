@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::str::FromStr;
 use trust_gate_client::decode::hex;
-use trust_gate_client::holdback::{HeldBy, HeldPayment, HoldState};
+use trust_gate_client::held::HeldBy;
+use trust_gate_client::holdback::{HeldPayment, HoldState};
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_migrations::demo;
 use trust_gate_pay::exact::{self as pay, PayOutcome};
@@ -18,16 +19,11 @@ use trust_gate_x402::holdback::HoldbackTerms;
 
 /// The demo service of the low-tier payee, paid under the holdback payer's holdback policy.
 pub async fn held_demo(s: &Services) -> trust_gate_demo::Server {
-    let w = &s.env.world;
     let listener = std::net::TcpListener::bind(loopback()).unwrap();
     let addr = listener.local_addr().unwrap();
     drop(listener);
-    let config = trust_gate_demo::DemoConfig {
-        payee_asset: w.held_service.asset(),
-        pay_to: w.held_service.owner.pubkey(),
-        policy_id: demo::HOLDBACK_POLICY_ID,
-        ..trust_gate_demo::DemoConfig::demo_world(&s.facilitator.url(), &format!("http://{addr}"))
-    };
+    let url = format!("http://{addr}");
+    let config = trust_gate_demo::DemoConfig::held_service(&s.facilitator.url(), &url);
     trust_gate_demo::start(config, addr).await.unwrap()
 }
 
@@ -187,10 +183,22 @@ async fn a_low_tier_payee_is_paid_with_a_holdback_through_the_facilitator() {
         .unwrap();
     // The three, as the SDK lists a payee's and a payer wallet's held payments.
     let gate = s.env.b.ids.gate;
-    let of = |by| trust_gate_client::holdback::list(&s.env.rpc, &gate, by);
+    let of = |by| trust_gate_client::held::list(&s.env.rpc, &gate, by);
     let listed = of(HeldBy::Payee(payee)).await.unwrap();
-    let ids: Vec<[u8; 32]> = listed.iter().map(|l| l.receipt.payment_id_hash).collect();
-    assert_eq!(ids, [lapsing, disputed, payment].to_vec(), "newest first");
+    // Newest first (payments of one slot in any order).
+    let mut ids: Vec<[u8; 32]> = listed.iter().map(|l| l.receipt.payment_id_hash).collect();
+    let when: Vec<_> = listed
+        .iter()
+        .map(|l| (l.receipt.created_at, l.receipt.slot))
+        .collect();
+    assert!(
+        when.windows(2).all(|w| w[0] >= w[1]),
+        "newest first: {when:?}"
+    );
+    ids.sort();
+    let mut want = vec![lapsing, disputed, payment];
+    want.sort();
+    assert_eq!(ids, want);
     assert_eq!(
         listed
             .iter()

@@ -24,6 +24,7 @@ mod node;
 mod paid_once;
 mod real_registry;
 mod records;
+mod refund;
 mod replicas;
 mod services;
 mod settle;

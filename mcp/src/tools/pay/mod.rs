@@ -16,7 +16,8 @@ mod result;
 
 pub use request::{choose, PayArgs, Wanted};
 pub use result::{
-    ClosedSession, PayResult, PaymentView, ResponseView, RetiredSession, SpentSession, VoucherView,
+    ClosedSession, HoldbackTermsView, PayResult, PaymentView, ResponseView, RetiredSession,
+    SpentSession, VoucherView,
 };
 
 use crate::args::pubkey;
@@ -226,6 +227,13 @@ impl Call<'_> {
                     facilitator: requirements.fee_payer().map(str::to_string),
                     receipt_url: self.receipt_url(requirements.fee_payer(), &payment_id_hash),
                     payment_id_hash: Some(payment_id_hash),
+                    // The terms the settlement was composed from: the challenge's, signed by
+                    // the service and held to the payee's tier by the strict gate.
+                    holdback: trust_gate_x402::GateExtension::from_requirements(&requirements)
+                        .ok()
+                        .and_then(|g| g.holdback)
+                        .as_ref()
+                        .and_then(HoldbackTermsView::of),
                     ..Default::default()
                 }),
                 response: response(200, &body),

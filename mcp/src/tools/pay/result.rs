@@ -77,6 +77,48 @@ pub struct SpentSession {
     pub refund: String,
 }
 
+/// The holdback terms an `exact` offer stated (its `extra.gate.holdback`, signed by the
+/// service), under which the settlement held a share of the price in the payee's escrow
+/// (docs/holdback.md).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HoldbackTermsView {
+    /// The payee's tier the terms were quoted for: 0..=4, or 5 for a payee without engine
+    /// stats.
+    pub payee_tier: u8,
+    /// The tier's share, in basis points of the price.
+    pub share_bps: u16,
+    /// How long the share is held after the settlement, in seconds.
+    pub hold_seconds: u32,
+    /// The share of this price held back, in atomic units ("0": it rounded down to nothing
+    /// and the payee was paid in full).
+    pub held: Amount,
+    /// The payee's escrow the share waits in.
+    pub escrow: Key,
+    /// Who decides a dispute within the hold: a key or an arbiter set (null for none: the
+    /// payee's refusal then ends a dispute in its favour).
+    pub arbiter: Option<Key>,
+}
+
+impl HoldbackTermsView {
+    /// The view of the offer's terms; `None` when a field is not what the gate accepted (a
+    /// settlement that carried them had its held share and escrow parsed already).
+    pub fn of(t: &trust_gate_x402::holdback::HoldbackTerms) -> Option<HoldbackTermsView> {
+        let key = |s: &str| s.parse().ok().map(Key);
+        Some(HoldbackTermsView {
+            payee_tier: t.payee_tier,
+            share_bps: t.share_bps,
+            hold_seconds: t.hold_seconds,
+            held: Amount(t.held.parse().ok()?),
+            escrow: key(&t.escrow)?,
+            arbiter: match &t.arbiter {
+                Some(a) => Some(key(a)?),
+                None => None,
+            },
+        })
+    }
+}
+
 /// What a call paid or was asked to pay. Each scheme fills its own fields: `exact` the
 /// price and the settlement's receipt; `upto` the ceiling and the charge; a session its
 /// channel, price, deposit and voucher.
@@ -115,6 +157,10 @@ pub struct PaymentView {
     /// exact: the receipt's URL at the configured facilitator, when it settled it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub receipt_url: Option<String>,
+    /// exact: the holdback terms the payment was settled under, when the payer's policy held
+    /// a share of it back (gate_list_payer_holdbacks shows where the share stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdback: Option<HoldbackTermsView>,
     /// A session: its channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub channel: Option<Key>,

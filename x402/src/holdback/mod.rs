@@ -1,6 +1,19 @@
 //! The holdback over x402 (docs/holdback.md): the terms a challenge states for a payment the
-//! payer's policy holds a share of, and the `refund` extension that advertises the payee's way
-//! back for that share.
+//! payer's policy holds a share of ([`HoldbackTerms`]), and x402's `refund` extension
+//! (`specs/extensions/refund.md`) through which the payer asks the payee for that share back:
+//!
+//! - [`refund`]: the 402's [`RefundInfo`], the payer's [`RefundRequest`] signed as a compact
+//!   JWS ([`sign_refund_request`], [`verify_payer_signature`]) and the payee's
+//!   [`RefundResponse`] with its signed receipt ([`sign_refund_receipt`],
+//!   [`verify_refund_receipt`]);
+//! - [`jws`]: compact JWS of Solana keys (Ed25519, `EdDSA`, named by a `did:pkh`) over
+//!   canonical JSON.
+
+pub mod jws;
+pub mod refund;
+
+pub use jws::*;
+pub use refund::*;
 
 use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
@@ -83,77 +96,20 @@ impl HoldbackTerms {
     }
 }
 
-/// The `refund` extension's key in a challenge's `extensions`.
-pub const REFUND: &str = "refund";
-
-/// `extensions.refund.info`: where and how long the payer may ask the payee for its held share
-/// back (x402's `refund` extension). Only a held share is refunded here, whole, by the payee's
-/// `refund_holdback`: partial refunds are not offered.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RefundInfo {
-    /// The payee's endpoint that takes a `RefundRequest` (POST).
-    pub refund_endpoint: String,
-    /// How long after the settlement a refund may be asked for: the hold.
-    pub window_seconds: u64,
-    pub partial_refunds: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub policy_url: Option<String>,
-}
-
-impl RefundInfo {
-    /// The extension as a challenge carries it: `{"info": {...}}`.
-    pub fn extension(&self) -> serde_json::Value {
-        serde_json::json!({ "info": self })
+/// One line a person reads before paying: the share, how long, where, who decides.
+impl std::fmt::Display for HoldbackTerms {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} base units ({} bps, payee tier {}) held {} s in escrow {}, then released to the payee",
+            self.held, self.share_bps, self.payee_tier, self.hold_seconds, self.escrow
+        )?;
+        match &self.arbiter {
+            Some(a) => write!(f, "; a dispute within the hold is decided by {a}"),
+            None => f.write_str("; no arbiter: a dispute ends when the payee refunds or the arbitration period passes"),
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn h() -> Holdback {
-        Holdback {
-            tier: 1,
-            share_bps: 2_000,
-            hold_secs: 86_400,
-            held: 200,
-        }
-    }
-
-    #[test]
-    fn terms_round_trip_to_the_quote_and_state_their_decision() {
-        let escrow = Pubkey::new_unique();
-        let t = HoldbackTerms::new(&h(), &escrow, &Pubkey::default());
-        assert_eq!(t.arbiter, None, "the default key is no arbiter");
-        let v = serde_json::to_value(&t).unwrap();
-        assert_eq!(v["payeeTier"], 1);
-        assert_eq!(v["held"], "200");
-        assert!(v.get("arbiter").is_none());
-        assert_eq!(
-            t.quote("extra.gate.holdback").unwrap(),
-            HoldbackQuote {
-                tier: 1,
-                held: 200,
-                escrow
-            }
-        );
-        assert!(t.states(&h()));
-        assert!(!t.states(&Holdback { held: 199, ..h() }));
-        assert!(!t.states(&Holdback { tier: 2, ..h() }));
-    }
-
-    #[test]
-    fn bad_terms_name_their_field() {
-        let mut t = HoldbackTerms::new(&h(), &Pubkey::new_unique(), &Pubkey::new_unique());
-        t.held = "-1".into();
-        let e = t.quote("extra.gate.holdback").unwrap_err().to_string();
-        assert!(e.contains("extra.gate.holdback.held"), "{e}");
-        t.held = "1".into();
-        t.escrow = "nope".into();
-        let e = t.quote("extra.gate.holdback").unwrap_err().to_string();
-        assert!(e.contains("extra.gate.holdback.escrow"), "{e}");
-        let unknown = serde_json::json!({"payeeTier":1,"shareBps":1,"holdSeconds":1,"held":"1","escrow":"x","more":1});
-        assert!(serde_json::from_value::<HoldbackTerms>(unknown).is_err());
-    }
-}
+mod tests;
