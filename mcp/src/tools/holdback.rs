@@ -269,6 +269,17 @@ fn paid_out(state: HoldState, what: &str) -> ToolError {
     )
 }
 
+/// The answer to a move already made: the payment as it stands, nothing sent.
+fn unchanged(found: &HeldListing, now: i64) -> ToolResult<HoldbackMove> {
+    Ok(HoldbackMove {
+        payment: HeldRow::of(found, now)
+            .ok_or_else(|| ToolError::not_found("held payment log", found.log))?,
+        changed: false,
+        paid_to: None,
+        signature: None,
+    })
+}
+
 pub async fn refund(ctx: &Ctx, a: RefundArgs) -> ToolResult<HoldbackMove> {
     let b = ctx.builder()?;
     let signer = ctx.signer("gate_refund_holdback")?;
@@ -276,15 +287,7 @@ pub async fn refund(ctx: &Ctx, a: RefundArgs) -> ToolResult<HoldbackMove> {
     let p = found.payment;
     match p.state {
         HoldState::Held | HoldState::Disputed => {}
-        HoldState::Refunded => {
-            return Ok(HoldbackMove {
-                payment: HeldRow::of(&found, now)
-                    .ok_or_else(|| ToolError::not_found("held payment log", found.log))?,
-                changed: false,
-                paid_to: None,
-                signature: None,
-            })
-        }
+        HoldState::Refunded => return unchanged(&found, now),
         other => return Err(paid_out(other, "refund")),
     }
     // The program takes the payee agent's keys at the time of the refund (after a sale, its
@@ -335,13 +338,7 @@ pub async fn arbitrate(ctx: &Ctx, a: ArbitrateArgs) -> ToolResult<HoldbackMove> 
             ))
         }
         s if s == decided => {
-            return Ok(HoldbackMove {
-                payment: HeldRow::of(&found, now)
-                    .ok_or_else(|| ToolError::not_found("held payment log", found.log))?,
-                changed: false,
-                paid_to: None,
-                signature: None,
-            })
+            return unchanged(&found, now)
         }
         other => return Err(paid_out(other, "arbitrate")),
     }

@@ -27,9 +27,12 @@ pub async fn held_demo(s: &Services) -> trust_gate_demo::Server {
     trust_gate_demo::start(config, addr).await.unwrap()
 }
 
-/// Pays the held demo as the holdback payer; returns the settlement's signature and payment
-/// id hash.
-async fn pay_held(s: &Services, demo_url: &str) -> (String, [u8; 32]) {
+/// Pays `demo_url` as the holdback payer: the settlement's transaction, the offer paid and
+/// the payment id hash.
+pub async fn pay_held(
+    s: &Services,
+    demo_url: &str,
+) -> (String, trust_gate_x402::PaymentRequirements, [u8; 32]) {
     let payer = s.env.world.holdback_payer();
     match s
         .env
@@ -38,14 +41,34 @@ async fn pay_held(s: &Services, demo_url: &str) -> (String, [u8; 32]) {
     {
         PayOutcome::Paid {
             receipt,
+            requirements,
             payment_id_hash,
             ..
         } => (
             receipt,
+            requirements,
             trust_gate_client::decode::parse_hex32("payment id", &payment_id_hash).unwrap(),
         ),
         other => panic!("not paid: {other:?}"),
     }
+}
+
+/// The 402 a demo gives the holdback payer.
+pub async fn held_challenge(s: &Services, demo_url: &str) -> trust_gate_x402::PaymentRequired {
+    let payer = s.env.world.holdback_payer();
+    let r = s
+        .http
+        .get(format!("{demo_url}/protected"))
+        .header("X-Demo-Payer-Agent", payer.asset().to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 402);
+    trust_gate_x402::decode_header(
+        trust_gate_x402::PAYMENT_REQUIRED,
+        r.headers()["PAYMENT-REQUIRED"].to_str().unwrap(),
+    )
+    .unwrap()
 }
 
 /// The held payment that `payment`'s log records.
@@ -123,7 +146,7 @@ async fn a_low_tier_payee_is_paid_with_a_holdback_through_the_facilitator() {
         s.env.token_balance(&payee_token).await,
         s.env.token_balance(&payer_token).await,
     );
-    let (sig, payment) = pay_held(&s, &d.url()).await;
+    let (sig, _, payment) = pay_held(&s, &d.url()).await;
     assert_eq!(
         (
             s.env.token_balance(&escrow).await,
@@ -161,7 +184,7 @@ async fn a_low_tier_payee_is_paid_with_a_holdback_through_the_facilitator() {
     assert_eq!(r["holdback"]["holdUntil"], h.hold_until, "{r}");
 
     // A second held payment is disputed by its payer; the arbiter upholds: the share goes back.
-    let (_, disputed) = pay_held(&s, &d.url()).await;
+    let (_, _, disputed) = pay_held(&s, &d.url()).await;
     let dispute = settle::Dispute {
         collection: s.env.collection,
         payment_id_hash: disputed,
@@ -173,7 +196,7 @@ async fn a_low_tier_payee_is_paid_with_a_holdback_through_the_facilitator() {
         .await
         .unwrap();
     // A third is disputed and never decided: its arbitration lapses.
-    let (_, lapsing) = pay_held(&s, &d.url()).await;
+    let (_, _, lapsing) = pay_held(&s, &d.url()).await;
     let dispute = settle::Dispute {
         payment_id_hash: lapsing,
         ..dispute
@@ -296,19 +319,7 @@ async fn a_challenge_must_state_the_gates_holdback_terms() {
     let payer = w.holdback_payer();
     let d = held_demo(&s).await;
     // The demo's challenge, paid as issued, is checked by /verify with its transaction.
-    let r = s
-        .http
-        .get(format!("{}/protected", d.url()))
-        .header("X-Demo-Payer-Agent", payer.asset().to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 402);
-    let required: trust_gate_x402::PaymentRequired = trust_gate_x402::decode_header(
-        trust_gate_x402::PAYMENT_REQUIRED,
-        r.headers()["PAYMENT-REQUIRED"].to_str().unwrap(),
-    )
-    .unwrap();
+    let required = held_challenge(&s, &d.url()).await;
     let p = pay::prepare(
         &s.env.rpc,
         &required,

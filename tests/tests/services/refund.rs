@@ -3,7 +3,7 @@
 //! whole share back on chain with the service's signed receipt, once per idempotency key; each
 //! refusal says why, and a request changed after signing is refused naming `payerSignature`.
 
-use crate::holdback::held_demo;
+use crate::holdback::{held_challenge, held_demo, pay_held};
 use crate::services::{self, Services};
 use serde_json::Value;
 use solana_sdk::pubkey::Pubkey;
@@ -20,53 +20,12 @@ use trust_gate_x402::holdback::{
     sign_refund_request, verify_refund_receipt, DenialReason, RefundInfo, RefundReason,
     RefundRequest, RefundResponse, RefundStatus,
 };
-use trust_gate_x402::{PaymentRequired, PaymentRequirements};
+use trust_gate_x402::PaymentRequired;
 
 /// The share of the demo price the tier-1 payee's term holds back.
 fn held_amount(s: &Services) -> u64 {
     let term = s.env.world.holdback_schedule().terms[1];
     demo::PRICE * u64::from(term.share_bps) / 10_000
-}
-
-/// Pays `demo_url` as the holdback payer: the settlement's transaction, the offer paid and
-/// the payment id hash.
-async fn pay(s: &Services, demo_url: &str) -> (String, PaymentRequirements, [u8; 32]) {
-    let payer = s.env.world.holdback_payer();
-    match s
-        .env
-        .pay_protected(demo_url, Some(payer.asset()), &payer.owner)
-        .await
-    {
-        PayOutcome::Paid {
-            receipt,
-            requirements,
-            payment_id_hash,
-            ..
-        } => (
-            receipt,
-            requirements,
-            trust_gate_client::decode::parse_hex32("payment id", &payment_id_hash).unwrap(),
-        ),
-        other => panic!("not paid: {other:?}"),
-    }
-}
-
-/// The 402 a demo gives the holdback payer.
-async fn challenge(s: &Services, demo_url: &str) -> PaymentRequired {
-    let payer = s.env.world.holdback_payer();
-    let r = s
-        .http
-        .get(format!("{demo_url}/protected"))
-        .header("X-Demo-Payer-Agent", payer.asset().to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 402);
-    trust_gate_x402::decode_header(
-        trust_gate_x402::PAYMENT_REQUIRED,
-        r.headers()["PAYMENT-REQUIRED"].to_str().unwrap(),
-    )
-    .unwrap()
 }
 
 /// The state of payment `id`'s held share.
@@ -99,7 +58,7 @@ async fn a_payer_gets_its_held_share_back_once_through_the_refund_extension() {
     let d = held_demo(&s).await;
 
     // The held demo's 402 advertises refunds of the share for its hold, whole only.
-    let required = challenge(&s, &d.url()).await;
+    let required = held_challenge(&s, &d.url()).await;
     let info = refund::offered(&required)
         .unwrap()
         .expect("extensions.refund");
@@ -117,7 +76,7 @@ async fn a_payer_gets_its_held_share_back_once_through_the_refund_extension() {
         serde_json::json!(["refundEndpoint", "windowSeconds", "partialRefunds"])
     );
     // The demo's own payee holds nothing back: no refund offered, no refund route.
-    let plain: PaymentRequired = challenge(&s, &s.demo.url()).await;
+    let plain: PaymentRequired = held_challenge(&s, &s.demo.url()).await;
     assert_eq!(refund::offered(&plain).unwrap(), None);
     let r = s
         .http
@@ -129,7 +88,7 @@ async fn a_payer_gets_its_held_share_back_once_through_the_refund_extension() {
     assert_eq!(r.status(), 404);
 
     // Paid, then the payer asks for the share back.
-    let (tx, requirements, id) = pay(&s, &d.url()).await;
+    let (tx, requirements, id) = pay_held(&s, &d.url()).await;
     let request =
         refund::for_held_payment(&requirements, &tx, RefundReason::ServiceNotDelivered).unwrap();
     assert_eq!(request.amount, held.to_string());
@@ -240,7 +199,7 @@ async fn each_refused_refund_says_why_and_moves_nothing() {
     let held = held_amount(&s);
     let d = held_demo(&s).await;
     let endpoint = format!("{}/refund", d.url());
-    let (tx, requirements, id) = pay(&s, &d.url()).await;
+    let (tx, requirements, id) = pay_held(&s, &d.url()).await;
     // A payment of the same payer to the demo's own payee, which holds nothing back.
     let plain_tx = match s.pay(Some(payer.asset()), &payer.owner).await {
         PayOutcome::Paid { receipt, .. } => receipt,
