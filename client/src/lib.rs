@@ -13,6 +13,8 @@
 //! - [`ids`]: program ids per network (the mainnet sentinel rule), overrides.
 //! - [`token`]: which token program a mint belongs to, its associated token accounts.
 //! - [`pda`]: every account address of the three programs and the external registry/engine.
+//! - [`subscriptions`]: Solana's Subscriptions program: the recurring delegations a gated
+//!   subscription pulls, their accounts, the instructions a delegator sends it.
 //! - [`holdback`]: the holdback a settlement carries and a held payment's share.
 //! - [`instructions`]: a [`Builder`] for every instruction.
 //! - [`channels`]: Solana's payment-channels program: a channel's address and layout,
@@ -63,6 +65,7 @@ pub mod settle;
 pub mod simulate;
 pub mod spend;
 pub mod standin;
+pub mod subscriptions;
 pub mod token;
 pub mod units;
 pub mod vouchers;

@@ -149,6 +149,31 @@ impl Pdas {
             &self.ids.gate,
         )
     }
+    /// `["gated_subscription", delegation]`: the gate's record of a subscription it pulls.
+    pub fn gated_subscription(&self, delegation: &Pubkey) -> Pubkey {
+        find(
+            &[gate_seeds::GATED_SUBSCRIPTION, delegation.as_ref()],
+            &self.ids.gate,
+        )
+    }
+    /// `["pull_delegate", payer_asset, payee_asset, facilitator]`: the delegatee of the
+    /// recurring delegations the gate pulls for these parties through this facilitator.
+    pub fn pull_delegate(
+        &self,
+        payer_asset: &Pubkey,
+        payee_asset: &Pubkey,
+        facilitator: &Pubkey,
+    ) -> Pubkey {
+        find(
+            &[
+                gate_seeds::PULL_DELEGATE,
+                payer_asset.as_ref(),
+                payee_asset.as_ref(),
+                facilitator.as_ref(),
+            ],
+            &self.ids.gate,
+        )
+    }
     /// `["channel_record", channel]`: the gate's record of a payment channel it let open.
     pub fn channel_record(&self, channel: &Pubkey) -> Pubkey {
         find(

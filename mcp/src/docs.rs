@@ -26,6 +26,7 @@ const BUNDLED: &[(&str, &str)] = &[
     ("localnet", include_str!("../../docs/localnet.md")),
     ("externals", include_str!("../../docs/externals.md")),
     ("channels", include_str!("../../docs/channels.md")),
+    ("subscriptions", include_str!("../../docs/subscriptions.md")),
     ("deploying", include_str!("../../docs/deploying.md")),
     ("security", include_str!("../../docs/security.md")),
     ("reliability", include_str!("../../docs/reliability.md")),

@@ -19,10 +19,12 @@ use solana_sdk::{
 pub mod channels;
 pub mod compute_units;
 pub mod externals;
+pub mod fixture;
 pub mod holdback;
 pub mod hook;
 pub mod mints;
 pub mod registry;
+pub mod subscriptions;
 pub mod transfers;
 pub mod world;
 pub mod wrapper;

@@ -1,11 +1,14 @@
 //! gate: decisions, the strict gate, feedback, disputes, registration, authority, kill switch.
 
 use super::Builder;
+use crate::subscriptions::{self, RecurringDelegation, RecurringTerms};
+use crate::token::TokenProgram;
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::system_program;
-use gate::instructions::{DisputePaymentArgs, EmitFeedbackArgs, GateChannelCloseArgs};
+pub use gate::instructions::FeedbackDetails;
+use gate::instructions::{DisputePaymentArgs, EmitFeedbackArgs};
 use gate::settlement::PaymentArgs;
-use gate::state::ChannelRecord;
+use gate::state::{ChannelRecord, GatedSubscription};
 use gate::{accounts, instruction};
 use solana_sdk::instruction::{AccountMeta, Instruction};
 use solana_sdk::sysvar;
@@ -73,17 +76,6 @@ pub struct FeedbackArgs {
     pub feedback_uri: String,
 }
 
-/// The feedback a channel's close gives (its value is the channel's settled amount).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ChannelFeedback {
-    /// 0..=100.
-    pub score: u8,
-    pub tag1: String,
-    pub tag2: String,
-    pub endpoint: String,
-    pub feedback_uri: String,
-}
-
 /// The accounts the registry's inner registration (`register_with_options` and the engine's
 /// `initialize_stats`) needs, derived for one new asset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,6 +85,22 @@ pub struct RegistrationAccounts {
     pub agent_account: Pubkey,
     pub atom_config: Pubkey,
     pub atom_stats: Pubkey,
+}
+
+/// A gated subscription as its delegator sets it up (`Builder::subscribe`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Subscription {
+    /// The payer agent's live owner or agent wallet: its associated token account pays.
+    pub delegator: Pubkey,
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    /// The facilitator that sends the pulls (it must have a GateAuthority).
+    pub facilitator: Pubkey,
+    pub mint: Pubkey,
+    pub token_program: TokenProgram,
+    /// The payer's policy for the mint every pull is counted under.
+    pub policy_id: u32,
+    pub terms: RecurringTerms,
 }
 
 impl Builder {
@@ -267,7 +275,7 @@ impl Builder {
         &self,
         record: &ChannelRecord,
         collection: &Pubkey,
-        feedback: ChannelFeedback,
+        feedback: FeedbackDetails,
     ) -> Instruction {
         let facilitator = &record.facilitator;
         let payment_id_hash = gate::channel::payment_id_hash(&record.channel);
@@ -287,15 +295,7 @@ impl Builder {
                 },
                 system_program: system_program::ID,
             },
-            instruction::GateChannelClose {
-                args: GateChannelCloseArgs {
-                    score: feedback.score,
-                    tag1: feedback.tag1,
-                    tag2: feedback.tag2,
-                    endpoint: feedback.endpoint,
-                    feedback_uri: feedback.feedback_uri,
-                },
-            },
+            instruction::GateChannelClose { args: feedback },
         )
     }
 
@@ -309,6 +309,121 @@ impl Builder {
                 channel: *channel,
             },
             instruction::CloseChannelRecord {},
+        )
+    }
+
+    /// `subscribe`: the delegator's SubscriptionAuthority for the mint initialized (or
+    /// refreshed), the recurring delegation of `s.terms` to the gate's delegate, and the
+    /// gate's record of it, in one instruction the delegator signs (it pays the three rents).
+    pub fn subscribe(&self, s: &Subscription) -> Instruction {
+        let delegation = self.subscription_delegation(s);
+        self.gate_ix(
+            accounts::Subscribe {
+                delegator: s.delegator,
+                payer_asset: s.payer_asset,
+                payer_agent: self.pda.agent_account(&s.payer_asset),
+                payee_asset: s.payee_asset,
+                payee_agent: self.pda.agent_account(&s.payee_asset),
+                policy: self.pda.policy(&s.payer_asset, s.policy_id),
+                facilitator: s.facilitator,
+                gate_authority: self.pda.gate_authority(&s.facilitator),
+                mint_account: s.mint,
+                delegator_token: s.token_program.associated_account(&s.delegator, &s.mint),
+                subscription_authority: subscriptions::subscription_authority(
+                    &s.delegator,
+                    &s.mint,
+                ),
+                delegation,
+                delegate: self.subscription_delegate(s),
+                gated_subscription: self.pda.gated_subscription(&delegation),
+                token_program: s.token_program.id(),
+                subscriptions_program: subscriptions::PROGRAM_ID,
+                system_program: system_program::ID,
+            },
+            instruction::Subscribe {
+                policy_id: s.policy_id,
+                terms: s.terms,
+            },
+        )
+    }
+
+    /// The gate's delegate of a subscription's parties and facilitator.
+    pub fn subscription_delegate(&self, s: &Subscription) -> Pubkey {
+        self.pda
+            .pull_delegate(&s.payer_asset, &s.payee_asset, &s.facilitator)
+    }
+
+    /// The recurring delegation `subscribe` creates for `s`.
+    pub fn subscription_delegation(&self, s: &Subscription) -> Pubkey {
+        subscriptions::delegation(
+            &s.delegator,
+            &s.mint,
+            &self.subscription_delegate(s),
+            s.terms.nonce,
+        )
+    }
+
+    /// `gate_pull` of `amount` from the subscription `record` whose delegation reads
+    /// `delegation` now (its period's state names the pull's receipt), into `destination`
+    /// (a token account of the payee agent's recipient). The record's facilitator signs and
+    /// pays the receipt's rent. A pull above the policy's approval threshold takes its
+    /// approval (`ApprovalUse::append_to`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn gate_pull(
+        &self,
+        record: &GatedSubscription,
+        delegation: &RecurringDelegation,
+        destination: &Pubkey,
+        token_program: TokenProgram,
+        collection: &Pubkey,
+        amount: u64,
+        feedback: FeedbackDetails,
+        att: Attestations,
+    ) -> Instruction {
+        let facilitator = &record.facilitator;
+        let payment_id_hash = gate::subscription::payment_id_hash(&record.delegation, delegation);
+        self.gate_ix(
+            accounts::GatePull {
+                evaluation: self.commit_evaluation(
+                    &record.payer_asset,
+                    &record.payee_asset,
+                    record.policy_id,
+                    att,
+                ),
+                facilitator: *facilitator,
+                gate_authority: self.pda.gate_authority(facilitator),
+                gated_subscription: self.pda.gated_subscription(&record.delegation),
+                payer_asset: record.payer_asset,
+                payer_agent: self.pda.agent_account(&record.payer_asset),
+                mint_account: delegation.mint,
+                destination_token: *destination,
+                delegation: record.delegation,
+                subscription_authority: delegation.subscription_authority,
+                delegator_token: token_program
+                    .associated_account(&delegation.delegator, &delegation.mint),
+                token_program: token_program.id(),
+                delegate: delegation.delegatee,
+                event_authority: subscriptions::EVENT_AUTHORITY,
+                subscriptions_program: subscriptions::PROGRAM_ID,
+                feedback_log: self.pda.feedback_log(facilitator, &payment_id_hash),
+                target: self.feedback_target(&record.payee_asset, collection),
+                system_program: system_program::ID,
+            },
+            instruction::GatePull { amount, feedback },
+        )
+    }
+
+    /// `unsubscribe`: the record's delegation revoked (when still open) and the record
+    /// closed, both rents back to its delegator, which signs.
+    pub fn unsubscribe(&self, record: &GatedSubscription) -> Instruction {
+        self.gate_ix(
+            accounts::Unsubscribe {
+                delegator: record.delegator,
+                gated_subscription: self.pda.gated_subscription(&record.delegation),
+                delegation: record.delegation,
+                subscriptions_program: subscriptions::PROGRAM_ID,
+            },
+            instruction::Unsubscribe {},
         )
     }
 

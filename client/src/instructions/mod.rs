@@ -13,7 +13,8 @@ mod registry;
 mod validation_registry;
 
 pub use self::gate::{
-    ApprovalUse, Attestations, ChannelFeedback, FeedbackArgs, RegistrationAccounts, VaultRelease,
+    ApprovalUse, Attestations, FeedbackArgs, FeedbackDetails, RegistrationAccounts, Subscription,
+    VaultRelease,
 };
 pub use self::registry::{wallet_set_message, MAX_WALLET_DEADLINE_SECS, WALLET_SET_PREFIX};
 pub use self::validation_registry::{capability_hash, ed25519_instruction, ed25519_verify, Claim};

@@ -88,7 +88,7 @@ impl Facilitator {
         Ok(Some(self.chain.builder.gate_channel_close(
             &record,
             &collection,
-            trust_gate_client::instructions::ChannelFeedback {
+            trust_gate_client::instructions::FeedbackDetails {
                 score: 90,
                 tag1: "x402".into(),
                 tag2: tag.into(),

@@ -401,11 +401,13 @@ export class Builder {
         velocityLedger,
         policyVaultProgram: this.ids.policyVault,
         systemProgram: SYSTEM_PROGRAM,
-        score: feedback.score,
-        tag1: feedback.tag1,
-        tag2: feedback.tag2,
-        endpoint: feedback.endpoint,
-        feedbackUri: feedback.feedbackUri,
+        args: {
+          score: feedback.score,
+          tag1: feedback.tag1,
+          tag2: feedback.tag2,
+          endpoint: feedback.endpoint,
+          feedbackUri: feedback.feedbackUri,
+        },
       },
       this.gate,
     );

@@ -7,6 +7,8 @@
 //! - [`cpi`]: cross-program invocations that pass account infos by reference.
 //! - [`pda`]: program-derived addresses for a fifth of the runtime's compute units.
 //! - [`pda_account`]: creating PDA accounts so that pre-funding their address cannot block it.
+//! - [`subscriptions`]: facts about Solana's Subscriptions program, whose recurring delegations
+//!   the gate pulls as a delegatee (ids, seeds, tags, account layouts).
 //! - [`security_txt!`]: the `security.txt` each program's SBF build carries.
 //! - [`token_mint`]: which mints may back a policy or a settlement (no Token-2022 transfer fee
 //!   or permanent delegate).
@@ -20,6 +22,7 @@ pub mod pda;
 pub mod pda_account;
 pub mod runtime;
 pub mod security_txt;
+pub mod subscriptions;
 pub mod token_account;
 pub mod token_mint;
 

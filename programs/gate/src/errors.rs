@@ -229,4 +229,22 @@ pub enum GateError {
     ChannelHoldback,
     #[msg("the mint is Pausable or makes new accounts frozen: its issuer could lock a held share in the escrow")]
     HoldbackMintLockable,
+    #[msg("delegation: not a recurring delegation of the Subscriptions program in this mint naming the gate's delegate of this subscription")]
+    SubscriptionDelegationInvalid,
+    #[msg("the delegation's delegator is not a key of the payer agent (its live owner, or the agent wallet that owner set): after a sale the seller's delegations are not pulled")]
+    SubscriptionDelegatorMismatch,
+    #[msg("facilitator: only the facilitator a gated subscription names sends its pulls")]
+    SubscriptionFacilitatorMismatch,
+    #[msg("the payer's policy is vault-funded: a recurring delegation pulls from the delegator's associated token account, which a vault is not")]
+    SubscriptionVaultFunded,
+    #[msg("the payer's policy holds back a share from this payee, which a pull cannot: pay with the exact scheme")]
+    SubscriptionHoldback,
+    #[msg("the mint has a Token-2022 transfer hook, or an authority that can set one: gated pulls carry no hook accounts")]
+    SubscriptionTransferHook,
+    #[msg("policy: not the payer agent's policy of this id for this mint")]
+    SubscriptionPolicyMismatch,
+    #[msg("delegator: only the delegator that subscribed unsubscribes")]
+    SubscriptionNotDelegator,
+    #[msg("feedback_log: not the receipt of a pull from the delegation as it is now (a pull landed since this one was built): build it again")]
+    SubscriptionPullStale,
 }

@@ -112,3 +112,39 @@ pub struct HoldbackPaidOut {
     /// Released, Refunded, Upheld, Rejected or Lapsed.
     pub outcome: HoldState,
 }
+
+/// A gated subscription: its record, the delegation it pulls and its terms.
+#[event]
+pub struct Subscribed {
+    pub gated_subscription: Pubkey,
+    pub delegation: Pubkey,
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub facilitator: Pubkey,
+    pub delegator: Pubkey,
+    pub mint: Pubkey,
+    pub policy_id: u32,
+    pub amount_per_period: u64,
+    pub period_length_s: u64,
+}
+
+/// One pull of a gated subscription: its receipt is the FeedbackLog of `payment_id_hash`.
+#[event]
+pub struct Pulled {
+    pub delegation: Pubkey,
+    pub facilitator: Pubkey,
+    pub payer_asset: Pubkey,
+    pub payee_asset: Pubkey,
+    pub amount: u64,
+    pub payment_id_hash: [u8; 32],
+    pub score: u8,
+}
+
+/// A gated subscription ended; `revoked`: its delegation was still open and was revoked.
+#[event]
+pub struct Unsubscribed {
+    pub gated_subscription: Pubkey,
+    pub delegation: Pubkey,
+    pub delegator: Pubkey,
+    pub revoked: bool,
+}

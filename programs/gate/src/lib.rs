@@ -15,12 +15,14 @@ pub mod holdback;
 pub mod instructions;
 pub mod settlement;
 pub mod state;
+pub mod subscription;
 
 use instructions::*;
 /// The decision `gate_payment` returns (35-byte wire form: `Decision::from_wire`), for
 /// programs that call it.
 pub use policy_vault::engine::{Decision, DenyReason};
 use settlement::PaymentArgs;
+use trust_gate_program_common::subscriptions::RecurringTerms;
 
 declare_id!("616ePQS44tJKJiCNZt3ega2qgbMeBtYupPjfcU1Z4Z9g");
 
@@ -84,10 +86,7 @@ pub mod gate {
     /// settled anything, one feedback of value = settled and its receipt (disputable as a
     /// payment's, payment id `channel::payment_id_hash`); closes the record to the
     /// facilitator, which signs.
-    pub fn gate_channel_close(
-        ctx: Context<GateChannelClose>,
-        args: GateChannelCloseArgs,
-    ) -> Result<()> {
+    pub fn gate_channel_close(ctx: Context<GateChannelClose>, args: FeedbackDetails) -> Result<()> {
         instructions::gate_channel_close(ctx, args)
     }
 
@@ -179,5 +178,34 @@ pub mod gate {
     /// Creates an agent's kill switch through policy_vault.
     pub fn init_killswitch(ctx: Context<InitKillSwitch>, asset: Pubkey) -> Result<()> {
         instructions::init_killswitch(ctx, asset)
+    }
+
+    /// Subscribes a payer agent to a payee through Solana's Subscriptions program: the
+    /// delegator (the payer agent's live owner or agent wallet) gets its SubscriptionAuthority
+    /// for the mint initialized or refreshed and a recurring delegation of `terms` to the
+    /// gate's delegate of (payer, payee, facilitator), and the gate records the subscription
+    /// with the policy its pulls are counted under. One instruction, so one transaction,
+    /// whether the authority existed or not.
+    pub fn subscribe(ctx: Context<Subscribe>, policy_id: u32, terms: RecurringTerms) -> Result<()> {
+        instructions::subscribe(ctx, policy_id, terms)
+    }
+
+    /// One pull of a gated subscription, by its facilitator: the payer's policy decides and
+    /// counts `amount` (failing with the reason as the strict gate does; above the approval
+    /// threshold, the payment's approval and its rent payer first among the remaining
+    /// accounts), the gate signs `transfer_recurring` into the payee's recipient, the payee
+    /// gets `feedback` of value = amount, and the pull's receipt is written.
+    pub fn gate_pull<'info>(
+        ctx: Context<'info, GatePull<'info>>,
+        amount: u64,
+        feedback: FeedbackDetails,
+    ) -> Result<()> {
+        instructions::gate_pull(ctx, amount, feedback)
+    }
+
+    /// Ends a gated subscription: revokes its delegation when it is still open and closes
+    /// the record, both rents back to the delegator, which signs.
+    pub fn unsubscribe(ctx: Context<Unsubscribe>) -> Result<()> {
+        instructions::unsubscribe(ctx)
     }
 }

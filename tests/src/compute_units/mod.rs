@@ -164,7 +164,7 @@ pub fn name_ours(invokes: &mut [Invoke], ixs: &[Instruction]) {
 }
 
 /// The instruction each of our CPIs runs, by the instruction that makes it.
-const CPI_NAMES: [(&str, Pubkey, &str); 5] = [
+const CPI_NAMES: [(&str, Pubkey, &str); 6] = [
     ("gate::gate_payment", policy_vault::ID, "evaluate"),
     (
         "gate::gate_channel_close",
@@ -181,6 +181,7 @@ const CPI_NAMES: [(&str, Pubkey, &str); 5] = [
         policy_vault::ID,
         "evaluate_and_commit",
     ),
+    ("gate::gate_pull", policy_vault::ID, "evaluate_and_commit"),
     ("gate::init_killswitch", policy_vault::ID, "init_killswitch"),
 ];
 
@@ -284,6 +285,9 @@ pub const REAL_RATED: &str = "smallest, real registry and engine: payee with eng
 /// The largest held payment that fits a packet (docs/holdback.md): the largest vault-funded
 /// case, its payee's share held back to the escrow by a second transfer.
 pub const HELD_LARGEST: &str = "largest held, vault-funded: the largest policy with a holdback schedule, paid from the payer's vault, a share held back to the payee's escrow";
+/// The largest gated pull: the largest policy with an approval threshold below the pull,
+/// both attestations, the approval.
+pub const PULL_LARGEST: &str = "largest pull: the largest policy, its approval threshold below the pull, both attestations, the approval";
 /// The stand-in settlements whose own part the budget holds (every case but the Token-2022
 /// one, which costs less than the smallest, and the real registry's, whose own parts are
 /// the smallest's).
@@ -319,6 +323,8 @@ pub struct Report {
     pub settlements: Vec<Settlement>,
     /// The dispute of each settlement: its case and the whole transaction's units.
     pub disputes: Vec<(&'static str, u64)>,
+    /// Each gated pull: its case, the whole transaction, the Subscriptions program's part.
+    pub pulls: Vec<Pull>,
     /// On a profiled build: each case's instructions of ours (`program::instruction`) and
     /// their phases, one entry per run (the decision's `gate_payment` and the settlement's).
     pub profiles: Vec<(&'static str, String, Vec<Phase>)>,
@@ -333,6 +339,7 @@ impl Report {
         }
         self.settlements.extend(other.settlements);
         self.disputes.extend(other.disputes);
+        self.pulls.extend(other.pulls);
         self.profiles.extend(other.profiles);
     }
 
@@ -419,6 +426,22 @@ impl Report {
                 range(runs.iter().map(|s| s.own()))
             ));
         }
+        out.push_str("\n| gated pull | Subscriptions program (its transfer included) | whole transaction | own part |\n|---|---:|---:|---:|\n");
+        let mut pull_cases: Vec<&str> = Vec::new();
+        for p in &self.pulls {
+            if !pull_cases.contains(&p.case) {
+                pull_cases.push(p.case);
+            }
+        }
+        for case in pull_cases {
+            let runs: Vec<&Pull> = self.pulls.iter().filter(|p| p.case == case).collect();
+            out.push_str(&format!(
+                "| {case} | {} | {} | {} |\n",
+                range(runs.iter().map(|p| p.subscriptions)),
+                range(runs.iter().map(|p| p.total)),
+                range(runs.iter().map(|p| p.own()))
+            ));
+        }
         out.push_str("\n| dispute of the settlement | whole transaction |\n|---|---:|\n");
         // The cases that were disputed (the Token-2022 settlement is not).
         for case in cases
@@ -443,6 +466,55 @@ impl Settlement {
         self.total
             .saturating_sub(self.token)
             .saturating_sub(self.registry)
+    }
+}
+
+/// A gated pull (`gate_pull`, one instruction) and its costs.
+#[derive(Clone, Debug)]
+pub struct Pull {
+    pub case: &'static str,
+    /// The whole transaction.
+    pub total: u64,
+    /// What the Subscriptions program consumed: its `transfer_recurring`, the token
+    /// program's transfer and its event inside it.
+    pub subscriptions: u64,
+    /// What the agent registry consumed inside the pull, its CPI to the engine included.
+    pub registry: u64,
+}
+
+impl Pull {
+    /// Our programs' own part, defined as a settlement's: the whole transaction but the
+    /// Subscriptions program's pull (whose transfer is the token program's, and whose own
+    /// 5 000 to 13 000 units are not ours) and the registry's and engine's own work.
+    pub fn own(&self) -> u64 {
+        self.total
+            .saturating_sub(self.subscriptions)
+            .saturating_sub(self.registry)
+    }
+
+    fn of(case: &'static str, total: u64, invokes: &[Invoke]) -> Pull {
+        // Only the outermost invoke of each: the Subscriptions program calls itself for its
+        // event, and its units include that call's.
+        let units_at = |program: Pubkey, depth: usize| -> u64 {
+            invokes
+                .iter()
+                .filter(|i| i.program == program && i.depth == depth)
+                .filter_map(|i| i.units)
+                .sum()
+        };
+        Pull {
+            case,
+            total,
+            subscriptions: units_at(trust_gate_client::subscriptions::PROGRAM_ID, 2),
+            registry: units_at(trust_gate_program_common::external::ids::AGENT_REGISTRY, 2),
+        }
+    }
+}
+
+impl Report {
+    /// The median own part of the gated pulls, if any ran.
+    pub fn pull_own_median(&self) -> Option<u64> {
+        median(self.pulls.iter().map(Pull::own))
     }
 }
 
@@ -484,10 +556,11 @@ impl Report {
             })
             .unwrap_or_else(|| "-".into());
         format!(
-            "CU budget: gate_payment {}, own {}, held own {} (settlement medians on SBF), ceiling {ceiling} payments/s per payee ({on})",
+            "CU budget: gate_payment {}, own {}, held own {}, pull own {} (medians on SBF), ceiling {ceiling} payments/s per payee ({on})",
             show(gate_payment),
             show(own),
             show(held),
+            show(self.pull_own_median()),
         )
     }
 }
@@ -568,6 +641,7 @@ pub async fn tour() -> Report {
     // With the real payment-channels program, for the gated channel open.
     let mut pt = trust_gate_localnet::native::program_test();
     crate::channels::add_to(&mut pt);
+    crate::subscriptions::add_to(&mut pt);
     let mut w = World::with_program_test(pt).await;
     let mut r = Report::default();
     let sdk = crate::world::sdk();
@@ -822,6 +896,7 @@ pub async fn tour() -> Report {
         .await,
     );
     holdback(&mut w, &mut r, &attestor).await;
+    pulls(&mut w, &mut r, &attestor).await;
 
     // gate: a payment channel opened through the gate, the real program's open after it.
     let (payer, payee) = w.parties().await;
@@ -878,7 +953,7 @@ pub async fn tour() -> Report {
         sdk.gate_channel_close(
             &record,
             &w.collection.pubkey(),
-            trust_gate_client::instructions::ChannelFeedback {
+            trust_gate_client::instructions::FeedbackDetails {
                 score: 90,
                 tag1: "x402".into(),
                 ..Default::default()
@@ -1040,6 +1115,108 @@ async fn settle(
     let (total, _) = measure(w, r, &[dispute], Some(&facilitator), &[&payer.owner]).await;
     r.disputes.push((case, total));
     pay
+}
+
+/// The gated pulls alone ([`pulls`] on a bank of their own, with the real Subscriptions
+/// program): what the `subscriptions` suite holds to the pull's budget.
+pub async fn pull_tour() -> Report {
+    let mut pt = trust_gate_localnet::native::program_test();
+    crate::subscriptions::add_to(&mut pt);
+    let mut w = World::with_program_test(pt).await;
+    w.advance_slots(10).await;
+    let mut r = Report::default();
+    let attestor = w.attestor().await;
+    pulls(&mut w, &mut r, &attestor).await;
+    r
+}
+
+/// A gated subscription under the largest policy with an approval threshold below its pull
+/// ([`largest_pull`]): `subscribe`, the approval, one `gate_pull`, `unsubscribe`.
+async fn pulls(w: &mut World, r: &mut Report, attestor: &Keypair) {
+    let (pull, record, owner) = largest_pull(w, r, attestor).await;
+    let facilitator = w.facilitator.insecure_clone();
+    let (total, invokes) = measure(w, r, &[pull], Some(&facilitator), &[]).await;
+    r.pulls.push(Pull::of(PULL_LARGEST, total, &invokes));
+    let unsubscribe = crate::world::sdk().unsubscribe(&record);
+    measure(w, r, &[unsubscribe], None, &[&owner]).await;
+}
+
+/// The largest gated pull, set up: a payer under the largest policy with an approval
+/// threshold below the pull, both attestations, subscribed daily to its payee (`subscribe`
+/// and the pull's approval measured into `r`). Returns the pull (the world's facilitator
+/// signs it), the subscription's record and its delegator.
+pub async fn largest_pull(
+    w: &mut World,
+    r: &mut Report,
+    attestor: &Keypair,
+) -> (Instruction, gate::state::GatedSubscription, Keypair) {
+    use trust_gate_client::instructions::{ApprovalUse, FeedbackDetails, Subscription};
+    use trust_gate_client::settle::TokenProgram;
+    use trust_gate_client::subscriptions::{RecurringDelegation, RecurringTerms};
+    let sdk = crate::world::sdk();
+    let amount = 1_000_000;
+    let (payer, payee, att) = w
+        .largest_case_approved(attestor, funding::WALLET, amount - 1)
+        .await;
+    let owner = payer.owner.insecure_clone();
+    w.token_account(&owner.pubkey(), 10 * amount).await;
+    let destination = w.token_account(&payee.owner.pubkey(), 0).await;
+    let s = Subscription {
+        delegator: owner.pubkey(),
+        payer_asset: payer.asset(),
+        payee_asset: payee.asset(),
+        facilitator: w.facilitator.pubkey(),
+        mint: w.mint,
+        token_program: TokenProgram::SplToken,
+        policy_id: 1,
+        terms: RecurringTerms {
+            nonce: 1,
+            amount_per_period: 10 * amount,
+            period_length_s: 86_400,
+            start_ts: 0,
+            expiry_ts: w.now + 30 * 86_400,
+        },
+    };
+    measure(w, r, &[sdk.subscribe(&s)], None, &[&owner]).await;
+    let terms = policy_vault::state::ApprovalTerms {
+        payer_asset: payer.asset(),
+        payee_asset: payee.asset(),
+        mint: w.mint,
+        amount,
+        policy_id: 1,
+    };
+    let ix = sdk.approve_payment(&owner.pubkey(), &[], terms, w.now + 600);
+    measure(w, r, &[ix], None, &[&owner]).await;
+    let delegation = sdk.subscription_delegation(&s);
+    let record: gate::state::GatedSubscription =
+        crate::fetch(&mut w.ctx, &sdk.pda.gated_subscription(&delegation))
+            .await
+            .expect("the subscription's record");
+    let account = crate::raw_account(&mut w.ctx, &delegation)
+        .await
+        .expect("the delegation");
+    let d = RecurringDelegation::read(&account.data).expect("a recurring delegation");
+    let mut pull = sdk.gate_pull(
+        &record,
+        &d,
+        &destination,
+        TokenProgram::SplToken,
+        &w.collection.pubkey(),
+        amount,
+        FeedbackDetails {
+            score: 90,
+            tag1: "x402".into(),
+            tag2: "subscription".into(),
+            ..FeedbackDetails::default()
+        },
+        att,
+    );
+    ApprovalUse {
+        address: sdk.pda.approval(&terms),
+        rent_payer: owner.pubkey(),
+    }
+    .append_to(&mut pull);
+    (pull, record, owner)
 }
 
 /// The largest held settlement (vault-funded, every rule, a share of the tier-3 payee's
@@ -1333,11 +1510,17 @@ mod tests {
                 settlement(HELD_LARGEST, 133_000, 18_000, 0),
             ],
             disputes: vec![],
+            pulls: vec![Pull {
+                case: PULL_LARGEST,
+                total: 40_000,
+                subscriptions: 19_000,
+                registry: 0,
+            }],
             profiles: vec![],
         };
         assert_eq!(
             r.budget_line(),
-            "CU budget: gate_payment 20000, own 114000, held own 115000 (settlement medians on SBF), ceiling 300 payments/s per payee (stand-in registry and engine)"
+            "CU budget: gate_payment 20000, own 114000, held own 115000, pull own 21000 (medians on SBF), ceiling 300 payments/s per payee (stand-in registry and engine)"
         );
         // With the real registry and engine: their own work leaves the own part, the whole
         // transaction sets the ceiling.

@@ -13,7 +13,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::Signer;
 use trust_gate_client::channels::{self, Distribute, Open};
-use trust_gate_client::instructions::ChannelFeedback;
+use trust_gate_client::instructions::FeedbackDetails;
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_localnet::standin::agent_tail;
 use trust_gate_program_tests::world::pda;
@@ -23,12 +23,12 @@ use trust_gate_program_tests::{assert_code, fetch, raw_account, send};
 /// Anchor's AccountNotInitialized: the record is gone.
 const ACCOUNT_NOT_INITIALIZED: u32 = 3012;
 
-fn feedback() -> ChannelFeedback {
-    ChannelFeedback {
+fn feedback() -> FeedbackDetails {
+    FeedbackDetails {
         score: 95,
         tag1: "x402".into(),
         tag2: "upto".into(),
-        ..ChannelFeedback::default()
+        ..FeedbackDetails::default()
     }
 }
 

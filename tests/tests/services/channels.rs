@@ -10,7 +10,7 @@ use solana_sdk::instruction::Instruction;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
 use trust_gate_client::channels::{self, Channel, Distribute, Open, Split, Status};
-use trust_gate_client::instructions::{Attestations, ChannelFeedback};
+use trust_gate_client::instructions::{Attestations, FeedbackDetails};
 use trust_gate_client::settle::{self, TokenProgram};
 use trust_gate_client::{chain, ClientError};
 use trust_gate_migrations::demo;
@@ -118,10 +118,10 @@ async fn the_crank_returns_a_gated_channels_rent_once_its_open_slot_is_old() {
     ixs.push(env.b.gate_channel_close(
         &record,
         &env.collection,
-        ChannelFeedback {
+        FeedbackDetails {
             score: 90,
             tag1: "x402".into(),
-            ..ChannelFeedback::default()
+            ..FeedbackDetails::default()
         },
     ));
     ixs.push(Distribute::of(&open).instruction());

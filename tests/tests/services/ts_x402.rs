@@ -253,7 +253,7 @@ fn channel_builders(s: &Services) -> Value {
     use anchor_lang::AccountSerialize;
     use gate::state::ChannelRecord;
     use trust_gate_client::channels::{self, Channel, Distribute, Open, Split};
-    use trust_gate_client::instructions::{Attestations, ChannelFeedback};
+    use trust_gate_client::instructions::{Attestations, FeedbackDetails};
     use trust_gate_client::token::TokenProgram;
     let (w, b) = (&s.env.world, &s.env.b);
     let payer = w.payer(3).unwrap();
@@ -310,7 +310,7 @@ fn channel_builders(s: &Services) -> Value {
     };
     let mut record_bytes = Vec::new();
     record.try_serialize(&mut record_bytes).unwrap();
-    let feedback = ChannelFeedback {
+    let feedback = FeedbackDetails {
         score: 80,
         tag1: "channel".into(),
         tag2: "x402".into(),

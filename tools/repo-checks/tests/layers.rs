@@ -14,6 +14,7 @@ const CLIENT_ORDER: &[&str] = &[
     "ids",
     "token",
     "pda",
+    "subscriptions",
     "holdback",
     "instructions",
     "channels",

@@ -48,22 +48,6 @@ pub struct GateChannelClose<'info> {
     pub system_program: Program<'info, System>,
 }
 
-/// The arguments of `gate_channel_close`: the feedback the payee gets when the channel settled
-/// anything (its value and decimals are the channel's settled amount and the record's).
-#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, PartialEq, Eq)]
-pub struct GateChannelCloseArgs {
-    /// The feedback's score, 0..=100.
-    pub score: u8,
-    /// The registry's first tag, at most 32 bytes.
-    pub tag1: String,
-    /// The registry's second tag, at most 32 bytes.
-    pub tag2: String,
-    /// The paid endpoint, at most 250 bytes.
-    pub endpoint: String,
-    /// A URI of the feedback's details, at most 250 bytes.
-    pub feedback_uri: String,
-}
-
 /// Closes a channel the gate let open, once it is sealed (its settled amount final): gives
 /// back to the payer's policy what the channel refunds of the deposit the gate counted
 /// (`deposit − min(settled, deposit)`), in the windows that still count it; when the channel
@@ -71,11 +55,8 @@ pub struct GateChannelCloseArgs {
 /// and writes its receipt, which the payer may dispute as a payment's; closes the record.
 /// Anywhere in a transaction: before the sealed `distribute` (which may delete the channel
 /// once its slot window has passed) or after it.
-pub fn gate_channel_close(
-    ctx: Context<GateChannelClose>,
-    args: GateChannelCloseArgs,
-) -> Result<()> {
-    let GateChannelCloseArgs {
+pub fn gate_channel_close(ctx: Context<GateChannelClose>, args: FeedbackDetails) -> Result<()> {
+    let FeedbackDetails {
         score,
         tag1,
         tag2,

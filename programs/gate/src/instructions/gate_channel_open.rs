@@ -9,7 +9,6 @@ use crate::state::{seeds, ChannelRecord};
 use anchor_lang::prelude::*;
 use anchor_lang::solana_program::instruction::{get_stack_height, TRANSACTION_LEVEL_STACK_HEIGHT};
 use policy_vault::engine::time::{day_index, month_index, week_index};
-use policy_vault::engine::Decision;
 use policy_vault::state::{funding, PolicyAccount};
 use trust_gate_program_common::external::{agent_account, ids};
 use trust_gate_program_common::{pda_account, token_mint};
@@ -132,17 +131,7 @@ pub fn gate_channel_open<'info>(
     let (decision, holdback) = a
         .evaluation
         .evaluate_and_commit(&args, approval, None, &[])?;
-    match decision {
-        // A channel pays its payee in full: a deposit the payer's policy would hold a share
-        // of is refused rather than paid around the holdback.
-        Decision::Allow if holdback.is_some_and(|h| h.held != 0) => {
-            return Err(GateError::ChannelHoldback.into())
-        }
-        Decision::Allow => {}
-        Decision::Deny(reason) => return Err(deny_error(reason)),
-        Decision::RequireValidation { .. } => return Err(GateError::ValidationRequired.into()),
-        Decision::RequireApproval => return Err(GateError::ApprovalRequired.into()),
-    }
+    require_allowed_in_full(decision, holdback, GateError::ChannelHoldback)?;
 
     let bump = canonical_bump(
         &a.channel_record,

@@ -11,6 +11,7 @@ pub mod holdback;
 pub mod init_authority;
 pub mod init_killswitch;
 pub mod register_agent_via_cpi;
+pub mod subscriptions;
 
 pub use close_channel_record::*;
 pub use close_payment_records::*;
@@ -25,3 +26,4 @@ pub use holdback::*;
 pub use init_authority::*;
 pub use init_killswitch::*;
 pub use register_agent_via_cpi::*;
+pub use subscriptions::*;

@@ -5,6 +5,7 @@ pub mod channel_record;
 pub mod dispute;
 pub mod feedback_log;
 pub mod gate_authority;
+pub mod gated_subscription;
 pub mod seeds;
 
 pub use arbiter_set::*;
@@ -12,3 +13,4 @@ pub use channel_record::*;
 pub use dispute::*;
 pub use feedback_log::*;
 pub use gate_authority::*;
+pub use gated_subscription::*;

@@ -15,3 +15,8 @@ pub const EVALUATE_SIGNER: &[u8] = policy_vault::state::seeds::GATE_EVALUATE_SIG
 pub const HOLDBACK_ESCROW: &[u8] = b"holdback_escrow";
 /// `["arbiter_set", ArbiterSet::id(threshold, members)]` -> [`crate::state::ArbiterSet`]
 pub const ARBITER_SET: &[u8] = b"arbiter_set";
+/// `["gated_subscription", delegation]` -> [`crate::state::GatedSubscription`]
+pub const GATED_SUBSCRIPTION: &[u8] = b"gated_subscription";
+/// `["pull_delegate", payer_asset, payee_asset, facilitator]`: the data-less PDA a gated
+/// subscription's recurring delegation names as its delegatee; the gate signs its pulls.
+pub const PULL_DELEGATE: &[u8] = b"pull_delegate";

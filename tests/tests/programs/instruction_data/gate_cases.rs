@@ -105,7 +105,7 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
             b.gate_channel_close(
                 &channel_record(),
                 &key(OTHER),
-                ChannelFeedback {
+                FeedbackDetails {
                     score: 99,
                     tag1: "tag-1".into(),
                     tag2: "tag-two".into(),
@@ -126,6 +126,72 @@ pub(super) fn cases(b: &Builder) -> Vec<Case> {
                 "0d00000068747470733a2f2f652e782f70",
                 // feedback_uri: 'ipfs://fb'
                 "09000000697066733a2f2f6662",
+            ],
+        ),
+        case(
+            "gate",
+            "subscribe",
+            b.subscribe(&subscription()),
+            &[
+                // discriminator
+                "fe1cbf8a9cb3b735",
+                // policy_id: 168496141 (0xa0b0c0d)
+                "0d0c0b0a",
+                // terms.nonce: 0x1112131415161718
+                "1817161514131211",
+                // terms.amount_per_period: 72623859790382856 (0x102030405060708)
+                "0807060504030201",
+                // terms.period_length_s: 0x2122232425262728
+                "2827262524232221",
+                // terms.start_ts: 0x3132333435363738
+                "3837363534333231",
+                // terms.expiry_ts: 0x4142434445464748
+                "4847464544434241",
+            ],
+        ),
+        case(
+            "gate",
+            "gate_pull",
+            b.gate_pull(
+                &gated_subscription(),
+                &recurring_delegation(),
+                &key(OTHER),
+                trust_gate_client::settle::TokenProgram::SplToken,
+                &key(OTHER),
+                AMOUNT,
+                FeedbackDetails {
+                    score: 99,
+                    tag1: "tag-1".into(),
+                    tag2: "tag-two".into(),
+                    endpoint: "https://e.x/p".into(),
+                    feedback_uri: "ipfs://fb".into(),
+                },
+                none,
+            ),
+            &[
+                // discriminator
+                "7314edf98dffba25",
+                // amount: 72623859790382856 (0x102030405060708)
+                "0807060504030201",
+                // feedback.score: 99 (0x63)
+                "63",
+                // feedback.tag1: 'tag-1'
+                "050000007461672d31",
+                // feedback.tag2: 'tag-two'
+                "070000007461672d74776f",
+                // feedback.endpoint: 'https://e.x/p'
+                "0d00000068747470733a2f2f652e782f70",
+                // feedback.feedback_uri: 'ipfs://fb'
+                "09000000697066733a2f2f6662",
+            ],
+        ),
+        case(
+            "gate",
+            "unsubscribe",
+            b.unsubscribe(&gated_subscription()),
+            &[
+                // discriminator
+                "0c5ac5cfd6bbc7c6",
             ],
         ),
         case(
@@ -315,5 +381,54 @@ fn held_payment() -> trust_gate_client::holdback::HeldPayment {
         state: trust_gate_client::holdback::HoldState::Held,
         disputed: false,
         arbitration_ends: 0,
+    }
+}
+
+fn subscription() -> trust_gate_client::instructions::Subscription {
+    trust_gate_client::instructions::Subscription {
+        delegator: key(SIGNER),
+        payer_asset: key(PAYER_ASSET),
+        payee_asset: key(PAYEE_ASSET),
+        facilitator: key(FACILITATOR),
+        mint: key(MINT),
+        token_program: trust_gate_client::settle::TokenProgram::SplToken,
+        policy_id: POLICY_ID,
+        terms: trust_gate_client::subscriptions::RecurringTerms {
+            nonce: 0x1112_1314_1516_1718,
+            amount_per_period: AMOUNT,
+            period_length_s: 0x2122_2324_2526_2728,
+            start_ts: 0x3132_3334_3536_3738,
+            expiry_ts: 0x4142_4344_4546_4748,
+        },
+    }
+}
+
+fn gated_subscription() -> gate::state::GatedSubscription {
+    gate::state::GatedSubscription {
+        payer_asset: key(PAYER_ASSET),
+        payee_asset: key(PAYEE_ASSET),
+        facilitator: key(FACILITATOR),
+        delegation: key(OTHER),
+        delegator: key(SIGNER),
+        policy_id: POLICY_ID,
+        delegate_bump: 255,
+        created_at: 1,
+        bump: 255,
+    }
+}
+
+fn recurring_delegation() -> trust_gate_client::subscriptions::RecurringDelegation {
+    trust_gate_client::subscriptions::RecurringDelegation {
+        delegator: key(SIGNER),
+        delegatee: key(OTHER),
+        payer: key(SIGNER),
+        init_id: 1,
+        subscription_authority: key(OTHER),
+        mint: key(MINT),
+        current_period_start_ts: 1,
+        period_length_s: 86_400,
+        expiry_ts: 0,
+        amount_per_period: AMOUNT,
+        amount_pulled_in_period: 0,
     }
 }

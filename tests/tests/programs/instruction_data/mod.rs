@@ -19,7 +19,7 @@ use policy_vault::state::{
 };
 use sha2::{Digest, Sha256};
 use solana_sdk::instruction::Instruction;
-use trust_gate_client::instructions::{Attestations, ChannelFeedback, Claim, FeedbackArgs};
+use trust_gate_client::instructions::{Attestations, Claim, FeedbackArgs, FeedbackDetails};
 use trust_gate_client::{Builder, Network, ProgramIds};
 
 mod gate_cases;

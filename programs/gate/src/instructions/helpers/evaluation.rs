@@ -245,6 +245,24 @@ fn report(args: &PaymentArgs, strict: bool) -> Result<(Decision, Option<Holdback
     Ok((decision, holdback))
 }
 
+/// Passes an Allow that holds nothing back; fails otherwise as the strict gate does (the deny
+/// reason's error, `ValidationRequired`, `ApprovalRequired`), and with `held_error` when the
+/// payer's policy would hold a share back: a channel's deposit and a pull pay their payee in
+/// full, so such a payment is refused rather than paid around the holdback.
+pub fn require_allowed_in_full(
+    decision: Decision,
+    holdback: Option<Holdback>,
+    held_error: GateError,
+) -> Result<()> {
+    match decision {
+        Decision::Allow if holdback.is_some_and(|h| h.held != 0) => Err(held_error.into()),
+        Decision::Allow => Ok(()),
+        Decision::Deny(reason) => Err(deny_error(reason)),
+        Decision::RequireValidation { .. } => err!(GateError::ValidationRequired),
+        Decision::RequireApproval => err!(GateError::ApprovalRequired),
+    }
+}
+
 /// The error for a deny reason: `6000 + code` for codes 1..=15 (the gate's own errors of
 /// those numbers), `6100 + code` for the limit rules' and the holdback's reasons (16 and up), whose numbers
 /// after 6015 the gate's other errors had taken (see `DenyReason::strict_error_code`).

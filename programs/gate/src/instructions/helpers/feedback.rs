@@ -68,6 +68,22 @@ pub enum PayeeStats {
     Derived,
 }
 
+/// The feedback a payee gets from an instruction that states the value itself (a channel's
+/// close: its settled amount; a pull: its amount), in the mint's decimals.
+#[derive(AnchorSerialize, AnchorDeserialize, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FeedbackDetails {
+    /// The feedback's score, 0..=100.
+    pub score: u8,
+    /// The registry's first tag, at most 32 bytes.
+    pub tag1: String,
+    /// The registry's second tag, at most 32 bytes.
+    pub tag2: String,
+    /// The paid endpoint, at most 250 bytes.
+    pub endpoint: String,
+    /// A URI of the feedback's details, at most 250 bytes.
+    pub feedback_uri: String,
+}
+
 /// Validates the feedback strings and numbers against the registry's bounds, naming the field.
 pub fn validate_feedback_fields(
     score: u8,

@@ -9,3 +9,4 @@
 export * from "./channelRecord.js";
 export * from "./feedbackLog.js";
 export * from "./gateAuthority.js";
+export * from "./gatedSubscription.js";

@@ -216,6 +216,24 @@ export const GATE_ERROR__RESPONSE_ACCOUNTS_MISSING = 0x17d3; // 6099
 export const GATE_ERROR__CHANNEL_HOLDBACK = 0x17d4; // 6100
 /** HoldbackMintLockable: the mint is Pausable or makes new accounts frozen: its issuer could lock a held share in the escrow */
 export const GATE_ERROR__HOLDBACK_MINT_LOCKABLE = 0x17d5; // 6101
+/** SubscriptionDelegationInvalid: delegation: not a recurring delegation of the Subscriptions program in this mint naming the gate's delegate of this subscription */
+export const GATE_ERROR__SUBSCRIPTION_DELEGATION_INVALID = 0x17d6; // 6102
+/** SubscriptionDelegatorMismatch: the delegation's delegator is not a key of the payer agent (its live owner, or the agent wallet that owner set): after a sale the seller's delegations are not pulled */
+export const GATE_ERROR__SUBSCRIPTION_DELEGATOR_MISMATCH = 0x17d7; // 6103
+/** SubscriptionFacilitatorMismatch: facilitator: only the facilitator a gated subscription names sends its pulls */
+export const GATE_ERROR__SUBSCRIPTION_FACILITATOR_MISMATCH = 0x17d8; // 6104
+/** SubscriptionVaultFunded: the payer's policy is vault-funded: a recurring delegation pulls from the delegator's associated token account, which a vault is not */
+export const GATE_ERROR__SUBSCRIPTION_VAULT_FUNDED = 0x17d9; // 6105
+/** SubscriptionHoldback: the payer's policy holds back a share from this payee, which a pull cannot: pay with the exact scheme */
+export const GATE_ERROR__SUBSCRIPTION_HOLDBACK = 0x17da; // 6106
+/** SubscriptionTransferHook: the mint has a Token-2022 transfer hook, or an authority that can set one: gated pulls carry no hook accounts */
+export const GATE_ERROR__SUBSCRIPTION_TRANSFER_HOOK = 0x17db; // 6107
+/** SubscriptionPolicyMismatch: policy: not the payer agent's policy of this id for this mint */
+export const GATE_ERROR__SUBSCRIPTION_POLICY_MISMATCH = 0x17dc; // 6108
+/** SubscriptionNotDelegator: delegator: only the delegator that subscribed unsubscribes */
+export const GATE_ERROR__SUBSCRIPTION_NOT_DELEGATOR = 0x17dd; // 6109
+/** SubscriptionPullStale: feedback_log: not the receipt of a pull from the delegation as it is now (a pull landed since this one was built): build it again */
+export const GATE_ERROR__SUBSCRIPTION_PULL_STALE = 0x17de; // 6110
 /** PolicyNotYetValid: payment denied by the payer's policy: deny reason 16 (PolicyNotYetValid) */
 export const GATE_ERROR__POLICY_NOT_YET_VALID = 0x17e4; // 6116
 /** PolicyExpired: payment denied by the payer's policy: deny reason 17 (PolicyExpired) */
@@ -341,6 +359,15 @@ export type GateError =
   | typeof GATE_ERROR__SPENDING_PER_TX_EXCEEDED
   | typeof GATE_ERROR__SPENDING_WEEKLY_EXCEEDED
   | typeof GATE_ERROR__STRICT_GATE_NOT_TOP_LEVEL
+  | typeof GATE_ERROR__SUBSCRIPTION_DELEGATION_INVALID
+  | typeof GATE_ERROR__SUBSCRIPTION_DELEGATOR_MISMATCH
+  | typeof GATE_ERROR__SUBSCRIPTION_FACILITATOR_MISMATCH
+  | typeof GATE_ERROR__SUBSCRIPTION_HOLDBACK
+  | typeof GATE_ERROR__SUBSCRIPTION_NOT_DELEGATOR
+  | typeof GATE_ERROR__SUBSCRIPTION_POLICY_MISMATCH
+  | typeof GATE_ERROR__SUBSCRIPTION_PULL_STALE
+  | typeof GATE_ERROR__SUBSCRIPTION_TRANSFER_HOOK
+  | typeof GATE_ERROR__SUBSCRIPTION_VAULT_FUNDED
   | typeof GATE_ERROR__TAG1_TOO_LONG
   | typeof GATE_ERROR__TAG2_TOO_LONG
   | typeof GATE_ERROR__TRANSFER_AMOUNT_MISMATCH
@@ -458,6 +485,15 @@ if (process.env.NODE_ENV !== "production") {
     [GATE_ERROR__SPENDING_PER_TX_EXCEEDED]: `Deny 2: amount exceeds the per-transaction cap`,
     [GATE_ERROR__SPENDING_WEEKLY_EXCEEDED]: `Deny 4: the weekly cap would be exceeded`,
     [GATE_ERROR__STRICT_GATE_NOT_TOP_LEVEL]: `gate_payment_strict must be a top-level instruction of the settlement, not called by another program`,
+    [GATE_ERROR__SUBSCRIPTION_DELEGATION_INVALID]: `delegation: not a recurring delegation of the Subscriptions program in this mint naming the gate's delegate of this subscription`,
+    [GATE_ERROR__SUBSCRIPTION_DELEGATOR_MISMATCH]: `the delegation's delegator is not a key of the payer agent (its live owner, or the agent wallet that owner set): after a sale the seller's delegations are not pulled`,
+    [GATE_ERROR__SUBSCRIPTION_FACILITATOR_MISMATCH]: `facilitator: only the facilitator a gated subscription names sends its pulls`,
+    [GATE_ERROR__SUBSCRIPTION_HOLDBACK]: `the payer's policy holds back a share from this payee, which a pull cannot: pay with the exact scheme`,
+    [GATE_ERROR__SUBSCRIPTION_NOT_DELEGATOR]: `delegator: only the delegator that subscribed unsubscribes`,
+    [GATE_ERROR__SUBSCRIPTION_POLICY_MISMATCH]: `policy: not the payer agent's policy of this id for this mint`,
+    [GATE_ERROR__SUBSCRIPTION_PULL_STALE]: `feedback_log: not the receipt of a pull from the delegation as it is now (a pull landed since this one was built): build it again`,
+    [GATE_ERROR__SUBSCRIPTION_TRANSFER_HOOK]: `the mint has a Token-2022 transfer hook, or an authority that can set one: gated pulls carry no hook accounts`,
+    [GATE_ERROR__SUBSCRIPTION_VAULT_FUNDED]: `the payer's policy is vault-funded: a recurring delegation pulls from the delegator's associated token account, which a vault is not`,
     [GATE_ERROR__TAG1_TOO_LONG]: `tag1 is longer than 32 bytes`,
     [GATE_ERROR__TAG2_TOO_LONG]: `tag2 is longer than 32 bytes`,
     [GATE_ERROR__TRANSFER_AMOUNT_MISMATCH]: `the transfer's amount differs from the gated amount`,

@@ -7,8 +7,6 @@
  */
 
 import {
-  addDecoderSizePrefix,
-  addEncoderSizePrefix,
   combineCodec,
   fixDecoderSize,
   fixEncoderSize,
@@ -16,12 +14,6 @@ import {
   getBytesEncoder,
   getStructDecoder,
   getStructEncoder,
-  getU32Decoder,
-  getU32Encoder,
-  getU8Decoder,
-  getU8Encoder,
-  getUtf8Decoder,
-  getUtf8Encoder,
   transformEncoder,
   type AccountMeta,
   type AccountSignerMeta,
@@ -41,6 +33,12 @@ import {
 import { findEvaluateSignerPda } from "../pdas/index.js";
 import { GATE_PROGRAM_ADDRESS } from "../programs/index.js";
 import { getAccountMetaFactory, type ResolvedAccount } from "../shared/index.js";
+import {
+  getFeedbackDetailsDecoder,
+  getFeedbackDetailsEncoder,
+  type FeedbackDetails,
+  type FeedbackDetailsArgs,
+} from "../types/index.js";
 
 export const GATE_CHANNEL_CLOSE_DISCRIMINATOR = new Uint8Array([
   195, 62, 105, 213, 194, 100, 95, 78,
@@ -144,40 +142,16 @@ export type GateChannelCloseInstruction<
 
 export type GateChannelCloseInstructionData = {
   discriminator: ReadonlyUint8Array;
-  /** The feedback's score, 0..=100. */
-  score: number;
-  /** The registry's first tag, at most 32 bytes. */
-  tag1: string;
-  /** The registry's second tag, at most 32 bytes. */
-  tag2: string;
-  /** The paid endpoint, at most 250 bytes. */
-  endpoint: string;
-  /** A URI of the feedback's details, at most 250 bytes. */
-  feedbackUri: string;
+  args: FeedbackDetails;
 };
 
-export type GateChannelCloseInstructionDataArgs = {
-  /** The feedback's score, 0..=100. */
-  score: number;
-  /** The registry's first tag, at most 32 bytes. */
-  tag1: string;
-  /** The registry's second tag, at most 32 bytes. */
-  tag2: string;
-  /** The paid endpoint, at most 250 bytes. */
-  endpoint: string;
-  /** A URI of the feedback's details, at most 250 bytes. */
-  feedbackUri: string;
-};
+export type GateChannelCloseInstructionDataArgs = { args: FeedbackDetailsArgs };
 
 export function getGateChannelCloseInstructionDataEncoder(): Encoder<GateChannelCloseInstructionDataArgs> {
   return transformEncoder(
     getStructEncoder([
       ["discriminator", fixEncoderSize(getBytesEncoder(), 8)],
-      ["score", getU8Encoder()],
-      ["tag1", addEncoderSizePrefix(getUtf8Encoder(), getU32Encoder())],
-      ["tag2", addEncoderSizePrefix(getUtf8Encoder(), getU32Encoder())],
-      ["endpoint", addEncoderSizePrefix(getUtf8Encoder(), getU32Encoder())],
-      ["feedbackUri", addEncoderSizePrefix(getUtf8Encoder(), getU32Encoder())],
+      ["args", getFeedbackDetailsEncoder()],
     ]),
     (value) => ({ ...value, discriminator: GATE_CHANNEL_CLOSE_DISCRIMINATOR }),
   );
@@ -186,11 +160,7 @@ export function getGateChannelCloseInstructionDataEncoder(): Encoder<GateChannel
 export function getGateChannelCloseInstructionDataDecoder(): Decoder<GateChannelCloseInstructionData> {
   return getStructDecoder([
     ["discriminator", fixDecoderSize(getBytesDecoder(), 8)],
-    ["score", getU8Decoder()],
-    ["tag1", addDecoderSizePrefix(getUtf8Decoder(), getU32Decoder())],
-    ["tag2", addDecoderSizePrefix(getUtf8Decoder(), getU32Decoder())],
-    ["endpoint", addDecoderSizePrefix(getUtf8Decoder(), getU32Decoder())],
-    ["feedbackUri", addDecoderSizePrefix(getUtf8Decoder(), getU32Decoder())],
+    ["args", getFeedbackDetailsDecoder()],
   ]);
 }
 
@@ -273,11 +243,7 @@ export type GateChannelCloseAsyncInput<
   velocityLedger: Address<TAccountVelocityLedger>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   systemProgram?: Address<TAccountSystemProgram>;
-  score: GateChannelCloseInstructionDataArgs["score"];
-  tag1: GateChannelCloseInstructionDataArgs["tag1"];
-  tag2: GateChannelCloseInstructionDataArgs["tag2"];
-  endpoint: GateChannelCloseInstructionDataArgs["endpoint"];
-  feedbackUri: GateChannelCloseInstructionDataArgs["feedbackUri"];
+  args: GateChannelCloseInstructionDataArgs["args"];
 };
 
 export async function getGateChannelCloseInstructionAsync<
@@ -533,11 +499,7 @@ export type GateChannelCloseInput<
   velocityLedger: Address<TAccountVelocityLedger>;
   policyVaultProgram?: Address<TAccountPolicyVaultProgram>;
   systemProgram?: Address<TAccountSystemProgram>;
-  score: GateChannelCloseInstructionDataArgs["score"];
-  tag1: GateChannelCloseInstructionDataArgs["tag1"];
-  tag2: GateChannelCloseInstructionDataArgs["tag2"];
-  endpoint: GateChannelCloseInstructionDataArgs["endpoint"];
-  feedbackUri: GateChannelCloseInstructionDataArgs["feedbackUri"];
+  args: GateChannelCloseInstructionDataArgs["args"];
 };
 
 export function getGateChannelCloseInstruction<

@@ -27,12 +27,15 @@ import {
   parseGateChannelOpenInstruction,
   parseGatePaymentInstruction,
   parseGatePaymentStrictInstruction,
+  parseGatePullInstruction,
   parseInitAuthorityInstruction,
   parseInitKillswitchInstruction,
   parseOpenHoldbackEscrowInstruction,
   parseRefundHoldbackInstruction,
   parseRegisterAgentViaCpiInstruction,
   parseReleaseHoldbackInstruction,
+  parseSubscribeInstruction,
+  parseUnsubscribeInstruction,
   type ParsedArbitrateHoldbackInstruction,
   type ParsedCloseChannelRecordInstruction,
   type ParsedClosePaymentRecordsInstruction,
@@ -43,12 +46,15 @@ import {
   type ParsedGateChannelOpenInstruction,
   type ParsedGatePaymentInstruction,
   type ParsedGatePaymentStrictInstruction,
+  type ParsedGatePullInstruction,
   type ParsedInitAuthorityInstruction,
   type ParsedInitKillswitchInstruction,
   type ParsedOpenHoldbackEscrowInstruction,
   type ParsedRefundHoldbackInstruction,
   type ParsedRegisterAgentViaCpiInstruction,
   type ParsedReleaseHoldbackInstruction,
+  type ParsedSubscribeInstruction,
+  type ParsedUnsubscribeInstruction,
 } from "../instructions/index.js";
 
 export const GATE_PROGRAM_ADDRESS =
@@ -58,6 +64,7 @@ export enum GateAccount {
   ChannelRecord,
   FeedbackLog,
   GateAuthority,
+  GatedSubscription,
 }
 
 export function identifyGateAccount(
@@ -97,6 +104,17 @@ export function identifyGateAccount(
   ) {
     return GateAccount.GateAuthority;
   }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([147, 227, 117, 19, 112, 110, 150, 187]),
+      ),
+      0,
+    )
+  ) {
+    return GateAccount.GatedSubscription;
+  }
   throw new Error(
     "The provided account could not be identified as a gate account.",
   );
@@ -113,12 +131,15 @@ export enum GateInstruction {
   GateChannelOpen,
   GatePayment,
   GatePaymentStrict,
+  GatePull,
   InitAuthority,
   InitKillswitch,
   OpenHoldbackEscrow,
   RefundHoldback,
   RegisterAgentViaCpi,
   ReleaseHoldback,
+  Subscribe,
+  Unsubscribe,
 }
 
 export function identifyGateInstruction(
@@ -239,6 +260,17 @@ export function identifyGateInstruction(
     containsBytes(
       data,
       fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([115, 20, 237, 249, 141, 255, 186, 37]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.GatePull;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
         new Uint8Array([136, 150, 94, 172, 74, 199, 236, 85]),
       ),
       0,
@@ -301,6 +333,28 @@ export function identifyGateInstruction(
   ) {
     return GateInstruction.ReleaseHoldback;
   }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([254, 28, 191, 138, 156, 179, 183, 53]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.Subscribe;
+  }
+  if (
+    containsBytes(
+      data,
+      fixEncoderSize(getBytesEncoder(), 8).encode(
+        new Uint8Array([12, 90, 197, 207, 214, 187, 199, 198]),
+      ),
+      0,
+    )
+  ) {
+    return GateInstruction.Unsubscribe;
+  }
   throw new Error(
     "The provided instruction could not be identified as a gate instruction.",
   );
@@ -340,6 +394,9 @@ export type ParsedGateInstruction<
       instructionType: GateInstruction.GatePaymentStrict;
     } & ParsedGatePaymentStrictInstruction<TProgram>)
   | ({
+      instructionType: GateInstruction.GatePull;
+    } & ParsedGatePullInstruction<TProgram>)
+  | ({
       instructionType: GateInstruction.InitAuthority;
     } & ParsedInitAuthorityInstruction<TProgram>)
   | ({
@@ -356,7 +413,13 @@ export type ParsedGateInstruction<
     } & ParsedRegisterAgentViaCpiInstruction<TProgram>)
   | ({
       instructionType: GateInstruction.ReleaseHoldback;
-    } & ParsedReleaseHoldbackInstruction<TProgram>);
+    } & ParsedReleaseHoldbackInstruction<TProgram>)
+  | ({
+      instructionType: GateInstruction.Subscribe;
+    } & ParsedSubscribeInstruction<TProgram>)
+  | ({
+      instructionType: GateInstruction.Unsubscribe;
+    } & ParsedUnsubscribeInstruction<TProgram>);
 
 export function parseGateInstruction<TProgram extends string>(
   instruction: Instruction<TProgram> & InstructionWithData<ReadonlyUint8Array>,
@@ -433,6 +496,13 @@ export function parseGateInstruction<TProgram extends string>(
         ...parseGatePaymentStrictInstruction(instruction),
       };
     }
+    case GateInstruction.GatePull: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.GatePull,
+        ...parseGatePullInstruction(instruction),
+      };
+    }
     case GateInstruction.InitAuthority: {
       assertIsInstructionWithAccounts(instruction);
       return {
@@ -473,6 +543,20 @@ export function parseGateInstruction<TProgram extends string>(
       return {
         instructionType: GateInstruction.ReleaseHoldback,
         ...parseReleaseHoldbackInstruction(instruction),
+      };
+    }
+    case GateInstruction.Subscribe: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.Subscribe,
+        ...parseSubscribeInstruction(instruction),
+      };
+    }
+    case GateInstruction.Unsubscribe: {
+      assertIsInstructionWithAccounts(instruction);
+      return {
+        instructionType: GateInstruction.Unsubscribe,
+        ...parseUnsubscribeInstruction(instruction),
       };
     }
     default:

@@ -6,4 +6,5 @@
  * @see https://github.com/codama-idl/codama
  */
 
+export * from "./feedbackDetails.js";
 export * from "./holdState.js";
