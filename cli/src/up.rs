@@ -56,8 +56,9 @@ pub struct UpArgs {
     /// Load the REAL agent registry and reputation engine from this folder
     /// (`agent_registry_8004.so`, `atom_engine.so`, and `mpl_core.so` when there) at their
     /// program ids, instead of the local stand-in, and seed the demo world through their own
-    /// instructions; also the REAL payment-channels program (`payment_channels.so` in this
-    /// folder or in the `payment-channels` folder beside it) instead of its stand-in.
+    /// instructions; also the REAL payment-channels and Subscriptions programs
+    /// (`payment_channels.so`, `subscriptions_program.so` in this folder or in the
+    /// `payment-channels` and `subscriptions` folders beside it) instead of their stand-ins.
     #[arg(long, conflicts_with = "rpc_url")]
     external_programs: Option<PathBuf>,
 }

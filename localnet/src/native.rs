@@ -1,7 +1,7 @@
 //! Our programs loaded into a solana-program-test bank: natively (`processor!`), or the SBF
 //! builds that `tools/sbf/build` writes when `SBF_OUT_DIR` names their folder. This is the
-//! one place that decides; the registry, engine and payment-channels stand-ins and the
-//! test-only programs are always native, and the REAL external programs
+//! one place that decides; the registry, engine, payment-channels and Subscriptions
+//! stand-ins and the test-only programs are always native, and the REAL external programs
 //! ([`crate::externals`]) are always SBF.
 
 // program-test 3.1 flags its whole API as "to become unstable in 4.0"; we pin =3.1.12.
@@ -211,14 +211,34 @@ pub fn add_channels_standin(pt: &mut ProgramTest) {
     );
 }
 
-/// What `trust-gate up` runs: [`program_test_on`] and the payment-channels program
-/// ([`add_channels`]).
+/// Solana's Subscriptions program as the localnet serves it: the stand-in
+/// ([`crate::standin::subscriptions`]) unless `externals` found the real build, as for
+/// [`add_channels`].
+pub fn add_subscriptions(pt: &mut ProgramTest, externals: Option<&ExternalPrograms>) {
+    if externals.is_some_and(|real| real.subscriptions.is_some()) {
+        return;
+    }
+    add_subscriptions_standin(pt);
+}
+
+/// The Subscriptions stand-in at the program's id.
+pub fn add_subscriptions_standin(pt: &mut ProgramTest) {
+    pt.add_program(
+        "subscriptions_standin",
+        trust_gate_client::subscriptions::PROGRAM_ID,
+        processor!(crate::standin::subscriptions::process_instruction),
+    );
+}
+
+/// What `trust-gate up` runs: [`program_test_on`], the payment-channels program
+/// ([`add_channels`]) and the Subscriptions program ([`add_subscriptions`]).
 pub fn localnet_program_test(
     programs: &Programs,
     externals: Option<(&ExternalPrograms, &Pubkey)>,
 ) -> ProgramTest {
     let mut pt = program_test_on(programs, externals);
     add_channels(&mut pt, externals.map(|(real, _)| real));
+    add_subscriptions(&mut pt, externals.map(|(real, _)| real));
     pt
 }
 

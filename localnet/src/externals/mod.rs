@@ -1,8 +1,8 @@
 //! The REAL external programs, loaded from SBF builds in a folder in place of the stand-ins:
 //! the 8004 agent registry, its ATOM reputation engine and (when the folder has it) MPL Core,
-//! and Solana's payment-channels program when its build is found ([`CHANNELS_FILE`] in the
-//! folder, or in the `payment-channels` folder beside it, as the fixtures are laid out),
-//! at their program ids, as `solana-test-validator --upgradeable-program` loads them. The
+//! and Solana's payment-channels and Subscriptions programs when their builds are found
+//! ([`CHANNELS_FILE`], [`SUBSCRIPTIONS_FILE`] in the folder, or in the `payment-channels` and
+//! `subscriptions` folders beside it, as the fixtures are laid out), at their program ids, as `solana-test-validator --upgradeable-program` loads them. The
 //! registry and the engine check their upgrade authority in their one-time initialization, so
 //! both are loaded through the upgradeable loader with an upgrade authority the caller holds;
 //! [`admin`] builds those initializations.
@@ -35,6 +35,11 @@ pub const MPL_CORE_FILE: &str = "mpl_core.so";
 pub const CHANNELS_FILE: &str = "payment_channels.so";
 /// The folder beside the registry's that may hold [`CHANNELS_FILE`] instead.
 pub const CHANNELS_SIBLING_DIR: &str = "payment-channels";
+/// The Subscriptions program's build (optional: without it the localnet serves the
+/// stand-in, [`crate::standin::subscriptions`]).
+pub const SUBSCRIPTIONS_FILE: &str = "subscriptions_program.so";
+/// The folder beside the registry's that may hold [`SUBSCRIPTIONS_FILE`] instead.
+pub const SUBSCRIPTIONS_SIBLING_DIR: &str = "subscriptions";
 
 /// A folder of the real programs' SBF builds, checked to hold the registry and the engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -44,6 +49,16 @@ pub struct ExternalPrograms {
     pub mpl_core: bool,
     /// The payment-channels build, if found.
     pub channels: Option<PathBuf>,
+    /// The Subscriptions build, if found.
+    pub subscriptions: Option<PathBuf>,
+}
+
+/// `file` in `dir`, else in the folder `sibling` beside `dir`, if either has it.
+fn find_beside(dir: &Path, file: &str, sibling: &str) -> Option<PathBuf> {
+    let beside = dir.parent().map(|parent| parent.join(sibling).join(file));
+    std::iter::once(dir.join(file))
+        .chain(beside)
+        .find(|path| path.is_file())
 }
 
 impl ExternalPrograms {
@@ -55,16 +70,11 @@ impl ExternalPrograms {
                 return Err(format!("no {file} in {}", dir.display()));
             }
         }
-        let beside = dir
-            .parent()
-            .map(|parent| parent.join(CHANNELS_SIBLING_DIR).join(CHANNELS_FILE));
-        let channels = std::iter::once(dir.join(CHANNELS_FILE))
-            .chain(beside)
-            .find(|path| path.is_file());
         Ok(ExternalPrograms {
             dir: dir.to_path_buf(),
             mpl_core: dir.join(MPL_CORE_FILE).is_file(),
-            channels,
+            channels: find_beside(dir, CHANNELS_FILE, CHANNELS_SIBLING_DIR),
+            subscriptions: find_beside(dir, SUBSCRIPTIONS_FILE, SUBSCRIPTIONS_SIBLING_DIR),
         })
     }
 
@@ -77,15 +87,19 @@ impl ExternalPrograms {
             ),
             None => "; the payment-channels stand-in (no payment_channels.so found)".to_string(),
         };
+        let subscriptions = match &self.subscriptions {
+            Some(path) => format!("; the real Subscriptions program from {}", path.display()),
+            None => "; the Subscriptions stand-in (no subscriptions_program.so found)".to_string(),
+        };
         format!(
-            "the real registry and engine{} from {}{channels}",
+            "the real registry and engine{} from {}{channels}{subscriptions}",
             if self.mpl_core { " and MPL Core" } else { "" },
             self.dir.display()
         )
     }
 
-    /// Adds the programs to `pt` at their devnet ids (MPL Core and payment-channels at their
-    /// one id), each owned by the upgradeable loader with `upgrade_authority` as its upgrade
+    /// Adds the programs to `pt` at their devnet ids (MPL Core, payment-channels and
+    /// Subscriptions at their one id), each owned by the upgradeable loader with `upgrade_authority` as its upgrade
     /// authority.
     pub fn add_to(&self, pt: &mut ProgramTest, upgrade_authority: &Pubkey) -> Result<(), String> {
         let mut programs = vec![
@@ -97,6 +111,9 @@ impl ExternalPrograms {
         }
         if let Some(path) = &self.channels {
             programs.push((path.clone(), trust_gate_client::channels::PROGRAM_ID));
+        }
+        if let Some(path) = &self.subscriptions {
+            programs.push((path.clone(), trust_gate_client::subscriptions::PROGRAM_ID));
         }
         for (path, id) in programs {
             let elf =

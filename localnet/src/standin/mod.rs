@@ -26,6 +26,8 @@
 //!
 //! - [`channels`]: Solana's payment-channels program (its own stand-in, loaded by
 //!   [`crate::native::add_channels`]; see its module docs).
+//! - [`subscriptions`]: Solana's Subscriptions program, what a gated subscription uses (its
+//!   own stand-in, loaded by [`crate::native::add_subscriptions`]; see its module docs).
 //!
 //! Errors are `ProgramError::Custom` codes numbered as the real programs answer the same
 //! failure: the registry's own from 12000 ([`RegistryError`]), the engine's from 6000
@@ -40,6 +42,7 @@ pub mod core;
 pub mod engine;
 pub use trust_gate_client::standin::layout;
 pub mod registry;
+pub mod subscriptions;
 
 pub use engine::EngineError;
 pub use layout::{

@@ -17,6 +17,7 @@ export * from './message.js';
 export * from './loaders.js';
 export * from './validation-registry.js';
 export * from './channels.js';
+export * from './subscriptions.js';
 export * from './registry.js';
 export * from './reputation.js';
 export * from './facilitator.js';

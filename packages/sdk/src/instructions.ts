@@ -20,10 +20,13 @@ import {
   getGateChannelOpenInstruction,
   getGatePaymentInstruction,
   getGatePaymentStrictInstruction,
+  getGatePullInstruction,
   getOpenHoldbackEscrowInstruction,
   getRefundHoldbackInstruction,
   getRegisterAgentViaCpiInstruction,
   getReleaseHoldbackInstruction,
+  getSubscribeInstruction,
+  getUnsubscribeInstruction,
 } from './generated/gate/instructions/index.js';
 import {
   getApprovePaymentInstruction,
@@ -31,7 +34,8 @@ import {
   getEditPayeeListInstruction,
   getInitPolicyInstruction,
 } from './generated/policy_vault/instructions/index.js';
-import type { ChannelRecord } from './generated/gate/accounts/index.js';
+import type { ChannelRecord, GatedSubscription } from './generated/gate/accounts/index.js';
+import type { FeedbackDetails } from './generated/gate/types/index.js';
 import type {
   HoldbackScheduleArgs,
   PolicyParamsArgs,
@@ -42,6 +46,16 @@ import { channelPaymentIdHash } from './channels.js';
 import { TrustGateInputError } from './errors.js';
 import type { HeldPayment } from './holdback.js';
 import { addressOf, signerOrNoop, type SignerLike } from './signer.js';
+import {
+  delegationAddress,
+  delegatorToken,
+  pullPaymentIdHash,
+  subscriptionAuthorityAddress,
+  SUBSCRIPTIONS_EVENT_AUTHORITY,
+  SUBSCRIPTIONS_PROGRAM,
+  type RecurringDelegation,
+  type RecurringTerms,
+} from './subscriptions.js';
 
 export { MPL_CORE_PROGRAM };
 import { requireProgramIds, type ProgramIds } from './ids.js';
@@ -49,6 +63,8 @@ import { Pdas, type ApprovalTerms } from './pda.js';
 
 export { INSTRUCTIONS_SYSVAR } from './chain.js';
 export type { ApprovalUse } from './chain.js';
+/** The feedback a pull gives its payee (its value is the pull's amount). */
+export type { FeedbackDetails };
 
 /** `ix` with `cosigners` appended as read-only signers (the authority's further members). */
 function withCosigners(ix: Instruction, cosigners: readonly TransactionSigner[]): Instruction {
@@ -121,6 +137,30 @@ export interface ChannelFeedback {
 
 /** What `gateChannelClose` reads of a gate `ChannelRecord` (a decoded record fits). */
 export type ChannelRecordFields = Pick<ChannelRecord, 'channel' | 'payerAsset' | 'payeeAsset' | 'facilitator' | 'policyId'>;
+
+/** A gated subscription as its delegator sets it up (`Builder.subscribe`; docs/subscriptions.md). */
+export interface Subscription {
+  /**
+   * The payer agent's live owner or agent wallet: its associated token account pays the
+   * pulls; it signs `subscribe` and pays the three rents.
+   */
+  delegator: SignerLike;
+  payerAsset: Address;
+  payeeAsset: Address;
+  /** The facilitator that sends the pulls (it must have a GateAuthority). */
+  facilitator: Address;
+  mint: Address;
+  tokenProgram: TokenProgramId;
+  /** The payer's policy for the mint every pull is counted under. */
+  policyId: number;
+  terms: RecurringTerms;
+}
+
+/** What `gatePull` and `unsubscribe` read of a gate `GatedSubscription` (a decoded record fits). */
+export type GatedSubscriptionFields = Pick<
+  GatedSubscription,
+  'payerAsset' | 'payeeAsset' | 'facilitator' | 'delegation' | 'delegator' | 'policyId'
+>;
 
 /** The accounts the registry's inner registration of one new asset needs. */
 export interface RegistrationAccounts {
@@ -420,6 +460,145 @@ export class Builder {
   async closeChannelRecord(channel: Address, facilitator: Address): Promise<Instruction> {
     return getCloseChannelRecordInstruction(
       { channelRecord: await this.pda.channelRecord(channel), facilitator, channel },
+      this.gate,
+    );
+  }
+
+  /** The gate's delegate of a subscription's parties and facilitator (`Pdas.pullDelegate`). */
+  async subscriptionDelegate(s: Pick<Subscription, 'payerAsset' | 'payeeAsset' | 'facilitator'>): Promise<Address> {
+    return this.pda.pullDelegate(s.payerAsset, s.payeeAsset, s.facilitator);
+  }
+
+  /** The recurring delegation `subscribe` creates for `s`. */
+  async subscriptionDelegation(s: Subscription): Promise<Address> {
+    return delegationAddress(addressOf(s.delegator), s.mint, await this.subscriptionDelegate(s), s.terms.nonce);
+  }
+
+  /**
+   * `subscribe`: the delegator's SubscriptionAuthority for the mint initialized (or
+   * refreshed), the recurring delegation of `s.terms` to the gate's delegate, and the gate's
+   * record of it, in one instruction the delegator signs (it pays the three rents). Pass its
+   * signer as `s.delegator`, else its signature slot is left empty.
+   */
+  async subscribe(s: Subscription): Promise<Instruction> {
+    const delegator = addressOf(s.delegator);
+    const [delegate, delegation, payerAgent, payeeAgent, policy, gateAuthority, token, subscriptionAuthority] = await Promise.all([
+      this.subscriptionDelegate(s),
+      this.subscriptionDelegation(s),
+      this.pda.agentAccount(s.payerAsset),
+      this.pda.agentAccount(s.payeeAsset),
+      this.pda.policy(s.payerAsset, s.policyId),
+      this.pda.gateAuthority(s.facilitator),
+      delegatorToken(delegator, s.mint, s.tokenProgram),
+      subscriptionAuthorityAddress(delegator, s.mint),
+    ]);
+    return getSubscribeInstruction(
+      {
+        delegator: signerOrNoop(s.delegator),
+        payerAsset: s.payerAsset,
+        payerAgent,
+        payeeAsset: s.payeeAsset,
+        payeeAgent,
+        policy,
+        facilitator: s.facilitator,
+        gateAuthority,
+        mintAccount: s.mint,
+        delegatorToken: token,
+        subscriptionAuthority,
+        delegation,
+        delegate,
+        gatedSubscription: await this.pda.gatedSubscription(delegation),
+        tokenProgram: s.tokenProgram,
+        subscriptionsProgram: SUBSCRIPTIONS_PROGRAM,
+        systemProgram: SYSTEM_PROGRAM,
+        policyId: s.policyId,
+        nonce: s.terms.nonce,
+        amountPerPeriod: s.terms.amountPerPeriod,
+        periodLengthS: s.terms.periodLengthS,
+        startTs: s.terms.startTs,
+        expiryTs: s.terms.expiryTs,
+      },
+      this.gate,
+    );
+  }
+
+  /**
+   * `gate_pull` of `amount` from the subscription `record` whose delegation reads
+   * `delegation` now (`decodeRecurringDelegation`: its period's state names the pull's
+   * receipt, `pullPaymentIdHash`), into `destination` (a token account of the payee agent's
+   * recipient); `tokenProgram` is the mint's. The record's facilitator signs and pays the
+   * receipt's rent: pass its signer as `facilitator` (it must be the record's), else its
+   * signature slot is left empty. A pull above the policy's approval threshold takes its
+   * approval (`appendApproval`).
+   */
+  async gatePull(
+    record: GatedSubscriptionFields,
+    delegation: RecurringDelegation,
+    destination: Address,
+    tokenProgram: TokenProgramId,
+    collection: Address,
+    amount: bigint,
+    feedback: FeedbackDetails,
+    att: Attestations = {},
+    facilitator: SignerLike = record.facilitator,
+  ): Promise<Instruction> {
+    if (addressOf(facilitator) !== record.facilitator) {
+      throw new TrustGateInputError('facilitator', `is not the record's facilitator ${record.facilitator}`);
+    }
+    const f = record.facilitator;
+    const p = { payerAsset: record.payerAsset, payeeAsset: record.payeeAsset, amount, mint: delegation.mint, policyId: record.policyId };
+    const [evaluation, gateAuthority, gatedSubscription, payerAgent, token, feedbackLog, target] = await Promise.all([
+      this.evaluation(p, att),
+      this.pda.gateAuthority(f),
+      this.pda.gatedSubscription(record.delegation),
+      this.pda.agentAccount(record.payerAsset),
+      delegatorToken(delegation.delegator, delegation.mint, tokenProgram),
+      this.pda.feedbackLog(f, pullPaymentIdHash(record.delegation, delegation)),
+      this.feedbackTarget(record.payeeAsset, collection),
+    ]);
+    return getGatePullInstruction(
+      {
+        ...evaluation,
+        facilitator: signerOrNoop(facilitator),
+        gateAuthority,
+        gatedSubscription,
+        payerAsset: record.payerAsset,
+        payerAgent,
+        mintAccount: delegation.mint,
+        destinationToken: destination,
+        delegation: record.delegation,
+        subscriptionAuthority: delegation.subscriptionAuthority,
+        delegatorToken: token,
+        tokenProgram,
+        delegate: delegation.delegatee,
+        eventAuthority: SUBSCRIPTIONS_EVENT_AUTHORITY,
+        subscriptionsProgram: SUBSCRIPTIONS_PROGRAM,
+        feedbackLog,
+        ...target,
+        systemProgram: SYSTEM_PROGRAM,
+        amount,
+        feedback,
+      },
+      this.gate,
+    );
+  }
+
+  /**
+   * `unsubscribe`: the record's delegation revoked (when still open) and the record closed,
+   * both rents back to its delegator, which signs: pass its signer as `delegator` (it must be
+   * the record's), else its signature slot is left empty.
+   */
+  async unsubscribe(record: Pick<GatedSubscriptionFields, 'delegation' | 'delegator'>, delegator: SignerLike = record.delegator): Promise<Instruction> {
+    if (addressOf(delegator) !== record.delegator) {
+      throw new TrustGateInputError('delegator', `is not the record's delegator ${record.delegator}`);
+    }
+    return getUnsubscribeInstruction(
+      {
+        delegator: signerOrNoop(delegator),
+        gatedSubscription: await this.pda.gatedSubscription(record.delegation),
+        delegation: record.delegation,
+        subscriptionsProgram: SUBSCRIPTIONS_PROGRAM,
+      },
       this.gate,
     );
   }

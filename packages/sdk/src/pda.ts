@@ -44,6 +44,8 @@ export const SEEDS = {
   holdbackEscrow: 'holdback_escrow',
   holdbackAuthority: 'holdback_authority',
   arbiterSet: 'arbiter_set',
+  gatedSubscription: 'gated_subscription',
+  pullDelegate: 'pull_delegate',
   capability: 'capability',
   attestor: 'attestor',
   request: 'request',
@@ -175,6 +177,18 @@ export class Pdas {
    */
   async arbiterSet(threshold: number, members: readonly Address[]) {
     return this.find(this.ids.gate, [text(SEEDS.arbiterSet), arbiterSetId(threshold, members)]);
+  }
+
+  /** `["gated_subscription", delegation]`: the gate's record of a subscription it pulls. */
+  async gatedSubscription(delegation: Address) {
+    return this.find(this.ids.gate, [text(SEEDS.gatedSubscription), key(delegation)]);
+  }
+  /**
+   * `["pull_delegate", payer_asset, payee_asset, facilitator]`: the delegatee of the recurring
+   * delegations the gate pulls for these parties through this facilitator.
+   */
+  async pullDelegate(payerAsset: Address, payeeAsset: Address, facilitator: Address) {
+    return this.find(this.ids.gate, [text(SEEDS.pullDelegate), key(payerAsset), key(payeeAsset), key(facilitator)]);
   }
 
   // validation_registry

@@ -1,5 +1,7 @@
-// Every PDA deriver, unit limit, held settlement, holdback instruction and held payment's log
-// decoding equals the Rust SDK's for the same inputs. The expected values come from the Rust
+// Every PDA deriver, unit limit, held settlement, holdback instruction, held payment's log
+// decoding, and gated subscription (its addresses, a delegation read, its periods and payment
+// ids, the gate's and the Subscriptions program's instructions) equals the Rust SDK's for the
+// same inputs. The expected values come from the Rust
 // test that runs this file (tests/tests/localnet/ts_sdk.rs), in the JSON file that
 // TRUST_GATE_FIXTURE names.
 
@@ -8,17 +10,33 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { address, createNoopSigner } from '@solana/kit';
 import {
+  appendApproval,
+  availableAt,
   Builder,
+  closeSubscriptionAuthorityInstruction,
   compose,
+  createRecurringDelegationInstruction,
+  decodeRecurringDelegation,
+  delegationAddress,
   extraBumpTries,
   heldPaymentFromLogData,
   holdbackViewFromLogData,
   releasableAt,
+  initSubscriptionAuthorityInstruction,
   limitForUse,
   Pdas,
+  periodAt,
   programIds,
+  pullPaymentIdHash,
+  revokeDelegationInstruction,
+  revokeSubscriptionAuthorityInstruction,
   settlementUnitLimit,
+  subscriptionAuthorityAddress,
+  SUBSCRIPTIONS_EVENT_AUTHORITY,
+  SUBSCRIPTIONS_PROGRAM,
+  transferRecurringInstruction,
 } from '../dist/index.js';
+import { getGatedSubscriptionDecoder } from '../dist/generated/gate/accounts/index.js';
 import { instructionJson } from './helpers.mjs';
 
 function fixture() {
@@ -64,6 +82,8 @@ test('every PDA equals the Rust SDK one', async () => {
     holdbackEscrow: await p.holdbackEscrow(k.requester, k.mint),
     holdbackAuthority: await p.holdbackAuthority(),
     arbiterSet: await p.arbiterSet(f.arbiterSet.threshold, f.arbiterSet.members.map(address)),
+    gatedSubscription: await p.gatedSubscription(k.collection),
+    pullDelegate: await p.pullDelegate(k.asset, k.requester, k.facilitator),
   };
   assert.deepEqual(Object.keys(got).sort(), Object.keys(f.pdas).sort(), 'the same derivers on both sides');
   for (const [name, want] of Object.entries(f.pdas)) {
@@ -225,4 +245,113 @@ test('every holdback instruction equals the Rust SDK one byte for byte', async (
   }
   // A key arbiter's decision takes its signer only for that key.
   await assert.rejects(b.arbitrateHoldback(held[1], true, held[1].payerWallet, [], held[1].payerWallet), (e) => e.field === 'arbiter');
+});
+
+/** Recurring terms as the Rust fixture writes them. */
+function termsOf(t) {
+  return {
+    nonce: BigInt(t.nonce),
+    amountPerPeriod: BigInt(t.amountPerPeriod),
+    periodLengthS: BigInt(t.periodLengthS),
+    startTs: BigInt(t.startTs),
+    expiryTs: BigInt(t.expiryTs),
+  };
+}
+
+/** The subscription of a Rust fixture entry, the delegator an address. */
+function subscriptionOf(s) {
+  return {
+    delegator: address(s.delegator),
+    payerAsset: address(s.payerAsset),
+    payeeAsset: address(s.payeeAsset),
+    facilitator: address(s.facilitator),
+    mint: address(s.mint),
+    tokenProgram: address(s.tokenProgram),
+    policyId: s.policyId,
+    terms: termsOf(s.terms),
+  };
+}
+
+/** A delegation as the Rust fixture writes it (integers as decimal strings). */
+const delegationJson = (d) => Object.fromEntries(Object.entries(d).map(([name, v]) => [name, String(v)]));
+
+test('a gated subscription\'s addresses, delegations and periods equal the Rust SDK ones', async () => {
+  const f = fixture();
+  const x = f.subscriptions;
+  const b = new Builder(programIds(f.network));
+  assert.equal(SUBSCRIPTIONS_PROGRAM, x.programId);
+  assert.equal(SUBSCRIPTIONS_EVENT_AUTHORITY, x.eventAuthority);
+  const s = subscriptionOf(x.subscription);
+  assert.equal(await subscriptionAuthorityAddress(s.delegator, s.mint), x.subscriptionAuthority);
+  assert.equal(await b.subscriptionDelegate(s), x.delegate);
+  assert.equal(await b.subscriptionDelegation(s), x.delegation);
+  assert.equal(await delegationAddress(s.delegator, s.mint, address(x.delegate), s.terms.nonce), x.delegation);
+  const record = getGatedSubscriptionDecoder().decode(hex(x.record));
+  assert.equal(record.delegation, x.delegation);
+  assert.ok(x.delegations.length > 0);
+  for (const [i, e] of x.delegations.entries()) {
+    const d = decodeRecurringDelegation(hex(e.data));
+    assert.deepEqual(delegationJson(d), e.read, `delegation ${i}`);
+    assert.equal(Buffer.from(pullPaymentIdHash(record.delegation, d)).toString('hex'), e.paymentIdHash, `delegation ${i}: the pull's payment id`);
+    for (const [now, start, pulled, available] of e.periods) {
+      const p = periodAt(d, BigInt(now));
+      assert.deepEqual([String(p.start), String(p.pulled), String(availableAt(d, BigInt(now)))], [start, pulled, available], `delegation ${i} at ${now}`);
+    }
+  }
+});
+
+test('every subscription instruction equals the Rust SDK one byte for byte', async () => {
+  const f = fixture();
+  const x = f.subscriptions;
+  const b = new Builder(programIds(f.network));
+  const record = getGatedSubscriptionDecoder().decode(hex(x.record));
+  const delegations = x.delegations.map((e) => decodeRecurringDelegation(hex(e.data)));
+  const opt = (a) => (a == null ? undefined : address(a));
+  const pull = async (o) => {
+    const att = { payer: opt(o.attestations.payer), payee: opt(o.attestations.payee), payeeList: opt(o.attestations.payeeList) };
+    const d = delegations[o.delegation];
+    const ix = await b.gatePull(record, d, address(o.destination), address(o.tokenProgram), address(o.collection), BigInt(o.amount), x.feedback, att);
+    return o.approval ? appendApproval(ix, { address: address(o.approval.address), rentPayer: address(o.approval.rentPayer) }) : ix;
+  };
+  const build = (o) => {
+    switch (o.op) {
+      case 'subscribe':
+        return b.subscribe(subscriptionOf(o.subscription));
+      case 'gatePull':
+        return pull(o);
+      case 'unsubscribe':
+        return b.unsubscribe(record);
+      case 'initSubscriptionAuthority':
+        return initSubscriptionAuthorityInstruction(address(o.user), address(o.mint), address(o.tokenProgram));
+      case 'createRecurringDelegation':
+        return createRecurringDelegationInstruction(address(o.delegator), address(o.mint), address(o.delegatee), termsOf(o.terms), BigInt(o.initId));
+      case 'transferRecurring':
+        return transferRecurringInstruction(address(o.address), delegations[o.delegation], address(o.receiver), address(o.tokenProgram), BigInt(o.amount));
+      case 'revokeDelegation':
+        return revokeDelegationInstruction(address(o.delegator), address(o.address));
+      case 'revokeSubscriptionAuthority':
+        return revokeSubscriptionAuthorityInstruction(address(o.user), address(o.mint), address(o.tokenProgram));
+      case 'closeSubscriptionAuthority':
+        return closeSubscriptionAuthorityInstruction(address(o.user), address(o.mint));
+      default:
+        throw new Error(`no such builder: ${o.op}`);
+    }
+  };
+  const ops = x.instructions;
+  for (const op of [
+    'subscribe',
+    'gatePull',
+    'unsubscribe',
+    'initSubscriptionAuthority',
+    'createRecurringDelegation',
+    'transferRecurring',
+    'revokeDelegation',
+    'revokeSubscriptionAuthority',
+    'closeSubscriptionAuthority',
+  ]) {
+    assert.ok(ops.some((o) => o.inputs.op === op), op);
+  }
+  for (const [i, o] of ops.entries()) {
+    assert.deepEqual(instructionJson(await build(o.inputs)), o.instruction, `${i}: ${o.inputs.op}`);
+  }
 });

@@ -33,7 +33,8 @@ pub mod tag {
     pub const REVOKE_SUBSCRIPTION_AUTHORITY: u8 = 14;
 }
 
-/// The program's refusals (`Custom(n)`) of a recurring pull, in the order it checks them.
+/// The program's refusals (`Custom(n)`): of a recurring pull, in the order it checks them,
+/// then of a delegation's creation.
 pub mod error {
     /// The SubscriptionAuthority is not open (closed, or not at its PDA).
     pub const INVALID_SUBSCRIPTION_AUTHORITY_PDA: u32 = 103;
@@ -46,6 +47,12 @@ pub mod error {
     pub const UNAUTHORIZED: u32 = 130;
     /// The SubscriptionAuthority was closed and initialized again in a later slot.
     pub const STALE_SUBSCRIPTION_AUTHORITY: u32 = 136;
+    /// A delegation is already at the address (creating one).
+    pub const DELEGATION_ALREADY_EXISTS: u32 = 135;
+    /// A start more than two minutes in the past (creating one).
+    pub const START_IN_PAST: u32 = 404;
+    /// A start at or after the expiry (creating one).
+    pub const START_AFTER_EXPIRY: u32 = 405;
     /// More than what is left of the period's amount.
     pub const AMOUNT_EXCEEDS_PERIOD_LIMIT: u32 = 400;
     /// Before the delegation's start.
@@ -57,6 +64,36 @@ pub mod discriminator {
     pub const SUBSCRIPTION_AUTHORITY: u8 = 0;
     pub const RECURRING_DELEGATION: u8 = 3;
 }
+
+/// Where a `RecurringDelegation`'s fields lie (after the discriminator at 0, the layout
+/// version at 1 and the PDA's bump at 2), and a `SubscriptionAuthority`'s.
+pub mod at {
+    pub const VERSION: usize = 1;
+    pub const BUMP: usize = 2;
+    pub const DELEGATOR: usize = 3;
+    pub const DELEGATEE: usize = 35;
+    pub const PAYER: usize = 67;
+    pub const INIT_ID: usize = 99;
+    pub const SUBSCRIPTION_AUTHORITY: usize = 107;
+    pub const MINT: usize = 139;
+    pub const PERIOD_START: usize = 171;
+    pub const PERIOD_LENGTH: usize = 179;
+    pub const EXPIRY: usize = 187;
+    pub const AMOUNT_PER_PERIOD: usize = 195;
+    pub const PULLED_IN_PERIOD: usize = 203;
+
+    /// A `SubscriptionAuthority`'s.
+    pub mod authority {
+        pub const USER: usize = 1;
+        pub const MINT: usize = 33;
+        pub const PAYER: usize = 65;
+        pub const BUMP: usize = 97;
+        pub const INIT_ID: usize = 98;
+    }
+}
+
+/// The layout version the program writes.
+pub const LAYOUT_VERSION: u8 = 1;
 
 /// The longest period a recurring delegation may have (365 days).
 pub const MAX_PERIOD_SECS: u64 = 31_536_000;
@@ -105,17 +142,17 @@ impl RecurringDelegation {
             return None;
         }
         Some(RecurringDelegation {
-            delegator: key_at(data, 3)?,
-            delegatee: key_at(data, 35)?,
-            payer: key_at(data, 67)?,
-            init_id: i64_at(data, 99)?,
-            subscription_authority: key_at(data, 107)?,
-            mint: key_at(data, 139)?,
-            current_period_start_ts: i64_at(data, 171)?,
-            period_length_s: u64_at(data, 179)?,
-            expiry_ts: i64_at(data, 187)?,
-            amount_per_period: u64_at(data, 195)?,
-            amount_pulled_in_period: u64_at(data, 203)?,
+            delegator: key_at(data, at::DELEGATOR)?,
+            delegatee: key_at(data, at::DELEGATEE)?,
+            payer: key_at(data, at::PAYER)?,
+            init_id: i64_at(data, at::INIT_ID)?,
+            subscription_authority: key_at(data, at::SUBSCRIPTION_AUTHORITY)?,
+            mint: key_at(data, at::MINT)?,
+            current_period_start_ts: i64_at(data, at::PERIOD_START)?,
+            period_length_s: u64_at(data, at::PERIOD_LENGTH)?,
+            expiry_ts: i64_at(data, at::EXPIRY)?,
+            amount_per_period: u64_at(data, at::AMOUNT_PER_PERIOD)?,
+            amount_pulled_in_period: u64_at(data, at::PULLED_IN_PERIOD)?,
         })
     }
 
@@ -136,7 +173,8 @@ impl RecurringDelegation {
         if self.expiry_ts == 0 || moved < self.expiry_ts {
             return (moved, 0);
         }
-        let last = start.saturating_add((self.expiry_ts - 1 - start) / length * length);
+        let span = self.expiry_ts.saturating_sub(1).saturating_sub(start);
+        let last = start.saturating_add(span / length * length);
         match last > start {
             true => (last, 0),
             false => (start, self.amount_pulled_in_period),
@@ -156,6 +194,8 @@ pub struct SubscriptionAuthority {
     pub user: Pubkey,
     pub mint: Pubkey,
     pub payer: Pubkey,
+    /// Its PDA's bump (it signs the transfers as the token account's delegate).
+    pub bump: u8,
     /// The slot it was initialized in: delegations made under another `init_id` are stale.
     pub init_id: i64,
 }
@@ -168,10 +208,11 @@ impl SubscriptionAuthority {
             return None;
         }
         Some(SubscriptionAuthority {
-            user: key_at(data, 1)?,
-            mint: key_at(data, 33)?,
-            payer: key_at(data, 65)?,
-            init_id: i64_at(data, 98)?,
+            user: key_at(data, at::authority::USER)?,
+            mint: key_at(data, at::authority::MINT)?,
+            payer: key_at(data, at::authority::PAYER)?,
+            bump: *data.get(at::authority::BUMP)?,
+            init_id: i64_at(data, at::authority::INIT_ID)?,
         })
     }
 }
@@ -279,6 +320,13 @@ mod tests {
             ..d
         };
         assert_eq!(at_edge.period_at(1_100), (1_000, 60));
+        // The ends of i64 saturate rather than overflow.
+        let far = RecurringDelegation {
+            expiry_ts: i64::MIN,
+            ..d
+        };
+        assert_eq!(far.period_at(1_100), (1_000, 60));
+        assert_eq!(d.period_at(i64::MIN), (1_000, 60));
     }
 
     #[test]

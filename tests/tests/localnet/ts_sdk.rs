@@ -5,16 +5,17 @@
 use anchor_lang::prelude::Pubkey;
 use anchor_lang::AccountSerialize;
 use gate::holdback::{HeldShare, HoldState};
-use gate::state::FeedbackLog;
+use gate::state::{FeedbackLog, GatedSubscription};
 use serde_json::{json, Value};
 use solana_sdk::instruction::Instruction;
 use trust_gate_client::decode::hex;
 use trust_gate_client::holdback::{HeldPayment, HoldbackQuote};
-use trust_gate_client::instructions::{ApprovalUse, Attestations};
+use trust_gate_client::instructions::{ApprovalUse, Attestations, FeedbackDetails, Subscription};
 use trust_gate_client::pda::Pdas;
 use trust_gate_client::settle::{
     self, AtomicityEnforced, Feedback, Funding, Settlement, TokenProgram,
 };
+use trust_gate_client::subscriptions::{self, RecurringDelegation, RecurringTerms};
 use trust_gate_client::units::Shape;
 use trust_gate_client::{Builder, ClientError, Network, ProgramIds};
 
@@ -63,6 +64,12 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
         ("holdbackEscrow", p.holdback_escrow(&requester, &mint)),
         ("holdbackAuthority", p.holdback_authority()),
         ("arbiterSet", p.arbiter_set(2, &arbiters)),
+        // `collection` stands for a delegation here: any key derives.
+        ("gatedSubscription", p.gated_subscription(&collection)),
+        (
+            "pullDelegate",
+            p.pull_delegate(&asset, &requester, &facilitator),
+        ),
     ]
     .into_iter()
     .map(|(name, key)| (name.to_string(), json!(key.to_string())))
@@ -129,6 +136,7 @@ fn every_pda_and_unit_limit_of_the_typescript_sdk_equals_the_rust_sdks() {
             "limitsForUse": limits_for_use,
             "heldSettlements": held_settlements(&b),
             "holdback": holdback_fixture(&b),
+            "subscriptions": subscriptions_fixture(&b),
         }),
     );
 }
@@ -442,10 +450,362 @@ fn holdback_fixture(b: &Builder) -> Value {
     })
 }
 
+/// A gated subscription as the Rust SDK builds it, with its inputs: the Subscriptions
+/// program's addresses; delegations' bytes with what `RecurringDelegation::read`, `period_at`
+/// and `available_at` make of them and their pulls' payment ids; the gate's record; and every
+/// instruction of a subscription's life, the gate's and the program's direct ones.
+fn subscriptions_fixture(b: &Builder) -> Value {
+    let k = Pubkey::new_unique;
+    let (delegator, payer_asset, payee_asset, facilitator, mint) = (k(), k(), k(), k(), k());
+    let (destination, collection) = (k(), k());
+    // A nonce past 2^53, so that a number where a bigint belongs shows.
+    let terms = RecurringTerms {
+        nonce: (1 << 60) + 7,
+        amount_per_period: 5_000_000,
+        period_length_s: 2_592_000,
+        start_ts: 1_800_000_000,
+        expiry_ts: 1_900_000_000,
+    };
+    let s = Subscription {
+        delegator,
+        payer_asset,
+        payee_asset,
+        facilitator,
+        mint,
+        token_program: TokenProgram::Token2022,
+        policy_id: 258,
+        terms,
+    };
+    let spl = Subscription {
+        token_program: TokenProgram::SplToken,
+        terms: RecurringTerms {
+            nonce: 0,
+            start_ts: 0,
+            ..terms
+        },
+        ..s
+    };
+    let delegate = b.subscription_delegate(&s);
+    let delegation = b.subscription_delegation(&s);
+    assert_eq!(
+        delegation,
+        subscriptions::delegation(&delegator, &mint, &delegate, terms.nonce)
+    );
+    let record = GatedSubscription {
+        payer_asset,
+        payee_asset,
+        facilitator,
+        delegation,
+        delegator,
+        policy_id: s.policy_id,
+        delegate_bump: 254,
+        created_at: 1_800_000_000,
+        bump: 255,
+    };
+    let mut record_bytes = Vec::new();
+    record.try_serialize(&mut record_bytes).unwrap();
+    // The authority's init_id (a slot) the delegation was made under.
+    let init_id = 345_678_901i64;
+    // The delegation a period and a pull after `subscribe`, then its edges: no expiry, a zero
+    // and a huge length, an expiry at the end of its current period.
+    let pulled = RecurringDelegation {
+        delegator,
+        delegatee: delegate,
+        payer: delegator,
+        init_id,
+        subscription_authority: subscriptions::subscription_authority(&delegator, &mint),
+        mint,
+        current_period_start_ts: terms.start_ts + 2_592_000,
+        period_length_s: terms.period_length_s,
+        expiry_ts: terms.expiry_ts,
+        amount_per_period: terms.amount_per_period,
+        amount_pulled_in_period: 1_250_000,
+    };
+    let delegations = [
+        pulled,
+        RecurringDelegation {
+            expiry_ts: 0,
+            ..pulled
+        },
+        RecurringDelegation {
+            period_length_s: 0,
+            ..pulled
+        },
+        RecurringDelegation {
+            period_length_s: u64::MAX,
+            ..pulled
+        },
+        RecurringDelegation {
+            expiry_ts: pulled.current_period_start_ts + 2_592_000,
+            ..pulled
+        },
+    ];
+    let feedback = FeedbackDetails {
+        score: 80,
+        tag1: "subscription".into(),
+        tag2: "monthly".into(),
+        endpoint: "https://api.example/feed".into(),
+        feedback_uri: "ipfs://pull".into(),
+    };
+    let attestations = Attestations {
+        payer: Some(k()),
+        payee: Some(k()),
+        payee_list: Some(k()),
+    };
+    let approval = ApprovalUse {
+        address: k(),
+        rent_payer: k(),
+    };
+    let mut approved_pull = b.gate_pull(
+        &record,
+        &delegations[4],
+        &destination,
+        TokenProgram::SplToken,
+        &collection,
+        1_000_000,
+        feedback.clone(),
+        attestations,
+    );
+    approval.append_to(&mut approved_pull);
+    // An amount past 2^53.
+    let big = (1u64 << 53) + 1;
+    let ops: Vec<(Value, Instruction)> = vec![
+        (
+            json!({ "op": "subscribe", "subscription": subscription_json(&s) }),
+            b.subscribe(&s),
+        ),
+        (
+            json!({ "op": "subscribe", "subscription": subscription_json(&spl) }),
+            b.subscribe(&spl),
+        ),
+        (
+            pull_json(
+                0,
+                &destination,
+                &collection,
+                TokenProgram::Token2022,
+                big,
+                Attestations::default(),
+                None,
+            ),
+            b.gate_pull(
+                &record,
+                &delegations[0],
+                &destination,
+                TokenProgram::Token2022,
+                &collection,
+                big,
+                feedback.clone(),
+                Attestations::default(),
+            ),
+        ),
+        (
+            pull_json(
+                4,
+                &destination,
+                &collection,
+                TokenProgram::SplToken,
+                1_000_000,
+                attestations,
+                Some(approval),
+            ),
+            approved_pull,
+        ),
+        (json!({ "op": "unsubscribe" }), b.unsubscribe(&record)),
+        (
+            json!({ "op": "initSubscriptionAuthority", "user": delegator.to_string(), "mint": mint.to_string(), "tokenProgram": TokenProgram::SplToken.id().to_string() }),
+            subscriptions::init_subscription_authority(&delegator, &mint, TokenProgram::SplToken),
+        ),
+        (
+            json!({ "op": "createRecurringDelegation", "delegator": delegator.to_string(), "mint": mint.to_string(), "delegatee": delegate.to_string(), "terms": terms_json(&terms), "initId": init_id.to_string() }),
+            subscriptions::create_recurring_delegation(
+                &delegator, &mint, &delegate, &terms, init_id,
+            ),
+        ),
+        (
+            json!({ "op": "transferRecurring", "address": delegation.to_string(), "delegation": 0, "receiver": destination.to_string(), "tokenProgram": TokenProgram::Token2022.id().to_string(), "amount": big.to_string() }),
+            subscriptions::transfer_recurring(
+                &delegation,
+                &delegations[0],
+                &destination,
+                TokenProgram::Token2022,
+                big,
+            ),
+        ),
+        (
+            json!({ "op": "revokeDelegation", "delegator": delegator.to_string(), "address": delegation.to_string() }),
+            subscriptions::revoke_delegation(&delegator, &delegation),
+        ),
+        (
+            json!({ "op": "revokeSubscriptionAuthority", "user": delegator.to_string(), "mint": mint.to_string(), "tokenProgram": TokenProgram::Token2022.id().to_string() }),
+            subscriptions::revoke_subscription_authority(
+                &delegator,
+                &mint,
+                TokenProgram::Token2022,
+            ),
+        ),
+        (
+            json!({ "op": "closeSubscriptionAuthority", "user": delegator.to_string(), "mint": mint.to_string() }),
+            subscriptions::close_subscription_authority(&delegator, &mint),
+        ),
+    ];
+    json!({
+        "programId": subscriptions::PROGRAM_ID.to_string(),
+        "eventAuthority": subscriptions::EVENT_AUTHORITY.to_string(),
+        "subscription": subscription_json(&s),
+        "subscriptionAuthority": subscriptions::subscription_authority(&delegator, &mint).to_string(),
+        "delegate": delegate.to_string(),
+        "delegation": delegation.to_string(),
+        "record": hex(&record_bytes),
+        "delegations": delegations.iter().map(|d| json!({
+            "data": hex(&recurring_delegation_bytes(d)),
+            "read": recurring_delegation_json(d),
+            "paymentIdHash": hex(&gate::subscription::payment_id_hash(&delegation, d)),
+            "periods": periods_json(d),
+        })).collect::<Vec<_>>(),
+        "feedback": {
+            "score": feedback.score,
+            "tag1": feedback.tag1,
+            "tag2": feedback.tag2,
+            "endpoint": feedback.endpoint,
+            "feedbackUri": feedback.feedback_uri,
+        },
+        "instructions": ops.into_iter().map(|(inputs, ix)| json!({
+            "inputs": inputs,
+            "instruction": instruction_json(&ix),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A `gate_pull`'s inputs as the fixture writes them: the delegation by its index in the
+/// fixture's `delegations`, the approval appended after the instruction when there is one.
+fn pull_json(
+    delegation: usize,
+    destination: &Pubkey,
+    collection: &Pubkey,
+    token_program: TokenProgram,
+    amount: u64,
+    att: Attestations,
+    approval: Option<ApprovalUse>,
+) -> Value {
+    let opt = |a: Option<Pubkey>| a.map(|a| a.to_string());
+    json!({
+        "op": "gatePull",
+        "delegation": delegation,
+        "destination": destination.to_string(),
+        "tokenProgram": token_program.id().to_string(),
+        "collection": collection.to_string(),
+        "amount": amount.to_string(),
+        "attestations": {
+            "payer": opt(att.payer),
+            "payee": opt(att.payee),
+            "payeeList": opt(att.payee_list),
+        },
+        "approval": approval.map(|a| json!({
+            "address": a.address.to_string(),
+            "rentPayer": a.rent_payer.to_string(),
+        })),
+    })
+}
+
+/// Recurring terms as the fixture writes them (integers as decimal strings).
+fn terms_json(t: &RecurringTerms) -> Value {
+    json!({
+        "nonce": t.nonce.to_string(),
+        "amountPerPeriod": t.amount_per_period.to_string(),
+        "periodLengthS": t.period_length_s.to_string(),
+        "startTs": t.start_ts.to_string(),
+        "expiryTs": t.expiry_ts.to_string(),
+    })
+}
+
+/// A subscription as the fixture writes it (the TypeScript SDK's `Subscription`).
+fn subscription_json(s: &Subscription) -> Value {
+    json!({
+        "delegator": s.delegator.to_string(),
+        "payerAsset": s.payer_asset.to_string(),
+        "payeeAsset": s.payee_asset.to_string(),
+        "facilitator": s.facilitator.to_string(),
+        "mint": s.mint.to_string(),
+        "tokenProgram": s.token_program.id().to_string(),
+        "policyId": s.policy_id,
+        "terms": terms_json(&s.terms),
+    })
+}
+
+/// A delegation's account data at the program's offsets (what `RecurringDelegation::read`
+/// reads back).
+fn recurring_delegation_bytes(d: &RecurringDelegation) -> Vec<u8> {
+    let mut data = vec![0u8; RecurringDelegation::LEN];
+    data[0] = trust_gate_program_common::subscriptions::discriminator::RECURRING_DELEGATION;
+    data[3..35].copy_from_slice(d.delegator.as_ref());
+    data[35..67].copy_from_slice(d.delegatee.as_ref());
+    data[67..99].copy_from_slice(d.payer.as_ref());
+    data[99..107].copy_from_slice(&d.init_id.to_le_bytes());
+    data[107..139].copy_from_slice(d.subscription_authority.as_ref());
+    data[139..171].copy_from_slice(d.mint.as_ref());
+    data[171..179].copy_from_slice(&d.current_period_start_ts.to_le_bytes());
+    data[179..187].copy_from_slice(&d.period_length_s.to_le_bytes());
+    data[187..195].copy_from_slice(&d.expiry_ts.to_le_bytes());
+    data[195..203].copy_from_slice(&d.amount_per_period.to_le_bytes());
+    data[203..211].copy_from_slice(&d.amount_pulled_in_period.to_le_bytes());
+    assert_eq!(RecurringDelegation::read(&data), Some(*d));
+    data
+}
+
+/// A delegation as the fixture writes it (the TypeScript SDK's `RecurringDelegation`,
+/// integers as decimal strings).
+fn recurring_delegation_json(d: &RecurringDelegation) -> Value {
+    json!({
+        "delegator": d.delegator.to_string(),
+        "delegatee": d.delegatee.to_string(),
+        "payer": d.payer.to_string(),
+        "initId": d.init_id.to_string(),
+        "subscriptionAuthority": d.subscription_authority.to_string(),
+        "mint": d.mint.to_string(),
+        "currentPeriodStartTs": d.current_period_start_ts.to_string(),
+        "periodLengthS": d.period_length_s.to_string(),
+        "expiryTs": d.expiry_ts.to_string(),
+        "amountPerPeriod": d.amount_per_period.to_string(),
+        "amountPulledInPeriod": d.amount_pulled_in_period.to_string(),
+    })
+}
+
+/// `[now, period start, pulled, available]` at the times around `d`'s period and expiry and
+/// at the ends of i64, on both sides.
+fn periods_json(d: &RecurringDelegation) -> Vec<Value> {
+    let (start, length) = (d.current_period_start_ts, 2_592_000i64);
+    [
+        i64::MIN,
+        0,
+        start - 1,
+        start,
+        start + length - 1,
+        start + length,
+        start + 3 * length + 5,
+        d.expiry_ts - 1,
+        d.expiry_ts,
+        d.expiry_ts + 1,
+        i64::MAX,
+    ]
+    .into_iter()
+    .map(|now| {
+        let (period_start, pulled) = d.period_at(now);
+        json!([
+            now.to_string(),
+            period_start.to_string(),
+            pulled.to_string(),
+            d.available_at(now).to_string(),
+        ])
+    })
+    .collect()
+}
+
 #[test]
 fn the_typescript_sdks_pure_parts_pass_their_tests() {
     let dir = crate::node::build_sdk();
     crate::node::node_test(&dir, "test/unit.test.mjs", &json!({}));
+    crate::node::node_test(&dir, "test/subscriptions.test.mjs", &json!({}));
     // No import circle among the SDK's modules, type-only imports included (madge).
     crate::node::node_test(&dir, "test/circles.test.mjs", &json!({}));
 }

@@ -4,11 +4,13 @@
 //! transaction, pulls within the period and the policy in SPL Token and Token-2022, the
 //! next period's, every refusal (the policy's, the period's, the kill switch's, the
 //! parties', the delegation's, the sender's), approvals, the cancel and its rent
-//! (`life`, `refusals`); a pull's units and size (`units`). A missing build fails the suite
-//! with one line naming it.
+//! (`life`, `refusals`); a pull's units and size (`units`); the localnet's stand-in of the
+//! program against the real one (`standin`). A missing build fails the suite with one line
+//! naming it.
 
 mod life;
 mod refusals;
+mod standin;
 mod units;
 
 use gate::state::{FeedbackLog, GatedSubscription};
