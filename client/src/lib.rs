@@ -28,6 +28,8 @@
 //! - [`chain`]: reads over JSON-RPC.
 //! - [`receipts`]: a payment's receipt, from its log or, once closed, the chain's history.
 //! - [`held`]: the held payments whose logs are open, found on chain.
+//! - [`pulls`]: the gated subscriptions on chain, each with its delegation, and when a pull
+//!   is due.
 //! - [`idl`]: IDL loaders (explicit, on chain, bundled).
 //! - [`errors`]: names of on-chain error codes.
 //! - [`settle`]: the atomic three-instruction settlement, its guard, `settle` and `dispute`.
@@ -58,6 +60,7 @@ pub mod instructions;
 pub mod json;
 pub mod network;
 pub mod pda;
+pub mod pulls;
 pub mod receipts;
 pub mod reclaim;
 pub mod redact;

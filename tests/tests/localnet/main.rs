@@ -7,4 +7,5 @@ mod fixture;
 mod node;
 mod rpc;
 mod sdk;
+mod subscriptions;
 mod ts_sdk;

@@ -25,6 +25,7 @@ const CLIENT_ORDER: &[&str] = &[
     "chain",
     "receipts",
     "held",
+    "pulls",
     "idl",
     "errors",
     "settle",
