@@ -137,6 +137,10 @@ pub struct LimitArgs {
     /// (extra.offerSignature); default false.
     #[arg(long, env = "PLAIN_OFFERS_SIGNED")]
     pub plain_offers_signed: Option<String>,
+    /// true: the crank pulls the gated subscriptions this facilitator sends when a pull is
+    /// due (docs/subscriptions.md); default true on a localnet, else false.
+    #[arg(long, env = "PULL_SUBSCRIPTIONS")]
+    pub pull_subscriptions: Option<String>,
 }
 
 impl LimitArgs {
@@ -166,6 +170,7 @@ impl LimitArgs {
             min_fee_payer_balance_lamports: env("MIN_FEE_PAYER_BALANCE_LAMPORTS"),
             plain_assets: env("PLAIN_ASSETS"),
             plain_offers_signed: env("PLAIN_OFFERS_SIGNED"),
+            pull_subscriptions: env("PULL_SUBSCRIPTIONS"),
         }
     }
 }
@@ -248,6 +253,12 @@ impl FacilitatorArgs {
                     .map(|w| format!("{},{}", w.mint(), w.metered_mint()))
             }),
             plain_offers_signed: self.limits.plain_offers_signed.clone(),
+            // A localnet's subscriptions (the demo world's) are pulled unless turned off.
+            pull_subscriptions: self
+                .limits
+                .pull_subscriptions
+                .clone()
+                .or_else(|| localnet.then(|| "true".into())),
         }
     }
 }
@@ -425,5 +436,20 @@ mod tests {
         assert!(e.starts_with("MAX_PRIORITY_FEE_LAMPORTS: "), "{e}");
         let e = validate(&["--rate-limit-per-payer=-1"]).unwrap_err();
         assert!(e.starts_with("RATE_LIMIT_PER_PAYER: "), "{e}");
+    }
+
+    #[test]
+    fn a_localnets_facilitator_pulls_subscriptions_unless_told_not_to() {
+        assert!(validate(&[]).unwrap().pull_subscriptions);
+        let off = validate(&["--pull-subscriptions", "false"]).unwrap();
+        assert!(!off.pull_subscriptions);
+        let devnet = validate(&[
+            "--network",
+            "solana-devnet",
+            "--keypair",
+            &solana_sdk::signature::Keypair::new().to_base58_string(),
+        ])
+        .unwrap();
+        assert!(!devnet.pull_subscriptions, "off outside a localnet");
     }
 }

@@ -77,6 +77,9 @@ pub struct Config {
     /// How often the crank closes closable payment records (`RECLAIM_INTERVAL_SECS`);
     /// `None`: never (another process reclaims, `trust-gate reclaim`).
     pub reclaim_interval: Option<Duration>,
+    /// Whether the crank pulls the gated subscriptions this facilitator sends when a pull is
+    /// due (`PULL_SUBSCRIPTIONS`; off by default, on in `trust-gate up`).
+    pub pull_subscriptions: bool,
     /// The `batch-settlement` sessions' kill-switch poll and voucher redemption.
     pub sessions: SessionSettings,
     /// The pending approvals' life and bound (see [`crate::approvals`]).
@@ -240,6 +243,7 @@ impl Config {
             compute: ComputeCaps::default(),
             limits: Limits::default(),
             reclaim_interval: Some(DEFAULT_RECLAIM_INTERVAL),
+            pull_subscriptions: false,
             sessions: SessionSettings::default(),
             approvals: Default::default(),
             sponsor: Default::default(),
@@ -307,6 +311,25 @@ mod tests {
             network: "localnet".into(),
             ..RawSettings::default()
         }
+    }
+
+    #[test]
+    fn pulling_subscriptions_is_off_unless_asked_and_a_bad_flag_is_named() {
+        assert!(!settings().validate().unwrap().pull_subscriptions);
+        for (value, pull) in [("true", true), ("1", true), ("false", false), ("", false)] {
+            let c = RawSettings {
+                pull_subscriptions: Some(value.into()),
+                ..settings()
+            };
+            assert_eq!(c.validate().unwrap().pull_subscriptions, pull, "{value:?}");
+        }
+        let bad = RawSettings {
+            pull_subscriptions: Some("yes".into()),
+            ..settings()
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(bad.variable, "PULL_SUBSCRIPTIONS");
     }
 
     #[test]

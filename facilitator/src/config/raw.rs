@@ -91,6 +91,23 @@ pub struct RawSettings {
     /// `PLAIN_OFFERS_SIGNED` (`true`/`false`, default false): the plain channel schemes take
     /// only offers a trusted service signed.
     pub plain_offers_signed: Option<String>,
+    /// `PULL_SUBSCRIPTIONS` (`true`/`false`, default false): the crank pulls the gated
+    /// subscriptions this facilitator sends when a pull is due.
+    pub pull_subscriptions: Option<String>,
+}
+
+/// A `true`/`false` setting (also `1`/`0`; empty is false), naming `variable` when it is
+/// neither.
+fn flag(variable: &'static str, value: &Option<String>) -> Result<Option<bool>, ConfigError> {
+    let Some(v) = value else { return Ok(None) };
+    match v.trim() {
+        "true" | "1" => Ok(Some(true)),
+        "false" | "0" | "" => Ok(Some(false)),
+        other => Err(ConfigError::new(
+            variable,
+            format!("{other:?}: true or false"),
+        )),
+    }
 }
 
 /// Reads optional whole numbers in order: each `variable`, from `value`, must be `what` in
@@ -232,17 +249,11 @@ impl RawSettings {
             let mints = parse_pubkeys("PLAIN_ASSETS", list)?;
             sponsor.plain_assets = crate::advances::assets::PlainAssets::List(mints);
         }
-        if let Some(v) = &self.plain_offers_signed {
-            sponsor.signed_plain_offers = match v.trim() {
-                "true" | "1" => true,
-                "false" | "0" | "" => false,
-                other => {
-                    return Err(ConfigError::new(
-                        "PLAIN_OFFERS_SIGNED",
-                        format!("{other:?}: true or false"),
-                    ))
-                }
-            };
+        if let Some(signed) = flag("PLAIN_OFFERS_SIGNED", &self.plain_offers_signed)? {
+            sponsor.signed_plain_offers = signed;
+        }
+        if let Some(pull) = flag("PULL_SUBSCRIPTIONS", &self.pull_subscriptions)? {
+            config.pull_subscriptions = pull;
         }
         Ok(config)
     }

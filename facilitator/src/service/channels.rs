@@ -241,9 +241,13 @@ impl Facilitator {
         let signature = tx.signatures[0];
         if let Some((err, logs)) = self.send(tx).await {
             let summary = trust_gate_client::errors::summarize_logs(&logs);
+            // The program's name for its error first (KillSwitchEngaged, ...), where known.
+            let named = trust_gate_client::errors::explain(&err, &logs)
+                .map(|n| format!("{} ({}): ", n.name, n.code))
+                .unwrap_or_default();
             return Err(Rejection::new(
                 refused,
-                format!("the cluster's simulation refused it: {err} ({summary})"),
+                format!("the cluster's simulation refused it: {named}{err} ({summary})"),
             ));
         }
         match self.confirm(&signature).await {

@@ -15,6 +15,9 @@
 //! close touches none of a payer's accounts, so settlements of the same payer run beside it
 //! unchanged.
 //!
+//! With `PULL_SUBSCRIPTIONS` on, it pulls the gated subscriptions it sends whose pull is due
+//! ([`crate::service::pulls`]).
+//!
 //! Then the payment channels it holds (`trust_gate_client::channel_reclaim`): it reclaims the
 //! rent of each distributed channel whose open slot is old and whose gate record is closed,
 //! and closes the gate records of channels the program deleted first. A sealed channel whose
@@ -61,6 +64,10 @@ pub struct Round {
     pub holdbacks_released: usize,
     /// Held shares due whose recipient has no associated token account of the mint.
     pub holdbacks_without_account: usize,
+    /// Gated subscriptions pulled (`PULL_SUBSCRIPTIONS`).
+    pub pulled: usize,
+    /// Pulls due whose payee's recipient has no associated token account of the mint.
+    pub pulls_without_account: usize,
     pub skipped: Vec<Skipped>,
     /// Why a transaction failed (its payments are tried again next round).
     pub failures: Vec<String>,
@@ -101,6 +108,9 @@ impl Facilitator {
         };
         self.release_holdbacks(keypair, scan.releasable, &mut round)
             .await?;
+        if self.settings.pull_subscriptions {
+            self.pull_due(keypair, now, &mut round).await?;
+        }
         let closable: Vec<Closable> = scan
             .closable
             .into_iter()
@@ -372,6 +382,8 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                     if r.closed > 0
                         || r.holdbacks_released > 0
                         || r.holdbacks_without_account > 0
+                        || r.pulled > 0
+                        || r.pulls_without_account > 0
                         || r.channels_reclaimed > 0
                         || r.channel_records_closed > 0
                         || r.channels_unclaimed_closed > 0
@@ -383,6 +395,8 @@ pub fn spawn(f: Arc<Facilitator>, every: Duration) -> tokio::task::JoinHandle<()
                         closed = r.closed,
                         holdbacks_released = r.holdbacks_released,
                         holdbacks_without_account = r.holdbacks_without_account,
+                        pulled = r.pulled,
+                        pulls_without_account = r.pulls_without_account,
                         channels_reclaimed = r.channels_reclaimed,
                         channel_records_closed = r.channel_records_closed,
                         channels_unclaimed_closed = r.channels_unclaimed_closed,

@@ -9,6 +9,7 @@
 pub mod crank;
 pub mod dispute;
 pub mod holds;
+mod pulls;
 pub mod records;
 pub mod sponsor;
 
@@ -103,6 +104,8 @@ pub struct Settings {
     pub sessions: SessionSettings,
     /// The bounds of what it advances (see [`crate::service::sponsor`]).
     pub sponsor: crate::advances::SponsorSettings,
+    /// Whether the crank pulls the subscriptions due (see [`crate::service::crank`]).
+    pub pull_subscriptions: bool,
 }
 
 /// What this process remembers of the chain to decide faster.
@@ -172,6 +175,7 @@ impl Facilitator {
                 compute: config.compute,
                 sessions: config.sessions,
                 sponsor: config.sponsor,
+                pull_subscriptions: config.pull_subscriptions,
             },
             limits: RateLimits::new(&config.limits),
             store,

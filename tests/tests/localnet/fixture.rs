@@ -62,6 +62,26 @@ impl Env {
         policy_id: u32,
         metered_policy_id: u32,
     ) -> (trust_gate_facilitator::Server, trust_gate_demo::Server) {
+        let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let facilitator = trust_gate_facilitator::start(self.facilitator_config(), loopback)
+            .await
+            .unwrap();
+        // The demo signs its own URL into challenges: bind first, then tell it where it is.
+        let listener = std::net::TcpListener::bind(loopback).unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let mut config =
+            trust_gate_demo::DemoConfig::demo_world(&facilitator.url(), &format!("http://{addr}"));
+        config.policy_id = policy_id;
+        config.metered_policy_id = metered_policy_id;
+        let demo = trust_gate_demo::start(config, addr).await.unwrap();
+        (facilitator, demo)
+    }
+
+    /// The demo facilitator's configuration as the suites run it: the demo service trusted,
+    /// the demo world's mints for the plain channel schemes, no crank in the background.
+    #[allow(dead_code)] // the suites that run the services
+    pub fn facilitator_config(&self) -> trust_gate_facilitator::Config {
         let w = &self.world;
         let mut c = trust_gate_facilitator::Config::new(trust_gate_facilitator::MountConfig {
             rpc_url: self.localnet.rpc_url(),
@@ -79,18 +99,7 @@ impl Env {
             w.metered_mint(),
         ]);
         c.reclaim_interval = None;
-        let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let facilitator = trust_gate_facilitator::start(c, loopback).await.unwrap();
-        // The demo signs its own URL into challenges: bind first, then tell it where it is.
-        let listener = std::net::TcpListener::bind(loopback).unwrap();
-        let addr = listener.local_addr().unwrap();
-        drop(listener);
-        let mut config =
-            trust_gate_demo::DemoConfig::demo_world(&facilitator.url(), &format!("http://{addr}"));
-        config.policy_id = policy_id;
-        config.metered_policy_id = metered_policy_id;
-        let demo = trust_gate_demo::start(config, addr).await.unwrap();
-        (facilitator, demo)
+        c
     }
 
     /// Pays `{demo_url}/protected` with the paying client (`trust-gate pay`'s code path),

@@ -30,6 +30,7 @@ mod services;
 mod settle;
 mod soak;
 mod stock_upto;
+mod subscriptions;
 mod ts_batch;
 mod ts_upto;
 mod ts_x402;
