@@ -18,6 +18,7 @@ use solana_sdk::{
 
 pub mod channels;
 pub mod compute_units;
+pub mod differential;
 pub mod externals;
 pub mod fixture;
 pub mod holdback;

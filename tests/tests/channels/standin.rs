@@ -14,12 +14,11 @@ use anchor_lang::solana_program::system_instruction;
 use anchor_spl::associated_token::spl_associated_token_account::instruction::create_associated_token_account_idempotent;
 use anchor_spl::token::spl_token;
 use anchor_spl::token_2022::spl_token_2022;
-use solana_program_test::{BanksClientError, ProgramTestContext};
+use solana_program_test::ProgramTestContext;
 use solana_sdk::clock::Clock;
 use solana_sdk::program_pack::Pack;
 use solana_sdk::pubkey::Pubkey;
 use solana_sdk::signature::{Keypair, Signer};
-use solana_sdk::transaction::TransactionError;
 use trust_gate_client::channels::{self, Distribute, Open, Split, CHANNEL_LEN};
 use trust_gate_client::settle::TokenProgram;
 use trust_gate_program_tests::{raw_account, send};
@@ -122,15 +121,7 @@ enum Target {
     Reclaim,
 }
 
-/// What the real program is expected to answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Expect {
-    Ok,
-    Code(u32),
-    /// A runtime error kind (an `InstructionError` variant's name).
-    Kind(&'static str),
-}
-
+use trust_gate_program_tests::differential::{describe, set_clock, Expect};
 use Expect::{Code, Kind, Ok as Pass};
 
 /// What a step showed, comparable across the two runs.
@@ -174,15 +165,6 @@ async fn start(engine: Engine) -> ProgramTestContext {
         Engine::StandIn => trust_gate_localnet::native::add_channels_standin(&mut pt),
     }
     pt.start_with_context().await
-}
-
-async fn set_clock(ctx: &mut ProgramTestContext, slot: u64, unix_timestamp: i64) {
-    if ctx.banks_client.get_sysvar::<Clock>().await.unwrap().slot < slot {
-        ctx.warp_to_slot(slot).unwrap();
-    }
-    let mut clock: Clock = ctx.banks_client.get_sysvar().await.unwrap();
-    clock.unix_timestamp = unix_timestamp;
-    ctx.set_sysvar(&clock);
 }
 
 impl World {
@@ -526,27 +508,6 @@ impl World {
     }
 }
 
-/// The failing instruction and its error, without anything that differs between runs.
-fn describe(e: BanksClientError) -> String {
-    match e {
-        BanksClientError::TransactionError(TransactionError::InstructionError(at, err))
-        | BanksClientError::SimulationError {
-            err: TransactionError::InstructionError(at, err),
-            ..
-        } => format!("instruction {at}: {err:?}"),
-        other => format!("{other:?}"),
-    }
-}
-
-fn matches_expectation(result: &Result<(), String>, expect: Expect) -> bool {
-    match (result, expect) {
-        (Ok(()), Expect::Ok) => true,
-        (Err(e), Expect::Code(code)) => e.ends_with(&format!("Custom({code})")),
-        (Err(e), Expect::Kind(kind)) => e.ends_with(kind),
-        _ => false,
-    }
-}
-
 /// Runs the steps on one engine, checking each against what the real program answers.
 async fn run_on(engine: Engine, setup: Setup, steps: &[(Step, Expect)]) -> Vec<Observed> {
     let mut w = World::new(engine, setup).await;
@@ -554,7 +515,7 @@ async fn run_on(engine: Engine, setup: Setup, steps: &[(Step, Expect)]) -> Vec<O
     for (i, (step, expect)) in steps.iter().enumerate() {
         let result = w.run(*step).await;
         assert!(
-            matches_expectation(&result, *expect),
+            expect.matches(&result),
             "{engine:?}, step {i} {step:?}: expected {expect:?}, got {result:?}"
         );
         seen.push(w.observe(*step, result).await);

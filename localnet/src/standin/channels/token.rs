@@ -302,15 +302,31 @@ fn transfer_checked_ix(
     authority: &Pubkey,
     amount: u64,
 ) -> Instruction {
+    transfer_checked_instruction(
+        ctx.program.key,
+        [from, ctx.mint.key, to, authority],
+        amount,
+        ctx.decimals,
+    )
+}
+
+/// The token program's `TransferChecked` of `amount` in `decimals` (SPL Token and Token-2022
+/// alike): [source, mint, destination, authority (signer)].
+pub fn transfer_checked_instruction(
+    program: &Pubkey,
+    [from, mint, to, authority]: [&Pubkey; 4],
+    amount: u64,
+    decimals: u8,
+) -> Instruction {
     let mut data = Vec::with_capacity(10);
     data.push(TRANSFER_CHECKED);
     data.extend_from_slice(&amount.to_le_bytes());
-    data.push(ctx.decimals);
+    data.push(decimals);
     Instruction {
-        program_id: *ctx.program.key,
+        program_id: *program,
         accounts: vec![
             AccountMeta::new(*from, false),
-            AccountMeta::new_readonly(*ctx.mint.key, false),
+            AccountMeta::new_readonly(*mint, false),
             AccountMeta::new(*to, false),
             AccountMeta::new_readonly(*authority, true),
         ],

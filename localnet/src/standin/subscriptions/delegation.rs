@@ -387,7 +387,7 @@ pub fn transfer(
         }
         token_mint::decimals(&data).ok_or_else(|| err(E::InvalidAccountData, "no decimals"))?
     };
-    let transfer = super::transfer_checked(
+    let transfer = crate::standin::channels::token::transfer_checked_instruction(
         token_program.key,
         [source.key, mint.key, receiver.key, authority_account.key],
         args.amount,

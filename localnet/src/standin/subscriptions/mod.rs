@@ -107,10 +107,10 @@ pub fn process_instruction(
     accounts: &[AccountInfo],
     data: &[u8],
 ) -> ProgramResult {
-    let (&tag, rest) = data
+    let (&which, rest) = data
         .split_first()
         .ok_or_else(|| err(SubscriptionsError::InvalidInstruction, "no instruction tag"))?;
-    match tag {
+    match which {
         tag::INIT_SUBSCRIPTION_AUTHORITY => authority::initialize(program_id, accounts),
         tag::CLOSE_SUBSCRIPTION_AUTHORITY => authority::close(program_id, accounts),
         tag::REVOKE_SUBSCRIPTION_AUTHORITY => authority::revoke(program_id, accounts),
@@ -279,12 +279,7 @@ pub(crate) fn require_associated(
     mint: &Pubkey,
     token_program: &Pubkey,
 ) -> ProgramResult {
-    let expected = Pubkey::find_program_address(
-        &[owner.as_ref(), token_program.as_ref(), mint.as_ref()],
-        &super::channels::token::ASSOCIATED_TOKEN,
-    )
-    .0;
-    match *account.key == expected {
+    match *account.key == super::channels::token::ata(owner, token_program, mint) {
         true => Ok(()),
         false => Err(err(
             SubscriptionsError::InvalidAssociatedTokenAccountDerivedAddress,
@@ -310,21 +305,8 @@ pub(crate) fn close(account: &AccountInfo, to: &AccountInfo) -> ProgramResult {
     Ok(())
 }
 
-/// A token program instruction (SPL Token and Token-2022 share these): `data` after the
-/// tag, on `metas`.
-pub(crate) fn token_instruction(
-    program: &Pubkey,
-    data: Vec<u8>,
-    metas: Vec<AccountMeta>,
-) -> Instruction {
-    Instruction {
-        program_id: *program,
-        accounts: metas,
-        data,
-    }
-}
-
-/// `Approve` (tag 4) of `amount` to `delegate` on `source`, by its `owner`.
+/// `Approve` (tag 4) of `amount` to `delegate` on `source`, by its `owner` (SPL Token and
+/// Token-2022 alike).
 pub(crate) fn approve(
     program: &Pubkey,
     source: &Pubkey,
@@ -334,48 +316,25 @@ pub(crate) fn approve(
 ) -> Instruction {
     let mut data = vec![4];
     data.extend_from_slice(&amount.to_le_bytes());
-    token_instruction(
-        program,
-        data,
-        vec![
+    Instruction {
+        program_id: *program,
+        accounts: vec![
             AccountMeta::new(*source, false),
             AccountMeta::new_readonly(*delegate, false),
             AccountMeta::new_readonly(*owner, true),
         ],
-    )
+        data,
+    }
 }
 
 /// `Revoke` (tag 5) of `source`'s delegate, by its `owner`.
 pub(crate) fn revoke_delegate(program: &Pubkey, source: &Pubkey, owner: &Pubkey) -> Instruction {
-    token_instruction(
-        program,
-        vec![5],
-        vec![
+    Instruction {
+        program_id: *program,
+        accounts: vec![
             AccountMeta::new(*source, false),
             AccountMeta::new_readonly(*owner, true),
         ],
-    )
-}
-
-/// `TransferChecked` (tag 12) of `amount` in `decimals`, signed by `authority`.
-pub(crate) fn transfer_checked(
-    program: &Pubkey,
-    accounts: [&Pubkey; 4],
-    amount: u64,
-    decimals: u8,
-) -> Instruction {
-    let [source, mint, destination, authority] = accounts;
-    let mut data = vec![12];
-    data.extend_from_slice(&amount.to_le_bytes());
-    data.push(decimals);
-    token_instruction(
-        program,
-        data,
-        vec![
-            AccountMeta::new(*source, false),
-            AccountMeta::new_readonly(*mint, false),
-            AccountMeta::new(*destination, false),
-            AccountMeta::new_readonly(*authority, true),
-        ],
-    )
+        data: vec![5],
+    }
 }
