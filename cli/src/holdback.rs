@@ -27,6 +27,8 @@ pub enum HoldbackCommand {
     Arbitrate(ArbitrateArgs),
 }
 
+/// The cluster a command acts on (the other commands that read the gate's accounts take it
+/// too).
 #[derive(Args)]
 pub struct Cluster {
     #[arg(long, env = "RPC_URL", default_value = "http://127.0.0.1:8899")]
@@ -37,7 +39,7 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    fn open(&self) -> Result<(RpcClient, Builder, Network), String> {
+    pub(crate) fn open(&self) -> Result<(RpcClient, Builder, Network), String> {
         let network = Network::from_str(&self.network).map_err(|e| format!("--network: {e}"))?;
         let overrides = Overrides::from_env().map_err(|e| e.to_string())?;
         let ids = ProgramIds::for_network(network).with_overrides(overrides);
@@ -96,16 +98,16 @@ pub async fn run(c: HoldbackCommand) -> Result<(), String> {
     }
 }
 
-fn key(field: &str, s: &str) -> Result<Pubkey, String> {
+pub(crate) fn key(field: &str, s: &str) -> Result<Pubkey, String> {
     Pubkey::from_str(s).map_err(|_| format!("{field}: {s:?} is not a base58 public key"))
 }
 
-fn keypair(path: &str, field: &str) -> Result<Keypair, String> {
+pub(crate) fn keypair(path: &str, field: &str) -> Result<Keypair, String> {
     read_keypair_file(path).map_err(|e| format!("{field} {path}: cannot read a keypair: {e}"))
 }
 
 /// `--keypair`, or on the localnet the demo's key `demo` picks.
-fn signer_or_demo(
+pub(crate) fn signer_or_demo(
     path: Option<&str>,
     network: Network,
     role: &str,
@@ -189,7 +191,7 @@ async fn find(rpc: &RpcClient, b: &Builder, hash: &str) -> Result<HeldListing, S
 }
 
 /// Sends `ixs` paid by the first of `signers`, and says what moved.
-async fn send(
+pub(crate) async fn send(
     rpc: &RpcClient,
     ixs: &[Instruction],
     signers: &[&Keypair],

@@ -13,6 +13,7 @@ mod policy;
 mod reclaim;
 mod services;
 mod simulate;
+mod subscriptions;
 mod up;
 
 use clap::{Parser, Subcommand};
@@ -54,6 +55,16 @@ enum Command {
     /// after the hold, the payee's refund, the arbiter's decision of a dispute.
     #[command(subcommand)]
     Holdback(holdback::HoldbackCommand),
+    /// Subscribe a payer agent to a payee: its facilitator pulls a fixed amount each period
+    /// through the gate, under the payer's policy (the delegator signs: the agent's owner or
+    /// agent wallet).
+    Subscribe(subscriptions::SubscribeArgs),
+    /// The gated subscriptions of a payer, a payee or a facilitator: the terms, the period's
+    /// use and the next pull.
+    Subscriptions(subscriptions::ListArgs),
+    /// Cancel a gated subscription as its delegator: the delegation is revoked, its record
+    /// closed, and their rent returned.
+    Unsubscribe(subscriptions::UnsubscribeArgs),
     /// Close a facilitator's payment records whose deadline and dispute window have passed,
     /// returning their rent (the facilitator's crank does it in the background).
     Reclaim(reclaim::ReclaimArgs),
@@ -67,8 +78,8 @@ enum Command {
     /// MCP_HTTP_HOST, MCP_HTTP_PORT, ...; see docs/mcp.md).
     Mcp,
     /// Serve the owner's dashboard, read-only, against any cluster: an agent's policies and
-    /// spend against every cap, kill switch, vault, tiers, settlements, channels and held
-    /// payments.
+    /// spend against every cap, kill switch, vault, tiers, settlements, channels, held
+    /// payments and subscriptions.
     Dashboard(dashboard::DashboardArgs),
     /// Print a demo key (localnet only) as a keypair file's JSON array, so that any client
     /// can sign as a demo agent; refused unless the label is a demo label.
@@ -107,6 +118,9 @@ fn main() -> std::process::ExitCode {
             Command::Reclaim(a) => reclaim::run(a).await,
             Command::Dispute(a) => dispute::run(a).await,
             Command::Holdback(c) => holdback::run(c).await,
+            Command::Subscribe(a) => subscriptions::subscribe(a).await,
+            Command::Subscriptions(a) => subscriptions::list(a).await,
+            Command::Unsubscribe(a) => subscriptions::unsubscribe(a).await,
             Command::Approvals(a) => approve::list(a).await,
             Command::Approve(a) => approve::approve(a).await,
             Command::Migrate(a) => migrate::run(a).await,

@@ -228,6 +228,7 @@ pub async fn run(args: UpArgs) -> Result<(), String> {
             }
             println!("  4. cargo run --release -- pay {d}/session --scheme batch-settlement   (10 requests: the open, a voucher each, the close)");
             println!("  5. cargo run --release -- pay {h}/protected   (10 % held back for 2 minutes; `trust-gate holdback list` shows it, the crank releases it)");
+            println!("  6. cargo run --release -- subscriptions   (the subscriber's 1.00 a day: the crank pulls it a minute after the start; `GET /payments` lists the pull)");
         }
         None => {
             println!();
@@ -292,6 +293,12 @@ fn print_world(world: &trust_gate_migrations::DemoWorld) {
         s.arbiter,
         trust_gate_migrations::demo::HOLDBACK_PAYER,
         s.holdback_policy_id
+    );
+    println!(
+        "  subscription   {} pays the service {} base units every {} s, pulled by the facilitator's crank (`trust-gate subscriptions`)",
+        trust_gate_migrations::demo::SUBSCRIBER,
+        trust_gate_migrations::demo::SUBSCRIPTION_AMOUNT,
+        trust_gate_migrations::demo::SUBSCRIPTION_PERIOD_SECS,
     );
     println!("  keys           `trust-gate demo-key <label>` prints one as a keypair file (also facilitator, service-key, attestor, mint-authority, arbiter)");
     println!(

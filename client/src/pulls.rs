@@ -2,9 +2,9 @@
 //! facilitator pulls, or of a payer or payee agent, each with its recurring delegation as it
 //! reads now, and when a pull is due.
 
-use crate::subscriptions::{self, RecurringDelegation};
+use crate::subscriptions::{self, RecurringDelegation, SubscriptionAuthority};
 use anchor_lang::{AccountDeserialize, Discriminator, Space};
-use gate::state::GatedSubscription;
+pub use gate::state::GatedSubscription;
 use solana_sdk::pubkey::Pubkey;
 
 /// Whose subscriptions [`list`] finds.
@@ -18,23 +18,79 @@ pub enum SubscribedBy {
     Payee(Pubkey),
 }
 
-/// A gated subscription found on chain: its record's address, the record, and its
-/// delegation as it reads now (`None` once it was revoked).
+/// Whether the delegator's SubscriptionAuthority still backs a delegation: the program moves
+/// tokens only through it, and only for delegations made under its `init_id` now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    /// Open, of the delegation's `init_id`.
+    Current,
+    /// Closed (its user revoked it): every pull fails (103).
+    Closed,
+    /// Initialized again since the delegation was made: every pull fails (136).
+    Stale,
+}
+
+/// Where a subscription stands at a time.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Standing {
+    /// Its delegation is open under a live authority and not past its expiry: its
+    /// facilitator pulls it when a pull is due.
+    Active,
+    /// Past its expiry: nothing more can be pulled.
+    Expired,
+    /// Its delegation was revoked at the Subscriptions program, or its delegator's
+    /// SubscriptionAuthority was revoked (or initialized again since): nothing can be pulled.
+    Revoked,
+}
+
+/// A gated subscription found on chain: its record's address, the record, its delegation as
+/// it reads now (`None` once it was revoked) and whether its authority backs it (`None` with
+/// no delegation).
 #[derive(Clone, Debug)]
 pub struct SubscriptionListing {
     pub address: Pubkey,
     pub record: GatedSubscription,
     pub delegation: Option<RecurringDelegation>,
+    pub backing: Option<Backing>,
+}
+
+impl Standing {
+    /// `active`, `expired` or `revoked`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Standing::Active => "active",
+            Standing::Expired => "expired",
+            Standing::Revoked => "revoked",
+        }
+    }
 }
 
 impl SubscriptionListing {
+    /// The mint it pulls, while its delegation is open (the gate's record does not name it).
+    pub fn mint(&self) -> Option<Pubkey> {
+        self.delegation.map(|d| d.mint)
+    }
+
+    /// Where it stands at `now`.
+    pub fn standing(&self, now: i64) -> Standing {
+        match (&self.delegation, self.backing) {
+            (Some(d), Some(Backing::Current)) if d.expiry_ts != 0 && now > d.expiry_ts => {
+                Standing::Expired
+            }
+            (Some(_), Some(Backing::Current)) => Standing::Active,
+            _ => Standing::Revoked,
+        }
+    }
+
     /// What a facilitator's crank pulls at `now`: the period's whole amount, once per period
     /// (when nothing was pulled in it yet); `None` before the start, after the expiry, once
-    /// revoked or pulled.
+    /// revoked (the delegation or its authority) or pulled.
     pub fn due(&self, now: i64) -> Option<u64> {
         let d = self.delegation.as_ref()?;
-        let expired = d.expiry_ts != 0 && now > d.expiry_ts;
-        if expired || now < d.current_period_start_ts {
+        if self.standing(now) != Standing::Active || now < d.current_period_start_ts {
             return None;
         }
         (d.period_at(now).1 == 0).then_some(d.amount_per_period)
@@ -44,6 +100,9 @@ impl SubscriptionListing {
     /// next period; `None` when no period starts any more (expired, revoked).
     pub fn next_pull(&self, now: i64) -> Option<i64> {
         let d = self.delegation.as_ref()?;
+        if self.standing(now) == Standing::Revoked {
+            return None;
+        }
         if now < d.current_period_start_ts {
             return Some(d.current_period_start_ts);
         }
@@ -89,19 +148,129 @@ pub async fn list(
     }
     let delegations: Vec<Pubkey> = records.iter().map(|(_, r)| r.delegation).collect();
     let accounts = crate::chain::accounts(rpc, &delegations).await?;
+    let delegations: Vec<Option<RecurringDelegation>> = accounts
+        .into_iter()
+        .map(|a| delegation_of(a.as_ref()))
+        .collect();
+    let backings = backings(rpc, &delegations).await?;
     let mut out: Vec<SubscriptionListing> = records
         .into_iter()
-        .zip(accounts)
-        .map(|((address, record), acc)| SubscriptionListing {
-            address,
-            record,
-            delegation: acc
-                .filter(|a| a.owner == subscriptions::PROGRAM_ID)
-                .and_then(|a| RecurringDelegation::read(&a.data)),
-        })
+        .zip(delegations)
+        .zip(backings)
+        .map(
+            |(((address, record), delegation), backing)| SubscriptionListing {
+                address,
+                record,
+                delegation,
+                backing,
+            },
+        )
         .collect();
     out.sort_by_key(|l| (l.record.created_at, l.address));
     Ok(out)
+}
+
+/// How many nonces one read of [`free_nonce`] tries.
+const NONCE_BATCH: u64 = 16;
+
+/// The first nonce from 1 under which `s` has neither a delegation nor the gate's record of
+/// one (a subscription's address depends on its nonce alone among its terms), reading
+/// [`NONCE_BATCH`] at a time.
+pub async fn free_nonce(
+    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
+    b: &crate::Builder,
+    s: &crate::instructions::Subscription,
+) -> Result<u64, crate::ClientError> {
+    let mut first = 1u64;
+    loop {
+        let nonces: Vec<u64> = (first..first.saturating_add(NONCE_BATCH)).collect();
+        let mut keys = Vec::with_capacity(2 * nonces.len());
+        for &n in &nonces {
+            let mut t = *s;
+            t.terms.nonce = n;
+            let delegation = b.subscription_delegation(&t);
+            keys.push(delegation);
+            keys.push(b.pda.gated_subscription(&delegation));
+        }
+        let found = crate::chain::accounts(rpc, &keys).await?;
+        if let Some(i) = found.chunks(2).position(|p| p.iter().all(Option::is_none)) {
+            return Ok(nonces[i]);
+        }
+        // Each round trip is one batch: a delegator with thousands of subscriptions to one
+        // payee is not a case worth bounding apart.
+        first = first.saturating_add(NONCE_BATCH);
+    }
+}
+
+/// The delegation an account holds, when the Subscriptions program owns it.
+fn delegation_of(acc: Option<&solana_sdk::account::Account>) -> Option<RecurringDelegation> {
+    acc.filter(|a| a.owner == subscriptions::PROGRAM_ID)
+        .and_then(|a| RecurringDelegation::read(&a.data))
+}
+
+/// Whether each delegation's authority backs it (one read of them all); `None` where there
+/// is no delegation.
+async fn backings(
+    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
+    delegations: &[Option<RecurringDelegation>],
+) -> Result<Vec<Option<Backing>>, crate::ClientError> {
+    let keys: Vec<Pubkey> = delegations
+        .iter()
+        .flatten()
+        .map(|d| d.subscription_authority)
+        .collect();
+    let mut authorities = crate::chain::accounts(rpc, &keys).await?.into_iter();
+    Ok(delegations
+        .iter()
+        .map(|d| {
+            let d = d.as_ref()?;
+            let authority = authorities
+                .next()
+                .flatten()
+                .filter(|a| a.owner == subscriptions::PROGRAM_ID)
+                .and_then(|a| SubscriptionAuthority::read(&a.data));
+            Some(match authority {
+                Some(a) if a.init_id == d.init_id => Backing::Current,
+                Some(_) => Backing::Stale,
+                None => Backing::Closed,
+            })
+        })
+        .collect())
+}
+
+/// The gated subscription whose record is at `address`, or whose delegation is `address`,
+/// with its delegation as it reads now; `None` when neither holds one.
+pub async fn find(
+    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
+    ids: &crate::ProgramIds,
+    address: &Pubkey,
+) -> Result<Option<SubscriptionListing>, crate::ClientError> {
+    let pda = crate::pda::Pdas::new(*ids);
+    let given = crate::chain::account(rpc, address).await?;
+    // A record is the gate's; anything else is taken for a delegation.
+    let record_address = match &given {
+        Some(acc) if acc.owner == ids.gate => *address,
+        _ => pda.gated_subscription(address),
+    };
+    let Some(record) = crate::chain::account(rpc, &record_address).await? else {
+        return Ok(None);
+    };
+    let record = crate::decode::account::<GatedSubscription>("GatedSubscription", &record.data)?;
+    let delegation = delegation_of(
+        crate::chain::account(rpc, &record.delegation)
+            .await?
+            .as_ref(),
+    );
+    let backing = backings(rpc, std::slice::from_ref(&delegation))
+        .await?
+        .pop()
+        .flatten();
+    Ok(Some(SubscriptionListing {
+        address: record_address,
+        record,
+        delegation,
+        backing,
+    }))
 }
 
 #[cfg(test)]
@@ -135,6 +304,7 @@ mod tests {
                 amount_per_period: 50,
                 amount_pulled_in_period: pulled,
             }),
+            backing: Some(Backing::Current),
         }
     }
 
@@ -167,8 +337,26 @@ mod tests {
         assert_eq!(listing(1_100, 50, 1_150).next_pull(1_120), None);
         let revoked = SubscriptionListing {
             delegation: None,
+            backing: None,
             ..listing(1_000, 0, 0)
         };
         assert_eq!((revoked.due(1_000), revoked.next_pull(1_000)), (None, None));
+        assert_eq!(revoked.standing(1_000), Standing::Revoked);
+    }
+
+    #[test]
+    fn a_closed_or_stale_authority_revokes_and_an_expiry_ends() {
+        // The delegation alone would read due: its authority says otherwise.
+        for backing in [Backing::Closed, Backing::Stale] {
+            let dead = SubscriptionListing {
+                backing: Some(backing),
+                ..listing(1_000, 0, 0)
+            };
+            assert_eq!(dead.standing(1_000), Standing::Revoked, "{backing:?}");
+            assert_eq!((dead.due(1_000), dead.next_pull(1_000)), (None, None));
+        }
+        let expiring = listing(1_000, 0, 1_150);
+        assert_eq!(expiring.standing(1_150), Standing::Active);
+        assert_eq!(expiring.standing(1_151), Standing::Expired);
     }
 }

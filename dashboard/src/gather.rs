@@ -1,4 +1,4 @@
-//! Reading an agent's page: its accounts over JSON-RPC (nine reads at once, then three per
+//! Reading an agent's page: its accounts over JSON-RPC (ten reads at once, then three per
 //! policy at once, then the settlements and the shares held back from the agent's payments),
 //! the payments its facilitator holds and has settled.
 //! A part that cannot be read is shown as why, not as a zero or an error of the whole page.
@@ -55,6 +55,7 @@ pub async fn agent(
         channels,
         approvals,
         held_received,
+        (subscriptions_paid, subscriptions_received),
     ) = tokio::join!(
         chain::unix_time(rpc),
         chain::asset_owner(rpc, &asset),
@@ -65,6 +66,7 @@ pub async fn agent(
         chain::channel_records_of_payer(rpc, &c.ids, &asset),
         held(http, c, &asset),
         held_rows(rpc, c, &as_payee),
+        crate::subscriptions::of(rpc, c, &asset),
     );
     let (now, clock) = match now {
         Ok(t) => (t, "the cluster's clock"),
@@ -146,6 +148,12 @@ pub async fn agent(
     if let Ok(list) = &channels {
         mints.extend(list.iter().map(|ch: &ChannelView| ch.mint));
     }
+    for subs in [&subscriptions_paid, &subscriptions_received]
+        .into_iter()
+        .flatten()
+    {
+        mints.extend(subs.iter().filter_map(|s| s.mint()));
+    }
     if let Ok(list) = &approvals {
         mints.extend(list.iter().map(|a: &PendingApproval| a.mint));
     }
@@ -173,6 +181,8 @@ pub async fn agent(
         approvals,
         held_paid,
         held_received,
+        subscriptions_paid,
+        subscriptions_received,
         settlements,
         settlements_source,
         wallets,

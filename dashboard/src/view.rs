@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use trust_gate_client::approvals::PendingApproval;
 use trust_gate_client::decode::EngineReputation;
 use trust_gate_client::holdback::{HoldStatus, HoldbackView};
+use trust_gate_client::pulls::SubscriptionListing;
 use trust_gate_client::spend::Spend;
 
 pub const SECONDS_PER_DAY: i64 = 86_400;
@@ -222,6 +223,10 @@ pub struct AgentView {
     pub held_paid: Read<Vec<HeldRow>>,
     /// The payments to the agent of which a share was held back in its escrow, newest first.
     pub held_received: Read<Vec<HeldRow>>,
+    /// The gated subscriptions the agent pays, oldest first.
+    pub subscriptions_paid: Read<Vec<SubscriptionListing>>,
+    /// The gated subscriptions paid to the agent, oldest first.
+    pub subscriptions_received: Read<Vec<SubscriptionListing>>,
     pub settlements: Read<Vec<SettlementRow>>,
     /// Where the settlements come from, and how far back they reach.
     pub settlements_source: String,

@@ -1,11 +1,12 @@
-//! trust-gate's MCP tool server: 31 tools (17 read, 11 write, 3 discovery), 4 resources and
+//! trust-gate's MCP tool server: 34 tools (18 read, 13 write, 3 discovery), 4 resources and
 //! 3 prompts over stdio or streamable HTTP, built on rmcp.
 //!
 //! - [`config`]: the environment table, validated at boot; [`signer`]: the signer chain.
 //! - [`tools`]: the tools ([`tools::read`], [`tools::write`], [`tools::holdback`],
-//!   [`tools::pay`], [`tools::discovery`]), each returning a typed result whose schema is its
-//!   `outputSchema`; [`args`] parses their arguments, [`envelope`] shapes errors, [`views`]
-//!   types accounts, [`policy_input`] turns policy arguments into program parameters.
+//!   [`tools::subscriptions`], [`tools::pay`], [`tools::discovery`]), each returning a typed
+//!   result whose schema is its `outputSchema`; [`args`] parses their arguments,
+//!   [`envelope`] shapes errors, [`views`] types accounts, [`policy_input`] turns policy
+//!   arguments into program parameters.
 //! - [`server`]: the MCP handler; [`resources`], [`prompts`], [`docs`] (the bundled corpus),
 //!   [`explain`] (deny codes).
 //! - [`egress`]: where `gate_pay` may send requests (no loopback, private or link-local

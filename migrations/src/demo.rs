@@ -8,8 +8,10 @@ use policy_vault::state::{
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use solana_sdk::signature::{Keypair, Signer};
+use trust_gate_client::instructions::Subscription;
 use trust_gate_client::network::deterministic_keypair;
-use trust_gate_client::settle::Funding;
+use trust_gate_client::settle::{Funding, TokenProgram};
+use trust_gate_client::subscriptions::RecurringTerms;
 
 /// Decimals of the demo stablecoin.
 pub const DECIMALS: u8 = 6;
@@ -25,6 +27,14 @@ pub const METERED_POLICY_ID: u32 = 2;
 pub const HOLDBACK_POLICY_ID: u32 = 3;
 /// The demo payer with the holdback policy.
 pub const HOLDBACK_PAYER: &str = "payer-tier-3";
+/// The demo payer whose owner subscribes it to the demo service ([`DemoWorld::subscription`]).
+pub const SUBSCRIBER: &str = "subscriber";
+/// The demo subscription's pull: 1.00 of the demo mint per period.
+pub const SUBSCRIPTION_AMOUNT: u64 = 1_000_000;
+/// The demo subscription's period: a day.
+pub const SUBSCRIPTION_PERIOD_SECS: u64 = 86_400;
+/// How long the demo subscription runs from its seeding: a year.
+pub const SUBSCRIPTION_LIFE_SECS: i64 = 365 * 86_400;
 /// Tokens each demo payer holds after seeding (100.00).
 pub const PAYER_BALANCE: u64 = 100_000_000;
 /// The payer tier the demo service asks for.
@@ -188,9 +198,11 @@ pub struct DemoWorld {
     pub held_service: DemoAgent,
     /// Decides disputes of held payments to [`DemoWorld::held_service`].
     pub arbiter: Keypair,
-    /// Payer agents with engine tiers 0, 1 and 3 paying from their owners' wallets, and a
-    /// second tier-3 agent paying from its policy vault.
-    pub payers: [DemoAgent; 4],
+    /// Payer agents with engine tiers 0, 1 and 3 paying from their owners' wallets, a
+    /// second tier-3 agent paying from its policy vault, and [`SUBSCRIBER`], a tier-3 agent
+    /// paying from its owner's wallet, whose owner subscribed it to the service: the
+    /// facilitator's crank pulls it once a day.
+    pub payers: [DemoAgent; 5],
     pub attestor: Keypair,
 }
 
@@ -216,6 +228,7 @@ impl DemoWorld {
                 DemoAgent::new("payer-tier-1", 1),
                 DemoAgent::new("payer-tier-3", 3),
                 DemoAgent::vault_funded("payer-tier-3-vault", 3),
+                DemoAgent::new(SUBSCRIBER, 3),
             ],
             attestor: deterministic_keypair("demo/attestor"),
         }
@@ -230,7 +243,8 @@ impl DemoWorld {
         self.metered_mint.pubkey()
     }
 
-    /// The wallet-funded payer agent with engine tier `tier`.
+    /// The wallet-funded payer agent with engine tier `tier` (the first of the list: not the
+    /// subscriber).
     pub fn payer(&self, tier: u8) -> Option<&DemoAgent> {
         self.payers
             .iter()
@@ -264,6 +278,38 @@ impl DemoWorld {
             .iter()
             .find(|a| a.name == HOLDBACK_PAYER)
             .expect("the demo world has the holdback payer")
+    }
+
+    /// The payer whose owner subscribed it to the service ([`SUBSCRIBER`]).
+    pub fn subscriber(&self) -> &DemoAgent {
+        self.payers
+            .iter()
+            .find(|a| a.name == SUBSCRIBER)
+            .expect("the demo world has the subscriber")
+    }
+
+    /// The demo subscription (docs/subscriptions.md): [`SUBSCRIBER`]'s owner lets the
+    /// facilitator pull [`SUBSCRIPTION_AMOUNT`] a day for the service under
+    /// [`POLICY_ID`], from the seeding until `expiry_ts`. Its delegation's address does not
+    /// depend on the dates.
+    pub fn subscription(&self, expiry_ts: i64) -> Subscription {
+        let subscriber = self.subscriber();
+        Subscription {
+            delegator: subscriber.owner.pubkey(),
+            payer_asset: subscriber.asset(),
+            payee_asset: self.service.asset(),
+            facilitator: self.facilitator.pubkey(),
+            mint: self.mint(),
+            token_program: TokenProgram::SplToken,
+            policy_id: POLICY_ID,
+            terms: RecurringTerms {
+                nonce: 1,
+                amount_per_period: SUBSCRIPTION_AMOUNT,
+                period_length_s: SUBSCRIPTION_PERIOD_SECS,
+                start_ts: 0,
+                expiry_ts,
+            },
+        }
     }
 
     /// [`HOLDBACK_PAYER`]'s policy [`HOLDBACK_POLICY_ID`]: [`payer_policy`] with

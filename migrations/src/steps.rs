@@ -741,6 +741,39 @@ impl Migration<'_> {
         Ok(())
     }
 
+    /// The demo subscription ([`DemoWorld::subscription`]), running a year from now, unless
+    /// its record stands (a cancelled one is seeded again).
+    async fn subscription(
+        &self,
+        world: &DemoWorld,
+        report: &mut Report,
+    ) -> Result<(), ClientError> {
+        let now = chain::unix_time(self.rpc).await?;
+        let s = world.subscription(now.saturating_add(demo::SUBSCRIPTION_LIFE_SECS));
+        let delegation = self.builder.subscription_delegation(&s);
+        let record = self.builder.pda.gated_subscription(&delegation);
+        let created = !self.exists(&record).await?;
+        if created {
+            let subscriber = world.subscriber();
+            self.send(
+                "subscribe",
+                &[self.builder.subscribe(&s)],
+                &[&subscriber.owner],
+            )
+            .await?;
+        }
+        self.note(
+            report,
+            created,
+            format!(
+                "agent {} subscription {record} to {}",
+                demo::SUBSCRIBER,
+                world.service.name
+            ),
+        );
+        Ok(())
+    }
+
     /// Every step, in order.
     pub async fn demo_world(&self, world: &DemoWorld) -> Result<Report, ClientError> {
         let mut report = Report::default();
@@ -788,6 +821,7 @@ impl Migration<'_> {
             self.lookup_table(world, payee, &collection, &mut report)
                 .await?;
         }
+        self.subscription(world, &mut report).await?;
         Ok(report)
     }
 }

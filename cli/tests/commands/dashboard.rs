@@ -6,7 +6,10 @@
 //! the README shows (docs/images/dashboard.png). Then a payment of which the payer's policy
 //! holds a share back (docs/holdback.md): the payer's page lists it held with its release
 //! time, its settlement row and receipt show the share, the payee's page lists it too, and
-//! the receipt follows its dispute and the arbiter's decision.
+//! the receipt follows its dispute and the arbiter's decision. And the demo's subscription
+//! (docs/subscriptions.md): the subscriber's page shows it due with nothing pulled, the
+//! facilitator's crank pulls it, and the page shows the period's use, the next pull and the
+//! pull among the settlements; the payee's page shows it paid to it.
 
 use crate::fixture;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -93,7 +96,7 @@ async fn attr(c: &Client, css: &str, name: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     let env = fixture::seeded().await;
-    let (facilitator, demo_server) = env.services(demo::POLICY_ID, demo::METERED_POLICY_ID).await;
+    let (facilitator, demo_server) = services(&env).await;
     // Port 0: the command prints the URL it took.
     let mut server = Command::new(env!("CARGO_BIN_EXE_trust-gate"))
         .args(["dashboard", "--rpc-url", &env.localnet.rpc_url()])
@@ -219,8 +222,139 @@ async fn the_dashboard_shows_a_payment_in_a_real_browser() {
     let disputed = c.find(Locator::Css("#disputed")).await.unwrap();
     assert_eq!(disputed.text().await.unwrap(), "yes");
 
+    subscription(&env, &c, &base, &facilitator).await;
     held_payment(&env, &c, &base, &facilitator.url()).await;
     c.close().await.unwrap();
+}
+
+/// The demo facilitator as the suites run it (`Env::facilitator_config`: no crank in the
+/// background), but pulling gated subscriptions when a round runs, which the test starts
+/// itself; and the demo charging through it.
+async fn services(env: &fixture::Env) -> (trust_gate_facilitator::Server, trust_gate_demo::Server) {
+    let mut config = env.facilitator_config();
+    config.pull_subscriptions = true;
+    env.services_with(config, demo::POLICY_ID, demo::METERED_POLICY_ID)
+        .await
+}
+
+/// The demo's subscription on the subscriber's page before and after the facilitator's crank
+/// pulls it, and on the payee's page.
+async fn subscription(
+    env: &fixture::Env,
+    c: &Client,
+    base: &str,
+    facilitator: &trust_gate_facilitator::Server,
+) {
+    let w = &env.world;
+    let subscriber = w.subscriber();
+    let delegation = env.b.subscription_delegation(&w.subscription(0));
+    c.goto(base).await.unwrap();
+    c.find(Locator::LinkText(subscriber.name))
+        .await
+        .expect("the first page lists the subscriber")
+        .click()
+        .await
+        .unwrap();
+    let row = format!("#subscriptions-paid tr.subscription[data-delegation=\"{delegation}\"]");
+    // Subscribed at seeding, pulled by no one yet: due, nothing pulled this period.
+    assert_eq!(attr(c, &row, "data-pulled").await, "0");
+    assert_eq!(
+        text(c, &format!("{row} td.use")).await,
+        "pulled 0 of 1 this period"
+    );
+    assert_eq!(text(c, &format!("{row} td.next")).await, "due now");
+    let amount = text(c, &format!("{row} td.amount")).await;
+    assert!(amount.starts_with("1 per day"), "{amount}");
+    assert_eq!(
+        attr(c, &format!("{row} td.state span.badge"), "data-state").await,
+        "active"
+    );
+    let rows_before = c
+        .find_all(Locator::Css("tr.settlement"))
+        .await
+        .unwrap()
+        .len();
+
+    // The crank's round pulls it: a settled payment the facilitator keeps a record of.
+    let round = facilitator.facilitator.reclaim_once().await.unwrap();
+    assert_eq!((round.pulled, round.failures.len()), (1, 0), "{round:?}");
+    let payments: serde_json::Value = reqwest::get(format!(
+        "{}/payments?payer={}",
+        facilitator.url(),
+        subscriber.asset()
+    ))
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    let listed = payments["payments"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{payments}");
+    let pull = listed[0]["paymentIdHash"].as_str().unwrap().to_string();
+
+    c.refresh().await.unwrap();
+    assert_eq!(
+        attr(c, &row, "data-pulled").await,
+        demo::SUBSCRIPTION_AMOUNT.to_string()
+    );
+    assert_eq!(
+        text(c, &format!("{row} td.use")).await,
+        "pulled 1 of 1 this period"
+    );
+    // The next pull: the next period's start, as the delegation counts its periods.
+    let now = trust_gate_client::chain::unix_time(&env.rpc).await.unwrap();
+    let subs = trust_gate_client::pulls::list(
+        &env.rpc,
+        &env.b.ids.gate,
+        trust_gate_client::pulls::SubscribedBy::Payer(subscriber.asset()),
+    )
+    .await
+    .unwrap();
+    let d = subs
+        .iter()
+        .find(|l| l.record.delegation == delegation)
+        .and_then(|l| l.delegation)
+        .expect("the subscription's delegation");
+    let next = d.period_at(now).0 + demo::SUBSCRIPTION_PERIOD_SECS as i64;
+    assert_eq!(attr(c, &row, "data-next").await, next.to_string());
+    let shown = text(c, &format!("{row} td.next")).await;
+    assert!(
+        shown.starts_with(&trust_gate_dashboard::view::utc(next)),
+        "{shown}"
+    );
+    // The pull among its settlements, from its receipt: 1 to the service.
+    let mut settled = None;
+    let rows = c.find_all(Locator::Css("tr.settlement")).await.unwrap();
+    assert_eq!(rows.len(), rows_before + 1);
+    for r in rows {
+        if r.text().await.unwrap().contains(&pull[..12]) {
+            let amount = r.find(Locator::Css("td:nth-child(2)")).await.unwrap();
+            let payee = r.find(Locator::Css("td:nth-child(4) code")).await.unwrap();
+            settled = Some((
+                amount.text().await.unwrap(),
+                payee.attr("title").await.unwrap(),
+            ));
+        }
+    }
+    assert_eq!(
+        settled,
+        Some(("1".to_string(), Some(w.service.asset().to_string())))
+    );
+
+    // The payee's page: paid to it, by the subscriber, pulled this period.
+    c.goto(&format!("{base}/agents/{}", w.service.asset()))
+        .await
+        .unwrap();
+    let received =
+        format!("#subscriptions-received tr.subscription[data-delegation=\"{delegation}\"]");
+    assert_eq!(
+        attr(c, &format!("{received} td code"), "title").await,
+        subscriber.asset().to_string()
+    );
+    assert_eq!(
+        text(c, &format!("{received} td.use")).await,
+        "pulled 1 of 1 this period"
+    );
 }
 
 /// The demo of the tier-1 payee that accepts a holdback, charging under the holdback payer's

@@ -10,6 +10,7 @@ mod dashboard;
 mod holdback;
 mod policy;
 mod reclaim;
+mod subscriptions;
 
 use fixture::Env;
 

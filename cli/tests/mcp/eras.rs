@@ -72,6 +72,8 @@ fn read_calls(w: &harness::World, payment_id_hash: &str) -> Value {
         {"name": "gate_list_payer_holdbacks", "arguments": {"agent_asset": payer}},
         {"name": "gate_list_payee_holdbacks", "arguments": {
             "agent_asset": world.held_service.asset().to_string()}},
+        {"name": "gate_list_subscriptions", "arguments": {
+            "payer_agent": world.subscriber().asset().to_string()}},
         {"name": "gate_demo_state", "arguments": {}},
         {"name": "gate_facilitator_walkthrough", "arguments": {"name": "facilitator-x402"}},
     ])
@@ -167,7 +169,7 @@ async fn a_2026_07_28_client_is_served_without_a_session() {
         "gate_docs",
     ]);
     let read_tools = (GateServer::read_tools() + GateServer::discovery_tools()).list_all();
-    assert_eq!(read_tools.len(), 20);
+    assert_eq!(read_tools.len(), 21);
     for tool in &read_tools {
         let name = tool.name.as_ref();
         assert!(called.contains(name), "{name} is not called");

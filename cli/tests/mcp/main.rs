@@ -17,4 +17,5 @@ mod http_sessions;
 mod inspector;
 mod pay;
 mod stdio;
+mod subscriptions;
 mod tools;

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use solana_sdk::signer::Signer;
 use std::collections::BTreeSet;
 
-pub const TOOLS: [&str; 31] = [
+pub const TOOLS: [&str; 34] = [
     "gate_get_policy",
     "gate_get_velocity_ledger",
     "gate_get_killswitch",
@@ -24,6 +24,7 @@ pub const TOOLS: [&str; 31] = [
     "gate_list_approvals",
     "gate_list_payer_holdbacks",
     "gate_list_payee_holdbacks",
+    "gate_list_subscriptions",
     "gate_init_authority",
     "gate_init_policy",
     "gate_set_killswitch",
@@ -35,6 +36,8 @@ pub const TOOLS: [&str; 31] = [
     "gate_pay",
     "gate_refund_holdback",
     "gate_arbitrate_holdback",
+    "gate_subscribe",
+    "gate_unsubscribe",
     "gate_demo_state",
     "gate_docs",
     "gate_facilitator_walkthrough",
@@ -62,7 +65,7 @@ async fn every_tool_resource_and_prompt_over_http() {
     assert_eq!(server_info.name, "trust-gate-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
 
-    // tools/list: the 31 names, draft 2020-12 object schemas.
+    // tools/list: the 34 names, draft 2020-12 object schemas.
     let tools = c.list_all_tools().await.unwrap();
     let names: BTreeSet<String> = tools.iter().map(|t| t.name.to_string()).collect();
     assert_eq!(
@@ -247,11 +250,21 @@ async fn prompts(c: &harness::Client, tools: &BTreeSet<String>) {
 async fn discovery(c: &harness::Client) {
     let demo = ok(c, "gate_demo_state", json!({})).await;
     let payers = demo["payers"].as_array().unwrap();
-    let funding: Vec<&str> = payers
+    let funding: Vec<(&str, &str)> = payers
         .iter()
-        .map(|p| p["funding"].as_str().unwrap())
+        .map(|p| (p["name"].as_str().unwrap(), p["funding"].as_str().unwrap()))
         .collect();
-    assert_eq!(funding, ["wallet", "wallet", "wallet", "vault"]);
+    assert_eq!(
+        funding,
+        [
+            ("payer-tier-0", "wallet"),
+            ("payer-tier-1", "wallet"),
+            ("payer-tier-3", "wallet"),
+            ("payer-tier-3-vault", "vault"),
+            // Its owner subscribed it to the service (gate_list_subscriptions lists it).
+            ("subscriber", "wallet"),
+        ]
+    );
     assert_eq!(demo["payerPolicy"]["kinds"], 7);
     let docs = ok(
         c,

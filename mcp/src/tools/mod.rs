@@ -1,6 +1,6 @@
-//! The 31 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
-//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`holdback`], [`pay`] and
-//! [`discovery`]. Each
+//! The 34 tools, registered with rmcp's `#[tool]` macros. Handlers are one line each: the
+//! work is in [`read`], [`spend`], [`write`], [`approvals`], [`holdback`], [`subscriptions`],
+//! [`pay`] and [`discovery`]. Each
 //! returns `Result<Json<T>, ToolError>`: rmcp derives the tool's `outputSchema` from `T`
 //! (a typed struct), and an error is the envelope ([`crate::envelope`]).
 
@@ -10,6 +10,7 @@ pub mod holdback;
 pub mod pay;
 pub mod read;
 pub mod spend;
+pub mod subscriptions;
 pub mod write;
 
 use crate::args::Parameters;
@@ -220,6 +221,20 @@ impl GateServer {
     ) -> Result<Json<holdback::HoldbackList>, ToolError> {
         holdback::list_payee(&self.ctx, a).await.map(Json)
     }
+
+    /// The gated subscriptions (recurring pulls through the gate, docs/subscriptions.md) of a
+    /// payer agent, a payee agent or a facilitator (exactly one), oldest first, by the
+    /// cluster's clock: each with its record and delegation, parties, delegator, policy,
+    /// mint, amount per period and period, this period's start and what was pulled in it,
+    /// whether a pull is due now and how much, the next pull, the expiry and its state
+    /// (active, expired, revoked).
+    #[tool(annotations(read_only_hint = true))]
+    async fn gate_list_subscriptions(
+        &self,
+        Parameters(a): Parameters<subscriptions::ListSubscriptionsArgs>,
+    ) -> Result<Json<subscriptions::SubscriptionList>, ToolError> {
+        subscriptions::list(&self.ctx, a).await.map(Json)
+    }
 }
 
 #[tool_router(router = write_tools, vis = "pub")]
@@ -355,6 +370,37 @@ impl GateServer {
         Parameters(a): Parameters<holdback::ArbitrateArgs>,
     ) -> Result<Json<holdback::HoldbackMove>, ToolError> {
         holdback::arbitrate(&self.ctx, a).await.map(Json)
+    }
+
+    /// As the delegator (the signer: the payer agent's owner or agent wallet), subscribe the
+    /// payer agent to a payee: the subscription's facilitator may then pull up to
+    /// amount_per_period every period_secs from the signer's token account, each pull
+    /// evaluated and counted under the payer's (wallet-funded) policy and rated as a payment
+    /// (docs/subscriptions.md). One transaction: the signer's SubscriptionAuthority for the
+    /// mint (when missing), the recurring delegation and the gate's record, whose rents the
+    /// signer pays. Idempotent with a nonce given: a subscription of that nonce is returned.
+    #[tool(annotations(read_only_hint = false, idempotent_hint = false))]
+    async fn gate_subscribe(
+        &self,
+        Parameters(a): Parameters<subscriptions::SubscribeArgs>,
+    ) -> Result<Json<subscriptions::SubscribeReply>, ToolError> {
+        subscriptions::subscribe(&self.ctx, a).await.map(Json)
+    }
+
+    /// As the subscription's delegator (the signer), cancel a gated subscription by its record
+    /// or its delegation: the delegation revoked (when still open) and the record closed, both
+    /// rents back to the signer. Refused before anything is sent when the signer is not the
+    /// delegator.
+    #[tool(annotations(
+        read_only_hint = false,
+        destructive_hint = true,
+        idempotent_hint = false
+    ))]
+    async fn gate_unsubscribe(
+        &self,
+        Parameters(a): Parameters<subscriptions::UnsubscribeArgs>,
+    ) -> Result<Json<subscriptions::UnsubscribeReply>, ToolError> {
+        subscriptions::unsubscribe(&self.ctx, a).await.map(Json)
     }
 }
 

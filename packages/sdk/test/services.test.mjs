@@ -34,8 +34,8 @@ const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 /** A composed settlement's payment part: [gate_payment_strict, TransferChecked, emit_feedback]. */
 const paymentPart = (c) => c.instructions.filter((ix) => ix.programId !== COMPUTE_BUDGET_PROGRAM);
 
-test('gatePayment decides as the Rust SDK for every demo payer (tiers 0, 1, 3 and the vault-funded 3)', async () => {
-  assert.equal(f.decisions.length, 4);
+test('gatePayment decides as the Rust SDK for every demo payer (tiers 0, 1, 3, the vault-funded 3 and the subscriber)', async () => {
+  assert.equal(f.decisions.length, 5);
   for (const d of f.decisions) {
     const got = await gatePayment({
       rpcUrl: f.rpcUrl,

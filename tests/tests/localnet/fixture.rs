@@ -62,8 +62,20 @@ impl Env {
         policy_id: u32,
         metered_policy_id: u32,
     ) -> (trust_gate_facilitator::Server, trust_gate_demo::Server) {
+        self.services_with(self.facilitator_config(), policy_id, metered_policy_id)
+            .await
+    }
+
+    /// As [`Env::services`], the facilitator configured by `config`.
+    #[allow(dead_code)] // the suites that run the services
+    pub async fn services_with(
+        &self,
+        config: trust_gate_facilitator::Config,
+        policy_id: u32,
+        metered_policy_id: u32,
+    ) -> (trust_gate_facilitator::Server, trust_gate_demo::Server) {
         let loopback: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
-        let facilitator = trust_gate_facilitator::start(self.facilitator_config(), loopback)
+        let facilitator = trust_gate_facilitator::start(config, loopback)
             .await
             .unwrap();
         // The demo signs its own URL into challenges: bind first, then tell it where it is.

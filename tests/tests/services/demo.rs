@@ -53,7 +53,7 @@ async fn tiers_challenges_payment_and_receipt() {
         .collect();
     assert_eq!(tiers, want);
     let funding: Vec<&str> = want.iter().map(|c| c.2.as_str()).collect();
-    assert_eq!(funding, ["wallet", "wallet", "wallet", "vault"]);
+    assert_eq!(funding, ["wallet", "wallet", "wallet", "vault", "wallet"]);
 
     // Tiers 0 and 1: 402 Deny, no challenge.
     for tier in [0, 1] {

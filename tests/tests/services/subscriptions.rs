@@ -61,17 +61,16 @@ async fn the_crank_pulls_what_is_due_and_the_kill_switch_stops_it() {
         .await
         .unwrap();
     let crank = &on.facilitator;
-    let destination = TokenProgram::SplToken.associated_account(&service.owner.pubkey(), &mint);
-    let paid_before = env.token_balance(&destination).await;
+    // The payer's own token account: the service is paid by the demo's subscriber too.
+    let source = TokenProgram::SplToken.associated_account(&owner.pubkey(), &mint);
+    let held_before = env.token_balance(&source).await;
     let d = listed(&env, &delegation).await.unwrap().delegation.unwrap();
     let id = gate::subscription::payment_id_hash(&delegation, &d);
 
+    // This one and the demo world's (the subscriber's).
     let round = crank.reclaim_once().await.unwrap();
-    assert_eq!((round.pulled, round.failures.len()), (1, 0), "{round:?}");
-    assert_eq!(
-        env.token_balance(&destination).await,
-        paid_before + PER_PERIOD
-    );
+    assert_eq!((round.pulled, round.failures.len()), (2, 0), "{round:?}");
+    assert_eq!(env.token_balance(&source).await, held_before - PER_PERIOD);
 
     // GET /payments lists the pull under its payer, with its transaction; /receipt answers.
     let http = reqwest::Client::new();
@@ -116,7 +115,7 @@ async fn the_crank_pulls_what_is_due_and_the_kill_switch_stops_it() {
         .set_killswitch(&owner.pubkey(), &[], &payer.asset.pubkey(), true);
     env.send(&[pause], &[&owner]).await.unwrap();
     let round = crank.reclaim_once().await.unwrap();
-    assert_eq!(round.pulled, 0, "{round:?}");
+    assert_eq!(round.pulled, 1, "the subscriber's alone: {round:?}");
     assert!(
         round
             .failures
@@ -124,10 +123,7 @@ async fn the_crank_pulls_what_is_due_and_the_kill_switch_stops_it() {
             .any(|f| f.contains("KillSwitchEngaged")),
         "{round:?}"
     );
-    assert_eq!(
-        env.token_balance(&destination).await,
-        paid_before + PER_PERIOD
-    );
+    assert_eq!(env.token_balance(&source).await, held_before - PER_PERIOD);
     let release = env
         .b
         .set_killswitch(&owner.pubkey(), &[], &payer.asset.pubkey(), false);
@@ -135,8 +131,8 @@ async fn the_crank_pulls_what_is_due_and_the_kill_switch_stops_it() {
     let round = crank.reclaim_once().await.unwrap();
     assert_eq!(round.pulled, 1, "{round:?}");
     assert_eq!(
-        env.token_balance(&destination).await,
-        paid_before + 2 * PER_PERIOD
+        env.token_balance(&source).await,
+        held_before - 2 * PER_PERIOD
     );
 
     // Unsubscribed: nothing left to pull.
@@ -147,7 +143,7 @@ async fn the_crank_pulls_what_is_due_and_the_kill_switch_stops_it() {
     assert!(listed(&env, &delegation).await.is_none());
     env.localnet.warp(DAY).await.unwrap();
     let round = crank.reclaim_once().await.unwrap();
-    assert_eq!(round.pulled, 0, "{round:?}");
+    assert_eq!(round.pulled, 1, "the subscriber's alone: {round:?}");
 }
 
 /// The demo facilitator's subscription of `delegation`, as listed now.

@@ -47,6 +47,7 @@ const CLI_ORDER: &[&str] = &[
     "pay",
     "dispute",
     "holdback",
+    "subscriptions",
     "reclaim",
     "services",
     "mcp",

@@ -3,6 +3,8 @@
 //! What a person would do about what they see (pause the agent, approve a held payment,
 //! dispute or refund a share held back) is shown as the exact command or MCP call to make.
 
+mod subscriptions;
+
 use crate::config::DashboardConfig;
 use crate::view::{self, AgentView, HeldRow, PolicyView, Read, SettlementRow};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -22,6 +24,7 @@ code{font-size:12px;background:#eef0f3;padding:1px 4px;border-radius:3px;word-br
 .bar svg{flex:none}.muted{color:#6b7385;font-size:12px}
 .badge{display:inline-block;padding:2px 8px;border-radius:10px;font-size:12px;font-weight:600}
 .ok{background:#dff5e3;color:#176b2c}.stop{background:#fde2e1;color:#9b1c1c}.warn{background:#fff3cd;color:#7a5b00}
+.nowrap{white-space:nowrap}
 ";
 
 /// A whole page: `refresh` seconds between reloads (0: none).
@@ -137,11 +140,11 @@ fn window(id: String, label: &str, w: &Window, decimals: Option<u8>, now: i64) -
     bar(&id, label, w.spent, w.cap, decimals, &note)
 }
 
-fn key(k: &Pubkey) -> Markup {
+pub(crate) fn key(k: &Pubkey) -> Markup {
     html! { code title=(k) { (short(k)) } }
 }
 
-fn short(k: &Pubkey) -> String {
+pub(crate) fn short(k: &Pubkey) -> String {
     let s = k.to_string();
     format!("{}…{}", &s[..4], &s[s.len() - 4..])
 }
@@ -431,6 +434,7 @@ pub fn agent(c: &DashboardConfig, v: &AgentView) -> Markup {
                     Err(e) => p.muted { "Could not read: " (e) },
                 }
             }
+            (subscriptions::section(v))
             section {
                 h2 { "Open channels" }
                 @if let Some(m) = unreadable(&v.channels) { (m) }
