@@ -146,6 +146,9 @@ async fn trust_gate(
     );
     args.limits.rate_limit_per_payer = Some("0".into());
     args.limits.reclaim_interval_secs = Some("0".into());
+    // The crank's rounds close the measured logs alone: a pull of the demo's subscription
+    // would add its fee and its receipt's rent to what the payments cost.
+    args.limits.pull_subscriptions = Some("false".into());
     let server = crate::services::start_facilitator(&args).await?;
     let f = server.facilitator.clone();
     let url = server.url();

@@ -82,6 +82,9 @@ pub async fn run(a: SessionBench) -> Result<(), String> {
     // chain only at the close (the session's count is then the least a session needs).
     args.limits.rate_limit_per_address = Some("0".into());
     args.limits.reclaim_interval_secs = Some("0".into());
+    // The bench's rounds reclaim the sessions alone: a pull of the demo's subscription would
+    // add its fee and its receipt's rent to what the payments cost.
+    args.limits.pull_subscriptions = Some("false".into());
     args.limits.batch_redeem_age_secs = Some("86400".into());
     // The voucher run's channels are all the tier-3 payer's: one wallet, that many sessions.
     args.limits.sessions_per_payer = Some(THROUGHPUT_CHANNELS.to_string());
