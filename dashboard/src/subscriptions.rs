@@ -287,7 +287,7 @@ pub(crate) mod tests {
         assert!(r.why.contains("delegation is closed"), "{}", r.why);
         assert_eq!(used, "unknown: its delegation is closed");
         assert_eq!(next, "none: revoked");
-        // Its authority closed, or initialized again: the SDK alone would call it due.
+        // Its authority closed, or initialized again: the delegation alone would read due.
         for (authority, code) in [(Backing::Closed, "103"), (Backing::Stale, "136")] {
             let dead = SubscriptionListing {
                 backing: Some(authority),
