@@ -32,13 +32,6 @@ const T0: i64 = 1_800_000_000;
 const GRACE: u32 = 3_600;
 /// SPL Token's `TokenError::InvalidInstruction`: the classic build's answer to `Batch`.
 const CLASSIC_TOKEN_INVALID_INSTRUCTION: u32 = 12;
-const COMPUTE_BUDGET: Pubkey = solana_sdk::pubkey!("ComputeBudget111111111111111111111111111111");
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Engine {
-    Real,
-    StandIn,
-}
 
 /// The world a scenario starts from.
 #[derive(Clone, Copy)]
@@ -121,7 +114,9 @@ enum Target {
     Reclaim,
 }
 
-use trust_gate_program_tests::differential::{describe, set_clock, Expect};
+use trust_gate_program_tests::differential::{
+    assert_alike, key, run_on, send_unique, set_clock, Engine, Expect, Scenario,
+};
 use Expect::{Code, Kind, Ok as Pass};
 
 /// What a step showed, comparable across the two runs.
@@ -152,10 +147,6 @@ struct World {
     /// Makes every transaction unique (a trailing compute-unit limit), so that a step
     /// repeated on purpose is executed, not refused as already processed.
     sent: u32,
-}
-
-fn key(n: u8) -> Keypair {
-    Keypair::new_from_array([n; 32])
 }
 
 async fn start(engine: Engine) -> ProgramTestContext {
@@ -275,17 +266,20 @@ impl World {
         channels::voucher(signer, &self.channel(), cumulative, 0)
     }
 
-    async fn send(
-        &mut self,
-        mut ixs: Vec<Instruction>,
-        signers: &[&Keypair],
-    ) -> Result<(), String> {
-        self.sent += 1;
-        let mut unique = vec![2u8];
-        unique.extend_from_slice(&(1_000_000 + self.sent).to_le_bytes());
-        ixs.push(Instruction::new_with_bytes(COMPUTE_BUDGET, &unique, vec![]));
-        send(&mut self.ctx, &ixs, signers).await.map_err(describe)
+    async fn send(&mut self, ixs: Vec<Instruction>, signers: &[&Keypair]) -> Result<(), String> {
+        send_unique(&mut self.ctx, &mut self.sent, ixs, signers).await
     }
+    async fn tokens(&mut self, owner: &Pubkey) -> Option<u64> {
+        let address = self.ata(owner);
+        let account = raw_account(&mut self.ctx, &address).await?;
+        // The amount sits at the same offset in both token programs' accounts.
+        Some(u64::from_le_bytes(account.data[64..72].try_into().unwrap()))
+    }
+}
+
+impl Scenario for World {
+    type Step = Step;
+    type Observed = Observed;
 
     async fn run(&mut self, step: Step) -> Result<(), String> {
         let channel = self.channel();
@@ -473,13 +467,6 @@ impl World {
         }
     }
 
-    async fn tokens(&mut self, owner: &Pubkey) -> Option<u64> {
-        let address = self.ata(owner);
-        let account = raw_account(&mut self.ctx, &address).await?;
-        // The amount sits at the same offset in both token programs' accounts.
-        Some(u64::from_le_bytes(account.data[64..72].try_into().unwrap()))
-    }
-
     async fn observe(&mut self, step: Step, result: Result<(), String>) -> Observed {
         let address = self.channel();
         let account = raw_account(&mut self.ctx, &address).await;
@@ -508,35 +495,21 @@ impl World {
     }
 }
 
-/// Runs the steps on one engine, checking each against what the real program answers.
-async fn run_on(engine: Engine, setup: Setup, steps: &[(Step, Expect)]) -> Vec<Observed> {
-    let mut w = World::new(engine, setup).await;
-    let mut seen = Vec::with_capacity(steps.len());
-    for (i, (step, expect)) in steps.iter().enumerate() {
-        let result = w.run(*step).await;
-        assert!(
-            expect.matches(&result),
-            "{engine:?}, step {i} {step:?}: expected {expect:?}, got {result:?}"
-        );
-        seen.push(w.observe(*step, result).await);
-    }
-    seen
-}
-
 /// The scenario on the real program and on the stand-in: every step must look the same.
 async fn differential(setup: Setup, steps: &[(Step, Expect)]) -> Vec<Observed> {
-    let real = run_on(Engine::Real, setup, steps).await;
-    let standin = run_on(Engine::StandIn, setup, steps).await;
-    for (i, (r, s)) in real.iter().zip(&standin).enumerate() {
-        assert_eq!(
-            s, r,
-            "step {i}: the stand-in (left) differs from the real program (right)"
-        );
+    let real = run_on(World::new(Engine::Real, setup).await, Engine::Real, steps).await;
+    let standin = run_on(
+        World::new(Engine::StandIn, setup).await,
+        Engine::StandIn,
+        steps,
+    )
+    .await;
+    assert_alike(&real, &standin);
+    for r in &real {
         if let Some((_, data)) = &r.channel {
             assert!(data.is_empty() || data.len() == CHANNEL_LEN);
         }
     }
-    assert_eq!(real.len(), standin.len());
     real
 }
 

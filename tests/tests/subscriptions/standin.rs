@@ -27,13 +27,6 @@ const PER_PERIOD: u64 = 100_000;
 /// The slot and unix time every scenario starts at, the same in both banks.
 const SLOT0: u64 = 1_000;
 const T0: i64 = 1_800_000_000;
-const COMPUTE_BUDGET: Pubkey = solana_sdk::pubkey!("ComputeBudget111111111111111111111111111111");
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Engine {
-    Real,
-    StandIn,
-}
 
 /// One transaction's worth of a scenario, or a move of the clock.
 #[derive(Clone, Copy, Debug)]
@@ -74,7 +67,9 @@ enum Step {
     Slot(u64),
 }
 
-use trust_gate_program_tests::differential::{describe, set_clock, Expect};
+use trust_gate_program_tests::differential::{
+    assert_alike, key, run_on, send_unique, set_clock, Engine, Expect, Scenario,
+};
 use Expect::{Code, Kind, Ok as Pass};
 
 /// What a step showed, comparable across the two runs.
@@ -101,10 +96,6 @@ struct Bank {
     /// The user's second token account of the mint (not its associated one).
     second: Keypair,
     sent: u32,
-}
-
-fn key(n: u8) -> Keypair {
-    Keypair::new_from_array([n; 32])
 }
 
 async fn start(engine: Engine) -> ProgramTestContext {
@@ -231,17 +222,14 @@ impl Bank {
 
     /// Sends `ixs` with a unique trailing unit limit (a step repeated on purpose is executed,
     /// not refused as already processed).
-    async fn send(
-        &mut self,
-        mut ixs: Vec<Instruction>,
-        signers: &[&Keypair],
-    ) -> Result<(), String> {
-        self.sent += 1;
-        let mut unique = vec![2u8];
-        unique.extend_from_slice(&(1_000_000 + self.sent).to_le_bytes());
-        ixs.push(Instruction::new_with_bytes(COMPUTE_BUDGET, &unique, vec![]));
-        send(&mut self.ctx, &ixs, signers).await.map_err(describe)
+    async fn send(&mut self, ixs: Vec<Instruction>, signers: &[&Keypair]) -> Result<(), String> {
+        send_unique(&mut self.ctx, &mut self.sent, ixs, signers).await
     }
+}
+
+impl Scenario for Bank {
+    type Step = Step;
+    type Observed = Observed;
 
     async fn run(&mut self, step: Step) -> Result<(), String> {
         let (user, delegatee, stranger) = (
@@ -379,31 +367,16 @@ impl Bank {
     }
 }
 
-/// Runs the steps on one engine, checking each against what the real program answers.
-async fn run_on(engine: Engine, program: TokenProgram, steps: &[(Step, Expect)]) -> Vec<Observed> {
-    let mut bank = Bank::new(engine, program).await;
-    let mut seen = Vec::with_capacity(steps.len());
-    for (i, (step, expect)) in steps.iter().enumerate() {
-        let result = bank.run(*step).await;
-        assert!(
-            expect.matches(&result),
-            "{engine:?}, step {i} {step:?}: expected {expect:?}, got {result:?}"
-        );
-        seen.push(bank.observe(*step, result).await);
-    }
-    seen
-}
-
 /// The scenario on the real program and on the stand-in: every step must look the same.
 async fn differential(program: TokenProgram, steps: &[(Step, Expect)]) {
-    let real = run_on(Engine::Real, program, steps).await;
-    let standin = run_on(Engine::StandIn, program, steps).await;
-    for (i, (r, s)) in real.iter().zip(&standin).enumerate() {
-        assert_eq!(
-            s, r,
-            "step {i}: the stand-in (left) differs from the real program (right)"
-        );
-    }
+    let real = run_on(Bank::new(Engine::Real, program).await, Engine::Real, steps).await;
+    let standin = run_on(
+        Bank::new(Engine::StandIn, program).await,
+        Engine::StandIn,
+        steps,
+    )
+    .await;
+    assert_alike(&real, &standin);
 }
 
 const fn pull(nonce: u64, amount: u64) -> Step {
