@@ -88,12 +88,7 @@ impl Facilitator {
         Ok(Some(self.chain.builder.gate_channel_close(
             &record,
             &collection,
-            trust_gate_client::instructions::FeedbackDetails {
-                score: 90,
-                tag1: "x402".into(),
-                tag2: tag.into(),
-                ..Default::default()
-            },
+            super::own_feedback(tag),
         )))
     }
 

@@ -444,3 +444,15 @@ impl Facilitator {
         .hint("pay in the policy's mint, or use a policy for this mint")
     }
 }
+
+/// The payee's feedback for a payment the facilitator sends itself (a channel's close, a
+/// subscription's pull), tagged `x402` and `tag2` (what was paid): one score for all of them,
+/// since no client rates these payments.
+fn own_feedback(tag2: &str) -> trust_gate_client::instructions::FeedbackDetails {
+    trust_gate_client::instructions::FeedbackDetails {
+        score: 90,
+        tag1: "x402".into(),
+        tag2: tag2.into(),
+        ..Default::default()
+    }
+}

@@ -11,7 +11,7 @@ use crate::service::crank::{Round, MAX_CLOSES_PER_ROUND};
 use crate::service::Facilitator;
 use solana_sdk::signature::{Keypair, Signature};
 use trust_gate_client::chain;
-use trust_gate_client::instructions::{Attestations, FeedbackDetails};
+use trust_gate_client::instructions::Attestations;
 use trust_gate_client::pulls::{self, SubscribedBy, SubscriptionListing};
 use trust_gate_client::settle::ComputeBudget;
 use trust_gate_client::subscriptions::RecurringDelegation;
@@ -75,12 +75,7 @@ impl Facilitator {
             payee_list,
             ..Attestations::default()
         };
-        let feedback = FeedbackDetails {
-            score: 90,
-            tag1: "x402".into(),
-            tag2: "subscription".into(),
-            ..FeedbackDetails::default()
-        };
+        let feedback = super::own_feedback("subscription");
         let collection = self.collection().await?;
         let mut ixs = ComputeBudget::limit(trust_gate_client::units::PULL);
         ixs.push(b.gate_pull(
