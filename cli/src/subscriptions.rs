@@ -294,7 +294,8 @@ pub async fn unsubscribe(a: UnsubscribeArgs) -> Result<(), String> {
             signer.pubkey()
         ));
     }
-    let mut closing = vec![address, record.delegation];
+    // What comes back: the record's and the delegation's rent, and the authority's with it.
+    let mut rent = found.rent;
     let mut ixs = vec![b.unsubscribe(&record)];
     if a.revoke_authority {
         let mint = found.delegation.map(|d| d.mint).ok_or_else(|| {
@@ -304,18 +305,17 @@ pub async fn unsubscribe(a: UnsubscribeArgs) -> Result<(), String> {
             .await
             .map_err(|e| e.to_string())?
             .ok_or_else(|| format!("the delegation's mint {mint} does not exist"))?;
-        closing.push(subscriptions::subscription_authority(&delegator, &mint));
+        let authority = subscriptions::subscription_authority(&delegator, &mint);
+        rent += rent_of(&rpc, &[authority]).await?;
         ixs.push(subscriptions::revoke_subscription_authority(
             &delegator,
             &mint,
             token.token_program,
         ));
     }
-    let rent = rent_of(&rpc, &closing).await?;
     println!("Unsubscribing {address} (delegation {})", record.delegation);
     send(&rpc, &ixs, &[&signer], "Unsubscribed").await?;
-    let left = rent_of(&rpc, &closing).await?;
-    println!("  rent returned to {delegator}: {} lamports", rent - left);
+    println!("  rent returned to {delegator}: {rent} lamports");
     Ok(())
 }
 
@@ -354,6 +354,7 @@ mod tests {
                 amount_pulled_in_period: pulled,
             }),
             backing: delegation.then_some(Backing::Current),
+            rent: 0,
         }
     }
 

@@ -55,6 +55,9 @@ pub struct SubscriptionListing {
     pub record: GatedSubscription,
     pub delegation: Option<RecurringDelegation>,
     pub backing: Option<Backing>,
+    /// The lamports of the record and of its delegation while the Subscriptions program
+    /// holds it: what `unsubscribe` returns to the delegator.
+    pub rent: u64,
 }
 
 impl Standing {
@@ -140,32 +143,14 @@ pub async fn list(
         RpcFilterType::Memcmp(Memcmp::new_raw_bytes(offset, key.to_bytes().to_vec())),
     ];
     let found = crate::chain::program_accounts(rpc, gate_program, filters).await?;
-    let mut records = Vec::with_capacity(found.len());
-    for (address, acc) in found {
-        if let Ok(record) = GatedSubscription::try_deserialize(&mut &acc.data[..]) {
-            records.push((address, record));
-        }
-    }
-    let delegations: Vec<Pubkey> = records.iter().map(|(_, r)| r.delegation).collect();
-    let accounts = crate::chain::accounts(rpc, &delegations).await?;
-    let delegations: Vec<Option<RecurringDelegation>> = accounts
+    let records = found
         .into_iter()
-        .map(|a| delegation_of(a.as_ref()))
+        .filter_map(|(address, acc)| {
+            let record = GatedSubscription::try_deserialize(&mut &acc.data[..]).ok()?;
+            Some((address, record, acc.lamports))
+        })
         .collect();
-    let backings = backings(rpc, &delegations).await?;
-    let mut out: Vec<SubscriptionListing> = records
-        .into_iter()
-        .zip(delegations)
-        .zip(backings)
-        .map(
-            |(((address, record), delegation), backing)| SubscriptionListing {
-                address,
-                record,
-                delegation,
-                backing,
-            },
-        )
-        .collect();
+    let mut out = with_delegations(rpc, records).await?;
     out.sort_by_key(|l| (l.record.created_at, l.address));
     Ok(out)
 }
@@ -202,10 +187,37 @@ pub async fn free_nonce(
     }
 }
 
-/// The delegation an account holds, when the Subscriptions program owns it.
-fn delegation_of(acc: Option<&solana_sdk::account::Account>) -> Option<RecurringDelegation> {
-    acc.filter(|a| a.owner == subscriptions::PROGRAM_ID)
-        .and_then(|a| RecurringDelegation::read(&a.data))
+/// The listings of `records` (address, record, its lamports): their delegations read in one
+/// call, the authorities behind them in another.
+async fn with_delegations(
+    rpc: &solana_rpc_client::nonblocking::rpc_client::RpcClient,
+    records: Vec<(Pubkey, GatedSubscription, u64)>,
+) -> Result<Vec<SubscriptionListing>, crate::ClientError> {
+    let keys: Vec<Pubkey> = records.iter().map(|(_, r, _)| r.delegation).collect();
+    let accounts: Vec<_> = crate::chain::accounts(rpc, &keys)
+        .await?
+        .into_iter()
+        .map(|a| a.filter(|a| a.owner == subscriptions::PROGRAM_ID))
+        .collect();
+    let delegations: Vec<Option<RecurringDelegation>> = accounts
+        .iter()
+        .map(|a| a.as_ref().and_then(|a| RecurringDelegation::read(&a.data)))
+        .collect();
+    let backings = backings(rpc, &delegations).await?;
+    Ok(records
+        .into_iter()
+        .zip(accounts)
+        .zip(delegations.into_iter().zip(backings))
+        .map(
+            |(((address, record, lamports), held), (delegation, backing))| SubscriptionListing {
+                address,
+                record,
+                delegation,
+                backing,
+                rent: lamports.saturating_add(held.map_or(0, |a| a.lamports)),
+            },
+        )
+        .collect())
 }
 
 /// Whether each delegation's authority backs it (one read of them all); `None` where there
@@ -245,32 +257,24 @@ pub async fn find(
     ids: &crate::ProgramIds,
     address: &Pubkey,
 ) -> Result<Option<SubscriptionListing>, crate::ClientError> {
-    let pda = crate::pda::Pdas::new(*ids);
     let given = crate::chain::account(rpc, address).await?;
     // A record is the gate's; anything else is taken for a delegation.
-    let record_address = match &given {
-        Some(acc) if acc.owner == ids.gate => *address,
-        _ => pda.gated_subscription(address),
+    let (record_address, record) = match given {
+        Some(acc) if acc.owner == ids.gate => (*address, Some(acc)),
+        _ => {
+            let record_address = crate::pda::Pdas::new(*ids).gated_subscription(address);
+            (
+                record_address,
+                crate::chain::account(rpc, &record_address).await?,
+            )
+        }
     };
-    let Some(record) = crate::chain::account(rpc, &record_address).await? else {
+    let Some(acc) = record else {
         return Ok(None);
     };
-    let record = crate::decode::account::<GatedSubscription>("GatedSubscription", &record.data)?;
-    let delegation = delegation_of(
-        crate::chain::account(rpc, &record.delegation)
-            .await?
-            .as_ref(),
-    );
-    let backing = backings(rpc, std::slice::from_ref(&delegation))
-        .await?
-        .pop()
-        .flatten();
-    Ok(Some(SubscriptionListing {
-        address: record_address,
-        record,
-        delegation,
-        backing,
-    }))
+    let record = crate::decode::account::<GatedSubscription>("GatedSubscription", &acc.data)?;
+    let found = with_delegations(rpc, vec![(record_address, record, acc.lamports)]).await?;
+    Ok(found.into_iter().next())
 }
 
 #[cfg(test)]
@@ -305,6 +309,7 @@ mod tests {
                 amount_pulled_in_period: pulled,
             }),
             backing: Some(Backing::Current),
+            rent: 0,
         }
     }
 

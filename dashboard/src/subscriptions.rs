@@ -186,6 +186,7 @@ pub(crate) mod tests {
                 amount_pulled_in_period: pulled,
             }),
             backing: Some(Backing::Current),
+            rent: 0,
         }
     }
 

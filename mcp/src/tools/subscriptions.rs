@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use solana_sdk::pubkey::Pubkey;
 use trust_gate_client::json::{Amount, Key};
 use trust_gate_client::pulls::{self, Standing, SubscribedBy, SubscriptionListing};
-use trust_gate_client::subscriptions;
 use trust_gate_client::{chain, Program};
 
 pub mod write;
@@ -177,32 +176,9 @@ pub async fn list(ctx: &Ctx, a: ListSubscriptionsArgs) -> ToolResult<Subscriptio
     })
 }
 
-/// A subscription read (by its record's address or its delegation's), and the lamports of
-/// the two accounts an unsubscribe closes.
-struct Read {
-    listing: SubscriptionListing,
-    record_lamports: u64,
-    /// The delegation's lamports while the Subscriptions program holds it (0 once revoked).
-    delegation_lamports: u64,
-}
-
-/// The subscription at `address` as it stands now; `None` when there is none.
-async fn read(ctx: &Ctx, address: &Pubkey) -> ToolResult<Option<Read>> {
-    let gate = ctx.config.ids.require(Program::Gate)?;
-    let Some(listing) = pulls::find(&ctx.rpc, &ctx.config.ids, address).await? else {
-        return Ok(None);
-    };
-    let keys = [listing.address, listing.record.delegation];
-    let accounts = chain::accounts(&ctx.rpc, &keys).await?;
-    let lamports = |i: usize, owner: Pubkey| {
-        accounts[i]
-            .as_ref()
-            .filter(|a| a.owner == owner)
-            .map_or(0, |a| a.lamports)
-    };
-    Ok(Some(Read {
-        record_lamports: lamports(0, gate),
-        delegation_lamports: lamports(1, subscriptions::PROGRAM_ID),
-        listing,
-    }))
+/// The subscription whose record (or delegation) is at `address`, as it stands now; `None`
+/// when there is none.
+async fn read(ctx: &Ctx, address: &Pubkey) -> ToolResult<Option<SubscriptionListing>> {
+    ctx.config.ids.require(Program::Gate)?;
+    Ok(pulls::find(&ctx.rpc, &ctx.config.ids, address).await?)
 }

@@ -248,7 +248,7 @@ pub async fn subscribe(ctx: &Ctx, a: SubscribeArgs) -> ToolResult<SubscribeReply
     // twice; a delegation of it the gate holds no record of cannot be subscribed over.
     if let Some(r) = read(ctx, &record).await? {
         // The start is left out: defaulted to the clock, it differs on every call.
-        let matches = r.listing.delegation.is_some_and(|d| {
+        let matches = r.delegation.is_some_and(|d| {
             (d.amount_per_period, d.period_length_s, d.expiry_ts)
                 == (
                     terms.amount_per_period,
@@ -257,7 +257,7 @@ pub async fn subscribe(ctx: &Ctx, a: SubscribeArgs) -> ToolResult<SubscribeReply
                 )
         });
         return Ok(SubscribeReply {
-            subscription: SubscriptionRow::of(&r.listing, now),
+            subscription: SubscriptionRow::of(&r, now),
             nonce: terms.nonce,
             created: false,
             matches_request: Some(matches),
@@ -290,12 +290,12 @@ pub async fn subscribe(ctx: &Ctx, a: SubscribeArgs) -> ToolResult<SubscribeReply
     };
     let now = chain::unix_time(&ctx.rpc).await?;
     Ok(SubscribeReply {
-        subscription: SubscriptionRow::of(&r.listing, now),
+        subscription: SubscriptionRow::of(&r, now),
         nonce: terms.nonce,
         created: true,
         matches_request: None,
         authority_created: !authority_existed,
-        rent_paid: Amount(r.record_lamports + r.delegation_lamports + authority_rent),
+        rent_paid: Amount(r.rent + authority_rent),
         signature: sent(sig),
     })
 }
@@ -357,7 +357,7 @@ pub async fn unsubscribe(ctx: &Ctx, a: UnsubscribeArgs) -> ToolResult<Unsubscrib
         ToolError::not_found("GatedSubscription", address)
             .hint("it was never made, or was unsubscribed already: gate_list_subscriptions lists what stands")
     })?;
-    let record = r.listing.record;
+    let record = r.record;
     // The program refuses anyone else (SubscriptionNotDelegator): said here by name, before
     // anything is signed.
     let me = signer.pubkey();
@@ -377,8 +377,8 @@ pub async fn unsubscribe(ctx: &Ctx, a: UnsubscribeArgs) -> ToolResult<Unsubscrib
         payer_agent: Key(record.payer_asset),
         payee_agent: Key(record.payee_asset),
         delegator: Key(me),
-        delegation_revoked: r.delegation_lamports > 0,
-        rent_returned: Amount(r.record_lamports + r.delegation_lamports),
+        delegation_revoked: r.delegation.is_some(),
+        rent_returned: Amount(r.rent),
         signature: sig.to_string(),
     })
 }
